@@ -1,0 +1,218 @@
+# The common posterior-draws object and its methods (ARCHITECTURE principle 8).
+#
+# Every fitting function returns list(draws = T x p matrix, estimate = named p-vector (the point estimate,
+# e.g. the unweighted optimum for WBB), chain = integer T-vector or NULL, method, call, settings, seed,
+# timing, diagnostics, ...) with class c("sb_<method>", "sb_fit"). Methods here work for every subclass;
+# subclasses add predict() and plot() where their parameters need it.
+
+new_sb_fit <- function(draws, estimate, method, subclass, call = NULL, chain = NULL, settings = list(),
+                       seed = NA_real_, timing = NULL, diagnostics = list(), ...) {
+  stopifnot(is.matrix(draws), is.character(colnames(draws)))
+  if (!is.null(estimate)) names(estimate) <- colnames(draws)
+  structure(
+    list(draws = draws, estimate = estimate, chain = chain, method = method, call = call,
+         settings = settings, seed = seed, timing = timing, diagnostics = diagnostics, ...),
+    class = c(subclass, "sb_fit")
+  )
+}
+
+#' Methods for scalebayes posterior draws
+#'
+#' Every scalebayes fitting function returns an object of class `sb_fit` (with a method-specific subclass)
+#' that holds posterior draws (one row per draw, one column per parameter), a point estimate, the settings,
+#' the seed and the timing. These methods summarise and convert it.
+#'
+#' @param x,object An `sb_fit` object.
+#' @param probs Quantiles reported by `summary()`.
+#' @param prob Mass of the central credible interval.
+#' @param pars Parameter names or indices to keep (default all).
+#' @param digits Digits to print.
+#' @param type For `coef()`: `"mean"` (posterior mean, default), `"median"`, or `"estimate"` (the point
+#'   estimate, e.g. the unweighted optimum for WBB).
+#' @param ... Unused.
+#' @return `summary()` a data frame of class `summary_sb_fit` with posterior mean, sd, quantiles and
+#'   `p_zero`, the share of draws that are exactly zero (1 minus the inclusion frequency); `coef()` a named
+#'   vector; `as.matrix()` the T x p draws; `as_draws_matrix()` / `as_draws_df()` / `as_draws_array()` the
+#'   posterior-package formats (chains kept); `posterior_interval()` a p x 2 matrix of central intervals.
+#' @name sb_fit-methods
+NULL
+
+#' @rdname sb_fit-methods
+#' @export
+print.sb_fit <- function(x, digits = 3, ...) {
+  cat(sprintf("<%s> %s: %d draws of %d parameters\n", class(x)[1], x$method, nrow(x$draws), ncol(x$draws)))
+  if (!is.null(x$call)) cat("Call: ", paste(deparse(x$call, width.cutoff = 100), collapse = "\n"), "\n", sep = "")
+  info <- x$settings$print_info
+  if (length(info)) cat(paste0(names(info), ": ", info, collapse = "\n"), "\n", sep = "")
+  if (!is.null(x$timing)) cat(sprintf("Time: %.3f s\n", x$timing[["elapsed"]]))
+  s <- summary(x)
+  show <- min(nrow(s), 20L)
+  print(format_summary(s[seq_len(show), , drop = FALSE], digits), right = TRUE)
+  if (nrow(s) > show) cat(sprintf("... %d more parameters (see summary())\n", nrow(s) - show))
+  invisible(x)
+}
+
+#' @rdname sb_fit-methods
+#' @export
+summary.sb_fit <- function(object, probs = c(0.025, 0.5, 0.975), pars = NULL, ...) {
+  d <- select_pars(object$draws, pars)
+  q <- t(apply(d, 2, stats::quantile, probs = probs, names = FALSE))
+  if (length(probs) == 1L) q <- t(q)
+  colnames(q) <- paste0("q", format(100 * probs, trim = TRUE))
+  est <- object$estimate
+  out <- data.frame(
+    parameter = colnames(d),
+    estimate = if (is.null(est)) NA_real_ else unname(est[colnames(d)]),
+    mean = colMeans(d),
+    sd = apply(d, 2, stats::sd),
+    q, p_zero = colMeans(d == 0),
+    row.names = NULL, check.names = FALSE
+  )
+  class(out) <- c("summary_sb_fit", "data.frame")
+  out
+}
+
+#' @export
+print.summary_sb_fit <- function(x, digits = 3, ...) {
+  print(format_summary(x, digits), right = TRUE)
+  invisible(x)
+}
+
+format_summary <- function(s, digits) {
+  s <- as.data.frame(unclass(s), check.names = FALSE)
+  num <- vapply(s, is.numeric, logical(1))
+  s[num] <- lapply(s[num], function(v) signif(v, digits))
+  s
+}
+
+select_pars <- function(d, pars) {
+  if (is.null(pars)) return(d)
+  if (is.character(pars)) {
+    bad <- setdiff(pars, colnames(d))
+    if (length(bad)) sb_abort(c("Unknown parameter{?s} in {.arg pars}: {.val {bad}}.",
+                                i = "Available: {.val {utils::head(colnames(d), 10)}}{if (ncol(d) > 10) ' ...'}."),
+                              arg = "pars")
+  } else if (!is.numeric(pars) || any(pars < 1 | pars > ncol(d))) {
+    sb_abort("{.arg pars} must be parameter names or indices between 1 and {ncol(d)}.", arg = "pars")
+  }
+  d[, pars, drop = FALSE]
+}
+
+#' @rdname sb_fit-methods
+#' @export
+coef.sb_fit <- function(object, type = c("mean", "median", "estimate"), ...) {
+  type <- match.arg(type)
+  switch(type,
+    mean = colMeans(object$draws),
+    median = apply(object$draws, 2, stats::median),
+    estimate = object$estimate
+  )
+}
+
+#' @rdname sb_fit-methods
+#' @export
+as.matrix.sb_fit <- function(x, pars = NULL, ...) select_pars(x$draws, pars)
+
+#' @rdname sb_fit-methods
+#' @export
+nobs.sb_fit <- function(object, ...) object$settings$nobs
+
+#' @importFrom posterior as_draws_matrix as_draws_df as_draws_array
+#' @rdname sb_fit-methods
+#' @export
+as_draws_matrix.sb_fit <- function(x, pars = NULL, ...) {
+  posterior::as_draws_matrix(as_draws_array.sb_fit(x, pars = pars))
+}
+
+#' @rdname sb_fit-methods
+#' @export
+as_draws_df.sb_fit <- function(x, pars = NULL, ...) {
+  posterior::as_draws_df(as_draws_array.sb_fit(x, pars = pars))
+}
+
+#' @rdname sb_fit-methods
+#' @export
+as_draws_array.sb_fit <- function(x, pars = NULL, ...) {
+  d <- select_pars(x$draws, pars)
+  chain <- x$chain
+  if (is.null(chain)) chain <- rep(1L, nrow(d))
+  ch <- sort(unique(chain))
+  per <- tabulate(match(chain, ch))
+  if (length(unique(per)) != 1L) {
+    sb_abort("Chains have unequal numbers of draws; use {.fn as.matrix} instead.", kind = "state")
+  }
+  arr <- array(NA_real_, dim = c(per[1], length(ch), ncol(d)),
+               dimnames = list(NULL, NULL, colnames(d)))
+  for (k in seq_along(ch)) arr[, k, ] <- d[chain == ch[k], , drop = FALSE]
+  posterior::as_draws_array(arr)
+}
+
+#' Central posterior intervals
+#'
+#' @param object A fitted model (for scalebayes, an `sb_fit`).
+#' @param prob Mass of the central interval.
+#' @param pars Parameters to keep.
+#' @param ... Passed to methods.
+#' @return A matrix with one row per parameter and columns for the lower and upper limits.
+#' @export
+posterior_interval <- function(object, ...) UseMethod("posterior_interval")
+
+#' @rdname posterior_interval
+#' @export
+posterior_interval.sb_fit <- function(object, prob = 0.95, pars = NULL, ...) {
+  prob <- check_number(prob, lower = 0, upper = 1, lower_open = TRUE, upper_open = TRUE)
+  d <- select_pars(object$draws, pars)
+  a <- (1 - prob) / 2
+  out <- t(apply(d, 2, stats::quantile, probs = c(a, 1 - a), names = FALSE))
+  colnames(out) <- paste0(format(100 * c(a, 1 - a), trim = TRUE), "%")
+  out
+}
+
+#' Plot marginal posteriors
+#'
+#' Histograms of the marginal posterior draws of each parameter, one panel each; the share of draws that
+#' are exactly zero is drawn as a bar at zero (a point mass) with its height printed. For bayesplot use
+#' `bayesplot::mcmc_hist(as_draws_matrix(fit))`.
+#' @param x An `sb_fit`.
+#' @param pars Parameters to plot (default: all, at most 16).
+#' @param breaks Histogram breaks.
+#' @param col,border Colours.
+#' @param overlay Optional list of further `sb_fit` objects (or draws matrices) to overlay as density lines.
+#' @param ... Passed to [graphics::hist()].
+#' @return `x`, invisibly.
+#' @export
+plot.sb_fit <- function(x, pars = NULL, breaks = 40, col = "grey80", border = "grey50", overlay = NULL, ...) {
+  d <- select_pars(x$draws, pars)
+  if (is.null(pars) && ncol(d) > 16L) d <- d[, seq_len(16L), drop = FALSE]
+  k <- ncol(d)
+  nc <- ceiling(sqrt(k)); nr <- ceiling(k / nc)
+  op <- graphics::par(mfrow = c(nr, nc), mar = c(3, 3, 2, 0.5), mgp = c(1.8, 0.6, 0))
+  on.exit(graphics::par(op), add = TRUE)
+  ov <- lapply(overlay, function(o) if (inherits(o, "sb_fit")) o$draws else o)
+  pal <- c("#1b9e77", "#d95f02", "#7570b3", "#e7298a")
+  for (j in seq_len(k)) {
+    v <- d[, j]; nm <- colnames(d)[j]
+    nz <- v[v != 0]
+    if (length(nz) >= 2L) {
+      h <- graphics::hist(nz, breaks = breaks, plot = FALSE)
+      dens_scale <- length(nz) / length(v)
+      h$density <- h$density * dens_scale
+      graphics::plot(h, freq = FALSE, col = col, border = border, main = nm, xlab = "", ...)
+    } else {
+      graphics::plot(0, 0, type = "n", xlim = range(c(v, 0)) + c(-1, 1), ylim = c(0, 1), main = nm,
+                     xlab = "", ylab = "Density")
+    }
+    pz <- mean(v == 0)
+    if (pz > 0) {
+      graphics::abline(v = 0, col = "red", lwd = 2)
+      graphics::mtext(sprintf("P(=0) = %.2f", pz), side = 3, line = -1.2, cex = 0.7, col = "red")
+    }
+    for (m in seq_along(ov)) {
+      if (nm %in% colnames(ov[[m]])) {
+        dd <- stats::density(ov[[m]][, nm])
+        graphics::lines(dd, col = pal[(m - 1L) %% 4L + 1L], lwd = 1.5)
+      }
+    }
+  }
+  invisible(x)
+}

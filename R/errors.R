@@ -1,0 +1,25 @@
+# Classed conditions. Every user-facing error carries class "scalebayes_error" plus a specific subclass
+# "scalebayes_error_<kind>", names the argument and says what to do.
+
+sb_abort <- function(message, kind = "input", arg = NULL, call = rlang::caller_env(), ...,
+                     .envir = parent.frame()) {
+  cli::cli_abort(message,
+    class = c(paste0("scalebayes_error_", kind), "scalebayes_error"),
+    call = call, arg = arg, ..., .envir = .envir
+  )
+}
+
+sb_warn <- function(message, kind = "warning", ..., .envir = parent.frame()) {
+  cli::cli_warn(message, class = c(paste0("scalebayes_warning_", kind), "scalebayes_warning"), ...,
+                .envir = .envir)
+}
+
+# Run a C++ entry point and turn its std::invalid_argument / std::runtime_error messages (which Rcpp
+# surfaces as plain errors) into classed scalebayes errors.
+sb_call_engine <- function(expr, call = rlang::caller_env()) {
+  tryCatch(expr, error = function(e) {
+    if (inherits(e, "scalebayes_error") || inherits(e, "interrupt")) stop(e)
+    sb_abort(c("The C++ engine stopped with an error.", x = conditionMessage(e)),
+             kind = "engine", call = call)
+  })
+}

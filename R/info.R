@@ -1,0 +1,37 @@
+#' Build and runtime information
+#'
+#' Reports the package version, the BLAS and LAPACK libraries R is using, the default number of threads,
+#' the compiler standard, and which optional back ends were compiled in.
+#' @return A list of class `scalebayes_info`, printed as a short report.
+#' @export
+#' @examples
+#' scalebayes_info()
+scalebayes_info <- function() {
+  si <- utils::sessionInfo()
+  blas <- si$BLAS
+  if (is.null(blas)) blas <- NA_character_
+  lapack <- si$LAPACK
+  if (is.null(lapack)) lapack <- NA_character_
+  b <- cpp_build_info()
+  structure(list(
+    version = as.character(utils::packageVersion("scalebayes")),
+    r_version = R.version.string,
+    blas = blas, lapack = lapack,
+    openblas = grepl("openblas", blas, ignore.case = TRUE),
+    threads_default = sb_default_threads(),
+    cores = parallel::detectCores(),
+    eigen = b$eigen, cxx = b$cxx,
+    backends = c(cpu = TRUE, libtorch = b$torch, cuda = b$cuda)
+  ), class = "scalebayes_info")
+}
+
+#' @export
+print.scalebayes_info <- function(x, ...) {
+  cat("scalebayes ", x$version, " (", x$r_version, ")\n", sep = "")
+  cat("BLAS:    ", x$blas, if (!x$openblas) "  [reference BLAS is ~5x slower: install libopenblas0-pthread]", "\n", sep = "")
+  cat("LAPACK:  ", x$lapack, "\n", sep = "")
+  cat("Threads: default ", x$threads_default, " of ", x$cores, " cores (option scalebayes.threads)\n", sep = "")
+  cat("Engine:  C++", x$cxx, ", Eigen ", x$eigen, "\n", sep = "")
+  cat("Backends:", paste0(names(x$backends), "=", ifelse(x$backends, "yes", "no"), collapse = " "), "\n")
+  invisible(x)
+}

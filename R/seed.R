@@ -1,0 +1,41 @@
+# Seeds and threads. A seed is drawn once on the main thread from R's RNG (so set.seed() works) unless the
+# user gives one; every draw / chain / dataset then gets its own C++ stream keyed by (seed, index), so the
+# result is the same for any number of threads or future workers.
+
+resolve_seed <- function(seed, call = rlang::caller_env()) {
+  if (is.null(seed)) {
+    return(as.double(sample.int(.Machine$integer.max, 1L)))
+  }
+  if (!is.numeric(seed) || length(seed) != 1L || !is.finite(seed) || seed < 0 || seed != round(seed) ||
+      seed >= 2^53) {
+    sb_abort(c("{.arg seed} must be a single whole number in [0, 2^53), or NULL.",
+               x = "You supplied {.val {format(seed)}}."), arg = "seed", call = call)
+  }
+  as.double(seed)
+}
+
+#' Number of threads scalebayes uses
+#'
+#' The default for every `threads` argument: `getOption("scalebayes.threads")` if set, else the
+#' smaller of 2 and the number of cores. Results never depend on the number of threads.
+#' @return An integer.
+#' @export
+#' @examples
+#' sb_default_threads()
+sb_default_threads <- function() {
+  opt <- getOption("scalebayes.threads")
+  if (!is.null(opt)) return(check_count(opt, arg = "options(scalebayes.threads)"))
+  cores <- parallel::detectCores(logical = TRUE)
+  if (is.na(cores)) cores <- 1L
+  as.integer(min(2L, cores))
+}
+
+resolve_threads <- function(threads, call = rlang::caller_env()) {
+  if (is.null(threads)) return(sb_default_threads())
+  check_count(threads, arg = "threads", call = call)
+}
+
+resolve_quiet <- function(quiet) {
+  if (is.null(quiet)) return(!interactive() || isTRUE(getOption("scalebayes.quiet", FALSE)))
+  check_flag(quiet, arg = "quiet")
+}

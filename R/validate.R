@@ -1,0 +1,104 @@
+# Argument validation shared by all fitting functions. Each check names the argument and the fix.
+
+check_x_matrix <- function(x, arg = rlang::caller_arg(x), call = rlang::caller_env(), min_cols = 1L) {
+  if (is.data.frame(x)) {
+    ok <- vapply(x, function(v) is.numeric(v) || is.logical(v), logical(1))
+    if (!all(ok)) {
+      sb_abort(c("{.arg {arg}} must be numeric.",
+                 x = "Column{?s} {.val {names(x)[!ok]}} {?is/are} not numeric.",
+                 i = "Use the formula interface, or {.fn model.matrix}, to expand factors."),
+               arg = arg, call = call)
+    }
+    x <- as.matrix(x)
+  }
+  if (inherits(x, "sparseMatrix")) x <- as.matrix(x)
+  if (!is.matrix(x) || !(is.numeric(x) || is.logical(x))) {
+    sb_abort(c("{.arg {arg}} must be a numeric matrix.",
+               x = "You supplied {.obj_type_friendly {x}}."), arg = arg, call = call)
+  }
+  storage.mode(x) <- "double"
+  if (nrow(x) < 2L) {
+    sb_abort(c("{.arg {arg}} must have at least 2 rows (observations).",
+               x = "It has {nrow(x)}."), arg = arg, call = call)
+  }
+  if (ncol(x) < min_cols) {
+    sb_abort(c("{.arg {arg}} must have at least {min_cols} column{?s}.",
+               x = "It has {ncol(x)} (p = 0)."), arg = arg, call = call)
+  }
+  bad <- !is.finite(x)
+  if (any(bad)) {
+    w <- which(bad, arr.ind = TRUE)[1, ]
+    sb_abort(c("{.arg {arg}} must contain only finite values.",
+               x = "Found {sum(bad)} NA/NaN/Inf value{?s}, the first at row {w[1]}, column {w[2]}.",
+               i = "Remove or impute them before fitting."), arg = arg, call = call)
+  }
+  if (is.null(colnames(x))) colnames(x) <- paste0("V", seq_len(ncol(x)))
+  x
+}
+
+check_y_vector <- function(y, n, arg = rlang::caller_arg(y), call = rlang::caller_env()) {
+  if (is.matrix(y) && ncol(y) == 1L) y <- drop(y)
+  if (is.factor(y) || is.character(y)) {
+    sb_abort(c("{.arg {arg}} must be numeric.", i = "For a two-class factor use {.code family = \"binomial\"}, which accepts it."),
+             arg = arg, call = call)
+  }
+  if (!is.numeric(y) && !is.logical(y)) {
+    sb_abort(c("{.arg {arg}} must be a numeric vector.", x = "You supplied {.obj_type_friendly {y}}."),
+             arg = arg, call = call)
+  }
+  if (length(y) != n) {
+    sb_abort(c("{.arg {arg}} must have one value per row of {.arg x}.",
+               x = "{.arg {arg}} has length {length(y)} but {.arg x} has {n} row{?s}."),
+             arg = arg, call = call)
+  }
+  if (any(!is.finite(y))) {
+    sb_abort(c("{.arg {arg}} must contain only finite values.",
+               x = "Found {sum(!is.finite(y))} NA/NaN/Inf value{?s}."), arg = arg, call = call)
+  }
+  as.double(y)
+}
+
+check_number <- function(x, arg = rlang::caller_arg(x), call = rlang::caller_env(), lower = -Inf, upper = Inf,
+                         lower_open = FALSE, upper_open = FALSE, allow_null = FALSE, what = "a number") {
+  if (is.null(x) && allow_null) return(NULL)
+  if (!is.numeric(x) || length(x) != 1L || is.na(x)) {
+    sb_abort(c("{.arg {arg}} must be {what}.", x = "You supplied {.obj_type_friendly {x}}."),
+             arg = arg, call = call)
+  }
+  below <- if (lower_open) x <= lower else x < lower
+  above <- if (upper_open) x >= upper else x > upper
+  if (below || above) {
+    lo <- if (lower_open) "(" else "["
+    hi <- if (upper_open) ")" else "]"
+    sb_abort(c("{.arg {arg}} must lie in {lo}{lower}, {upper}{hi}.", x = "You supplied {x}."),
+             arg = arg, call = call)
+  }
+  as.double(x)
+}
+
+check_count <- function(x, arg = rlang::caller_arg(x), call = rlang::caller_env(), min = 1L, allow_null = FALSE) {
+  if (is.null(x) && allow_null) return(NULL)
+  if (!is.numeric(x) || length(x) != 1L || is.na(x) || !is.finite(x) || x != round(x) || x < min) {
+    sb_abort(c("{.arg {arg}} must be a whole number of at least {min}.",
+               x = "You supplied {.val {format(x)}}."), arg = arg, call = call)
+  }
+  as.integer(x)
+}
+
+check_flag <- function(x, arg = rlang::caller_arg(x), call = rlang::caller_env()) {
+  if (!is.logical(x) || length(x) != 1L || is.na(x)) {
+    sb_abort("{.arg {arg}} must be {.code TRUE} or {.code FALSE}.", arg = arg, call = call)
+  }
+  x
+}
+
+check_weights <- function(w, n, arg = rlang::caller_arg(w), call = rlang::caller_env(), positive = FALSE) {
+  if (!is.numeric(w) || length(w) != n || any(!is.finite(w)) || any(w < 0) || (positive && any(w <= 0))) {
+    need <- if (positive) "positive" else "non-negative"
+    sb_abort(c("{.arg {arg}} must be a vector of {n} finite {need} numbers.",
+               x = "It has length {length(w)}{if (length(w) == n) ' and invalid entries' else ''}."),
+             arg = arg, call = call)
+  }
+  if (sum(w) <= 0) sb_abort("{.arg {arg}} must not be all zero.", arg = arg, call = call)
+  as.double(w)
+}

@@ -1,0 +1,115 @@
+// scalebayes/parallel/driver.hpp -- draw-parallel driver: worker threads, a stop flag, progress on the caller.
+//
+// run_parallel(n, threads, body, monitor) runs body(i, worker) for every item i in [0, n) on `threads` worker
+// threads that pull indices from an atomic counter. The calling (main) thread never runs items: it waits on
+// a condition variable and calls monitor(done) every `poll_ms` milliseconds and once at the end. monitor
+// returns false to request a stop (e.g. the user pressed Ctrl-C); workers then finish the item in hand and
+// stop. The first exception thrown by body stops all workers and is rethrown on the caller's thread.
+//
+// Results must be written by body into slots indexed by i, and all randomness must come from streams keyed
+// by i (rng::Stream(seed, i)): then the output is identical for any number of threads.
+// Header-only, std only, no R.
+#pragma once
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstddef>
+#include <exception>
+#include <functional>
+#include <mutex>
+#include <stdexcept>
+#include <thread>
+#include <vector>
+
+namespace scalebayes {
+namespace parallel {
+
+struct Interrupted : public std::runtime_error {
+  Interrupted() : std::runtime_error("interrupted by the user") {}
+};
+
+// Result of a run: how many items finished and whether a stop was requested.
+struct RunStatus {
+  std::size_t completed = 0;
+  bool interrupted = false;
+};
+
+using Monitor = std::function<bool(std::size_t done)>;
+
+template <class Body>
+RunStatus run_parallel(std::size_t n, int threads, Body&& body, const Monitor& monitor = Monitor(),
+                       int poll_ms = 100) {
+  RunStatus status;
+  if (n == 0) {
+    if (monitor) monitor(0);
+    return status;
+  }
+  const int nt = static_cast<int>(std::max<std::size_t>(1, std::min<std::size_t>(n, threads < 1 ? 1 : threads)));
+  std::atomic<std::size_t> next{0};
+  std::atomic<std::size_t> done{0};
+  std::atomic<bool> stop{false};
+  std::atomic<int> running{nt};
+  std::exception_ptr error;
+  std::mutex mu;
+  std::condition_variable cv;
+
+  auto worker = [&](int id) {
+    try {
+      for (;;) {
+        if (stop.load(std::memory_order_relaxed)) break;
+        const std::size_t i = next.fetch_add(1);
+        if (i >= n) break;
+        body(i, id);
+        done.fetch_add(1);
+      }
+    } catch (...) {
+      std::lock_guard<std::mutex> lk(mu);
+      if (!error) error = std::current_exception();
+      stop = true;
+    }
+    {
+      std::lock_guard<std::mutex> lk(mu);
+      --running;
+    }
+    cv.notify_all();
+  };
+
+  std::vector<std::thread> pool;
+  pool.reserve(nt);
+  try {
+    for (int t = 0; t < nt; ++t) pool.emplace_back(worker, t);
+  } catch (...) {
+    stop = true;
+    for (auto& th : pool) th.join();
+    throw;
+  }
+  {
+    std::unique_lock<std::mutex> lk(mu);
+    while (running.load() > 0) {
+      cv.wait_for(lk, std::chrono::milliseconds(poll_ms));
+      if (monitor && !stop.load()) {
+        lk.unlock();
+        bool keep_going = true;
+        try {
+          keep_going = monitor(done.load());
+        } catch (...) {
+          keep_going = false;
+        }
+        lk.lock();
+        if (!keep_going) {
+          stop = true;
+          status.interrupted = true;
+        }
+      }
+    }
+  }
+  for (auto& th : pool) th.join();
+  status.completed = done.load();
+  if (error) std::rethrow_exception(error);
+  if (monitor && !status.interrupted) monitor(status.completed);
+  return status;
+}
+
+}  // namespace parallel
+}  // namespace scalebayes

@@ -1,0 +1,65 @@
+// src/sb_glue.h -- helpers shared by the Rcpp glue files: seeds, progress, interrupts.
+// Only this directory talks to R; the engine under inst/include/scalebayes never does.
+#pragma once
+#include <RcppEigen.h>
+#include <cli/progress.h>
+#include <cstdint>
+#include <string>
+#include "scalebayes/parallel/driver.hpp"
+
+namespace sbglue {
+
+// The R layer passes the seed as a whole number in [0, 2^53) held in a double; see R/seed.R.
+inline std::uint64_t seed_from_r(double s) {
+  if (!(s >= 0) || s > 9007199254740992.0) Rcpp::stop("internal: invalid seed");
+  return static_cast<std::uint64_t>(s);
+}
+
+inline void check_interrupt_fn(void*) { R_CheckUserInterrupt(); }
+// True if the user asked to interrupt; safe because it never longjmps out of C++ frames.
+inline bool user_interrupted() { return !R_ToplevelExec(check_interrupt_fn, nullptr); }
+
+// A progress bar (cli's C API) plus the interrupt poll, called by parallel::run_parallel on the main thread.
+class Progress {
+ public:
+  Progress(double total, bool show, const char* name) : show_(show && total > 0) {
+    if (show_) {
+      bar_ = PROTECT(cli_progress_bar(total, R_NilValue));
+      cli_progress_set_name(bar_, name);
+    }
+  }
+  ~Progress() {
+    if (show_) {
+      cli_progress_done(bar_);
+      UNPROTECT(1);
+    }
+  }
+  Progress(const Progress&) = delete;
+  Progress& operator=(const Progress&) = delete;
+  // Returns false if the run must stop.
+  bool operator()(std::size_t done) {
+    if (user_interrupted()) {
+      interrupted_ = true;
+      return false;
+    }
+    if (show_) cli_progress_set(bar_, static_cast<double>(done));
+    return true;
+  }
+  bool interrupted() const { return interrupted_; }
+  scalebayes::parallel::Monitor monitor() {
+    return [this](std::size_t d) { return (*this)(d); };
+  }
+
+ private:
+  bool show_;
+  bool interrupted_ = false;
+  SEXP bar_ = R_NilValue;
+};
+
+// Read-only view of an R numeric matrix as an Eigen map (no copy, never written).
+using MapMat = Eigen::Map<const Eigen::MatrixXd>;
+using MapVec = Eigen::Map<const Eigen::VectorXd>;
+inline MapMat as_map(const Rcpp::NumericMatrix& m) { return MapMat(m.begin(), m.nrow(), m.ncol()); }
+inline MapVec as_map(const Rcpp::NumericVector& v) { return MapVec(v.begin(), v.size()); }
+
+}  // namespace sbglue
