@@ -119,18 +119,21 @@ nobs.sb_fit <- function(object, ...) object$settings$nobs
 
 #' @importFrom posterior as_draws_matrix as_draws_df as_draws_array
 #' @rdname sb_fit-methods
+#' @method as_draws_matrix sb_fit
 #' @export
 as_draws_matrix.sb_fit <- function(x, pars = NULL, ...) {
   posterior::as_draws_matrix(as_draws_array.sb_fit(x, pars = pars))
 }
 
 #' @rdname sb_fit-methods
+#' @method as_draws_df sb_fit
 #' @export
 as_draws_df.sb_fit <- function(x, pars = NULL, ...) {
   posterior::as_draws_df(as_draws_array.sb_fit(x, pars = pars))
 }
 
 #' @rdname sb_fit-methods
+#' @method as_draws_array sb_fit
 #' @export
 as_draws_array.sb_fit <- function(x, pars = NULL, ...) {
   d <- select_pars(x$draws, pars)
