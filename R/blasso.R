@@ -1,0 +1,317 @@
+#' Bayesian lasso by blocked Gibbs sampling
+#'
+#' Draws from the Bayesian lasso posterior of Park and Casella (2008),
+#' \deqn{y \mid \beta, \sigma^2 \sim N(\mu 1 + X\beta, \sigma^2 I), \quad
+#' \beta_j \mid \tau_j^2, \sigma^2 \sim N(0, \sigma^2 \tau_j^2), \quad \tau_j^2 \sim \mathrm{Exp}(\lambda^2/2),}
+#' with a flat prior on the intercept \eqn{\mu} and \eqn{\pi(\sigma^2) \propto 1/\sigma^2} (or an
+#' inverse-gamma prior), by a blocked Gibbs sampler in C++ with chains run in parallel threads.
+#'
+#' @details
+#' **Sampler.** Each sweep draws \eqn{\sigma^2} given \eqn{\tau} with \eqn{\beta} integrated out, then
+#' \eqn{\beta \mid \sigma^2, \tau} (jointly), then \eqn{1/\tau_j^2} from its inverse-Gaussian conditional
+#' (a numerically stable form of the Michael-Schucany-Haas draw that stays valid as \eqn{\beta_j \to 0}),
+#' then \eqn{\lambda^2} under the gamma hyperprior. This two-block sampler mixes better per sweep than
+#' Park and Casella's original three-block one. When \eqn{p \le n} one Cholesky factorization of
+#' \eqn{X'X + D_\tau^{-1}} per sweep serves both draws; when \eqn{p > n} one Cholesky of the
+#' \eqn{n \times n} matrix \eqn{I + X D_\tau X'} does, and \eqn{\beta} is drawn by the \eqn{O(n^2 p)}
+#' algorithm of Bhattacharya, Chakraborty and Mallick (2016).
+#'
+#' **lambda.** `lambda = "eb"` estimates \eqn{\lambda} by Monte-Carlo EM (Park and Casella 2008, section
+#' 3.1): blocks of `em_sweeps` sweeps per chain, the E-step averaging the Rao-Blackwellised
+#' \eqn{E[\tau_j^2 \mid \beta, \sigma^2, \lambda] = |\beta_j|/(\lambda\sigma) + 1/\lambda^2} over sweeps and
+#' chains (lower Monte-Carlo noise than averaging \eqn{\tau_j^2} draws), the M-step
+#' \eqn{\lambda = \sqrt{2p / \sum_j E[\tau_j^2]}}; then `burnin` and `iter` sweeps at the estimate. Chains
+#' share one \eqn{\lambda}. When \eqn{p \ge n} the marginal likelihood can increase without bound as
+#' \eqn{\lambda \to 0} (\eqn{\sigma^2 \to 0}, the fit interpolates y), so by default (`sigma2_prior = "auto"`)
+#' a proper inverse-gamma prior with shape 1 and scale `0.1 * var(y)` is then used, and `lambda` is kept
+#' in `[lambda_min, lambda_max]` (a warning is given if a bound is hit). `lambda = "gamma"` puts a
+#' Gamma(r, delta) prior (shape, rate) on \eqn{\lambda^2} (`control$gamma_prior`). A number fixes lambda.
+#'
+#' **Reversible jump.** `blasso_control(rj = TRUE)` adds a model indicator (active set) with a prior uniform
+#' on the model size, as `monomvn::blasso(RJ = TRUE)` does by default; inactive coefficients are exactly 0.
+#' Add/delete moves are accepted using the likelihood with both \eqn{\beta} and \eqn{\sigma^2} integrated
+#' out, keeping the latent \eqn{\tau_j^2} of inactive coefficients at draws from their prior (pseudo-prior
+#' equal to prior), which makes it a valid Metropolis-within-Gibbs step targeting the same posterior as
+#' monomvn's reversible-jump sampler (not the same proposal, so not the same draws). Active sets are limited
+#' to at most n - 2 coefficients (n - 1 without intercept). `blasso_control(preset = "monomvn")` sets
+#' monomvn's defaults: RJ, \eqn{\lambda^2 \sim} Gamma(2, 0.1), no intercept, and `thin = min(p, n - 1)`.
+#' monomvn also rescales the columns of `x` to unit norm by default; use `standardize = TRUE` for the
+#' analogous unit-sd scaling.
+#'
+#' Draws of different chains come from independent random streams keyed by `(seed, chain)`, so the result
+#' does not depend on `threads`.
+#'
+#' @param x Numeric matrix of predictors (n x p); p > n is allowed.
+#' @param y Numeric response of length n.
+#' @param lambda `"eb"` (empirical Bayes by Monte-Carlo EM, default), `"gamma"` (Gamma hyperprior on
+#'   \eqn{\lambda^2}) or a positive number (fixed).
+#' @param chains Number of chains.
+#' @param iter Draws kept per chain (after thinning).
+#' @param burnin Sweeps discarded per chain before the kept ones (after the EM phase).
+#' @param thin Keep every `thin`-th sweep. `NULL`: 1, or `min(p, n - 1)` under `preset = "monomvn"`.
+#' @param threads Number of threads (chains run in parallel); results do not depend on it.
+#' @param seed Seed (whole number) or `NULL` to draw one from R's RNG.
+#' @param quiet Hide the progress bar.
+#' @param control A [blasso_control()] list.
+#' @return An object of class `c("sb_blasso", "sb_fit")`: `draws` (intercept and coefficients, one row per
+#'   kept draw), `chain` (chain ids), `sigma2` and `lambda` (draws), `lambda_hat` (the EB estimate, or NA),
+#'   `em_trace`, `model_size` (number of non-zero coefficients per draw), `diagnostics` (a data frame of
+#'   R-hat, bulk and tail ESS from the posterior package for every coefficient, sigma2 and, under the
+#'   gamma prior, lambda), `estimate` (posterior mean). Methods: those of [sb_fit-methods] plus
+#'   [predict.sb_blasso()].
+#' @references Park, T. and Casella, G. (2008). The Bayesian lasso. JASA 103, 681-686.
+#'   Bhattacharya, A., Chakraborty, A. and Mallick, B. K. (2016). Fast sampling with Gaussian scale mixture
+#'   priors in high-dimensional regression. Biometrika 103, 985-991.
+#' @export
+#' @examples
+#' set.seed(1)
+#' x <- matrix(rnorm(100 * 5), 100, 5)
+#' y <- drop(x %*% c(2, 0, 0, -1, 0)) + rnorm(100)
+#' fit <- blasso(x, y, lambda = 1, chains = 2, iter = 500, burnin = 200, quiet = TRUE)
+#' fit$diagnostics
+#' coef(fit)
+blasso <- function(x, y, lambda = "eb", chains = 4L, iter = 1000L, burnin = 500L, thin = NULL,
+                   threads = NULL, seed = NULL, quiet = NULL, control = blasso_control()) {
+  call <- match.call()
+  x <- check_x_matrix(x)
+  y <- check_y_vector(y, nrow(x))
+  n <- nrow(x); p <- ncol(x)
+  if (!inherits(control, "blasso_control")) {
+    sb_abort(c("{.arg control} must be made by {.fn blasso_control}.",
+               x = "You supplied {.obj_type_friendly {control}}."), arg = "control")
+  }
+  mode <- resolve_blasso_lambda(lambda)
+  if (control$rj && mode$mode == 1L) {
+    sb_abort(c("Reversible jump ({.code rj = TRUE}) cannot be combined with {.code lambda = \"eb\"}.",
+               i = "Use {.code lambda = \"gamma\"} or a fixed number."), arg = "lambda")
+  }
+  chains <- check_count(chains)
+  iter <- check_count(iter)
+  burnin <- check_count(burnin, min = 0L)
+  if (is.null(thin)) thin <- if (identical(control$preset, "monomvn")) max(1L, min(p, n - 1L)) else 1L
+  thin <- check_count(thin)
+  threads <- resolve_threads(threads)
+  seed <- resolve_seed(seed)
+  quiet <- resolve_quiet(quiet)
+  if (stats::var(y) == 0) sb_abort("{.arg y} is constant; there is nothing to fit.", arg = "y")
+  df <- n - as.integer(control$intercept)
+  if (df < 2L) sb_abort("Too few observations: need n >= {2 + control$intercept}.", arg = "x")
+
+  # scaling
+  xs <- x
+  scale <- rep(1, p)
+  if (control$standardize) {
+    scale <- apply(x, 2, stats::sd)
+    if (any(scale == 0)) {
+      sb_abort(c("{.arg x} has constant column{?s} {.val {colnames(x)[scale == 0]}}; cannot standardize.",
+                 i = "Drop {?it/them}, or use {.code blasso_control(standardize = FALSE)}."), arg = "x")
+    }
+    xs <- sweep(x, 2, scale, "/")
+  }
+  vy <- stats::var(y)
+  s2p <- control$sigma2_prior
+  if (identical(s2p, "auto")) s2p <- if (p >= n) c(1, 0.1 * vy) else c(0, 0)
+  lambda0 <- if (mode$mode == 0L) mode$value else blasso_lambda_start(xs, y, control$intercept)
+  if (!is.null(control$lambda_start)) lambda0 <- control$lambda_start
+  if (mode$mode == 2L && is.null(control$lambda_start)) {
+    g <- control$gamma_prior
+    lambda0 <- sqrt(g[1] / g[2])  # prior mean of lambda^2
+  }
+  ctrl <- list(
+    mode = mode$mode, lambda = lambda0, gamma_shape = control$gamma_prior[1],
+    gamma_rate = control$gamma_prior[2], sigma2_shape = s2p[1], sigma2_scale = s2p[2],
+    intercept = control$intercept, chains = chains, iter = iter, burnin = burnin, thin = thin,
+    em_max = control$em_max, em_sweeps = control$em_sweeps, em_burn = control$em_burn,
+    em_tol = control$em_tol, lambda_min = control$lambda_range[1], lambda_max = control$lambda_range[2],
+    sigma2_floor = if (p >= n) 1e-10 * vy else 0, rj = control$rj, rj_moves = control$rj_moves
+  )
+  t0 <- proc.time()
+  r <- sb_call_engine(cpp_blasso(xs, y, ctrl, seed, threads, quiet))
+  timing <- proc.time() - t0
+  if (isTRUE(r$interrupted)) rlang::interrupt()
+  if (mode$mode == 1L && isTRUE(r$em_hit_bound)) {
+    sb_warn(c("The empirical-Bayes estimate of {.arg lambda} hit the bound {.code lambda_range}.",
+              i = "The marginal likelihood may be unbounded (p >= n); use a proper {.arg sigma2_prior} or {.code lambda = \"gamma\"}."))
+  }
+  if (mode$mode == 1L && !isTRUE(r$em_converged)) {
+    sb_warn("Monte-Carlo EM for {.arg lambda} did not converge in {control$em_max} iterations; increase {.arg em_max} or {.arg em_sweeps}.")
+  }
+  beta <- r$beta
+  beta <- sweep(beta, 2, scale, "/")
+  draws <- cbind(r$intercept, beta)
+  if (!control$intercept) draws <- beta
+  colnames(draws) <- c(if (control$intercept) "(Intercept)", colnames(x))
+  fit <- new_sb_fit(
+    draws = draws, estimate = colMeans(draws), method = "Bayesian lasso (blocked Gibbs)",
+    subclass = "sb_blasso", call = call, chain = r$chain,
+    settings = list(
+      nobs = n, p = p, lambda = lambda, lambda_mode = c("fixed", "eb", "gamma")[mode$mode + 1L],
+      chains = chains, iter = iter, burnin = burnin, thin = thin, threads = threads,
+      sigma2_prior = s2p, control = control, sampler = if (control$rj) "rj" else if (p > n) "bcm" else "cholesky",
+      print_info = c(
+        lambda = if (mode$mode == 2L) sprintf("Gamma(%g, %g) prior on lambda^2, mean draw %.4g", control$gamma_prior[1],
+                                               control$gamma_prior[2], mean(r$lambda))
+                 else sprintf("%.4g (%s)", r$lambda[1], if (mode$mode == 1L) "empirical Bayes" else "fixed"),
+        chains = sprintf("%d x %d draws (burn-in %d, thin %d)", chains, iter, burnin, thin),
+        `max R-hat` = NA_character_
+      )
+    ),
+    seed = seed, timing = timing,
+    sigma2 = r$sigma2, lambda = r$lambda, model_size = r$model_size,
+    lambda_hat = if (mode$mode == 1L) r$lambda[1] else NA_real_,
+    em_trace = r$em_lambda, rj_accept = if (control$rj) r$accept_rate else NA_real_
+  )
+  fit$diagnostics <- blasso_diagnostics(fit, include_lambda = mode$mode == 2L)
+  fit$settings$print_info[["max R-hat"]] <- sprintf("%.3f", max(fit$diagnostics$rhat, na.rm = TRUE))
+  fit
+}
+
+resolve_blasso_lambda <- function(lambda, call = rlang::caller_env()) {
+  if (is.character(lambda) && length(lambda) == 1L && lambda %in% c("eb", "gamma")) {
+    return(list(mode = if (lambda == "eb") 1L else 2L, value = NA_real_))
+  }
+  if (is.numeric(lambda) && length(lambda) == 1L && is.finite(lambda) && lambda > 0) {
+    return(list(mode = 0L, value = as.double(lambda)))
+  }
+  sb_abort(c("{.arg lambda} must be {.val eb}, {.val gamma}, or a positive number.",
+             x = "You supplied {.val {format(lambda)}}."), arg = "lambda", call = call)
+}
+
+# Park & Casella's starting value p * sigma_hat / sum |beta_hat| from least squares (ridge when p >= n - 1).
+blasso_lambda_start <- function(x, y, intercept) {
+  if (intercept) {
+    x <- sweep(x, 2, colMeans(x))
+    y <- y - mean(y)
+  }
+  n <- nrow(x); p <- ncol(x)
+  xtx <- crossprod(x)
+  ridge <- if (p >= n - 1L) 1e-2 * mean(diag(xtx)) else 0
+  b <- tryCatch(solve(xtx + diag(ridge, p), crossprod(x, y)), error = function(e) NULL)
+  if (is.null(b)) b <- solve(xtx + diag(1e-2 * mean(diag(xtx)) + 1e-12, p), crossprod(x, y))
+  res <- y - x %*% b
+  s <- sqrt(max(sum(res^2) / max(n - p - intercept, 1), 1e-3 * stats::var(y)))
+  l <- p * s / sum(abs(b))
+  if (!is.finite(l) || l <= 0) l <- 1
+  l
+}
+
+blasso_diagnostics <- function(fit, include_lambda = FALSE) {
+  d <- cbind(fit$draws, sigma2 = fit$sigma2)
+  if (include_lambda) d <- cbind(d, lambda = fit$lambda)
+  ch <- fit$chain
+  k <- length(unique(ch))
+  per <- nrow(d) / k
+  arr <- array(NA_real_, dim = c(per, k, ncol(d)), dimnames = list(NULL, NULL, colnames(d)))
+  for (c in seq_len(k)) arr[, c, ] <- d[ch == c, , drop = FALSE]
+  a <- posterior::as_draws_array(arr)
+  s <- posterior::summarise_draws(a, rhat = posterior::rhat, ess_bulk = posterior::ess_bulk,
+                                  ess_tail = posterior::ess_tail)
+  s <- data.frame(parameter = s$variable, rhat = as.double(s$rhat), ess_bulk = as.double(s$ess_bulk),
+                  ess_tail = as.double(s$ess_tail))
+  s
+}
+
+#' Control settings for blasso()
+#'
+#' @param sigma2_prior `"auto"` (the improper \eqn{1/\sigma^2} when p < n, an inverse gamma with shape 1 and
+#'   scale `0.1 * var(y)` when p >= n), or `c(shape, scale)` of an inverse-gamma prior (`c(0, 0)` is
+#'   \eqn{1/\sigma^2}).
+#' @param gamma_prior `c(r, delta)`: shape and rate of the Gamma prior on \eqn{\lambda^2} for
+#'   `lambda = "gamma"` (default monomvn's `c(2, 0.1)`; Park and Casella used `c(1, 1.78)` for the
+#'   diabetes data).
+#' @param em_max,em_sweeps,em_burn,em_tol Monte-Carlo EM: at most `em_max` iterations of `em_sweeps`
+#'   sweeps per chain after `em_burn` initial sweeps; stop when the relative change of lambda is below
+#'   `em_tol` twice in a row.
+#' @param lambda_range Bounds kept on the EM estimate of lambda.
+#' @param lambda_start Starting lambda for EM / the gamma prior (`NULL`: Park and Casella's
+#'   least-squares start for EM, the prior mean for the gamma prior).
+#' @param intercept Fit an intercept (flat prior, integrated out by centring).
+#' @param standardize Scale the columns of `x` to unit sd before sampling (coefficients are reported on
+#'   the original scale).
+#' @param rj Reversible-jump / model-indicator sampler over the active set (see [blasso()]).
+#' @param rj_moves Add/delete proposals per sweep.
+#' @param preset `"none"` or `"monomvn"` (monomvn::blasso defaults: `rj = TRUE`, `gamma_prior = c(2, 0.1)`,
+#'   `intercept = FALSE`, and `thin = min(p, n - 1)` in [blasso()]).
+#' @return A list of class `blasso_control`.
+#' @export
+#' @examples
+#' blasso_control(sigma2_prior = c(1, 1))
+blasso_control <- function(sigma2_prior = "auto", gamma_prior = c(2, 0.1), em_max = 100L, em_sweeps = 100L,
+                           em_burn = 100L, em_tol = 1e-3, lambda_range = c(1e-6, 1e6), lambda_start = NULL,
+                           intercept = TRUE, standardize = FALSE, rj = FALSE, rj_moves = 1L,
+                           preset = c("none", "monomvn")) {
+  preset <- match.arg(preset)
+  if (preset == "monomvn") {
+    if (missing(rj)) rj <- TRUE
+    if (missing(gamma_prior)) gamma_prior <- c(2, 0.1)
+    if (missing(intercept)) intercept <- FALSE
+  }
+  if (!identical(sigma2_prior, "auto")) {
+    if (!is.numeric(sigma2_prior) || length(sigma2_prior) != 2L || any(!is.finite(sigma2_prior)) ||
+        any(sigma2_prior < 0)) {
+      sb_abort(c("{.arg sigma2_prior} must be {.val auto} or {.code c(shape, scale)} with non-negative entries.",
+                 x = "You supplied {.val {format(sigma2_prior)}}."), arg = "sigma2_prior")
+    }
+    sigma2_prior <- as.double(sigma2_prior)
+  }
+  if (!is.numeric(gamma_prior) || length(gamma_prior) != 2L || any(!is.finite(gamma_prior)) || any(gamma_prior <= 0)) {
+    sb_abort(c("{.arg gamma_prior} must be {.code c(shape, rate)} with positive entries.",
+               x = "You supplied {.val {format(gamma_prior)}}."), arg = "gamma_prior")
+  }
+  if (!is.numeric(lambda_range) || length(lambda_range) != 2L || any(!is.finite(lambda_range)) ||
+      lambda_range[1] <= 0 || lambda_range[1] >= lambda_range[2]) {
+    sb_abort("{.arg lambda_range} must be two increasing positive numbers.", arg = "lambda_range")
+  }
+  structure(list(
+    sigma2_prior = sigma2_prior, gamma_prior = as.double(gamma_prior),
+    em_max = check_count(em_max), em_sweeps = check_count(em_sweeps), em_burn = check_count(em_burn, min = 0L),
+    em_tol = check_number(em_tol, lower = 0, lower_open = TRUE),
+    lambda_range = as.double(lambda_range),
+    lambda_start = check_number(lambda_start, lower = 0, lower_open = TRUE, allow_null = TRUE),
+    intercept = check_flag(intercept), standardize = check_flag(standardize),
+    rj = check_flag(rj), rj_moves = check_count(rj_moves), preset = preset
+  ), class = "blasso_control")
+}
+
+#' Predictions from a Bayesian-lasso fit
+#'
+#' @param object An `sb_blasso` fit.
+#' @param newx Matrix of new predictors with the same columns as the training `x`.
+#' @param type `"summary"` (mean and interval per row), or `"draws"` (a draws x rows matrix).
+#' @param interval `"credible"` (for the mean \eqn{x'\beta}) or `"prediction"` (adds
+#'   \eqn{N(0, \sigma^2)} noise to each draw).
+#' @param level Interval mass.
+#' @param ... Unused.
+#' @return For `type = "summary"` a data frame with `fit`, `lower`, `upper`; else a matrix of draws.
+#' @export
+#' @examples
+#' set.seed(1)
+#' x <- matrix(rnorm(60 * 3), 60, 3)
+#' y <- drop(x %*% c(1, 0, -1)) + rnorm(60)
+#' fit <- blasso(x, y, lambda = 1, chains = 2, iter = 200, burnin = 100, quiet = TRUE)
+#' predict(fit, x[1:3, ])
+predict.sb_blasso <- function(object, newx, type = c("summary", "draws"), interval = c("credible", "prediction"),
+                              level = 0.95, ...) {
+  type <- match.arg(type)
+  interval <- match.arg(interval)
+  level <- check_number(level, lower = 0, upper = 1, lower_open = TRUE, upper_open = TRUE)
+  newx <- check_x_matrix(newx, arg = "newx")
+  p <- object$settings$p
+  if (ncol(newx) != p) {
+    sb_abort(c("{.arg newx} must have {p} column{?s}, like the training {.arg x}.",
+               x = "It has {ncol(newx)}."), arg = "newx")
+  }
+  d <- object$draws
+  has_icept <- "(Intercept)" %in% colnames(d)
+  b <- if (has_icept) d[, -1, drop = FALSE] else d
+  mu <- b %*% t(newx)
+  if (has_icept) mu <- mu + d[, 1]
+  if (interval == "prediction") {
+    mu <- mu + matrix(stats::rnorm(length(mu)), nrow(mu)) * sqrt(object$sigma2)
+  }
+  if (type == "draws") return(mu)
+  a <- (1 - level) / 2
+  data.frame(fit = colMeans(mu),
+             lower = apply(mu, 2, stats::quantile, probs = a, names = FALSE),
+             upper = apply(mu, 2, stats::quantile, probs = 1 - a, names = FALSE))
+}

@@ -1,0 +1,460 @@
+// scalebayes/gibbs/blasso.hpp -- blocked Gibbs sampler for the Bayesian lasso (Park & Casella 2008).
+//
+// Model (after centring x and y when there is an intercept, which integrates out a flat-prior intercept):
+//   y | beta, sigma2 ~ N(X beta, sigma2 I),  beta_j | tau_j^2, sigma2 ~ N(0, sigma2 tau_j^2),
+//   tau_j^2 ~ Exp(lambda^2 / 2),  pi(sigma2) ~ 1/sigma2 (a = b = 0) or InvGamma(a, b).
+// lambda is fixed, estimated by Monte-Carlo EM (empirical Bayes), or given a Gamma(r, delta) prior on lambda^2.
+//
+// One sweep (a two-block Gibbs sampler, blocks (beta, sigma2) and (tau, lambda)):
+//   1. sigma2 | tau, y with beta integrated out: InvGamma(n_eff/2 + a, y' M^{-1} y / 2 + b), M = I + X D X'.
+//   2. beta | sigma2, tau, y ~ N(A^{-1} X'y, sigma2 A^{-1}),  A = X'X + D^{-1}.
+//      p <= n: one Cholesky of A (p x p) serves both steps (y'M^{-1}y = y'y - y'X A^{-1} X'y by Woodbury).
+//      p >  n: one Cholesky of M (n x n) serves both; beta by Bhattacharya, Chakraborty & Mallick (2016).
+//   3. 1/tau_j^2 | beta, sigma2 ~ InvGaussian(lambda sigma / |beta_j|, lambda^2) (rng::Stream's stable form).
+//   4. lambda^2 | tau ~ Gamma(p + r, sum tau_j^2 / 2 + delta) under the hyperprior.
+// Optional "rj" mode: a model indicator gamma (active set) with a prior uniform on the model size (as in
+// monomvn::blasso's default mprior = 0), updated by add/delete moves whose acceptance uses the likelihood with
+// beta AND sigma2 integrated out; inactive tau_j^2 are kept as draws from their prior (pseudo-priors), which
+// makes the move a valid Metropolis-within-Gibbs step on (gamma, tau) (Carlin & Chib 1995 with pseudo-prior =
+// prior). Inactive coefficients are exactly zero.
+//
+// Chains run in parallel (parallel::run_parallel), chain c drawing from rng::Stream(seed, c), so draws do not
+// depend on the number of threads. Monte-Carlo EM synchronises the chains after every EM block: the E-step
+// averages the Rao-Blackwellised E[tau_j^2 | beta, sigma2, lambda] = |beta_j| / (lambda sigma) + 1 / lambda^2
+// over sweeps and chains; the M-step is lambda = sqrt(2 p / sum_j E[tau_j^2]) (Park & Casella 2008, sec. 3.1).
+// Header-only, Eigen + std only, no R.
+#pragma once
+#include <Eigen/Dense>
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <cstdint>
+#include <functional>
+#include <limits>
+#include <stdexcept>
+#include <vector>
+
+#include "scalebayes/parallel/driver.hpp"
+#include "scalebayes/rng/stream.hpp"
+
+namespace scalebayes {
+namespace gibbs {
+
+enum class LambdaMode { fixed = 0, em = 1, gamma = 2 };
+
+struct BlassoControl {
+  LambdaMode mode = LambdaMode::fixed;
+  double lambda = 1.0;          // fixed value, or starting value for EM / gamma
+  double gamma_shape = 1.0;     // r   (lambda^2 ~ Gamma(r, delta), delta a rate)
+  double gamma_rate = 1.78;     // delta
+  double sigma2_shape = 0.0;    // a   (0, 0: the improper 1/sigma2 prior)
+  double sigma2_scale = 0.0;    // b
+  bool intercept = true;        // centre x and y; draw the intercept from N(ybar - xbar'beta, sigma2 / n)
+  int chains = 4;
+  int iter = 1000;              // saved draws per chain
+  int burnin = 1000;            // sweeps discarded after the EM phase
+  int thin = 1;
+  // Monte-Carlo EM for lambda
+  int em_max = 100;             // at most this many EM iterations
+  int em_sweeps = 100;          // sweeps per chain per EM iteration (after em_burn)
+  int em_burn = 100;            // sweeps before the first E-step
+  double em_tol = 1e-3;         // stop when |lambda_new - lambda| < em_tol * lambda twice in a row
+  double lambda_min = 1e-8;     // EM guard against collapse (lambda -> 0 with sigma2 -> 0 when p >= n)
+  double lambda_max = 1e8;
+  double sigma2_floor = 0.0;    // sigma2 is kept >= this (guard for p >= n; 0 = none)
+  // reversible-jump / model-indicator option
+  bool rj = false;
+  int rj_moves = 1;             // add/delete proposals per sweep
+  int threads = 1;
+};
+
+struct BlassoResult {
+  Eigen::MatrixXd beta;         // (chains * iter) x p, chain-major
+  Eigen::VectorXd intercept;
+  Eigen::VectorXd sigma2;
+  Eigen::VectorXd lambda;
+  Eigen::VectorXi chain;        // 1-based
+  Eigen::VectorXi model_size;   // active-set size (p without rj)
+  std::vector<double> em_lambda;  // EM trace (lambda after each M-step)
+  bool em_converged = false;
+  bool em_hit_bound = false;
+  bool interrupted = false;
+  double accept_rate = 0.0;     // rj moves
+};
+
+// Data shared read-only by all chains.
+struct BlassoData {
+  Eigen::MatrixXd X;            // centred if intercept
+  Eigen::VectorXd y;            // centred if intercept
+  Eigen::VectorXd xbar;
+  double ybar = 0.0;
+  Eigen::MatrixXd XtX;          // only when p <= n (or rj)
+  Eigen::VectorXd Xty;
+  double yty = 0.0;
+  int n = 0, p = 0;
+  double n_eff = 0.0;           // n - 1 with intercept
+  bool wide = false;            // p > n: use the n x n system
+};
+
+class BlassoChain {
+ public:
+  BlassoChain(const BlassoData& d, const BlassoControl& c, std::uint64_t seed, int chain_index, double lambda0)
+      : d_(d), c_(c), rng_(seed, static_cast<std::uint64_t>(chain_index)) {
+    const int p = d.p;
+    tau2_.setOnes(p);
+    beta_.setZero(p);
+    active_.assign(p, 1);
+    lambda2_ = lambda0 * lambda0;
+    sigma2_ = d.yty / std::max(1.0, d.n_eff);
+    if (!(sigma2_ > 0)) sigma2_ = 1.0;
+    // Start tau^2 from the prior mean given lambda, dispersed a little per chain.
+    for (int j = 0; j < p; ++j) tau2_[j] = (2.0 / lambda2_) * rng_.exponential();
+    if (c_.rj) {
+      // start from the empty model plus a random half, so chains start dispersed
+      for (int j = 0; j < p; ++j) active_[j] = rng_.uniform() < 0.5 ? 1 : 0;
+    }
+    z_p_.resize(p);
+  }
+
+  double lambda() const { return std::sqrt(lambda2_); }
+  void set_lambda(double l) { lambda2_ = l * l; }
+  const Eigen::VectorXd& beta() const { return beta_; }
+  double sigma2() const { return sigma2_; }
+  int model_size() const {
+    int k = 0;
+    for (int a : active_) k += a;
+    return k;
+  }
+  double intercept_draw() {
+    if (!c_.intercept) return 0.0;
+    return d_.ybar - d_.xbar.dot(beta_) + std::sqrt(sigma2_ / d_.n) * rng_.normal();
+  }
+  // Sum over j of E[tau_j^2 | beta, sigma2, lambda] (Rao-Blackwellised E-step), at the current state.
+  double expected_tau2_sum() const {
+    const double lam = std::sqrt(lambda2_), sig = std::sqrt(sigma2_);
+    double s = 0.0;
+    for (int j = 0; j < d_.p; ++j) s += std::abs(beta_[j]) / (lam * sig) + 1.0 / lambda2_;
+    return s;
+  }
+  long rj_proposed = 0, rj_accepted = 0;
+
+  void sweep() {
+    if (c_.rj) {
+      for (int m = 0; m < c_.rj_moves; ++m) rj_move();
+      draw_beta_sigma_active();
+    } else if (d_.wide) {
+      draw_beta_sigma_wide();
+    } else {
+      draw_beta_sigma_tall();
+    }
+    draw_tau();
+    if (c_.mode == LambdaMode::gamma) draw_lambda();
+  }
+
+ private:
+  const BlassoData& d_;
+  const BlassoControl& c_;
+  rng::Stream rng_;
+  Eigen::VectorXd tau2_, beta_, z_p_;
+  std::vector<int> active_;
+  double lambda2_ = 1.0, sigma2_ = 1.0;
+  Eigen::MatrixXd A_;
+  Eigen::LLT<Eigen::MatrixXd> llt_;
+
+  double draw_sigma2(double quad) {
+    const double shape = 0.5 * d_.n_eff + c_.sigma2_shape;
+    const double rate = 0.5 * std::max(quad, 0.0) + c_.sigma2_scale;
+    double s2 = rate / rng_.gamma(shape);
+    if (!(s2 > c_.sigma2_floor)) s2 = c_.sigma2_floor;
+    if (!(s2 > 0) || !std::isfinite(s2)) throw std::runtime_error("sigma2 draw is not positive and finite; use a proper sigma2 prior");
+    return s2;
+  }
+
+  // p <= n: A = X'X + D^{-1}, one Cholesky.
+  void draw_beta_sigma_tall() {
+    const int p = d_.p;
+    A_ = d_.XtX;
+    for (int j = 0; j < p; ++j) A_(j, j) += 1.0 / tau2_[j];
+    llt_.compute(A_);
+    if (llt_.info() != Eigen::Success) throw std::runtime_error("Cholesky of X'X + D^-1 failed");
+    Eigen::VectorXd m = llt_.solve(d_.Xty);
+    sigma2_ = draw_sigma2(d_.yty - d_.Xty.dot(m));
+    for (int j = 0; j < p; ++j) z_p_[j] = rng_.normal();
+    // beta = m + sigma * L^{-T} z has covariance sigma2 (L L')^{-1} = sigma2 A^{-1}
+    llt_.matrixU().solveInPlace(z_p_);
+    beta_ = m + std::sqrt(sigma2_) * z_p_;
+  }
+
+  // p > n: M = I + X D X', one Cholesky; beta by Bhattacharya, Chakraborty & Mallick (2016).
+  void draw_beta_sigma_wide() {
+    const int n = d_.n, p = d_.p;
+    Eigen::VectorXd sd = tau2_.cwiseSqrt();
+    Eigen::MatrixXd Xs = d_.X * sd.asDiagonal();
+    A_.setIdentity(n, n);
+    A_.selfadjointView<Eigen::Lower>().rankUpdate(Xs);
+    llt_.compute(A_);
+    if (llt_.info() != Eigen::Success) throw std::runtime_error("Cholesky of I + X D X' failed");
+    Eigen::VectorXd My = llt_.solve(d_.y);
+    sigma2_ = draw_sigma2(d_.y.dot(My));
+    const double sig = std::sqrt(sigma2_);
+    // theta ~ N(A^{-1} X' y / sig, A^{-1}); beta = sig * theta
+    Eigen::VectorXd u(p), delta(n);
+    for (int j = 0; j < p; ++j) u[j] = sd[j] * rng_.normal();
+    for (int i = 0; i < n; ++i) delta[i] = rng_.normal();
+    Eigen::VectorXd v = d_.X * u + delta;
+    Eigen::VectorXd w = llt_.solve(d_.y / sig - v);
+    Eigen::VectorXd theta = u + tau2_.cwiseProduct(d_.X.transpose() * w);
+    beta_ = sig * theta;
+  }
+
+  void draw_tau() {
+    const double lam = std::sqrt(lambda2_), sig = std::sqrt(sigma2_);
+    for (int j = 0; j < d_.p; ++j) {
+      if (!active_[j]) {  // pseudo-prior = prior: tau_j^2 ~ Exp(lambda^2 / 2)
+        tau2_[j] = rng_.exponential() * 2.0 / lambda2_;
+        continue;
+      }
+      const double ab = std::abs(beta_[j]);
+      const double mu = ab > 0 ? lam * sig / ab : std::numeric_limits<double>::infinity();
+      double inv = rng_.inverse_gaussian(mu, lambda2_);
+      double t = 1.0 / inv;
+      if (!(t > 1e-300)) t = 1e-300;
+      if (!std::isfinite(t)) t = 1e300;
+      tau2_[j] = t;
+    }
+  }
+
+  void draw_lambda() {
+    const double shape = d_.p + c_.gamma_shape;
+    const double rate = 0.5 * tau2_.sum() + c_.gamma_rate;
+    lambda2_ = rng_.gamma(shape) / rate;
+  }
+
+  // ----- model-indicator (rj) mode: work on the active columns only, p-space (k <= n assumed small) -----
+  std::vector<int> active_index() const {
+    std::vector<int> idx;
+    for (int j = 0; j < d_.p; ++j)
+      if (active_[j]) idx.push_back(j);
+    return idx;
+  }
+  // log p(y | gamma, tau) with beta and sigma2 integrated out, up to a constant; fills llt_/m when asked.
+  double log_marginal(const std::vector<int>& idx, Eigen::VectorXd* mean = nullptr) {
+    const int k = static_cast<int>(idx.size());
+    double quad = d_.yty, logdet = 0.0;
+    if (k > 0) {
+      A_.resize(k, k);
+      Eigen::VectorXd b(k);
+      for (int a = 0; a < k; ++a) {
+        b[a] = d_.Xty[idx[a]];
+        for (int c = 0; c <= a; ++c) A_(a, c) = d_.XtX(idx[a], idx[c]);
+        A_(a, a) += 1.0 / tau2_[idx[a]];
+      }
+      llt_.compute(A_);
+      if (llt_.info() != Eigen::Success) return -std::numeric_limits<double>::infinity();
+      Eigen::VectorXd m = llt_.solve(b);
+      quad -= b.dot(m);
+      // log|M| = log|A| + sum log tau2 (matrix determinant lemma)
+      const Eigen::MatrixXd& L = llt_.matrixLLT();
+      for (int a = 0; a < k; ++a) logdet += 2.0 * std::log(L(a, a)) + std::log(tau2_[idx[a]]);
+      if (mean) *mean = m;
+    }
+    const double shape = 0.5 * d_.n_eff + c_.sigma2_shape;
+    return -0.5 * logdet - shape * std::log(0.5 * std::max(quad, 1e-300) + c_.sigma2_scale);
+  }
+  // log prior of the model: uniform on the size k in 0..p, uniform over models of each size.
+  double log_model_prior(int k) const {
+    return -(std::lgamma(d_.p + 1.0) - std::lgamma(k + 1.0) - std::lgamma(d_.p - k + 1.0));
+  }
+  void rj_move() {
+    const int j = static_cast<int>(rng_.uniform() * d_.p);
+    std::vector<int> cur = active_index();
+    const int k = static_cast<int>(cur.size());
+    const double l0 = log_marginal(cur) + log_model_prior(k);
+    active_[j] = 1 - active_[j];
+    std::vector<int> prop = active_index();
+    const int kp = static_cast<int>(prop.size());
+    if (kp > d_.n_eff - 1) {  // keep the active set estimable
+      active_[j] = 1 - active_[j];
+      return;
+    }
+    const double l1 = log_marginal(prop) + log_model_prior(kp);
+    ++rj_proposed;
+    if (std::log(rng_.uniform()) < l1 - l0) {
+      ++rj_accepted;
+    } else {
+      active_[j] = 1 - active_[j];
+    }
+  }
+  void draw_beta_sigma_active() {
+    std::vector<int> idx = active_index();
+    Eigen::VectorXd m;
+    const int k = static_cast<int>(idx.size());
+    double quad = d_.yty;
+    if (k > 0) {
+      log_marginal(idx, &m);
+      Eigen::VectorXd b(k);
+      for (int a = 0; a < k; ++a) b[a] = d_.Xty[idx[a]];
+      quad -= b.dot(m);
+    }
+    sigma2_ = draw_sigma2(quad);
+    beta_.setZero();
+    if (k > 0) {
+      Eigen::VectorXd z(k);
+      for (int a = 0; a < k; ++a) z[a] = rng_.normal();
+      llt_.matrixU().solveInPlace(z);
+      for (int a = 0; a < k; ++a) beta_[idx[a]] = m[a] + std::sqrt(sigma2_) * z[a];
+    }
+  }
+};
+
+inline BlassoData prepare_data(const Eigen::Ref<const Eigen::MatrixXd>& x, const Eigen::Ref<const Eigen::VectorXd>& y,
+                               const BlassoControl& c) {
+  BlassoData d;
+  d.n = static_cast<int>(x.rows());
+  d.p = static_cast<int>(x.cols());
+  if (d.n < 2 || d.p < 1) throw std::invalid_argument("x must have at least 2 rows and 1 column");
+  if (y.size() != d.n) throw std::invalid_argument("y must have one value per row of x");
+  d.X = x;
+  d.y = y;
+  if (c.intercept) {
+    d.xbar = d.X.colwise().mean().transpose();
+    d.ybar = d.y.mean();
+    d.X.rowwise() -= d.xbar.transpose();
+    d.y.array() -= d.ybar;
+    d.n_eff = d.n - 1.0;
+  } else {
+    d.xbar.setZero(d.p);
+    d.n_eff = d.n;
+  }
+  d.yty = d.y.squaredNorm();
+  d.Xty = d.X.transpose() * d.y;
+  d.wide = d.p > d.n;
+  if (!d.wide || c.rj) {
+    d.XtX.setZero(d.p, d.p);
+    d.XtX.selfadjointView<Eigen::Lower>().rankUpdate(d.X.transpose());
+    d.XtX.triangularView<Eigen::StrictlyUpper>() = d.XtX.transpose();
+  }
+  return d;
+}
+
+inline void check_control(const BlassoControl& c) {
+  if (c.chains < 1 || c.iter < 1 || c.burnin < 0 || c.thin < 1) throw std::invalid_argument("chains, iter, thin must be >= 1 and burnin >= 0");
+  if (!(c.lambda > 0) || !std::isfinite(c.lambda)) throw std::invalid_argument("lambda must be positive and finite");
+  if (c.sigma2_shape < 0 || c.sigma2_scale < 0) throw std::invalid_argument("sigma2 prior parameters must be >= 0");
+  if (c.mode == LambdaMode::gamma && !(c.gamma_shape > 0 && c.gamma_rate > 0)) throw std::invalid_argument("gamma prior on lambda^2 needs positive shape and rate");
+  if (c.mode == LambdaMode::em && (c.em_max < 1 || c.em_sweeps < 1 || c.em_burn < 0)) throw std::invalid_argument("invalid EM settings");
+}
+
+// Run the sampler. progress(sweeps_done) is called on the calling thread about every 100 ms; return false to stop.
+inline BlassoResult run_blasso(const Eigen::Ref<const Eigen::MatrixXd>& x, const Eigen::Ref<const Eigen::VectorXd>& y,
+                               const BlassoControl& c, std::uint64_t seed,
+                               const std::function<bool(std::size_t)>& progress = std::function<bool(std::size_t)>()) {
+  check_control(c);
+  const BlassoData d = prepare_data(x, y, c);
+  if (d.n_eff + 2.0 * c.sigma2_shape <= 0) throw std::invalid_argument("too few observations for the sigma2 posterior");
+  BlassoResult res;
+  std::vector<BlassoChain> chains;
+  chains.reserve(c.chains);
+  for (int k = 0; k < c.chains; ++k) chains.emplace_back(d, c, seed, k, c.lambda);
+
+  std::atomic<std::size_t> sweeps{0};
+  parallel::Monitor mon;
+  if (progress) mon = [&](std::size_t) { return progress(sweeps.load()); };
+  auto run_block = [&](int n_sweeps, std::vector<double>* etau) -> bool {
+    parallel::RunStatus st = parallel::run_parallel(
+        static_cast<std::size_t>(c.chains), c.threads,
+        [&](std::size_t k, int) {
+          double acc = 0.0;
+          for (int s = 0; s < n_sweeps; ++s) {
+            chains[k].sweep();
+            if (etau) acc += chains[k].expected_tau2_sum();
+            sweeps.fetch_add(1, std::memory_order_relaxed);
+          }
+          if (etau) (*etau)[k] = acc / n_sweeps;
+        },
+        mon);
+    return !st.interrupted;
+  };
+
+  double lambda = c.lambda;
+  // EM phase
+  if (c.mode == LambdaMode::em) {
+    if (c.em_burn > 0 && !run_block(c.em_burn, nullptr)) {
+      res.interrupted = true;
+      return res;
+    }
+    std::vector<double> etau(c.chains, 0.0);
+    int small = 0;
+    for (int it = 0; it < c.em_max; ++it) {
+      if (!run_block(c.em_sweeps, &etau)) {
+        res.interrupted = true;
+        return res;
+      }
+      double s = 0.0;
+      for (double e : etau) s += e;
+      s /= c.chains;
+      double next = std::sqrt(2.0 * d.p / s);
+      if (!std::isfinite(next)) throw std::runtime_error("EM update of lambda is not finite");
+      if (next <= c.lambda_min) {
+        next = c.lambda_min;
+        res.em_hit_bound = true;
+      }
+      if (next >= c.lambda_max) {
+        next = c.lambda_max;
+        res.em_hit_bound = true;
+      }
+      const double change = std::abs(next - lambda) / lambda;
+      lambda = next;
+      res.em_lambda.push_back(lambda);
+      for (auto& ch : chains) ch.set_lambda(lambda);
+      small = change < c.em_tol ? small + 1 : 0;
+      if (small >= 2) {
+        res.em_converged = true;
+        break;
+      }
+    }
+  }
+  // burn-in
+  if (c.burnin > 0 && !run_block(c.burnin, nullptr)) {
+    res.interrupted = true;
+    return res;
+  }
+  // sampling
+  const int T = c.iter, p = d.p;
+  res.beta.resize(static_cast<Eigen::Index>(c.chains) * T, p);
+  res.intercept.resize(c.chains * T);
+  res.sigma2.resize(c.chains * T);
+  res.lambda.resize(c.chains * T);
+  res.chain.resize(c.chains * T);
+  res.model_size.resize(c.chains * T);
+  parallel::RunStatus st = parallel::run_parallel(
+      static_cast<std::size_t>(c.chains), c.threads,
+      [&](std::size_t k, int) {
+        BlassoChain& ch = chains[k];
+        for (int t = 0; t < T; ++t) {
+          for (int s = 0; s < c.thin; ++s) {
+            ch.sweep();
+            sweeps.fetch_add(1, std::memory_order_relaxed);
+          }
+          const Eigen::Index row = static_cast<Eigen::Index>(k) * T + t;
+          res.beta.row(row) = ch.beta().transpose();
+          res.intercept[row] = ch.intercept_draw();
+          res.sigma2[row] = ch.sigma2();
+          res.lambda[row] = ch.lambda();
+          res.chain[row] = static_cast<int>(k) + 1;
+          res.model_size[row] = ch.model_size();
+        }
+      },
+      mon);
+  res.interrupted = st.interrupted;
+  long prop = 0, acc = 0;
+  for (auto& ch : chains) {
+    prop += ch.rj_proposed;
+    acc += ch.rj_accepted;
+  }
+  res.accept_rate = prop > 0 ? static_cast<double>(acc) / prop : 0.0;
+  return res;
+}
+
+}  // namespace gibbs
+}  // namespace scalebayes
