@@ -27,8 +27,10 @@
 #' in `[lambda_min, lambda_max]` (a warning is given if a bound is hit). `lambda = "gamma"` puts a
 #' Gamma(r, delta) prior (shape, rate) on \eqn{\lambda^2} (`control$gamma_prior`). A number fixes lambda.
 #'
-#' **Reversible jump.** `blasso_control(rj = TRUE)` adds a model indicator (active set) with a prior uniform
-#' on the model size, as `monomvn::blasso(RJ = TRUE)` does by default; inactive coefficients are exactly 0.
+#' **Reversible jump.** `blasso_control(rj = TRUE)` adds a model indicator (active set) with, by default, every
+#' active set equally likely, as `monomvn::blasso(RJ = TRUE)` has by default (its documentation says "uniform
+#' on the size" but its add/delete proposal ratio with a constant model prior gives uniform over subsets);
+#' inactive coefficients are exactly 0.
 #' Add/delete moves are accepted using the likelihood with both \eqn{\beta} and \eqn{\sigma^2} integrated
 #' out, keeping the latent \eqn{\tau_j^2} of inactive coefficients at draws from their prior (pseudo-prior
 #' equal to prior), which makes it a valid Metropolis-within-Gibbs step targeting the same posterior as
@@ -81,6 +83,9 @@ blasso <- function(x, y, lambda = "eb", chains = 4L, iter = 1000L, burnin = 500L
                x = "You supplied {.obj_type_friendly {control}}."), arg = "control")
   }
   mode <- resolve_blasso_lambda(lambda)
+  if (!is.null(control$fixed_tau2) && length(control$fixed_tau2) != p) {
+    sb_abort("{.arg fixed_tau2} must have length {p} (one per column of {.arg x}).", arg = "control")
+  }
   if (control$rj && mode$mode == 1L) {
     sb_abort(c("Reversible jump ({.code rj = TRUE}) cannot be combined with {.code lambda = \"eb\"}.",
                i = "Use {.code lambda = \"gamma\"} or a fixed number."), arg = "lambda")
@@ -123,7 +128,9 @@ blasso <- function(x, y, lambda = "eb", chains = 4L, iter = 1000L, burnin = 500L
     intercept = control$intercept, chains = chains, iter = iter, burnin = burnin, thin = thin,
     em_max = control$em_max, em_sweeps = control$em_sweeps, em_burn = control$em_burn,
     em_tol = control$em_tol, lambda_min = control$lambda_range[1], lambda_max = control$lambda_range[2],
-    sigma2_floor = if (p >= n) 1e-10 * vy else 0, rj = control$rj, rj_moves = control$rj_moves
+    sigma2_floor = if (p >= n) 1e-10 * vy else 0, rj = control$rj, rj_moves = control$rj_moves,
+    rj_prior = if (control$rj_prior == "models") 0L else 1L,
+    fixed_tau2 = control$fixed_tau2
   )
   t0 <- proc.time()
   r <- sb_call_engine(cpp_blasso(xs, y, ctrl, seed, threads, quiet))
@@ -161,8 +168,12 @@ blasso <- function(x, y, lambda = "eb", chains = 4L, iter = 1000L, burnin = 500L
     lambda_hat = if (mode$mode == 1L) r$lambda[1] else NA_real_,
     em_trace = r$em_lambda, rj_accept = if (control$rj) r$accept_rate else NA_real_
   )
-  fit$diagnostics <- blasso_diagnostics(fit, include_lambda = mode$mode == 2L)
-  fit$settings$print_info[["max R-hat"]] <- sprintf("%.3f", max(fit$diagnostics$rhat, na.rm = TRUE))
+  if (control$diagnostics) {
+    fit$diagnostics <- blasso_diagnostics(fit, include_lambda = mode$mode == 2L)
+    fit$settings$print_info[["max R-hat"]] <- sprintf("%.3f", max(fit$diagnostics$rhat, na.rm = TRUE))
+  } else {
+    fit$settings$print_info <- fit$settings$print_info[names(fit$settings$print_info) != "max R-hat"]
+  }
   fit
 }
 
@@ -204,8 +215,12 @@ blasso_diagnostics <- function(fit, include_lambda = FALSE) {
   arr <- array(NA_real_, dim = c(per, k, ncol(d)), dimnames = list(NULL, NULL, colnames(d)))
   for (c in seq_len(k)) arr[, c, ] <- d[ch == c, , drop = FALSE]
   a <- posterior::as_draws_array(arr)
-  s <- posterior::summarise_draws(a, rhat = posterior::rhat, ess_bulk = posterior::ess_bulk,
-                                  ess_tail = posterior::ess_tail)
+  # posterior warns "The ESS has been capped" for (near-)antithetic thinned chains; the value is still right.
+  s <- withCallingHandlers(
+    posterior::summarise_draws(a, rhat = posterior::rhat, ess_bulk = posterior::ess_bulk,
+                               ess_tail = posterior::ess_tail),
+    warning = function(w) if (grepl("ESS has been capped", conditionMessage(w))) invokeRestart("muffleWarning")
+  )
   s <- data.frame(parameter = s$variable, rhat = as.double(s$rhat), ess_bulk = as.double(s$ess_bulk),
                   ess_tail = as.double(s$ess_tail))
   s
@@ -230,6 +245,13 @@ blasso_diagnostics <- function(fit, include_lambda = FALSE) {
 #'   the original scale).
 #' @param rj Reversible-jump / model-indicator sampler over the active set (see [blasso()]).
 #' @param rj_moves Add/delete proposals per sweep.
+#' @param rj_prior Prior over active sets: `"models"` (every subset equally likely, which is what
+#'   `monomvn::blasso`'s default `mprior = 0` amounts to) or `"size"` (uniform on the number of active
+#'   coefficients, then uniform over subsets of that size).
+#' @param fixed_tau2 For testing: hold the latent \eqn{\tau_j^2} at these values (length p), which turns the
+#'   model into the conjugate normal-inverse-gamma regression with an exactly known posterior.
+#' @param diagnostics Compute R-hat and bulk/tail ESS (posterior package) for the fit; `FALSE` saves time in
+#'   loops over many small fits.
 #' @param preset `"none"` or `"monomvn"` (monomvn::blasso defaults: `rj = TRUE`, `gamma_prior = c(2, 0.1)`,
 #'   `intercept = FALSE`, and `thin = min(p, n - 1)` in [blasso()]).
 #' @return A list of class `blasso_control`.
@@ -239,8 +261,9 @@ blasso_diagnostics <- function(fit, include_lambda = FALSE) {
 blasso_control <- function(sigma2_prior = "auto", gamma_prior = c(2, 0.1), em_max = 100L, em_sweeps = 100L,
                            em_burn = 100L, em_tol = 1e-3, lambda_range = c(1e-6, 1e6), lambda_start = NULL,
                            intercept = TRUE, standardize = FALSE, rj = FALSE, rj_moves = 1L,
-                           preset = c("none", "monomvn")) {
+                           rj_prior = c("models", "size"), fixed_tau2 = NULL, diagnostics = TRUE, preset = c("none", "monomvn")) {
   preset <- match.arg(preset)
+  rj_prior <- match.arg(rj_prior)
   if (preset == "monomvn") {
     if (missing(rj)) rj <- TRUE
     if (missing(gamma_prior)) gamma_prior <- c(2, 0.1)
@@ -269,7 +292,14 @@ blasso_control <- function(sigma2_prior = "auto", gamma_prior = c(2, 0.1), em_ma
     lambda_range = as.double(lambda_range),
     lambda_start = check_number(lambda_start, lower = 0, lower_open = TRUE, allow_null = TRUE),
     intercept = check_flag(intercept), standardize = check_flag(standardize),
-    rj = check_flag(rj), rj_moves = check_count(rj_moves), preset = preset
+    rj = check_flag(rj), rj_moves = check_count(rj_moves), rj_prior = rj_prior, preset = preset,
+    diagnostics = check_flag(diagnostics),
+    fixed_tau2 = if (is.null(fixed_tau2)) NULL else {
+      if (!is.numeric(fixed_tau2) || any(!is.finite(fixed_tau2)) || any(fixed_tau2 <= 0)) {
+        sb_abort("{.arg fixed_tau2} must be a vector of positive numbers.", arg = "fixed_tau2")
+      }
+      as.double(fixed_tau2)
+    }
   ), class = "blasso_control")
 }
 

@@ -27,7 +27,10 @@ Rcpp::List cpp_blasso(const Rcpp::NumericMatrix& x, const Rcpp::NumericVector& y
   c.sigma2_floor = Rcpp::as<double>(ctrl["sigma2_floor"]);
   c.rj = Rcpp::as<bool>(ctrl["rj"]);
   c.rj_moves = Rcpp::as<int>(ctrl["rj_moves"]);
+  c.rj_prior = Rcpp::as<int>(ctrl["rj_prior"]);
   c.threads = threads;
+  if (ctrl.containsElementNamed("fixed_tau2") && !Rf_isNull(ctrl["fixed_tau2"]))
+    c.fixed_tau2 = Rcpp::as<std::vector<double>>(ctrl["fixed_tau2"]);
   const double em_total = c.mode == G::LambdaMode::em ? c.em_burn + static_cast<double>(c.em_max) * c.em_sweeps : 0.0;
   const double total = static_cast<double>(c.chains) * (em_total + c.burnin + static_cast<double>(c.iter) * c.thin);
   sbglue::Progress prog(total, !quiet, "blasso");

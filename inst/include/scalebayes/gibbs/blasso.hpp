@@ -12,8 +12,8 @@
 //      p >  n: one Cholesky of M (n x n) serves both; beta by Bhattacharya, Chakraborty & Mallick (2016).
 //   3. 1/tau_j^2 | beta, sigma2 ~ InvGaussian(lambda sigma / |beta_j|, lambda^2) (rng::Stream's stable form).
 //   4. lambda^2 | tau ~ Gamma(p + r, sum tau_j^2 / 2 + delta) under the hyperprior.
-// Optional "rj" mode: a model indicator gamma (active set) with a prior uniform on the model size (as in
-// monomvn::blasso's default mprior = 0), updated by add/delete moves whose acceptance uses the likelihood with
+// Optional "rj" mode: a model indicator gamma (active set) with a prior uniform over models (monomvn::blasso's
+// default) or uniform on the model size, updated by add/delete moves whose acceptance uses the likelihood with
 // beta AND sigma2 integrated out; inactive tau_j^2 are kept as draws from their prior (pseudo-priors), which
 // makes the move a valid Metropolis-within-Gibbs step on (gamma, tau) (Carlin & Chib 1995 with pseudo-prior =
 // prior). Inactive coefficients are exactly zero.
@@ -61,11 +61,16 @@ struct BlassoControl {
   double em_tol = 1e-3;         // stop when |lambda_new - lambda| < em_tol * lambda twice in a row
   double lambda_min = 1e-8;     // EM guard against collapse (lambda -> 0 with sigma2 -> 0 when p >= n)
   double lambda_max = 1e8;
+  bool em_accelerate = true;    // Aitken-type extrapolation of the EM sequence (see run_blasso)
   double sigma2_floor = 0.0;    // sigma2 is kept >= this (guard for p >= n; 0 = none)
   // reversible-jump / model-indicator option
   bool rj = false;
   int rj_moves = 1;             // add/delete proposals per sweep
+  int rj_prior = 0;             // 0: uniform over models (monomvn's effective default), 1: uniform on the size
   int threads = 1;
+  // Testing hook: if non-empty, tau^2 is held at these values (no tau / lambda updates). The model is then the
+  // conjugate normal-inverse-gamma regression, whose posterior is known exactly.
+  std::vector<double> fixed_tau2;
 };
 
 struct BlassoResult {
@@ -109,9 +114,21 @@ class BlassoChain {
     if (!(sigma2_ > 0)) sigma2_ = 1.0;
     // Start tau^2 from the prior mean given lambda, dispersed a little per chain.
     for (int j = 0; j < p; ++j) tau2_[j] = (2.0 / lambda2_) * rng_.exponential();
+    if (!c_.fixed_tau2.empty()) {
+      if (static_cast<int>(c_.fixed_tau2.size()) != p) throw std::invalid_argument("fixed_tau2 must have length p");
+      for (int j = 0; j < p; ++j) tau2_[j] = c_.fixed_tau2[j];
+    }
     if (c_.rj) {
       // start from the empty model plus a random half, so chains start dispersed
-      for (int j = 0; j < p; ++j) active_[j] = rng_.uniform() < 0.5 ? 1 : 0;
+      // a random start of at most min(p, n_eff - 1) / 2 coefficients (active sets are capped at n_eff - 1)
+      const int cap = std::max(0, static_cast<int>(std::min<double>(p, d.n_eff - 1.0)) / 2);
+      std::fill(active_.begin(), active_.end(), 0);
+      int k = 0;
+      for (int j = 0; j < p && k < cap; ++j)
+        if (rng_.uniform() < 0.5) {
+          active_[j] = 1;
+          ++k;
+        }
     }
     z_p_.resize(p);
   }
@@ -147,6 +164,7 @@ class BlassoChain {
     } else {
       draw_beta_sigma_tall();
     }
+    if (!c_.fixed_tau2.empty()) return;
     draw_tau();
     if (c_.mode == LambdaMode::gamma) draw_lambda();
   }
@@ -261,8 +279,11 @@ class BlassoChain {
     const double shape = 0.5 * d_.n_eff + c_.sigma2_shape;
     return -0.5 * logdet - shape * std::log(0.5 * std::max(quad, 1e-300) + c_.sigma2_scale);
   }
-  // log prior of the model: uniform on the size k in 0..p, uniform over models of each size.
+  // log prior of a model with k active coefficients: every model equally likely (rj_prior 0; what
+  // monomvn::blasso's mprior = 0 amounts to, its add/delete proposal ratio (M - m)/(m + 1) being paired with a
+  // constant model prior), or uniform on the size k, then uniform over models of that size (rj_prior 1).
   double log_model_prior(int k) const {
+    if (c_.rj_prior == 0) return 0.0;
     return -(std::lgamma(d_.p + 1.0) - std::lgamma(k + 1.0) - std::lgamma(d_.p - k + 1.0));
   }
   void rj_move() {
@@ -403,6 +424,23 @@ inline BlassoResult run_blasso(const Eigen::Ref<const Eigen::MatrixXd>& x, const
         next = c.lambda_max;
         res.em_hit_bound = true;
       }
+      // Aitken-type extrapolation in log(lambda): EM for lambda converges linearly and can be very slow
+      // (p >= n). When the last two EM steps point the same way, clearly above the tolerance, and shrink by a
+      // ratio r < 0.95, jump to the extrapolated limit (capped at 10 steps). The fixed point is unchanged.
+      const int K0 = static_cast<int>(res.em_lambda.size());
+      if (c.em_accelerate && K0 >= 2 && K0 % 3 == 2) {
+        const double l0 = std::log(res.em_lambda[K0 - 2]), l1 = std::log(res.em_lambda[K0 - 1]),
+                     l2 = std::log(next);
+        const double d1 = l1 - l0, d2 = l2 - l1;
+        if (d1 * d2 > 0 && std::abs(d2) > 5 * c.em_tol) {
+          const double r = d2 / d1;
+          if (r < 0.95) {
+            const double jump = std::min(r / (1.0 - r), 10.0);
+            next = std::exp(l2 + jump * d2);
+            next = std::min(std::max(next, c.lambda_min), c.lambda_max);
+          }
+        }
+      }
       const double change = std::abs(next - lambda) / lambda;
       lambda = next;
       res.em_lambda.push_back(lambda);
@@ -411,6 +449,34 @@ inline BlassoResult run_blasso(const Eigen::Ref<const Eigen::MatrixXd>& x, const
       if (small >= 2) {
         res.em_converged = true;
         break;
+      }
+      // Monte-Carlo noise dominance: over the last W iterates the fitted linear drift is below twice the
+      // residual scatter, so further iterations only add noise; use the mean of those W iterates.
+      const int W = 10;
+      const int K = static_cast<int>(res.em_lambda.size());
+      if (K >= 2 * W) {
+        double mt = 0.5 * (W - 1), ml = 0.0;
+        for (int i = 0; i < W; ++i) ml += res.em_lambda[K - W + i];
+        ml /= W;
+        double sxy = 0.0, sxx = 0.0;
+        for (int i = 0; i < W; ++i) {
+          sxy += (i - mt) * (res.em_lambda[K - W + i] - ml);
+          sxx += (i - mt) * (i - mt);
+        }
+        const double slope = sxy / sxx;
+        double rss = 0.0;
+        for (int i = 0; i < W; ++i) {
+          const double e = res.em_lambda[K - W + i] - ml - slope * (i - mt);
+          rss += e * e;
+        }
+        const double sd = std::sqrt(rss / (W - 2));
+        if (std::abs(slope) * W < 2.0 * sd) {
+          lambda = std::min(std::max(ml, c.lambda_min), c.lambda_max);
+          for (auto& ch : chains) ch.set_lambda(lambda);
+          res.em_lambda.push_back(lambda);
+          res.em_converged = true;
+          break;
+        }
       }
     }
   }

@@ -113,9 +113,18 @@ class Stream {
     }
     const double nu = normal();
     const double y = nu * nu;
-    const double phi = mu * y / lambda;  // dimensionless
-    // x1 = mu * (1 + phi/2 - sqrt(phi + phi^2/4)) = mu / (1 + phi/2 + sqrt(phi + phi^2/4))
-    const double x1 = mu / (1.0 + 0.5 * phi + std::sqrt(phi + 0.25 * phi * phi));
+    // phi = mu * y / lambda (dimensionless);
+    // x1 = mu * (1 + phi/2 - sqrt(phi + phi^2/4)) = mu / (1 + phi/2 + sqrt(phi + phi^2/4)).
+    // For phi >= 1 use r = 1/phi: x1 = (lambda / y) / (r + 1/2 + sqrt(r + 1/4)), which neither overflows
+    // (phi^2, or phi itself for mu ~ 1e300) nor loses precision.
+    double x1;
+    if (mu * y <= lambda) {
+      const double phi = mu * y / lambda;
+      x1 = mu / (1.0 + 0.5 * phi + std::sqrt(phi + 0.25 * phi * phi));
+    } else {
+      const double r = (lambda / y) / mu;
+      x1 = (lambda / y) / (r + 0.5 + std::sqrt(r + 0.25));
+    }
     const double u = uniform();
     // accept x1 with probability mu / (mu + x1), else mu^2 / x1
     return (u * (mu + x1) <= mu) ? x1 : mu * (mu / x1);
