@@ -13,3 +13,19 @@ cpp_build_info <- function() {
     .Call(`_scalebayes_cpp_build_info`)
 }
 
+cpp_lambda_max <- function(x, y, family, alpha, w, pf, intercept) {
+    .Call(`_scalebayes_cpp_lambda_max`, x, y, family, alpha, w, pf, intercept)
+}
+
+cpp_enet_path <- function(x, y, family, alpha, w, pf, lambda, control) {
+    .Call(`_scalebayes_cpp_enet_path`, x, y, family, alpha, w, pf, lambda, control)
+}
+
+cpp_enet_cv <- function(x, y, family, alpha, w, pf, foldid, lambda, control, threads, quiet) {
+    .Call(`_scalebayes_cpp_enet_cv`, x, y, family, alpha, w, pf, foldid, lambda, control, threads, quiet)
+}
+
+cpp_wbb_glm <- function(x, y, family, alpha, pf, lambda, warm_a0, warm_beta, prior, dist, seed, first, count, threads, control, quiet) {
+    .Call(`_scalebayes_cpp_wbb_glm`, x, y, family, alpha, pf, lambda, warm_a0, warm_beta, prior, dist, seed, first, count, threads, control, quiet)
+}
+

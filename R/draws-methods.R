@@ -58,7 +58,7 @@ summary.sb_fit <- function(object, probs = c(0.025, 0.5, 0.975), pars = NULL, ..
   d <- select_pars(object$draws, pars)
   q <- t(apply(d, 2, stats::quantile, probs = probs, names = FALSE))
   if (length(probs) == 1L) q <- t(q)
-  colnames(q) <- paste0("q", format(100 * probs, trim = TRUE))
+  colnames(q) <- paste0("q", 100 * probs)
   est <- object$estimate
   out <- data.frame(
     parameter = colnames(d),

@@ -9,7 +9,8 @@
 sb_chunk_indices <- function(n, chunks) {
   chunks <- max(1L, min(as.integer(chunks), n))
   if (n == 0L) return(list())
-  split(seq_len(n), cut(seq_len(n), breaks = chunks, labels = FALSE))
+  if (chunks == 1L) return(list(seq_len(n)))
+  unname(split(seq_len(n), cut(seq_len(n), breaks = chunks, labels = FALSE)))
 }
 
 #' Run fun(first, count) over chunks of 1..n, either in this process or through future.apply.

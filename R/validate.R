@@ -12,6 +12,7 @@ check_x_matrix <- function(x, arg = rlang::caller_arg(x), call = rlang::caller_e
     x <- as.matrix(x)
   }
   if (inherits(x, "sparseMatrix")) x <- as.matrix(x)
+  if (inherits(x, "AsIs")) x <- unclass(x)
   if (!is.matrix(x) || !(is.numeric(x) || is.logical(x))) {
     sb_abort(c("{.arg {arg}} must be a numeric matrix.",
                x = "You supplied {.obj_type_friendly {x}}."), arg = arg, call = call)
