@@ -9,6 +9,10 @@ cpp_rinvgauss <- function(n, mu, shape, seed) {
     .Call(`_scalebayes_cpp_rinvgauss`, n, mu, shape, seed)
 }
 
+cpp_blasso_compare <- function(n, p, setting, cell_id, first, count, blasso_ctrl, settings, seed, threads, quiet) {
+    .Call(`_scalebayes_cpp_blasso_compare`, n, p, setting, cell_id, first, count, blasso_ctrl, settings, seed, threads, quiet)
+}
+
 cpp_build_info <- function() {
     .Call(`_scalebayes_cpp_build_info`)
 }

@@ -116,22 +116,14 @@ blasso <- function(x, y, lambda = "eb", chains = 4L, iter = 1000L, burnin = 500L
   vy <- stats::var(y)
   s2p <- control$sigma2_prior
   if (identical(s2p, "auto")) s2p <- if (p >= n) c(1, 0.1 * vy) else c(0, 0)
-  lambda0 <- if (mode$mode == 0L) mode$value else blasso_lambda_start(xs, y, control$intercept)
+  lambda0 <- if (mode$mode == 0L) mode$value else 0  # 0: the engine's ridge marginal-likelihood start
   if (!is.null(control$lambda_start)) lambda0 <- control$lambda_start
   if (mode$mode == 2L && is.null(control$lambda_start)) {
     g <- control$gamma_prior
     lambda0 <- sqrt(g[1] / g[2])  # prior mean of lambda^2
   }
-  ctrl <- list(
-    mode = mode$mode, lambda = lambda0, gamma_shape = control$gamma_prior[1],
-    gamma_rate = control$gamma_prior[2], sigma2_shape = s2p[1], sigma2_scale = s2p[2],
-    intercept = control$intercept, chains = chains, iter = iter, burnin = burnin, thin = thin,
-    em_max = control$em_max, em_sweeps = control$em_sweeps, em_burn = control$em_burn,
-    em_tol = control$em_tol, lambda_min = control$lambda_range[1], lambda_max = control$lambda_range[2],
-    sigma2_floor = if (p >= n) 1e-10 * vy else 0, rj = control$rj, rj_moves = control$rj_moves,
-    rj_prior = if (control$rj_prior == "models") 0L else 1L,
-    fixed_tau2 = control$fixed_tau2
-  )
+  ctrl <- blasso_engine_ctrl(mode$mode, lambda0, control, s2p, chains, iter, burnin, thin,
+                             sigma2_floor = if (p >= n) 1e-10 * vy else 0)
   t0 <- proc.time()
   r <- sb_call_engine(cpp_blasso(xs, y, ctrl, seed, threads, quiet))
   timing <- proc.time() - t0
@@ -165,7 +157,7 @@ blasso <- function(x, y, lambda = "eb", chains = 4L, iter = 1000L, burnin = 500L
     ),
     seed = seed, timing = timing,
     sigma2 = r$sigma2, lambda = r$lambda, model_size = r$model_size,
-    lambda_hat = if (mode$mode == 1L) r$lambda[1] else NA_real_,
+    lambda_hat = if (mode$mode == 1L) r$lambda[1] else NA_real_, lambda_start = r$lambda_start,
     em_trace = r$em_lambda, rj_accept = if (control$rj) r$accept_rate else NA_real_
   )
   if (control$diagnostics) {
@@ -177,6 +169,20 @@ blasso <- function(x, y, lambda = "eb", chains = 4L, iter = 1000L, burnin = 500L
   fit
 }
 
+# The list the C++ glue reads (see blasso_control_from() in src/blasso.cpp).
+blasso_engine_ctrl <- function(mode, lambda0, control, s2p, chains, iter, burnin, thin, sigma2_floor = 0) {
+  list(
+    mode = mode, lambda = lambda0, gamma_shape = control$gamma_prior[1],
+    gamma_rate = control$gamma_prior[2], sigma2_shape = s2p[1], sigma2_scale = s2p[2],
+    intercept = control$intercept, chains = chains, iter = iter, burnin = burnin, thin = thin,
+    em_max = control$em_max, em_sweeps = control$em_sweeps, em_burn = control$em_burn,
+    em_tol = control$em_tol, lambda_min = control$lambda_range[1], lambda_max = control$lambda_range[2],
+    sigma2_floor = sigma2_floor, rj = control$rj, rj_moves = control$rj_moves,
+    rj_prior = if (control$rj_prior == "models") 0L else 1L,
+    fixed_tau2 = control$fixed_tau2
+  )
+}
+
 resolve_blasso_lambda <- function(lambda, call = rlang::caller_env()) {
   if (is.character(lambda) && length(lambda) == 1L && lambda %in% c("eb", "gamma")) {
     return(list(mode = if (lambda == "eb") 1L else 2L, value = NA_real_))
@@ -186,24 +192,6 @@ resolve_blasso_lambda <- function(lambda, call = rlang::caller_env()) {
   }
   sb_abort(c("{.arg lambda} must be {.val eb}, {.val gamma}, or a positive number.",
              x = "You supplied {.val {format(lambda)}}."), arg = "lambda", call = call)
-}
-
-# Park & Casella's starting value p * sigma_hat / sum |beta_hat| from least squares (ridge when p >= n - 1).
-blasso_lambda_start <- function(x, y, intercept) {
-  if (intercept) {
-    x <- sweep(x, 2, colMeans(x))
-    y <- y - mean(y)
-  }
-  n <- nrow(x); p <- ncol(x)
-  xtx <- crossprod(x)
-  ridge <- if (p >= n - 1L) 1e-2 * mean(diag(xtx)) else 0
-  b <- tryCatch(solve(xtx + diag(ridge, p), crossprod(x, y)), error = function(e) NULL)
-  if (is.null(b)) b <- solve(xtx + diag(1e-2 * mean(diag(xtx)) + 1e-12, p), crossprod(x, y))
-  res <- y - x %*% b
-  s <- sqrt(max(sum(res^2) / max(n - p - intercept, 1), 1e-3 * stats::var(y)))
-  l <- p * s / sum(abs(b))
-  if (!is.finite(l) || l <= 0) l <- 1
-  l
 }
 
 blasso_diagnostics <- function(fit, include_lambda = FALSE) {
@@ -238,8 +226,10 @@ blasso_diagnostics <- function(fit, include_lambda = FALSE) {
 #'   sweeps per chain after `em_burn` initial sweeps; stop when the relative change of lambda is below
 #'   `em_tol` twice in a row.
 #' @param lambda_range Bounds kept on the EM estimate of lambda.
-#' @param lambda_start Starting lambda for EM / the gamma prior (`NULL`: Park and Casella's
-#'   least-squares start for EM, the prior mean for the gamma prior).
+#' @param lambda_start Starting lambda for EM / the gamma prior (`NULL`: for EM, \eqn{\sqrt{2/v}} where
+#'   \eqn{v} maximizes the marginal likelihood of the Gaussian prior \eqn{\beta \sim N(0, \sigma^2 v I)}
+#'   with the Bayesian lasso's prior variance, which is much closer to the EB value than Park and
+#'   Casella's least-squares start when p >= n; for the gamma prior, the prior mean).
 #' @param intercept Fit an intercept (flat prior, integrated out by centring).
 #' @param standardize Scale the columns of `x` to unit sd before sampling (coefficients are reported on
 #'   the original scale).

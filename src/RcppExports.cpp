@@ -41,6 +41,27 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
+// cpp_blasso_compare
+Rcpp::NumericMatrix cpp_blasso_compare(int n, int p, int setting, int cell_id, double first, int count, const Rcpp::List& blasso_ctrl, const Rcpp::List& settings, double seed, int threads, bool quiet);
+RcppExport SEXP _scalebayes_cpp_blasso_compare(SEXP nSEXP, SEXP pSEXP, SEXP settingSEXP, SEXP cell_idSEXP, SEXP firstSEXP, SEXP countSEXP, SEXP blasso_ctrlSEXP, SEXP settingsSEXP, SEXP seedSEXP, SEXP threadsSEXP, SEXP quietSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< int >::type n(nSEXP);
+    Rcpp::traits::input_parameter< int >::type p(pSEXP);
+    Rcpp::traits::input_parameter< int >::type setting(settingSEXP);
+    Rcpp::traits::input_parameter< int >::type cell_id(cell_idSEXP);
+    Rcpp::traits::input_parameter< double >::type first(firstSEXP);
+    Rcpp::traits::input_parameter< int >::type count(countSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::List& >::type blasso_ctrl(blasso_ctrlSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::List& >::type settings(settingsSEXP);
+    Rcpp::traits::input_parameter< double >::type seed(seedSEXP);
+    Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
+    Rcpp::traits::input_parameter< bool >::type quiet(quietSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_blasso_compare(n, p, setting, cell_id, first, count, blasso_ctrl, settings, seed, threads, quiet));
+    return rcpp_result_gen;
+END_RCPP
+}
 // cpp_build_info
 Rcpp::List cpp_build_info();
 RcppExport SEXP _scalebayes_cpp_build_info() {
@@ -137,6 +158,7 @@ END_RCPP
 static const R_CallMethodDef CallEntries[] = {
     {"_scalebayes_cpp_blasso", (DL_FUNC) &_scalebayes_cpp_blasso, 6},
     {"_scalebayes_cpp_rinvgauss", (DL_FUNC) &_scalebayes_cpp_rinvgauss, 4},
+    {"_scalebayes_cpp_blasso_compare", (DL_FUNC) &_scalebayes_cpp_blasso_compare, 11},
     {"_scalebayes_cpp_build_info", (DL_FUNC) &_scalebayes_cpp_build_info, 0},
     {"_scalebayes_cpp_lambda_max", (DL_FUNC) &_scalebayes_cpp_lambda_max, 7},
     {"_scalebayes_cpp_enet_path", (DL_FUNC) &_scalebayes_cpp_enet_path, 8},

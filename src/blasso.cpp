@@ -1,10 +1,10 @@
 // Glue for blasso(): convert, build the control struct, call scalebayes::gibbs::run_blasso, convert back.
 #include "sb_glue.h"
 #include "scalebayes/gibbs/blasso.hpp"
+#include "scalebayes/gibbs/compare.hpp"
 
-// [[Rcpp::export]]
-Rcpp::List cpp_blasso(const Rcpp::NumericMatrix& x, const Rcpp::NumericVector& y, const Rcpp::List& ctrl, double seed,
-                      int threads, bool quiet) {
+namespace {
+scalebayes::gibbs::BlassoControl blasso_control_from(const Rcpp::List& ctrl) {
   namespace G = scalebayes::gibbs;
   G::BlassoControl c;
   c.mode = static_cast<G::LambdaMode>(Rcpp::as<int>(ctrl["mode"]));
@@ -28,6 +28,15 @@ Rcpp::List cpp_blasso(const Rcpp::NumericMatrix& x, const Rcpp::NumericVector& y
   c.rj = Rcpp::as<bool>(ctrl["rj"]);
   c.rj_moves = Rcpp::as<int>(ctrl["rj_moves"]);
   c.rj_prior = Rcpp::as<int>(ctrl["rj_prior"]);
+  return c;
+}
+}  // namespace
+
+// [[Rcpp::export]]
+Rcpp::List cpp_blasso(const Rcpp::NumericMatrix& x, const Rcpp::NumericVector& y, const Rcpp::List& ctrl, double seed,
+                      int threads, bool quiet) {
+  namespace G = scalebayes::gibbs;
+  G::BlassoControl c = blasso_control_from(ctrl);
   c.threads = threads;
   if (ctrl.containsElementNamed("fixed_tau2") && !Rf_isNull(ctrl["fixed_tau2"]))
     c.fixed_tau2 = Rcpp::as<std::vector<double>>(ctrl["fixed_tau2"]);
@@ -39,7 +48,7 @@ Rcpp::List cpp_blasso(const Rcpp::NumericMatrix& x, const Rcpp::NumericVector& y
       Rcpp::Named("beta") = Rcpp::wrap(r.beta), Rcpp::Named("intercept") = Rcpp::wrap(r.intercept),
       Rcpp::Named("sigma2") = Rcpp::wrap(r.sigma2), Rcpp::Named("lambda") = Rcpp::wrap(r.lambda),
       Rcpp::Named("chain") = Rcpp::wrap(r.chain), Rcpp::Named("model_size") = Rcpp::wrap(r.model_size),
-      Rcpp::Named("em_lambda") = Rcpp::wrap(r.em_lambda), Rcpp::Named("em_converged") = r.em_converged,
+      Rcpp::Named("em_lambda") = Rcpp::wrap(r.em_lambda), Rcpp::Named("lambda_start") = r.lambda_start, Rcpp::Named("em_converged") = r.em_converged,
       Rcpp::Named("em_hit_bound") = r.em_hit_bound, Rcpp::Named("accept_rate") = r.accept_rate,
       Rcpp::Named("interrupted") = r.interrupted || prog.interrupted());
 }
@@ -53,3 +62,34 @@ Rcpp::NumericVector cpp_rinvgauss(int n, double mu, double shape, double seed) {
   return out;
 }
 
+
+// Datasets first+1 .. first+count of one cell of the WBB-paper simulation (see gibbs/compare.hpp).
+// [[Rcpp::export]]
+Rcpp::NumericMatrix cpp_blasso_compare(int n, int p, int setting, int cell_id, double first, int count,
+                                       const Rcpp::List& blasso_ctrl, const Rcpp::List& settings, double seed,
+                                       int threads, bool quiet) {
+  namespace G = scalebayes::gibbs;
+  G::CompareCell cell;
+  cell.n = n;
+  cell.p = p;
+  cell.setting = setting;
+  cell.id = cell_id;
+  G::CompareSettings st;
+  st.seed = sbglue::seed_from_r(seed);
+  st.draws = Rcpp::as<int>(settings["draws"]);
+  st.nfolds = Rcpp::as<int>(settings["nfolds"]);
+  st.nlambda = Rcpp::as<int>(settings["nlambda"]);
+  st.run_wbb = Rcpp::as<bool>(settings["run_wbb"]);
+  st.run_blasso = Rcpp::as<bool>(settings["run_blasso"]);
+  st.blasso_standardize = Rcpp::as<bool>(settings["blasso_standardize"]);
+  st.cd.tol = Rcpp::as<double>(settings["cd_tol"]);
+  st.blasso = blasso_control_from(blasso_ctrl);
+  st.threads = threads;
+  sbglue::Progress prog(static_cast<double>(count), !quiet, "datasets");
+  bool interrupted = false;
+  Eigen::MatrixXd out = G::run_compare(cell, static_cast<std::size_t>(first), static_cast<std::size_t>(count), st,
+                                       prog.monitor(), &interrupted);
+  Rcpp::NumericMatrix res = Rcpp::wrap(out);
+  res.attr("interrupted") = interrupted || prog.interrupted();
+  return res;
+}

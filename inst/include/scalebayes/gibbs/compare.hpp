@@ -1,0 +1,227 @@
+// scalebayes/gibbs/compare.hpp -- the simulation study of Newton, Polson & Xu (2021), section 3.1 (Tables 1-3):
+// WBB (lasso penalty, separate prior weights, lambda by CV on the unweighted lasso) against the Bayesian lasso.
+//
+// One dataset = one work item, keyed by (seed, cell, dataset index) so any split over threads, chunks or
+// machines gives the same numbers. For dataset b of a cell:
+//   * X (n x p) and a test X* (n x p): rows N(0, Sigma), Sigma_ij = 0.1 * 0.8^|i-j|, drawn exactly as a
+//     stationary AR(1) across columns; y = X beta + e, e ~ N(0, s2 I), s2 = ||X beta||^2 / (2 n) from the
+//     training X (signal-to-noise 2); y* likewise with the same s2.
+//   * WBB: columns standardized by their unweighted means / SDs; lambda = lambda_min of 10-fold CV on the
+//     unweighted lasso (100 log-spaced values down to lambda_max * (1e-4 if n > p else 1e-2)); then T draws
+//     argmin sum_i w_i (y_i - a0 - x_i'b)^2 / 2 + lambda sum_j w0_j |b_j|, w, w0 iid Exp(1).
+//   * Bayesian lasso: gibbs::run_blasso with one chain, T kept draws (settings from BlassoControl).
+//   Metrics per method: coefficient MSE of the posterior mean (mean over j), prediction MSE on the test set
+//   (posterior-mean prediction incl. intercept), and the share of coefficients whose central 95% interval
+//   (type-7 quantiles of the T draws) covers the truth.
+#pragma once
+#include <Eigen/Dense>
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <limits>
+#include <cstdint>
+#include <vector>
+
+#include "scalebayes/cd/path.hpp"
+#include "scalebayes/cd/solver.hpp"
+#include "scalebayes/gibbs/blasso.hpp"
+#include "scalebayes/parallel/driver.hpp"
+#include "scalebayes/rng/stream.hpp"
+
+namespace scalebayes {
+namespace gibbs {
+
+struct CompareCell {
+  int n = 50, p = 40;
+  int setting = 0;  // 0 = A(i), 1 = A(ii), 2 = B
+  int id = 0;       // cell index used in the random-stream key
+};
+
+struct CompareSettings {
+  std::uint64_t seed = 1;
+  int draws = 200;               // T per method
+  int nfolds = 10, nlambda = 100;
+  bool run_wbb = true, run_blasso = true;
+  bool blasso_standardize = false;  // scale columns to unit sd before the Bayesian lasso (monomvn's normalize)
+  BlassoControl blasso;          // chains / threads are forced to 1
+  cd::Control cd;
+  int threads = 1;
+};
+
+// metrics: per dataset, columns: wbb (coef mse, pred mse, coverage, lambda, seconds), blasso (same; lambda is the
+// EB value or the posterior mean of lambda)
+constexpr int kCompareCols = 10;
+
+inline Eigen::VectorXd compare_beta(const CompareCell& c) {
+  Eigen::VectorXd b = Eigen::VectorXd::Zero(c.p);
+  if (c.setting == 2) {
+    b.setOnes();
+  } else {
+    for (int j = 0; j < std::min(10, c.p); ++j) b[j] = (c.setting == 1 && j >= 5) ? 10.0 : 1.0;
+  }
+  return b;
+}
+
+// rows N(0, Sigma), Sigma_ij = 0.1 * 0.8^|i-j|: x_1 = sqrt(0.1) z_1, x_j = 0.8 x_{j-1} + sqrt(0.1 * 0.36) z_j
+inline void compare_design(rng::Stream& s, Eigen::MatrixXd& x) {
+  const double s0 = std::sqrt(0.1), s1 = std::sqrt(0.1 * (1.0 - 0.64));
+  for (Eigen::Index i = 0; i < x.rows(); ++i) {
+    x(i, 0) = s0 * s.normal();
+    for (Eigen::Index j = 1; j < x.cols(); ++j) x(i, j) = 0.8 * x(i, j - 1) + s1 * s.normal();
+  }
+}
+
+// type-7 quantile of v (copied, partially sorted)
+inline double quantile7(std::vector<double> v, double prob) {
+  const double h = (v.size() - 1) * prob;
+  const std::size_t lo = static_cast<std::size_t>(std::floor(h));
+  std::nth_element(v.begin(), v.begin() + lo, v.end());
+  const double a = v[lo];
+  if (lo + 1 >= v.size()) return a;
+  const double b = *std::min_element(v.begin() + lo + 1, v.end());
+  return a + (h - lo) * (b - a);
+}
+
+// draws: T x (p + 1), column 0 the intercept. Fills 3 metrics.
+inline void compare_metrics(const Eigen::MatrixXd& draws, const Eigen::VectorXd& beta, const Eigen::MatrixXd& xt,
+                            const Eigen::VectorXd& yt, double* out) {
+  const Eigen::Index T = draws.rows(), p = beta.size();
+  const Eigen::VectorXd m = draws.colwise().mean().transpose();
+  out[0] = (m.tail(p) - beta).squaredNorm() / p;
+  const Eigen::VectorXd pred = (xt * m.tail(p)).array() + m[0];
+  out[1] = (yt - pred).squaredNorm() / yt.size();
+  int cover = 0;
+  std::vector<double> col(T);
+  for (Eigen::Index j = 0; j < p; ++j) {
+    for (Eigen::Index t = 0; t < T; ++t) col[t] = draws(t, j + 1);
+    const double lo = quantile7(col, 0.025), hi = quantile7(col, 0.975);
+    if (lo <= beta[j] && beta[j] <= hi) ++cover;
+  }
+  out[2] = static_cast<double>(cover) / p;
+}
+
+inline std::uint64_t compare_key(const CompareCell& c, std::size_t b) {
+  return (static_cast<std::uint64_t>(c.id) << 32) ^ static_cast<std::uint64_t>(b);
+}
+
+// One dataset: writes kCompareCols numbers into out.
+inline void compare_one(const CompareCell& c, std::size_t b, const CompareSettings& st, double* out) {
+  using clock = std::chrono::steady_clock;
+  const int n = c.n, p = c.p, T = st.draws;
+  const std::uint64_t key = compare_key(c, b);
+  rng::Stream s(st.seed, key, 0);
+  const Eigen::VectorXd beta = compare_beta(c);
+  Eigen::MatrixXd x(n, p), xt(n, p);
+  compare_design(s, x);
+  compare_design(s, xt);
+  const Eigen::VectorXd mu = x * beta, mut = xt * beta;
+  const double s2 = mu.squaredNorm() / (2.0 * n), sd = std::sqrt(s2);
+  Eigen::VectorXd y(n), yt(n);
+  for (int i = 0; i < n; ++i) y[i] = mu[i] + sd * s.normal();
+  for (int i = 0; i < n; ++i) yt[i] = mut[i] + sd * s.normal();
+  for (int k = 0; k < kCompareCols; ++k) out[k] = std::numeric_limits<double>::quiet_NaN();
+
+  if (st.run_wbb) {
+    const auto t0 = clock::now();
+    // standardize with unweighted means and (population) SDs, fixed for all draws
+    const Eigen::VectorXd center = x.colwise().mean().transpose();
+    Eigen::MatrixXd xs = x.rowwise() - center.transpose();
+    Eigen::VectorXd scale = (xs.colwise().squaredNorm() / n).cwiseSqrt().transpose();
+    for (int j = 0; j < p; ++j)
+      if (!(scale[j] > 0)) scale[j] = 1.0;
+    xs = xs * scale.cwiseInverse().asDiagonal();
+    const Eigen::VectorXd unit = Eigen::VectorXd::Ones(n), pf1 = Eigen::VectorXd::Ones(p);
+    rng::Stream sf(st.seed, key, 1);
+    // folds: a random permutation of rep(0..K-1)
+    Eigen::VectorXi fold(n);
+    for (int i = 0; i < n; ++i) fold[i] = i % st.nfolds;
+    for (int i = n - 1; i > 0; --i) std::swap(fold[i], fold[static_cast<int>(sf.uniform() * (i + 1))]);
+    const double lmax = cd::lambda_max(xs, y, cd::Family::gaussian, 1.0, unit, pf1, true);
+    const Eigen::VectorXd lseq = cd::lambda_sequence(lmax, st.nlambda, n > p ? 1e-4 : 1e-2);
+    const cd::CvResult cv = cd::cross_validate(xs, y, cd::Family::gaussian, 1.0, unit, pf1, fold, lseq, st.cd, 1);
+    const double lam = cv.lambda_min;
+    cd::ElasticNet solver(xs, y, cd::Family::gaussian, 1.0, st.cd);
+    cd::Fit warm;
+    solver.solve(unit, pf1, lam, warm);
+    Eigen::MatrixXd dr(T, p + 1);
+    Eigen::VectorXd w(n), pf(p);
+    for (int t = 0; t < T; ++t) {
+      rng::Stream sw(st.seed, key, 100 + static_cast<std::uint64_t>(t));
+      for (int i = 0; i < n; ++i) w[i] = sw.exponential();
+      for (int j = 0; j < p; ++j) pf[j] = sw.exponential();
+      cd::Fit f = warm;
+      solver.solve(w, pf, lam, f);
+      // back to the original scale
+      double a0 = f.a0;
+      for (int j = 0; j < p; ++j) {
+        const double bj = f.beta[j] / scale[j];
+        dr(t, j + 1) = bj;
+        a0 -= bj * center[j];
+      }
+      dr(t, 0) = a0;
+    }
+    compare_metrics(dr, beta, xt, yt, out);
+    out[3] = lam;
+    out[4] = std::chrono::duration<double>(clock::now() - t0).count();
+  }
+
+  if (st.run_blasso) {
+    const auto t0 = clock::now();
+    BlassoControl bc = st.blasso;
+    bc.chains = 1;
+    bc.threads = 1;
+    bc.iter = T;
+    Eigen::VectorXd scale = Eigen::VectorXd::Ones(p);
+    Eigen::MatrixXd xb = x;
+    if (st.blasso_standardize) {
+      const Eigen::VectorXd center = x.colwise().mean().transpose();
+      for (int j = 0; j < p; ++j) {
+        const double v = (x.col(j).array() - center[j]).square().sum() / (n - 1.0);
+        scale[j] = v > 0 ? std::sqrt(v) : 1.0;
+      }
+      xb = x * scale.cwiseInverse().asDiagonal();
+    }
+    // auto sigma2 prior (as blasso() does): a proper IG(1, 0.1 var(y)) when p >= n unless one is given
+    if (bc.sigma2_shape < 0) {
+      const double vy = (y.array() - y.mean()).square().sum() / (n - 1.0);
+      if (p >= n) {
+        bc.sigma2_shape = 1.0;
+        bc.sigma2_scale = 0.1 * vy;
+      } else {
+        bc.sigma2_shape = 0.0;
+        bc.sigma2_scale = 0.0;
+      }
+      bc.sigma2_floor = p >= n ? 1e-10 * vy : 0.0;
+    }
+    if (bc.thin < 1) bc.thin = std::max(1, std::min(p, n - 1));  // monomvn's default thinning
+    if (bc.mode == LambdaMode::em) bc.lambda = 0.0;  // ridge_lambda_start
+    rng::Stream sb(st.seed, key, 2);
+    const BlassoResult r = run_blasso(xb, y, bc, sb.next());
+    Eigen::MatrixXd dr(T, p + 1);
+    dr.col(0) = r.intercept;
+    for (int j = 0; j < p; ++j) dr.col(j + 1) = r.beta.col(j) / scale[j];
+    compare_metrics(dr, beta, xt, yt, out + 5);
+    out[8] = r.lambda.mean();
+    out[9] = std::chrono::duration<double>(clock::now() - t0).count();
+  }
+}
+
+// Datasets first .. first + count - 1 of one cell; returns count x kCompareCols (row-major by dataset).
+inline Eigen::MatrixXd run_compare(const CompareCell& c, std::size_t first, std::size_t count,
+                                   const CompareSettings& st, const parallel::Monitor& monitor,
+                                   bool* interrupted) {
+  Eigen::MatrixXd out(count, kCompareCols);
+  out.setConstant(std::numeric_limits<double>::quiet_NaN());
+  std::vector<double> buf;
+  auto body = [&](std::size_t i, int) {
+    double row[kCompareCols];
+    compare_one(c, first + i, st, row);
+    for (int k = 0; k < kCompareCols; ++k) out(static_cast<Eigen::Index>(i), k) = row[k];
+  };
+  const auto status = parallel::run_parallel(count, st.threads, body, monitor);
+  if (interrupted) *interrupted = status.interrupted;
+  return out;
+}
+
+}  // namespace gibbs
+}  // namespace scalebayes
