@@ -34,6 +34,8 @@
 #' @param methods Which arms to run: `"wbb"`, `"blasso"`.
 #' @param blasso Bayesian-lasso configuration: `"eb"` or `"monomvn"` (see Details).
 #' @param burnin Bayesian-lasso sweeps discarded (after the EM phase for `"eb"`).
+#' @param cd_tol Convergence tolerance of the coordinate-descent solves (relative to the null deviance; the
+#'   paper's glmnet calls used glmnet's default `thresh = 1e-7`).
 #' @param chunks Chunks per cell (for `future`).
 #' @param future Run chunks through `future.apply` (needs the package).
 #' @param threads,seed,quiet As in [blasso()].
@@ -52,8 +54,8 @@
 #' }
 blasso_compare <- function(settings = c("A(i)", "A(ii)", "B"), p = c(40, 60, 80, 100, 120), n = c("50", "p/2"),
                            datasets = 500L, draws = 200L, methods = c("wbb", "blasso"),
-                           blasso = c("eb", "monomvn"), burnin = 500L, chunks = 1L, future = FALSE,
-                           threads = NULL, seed = NULL, quiet = NULL) {
+                           blasso = c("eb", "monomvn"), burnin = 500L, cd_tol = 1e-9, chunks = 1L,
+                           future = FALSE, threads = NULL, seed = NULL, quiet = NULL) {
   all_settings <- c("A(i)", "A(ii)", "B")
   if (!is.character(settings) || !length(settings) || !all(settings %in% all_settings)) {
     sb_abort(c("{.arg settings} must be a subset of {.val {all_settings}}.",
@@ -72,6 +74,7 @@ blasso_compare <- function(settings = c("A(i)", "A(ii)", "B"), p = c(40, 60, 80,
   datasets <- check_count(datasets)
   draws <- check_count(draws, min = 2L)
   burnin <- check_count(burnin, min = 0L)
+  cd_tol <- check_number(cd_tol, lower = 0, upper = 1e-3, lower_open = TRUE)
   chunks <- check_count(chunks)
   future <- check_flag(future)
   threads <- resolve_threads(threads)
@@ -82,7 +85,7 @@ blasso_compare <- function(settings = c("A(i)", "A(ii)", "B"), p = c(40, 60, 80,
   if (any(cells$p < 2 | cells$n < 6)) sb_abort("Every cell needs n >= 6 (n = p/2 with p >= 12).", arg = "p")
   bctrl <- compare_blasso_ctrl(blasso, draws, burnin)
   st <- list(draws = draws, nfolds = 10L, nlambda = 100L, run_wbb = "wbb" %in% methods,
-             run_blasso = "blasso" %in% methods, blasso_standardize = blasso == "monomvn", cd_tol = 1e-12)
+             run_blasso = "blasso" %in% methods, blasso_standardize = blasso == "monomvn", cd_tol = cd_tol)
   res <- vector("list", nrow(cells))
   t0 <- proc.time()[["elapsed"]]
   for (k in seq_len(nrow(cells))) {
