@@ -39,6 +39,9 @@
 #' @param chunks Chunks per cell (for `future`).
 #' @param future Run chunks through `future.apply` (needs the package).
 #' @param threads,seed,quiet As in [blasso()].
+#' @param first_dataset Index of the first dataset: datasets `first_dataset, ..., first_dataset + datasets - 1`
+#'   of every cell are run, so a long study can be run in pieces (resumed, or spread over machines) and the
+#'   pieces combined with [blasso_compare_combine()]; the numbers do not depend on the split.
 #' @return A data frame of class `sb_blasso_compare` with one row per cell and method: `n_rule`, `n`,
 #'   `setting`, `p`, `method`, `mse_coef`, `mse_pred`, `coverage`, their Monte-Carlo standard errors
 #'   (`se_*`), `lambda` (mean over datasets), `seconds` (mean CPU-seconds per dataset), `datasets`; and the
@@ -54,8 +57,8 @@
 #' }
 blasso_compare <- function(settings = c("A(i)", "A(ii)", "B"), p = c(40, 60, 80, 100, 120), n = c("50", "p/2"),
                            datasets = 500L, draws = 200L, methods = c("wbb", "blasso"),
-                           blasso = c("eb", "monomvn"), burnin = 500L, cd_tol = 1e-9, chunks = 1L,
-                           future = FALSE, threads = NULL, seed = NULL, quiet = NULL) {
+                           blasso = c("eb", "monomvn"), burnin = 200L, cd_tol = 1e-9, chunks = 1L,
+                           future = FALSE, threads = NULL, seed = NULL, quiet = NULL, first_dataset = 1L) {
   all_settings <- c("A(i)", "A(ii)", "B")
   if (!is.character(settings) || !length(settings) || !all(settings %in% all_settings)) {
     sb_abort(c("{.arg settings} must be a subset of {.val {all_settings}}.",
@@ -76,6 +79,7 @@ blasso_compare <- function(settings = c("A(i)", "A(ii)", "B"), p = c(40, 60, 80,
   burnin <- check_count(burnin, min = 0L)
   cd_tol <- check_number(cd_tol, lower = 0, upper = 1e-3, lower_open = TRUE)
   chunks <- check_count(chunks)
+  first_dataset <- check_count(first_dataset)
   future <- check_flag(future)
   threads <- resolve_threads(threads)
   seed <- resolve_seed(seed)
@@ -91,14 +95,16 @@ blasso_compare <- function(settings = c("A(i)", "A(ii)", "B"), p = c(40, 60, 80,
   for (k in seq_len(nrow(cells))) {
     cl <- cells[k, ]
     engine <- function(first, count) {
-      cpp_blasso_compare(cl$n, cl$p, cl$setting_code, cl$id, first, count, bctrl, st, seed, threads, quiet)
+      cpp_blasso_compare(cl$n, cl$p, cl$setting_code, cl$id, first + first_dataset - 1, count, bctrl, st, seed,
+                         threads, quiet)
     }
     parts <- sb_call_engine(sb_map_chunks(datasets, chunks, engine, use_future = future))
     if (any(vapply(parts, function(m) isTRUE(attr(m, "interrupted")), logical(1)))) rlang::interrupt()
     m <- do.call(rbind, lapply(parts, function(m) {attr(m, "interrupted") <- NULL; m}))
     colnames(m) <- c(paste0("wbb_", c("mse_coef", "mse_pred", "coverage", "lambda", "seconds")),
                      paste0("blasso_", c("mse_coef", "mse_pred", "coverage", "lambda", "seconds")))
-    res[[k]] <- data.frame(cells[rep(k, nrow(m)), c("n_rule", "n", "setting", "p")], dataset = seq_len(nrow(m)),
+    res[[k]] <- data.frame(cells[rep(k, nrow(m)), c("n_rule", "n", "setting", "p")],
+                           dataset = first_dataset - 1L + seq_len(nrow(m)),
                            m, row.names = NULL, check.names = FALSE)
   }
   per <- do.call(rbind, res)
@@ -106,6 +112,32 @@ blasso_compare <- function(settings = c("A(i)", "A(ii)", "B"), p = c(40, 60, 80,
   attr(out, "per_dataset") <- per
   attr(out, "config") <- list(datasets = datasets, draws = draws, blasso = blasso, burnin = burnin, seed = seed,
                               threads = threads, elapsed = proc.time()[["elapsed"]] - t0)
+  class(out) <- c("sb_blasso_compare", "data.frame")
+  out
+}
+
+#' Combine pieces of a blasso_compare() study
+#'
+#' @param ... `sb_blasso_compare` objects run with the same settings and seed on disjoint datasets
+#'   (`first_dataset`), or one list of them.
+#' @return One `sb_blasso_compare` summarising all datasets.
+#' @export
+blasso_compare_combine <- function(...) {
+  parts <- list(...)
+  if (length(parts) == 1L && !inherits(parts[[1]], "sb_blasso_compare")) parts <- parts[[1]]
+  if (!all(vapply(parts, inherits, logical(1), "sb_blasso_compare"))) {
+    sb_abort("Every piece must be an {.cls sb_blasso_compare} object.")
+  }
+  per <- do.call(rbind, lapply(parts, attr, "per_dataset"))
+  dup <- duplicated(per[, c("n_rule", "setting", "p", "dataset")])
+  if (any(dup)) sb_abort("The pieces overlap: some datasets appear twice; use disjoint {.arg first_dataset} ranges.")
+  methods <- unique(as.character(parts[[1]]$method))
+  out <- summarise_compare(per, methods)
+  cfg <- attr(parts[[1]], "config")
+  cfg$datasets <- max(out$datasets)
+  cfg$elapsed <- sum(vapply(parts, function(x) attr(x, "config")$elapsed, numeric(1)))
+  attr(out, "per_dataset") <- per
+  attr(out, "config") <- cfg
   class(out) <- c("sb_blasso_compare", "data.frame")
   out
 }

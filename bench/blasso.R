@@ -1,0 +1,66 @@
+# Benchmark: blasso() (scalebayes) against monomvn::blasso with matching priors, and the wall time of the
+# WBB-paper simulation grid (Tables 1-3). Run from the package root with the package installed:
+#   Rscript bench/blasso.R [grid_datasets]      (default 20 datasets per cell; the paper used 500)
+# Prints ESS/s (median over coefficients of posterior::ess_bulk, divided by wall-clock seconds) and ratios.
+suppressPackageStartupMessages({
+  library(scalebayes)
+  library(posterior)
+})
+args <- commandArgs(trailingOnly = TRUE)
+grid_b <- if (length(args)) as.integer(args[1]) else 20L
+stopifnot(requireNamespace("monomvn", quietly = TRUE), requireNamespace("lars", quietly = TRUE))
+
+ess_med <- function(draws) median(apply(draws, 2, function(v) posterior::ess_bulk(v)))
+
+bench_case <- function(label, x, y, ab, T = 5000, burn = 1000, reps = 3) {
+  p <- ncol(x)
+  res <- list()
+  for (r in seq_len(reps)) {
+    # monomvn: Park & Casella lasso without RJ, lambda^2 ~ Gamma(2, 0.1) (rd), sigma2 prior ab, intercept,
+    # no normalization. monomvn always runs ceil(thin * p) sweeps per kept draw for the lasso; we keep every
+    # draw it returns (thin = 1 -> p sweeps each).
+    t <- system.time(m <- monomvn::blasso(x, y, T = T / 5 + burn / 5, thin = 1, RJ = FALSE, rd = c(2, 0.1),
+                                          ab = ab, icept = TRUE, normalize = FALSE, verb = 0))[["elapsed"]]
+    keep <- -(seq_len(burn / 5))
+    em <- ess_med(m$beta[keep, , drop = FALSE])
+    res[[length(res) + 1]] <- data.frame(case = label, method = "monomvn::blasso", draws = nrow(m$beta[keep, ]),
+                                         seconds = t, ess = em, ess_s = em / t)
+    # scalebayes: blocked Gibbs, same priors, 1 chain on 1 thread, and 2 chains on 2 threads
+    for (ch in 1:2) {
+      f <- blasso(x, y, lambda = "gamma", chains = ch, iter = T / ch, burnin = burn, threads = ch, seed = r,
+                  quiet = TRUE, control = blasso_control(gamma_prior = c(2, 0.1), sigma2_prior = ab,
+                                                         diagnostics = FALSE))
+      t <- f$timing[["elapsed"]]
+      e <- median(sapply(colnames(f$draws)[-1], function(nm) posterior::ess_bulk(
+        matrix(f$draws[, nm], ncol = ch))))
+      res[[length(res) + 1]] <- data.frame(case = label, method = sprintf("scalebayes::blasso (%d chain%s, %d thread%s)",
+                                                                          ch, if (ch > 1) "s" else "", ch, if (ch > 1) "s" else ""),
+                                           draws = nrow(f$draws), seconds = t, ess = e, ess_s = e / t)
+    }
+  }
+  d <- do.call(rbind, res)
+  agg <- aggregate(cbind(seconds, ess, ess_s) ~ case + method + draws, d, median)
+  agg$ratio_vs_monomvn <- agg$ess_s / agg$ess_s[agg$method == "monomvn::blasso"]
+  agg
+}
+
+cat("Machine:", R.version$platform, "| cores:", parallel::detectCores(), "| date:", format(Sys.time(), tz = "UTC"), "UTC\n\n")
+
+data(diabetes, package = "lars")
+out1 <- bench_case("diabetes n=442 p=10", unclass(diabetes$x), diabetes$y, ab = c(0, 0))
+set.seed(42)
+n <- 50; p <- 100
+S <- 0.1 * 0.8^abs(outer(1:p, 1:p, "-"))
+x <- matrix(rnorm(n * p), n) %*% chol(S)
+beta <- c(rep(1, 10), rep(0, p - 10))
+y <- drop(x %*% beta + rnorm(n, 0, sqrt(sum((x %*% beta)^2) / (2 * n))))
+out2 <- bench_case("A(i) n=50 p=100", x, y, ab = c(2, 2))
+tab <- rbind(out1, out2)
+print(format(tab, digits = 3), row.names = FALSE)
+
+cat(sprintf("\nWBB-paper grid (Tables 1-3: 27 cells, T = 200, both methods, EB Bayesian lasso), %d datasets per cell, 2 threads:\n", grid_b))
+t <- system.time(cmp <- blasso_compare(datasets = grid_b, threads = 2, seed = 1, quiet = TRUE))[["elapsed"]]
+cat(sprintf("  measured wall time: %.1f s for %d datasets\n", t, 27 * grid_b))
+cat(sprintf("  extrapolated to B = 500 (x %.1f, linear in datasets): %.1f min  [EXTRAPOLATION]\n", 500 / grid_b,
+            t * 500 / grid_b / 60))
+saveRDS(list(ess = tab, grid_seconds = t, grid_b = grid_b, compare = cmp), "bench/blasso-results.rds")
