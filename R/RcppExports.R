@@ -17,6 +17,14 @@ cpp_build_info <- function() {
     .Call(`_scalebayes_cpp_build_info`)
 }
 
+cpp_test_driver <- function(n, threads, stop_after, throw_at) {
+    .Call(`_scalebayes_cpp_test_driver`, n, threads, stop_after, throw_at)
+}
+
+cpp_test_rng <- function(kind, n, a, b, seed, stream) {
+    .Call(`_scalebayes_cpp_test_rng`, kind, n, a, b, seed, stream)
+}
+
 cpp_lambda_max <- function(x, y, family, alpha, w, pf, intercept) {
     .Call(`_scalebayes_cpp_lambda_max`, x, y, family, alpha, w, pf, intercept)
 }

@@ -24,7 +24,6 @@ new_sb_fit <- function(draws, estimate, method, subclass, call = NULL, chain = N
 #'
 #' @param x,object An `sb_fit` object.
 #' @param probs Quantiles reported by `summary()`.
-#' @param prob Mass of the central credible interval.
 #' @param pars Parameter names or indices to keep (default all).
 #' @param digits Digits to print.
 #' @param type For `coef()`: `"mean"` (posterior mean, default), `"median"`, or `"estimate"` (the point

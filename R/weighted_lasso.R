@@ -90,7 +90,7 @@ binomial_response <- function(y, n, call) {
   y <- check_y_vector(y, n, arg = "y", call = call)
   if (any(y != 0 & y != 1)) {
     sb_abort(c("{.arg y} must be 0/1 (or logical, or a two-level factor) for {.code family = \"binomial\"}.",
-               x = "Found value{?s} {.val {utils::head(unique(y[y != 0 & y != 1]), 3)}}."),
+               x = "Found other values, e.g. {.val {utils::head(unique(y[y != 0 & y != 1]), 3)}}."),
              arg = "y", call = call)
   }
   if (length(unique(y)) < 2L) {
@@ -120,7 +120,9 @@ check_lambda <- function(lambda, call) {
 #' to \eqn{p}. The problem above is therefore the same as
 #' `glmnet(x, y, weights = w, penalty.factor = v, lambda = lambda * sum(v) / (p * sum(w)), standardize = FALSE)`
 #' (with `standardize = FALSE`, since glmnet standardizes with weighted SDs); [glmnet_lambda()] returns that
-#' value. With unit weights, `lambda` here is `n` times glmnet's.
+#' value. With unit weights, `lambda` here is `n` times glmnet's. For the gaussian elastic net glmnet's
+#' internal standardization of `y` rescales its ridge term; [glmnet_equivalent()] gives the matching
+#' `lambda` and `alpha`.
 #'
 #' **Standardization.** With `standardize = TRUE` the columns are centred and scaled by their *unweighted*
 #' means and SDs (divisor n) before fitting, the penalty applies to the standardized coefficients, and the
@@ -221,18 +223,43 @@ predict.sb_weighted_lasso <- function(object, newx, type = c("link", "response")
   eta
 }
 
-#' glmnet's lambda for the same weighted problem
+#' glmnet's arguments for the same weighted problem
 #'
-#' Converts a SUM-scale `lambda` of [weighted_lasso()] / [wbb()] into the `lambda` argument that makes
-#' `glmnet(x, y, weights = weights, penalty.factor = penalty_factor, standardize = FALSE, ...)` solve the same
-#' problem: \eqn{\lambda \sum_j v_j / (p \sum_i w_i)}.
+#' `glmnet_lambda()` converts a SUM-scale `lambda` of [weighted_lasso()] / [wbb()] into the `lambda` that
+#' makes `glmnet(x, y, weights = weights, penalty.factor = penalty_factor, standardize = FALSE, ...)` solve the
+#' same lasso problem: \eqn{\lambda \sum_j v_j / (p \sum_i w_i)}.
+#'
+#' `glmnet_equivalent()` also handles the elastic net (`alpha < 1`). For the gaussian family glmnet
+#' standardizes `y` internally, which scales its ridge term by \eqn{1/s_y} (\eqn{s_y} the weighted
+#' population SD of `y`); the equivalent glmnet call then needs a different `alpha` as well:
+#' with \eqn{c_1 = \lambda\alpha\bar v/\sum w}, \eqn{c_2 = \lambda(1-\alpha)\bar v/\sum w}
+#' (\eqn{\bar v} the mean penalty weight), glmnet's
+#' \eqn{\lambda_g = c_1 + c_2 s_y} and \eqn{\alpha_g = c_1/\lambda_g}. For the binomial family
+#' \eqn{\lambda_g = \lambda \bar v / \sum w} and \eqn{\alpha_g = \alpha}.
 #' @param lambda SUM-scale penalty.
 #' @param weights Observation weights.
 #' @param penalty_factor Penalty weights.
-#' @return The glmnet lambda.
+#' @param alpha Elastic-net mixing parameter.
+#' @param family `"gaussian"` or `"binomial"`.
+#' @param y The response (gaussian family with `alpha < 1` only).
+#' @return `glmnet_lambda()`: the glmnet lambda; `glmnet_equivalent()`: a list with `lambda` and `alpha`.
 #' @export
 #' @examples
 #' glmnet_lambda(100, weights = rep(1, 50), penalty_factor = rep(1, 10))  # 100 / 50
 glmnet_lambda <- function(lambda, weights, penalty_factor) {
   lambda * sum(penalty_factor) / (length(penalty_factor) * sum(weights))
+}
+
+#' @rdname glmnet_lambda
+#' @export
+glmnet_equivalent <- function(lambda, alpha, weights, penalty_factor, family = c("gaussian", "binomial"), y = NULL) {
+  family <- rlang::arg_match(family)
+  base <- glmnet_lambda(lambda, weights, penalty_factor)
+  if (family == "binomial" || alpha == 1) return(list(lambda = base, alpha = alpha))
+  if (is.null(y)) sb_abort("{.arg y} is needed for the gaussian elastic net.", arg = "y")
+  sy <- sqrt(sum(weights * (y - sum(weights * y) / sum(weights))^2) / sum(weights))
+  c1 <- base * alpha
+  c2 <- base * (1 - alpha)
+  lg <- c1 + c2 * sy
+  list(lambda = lg, alpha = c1 / lg)
 }

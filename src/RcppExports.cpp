@@ -72,6 +72,36 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
+// cpp_test_driver
+Rcpp::List cpp_test_driver(int n, int threads, int stop_after, int throw_at);
+RcppExport SEXP _scalebayes_cpp_test_driver(SEXP nSEXP, SEXP threadsSEXP, SEXP stop_afterSEXP, SEXP throw_atSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< int >::type n(nSEXP);
+    Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
+    Rcpp::traits::input_parameter< int >::type stop_after(stop_afterSEXP);
+    Rcpp::traits::input_parameter< int >::type throw_at(throw_atSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_test_driver(n, threads, stop_after, throw_at));
+    return rcpp_result_gen;
+END_RCPP
+}
+// cpp_test_rng
+Rcpp::NumericVector cpp_test_rng(int kind, int n, double a, double b, double seed, double stream);
+RcppExport SEXP _scalebayes_cpp_test_rng(SEXP kindSEXP, SEXP nSEXP, SEXP aSEXP, SEXP bSEXP, SEXP seedSEXP, SEXP streamSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< int >::type kind(kindSEXP);
+    Rcpp::traits::input_parameter< int >::type n(nSEXP);
+    Rcpp::traits::input_parameter< double >::type a(aSEXP);
+    Rcpp::traits::input_parameter< double >::type b(bSEXP);
+    Rcpp::traits::input_parameter< double >::type seed(seedSEXP);
+    Rcpp::traits::input_parameter< double >::type stream(streamSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_test_rng(kind, n, a, b, seed, stream));
+    return rcpp_result_gen;
+END_RCPP
+}
 // cpp_lambda_max
 double cpp_lambda_max(Rcpp::NumericMatrix x, Rcpp::NumericVector y, int family, double alpha, Rcpp::NumericVector w, Rcpp::NumericVector pf, bool intercept);
 RcppExport SEXP _scalebayes_cpp_lambda_max(SEXP xSEXP, SEXP ySEXP, SEXP familySEXP, SEXP alphaSEXP, SEXP wSEXP, SEXP pfSEXP, SEXP interceptSEXP) {
@@ -160,6 +190,8 @@ static const R_CallMethodDef CallEntries[] = {
     {"_scalebayes_cpp_rinvgauss", (DL_FUNC) &_scalebayes_cpp_rinvgauss, 4},
     {"_scalebayes_cpp_blasso_compare", (DL_FUNC) &_scalebayes_cpp_blasso_compare, 11},
     {"_scalebayes_cpp_build_info", (DL_FUNC) &_scalebayes_cpp_build_info, 0},
+    {"_scalebayes_cpp_test_driver", (DL_FUNC) &_scalebayes_cpp_test_driver, 4},
+    {"_scalebayes_cpp_test_rng", (DL_FUNC) &_scalebayes_cpp_test_rng, 6},
     {"_scalebayes_cpp_lambda_max", (DL_FUNC) &_scalebayes_cpp_lambda_max, 7},
     {"_scalebayes_cpp_enet_path", (DL_FUNC) &_scalebayes_cpp_enet_path, 8},
     {"_scalebayes_cpp_enet_cv", (DL_FUNC) &_scalebayes_cpp_enet_cv, 11},

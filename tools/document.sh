@@ -8,7 +8,7 @@ lib="${SB_LIB:-$(Rscript -e 'cat(.libPaths()[1])')}"
 mkdir -p "$lib"
 export R_LIBS="$lib${R_LIBS:+:$R_LIBS}"
 Rscript -e 'Rcpp::compileAttributes()' >/dev/null
-MAKEFLAGS="${MAKEFLAGS:--j2}" R CMD INSTALL --no-test-load -l "$lib" . >/tmp/sb-document-install.log 2>&1 || { tail -n 40 /tmp/sb-document-install.log; exit 1; }
+MAKEFLAGS="${MAKEFLAGS:--j2}" R CMD INSTALL --preclean --no-test-load -l "$lib" . >/tmp/sb-document-install.log 2>&1 || { tail -n 40 /tmp/sb-document-install.log; exit 1; }
 Rscript -e 'roxygen2::roxygenise(load_code = "installed")'
 R CMD INSTALL --no-test-load -l "$lib" . >>/tmp/sb-document-install.log 2>&1 || { tail -n 40 /tmp/sb-document-install.log; exit 1; }
 echo "installed into $lib"

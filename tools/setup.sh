@@ -12,7 +12,7 @@ SUDO=""; [ "$(id -u)" = 0 ] || SUDO="sudo"
 export DEBIAN_FRONTEND=noninteractive
 
 deb_pkgs=(
-  libopenblas0-pthread pandoc qpdf
+  libopenblas0-pthread pandoc qpdf devscripts
   r-cran-rcpp r-cran-rcppeigen r-cran-rcppparallel r-cran-roxygen2 r-cran-knitr r-cran-rmarkdown
   r-cran-posterior r-cran-glmnet r-cran-future r-cran-future.apply r-cran-cli r-cran-rlang
   r-cran-testthat r-cran-withr r-cran-bayesplot r-cran-ggplot2 r-cran-matrix r-cran-igraph

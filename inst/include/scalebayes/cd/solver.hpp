@@ -28,6 +28,7 @@
 #include <cmath>
 #include <limits>
 #include <stdexcept>
+#include <utility>
 #include <vector>
 
 namespace scalebayes {
@@ -195,8 +196,10 @@ class ElasticNet {
     residual(beta);  // r_ = z - X beta - a0 (weighted-centred), vr_ = v r, a0 implied
     g_.noalias() = x_.transpose() * vr_;
     const double strong = 2.0 * lambda - lambda_prev;
+    cand_.clear();
     for (Eigen::Index j = 0; j < p_; ++j)
-      if (pos_[j] < 0 && std::abs(g_(j)) >= alpha_ * pf(j) * strong) add_active(j);
+      if (pos_[j] < 0 && std::abs(g_(j)) >= alpha_ * pf(j) * strong) cand_.emplace_back(-ratio(j, pf, strong), j);
+    add_best_candidates();
     build_gram();
     bool converged = false;
     for (;;) {
@@ -205,18 +208,23 @@ class ElasticNet {
       // KKT check over all variables with a fresh residual
       residual(beta);
       g_.noalias() = x_.transpose() * vr_;
-      std::vector<Eigen::Index> add;
+      cand_.clear();
       for (Eigen::Index j = 0; j < p_; ++j) {
         if (pos_[j] >= 0) continue;
-        if (std::abs(g_(j)) > alpha_ * pf(j) * lambda * (1.0 + 1e-12) + 1e-300) add.push_back(j);
+        if (std::abs(g_(j)) > alpha_ * pf(j) * lambda * (1.0 + 1e-12) + 1e-300)
+          cand_.emplace_back(-ratio(j, pf, lambda), j);
       }
-      if (add.empty()) {
+      if (cand_.empty()) {
         converged = true;
         break;
       }
       const Eigen::Index old = static_cast<Eigen::Index>(active_.size());
-      for (auto j : add) add_active(j);
-      extend_gram(old);
+      add_best_candidates();
+      if (static_cast<Eigen::Index>(active_.size()) - old > kSmallGram) {
+        build_gram();
+      } else {
+        extend_gram(old);
+      }
     }
     // intercept = weighted mean of z - X beta = zbar - sum_j xm_j beta_j (xm_ is known for the working set)
     a0 = 0.0;
@@ -237,9 +245,11 @@ class ElasticNet {
   // columns. Zeros of the working set are then certified by the working-set KKT check.
   bool cd_loop(const VecRef& pf, double lambda, Eigen::VectorXd& beta, double thr) {
     const int m = static_cast<int>(active_.size());
-    double gscale = 0.0;
-    for (int a = 0; a < m; ++a) gscale = std::max(gscale, std::abs(ga_(a)));
-    const double kkt_thr = ctrl_.kkt_tol * (lambda > 0 ? lambda : std::max(gscale, 1.0));
+    // KKT target: kkt_tol * lambda, but never below what rounding allows: the gradient is the difference of
+    // terms of size |g_j| + G_jj |beta_j|, known to about 1e-13 of that size.
+    double uscale = 0.0;
+    for (int a = 0; a < m; ++a) uscale = std::max(uscale, std::abs(ga_(a)) + G_(a, a) * std::abs(beta(active_[a])));
+    const double kkt_thr = std::max(ctrl_.kkt_tol * lambda, 1e-13 * uscale) + std::numeric_limits<double>::min();
     bool full = true;
     bool newton_tried = false;
     for (;;) {
@@ -356,6 +366,25 @@ class ElasticNet {
       if (beta(j) != 0.0) r_.noalias() -= beta(j) * x_.col(j);
     if (ctrl_.intercept) r_.array() -= v_.dot(r_) / v_.sum();
     vr_.array() = v_.array() * r_.array();
+  }
+
+  // |g_j| / (alpha pf_j lambda): how strongly variable j violates its KKT condition (inf if unpenalized)
+  double ratio(Eigen::Index j, const VecRef& pf, double lam) const {
+    const double t = alpha_ * pf(j) * lam;
+    return t > 0 ? std::abs(g_(j)) / t : std::numeric_limits<double>::infinity();
+  }
+
+  // Add candidates to the working set, the strongest violators first, at most max(16, |working set|) per
+  // round (working-set doubling): in p >> n problems adding every violator at once can put thousands of
+  // variables into the Gram matrix; growing geometrically keeps it near the size of the support.
+  void add_best_candidates() {
+    const std::size_t cap = std::max<std::size_t>(16, active_.size());
+    if (cand_.size() > cap) {
+      std::nth_element(cand_.begin(), cand_.begin() + cap, cand_.end());
+      cand_.resize(cap);
+    }
+    std::sort(cand_.begin(), cand_.end());
+    for (const auto& c : cand_) add_active(c.second);
   }
 
   void clear_active() {
@@ -513,6 +542,7 @@ class ElasticNet {
   Eigen::VectorXd rhs_, delta_;
   Eigen::LLT<Eigen::MatrixXd> llt_;
   std::vector<int> sidx_;
+  std::vector<std::pair<double, Eigen::Index>> cand_;
 };
 
 }  // namespace cd
