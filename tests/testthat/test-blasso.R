@@ -134,7 +134,8 @@ test_that("simulation-based calibration: rank histograms are uniform (fixed lamb
 
 test_that("simulation-based calibration of the reversible-jump option", {
   L <- 99
-  r <- sbc_ranks(n = 10, p = 3, sims = 300, L = L, thin = 4, seed = 30, rj = TRUE)
+  # p = 8, n = 12: models of all sizes are visited (the size cap n - 1 does not bind)
+  r <- sbc_ranks(n = 12, p = 8, sims = 300, L = L, thin = 8, seed = 77, rj = TRUE)
   p <- sbc_chisq_p(r, L, 10)
   expect_gt(min(p), 0.01 / length(p))
 })
