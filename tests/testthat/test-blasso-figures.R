@@ -87,6 +87,15 @@ test_that("blasso_compare: reproducible under chunking and threads, tidy output"
   expect_true(all(a$coverage >= 0 & a$coverage <= 1))
   expect_true(all(a$mse_coef > 0 & is.finite(a$mse_pred)))
   expect_output(print(a), "Table 1")
+  m <- blasso_compare(settings = "B", p = 12, n = "p/2", datasets = 2, draws = 30, burnin = 10, methods = "blasso",
+                      blasso = "monomvn", seed = 1, quiet = TRUE)
+  expect_equal(nrow(m), 1L)
+  expect_true(is.finite(m$mse_coef) && m$lambda > 0)
+  expect_output(print(m), "BLASSO")
+  ab <- blasso_compare_combine(a, blasso_compare(settings = "A(i)", p = 12, n = c("50", "p/2"), datasets = 2,
+                                                 draws = 50, burnin = 50, seed = 9, quiet = TRUE, first_dataset = 5))
+  expect_equal(unique(ab$datasets), 6L)
+  expect_error(blasso_compare_combine(a, a), class = "scalebayes_error")
   expect_error(blasso_compare(settings = "C"), class = "scalebayes_error")
   expect_error(blasso_compare(n = "100"), class = "scalebayes_error")
 })
