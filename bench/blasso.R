@@ -8,6 +8,7 @@ suppressPackageStartupMessages({
 })
 args <- commandArgs(trailingOnly = TRUE)
 grid_b <- if (length(args)) as.integer(args[1]) else 20L
+grid_only <- length(args) >= 2 && args[2] == "grid"
 stopifnot(requireNamespace("monomvn", quietly = TRUE), requireNamespace("lars", quietly = TRUE))
 
 ess_med <- function(draws) median(apply(draws, 2, function(v) posterior::ess_bulk(v)))
@@ -46,6 +47,8 @@ bench_case <- function(label, x, y, ab, T = 5000, burn = 1000, reps = 3) {
 
 cat("Machine:", R.version$platform, "| cores:", parallel::detectCores(), "| date:", format(Sys.time(), tz = "UTC"), "UTC\n\n")
 
+tab <- NULL
+if (!grid_only) {
 data(diabetes, package = "lars")
 out1 <- bench_case("diabetes n=442 p=10", unclass(diabetes$x), diabetes$y, ab = c(0, 0))
 set.seed(42)
@@ -57,10 +60,13 @@ y <- drop(x %*% beta + rnorm(n, 0, sqrt(sum((x %*% beta)^2) / (2 * n))))
 out2 <- bench_case("A(i) n=50 p=100", x, y, ab = c(2, 2))
 tab <- rbind(out1, out2)
 print(format(tab, digits = 3), row.names = FALSE)
+}
 
 cat(sprintf("\nWBB-paper grid (Tables 1-3: 27 cells, T = 200, both methods, EB Bayesian lasso), %d datasets per cell, 2 threads:\n", grid_b))
-t <- system.time(cmp <- blasso_compare(datasets = grid_b, threads = 2, seed = 1, quiet = TRUE))[["elapsed"]]
-cat(sprintf("  measured wall time: %.1f s for %d datasets\n", t, 27 * grid_b))
-cat(sprintf("  extrapolated to B = 500 (x %.1f, linear in datasets): %.1f min  [EXTRAPOLATION]\n", 500 / grid_b,
-            t * 500 / grid_b / 60))
-saveRDS(list(ess = tab, grid_seconds = t, grid_b = grid_b, compare = cmp), "bench/blasso-results.rds")
+pt <- system.time(cmp <- blasso_compare(datasets = grid_b, threads = 2, seed = 1, quiet = TRUE))
+t <- pt[["elapsed"]]; cpu <- pt[["user.self"]] + pt[["sys.self"]]
+cat(sprintf("  measured: wall %.1f s, CPU %.1f s (all threads) for %d datasets; load average during run: %s\n", t, cpu,
+            27 * grid_b, paste(readLines("/proc/loadavg"), collapse = "")))
+cat(sprintf("  extrapolated to B = 500 (x %.1f, linear in datasets): wall %.1f min at this load; CPU / 2 = %.1f min on 2 idle cores  [EXTRAPOLATION]\n",
+            500 / grid_b, t * 500 / grid_b / 60, cpu / 2 * 500 / grid_b / 60))
+saveRDS(list(ess = tab, grid_seconds = t, grid_cpu = cpu, grid_b = grid_b, compare = cmp), "bench/blasso-results.rds")
