@@ -152,6 +152,8 @@ blasso <- function(x, y, lambda = "eb", chains = 4L, iter = 1000L, burnin = 500L
                                                control$gamma_prior[2], mean(r$lambda))
                  else sprintf("%.4g (%s)", r$lambda[1], if (mode$mode == 1L) "empirical Bayes" else "fixed"),
         chains = sprintf("%d x %d draws (burn-in %d, thin %d)", chains, iter, burnin, thin),
+        sigma2 = sprintf("posterior mean %.4g, 95%% interval [%.4g, %.4g]", mean(r$sigma2),
+                         stats::quantile(r$sigma2, 0.025), stats::quantile(r$sigma2, 0.975)),
         `max R-hat` = NA_character_
       )
     ),
