@@ -158,8 +158,16 @@ test_that("p > n runs for every lambda route, and draws do not depend on threads
   fg <- blasso(x, y, lambda = "gamma", chains = 2, iter = 200, burnin = 100, seed = 5, quiet = TRUE)
   expect_true(all(is.finite(fg$lambda)) && length(unique(fg$lambda)) > 1)
   expect_true("lambda" %in% fg$diagnostics$parameter)
+  fg1 <- blasso(x, y, lambda = "gamma", chains = 2, iter = 200, burnin = 100, seed = 5, quiet = TRUE, threads = 1)
+  expect_identical(fg$draws, fg1$draws)
+  expect_identical(fg$lambda, fg1$lambda)
   fr <- blasso(x, y, lambda = "gamma", iter = 100, burnin = 50, seed = 5, quiet = TRUE,
                control = blasso_control(preset = "monomvn"))
+  fr2 <- blasso(x, y, lambda = "gamma", chains = 2, iter = 30, burnin = 20, seed = 6, quiet = TRUE,
+                control = blasso_control(preset = "monomvn"), threads = 1)
+  fr3 <- blasso(x, y, lambda = "gamma", chains = 2, iter = 30, burnin = 20, seed = 6, quiet = TRUE,
+                control = blasso_control(preset = "monomvn"), threads = 2)
+  expect_identical(fr2$draws, fr3$draws)
   expect_equal(fr$settings$thin, 19L)
   expect_false("(Intercept)" %in% colnames(fr$draws))
   expect_true(all(fr$model_size <= 19))
