@@ -159,7 +159,8 @@ wbb.default <- function(x, y, family = c("gaussian", "binomial"), alpha = 1, lam
   kkt <- unlist(lapply(parts, `[[`, "kkt"))
   not_conv <- sum(vapply(parts, `[[`, integer(1), "not_converged"))
   if (not_conv > 0) {
-    sb_warn("{not_conv} solve{?s} reached {.arg max_iter} before converging; increase it in {.fn wbb_control}.",
+    sb_warn(c("{not_conv} solve{?s} reached {.arg max_iter} before converging; increase it in {.fn wbb_control}.",
+              i = if (family == "binomial") "If the classes are (nearly) separable, the optimum is at infinity for small lambda: use a larger lambda."),
             kind = "convergence")
   }
   elapsed <- proc.time()[["elapsed"]] - t0

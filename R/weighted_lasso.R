@@ -178,7 +178,8 @@ weighted_lasso <- function(x, y, family = c("gaussian", "binomial"), weights = N
   coefs <- unstandardize_coef(rbind(r$a0, r$beta), st$center, st$scale)
   dimnames(coefs) <- list(c("(Intercept)", colnames(d$x)), paste0("s", seq_along(lambda) - 1L))
   if (!isTRUE(r$converged)) {
-    sb_warn("The solver reached {.arg max_iter} before converging; increase it in {.fn cd_control}.",
+    sb_warn(c("The solver reached {.arg max_iter} before converging; increase it in {.fn cd_control}.",
+              i = if (family == "binomial") "If the classes are (nearly) separable, the optimum is at infinity for small lambda: use a larger lambda."),
             kind = "convergence")
   }
   structure(list(

@@ -51,7 +51,7 @@ for (v in colnames(x)) {
   graphics::abline(v = 0, lty = 3)
 }
 graphics::par(op)
-grDevices::dev.off()
+invisible(grDevices::dev.off())
 cat("\nFigure (Figure 3 of the paper: blue = common, green = separate prior weights):", png_file, "\n")
 cat("Share of draws exactly zero (separate weights):\n")
 print(round(summary(fit_sep)$p_zero[-1], 3))

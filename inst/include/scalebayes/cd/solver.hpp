@@ -277,7 +277,9 @@ class ElasticNet {
       if (support_changed) newton_tried = false;
       if (!support_changed && !newton_tried) {
         newton_tried = true;
-        const int nt = newton_step(pf, lambda, beta);
+        int nt = newton_step(pf, lambda, beta);
+        // active-set iterations: after a partial step re-solve on the reduced support right away
+        for (int rep = 0; nt == 0 && rep < 64; ++rep) nt = newton_step(pf, lambda, beta);
         if (nt > 0) {
           if (working_set_kkt(pf, lambda, beta) <= kkt_thr) return true;
         } else if (nt == 0) {
