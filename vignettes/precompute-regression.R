@@ -1,16 +1,18 @@
 # Precompute Tables 1-3 of the WBB paper for vignettes/regression.Rmd at the paper's B = 500 datasets per cell.
-# Resumable: runs blocks of `block` datasets for all 27 cells, saving each block under
-# inst/extdata/blasso-compare-parts/ and skipping blocks already there. Run from the package root:
-#   Rscript vignettes/precompute-regression.R [B = 500] [block = 50] [threads = 2]
-# Output: inst/extdata/blasso-compare-B500.rds (the combined sb_blasso_compare; per-dataset rows kept).
+# Resumable: runs blocks of `block` datasets for all 27 cells, saving each block (per-dataset results) under
+# data-raw/blasso-compare-parts/ and skipping blocks already there; then combines whatever blocks exist into
+# the summary the vignette reads, inst/extdata/blasso-compare.rds (per-dataset rows dropped to keep it small).
+# Run from the package root:
+#   Rscript vignettes/precompute-regression.R [B = 500] [block = 50] [threads = 2] [combine_only = 0]
 library(scalebayes)
 args <- as.integer(commandArgs(trailingOnly = TRUE))
 B <- if (length(args) >= 1) args[1] else 500L
 block <- if (length(args) >= 2) args[2] else 50L
 threads <- if (length(args) >= 3) args[3] else 2L
-dir <- "inst/extdata/blasso-compare-parts"
+combine_only <- length(args) >= 4 && args[4] == 1L
+dir <- "data-raw/blasso-compare-parts"
 dir.create(dir, recursive = TRUE, showWarnings = FALSE)
-for (first in seq(1L, B, by = block)) {
+if (!combine_only) for (first in seq(1L, B, by = block)) {
   f <- file.path(dir, sprintf("part-%04d.rds", first))
   if (file.exists(f)) next
   t <- system.time(part <- blasso_compare(datasets = min(block, B - first + 1L), first_dataset = first,
@@ -19,8 +21,9 @@ for (first in seq(1L, B, by = block)) {
   saveRDS(part, f)
   cat(sprintf("%s datasets %d-%d: %.1f s\n", format(Sys.time()), first, first + block - 1L, t))
 }
-parts <- lapply(list.files(dir, full.names = TRUE), readRDS)
+parts <- lapply(list.files(dir, pattern = "^part-.*\\.rds$", full.names = TRUE), readRDS)
 all <- blasso_compare_combine(parts)
-# keep the per-dataset rows without timings small
-saveRDS(all, sprintf("inst/extdata/blasso-compare-B%d.rds", B), compress = "xz")
+attr(all, "config")$block_seconds <- vapply(parts, function(x) attr(x, "config")$elapsed, numeric(1))
+attr(all, "per_dataset") <- NULL
+saveRDS(all, "inst/extdata/blasso-compare.rds", compress = "xz")
 print(all)
