@@ -203,7 +203,7 @@ blasso_diagnostics <- function(fit, include_lambda = FALSE) {
   k <- length(unique(ch))
   per <- nrow(d) / k
   arr <- array(NA_real_, dim = c(per, k, ncol(d)), dimnames = list(NULL, NULL, colnames(d)))
-  for (c in seq_len(k)) arr[, c, ] <- d[ch == c, , drop = FALSE]
+  for (kk in seq_len(k)) arr[, kk, ] <- d[ch == kk, , drop = FALSE]
   a <- posterior::as_draws_array(arr)
   # posterior warns "The ESS has been capped" for (near-)antithetic thinned chains; the value is still right.
   s <- withCallingHandlers(
