@@ -5,3 +5,7 @@ cpp_build_info <- function() {
     .Call(`_scalebayes_cpp_build_info`)
 }
 
+cpp_sgld_sa <- function(x, y, sparse, intercept, x_test, beta_init, control, show_progress) {
+    .Call(`_scalebayes_cpp_sgld_sa`, x, y, sparse, intercept, x_test, beta_init, control, show_progress)
+}
+

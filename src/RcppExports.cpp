@@ -21,9 +21,28 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
+// cpp_sgld_sa
+Rcpp::List cpp_sgld_sa(const Rcpp::NumericMatrix& x, const Rcpp::NumericVector& y, const Rcpp::IntegerVector& sparse, bool intercept, const Rcpp::NumericMatrix& x_test, const Rcpp::NumericMatrix& beta_init, const Rcpp::List& control, bool show_progress);
+RcppExport SEXP _scalebayes_cpp_sgld_sa(SEXP xSEXP, SEXP ySEXP, SEXP sparseSEXP, SEXP interceptSEXP, SEXP x_testSEXP, SEXP beta_initSEXP, SEXP controlSEXP, SEXP show_progressSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< const Rcpp::NumericMatrix& >::type x(xSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::NumericVector& >::type y(ySEXP);
+    Rcpp::traits::input_parameter< const Rcpp::IntegerVector& >::type sparse(sparseSEXP);
+    Rcpp::traits::input_parameter< bool >::type intercept(interceptSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::NumericMatrix& >::type x_test(x_testSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::NumericMatrix& >::type beta_init(beta_initSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::List& >::type control(controlSEXP);
+    Rcpp::traits::input_parameter< bool >::type show_progress(show_progressSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_sgld_sa(x, y, sparse, intercept, x_test, beta_init, control, show_progress));
+    return rcpp_result_gen;
+END_RCPP
+}
 
 static const R_CallMethodDef CallEntries[] = {
     {"_scalebayes_cpp_build_info", (DL_FUNC) &_scalebayes_cpp_build_info, 0},
+    {"_scalebayes_cpp_sgld_sa", (DL_FUNC) &_scalebayes_cpp_sgld_sa, 8},
     {NULL, NULL, 0}
 };
 
