@@ -193,8 +193,11 @@ sgld_sa <- function(x, y, family = c("gaussian", "binomial"), method = c("sa", "
     latent = data.frame(chain = seq_len(chains), sigma = vapply(chain_fits, `[[`, 1, "sigma"),
                         delta = vapply(chain_fits, `[[`, 1, "delta")),
     pred = pred,
-    final_state = lapply(chain_fits, function(ch) list(beta = stats::setNames(ch$beta, coef_names), rho = ch$rho,
-                                                       sigma = ch$sigma, delta = ch$delta))
+    final_state = lapply(chain_fits, function(ch) {
+      list(beta = stats::setNames(ch$beta, coef_names), rho = stats::setNames(ch$rho, coef_names),
+           kappa0 = stats::setNames(ch$kappa0, coef_names), kappa1 = stats::setNames(ch$kappa1, coef_names),
+           sigma = ch$sigma, delta = ch$delta)
+    })
   )
 }
 

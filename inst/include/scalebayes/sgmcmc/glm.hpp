@@ -11,10 +11,9 @@
 //   2. k >= 2 and method != none: SA of the latent variables with omega_{k-1} using beta^(k) and, for the
 //      regression sigma, I = (N/n) sum_{B_k} r_i^2 (an unbiased estimate of the full-data residual sum of squares
 //      at beta^(k) from a minibatch independent of beta^(k))
-//   3. optional magnitude pruning (then acc is recomputed)
-//   4. grad = acc / sigma^2 (gaussian) or acc (binomial) + prior gradient; SGLD or SGHMC step -> beta^(k+1);
-//      a non-finite state stops the chain and keeps the last good state
-//   5. output: after burn-in every thin-th iteration the draw of the kept coefficients is stored and the running
+//   3. grad = acc / sigma^2 (gaussian) or acc (binomial) + prior gradient; SGLD or SGHMC step -> beta^(k+1);
+//      a non-finite state stops the chain and keeps the last good state; then optional magnitude pruning
+//   4. output: after burn-in every thin-th iteration the draw of the kept coefficients is stored and the running
 //      posterior means / second moments and predictive averages are updated; every trace_every-th iteration
 //      (sigma, delta, mean rho, full-data log-likelihood, eps, tau) is recorded.
 // Header-only, Eigen + std, no R.
@@ -29,6 +28,7 @@
 
 #include "scalebayes/parallel/driver.hpp"
 #include "scalebayes/rng/stream.hpp"
+#include "scalebayes/sgmcmc/kernels.hpp"
 #include "scalebayes/sgmcmc/schedules.hpp"
 #include "scalebayes/sgmcmc/updates.hpp"
 
@@ -88,6 +88,7 @@ struct ChainResult {
   Eigen::MatrixXd trace;        // n_trace x T_NCOL
   Eigen::VectorXd beta;         // final (or last good) state, output order
   Eigen::VectorXd rho;          // final rho, output order (NaN for non-sparse coefficients)
+  Eigen::VectorXd kappa0, kappa1;  // final kappa, output order (NaN for non-sparse coefficients)
   double sigma = 0.0, delta = 0.0;
   Eigen::VectorXd pred_link, pred_mean;  // running predictive averages for x_test
   long saved = 0, traced = 0, iterations_done = 0;
@@ -157,9 +158,10 @@ inline double log1pexp(double eta) { return eta > 0 ? eta + std::log1p(std::exp(
 using Grp = Group<EigenOps>;
 
 inline double linpred(const GlmData& d, long i, const Grp& gs, const Grp& gd) {
+  const double* col = d.xt.data() + i * d.xt.rows();
   double eta = 0.0;
-  if (d.ps) eta += d.xt.col(i).head(d.ps).dot(gs.value.matrix());
-  if (d.pd) eta += d.xt.col(i).tail(d.pd).dot(gd.value.matrix());
+  if (d.ps) eta += kernels::dot(col, gs.value.data(), d.ps);
+  if (d.pd) eta += kernels::dot(col + d.ps, gd.value.data(), d.pd);
   return eta;
 }
 
@@ -174,8 +176,9 @@ inline double minibatch_pass(const GlmData& d, const std::vector<long>& idx, lon
     const double eta = linpred(d, i, gs, gd);
     const double r = d.family == Family::gaussian ? d.y[i] - eta : d.y[i] - inv_logit(eta);
     rss += r * r;
-    if (d.ps) gs.grad.matrix() += r * d.xt.col(i).head(d.ps);
-    if (d.pd) gd.grad.matrix() += r * d.xt.col(i).tail(d.pd);
+    const double* col = d.xt.data() + i * d.xt.rows();
+    if (d.ps) kernels::axpy(r, col, gs.grad.data(), d.ps);
+    if (d.pd) kernels::axpy(r, col + d.ps, gd.grad.data(), d.pd);
   }
   gs.grad *= scale;
   gd.grad *= scale;
@@ -273,7 +276,7 @@ inline ChainResult run_chain(const GlmData& d, const Control& ctl, const Eigen::
         std::swap(idx[t], idx[j < N ? j : N - 1]);
       }
     }
-    double rss = minibatch_pass(d, idx, n, gs, gd);
+    const double rss = minibatch_pass(d, idx, n, gs, gd);
     // 2. SA of the latent variables
     if (k >= 2 && ctl.method != Method::none && d.ps > 0) {
       sain.resid_ss = rss;
@@ -288,11 +291,7 @@ inline ChainResult run_chain(const GlmData& d, const Control& ctl, const Eigen::
       std::vector<Grp> none;
       sa_update<EigenOps>(none, sigma, ctl.sa.at(k - 1), ctl.hyper, sain, true);
     }
-    // 3. pruning
-    if (ctl.pruning.on && d.ps > 0) {
-      if (prune<EigenOps>(gs, ctl.pruning.at(k)) > 0) rss = minibatch_pass(d, idx, n, gs, gd);
-    }
-    // 4. gradient and step
+    // 3. gradient and step
     const double tau = ctl.temperature.at(k);
     const double eps = ctl.step.at(k);
     if (regression) {
@@ -321,7 +320,9 @@ inline ChainResult run_chain(const GlmData& d, const Control& ctl, const Eigen::
                     " (step size too large for the curvature of the posterior?)";
       break;
     }
-    // 5. output
+    //    magnitude pruning of beta^(k+1) (Algorithm 1); pruned weights get gradients and noise next time
+    if (ctl.pruning.on && d.ps > 0) prune<EigenOps>(gs, ctl.pruning.at(k));
+    // 4. output
     const bool save = k > ctl.burnin && (k - ctl.burnin) % ctl.thin == 0;
     const bool trace = k % ctl.trace_every == 0;
     if (save || trace) gather();
@@ -358,6 +359,8 @@ inline ChainResult run_chain(const GlmData& d, const Control& ctl, const Eigen::
   res.post_sd.resize(P);
   res.beta.resize(P);
   res.rho.resize(P);
+  res.kappa0.resize(P);
+  res.kappa1.resize(P);
   gather();
   const double ns = static_cast<double>(res.saved);
   for (long o = 0; o < P; ++o) {
@@ -372,6 +375,8 @@ inline ChainResult run_chain(const GlmData& d, const Control& ctl, const Eigen::
     }
     res.beta[o] = ev[e];
     res.rho[o] = e < d.ps ? gs.rho[e] : NAN;
+    res.kappa0[o] = e < d.ps ? gs.kappa0[e] : NAN;
+    res.kappa1[o] = e < d.ps ? gs.kappa1[e] : NAN;
   }
   res.sigma = sigma;
   res.delta = gs.delta;
