@@ -9,3 +9,7 @@ cpp_sgld_sa <- function(x, y, sparse, intercept, x_test, beta_init, control, sho
     .Call(`_scalebayes_cpp_sgld_sa`, x, y, sparse, intercept, x_test, beta_init, control, show_progress)
 }
 
+cpp_sgmcmc_normals <- function(n, seed) {
+    .Call(`_scalebayes_cpp_sgmcmc_normals`, n, seed)
+}
+

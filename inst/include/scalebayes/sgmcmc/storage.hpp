@@ -27,12 +27,65 @@
 #include <Eigen/Core>
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <vector>
 
 #include "scalebayes/rng/stream.hpp"
 
 namespace scalebayes {
 namespace sgmcmc {
+
+// Standard normal variates by the ziggurat method (Marsaglia & Tsang 2000, in Doornik's 2005 ZIGNOR form with
+// 128 blocks: exact, no 32-bit quantization), drawing from an rng::Stream. SGLD needs one normal per parameter
+// per iteration; this is about 3x faster than the polar method of Stream::normal().
+class Ziggurat {
+ public:
+  static double normal(rng::Stream& rs) {
+    const Tables& t = tables();
+    for (;;) {
+      const std::uint64_t bits = rs.next();
+      const double u = 2.0 * (((bits >> 11) + 0.5) * 0x1.0p-53) - 1.0;  // (-1, 1)
+      const unsigned i = static_cast<unsigned>(bits & 0x7F);            // low 7 bits: the block
+      if (std::abs(u) < t.r[i]) return u * t.x[i];                      // inside the rectangle
+      if (i == 0) {                                                     // base block: the tail beyond R
+        double x, y;
+        do {
+          x = std::log(rs.uniform()) / kR;
+          y = std::log(rs.uniform());
+        } while (-2.0 * y < x * x);
+        return u < 0 ? x - kR : kR - x;
+      }
+      const double x = u * t.x[i];                                      // wedge: accept under the density
+      const double f0 = std::exp(-0.5 * (t.x[i] * t.x[i] - x * x));
+      const double f1 = std::exp(-0.5 * (t.x[i + 1] * t.x[i + 1] - x * x));
+      if (f1 + rs.uniform() * (f0 - f1) < 1.0) return x;
+    }
+  }
+
+ private:
+  static constexpr int kC = 128;
+  static constexpr double kR = 3.442619855899;
+  static constexpr double kV = 9.91256303526217e-3;
+  struct Tables {
+    double x[kC + 1];
+    double r[kC];
+    Tables() {
+      double f = std::exp(-0.5 * kR * kR);
+      x[0] = kV / f;
+      x[1] = kR;
+      x[kC] = 0.0;
+      for (int i = 2; i < kC; ++i) {
+        x[i] = std::sqrt(-2.0 * std::log(kV / x[i - 1] + f));
+        f = std::exp(-0.5 * x[i] * x[i]);
+      }
+      for (int i = 0; i < kC; ++i) r[i] = x[i + 1] / x[i];
+    }
+  };
+  static const Tables& tables() {
+    static const Tables t;  // thread-safe initialization (C++11)
+    return t;
+  }
+};
 
 struct EigenOps {
   using Array = Eigen::ArrayXd;
@@ -51,7 +104,7 @@ struct EigenOps {
   static void add_gaussian(Array& x, double sd, Rng& rng) {
     if (sd == 0.0) return;
     const Index n = x.size();
-    for (Index j = 0; j < n; ++j) x[j] += sd * rng.normal();
+    for (Index j = 0; j < n; ++j) x[j] += sd * Ziggurat::normal(rng);
   }
   static void ssgl_prior_grad(Array& g, const Array& x, const Array& k0, const Array& k1, double sigma) {
     const double is = 1.0 / sigma, is2 = is * is;
