@@ -203,3 +203,27 @@ test_that("bad inputs give classed errors", {
   expect_error(sgld_sa(d$x, d$y, seed = -1), class = "scalebayes_error")
   expect_error(predict(sgld_sa(d$x, d$y, iterations = 100, seed = 1)), class = "scalebayes_error")
 })
+
+test_that("the ziggurat normals used for the SGLD noise are standard normal", {
+  z <- scalebayes:::cpp_sgmcmc_normals(200000, 7)
+  # mean and variance within 4 standard errors (sd 1/sqrt(n) and sqrt(2/n))
+  expect_lt(abs(mean(z)), 4 / sqrt(length(z)))
+  expect_lt(abs(var(z) - 1), 4 * sqrt(2 / length(z)))
+  expect_gt(suppressWarnings(ks.test(z[1:20000], "pnorm")$p.value), 1e-3)
+  # tail beyond the base block (R = 3.4426): frequency 2 * pnorm(-R) = 5.8e-4, binomial sd ~ 5.4e-5
+  expect_lt(abs(mean(abs(z) > 3.442619855899) - 2 * pnorm(-3.442619855899)), 4 * sqrt(5.8e-4 / length(z)))
+})
+
+test_that("step-size and temperature schedules follow their formulas", {
+  d <- conj_data()
+  fit <- sgld_sa(d$x, d$y, iterations = 400, seed = 1, threads = 1,
+                 control = sgmcmc_control(step_schedule = "stepwise", step_size = 1e-3, step_decay = 0.5,
+                                          step_milestones = c(100, 300), temperature = 2, anneal = 1.001,
+                                          trace_every = 1))
+  k <- fit$trace$iteration
+  expect_equal(fit$trace$eps, 1e-3 * 0.5^((k >= 100) + (k >= 300)))
+  expect_equal(fit$trace$tau, 2 * 1.001^k)
+  fit2 <- sgld_sa(d$x, d$y, iterations = 50, seed = 1, threads = 1,
+                  control = sgmcmc_control(step_size = 2e-3, step_power = 0.5, trace_every = 1))
+  expect_equal(fit2$trace$eps, 2e-3 * (1:50)^(-0.5))
+})
