@@ -267,8 +267,9 @@ resolve_init <- function(init, P, chains, call = rlang::caller_env()) {
 #' @export
 #' @examples
 #' set.seed(1)
-#' x <- matrix(rnorm(200), 50, 4); y <- x[, 1] + rnorm(50)
-#' fit <- sgld_sa(x, y, iterations = 2000, newx = x[1:5, ], seed = 1)
+#' x <- matrix(rnorm(200), 50, 4); y <- 2 * x[, 1] + rnorm(50)
+#' fit <- sgld_sa(x, y, iterations = 4000, newx = x[1:5, ], seed = 1,
+#'                control = sgmcmc_control(sa_start = 200))
 #' predict(fit)
 #' predict(fit, x[1:5, ])
 predict.sb_sgld_sa <- function(object, newx, type = c("link", "response"), ...) {

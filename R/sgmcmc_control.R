@@ -24,6 +24,11 @@
 #' @param sigma_init,delta_init,rho_init Initial \eqn{\sigma}, \eqn{\delta} and \eqn{\rho_j}
 #'   (`rho_init = NULL` means `delta_init`); \eqn{\kappa} starts at the values implied by \eqn{\rho}. With
 #'   `method = "none"` they stay fixed.
+#' @param sa_start Warm-up: the latent variables stay at their initial values for the first `sa_start`
+#'   iterations and the SA steps \eqn{\omega_1, \omega_2, \dots} start after it (default 1: SA from the
+#'   second iteration, as in Algorithm 1). A warm-up of a few hundred iterations lets \eqn{\beta} move away from
+#'   its zero start before \eqn{\rho} and \eqn{\delta} adapt, which avoids the absorbing "everything in
+#'   the spike" state on small problems.
 #' @param fixed_sigma Keep \eqn{\sigma} at `sigma_init` while the other latent variables adapt.
 #' @param prune,prune_S,prune_D,prune_U Magnitude pruning of the sparse coefficients to the sparse rate
 #'   \eqn{s_k = S(1 - D^{k/U})} (Algorithm 1); pruned weights may regrow.
@@ -40,7 +45,7 @@ sgmcmc_control <- function(step_schedule = c("polynomial", "constant", "stepwise
                            sa_A = 10, sa_Z = 1000, sa_alpha = 0.7, temperature = 1, anneal = 1,
                            friction = 0.1, noise_estimate = 0, a = 1, b = NULL, nu = 1, lambda = 1,
                            prior_var = 1e4, sigma_init = 1, delta_init = 0.5, rho_init = NULL,
-                           fixed_sigma = FALSE, prune = FALSE, prune_S = 0.9, prune_D = 0.99, prune_U = 50,
+                           sa_start = 1, fixed_sigma = FALSE, prune = FALSE, prune_S = 0.9, prune_D = 0.99, prune_U = 50,
                            trace_every = NULL, init = NULL) {
   step_schedule <- rlang::arg_match(step_schedule)
   out <- list(
@@ -64,6 +69,7 @@ sgmcmc_control <- function(step_schedule = c("polynomial", "constant", "stepwise
     sigma_init = check_number(sigma_init, lower = 0, lower_open = TRUE, upper = Inf, upper_open = TRUE),
     delta_init = check_number(delta_init, lower = 0, lower_open = TRUE, upper = 1, upper_open = TRUE),
     rho_init = check_number(rho_init, lower = 0, upper = 1, allow_null = TRUE),
+    sa_start = check_count(sa_start),
     fixed_sigma = check_flag(fixed_sigma),
     prune = check_flag(prune),
     prune_S = check_number(prune_S, lower = 0, upper = 1, upper_open = TRUE),

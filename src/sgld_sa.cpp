@@ -52,6 +52,7 @@ sg::Control build_control(const Rcpp::List& c) {
   ctl.delta_init = num(c, "delta_init");
   ctl.rho_init = num(c, "rho_init");
   ctl.fixed_sigma = Rcpp::as<bool>(c["fixed_sigma"]);
+  ctl.sa_start = static_cast<long>(num(c, "sa_start"));
   Rcpp::IntegerVector keep = c["keep"];  // 1-based, output order
   for (int v : keep) ctl.keep.push_back(static_cast<long>(v) - 1);
   ctl.chains = Rcpp::as<int>(c["chains"]);

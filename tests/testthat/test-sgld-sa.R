@@ -120,6 +120,13 @@ test_that("the SA iteration converges to the fixed point of g on a fixed beta", 
   fit0 <- run_fixed_beta(s, "none", 50)
   expect_equal(fit0$final_state[[1]]$sigma, 1.5)
   expect_equal(unname(fit0$final_state[[1]]$rho), rep(0.3, 8))
+  # a warm-up longer than the run leaves them alone too; sa_start = 1 (SA from the second iteration) is the default
+  fitw <- sgld_sa(s$x, s$y, method = "sa", iterations = 50, batch_size = 40, v0 = s$h$v0, intercept = FALSE,
+                  burnin = 0, seed = 1, threads = 1,
+                  control = sgmcmc_control(step_schedule = "constant", step_size = 0, init = s$beta,
+                                           sigma_init = 1.5, delta_init = 0.3, sa_start = 60))
+  expect_equal(fitw$final_state[[1]]$sigma, 1.5)
+  expect_equal(unname(fitw$final_state[[1]]$rho), rep(0.3, 8))
 })
 
 test_that("Table 1 ordering: SGLD-SA beats SGLD-EM beats SGLD on test MSE (reduced run)", {

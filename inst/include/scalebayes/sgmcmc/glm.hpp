@@ -53,6 +53,7 @@ struct Control {
   double prior_var = 1e4;           // sigma0^2 of the non-sparse group
   double sigma_init = 1.0, delta_init = 0.5, rho_init = 0.5;
   bool fixed_sigma = false;         // keep sigma at sigma_init even when the latents are adapted
+  long sa_start = 1;                // the latent variables stay fixed before iteration sa_start + 1 (warm-up)
   std::vector<long> keep;           // coefficient indices (output order) whose draws are stored
   int chains = 1, threads = 1;
   std::uint64_t seed = 1;
@@ -62,6 +63,7 @@ struct Control {
     if (batch_size < 1) throw std::invalid_argument("batch_size must be >= 1");
     if (burnin < 0 || burnin >= iterations) throw std::invalid_argument("burnin must lie in [0, iterations)");
     if (thin < 1 || trace_every < 1) throw std::invalid_argument("thin and trace_every must be >= 1");
+    if (sa_start < 1) throw std::invalid_argument("sa_start must be >= 1");
     if (chains < 1) throw std::invalid_argument("chains must be >= 1");
     if (!(friction > 0.0 && friction <= 1.0)) throw std::invalid_argument("friction must lie in (0, 1]");
     if (!(noise_estimate >= 0.0 && noise_estimate < friction))
@@ -278,18 +280,20 @@ inline ChainResult run_chain(const GlmData& d, const Control& ctl, const Eigen::
     }
     const double rss = minibatch_pass(d, idx, n, gs, gd);
     // 2. SA of the latent variables
-    if (k >= 2 && ctl.method != Method::none && d.ps > 0) {
+    const bool do_sa = k > ctl.sa_start && ctl.method != Method::none;
+    const long j_sa = k - ctl.sa_start;  // SA step index: omega_{k-1} without warm-up
+    if (do_sa && d.ps > 0) {
       sain.resid_ss = rss;
       std::swap(groups[0], gs);
       std::swap(groups[1], gd);
-      sa_update<EigenOps>(groups, sigma, ctl.sa.at(k - 1), ctl.hyper, sain, !ctl.fixed_sigma);
+      sa_update<EigenOps>(groups, sigma, ctl.sa.at(j_sa), ctl.hyper, sain, !ctl.fixed_sigma);
       std::swap(groups[0], gs);
       std::swap(groups[1], gd);
-    } else if (k >= 2 && ctl.method != Method::none && regression && !ctl.fixed_sigma) {
+    } else if (do_sa && regression && !ctl.fixed_sigma) {
       // no sparse coefficients: only sigma is adapted
       sain.resid_ss = rss;
       std::vector<Grp> none;
-      sa_update<EigenOps>(none, sigma, ctl.sa.at(k - 1), ctl.hyper, sain, true);
+      sa_update<EigenOps>(none, sigma, ctl.sa.at(j_sa), ctl.hyper, sain, true);
     }
     // 3. gradient and step
     const double tau = ctl.temperature.at(k);
