@@ -32,6 +32,10 @@
 #'   drawn for that iteration's gradient (an unbiased estimate of the residual sum of squares, independent of
 #'   \eqn{\beta^{(k)}}), which saves one pass over the minibatch per iteration.
 #' * \eqn{\kappa} and \eqn{\delta} are computed from the already-updated \eqn{\rho} (Algorithm 1 read in order).
+#' * The paper does not give the frozen latent values of its plain-SGLD arm; `method = "none"` keeps
+#'   \eqn{\rho_j} at `rho_init` (default `delta_init`). The vignette starts every arm at \eqn{\rho_j = 1}.
+#' * Optional warm-up `sgmcmc_control(sa_start = )` (not in the paper; default off) keeps the latent
+#'   variables fixed for the first iterations.
 #'
 #' @param x Numeric matrix (n x p) of predictors. The predictors are used as given (no standardization).
 #' @param y Response: numeric for `"gaussian"`, 0/1 (or a two-level factor / logical) for `"binomial"`.

@@ -3,7 +3,8 @@
 #   Table 4 / Figure 3 (logistic regression, n = 500, p = 1000, Sigma_ij = 0.3^|i-j|, 500 000 iterations)
 # for SGLD-SA, SGLD-EM and SGLD on the grid v0 x sigma_init. Writes vignettes/sgld-sa-results.rds (small).
 # Run from the package root with the package installed:  Rscript vignettes/precompute-sgld.R [iterations]
-# (about 10 minutes on one core of a 2-core machine for the full 500 000 iterations).
+# (about 20 minutes on one core of a 2-core machine for the full 500 000 iterations).
+# SGLD_PART=robustness Rscript vignettes/precompute-sgld.R  only (re)computes the robustness study and adds it.
 suppressPackageStartupMessages(library(scalebayes))
 args <- commandArgs(trailingOnly = TRUE)
 iterations <- if (length(args)) as.integer(args[1]) else 500000L
@@ -44,6 +45,32 @@ run_grid <- function(d, family, grid, fig_setting) {
   list(table = do.call(rbind, rows), traces = traces, beta_true = d$beta[1:3])
 }
 
+# Robustness over data sets: 10 replicated Table 1 data sets (seeds 101..110), v0 = 0.01, sigma init = 1,
+# 100 000 iterations per run (a fifth of the paper's run, to keep the precomputation short).
+robustness <- function(reps = 101:110, iters = 100000L) {
+  rows <- list()
+  for (r in reps) {
+    d <- scalebayes:::sgld_sa_simulate(n = 100, p = 1000, corr = 0.6, family = "gaussian", n_test = 50, seed = r)
+    for (arm in names(arms)) {
+      fit <- sgld_sa(d$x, d$y, method = arms[[arm]], iterations = iters, batch_size = 50, v0 = 0.01, v1 = 10,
+                     intercept = FALSE, keep = 1:3, newx = d$x_test, seed = r, threads = 1, quiet = TRUE,
+                     control = sgmcmc_control(b = 1000, rho_init = 1, sigma_init = 1))
+      rows[[length(rows) + 1]] <- data.frame(rep = r, arm = arm, MSE = mean((predict(fit) - d$y_test)^2),
+                                             selected_true = sum(fit$inclusion[1:3] > 0.5),
+                                             selected_false = sum(fit$inclusion[-(1:3)] > 0.5))
+    }
+    cat(sprintf("robustness data set %d done\n", r))
+  }
+  list(table = do.call(rbind, rows), iterations = iters)
+}
+if (identical(Sys.getenv("SGLD_PART"), "robustness")) {
+  out <- readRDS("vignettes/sgld-sa-results.rds")
+  out$robustness <- robustness()
+  saveRDS(out, "vignettes/sgld-sa-results.rds", version = 2)
+  cat("added the robustness study to vignettes/sgld-sa-results.rds\n")
+  quit(save = "no")
+}
+
 lin <- scalebayes:::sgld_sa_simulate(n = 100, p = 1000, corr = 0.6, family = "gaussian", n_test = 50, seed = 1)
 grid1 <- expand.grid(v0 = c(0.01, 0.1), sigma = c(2, 1))
 res_lin <- run_grid(lin, "gaussian", grid1, list(v0 = 0.1, sigma = 1))
@@ -63,7 +90,8 @@ paper4 <- data.frame(
   MAE = c(0.177, 0.188, 0.182, 0.187, 0.207, 0.361, 0.204, 0.376, 0.295, 0.335, 0.350, 0.337),
   MSE = c(0.108, 0.114, 0.116, 0.113, 0.131, 0.346, 0.132, 0.360, 0.272, 0.301, 0.338, 0.319))
 
-out <- list(linear = res_lin, logistic = res_log, paper_table1 = paper1, paper_table4 = paper4,
+res_rob <- robustness()
+out <- list(linear = res_lin, logistic = res_log, robustness = res_rob, paper_table1 = paper1, paper_table4 = paper4,
             iterations = iterations, date = format(Sys.time(), tz = "UTC", usetz = TRUE),
             version = as.character(utils::packageVersion("scalebayes")))
 saveRDS(out, "vignettes/sgld-sa-results.rds", version = 2)
