@@ -56,6 +56,10 @@
 #'   during the run (see [predict.sb_sgld_sa()]).
 #' @param chains Number of independent chains (run in parallel threads, each with its own random stream).
 #' @param threads Number of threads (default [sb_default_threads()]); results do not depend on it.
+#' @param future Split the chains into chunks run through the future framework (`future.apply`), on the
+#'   workers of the user's `future::plan()`; each chunk runs its chains on `threads` threads. Chain c always
+#'   uses random stream c, so the result is identical to a single-process run. A single chain always runs in
+#'   this process.
 #' @param seed Seed (`NULL`: drawn from R's RNG, so [set.seed()] works).
 #' @param quiet Hide the progress bar (default: `TRUE` when not interactive).
 #' @param control [sgmcmc_control()] settings.
@@ -78,7 +82,8 @@
 sgld_sa <- function(x, y, family = c("gaussian", "binomial"), method = c("sa", "em", "none"),
                     sampler = c("sgld", "sghmc"), iterations = 10000L, batch_size = NULL, v0 = 0.1, v1 = 10,
                     sparse = TRUE, intercept = TRUE, burnin = NULL, thin = NULL, keep = NULL, newx = NULL,
-                    chains = 1L, threads = NULL, seed = NULL, quiet = NULL, control = sgmcmc_control()) {
+                    chains = 1L, threads = NULL, future = FALSE, seed = NULL, quiet = NULL,
+                    control = sgmcmc_control()) {
   call <- match.call()
   family <- rlang::arg_match(family)
   method <- rlang::arg_match(method)
@@ -126,6 +131,7 @@ sgld_sa <- function(x, y, family = c("gaussian", "binomial"), method = c("sa", "
   }
   chains <- check_count(chains)
   threads <- resolve_threads(threads)
+  future <- check_flag(future)
   seed <- resolve_seed(seed)
   quiet <- resolve_quiet(quiet)
   if (!inherits(control, "sb_sgmcmc_control")) {
@@ -144,7 +150,22 @@ sgld_sa <- function(x, y, family = c("gaussian", "binomial"), method = c("sa", "
                      chains = chains, threads = threads, seed = seed))
   x_test <- if (is.null(newx)) matrix(0, 0, p) else newx
   t0 <- proc.time()
-  res <- sb_call_engine(cpp_sgld_sa(x, y, as.integer(sparse), intercept, x_test, init, ctl, !quiet))
+  if (!future || chains == 1L) {
+    ctl$chain_offset <- 0
+    res <- sb_call_engine(cpp_sgld_sa(x, y, as.integer(sparse), intercept, x_test, init, ctl, !quiet))
+  } else {
+    # at least 2 chunks: sb_chunk_indices() cannot make a single chunk (cut(, breaks = 1) fails)
+    chunks <- if (requireNamespace("future", quietly = TRUE)) min(chains, future::nbrOfWorkers()) else 2L
+    parts <- sb_call_engine(sb_map_chunks(chains, max(2L, chunks), function(first, count) {
+      cc <- ctl
+      cc$chains <- count
+      cc$chain_offset <- first
+      cpp_sgld_sa(x, y, as.integer(sparse), intercept, x_test, init[, first + seq_len(count), drop = FALSE], cc,
+                  FALSE)
+    }, use_future = TRUE))
+    res <- list(chains = do.call(c, lapply(parts, `[[`, "chains")),
+                interrupted = any(vapply(parts, function(r) isTRUE(r$interrupted), logical(1))))
+  }
   timing <- proc.time() - t0
   if (isTRUE(res$interrupted)) rlang::interrupt()
   bad <- which(vapply(res$chains, function(ch) isTRUE(ch$diverged), logical(1)))

@@ -57,6 +57,7 @@ sg::Control build_control(const Rcpp::List& c) {
   for (int v : keep) ctl.keep.push_back(static_cast<long>(v) - 1);
   ctl.chains = Rcpp::as<int>(c["chains"]);
   ctl.threads = Rcpp::as<int>(c["threads"]);
+  ctl.chain_offset = static_cast<long>(num(c, "chain_offset"));
   ctl.seed = sbglue::seed_from_r(num(c, "seed"));
   return ctl;
 }

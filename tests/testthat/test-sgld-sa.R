@@ -234,3 +234,17 @@ test_that("step-size and temperature schedules follow their formulas", {
                   control = sgmcmc_control(step_size = 2e-3, step_power = 0.5, trace_every = 1))
   expect_equal(fit2$trace$eps, 2e-3 * (1:50)^(-0.5))
 })
+
+test_that("chains split into future chunks give the same draws as one process", {
+  skip_if_not_installed("future.apply")
+  d <- sgld_sa_simulate(n = 40, p = 10, corr = 0.5, seed = 6)
+  f <- function(fut) sgld_sa(d$x, d$y, iterations = 1000, chains = 3, threads = 1, seed = 9, future = fut)
+  a <- f(FALSE)
+  withr::with_options(list(future.rng.onMisuse = "ignore"), {
+    oplan <- future::plan(future::sequential)
+    on.exit(future::plan(oplan), add = TRUE)
+    b <- f(TRUE)
+  })
+  expect_identical(a$draws, b$draws)
+  expect_identical(a$trace, b$trace)
+})

@@ -56,6 +56,7 @@ struct Control {
   long sa_start = 1;                // the latent variables stay fixed before iteration sa_start + 1 (warm-up)
   std::vector<long> keep;           // coefficient indices (output order) whose draws are stored
   int chains = 1, threads = 1;
+  long chain_offset = 0;            // chain c uses stream chain_offset + c (chunks of chains across processes)
   std::uint64_t seed = 1;
 
   void validate() const {
@@ -217,7 +218,7 @@ inline ChainResult run_chain(const GlmData& d, const Control& ctl, const Eigen::
   const long N = d.y.size();
   const long P = d.ps + d.pd;
   const long n = std::min<long>(ctl.batch_size, N);
-  rng::Stream rs(ctl.seed, static_cast<std::uint64_t>(chain));
+  rng::Stream rs(ctl.seed, static_cast<std::uint64_t>(ctl.chain_offset + chain));
   Grp gs, gd;
   gs.sparse = true;
   gd.sparse = false;
@@ -399,8 +400,8 @@ struct RunResult {
   bool interrupted = false;
 };
 
-// Run ctl.chains chains on ctl.threads threads; chain c uses rng::Stream(seed, c), so the result does not depend
-// on the number of threads. `progress(done_iterations)` is called on the calling thread (returns false to stop).
+// Run ctl.chains chains on ctl.threads threads; chain c uses rng::Stream(seed, chain_offset + c), so the result
+// does not depend on the number of threads, nor on how chains are split into chunks across processes. `progress(done_iterations)` is called on the calling thread (returns false to stop).
 template <class ProgressFn>
 RunResult run_sgld_sa(const GlmData& d, const Control& ctl, const Eigen::MatrixXd& beta_init, ProgressFn&& progress) {
   ctl.validate();
