@@ -130,16 +130,21 @@ test_that("the SA iteration converges to the fixed point of g on a fixed beta", 
 })
 
 test_that("Table 1 ordering: SGLD-SA beats SGLD-EM beats SGLD on test MSE (reduced run)", {
-  d <- sgld_sa_simulate(n = 100, p = 1000, corr = 0.6, seed = 1)
-  mse <- sapply(c(sa = "sa", em = "em", none = "none"), function(m) {
-    fit <- sgld_sa(d$x, d$y, method = m, iterations = 20000, batch_size = 50, v0 = 0.01, v1 = 10,
-                   intercept = FALSE, newx = d$x_test, seed = 1, threads = 1,
-                   control = sgmcmc_control(sigma_init = 1, rho_init = 1, b = 1000))
-    mean((predict(fit) - d$y_test)^2)
+  # 3 replicated Table 1 data sets, 20 000 iterations (paper: 500 000), v0 = 0.01, sigma init = 1; averaging
+  # over data sets because on a single one the greedy EM arm sometimes reaches the same mode as SA.
+  mse <- sapply(1:3, function(r) {
+    d <- sgld_sa_simulate(n = 100, p = 1000, corr = 0.6, seed = r)
+    sapply(c(sa = "sa", em = "em", none = "none"), function(m) {
+      fit <- sgld_sa(d$x, d$y, method = m, iterations = 20000, batch_size = 50, v0 = 0.01, v1 = 10,
+                     intercept = FALSE, keep = 1:3, newx = d$x_test, seed = r, threads = 1,
+                     control = sgmcmc_control(sigma_init = 1, rho_init = 1, b = 1000))
+      mean((predict(fit) - d$y_test)^2)
+    })
   })
-  expect_lt(mse[["sa"]], mse[["em"]])
-  expect_lt(mse[["em"]], mse[["none"]])
-  expect_lt(mse[["sa"]], 8) # the noise variance is 3; the paper reports 3.5-5.6
+  avg <- rowMeans(mse)
+  expect_lt(avg[["sa"]], avg[["em"]])
+  expect_lt(avg[["em"]], avg[["none"]])
+  expect_lt(avg[["sa"]], 6) # the noise variance is 3; the paper reports 3.5-5.6 for SGLD-SA
 })
 
 test_that("draws are identical for 1 and 2 threads, and differ between chains", {
