@@ -154,9 +154,8 @@ sgld_sa <- function(x, y, family = c("gaussian", "binomial"), method = c("sa", "
     ctl$chain_offset <- 0
     res <- sb_call_engine(cpp_sgld_sa(x, y, as.integer(sparse), intercept, x_test, init, ctl, !quiet))
   } else {
-    # at least 2 chunks: sb_chunk_indices() cannot make a single chunk (cut(, breaks = 1) fails)
     chunks <- if (requireNamespace("future", quietly = TRUE)) min(chains, future::nbrOfWorkers()) else 2L
-    parts <- sb_call_engine(sb_map_chunks(chains, max(2L, chunks), function(first, count) {
+    parts <- sb_call_engine(sb_map_chunks(chains, chunks, function(first, count) {
       cc <- ctl
       cc$chains <- count
       cc$chain_offset <- first
