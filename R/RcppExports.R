@@ -25,6 +25,14 @@ cpp_test_rng <- function(kind, n, a, b, seed, stream) {
     .Call(`_scalebayes_cpp_test_rng`, kind, n, a, b, seed, stream)
 }
 
+cpp_sgld_sa <- function(x, y, sparse, intercept, x_test, beta_init, control, show_progress) {
+    .Call(`_scalebayes_cpp_sgld_sa`, x, y, sparse, intercept, x_test, beta_init, control, show_progress)
+}
+
+cpp_sgmcmc_normals <- function(n, seed) {
+    .Call(`_scalebayes_cpp_sgmcmc_normals`, n, seed)
+}
+
 cpp_lambda_max <- function(x, y, family, alpha, w, pf, intercept) {
     .Call(`_scalebayes_cpp_lambda_max`, x, y, family, alpha, w, pf, intercept)
 }

@@ -102,6 +102,36 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
+// cpp_sgld_sa
+Rcpp::List cpp_sgld_sa(const Rcpp::NumericMatrix& x, const Rcpp::NumericVector& y, const Rcpp::IntegerVector& sparse, bool intercept, const Rcpp::NumericMatrix& x_test, const Rcpp::NumericMatrix& beta_init, const Rcpp::List& control, bool show_progress);
+RcppExport SEXP _scalebayes_cpp_sgld_sa(SEXP xSEXP, SEXP ySEXP, SEXP sparseSEXP, SEXP interceptSEXP, SEXP x_testSEXP, SEXP beta_initSEXP, SEXP controlSEXP, SEXP show_progressSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< const Rcpp::NumericMatrix& >::type x(xSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::NumericVector& >::type y(ySEXP);
+    Rcpp::traits::input_parameter< const Rcpp::IntegerVector& >::type sparse(sparseSEXP);
+    Rcpp::traits::input_parameter< bool >::type intercept(interceptSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::NumericMatrix& >::type x_test(x_testSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::NumericMatrix& >::type beta_init(beta_initSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::List& >::type control(controlSEXP);
+    Rcpp::traits::input_parameter< bool >::type show_progress(show_progressSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_sgld_sa(x, y, sparse, intercept, x_test, beta_init, control, show_progress));
+    return rcpp_result_gen;
+END_RCPP
+}
+// cpp_sgmcmc_normals
+Rcpp::NumericVector cpp_sgmcmc_normals(int n, double seed);
+RcppExport SEXP _scalebayes_cpp_sgmcmc_normals(SEXP nSEXP, SEXP seedSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< int >::type n(nSEXP);
+    Rcpp::traits::input_parameter< double >::type seed(seedSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_sgmcmc_normals(n, seed));
+    return rcpp_result_gen;
+END_RCPP
+}
 // cpp_lambda_max
 double cpp_lambda_max(Rcpp::NumericMatrix x, Rcpp::NumericVector y, int family, double alpha, Rcpp::NumericVector w, Rcpp::NumericVector pf, bool intercept);
 RcppExport SEXP _scalebayes_cpp_lambda_max(SEXP xSEXP, SEXP ySEXP, SEXP familySEXP, SEXP alphaSEXP, SEXP wSEXP, SEXP pfSEXP, SEXP interceptSEXP) {
@@ -192,6 +222,8 @@ static const R_CallMethodDef CallEntries[] = {
     {"_scalebayes_cpp_build_info", (DL_FUNC) &_scalebayes_cpp_build_info, 0},
     {"_scalebayes_cpp_test_driver", (DL_FUNC) &_scalebayes_cpp_test_driver, 4},
     {"_scalebayes_cpp_test_rng", (DL_FUNC) &_scalebayes_cpp_test_rng, 6},
+    {"_scalebayes_cpp_sgld_sa", (DL_FUNC) &_scalebayes_cpp_sgld_sa, 8},
+    {"_scalebayes_cpp_sgmcmc_normals", (DL_FUNC) &_scalebayes_cpp_sgmcmc_normals, 2},
     {"_scalebayes_cpp_lambda_max", (DL_FUNC) &_scalebayes_cpp_lambda_max, 7},
     {"_scalebayes_cpp_enet_path", (DL_FUNC) &_scalebayes_cpp_enet_path, 8},
     {"_scalebayes_cpp_enet_cv", (DL_FUNC) &_scalebayes_cpp_enet_cv, 11},

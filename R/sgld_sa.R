@@ -1,0 +1,366 @@
+#' Adaptive empirical-Bayes SG-MCMC with spike-and-slab priors (SGLD-SA, SGHMC-SA)
+#'
+#' Samples the coefficients of a linear (Gaussian) or logistic regression with stochastic-gradient Langevin
+#' dynamics (SGLD) or stochastic-gradient Hamiltonian Monte Carlo (SGHMC) while the latent variables of a
+#' spike-and-slab group-lasso (SSGL) prior are optimized by stochastic approximation, following Deng, Zhang,
+#' Liang and Lin (2019), "An adaptive empirical Bayesian method for sparse deep learning" (NeurIPS).
+#'
+#' The model is
+#' \deqn{\beta_j \mid \sigma^2, \gamma_j \sim (1-\gamma_j)\,\mathrm{Laplace}(0, \sigma v_0) +
+#'   \gamma_j\, N(0, \sigma^2 v_1),\quad \gamma_j \sim \mathrm{Bern}(\delta),\quad
+#'   \delta \sim \mathrm{Beta}(a, b),\quad \sigma^2 \sim IG(\nu/2, \nu\lambda/2)}
+#' for the sparse coefficients (the columns flagged by `sparse`), \eqn{N(0, \sigma_0^2)} for the others and the
+#' intercept, and the likelihood \eqn{N(x_i'\beta, \sigma^2)} (`"gaussian"`) or logistic (`"binomial"`).
+#' Each iteration draws a minibatch of `batch_size` rows (gradients scaled by \eqn{N/n}), takes one SGLD step
+#' (eq. 2 of the paper) or SGHMC step (eq. 3, in the SGD-with-momentum form of Saatci and Wilson) at inverse
+#' temperature \eqn{\tau}, and then updates the latent variables:
+#' \itemize{
+#'   \item `method = "sa"`: \eqn{\theta \leftarrow (1-\omega_k)\theta + \omega_k \tilde\theta} for
+#'     \eqn{\theta = (\rho, \kappa_0, \kappa_1, \sigma, \delta)} with \eqn{\omega_k = A(k+Z)^{-\alpha}}
+#'     (eqs. 12-15; SGLD-SA);
+#'   \item `method = "em"`: the same with \eqn{\omega_k = 1} (SGLD-EM);
+#'   \item `method = "none"`: the latent variables stay at their initial values (plain SGLD with a fixed prior).
+#' }
+#' \eqn{\rho_j} estimates the posterior probability that coefficient j comes from the slab and is returned as
+#' the selection probability.
+#'
+#' @section Deviations from the paper:
+#' * The regression \eqn{\sigma} update uses \eqn{R_a = N + p + \nu + 2}, which is what maximizing
+#'   \eqn{Q_1} of eq. (10) gives (and what EMVS uses); eq. (14) prints \eqn{N + p + \nu}. \eqn{J} is the squared
+#'   norm \eqn{\sum_j \kappa_{1j}\beta_j^2}.
+#' * The SA step for \eqn{\beta^{(k)}} is done at the start of iteration k with the residuals of the minibatch
+#'   drawn for that iteration's gradient (an unbiased estimate of the residual sum of squares, independent of
+#'   \eqn{\beta^{(k)}}), which saves one pass over the minibatch per iteration.
+#' * \eqn{\kappa} and \eqn{\delta} are computed from the already-updated \eqn{\rho} (Algorithm 1 read in order).
+#' * The paper does not give the frozen latent values of its plain-SGLD arm; `method = "none"` keeps
+#'   \eqn{\rho_j} at `rho_init` (default `delta_init`). The vignette starts every arm at \eqn{\rho_j = 1}.
+#' * Optional warm-up `sgmcmc_control(sa_start = )` (not in the paper; default off) keeps the latent
+#'   variables fixed for the first iterations.
+#'
+#' @param x Numeric matrix (n x p) of predictors. The predictors are used as given (no standardization).
+#' @param y Response: numeric for `"gaussian"`, 0/1 (or a two-level factor / logical) for `"binomial"`.
+#' @param family `"gaussian"` (linear regression, noise variance \eqn{\sigma^2}) or `"binomial"` (logistic).
+#' @param method `"sa"`, `"em"` or `"none"`, see Details.
+#' @param sampler `"sgld"` or `"sghmc"`.
+#' @param iterations Number of iterations per chain.
+#' @param batch_size Minibatch size n (default `min(50, nrow(x))`); `nrow(x)` gives full-batch gradients.
+#' @param v0,v1 Spike scale and slab variance factor of the SSGL prior.
+#' @param sparse Logical, length 1 or `ncol(x)`: which columns get the SSGL prior (others get
+#'   \eqn{N(0, \sigma_0^2)}, see [sgmcmc_control()]).
+#' @param intercept Fit an intercept (non-sparse, \eqn{N(0, \sigma_0^2)} prior)?
+#' @param burnin Iterations discarded before draws are stored and averaged (default half).
+#' @param thin Keep every `thin`-th iteration after burn-in (default: about 1000 draws per chain).
+#' @param keep Coefficients whose draws are stored (names or indices in the order of [coef()], intercept
+#'   first); default all. Posterior means, sds and predictive averages always cover all coefficients.
+#' @param newx Optional test matrix: posterior predictive averages over all kept iterations are accumulated
+#'   during the run (see [predict.sb_sgld_sa()]).
+#' @param chains Number of independent chains (run in parallel threads, each with its own random stream).
+#' @param threads Number of threads (default [sb_default_threads()]); results do not depend on it.
+#' @param future Split the chains into chunks run through the future framework (`future.apply`), on the
+#'   workers of the user's `future::plan()`; each chunk runs its chains on `threads` threads. Chain c always
+#'   uses random stream c, so the result is identical to a single-process run. A single chain always runs in
+#'   this process.
+#' @param seed Seed (`NULL`: drawn from R's RNG, so [set.seed()] works).
+#' @param quiet Hide the progress bar (default: `TRUE` when not interactive).
+#' @param control [sgmcmc_control()] settings.
+#' @return An object of class `c("sb_sgld_sa", "sb_fit")`: the common draws object (see [sb_fit-methods])
+#'   with, in addition, `coefficients` (running posterior means of all coefficients over the kept
+#'   iterations of all chains), `coef_sd`, `inclusion` (selection probabilities \eqn{\rho_j}, averaged over
+#'   chains), `trace` (data frame: chain, iteration, sigma, delta, mean_rho, loglik, eps, tau), `latent`
+#'   (final sigma and delta per chain), `pred` (predictive averages for `newx`) and `final_state`.
+#' @references Deng, W., Zhang, X., Liang, F. and Lin, G. (2019). An adaptive empirical Bayesian method for
+#'   sparse deep learning. NeurIPS 32. arXiv:1910.09987.
+#' @export
+#' @examples
+#' set.seed(1)
+#' n <- 60; p <- 20
+#' x <- matrix(rnorm(n * p), n, p)
+#' y <- drop(x[, 1:3] %*% c(3, 2, 1)) + rnorm(n)
+#' fit <- sgld_sa(x, y, iterations = 5000, intercept = FALSE, seed = 1)
+#' round(head(coef(fit)), 2)
+#' round(head(fit$inclusion), 2)
+sgld_sa <- function(x, y, family = c("gaussian", "binomial"), method = c("sa", "em", "none"),
+                    sampler = c("sgld", "sghmc"), iterations = 10000L, batch_size = NULL, v0 = 0.1, v1 = 10,
+                    sparse = TRUE, intercept = TRUE, burnin = NULL, thin = NULL, keep = NULL, newx = NULL,
+                    chains = 1L, threads = NULL, future = FALSE, seed = NULL, quiet = NULL,
+                    control = sgmcmc_control()) {
+  call <- match.call()
+  family <- rlang::arg_match(family)
+  method <- rlang::arg_match(method)
+  sampler <- rlang::arg_match(sampler)
+  x <- check_x_matrix(x)
+  n <- nrow(x)
+  p <- ncol(x)
+  if (family == "binomial") {
+    y <- binomial_y(y)
+  }
+  y <- check_y_vector(y, n)
+  if (family == "binomial" && !all(y %in% c(0, 1))) {
+    sb_abort(c("{.arg y} must be 0/1 (or logical, or a two-level factor) for {.code family = \"binomial\"}.",
+               x = "Found values other than 0 and 1."), arg = "y")
+  }
+  iterations <- check_count(iterations)
+  batch_size <- if (is.null(batch_size)) min(50L, n) else check_count(batch_size)
+  if (batch_size > n) {
+    sb_abort(c("{.arg batch_size} must not exceed the number of observations.",
+               x = "batch_size = {batch_size} but {.arg x} has {n} rows."), arg = "batch_size")
+  }
+  v0 <- check_number(v0, lower = 0, lower_open = TRUE, upper = Inf, upper_open = TRUE)
+  v1 <- check_number(v1, lower = 0, lower_open = TRUE, upper = Inf, upper_open = TRUE)
+  if (!is.logical(sparse) || anyNA(sparse) || !(length(sparse) %in% c(1L, p))) {
+    sb_abort(c("{.arg sparse} must be TRUE/FALSE or a logical vector with one entry per column of {.arg x}.",
+               x = "It has length {length(sparse)}; {.arg x} has {p} columns."), arg = "sparse")
+  }
+  sparse <- rep_len(sparse, p)
+  intercept <- check_flag(intercept)
+  burnin <- if (is.null(burnin)) iterations %/% 2L else check_count(burnin, min = 0L)
+  if (burnin >= iterations) {
+    sb_abort(c("{.arg burnin} must be smaller than {.arg iterations}.",
+               x = "burnin = {burnin}, iterations = {iterations}."), arg = "burnin")
+  }
+  thin <- if (is.null(thin)) max(1L, (iterations - burnin) %/% 1000L) else check_count(thin)
+  coef_names <- c(if (intercept) "(Intercept)", colnames(x))
+  P <- length(coef_names)
+  keep <- resolve_keep(keep, coef_names)
+  if (!is.null(newx)) {
+    newx <- check_x_matrix(newx, min_cols = p)
+    if (ncol(newx) != p) {
+      sb_abort(c("{.arg newx} must have the same number of columns as {.arg x}.",
+                 x = "{.arg newx} has {ncol(newx)}, {.arg x} has {p}."), arg = "newx")
+    }
+  }
+  chains <- check_count(chains)
+  threads <- resolve_threads(threads)
+  future <- check_flag(future)
+  seed <- resolve_seed(seed)
+  quiet <- resolve_quiet(quiet)
+  if (!inherits(control, "sb_sgmcmc_control")) {
+    sb_abort(c("{.arg control} must be created by {.fn sgmcmc_control}.",
+               x = "You supplied {.obj_type_friendly {control}}."), arg = "control")
+  }
+  init <- resolve_init(control$init, P, chains)
+  trace_every <- control$trace_every %||% max(1L, iterations %/% 1000L)
+  ctl <- control
+  ctl$init <- NULL
+  ctl$b <- control$b %||% max(1, sum(sparse))
+  ctl$rho_init <- control$rho_init %||% control$delta_init
+  ctl$trace_every <- trace_every
+  ctl <- c(ctl, list(family = family, method = method, sampler = sampler, iterations = iterations,
+                     batch_size = batch_size, burnin = burnin, thin = thin, v0 = v0, v1 = v1, keep = keep,
+                     chains = chains, threads = threads, seed = seed))
+  x_test <- if (is.null(newx)) matrix(0, 0, p) else newx
+  t0 <- proc.time()
+  if (!future || chains == 1L) {
+    ctl$chain_offset <- 0
+    res <- sb_call_engine(cpp_sgld_sa(x, y, as.integer(sparse), intercept, x_test, init, ctl, !quiet))
+  } else {
+    chunks <- if (requireNamespace("future", quietly = TRUE)) min(chains, future::nbrOfWorkers()) else 2L
+    parts <- sb_call_engine(sb_map_chunks(chains, chunks, function(first, count) {
+      cc <- ctl
+      cc$chains <- count
+      cc$chain_offset <- first
+      cpp_sgld_sa(x, y, as.integer(sparse), intercept, x_test, init[, first + seq_len(count), drop = FALSE], cc,
+                  FALSE)
+    }, use_future = TRUE))
+    res <- list(chains = do.call(c, lapply(parts, `[[`, "chains")),
+                interrupted = any(vapply(parts, function(r) isTRUE(r$interrupted), logical(1))))
+  }
+  timing <- proc.time() - t0
+  if (isTRUE(res$interrupted)) rlang::interrupt()
+  bad <- which(vapply(res$chains, function(ch) isTRUE(ch$diverged), logical(1)))
+  if (length(bad)) {
+    ch <- res$chains[[bad[1]]]
+    last <- list(beta = stats::setNames(ch$beta, coef_names), rho = ch$rho, sigma = ch$sigma, delta = ch$delta,
+                 iteration = ch$diverged_at - 1)
+    sb_abort(c("SG-MCMC diverged in chain {bad[1]} at iteration {ch$diverged_at}.",
+               x = "{ch$message}",
+               i = "Reduce {.code sgmcmc_control(step_size = )} (now {control$step_size}), or standardize {.arg x}.",
+               i = "The last good state is in the {.field last_state} field of this error (rlang::catch_cnd())."),
+             kind = "divergence", last_state = last)
+  }
+  chain_fits <- res$chains
+  draws <- do.call(rbind, lapply(chain_fits, `[[`, "draws"))
+  colnames(draws) <- coef_names[keep]
+  chain_id <- rep(seq_len(chains), vapply(chain_fits, function(ch) nrow(ch$draws), numeric(1)))
+  saved <- vapply(chain_fits, `[[`, numeric(1), "saved")
+  wts <- saved / sum(saved)
+  pm <- Reduce(`+`, Map(function(ch, w) ch$post_mean * w, chain_fits, wts))
+  # pooled sd: within-chain second moments around the pooled mean
+  m2 <- Reduce(`+`, Map(function(ch, w) (ch$post_sd^2 + ch$post_mean^2) * w, chain_fits, wts))
+  psd <- sqrt(pmax(0, m2 - pm^2))
+  names(pm) <- names(psd) <- coef_names
+  rho <- rowMeans(do.call(cbind, lapply(chain_fits, `[[`, "rho")))
+  names(rho) <- coef_names
+  rho <- rho[!is.na(rho)]
+  trace <- do.call(rbind, lapply(seq_along(chain_fits), function(c) {
+    tr <- chain_fits[[c]]$trace
+    colnames(tr) <- c("iteration", "sigma", "delta", "mean_rho", "loglik", "eps", "tau")
+    data.frame(chain = rep(c, nrow(tr)), tr)
+  }))
+  pred <- NULL
+  if (!is.null(newx)) {
+    pred <- list(link = Reduce(`+`, Map(function(ch, w) ch$pred_link * w, chain_fits, wts)),
+                 response = Reduce(`+`, Map(function(ch, w) ch$pred_mean * w, chain_fits, wts)),
+                 newx = newx)
+  }
+  label <- paste0(toupper(sampler), switch(method, sa = "-SA", em = "-EM", none = ""))
+  settings <- list(family = family, method = method, sampler = sampler, iterations = iterations,
+                   batch_size = batch_size, burnin = burnin, thin = thin, v0 = v0, v1 = v1, sparse = sparse,
+                   intercept = intercept, chains = chains, nobs = n, coef_names = coef_names, control = control,
+                   print_info = c(family = family, iterations = iterations, batch = batch_size, chains = chains,
+                                  sigma = if (family == "gaussian") signif(mean(vapply(chain_fits, `[[`, 1, "sigma")), 4) else NULL))
+  new_sb_fit(
+    draws = draws, estimate = pm[keep], method = label, subclass = "sb_sgld_sa", call = call,
+    chain = chain_id, settings = settings, seed = seed, timing = timing,
+    diagnostics = list(saved = saved),
+    coefficients = pm, coef_sd = psd, inclusion = rho, trace = trace,
+    latent = data.frame(chain = seq_len(chains), sigma = vapply(chain_fits, `[[`, 1, "sigma"),
+                        delta = vapply(chain_fits, `[[`, 1, "delta")),
+    pred = pred,
+    final_state = lapply(chain_fits, function(ch) {
+      list(beta = stats::setNames(ch$beta, coef_names), rho = stats::setNames(ch$rho, coef_names),
+           kappa0 = stats::setNames(ch$kappa0, coef_names), kappa1 = stats::setNames(ch$kappa1, coef_names),
+           sigma = ch$sigma, delta = ch$delta)
+    })
+  )
+}
+
+`%||%` <- function(a, b) if (is.null(a)) b else a
+
+binomial_y <- function(y, call = rlang::caller_env()) {
+  if (is.matrix(y) && ncol(y) == 1L) y <- drop(y)
+  if (is.factor(y)) {
+    if (nlevels(y) != 2L) {
+      sb_abort(c("A factor {.arg y} must have exactly 2 levels for {.code family = \"binomial\"}.",
+                 x = "It has {nlevels(y)}."), arg = "y", call = call)
+    }
+    return(as.double(y == levels(y)[2]))
+  }
+  if (is.logical(y)) return(as.double(y))
+  y
+}
+
+resolve_keep <- function(keep, coef_names, call = rlang::caller_env()) {
+  P <- length(coef_names)
+  if (is.null(keep)) return(seq_len(P))
+  if (is.character(keep)) {
+    idx <- match(keep, coef_names)
+    if (anyNA(idx)) {
+      sb_abort(c("Unknown coefficient name{?s} in {.arg keep}: {.val {keep[is.na(idx)]}}.",
+                 i = "Names are {.val {utils::head(coef_names, 5)}} ..."), arg = "keep", call = call)
+    }
+    return(as.integer(idx))
+  }
+  if (!is.numeric(keep) || length(keep) < 1 || any(!is.finite(keep)) || any(keep != round(keep)) ||
+      any(keep < 1 | keep > P)) {
+    sb_abort("{.arg keep} must be coefficient names or indices between 1 and {P}.", arg = "keep", call = call)
+  }
+  as.integer(keep)
+}
+
+resolve_init <- function(init, P, chains, call = rlang::caller_env()) {
+  if (is.null(init)) return(matrix(0, P, chains))
+  if (is.matrix(init)) {
+    if (nrow(init) != P || ncol(init) != chains) {
+      sb_abort(c("A matrix {.code sgmcmc_control(init = )} must be {P} x {chains} (coefficients x chains).",
+                 x = "It is {nrow(init)} x {ncol(init)}."), arg = "init", call = call)
+    }
+    storage.mode(init) <- "double"
+    return(init)
+  }
+  if (length(init) != P) {
+    sb_abort(c("{.code sgmcmc_control(init = )} must have one value per coefficient ({P}, intercept first).",
+               x = "It has {length(init)}."), arg = "init", call = call)
+  }
+  matrix(as.double(init), P, chains)
+}
+
+#' Predictions from an adaptive SG-MCMC fit
+#'
+#' Posterior predictive averages. For `family = "gaussian"` the prediction is
+#' `newx %*% coef(object)`, which equals the average of \eqn{x'\beta} over all kept iterations. For
+#' `"binomial"` and `type = "response"` the probabilities \eqn{1/(1+e^{-x'\beta})} are averaged over the
+#' stored draws (all coefficients must have been kept), or, when `newx` is missing, the running averages
+#' accumulated during the fit for its `newx` are returned.
+#'
+#' @param object An `sb_sgld_sa` fit.
+#' @param newx Matrix of new predictors (missing: the `newx` given at fit time).
+#' @param type `"link"` or `"response"`.
+#' @param ... Unused.
+#' @return A numeric vector of predictions.
+#' @export
+#' @examples
+#' set.seed(1)
+#' x <- matrix(rnorm(200), 50, 4); y <- 2 * x[, 1] + rnorm(50)
+#' fit <- sgld_sa(x, y, iterations = 4000, newx = x[1:5, ], seed = 1,
+#'                control = sgmcmc_control(sa_start = 200))
+#' predict(fit)
+#' predict(fit, x[1:5, ])
+predict.sb_sgld_sa <- function(object, newx, type = c("link", "response"), ...) {
+  type <- rlang::arg_match(type)
+  if (missing(newx)) {
+    if (is.null(object$pred)) {
+      sb_abort("{.arg newx} is missing and the fit was run without {.arg newx}.", arg = "newx")
+    }
+    return(object$pred[[type]])
+  }
+  s <- object$settings
+  newx <- check_x_matrix(newx)
+  p <- length(s$coef_names) - s$intercept
+  if (ncol(newx) != p) {
+    sb_abort(c("{.arg newx} must have {p} columns.", x = "It has {ncol(newx)}."), arg = "newx")
+  }
+  X <- if (s$intercept) cbind(1, newx) else newx
+  if (s$family == "gaussian" || type == "link") return(drop(X %*% object$coefficients))
+  if (ncol(object$draws) != length(s$coef_names)) {
+    sb_abort(c("Response predictions need the draws of all coefficients.",
+               i = "Refit with {.code keep = NULL}, or pass {.arg newx} to {.fn sgld_sa}."), arg = "newx",
+             kind = "state")
+  }
+  eta <- X %*% t(object$draws)
+  rowMeans(stats::plogis(eta))
+}
+
+#' @export
+coef.sb_sgld_sa <- function(object, type = c("mean", "median", "estimate"), ...) {
+  type <- rlang::arg_match(type)
+  if (type == "mean") return(object$coefficients)
+  NextMethod()
+}
+
+#' Plot the traces of an adaptive SG-MCMC fit
+#'
+#' Traces of the latent variables (\eqn{\sigma}, \eqn{\delta}, mean \eqn{\rho}) and of the full-data
+#' log-likelihood, one line per chain, or (`type = "draws"`) the stored draws of the first few kept
+#' coefficients.
+#'
+#' @param x An `sb_sgld_sa` fit.
+#' @param type `"latent"` or `"draws"`.
+#' @param pars For `type = "draws"`: coefficients to show (default the first 4 kept).
+#' @param ... Passed to [graphics::matplot()].
+#' @return `x`, invisibly.
+#' @export
+plot.sb_sgld_sa <- function(x, type = c("latent", "draws"), pars = NULL, ...) {
+  type <- rlang::arg_match(type)
+  op <- graphics::par(no.readonly = TRUE)
+  on.exit(graphics::par(op))
+  if (type == "latent") {
+    tr <- x$trace
+    vars <- c("sigma", "delta", "mean_rho", "loglik")
+    if (x$settings$family != "gaussian") vars <- setdiff(vars, "sigma")
+    graphics::par(mfrow = c(2, 2), mar = c(4, 4, 2, 1))
+    for (v in vars) {
+      w <- stats::reshape(tr[, c("chain", "iteration", v)], idvar = "iteration", timevar = "chain",
+                          direction = "wide")
+      graphics::matplot(w$iteration, as.matrix(w[, -1, drop = FALSE]), type = "l", lty = 1, xlab = "iteration",
+                        ylab = v, main = v, ...)
+    }
+  } else {
+    d <- select_pars(x$draws, pars %||% utils::head(colnames(x$draws), 4))
+    graphics::par(mfrow = c(min(ncol(d), 4), 1), mar = c(4, 4, 2, 1))
+    for (j in seq_len(ncol(d))) {
+      graphics::plot(d[, j], type = "l", xlab = "kept draw", ylab = colnames(d)[j], main = colnames(d)[j], ...)
+    }
+  }
+  invisible(x)
+}

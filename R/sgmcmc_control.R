@@ -1,0 +1,106 @@
+#' Tuning knobs for the SG-MCMC samplers
+#'
+#' `sgmcmc_control()` collects the long tail of settings of [sgld_sa()]: the learning-rate schedule, the
+#' stochastic-approximation (SA) step, the temperature, SGHMC friction, the SSGL hyperparameters, the
+#' initial values of the latent variables, magnitude pruning and the output cadence. All values are validated
+#' here, once.
+#'
+#' @param step_schedule Learning-rate schedule \eqn{\epsilon_k}: `"polynomial"` (\eqn{\epsilon_0 k^{-\gamma}},
+#'   the paper's \eqn{0.001 k^{-1/3}}), `"constant"` (\eqn{\epsilon_0}) or `"stepwise"`
+#'   (\eqn{\epsilon_0} times `step_decay` to the number of `step_milestones` passed).
+#' @param step_size \eqn{\epsilon_0 \ge 0}. For SGHMC this is the learning rate \eqn{\eta}.
+#' @param step_power \eqn{\gamma \ge 0} of the polynomial schedule.
+#' @param step_decay,step_milestones Factor and iterations of the stepwise schedule.
+#' @param sa_A,sa_Z,sa_alpha SA step \eqn{\omega_k = A (k + Z)^{-\alpha}} (capped at 1); paper: 10, 1000, 0.7.
+#' @param temperature Inverse temperature \eqn{\tau_0} (target \eqn{e^{\tau L(\beta)}}).
+#' @param anneal Ratio \eqn{r} of simulated annealing \eqn{\tau_k = \tau_0 r^k} (1 = none; the paper's "A-"
+#'   variants use e.g. 1.003).
+#' @param friction,noise_estimate SGHMC friction (momentum decay) \eqn{\alpha \in (0, 1]} and gradient-noise
+#'   estimate \eqn{\hat\beta \in [0, \alpha)}.
+#' @param a,b Beta prior of \eqn{\delta}; `b = NULL` means the number of sparse coefficients p (paper).
+#' @param nu,lambda Inverse-gamma prior \eqn{IG(\nu/2, \nu\lambda/2)} of \eqn{\sigma^2}.
+#' @param prior_var Variance \eqn{\sigma_0^2} of the Gaussian prior of the non-sparse coefficients (intercept
+#'   included).
+#' @param sigma_init,delta_init,rho_init Initial \eqn{\sigma}, \eqn{\delta} and \eqn{\rho_j}
+#'   (`rho_init = NULL` means `delta_init`); \eqn{\kappa} starts at the values implied by \eqn{\rho}. With
+#'   `method = "none"` they stay fixed.
+#' @param sa_start Warm-up: the latent variables stay at their initial values for the first `sa_start`
+#'   iterations and the SA steps \eqn{\omega_1, \omega_2, \dots} start after it (default 1: SA from the
+#'   second iteration, as in Algorithm 1). A warm-up of a few hundred iterations lets \eqn{\beta} move away from
+#'   its zero start before \eqn{\rho} and \eqn{\delta} adapt, which avoids the absorbing "everything in
+#'   the spike" state on small problems.
+#' @param fixed_sigma Keep \eqn{\sigma} at `sigma_init` while the other latent variables adapt.
+#' @param prune,prune_S,prune_D,prune_U Magnitude pruning of the sparse coefficients to the sparse rate
+#'   \eqn{s_k = S(1 - D^{k/U})} (Algorithm 1); pruned weights may regrow.
+#' @param trace_every Record the traces (sigma, delta, mean rho, full-data log-likelihood) every this many
+#'   iterations (`NULL`: about 1000 points).
+#' @param init Initial coefficients: `NULL` (zeros), a vector in the order of [coef()] (intercept first), or a
+#'   matrix with one column per chain.
+#' @return A list of class `sb_sgmcmc_control`.
+#' @export
+#' @examples
+#' sgmcmc_control(step_size = 1e-3, sa_A = 10)
+sgmcmc_control <- function(step_schedule = c("polynomial", "constant", "stepwise"), step_size = 1e-3,
+                           step_power = 1 / 3, step_decay = 0.1, step_milestones = numeric(),
+                           sa_A = 10, sa_Z = 1000, sa_alpha = 0.7, temperature = 1, anneal = 1,
+                           friction = 0.1, noise_estimate = 0, a = 1, b = NULL, nu = 1, lambda = 1,
+                           prior_var = 1e4, sigma_init = 1, delta_init = 0.5, rho_init = NULL,
+                           sa_start = 1, fixed_sigma = FALSE, prune = FALSE, prune_S = 0.9, prune_D = 0.99, prune_U = 50,
+                           trace_every = NULL, init = NULL) {
+  step_schedule <- rlang::arg_match(step_schedule)
+  out <- list(
+    step_schedule = step_schedule,
+    step_size = check_number(step_size, lower = 0, upper = Inf, upper_open = TRUE),
+    step_power = check_number(step_power, lower = 0, upper = 10),
+    step_decay = check_number(step_decay, lower = 0, lower_open = TRUE, upper = Inf, upper_open = TRUE),
+    step_milestones = check_milestones(step_milestones),
+    sa_A = check_number(sa_A, lower = 0, lower_open = TRUE, upper = Inf, upper_open = TRUE),
+    sa_Z = check_number(sa_Z, lower = 0, upper = Inf, upper_open = TRUE),
+    sa_alpha = check_number(sa_alpha, lower = 0, lower_open = TRUE, upper = 1),
+    temperature = check_number(temperature, lower = 0, lower_open = TRUE, upper = Inf, upper_open = TRUE),
+    anneal = check_number(anneal, lower = 0, lower_open = TRUE, upper = Inf, upper_open = TRUE),
+    friction = check_number(friction, lower = 0, lower_open = TRUE, upper = 1),
+    noise_estimate = check_number(noise_estimate, lower = 0, upper = 1),
+    a = check_number(a, lower = 0, lower_open = TRUE, upper = Inf, upper_open = TRUE),
+    b = check_number(b, lower = 0, lower_open = TRUE, upper = Inf, upper_open = TRUE, allow_null = TRUE),
+    nu = check_number(nu, lower = 0, lower_open = TRUE, upper = Inf, upper_open = TRUE),
+    lambda = check_number(lambda, lower = 0, lower_open = TRUE, upper = Inf, upper_open = TRUE),
+    prior_var = check_number(prior_var, lower = 0, lower_open = TRUE, upper = Inf, upper_open = TRUE),
+    sigma_init = check_number(sigma_init, lower = 0, lower_open = TRUE, upper = Inf, upper_open = TRUE),
+    delta_init = check_number(delta_init, lower = 0, lower_open = TRUE, upper = 1, upper_open = TRUE),
+    rho_init = check_number(rho_init, lower = 0, upper = 1, allow_null = TRUE),
+    sa_start = check_count(sa_start),
+    fixed_sigma = check_flag(fixed_sigma),
+    prune = check_flag(prune),
+    prune_S = check_number(prune_S, lower = 0, upper = 1, upper_open = TRUE),
+    prune_D = check_number(prune_D, lower = 0, lower_open = TRUE, upper = 1, upper_open = TRUE),
+    prune_U = check_number(prune_U, lower = 0, lower_open = TRUE, upper = Inf, upper_open = TRUE),
+    trace_every = check_count(trace_every, allow_null = TRUE),
+    init = init
+  )
+  if (out$noise_estimate >= out$friction) {
+    sb_abort(c("{.arg noise_estimate} must be smaller than {.arg friction}.",
+               x = "You supplied noise_estimate = {out$noise_estimate} and friction = {out$friction}."),
+             arg = "noise_estimate")
+  }
+  if (!is.null(init) && (!is.numeric(init) || any(!is.finite(init)))) {
+    sb_abort("{.arg init} must be NULL or a numeric vector / matrix of finite values.", arg = "init")
+  }
+  structure(out, class = "sb_sgmcmc_control")
+}
+
+check_milestones <- function(x, call = rlang::caller_env()) {
+  if (!is.numeric(x) || any(!is.finite(x)) || any(x < 1) || any(x != round(x))) {
+    sb_abort("{.arg step_milestones} must be a vector of whole numbers >= 1.", arg = "step_milestones", call = call)
+  }
+  as.double(sort(x))
+}
+
+#' @export
+print.sb_sgmcmc_control <- function(x, ...) {
+  cat("<sb_sgmcmc_control>\n")
+  v <- x[setdiff(names(x), "init")]
+  v <- vapply(v, function(e) if (is.null(e)) "NULL" else paste(format(e), collapse = ", "), character(1))
+  cat(paste0("  ", names(v), ": ", v, collapse = "\n"), "\n", sep = "")
+  invisible(x)
+}

@@ -1,0 +1,79 @@
+// scalebayes/sgmcmc/schedules.hpp -- step-size, stochastic-approximation, annealing and pruning schedules.
+// Iterations are counted from k = 1. Header-only, std only, no R.
+#pragma once
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+#include <vector>
+
+namespace scalebayes {
+namespace sgmcmc {
+
+// Learning rate eps_k: constant eps0; polynomial eps0 * k^(-gamma) (the paper's 0.001 k^(-1/3)); stepwise
+// eps0 * decay^(number of milestones <= k) (the paper's "divided by 10 at epochs 700 and 900").
+struct StepSchedule {
+  enum class Type { constant, polynomial, stepwise };
+  Type type = Type::polynomial;
+  double eps0 = 1e-3;
+  double gamma = 1.0 / 3.0;
+  double decay = 0.1;
+  std::vector<long> milestones;
+
+  double at(long k) const {
+    switch (type) {
+      case Type::constant:
+        return eps0;
+      case Type::polynomial:
+        return eps0 * std::pow(static_cast<double>(k), -gamma);
+      case Type::stepwise: {
+        long passed = 0;
+        for (long m : milestones) passed += (k >= m);
+        return eps0 * std::pow(decay, static_cast<double>(passed));
+      }
+    }
+    return eps0;
+  }
+  void validate() const {
+    if (!(eps0 >= 0.0) || !std::isfinite(eps0)) throw std::invalid_argument("step size eps0 must be >= 0");
+    if (!(gamma >= 0.0)) throw std::invalid_argument("step-size exponent gamma must be >= 0");
+    if (!(decay > 0.0)) throw std::invalid_argument("step-size decay must be > 0");
+  }
+};
+
+// SA step omega_k = A (k + Z)^(-alpha), capped at 1; the EM arm uses omega_k = 1.
+struct SAStep {
+  double A = 10.0, Z = 1000.0, alpha = 0.7;
+  bool em = false;
+  double at(long k) const {
+    if (em) return 1.0;
+    return std::min(1.0, A * std::pow(static_cast<double>(k) + Z, -alpha));
+  }
+  void validate() const {
+    if (!(A > 0.0) || !(alpha > 0.0) || !(alpha <= 1.0) || !(Z >= 0.0))
+      throw std::invalid_argument("SA step needs A > 0, Z >= 0 and alpha in (0, 1]");
+  }
+};
+
+// Inverse temperature tau_k = tau0 * r^k (r = 1: fixed temperature; r > 1: simulated annealing, "A-" variants).
+struct Annealing {
+  double tau0 = 1.0, r = 1.0;
+  double at(long k) const { return r == 1.0 ? tau0 : tau0 * std::pow(r, static_cast<double>(k)); }
+  void validate() const {
+    if (!(tau0 > 0.0) || !(r > 0.0)) throw std::invalid_argument("temperature tau0 and ratio r must be > 0");
+  }
+};
+
+// Magnitude pruning, Algorithm 1: sparse rate s_k = S (1 - D^(k / U)).
+struct PruneSchedule {
+  bool on = false;
+  double S = 0.9, D = 0.99, U = 50.0;
+  double at(long k) const { return on ? S * (1.0 - std::pow(D, static_cast<double>(k) / U)) : 0.0; }
+  void validate() const {
+    if (!on) return;
+    if (!(S >= 0.0 && S < 1.0) || !(D > 0.0 && D < 1.0) || !(U > 0.0))
+      throw std::invalid_argument("pruning needs S in [0, 1), D in (0, 1), U > 0");
+  }
+};
+
+}  // namespace sgmcmc
+}  // namespace scalebayes

@@ -1,0 +1,134 @@
+// scalebayes/sgmcmc/updates.hpp -- the SG-MCMC update rules of Deng, Zhang, Liang & Lin (2019), written once.
+//
+// A model (Eigen GLM here, a LibTorch network later) owns a list of parameter groups, fills each group's `grad`
+// with the gradient of its minibatch log-likelihood scaled by N/n, then calls, per iteration,
+//   add_prior_grad(group, sigma)     SSGL prior (sparse groups) or N(0, prior_var) (non-sparse groups)
+//   sgld_step / sghmc_step           eq. (2) / eq. (3) in the Saatci & Wilson (SGD-with-momentum) form
+//   sa_update(groups, sigma, ...)    stochastic approximation of rho, kappa, delta, sigma (eqs. 12-15)
+//   prune(group, s)                  magnitude pruning to sparse rate s (Algorithm 1), regrowth allowed
+// All of them are templates over the storage policy `Ops` (storage.hpp).
+#pragma once
+#include <cmath>
+#include <stdexcept>
+#include <vector>
+
+#include "scalebayes/sgmcmc/storage.hpp"
+
+namespace scalebayes {
+namespace sgmcmc {
+
+// One parameter group ("layer" l of the paper). Sparse groups carry the SSGL latent variables.
+template <class Ops>
+struct Group {
+  using Array = typename Ops::Array;
+  Array value, grad, momentum;
+  bool sparse = true;
+  Array rho, kappa0, kappa1;  // E[gamma_j], E[1/(v0 (1-gamma_j))], E[1/(v1 gamma_j)]  (sparse groups)
+  double delta = 0.5;         // prior inclusion probability of this group (sparse groups)
+  double prior_var = 1.0;     // sigma_0^2 of the Gaussian prior (non-sparse groups)
+};
+
+// Hyperparameters of the SSGL hierarchy: beta_j ~ (1 - gamma_j) Laplace(0, sigma v0) + gamma_j N(0, sigma^2 v1),
+// gamma_j ~ Bern(delta), delta ~ Beta(a, b), sigma^2 ~ IG(nu/2, nu lambda/2).
+struct SSGLHyper {
+  double v0 = 0.1, v1 = 10.0, a = 1.0, b = 1.0, nu = 1.0, lambda = 1.0;
+  void validate() const {
+    if (!(v0 > 0.0) || !(v1 > 0.0) || !(a > 0.0) || !(b > 0.0) || !(nu > 0.0) || !(lambda > 0.0))
+      throw std::invalid_argument("SSGL hyperparameters v0, v1, a, b, nu, lambda must all be > 0");
+  }
+};
+
+// Set the latent variables of a sparse group to their values implied by rho (kappa0 = (1-rho)/v0, kappa1 = rho/v1).
+template <class Ops>
+void init_latents(Group<Ops>& g, double rho0, double delta0, const SSGLHyper& h) {
+  g.rho = Ops::zeros_like(g.value) + rho0;
+  g.kappa0 = (1.0 - g.rho) / h.v0;
+  g.kappa1 = g.rho / h.v1;
+  g.delta = delta0;
+}
+
+// grad += gradient of the log prior (the terms of Q1 in eq. (10) that involve beta).
+template <class Ops>
+void add_prior_grad(Group<Ops>& g, double sigma) {
+  if (g.sparse) {
+    Ops::ssgl_prior_grad(g.grad, g.value, g.kappa0, g.kappa1, sigma);
+  } else {
+    g.grad -= g.value / g.prior_var;
+  }
+}
+
+// SGLD, eq. (2): beta <- beta + eps * grad + N(0, 2 eps / tau).
+template <class Ops>
+void sgld_step(Group<Ops>& g, double eps, double tau, typename Ops::Rng& rng) {
+  g.value += eps * g.grad;
+  Ops::add_gaussian(g.value, std::sqrt(2.0 * eps / tau), rng);
+}
+
+// SGHMC, eq. (3), discretized as in Chen et al. (2014, sec. 3.3) / Saatci & Wilson (2017):
+//   v <- (1 - alpha) v + eta * grad + N(0, 2 (alpha - beta_hat) eta / tau),   beta <- beta + v,
+// with learning rate eta, friction (momentum decay) alpha and gradient-noise estimate beta_hat < alpha.
+template <class Ops>
+void sghmc_step(Group<Ops>& g, double eta, double friction, double noise_est, double tau, typename Ops::Rng& rng) {
+  g.momentum = (1.0 - friction) * g.momentum + eta * g.grad;
+  Ops::add_gaussian(g.momentum, std::sqrt(2.0 * (friction - noise_est) * eta / tau), rng);
+  g.value += g.momentum;
+}
+
+// Positive root of A s^2 - B s - C = 0 (eq. 14); A > 0, B >= 0, C >= 0.
+inline double sigma_root(double A, double B, double C) { return (B + std::sqrt(B * B + 4.0 * A * C)) / (2.0 * A); }
+
+// Extra information sa_update needs from the likelihood.
+struct SAInput {
+  bool regression = true;  // Gaussian likelihood with variance sigma^2 (else the likelihood has no sigma)
+  double n_total = 0.0;    // N
+  double resid_ss = 0.0;   // I = (N/n) sum_{i in batch} (y_i - psi(x_i; beta))^2 (regression only)
+};
+
+// One SA step for the latent variables with step omega (omega = 1: the EM arm):
+//   rho    <- (1-w) rho    + w rho~,   rho~ = P(gamma = 1 | beta, sigma, delta)           (12)
+//   kappa0 <- (1-w) kappa0 + w (1 - rho)/v0,  kappa1 <- (1-w) kappa1 + w rho/v1              (13)
+//   sigma  <- (1-w) sigma  + w sigma~, sigma~ the positive root of the quadratic             (14)
+//   delta  <- (1-w) delta  + w (sum rho + a - 1) / (a + b + p - 2)                           (15)
+// evaluated in the order of Algorithm 1, each with the most recent values. Eq. (14) as printed has
+// R_a = N + p + nu; maximizing Q1 of eq. (10) gives R_a = N + p + nu + 2 (as in EMVS), used here; C_a = p + nu + 2;
+// J = sum kappa1 beta^2 (a squared norm; the printed footnote omits the square).
+// If update_sigma is false sigma is left alone (fixed sigma).
+template <class Ops>
+void sa_update(std::vector<Group<Ops>>& groups, double& sigma, double omega, const SSGLHyper& h, const SAInput& in,
+               bool update_sigma = true) {
+  const double w = omega, w1 = 1.0 - omega;
+  double P = 0.0, Rb = 0.0, J = 0.0;
+  for (auto& g : groups) {
+    if (!g.sparse) continue;
+    const double pl = static_cast<double>(Ops::size(g.value));
+    if (pl == 0) continue;
+    g.rho = w1 * g.rho + w * Ops::inclusion_prob(g.value, sigma, g.delta, h.v0, h.v1);
+    g.kappa0 = w1 * g.kappa0 + w * ((1.0 - g.rho) / h.v0);
+    g.kappa1 = w1 * g.kappa1 + w * (g.rho / h.v1);
+    const double dt = (Ops::sum(g.rho) + h.a - 1.0) / (h.a + h.b + pl - 2.0);
+    g.delta = w1 * g.delta + w * dt;
+    // keep delta strictly inside (0, 1) so the log-odds in (12) stay finite
+    g.delta = std::min(std::max(g.delta, 1e-12), 1.0 - 1e-12);
+    P += pl;
+    Rb += Ops::abs_sum_weighted(g.kappa0, g.value);
+    J += Ops::sq_sum_weighted(g.kappa1, g.value);
+  }
+  if (!update_sigma) return;
+  const double A = (in.regression ? in.n_total : 0.0) + P + h.nu + 2.0;
+  const double C = (in.regression ? in.resid_ss : 0.0) + J + h.nu * h.lambda;
+  const double st = sigma_root(A, Rb, C);
+  sigma = w1 * sigma + w * st;
+}
+
+// Magnitude pruning of a sparse group to sparse rate s: the floor(s p) smallest |beta_j| are set to 0. Pruned
+// weights keep receiving gradients and noise and come back if they grow (regrowth). Returns the number pruned.
+template <class Ops>
+typename Ops::Index prune(Group<Ops>& g, double s) {
+  if (!g.sparse || s <= 0.0) return 0;
+  const double thr = Ops::abs_quantile(g.value, s);
+  if (thr <= 0.0) return 0;
+  return Ops::zero_below(g.value, thr);
+}
+
+}  // namespace sgmcmc
+}  // namespace scalebayes

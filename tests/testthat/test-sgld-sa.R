@@ -1,0 +1,255 @@
+# Tests for sgld_sa(): exact posterior of a conjugate model, SA fixed points, Table 1 ordering, thread
+# invariance, divergence handling and bad inputs.
+
+conj_data <- function(seed = 11, n = 50, p = 3) {
+  withr::with_seed(seed, {
+    x <- matrix(rnorm(n * p), n, p)
+    y <- drop(x %*% c(1, -0.5, 0.25)) + rnorm(n)
+  })
+  list(x = x, y = y)
+}
+
+test_that("SGLD with a small step matches the exact conjugate Gaussian posterior", {
+  d <- conj_data()
+  s0sq <- 4 # prior N(0, 4) on every coefficient (all non-sparse), sigma fixed at 1
+  A <- crossprod(d$x) + diag(1 / s0sq, 3) # posterior precision
+  mu <- drop(solve(A, crossprod(d$x, d$y)))
+  V <- solve(A)
+  eps <- 2e-4
+  fit <- sgld_sa(d$x, d$y, method = "none", iterations = 400000, batch_size = 50, sparse = FALSE,
+                 intercept = FALSE, burnin = 5000, thin = 5, seed = 3, threads = 1,
+                 control = sgmcmc_control(step_schedule = "constant", step_size = eps, prior_var = s0sq,
+                                          sigma_init = 1))
+  dr <- as.matrix(fit)
+  for (j in 1:3) {
+    # Monte-Carlo standard errors from the chain's effective sample size (posterior::ess_mean / ess_sd).
+    ess_m <- posterior::ess_mean(dr[, j])
+    ess_s <- posterior::ess_sd(dr[, j])
+    se_mean <- sqrt(V[j, j] / ess_m)
+    expect_lt(abs(mean(dr[, j]) - mu[j]), 4 * se_mean)
+    expect_lt(abs(coef(fit)[j] - mu[j]), 4 * se_mean)
+    # var of a Gaussian: relative MCSE sqrt(2 / ESS); the Euler discretization adds a known relative bias
+    # of about eps * lambda / 2 (<= 0.7% here), which we add to the tolerance.
+    bias <- eps * max(eigen(A)$values) / 2
+    expect_lt(abs(var(dr[, j]) / V[j, j] - 1), 4 * sqrt(2 / ess_s) + bias)
+  }
+})
+
+test_that("SGHMC with a small learning rate matches the conjugate posterior mean", {
+  d <- conj_data(seed = 12)
+  A <- crossprod(d$x) + diag(1 / 4, 3)
+  mu <- drop(solve(A, crossprod(d$x, d$y)))
+  V <- solve(A)
+  fit <- sgld_sa(d$x, d$y, method = "none", sampler = "sghmc", iterations = 200000, batch_size = 50,
+                 sparse = FALSE, intercept = FALSE, burnin = 5000, thin = 5, seed = 4, threads = 1,
+                 control = sgmcmc_control(step_schedule = "constant", step_size = 1e-5, friction = 0.05,
+                                          prior_var = 4, sigma_init = 1))
+  dr <- as.matrix(fit)
+  for (j in 1:3) {
+    se_mean <- sqrt(V[j, j] / posterior::ess_mean(dr[, j]))
+    expect_lt(abs(mean(dr[, j]) - mu[j]), 4 * se_mean) # tolerance from the chain's ESS
+    expect_lt(abs(var(dr[, j]) / V[j, j] - 1), 4 * sqrt(2 / posterior::ess_sd(dr[, j])) + 0.02)
+  }
+})
+
+# R transcription of one step of g_theta(beta) (eqs. 12-15, in the order of Algorithm 1, with
+# R_a = N + p + nu + 2 for regression), used for the closed forms below.
+g_step <- function(beta, th, h, rss, N, regression = TRUE) {
+  s <- th$sigma
+  la <- log(th$delta) + dnorm(beta, 0, s * sqrt(h$v1), log = TRUE)
+  lb <- log(1 - th$delta) - log(2 * s * h$v0) - abs(beta) / (s * h$v0)
+  rho <- 1 / (1 + exp(lb - la))
+  k0 <- (1 - rho) / h$v0
+  k1 <- rho / h$v1
+  p <- length(beta)
+  Ra <- (if (regression) N else 0) + p + h$nu + 2
+  Rb <- sum(k0 * abs(beta))
+  Rc <- (if (regression) rss else 0) + sum(k1 * beta^2) + h$nu * h$lambda
+  list(rho = rho, kappa0 = k0, kappa1 = k1, sigma = (Rb + sqrt(Rb^2 + 4 * Ra * Rc)) / (2 * Ra),
+       delta = (sum(rho) + h$a - 1) / (h$a + h$b + p - 2))
+}
+
+sa_setup <- function(family = "gaussian") {
+  withr::with_seed(5, {
+    x <- matrix(rnorm(40 * 8), 40, 8)
+    beta <- c(2, -1.5, 0.8, 0.05, -0.02, 0, 0.01, 0.3)
+    y <- if (family == "gaussian") drop(x %*% beta) + rnorm(40) else rbinom(40, 1, plogis(drop(x %*% beta)))
+  })
+  list(x = x, y = y, beta = beta, h = list(v0 = 0.05, v1 = 10, a = 1, b = 8, nu = 1, lambda = 1))
+}
+
+run_fixed_beta <- function(s, method, iterations, family = "gaussian", sigma_init = 1.5) {
+  sgld_sa(s$x, s$y, family = family, method = method, iterations = iterations, batch_size = 40,
+          v0 = s$h$v0, v1 = s$h$v1, intercept = FALSE, burnin = 0, seed = 1, threads = 1,
+          control = sgmcmc_control(step_schedule = "constant", step_size = 0, init = s$beta,
+                                   sigma_init = sigma_init, delta_init = 0.3, b = s$h$b))
+}
+
+test_that("one EM step of the latent variables equals the closed forms (eqs. 12-15)", {
+  for (family in c("gaussian", "binomial")) {
+    s <- sa_setup(family)
+    fit <- run_fixed_beta(s, "em", 2, family)
+    st <- fit$final_state[[1]]
+    expect_equal(unname(st$beta), s$beta) # step size 0: beta never moves
+    rss <- sum((s$y - s$x %*% s$beta)^2)
+    ref <- g_step(s$beta, list(sigma = 1.5, delta = 0.3), s$h, rss, 40, family == "gaussian")
+    expect_equal(unname(st$rho), ref$rho, tolerance = 1e-12)
+    expect_equal(unname(st$kappa0), ref$kappa0, tolerance = 1e-12)
+    expect_equal(unname(st$kappa1), ref$kappa1, tolerance = 1e-12)
+    expect_equal(st$sigma, ref$sigma, tolerance = 1e-12)
+    expect_equal(st$delta, ref$delta, tolerance = 1e-12)
+  }
+})
+
+test_that("the SA iteration converges to the fixed point of g on a fixed beta", {
+  s <- sa_setup()
+  rss <- sum((s$y - s$x %*% s$beta)^2)
+  # closed form of the fixed point: iterate theta <- g(theta) to convergence in R
+  th <- list(sigma = 1.5, delta = 0.3)
+  for (i in 1:2000) th <- g_step(s$beta, th, s$h, rss, 40)
+  th2 <- g_step(s$beta, th, s$h, rss, 40)
+  expect_equal(th2$sigma, th$sigma, tolerance = 1e-14) # it is a fixed point
+  fit <- run_fixed_beta(s, "sa", 30000)
+  st <- fit$final_state[[1]]
+  expect_equal(unname(st$rho), th$rho, tolerance = 1e-6)
+  expect_equal(unname(st$kappa0), th$kappa0, tolerance = 1e-6)
+  expect_equal(unname(st$kappa1), th$kappa1, tolerance = 1e-6)
+  expect_equal(st$sigma, th$sigma, tolerance = 1e-6)
+  expect_equal(st$delta, th$delta, tolerance = 1e-6)
+  # method = "none" leaves the latent variables at their initial values
+  fit0 <- run_fixed_beta(s, "none", 50)
+  expect_equal(fit0$final_state[[1]]$sigma, 1.5)
+  expect_equal(unname(fit0$final_state[[1]]$rho), rep(0.3, 8))
+  # a warm-up longer than the run leaves them alone too; sa_start = 1 (SA from the second iteration) is the default
+  fitw <- sgld_sa(s$x, s$y, method = "sa", iterations = 50, batch_size = 40, v0 = s$h$v0, intercept = FALSE,
+                  burnin = 0, seed = 1, threads = 1,
+                  control = sgmcmc_control(step_schedule = "constant", step_size = 0, init = s$beta,
+                                           sigma_init = 1.5, delta_init = 0.3, sa_start = 60))
+  expect_equal(fitw$final_state[[1]]$sigma, 1.5)
+  expect_equal(unname(fitw$final_state[[1]]$rho), rep(0.3, 8))
+})
+
+test_that("Table 1 ordering: SGLD-SA beats SGLD-EM beats SGLD on test MSE (reduced run)", {
+  # 3 replicated Table 1 data sets, 20 000 iterations (paper: 500 000), v0 = 0.01, sigma init = 1; averaging
+  # over data sets because on a single one the greedy EM arm sometimes reaches the same mode as SA.
+  mse <- sapply(1:3, function(r) {
+    d <- sgld_sa_simulate(n = 100, p = 1000, corr = 0.6, seed = r)
+    sapply(c(sa = "sa", em = "em", none = "none"), function(m) {
+      fit <- sgld_sa(d$x, d$y, method = m, iterations = 20000, batch_size = 50, v0 = 0.01, v1 = 10,
+                     intercept = FALSE, keep = 1:3, newx = d$x_test, seed = r, threads = 1,
+                     control = sgmcmc_control(sigma_init = 1, rho_init = 1, b = 1000))
+      mean((predict(fit) - d$y_test)^2)
+    })
+  })
+  avg <- rowMeans(mse)
+  expect_lt(avg[["sa"]], avg[["em"]])
+  expect_lt(avg[["em"]], avg[["none"]])
+  expect_lt(avg[["sa"]], 6) # the noise variance is 3; the paper reports 3.5-5.6 for SGLD-SA
+})
+
+test_that("draws are identical for 1 and 2 threads, and differ between chains", {
+  d <- sgld_sa_simulate(n = 60, p = 30, corr = 0.5, seed = 2)
+  for (sampler in c("sgld", "sghmc")) {
+    f <- function(th) {
+      sgld_sa(d$x, d$y, sampler = sampler, iterations = 3000, batch_size = 20, chains = 3, threads = th,
+              seed = 42, newx = d$x_test, control = sgmcmc_control(step_size = 1e-3))
+    }
+    a <- f(1)
+    b <- f(2)
+    expect_identical(a$draws, b$draws)
+    expect_identical(a$trace, b$trace)
+    expect_identical(a$pred, b$pred)
+    expect_false(isTRUE(all.equal(a$draws[a$chain == 1, ], a$draws[a$chain == 2, ])))
+  }
+})
+
+test_that("logistic regression selects the signal and predicts probabilities", {
+  d <- sgld_sa_simulate(n = 200, p = 50, corr = 0.3, family = "binomial", seed = 3)
+  fit <- sgld_sa(d$x, d$y, family = "binomial", iterations = 20000, batch_size = 50, v0 = 0.01,
+                 intercept = FALSE, newx = d$x_test, seed = 1, threads = 1)
+  expect_true(all(fit$inclusion[1:2] > 0.9))
+  expect_lt(mean(fit$inclusion[-(1:3)]), 0.1)
+  pr <- predict(fit, type = "response")
+  expect_true(all(pr > 0 & pr < 1))
+  # running predictive average equals the average over the stored draws when every kept iteration is stored
+  expect_equal(pr, predict(fit, d$x_test, type = "response"), tolerance = 1e-10)
+  expect_s3_class(posterior::as_draws_df(fit), "draws_df")
+  expect_true(all(c("sigma", "delta", "mean_rho", "loglik") %in% names(fit$trace)))
+})
+
+test_that("magnitude pruning zeroes the smallest weights at the scheduled rate", {
+  d <- sgld_sa_simulate(n = 60, p = 40, corr = 0.5, seed = 4)
+  fit <- sgld_sa(d$x, d$y, iterations = 2000, intercept = FALSE, seed = 1, threads = 1,
+                 control = sgmcmc_control(prune = TRUE, prune_S = 0.5, prune_D = 0.9, prune_U = 10))
+  s_final <- 0.5 * (1 - 0.9^(2000 / 10))
+  expect_equal(sum(fit$final_state[[1]]$beta == 0), floor(s_final * 40))
+  expect_true(all(rowSums(fit$draws == 0) >= floor(0.45 * 40)))
+})
+
+test_that("divergence stops with a classed error carrying the last good state", {
+  d <- conj_data()
+  cnd <- rlang::catch_cnd(
+    sgld_sa(d$x * 100, d$y, method = "none", iterations = 1000, seed = 1, threads = 1,
+            control = sgmcmc_control(step_schedule = "constant", step_size = 1)),
+    classes = "scalebayes_error")
+  expect_s3_class(cnd, "scalebayes_error_divergence")
+  expect_true(all(is.finite(cnd$last_state$beta)))
+  expect_match(conditionMessage(cnd), "diverged")
+})
+
+test_that("bad inputs give classed errors", {
+  d <- conj_data()
+  expect_error(sgld_sa("a", d$y), class = "scalebayes_error")
+  expect_error(sgld_sa(d$x, d$y[-1]), class = "scalebayes_error")
+  expect_error(sgld_sa(d$x, d$y, family = "binomial"), class = "scalebayes_error")
+  expect_error(sgld_sa(d$x, d$y, batch_size = 51), class = "scalebayes_error")
+  expect_error(sgld_sa(d$x, d$y, iterations = 10, burnin = 10), class = "scalebayes_error")
+  expect_error(sgld_sa(d$x, d$y, v0 = -1), class = "scalebayes_error")
+  expect_error(sgld_sa(d$x, d$y, sparse = c(TRUE, FALSE)), class = "scalebayes_error")
+  expect_error(sgld_sa(d$x, d$y, keep = "nope"), class = "scalebayes_error")
+  expect_error(sgld_sa(d$x, d$y, control = list(step_size = 1)), class = "scalebayes_error")
+  expect_error(sgld_sa(d$x, d$y, control = sgmcmc_control(init = 1:2)), class = "scalebayes_error")
+  expect_error(sgmcmc_control(friction = 0.1, noise_estimate = 0.2), class = "scalebayes_error")
+  expect_error(sgmcmc_control(sa_alpha = 2), class = "scalebayes_error")
+  expect_error(sgmcmc_control(step_size = -1), class = "scalebayes_error")
+  expect_error(sgld_sa(d$x, d$y, seed = -1), class = "scalebayes_error")
+  expect_error(predict(sgld_sa(d$x, d$y, iterations = 100, seed = 1)), class = "scalebayes_error")
+})
+
+test_that("the ziggurat normals used for the SGLD noise are standard normal", {
+  z <- scalebayes:::cpp_sgmcmc_normals(200000, 7)
+  # mean and variance within 4 standard errors (sd 1/sqrt(n) and sqrt(2/n))
+  expect_lt(abs(mean(z)), 4 / sqrt(length(z)))
+  expect_lt(abs(var(z) - 1), 4 * sqrt(2 / length(z)))
+  expect_gt(suppressWarnings(ks.test(z[1:20000], "pnorm")$p.value), 1e-3)
+  # tail beyond the base block (R = 3.4426): frequency 2 * pnorm(-R) = 5.8e-4, binomial sd ~ 5.4e-5
+  expect_lt(abs(mean(abs(z) > 3.442619855899) - 2 * pnorm(-3.442619855899)), 4 * sqrt(5.8e-4 / length(z)))
+})
+
+test_that("step-size and temperature schedules follow their formulas", {
+  d <- conj_data()
+  fit <- sgld_sa(d$x, d$y, iterations = 400, seed = 1, threads = 1,
+                 control = sgmcmc_control(step_schedule = "stepwise", step_size = 1e-3, step_decay = 0.5,
+                                          step_milestones = c(100, 300), temperature = 2, anneal = 1.001,
+                                          trace_every = 1))
+  k <- fit$trace$iteration
+  expect_equal(fit$trace$eps, 1e-3 * 0.5^((k >= 100) + (k >= 300)))
+  expect_equal(fit$trace$tau, 2 * 1.001^k)
+  fit2 <- sgld_sa(d$x, d$y, iterations = 50, seed = 1, threads = 1,
+                  control = sgmcmc_control(step_size = 2e-3, step_power = 0.5, trace_every = 1))
+  expect_equal(fit2$trace$eps, 2e-3 * (1:50)^(-0.5))
+})
+
+test_that("chains split into future chunks give the same draws as one process", {
+  skip_if_not_installed("future.apply")
+  d <- sgld_sa_simulate(n = 40, p = 10, corr = 0.5, seed = 6)
+  f <- function(fut) sgld_sa(d$x, d$y, iterations = 1000, chains = 3, threads = 1, seed = 9, future = fut)
+  a <- f(FALSE)
+  withr::with_options(list(future.rng.onMisuse = "ignore"), {
+    oplan <- future::plan(future::sequential)
+    on.exit(future::plan(oplan), add = TRUE)
+    b <- f(TRUE)
+  })
+  expect_identical(a$draws, b$draws)
+  expect_identical(a$trace, b$trace)
+})
