@@ -76,22 +76,32 @@ inline Result run(Eigen::Ref<const Eigen::MatrixXd> x, Eigen::Ref<const Eigen::V
   res.iterations.setZero(static_cast<Eigen::Index>(st.draws));
   const int nt = std::max(1, st.threads);
   std::vector<std::unique_ptr<cd::ElasticNet>> solvers(nt);
-  std::vector<int> notconv(nt, 0);
+  // per-worker scratch (padded so counters written by different threads never share a cache line)
+  struct alignas(64) Scratch {
+    Eigen::VectorXd w, pf;
+    cd::Fit fit;
+    int notconv = 0;
+  };
+  std::vector<Scratch> scratch(nt);
 
   auto body = [&](std::size_t i, int worker) {
     if (!solvers[worker]) solvers[worker].reset(new cd::ElasticNet(x, y, family, alpha, ctrl));
     cd::ElasticNet& solver = *solvers[worker];
     rng::Stream s(st.seed, st.first_draw + i);
-    Eigen::VectorXd w(n), pf(p);
+    Scratch& sc = scratch[worker];
+    Eigen::VectorXd& w = sc.w;
+    Eigen::VectorXd& pf = sc.pf;
+    w.resize(n);
+    pf.resize(p);
     draw_weights(s, st.dist, st.prior, w, pf_base, pf);
     double kkt = 0.0;
     int iters = 0;
-    cd::Fit fit;
+    cd::Fit& fit = sc.fit;
     for (Eigen::Index l = 0; l < L; ++l) {
       // warm start: the unweighted solution at this lambda, or this draw's solution at the previous lambda
       if (l == 0) fit = warm[0];
       solver.solve(w, pf, lambda(l), fit, l == 0 ? lambda(l) : lambda(l - 1));
-      if (!fit.converged) ++notconv[worker];
+      if (!fit.converged) ++sc.notconv;
       kkt = std::max(kkt, fit.kkt);
       iters += fit.iterations;
       const Eigen::Index off = l * (p + 1);
@@ -104,7 +114,7 @@ inline Result run(Eigen::Ref<const Eigen::MatrixXd> x, Eigen::Ref<const Eigen::V
   const auto status = parallel::run_parallel(st.draws, nt, body, monitor);
   res.interrupted = status.interrupted;
   res.completed = status.completed;
-  for (int c : notconv) res.not_converged += c;
+  for (const auto& sc : scratch) res.not_converged += sc.notconv;
   return res;
 }
 
