@@ -87,31 +87,100 @@ class BandedOp {
       for (int l = 0; l < w; ++l) out[i + l] += static_cast<T>(ci[l]) * ui;
     }
   }
-  void set_weights(const double* winv) { gram(D_, winv, G_); }
-  // factor G + diag(d)
-  // factor G + diag(d), symmetrically equilibrated to unit diagonal (rows of D^{(x,k+1)} differ by orders of
-  // magnitude when x is unevenly spaced; without the scaling the Newton directions are useless there)
-  void factor(const double* d) {
-    S_ = G_;
-    sc_.resize(S_.m);
-    for (int i = 0; i < S_.m; ++i) {
-      S_(i, 0) += d[i];
-      sc_[i] = S_(i, 0) > 0 ? 1.0 / std::sqrt(S_(i, 0)) : 1.0;
-    }
-    for (int i = 0; i < S_.m; ++i)
-      for (int q = 0; q <= S_.p && q <= i; ++q) S_(i, q) *= sc_[i] * sc_[i - q];
-    banded_cholesky(S_);
+  void set_weights(const double* winv) {
+    sqrt_winv_.resize(D_.n);
+    for (int i = 0; i < D_.n; ++i) sqrt_winv_[i] = std::sqrt(winv[i]);
   }
-  void solve(double* r) const {
-    for (int i = 0; i < S_.m; ++i) r[i] *= sc_[i];
-    banded_cholesky_solve(S_, r);
-    for (int i = 0; i < S_.m; ++i) r[i] *= sc_[i];
+  // The Newton matrix is A'A with A = [W^{-1/2} D'; diag(sqrt(d))] ((n+m) x m, banded). It is factored by
+  // Givens QR of A (never forming D W^{-1} D', whose condition number is the square of A's and exceeds
+  // 1/eps for k >= 2 at moderate n): R is upper banded with half-bandwidth k+1, O((n+m) k^2) work.
+  // solve_ls: du = argmin ||A du - [c_top; c_bot]||  (the Newton step, since rhs = A'c).
+  void solve_ls(const double* d, const double* c_top, const double* c_bot, double* du) {
+    const int m = D_.m, n = D_.n, p = D_.width - 1, w = p + 1;
+    R_.assign(static_cast<std::size_t>(m) * w, 0.0);
+    qc_.assign(m, 0.0);
+    filled_.assign(m, 0);
+    std::vector<QR_T> a(w);
+    auto rotate_in = [&](int c0, QR_T gamma) {
+      for (int c = c0; c < m; ++c) {
+        const QR_T alpha = a[0];
+        if (alpha != 0) {
+          QR_T* Rc = &R_[static_cast<std::size_t>(c) * w];
+          if (!filled_[c]) {
+            for (int q = 0; q < w; ++q) Rc[q] = a[q];
+            qc_[c] = gamma;
+            filled_[c] = 1;
+            return;
+          }
+          const QR_T rho = Rc[0];
+          const QR_T r = std::sqrt(rho * rho + alpha * alpha);
+          const QR_T cs = rho / r, sn = alpha / r;
+          for (int q = 0; q < w; ++q) {
+            const QR_T Rv = Rc[q], av = a[q];
+            Rc[q] = cs * Rv + sn * av;
+            a[q] = -sn * Rv + cs * av;
+          }
+          const QR_T g = qc_[c];
+          qc_[c] = cs * g + sn * gamma;
+          gamma = -sn * g + cs * gamma;
+        }
+        // shift: a now represents columns c+1 .. c+1+p
+        bool any = false;
+        for (int q = 0; q + 1 < w; ++q) {
+          a[q] = a[q + 1];
+          any = any || a[q] != 0;
+        }
+        a[w - 1] = 0;
+        if (!any) return;
+      }
+    };
+    for (int i = 0; i < n; ++i) {
+      // row i of W^{-1/2} D': columns j in [max(0, i-p), min(i, m-1)], value D(j, i-j) / sqrt(w_i)
+      const int c0 = std::max(0, i - p), c1 = std::min(i, m - 1);
+      if (c0 <= c1) {
+        std::fill(a.begin(), a.end(), QR_T(0));
+        for (int j = c0; j <= c1; ++j) a[j - c0] = static_cast<QR_T>(D_.at(j, i - j)) * sqrt_winv_[i];
+        rotate_in(c0, c_top[i]);
+      }
+      if (i < m) {
+        std::fill(a.begin(), a.end(), QR_T(0));
+        a[0] = std::sqrt(static_cast<QR_T>(d[i]));
+        rotate_in(i, c_bot[i]);
+      }
+    }
+    x_.resize(m);
+    for (int j = m - 1; j >= 0; --j) {
+      const QR_T* Rj = &R_[static_cast<std::size_t>(j) * w];
+      QR_T s = qc_[j];
+      for (int q = 1; q < w && j + q < m; ++q) s -= Rj[q] * x_[j + q];
+      x_[j] = s / Rj[0];
+    }
+    for (int j = 0; j < m; ++j) du[j] = static_cast<double>(x_[j]);
+  }
+  // Solves R'R x = r in place (for iterative refinement of the normal equations).
+  void solve_normal(double* r) {
+    const int m = D_.m, w = D_.width;
+    x_.resize(m);
+    for (int j = 0; j < m; ++j) x_[j] = r[j];
+    for (int j = 0; j < m; ++j) {
+      QR_T s = x_[j];
+      for (int q = 1; q < w && j - q >= 0; ++q) s -= R_[static_cast<std::size_t>(j - q) * w + q] * x_[j - q];
+      x_[j] = s / R_[static_cast<std::size_t>(j) * w];
+    }
+    for (int j = m - 1; j >= 0; --j) {
+      const QR_T* Rj = &R_[static_cast<std::size_t>(j) * w];
+      QR_T s = x_[j];
+      for (int q = 1; q < w && j + q < m; ++q) s -= Rj[q] * x_[j + q];
+      x_[j] = s / Rj[0];
+    }
+    for (int j = 0; j < m; ++j) r[j] = static_cast<double>(x_[j]);
   }
 
  private:
+  using QR_T = double;  // long double here measured no gain in the certified gap, only time
   const BandedD& D_;
-  BandedSym G_, S_;
-  std::vector<double> sc_;
+  std::vector<QR_T> sqrt_winv_, R_, qc_, x_;
+  std::vector<char> filled_;
 };
 
 // Sparse operator for a user-supplied penalty matrix D (m x n).
@@ -129,6 +198,8 @@ class SparseOp {
     Eigen::Map<VecLD>(out, n()) = Dtld_ * Eigen::Map<const VecLD>(u, m());
   }
   void set_weights(const double* winv) {
+    sqrt_winv_.resize(n());
+    for (int i = 0; i < n(); ++i) sqrt_winv_[i] = std::sqrt(winv[i]);
     Eigen::Map<const Eigen::VectorXd> wi(winv, n());
     SpMat DW = D_ * wi.asDiagonal();
     G_ = (DW * Dt_).pruned();
@@ -149,16 +220,27 @@ class SparseOp {
     ldlt_.factorize(S_);
     if (ldlt_.info() != Eigen::Success) throw std::runtime_error("sparse LDL' factorization failed");
   }
-  void solve(double* r) const {
+  void solve_normal(double* r) const {
     Eigen::Map<Eigen::VectorXd> rv(r, m());
     Eigen::VectorXd x = ldlt_.solve(rv);
     rv = x;
+  }
+  // Newton step from the least-squares form (normal equations with a sparse LDL' here).
+  void solve_ls(const double* d, const double* c_top, const double* c_bot, double* du) {
+    factor(d);
+    Eigen::VectorXd ct(n());
+    for (int i = 0; i < n(); ++i) ct[i] = c_top[i] * sqrt_winv_[i];
+    Eigen::Map<Eigen::VectorXd> out(du, m());
+    out = D_ * ct;
+    for (int j = 0; j < m(); ++j) out[j] += std::sqrt(d[j]) * c_bot[j];
+    solve_normal(du);
   }
 
  private:
   const SpMat& D_;
   SpMat Dt_;
   SpMatLD Dld_, Dtld_;
+  std::vector<double> sqrt_winv_;
   SpMat G_, S_;
   Eigen::SimplicialLDLT<SpMat, Eigen::Lower, Eigen::AMDOrdering<int>> ldlt_;
   bool analyzed_ = false;
@@ -216,10 +298,20 @@ IPResult dual_ip(Op& op, const Eigen::VectorXd& y_, const Eigen::VectorXd& w, co
   }
   VecLD dtu(n), beta(n), z(m), Dy(m), Gu(m), f1(m), f2(m), mu1(m), mu2(m);
   VecLD rhsld(m), dmu1(m), dmu2(m), nu(m), nmu1(m), nmu2(m), nGu(m), Gdu(m), dtmp(n), duld(m);
-  Eigen::VectorXd du(m), dvec(m);
+  Eigen::VectorXd du(m), dvec(m), cbot(m), ctop(n);
   op.D(y.data(), Dy.data());
   LD primal, gap;
-  auto rel = [&](LD g, LD p) { return static_cast<double>(g / std::max(p, LD(1e-300))); };
+  // relative gap: gap / max(P, 1e-10 * TSS_w / 2) (the floor only matters when y is (nearly) in the null
+  // space of D, where P* = 0 and a purely relative gap is undefined)
+  LD ybar = 0, wsum = 0, tss = 0;
+  for (int i = 0; i < n; ++i) {
+    ybar += static_cast<LD>(w[i]) * y[i];
+    wsum += w[i];
+  }
+  ybar /= wsum;
+  for (int i = 0; i < n; ++i) tss += static_cast<LD>(w[i]) * (y[i] - ybar) * (y[i] - ybar);
+  const LD pfloor = std::max(LD(1e-10) * tss / 2, LD(1e-300));
+  auto rel = [&](LD g, LD p) { return static_cast<double>(g / std::max(p, pfloor)); };
   auto finish = [&](IPResult& res, int it) {
     res.beta = beta.template cast<double>();
     res.u = u.template cast<double>();
@@ -265,22 +357,25 @@ IPResult dual_ip(Op& op, const Eigen::VectorXd& y_, const Eigen::VectorXd& w, co
     LD eta = 0;
     for (int j = 0; j < m; ++j) eta -= f1[j] * mu1[j] + f2[j] * mu2[j];
     if (step >= LD(0.2)) t = std::max(LD(ctl.mu) * 2 * LD(m) / eta, LD(1.2) * t);
-    // Newton system (G + diag(d)) du = rhs
+    // Newton system (G + diag(d)) du = rhs with G = D W^{-1} D', rhs = D beta(u) + barrier terms, solved in
+    // least-squares form: rhs = A' c with A = [W^{-1/2} D'; diag(sqrt(d))], c = [W^{1/2} beta(u); bt / sqrt(d)]
     for (int j = 0; j < m; ++j) {
-      dvec[j] = static_cast<double>(-(mu1[j] / f1[j] + mu2[j] / f2[j]));
-      du[j] = static_cast<double>(-Gu[j] + Dy[j] + (1 / t) / f1[j] - (1 / t) / f2[j]);
+      const LD dj = -(mu1[j] / f1[j] + mu2[j] / f2[j]);
+      const LD bt = (1 / t) / f1[j] - (1 / t) / f2[j];
+      dvec[j] = static_cast<double>(dj);
+      cbot[j] = static_cast<double>(bt / std::sqrt(dj));
+      rhsld[j] = z[j] + bt;
     }
-    op.factor(dvec.data());
-    for (int j = 0; j < m; ++j) rhsld[j] = static_cast<LD>(du[j]);
-    op.solve(du.data());
+    for (int i = 0; i < n; ++i) ctop[i] = static_cast<double>(std::sqrt(static_cast<LD>(w[i])) * beta[i]);
+    op.solve_ls(dvec.data(), ctop.data(), cbot.data(), du.data());
     for (int j = 0; j < m; ++j) duld[j] = du[j];
-    // iterative refinement with the residual in extended precision
+    // iterative refinement of the normal equations with the residual in extended precision
     for (int ref = 0; ref < ctl.refine; ++ref) {
       op.Dt(duld.data(), dtmp.data());
       for (int i = 0; i < n; ++i) dtmp[i] *= winv[i];
       op.D(dtmp.data(), Gdu.data());
       for (int j = 0; j < m; ++j) du[j] = static_cast<double>(rhsld[j] - Gdu[j] - static_cast<LD>(dvec[j]) * duld[j]);
-      op.solve(du.data());
+      op.solve_normal(du.data());
       for (int j = 0; j < m; ++j) duld[j] += du[j];
     }
     for (int j = 0; j < m; ++j) {

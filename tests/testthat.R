@@ -1,0 +1,4 @@
+library(testthat)
+library(scalebayes)
+
+test_check("scalebayes")
