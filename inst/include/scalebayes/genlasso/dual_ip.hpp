@@ -77,14 +77,17 @@ class BandedOp {
       out[i] = s;
     }
   }
+  // gather form (out[l] = sum_i D(i, l) u_i over the k+2 rows touching column l): no read-modify-write
+  // of long doubles, which stalls store forwarding
   template <class T>
   void Dt(const T* u, T* out) const {
-    const int w = D_.width;
-    std::fill(out, out + D_.n, T(0));
-    for (int i = 0; i < D_.m; ++i) {
-      const double* ci = &D_.c[static_cast<std::size_t>(i) * w];
-      const T ui = u[i];
-      for (int l = 0; l < w; ++l) out[i + l] += static_cast<T>(ci[l]) * ui;
+    const int w = D_.width, p = w - 1, m = D_.m;
+    const double* c = D_.c.data();
+    for (int l = 0; l < D_.n; ++l) {
+      const int i0 = std::max(0, l - p), i1 = std::min(l, m - 1);
+      T s = 0;
+      for (int i = i0; i <= i1; ++i) s += static_cast<T>(c[static_cast<std::size_t>(i) * w + (l - i)]) * u[i];
+      out[l] = s;
     }
   }
   void set_weights(const double* winv) {
@@ -299,6 +302,7 @@ IPResult dual_ip(Op& op, const Eigen::VectorXd& y_, const Eigen::VectorXd& w, co
   VecLD dtu(n), beta(n), z(m), Dy(m), Gu(m), f1(m), f2(m), mu1(m), mu2(m);
   VecLD rhsld(m), dmu1(m), dmu2(m), nu(m), nmu1(m), nmu2(m), nGu(m), Gdu(m), dtmp(n), duld(m);
   Eigen::VectorXd du(m), dvec(m), cbot(m), ctop(n);
+  const Eigen::VectorXd sqw = w.cwiseSqrt();
   op.D(y.data(), Dy.data());
   LD primal, gap;
   // relative gap: gap / max(P, 1e-10 * TSS_w / 2) (the floor only matters when y is (nearly) in the null
@@ -338,14 +342,16 @@ IPResult dual_ip(Op& op, const Eigen::VectorXd& y_, const Eigen::VectorXd& w, co
     mu2[j] = 1 / (t * (-f2[j]));
   }
   auto resid_norm = [&](const VecLD& Guv, const VecLD& m1, const VecLD& m2, const VecLD& uu, LD tt) {
-    LD s = 0;
+    // the norm only steers the line search: double precision suffices
+    double s = 0;
+    const double it = static_cast<double>(1 / tt);
     for (int j = 0; j < m; ++j) {
-      const LD rd = Guv[j] - Dy[j] + m1[j] - m2[j];
-      const LD g1 = uu[j] - lamb[j], g2 = -uu[j] - lamb[j];
-      const LD rc1 = -m1[j] * g1 - 1 / tt, rc2 = -m2[j] * g2 - 1 / tt;
+      const double rd = static_cast<double>(Guv[j] - Dy[j] + m1[j] - m2[j]);
+      const double g1 = static_cast<double>(uu[j] - lamb[j]), g2 = static_cast<double>(-uu[j] - lamb[j]);
+      const double rc1 = -static_cast<double>(m1[j]) * g1 - it, rc2 = -static_cast<double>(m2[j]) * g2 - it;
       s += rd * rd + rc1 * rc1 + rc2 * rc2;
     }
-    return std::sqrt(s);
+    return static_cast<LD>(std::sqrt(s));
   };
   LD step = 1;
   int it = 0;
@@ -360,13 +366,14 @@ IPResult dual_ip(Op& op, const Eigen::VectorXd& y_, const Eigen::VectorXd& w, co
     // Newton system (G + diag(d)) du = rhs with G = D W^{-1} D', rhs = D beta(u) + barrier terms, solved in
     // least-squares form: rhs = A' c with A = [W^{-1/2} D'; diag(sqrt(d))], c = [W^{1/2} beta(u); bt / sqrt(d)]
     for (int j = 0; j < m; ++j) {
-      const LD dj = -(mu1[j] / f1[j] + mu2[j] / f2[j]);
-      const LD bt = (1 / t) / f1[j] - (1 / t) / f2[j];
-      dvec[j] = static_cast<double>(dj);
-      cbot[j] = static_cast<double>(bt / std::sqrt(dj));
+      const double i1 = 1.0 / static_cast<double>(f1[j]), i2 = 1.0 / static_cast<double>(f2[j]);
+      const double dj = -(static_cast<double>(mu1[j]) * i1 + static_cast<double>(mu2[j]) * i2);
+      const double bt = static_cast<double>(1 / t) * (i1 - i2);
+      dvec[j] = dj;
+      cbot[j] = bt / std::sqrt(dj);
       rhsld[j] = z[j] + bt;
     }
-    for (int i = 0; i < n; ++i) ctop[i] = static_cast<double>(std::sqrt(static_cast<LD>(w[i])) * beta[i]);
+    for (int i = 0; i < n; ++i) ctop[i] = sqw[i] * static_cast<double>(beta[i]);
     op.solve_ls(dvec.data(), ctop.data(), cbot.data(), du.data());
     for (int j = 0; j < m; ++j) duld[j] = du[j];
     // iterative refinement of the normal equations with the residual in extended precision
