@@ -38,7 +38,7 @@ struct IPControl {
   double alpha = 0.01;    // line search sufficient decrease
   double beta = 0.5;      // line search backtracking
   int max_ls = 60;
-  int refine = 1;         // iterative-refinement steps per Newton solve
+  int refine = 0;         // refinement steps per Newton solve (augmented system, long double residuals)
   int stall_iter = 15;    // stop when the certified gap has not halved in this many steps at tiny barrier gap
 };
 
@@ -92,7 +92,11 @@ class BandedOp {
   }
   void set_weights(const double* winv) {
     sqrt_winv_.resize(D_.n);
-    for (int i = 0; i < D_.n; ++i) sqrt_winv_[i] = std::sqrt(winv[i]);
+    sqrt_winv_ld_.resize(D_.n);
+    for (int i = 0; i < D_.n; ++i) {
+      sqrt_winv_[i] = std::sqrt(winv[i]);
+      sqrt_winv_ld_[i] = std::sqrt(static_cast<LD>(winv[i]));
+    }
   }
   // The Newton matrix is A'A with A = [W^{-1/2} D'; diag(sqrt(d))] ((n+m) x m, banded). It is factored by
   // Givens QR of A (never forming D W^{-1} D', whose condition number is the square of A's and exceeds
@@ -103,6 +107,10 @@ class BandedOp {
     R_.assign(static_cast<std::size_t>(m) * w, 0.0);
     qc_.assign(m, 0.0);
     filled_.assign(m, 0);
+    rot_c_.clear();
+    rot_cs_.clear();
+    rot_sn_.clear();
+    row_start_.clear();
     std::vector<QR_T> a(w);
     auto rotate_in = [&](int c0, QR_T gamma) {
       for (int c = c0; c < m; ++c) {
@@ -113,6 +121,9 @@ class BandedOp {
             for (int q = 0; q < w; ++q) Rc[q] = a[q];
             qc_[c] = gamma;
             filled_[c] = 1;
+            rot_c_.push_back(-(c + 1));  // "move" event
+            rot_cs_.push_back(0);
+            rot_sn_.push_back(0);
             return;
           }
           const QR_T rho = Rc[0];
@@ -126,6 +137,9 @@ class BandedOp {
           const QR_T g = qc_[c];
           qc_[c] = cs * g + sn * gamma;
           gamma = -sn * g + cs * gamma;
+          rot_c_.push_back(c + 1);
+          rot_cs_.push_back(cs);
+          rot_sn_.push_back(sn);
         }
         // shift: a now represents columns c+1 .. c+1+p
         bool any = false;
@@ -140,11 +154,13 @@ class BandedOp {
     for (int i = 0; i < n; ++i) {
       // row i of W^{-1/2} D': columns j in [max(0, i-p), min(i, m-1)], value D(j, i-j) / sqrt(w_i)
       const int c0 = std::max(0, i - p), c1 = std::min(i, m - 1);
+      row_start_.push_back(static_cast<int>(rot_c_.size()));
       if (c0 <= c1) {
         std::fill(a.begin(), a.end(), QR_T(0));
         for (int j = c0; j <= c1; ++j) a[j - c0] = static_cast<QR_T>(D_.at(j, i - j)) * sqrt_winv_[i];
         rotate_in(c0, c_top[i]);
       }
+      row_start_.push_back(static_cast<int>(rot_c_.size()));
       if (i < m) {
         std::fill(a.begin(), a.end(), QR_T(0));
         a[0] = std::sqrt(static_cast<QR_T>(d[i]));
@@ -159,6 +175,98 @@ class BandedOp {
       x_[j] = s / Rj[0];
     }
     for (int j = 0; j < m; ++j) du[j] = static_cast<double>(x_[j]);
+  }
+  // qf = Q1' f for f = [f_top (n); f_bot (m)], replaying the recorded rotations.
+  void apply_qt(const double* f_top, const double* f_bot, double* qf) const {
+    const int m = D_.m, n = D_.n;
+    std::fill(qf, qf + m, 0.0);
+    std::size_t r = 0;
+    const std::size_t nrot = rot_c_.size();
+    for (int i = 0; i < n; ++i) {
+      for (int part = 0; part < 2; ++part) {
+        const std::size_t k = 2 * static_cast<std::size_t>(i) + part;
+        const std::size_t end = k + 1 < row_start_.size() ? static_cast<std::size_t>(row_start_[k + 1]) : nrot;
+        double gamma = part == 0 ? f_top[i] : (i < m ? f_bot[i] : 0.0);
+        for (; r < end; ++r) {
+          const int c = rot_c_[r];
+          if (c < 0) {
+            qf[-c - 1] = gamma;
+          } else {
+            const double g = qf[c - 1];
+            qf[c - 1] = rot_cs_[r] * g + rot_sn_[r] * gamma;
+            gamma = -rot_sn_[r] * g + rot_cs_[r] * gamma;
+          }
+        }
+      }
+    }
+  }
+  // x = R^{-1} b (in place)
+  void solve_r(double* b) const {
+    const int m = D_.m, w = D_.width;
+    for (int j = m - 1; j >= 0; --j) {
+      const QR_T* Rj = &R_[static_cast<std::size_t>(j) * w];
+      double s = b[j];
+      for (int q = 1; q < w && j + q < m; ++q) s -= Rj[q] * b[j + q];
+      b[j] = s / Rj[0];
+    }
+  }
+  // x = R^{-T} b (in place)
+  void solve_rt(double* b) const {
+    const int m = D_.m, w = D_.width;
+    for (int j = 0; j < m; ++j) {
+      double s = b[j];
+      for (int q = 1; q < w && j - q >= 0; ++q) s -= R_[static_cast<std::size_t>(j - q) * w + q] * b[j - q];
+      b[j] = s / R_[static_cast<std::size_t>(j) * w];
+    }
+  }
+  // Newton step: du = argmin ||A du - c||, c given in extended precision, refined on the augmented system
+  // [I A; A' 0][r; du] = [c; 0] with residuals in long double (Bjorck): converges at rate ~ eps * cond(A),
+  // whereas refining the normal equations converges at ~ eps * cond(A)^2 and fails for k >= 2 at large lambda.
+  void newton(const double* d, const VecLD& c_top, const VecLD& c_bot, VecLD& du, int refine) {
+    const int m = D_.m, n = D_.n;
+    ct_.resize(n);
+    cb_.resize(m);
+    for (int i = 0; i < n; ++i) ct_[i] = static_cast<double>(c_top[i]);
+    for (int j = 0; j < m; ++j) cb_[j] = static_cast<double>(c_bot[j]);
+    dd_.resize(m);
+    solve_ls(d, ct_.data(), cb_.data(), dd_.data());
+    du.resize(m);
+    for (int j = 0; j < m; ++j) du[j] = dd_[j];
+    if (refine <= 0) return;
+    sqd_.resize(m);
+    for (int j = 0; j < m; ++j) sqd_[j] = std::sqrt(static_cast<LD>(d[j]));
+    // r = c - A du
+    rt_.resize(n);
+    rb_.resize(m);
+    at_.resize(n);
+    Dt(du.data(), at_.data());
+    for (int i = 0; i < n; ++i) rt_[i] = c_top[i] - sqrt_winv_ld_[i] * at_[i];
+    for (int j = 0; j < m; ++j) rb_[j] = c_bot[j] - sqd_[j] * du[j];
+    ft_.resize(n);
+    fb_.resize(m);
+    g_.resize(m);
+    hq_.resize(m);
+    qf_.resize(m);
+    VecLD tmp(n);
+    for (int it = 0; it < refine; ++it) {
+      // f = c - r - A du ; g = -A' r
+      Dt(du.data(), at_.data());
+      for (int i = 0; i < n; ++i) ft_[i] = static_cast<double>(c_top[i] - rt_[i] - sqrt_winv_ld_[i] * at_[i]);
+      for (int j = 0; j < m; ++j) fb_[j] = static_cast<double>(c_bot[j] - rb_[j] - sqd_[j] * du[j]);
+      for (int i = 0; i < n; ++i) tmp[i] = sqrt_winv_ld_[i] * rt_[i];
+      D(tmp.data(), g_.data());
+      for (int j = 0; j < m; ++j) hq_[j] = -static_cast<double>(g_[j] + sqd_[j] * rb_[j]);
+      solve_rt(hq_.data());                           // h = R^{-T} g
+      apply_qt(ft_.data(), fb_.data(), qf_.data());  // Q1' f
+      for (int j = 0; j < m; ++j) qf_[j] -= hq_[j];
+      solve_r(qf_.data());                            // dx = R^{-1} (Q1' f - h)
+      // dr = f - A dx
+      for (int j = 0; j < m; ++j) dd_[j] = qf_[j];
+      for (int j = 0; j < m; ++j) du[j] += dd_[j];
+      Dt(dd_.data(), ct_.data());
+      for (int i = 0; i < n; ++i) rt_[i] += static_cast<LD>(ft_[i]) - sqrt_winv_ld_[i] * static_cast<LD>(ct_[i]);
+      for (int j = 0; j < m; ++j) rb_[j] += static_cast<LD>(fb_[j]) - sqd_[j] * static_cast<LD>(dd_[j]);
+    }
   }
   // Solves R'R x = r in place (for iterative refinement of the normal equations).
   void solve_normal(double* r) {
@@ -183,6 +291,10 @@ class BandedOp {
   using QR_T = double;  // long double here measured no gain in the certified gap, only time
   const BandedD& D_;
   std::vector<QR_T> sqrt_winv_, R_, qc_, x_;
+  std::vector<LD> sqrt_winv_ld_;
+  std::vector<int> rot_c_, row_start_;
+  std::vector<double> rot_cs_, rot_sn_, ct_, cb_, dd_, ft_, fb_, hq_, qf_;
+  VecLD sqd_, rt_, rb_, at_, g_;
   std::vector<char> filled_;
 };
 
@@ -227,6 +339,28 @@ class SparseOp {
     Eigen::Map<Eigen::VectorXd> rv(r, m());
     Eigen::VectorXd x = ldlt_.solve(rv);
     rv = x;
+  }
+  // Newton step du = argmin ||A du - c||, A = [W^{-1/2} D'; diag(sqrt d)], via the normal equations with a
+  // sparse LDL' and iterative refinement of their residual in long double.
+  void newton(const double* d, const VecLD& c_top, const VecLD& c_bot, VecLD& du, int refine) {
+    const int nn = n(), mm = m();
+    VecLD t(nn), rhs(mm), Gd(mm);
+    for (int i = 0; i < nn; ++i) t[i] = c_top[i] * static_cast<LD>(sqrt_winv_[i]);
+    D(t.data(), rhs.data());
+    for (int j = 0; j < mm; ++j) rhs[j] += std::sqrt(static_cast<LD>(d[j])) * c_bot[j];
+    factor(d);
+    Eigen::VectorXd x(mm);
+    for (int j = 0; j < mm; ++j) x[j] = static_cast<double>(rhs[j]);
+    solve_normal(x.data());
+    du = x.cast<LD>();
+    for (int it = 0; it < refine; ++it) {
+      Dt(du.data(), t.data());
+      for (int i = 0; i < nn; ++i) t[i] *= static_cast<LD>(sqrt_winv_[i]) * static_cast<LD>(sqrt_winv_[i]);
+      D(t.data(), Gd.data());
+      for (int j = 0; j < mm; ++j) x[j] = static_cast<double>(rhs[j] - Gd[j] - static_cast<LD>(d[j]) * du[j]);
+      solve_normal(x.data());
+      for (int j = 0; j < mm; ++j) du[j] += x[j];
+    }
   }
   // Newton step from the least-squares form (normal equations with a sparse LDL' here).
   void solve_ls(const double* d, const double* c_top, const double* c_bot, double* du) {
@@ -302,7 +436,8 @@ IPResult dual_ip(Op& op, const Eigen::VectorXd& y_, const Eigen::VectorXd& w, co
   VecLD dtu(n), beta(n), z(m), Dy(m), Gu(m), f1(m), f2(m), mu1(m), mu2(m);
   VecLD rhsld(m), dmu1(m), dmu2(m), nu(m), nmu1(m), nmu2(m), nGu(m), Gdu(m), dtmp(n), duld(m);
   Eigen::VectorXd du(m), dvec(m), cbot(m), ctop(n);
-  const Eigen::VectorXd sqw = w.cwiseSqrt();
+  const VecLD sqwld = w.cast<LD>().cwiseSqrt();
+  VecLD ctopld(n), cbotld(m);
   op.D(y.data(), Dy.data());
   LD primal, gap;
   // relative gap: gap / max(P, 1e-10 * TSS_w / 2) (the floor only matters when y is (nearly) in the null
@@ -370,21 +505,10 @@ IPResult dual_ip(Op& op, const Eigen::VectorXd& y_, const Eigen::VectorXd& w, co
       const double dj = -(static_cast<double>(mu1[j]) * i1 + static_cast<double>(mu2[j]) * i2);
       const double bt = static_cast<double>(1 / t) * (i1 - i2);
       dvec[j] = dj;
-      cbot[j] = bt / std::sqrt(dj);
-      rhsld[j] = z[j] + bt;
+      cbotld[j] = static_cast<LD>(bt) / std::sqrt(static_cast<LD>(dj));
     }
-    for (int i = 0; i < n; ++i) ctop[i] = sqw[i] * static_cast<double>(beta[i]);
-    op.solve_ls(dvec.data(), ctop.data(), cbot.data(), du.data());
-    for (int j = 0; j < m; ++j) duld[j] = du[j];
-    // iterative refinement of the normal equations with the residual in extended precision
-    for (int ref = 0; ref < ctl.refine; ++ref) {
-      op.Dt(duld.data(), dtmp.data());
-      for (int i = 0; i < n; ++i) dtmp[i] *= winv[i];
-      op.D(dtmp.data(), Gdu.data());
-      for (int j = 0; j < m; ++j) du[j] = static_cast<double>(rhsld[j] - Gdu[j] - static_cast<LD>(dvec[j]) * duld[j]);
-      op.solve_normal(du.data());
-      for (int j = 0; j < m; ++j) duld[j] += du[j];
-    }
+    for (int i = 0; i < n; ++i) ctopld[i] = sqwld[i] * beta[i];
+    op.newton(dvec.data(), ctopld, cbotld, duld, ctl.refine);
     for (int j = 0; j < m; ++j) {
       dmu1[j] = -(mu1[j] + ((1 / t) + duld[j] * mu1[j]) / f1[j]);
       dmu2[j] = -(mu2[j] + ((1 / t) - duld[j] * mu2[j]) / f2[j]);
