@@ -39,6 +39,7 @@ struct IPControl {
   double beta = 0.5;      // line search backtracking
   int max_ls = 60;
   int refine = 0;         // refinement steps per Newton solve (augmented system, long double residuals)
+  bool polish = true;     // try primal polishing once the barrier gap is negligible (banded D only)
   int stall_iter = 15;    // stop when the certified gap has not halved in this many steps at tiny barrier gap
 };
 
@@ -111,8 +112,9 @@ class BandedOp {
     rot_cs_.clear();
     rot_sn_.clear();
     row_start_.clear();
+    left_.assign(2 * static_cast<std::size_t>(n), 0.0);
     std::vector<QR_T> a(w);
-    auto rotate_in = [&](int c0, QR_T gamma) {
+    auto rotate_in = [&](int c0, QR_T gamma) -> QR_T {
       for (int c = c0; c < m; ++c) {
         const QR_T alpha = a[0];
         if (alpha != 0) {
@@ -124,7 +126,7 @@ class BandedOp {
             rot_c_.push_back(-(c + 1));  // "move" event
             rot_cs_.push_back(0);
             rot_sn_.push_back(0);
-            return;
+            return QR_T(0);
           }
           const QR_T rho = Rc[0];
           const QR_T r = std::sqrt(rho * rho + alpha * alpha);
@@ -148,8 +150,9 @@ class BandedOp {
           any = any || a[q] != 0;
         }
         a[w - 1] = 0;
-        if (!any) return;
+        if (!any) return gamma;
       }
+      return gamma;
     };
     for (int i = 0; i < n; ++i) {
       // row i of W^{-1/2} D': columns j in [max(0, i-p), min(i, m-1)], value D(j, i-j) / sqrt(w_i)
@@ -158,13 +161,15 @@ class BandedOp {
       if (c0 <= c1) {
         std::fill(a.begin(), a.end(), QR_T(0));
         for (int j = c0; j <= c1; ++j) a[j - c0] = static_cast<QR_T>(D_.at(j, i - j)) * sqrt_winv_[i];
-        rotate_in(c0, c_top[i]);
+        left_[2 * i] = rotate_in(c0, c_top[i]);
+      } else {
+        left_[2 * i] = c_top[i];
       }
       row_start_.push_back(static_cast<int>(rot_c_.size()));
       if (i < m) {
         std::fill(a.begin(), a.end(), QR_T(0));
         a[0] = std::sqrt(static_cast<QR_T>(d[i]));
-        rotate_in(i, c_bot[i]);
+        left_[2 * i + 1] = rotate_in(i, c_bot[i]);
       }
     }
     x_.resize(m);
@@ -175,6 +180,76 @@ class BandedOp {
       x_[j] = s / Rj[0];
     }
     for (int j = 0; j < m; ++j) du[j] = static_cast<double>(x_[j]);
+  }
+  // Applies Q to [v1 (m, the R rows); leftovers] by unwinding the recorded rotations of the last solve_ls.
+  // use_left: take the recorded leftovers of each row (the Q2' c part), else zeros. Outputs the top block
+  // (n rows) and the diagonal block (m rows).
+  void unwind(const double* v1, bool use_left, double* out_top, double* out_bot) const {
+    const int m = D_.m, n = D_.n;
+    std::vector<double> qf(v1, v1 + m);
+    const std::size_t nrot = rot_c_.size();
+    for (int i = n - 1; i >= 0; --i) {
+      for (int part = 1; part >= 0; --part) {
+        const std::size_t k = 2 * static_cast<std::size_t>(i) + part;
+        const std::size_t beg = static_cast<std::size_t>(row_start_[k]);
+        const std::size_t end = k + 1 < row_start_.size() ? static_cast<std::size_t>(row_start_[k + 1]) : nrot;
+        double gamma = use_left ? left_[k] : 0.0;
+        for (std::size_t r = end; r-- > beg;) {
+          const int c = rot_c_[r];
+          if (c < 0) {
+            gamma = qf[-c - 1];
+            qf[-c - 1] = 0.0;
+          } else {
+            const double gp = qf[c - 1];
+            qf[c - 1] = rot_cs_[r] * gp - rot_sn_[r] * gamma;
+            gamma = rot_sn_[r] * gp + rot_cs_[r] * gamma;
+          }
+        }
+        if (part == 0) out_top[i] = gamma;
+        else if (i < m) out_bot[i] = gamma;
+      }
+    }
+  }
+  // Primal polishing: for an active set A (|u_j| = lam_j), the primal solution is
+  // beta = y~ - W^{-1} D_I' nu with D_I beta = 0, y~ = y - W^{-1} D_A' (lam_A s_A); W^{1/2} beta is the residual
+  // of min ||W^{-1/2} D_I' nu - W^{1/2} y~||, obtained from the QR without forming nu (columns in A are pinned
+  // by rows of weight sqrt(M2)), then refined once in long double (r <- r - Q1 R^{-T} A'r).
+  // Returns W^{1/2} beta in r_top (long double) and nu.
+  bool polish(const double* c_top, const std::vector<char>& active, double M2, LD* r_top, double* nu) {
+    const int m = D_.m, n = D_.n;
+    pd_.assign(m, 0.0);
+    for (int j = 0; j < m; ++j) pd_[j] = active[j] ? M2 : 0.0;
+    pz_.assign(m, 0.0);
+    px_.resize(m);
+    solve_ls(pd_.data(), c_top, pz_.data(), px_.data());
+    std::vector<double> zero(m, 0.0), rt(n), rb(m);
+    unwind(zero.data(), true, rt.data(), rb.data());
+    VecLD rtl(n), rbl(m), xl(m), tmp(n), g(m);
+    for (int i = 0; i < n; ++i) rtl[i] = rt[i];
+    for (int j = 0; j < m; ++j) {
+      xl[j] = px_[j];
+      rbl[j] = -std::sqrt(static_cast<LD>(pd_[j])) * xl[j];
+    }
+    for (int ref = 0; ref < 4; ++ref) {
+      // g = A' r in long double
+      for (int i = 0; i < n; ++i) tmp[i] = sqrt_winv_ld_[i] * rtl[i];
+      D(tmp.data(), g.data());
+      std::vector<double> h(m), dt(n), db(m);
+      for (int j = 0; j < m; ++j) h[j] = static_cast<double>(g[j] + std::sqrt(static_cast<LD>(pd_[j])) * rbl[j]);
+#ifdef SB_TRACE
+      { double nh = 0, ng = 0; for (int j = 0; j < m; ++j) { nh = std::max(nh, std::abs(h[j])); if (!active[j]) ng = std::max(ng, (double)std::abs(g[j])); }
+        std::fprintf(stderr, "       pref %d |A'r|inf %.3g  inactive %.3g\n", ref, nh, ng); }
+#endif
+      solve_rt(h.data());
+      unwind(h.data(), false, dt.data(), db.data());
+      for (int i = 0; i < n; ++i) rtl[i] -= dt[i];
+      for (int j = 0; j < m; ++j) rbl[j] -= db[j];
+      solve_r(h.data());
+      for (int j = 0; j < m; ++j) xl[j] += h[j];
+    }
+    for (int i = 0; i < n; ++i) r_top[i] = rtl[i];
+    for (int j = 0; j < m; ++j) nu[j] = static_cast<double>(xl[j]);
+    return true;
   }
   // qf = Q1' f for f = [f_top (n); f_bot (m)], replaying the recorded rotations.
   void apply_qt(const double* f_top, const double* f_bot, double* qf) const {
@@ -256,6 +331,14 @@ class BandedOp {
       for (int i = 0; i < n; ++i) tmp[i] = sqrt_winv_ld_[i] * rt_[i];
       D(tmp.data(), g_.data());
       for (int j = 0; j < m; ++j) hq_[j] = -static_cast<double>(g_[j] + sqd_[j] * rb_[j]);
+#ifdef SB_TRACE
+      {
+        double nf = 0, ng = 0;
+        for (int i = 0; i < n; ++i) nf += ft_[i] * ft_[i];
+        for (int j = 0; j < m; ++j) { nf += fb_[j] * fb_[j]; ng += hq_[j] * hq_[j]; }
+        std::fprintf(stderr, "   refine %d |f| %.3g |g| %.3g\n", it, std::sqrt(nf), std::sqrt(ng));
+      }
+#endif
       solve_rt(hq_.data());                           // h = R^{-T} g
       apply_qt(ft_.data(), fb_.data(), qf_.data());  // Q1' f
       for (int j = 0; j < m; ++j) qf_[j] -= hq_[j];
@@ -293,7 +376,7 @@ class BandedOp {
   std::vector<QR_T> sqrt_winv_, R_, qc_, x_;
   std::vector<LD> sqrt_winv_ld_;
   std::vector<int> rot_c_, row_start_;
-  std::vector<double> rot_cs_, rot_sn_, ct_, cb_, dd_, ft_, fb_, hq_, qf_;
+  std::vector<double> rot_cs_, rot_sn_, ct_, cb_, dd_, ft_, fb_, hq_, qf_, left_, pd_, pz_, px_;
   VecLD sqd_, rt_, rb_, at_, g_;
   std::vector<char> filled_;
 };
@@ -340,6 +423,7 @@ class SparseOp {
     Eigen::VectorXd x = ldlt_.solve(rv);
     rv = x;
   }
+  bool polish(const double*, const std::vector<char>&, double, LD*, double*) { return false; }
   // Newton step du = argmin ||A du - c||, A = [W^{-1/2} D'; diag(sqrt d)], via the normal equations with a
   // sparse LDL' and iterative refinement of their residual in long double.
   void newton(const double* d, const VecLD& c_top, const VecLD& c_bot, VecLD& du, int refine) {
@@ -488,6 +572,102 @@ IPResult dual_ip(Op& op, const Eigen::VectorXd& y_, const Eigen::VectorXd& w, co
     }
     return static_cast<LD>(std::sqrt(s));
   };
+  // primal polishing (see BandedOp::polish): certificate of the pair (beta~, u):
+  // gap = sum_j (lam_j |z~_j| - u_j z~_j) + 1/2 sum_i r_i^2 / w_i,  z~ = D beta~, r = W (y - beta~) - D'u
+  bool polished = false;
+  VecLD pol_beta(n), pvec(m), ptmp(n), pz(m);
+  LD pol_gap = 0, pol_primal = 0;
+  std::vector<char> active(m);
+  Eigen::VectorXd pc(n), pnu(m);
+  VecLD pr_top(n);
+  VecLD pu(m), pol_u(m), cand_u(m), pol_beta_best(n);
+  LD winv_max = winv.maxCoeff();
+  std::vector<signed char> sgn(m);
+  auto polish_once = [&]() -> double {
+    for (int j = 0; j < m; ++j) pvec[j] = active[j] ? (sgn[j] > 0 ? lamb[j] : -lamb[j]) : LD(0);
+    op.Dt(pvec.data(), ptmp.data());
+    for (int i = 0; i < n; ++i) pc[i] = static_cast<double>(sqwld[i] * (y[i] - winv[i] * ptmp[i]));
+    if (!op.polish(pc.data(), active, static_cast<double>(1e8 * winv_max), pr_top.data(), pnu.data())) return 1.0;
+    // same scaling as inside the QR (sqrt of the double-rounded 1/w), so that D_I beta~ = 0 carries over
+    for (int i = 0; i < n; ++i) pol_beta[i] = pr_top[i] * std::sqrt(winv[i]);
+    op.D(pol_beta.data(), pz.data());
+    LD loss = 0, pen = 0;
+    for (int i = 0; i < n; ++i) loss += (y[i] - pol_beta[i]) * (y[i] - pol_beta[i]) / winv[i];
+    for (int j = 0; j < m; ++j) pen += lam[j] * std::abs(pz[j]);
+    const LD pprimal = loss / 2 + pen;
+#ifdef SB_TRACE
+    { double mz = 0; int jm = -1; for (int j = 0; j < m; ++j) if (!active[j] && std::abs((double)pz[j]) > mz) { mz = std::abs((double)pz[j]); jm = j; }
+      std::fprintf(stderr, "     max|z_I| %.3g at %d lam %.3g u %.3g\n", mz, jm, (double)lam[jm], (double)u[jm]); }
+#endif
+    // two dual candidates: the IP iterate u, and the polished dual (lam s on A, nu on I, clipped)
+    LD bestg = -1;
+    for (int cand = 0; cand < 2; ++cand) {
+      for (int j = 0; j < m; ++j) {
+        LD v = u[j];
+        if (cand == 1) v = active[j] ? pvec[j] : static_cast<LD>(pnu[j]);
+        pu[j] = std::min(std::max(v, -lam[j]), lam[j]);
+      }
+      op.Dt(pu.data(), ptmp.data());
+      LD g = 0, rr = 0;
+      for (int i = 0; i < n; ++i) {
+        const LD r = (y[i] - pol_beta[i]) / winv[i] - ptmp[i];
+        rr += r * r * winv[i];
+      }
+      LD gA = 0, gI = 0;
+      for (int j = 0; j < m; ++j) {
+        const LD tj = lam[j] * std::abs(pz[j]) - pu[j] * pz[j];
+        g += tj;
+        if (active[j]) gA += tj; else gI += tj;
+      }
+      const LD gp = std::max(g, LD(0)) + rr / 2;
+#ifdef SB_TRACE
+      int na = 0;
+      for (int j = 0; j < m; ++j) na += active[j];
+      std::fprintf(stderr, "     cand %d |A| %d gA %.3g gI %.3g rr/2 %.3g P %.3g\n", cand, na, (double)gA, (double)gI,
+                   (double)(rr / 2), (double)pprimal);
+#endif
+      if (bestg < 0 || gp < bestg) {
+        bestg = gp;
+        cand_u = pu;
+      }
+    }
+    const double rnew = rel(bestg, pprimal);
+    if (!polished || rnew < rel(pol_gap, pol_primal)) {
+      pol_primal = pprimal;
+      pol_gap = bestg;
+      pol_u = cand_u;
+      pol_beta_best = pol_beta;
+      polished = true;
+    }
+    return rnew;
+  };
+  auto try_polish = [&]() -> double {
+    for (int j = 0; j < m; ++j) {
+      active[j] = std::abs(u[j]) >= (1 - LD(1e-6)) * lamb[j];
+      sgn[j] = u[j] > 0 ? 1 : -1;
+    }
+    double best = 1.0;
+    // a few active-set corrections: drop knots whose jump has the wrong sign, add differences whose
+    // multiplier leaves the box (a projected-Newton step on the active set)
+    for (int round = 0; round < 4; ++round) {
+      const double rr = polish_once();
+      best = std::min(best, rr);
+      if (rr <= ctl.tol) break;
+      bool changed = false;
+      for (int j = 0; j < m; ++j) {
+        if (active[j] && sgn[j] * pz[j] < 0) {
+          active[j] = 0;
+          changed = true;
+        } else if (!active[j] && std::abs(pnu[j]) > lamb[j]) {
+          active[j] = 1;
+          sgn[j] = pnu[j] > 0 ? 1 : -1;
+          changed = true;
+        }
+      }
+      if (!changed) break;
+    }
+    return best;
+  };
   LD step = 1;
   int it = 0;
   VecLD best_u = u;
@@ -555,6 +735,18 @@ IPResult dual_ip(Op& op, const Eigen::VectorXd& y_, const Eigen::VectorXd& w, co
       best_u = u;
       break;
     }
+    if (ctl.polish && eta < LD(1e-2 * ctl.tol) * primal) {
+      const double pr = try_polish();
+#ifdef SB_TRACE
+      std::fprintf(stderr, "   polish rel %.3g\n", pr);
+#endif
+      if (pr <= ctl.tol) {
+        ++it;
+        polished = true;
+        best_u = u;
+        break;
+      }
+    }
     if (rg < best_rel) {
       best_rel = rg;
       best_u = u;
@@ -571,6 +763,12 @@ IPResult dual_ip(Op& op, const Eigen::VectorXd& y_, const Eigen::VectorXd& w, co
   }
   u = best_u;
   detail::evaluate(op, y, winv, lam, u, dtu, beta, z, Gu, Dy, primal, gap);
+  if (polished && pol_gap / std::max(pol_primal, pfloor) < gap / std::max(primal, pfloor)) {
+    beta = pol_beta_best;
+    u = pol_u;
+    gap = pol_gap;
+    primal = pol_primal;
+  }
   finish(res, it);
   return res;
 }
