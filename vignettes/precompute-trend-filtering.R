@@ -1,4 +1,4 @@
-# Precomputes the heavy parts of vignettes/trend-filtering.Rmd and writes vignettes/trend-filtering.rds.
+# Precomputes the heavy parts of vignettes/trend-filtering.Rmd and writes inst/extdata/trend-filtering.rds.
 #   R_LIBS=<lib with scalebayes> Rscript vignettes/precompute-trend-filtering.R     (about 10 min on 2 cores)
 suppressPackageStartupMessages(library(scalebayes))
 out <- list(date = format(Sys.time(), tz = "UTC"), cores = parallel::detectCores())
@@ -65,5 +65,6 @@ for (k in 0:1) {
 tt <- system.time(wb <- trend_filter_wbb(yb, k = 0, lambda = big$k0$lambda, draws = 100, seed = 1, quiet = TRUE))
 big$wbb_k0 <- list(draws = 100, elapsed = tt[["elapsed"]], threads = sb_default_threads())
 out$big <- big
-saveRDS(out, "vignettes/trend-filtering.rds", compress = "xz")
-message("wrote vignettes/trend-filtering.rds")
+dir.create("inst/extdata", showWarnings = FALSE)
+saveRDS(out, "inst/extdata/trend-filtering.rds", compress = "xz")
+message("wrote inst/extdata/trend-filtering.rds")

@@ -39,7 +39,8 @@ struct IPControl {
   double beta = 0.5;      // line search backtracking
   int max_ls = 60;
   int refine = 0;         // refinement steps per Newton solve (augmented system, long double residuals)
-  bool polish = true;     // try primal polishing once the barrier gap is negligible (banded D only)
+  bool polish = true;     // primal polishing on the active set (banded D only)
+  double polish_from = 1e-3;  // ... tried at every step once the barrier gap is below this fraction of P
   int stall_iter = 15;    // stop when the certified gap has not halved in this many steps at tiny barrier gap
 };
 
@@ -230,7 +231,7 @@ class BandedOp {
       xl[j] = px_[j];
       rbl[j] = -std::sqrt(static_cast<LD>(pd_[j])) * xl[j];
     }
-    for (int ref = 0; ref < 4; ++ref) {
+    for (int ref = 0; ref < 2; ++ref) {
       // g = A' r in long double
       for (int i = 0; i < n; ++i) tmp[i] = sqrt_winv_ld_[i] * rtl[i];
       D(tmp.data(), g.data());
@@ -649,7 +650,7 @@ IPResult dual_ip(Op& op, const Eigen::VectorXd& y_, const Eigen::VectorXd& w, co
     double best = 1.0;
     // a few active-set corrections: drop knots whose jump has the wrong sign, add differences whose
     // multiplier leaves the box (a projected-Newton step on the active set)
-    for (int round = 0; round < 4; ++round) {
+    for (int round = 0; round < 3; ++round) {
       const double rr = polish_once();
       best = std::min(best, rr);
       if (rr <= ctl.tol) break;
@@ -670,6 +671,7 @@ IPResult dual_ip(Op& op, const Eigen::VectorXd& y_, const Eigen::VectorXd& w, co
   };
   LD step = 1;
   int it = 0;
+  LD last_polish_eta = std::numeric_limits<LD>::infinity();
   VecLD best_u = u;
   double best_rel = rel(gap, primal), last_check_rel = best_rel;
   int last_check_it = 0;
@@ -735,7 +737,8 @@ IPResult dual_ip(Op& op, const Eigen::VectorXd& y_, const Eigen::VectorXd& w, co
       best_u = u;
       break;
     }
-    if (ctl.polish && eta < LD(1e-2 * ctl.tol) * primal) {
+    if (ctl.polish && eta < LD(ctl.polish_from) * primal && eta < LD(1e-2) * last_polish_eta) {
+      last_polish_eta = eta;
       const double pr = try_polish();
 #ifdef SB_TRACE
       std::fprintf(stderr, "   polish rel %.3g\n", pr);
@@ -763,6 +766,8 @@ IPResult dual_ip(Op& op, const Eigen::VectorXd& y_, const Eigen::VectorXd& w, co
   }
   u = best_u;
   detail::evaluate(op, y, winv, lam, u, dtu, beta, z, Gu, Dy, primal, gap);
+  // a last polish from the best iterate when the loop ended above the target (stall or line-search failure)
+  if (ctl.polish && rel(gap, primal) > ctl.tol && !(polished && rel(pol_gap, pol_primal) <= ctl.tol)) try_polish();
   if (polished && pol_gap / std::max(pol_primal, pfloor) < gap / std::max(primal, pfloor)) {
     beta = pol_beta_best;
     u = pol_u;
