@@ -170,9 +170,12 @@ trend_filter <- function(y, x = NULL, k = 3, lambda = NULL, weights = NULL, pena
               i = "Largest relative gap: {signif(max(r$rel_gap), 3)} (target {control$tol}).",
               i = "The dual problem is badly conditioned for large k, large n or very uneven x."))
   }
+  # degrees of freedom (Tibshirani & Taylor 2011): knots + k + 1; a knot is a difference whose dual variable
+  # sits on the box (|u_j| = lambda_j) and whose jump is not rounding noise
   Dbeta <- abs(tf_apply_difference(d$x, d$k, r$beta))
-  df <- colSums(Dbeta > rep(1e-6 * pmax(apply(Dbeta, 2, max), .Machine$double.xmin), each = nrow(Dbeta))) +
-    d$k + 1L
+  noise <- 1e-12 * max(abs(tf_apply_difference(d$x, d$k, d$y)), .Machine$double.xmin)
+  lam_j <- outer(rep_len(pw, nrow(Dbeta)), lambda)
+  df <- colSums(abs(r$u) >= (1 - 1e-6) * lam_j & Dbeta > noise) + d$k + 1L
   structure(list(beta = r$beta, u = r$u, lambda = lambda, lambda_max = lm$lambda_max, gap = r$gap, rel_gap = r$rel_gap,
                  primal = r$primal, iter = r$iter, converged = converged, df = df, x = d$x, y = d$y, k = d$k,
                  weights = d$weights, penalty_weights = pw, control = control, call = call, timing = timing),
