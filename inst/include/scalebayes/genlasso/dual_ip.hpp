@@ -41,6 +41,7 @@ struct IPControl {
   int refine = 0;         // refinement steps per Newton solve (augmented system, long double residuals)
   bool polish = true;     // primal polishing on the active set (banded D only)
   double polish_from = 1e-3;  // ... tried at every step once the barrier gap is below this fraction of P
+  bool mehrotra = true;   // Mehrotra predictor-corrector (measured: about half the Newton steps) instead of the barrier rule
   int stall_iter = 15;    // stop when the certified gap has not halved in this many steps at tiny barrier gap
 };
 
@@ -352,6 +353,19 @@ class BandedOp {
       for (int j = 0; j < m; ++j) rb_[j] += static_cast<LD>(fb_[j]) - sqd_[j] * static_cast<LD>(dd_[j]);
     }
   }
+  // Second solve with the factorization of the last newton()/solve_ls() (same d), new right-hand side.
+  void resolve(const double*, const VecLD& c_top, const VecLD& c_bot, VecLD& du) {
+    const int m = D_.m, n = D_.n;
+    ct_.resize(n);
+    cb_.resize(m);
+    qf_.resize(m);
+    for (int i = 0; i < n; ++i) ct_[i] = static_cast<double>(c_top[i]);
+    for (int j = 0; j < m; ++j) cb_[j] = static_cast<double>(c_bot[j]);
+    apply_qt(ct_.data(), cb_.data(), qf_.data());
+    solve_r(qf_.data());
+    du.resize(m);
+    for (int j = 0; j < m; ++j) du[j] = qf_[j];
+  }
   // Solves R'R x = r in place (for iterative refinement of the normal equations).
   void solve_normal(double* r) {
     const int m = D_.m, w = D_.width;
@@ -425,6 +439,7 @@ class SparseOp {
     rv = x;
   }
   bool polish(const double*, const std::vector<char>&, double, LD*, double*) { return false; }
+  void resolve(const double* d, const VecLD& c_top, const VecLD& c_bot, VecLD& du) { newton(d, c_top, c_bot, du, 0); }
   // Newton step du = argmin ||A du - c||, A = [W^{-1/2} D'; diag(sqrt d)], via the normal equations with a
   // sparse LDL' and iterative refinement of their residual in long double.
   void newton(const double* d, const VecLD& c_top, const VecLD& c_bot, VecLD& du, int refine) {
@@ -519,7 +534,7 @@ IPResult dual_ip(Op& op, const Eigen::VectorXd& y_, const Eigen::VectorXd& w, co
     }
   }
   VecLD dtu(n), beta(n), z(m), Dy(m), Gu(m), f1(m), f2(m), mu1(m), mu2(m);
-  VecLD rhsld(m), dmu1(m), dmu2(m), nu(m), nmu1(m), nmu2(m), nGu(m), Gdu(m), dtmp(n), duld(m);
+  VecLD duaff(m), corr1(m), corr2(m), rhsld(m), dmu1(m), dmu2(m), nu(m), nmu1(m), nmu2(m), nGu(m), Gdu(m), dtmp(n), duld(m);
   Eigen::VectorXd du(m), dvec(m), cbot(m), ctop(n);
   const VecLD sqwld = w.cast<LD>().cwiseSqrt();
   VecLD ctopld(n), cbotld(m);
@@ -682,18 +697,56 @@ IPResult dual_ip(Op& op, const Eigen::VectorXd& y_, const Eigen::VectorXd& w, co
     if (step >= LD(0.2)) t = std::max(LD(ctl.mu) * 2 * LD(m) / eta, LD(1.2) * t);
     // Newton system (G + diag(d)) du = rhs with G = D W^{-1} D', rhs = D beta(u) + barrier terms, solved in
     // least-squares form: rhs = A' c with A = [W^{-1/2} D'; diag(sqrt(d))], c = [W^{1/2} beta(u); bt / sqrt(d)]
+    // with complementarity targets c1 (for u - lam <= 0) and c2 (for -u - lam <= 0): 1/t in the barrier
+    // method; sigma mu + second-order terms in Mehrotra's predictor-corrector.
+    LD c1 = 1 / t;
     for (int j = 0; j < m; ++j) {
       const double i1 = 1.0 / static_cast<double>(f1[j]), i2 = 1.0 / static_cast<double>(f2[j]);
-      const double dj = -(static_cast<double>(mu1[j]) * i1 + static_cast<double>(mu2[j]) * i2);
-      const double bt = static_cast<double>(1 / t) * (i1 - i2);
-      dvec[j] = dj;
-      cbotld[j] = static_cast<LD>(bt) / std::sqrt(static_cast<LD>(dj));
+      dvec[j] = -(static_cast<double>(mu1[j]) * i1 + static_cast<double>(mu2[j]) * i2);
     }
     for (int i = 0; i < n; ++i) ctopld[i] = sqwld[i] * beta[i];
-    op.newton(dvec.data(), ctopld, cbotld, duld, ctl.refine);
-    for (int j = 0; j < m; ++j) {
-      dmu1[j] = -(mu1[j] + ((1 / t) + duld[j] * mu1[j]) / f1[j]);
-      dmu2[j] = -(mu2[j] + ((1 / t) - duld[j] * mu2[j]) / f2[j]);
+    LD t_merit = t;
+    if (ctl.mehrotra) {
+      // predictor (affine scaling: targets 0)
+      for (int j = 0; j < m; ++j) cbotld[j] = 0;
+      op.newton(dvec.data(), ctopld, cbotld, duaff, ctl.refine);
+      LD aaff = 1;
+      for (int j = 0; j < m; ++j) {
+        dmu1[j] = -mu1[j] * (1 + duaff[j] / f1[j]);
+        dmu2[j] = -mu2[j] * (1 - duaff[j] / f2[j]);
+        if (dmu1[j] < 0) aaff = std::min(aaff, -mu1[j] / dmu1[j]);
+        if (dmu2[j] < 0) aaff = std::min(aaff, -mu2[j] / dmu2[j]);
+        if (duaff[j] > 0) aaff = std::min(aaff, (lamb[j] - u[j]) / duaff[j]);
+        if (duaff[j] < 0) aaff = std::min(aaff, (-lamb[j] - u[j]) / duaff[j]);
+      }
+      LD muaff = 0;
+      for (int j = 0; j < m; ++j)
+        muaff -= (f1[j] + aaff * duaff[j]) * (mu1[j] + aaff * dmu1[j]) + (f2[j] - aaff * duaff[j]) * (mu2[j] + aaff * dmu2[j]);
+      const LD mu_now = eta / (2 * LD(m));
+      muaff /= 2 * LD(m);
+      const LD ratio = std::max(LD(0), muaff / mu_now);
+      const LD sigma = ratio * ratio * ratio;
+      c1 = sigma * mu_now;
+      t_merit = 1 / std::max(c1, LD(1e-300));
+      // corrector targets: sigma mu + dmu_aff * df_aff
+      for (int j = 0; j < m; ++j) {
+        const LD a1 = c1 + dmu1[j] * duaff[j], a2 = c1 - dmu2[j] * duaff[j];
+        corr1[j] = a1;
+        corr2[j] = a2;
+        cbotld[j] = (a1 / f1[j] - a2 / f2[j]) / std::sqrt(static_cast<LD>(dvec[j]));
+      }
+      op.resolve(dvec.data(), ctopld, cbotld, duld);
+      for (int j = 0; j < m; ++j) {
+        dmu1[j] = -(mu1[j] + (corr1[j] + duld[j] * mu1[j]) / f1[j]);
+        dmu2[j] = -(mu2[j] + (corr2[j] - duld[j] * mu2[j]) / f2[j]);
+      }
+    } else {
+      for (int j = 0; j < m; ++j) cbotld[j] = (c1 / f1[j] - c1 / f2[j]) / std::sqrt(static_cast<LD>(dvec[j]));
+      op.newton(dvec.data(), ctopld, cbotld, duld, ctl.refine);
+      for (int j = 0; j < m; ++j) {
+        dmu1[j] = -(mu1[j] + (c1 + duld[j] * mu1[j]) / f1[j]);
+        dmu2[j] = -(mu2[j] + (c1 - duld[j] * mu2[j]) / f2[j]);
+      }
     }
     // largest step keeping mu > 0 and |u| < lam
     step = 1;
@@ -703,7 +756,7 @@ IPResult dual_ip(Op& op, const Eigen::VectorXd& y_, const Eigen::VectorXd& w, co
       if (duld[j] > 0) step = std::min(step, LD(0.99) * (lamb[j] - u[j]) / duld[j]);
       if (duld[j] < 0) step = std::min(step, LD(0.99) * (-lamb[j] - u[j]) / duld[j]);
     }
-    const LD r0 = resid_norm(Gu, mu1, mu2, u, t);
+    const LD r0 = resid_norm(Gu, mu1, mu2, u, t_merit);
     op.Dt(duld.data(), dtmp.data());
     for (int i = 0; i < n; ++i) dtmp[i] *= winv[i];
     op.D(dtmp.data(), Gdu.data());
@@ -715,7 +768,7 @@ IPResult dual_ip(Op& op, const Eigen::VectorXd& y_, const Eigen::VectorXd& w, co
       nGu = Gu + step * Gdu;
       bool feas = true;
       for (int j = 0; j < m && feas; ++j) feas = (nu[j] < lamb[j]) && (nu[j] > -lamb[j]);
-      if (feas && resid_norm(nGu, nmu1, nmu2, nu, t) <= (1 - LD(ctl.alpha) * step) * r0) break;
+      if (feas && (ctl.mehrotra || resid_norm(nGu, nmu1, nmu2, nu, t_merit) <= (1 - LD(ctl.alpha) * step) * r0)) break;
       step *= LD(ctl.beta);
     }
     if (ls == ctl.max_ls) break;  // no acceptable step: numerical floor reached
