@@ -352,3 +352,18 @@ plot.sb_trend_filter <- function(x, lambda_index = 1L, ...) {
   graphics::lines(x$x, x$beta[, lambda_index], col = "red", lwd = 2)
   invisible(x)
 }
+
+#' Smallest lambda at which the trend-filtering fit is a polynomial
+#'
+#' Above `lambda_max` the solution of [trend_filter()] is the weighted polynomial regression of degree `k`;
+#' computed exactly from the dual solution of that regression (no optimisation).
+#' @inheritParams trend_filter
+#' @return A number.
+#' @export
+#' @examples
+#' tf_lambda_max(sin(1:50 / 5), k = 1)
+tf_lambda_max <- function(y, x = NULL, k = 3, weights = NULL, penalty_weights = NULL) {
+  d <- check_tf_data(y, x, k, weights)
+  pw <- check_penalty_weights(penalty_weights, d$n - d$k - 1L)
+  sb_call_engine(cpp_tf_lambda_max(d$y, d$x, d$weights, d$k, pw))$lambda_max
+}

@@ -62,7 +62,7 @@ for (n in c(1e3, 1e4, 1e5, 1e6)) {
       cat(sprintf("%-8d %-2d skipped (previous size took %.0f s)\n", as.integer(n), k, last[k + 1]))
       next
     }
-    lmax <- trend_filter(y, k = k, lambda = 1, control = tf_control(max_iter = 1))$lambda_max
+    lmax <- tf_lambda_max(y, k = k)
     lam <- ratio[[as.character(k)]] * lmax
     tt <- cpu(f <- suppressWarnings(trend_filter(y, k = k, lambda = lam)))
     last[k + 1] <- tt[["elapsed"]]

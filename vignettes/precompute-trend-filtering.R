@@ -57,7 +57,7 @@ N <- 1e5
 yb <- truth_fun(N) + rnorm(N, sd = 2)
 big <- list()
 for (k in 0:1) {
-  lmax <- trend_filter(yb, k = k, lambda = 1, control = tf_control(max_iter = 1))$lambda_max
+  lmax <- tf_lambda_max(yb, k = k)
   lam <- c(1e-3, 1e-4)[k + 1] * lmax
   tt <- system.time(f <- trend_filter(yb, k = k, lambda = lam))
   big[[paste0("k", k)]] <- list(lambda = lam, elapsed = tt[["elapsed"]], rel_gap = f$rel_gap, iter = f$iter)

@@ -242,3 +242,12 @@ test_that("bad inputs give classed errors", {
   expect_error(generalized_lasso(y, D, lambda = 1, weights = rep(0, 20)), class = "scalebayes_error")
   expect_error(predict(trend_filter(y, k = 1, lambda = 1), newx = NA), class = "scalebayes_error")
 })
+
+test_that("tf_lambda_max equals the lambda_max reported by trend_filter and by genlasso", {
+  p <- tf_problem(50, 2, TRUE, seed = 77)
+  lm <- tf_lambda_max(p$y, p$x, 2, weights = p$w)
+  expect_equal(lm, trend_filter(p$y, p$x, 2, lambda = 1, weights = p$w)$lambda_max)
+  skip_if_not_installed("genlasso")
+  g <- genlasso::trendfilter(p$y, pos = p$x, ord = 2)
+  expect_equal(tf_lambda_max(p$y, p$x, 2), max(g$lambda), tolerance = 1e-6)
+})
