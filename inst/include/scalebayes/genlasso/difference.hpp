@@ -1,5 +1,5 @@
 // scalebayes/genlasso/difference.hpp -- banded difference operators D^{(x,k+1)} for trend filtering on sorted,
-// possibly unevenly spaced inputs x, and the banded linear algebra the solvers need.
+// possibly unevenly spaced inputs x, the weighted polynomial projection (null space of D) and exact lambda_max.
 //
 // Convention (Tibshirani 2014, Wang, Smola & Tibshirani 2014 falling-factorial basis, as in genlasso's
 // getDtfPosSparse):   D^{(x,1)} = D^{(1)} (rows -1, +1),
@@ -91,88 +91,6 @@ inline BandedD make_difference(const Eigen::Ref<const Eigen::VectorXd>& x, int k
     D.width = wn;
   }
   return D;
-}
-
-// Symmetric positive (semi)definite banded matrix in lower band storage: a[i*(p+1)+d] = A(i, i-d), d = 0..p.
-struct BandedSym {
-  int m = 0;
-  int p = 0;  // half-bandwidth
-  std::vector<double> a;
-  double& operator()(int i, int d) { return a[static_cast<std::size_t>(i) * (p + 1) + d]; }
-  double operator()(int i, int d) const { return a[static_cast<std::size_t>(i) * (p + 1) + d]; }
-};
-
-// G = D diag(winv) D' (banded, half-bandwidth k+1).
-inline void gram(const BandedD& D, const double* winv, BandedSym& G) {
-  const int p = D.width - 1;
-  G.m = D.m;
-  G.p = p;
-  G.a.assign(static_cast<std::size_t>(D.m) * (p + 1), 0.0);
-  for (int i = 0; i < D.m; ++i) {
-    for (int d = 0; d <= p && d <= i; ++d) {
-      // G(i, i-d) = sum_l D(i,l) D(i-d,l) winv_l, l in [i, i-d+p]
-      const int j = i - d;
-      double s = 0.0;
-      for (int l = i; l <= j + p; ++l) s += D.at(i, l - i) * D.at(j, l - j) * winv[l];
-      G(i, d) = s;
-    }
-  }
-}
-
-// out = G u for a banded symmetric G.
-inline void sym_apply(const BandedSym& G, const double* u, double* out) {
-  for (int i = 0; i < G.m; ++i) out[i] = G(i, 0) * u[i];
-  for (int i = 0; i < G.m; ++i)
-    for (int d = 1; d <= G.p && d <= i; ++d) {
-      const double g = G(i, d);
-      out[i] += g * u[i - d];
-      out[i - d] += g * u[i];
-    }
-}
-
-// In-place banded Cholesky A = L L' (L in the same lower band storage). Pivots that round to <= rel_floor *
-// A(i,i) (possible when A is numerically singular, e.g. D D' for large n and k) are floored: the factor is
-// then that of a slightly perturbed matrix, which only changes the Newton direction in directions that do not
-// move the primal solution; the line search and the certified duality gap guard the result. Returns the
-// number of floored pivots.
-inline int banded_cholesky(BandedSym& A, double rel_floor = 1e-14) {
-  const int m = A.m, p = A.p;
-  int floored = 0;
-  for (int i = 0; i < m; ++i) {
-    const int j0 = std::max(0, i - p);
-    for (int j = j0; j < i; ++j) {
-      // L(i,j) = (A(i,j) - sum_{l=max(j0, j-p)}^{j-1} L(i,l) L(j,l)) / L(j,j)
-      double s = A(i, i - j);
-      const int l0 = std::max(j0, j - p);
-      for (int l = l0; l < j; ++l) s -= A(i, i - l) * A(j, j - l);
-      A(i, i - j) = s / A(j, 0);
-    }
-    const double aii = A(i, 0);
-    double s = aii;
-    for (int l = j0; l < i; ++l) s -= A(i, i - l) * A(i, i - l);
-    const double fl = rel_floor * std::max(std::abs(aii), std::numeric_limits<double>::min());
-    if (!(s > fl)) {
-      s = fl;
-      ++floored;
-    }
-    A(i, 0) = std::sqrt(s);
-  }
-  return floored;
-}
-
-// Solves L L' x = b in place (b becomes x).
-inline void banded_cholesky_solve(const BandedSym& L, double* b) {
-  const int m = L.m, p = L.p;
-  for (int i = 0; i < m; ++i) {
-    double s = b[i];
-    for (int l = std::max(0, i - p); l < i; ++l) s -= L(i, i - l) * b[l];
-    b[i] = s / L(i, 0);
-  }
-  for (int i = m - 1; i >= 0; --i) {
-    double s = b[i] / L(i, 0);
-    b[i] = s;
-    for (int l = std::max(0, i - p); l < i; ++l) b[l] -= L(i, i - l) * s;
-  }
 }
 
 // Weighted least-squares projection of y onto polynomials of degree k in x (the null space of D^{(x,k+1)}),
