@@ -1,0 +1,369 @@
+# Trend filtering of any order on sorted, possibly unevenly spaced inputs: single fits, lambda paths,
+# prediction by discrete-spline interpolation, and cross-validation. Engine: inst/include/scalebayes/genlasso.
+
+#' Control settings for the trend-filtering and generalized-lasso solvers
+#'
+#' @param tol Target relative duality gap of every interior-point solve (the solver stops when
+#'   `(P(beta) - g(u)) / P(beta) <= tol`, with `P` the primal and `g` the dual objective).
+#' @param max_iter Maximum number of Newton steps per solve.
+#' @param method `"auto"` (exact dynamic programming for `k = 0`, interior point for `k >= 1`), `"dp"`
+#'   (only for `k = 0`) or `"ip"` (interior point for every `k`; mainly for testing).
+#' @param warm_start Warm-start each solve of a path (and of every WBB draw) from the previous / the
+#'   unweighted dual solution.
+#' @return A list of class `sb_tf_control`.
+#' @export
+#' @examples
+#' tf_control(tol = 1e-10)
+tf_control <- function(tol = 1e-8, max_iter = 200, method = c("auto", "dp", "ip"), warm_start = TRUE) {
+  tol <- check_number(tol, lower = 0, upper = 1, lower_open = TRUE)
+  max_iter <- check_count(max_iter)
+  method <- rlang::arg_match(method)
+  warm_start <- check_flag(warm_start)
+  structure(list(tol = tol, max_iter = max_iter, method = method, warm_start = warm_start),
+            class = "sb_tf_control")
+}
+
+tf_method_code <- function(method) match(method, c("auto", "dp", "ip")) - 1L
+
+check_tf_control <- function(control, call = rlang::caller_env()) {
+  if (!inherits(control, "sb_tf_control")) {
+    sb_abort(c("{.arg control} must be made by {.fn tf_control}.",
+               x = "You supplied {.obj_type_friendly {control}}."), arg = "control", call = call)
+  }
+  control
+}
+
+# Validates y, x, k (and weights) for trend filtering; returns the cleaned list.
+check_tf_data <- function(y, x, k, weights = NULL, call = rlang::caller_env()) {
+  if (!is.numeric(y) || !is.null(dim(y)) && !(is.matrix(y) && ncol(y) == 1L)) {
+    sb_abort(c("{.arg y} must be a numeric vector.", x = "You supplied {.obj_type_friendly {y}}."),
+             arg = "y", call = call)
+  }
+  y <- as.double(y)
+  n <- length(y)
+  if (any(!is.finite(y))) {
+    sb_abort(c("{.arg y} must contain only finite values.",
+               x = "Found {sum(!is.finite(y))} NA/NaN/Inf value{?s}."), arg = "y", call = call)
+  }
+  if (is.null(x)) x <- seq_len(n)
+  if (!is.numeric(x) || length(x) != n) {
+    sb_abort(c("{.arg x} must be a numeric vector with one value per element of {.arg y}.",
+               x = "{.arg x} has length {length(x)}, {.arg y} has length {n}."), arg = "x", call = call)
+  }
+  x <- as.double(x)
+  if (any(!is.finite(x))) {
+    sb_abort(c("{.arg x} must contain only finite values.",
+               x = "Found {sum(!is.finite(x))} NA/NaN/Inf value{?s}."), arg = "x", call = call)
+  }
+  d <- diff(x)
+  if (any(d < 0)) {
+    sb_abort(c("{.arg x} must be sorted in increasing order.",
+               x = "{.arg x} decreases at position {which(d < 0)[1] + 1}.",
+               i = "Sort the data first: {.code o <- order(x); y <- y[o]; x <- x[o]}."),
+             arg = "x", call = call)
+  }
+  if (any(d == 0)) {
+    sb_abort(c("{.arg x} must not contain ties.",
+               x = "{sum(d == 0)} tied value{?s}, the first at position {which(d == 0)[1] + 1}.",
+               i = "Average the responses of tied inputs and pass their counts as {.arg weights}."),
+             arg = "x", call = call)
+  }
+  k <- check_count(k, arg = "k", call = call, min = 0L)
+  if (k >= n - 1L) {
+    sb_abort(c("{.arg k} must be smaller than n - 1 = {n - 1}.",
+               x = "You supplied k = {k} with n = {n} observations."), arg = "k", call = call)
+  }
+  if (is.null(weights)) {
+    weights <- rep(1, n)
+  } else {
+    weights <- check_weights(weights, n, arg = "weights", call = call, positive = TRUE)
+  }
+  list(y = y, x = x, k = k, n = n, weights = weights)
+}
+
+check_penalty_weights <- function(pw, m, arg = "penalty_weights", call = rlang::caller_env()) {
+  if (is.null(pw)) return(1)
+  if (!is.numeric(pw) || !(length(pw) %in% c(1L, m)) || any(!is.finite(pw)) || any(pw <= 0)) {
+    sb_abort(c("{.arg {arg}} must be one positive number or {m} positive numbers (one per difference).",
+               x = "It has length {length(pw)}{if (length(pw) %in% c(1, m)) ' and non-positive or non-finite entries' else ''}."),
+             arg = arg, call = call)
+  }
+  as.double(pw)
+}
+
+check_lambda <- function(lambda, call = rlang::caller_env()) {
+  if (is.null(lambda)) return(NULL)
+  if (!is.numeric(lambda) || !length(lambda) || any(!is.finite(lambda)) || any(lambda < 0)) {
+    sb_abort(c("{.arg lambda} must contain only finite, non-negative numbers.",
+               x = "You supplied {.val {format(utils::head(lambda, 5))}}."), arg = "lambda", call = call)
+  }
+  sort(as.double(lambda), decreasing = TRUE)
+}
+
+#' Trend filtering of order k
+#'
+#' Fits the (weighted) trend-filtering estimate of order `k` (Tibshirani 2014) on sorted, possibly unevenly
+#' spaced inputs `x`:
+#' \deqn{\min_\beta \frac12 \sum_i w_i (y_i - \beta_i)^2 + \lambda \sum_j p_j |(D^{(x,k+1)}\beta)_j|,}
+#' where \eqn{D^{(x,k+1)}} is the falling-factorial difference operator
+#' (\eqn{D^{(x,1)}} the first differences, \eqn{D^{(x,k+1)} = D^{(1)} \mathrm{diag}(k/(x_{i+k}-x_i)) D^{(x,k)}},
+#' as in `genlasso::trendfilter(pos = x)`; for `x = 1:n` the integer differences of Newton, Polson & Xu 2021, eq. in section 3.3),
+#' `w` are observation weights and `p` penalty (prior) weights.
+#'
+#' @details `k = 0` (the fused lasso) is solved exactly in O(n) by weighted dynamic programming
+#' (Johnson 2013). `k >= 1` is solved by a primal-dual interior-point method on the dual problem
+#' (Kim, Koh, Boyd & Gorinevsky 2009) with Mehrotra's predictor-corrector, Newton steps computed by a banded
+#' Givens QR in least-squares form (O(n k^2) per step), iterates in extended precision, and a final primal
+#' polish on the active set. Every solve reports its certified relative duality gap (`rel_gap`) and stops at
+#' `control$tol` (default 1e-8). Deviation from the issue's plan (banded Cholesky of \eqn{D W^{-1} D^\top}):
+#' that matrix has condition number of order \eqn{n^{2k+2}} and its Cholesky factor was measured to fail
+#' for k >= 2 at moderate n. The dual stays badly conditioned for large n with k >= 2 (measured: k = 3 beyond
+#' n of about 1e4, k = 2 beyond 1e5, k = 1 at 1e6); such solves stop with `converged = FALSE` and a warning.
+#' See `vignette("trend-filtering")` and `system.file("design-genlasso.md", package = "scalebayes")`.
+#'
+#' @param y Numeric response vector.
+#' @param x Sorted, distinct input locations (default `seq_along(y)`).
+#' @param k Order (0 = piecewise constant, 1 = piecewise linear, 3 = cubic, ...).
+#' @param lambda Penalty value(s). `NULL` gives a path of `nlambda` values from `lambda_max` (the smallest
+#'   lambda at which the fit is a polynomial of degree k, computed exactly) down to
+#'   `lambda_min_ratio * lambda_max`.
+#' @param weights Positive observation weights (default 1).
+#' @param penalty_weights One positive number or one per difference (`n - k - 1`), multiplying lambda.
+#' @param nlambda,lambda_min_ratio Path length and end when `lambda` is `NULL`.
+#' @param control [tf_control()].
+#' @return An object of class `sb_trend_filter`: `beta` (n x L matrix of fits), `lambda`, `lambda_max`,
+#'   `rel_gap`, `gap`, `iter`, `converged`, `df` (number of nonzero differences plus k + 1), and the data.
+#' @seealso [cv_trend_filter()], [trend_filter_wbb()], [generalized_lasso()].
+#' @export
+#' @examples
+#' set.seed(1)
+#' x <- 1:100
+#' y <- sin(x / 10) + rnorm(100, sd = 0.3)
+#' fit <- trend_filter(y, x, k = 2, lambda = 100)
+#' fit$rel_gap
+#' plot(x, y); lines(x, fit$beta[, 1], col = "red")
+#' predict(fit, newx = c(10.5, 50.25))
+trend_filter <- function(y, x = NULL, k = 3, lambda = NULL, weights = NULL, penalty_weights = NULL,
+                         nlambda = 50, lambda_min_ratio = 1e-5, control = tf_control()) {
+  call <- match.call()
+  d <- check_tf_data(y, x, k, weights)
+  control <- check_tf_control(control)
+  m <- d$n - d$k - 1L
+  pw <- check_penalty_weights(penalty_weights, m)
+  lambda <- check_lambda(lambda)
+  nlambda <- check_count(nlambda)
+  lambda_min_ratio <- check_number(lambda_min_ratio, lower = 0, upper = 1, lower_open = TRUE)
+  if (control$method == "dp" && d$k != 0L) {
+    sb_abort(c("{.code method = \"dp\"} is only available for {.code k = 0}.",
+               i = "Use {.code tf_control(method = \"auto\")}."), arg = "control")
+  }
+  lm <- sb_call_engine(cpp_tf_lambda_max(d$y, d$x, d$weights, d$k, pw))
+  if (is.null(lambda)) {
+    lmax <- max(lm$lambda_max, .Machine$double.xmin)
+    lambda <- exp(seq(log(lmax), log(lmax * lambda_min_ratio), length.out = nlambda))
+  }
+  t0 <- proc.time()
+  r <- sb_call_engine(cpp_tf_path(d$y, d$x, d$weights, d$k, pw, lambda, tf_method_code(control$method),
+                                  control$tol, control$max_iter, control$warm_start))
+  timing <- proc.time() - t0
+  converged <- r$rel_gap <= control$tol
+  if (any(!converged)) {
+    sb_warn(c("{sum(!converged)} of {length(lambda)} solve{?s} stopped above the target duality gap.",
+              i = "Largest relative gap: {signif(max(r$rel_gap), 3)} (target {control$tol}).",
+              i = "The dual problem is badly conditioned for large k, large n or very uneven x."))
+  }
+  # degrees of freedom (Tibshirani & Taylor 2011): knots + k + 1; a knot is a difference whose dual variable
+  # sits on the box (|u_j| = lambda_j) and whose jump is not rounding noise
+  Dbeta <- abs(tf_apply_difference(d$x, d$k, r$beta))
+  noise <- 1e-12 * max(abs(tf_apply_difference(d$x, d$k, d$y)), .Machine$double.xmin)
+  lam_j <- outer(rep_len(pw, nrow(Dbeta)), lambda)
+  df <- colSums(abs(r$u) >= (1 - 1e-6) * lam_j & Dbeta > noise) + d$k + 1L
+  structure(list(beta = r$beta, u = r$u, lambda = lambda, lambda_max = lm$lambda_max, gap = r$gap, rel_gap = r$rel_gap,
+                 primal = r$primal, iter = r$iter, converged = converged, df = df, x = d$x, y = d$y, k = d$k,
+                 weights = d$weights, penalty_weights = pw, control = control, call = call, timing = timing),
+            class = "sb_trend_filter")
+}
+
+# D^{(x,k+1)} %*% B for a matrix B (dense D; used for degrees of freedom only).
+tf_apply_difference <- function(x, k, B) {
+  B <- as.matrix(B)
+  out <- B
+  xx <- x
+  out <- out[-1L, , drop = FALSE] - out[-nrow(out), , drop = FALSE]
+  for (kk in seq_len(k)) {
+    n <- length(x)
+    s <- kk / (x[(kk + 1L):n] - x[1L:(n - kk)])
+    out <- out * s
+    out <- out[-1L, , drop = FALSE] - out[-nrow(out), , drop = FALSE]
+  }
+  out
+}
+
+#' @export
+print.sb_trend_filter <- function(x, ...) {
+  cat(sprintf("<sb_trend_filter> order k = %d, n = %d, %d lambda value%s\n", x$k, length(x$y), length(x$lambda),
+              if (length(x$lambda) == 1) "" else "s"))
+  cat(sprintf("lambda_max = %.4g; largest relative duality gap %.2g (target %.0e)\n", x$lambda_max,
+              max(x$rel_gap), x$control$tol))
+  show <- utils::head(data.frame(lambda = signif(x$lambda, 4), df = x$df, rel_gap = signif(x$rel_gap, 2),
+                                 iter = x$iter), 10)
+  print(show, row.names = FALSE)
+  if (length(x$lambda) > 10) cat(sprintf("... %d more\n", length(x$lambda) - 10))
+  invisible(x)
+}
+
+#' @export
+coef.sb_trend_filter <- function(object, lambda = NULL, ...) {
+  if (is.null(lambda)) return(object$beta)
+  predict.sb_trend_filter(object, newx = NULL, lambda = lambda)
+}
+
+#' Predict from a trend-filtering fit
+#'
+#' Values at new inputs by discrete-spline interpolation consistent with the falling-factorial basis
+#' (Tibshirani 2014; Wang, Smola & Tibshirani 2014): for `newx` in \eqn{(x_i, x_{i+1}]} the fit is the degree-k
+#' polynomial through the fitted values at \eqn{x_{i-k+1}, \dots, x_{i+1}} (at the left end the first
+#' k + 1 points; beyond the data the end polynomials are extended).
+#' @param object An `sb_trend_filter` fit.
+#' @param newx New inputs (default: the fitted `x`).
+#' @param lambda Penalty values (default: those of the fit). Values not on the fitted path are solved for.
+#' @param ... Unused.
+#' @return A matrix with one row per `newx` and one column per lambda (a vector when there is one lambda).
+#' @export
+predict.sb_trend_filter <- function(object, newx = NULL, lambda = NULL, ...) {
+  beta <- object$beta
+  if (!is.null(lambda)) {
+    lambda <- check_lambda(lambda)
+    idx <- match(lambda, object$lambda)
+    if (anyNA(idx)) {
+      refit <- trend_filter(object$y, object$x, object$k, lambda = lambda, weights = object$weights,
+                            penalty_weights = object$penalty_weights, control = object$control)
+      beta <- refit$beta
+    } else {
+      beta <- beta[, idx, drop = FALSE]
+    }
+  }
+  out <- if (is.null(newx)) beta else tf_interpolate(object$x, beta, object$k, check_newx(newx))
+  if (ncol(out) == 1L) drop(out) else out
+}
+
+check_newx <- function(newx, call = rlang::caller_env()) {
+  if (!is.numeric(newx) || any(!is.finite(newx))) {
+    sb_abort("{.arg newx} must be a vector of finite numbers.", arg = "newx", call = call)
+  }
+  as.double(newx)
+}
+
+#' Discrete-spline interpolation of fitted values (n x L matrix) at new inputs.
+#' @noRd
+tf_interpolate <- function(x, beta, k, newx) {
+  beta <- as.matrix(beta)
+  n <- length(x)
+  i <- findInterval(newx, x, left.open = TRUE)  # newx in (x_i, x_{i+1}]  ->  i
+  start <- pmin(pmax(i + 1L - k, 1L), n - k)    # points start .. start + k
+  out <- matrix(0, length(newx), ncol(beta))
+  for (a in 0:k) {
+    wa <- rep(1, length(newx))
+    xa <- x[start + a]
+    for (b in 0:k) {
+      if (b == a) next
+      xb <- x[start + b]
+      wa <- wa * (newx - xb) / (xa - xb)
+    }
+    out <- out + wa * beta[start + a, , drop = FALSE]
+  }
+  exact <- match(newx, x)
+  hit <- !is.na(exact)
+  if (any(hit)) out[hit, ] <- beta[exact[hit], , drop = FALSE]
+  out
+}
+
+#' Cross-validation for trend filtering
+#'
+#' K-fold cross-validation over a lambda path, holding out every K-th point (the first and last points are
+#' always kept so that held-out points are interpolated, as in `genlasso::cv.trendfilter`) and predicting
+#' them by discrete-spline interpolation ([predict.sb_trend_filter()]).
+#'
+#' @inheritParams trend_filter
+#' @param nfolds Number of folds.
+#' @return An object of class `sb_cv_trend_filter`: `lambda`, `cv` (weighted mean squared prediction error),
+#'   `cv_se`, `lambda_min`, `lambda_1se`, and `fit` (the [trend_filter()] path on all data).
+#' @export
+#' @examples
+#' set.seed(1)
+#' y <- sin((1:200) / 20) + rnorm(200, sd = 0.3)
+#' cv <- cv_trend_filter(y, k = 1, nlambda = 20)
+#' cv$lambda_min
+cv_trend_filter <- function(y, x = NULL, k = 3, lambda = NULL, weights = NULL, nfolds = 5, nlambda = 50,
+                            lambda_min_ratio = 1e-5, control = tf_control()) {
+  call <- match.call()
+  d <- check_tf_data(y, x, k, weights)
+  nfolds <- check_count(nfolds, min = 2L)
+  inner <- seq(2L, d$n - 1L)
+  if (length(inner) < nfolds || d$n - ceiling((d$n - 2) / nfolds) - 1L < d$k + 2L) {
+    sb_abort(c("Too few observations for {nfolds}-fold cross-validation with k = {d$k}.",
+               i = "Use fewer folds or give {.arg lambda}."), arg = "nfolds")
+  }
+  fit <- suppressWarnings(trend_filter(d$y, d$x, d$k, lambda = lambda, weights = d$weights, nlambda = nlambda,
+                                       lambda_min_ratio = lambda_min_ratio, control = control))
+  lambda <- fit$lambda
+  fold <- integer(d$n)
+  fold[inner] <- rep_len(seq_len(nfolds), length(inner))
+  err <- matrix(NA_real_, nfolds, length(lambda))
+  for (f in seq_len(nfolds)) {
+    test <- which(fold == f)
+    train <- which(fold != f)
+    ff <- suppressWarnings(trend_filter(d$y[train], d$x[train], d$k, lambda = lambda, weights = d$weights[train],
+                                        control = control))
+    pred <- tf_interpolate(d$x[train], ff$beta, d$k, d$x[test])
+    wt <- d$weights[test]
+    err[f, ] <- colSums(wt * (d$y[test] - pred)^2) / sum(wt)
+  }
+  cv <- colMeans(err)
+  cv_se <- apply(err, 2, stats::sd) / sqrt(nfolds)
+  imin <- which.min(cv)
+  i1se <- min(which(cv <= cv[imin] + cv_se[imin]))
+  structure(list(lambda = lambda, cv = cv, cv_se = cv_se, lambda_min = lambda[imin], lambda_1se = lambda[i1se],
+                 index_min = imin, index_1se = i1se, fit = fit, nfolds = nfolds, call = call),
+            class = "sb_cv_trend_filter")
+}
+
+#' @export
+print.sb_cv_trend_filter <- function(x, ...) {
+  cat(sprintf("<sb_cv_trend_filter> %d-fold CV over %d lambda values (k = %d)\n", x$nfolds, length(x$lambda),
+              x$fit$k))
+  cat(sprintf("lambda_min = %.4g (CV error %.4g), lambda_1se = %.4g\n", x$lambda_min, x$cv[x$index_min],
+              x$lambda_1se))
+  invisible(x)
+}
+
+#' @export
+plot.sb_cv_trend_filter <- function(x, ...) {
+  graphics::plot(log(x$lambda), x$cv, type = "b", pch = 20, xlab = "log(lambda)", ylab = "CV error",
+                 ylim = range(c(x$cv - x$cv_se, x$cv + x$cv_se)), ...)
+  graphics::segments(log(x$lambda), x$cv - x$cv_se, log(x$lambda), x$cv + x$cv_se, col = "grey50")
+  graphics::abline(v = log(c(x$lambda_min, x$lambda_1se)), lty = 2)
+  invisible(x)
+}
+
+#' @export
+plot.sb_trend_filter <- function(x, lambda_index = 1L, ...) {
+  graphics::plot(x$x, x$y, pch = 20, col = "grey60", xlab = "x", ylab = "y", ...)
+  graphics::lines(x$x, x$beta[, lambda_index], col = "red", lwd = 2)
+  invisible(x)
+}
+
+#' Smallest lambda at which the trend-filtering fit is a polynomial
+#'
+#' Above `lambda_max` the solution of [trend_filter()] is the weighted polynomial regression of degree `k`;
+#' computed exactly from the dual solution of that regression (no optimisation).
+#' @inheritParams trend_filter
+#' @return A number.
+#' @export
+#' @examples
+#' tf_lambda_max(sin(1:50 / 5), k = 1)
+tf_lambda_max <- function(y, x = NULL, k = 3, weights = NULL, penalty_weights = NULL) {
+  d <- check_tf_data(y, x, k, weights)
+  pw <- check_penalty_weights(penalty_weights, d$n - d$k - 1L)
+  sb_call_engine(cpp_tf_lambda_max(d$y, d$x, d$weights, d$k, pw))$lambda_max
+}

@@ -1,0 +1,218 @@
+// scalebayes/genlasso/trend_filter.hpp -- weighted trend filtering of order k on sorted x, a lambda path,
+// and the weighted Bayesian bootstrap over it (Newton, Polson & Xu 2021, section 3.3).
+//
+//   minimize_beta 1/2 sum_i w_i (y_i - beta_i)^2 + lambda sum_j w0_j |(D^{(x,k+1)} beta)_j|
+//
+// k = 0: exact weighted fused-lasso dynamic programming (fused_dp.hpp), O(n).
+// k >= 1 (or on request for k = 0): primal-dual interior point on the dual with a banded Cholesky
+// (dual_ip.hpp), O(n k^2) per Newton step, stopped at a certified relative duality gap.
+// Header-only, Eigen/std only, no R.
+#pragma once
+#include <Eigen/Dense>
+#include <cstdint>
+#include <stdexcept>
+#include <vector>
+
+#include "../parallel/driver.hpp"
+#include "../rng/stream.hpp"
+#include "difference.hpp"
+#include "dual_ip.hpp"
+#include "fused_dp.hpp"
+
+namespace scalebayes {
+namespace genlasso {
+
+enum class TFMethod { Auto = 0, DP = 1, IP = 2 };
+
+// Certified gap for a primal point beta with dual u: gap = sum_j lam_j |(D beta)_j| - u_j (D beta)_j.
+inline void certify(const BandedD& D, const Eigen::VectorXd& y, const Eigen::VectorXd& w, const Eigen::VectorXd& lam,
+                    IPResult& r) {
+  Eigen::VectorXd z(D.m);
+  D.apply(r.beta.data(), z.data());
+  double loss = 0.0, pen = 0.0, g = 0.0;
+  for (int i = 0; i < D.n; ++i) loss += w[i] * (y[i] - r.beta[i]) * (y[i] - r.beta[i]);
+  for (int j = 0; j < D.m; ++j) {
+    pen += lam[j] * std::abs(z[j]);
+    g += lam[j] * std::abs(z[j]) - r.u[j] * z[j];
+  }
+  r.primal = 0.5 * loss + pen;
+  r.gap = std::max(g, 0.0);
+  double ybar = 0, wsum = 0, tss = 0;
+  for (int i = 0; i < D.n; ++i) {
+    ybar += w[i] * y[i];
+    wsum += w[i];
+  }
+  ybar /= wsum;
+  for (int i = 0; i < D.n; ++i) tss += w[i] * (y[i] - ybar) * (y[i] - ybar);
+  r.rel_gap = r.gap / std::max(r.primal, std::max(1e-10 * tss / 2, std::numeric_limits<double>::min()));
+}
+
+// D with rows scaled to unit max-norm: D~ = diag(r) D, r_j = 1 / max_l |D_jl|. The problem with D~ and
+// lam~_j = lam_j / r_j is the same problem; the dual variables are u = diag(r) u~. For unevenly spaced x the
+// rows of D^{(x,k+1)} differ by many orders of magnitude and the interior point needs this balancing.
+struct ScaledD {
+  BandedD D;
+  Eigen::VectorXd r;
+  explicit ScaledD(const BandedD& D0) : D(D0), r(D0.m) {
+    for (int i = 0; i < D.m; ++i) {
+      double mx = 0.0;
+      for (int l = 0; l < D.width; ++l) mx = std::max(mx, std::abs(D.at(i, l)));
+      r[i] = mx > 0 ? 1.0 / mx : 1.0;
+      for (int l = 0; l < D.width; ++l) D.c[static_cast<std::size_t>(i) * D.width + l] *= r[i];
+    }
+  }
+};
+
+// Interior point on the scaled problem; returns u and the certificate in the original scale.
+inline IPResult solve_scaled_ip(const ScaledD& S, BandedOp& op, const Eigen::VectorXd& y, const Eigen::VectorXd& w,
+                                const Eigen::VectorXd& lam, const IPControl& ctl, const Eigen::VectorXd* u_start,
+                                bool weights_set) {
+  Eigen::VectorXd lt = lam.cwiseQuotient(S.r);
+  Eigen::VectorXd us;
+  const Eigen::VectorXd* sp = nullptr;
+  if (u_start && u_start->size() == S.D.m) {
+    us = u_start->cwiseQuotient(S.r);
+    sp = &us;
+  }
+  IPResult r = dual_ip(op, y, w, lt, ctl, sp, weights_set);
+  r.u = r.u.cwiseProduct(S.r);
+  return r;
+}
+
+// One weighted solve. lam: per-difference penalties (length m). op: a BandedOp on D whose weights may
+// already be set (weights_set = true) so that a lambda path reuses the Gram matrix.
+inline IPResult solve_trend_filter(const BandedD& D, int k, const Eigen::VectorXd& y, const Eigen::VectorXd& w,
+                                   const Eigen::VectorXd& lam, TFMethod method, const IPControl& ctl,
+                                   const Eigen::VectorXd* u_start = nullptr) {
+  if (y.size() != D.n || w.size() != D.n) throw std::invalid_argument("y and weights must have length n");
+  if (lam.size() != D.m) throw std::invalid_argument("lambda must have one entry per difference");
+  for (int i = 0; i < D.n; ++i)
+    if (!(w[i] > 0) || !std::isfinite(w[i])) throw std::invalid_argument("weights must be positive and finite");
+  const bool dp = (method == TFMethod::DP) || (method == TFMethod::Auto && k == 0);
+  if (dp) {
+    if (k != 0) throw std::invalid_argument("the dynamic programming solver is for k = 0 only");
+    IPResult r;
+    r.beta.resize(D.n);
+    fused_lasso_dp(D.n, y.data(), w.data(), lam.data(), r.beta.data());
+    // dual certificate: D' u = W (y - beta)
+    Eigen::VectorXd res = w.cwiseProduct(y - r.beta);
+    r.u = solve_dt(D, res);
+    certify(D, y, w, lam, r);
+    r.iter = 0;
+    r.converged = true;
+    return r;
+  }
+  ScaledD S(D);
+  BandedOp local(S.D);
+  return solve_scaled_ip(S, local, y, w, lam, ctl, u_start, false);
+}
+
+struct PathResult {
+  Eigen::MatrixXd beta;   // n x L
+  Eigen::VectorXd gap, rel_gap, primal;
+  Eigen::VectorXi iter;
+  Eigen::MatrixXd u;      // m x L (dual solutions, for warm starts)
+};
+
+// Solutions along a decreasing lambda sequence (warm-started from the previous dual solution).
+// w0: length 1 (common) or m (per difference).
+inline PathResult trend_filter_path(const BandedD& D, int k, const Eigen::VectorXd& y, const Eigen::VectorXd& w,
+                                    const Eigen::VectorXd& w0, const Eigen::VectorXd& lambdas, TFMethod method,
+                                    const IPControl& ctl, bool warm = true) {
+  const int L = static_cast<int>(lambdas.size());
+  PathResult out;
+  out.beta.resize(D.n, L);
+  out.u.resize(D.m, L);
+  out.gap.resize(L);
+  out.rel_gap.resize(L);
+  out.primal.resize(L);
+  out.iter.resize(L);
+  ScaledD S(D);
+  BandedOp op(S.D);
+  Eigen::VectorXd winv = w.cwiseInverse();
+  const bool dp = (method == TFMethod::DP) || (method == TFMethod::Auto && k == 0);
+  if (!dp) op.set_weights(winv.data());
+  Eigen::VectorXd lam(D.m), uprev;
+  for (int l = 0; l < L; ++l) {
+    const double lambda = lambdas[l];
+    if (!(lambda >= 0) || !std::isfinite(lambda)) throw std::invalid_argument("lambda must be finite and >= 0");
+    for (int j = 0; j < D.m; ++j) lam[j] = lambda * (w0.size() == 1 ? w0[0] : w0[j]);
+    Eigen::VectorXd ws;
+    const Eigen::VectorXd* start = nullptr;
+    if (warm && l > 0) {
+      const double ratio = lambdas[l - 1] > 0 ? lambda / lambdas[l - 1] : 0.0;
+      ws = uprev * ratio;
+      start = &ws;
+    }
+    IPResult r = dp ? solve_trend_filter(D, k, y, w, lam, method, ctl) : solve_scaled_ip(S, op, y, w, lam, ctl, start, true);
+    out.beta.col(l) = r.beta;
+    out.u.col(l) = r.u;
+    out.gap[l] = r.gap;
+    out.rel_gap[l] = r.rel_gap;
+    out.primal[l] = r.primal;
+    out.iter[l] = r.iter;
+    uprev = r.u;
+  }
+  return out;
+}
+
+struct WBBTFResult {
+  Eigen::MatrixXd draws;  // T x n
+  Eigen::VectorXd rel_gap;
+  Eigen::VectorXi iter;
+  Eigen::VectorXd w0;     // the common prior weight of each draw (NaN for separate)
+  parallel::RunStatus status;
+};
+
+// Weighted Bayesian bootstrap: draw t uses rng::Stream(seed, t, 0) for w_i ~ Exp(1) and Stream(seed, t, 1)
+// for the prior weight(s) w0 ~ Exp(1) (one, or one per difference when separate). The warm start u_hat
+// (the dual solution of the unweighted problem, or empty) is the same for every draw, so results do not
+// depend on the number of threads. Draws first .. first+T-1 are computed (for chunked runs).
+inline WBBTFResult trend_filter_wbb(const BandedD& D, int k, const Eigen::VectorXd& y, double lambda, int T,
+                                    bool separate, std::uint64_t seed, int threads, TFMethod method,
+                                    const IPControl& ctl, const Eigen::VectorXd& u_hat,
+                                    const parallel::Monitor& monitor = parallel::Monitor(),
+                                    std::uint64_t first = 0) {
+  WBBTFResult out;
+  out.draws.resize(T, D.n);
+  out.rel_gap.setConstant(T, NAN);
+  out.iter.setZero(T);
+  out.w0.setConstant(T, NAN);
+  const int n = D.n, m = D.m;
+  const ScaledD S(D);
+  auto body = [&](std::size_t t, int /*worker*/) {
+    rng::Stream s0(seed, first + t, 0), s1(seed, first + t, 1);
+    Eigen::VectorXd w(n), lam(m);
+    for (int i = 0; i < n; ++i) w[i] = s0.exponential();
+    double scale = 1.0;
+    if (separate) {
+      for (int j = 0; j < m; ++j) lam[j] = lambda * s1.exponential();
+    } else {
+      const double w0 = s1.exponential();
+      out.w0[t] = w0;
+      lam.setConstant(lambda * w0);
+      scale = w0;
+    }
+    Eigen::VectorXd start;
+    const Eigen::VectorXd* sp = nullptr;
+    if (u_hat.size() == m) {
+      start = u_hat * scale;
+      sp = &start;
+    }
+    IPResult r;
+    if (k == 0 && method != TFMethod::IP) {
+      r = solve_trend_filter(D, k, y, w, lam, method, ctl, sp);
+    } else {
+      BandedOp op(S.D);
+      r = solve_scaled_ip(S, op, y, w, lam, ctl, sp, false);
+    }
+    out.draws.row(t) = r.beta.transpose();
+    out.rel_gap[t] = r.rel_gap;
+    out.iter[t] = r.iter;
+  };
+  out.status = parallel::run_parallel(static_cast<std::size_t>(T), threads, body, monitor);
+  return out;
+}
+
+}  // namespace genlasso
+}  // namespace scalebayes

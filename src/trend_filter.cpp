@@ -1,0 +1,148 @@
+// Glue for trend filtering and the generalized lasso (engine: inst/include/scalebayes/genlasso).
+#include "sb_glue.h"
+#include "scalebayes/genlasso/trend_filter.hpp"
+
+namespace gl = scalebayes::genlasso;
+
+namespace {
+gl::IPControl ip_control(double tol, int max_iter) {
+  gl::IPControl c;
+  c.tol = tol;
+  c.max_iter = max_iter;
+  return c;
+}
+Eigen::VectorXd to_vec(const Rcpp::NumericVector& v) { return Eigen::Map<const Eigen::VectorXd>(v.begin(), v.size()); }
+gl::TFMethod to_method(int m) {
+  if (m == 1) return gl::TFMethod::DP;
+  if (m == 2) return gl::TFMethod::IP;
+  return gl::TFMethod::Auto;
+}
+}  // namespace
+
+// Dense D^{(x,k+1)} (for tests and small problems).
+// [[Rcpp::export]]
+Rcpp::NumericMatrix cpp_tf_difference(Rcpp::NumericVector x, int k) {
+  gl::BandedD D = gl::make_difference(to_vec(x), k);
+  Rcpp::NumericMatrix out(D.m, D.n);
+  for (int i = 0; i < D.m; ++i)
+    for (int l = 0; l < D.width; ++l) out(i, i + l) = D.at(i, l);
+  return out;
+}
+
+// [[Rcpp::export]]
+Rcpp::List cpp_tf_lambda_max(Rcpp::NumericVector y, Rcpp::NumericVector x, Rcpp::NumericVector w, int k,
+                             Rcpp::NumericVector w0) {
+  Eigen::VectorXd xv = to_vec(x), yv = to_vec(y), wv = to_vec(w), w0v = to_vec(w0);
+  gl::BandedD D = gl::make_difference(xv, k);
+  Eigen::VectorXd u0 = gl::unconstrained_dual(D, yv, xv, wv, k);
+  return Rcpp::List::create(Rcpp::Named("lambda_max") = gl::lambda_max_from_dual(u0, w0v),
+                            Rcpp::Named("u") = Rcpp::wrap(u0));
+}
+
+// [[Rcpp::export]]
+Rcpp::List cpp_tf_path(Rcpp::NumericVector y, Rcpp::NumericVector x, Rcpp::NumericVector w, int k,
+                       Rcpp::NumericVector w0, Rcpp::NumericVector lambdas, int method, double tol, int max_iter,
+                       bool warm) {
+  Eigen::VectorXd xv = to_vec(x), yv = to_vec(y), wv = to_vec(w), w0v = to_vec(w0), lv = to_vec(lambdas);
+  gl::BandedD D = gl::make_difference(xv, k);
+  if (w0v.size() != 1 && w0v.size() != D.m) throw std::invalid_argument("penalty weights must have length 1 or n-k-1");
+  gl::PathResult r = gl::trend_filter_path(D, k, yv, wv, w0v, lv, to_method(method), ip_control(tol, max_iter), warm);
+  return Rcpp::List::create(Rcpp::Named("beta") = Rcpp::wrap(r.beta), Rcpp::Named("u") = Rcpp::wrap(r.u),
+                            Rcpp::Named("gap") = Rcpp::wrap(r.gap), Rcpp::Named("rel_gap") = Rcpp::wrap(r.rel_gap),
+                            Rcpp::Named("primal") = Rcpp::wrap(r.primal), Rcpp::Named("iter") = Rcpp::wrap(r.iter));
+}
+
+// [[Rcpp::export]]
+Rcpp::List cpp_tf_wbb(Rcpp::NumericVector y, Rcpp::NumericVector x, int k, double lambda, int draws, bool separate,
+                      double seed, int threads, int method, double tol, int max_iter, Rcpp::NumericVector u_hat,
+                      bool quiet, double first) {
+  Eigen::VectorXd xv = to_vec(x), yv = to_vec(y), uh = to_vec(u_hat);
+  gl::BandedD D = gl::make_difference(xv, k);
+  sbglue::Progress prog(draws, !quiet, "trend_filter_wbb");
+  gl::WBBTFResult r = gl::trend_filter_wbb(D, k, yv, lambda, draws, separate, sbglue::seed_from_r(seed), threads,
+                                           to_method(method), ip_control(tol, max_iter), uh, prog.monitor(),
+                                           static_cast<std::uint64_t>(first));
+  return Rcpp::List::create(Rcpp::Named("draws") = Rcpp::wrap(r.draws), Rcpp::Named("rel_gap") = Rcpp::wrap(r.rel_gap),
+                            Rcpp::Named("iter") = Rcpp::wrap(r.iter), Rcpp::Named("w0") = Rcpp::wrap(r.w0),
+                            Rcpp::Named("completed") = static_cast<double>(r.status.completed),
+                            Rcpp::Named("interrupted") = prog.interrupted() || r.status.interrupted);
+}
+
+namespace {
+Eigen::SparseMatrix<double> sparse_from_csc(int m, int n, const Rcpp::IntegerVector& i, const Rcpp::IntegerVector& p,
+                                            const Rcpp::NumericVector& xv) {
+  if (p.size() != n + 1) throw std::invalid_argument("penalty matrix: column pointer has the wrong length");
+  std::vector<Eigen::Triplet<double>> tr;
+  tr.reserve(xv.size());
+  for (int j = 0; j < n; ++j)
+    for (int q = p[j]; q < p[j + 1]; ++q) {
+      if (i[q] < 0 || i[q] >= m) throw std::invalid_argument("penalty matrix: row index out of range");
+      if (!std::isfinite(xv[q])) throw std::invalid_argument("penalty matrix must be finite");
+      tr.emplace_back(i[q], j, xv[q]);
+    }
+  Eigen::SparseMatrix<double> D(m, n);
+  D.setFromTriplets(tr.begin(), tr.end());
+  D.makeCompressed();
+  return D;
+}
+}  // namespace
+
+// Generalized lasso with a sparse D given in compressed-column form (Matrix's dgCMatrix slots).
+// [[Rcpp::export]]
+Rcpp::List cpp_genlasso_path(Rcpp::NumericVector y, Rcpp::NumericVector w, int m, int n, Rcpp::IntegerVector Di,
+                             Rcpp::IntegerVector Dp, Rcpp::NumericVector Dx, Rcpp::NumericVector w0,
+                             Rcpp::NumericVector lambdas, double tol, int max_iter, bool warm) {
+  Eigen::SparseMatrix<double> D = sparse_from_csc(m, n, Di, Dp, Dx);
+  Eigen::VectorXd yv = to_vec(y), wv = to_vec(w), w0v = to_vec(w0), lv = to_vec(lambdas);
+  if (yv.size() != n || wv.size() != n) throw std::invalid_argument("y and weights must have ncol(D) entries");
+  if (w0v.size() != 1 && w0v.size() != m) throw std::invalid_argument("penalty weights must have length 1 or nrow(D)");
+  gl::SparseOp op(D);
+  Eigen::VectorXd winv = wv.cwiseInverse();
+  op.set_weights(winv.data());
+  const int L = static_cast<int>(lv.size());
+  Eigen::MatrixXd beta(n, L), U(m, L);
+  Eigen::VectorXd gap(L), rel(L), primal(L);
+  Eigen::VectorXi iter(L);
+  Eigen::VectorXd lam(m), uprev;
+  gl::IPControl ctl = ip_control(tol, max_iter);
+  for (int l = 0; l < L; ++l) {
+    for (int j = 0; j < m; ++j) lam[j] = lv[l] * (w0v.size() == 1 ? w0v[0] : w0v[j]);
+    Eigen::VectorXd ws;
+    const Eigen::VectorXd* start = nullptr;
+    if (warm && l > 0) {
+      ws = uprev * (lv[l - 1] > 0 ? lv[l] / lv[l - 1] : 0.0);
+      start = &ws;
+    }
+    gl::IPResult r = gl::dual_ip(op, yv, wv, lam, ctl, start, true);
+    beta.col(l) = r.beta;
+    U.col(l) = r.u;
+    gap[l] = r.gap;
+    rel[l] = r.rel_gap;
+    primal[l] = r.primal;
+    iter[l] = r.iter;
+    uprev = r.u;
+  }
+  return Rcpp::List::create(Rcpp::Named("beta") = Rcpp::wrap(beta), Rcpp::Named("u") = Rcpp::wrap(U),
+                            Rcpp::Named("gap") = Rcpp::wrap(gap), Rcpp::Named("rel_gap") = Rcpp::wrap(rel),
+                            Rcpp::Named("primal") = Rcpp::wrap(primal), Rcpp::Named("iter") = Rcpp::wrap(iter));
+}
+
+// Unconstrained dual solution of the generalized lasso, D W^{-1} D' u = D y (a tiny ridge makes it unique when
+// D has more rows than rank); lambda_max = max_j |u_j| / w0_j.
+// [[Rcpp::export]]
+Rcpp::List cpp_genlasso_lambda_max(Rcpp::NumericVector y, Rcpp::NumericVector w, int m, int n, Rcpp::IntegerVector Di,
+                                   Rcpp::IntegerVector Dp, Rcpp::NumericVector Dx, Rcpp::NumericVector w0) {
+  Eigen::SparseMatrix<double> D = sparse_from_csc(m, n, Di, Dp, Dx);
+  Eigen::VectorXd yv = to_vec(y), wv = to_vec(w), w0v = to_vec(w0);
+  Eigen::VectorXd winv = wv.cwiseInverse();
+  Eigen::SparseMatrix<double> G = D * winv.asDiagonal() * D.transpose();
+  double dmax = 0.0;
+  for (int j = 0; j < m; ++j) dmax = std::max(dmax, G.coeff(j, j));
+  Eigen::SparseMatrix<double> I(m, m);
+  I.setIdentity();
+  G = G + (1e-10 * std::max(dmax, 1e-300)) * I;
+  Eigen::SimplicialLDLT<Eigen::SparseMatrix<double>> ldlt(G);
+  if (ldlt.info() != Eigen::Success) throw std::runtime_error("factorization of D W^-1 D' failed");
+  Eigen::VectorXd u = ldlt.solve(D * yv);
+  return Rcpp::List::create(Rcpp::Named("lambda_max") = gl::lambda_max_from_dual(u, w0v), Rcpp::Named("u") = Rcpp::wrap(u));
+}
