@@ -33,6 +33,30 @@ cpp_sgmcmc_normals <- function(n, seed) {
     .Call(`_scalebayes_cpp_sgmcmc_normals`, n, seed)
 }
 
+cpp_tf_difference <- function(x, k) {
+    .Call(`_scalebayes_cpp_tf_difference`, x, k)
+}
+
+cpp_tf_lambda_max <- function(y, x, w, k, w0) {
+    .Call(`_scalebayes_cpp_tf_lambda_max`, y, x, w, k, w0)
+}
+
+cpp_tf_path <- function(y, x, w, k, w0, lambdas, method, tol, max_iter, warm) {
+    .Call(`_scalebayes_cpp_tf_path`, y, x, w, k, w0, lambdas, method, tol, max_iter, warm)
+}
+
+cpp_tf_wbb <- function(y, x, k, lambda, draws, separate, seed, threads, method, tol, max_iter, u_hat, quiet, first) {
+    .Call(`_scalebayes_cpp_tf_wbb`, y, x, k, lambda, draws, separate, seed, threads, method, tol, max_iter, u_hat, quiet, first)
+}
+
+cpp_genlasso_path <- function(y, w, m, n, Di, Dp, Dx, w0, lambdas, tol, max_iter, warm) {
+    .Call(`_scalebayes_cpp_genlasso_path`, y, w, m, n, Di, Dp, Dx, w0, lambdas, tol, max_iter, warm)
+}
+
+cpp_genlasso_lambda_max <- function(y, w, m, n, Di, Dp, Dx, w0) {
+    .Call(`_scalebayes_cpp_genlasso_lambda_max`, y, w, m, n, Di, Dp, Dx, w0)
+}
+
 cpp_lambda_max <- function(x, y, family, alpha, w, pf, intercept) {
     .Call(`_scalebayes_cpp_lambda_max`, x, y, family, alpha, w, pf, intercept)
 }

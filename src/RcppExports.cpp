@@ -132,6 +132,117 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
+// cpp_tf_difference
+Rcpp::NumericMatrix cpp_tf_difference(Rcpp::NumericVector x, int k);
+RcppExport SEXP _scalebayes_cpp_tf_difference(SEXP xSEXP, SEXP kSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type x(xSEXP);
+    Rcpp::traits::input_parameter< int >::type k(kSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_tf_difference(x, k));
+    return rcpp_result_gen;
+END_RCPP
+}
+// cpp_tf_lambda_max
+Rcpp::List cpp_tf_lambda_max(Rcpp::NumericVector y, Rcpp::NumericVector x, Rcpp::NumericVector w, int k, Rcpp::NumericVector w0);
+RcppExport SEXP _scalebayes_cpp_tf_lambda_max(SEXP ySEXP, SEXP xSEXP, SEXP wSEXP, SEXP kSEXP, SEXP w0SEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type y(ySEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type x(xSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type w(wSEXP);
+    Rcpp::traits::input_parameter< int >::type k(kSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type w0(w0SEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_tf_lambda_max(y, x, w, k, w0));
+    return rcpp_result_gen;
+END_RCPP
+}
+// cpp_tf_path
+Rcpp::List cpp_tf_path(Rcpp::NumericVector y, Rcpp::NumericVector x, Rcpp::NumericVector w, int k, Rcpp::NumericVector w0, Rcpp::NumericVector lambdas, int method, double tol, int max_iter, bool warm);
+RcppExport SEXP _scalebayes_cpp_tf_path(SEXP ySEXP, SEXP xSEXP, SEXP wSEXP, SEXP kSEXP, SEXP w0SEXP, SEXP lambdasSEXP, SEXP methodSEXP, SEXP tolSEXP, SEXP max_iterSEXP, SEXP warmSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type y(ySEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type x(xSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type w(wSEXP);
+    Rcpp::traits::input_parameter< int >::type k(kSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type w0(w0SEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type lambdas(lambdasSEXP);
+    Rcpp::traits::input_parameter< int >::type method(methodSEXP);
+    Rcpp::traits::input_parameter< double >::type tol(tolSEXP);
+    Rcpp::traits::input_parameter< int >::type max_iter(max_iterSEXP);
+    Rcpp::traits::input_parameter< bool >::type warm(warmSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_tf_path(y, x, w, k, w0, lambdas, method, tol, max_iter, warm));
+    return rcpp_result_gen;
+END_RCPP
+}
+// cpp_tf_wbb
+Rcpp::List cpp_tf_wbb(Rcpp::NumericVector y, Rcpp::NumericVector x, int k, double lambda, int draws, bool separate, double seed, int threads, int method, double tol, int max_iter, Rcpp::NumericVector u_hat, bool quiet, double first);
+RcppExport SEXP _scalebayes_cpp_tf_wbb(SEXP ySEXP, SEXP xSEXP, SEXP kSEXP, SEXP lambdaSEXP, SEXP drawsSEXP, SEXP separateSEXP, SEXP seedSEXP, SEXP threadsSEXP, SEXP methodSEXP, SEXP tolSEXP, SEXP max_iterSEXP, SEXP u_hatSEXP, SEXP quietSEXP, SEXP firstSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type y(ySEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type x(xSEXP);
+    Rcpp::traits::input_parameter< int >::type k(kSEXP);
+    Rcpp::traits::input_parameter< double >::type lambda(lambdaSEXP);
+    Rcpp::traits::input_parameter< int >::type draws(drawsSEXP);
+    Rcpp::traits::input_parameter< bool >::type separate(separateSEXP);
+    Rcpp::traits::input_parameter< double >::type seed(seedSEXP);
+    Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
+    Rcpp::traits::input_parameter< int >::type method(methodSEXP);
+    Rcpp::traits::input_parameter< double >::type tol(tolSEXP);
+    Rcpp::traits::input_parameter< int >::type max_iter(max_iterSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type u_hat(u_hatSEXP);
+    Rcpp::traits::input_parameter< bool >::type quiet(quietSEXP);
+    Rcpp::traits::input_parameter< double >::type first(firstSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_tf_wbb(y, x, k, lambda, draws, separate, seed, threads, method, tol, max_iter, u_hat, quiet, first));
+    return rcpp_result_gen;
+END_RCPP
+}
+// cpp_genlasso_path
+Rcpp::List cpp_genlasso_path(Rcpp::NumericVector y, Rcpp::NumericVector w, int m, int n, Rcpp::IntegerVector Di, Rcpp::IntegerVector Dp, Rcpp::NumericVector Dx, Rcpp::NumericVector w0, Rcpp::NumericVector lambdas, double tol, int max_iter, bool warm);
+RcppExport SEXP _scalebayes_cpp_genlasso_path(SEXP ySEXP, SEXP wSEXP, SEXP mSEXP, SEXP nSEXP, SEXP DiSEXP, SEXP DpSEXP, SEXP DxSEXP, SEXP w0SEXP, SEXP lambdasSEXP, SEXP tolSEXP, SEXP max_iterSEXP, SEXP warmSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type y(ySEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type w(wSEXP);
+    Rcpp::traits::input_parameter< int >::type m(mSEXP);
+    Rcpp::traits::input_parameter< int >::type n(nSEXP);
+    Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type Di(DiSEXP);
+    Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type Dp(DpSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type Dx(DxSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type w0(w0SEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type lambdas(lambdasSEXP);
+    Rcpp::traits::input_parameter< double >::type tol(tolSEXP);
+    Rcpp::traits::input_parameter< int >::type max_iter(max_iterSEXP);
+    Rcpp::traits::input_parameter< bool >::type warm(warmSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_genlasso_path(y, w, m, n, Di, Dp, Dx, w0, lambdas, tol, max_iter, warm));
+    return rcpp_result_gen;
+END_RCPP
+}
+// cpp_genlasso_lambda_max
+Rcpp::List cpp_genlasso_lambda_max(Rcpp::NumericVector y, Rcpp::NumericVector w, int m, int n, Rcpp::IntegerVector Di, Rcpp::IntegerVector Dp, Rcpp::NumericVector Dx, Rcpp::NumericVector w0);
+RcppExport SEXP _scalebayes_cpp_genlasso_lambda_max(SEXP ySEXP, SEXP wSEXP, SEXP mSEXP, SEXP nSEXP, SEXP DiSEXP, SEXP DpSEXP, SEXP DxSEXP, SEXP w0SEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type y(ySEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type w(wSEXP);
+    Rcpp::traits::input_parameter< int >::type m(mSEXP);
+    Rcpp::traits::input_parameter< int >::type n(nSEXP);
+    Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type Di(DiSEXP);
+    Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type Dp(DpSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type Dx(DxSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type w0(w0SEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_genlasso_lambda_max(y, w, m, n, Di, Dp, Dx, w0));
+    return rcpp_result_gen;
+END_RCPP
+}
 // cpp_lambda_max
 double cpp_lambda_max(Rcpp::NumericMatrix x, Rcpp::NumericVector y, int family, double alpha, Rcpp::NumericVector w, Rcpp::NumericVector pf, bool intercept);
 RcppExport SEXP _scalebayes_cpp_lambda_max(SEXP xSEXP, SEXP ySEXP, SEXP familySEXP, SEXP alphaSEXP, SEXP wSEXP, SEXP pfSEXP, SEXP interceptSEXP) {
@@ -224,6 +335,12 @@ static const R_CallMethodDef CallEntries[] = {
     {"_scalebayes_cpp_test_rng", (DL_FUNC) &_scalebayes_cpp_test_rng, 6},
     {"_scalebayes_cpp_sgld_sa", (DL_FUNC) &_scalebayes_cpp_sgld_sa, 8},
     {"_scalebayes_cpp_sgmcmc_normals", (DL_FUNC) &_scalebayes_cpp_sgmcmc_normals, 2},
+    {"_scalebayes_cpp_tf_difference", (DL_FUNC) &_scalebayes_cpp_tf_difference, 2},
+    {"_scalebayes_cpp_tf_lambda_max", (DL_FUNC) &_scalebayes_cpp_tf_lambda_max, 5},
+    {"_scalebayes_cpp_tf_path", (DL_FUNC) &_scalebayes_cpp_tf_path, 10},
+    {"_scalebayes_cpp_tf_wbb", (DL_FUNC) &_scalebayes_cpp_tf_wbb, 14},
+    {"_scalebayes_cpp_genlasso_path", (DL_FUNC) &_scalebayes_cpp_genlasso_path, 12},
+    {"_scalebayes_cpp_genlasso_lambda_max", (DL_FUNC) &_scalebayes_cpp_genlasso_lambda_max, 8},
     {"_scalebayes_cpp_lambda_max", (DL_FUNC) &_scalebayes_cpp_lambda_max, 7},
     {"_scalebayes_cpp_enet_path", (DL_FUNC) &_scalebayes_cpp_enet_path, 8},
     {"_scalebayes_cpp_enet_cv", (DL_FUNC) &_scalebayes_cpp_enet_cv, 11},
