@@ -46,7 +46,10 @@ Rcpp::List cpp_tf_path(Rcpp::NumericVector y, Rcpp::NumericVector x, Rcpp::Numer
   Eigen::VectorXd xv = to_vec(x), yv = to_vec(y), wv = to_vec(w), w0v = to_vec(w0), lv = to_vec(lambdas);
   gl::BandedD D = gl::make_difference(xv, k);
   if (w0v.size() != 1 && w0v.size() != D.m) throw std::invalid_argument("penalty weights must have length 1 or n-k-1");
-  gl::PathResult r = gl::trend_filter_path(D, k, yv, wv, w0v, lv, to_method(method), ip_control(tol, max_iter), warm);
+  const Eigen::VectorXd u0 = gl::unconstrained_dual(D, yv, xv, wv, k);
+  const Eigen::VectorXd b0 = gl::poly_projection(yv, xv, wv, k);
+  gl::PathResult r =
+      gl::trend_filter_path(D, k, yv, wv, w0v, lv, to_method(method), ip_control(tol, max_iter), warm, &u0, &b0);
   return Rcpp::List::create(Rcpp::Named("beta") = Rcpp::wrap(r.beta), Rcpp::Named("u") = Rcpp::wrap(r.u),
                             Rcpp::Named("gap") = Rcpp::wrap(r.gap), Rcpp::Named("rel_gap") = Rcpp::wrap(r.rel_gap),
                             Rcpp::Named("primal") = Rcpp::wrap(r.primal), Rcpp::Named("iter") = Rcpp::wrap(r.iter));

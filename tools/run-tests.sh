@@ -12,7 +12,7 @@ Rscript --vanilla -e '
                                           stop_on_failure = FALSE))
   failed <- sum(res$failed) + sum(res$error)
   skipped <- sum(res$skipped)
-  passed <- sum(res$nb) - sum(res$failed) - skipped
+  passed <- sum(res$passed)
   cat(sprintf("\n%d passed, %d failed, %d skipped\n", passed, failed, skipped))
   quit(status = if (failed > 0) 1 else 0)
 '

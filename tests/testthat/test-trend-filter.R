@@ -113,7 +113,7 @@ test_that("agreement with genlasso::trendfilter (unweighted) and genlasso::genla
 test_that("lambda_max is exact: polynomial fit above it, not below", {
   for (k in 0:3) {
     p <- tf_problem(60, k, uneven = k <= 1, seed = 300 + k)
-    lm <- trend_filter(p$y, p$x, k, lambda = 1, weights = p$w, control = tf_control(max_iter = 1))$lambda_max
+    lm <- tf_lambda_max(p$y, p$x, k, weights = p$w)
     above <- trend_filter(p$y, p$x, k, lambda = lm * 1.01, weights = p$w)
     below <- trend_filter(p$y, p$x, k, lambda = lm * 0.9, weights = p$w)
     # above lambda_max the fit is the weighted polynomial regression of degree k
