@@ -56,8 +56,18 @@ if command -v npm >/dev/null 2>&1; then
 fi
 
 if [ "${SCALEBAYES_SKIP_INSTALL:-0}" != 1 ]; then
-  log "installing scalebayes from $here"
-  MAKEFLAGS="-j2" R CMD INSTALL --no-test-load --preclean "$here" >/tmp/scalebayes-install.log 2>&1 || {
-    tail -n 60 /tmp/scalebayes-install.log >&2; exit 1; }
-  log "scalebayes installed"
+  # Reinstall only when the package sources differ from what is installed (hash of the source files).
+  src_hash=$(find DESCRIPTION NAMESPACE configure cleanup R src inst data -type f \
+               ! -name '*.o' ! -name '*.so' ! -name Makevars 2>/dev/null | LC_ALL=C sort | xargs sha1sum | sha1sum | cut -c1-40)
+  inst_dir=$(Rscript --vanilla -e 'cat(system.file(package = "scalebayes"))' 2>/dev/null || true)
+  if [ -n "$inst_dir" ] && [ -f "$inst_dir/source-hash" ] && [ "$(cat "$inst_dir/source-hash")" = "$src_hash" ]; then
+    log "scalebayes is installed and up to date"
+  else
+    log "installing scalebayes from $here"
+    MAKEFLAGS="-j2" R CMD INSTALL --no-test-load --preclean "$here" >/tmp/scalebayes-install.log 2>&1 || {
+      tail -n 60 /tmp/scalebayes-install.log >&2; exit 1; }
+    inst_dir=$(Rscript --vanilla -e 'cat(system.file(package = "scalebayes"))')
+    echo "$src_hash" > "$inst_dir/source-hash"
+    log "scalebayes installed"
+  fi
 fi
