@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The test suite: set up (idempotent; installs the package from this checkout), then run tests/testthat
-# against the installed package. Set SCALEBAYES_EXTENDED=1 for the long statistical tests.
+# against the installed package. The long reproductions live in vignettes/precompute-*.R and bench/.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 bash tools/setup.sh
