@@ -91,15 +91,6 @@ check_penalty_weights <- function(pw, m, arg = "penalty_weights", call = rlang::
   as.double(pw)
 }
 
-check_lambda <- function(lambda, call = rlang::caller_env()) {
-  if (is.null(lambda)) return(NULL)
-  if (!is.numeric(lambda) || !length(lambda) || any(!is.finite(lambda)) || any(lambda < 0)) {
-    sb_abort(c("{.arg lambda} must contain only finite, non-negative numbers.",
-               x = "You supplied {.val {format(utils::head(lambda, 5))}}."), arg = "lambda", call = call)
-  }
-  sort(as.double(lambda), decreasing = TRUE)
-}
-
 #' Trend filtering of order k
 #'
 #' Fits the (weighted) trend-filtering estimate of order `k` (Tibshirani 2014) on sorted, possibly unevenly

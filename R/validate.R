@@ -103,3 +103,15 @@ check_weights <- function(w, n, arg = rlang::caller_arg(w), call = rlang::caller
   if (sum(w) <= 0) sb_abort("{.arg {arg}} must not be all zero.", arg = arg, call = call)
   as.double(w)
 }
+
+# Penalty values: NULL (chosen by the caller, e.g. by cross-validation) or finite non-negative numbers,
+# returned in decreasing order (the order of a warm-started path). Shared by wbb(), weighted_lasso(),
+# trend_filter() and generalized_lasso().
+check_lambda <- function(lambda, call = rlang::caller_env()) {
+  if (is.null(lambda)) return(NULL)
+  if (!is.numeric(lambda) || !length(lambda) || any(!is.finite(lambda)) || any(lambda < 0)) {
+    sb_abort(c("{.arg lambda} must be NULL or finite non-negative numbers.",
+               x = "You supplied {.val {format(utils::head(lambda, 5))}}."), arg = "lambda", call = call)
+  }
+  sort(as.double(lambda), decreasing = TRUE)
+}

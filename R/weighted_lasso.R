@@ -99,15 +99,6 @@ binomial_response <- function(y, n, call) {
   y
 }
 
-check_lambda <- function(lambda, call) {
-  if (is.null(lambda)) return(NULL)
-  if (!is.numeric(lambda) || !length(lambda) || any(!is.finite(lambda)) || any(lambda < 0)) {
-    sb_abort(c("{.arg lambda} must be NULL (choose by cross-validation) or non-negative finite numbers.",
-               x = "You supplied {.val {utils::head(format(lambda), 3)}}."), arg = "lambda", call = call)
-  }
-  sort(as.double(lambda), decreasing = TRUE)
-}
-
 #' Weighted lasso / elastic-net fit
 #'
 #' Solves, for observation weights \eqn{w_i} and penalty weights \eqn{v_j},

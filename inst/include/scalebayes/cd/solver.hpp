@@ -31,6 +31,8 @@
 #include <utility>
 #include <vector>
 
+#include "scalebayes/math/logistic.hpp"
+
 namespace scalebayes {
 namespace cd {
 
@@ -55,13 +57,8 @@ struct Fit {
 
 inline double soft_threshold(double z, double g) { return z > g ? z - g : (z < -g ? z + g : 0.0); }
 
-// log(1 + exp(eta)) without overflow
-inline double log1pexp(double eta) { return eta > 0 ? eta + std::log1p(std::exp(-eta)) : std::log1p(std::exp(eta)); }
-inline double expit(double eta) {
-  if (eta >= 0) return 1.0 / (1.0 + std::exp(-eta));
-  const double e = std::exp(eta);
-  return e / (1.0 + e);
-}
+using math::expit;
+using math::log1pexp;
 
 class ElasticNet {
  public:

@@ -26,6 +26,7 @@
 #include <string>
 #include <vector>
 
+#include "scalebayes/math/logistic.hpp"
 #include "scalebayes/parallel/driver.hpp"
 #include "scalebayes/rng/stream.hpp"
 #include "scalebayes/sgmcmc/kernels.hpp"
@@ -153,10 +154,8 @@ inline GlmData make_data(const Eigen::Ref<const Eigen::MatrixXd>& x, const Eigen
   return d;
 }
 
-inline double inv_logit(double eta) {
-  return eta >= 0 ? 1.0 / (1.0 + std::exp(-eta)) : std::exp(eta) / (1.0 + std::exp(eta));
-}
-inline double log1pexp(double eta) { return eta > 0 ? eta + std::log1p(std::exp(-eta)) : std::log1p(std::exp(eta)); }
+using math::log1pexp;
+inline double inv_logit(double eta) { return math::expit(eta); }
 
 using Grp = Group<EigenOps>;
 
