@@ -57,6 +57,10 @@ cpp_genlasso_lambda_max <- function(y, w, m, n, Di, Dp, Dx, w0) {
     .Call(`_scalebayes_cpp_genlasso_lambda_max`, y, w, m, n, Di, Dp, Dx, w0)
 }
 
+cpp_tf_row_norms <- function(x, k) {
+    .Call(`_scalebayes_cpp_tf_row_norms`, x, k)
+}
+
 cpp_lambda_max <- function(x, y, family, alpha, w, pf, intercept) {
     .Call(`_scalebayes_cpp_lambda_max`, x, y, family, alpha, w, pf, intercept)
 }

@@ -102,14 +102,17 @@ check_penalty_weights <- function(pw, m, arg = "penalty_weights", call = rlang::
 #' `w` are observation weights and `p` penalty (prior) weights.
 #'
 #' @details `k = 0` (the fused lasso) is solved exactly in O(n) by weighted dynamic programming
-#' (Johnson 2013). `k >= 1` is solved by a primal-dual interior-point method on the dual problem
-#' (Kim, Koh, Boyd & Gorinevsky 2009) with Mehrotra's predictor-corrector, Newton steps computed by a banded
-#' Givens QR in least-squares form (O(n k^2) per step), iterates in extended precision, and a final primal
-#' polish on the active set. Every solve reports its certified relative duality gap (`rel_gap`) and stops at
-#' `control$tol` (default 1e-8). Deviation from the issue's plan (banded Cholesky of \eqn{D W^{-1} D^\top}):
-#' that matrix has condition number of order \eqn{n^{2k+2}} and its Cholesky factor was measured to fail
-#' for k >= 2 at moderate n. The dual stays badly conditioned for large n with k >= 2 (measured: k = 3 beyond
-#' n of about 1e4, k = 2 beyond 1e5, k = 1 at 1e6); such solves stop with `converged = FALSE` and a warning.
+#' (Johnson 2013). `k >= 1` is solved by a primal-dual interior-point method on the primal problem
+#' (Mehrotra's predictor-corrector; Newton steps by a banded Givens QR of the stiff least-squares form of
+#' \eqn{W + D^\top \Theta^{-1} D}, O(n k^2) per step). If it stops short of the target, an interior point on
+#' the dual (Kim, Koh, Boyd & Gorinevsky 2009; extended-precision iterates, primal polish on the active set)
+#' is run and the better certificate is kept. Every solve reports its certified relative duality gap
+#' (`rel_gap`) and stops at `control$tol` (default 1e-8). Deviation from the issue's plan (banded Cholesky):
+#' the dual matrix \eqn{D W^{-1} D^\top} has condition number of order \eqn{n^{2k+2}}, and the Cholesky of the
+#' primal matrix loses the polynomial null space of D once \eqn{\Theta^{-1}} is large; both were measured to fail.
+#' `rounding_rel` bounds how much rounding the fit to double precision alone can change the objective
+#' (relative): for k >= 2 with large n and large lambda it exceeds 1e-8 and no solver returning doubles can
+#' certify the target; such solves stop with `converged = FALSE` and a warning that says so.
 #' See `vignette("trend-filtering")` and `system.file("design-genlasso.md", package = "scalebayes")`.
 #'
 #' @param y Numeric response vector.
@@ -123,7 +126,8 @@ check_penalty_weights <- function(pw, m, arg = "penalty_weights", call = rlang::
 #' @param nlambda,lambda_min_ratio Path length and end when `lambda` is `NULL`.
 #' @param control [tf_control()].
 #' @return An object of class `sb_trend_filter`: `beta` (n x L matrix of fits), `lambda`, `lambda_max`,
-#'   `rel_gap`, `gap`, `iter`, `converged`, `df` (number of nonzero differences plus k + 1), and the data.
+#'   `rel_gap`, `gap`, `iter`, `converged`, `rounding_rel`, `df` (number of nonzero differences plus k + 1),
+#'   and the data.
 #' @seealso [cv_trend_filter()], [trend_filter_wbb()], [generalized_lasso()].
 #' @export
 #' @examples
@@ -159,9 +163,18 @@ trend_filter <- function(y, x = NULL, k = 3, lambda = NULL, weights = NULL, pena
   timing <- proc.time() - t0
   converged <- r$rel_gap <= control$tol
   if (any(!converged)) {
-    sb_warn(c("{sum(!converged)} of {length(lambda)} solve{?s} stopped above the target duality gap.",
-              i = "Largest relative gap: {signif(max(r$rel_gap), 3)} (target {control$tol}).",
-              i = "The dual problem is badly conditioned for large k, large n or very uneven x."))
+    floor_hit <- !converged & r$rounding_rel > 0.1 * control$tol
+    msg <- c("{sum(!converged)} of {length(lambda)} solve{?s} stopped above the target duality gap.",
+             i = "Largest relative gap: {signif(max(r$rel_gap), 3)} (target {control$tol}).")
+    msg <- if (any(floor_hit)) {
+      c(msg, i = paste("At {sum(floor_hit)} of these lambda{?s}, rounding {.arg beta} to double precision alone can",
+                       "change the objective by up to {signif(max(r$rounding_rel[floor_hit]), 2)} (relative; see",
+                       "{.code rounding_rel}): the (k+1)-th differences of the fit are at rounding level, so no",
+                       "solver returning doubles can certify the target there."))
+    } else {
+      c(msg, i = "The problem is badly conditioned (large k with large n, or very uneven x).")
+    }
+    sb_warn(msg)
   }
   # degrees of freedom (Tibshirani & Taylor 2011): knots + k + 1; a knot is a difference whose dual variable
   # sits on the box (|u_j| = lambda_j) and whose jump is not rounding noise
@@ -170,7 +183,8 @@ trend_filter <- function(y, x = NULL, k = 3, lambda = NULL, weights = NULL, pena
   lam_j <- outer(rep_len(pw, nrow(Dbeta)), lambda)
   df <- colSums(abs(r$u) >= (1 - 1e-6) * lam_j & Dbeta > noise) + d$k + 1L
   structure(list(beta = r$beta, u = r$u, lambda = lambda, lambda_max = lm$lambda_max, gap = r$gap, rel_gap = r$rel_gap,
-                 primal = r$primal, iter = r$iter, converged = converged, df = df, x = d$x, y = d$y, k = d$k,
+                 primal = r$primal, iter = r$iter, converged = converged, rounding_rel = r$rounding_rel, df = df,
+                 x = d$x, y = d$y, k = d$k,
                  weights = d$weights, penalty_weights = pw, control = control, call = call, timing = timing),
             class = "sb_trend_filter")
 }

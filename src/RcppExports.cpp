@@ -243,6 +243,18 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
+// cpp_tf_row_norms
+Rcpp::NumericVector cpp_tf_row_norms(Rcpp::NumericVector x, int k);
+RcppExport SEXP _scalebayes_cpp_tf_row_norms(SEXP xSEXP, SEXP kSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type x(xSEXP);
+    Rcpp::traits::input_parameter< int >::type k(kSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_tf_row_norms(x, k));
+    return rcpp_result_gen;
+END_RCPP
+}
 // cpp_lambda_max
 double cpp_lambda_max(Rcpp::NumericMatrix x, Rcpp::NumericVector y, int family, double alpha, Rcpp::NumericVector w, Rcpp::NumericVector pf, bool intercept);
 RcppExport SEXP _scalebayes_cpp_lambda_max(SEXP xSEXP, SEXP ySEXP, SEXP familySEXP, SEXP alphaSEXP, SEXP wSEXP, SEXP pfSEXP, SEXP interceptSEXP) {
@@ -341,6 +353,7 @@ static const R_CallMethodDef CallEntries[] = {
     {"_scalebayes_cpp_tf_wbb", (DL_FUNC) &_scalebayes_cpp_tf_wbb, 14},
     {"_scalebayes_cpp_genlasso_path", (DL_FUNC) &_scalebayes_cpp_genlasso_path, 12},
     {"_scalebayes_cpp_genlasso_lambda_max", (DL_FUNC) &_scalebayes_cpp_genlasso_lambda_max, 8},
+    {"_scalebayes_cpp_tf_row_norms", (DL_FUNC) &_scalebayes_cpp_tf_row_norms, 2},
     {"_scalebayes_cpp_lambda_max", (DL_FUNC) &_scalebayes_cpp_lambda_max, 7},
     {"_scalebayes_cpp_enet_path", (DL_FUNC) &_scalebayes_cpp_enet_path, 8},
     {"_scalebayes_cpp_enet_cv", (DL_FUNC) &_scalebayes_cpp_enet_cv, 11},

@@ -52,7 +52,8 @@ Rcpp::List cpp_tf_path(Rcpp::NumericVector y, Rcpp::NumericVector x, Rcpp::Numer
       gl::trend_filter_path(D, k, yv, wv, w0v, lv, to_method(method), ip_control(tol, max_iter), warm, &u0, &b0);
   return Rcpp::List::create(Rcpp::Named("beta") = Rcpp::wrap(r.beta), Rcpp::Named("u") = Rcpp::wrap(r.u),
                             Rcpp::Named("gap") = Rcpp::wrap(r.gap), Rcpp::Named("rel_gap") = Rcpp::wrap(r.rel_gap),
-                            Rcpp::Named("primal") = Rcpp::wrap(r.primal), Rcpp::Named("iter") = Rcpp::wrap(r.iter));
+                            Rcpp::Named("primal") = Rcpp::wrap(r.primal), Rcpp::Named("iter") = Rcpp::wrap(r.iter),
+                            Rcpp::Named("rounding_rel") = Rcpp::wrap(r.rounding_rel));
 }
 
 // [[Rcpp::export]]
@@ -148,4 +149,17 @@ Rcpp::List cpp_genlasso_lambda_max(Rcpp::NumericVector y, Rcpp::NumericVector w,
   if (ldlt.info() != Eigen::Success) throw std::runtime_error("factorization of D W^-1 D' failed");
   Eigen::VectorXd u = ldlt.solve(D * yv);
   return Rcpp::List::create(Rcpp::Named("lambda_max") = gl::lambda_max_from_dual(u, w0v), Rcpp::Named("u") = Rcpp::wrap(u));
+}
+
+// Euclidean norms of the rows of D^{(x,k+1)} (O(n k), for the difference-based noise estimate).
+// [[Rcpp::export]]
+Rcpp::NumericVector cpp_tf_row_norms(Rcpp::NumericVector x, int k) {
+  gl::BandedD D = gl::make_difference(to_vec(x), k);
+  Rcpp::NumericVector out(D.m);
+  for (int i = 0; i < D.m; ++i) {
+    double s = 0.0;
+    for (int l = 0; l < D.width; ++l) s += D.at(i, l) * D.at(i, l);
+    out[i] = std::sqrt(s);
+  }
+  return out;
 }

@@ -251,3 +251,52 @@ test_that("tf_lambda_max equals the lambda_max reported by trend_filter and by g
   g <- genlasso::trendfilter(p$y, pos = p$x, ord = 2)
   expect_equal(tf_lambda_max(p$y, p$x, 2), max(g$lambda), tolerance = 1e-6)
 })
+
+test_that("primal interior point certifies large problems where the dual alone failed (n = 1e4)", {
+  set.seed(2)
+  n <- 10000
+  i <- seq_len(n)
+  y <- sin(4 * pi * i / n) * exp(3 * i / n) + rnorm(n, sd = 2)
+  for (k in 1:2) {
+    lam <- 0.01 * tf_lambda_max(y, k = k)
+    f <- trend_filter(y, k = k, lambda = lam)
+    expect_true(f$converged)
+    expect_lte(f$rel_gap, 1e-8)
+    expect_true(is.finite(f$rounding_rel) && f$rounding_rel >= 0)
+  }
+})
+
+test_that("trend_filter_wbb gives identical draws with future workers", {
+  skip_on_cran()
+  skip_if_not_installed("future")
+  skip_if_not_installed("future.apply")
+  p <- tf_problem(80, 2, FALSE, seed = 5)
+  a <- trend_filter_wbb(p$y, k = 2, lambda = 20, draws = 12, threads = 1, seed = 9, quiet = TRUE)
+  old <- future::plan(future::multisession, workers = 2)
+  on.exit(future::plan(old), add = TRUE)
+  b <- trend_filter_wbb(p$y, k = 2, lambda = 20, draws = 12, seed = 9, quiet = TRUE, future = TRUE)
+  expect_identical(a$draws, b$draws)
+})
+
+test_that("SURE is unbiased for the risk (known sigma) and sigma is estimated consistently", {
+  set.seed(7)
+  n <- 60
+  theta <- pmax(0, seq_len(n) - 30) / 10
+  R <- 300
+  d <- numeric(R)
+  for (r in seq_len(R)) {
+    y <- theta + rnorm(n)
+    s <- sure_trend_filter(y, k = 1, lambda = 3, sigma = 1)
+    d[r] <- s$sure - sum((s$fit$beta[, 1] - theta)^2)
+  }
+  # paired difference SURE - loss has mean 0; tolerance from its Monte-Carlo standard error
+  expect_lt(abs(mean(d)) / (stats::sd(d) / sqrt(R)), 4)
+  y <- sin(seq_len(4000) / 400) + rnorm(4000, sd = 0.5)
+  s <- sure_trend_filter(y, k = 2, nlambda = 8)
+  expect_true(s$sigma_estimated)
+  expect_lt(abs(s$sigma / 0.5 - 1), 0.06)  # MAD efficiency ~ 37%: sd of sigma-hat / sigma ~ 0.02 at m = 4000
+  expect_equal(s$lambda_min, s$lambda[which.min(s$sure)])
+  expect_s3_class(s, "sb_tf_sure")
+  expect_output(print(s), "lambda_min")
+  expect_error(sure_trend_filter(y, k = 2, sigma = -1), class = "scalebayes_error_input")
+})

@@ -43,6 +43,8 @@ struct IPControl {
   double polish_from = 1e-3;  // ... tried at every step once the barrier gap is below this fraction of P
   bool mehrotra = true;   // Mehrotra predictor-corrector (measured: about half the Newton steps) instead of the barrier rule
   int stall_iter = 15;    // stop when the certified gap has not halved in this many steps at tiny barrier gap
+  bool primal_first = true;  // banded D: primal-dual interior point on the primal first (primal_ip.hpp), the dual
+                             // interior point only when that does not reach tol (the better certificate wins)
 };
 
 struct IPResult {
@@ -53,6 +55,7 @@ struct IPResult {
   double primal = NAN;
   int iter = 0;
   bool converged = false;
+  double rounding_rel = 0;  // relative objective change that rounding beta to double can cause (see rounding_floor)
 };
 
 // Extended precision for the iterate and the residuals. The dual variable u is of the size of lambda while
@@ -92,6 +95,18 @@ class BandedOp {
       for (int i = i0; i <= i1; ++i) s += static_cast<T>(c[static_cast<std::size_t>(i) * w + (l - i)]) * u[i];
       out[l] = s;
     }
+  }
+  // Solves D'u = v by forward substitution on the first m rows of D' (lower-trapezoidal, nonzero diagonal);
+  // the last k+1 equations hold when v is orthogonal to the null space of D. Returns true.
+  bool solve_dt(const LD* v, LD* u) const {
+    const int p = D_.width - 1, w = D_.width;
+    const double* c = D_.c.data();
+    for (int l = 0; l < D_.m; ++l) {
+      LD s = v[l];
+      for (int i = std::max(0, l - p); i < l; ++i) s -= static_cast<LD>(c[static_cast<std::size_t>(i) * w + (l - i)]) * u[i];
+      u[l] = s / static_cast<LD>(c[static_cast<std::size_t>(l) * w]);
+    }
+    return true;
   }
   void set_weights(const double* winv) {
     sqrt_winv_.resize(D_.n);
@@ -439,6 +454,7 @@ class SparseOp {
     rv = x;
   }
   bool polish(const double*, const std::vector<char>&, double, LD*, double*) { return false; }
+  bool solve_dt(const LD*, LD*) const { return false; }
   void resolve(const double* d, const VecLD& c_top, const VecLD& c_bot, VecLD& du) { newton(d, c_top, c_bot, du, 0); }
   // Newton step du = argmin ||A du - c||, A = [W^{-1/2} D'; diag(sqrt d)], via the normal equations with a
   // sparse LDL' and iterative refinement of their residual in long double.
@@ -481,6 +497,140 @@ class SparseOp {
   SpMat G_, S_;
   Eigen::SimplicialLDLT<SpMat, Eigen::Lower, Eigen::AMDOrdering<int>> ldlt_;
   bool analyzed_ = false;
+};
+
+// Primal polishing with a pair certificate, shared by the dual and the primal interior points. For an
+// active set A (knots, |u_j| = lam_j) with signs s, the primal solution on A is computed directly
+// (Op::polish: W^{1/2} beta~ is a least-squares residual from the banded QR); a few active-set corrections
+// follow (drop knots whose jump has the wrong sign, add differences whose multiplier leaves the box). The
+// pair (beta~, u) is certified by
+//   P(beta~) - g(u) = sum_j (lam_j |z~_j| - u_j z~_j) + 1/2 sum_i r_i^2 / w_i,  z~ = D beta~, r = W (y - beta~) - D'u,
+// non-negative terms in which the dual residual enters squared. Dual candidates: the interior-point iterate u
+// and the polished dual (lam s on A, nu on I), both clipped to the box. Keeps the best pair over all calls.
+template <class Op>
+class ActiveSetPolisher {
+ public:
+  ActiveSetPolisher(Op& op, const VecLD& y, const Eigen::VectorXd& w, const VecLD& winv, const VecLD& lam,
+                    const VecLD& lamb, LD pfloor)
+      : op_(op), y_(y), winv_(winv), lam_(lam), lamb_(lamb), pfloor_(pfloor) {
+    const int n = op.n(), m = op.m();
+    sqw_ = w.cast<LD>().cwiseSqrt();
+    winv_max_ = winv.maxCoeff();
+    pol_beta_.resize(n);
+    pvec_.resize(m);
+    ptmp_.resize(n);
+    pz_.resize(m);
+    pc_.resize(n);
+    pnu_.resize(m);
+    pr_top_.resize(n);
+    pu_.resize(m);
+    cand_u_.resize(m);
+    ufs_.resize(m);
+  }
+  std::vector<char> active;        // set by the caller before run()
+  std::vector<signed char> sign;   // +1 / -1 on active rows
+  bool have = false;               // a polished pair exists
+  VecLD beta, u;                   // best polished pair
+  LD primal = 0, gap = 0;
+  double rel_gap() const { return static_cast<double>(gap / std::max(primal, pfloor_)); }
+  // Polishes on (active, sign) with up to 3 corrections; u_ip: the interior-point dual iterate (a
+  // candidate). Returns the best relative gap of this call.
+  double run(const VecLD& u_ip, double tol) {
+    const int m = op_.m();
+    double best = 1.0;
+    for (int round = 0; round < 3; ++round) {
+      const double rr = once(u_ip);
+      best = std::min(best, rr);
+      if (rr <= tol) break;
+      bool changed = false;
+      for (int j = 0; j < m; ++j) {
+        if (active[j] && sign[j] * pz_[j] < 0) {
+          active[j] = 0;
+          changed = true;
+        } else if (!active[j]) {
+          const LD v = have_fs_ ? ufs_[j] : static_cast<LD>(pnu_[j]);
+          if (std::abs(v) > lamb_[j]) {
+            active[j] = 1;
+            sign[j] = v > 0 ? 1 : -1;
+            changed = true;
+          }
+        }
+      }
+      if (!changed) break;
+    }
+    return best;
+  }
+
+ private:
+  double once(const VecLD& u_ip) {
+    const int n = op_.n(), m = op_.m();
+    for (int j = 0; j < m; ++j) pvec_[j] = active[j] ? (sign[j] > 0 ? lamb_[j] : -lamb_[j]) : LD(0);
+    op_.Dt(pvec_.data(), ptmp_.data());
+    for (int i = 0; i < n; ++i) pc_[i] = static_cast<double>(sqw_[i] * (y_[i] - winv_[i] * ptmp_[i]));
+    if (!op_.polish(pc_.data(), active, static_cast<double>(1e8 * winv_max_), pr_top_.data(), pnu_.data())) return 1.0;
+    // same scaling as inside the QR (sqrt of the double-rounded 1/w), so that D_I beta~ = 0 carries over
+    for (int i = 0; i < n; ++i) pol_beta_[i] = pr_top_[i] * std::sqrt(winv_[i]);
+    op_.D(pol_beta_.data(), pz_.data());
+    LD loss = 0, pen = 0;
+    for (int i = 0; i < n; ++i) loss += (y_[i] - pol_beta_[i]) * (y_[i] - pol_beta_[i]) / winv_[i];
+    for (int j = 0; j < m; ++j) pen += lam_[j] * std::abs(pz_[j]);
+    const LD pprimal = loss / 2 + pen;
+    // third candidate: the dual that the polished primal implies, D'u = W (y - beta~) by forward
+    // substitution (accurate to rounding relative to lam, however ill-conditioned D is), scaled into the box
+    for (int i = 0; i < n; ++i) ptmp_[i] = (y_[i] - pol_beta_[i]) / winv_[i];
+    have_fs_ = op_.solve_dt(ptmp_.data(), ufs_.data());
+    if (have_fs_) {
+      LD c = 1;
+      for (int j = 0; j < m; ++j)
+        if (std::abs(ufs_[j]) * c > lam_[j]) c = lam_[j] / std::abs(ufs_[j]);
+      fs_scale_ = c;
+    }
+    LD bestg = -1;
+    for (int cand = 0; cand < 3; ++cand) {
+      if (cand == 2 && !have_fs_) break;
+      for (int j = 0; j < m; ++j) {
+        LD v = u_ip[j];
+        if (cand == 1) v = active[j] ? pvec_[j] : static_cast<LD>(pnu_[j]);
+        if (cand == 2) v = fs_scale_ * ufs_[j];
+        pu_[j] = std::min(std::max(v, -lam_[j]), lam_[j]);
+      }
+      op_.Dt(pu_.data(), ptmp_.data());
+      LD g = 0, rr = 0;
+      for (int i = 0; i < n; ++i) {
+        const LD r = (y_[i] - pol_beta_[i]) / winv_[i] - ptmp_[i];
+        rr += r * r * winv_[i];
+      }
+      for (int j = 0; j < m; ++j) g += lam_[j] * std::abs(pz_[j]) - pu_[j] * pz_[j];
+      const LD gp = std::max(g, LD(0)) + rr / 2;
+#ifdef SB_TRACE
+      int na = 0;
+      for (int j = 0; j < m; ++j) na += active[j];
+      std::fprintf(stderr, "     cand %d |A| %d g %.3g rr/2 %.3g P %.3g\n", cand, na, (double)g, (double)(rr / 2),
+                   (double)pprimal);
+#endif
+      if (bestg < 0 || gp < bestg) {
+        bestg = gp;
+        cand_u_ = pu_;
+      }
+    }
+    const double rnew = static_cast<double>(bestg / std::max(pprimal, pfloor_));
+    if (!have || rnew < rel_gap()) {
+      primal = pprimal;
+      gap = bestg;
+      u = cand_u_;
+      beta = pol_beta_;
+      have = true;
+    }
+    return rnew;
+  }
+  Op& op_;
+  const VecLD &y_, &winv_, &lam_, &lamb_;
+  LD pfloor_;
+  VecLD sqw_, pol_beta_, pvec_, ptmp_, pz_, pr_top_, pu_, cand_u_, ufs_;
+  LD fs_scale_ = 1;
+  bool have_fs_ = false;
+  LD winv_max_ = 1;
+  Eigen::VectorXd pc_, pnu_;
 };
 
 namespace detail {
@@ -588,101 +738,16 @@ IPResult dual_ip(Op& op, const Eigen::VectorXd& y_, const Eigen::VectorXd& w, co
     }
     return static_cast<LD>(std::sqrt(s));
   };
-  // primal polishing (see BandedOp::polish): certificate of the pair (beta~, u):
-  // gap = sum_j (lam_j |z~_j| - u_j z~_j) + 1/2 sum_i r_i^2 / w_i,  z~ = D beta~, r = W (y - beta~) - D'u
-  bool polished = false;
-  VecLD pol_beta(n), pvec(m), ptmp(n), pz(m);
-  LD pol_gap = 0, pol_primal = 0;
-  std::vector<char> active(m);
-  Eigen::VectorXd pc(n), pnu(m);
-  VecLD pr_top(n);
-  VecLD pu(m), pol_u(m), cand_u(m), pol_beta_best(n);
-  LD winv_max = winv.maxCoeff();
-  std::vector<signed char> sgn(m);
-  auto polish_once = [&]() -> double {
-    for (int j = 0; j < m; ++j) pvec[j] = active[j] ? (sgn[j] > 0 ? lamb[j] : -lamb[j]) : LD(0);
-    op.Dt(pvec.data(), ptmp.data());
-    for (int i = 0; i < n; ++i) pc[i] = static_cast<double>(sqwld[i] * (y[i] - winv[i] * ptmp[i]));
-    if (!op.polish(pc.data(), active, static_cast<double>(1e8 * winv_max), pr_top.data(), pnu.data())) return 1.0;
-    // same scaling as inside the QR (sqrt of the double-rounded 1/w), so that D_I beta~ = 0 carries over
-    for (int i = 0; i < n; ++i) pol_beta[i] = pr_top[i] * std::sqrt(winv[i]);
-    op.D(pol_beta.data(), pz.data());
-    LD loss = 0, pen = 0;
-    for (int i = 0; i < n; ++i) loss += (y[i] - pol_beta[i]) * (y[i] - pol_beta[i]) / winv[i];
-    for (int j = 0; j < m; ++j) pen += lam[j] * std::abs(pz[j]);
-    const LD pprimal = loss / 2 + pen;
-#ifdef SB_TRACE
-    { double mz = 0; int jm = -1; for (int j = 0; j < m; ++j) if (!active[j] && std::abs((double)pz[j]) > mz) { mz = std::abs((double)pz[j]); jm = j; }
-      std::fprintf(stderr, "     max|z_I| %.3g at %d lam %.3g u %.3g\n", mz, jm, (double)lam[jm], (double)u[jm]); }
-#endif
-    // two dual candidates: the IP iterate u, and the polished dual (lam s on A, nu on I, clipped)
-    LD bestg = -1;
-    for (int cand = 0; cand < 2; ++cand) {
-      for (int j = 0; j < m; ++j) {
-        LD v = u[j];
-        if (cand == 1) v = active[j] ? pvec[j] : static_cast<LD>(pnu[j]);
-        pu[j] = std::min(std::max(v, -lam[j]), lam[j]);
-      }
-      op.Dt(pu.data(), ptmp.data());
-      LD g = 0, rr = 0;
-      for (int i = 0; i < n; ++i) {
-        const LD r = (y[i] - pol_beta[i]) / winv[i] - ptmp[i];
-        rr += r * r * winv[i];
-      }
-      LD gA = 0, gI = 0;
-      for (int j = 0; j < m; ++j) {
-        const LD tj = lam[j] * std::abs(pz[j]) - pu[j] * pz[j];
-        g += tj;
-        if (active[j]) gA += tj; else gI += tj;
-      }
-      const LD gp = std::max(g, LD(0)) + rr / 2;
-#ifdef SB_TRACE
-      int na = 0;
-      for (int j = 0; j < m; ++j) na += active[j];
-      std::fprintf(stderr, "     cand %d |A| %d gA %.3g gI %.3g rr/2 %.3g P %.3g\n", cand, na, (double)gA, (double)gI,
-                   (double)(rr / 2), (double)pprimal);
-#endif
-      if (bestg < 0 || gp < bestg) {
-        bestg = gp;
-        cand_u = pu;
-      }
-    }
-    const double rnew = rel(bestg, pprimal);
-    if (!polished || rnew < rel(pol_gap, pol_primal)) {
-      pol_primal = pprimal;
-      pol_gap = bestg;
-      pol_u = cand_u;
-      pol_beta_best = pol_beta;
-      polished = true;
-    }
-    return rnew;
-  };
+  // primal polishing (see BandedOp::polish and ActiveSetPolisher)
+  ActiveSetPolisher<Op> polisher(op, y, w, winv, lam, lamb, pfloor);
   auto try_polish = [&]() -> double {
+    polisher.active.resize(m);
+    polisher.sign.resize(m);
     for (int j = 0; j < m; ++j) {
-      active[j] = std::abs(u[j]) >= (1 - LD(1e-6)) * lamb[j];
-      sgn[j] = u[j] > 0 ? 1 : -1;
+      polisher.active[j] = std::abs(u[j]) >= (1 - LD(1e-6)) * lamb[j];
+      polisher.sign[j] = u[j] > 0 ? 1 : -1;
     }
-    double best = 1.0;
-    // a few active-set corrections: drop knots whose jump has the wrong sign, add differences whose
-    // multiplier leaves the box (a projected-Newton step on the active set)
-    for (int round = 0; round < 3; ++round) {
-      const double rr = polish_once();
-      best = std::min(best, rr);
-      if (rr <= ctl.tol) break;
-      bool changed = false;
-      for (int j = 0; j < m; ++j) {
-        if (active[j] && sgn[j] * pz[j] < 0) {
-          active[j] = 0;
-          changed = true;
-        } else if (!active[j] && std::abs(pnu[j]) > lamb[j]) {
-          active[j] = 1;
-          sgn[j] = pnu[j] > 0 ? 1 : -1;
-          changed = true;
-        }
-      }
-      if (!changed) break;
-    }
-    return best;
+    return polisher.run(u, ctl.tol);
   };
   LD step = 1;
   int it = 0;
@@ -798,7 +863,6 @@ IPResult dual_ip(Op& op, const Eigen::VectorXd& y_, const Eigen::VectorXd& w, co
 #endif
       if (pr <= ctl.tol) {
         ++it;
-        polished = true;
         best_u = u;
         break;
       }
@@ -820,12 +884,12 @@ IPResult dual_ip(Op& op, const Eigen::VectorXd& y_, const Eigen::VectorXd& w, co
   u = best_u;
   detail::evaluate(op, y, winv, lam, u, dtu, beta, z, Gu, Dy, primal, gap);
   // a last polish from the best iterate when the loop ended above the target (stall or line-search failure)
-  if (ctl.polish && rel(gap, primal) > ctl.tol && !(polished && rel(pol_gap, pol_primal) <= ctl.tol)) try_polish();
-  if (polished && pol_gap / std::max(pol_primal, pfloor) < gap / std::max(primal, pfloor)) {
-    beta = pol_beta_best;
-    u = pol_u;
-    gap = pol_gap;
-    primal = pol_primal;
+  if (ctl.polish && rel(gap, primal) > ctl.tol && !(polisher.have && polisher.rel_gap() <= ctl.tol)) try_polish();
+  if (polisher.have && polisher.gap / std::max(polisher.primal, pfloor) < gap / std::max(primal, pfloor)) {
+    beta = polisher.beta;
+    u = polisher.u;
+    gap = polisher.gap;
+    primal = polisher.primal;
   }
   finish(res, it);
   return res;

@@ -1,0 +1,410 @@
+// scalebayes/genlasso/primal_ip.hpp -- primal-dual interior point on the PRIMAL of banded weighted
+// generalized lasso problems (trend filtering):
+//
+//   minimize_beta  1/2 sum_i w_i (y_i - beta_i)^2 + sum_j lam_j |(D beta)_j|
+//
+// written as  D beta = p - q,  p, q >= 0,  with multipliers u (|u_j| <= lam_j) and dual slacks
+// a = lam - u, b = lam + u. Perturbed KKT conditions:
+//
+//   W (beta - y) + D'u = 0,   D beta - p + q = 0,   p a = s mu,   q b = s mu.
+//
+// Eliminating p, q leaves the banded SPD system  (W + D' Theta^{-1} D) dbeta = rhs,  Theta = p/a + q/b,
+// of half-bandwidth k+1, factored by a banded Cholesky in O(n k^2). Unlike the dual Newton matrix
+// D W^{-1} D' (condition ~ n^(2k+2)), this matrix is bounded below by W: the directions in beta stay
+// accurate at any n, and the ill-conditioning of interior points (Theta -> 0 or oo) is the benign kind
+// (Wright 1999). Mehrotra's predictor-corrector; one step length for all variables.
+//
+// Every iterate (beta, u) with |u| < lam is certified by the exact pair gap
+//   P(beta) - g(u) = sum_j (lam_j |z_j| - u_j z_j) + 1/2 sum_i r_i^2 / w_i,  z = D beta, r = W (y - beta) - D'u,
+// (non-negative terms), evaluated in long double. Near the optimum the active set (knots) is read off the
+// complementarity pairs and the primal is polished exactly on it (dual_ip.hpp, ActiveSetPolisher).
+// Header-only, Eigen/std only, no R.
+#pragma once
+#include <Eigen/Dense>
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+#include <vector>
+#ifdef SB_TRACE
+#include <cstdio>
+#endif
+
+#include "difference.hpp"
+#include "dual_ip.hpp"
+
+namespace scalebayes {
+namespace genlasso {
+
+// Banded least squares  min_x ||diag(sw) x - c1||^2 + ||diag(sd) D x - c2||^2  by Givens QR, rows taken in
+// column order (D-row i, then unit row i). Used instead of a Cholesky of the normal equations
+// W + D' S^2 D: the weights sd^2 = 1/theta reach 1e16 and more on rows off the knots (stiff least squares),
+// where the normal equations lose the W part (the polynomial null space of D) entirely.
+class BandedLS {
+ public:
+  // Factors A = [diag(sd) D; diag(sw)] (rows interleaved) and solves for (c1, c2); the rotations are
+  // recorded so that resolve() can solve for another right-hand side with the same matrix (the corrector).
+  void solve(const BandedD& D, const double* sw, const double* sd, const double* c1, const double* c2, double* x) {
+    switch (D.width) {  // compile-time band width for k = 0..3 (k + 2 coefficients per row)
+      case 2: solve_w<2>(D, sw, sd, c1, c2, x); break;
+      case 3: solve_w<3>(D, sw, sd, c1, c2, x); break;
+      case 4: solve_w<4>(D, sw, sd, c1, c2, x); break;
+      case 5: solve_w<5>(D, sw, sd, c1, c2, x); break;
+      default: solve_w<0>(D, sw, sd, c1, c2, x); break;
+    }
+  }
+  template <int WC>
+  void solve_w(const BandedD& D, const double* sw, const double* sd, const double* c1, const double* c2, double* x) {
+    const int n = D.n, m = D.m, w = WC > 0 ? WC : D.width;
+    R_.assign(static_cast<std::size_t>(n) * w, 0.0);
+    qc_.assign(n, 0.0);
+    filled_.assign(n, 0);
+    a_.assign(w, 0.0);
+    const std::size_t cap = static_cast<std::size_t>(n + m) * w;
+    cs_.resize(cap);
+    sn_.resize(cap);
+    col_.resize(cap);
+    row_end_.resize(2 * static_cast<std::size_t>(n));
+    std::size_t nr = 0;
+    double* a = a_.data();
+    auto rotate_in = [&](int c0, double gamma) {
+      for (int c = c0; c < n; ++c) {
+        const double alpha = a[0];
+        if (alpha != 0) {
+          double* Rc = &R_[static_cast<std::size_t>(c) * w];
+          if (!filled_[c]) {
+            for (int q = 0; q < w; ++q) Rc[q] = a[q];
+            qc_[c] = gamma;
+            filled_[c] = 1;
+            col_[nr] = -(c + 1);  // "move" event
+            cs_[nr] = 0.0;
+            sn_[nr++] = 0.0;
+            return;
+          }
+          const double rho = Rc[0];
+          // hypot without its cost: the entries never come near the overflow threshold (theta >= 1e-280)
+          const double r = std::sqrt(rho * rho + alpha * alpha);
+          const double cs = rho / r, sn = alpha / r;
+          for (int q = 0; q < w; ++q) {
+            const double Rv = Rc[q], av = a[q];
+            Rc[q] = cs * Rv + sn * av;
+            a[q] = -sn * Rv + cs * av;
+          }
+          const double g = qc_[c];
+          qc_[c] = cs * g + sn * gamma;
+          gamma = -sn * g + cs * gamma;
+          col_[nr] = c;
+          cs_[nr] = cs;
+          sn_[nr++] = sn;
+        }
+        bool any = false;
+        for (int q = 0; q + 1 < w; ++q) {
+          a[q] = a[q + 1];
+          any = any || a[q] != 0;
+        }
+        a[w - 1] = 0;
+        if (!any) return;
+      }
+    };
+    for (int i = 0; i < n; ++i) {
+      if (i < m) {
+        const double* ci = &D.c[static_cast<std::size_t>(i) * w];
+        for (int q = 0; q < w; ++q) a[q] = sd[i] * ci[q];
+        rotate_in(i, c2[i]);
+      }
+      row_end_[2 * static_cast<std::size_t>(i)] = static_cast<int>(nr);
+      for (int q = 0; q < w; ++q) a[q] = 0.0;
+      a[0] = sw[i];
+      rotate_in(i, c1[i]);
+      row_end_[2 * static_cast<std::size_t>(i) + 1] = static_cast<int>(nr);
+    }
+    back_substitute(n, w, x);
+  }
+  // Same matrix, new right-hand side: replays the recorded rotations.
+  void resolve(int n, int m, int w, const double* c1, const double* c2, double* x) {
+    std::fill(qc_.begin(), qc_.end(), 0.0);
+    std::size_t r = 0;
+    for (int i = 0; i < n; ++i) {
+      for (int part = 0; part < 2; ++part) {
+        double gamma = part == 0 ? (i < m ? c2[i] : 0.0) : c1[i];
+        const std::size_t end = static_cast<std::size_t>(row_end_[2 * static_cast<std::size_t>(i) + part]);
+        for (; r < end; ++r) {
+          const int c = col_[r];
+          if (c < 0) {
+            qc_[-c - 1] = gamma;
+          } else {
+            const double g = qc_[c];
+            qc_[c] = cs_[r] * g + sn_[r] * gamma;
+            gamma = -sn_[r] * g + cs_[r] * gamma;
+          }
+        }
+      }
+    }
+    back_substitute(n, w, x);
+  }
+
+ private:
+  void back_substitute(int n, int w, double* x) const {
+    for (int j = n - 1; j >= 0; --j) {
+      const double* Rj = &R_[static_cast<std::size_t>(j) * w];
+      double s = qc_[j];
+      for (int q = 1; q < w && j + q < n; ++q) s -= Rj[q] * x[j + q];
+      x[j] = s / Rj[0];
+    }
+  }
+  std::vector<double> R_, qc_, a_, cs_, sn_;
+  std::vector<int> col_, row_end_;
+  std::vector<char> filled_;
+};
+
+// Solves the weighted problem for a banded D (already row-scaled, see ScaledD). lam: per-row penalties.
+// beta_start (optional): a primal warm start.
+inline IPResult primal_ip(BandedOp& op, const BandedD& D, const Eigen::VectorXd& y, const Eigen::VectorXd& w,
+                          const Eigen::VectorXd& lam, const IPControl& ctl,
+                          const Eigen::VectorXd* beta_start = nullptr) {
+  const int n = D.n, m = D.m, p = D.width - 1;
+  if (y.size() != n || w.size() != n) throw std::invalid_argument("y and w must have length n");
+  if (lam.size() != m) throw std::invalid_argument("lambda must have one entry per row of D");
+  for (int j = 0; j < m; ++j)
+    if (!(lam[j] >= 0) || !std::isfinite(lam[j])) throw std::invalid_argument("lambda must be finite and >= 0");
+  // rows with lam_j == 0 are unconstrained: a tiny box keeps the complementarity pairs defined
+  Eigen::VectorXd lamb = lam;
+  double lscale = lamb.maxCoeff();
+  if (!(lscale > 0)) lscale = 1;
+  for (int j = 0; j < m; ++j)
+    if (lamb[j] <= 1e-300) lamb[j] = 1e-12 * lscale;
+
+  Eigen::VectorXd beta = (beta_start && beta_start->size() == n) ? *beta_start : y;
+  Eigen::VectorXd u = Eigen::VectorXd::Zero(m), z(m), pp(m), qq(m), a(m), b(m);
+  D.apply(beta.data(), z.data());
+  // starting point: p - q = D beta, shifted into the interior so that the pairs are balanced
+  double zabs = 0.0;
+  for (int j = 0; j < m; ++j) zabs += std::abs(z[j]);
+  zabs = std::max(zabs / m, 1e-12 * (y.cwiseAbs().maxCoeff() + 1.0));
+  for (int j = 0; j < m; ++j) {
+    pp[j] = std::max(z[j], 0.0) + zabs;
+    qq[j] = std::max(-z[j], 0.0) + zabs;
+    a[j] = lamb[j];
+    b[j] = lamb[j];
+  }
+
+  // certificate (long double): gap of the pair (beta, u)
+  LD ybar = 0, wsum = 0, tss = 0;
+  for (int i = 0; i < n; ++i) {
+    ybar += static_cast<LD>(w[i]) * y[i];
+    wsum += w[i];
+  }
+  ybar /= wsum;
+  for (int i = 0; i < n; ++i) tss += static_cast<LD>(w[i]) * (y[i] - ybar) * (y[i] - ybar);
+  const LD pfloor = std::max(LD(1e-10) * tss / 2, LD(1e-300));
+  auto rel = [&](LD g, LD pr) { return static_cast<double>(g / std::max(pr, pfloor)); };
+  // the pair certificate in precision T (double while far from the optimum, long double near it)
+  VecLD bl(n), ul(m), zl(m), dtu(n);
+  Eigen::VectorXd zd(m), dtud(n);
+  auto certify_pair = [&](const Eigen::VectorXd& bb, const Eigen::VectorXd& uu, bool extended, LD& primal, LD& gap) {
+    LD loss = 0, rr = 0, pen = 0, g = 0;
+    if (extended) {
+      for (int i = 0; i < n; ++i) bl[i] = bb[i];
+      for (int j = 0; j < m; ++j) ul[j] = uu[j];
+      op.D(bl.data(), zl.data());
+      op.Dt(ul.data(), dtu.data());
+      for (int i = 0; i < n; ++i) {
+        const LD e = static_cast<LD>(y[i]) - bl[i];
+        loss += static_cast<LD>(w[i]) * e * e;
+        const LD r = static_cast<LD>(w[i]) * e - dtu[i];
+        rr += r * r / static_cast<LD>(w[i]);
+      }
+      for (int j = 0; j < m; ++j) {
+        const LD lj = lam[j];
+        pen += lj * std::abs(zl[j]);
+        g += lj * std::abs(zl[j]) - ul[j] * zl[j];
+      }
+    } else {
+      D.apply(bb.data(), zd.data());
+      D.apply_t(uu.data(), dtud.data());
+      double ls = 0, rs = 0, ps = 0, gs = 0;
+      for (int i = 0; i < n; ++i) {
+        const double e = y[i] - bb[i];
+        ls += w[i] * e * e;
+        const double r = w[i] * e - dtud[i];
+        rs += r * r / w[i];
+      }
+      for (int j = 0; j < m; ++j) {
+        ps += lam[j] * std::abs(zd[j]);
+        gs += lam[j] * std::abs(zd[j]) - uu[j] * zd[j];
+      }
+      loss = ls;
+      rr = rs;
+      pen = ps;
+      g = gs;
+    }
+    primal = loss / 2 + pen;
+    gap = std::max(g, LD(0)) + rr / 2;
+  };
+
+  BandedLS ls;
+  Eigen::VectorXd sw = w.cwiseSqrt(), isw = sw.cwiseInverse(), sd(m), c1(n), c2(m), ia(m), ib(m), ith(m);
+  Eigen::VectorXd rd(n), rp(m), ra(m), rb(m), g(m), tmpm(m), tmpn(n);
+  Eigen::VectorXd dbeta(n), du(m), dp(m), dq(m), dbaff(n), duaff(m), dpaff(m), dqaff(m);
+  // Solves the Newton system for complementarity residuals ra, rb (rd, rp fixed); fills db, du, dp, dq.
+  auto direction = [&](Eigen::VectorXd& db, Eigen::VectorXd& duo, Eigen::VectorXd& dpo, Eigen::VectorXd& dqo,
+                       bool factor) {
+    for (int j = 0; j < m; ++j) {
+      g[j] = rp[j] + ra[j] * ia[j] - rb[j] * ib[j];
+      c2[j] = -sd[j] * g[j];
+    }
+    for (int i = 0; i < n; ++i) c1[i] = -rd[i] * isw[i];
+    if (factor) ls.solve(D, sw.data(), sd.data(), c1.data(), c2.data(), db.data());
+    else ls.resolve(n, m, D.width, c1.data(), c2.data(), db.data());
+    D.apply(db.data(), tmpm.data());
+    for (int j = 0; j < m; ++j) {
+      duo[j] = (tmpm[j] + g[j]) * ith[j];
+      dpo[j] = (-ra[j] + pp[j] * duo[j]) * ia[j];
+      dqo[j] = (-rb[j] - qq[j] * duo[j]) * ib[j];
+    }
+  };
+  auto max_step = [&](const Eigen::VectorXd& duo, const Eigen::VectorXd& dpo, const Eigen::VectorXd& dqo) {
+    double s = 1.0;
+    for (int j = 0; j < m; ++j) {
+      if (dpo[j] < 0) s = std::min(s, -pp[j] / dpo[j]);
+      if (dqo[j] < 0) s = std::min(s, -qq[j] / dqo[j]);
+      if (duo[j] > 0) s = std::min(s, a[j] / duo[j]);
+      if (duo[j] < 0) s = std::min(s, -b[j] / duo[j]);
+    }
+    return s;
+  };
+
+  IPResult res;
+  LD primal = 0, gap = 0;
+  double best_rel = std::numeric_limits<double>::infinity();
+  Eigen::VectorXd best_beta = beta, best_u = u;
+  LD best_primal = 0, best_gap = 0;
+  int it = 0;
+  op.set_weights(w.cwiseInverse().eval().data());
+  const VecLD yl = y.cast<LD>(), winvl = w.cwiseInverse().cast<LD>(), laml = lam.cast<LD>(), lambl = lamb.cast<LD>();
+  ActiveSetPolisher<BandedOp> polisher(op, yl, w, winvl, laml, lambl, pfloor);
+  double last_polish_mu = std::numeric_limits<double>::infinity();
+  int last_gain = 0;
+  for (; it < ctl.max_iter; ++it) {
+    // residuals
+    D.apply(beta.data(), z.data());
+    D.apply_t(u.data(), tmpn.data());
+    for (int i = 0; i < n; ++i) rd[i] = w[i] * (beta[i] - y[i]) + tmpn[i];
+    double mu = 0.0;
+    for (int j = 0; j < m; ++j) {
+      rp[j] = z[j] - pp[j] + qq[j];
+      ia[j] = 1.0 / a[j];
+      ib[j] = 1.0 / b[j];
+      const double t = std::max(pp[j] * ia[j] + qq[j] * ib[j], 1e-280);
+      ith[j] = 1.0 / t;
+      sd[j] = std::sqrt(ith[j]);
+      mu += pp[j] * a[j] + qq[j] * b[j];
+    }
+    mu /= 2.0 * m;
+    // predictor
+    for (int j = 0; j < m; ++j) {
+      ra[j] = pp[j] * a[j];
+      rb[j] = qq[j] * b[j];
+    }
+    direction(dbaff, duaff, dpaff, dqaff, true);
+    const double saff = max_step(duaff, dpaff, dqaff);
+    double muaff = 0.0;
+    for (int j = 0; j < m; ++j)
+      muaff += (pp[j] + saff * dpaff[j]) * (a[j] - saff * duaff[j]) + (qq[j] + saff * dqaff[j]) * (b[j] + saff * duaff[j]);
+    muaff /= 2.0 * m;
+    const double ratio = std::max(0.0, muaff / mu);
+    const double sigma = ratio * ratio * ratio;
+    // corrector
+    for (int j = 0; j < m; ++j) {
+      ra[j] = pp[j] * a[j] - dpaff[j] * duaff[j] - sigma * mu;
+      rb[j] = qq[j] * b[j] + dqaff[j] * duaff[j] - sigma * mu;
+    }
+    direction(dbeta, du, dp, dq, false);
+    const double smax = max_step(du, dp, dq);
+    const double step = std::min(1.0, 0.99 * smax);
+    beta += step * dbeta;
+    u += step * du;
+    pp += step * dp;
+    qq += step * dq;
+    for (int j = 0; j < m; ++j) {
+      a[j] = lamb[j] - u[j];
+      b[j] = lamb[j] + u[j];
+      // keep strictly interior against rounding in lamb -/+ u
+      if (!(a[j] > 0)) a[j] = std::numeric_limits<double>::min();
+      if (!(b[j] > 0)) b[j] = std::numeric_limits<double>::min();
+    }
+    certify_pair(beta, u, false, primal, gap);
+    double rg = rel(gap, primal);
+    if (rg < 1e-4) {
+      certify_pair(beta, u, true, primal, gap);
+      rg = rel(gap, primal);
+    }
+#ifdef SB_TRACE
+    std::fprintf(stderr, "pit %d step %.3g sigma %.3g mu %.3g rel %.3g\n", it, step, sigma, mu, rg);
+#endif
+    if (rg < 0.5 * best_rel) last_gain = it;
+    if (rg < best_rel) {
+      best_rel = rg;
+      best_beta = beta;
+      best_u = u;
+      best_primal = primal;
+      best_gap = gap;
+    }
+    if (rg <= ctl.tol) {
+      ++it;
+      break;
+    }
+    // polishing on the active set read off the complementarity pairs: knot (+) when p_j / Zs > a_j / lam_j
+    const double mu_rel = 2.0 * m * mu / std::max(static_cast<double>(primal), 1e-300);
+    if (ctl.polish && mu_rel < 1e-3 * ctl.polish_from && mu < 1e-2 * last_polish_mu) {
+      last_polish_mu = mu;
+      double zs = 0.0;
+      for (int j = 0; j < m; ++j) zs = std::max(zs, std::max(pp[j], qq[j]));
+      std::vector<char>& act = polisher.active;
+      std::vector<signed char>& sg = polisher.sign;
+      act.assign(m, 0);
+      sg.assign(m, 1);
+      for (int j = 0; j < m; ++j) {
+        if (pp[j] * lamb[j] > a[j] * zs) {
+          act[j] = 1;
+          sg[j] = 1;
+        } else if (qq[j] * lamb[j] > b[j] * zs) {
+          act[j] = 1;
+          sg[j] = -1;
+        }
+      }
+      const double pr = polisher.run(u.cast<LD>(), ctl.tol);
+#ifdef SB_TRACE
+      std::fprintf(stderr, "   polish rel %.3g\n", pr);
+#endif
+      if (pr < best_rel) {
+        best_rel = pr;
+        best_beta = polisher.beta.cast<double>();
+        best_u = polisher.u.cast<double>();
+        best_primal = polisher.primal;
+        best_gap = polisher.gap;
+      }
+      if (pr <= ctl.tol) {
+        ++it;
+        break;
+      }
+    }
+    if (!(step > 1e-12)) break;
+    // stall: no halving of the certified gap in stall_iter * 2 steps (the directions have lost accuracy)
+    if (it - last_gain > 2 * ctl.stall_iter) {
+      ++it;
+      break;
+    }
+  }
+  res.beta = best_beta;
+  res.u = best_u;
+  res.gap = static_cast<double>(best_gap);
+  res.primal = static_cast<double>(best_primal);
+  res.rel_gap = best_rel;
+  res.converged = best_rel <= ctl.tol;
+  res.iter = it;
+  return res;
+}
+
+}  // namespace genlasso
+}  // namespace scalebayes
