@@ -547,13 +547,11 @@ class ActiveSetPolisher {
         if (active[j] && sign[j] * pz_[j] < 0) {
           active[j] = 0;
           changed = true;
-        } else if (!active[j]) {
-          const LD v = have_fs_ ? ufs_[j] : static_cast<LD>(pnu_[j]);
-          if (std::abs(v) > lamb_[j]) {
-            active[j] = 1;
-            sign[j] = v > 0 ? 1 : -1;
-            changed = true;
-          }
+        } else if (!active[j] && std::abs(pnu_[j]) > lamb_[j]) {
+          // (the forward-substitution dual was tried here instead of nu: measured worse for k = 3, n = 1e4)
+          active[j] = 1;
+          sign[j] = pnu_[j] > 0 ? 1 : -1;
+          changed = true;
         }
       }
       if (!changed) break;
