@@ -27,6 +27,7 @@
 #endif
 
 #include "difference.hpp"
+#include "givens_band.hpp"
 
 namespace scalebayes {
 namespace genlasso {
@@ -122,81 +123,29 @@ class BandedOp {
   // solve_ls: du = argmin ||A du - [c_top; c_bot]||  (the Newton step, since rhs = A'c).
   void solve_ls(const double* d, const double* c_top, const double* c_bot, double* du) {
     const int m = D_.m, n = D_.n, p = D_.width - 1, w = p + 1;
-    R_.assign(static_cast<std::size_t>(m) * w, 0.0);
-    qc_.assign(m, 0.0);
-    filled_.assign(m, 0);
-    rot_c_.clear();
-    rot_cs_.clear();
-    rot_sn_.clear();
-    row_start_.clear();
+    g_.reset(m, w);
+    seg_end_.assign(2 * static_cast<std::size_t>(n), 0);
     left_.assign(2 * static_cast<std::size_t>(n), 0.0);
-    std::vector<QR_T> a(w);
-    auto rotate_in = [&](int c0, QR_T gamma) -> QR_T {
-      for (int c = c0; c < m; ++c) {
-        const QR_T alpha = a[0];
-        if (alpha != 0) {
-          QR_T* Rc = &R_[static_cast<std::size_t>(c) * w];
-          if (!filled_[c]) {
-            for (int q = 0; q < w; ++q) Rc[q] = a[q];
-            qc_[c] = gamma;
-            filled_[c] = 1;
-            rot_c_.push_back(-(c + 1));  // "move" event
-            rot_cs_.push_back(0);
-            rot_sn_.push_back(0);
-            return QR_T(0);
-          }
-          const QR_T rho = Rc[0];
-          const QR_T r = std::sqrt(rho * rho + alpha * alpha);
-          const QR_T cs = rho / r, sn = alpha / r;
-          for (int q = 0; q < w; ++q) {
-            const QR_T Rv = Rc[q], av = a[q];
-            Rc[q] = cs * Rv + sn * av;
-            a[q] = -sn * Rv + cs * av;
-          }
-          const QR_T g = qc_[c];
-          qc_[c] = cs * g + sn * gamma;
-          gamma = -sn * g + cs * gamma;
-          rot_c_.push_back(c + 1);
-          rot_cs_.push_back(cs);
-          rot_sn_.push_back(sn);
-        }
-        // shift: a now represents columns c+1 .. c+1+p
-        bool any = false;
-        for (int q = 0; q + 1 < w; ++q) {
-          a[q] = a[q + 1];
-          any = any || a[q] != 0;
-        }
-        a[w - 1] = 0;
-        if (!any) return gamma;
-      }
-      return gamma;
-    };
+    std::vector<double>& a = g_.a;
     for (int i = 0; i < n; ++i) {
       // row i of W^{-1/2} D': columns j in [max(0, i-p), min(i, m-1)], value D(j, i-j) / sqrt(w_i)
       const int c0 = std::max(0, i - p), c1 = std::min(i, m - 1);
-      row_start_.push_back(static_cast<int>(rot_c_.size()));
       if (c0 <= c1) {
-        std::fill(a.begin(), a.end(), QR_T(0));
-        for (int j = c0; j <= c1; ++j) a[j - c0] = static_cast<QR_T>(D_.at(j, i - j)) * sqrt_winv_[i];
-        left_[2 * i] = rotate_in(c0, c_top[i]);
+        std::fill(a.begin(), a.end(), 0.0);
+        for (int j = c0; j <= c1; ++j) a[j - c0] = D_.at(j, i - j) * sqrt_winv_[i];
+        left_[2 * i] = g_.rotate_in(c0, c_top[i]);
       } else {
         left_[2 * i] = c_top[i];
       }
-      row_start_.push_back(static_cast<int>(rot_c_.size()));
+      seg_end_[2 * i] = static_cast<int>(g_.n_records());
       if (i < m) {
-        std::fill(a.begin(), a.end(), QR_T(0));
-        a[0] = std::sqrt(static_cast<QR_T>(d[i]));
-        left_[2 * i + 1] = rotate_in(i, c_bot[i]);
+        std::fill(a.begin(), a.end(), 0.0);
+        a[0] = std::sqrt(d[i]);
+        left_[2 * i + 1] = g_.rotate_in(i, c_bot[i]);
       }
+      seg_end_[2 * i + 1] = static_cast<int>(g_.n_records());
     }
-    x_.resize(m);
-    for (int j = m - 1; j >= 0; --j) {
-      const QR_T* Rj = &R_[static_cast<std::size_t>(j) * w];
-      QR_T s = qc_[j];
-      for (int q = 1; q < w && j + q < m; ++q) s -= Rj[q] * x_[j + q];
-      x_[j] = s / Rj[0];
-    }
-    for (int j = 0; j < m; ++j) du[j] = static_cast<double>(x_[j]);
+    g_.solve_r(g_.qc.data(), du);
   }
   // Applies Q to [v1 (m, the R rows); leftovers] by unwinding the recorded rotations of the last solve_ls.
   // use_left: take the recorded leftovers of each row (the Q2' c part), else zeros. Outputs the top block
@@ -204,22 +153,21 @@ class BandedOp {
   void unwind(const double* v1, bool use_left, double* out_top, double* out_bot) const {
     const int m = D_.m, n = D_.n;
     std::vector<double> qf(v1, v1 + m);
-    const std::size_t nrot = rot_c_.size();
     for (int i = n - 1; i >= 0; --i) {
       for (int part = 1; part >= 0; --part) {
         const std::size_t k = 2 * static_cast<std::size_t>(i) + part;
-        const std::size_t beg = static_cast<std::size_t>(row_start_[k]);
-        const std::size_t end = k + 1 < row_start_.size() ? static_cast<std::size_t>(row_start_[k + 1]) : nrot;
+        const std::size_t beg = k > 0 ? static_cast<std::size_t>(seg_end_[k - 1]) : 0;
+        const std::size_t end = static_cast<std::size_t>(seg_end_[k]);
         double gamma = use_left ? left_[k] : 0.0;
         for (std::size_t r = end; r-- > beg;) {
-          const int c = rot_c_[r];
+          const int c = g_.col[r];
           if (c < 0) {
             gamma = qf[-c - 1];
             qf[-c - 1] = 0.0;
           } else {
             const double gp = qf[c - 1];
-            qf[c - 1] = rot_cs_[r] * gp - rot_sn_[r] * gamma;
-            gamma = rot_sn_[r] * gp + rot_cs_[r] * gamma;
+            qf[c - 1] = g_.cs[r] * gp - g_.sn[r] * gamma;
+            gamma = g_.sn[r] * gp + g_.cs[r] * gamma;
           }
         }
         if (part == 0) out_top[i] = gamma;
@@ -270,47 +218,16 @@ class BandedOp {
   }
   // qf = Q1' f for f = [f_top (n); f_bot (m)], replaying the recorded rotations.
   void apply_qt(const double* f_top, const double* f_bot, double* qf) const {
-    const int m = D_.m, n = D_.n;
-    std::fill(qf, qf + m, 0.0);
-    std::size_t r = 0;
-    const std::size_t nrot = rot_c_.size();
-    for (int i = 0; i < n; ++i) {
-      for (int part = 0; part < 2; ++part) {
-        const std::size_t k = 2 * static_cast<std::size_t>(i) + part;
-        const std::size_t end = k + 1 < row_start_.size() ? static_cast<std::size_t>(row_start_[k + 1]) : nrot;
-        double gamma = part == 0 ? f_top[i] : (i < m ? f_bot[i] : 0.0);
-        for (; r < end; ++r) {
-          const int c = rot_c_[r];
-          if (c < 0) {
-            qf[-c - 1] = gamma;
-          } else {
-            const double g = qf[c - 1];
-            qf[c - 1] = rot_cs_[r] * g + rot_sn_[r] * gamma;
-            gamma = -rot_sn_[r] * g + rot_cs_[r] * gamma;
-          }
-        }
-      }
-    }
+    const int m = D_.m;
+    g_.replay(seg_end_, [&](std::size_t k) {
+      const std::size_t i = k / 2;
+      return k % 2 == 0 ? f_top[i] : (static_cast<int>(i) < m ? f_bot[i] : 0.0);
+    }, qf);
   }
   // x = R^{-1} b (in place)
-  void solve_r(double* b) const {
-    const int m = D_.m, w = D_.width;
-    for (int j = m - 1; j >= 0; --j) {
-      const QR_T* Rj = &R_[static_cast<std::size_t>(j) * w];
-      double s = b[j];
-      for (int q = 1; q < w && j + q < m; ++q) s -= Rj[q] * b[j + q];
-      b[j] = s / Rj[0];
-    }
-  }
+  void solve_r(double* b) const { g_.solve_r(b, b); }
   // x = R^{-T} b (in place)
-  void solve_rt(double* b) const {
-    const int m = D_.m, w = D_.width;
-    for (int j = 0; j < m; ++j) {
-      double s = b[j];
-      for (int q = 1; q < w && j - q >= 0; ++q) s -= R_[static_cast<std::size_t>(j - q) * w + q] * b[j - q];
-      b[j] = s / R_[static_cast<std::size_t>(j) * w];
-    }
-  }
+  void solve_rt(double* b) const { g_.solve_rt(b); }
   // Newton step: du = argmin ||A du - c||, c given in extended precision, refined on the augmented system
   // [I A; A' 0][r; du] = [c; 0] with residuals in long double (Bjorck): converges at rate ~ eps * cond(A),
   // whereas refining the normal equations converges at ~ eps * cond(A)^2 and fails for k >= 2 at large lambda.
@@ -336,7 +253,7 @@ class BandedOp {
     for (int j = 0; j < m; ++j) rb_[j] = c_bot[j] - sqd_[j] * du[j];
     ft_.resize(n);
     fb_.resize(m);
-    g_.resize(m);
+    gv_.resize(m);
     hq_.resize(m);
     qf_.resize(m);
     VecLD tmp(n);
@@ -346,8 +263,8 @@ class BandedOp {
       for (int i = 0; i < n; ++i) ft_[i] = static_cast<double>(c_top[i] - rt_[i] - sqrt_winv_ld_[i] * at_[i]);
       for (int j = 0; j < m; ++j) fb_[j] = static_cast<double>(c_bot[j] - rb_[j] - sqd_[j] * du[j]);
       for (int i = 0; i < n; ++i) tmp[i] = sqrt_winv_ld_[i] * rt_[i];
-      D(tmp.data(), g_.data());
-      for (int j = 0; j < m; ++j) hq_[j] = -static_cast<double>(g_[j] + sqd_[j] * rb_[j]);
+      D(tmp.data(), gv_.data());
+      for (int j = 0; j < m; ++j) hq_[j] = -static_cast<double>(gv_[j] + sqd_[j] * rb_[j]);
 #ifdef SB_TRACE
       {
         double nf = 0, ng = 0;
@@ -382,33 +299,20 @@ class BandedOp {
     for (int j = 0; j < m; ++j) du[j] = qf_[j];
   }
   // Solves R'R x = r in place (for iterative refinement of the normal equations).
-  void solve_normal(double* r) {
-    const int m = D_.m, w = D_.width;
-    x_.resize(m);
-    for (int j = 0; j < m; ++j) x_[j] = r[j];
-    for (int j = 0; j < m; ++j) {
-      QR_T s = x_[j];
-      for (int q = 1; q < w && j - q >= 0; ++q) s -= R_[static_cast<std::size_t>(j - q) * w + q] * x_[j - q];
-      x_[j] = s / R_[static_cast<std::size_t>(j) * w];
-    }
-    for (int j = m - 1; j >= 0; --j) {
-      const QR_T* Rj = &R_[static_cast<std::size_t>(j) * w];
-      QR_T s = x_[j];
-      for (int q = 1; q < w && j + q < m; ++q) s -= Rj[q] * x_[j + q];
-      x_[j] = s / Rj[0];
-    }
-    for (int j = 0; j < m; ++j) r[j] = static_cast<double>(x_[j]);
+  void solve_normal(double* r) const {
+    g_.solve_rt(r);
+    g_.solve_r(r, r);
   }
 
  private:
-  using QR_T = double;  // long double here measured no gain in the certified gap, only time
+  // (the QR in long double was measured: no gain in the certified gap, only time)
   const BandedD& D_;
-  std::vector<QR_T> sqrt_winv_, R_, qc_, x_;
+  GivensBand g_;
+  std::vector<double> sqrt_winv_;
   std::vector<LD> sqrt_winv_ld_;
-  std::vector<int> rot_c_, row_start_;
-  std::vector<double> rot_cs_, rot_sn_, ct_, cb_, dd_, ft_, fb_, hq_, qf_, left_, pd_, pz_, px_;
-  VecLD sqd_, rt_, rb_, at_, g_;
-  std::vector<char> filled_;
+  std::vector<int> seg_end_;
+  std::vector<double> ct_, cb_, dd_, ft_, fb_, hq_, qf_, left_, pd_, pz_, px_;
+  VecLD sqd_, rt_, rb_, at_, gv_;
 };
 
 // Sparse operator for a user-supplied penalty matrix D (m x n).
@@ -631,6 +535,20 @@ class ActiveSetPolisher {
   Eigen::VectorXd pc_, pnu_;
 };
 
+// Denominator floor of the relative duality gap, gap / max(P, floor): 1e-10 of half the weighted total sum of
+// squares (only matters when y is (nearly) in the null space of D, where P* = 0 and a purely relative gap is
+// undefined).
+inline LD gap_floor(const Eigen::VectorXd& y, const Eigen::VectorXd& w) {
+  LD ybar = 0, wsum = 0, tss = 0;
+  for (int i = 0; i < y.size(); ++i) {
+    ybar += static_cast<LD>(w[i]) * y[i];
+    wsum += w[i];
+  }
+  ybar /= wsum;
+  for (int i = 0; i < y.size(); ++i) tss += static_cast<LD>(w[i]) * (y[i] - ybar) * (y[i] - ybar);
+  return std::max(LD(1e-10) * tss / 2, LD(1e-300));
+}
+
 namespace detail {
 // Certified gap and primal objective for a dual point u: fills beta(u), z = D beta, and G u = D W^{-1} D' u.
 template <class Op>
@@ -690,14 +608,7 @@ IPResult dual_ip(Op& op, const Eigen::VectorXd& y_, const Eigen::VectorXd& w, co
   LD primal, gap;
   // relative gap: gap / max(P, 1e-10 * TSS_w / 2) (the floor only matters when y is (nearly) in the null
   // space of D, where P* = 0 and a purely relative gap is undefined)
-  LD ybar = 0, wsum = 0, tss = 0;
-  for (int i = 0; i < n; ++i) {
-    ybar += static_cast<LD>(w[i]) * y[i];
-    wsum += w[i];
-  }
-  ybar /= wsum;
-  for (int i = 0; i < n; ++i) tss += static_cast<LD>(w[i]) * (y[i] - ybar) * (y[i] - ybar);
-  const LD pfloor = std::max(LD(1e-10) * tss / 2, LD(1e-300));
+  const LD pfloor = gap_floor(y_, w);
   auto rel = [&](LD g, LD p) { return static_cast<double>(g / std::max(p, pfloor)); };
   auto finish = [&](IPResult& res, int it) {
     res.beta = beta.template cast<double>();

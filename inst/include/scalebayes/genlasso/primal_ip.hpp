@@ -45,116 +45,38 @@ class BandedLS {
   // Factors A = [diag(sd) D; diag(sw)] (rows interleaved) and solves for (c1, c2); the rotations are
   // recorded so that resolve() can solve for another right-hand side with the same matrix (the corrector).
   void solve(const BandedD& D, const double* sw, const double* sd, const double* c1, const double* c2, double* x) {
-    switch (D.width) {  // compile-time band width for k = 0..3 (k + 2 coefficients per row)
-      case 2: solve_w<2>(D, sw, sd, c1, c2, x); break;
-      case 3: solve_w<3>(D, sw, sd, c1, c2, x); break;
-      case 4: solve_w<4>(D, sw, sd, c1, c2, x); break;
-      case 5: solve_w<5>(D, sw, sd, c1, c2, x); break;
-      default: solve_w<0>(D, sw, sd, c1, c2, x); break;
-    }
-  }
-  template <int WC>
-  void solve_w(const BandedD& D, const double* sw, const double* sd, const double* c1, const double* c2, double* x) {
-    const int n = D.n, m = D.m, w = WC > 0 ? WC : D.width;
-    R_.assign(static_cast<std::size_t>(n) * w, 0.0);
-    qc_.assign(n, 0.0);
-    filled_.assign(n, 0);
-    a_.assign(w, 0.0);
-    const std::size_t cap = static_cast<std::size_t>(n + m) * w;
-    cs_.resize(cap);
-    sn_.resize(cap);
-    col_.resize(cap);
-    row_end_.resize(2 * static_cast<std::size_t>(n));
-    std::size_t nr = 0;
-    double* a = a_.data();
-    auto rotate_in = [&](int c0, double gamma) {
-      for (int c = c0; c < n; ++c) {
-        const double alpha = a[0];
-        if (alpha != 0) {
-          double* Rc = &R_[static_cast<std::size_t>(c) * w];
-          if (!filled_[c]) {
-            for (int q = 0; q < w; ++q) Rc[q] = a[q];
-            qc_[c] = gamma;
-            filled_[c] = 1;
-            col_[nr] = -(c + 1);  // "move" event
-            cs_[nr] = 0.0;
-            sn_[nr++] = 0.0;
-            return;
-          }
-          const double rho = Rc[0];
-          // hypot without its cost: the entries never come near the overflow threshold (theta >= 1e-280)
-          const double r = std::sqrt(rho * rho + alpha * alpha);
-          const double cs = rho / r, sn = alpha / r;
-          for (int q = 0; q < w; ++q) {
-            const double Rv = Rc[q], av = a[q];
-            Rc[q] = cs * Rv + sn * av;
-            a[q] = -sn * Rv + cs * av;
-          }
-          const double g = qc_[c];
-          qc_[c] = cs * g + sn * gamma;
-          gamma = -sn * g + cs * gamma;
-          col_[nr] = c;
-          cs_[nr] = cs;
-          sn_[nr++] = sn;
-        }
-        bool any = false;
-        for (int q = 0; q + 1 < w; ++q) {
-          a[q] = a[q + 1];
-          any = any || a[q] != 0;
-        }
-        a[w - 1] = 0;
-        if (!any) return;
-      }
-    };
+    const int n = D.n, m = D.m, w = D.width;
+    g_.reset(n, w);
+    seg_end_.assign(2 * static_cast<std::size_t>(n), 0);
+    std::vector<double>& a = g_.a;
     for (int i = 0; i < n; ++i) {
       if (i < m) {
         const double* ci = &D.c[static_cast<std::size_t>(i) * w];
         for (int q = 0; q < w; ++q) a[q] = sd[i] * ci[q];
-        rotate_in(i, c2[i]);
+        g_.rotate_in(i, c2[i]);
       }
-      row_end_[2 * static_cast<std::size_t>(i)] = static_cast<int>(nr);
-      for (int q = 0; q < w; ++q) a[q] = 0.0;
+      seg_end_[2 * static_cast<std::size_t>(i)] = static_cast<int>(g_.n_records());
+      std::fill(a.begin(), a.end(), 0.0);
       a[0] = sw[i];
-      rotate_in(i, c1[i]);
-      row_end_[2 * static_cast<std::size_t>(i) + 1] = static_cast<int>(nr);
+      g_.rotate_in(i, c1[i]);
+      seg_end_[2 * static_cast<std::size_t>(i) + 1] = static_cast<int>(g_.n_records());
     }
-    back_substitute(n, w, x);
+    g_.solve_r(g_.qc.data(), x);
   }
   // Same matrix, new right-hand side: replays the recorded rotations.
-  void resolve(int n, int m, int w, const double* c1, const double* c2, double* x) {
-    std::fill(qc_.begin(), qc_.end(), 0.0);
-    std::size_t r = 0;
-    for (int i = 0; i < n; ++i) {
-      for (int part = 0; part < 2; ++part) {
-        double gamma = part == 0 ? (i < m ? c2[i] : 0.0) : c1[i];
-        const std::size_t end = static_cast<std::size_t>(row_end_[2 * static_cast<std::size_t>(i) + part]);
-        for (; r < end; ++r) {
-          const int c = col_[r];
-          if (c < 0) {
-            qc_[-c - 1] = gamma;
-          } else {
-            const double g = qc_[c];
-            qc_[c] = cs_[r] * g + sn_[r] * gamma;
-            gamma = -sn_[r] * g + cs_[r] * gamma;
-          }
-        }
-      }
-    }
-    back_substitute(n, w, x);
+  void resolve(int m, const double* c1, const double* c2, double* x) {
+    qf_.resize(g_.ncol);
+    g_.replay(seg_end_, [&](std::size_t k) {
+      const std::size_t i = k / 2;
+      return k % 2 == 0 ? (static_cast<int>(i) < m ? c2[i] : 0.0) : c1[i];
+    }, qf_.data());
+    g_.solve_r(qf_.data(), x);
   }
 
  private:
-  void back_substitute(int n, int w, double* x) const {
-    for (int j = n - 1; j >= 0; --j) {
-      const double* Rj = &R_[static_cast<std::size_t>(j) * w];
-      double s = qc_[j];
-      for (int q = 1; q < w && j + q < n; ++q) s -= Rj[q] * x[j + q];
-      x[j] = s / Rj[0];
-    }
-  }
-  std::vector<double> R_, qc_, a_, cs_, sn_;
-  std::vector<int> col_, row_end_;
-  std::vector<char> filled_;
+  GivensBand g_;
+  std::vector<int> seg_end_;
+  std::vector<double> qf_;
 };
 
 // Solves the weighted problem for a banded D (already row-scaled, see ScaledD). lam: per-row penalties.
@@ -162,7 +84,7 @@ class BandedLS {
 inline IPResult primal_ip(BandedOp& op, const BandedD& D, const Eigen::VectorXd& y, const Eigen::VectorXd& w,
                           const Eigen::VectorXd& lam, const IPControl& ctl,
                           const Eigen::VectorXd* beta_start = nullptr) {
-  const int n = D.n, m = D.m, p = D.width - 1;
+  const int n = D.n, m = D.m;
   if (y.size() != n || w.size() != n) throw std::invalid_argument("y and w must have length n");
   if (lam.size() != m) throw std::invalid_argument("lambda must have one entry per row of D");
   for (int j = 0; j < m; ++j)
@@ -189,14 +111,7 @@ inline IPResult primal_ip(BandedOp& op, const BandedD& D, const Eigen::VectorXd&
   }
 
   // certificate (long double): gap of the pair (beta, u)
-  LD ybar = 0, wsum = 0, tss = 0;
-  for (int i = 0; i < n; ++i) {
-    ybar += static_cast<LD>(w[i]) * y[i];
-    wsum += w[i];
-  }
-  ybar /= wsum;
-  for (int i = 0; i < n; ++i) tss += static_cast<LD>(w[i]) * (y[i] - ybar) * (y[i] - ybar);
-  const LD pfloor = std::max(LD(1e-10) * tss / 2, LD(1e-300));
+  const LD pfloor = gap_floor(y, w);
   auto rel = [&](LD g, LD pr) { return static_cast<double>(g / std::max(pr, pfloor)); };
   // the pair certificate in precision T (double while far from the optimum, long double near it)
   VecLD bl(n), ul(m), zl(m), dtu(n);
@@ -255,7 +170,7 @@ inline IPResult primal_ip(BandedOp& op, const BandedD& D, const Eigen::VectorXd&
     }
     for (int i = 0; i < n; ++i) c1[i] = -rd[i] * isw[i];
     if (factor) ls.solve(D, sw.data(), sd.data(), c1.data(), c2.data(), db.data());
-    else ls.resolve(n, m, D.width, c1.data(), c2.data(), db.data());
+    else ls.resolve(m, c1.data(), c2.data(), db.data());
     D.apply(db.data(), tmpm.data());
     for (int j = 0; j < m; ++j) {
       duo[j] = (tmpm[j] + g[j]) * ith[j];

@@ -39,14 +39,7 @@ inline void certify(const BandedD& D, const Eigen::VectorXd& y, const Eigen::Vec
   }
   r.primal = 0.5 * loss + pen;
   r.gap = std::max(g, 0.0);
-  double ybar = 0, wsum = 0, tss = 0;
-  for (int i = 0; i < D.n; ++i) {
-    ybar += w[i] * y[i];
-    wsum += w[i];
-  }
-  ybar /= wsum;
-  for (int i = 0; i < D.n; ++i) tss += w[i] * (y[i] - ybar) * (y[i] - ybar);
-  r.rel_gap = r.gap / std::max(r.primal, std::max(1e-10 * tss / 2, std::numeric_limits<double>::min()));
+  r.rel_gap = r.gap / std::max(r.primal, static_cast<double>(gap_floor(y, w)));
 }
 
 // D with rows scaled to unit max-norm: D~ = diag(r) D, r_j = 1 / max_l |D_jl|. The problem with D~ and
