@@ -15,10 +15,21 @@
 #' @param penalty_weights One positive number or one per row of `D`.
 #' @param nlambda,lambda_min_ratio Path settings when `lambda` is `NULL`.
 #' @param control [tf_control()] (`tol`, `max_iter`, `warm_start` are used).
-#' @details `lambda_max` solves \eqn{D W^{-1} D^\top u = D y} with a ridge of 1e-10 times the largest diagonal
-#'   entry (so it is unique when `D` has more rows than rank); it is exact when `D` has full row rank.
-#' @return An object of class `sb_generalized_lasso` with `beta` (n x L), `lambda`, `lambda_max`, `rel_gap`,
-#'   `gap`, `iter`, `u` (dual solutions).
+#' @details `lambda_max` is the smallest \eqn{\lambda} at which the weighted projection \eqn{\beta_0} of `y` onto
+#'   the null space of `D` is optimal: \eqn{\min_u \max_j |u_j| / p_j} subject to \eqn{D^\top u = W(y - \beta_0)}.
+#'   When `D` has full row rank `u` is unique. When it has more rows than rank (graphs with cycles, 2-D grids)
+#'   this is a linear program, solved by a primal-dual interior point; its dual,
+#'   \eqn{\max_z v^\top z} subject to \eqn{\sum_j p_j |(Dz)_j| \le 1}, gives a lower bound, so the value is
+#'   certified: `lambda_max_lower` and `lambda_max_rel_gap` report the bracket (about 1e-10 relative on the
+#'   grids in the tests; for a graph it equals the minimum-cut ratio \eqn{\max_S |v(S)| / p(\mathrm{cut}(S))}).
+#'   The feasible dual of the ridge-regularized normal equations (the value used before, and genlasso's first
+#'   path knot) is only an upper bound there: about twice too large on 100 x 100 and 300 x 300 grids
+#'   (`bench/trend_filter.R`, section 4). The feasible dual comes from the normal equations
+#'   \eqn{D W^{-1} D^\top u = D y} with iterative refinement; when these are too ill-conditioned for double
+#'   precision (high-order differences written as a generic matrix) a warning of class
+#'   `scalebayes_warning_lambda_max` says so: use [trend_filter()] for those.
+#' @return An object of class `sb_generalized_lasso` with `beta` (n x L), `lambda`, `lambda_max` (with
+#'   `lambda_max_lower` and `lambda_max_rel_gap`, see Details), `rel_gap`, `gap`, `iter`, `u` (dual solutions).
 #' @export
 #' @examples
 #' # fused lasso on a 5 x 5 grid
@@ -49,6 +60,12 @@ generalized_lasso <- function(y, D, lambda = NULL, weights = NULL, penalty_weigh
   lambda_min_ratio <- check_number(lambda_min_ratio, lower = 0, upper = 1, lower_open = TRUE)
   control <- check_tf_control(control)
   lm <- sb_call_engine(cpp_genlasso_lambda_max(y, weights, m, n, sp$i, sp$p, sp$x, pw))
+  if (lm$residual > 1e-6) {
+    sb_warn(c("{.val lambda_max} is inaccurate: {.code D W^-1 D'} is too ill-conditioned for double precision.",
+              i = "Relative residual of its normal equations: {signif(lm$residual, 3)}.",
+              i = "For trend filtering use {.fn trend_filter}, whose banded solvers do not form it."),
+            kind = "lambda_max")
+  }
   if (is.null(lambda)) {
     lmax <- max(lm$lambda_max, .Machine$double.xmin)
     lambda <- exp(seq(log(lmax), log(lmax * lambda_min_ratio), length.out = nlambda))
@@ -60,7 +77,8 @@ generalized_lasso <- function(y, D, lambda = NULL, weights = NULL, penalty_weigh
     sb_warn(c("{sum(!converged)} of {length(lambda)} solve{?s} stopped above the target duality gap.",
               i = "Largest relative gap: {signif(max(r$rel_gap), 3)} (target {control$tol})."))
   }
-  structure(list(beta = r$beta, u = r$u, lambda = lambda, lambda_max = lm$lambda_max, gap = r$gap,
+  structure(list(beta = r$beta, u = r$u, lambda = lambda, lambda_max = lm$lambda_max,
+                 lambda_max_lower = lm$lower, lambda_max_rel_gap = lm$rel_gap, gap = r$gap,
                  rel_gap = r$rel_gap, primal = r$primal, iter = r$iter, converged = converged, y = y,
                  weights = weights, penalty_weights = pw, call = call),
             class = "sb_generalized_lasso")

@@ -88,3 +88,29 @@ for (th in 1:2) {
               tt[["elapsed"]], tt[["cpu"]], fit$diagnostics$max_rel_gap, mean(fit$diagnostics$iter)))
 }
 cat(sprintf("(genlasso at %.2f s per draw would need about %.0f s for T = 1000)\n", mean(t_gl), 1000 * mean(t_gl)))
+
+# ---- 4. generalized lasso lambda_max for rank-deficient D (2-D grid graphs) ---------------------------------
+# The exact value (linear program, certified bracket) against the feasible dual of the ridge-regularized normal
+# equations (the previous engine's value, an upper bound) and against genlasso's first path knot.
+grid_D <- function(r, c) {
+  g <- expand.grid(i = 1:r, j = 1:c)
+  e <- rbind(cbind(which(g$i < r), which(g$i < r) + 1), cbind(which(g$j < c), which(g$j < c) + r))
+  Matrix::sparseMatrix(i = rep(seq_len(nrow(e)), 2), j = c(e[, 1], e[, 2]),
+                       x = rep(c(-1, 1), each = nrow(e)), dims = c(nrow(e), r * c))
+}
+cat("\n## 4. generalized lasso lambda_max on r x r grids (y ~ N(0, 1), unit weights)\n")
+cat(sprintf("%-8s %-8s %-12s %-12s %-10s %-10s %-12s\n", "grid", "n", "exact", "ridge_bound", "ratio",
+            "lp_rel_gap", "elapsed_s"))
+for (r in c(10, 100, 300)) {
+  set.seed(r)
+  D <- grid_D(r, r)
+  y <- rnorm(r * r)
+  Dc <- methods::as(D, "CsparseMatrix")
+  tt <- cpu(lm <- scalebayes:::cpp_genlasso_lambda_max(y, rep(1, r * r), nrow(D), ncol(D), Dc@i, Dc@p, Dc@x, 1))
+  cat(sprintf("%-8s %-8d %-12.6g %-12.6g %-10.3f %-10.1e %-12.3f\n", paste0(r, "x", r), r * r, lm$lambda_max,
+              lm$ridge_bound, lm$ridge_bound / lm$lambda_max, lm$rel_gap, tt[["elapsed"]]))
+  if (r == 10) {
+    gl <- genlasso::genlasso(y, D = as.matrix(D))
+    cat(sprintf("   genlasso's first knot on the 10 x 10 grid: %.6g\n", gl$lambda[1]))
+  }
+}

@@ -145,6 +145,69 @@ test_that("generalized_lasso agrees with genlasso on a weighted 2-D grid fused l
   expect_equal(ours2$beta, ours$beta, tolerance = 1e-10)
 })
 
+test_that("generalized_lasso lambda_max is exact for rank-deficient D (min-cut value on a grid graph)", {
+  # 4 x 3 grid: 17 edges, 12 nodes, rank 11. For the incidence matrix of a connected graph,
+  # lambda_max = max_S |v(S)| / p(cut(S)) with v = W (y - weighted mean) (max-flow / min-cut), checked by
+  # enumerating all 2^12 node subsets.
+  g <- expand.grid(i = 1:4, j = 1:3)
+  e <- rbind(cbind(which(g$i < 4), which(g$i < 4) + 1), cbind(which(g$j < 3), which(g$j < 3) + 4))
+  D <- matrix(0, nrow(e), 12)
+  D[cbind(seq_len(nrow(e)), e[, 1])] <- -1
+  D[cbind(seq_len(nrow(e)), e[, 2])] <- 1
+  set.seed(11)
+  y <- rnorm(12)
+  w <- rexp(12) + 0.1
+  pw <- runif(nrow(e), 0.5, 2)
+  v <- w * (y - sum(w * y) / sum(w))
+  brute <- 0
+  for (S in 1:(2^12 - 2)) {
+    ins <- bitwAnd(S, 2^(0:11)) > 0
+    brute <- max(brute, abs(sum(v[ins])) / sum(pw[ins[e[, 1]] != ins[e[, 2]]]))
+  }
+  fit <- generalized_lasso(y, D, lambda = 1, weights = w, penalty_weights = pw)
+  # the LP's own certificate: lower <= lambda_max, bracket at rounding level
+  expect_lte(fit$lambda_max_lower, fit$lambda_max * (1 + 1e-12))
+  expect_lt(fit$lambda_max_rel_gap, 1e-9)
+  # u0 comes from normal equations with a 1e-10 ridge: agreement to 1e-8 relative
+  expect_equal(fit$lambda_max, brute, tolerance = 1e-8)
+  # and it is where the solution leaves the null-space fit: just above, beta = beta0; just below, a certified
+  # strictly better objective than beta0
+  b0 <- rep(sum(w * y) / sum(w), 12)
+  obj <- function(b, lam) 0.5 * sum(w * (y - b)^2) + lam * sum(pw * abs(D %*% b))
+  above <- generalized_lasso(y, D, lambda = fit$lambda_max * (1 + 1e-6), weights = w, penalty_weights = pw,
+                             control = tf_control(tol = 1e-12))
+  expect_lt(max(abs(above$beta[, 1] - b0)), 1e-6)
+  lam <- fit$lambda_max * (1 - 1e-2)
+  below <- generalized_lasso(y, D, lambda = lam, weights = w, penalty_weights = pw,
+                             control = tf_control(tol = 1e-12))
+  expect_lt(obj(below$beta[, 1], lam) + below$gap, obj(b0, lam))
+})
+
+test_that("generalized_lasso lambda_max matches trend filtering for difference matrices, warns when it cannot", {
+  set.seed(13)
+  n <- 200
+  y <- cumsum(rnorm(n))
+  # second differences (condition of D D' ~ n^4): refinement removes the ridge bias (was 0.2% off)
+  fit <- generalized_lasso(y, diff(diag(n), differences = 2), lambda = 1)
+  expect_equal(fit$lambda_max, tf_lambda_max(y, k = 1), tolerance = 1e-8)
+  # fourth differences (condition ~ n^8 > 1 / eps): the normal equations cannot be solved in double
+  expect_warning(generalized_lasso(y, diff(diag(n), differences = 4), lambda = 1),
+                 class = "scalebayes_warning_lambda_max")
+})
+
+test_that("generalized_lasso lambda_max LP stays certified on a 30 x 30 grid", {
+  g <- expand.grid(i = 1:30, j = 1:30)
+  e <- rbind(cbind(which(g$i < 30), which(g$i < 30) + 1), cbind(which(g$j < 30), which(g$j < 30) + 30))
+  skip_if_not_installed("Matrix")
+  D <- Matrix::sparseMatrix(i = rep(seq_len(nrow(e)), 2), j = c(e[, 1], e[, 2]),
+                            x = rep(c(-1, 1), each = nrow(e)), dims = c(nrow(e), 900))
+  set.seed(12)
+  y <- as.numeric(g$i > 15) + rnorm(900, sd = 0.5)
+  fit <- generalized_lasso(y, D, lambda = 0.1)
+  expect_lt(fit$lambda_max_rel_gap, 1e-8)
+  expect_lte(fit$lambda_max_lower, fit$lambda_max * (1 + 1e-12))
+})
+
 test_that("prediction extends the fitted polynomial pieces (discrete-spline interpolation)", {
   set.seed(4)
   x <- sort(c(1, runif(30, 1, 20), 20))
