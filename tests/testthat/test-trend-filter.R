@@ -125,11 +125,7 @@ test_that("lambda_max is exact: polynomial fit above it, not below", {
 
 test_that("generalized_lasso agrees with genlasso on a weighted 2-D grid fused lasso", {
   skip_if_not_installed("genlasso")
-  g <- expand.grid(i = 1:5, j = 1:4)
-  e <- rbind(cbind(which(g$i < 5), which(g$i < 5) + 1), cbind(which(g$j < 4), which(g$j < 4) + 5))
-  D <- matrix(0, nrow(e), 20)
-  D[cbind(seq_len(nrow(e)), e[, 1])] <- -1
-  D[cbind(seq_len(nrow(e)), e[, 2])] <- 1
+  D <- grid_incidence(5, 4)$D
   set.seed(5)
   y <- rep(c(0, 2), c(8, 12)) + rnorm(20, sd = 0.5)
   w <- rexp(20)
@@ -149,11 +145,9 @@ test_that("generalized_lasso lambda_max is exact for rank-deficient D (min-cut v
   # 4 x 3 grid: 17 edges, 12 nodes, rank 11. For the incidence matrix of a connected graph,
   # lambda_max = max_S |v(S)| / p(cut(S)) with v = W (y - weighted mean) (max-flow / min-cut), checked by
   # enumerating all 2^12 node subsets.
-  g <- expand.grid(i = 1:4, j = 1:3)
-  e <- rbind(cbind(which(g$i < 4), which(g$i < 4) + 1), cbind(which(g$j < 3), which(g$j < 3) + 4))
-  D <- matrix(0, nrow(e), 12)
-  D[cbind(seq_len(nrow(e)), e[, 1])] <- -1
-  D[cbind(seq_len(nrow(e)), e[, 2])] <- 1
+  G <- grid_incidence(4, 3)
+  D <- G$D
+  e <- G$edges
   set.seed(11)
   y <- rnorm(12)
   w <- rexp(12) + 0.1
@@ -196,14 +190,11 @@ test_that("generalized_lasso lambda_max matches trend filtering for difference m
 })
 
 test_that("generalized_lasso lambda_max LP stays certified on a 30 x 30 grid", {
-  g <- expand.grid(i = 1:30, j = 1:30)
-  e <- rbind(cbind(which(g$i < 30), which(g$i < 30) + 1), cbind(which(g$j < 30), which(g$j < 30) + 30))
   skip_if_not_installed("Matrix")
-  D <- Matrix::sparseMatrix(i = rep(seq_len(nrow(e)), 2), j = c(e[, 1], e[, 2]),
-                            x = rep(c(-1, 1), each = nrow(e)), dims = c(nrow(e), 900))
+  G <- grid_incidence(30, 30, sparse = TRUE)
   set.seed(12)
-  y <- as.numeric(g$i > 15) + rnorm(900, sd = 0.5)
-  fit <- generalized_lasso(y, D, lambda = 0.1)
+  y <- as.numeric(G$grid$i > 15) + rnorm(900, sd = 0.5)
+  fit <- generalized_lasso(y, G$D, lambda = 0.1)
   expect_lt(fit$lambda_max_rel_gap, 1e-8)
   expect_lte(fit$lambda_max_lower, fit$lambda_max * (1 + 1e-12))
 })
