@@ -111,6 +111,7 @@ Rcpp::List cpp_genlasso_path(Rcpp::NumericVector y, Rcpp::NumericVector w, int m
   Eigen::VectorXd lam(m), uprev;
   gl::IPControl ctl = ip_control(tol, max_iter);
   for (int l = 0; l < L; ++l) {
+    Rcpp::checkUserInterrupt();  // between lambda values (main thread)
     for (int j = 0; j < m; ++j) lam[j] = lv[l] * (w0v.size() == 1 ? w0v[0] : w0v[j]);
     Eigen::VectorXd ws;
     const Eigen::VectorXd* start = nullptr;
@@ -167,7 +168,7 @@ Rcpp::List cpp_genlasso_lambda_max(Rcpp::NumericVector y, Rcpp::NumericVector w,
   // the ridge solution is one feasible dual: exact when D has full row rank, an upper bound otherwise; the
   // linear program gives the exact value in both cases (lambda_max_lp.hpp)
   const double ridge_bound = gl::lambda_max_from_dual(u, w0v);
-  gl::LambdaMaxLP lp = gl::lambda_max_lp(D, u, w0v);
+  gl::LambdaMaxLP lp = gl::lambda_max_lp(D, u, w0v, 1e-12, 200, [] { Rcpp::checkUserInterrupt(); });
   return Rcpp::List::create(Rcpp::Named("lambda_max") = lp.lambda_max, Rcpp::Named("lower") = lp.lower,
                             Rcpp::Named("rel_gap") = lp.rel_gap, Rcpp::Named("ridge_bound") = ridge_bound,
                             Rcpp::Named("residual") = resid, Rcpp::Named("u") = Rcpp::wrap(lp.u));

@@ -47,8 +47,13 @@ struct LambdaMaxLP {
 
 // u0: any solution of D'u = v (e.g. the ridge solution of D W^{-1} D' u = D y); v is taken as D'u0 so that the
 // equality constraints are consistent to rounding. w0: penalty weights (length 1 = common, or m).
-inline LambdaMaxLP lambda_max_lp(const Eigen::SparseMatrix<double>& D, const Eigen::VectorXd& u0,
-                                 const Eigen::VectorXd& w0in, double tol = 1e-12, int max_iter = 200) {
+// interrupt: called once per Newton step (the R glue passes Rcpp::checkUserInterrupt, which throws).
+struct NoInterrupt {
+  void operator()() const {}
+};
+template <class Interrupt = NoInterrupt>
+LambdaMaxLP lambda_max_lp(const Eigen::SparseMatrix<double>& D, const Eigen::VectorXd& u0, const Eigen::VectorXd& w0in,
+                          double tol = 1e-12, int max_iter = 200, Interrupt interrupt = Interrupt()) {
   using SpMat = Eigen::SparseMatrix<double>;
   const int m = static_cast<int>(D.rows()), n = static_cast<int>(D.cols());
   if (u0.size() != m) throw std::invalid_argument("u0 must have one entry per row of D");
@@ -84,9 +89,9 @@ inline LambdaMaxLP lambda_max_lp(const Eigen::SparseMatrix<double>& D, const Eig
   bool analysed = false;
   SpMat M;
   double best_lower = 0, dt = 0, dt_a = 0;
-  Eigen::VectorXd zbest = z;
   int it = 0;
   for (; it < max_iter; ++it) {
+    interrupt();
     a = t * w0 - u;
     b = t * w0 + u;
     const double mu = (al.dot(a) + be.dot(b)) / (2.0 * m);
@@ -95,10 +100,7 @@ inline LambdaMaxLP lambda_max_lp(const Eigen::SparseMatrix<double>& D, const Eig
     const double l1 = Dz.cwiseProduct(w0).cwiseAbs().sum();
     if (l1 > 0) {
       const double lb = vs.dot(z) / l1;
-      if (lb > best_lower) {
-        best_lower = lb;
-        zbest = z;
-      }
+      best_lower = std::max(best_lower, lb);
     }
     rp = vs - Dt * u;
     const double Ft = 1.0 - w0.dot(al + be);
@@ -169,7 +171,6 @@ inline LambdaMaxLP lambda_max_lp(const Eigen::SparseMatrix<double>& D, const Eig
     // predictor
     Eigen::VectorXd ca = -al.cwiseProduct(a), cb = -be.cwiseProduct(b);
     solve(ca, cb, du_a, dal_a, dbe_a, dt_a);
-    const Eigen::VectorXd dz_a = dz;
     const double sa = max_step(du_a, dal_a, dbe_a, dt_a);
     double mua = 0;
     for (int j = 0; j < m; ++j) {
