@@ -141,19 +141,17 @@ Rcpp::List cpp_genlasso_lambda_max(Rcpp::NumericVector y, Rcpp::NumericVector w,
   Eigen::SparseMatrix<double> D = sparse_from_csc(m, n, Di, Dp, Dx);
   Eigen::VectorXd yv = to_vec(y), wv = to_vec(w), w0v = to_vec(w0);
   Eigen::VectorXd winv = wv.cwiseInverse();
-  Eigen::SparseMatrix<double> G = D * winv.asDiagonal() * D.transpose();
+  const Eigen::SparseMatrix<double> G0 = D * winv.asDiagonal() * D.transpose();
   double dmax = 0.0;
-  for (int j = 0; j < m; ++j) dmax = std::max(dmax, G.coeff(j, j));
+  for (int j = 0; j < m; ++j) dmax = std::max(dmax, G0.coeff(j, j));
   Eigen::SparseMatrix<double> I(m, m);
   I.setIdentity();
-  G = G + (1e-10 * std::max(dmax, 1e-300)) * I;
-  Eigen::SimplicialLDLT<Eigen::SparseMatrix<double>> ldlt(G);
+  Eigen::SimplicialLDLT<Eigen::SparseMatrix<double>> ldlt(G0 + (1e-10 * std::max(dmax, 1e-300)) * I);
   if (ldlt.info() != Eigen::Success) throw std::runtime_error("factorization of D W^-1 D' failed");
   const Eigen::VectorXd Dy = D * yv;
   Eigen::VectorXd u = ldlt.solve(Dy);
-  // iterative refinement against the unridged G: the ridge alone biases u by about 1e-10 cond(G) (measured
+  // iterative refinement against the unridged G0: the ridge alone biases u by about 1e-10 cond(G) (measured
   // 0.2% in lambda_max for second differences at n = 200)
-  const Eigen::SparseMatrix<double> G0 = D * winv.asDiagonal() * D.transpose();
   double rprev = std::numeric_limits<double>::infinity();
   for (int it = 0; it < 100; ++it) {
     const Eigen::VectorXd r = Dy - G0 * u;

@@ -87,7 +87,8 @@ LambdaMaxLP lambda_max_lp(const Eigen::SparseMatrix<double>& D, const Eigen::Vec
   Eigen::VectorXd du_a(m), dal_a(m), dbe_a(m);
   Eigen::SimplicialLDLT<SpMat> ldlt;
   bool analysed = false;
-  SpMat M;
+  SpMat M, In(n, n);
+  In.setIdentity();
   double best_lower = 0, dt = 0, dt_a = 0;
   int it = 0;
   for (; it < max_iter; ++it) {
@@ -120,9 +121,7 @@ LambdaMaxLP lambda_max_lp(const Eigen::SparseMatrix<double>& D, const Eigen::Vec
     M = Dt * iS.asDiagonal() * D;
     double dmax = 0;
     for (int i = 0; i < n; ++i) dmax = std::max(dmax, M.coeff(i, i));
-    SpMat I(n, n);
-    I.setIdentity();
-    M = M + (1e-15 * std::max(dmax, 1e-300)) * I;
+    M = M + (1e-15 * std::max(dmax, 1e-300)) * In;
     if (!analysed) {
       ldlt.analyzePattern(M);
       analysed = true;
@@ -201,9 +200,7 @@ LambdaMaxLP lambda_max_lp(const Eigen::SparseMatrix<double>& D, const Eigen::Vec
     SpMat L = Dt * D;
     double dmax = 0;
     for (int i = 0; i < n; ++i) dmax = std::max(dmax, L.coeff(i, i));
-    SpMat I(n, n);
-    I.setIdentity();
-    L = L + (1e-13 * std::max(dmax, 1e-300)) * I;
+    L = L + (1e-13 * std::max(dmax, 1e-300)) * In;
     Eigen::SimplicialLDLT<SpMat> lf(L);
     if (lf.info() == Eigen::Success) {
       for (int pass = 0; pass < 3; ++pass) {
