@@ -29,20 +29,50 @@ struct BandedD {
 
   // out = D v (length m)
   void apply(const double* v, double* out) const {
+    switch (width) {
+      case 2: apply_w<2>(v, out); break;
+      case 3: apply_w<3>(v, out); break;
+      case 4: apply_w<4>(v, out); break;
+      case 5: apply_w<5>(v, out); break;
+      default: apply_w<0>(v, out); break;
+    }
+  }
+  // out = D' u (length n), gathered row by row of D' (no zero fill, no scatter)
+  void apply_t(const double* u, double* out) const {
+    switch (width) {
+      case 2: apply_t_w<2>(u, out); break;
+      case 3: apply_t_w<3>(u, out); break;
+      case 4: apply_t_w<4>(u, out); break;
+      case 5: apply_t_w<5>(u, out); break;
+      default: apply_t_w<0>(u, out); break;
+    }
+  }
+
+ private:
+  // W > 0: compile-time width (the inner loops unroll); W == 0: run-time width
+  template <int W>
+  void apply_w(const double* v, double* out) const {
+    const int w = W > 0 ? W : width;
     for (int i = 0; i < m; ++i) {
-      const double* ci = &c[static_cast<std::size_t>(i) * width];
+      const double* ci = &c[static_cast<std::size_t>(i) * w];
       double s = 0.0;
-      for (int l = 0; l < width; ++l) s += ci[l] * v[i + l];
+      for (int l = 0; l < w; ++l) s += ci[l] * v[i + l];
       out[i] = s;
     }
   }
-  // out = D' u (length n)
-  void apply_t(const double* u, double* out) const {
-    std::fill(out, out + n, 0.0);
-    for (int i = 0; i < m; ++i) {
-      const double* ci = &c[static_cast<std::size_t>(i) * width];
-      const double ui = u[i];
-      for (int l = 0; l < width; ++l) out[i + l] += ci[l] * ui;
+  template <int W>
+  void apply_t_w(const double* u, double* out) const {
+    const int w = W > 0 ? W : width;
+    for (int t = 0; t < n; ++t) {
+      // (D'u)_t = sum over rows i = t-l (0 <= i < m, 0 <= l < w) of c(i, l) u_i
+      const int lo = std::max(0, t - m + 1), hi = std::min(w - 1, t);
+      double s = 0.0;
+      if (lo == 0 && hi == w - 1) {
+        for (int l = 0; l < w; ++l) s += c[static_cast<std::size_t>(t - l) * w + l] * u[t - l];
+      } else {
+        for (int l = lo; l <= hi; ++l) s += c[static_cast<std::size_t>(t - l) * w + l] * u[t - l];
+      }
+      out[t] = s;
     }
   }
 };

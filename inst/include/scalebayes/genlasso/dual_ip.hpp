@@ -44,6 +44,11 @@ struct IPControl {
   double polish_from = 1e-3;  // ... tried at every step once the barrier gap is below this fraction of P
   bool mehrotra = true;   // Mehrotra predictor-corrector (measured: about half the Newton steps) instead of the barrier rule
   int stall_iter = 15;    // stop when the certified gap has not halved in this many steps at tiny barrier gap
+  int centrality = 1;      // primal interior point with dual-normal directions: Gondzio centrality correctors per
+                          // step (one more solve each; n = 1e5, k = 1: 23 -> 21 steps, 2 correctors: 18 steps but
+                          // slower overall; with Givens directions they cost steps at n = 1e6, so not used there)
+  bool quasi_definite = true;  // primal interior point, k <= 1: directions from the dual normal equations
+                               // (dual_normal_band.hpp) instead of the Givens QR, where measured to hold
   bool primal_first = true;  // banded D: primal-dual interior point on the primal first (primal_ip.hpp), the dual
                              // interior point only when that does not reach tol (the better certificate wins)
 };
@@ -446,6 +451,9 @@ class ActiveSetPolisher {
       const double rr = once(u_ip);
       best = std::min(best, rr);
       if (rr <= tol) break;
+      // a first set this far off (gap of the order of the objective) is not repaired by a few swaps: measured at
+      // n = 1e5, k = 1, where the two further rounds cost a third of the solve and never helped
+      if (round == 0 && rr >= 0.5) break;
       bool changed = false;
       for (int j = 0; j < m; ++j) {
         if (active[j] && sign[j] * pz_[j] < 0) {
