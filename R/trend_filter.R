@@ -10,20 +10,31 @@
 #'   (only for `k = 0`) or `"ip"` (interior point for every `k`; mainly for testing).
 #' @param warm_start Warm-start each solve of a path (and of every WBB draw) from the previous / the
 #'   unweighted dual solution.
+#' @param newton How the interior point solves its Newton systems (mainly for testing). `"auto"`: for
+#'   `k <= 1` the banded dual normal equations \eqn{\Theta + D W^{-1} D^\top} (about 10x cheaper per step)
+#'   when \eqn{n (\max w / \min w)^{1/4} \le 3 \cdot 10^5}, where they were measured to hold; otherwise,
+#'   and as a restart whenever a step is blocked, the Givens QR. `"qr"`: always the Givens QR. `"dual"`:
+#'   the dual normal equations for every `k <= 1` problem (with the same restart).
 #' @return A list of class `sb_tf_control`.
 #' @export
 #' @examples
 #' tf_control(tol = 1e-10)
-tf_control <- function(tol = 1e-8, max_iter = 200, method = c("auto", "dp", "ip"), warm_start = TRUE) {
+tf_control <- function(tol = 1e-8, max_iter = 200, method = c("auto", "dp", "ip"), warm_start = TRUE,
+                       newton = c("auto", "qr", "dual")) {
   tol <- check_number(tol, lower = 0, upper = 1, lower_open = TRUE)
   max_iter <- check_count(max_iter)
   method <- rlang::arg_match(method)
   warm_start <- check_flag(warm_start)
-  structure(list(tol = tol, max_iter = max_iter, method = method, warm_start = warm_start),
+  newton <- rlang::arg_match(newton)
+  structure(list(tol = tol, max_iter = max_iter, method = method, warm_start = warm_start, newton = newton),
             class = "sb_tf_control")
 }
 
-tf_method_code <- function(method) match(method, c("auto", "dp", "ip")) - 1L
+# solver and Newton-system choice packed for the engine (src/trend_filter.cpp, ip_control())
+tf_engine_code <- function(control) {
+  newton <- if (is.null(control$newton)) "auto" else control$newton
+  (match(control$method, c("auto", "dp", "ip")) - 1L) + 3L * (match(newton, c("auto", "qr", "dual")) - 1L)
+}
 
 check_tf_control <- function(control, call = rlang::caller_env()) {
   if (!inherits(control, "sb_tf_control")) {
@@ -104,7 +115,8 @@ check_penalty_weights <- function(pw, m, arg = "penalty_weights", call = rlang::
 #' @details `k = 0` (the fused lasso) is solved exactly in O(n) by weighted dynamic programming
 #' (Johnson 2013). `k >= 1` is solved by a primal-dual interior-point method on the primal problem
 #' (Mehrotra's predictor-corrector; Newton steps by a banded Givens QR of the stiff least-squares form of
-#' \eqn{W + D^\top \Theta^{-1} D}, O(n k^2) per step). If it stops short of the target, an interior point on
+#' \eqn{W + D^\top \Theta^{-1} D}, O(n k^2) per step, or for `k <= 1` by the cheaper banded dual normal
+#' equations with one Gondzio centrality corrector, see `newton` in [tf_control()]). If it stops short of the target, an interior point on
 #' the dual (Kim, Koh, Boyd & Gorinevsky 2009; extended-precision iterates, primal polish on the active set)
 #' is run and the better certificate is kept. Every solve reports its certified relative duality gap
 #' (`rel_gap`) and stops at `control$tol` (default 1e-8). Deviation from the issue's plan (banded Cholesky):
@@ -158,7 +170,7 @@ trend_filter <- function(y, x = NULL, k = 3, lambda = NULL, weights = NULL, pena
     lambda <- exp(seq(log(lmax), log(lmax * lambda_min_ratio), length.out = nlambda))
   }
   t0 <- proc.time()
-  r <- sb_call_engine(cpp_tf_path(d$y, d$x, d$weights, d$k, pw, lambda, tf_method_code(control$method),
+  r <- sb_call_engine(cpp_tf_path(d$y, d$x, d$weights, d$k, pw, lambda, tf_engine_code(control),
                                   control$tol, control$max_iter, control$warm_start))
   timing <- proc.time() - t0
   converged <- r$rel_gap <= control$tol

@@ -70,7 +70,7 @@ trend_filter_wbb <- function(y, x = seq_along(y), k = 3, lambda = NULL, draws = 
   }
   fit0 <- trend_filter(d$y, d$x, d$k, lambda = lambda, control = control)
   u_hat <- if (control$warm_start) fit0$u[, 1] else numeric(0)
-  method <- tf_method_code(control$method)
+  method <- tf_engine_code(control)
   separate <- prior_weights == "separate"
   run_chunk <- function(first, count) {
     cpp_tf_wbb(d$y, d$x, d$k, lambda, count, separate, seed, threads, method, control$tol,

@@ -6,14 +6,19 @@
 namespace gl = scalebayes::genlasso;
 
 namespace {
-gl::IPControl ip_control(double tol, int max_iter) {
+// `method` from R packs the solver (0 auto, 1 dp, 2 ip) and the Newton-system choice of the primal interior
+// point (0 auto, 1 Givens QR only, 2 dual normal equations for k <= 1 without the size rule) as
+// solver + 3 * newton (R/trend_filter.R, tf_engine_code()).
+gl::IPControl ip_control(double tol, int max_iter, int method = 0) {
   gl::IPControl c;
   c.tol = tol;
   c.max_iter = max_iter;
+  c.newton = method / 3;
   return c;
 }
 Eigen::VectorXd to_vec(const Rcpp::NumericVector& v) { return Eigen::Map<const Eigen::VectorXd>(v.begin(), v.size()); }
 gl::TFMethod to_method(int m) {
+  m %= 3;
   if (m == 1) return gl::TFMethod::DP;
   if (m == 2) return gl::TFMethod::IP;
   return gl::TFMethod::Auto;
@@ -50,7 +55,7 @@ Rcpp::List cpp_tf_path(Rcpp::NumericVector y, Rcpp::NumericVector x, Rcpp::Numer
   const Eigen::VectorXd u0 = gl::unconstrained_dual(D, yv, xv, wv, k);
   const Eigen::VectorXd b0 = gl::poly_projection(yv, xv, wv, k);
   gl::PathResult r =
-      gl::trend_filter_path(D, k, yv, wv, w0v, lv, to_method(method), ip_control(tol, max_iter), warm, &u0, &b0);
+      gl::trend_filter_path(D, k, yv, wv, w0v, lv, to_method(method), ip_control(tol, max_iter, method), warm, &u0, &b0);
   return Rcpp::List::create(Rcpp::Named("beta") = Rcpp::wrap(r.beta), Rcpp::Named("u") = Rcpp::wrap(r.u),
                             Rcpp::Named("gap") = Rcpp::wrap(r.gap), Rcpp::Named("rel_gap") = Rcpp::wrap(r.rel_gap),
                             Rcpp::Named("primal") = Rcpp::wrap(r.primal), Rcpp::Named("iter") = Rcpp::wrap(r.iter),
@@ -65,7 +70,7 @@ Rcpp::List cpp_tf_wbb(Rcpp::NumericVector y, Rcpp::NumericVector x, int k, doubl
   gl::BandedD D = gl::make_difference(xv, k);
   sbglue::Progress prog(draws, !quiet, "trend_filter_wbb");
   gl::WBBTFResult r = gl::trend_filter_wbb(D, k, yv, lambda, draws, separate, sbglue::seed_from_r(seed), threads,
-                                           to_method(method), ip_control(tol, max_iter), uh, prog.monitor(),
+                                           to_method(method), ip_control(tol, max_iter, method), uh, prog.monitor(),
                                            static_cast<std::uint64_t>(first));
   return Rcpp::List::create(Rcpp::Named("draws") = Rcpp::wrap(r.draws), Rcpp::Named("rel_gap") = Rcpp::wrap(r.rel_gap),
                             Rcpp::Named("iter") = Rcpp::wrap(r.iter), Rcpp::Named("w0") = Rcpp::wrap(r.w0),

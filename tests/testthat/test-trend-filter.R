@@ -354,3 +354,33 @@ test_that("SURE is unbiased for the risk (known sigma) and sigma is estimated co
   expect_output(print(s), "lambda_min")
   expect_error(sure_trend_filter(y, k = 2, sigma = -1), class = "scalebayes_error_input")
 })
+
+test_that("k = 1 Newton systems: dual normal equations, Givens QR and the restart reach the same optimum", {
+  # newton = "dual" on weights spread over 8 decades loses the direction and restarts on the QR (it then
+  # takes the QR's steps plus the blocked ones); all certificates must hold and the objectives must agree
+  # within the certified gaps
+  set.seed(3)
+  n <- 3000
+  x <- sort(runif(n))
+  y <- sin(6 * x) + rnorm(n, sd = 0.3)
+  for (spread in c(0, 8)) {
+    w <- 10^runif(n, -spread, 0)
+    lam <- 1e-3 * tf_lambda_max(y, x, k = 1, weights = w)
+    fits <- lapply(c("auto", "qr", "dual"), function(nw)
+      trend_filter(y, x, k = 1, weights = w, lambda = lam, control = tf_control(newton = nw)))
+    names(fits) <- c("auto", "qr", "dual")
+    D <- scalebayes:::cpp_tf_difference(x, 1)
+    for (nm in names(fits)) {
+      f <- fits[[nm]]
+      expect_true(f$rel_gap <= 1e-8, label = sprintf("gap spread=%d newton=%s", spread, nm))
+      cert <- tf_certificate(y, w, D, rep(lam, nrow(D)), f$beta[, 1], f$u[, 1])
+      expect_true(cert$feasible)
+      expect_lt(cert$rel_gap, 1e-7)
+    }
+    for (nm in c("auto", "dual")) {
+      expect_lte(abs(fits[[nm]]$primal - fits$qr$primal), fits[[nm]]$gap + fits$qr$gap + 1e-12 * fits$qr$primal)
+    }
+    if (spread == 8) expect_gt(fits$dual$iter, fits$qr$iter)  # the restart was taken
+  }
+  expect_error(tf_control(newton = "cholesky"), class = "error")
+})

@@ -47,8 +47,9 @@ struct IPControl {
   int centrality = 1;      // primal interior point with dual-normal directions: Gondzio centrality correctors per
                           // step (one more solve each; n = 1e5, k = 1: 23 -> 21 steps, 2 correctors: 18 steps but
                           // slower overall; with Givens directions they cost steps at n = 1e6, so not used there)
-  bool quasi_definite = true;  // primal interior point, k <= 1: directions from the dual normal equations
-                               // (dual_normal_band.hpp) instead of the Givens QR, where measured to hold
+  int newton = 0;  // primal interior point, Newton directions: 0 = dual normal equations (dual_normal_band.hpp)
+                   // for k <= 1 where measured to hold, else Givens QR; 1 = Givens QR only; 2 = dual normal
+                   // equations for every k <= 1 problem (still restarting on the QR when blocked)
   bool primal_first = true;  // banded D: primal-dual interior point on the primal first (primal_ip.hpp), the dual
                              // interior point only when that does not reach tol (the better certificate wins)
 };

@@ -181,9 +181,9 @@ inline IPResult primal_ip(BandedOp& op, const BandedD& D, const Eigen::VectorXd&
   // problem tried; unweighted n = 1e6 and Exp(1)-weighted n = 1e5 lost the direction on most). Givens QR
   // otherwise, and as the fallback (a restart) when a dual-normal step is blocked.
   bool use_qd = false;
-  if (ctl.quasi_definite && D.width <= 3) {
+  if (ctl.newton != 1 && D.width <= 3) {
     const double wr = w.maxCoeff() / w.minCoeff();
-    use_qd = static_cast<double>(n) * std::sqrt(std::sqrt(wr)) <= 3e5;
+    use_qd = ctl.newton == 2 || static_cast<double>(n) * std::sqrt(std::sqrt(wr)) <= 3e5;
   }
   if (use_qd) qd.prepare(D, w.data());
   Eigen::VectorXd th(m), ip(m), iq(m);
