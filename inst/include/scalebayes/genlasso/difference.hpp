@@ -14,10 +14,24 @@
 #include <limits>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 namespace scalebayes {
 namespace genlasso {
+
+// Calls f(std::integral_constant<int, W>) with W = width for the widths of trend filtering k = 0..3 (kernels
+// then unroll their loops over a compile-time width), W = 0 (run-time width) otherwise.
+template <class F>
+void dispatch_width(int width, F&& f) {
+  switch (width) {
+    case 2: f(std::integral_constant<int, 2>{}); break;
+    case 3: f(std::integral_constant<int, 3>{}); break;
+    case 4: f(std::integral_constant<int, 4>{}); break;
+    case 5: f(std::integral_constant<int, 5>{}); break;
+    default: f(std::integral_constant<int, 0>{}); break;
+  }
+}
 
 // A banded matrix with m rows of `width` consecutive nonzeros: row i occupies columns i..i+width-1.
 struct BandedD {
@@ -29,23 +43,11 @@ struct BandedD {
 
   // out = D v (length m)
   void apply(const double* v, double* out) const {
-    switch (width) {
-      case 2: apply_w<2>(v, out); break;
-      case 3: apply_w<3>(v, out); break;
-      case 4: apply_w<4>(v, out); break;
-      case 5: apply_w<5>(v, out); break;
-      default: apply_w<0>(v, out); break;
-    }
+    dispatch_width(width, [&](auto W) { apply_w<decltype(W)::value>(v, out); });
   }
   // out = D' u (length n), gathered row by row of D' (no zero fill, no scatter)
   void apply_t(const double* u, double* out) const {
-    switch (width) {
-      case 2: apply_t_w<2>(u, out); break;
-      case 3: apply_t_w<3>(u, out); break;
-      case 4: apply_t_w<4>(u, out); break;
-      case 5: apply_t_w<5>(u, out); break;
-      default: apply_t_w<0>(u, out); break;
-    }
+    dispatch_width(width, [&](auto W) { apply_t_w<decltype(W)::value>(u, out); });
   }
 
  private:

@@ -53,23 +53,11 @@ class DualNormalBand {
   }
   // Factors Theta + D W^-1 D' for the diagonal theta (length m); prepare() first.
   void factor(const double* theta) {
-    switch (D_->width) {
-      case 2: factor_t<2>(theta); break;
-      case 3: factor_t<3>(theta); break;
-      case 4: factor_t<4>(theta); break;
-      case 5: factor_t<5>(theta); break;
-      default: factor_t<0>(theta); break;
-    }
+    dispatch_width(D_->width, [&](auto W) { factor_t<decltype(W)::value>(theta); });
   }
   // Solves for right-hand sides r1 (length n), r2 (length m) with the last factorization.
   void solve(const double* r1, const double* r2, double* db, double* du) {
-    switch (D_->width) {
-      case 2: solve_all<2>(r1, r2, db, du); break;
-      case 3: solve_all<3>(r1, r2, db, du); break;
-      case 4: solve_all<4>(r1, r2, db, du); break;
-      case 5: solve_all<5>(r1, r2, db, du); break;
-      default: solve_all<0>(r1, r2, db, du); break;
-    }
+    dispatch_width(D_->width, [&](auto W) { solve_all<decltype(W)::value>(r1, r2, db, du); });
   }
 
  private:
