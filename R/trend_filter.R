@@ -164,8 +164,8 @@ trend_filter <- function(y, x = NULL, k = 3, lambda = NULL, weights = NULL, pena
     sb_abort(c("{.code method = \"dp\"} is only available for {.code k = 0}.",
                i = "Use {.code tf_control(method = \"auto\")}."), arg = "control")
   }
-  lm <- sb_call_engine(cpp_tf_lambda_max(d$y, d$x, d$weights, d$k, pw))
   if (is.null(lambda)) {
+    lm <- sb_call_engine(cpp_tf_lambda_max(d$y, d$x, d$weights, d$k, pw))
     lmax <- max(lm$lambda_max, .Machine$double.xmin)
     lambda <- exp(seq(log(lmax), log(lmax * lambda_min_ratio), length.out = nlambda))
   }
@@ -188,14 +188,10 @@ trend_filter <- function(y, x = NULL, k = 3, lambda = NULL, weights = NULL, pena
     }
     sb_warn(msg)
   }
-  # degrees of freedom (Tibshirani & Taylor 2011): knots + k + 1; a knot is a difference whose dual variable
-  # sits on the box (|u_j| = lambda_j) and whose jump is not rounding noise
-  Dbeta <- abs(tf_apply_difference(d$x, d$k, r$beta))
-  noise <- 1e-12 * max(abs(tf_apply_difference(d$x, d$k, d$y)), .Machine$double.xmin)
-  lam_j <- outer(rep_len(pw, nrow(Dbeta)), lambda)
-  df <- colSums(abs(r$u) >= (1 - 1e-6) * lam_j & Dbeta > noise) + d$k + 1L
-  structure(list(beta = r$beta, u = r$u, lambda = lambda, lambda_max = lm$lambda_max, gap = r$gap, rel_gap = r$rel_gap,
-                 primal = r$primal, iter = r$iter, converged = converged, rounding_rel = r$rounding_rel, df = df,
+  # r$df: degrees of freedom (Tibshirani & Taylor 2011), knots + k + 1; a knot is a difference whose dual
+  # variable sits on the box (|u_j| = lambda_j) and whose jump is not rounding noise (trend_filter_df())
+  structure(list(beta = r$beta, u = r$u, lambda = lambda, lambda_max = r$lambda_max, gap = r$gap, rel_gap = r$rel_gap,
+                 primal = r$primal, iter = r$iter, converged = converged, rounding_rel = r$rounding_rel, df = r$df,
                  x = d$x, y = d$y, k = d$k,
                  weights = d$weights, penalty_weights = pw, control = control, call = call, timing = timing),
             class = "sb_trend_filter")

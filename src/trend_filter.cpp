@@ -56,10 +56,17 @@ Rcpp::List cpp_tf_path(Rcpp::NumericVector y, Rcpp::NumericVector x, Rcpp::Numer
   const Eigen::VectorXd b0 = gl::poly_projection(yv, xv, wv, k);
   gl::PathResult r =
       gl::trend_filter_path(D, k, yv, wv, w0v, lv, to_method(method), ip_control(tol, max_iter, method), warm, &u0, &b0);
+  // degrees of freedom per lambda, and lambda_max from the dual already at hand (no second pass from R)
+  Eigen::VectorXd dy(D.m);
+  D.apply(yv.data(), dy.data());
+  const double noise = 1e-12 * std::max(dy.cwiseAbs().maxCoeff(), std::numeric_limits<double>::min());
+  Rcpp::IntegerVector df(lv.size());
+  for (int l = 0; l < lv.size(); ++l) df[l] = gl::trend_filter_df(D, k, r.beta.col(l).data(), r.u.col(l).data(), lv[l], w0v, noise);
   return Rcpp::List::create(Rcpp::Named("beta") = Rcpp::wrap(r.beta), Rcpp::Named("u") = Rcpp::wrap(r.u),
                             Rcpp::Named("gap") = Rcpp::wrap(r.gap), Rcpp::Named("rel_gap") = Rcpp::wrap(r.rel_gap),
                             Rcpp::Named("primal") = Rcpp::wrap(r.primal), Rcpp::Named("iter") = Rcpp::wrap(r.iter),
-                            Rcpp::Named("rounding_rel") = Rcpp::wrap(r.rounding_rel));
+                            Rcpp::Named("rounding_rel") = Rcpp::wrap(r.rounding_rel), Rcpp::Named("df") = df,
+                            Rcpp::Named("lambda_max") = gl::lambda_max_from_dual(u0, w0v));
 }
 
 // [[Rcpp::export]]

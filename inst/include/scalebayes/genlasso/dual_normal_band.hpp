@@ -55,8 +55,9 @@ class DualNormalBand {
   void factor(const double* theta) {
     dispatch_width(D_->width, [&](auto W) { factor_t<decltype(W)::value>(theta); });
   }
-  // Solves for right-hand sides r1 (length n), r2 (length m) with the last factorization.
-  void solve(const double* r1, const double* r2, double* db, double* du) {
+  // Solves for the right-hand sides -r1 (length n), -r2 (length m) with the last factorization (the interior
+  // point's residuals enter negated; taking them as they are saves a copy of each).
+  void solve_neg(const double* r1, const double* r2, double* db, double* du) {
     dispatch_width(D_->width, [&](auto W) { solve_all<decltype(W)::value>(r1, r2, db, du); });
   }
 
@@ -135,19 +136,29 @@ class DualNormalBand {
     const int n = D.n, m = D.m, kw = KW > 0 ? KW : D.width;
     const double* c = D.c.data();
     const double* wi = winv_.data();
-    for (int j = 0; j < m; ++j) {  // du = D W^-1 r1 - r2
+    for (int j = 0; j < m; ++j) {  // du = D W^-1 (-r1) + r2
       const double* cj = c + static_cast<std::size_t>(j) * kw;
-      double acc = -r2[j];
-      for (int l = 0; l < kw; ++l) acc += cj[l] * r1[j + l] * wi[j + l];
+      double acc = r2[j];
+      SB_DN_UNROLL
+      for (int l = 0; l < kw; ++l) acc -= cj[l] * r1[j + l] * wi[j + l];
       du[j] = acc;
     }
     solve_t<KW>(du);
-    for (int t = 0; t < n; ++t) {  // dbeta = W^-1 (r1 - D' du), D' du gathered
-      const int lo = std::max(0, t - m + 1), hi = std::min(kw - 1, t);
-      double acc = r1[t];
+    // dbeta = W^-1 (-r1 - D' du), D' du gathered; columns kw-1 .. m-1 meet a full band of rows
+    auto gather = [&](int t, int lo, int hi) {
+      double acc = -r1[t];
       for (int l = lo; l <= hi; ++l) acc -= c[static_cast<std::size_t>(t - l) * kw + l] * du[t - l];
       db[t] = acc * wi[t];
+    };
+    const int t1 = std::min(kw - 1, n);
+    for (int t = 0; t < t1; ++t) gather(t, std::max(0, t - m + 1), std::min(kw - 1, t));
+    for (int t = t1; t < m; ++t) {
+      double acc = -r1[t];
+      SB_DN_UNROLL
+      for (int l = 0; l < kw; ++l) acc -= c[static_cast<std::size_t>(t - l) * kw + l] * du[t - l];
+      db[t] = acc * wi[t];
     }
+    for (int t = std::max(t1, m); t < n; ++t) gather(t, std::max(0, t - m + 1), std::min(kw - 1, t));
   }
 
   // x = M^-1 x in place; the fixed-width path keeps the pending entries in registers

@@ -27,6 +27,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <memory>
 #include <stdexcept>
 #include <vector>
 #ifdef SB_TRACE
@@ -85,6 +86,12 @@ class BandedLS {
 
 // Solves the weighted problem for a banded D (already row-scaled, see ScaledD). lam: per-row penalties.
 // beta_start (optional): a primal warm start.
+//
+// Each step streams its O(n) vectors as few times as it can (at n = 1e5 and k = 1 these passes, not the banded
+// solves, were half the time): the certificate of the new iterate leaves D beta, D'u and the dual residual
+// for the next step, the predictor's right-hand side is D beta itself, its step length and predicted
+// complementarity come from one pass, and the work vectors of the unused Newton path, of the Gondzio corrector
+// and of the polisher are allocated only when needed.
 inline IPResult primal_ip(BandedOp& op, const BandedD& D, const Eigen::VectorXd& y, const Eigen::VectorXd& w,
                           const Eigen::VectorXd& lam, const IPControl& ctl,
                           const Eigen::VectorXd* beta_start = nullptr) {
@@ -100,13 +107,18 @@ inline IPResult primal_ip(BandedOp& op, const BandedD& D, const Eigen::VectorXd&
   for (int j = 0; j < m; ++j)
     if (lamb[j] <= 1e-300) lamb[j] = 1e-12 * lscale;
 
-  Eigen::VectorXd beta(n), u(m), z(m), pp(m), qq(m), a(m), b(m);
+  // iterate; z = D beta, dtu = D'u and rd = W (beta - y) + D'u always belong to it (set by start_point and by
+  // the certificate of every new iterate)
+  Eigen::VectorXd beta(n), u(m), z(m), pp(m), qq(m), a(m), b(m), dtu(n), rd(n);
+  bool rd_finite = true;
   // starting point: p - q = D beta, shifted into the interior so that the pairs are balanced
   auto start_point = [&]() {
     if (beta_start && beta_start->size() == n) beta = *beta_start;
     else beta = y;
     u.setZero();
     D.apply(beta.data(), z.data());
+    dtu.setZero();
+    rd = w.cwiseProduct(beta - y);
     double zabs = 0.0;
     for (int j = 0; j < m; ++j) zabs += std::abs(z[j]);
     zabs = std::max(zabs / m, 1e-12 * (y.cwiseAbs().maxCoeff() + 1.0));
@@ -116,59 +128,69 @@ inline IPResult primal_ip(BandedOp& op, const BandedD& D, const Eigen::VectorXd&
       a[j] = lamb[j];
       b[j] = lamb[j];
     }
+    rd_finite = std::isfinite(rd.squaredNorm());
   };
   start_point();
 
-  // certificate (long double): gap of the pair (beta, u)
+  // certificate: the gap of the pair (beta, u)
   const LD pfloor = gap_floor(y, w);
   auto rel = [&](LD g, LD pr) { return static_cast<double>(g / std::max(pr, pfloor)); };
-  // the pair certificate in precision T (double while far from the optimum, long double near it)
-  VecLD bl(n), ul(m), zl(m), dtu(n);
-  Eigen::VectorXd zd(m), dtud(n);
-  double cert_noise = 0;  // bound on the rounding error of the double-precision gap
-  auto certify_pair = [&](const Eigen::VectorXd& bb, const Eigen::VectorXd& uu, bool extended, LD& primal, LD& gap) {
+  // in double, for the current iterate; also refreshes z, dtu and rd for the next step
+  double cert_ls = 0, cert_rs = 0;
+  auto certify_current = [&](LD& primal, LD& gap) {
+    D.apply(beta.data(), z.data());
+    D.apply_t(u.data(), dtu.data());
+    double ls = 0, rs = 0, ps = 0, gs = 0;
+    for (int i = 0; i < n; ++i) {
+      const double e = beta[i] - y[i];
+      const double r = w[i] * e + dtu[i];
+      rd[i] = r;
+      ls += w[i] * e * e;
+      rs += r * r / w[i];
+    }
+    for (int j = 0; j < m; ++j) {
+      const double t = lam[j] * std::abs(z[j]);
+      ps += t;
+      gs += t - u[j] * z[j];
+    }
+    cert_ls = ls;
+    cert_rs = rs;
+    rd_finite = std::isfinite(rs);
+    primal = ls / 2 + ps;
+    gap = std::max(gs, 0.0) + rs / 2;
+  };
+  // bound on the rounding error of that double-precision gap
+  auto cert_noise = [&]() {
+    double az = 0;  // sum_j (lam_j + |u_j|) (|D| |beta|)_j: scales the rounding error of the penalty terms
+    const int kw = D.width;
+    for (int j = 0; j < m; ++j) {
+      const double* cj = &D.c[static_cast<std::size_t>(j) * kw];
+      double t = 0;
+      for (int q = 0; q < kw; ++q) t += std::abs(cj[q] * beta[j + q]);
+      az += (lam[j] + std::abs(u[j])) * t;
+    }
+    return 4.0 * (kw + 2) * std::numeric_limits<double>::epsilon() * (az + cert_ls + cert_rs);
+  };
+  // in long double, for any pair
+  VecLD bl, ul, zl, dtul;
+  auto certify_ld = [&](const Eigen::VectorXd& bb, const Eigen::VectorXd& uu, LD& primal, LD& gap) {
+    bl = bb.cast<LD>();
+    ul = uu.cast<LD>();
+    zl.resize(m);
+    dtul.resize(n);
+    op.D(bl.data(), zl.data());
+    op.Dt(ul.data(), dtul.data());
     LD loss = 0, rr = 0, pen = 0, g = 0;
-    if (extended) {
-      for (int i = 0; i < n; ++i) bl[i] = bb[i];
-      for (int j = 0; j < m; ++j) ul[j] = uu[j];
-      op.D(bl.data(), zl.data());
-      op.Dt(ul.data(), dtu.data());
-      for (int i = 0; i < n; ++i) {
-        const LD e = static_cast<LD>(y[i]) - bl[i];
-        loss += static_cast<LD>(w[i]) * e * e;
-        const LD r = static_cast<LD>(w[i]) * e - dtu[i];
-        rr += r * r / static_cast<LD>(w[i]);
-      }
-      for (int j = 0; j < m; ++j) {
-        const LD lj = lam[j];
-        pen += lj * std::abs(zl[j]);
-        g += lj * std::abs(zl[j]) - ul[j] * zl[j];
-      }
-    } else {
-      D.apply(bb.data(), zd.data());
-      D.apply_t(uu.data(), dtud.data());
-      double ls = 0, rs = 0, ps = 0, gs = 0;
-      for (int i = 0; i < n; ++i) {
-        const double e = y[i] - bb[i];
-        ls += w[i] * e * e;
-        const double r = w[i] * e - dtud[i];
-        rs += r * r / w[i];
-      }
-      double az = 0;  // sum_j (lam_j + |u_j|) (|D| |beta|)_j: scales the rounding error of the penalty terms
-      const int kw = D.width;
-      for (int j = 0; j < m; ++j) {
-        ps += lam[j] * std::abs(zd[j]);
-        gs += lam[j] * std::abs(zd[j]) - uu[j] * zd[j];
-        const double* cj = &D.c[static_cast<std::size_t>(j) * kw];
-        double t = 0;
-        for (int q = 0; q < kw; ++q) t += std::abs(cj[q] * bb[j + q]);
-        az += (lam[j] + std::abs(uu[j])) * t;
-      }
-      cert_noise = 4.0 * (kw + 2) * std::numeric_limits<double>::epsilon() * (az + ls + rs);
-      loss = ls;
-      rr = rs;
-      pen = ps;
-      g = gs;
+    for (int i = 0; i < n; ++i) {
+      const LD e = static_cast<LD>(y[i]) - bl[i];
+      loss += static_cast<LD>(w[i]) * e * e;
+      const LD r = static_cast<LD>(w[i]) * e - dtul[i];
+      rr += r * r / static_cast<LD>(w[i]);
+    }
+    for (int j = 0; j < m; ++j) {
+      const LD lj = lam[j];
+      pen += lj * std::abs(zl[j]);
+      g += lj * std::abs(zl[j]) - ul[j] * zl[j];
     }
     primal = loss / 2 + pen;
     gap = std::max(g, LD(0)) + rr / 2;
@@ -186,39 +208,46 @@ inline IPResult primal_ip(BandedOp& op, const BandedD& D, const Eigen::VectorXd&
     use_qd = ctl.newton == 2 || static_cast<double>(n) * std::sqrt(std::sqrt(wr)) <= 3e5;
   }
   if (use_qd) qd.prepare(D, w.data());
-  Eigen::VectorXd th(m), ip(m), iq(m);
-  Eigen::VectorXd gra(m), grb(m), gdb(n), gdu(m), gdp(m), gdq(m);
-  Eigen::VectorXd sw = w.cwiseSqrt(), isw = sw.cwiseInverse(), sd(m), c1(n), c2(m), ia(m), ib(m), ith(m);
-  Eigen::VectorXd nrd(n), rd(n), rp(m), ra(m), rb(m), g(m), tmpm(m), tmpn(n);
+  Eigen::VectorXd th(m), ip(m), iq(m), ia(m), ib(m), ra(m), rb(m), g(m);
   Eigen::VectorXd dbeta(n), du(m), dp(m), dq(m), dbaff(n), duaff(m), dpaff(m), dqaff(m);
-  // Solves the Newton system for complementarity residuals ra, rb (rd, rp fixed); fills db, du, dp, dq.
-  auto direction = [&](Eigen::VectorXd& db, Eigen::VectorXd& duo, Eigen::VectorXd& dpo, Eigen::VectorXd& dqo,
-                       bool factor) {
-    for (int j = 0; j < m; ++j) g[j] = rp[j] + ra[j] * ia[j] - rb[j] * ib[j];
+  // Gondzio corrector (dual-normal path only)
+  Eigen::VectorXd gra, grb, gdb, gdu, gdp, gdq;
+  if (use_qd && ctl.centrality > 0) {
+    gra.resize(m); grb.resize(m); gdb.resize(n); gdu.resize(m); gdp.resize(m); gdq.resize(m);
+  }
+  // Givens QR path
+  Eigen::VectorXd sw, isw, sd, c1, c2, ith, tmpm;
+  auto qr_work = [&]() {
+    if (sw.size() == n) return;
+    sw = w.cwiseSqrt();
+    isw = sw.cwiseInverse();
+    sd.resize(m); c1.resize(n); c2.resize(m); ith.resize(m); tmpm.resize(m);
+  };
+  // Newton direction (db, duo) for the rows' right-hand side gv = rp + ra/a - rb/b (rd fixed):
+  //   W db + D' du = -rd,   D db - Theta du = -gv
+  auto direction = [&](const double* gv, Eigen::VectorXd& db, Eigen::VectorXd& duo, bool factor) {
     if (use_qd) {
       if (factor) qd.factor(th.data());
-      for (int j = 0; j < m; ++j) tmpm[j] = -g[j];
-      qd.solve(nrd.data(), tmpm.data(), db.data(), duo.data());
+      qd.solve_neg(rd.data(), gv, db.data(), duo.data());
     } else {
-      for (int j = 0; j < m; ++j) c2[j] = -sd[j] * g[j];
+      for (int j = 0; j < m; ++j) c2[j] = -sd[j] * gv[j];
       for (int i = 0; i < n; ++i) c1[i] = -rd[i] * isw[i];
       if (factor) ls.solve(D, sw.data(), sd.data(), c1.data(), c2.data(), db.data());
       else ls.resolve(m, c1.data(), c2.data(), db.data());
       D.apply(db.data(), tmpm.data());
-      for (int j = 0; j < m; ++j) duo[j] = (tmpm[j] + g[j]) * ith[j];
-    }
-    for (int j = 0; j < m; ++j) {
-      dpo[j] = (-ra[j] + pp[j] * duo[j]) * ia[j];
-      dqo[j] = (-rb[j] - qq[j] * duo[j]) * ib[j];
+      for (int j = 0; j < m; ++j) duo[j] = (tmpm[j] + gv[j]) * ith[j];
     }
   };
-  // largest step in (0, 1] that keeps p, q, a, b >= 0 (reciprocals ip, iq, ia, ib of the current point: no
-  // divisions in the loop)
-  auto max_step = [&](const Eigen::VectorXd& duo, const Eigen::VectorXd& dpo, const Eigen::VectorXd& dqo) {
+  // dp, dq of a direction for the complementarity residuals ra, rb, and the largest step in (0, 1] that keeps
+  // p, q, a, b >= 0 (reciprocals ip, iq, ia, ib of the current point: no divisions)
+  auto finish = [&](const Eigen::VectorXd& duo, Eigen::VectorXd& dpo, Eigen::VectorXd& dqo) {
     double r = 1.0;
     for (int j = 0; j < m; ++j) {
+      const double dj = duo[j];
+      dpo[j] = (-ra[j] + pp[j] * dj) * ia[j];
+      dqo[j] = (-rb[j] - qq[j] * dj) * ib[j];
       const double r1 = std::max(-dpo[j] * ip[j], -dqo[j] * iq[j]);
-      const double r2 = std::max(duo[j] * ia[j], -duo[j] * ib[j]);
+      const double r2 = std::max(dj * ia[j], -dj * ib[j]);
       r = std::max(r, std::max(r1, r2));
     }
     return 1.0 / r;
@@ -231,27 +260,33 @@ inline IPResult primal_ip(BandedOp& op, const BandedD& D, const Eigen::VectorXd&
   LD best_primal = 0, best_gap = 0;
   bool best_ld = false;  // best pair certified in long double
   int it = 0;
-  op.set_weights(w.cwiseInverse().eval().data());
-  const VecLD yl = y.cast<LD>(), winvl = w.cwiseInverse().cast<LD>(), laml = lam.cast<LD>(), lambl = lamb.cast<LD>();
-  ActiveSetPolisher<BandedOp> polisher(op, yl, w, winvl, laml, lambl, pfloor);
+  // the polisher and its long-double data, made on first use
+  struct PolishData {
+    VecLD yl, winvl, laml, lambl;
+    std::unique_ptr<ActiveSetPolisher<BandedOp>> pol;
+  };
+  std::unique_ptr<PolishData> pd;
+  auto polisher = [&]() -> ActiveSetPolisher<BandedOp>& {
+    if (!pd) {
+      pd.reset(new PolishData);
+      const Eigen::VectorXd winv = w.cwiseInverse();
+      op.set_weights(winv.data());
+      pd->yl = y.cast<LD>();
+      pd->winvl = winv.cast<LD>();
+      pd->laml = lam.cast<LD>();
+      pd->lambl = lamb.cast<LD>();
+      pd->pol.reset(new ActiveSetPolisher<BandedOp>(op, pd->yl, w, pd->winvl, pd->laml, pd->lambl, pfloor));
+    }
+    return *pd->pol;
+  };
   double last_polish_mu = std::numeric_limits<double>::infinity();
   int last_gain = 0;
   for (; it < ctl.max_iter; ++it) {
-    // residuals
-    D.apply(beta.data(), z.data());
-    D.apply_t(u.data(), tmpn.data());
-    for (int i = 0; i < n; ++i) {
-      rd[i] = w[i] * (beta[i] - y[i]) + tmpn[i];
-      nrd[i] = -rd[i];
-    }
     double mu = 0.0;
     for (int j = 0; j < m; ++j) {
-      rp[j] = z[j] - pp[j] + qq[j];
       ia[j] = 1.0 / a[j];
       ib[j] = 1.0 / b[j];
-      const double t = std::max(pp[j] * ia[j] + qq[j] * ib[j], 1e-280);
-      ith[j] = 1.0 / t;
-      th[j] = t;
+      th[j] = std::max(pp[j] * ia[j] + qq[j] * ib[j], 1e-280);
       ip[j] = 1.0 / pp[j];
       iq[j] = 1.0 / qq[j];
       mu += pp[j] * a[j] + qq[j] * b[j];
@@ -259,34 +294,43 @@ inline IPResult primal_ip(BandedOp& op, const BandedD& D, const Eigen::VectorXd&
     mu /= 2.0 * m;
     // iterates lost to rounding (an overflowing pair): stop with the best certified pair so far; never hand
     // non-finite rows to the Givens QR, which would sweep them through every column
-    if (!std::isfinite(mu) || !std::isfinite(rd.squaredNorm())) break;
-    if (!use_qd)
-      for (int j = 0; j < m; ++j) sd[j] = std::sqrt(ith[j]);
-    // predictor
-    for (int j = 0; j < m; ++j) {
-      ra[j] = pp[j] * a[j];
-      rb[j] = qq[j] * b[j];
+    if (!std::isfinite(mu) || !rd_finite) break;
+    if (!use_qd) {
+      qr_work();
+      for (int j = 0; j < m; ++j) {
+        ith[j] = 1.0 / th[j];
+        sd[j] = std::sqrt(ith[j]);
+      }
     }
-    direction(dbaff, duaff, dpaff, dqaff, true);
-    const double saff = max_step(duaff, dpaff, dqaff);
-    double muaff = 0.0;
-    for (int j = 0; j < m; ++j)
-      muaff += (pp[j] + saff * dpaff[j]) * (a[j] - saff * duaff[j]) + (qq[j] + saff * dqaff[j]) * (b[j] + saff * duaff[j]);
-    muaff /= 2.0 * m;
+    // predictor (ra = p a, rb = q b): the right-hand side rp + p - q is D beta itself, dp = p (du/a - 1),
+    // dq = -q (1 + du/b); the predicted complementarity after a step s is mu (1 - s) + s^2 sum du (dq - dp) / 2m
+    direction(z.data(), dbaff, duaff, true);
+    double rmax = 1.0, a2 = 0.0;
+    for (int j = 0; j < m; ++j) {
+      const double s1 = duaff[j] * ia[j], s2 = duaff[j] * ib[j];
+      dpaff[j] = pp[j] * (s1 - 1.0);
+      dqaff[j] = -qq[j] * (1.0 + s2);
+      rmax = std::max(rmax, std::max(std::max(1.0 - s1, 1.0 + s2), std::max(s1, -s2)));
+      a2 += duaff[j] * (dqaff[j] - dpaff[j]);
+    }
+    const double saff = 1.0 / rmax;
+    const double muaff = mu * (1.0 - saff) + saff * saff * a2 / (2.0 * m);
     const double ratio = std::max(0.0, muaff / mu);
     const double sigma = ratio * ratio * ratio;
     // corrector
+    const double smu = sigma * mu;
     for (int j = 0; j < m; ++j) {
-      ra[j] = pp[j] * a[j] - dpaff[j] * duaff[j] - sigma * mu;
-      rb[j] = qq[j] * b[j] + dqaff[j] * duaff[j] - sigma * mu;
+      ra[j] = pp[j] * a[j] - dpaff[j] * duaff[j] - smu;
+      rb[j] = qq[j] * b[j] + dqaff[j] * duaff[j] - smu;
+      g[j] = (z[j] - pp[j] + qq[j]) + ra[j] * ia[j] - rb[j] * ib[j];
     }
-    direction(dbeta, du, dp, dq, false);
-    double smax = max_step(du, dp, dq);
+    direction(g.data(), dbeta, du, false);
+    double smax = finish(du, dp, dq);
     // Gondzio (1996) multiple centrality correctors: push the outlying complementarity products of a trial
     // point further along back into [0.1, 10] sigma mu, keep the corrected direction if it allows a longer step
     for (int kc = 0; use_qd && kc < ctl.centrality && smax < 1.0; ++kc) {
       const double at = std::min(1.0, 1.1 * smax + 0.1);
-      const double tgt = std::max(sigma * mu, 1e-300), lo = 0.1 * tgt, hi = 10.0 * tgt;
+      const double tgt = std::max(smu, 1e-300), lo = 0.1 * tgt, hi = 10.0 * tgt;
       for (int j = 0; j < m; ++j) {
         const double v1 = (pp[j] + at * dp[j]) * (a[j] - at * du[j]);
         const double v2 = (qq[j] + at * dq[j]) * (b[j] + at * du[j]);
@@ -296,11 +340,12 @@ inline IPResult primal_ip(BandedOp& op, const BandedD& D, const Eigen::VectorXd&
         t2 = std::max(t2, -hi);
         gra[j] = ra[j] - t1;
         grb[j] = rb[j] - t2;
+        g[j] = (z[j] - pp[j] + qq[j]) + gra[j] * ia[j] - grb[j] * ib[j];
       }
       ra.swap(gra);
       rb.swap(grb);
-      direction(gdb, gdu, gdp, gdq, false);
-      const double snew = max_step(gdu, gdp, gdq);
+      direction(g.data(), gdb, gdu, false);
+      const double snew = finish(gdu, gdp, gdq);
       if (snew >= smax + 0.1 * (at - smax)) {
         dbeta.swap(gdb); du.swap(gdu); dp.swap(gdp); dq.swap(gdq);
         smax = snew;
@@ -326,22 +371,22 @@ inline IPResult primal_ip(BandedOp& op, const BandedD& D, const Eigen::VectorXd&
       continue;
     }
     beta += step * dbeta;
-    u += step * du;
-    pp += step * dp;
-    qq += step * dq;
     for (int j = 0; j < m; ++j) {
+      u[j] += step * du[j];
+      pp[j] += step * dp[j];
+      qq[j] += step * dq[j];
       a[j] = lamb[j] - u[j];
       b[j] = lamb[j] + u[j];
       // keep strictly interior against rounding in lamb -/+ u
       if (!(a[j] > 0)) a[j] = std::numeric_limits<double>::min();
       if (!(b[j] > 0)) b[j] = std::numeric_limits<double>::min();
     }
-    certify_pair(beta, u, false, primal, gap);
+    certify_current(primal, gap);
     double rg = rel(gap, primal);
     // the long-double certificate only where the double one, within its rounding error, may be near tol
     bool ld = false;
-    if (rg < 1e-4 && rg < 100.0 * ctl.tol + cert_noise / std::max(static_cast<double>(primal), 1e-300)) {
-      certify_pair(beta, u, true, primal, gap);
+    if (rg < 1e-4 && rg < 100.0 * ctl.tol + cert_noise() / std::max(static_cast<double>(primal), 1e-300)) {
+      certify_ld(beta, u, primal, gap);
       rg = rel(gap, primal);
       ld = true;
     }
@@ -370,8 +415,9 @@ inline IPResult primal_ip(BandedOp& op, const BandedD& D, const Eigen::VectorXd&
       last_polish_mu = mu;
       double zs = 0.0;
       for (int j = 0; j < m; ++j) zs = std::max(zs, std::max(pp[j], qq[j]));
-      std::vector<char>& act = polisher.active;
-      std::vector<signed char>& sg = polisher.sign;
+      ActiveSetPolisher<BandedOp>& pol = polisher();
+      std::vector<char>& act = pol.active;
+      std::vector<signed char>& sg = pol.sign;
       act.assign(m, 0);
       sg.assign(m, 1);
       for (int j = 0; j < m; ++j) {
@@ -383,16 +429,16 @@ inline IPResult primal_ip(BandedOp& op, const BandedD& D, const Eigen::VectorXd&
           sg[j] = -1;
         }
       }
-      const double pr = polisher.run(u.cast<LD>(), ctl.tol);
+      const double pr = pol.run(u.cast<LD>(), ctl.tol);
 #ifdef SB_TRACE
       std::fprintf(stderr, "   polish rel %.3g\n", pr);
 #endif
       if (pr < best_rel) {
         best_rel = pr;
-        best_beta = polisher.beta.cast<double>();
-        best_u = polisher.u.cast<double>();
-        best_primal = polisher.primal;
-        best_gap = polisher.gap;
+        best_beta = pol.beta.cast<double>();
+        best_u = pol.u.cast<double>();
+        best_primal = pol.primal;
+        best_gap = pol.gap;
         best_ld = true;
       }
       if (pr <= ctl.tol) {
@@ -408,7 +454,7 @@ inline IPResult primal_ip(BandedOp& op, const BandedD& D, const Eigen::VectorXd&
     }
   }
   if (!best_ld && std::isfinite(best_rel)) {  // report a long-double certificate for the pair returned
-    certify_pair(best_beta, best_u, true, best_primal, best_gap);
+    certify_ld(best_beta, best_u, best_primal, best_gap);
     best_rel = rel(best_gap, best_primal);
   }
   res.beta = best_beta;

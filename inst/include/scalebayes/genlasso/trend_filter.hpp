@@ -10,6 +10,7 @@
 // Header-only, Eigen/std only, no R.
 #pragma once
 #include <Eigen/Dense>
+#include <cmath>
 #include <cstdint>
 #include <stdexcept>
 #include <vector>
@@ -127,6 +128,21 @@ inline IPResult solve_trend_filter(const BandedD& D, int k, const Eigen::VectorX
   ScaledD S(D);
   BandedOp local(S.D);
   return solve_scaled_ip(S, local, y, w, lam, ctl, u_start, false);
+}
+
+// Degrees of freedom of a trend-filtering fit (Tibshirani & Taylor 2011): knots + k + 1. A knot is a
+// difference whose dual variable sits on the box (|u_j| >= (1 - 1e-6) lam_j) and whose jump is not rounding
+// noise (|(D beta)_j| > noise; callers pass 1e-12 max_j |(D y)_j|). D unscaled; lam_j = lambda w0_j.
+inline int trend_filter_df(const BandedD& D, int k, const double* beta, const double* u, double lambda,
+                           const Eigen::VectorXd& w0, double noise) {
+  std::vector<double> z(static_cast<std::size_t>(D.m));
+  D.apply(beta, z.data());
+  int knots = 0;
+  for (int j = 0; j < D.m; ++j) {
+    const double lj = lambda * (w0.size() == 1 ? w0[0] : w0[j]);
+    if (std::abs(u[j]) >= (1 - 1e-6) * lj && std::abs(z[static_cast<std::size_t>(j)]) > noise) ++knots;
+  }
+  return knots + k + 1;
 }
 
 struct PathResult {
