@@ -55,10 +55,23 @@ class DualNormalBand {
   void factor(const double* theta) {
     dispatch_width(D_->width, [&](auto W) { factor_t<decltype(W)::value>(theta); });
   }
-  // Solves for the right-hand sides -r1 (length n), -r2 (length m) with the last factorization (the interior
-  // point's residuals enter negated; taking them as they are saves a copy of each).
-  void solve_neg(const double* r1, const double* r2, double* db, double* du) {
-    dispatch_width(D_->width, [&](auto W) { solve_all<decltype(W)::value>(r1, r2, db, du); });
+  // The interior point's right-hand sides enter negated, (-r1, -r2), and r1 (length n) is fixed for the
+  // solves of one step: set_r1() forms D W^-1 r1 once; solve_neg() then costs one pass and the banded
+  // substitutions. r1 must stay alive and unchanged until the last back_substitute().
+  void set_r1(const double* r1) {
+    r1_ = r1;
+    h_.resize(static_cast<std::size_t>(D_->m));
+    dispatch_width(D_->width, [&](auto W) { form_h<decltype(W)::value>(); });
+  }
+  // du for the right-hand side (-r1, -r2), r2 of length m.
+  void solve_neg(const double* r2, double* du) {
+    const int m = D_->m;
+    for (int j = 0; j < m; ++j) du[j] = r2[j] - h_[static_cast<std::size_t>(j)];
+    dispatch_width(D_->width, [&](auto W) { solve_t<decltype(W)::value>(du); });
+  }
+  // db = W^-1 (-r1 - D' du) for a du from solve_neg().
+  void back_substitute(const double* du, double* db) const {
+    dispatch_width(D_->width, [&](auto W) { solve_db<decltype(W)::value>(du, db); });
   }
 
  private:
@@ -130,35 +143,61 @@ class DualNormalBand {
     }
   }
 
+  // h = D W^-1 r1; the fixed-width path keeps the last kw products r1_i / w_i in registers
   template <int KW>
-  void solve_all(const double* r1, const double* r2, double* db, double* du) {
+  void form_h() {
     const BandedD& D = *D_;
+    const int m = D.m, kw = KW > 0 ? KW : D.width;
+    const double* c = D.c.data();
+    const double* wi = winv_.data();
+    const double* r1 = r1_;
+    double* h = h_.data();
+    if (KW > 0) {
+      double t[KW > 0 ? KW : 1];
+      SB_DN_UNROLL
+      for (int l = 0; l + 1 < kw; ++l) t[l] = r1[l] * wi[l];
+      for (int j = 0; j < m; ++j) {
+        t[kw - 1] = r1[j + kw - 1] * wi[j + kw - 1];
+        const double* cj = c + static_cast<std::size_t>(j) * kw;
+        double acc = 0.0;
+        SB_DN_UNROLL
+        for (int l = 0; l < kw; ++l) acc += cj[l] * t[l];
+        h[j] = acc;
+        SB_DN_UNROLL
+        for (int l = 0; l + 1 < kw; ++l) t[l] = t[l + 1];
+      }
+    } else {
+      for (int j = 0; j < m; ++j) {
+        const double* cj = c + static_cast<std::size_t>(j) * kw;
+        double acc = 0.0;
+        for (int l = 0; l < kw; ++l) acc += cj[l] * r1[j + l] * wi[j + l];
+        h[j] = acc;
+      }
+    }
+  }
+  // dbeta = W^-1 (-r1 - D' du), D' du gathered; columns kw-1 .. m-1 meet a full band of rows
+  template <int KW>
+  void solve_db(const double* du, double* db) const {
+    const BandedD& D = *D_;
+    const double* r1 = r1_;
     const int n = D.n, m = D.m, kw = KW > 0 ? KW : D.width;
     const double* c = D.c.data();
     const double* wi = winv_.data();
-    for (int j = 0; j < m; ++j) {  // du = D W^-1 (-r1) + r2
-      const double* cj = c + static_cast<std::size_t>(j) * kw;
-      double acc = r2[j];
-      SB_DN_UNROLL
-      for (int l = 0; l < kw; ++l) acc -= cj[l] * r1[j + l] * wi[j + l];
-      du[j] = acc;
-    }
-    solve_t<KW>(du);
-    // dbeta = W^-1 (-r1 - D' du), D' du gathered; columns kw-1 .. m-1 meet a full band of rows
-    auto gather = [&](int t, int lo, int hi) {
+    auto gather = [&](int t) {
+      const int lo = std::max(0, t - m + 1), hi = std::min(kw - 1, t);
       double acc = -r1[t];
       for (int l = lo; l <= hi; ++l) acc -= c[static_cast<std::size_t>(t - l) * kw + l] * du[t - l];
       db[t] = acc * wi[t];
     };
     const int t1 = std::min(kw - 1, n);
-    for (int t = 0; t < t1; ++t) gather(t, std::max(0, t - m + 1), std::min(kw - 1, t));
+    for (int t = 0; t < t1; ++t) gather(t);
     for (int t = t1; t < m; ++t) {
       double acc = -r1[t];
       SB_DN_UNROLL
       for (int l = 0; l < kw; ++l) acc -= c[static_cast<std::size_t>(t - l) * kw + l] * du[t - l];
       db[t] = acc * wi[t];
     }
-    for (int t = std::max(t1, m); t < n; ++t) gather(t, std::max(0, t - m + 1), std::min(kw - 1, t));
+    for (int t = std::max(t1, m); t < n; ++t) gather(t);
   }
 
   // x = M^-1 x in place; the fixed-width path keeps the pending entries in registers
@@ -218,7 +257,8 @@ class DualNormalBand {
   }
 
   const BandedD* D_ = nullptr;
-  std::vector<double> base_, L_, winv_;
+  const double* r1_ = nullptr;
+  std::vector<double> base_, L_, winv_, h_;
 };
 
 }  // namespace genlasso

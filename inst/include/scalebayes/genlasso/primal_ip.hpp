@@ -171,26 +171,26 @@ inline IPResult primal_ip(BandedOp& op, const BandedD& D, const Eigen::VectorXd&
     }
     return 4.0 * (kw + 2) * std::numeric_limits<double>::epsilon() * (az + cert_ls + cert_rs);
   };
-  // in long double, for any pair
-  VecLD bl, ul, zl, dtul;
+  // in long double, for any pair (D beta and D'u row by row: no long-double work vectors)
   auto certify_ld = [&](const Eigen::VectorXd& bb, const Eigen::VectorXd& uu, LD& primal, LD& gap) {
-    bl = bb.cast<LD>();
-    ul = uu.cast<LD>();
-    zl.resize(m);
-    dtul.resize(n);
-    op.D(bl.data(), zl.data());
-    op.Dt(ul.data(), dtul.data());
+    const int kw = D.width;
+    const double* c = D.c.data();
     LD loss = 0, rr = 0, pen = 0, g = 0;
-    for (int i = 0; i < n; ++i) {
-      const LD e = static_cast<LD>(y[i]) - bl[i];
-      loss += static_cast<LD>(w[i]) * e * e;
-      const LD r = static_cast<LD>(w[i]) * e - dtul[i];
-      rr += r * r / static_cast<LD>(w[i]);
+    for (int t = 0; t < n; ++t) {
+      LD dt = 0;  // (D'u)_t over the rows t - l of D that touch column t
+      for (int l = std::max(0, t - m + 1); l <= std::min(kw - 1, t); ++l)
+        dt += static_cast<LD>(c[static_cast<std::size_t>(t - l) * kw + l]) * static_cast<LD>(uu[t - l]);
+      const LD e = static_cast<LD>(y[t]) - static_cast<LD>(bb[t]);
+      loss += static_cast<LD>(w[t]) * e * e;
+      const LD r = static_cast<LD>(w[t]) * e - dt;
+      rr += r * r / static_cast<LD>(w[t]);
     }
     for (int j = 0; j < m; ++j) {
+      LD zj = 0;
+      for (int l = 0; l < kw; ++l) zj += static_cast<LD>(c[static_cast<std::size_t>(j) * kw + l]) * static_cast<LD>(bb[j + l]);
       const LD lj = lam[j];
-      pen += lj * std::abs(zl[j]);
-      g += lj * std::abs(zl[j]) - ul[j] * zl[j];
+      pen += lj * std::abs(zj);
+      g += lj * std::abs(zj) - static_cast<LD>(uu[j]) * zj;
     }
     primal = loss / 2 + pen;
     gap = std::max(g, LD(0)) + rr / 2;
@@ -209,11 +209,11 @@ inline IPResult primal_ip(BandedOp& op, const BandedD& D, const Eigen::VectorXd&
   }
   if (use_qd) qd.prepare(D, w.data());
   Eigen::VectorXd th(m), ip(m), iq(m), ia(m), ib(m), ra(m), rb(m), g(m);
-  Eigen::VectorXd dbeta(n), du(m), dp(m), dq(m), dbaff(n), duaff(m), dpaff(m), dqaff(m);
+  Eigen::VectorXd dbeta(n), du(m), dp(m), dq(m), duaff(m);
   // Gondzio corrector (dual-normal path only)
-  Eigen::VectorXd gra, grb, gdb, gdu, gdp, gdq;
+  Eigen::VectorXd gra, grb, gdu, gdp, gdq;
   if (use_qd && ctl.centrality > 0) {
-    gra.resize(m); grb.resize(m); gdb.resize(n); gdu.resize(m); gdp.resize(m); gdq.resize(m);
+    gra.resize(m); grb.resize(m); gdu.resize(m); gdp.resize(m); gdq.resize(m);
   }
   // Givens QR path
   Eigen::VectorXd sw, isw, sd, c1, c2, ith, tmpm;
@@ -225,10 +225,14 @@ inline IPResult primal_ip(BandedOp& op, const BandedD& D, const Eigen::VectorXd&
   };
   // Newton direction (db, duo) for the rows' right-hand side gv = rp + ra/a - rb/b (rd fixed):
   //   W db + D' du = -rd,   D db - Theta du = -gv
+  // With dual-normal directions db is left out (dbeta follows from the chosen du, qd.back_substitute()).
   auto direction = [&](const double* gv, Eigen::VectorXd& db, Eigen::VectorXd& duo, bool factor) {
     if (use_qd) {
-      if (factor) qd.factor(th.data());
-      qd.solve_neg(rd.data(), gv, db.data(), duo.data());
+      if (factor) {
+        qd.factor(th.data());
+        qd.set_r1(rd.data());
+      }
+      qd.solve_neg(gv, duo.data());
     } else {
       for (int j = 0; j < m; ++j) c2[j] = -sd[j] * gv[j];
       for (int i = 0; i < n; ++i) c1[i] = -rd[i] * isw[i];
@@ -304,14 +308,12 @@ inline IPResult primal_ip(BandedOp& op, const BandedD& D, const Eigen::VectorXd&
     }
     // predictor (ra = p a, rb = q b): the right-hand side rp + p - q is D beta itself, dp = p (du/a - 1),
     // dq = -q (1 + du/b); the predicted complementarity after a step s is mu (1 - s) + s^2 sum du (dq - dp) / 2m
-    direction(z.data(), dbaff, duaff, true);
+    direction(z.data(), dbeta, duaff, true);
     double rmax = 1.0, a2 = 0.0;
     for (int j = 0; j < m; ++j) {
       const double s1 = duaff[j] * ia[j], s2 = duaff[j] * ib[j];
-      dpaff[j] = pp[j] * (s1 - 1.0);
-      dqaff[j] = -qq[j] * (1.0 + s2);
       rmax = std::max(rmax, std::max(std::max(1.0 - s1, 1.0 + s2), std::max(s1, -s2)));
-      a2 += duaff[j] * (dqaff[j] - dpaff[j]);
+      a2 += duaff[j] * (-qq[j] * (1.0 + s2) - pp[j] * (s1 - 1.0));
     }
     const double saff = 1.0 / rmax;
     const double muaff = mu * (1.0 - saff) + saff * saff * a2 / (2.0 * m);
@@ -320,8 +322,9 @@ inline IPResult primal_ip(BandedOp& op, const BandedD& D, const Eigen::VectorXd&
     // corrector
     const double smu = sigma * mu;
     for (int j = 0; j < m; ++j) {
-      ra[j] = pp[j] * a[j] - dpaff[j] * duaff[j] - smu;
-      rb[j] = qq[j] * b[j] + dqaff[j] * duaff[j] - smu;
+      const double dpa = pp[j] * (duaff[j] * ia[j] - 1.0), dqa = -qq[j] * (1.0 + duaff[j] * ib[j]);
+      ra[j] = pp[j] * a[j] - dpa * duaff[j] - smu;
+      rb[j] = qq[j] * b[j] + dqa * duaff[j] - smu;
       g[j] = (z[j] - pp[j] + qq[j]) + ra[j] * ia[j] - rb[j] * ib[j];
     }
     direction(g.data(), dbeta, du, false);
@@ -344,10 +347,10 @@ inline IPResult primal_ip(BandedOp& op, const BandedD& D, const Eigen::VectorXd&
       }
       ra.swap(gra);
       rb.swap(grb);
-      direction(g.data(), gdb, gdu, false);
+      direction(g.data(), dbeta, gdu, false);
       const double snew = finish(gdu, gdp, gdq);
       if (snew >= smax + 0.1 * (at - smax)) {
-        dbeta.swap(gdb); du.swap(gdu); dp.swap(gdp); dq.swap(gdq);
+        du.swap(gdu); dp.swap(gdp); dq.swap(gdq);
         smax = snew;
       } else {
         ra.swap(gra);
@@ -355,6 +358,7 @@ inline IPResult primal_ip(BandedOp& op, const BandedD& D, const Eigen::VectorXd&
         break;
       }
     }
+    if (use_qd) qd.back_substitute(du.data(), dbeta.data());
     double step = std::min(1.0, 0.99 * smax);
     if (!std::isfinite(step) || !std::isfinite(sigma)) break;  // lost to rounding
     if (use_qd && step < 0.02) {
