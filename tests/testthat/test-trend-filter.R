@@ -384,3 +384,36 @@ test_that("k = 1 Newton systems: dual normal equations, Givens QR and the restar
   }
   expect_error(tf_control(newton = "cholesky"), class = "error")
 })
+
+test_that("k = 2, 3 at n = 1e5: the precision escalation certifies where double directions were lost", {
+  # The benchmark's problems (section 2 of bench/trend_filter.R). With double-precision directions only,
+  # k = 2 stopped at a relative gap of 4e-5 and k = 3 at 0.65 with a fit far from the signal (RMSE 2.7); the
+  # second primal run with the escalation on lost directions (primal_ip.hpp) reaches 3e-11 for k = 2 and, for
+  # k = 3, the rounding floor (no double-precision beta certifies below it) with the fit of a converged solve.
+  set.seed(2)
+  n <- 1e5
+  i <- seq_len(n)
+  truth <- sin(4 * pi * i / n) * exp(3 * i / n)
+  y <- truth + rnorm(n, sd = 2)
+  lam2 <- 1e-5 * tf_lambda_max(y, k = 2)
+  f2 <- trend_filter(y, k = 2, lambda = lam2)
+  expect_true(f2$converged)
+  expect_lte(f2$rel_gap, 1e-8)
+  # certificate in R with the banded D of x = 1..n (every row the coefficients of the first)
+  cf <- scalebayes:::cpp_tf_difference(1:4, 2)[1, ]
+  beta <- f2$beta[, 1]
+  u <- f2$u[, 1]
+  m <- n - 3
+  z <- Reduce(`+`, lapply(0:3, function(l) cf[l + 1] * beta[(1 + l):(m + l)]))
+  dtu <- numeric(n)
+  for (l in 0:3) dtu[(1 + l):(m + l)] <- dtu[(1 + l):(m + l)] + cf[l + 1] * u
+  gap <- sum(lam2 * abs(z) - u * z) + 0.5 * sum((y - beta - dtu)^2)
+  P <- 0.5 * sum((y - beta)^2) + lam2 * sum(abs(z))
+  expect_true(all(abs(u) <= lam2 * (1 + 1e-10)))
+  # (R's double-precision gap carries the rounding of D beta, bounded by rounding_rel)
+  expect_lt(gap / P, 1e-8 + 4 * f2$rounding_rel)
+  f3 <- suppressWarnings(trend_filter(y, k = 3, lambda = 2e-5 * tf_lambda_max(y, k = 3)))
+  expect_gt(f3$rounding_rel, 1e-3)
+  expect_lte(f3$rel_gap, 2 * f3$rounding_rel)
+  expect_lt(sqrt(mean((f3$beta[, 1] - truth)^2)), 0.1)
+})

@@ -50,6 +50,9 @@ struct IPControl {
   int newton = 0;  // primal interior point, Newton directions: 0 = dual normal equations (dual_normal_band.hpp)
                    // for k <= 1 where measured to hold, else Givens QR; 1 = Givens QR only; 2 = dual normal
                    // equations for every k <= 1 problem (still restarting on the QR when blocked)
+  bool escalate = false;  // primal interior point on the Givens path: on lost directions go back one step and
+                          // continue in extended precision (primal_ip.hpp); set for the second primal attempt of
+                          // solve_scaled_ip, after a first one without it stopped short
   bool primal_first = true;  // banded D: primal-dual interior point on the primal first (primal_ip.hpp), the dual
                              // interior point only when that does not reach tol (the better certificate wins)
 };

@@ -13,9 +13,11 @@
 namespace scalebayes {
 namespace genlasso {
 
-struct GivensBand {
+// T: the arithmetic of the factorization (double; long double for the primal interior point's hardest systems)
+template <class T>
+struct GivensBandT {
   int ncol = 0, w = 0;
-  std::vector<double> R, qc, cs, sn, a;
+  std::vector<T> R, qc, cs, sn, a;
   std::vector<int> col;
   std::vector<char> filled;
 
@@ -34,28 +36,28 @@ struct GivensBand {
 
   // Rotates the row held in `a` (entries for columns c0 .. c0+w-1; overwritten) with right-hand side gamma
   // into R; returns what is left of gamma (the row's component orthogonal to the range so far).
-  double rotate_in(int c0, double gamma) {
+  T rotate_in(int c0, T gamma) {
     for (int c = c0; c < ncol; ++c) {
-      const double alpha = a[0];
+      const T alpha = a[0];
       if (alpha != 0) {
-        double* Rc = &R[static_cast<std::size_t>(c) * w];
+        T* Rc = &R[static_cast<std::size_t>(c) * w];
         if (!filled[c]) {
           for (int q = 0; q < w; ++q) Rc[q] = a[q];
           qc[c] = gamma;
           filled[c] = 1;
           record(-(c + 1), 0.0, 0.0);
-          return 0.0;
+          return T(0);
         }
-        const double rho = Rc[0];
+        const T rho = Rc[0];
         // hypot without its cost: callers keep the entries far from the overflow threshold
-        const double r = std::sqrt(rho * rho + alpha * alpha);
-        const double c_ = rho / r, s_ = alpha / r;
+        const T r = std::sqrt(rho * rho + alpha * alpha);
+        const T c_ = rho / r, s_ = alpha / r;
         for (int q = 0; q < w; ++q) {
-          const double Rv = Rc[q], av = a[q];
+          const T Rv = Rc[q], av = a[q];
           Rc[q] = c_ * Rv + s_ * av;
           a[q] = -s_ * Rv + c_ * av;
         }
-        const double g = qc[c];
+        const T g = qc[c];
         qc[c] = c_ * g + s_ * gamma;
         gamma = -s_ * g + c_ * gamma;
         record(c + 1, c_, s_);
@@ -75,18 +77,18 @@ struct GivensBand {
   // qf = Q1' f: replays the recorded rotations; records [seg_end[s-1], seg_end[s]) belong to row s of the
   // least-squares matrix, whose right-hand side entry is rhs(s).
   template <class Rhs>
-  void replay(const std::vector<int>& seg_end, Rhs rhs, double* qf) const {
+  void replay(const std::vector<int>& seg_end, Rhs rhs, T* qf) const {
     for (int c = 0; c < ncol; ++c) qf[c] = 0.0;
     std::size_t r = 0;
     for (std::size_t s = 0; s < seg_end.size(); ++s) {
-      double gamma = rhs(s);
+      T gamma = rhs(s);
       const std::size_t end = static_cast<std::size_t>(seg_end[s]);
       for (; r < end; ++r) {
         const int c = col[r];
         if (c < 0) {
           qf[-c - 1] = gamma;
         } else {
-          const double g = qf[c - 1];
+          const T g = qf[c - 1];
           qf[c - 1] = cs[r] * g + sn[r] * gamma;
           gamma = -sn[r] * g + cs[r] * gamma;
         }
@@ -95,30 +97,32 @@ struct GivensBand {
   }
 
   // x = R^{-1} b (x may alias b)
-  void solve_r(const double* b, double* x) const {
+  void solve_r(const T* b, T* x) const {
     for (int j = ncol - 1; j >= 0; --j) {
-      const double* Rj = &R[static_cast<std::size_t>(j) * w];
-      double s = b[j];
+      const T* Rj = &R[static_cast<std::size_t>(j) * w];
+      T s = b[j];
       for (int q = 1; q < w && j + q < ncol; ++q) s -= Rj[q] * x[j + q];
       x[j] = s / Rj[0];
     }
   }
   // x = R^{-T} b in place
-  void solve_rt(double* b) const {
+  void solve_rt(T* b) const {
     for (int j = 0; j < ncol; ++j) {
-      double s = b[j];
+      T s = b[j];
       for (int q = 1; q < w && j - q >= 0; ++q) s -= R[static_cast<std::size_t>(j - q) * w + q] * b[j - q];
       b[j] = s / R[static_cast<std::size_t>(j) * w];
     }
   }
 
  private:
-  void record(int c, double c_, double s_) {
+  void record(int c, T c_, T s_) {
     col.push_back(c);
     cs.push_back(c_);
     sn.push_back(s_);
   }
 };
+
+using GivensBand = GivensBandT<double>;
 
 }  // namespace genlasso
 }  // namespace scalebayes

@@ -45,23 +45,25 @@ namespace genlasso {
 // column order (D-row i, then unit row i). Used instead of a Cholesky of the normal equations
 // W + D' S^2 D: the weights sd^2 = 1/theta reach 1e16 and more on rows off the knots (stiff least squares),
 // where the normal equations lose the W part (the polynomial null space of D) entirely.
+// T: double, or long double once the double factorization no longer resolves the system (primal_ip).
+template <class T>
 class BandedLS {
  public:
   // Factors A = [diag(sd) D; diag(sw)] (rows interleaved) and solves for (c1, c2); the rotations are
   // recorded so that resolve() can solve for another right-hand side with the same matrix (the corrector).
-  void solve(const BandedD& D, const double* sw, const double* sd, const double* c1, const double* c2, double* x) {
+  void solve(const BandedD& D, const T* sw, const T* sd, const T* c1, const T* c2, T* x) {
     const int n = D.n, m = D.m, w = D.width;
     g_.reset(n, w);
     seg_end_.assign(2 * static_cast<std::size_t>(n), 0);
-    std::vector<double>& a = g_.a;
+    std::vector<T>& a = g_.a;
     for (int i = 0; i < n; ++i) {
       if (i < m) {
         const double* ci = &D.c[static_cast<std::size_t>(i) * w];
-        for (int q = 0; q < w; ++q) a[q] = sd[i] * ci[q];
+        for (int q = 0; q < w; ++q) a[q] = sd[i] * static_cast<T>(ci[q]);
         g_.rotate_in(i, c2[i]);
       }
       seg_end_[2 * static_cast<std::size_t>(i)] = static_cast<int>(g_.n_records());
-      std::fill(a.begin(), a.end(), 0.0);
+      std::fill(a.begin(), a.end(), T(0));
       a[0] = sw[i];
       g_.rotate_in(i, c1[i]);
       seg_end_[2 * static_cast<std::size_t>(i) + 1] = static_cast<int>(g_.n_records());
@@ -69,20 +71,49 @@ class BandedLS {
     g_.solve_r(g_.qc.data(), x);
   }
   // Same matrix, new right-hand side: replays the recorded rotations.
-  void resolve(int m, const double* c1, const double* c2, double* x) {
+  void resolve(int m, const T* c1, const T* c2, T* x) {
     qf_.resize(g_.ncol);
     g_.replay(seg_end_, [&](std::size_t k) {
       const std::size_t i = k / 2;
-      return k % 2 == 0 ? (static_cast<int>(i) < m ? c2[i] : 0.0) : c1[i];
+      return k % 2 == 0 ? (static_cast<int>(i) < m ? c2[i] : T(0)) : c1[i];
     }, qf_.data());
     g_.solve_r(qf_.data(), x);
   }
 
  private:
-  GivensBand g_;
+  GivensBandT<T> g_;
   std::vector<int> seg_end_;
-  std::vector<double> qf_;
+  std::vector<T> qf_;
 };
+
+// The exact pair gap of (beta, u) in long double (see primal_ip), D beta and D'u row by row (no work
+// vectors): P(beta) = 1/2 sum_i w_i (y_i - beta_i)^2 + sum_j lam_j |z_j|, z = D beta;
+// gap = sum_j (lam_j |z_j| - u_j z_j) + 1/2 sum_i r_i^2 / w_i, r = W (y - beta) - D'u.
+inline void certify_pair_ld(const BandedD& D, const Eigen::VectorXd& y, const Eigen::VectorXd& w,
+                            const Eigen::VectorXd& lam, const Eigen::VectorXd& bb, const Eigen::VectorXd& uu,
+                            LD& primal, LD& gap) {
+  const int n = D.n, m = D.m, kw = D.width;
+  const double* c = D.c.data();
+  LD loss = 0, rr = 0, pen = 0, g = 0;
+  for (int t = 0; t < n; ++t) {
+    LD dt = 0;  // (D'u)_t over the rows t - l of D that touch column t
+    for (int l = std::max(0, t - m + 1); l <= std::min(kw - 1, t); ++l)
+      dt += static_cast<LD>(c[static_cast<std::size_t>(t - l) * kw + l]) * static_cast<LD>(uu[t - l]);
+    const LD e = static_cast<LD>(y[t]) - static_cast<LD>(bb[t]);
+    loss += static_cast<LD>(w[t]) * e * e;
+    const LD r = static_cast<LD>(w[t]) * e - dt;
+    rr += r * r / static_cast<LD>(w[t]);
+  }
+  for (int j = 0; j < m; ++j) {
+    LD zj = 0;
+    for (int l = 0; l < kw; ++l) zj += static_cast<LD>(c[static_cast<std::size_t>(j) * kw + l]) * static_cast<LD>(bb[j + l]);
+    const LD lj = lam[j];
+    pen += lj * std::abs(zj);
+    g += lj * std::abs(zj) - static_cast<LD>(uu[j]) * zj;
+  }
+  primal = loss / 2 + pen;
+  gap = std::max(g, LD(0)) + rr / 2;
+}
 
 // Solves the weighted problem for a banded D (already row-scaled, see ScaledD). lam: per-row penalties.
 // beta_start (optional): a primal warm start.
@@ -131,6 +162,18 @@ inline IPResult primal_ip(BandedOp& op, const BandedD& D, const Eigen::VectorXd&
     rd_finite = std::isfinite(rd.squaredNorm());
   };
   start_point();
+  // keep the slacks strictly interior against rounding in lamb -/+ u
+  auto set_slacks = [&]() {
+    for (int j = 0; j < m; ++j) {
+      if (!(a[j] > 0)) a[j] = std::numeric_limits<double>::min();
+      if (!(b[j] > 0)) b[j] = std::numeric_limits<double>::min();
+    }
+  };
+  // lost-direction test (see the loop): dual residual of the last iterate; previous iterate
+  double rr_prev = 0;
+  bool lost_check = false;  // not on the first step from a starting point
+  Eigen::VectorXd prev_beta, prev_u, prev_p, prev_q;
+  VecLD prev_bL, prev_uL;
 
   // certificate: the gap of the pair (beta, u)
   const LD pfloor = gap_floor(y, w);
@@ -171,32 +214,11 @@ inline IPResult primal_ip(BandedOp& op, const BandedD& D, const Eigen::VectorXd&
     }
     return 4.0 * (kw + 2) * std::numeric_limits<double>::epsilon() * (az + cert_ls + cert_rs);
   };
-  // in long double, for any pair (D beta and D'u row by row: no long-double work vectors)
   auto certify_ld = [&](const Eigen::VectorXd& bb, const Eigen::VectorXd& uu, LD& primal, LD& gap) {
-    const int kw = D.width;
-    const double* c = D.c.data();
-    LD loss = 0, rr = 0, pen = 0, g = 0;
-    for (int t = 0; t < n; ++t) {
-      LD dt = 0;  // (D'u)_t over the rows t - l of D that touch column t
-      for (int l = std::max(0, t - m + 1); l <= std::min(kw - 1, t); ++l)
-        dt += static_cast<LD>(c[static_cast<std::size_t>(t - l) * kw + l]) * static_cast<LD>(uu[t - l]);
-      const LD e = static_cast<LD>(y[t]) - static_cast<LD>(bb[t]);
-      loss += static_cast<LD>(w[t]) * e * e;
-      const LD r = static_cast<LD>(w[t]) * e - dt;
-      rr += r * r / static_cast<LD>(w[t]);
-    }
-    for (int j = 0; j < m; ++j) {
-      LD zj = 0;
-      for (int l = 0; l < kw; ++l) zj += static_cast<LD>(c[static_cast<std::size_t>(j) * kw + l]) * static_cast<LD>(bb[j + l]);
-      const LD lj = lam[j];
-      pen += lj * std::abs(zj);
-      g += lj * std::abs(zj) - static_cast<LD>(uu[j]) * zj;
-    }
-    primal = loss / 2 + pen;
-    gap = std::max(g, LD(0)) + rr / 2;
+    certify_pair_ld(D, y, w, lam, bb, uu, primal, gap);
   };
 
-  BandedLS ls;
+  BandedLS<double> ls;
   DualNormalBand qd;
   // Newton directions from the dual normal equations (dual_normal_band.hpp) for k <= 1 where they are measured
   // to hold: n (w_max / w_min)^(1/4) <= 3e5 (unweighted n = 1e5 and Exp(1)-weighted n = 1e4 held on every
@@ -223,6 +245,58 @@ inline IPResult primal_ip(BandedOp& op, const BandedD& D, const Eigen::VectorXd&
     isw = sw.cwiseInverse();
     sd.resize(m); c1.resize(n); c2.resize(m); ith.resize(m); tmpm.resize(m);
   };
+  // Extended precision, switched on by lost directions (Givens path only; see the loop). The multipliers
+  // du = Theta^-1 (D db + g) carry the rounding of D db times Theta^-1 (~ lam^2 / mu, 1e29 at k = 3, n = 1e5),
+  // and D'u must match residuals of the size of y while u is of the size of lam (up to n^(k+1) times larger):
+  // for k >= 2 at large n the double directions stop satisfying W db + D'du = -rd and the dual residual grows
+  // instead of shrinking (measured: n = 1e5, k = 2 from 0.5 to 1e8 over 70 steps). Level 1 keeps the iterate
+  // (bL, uL) and its residuals (rdL, rpL) in long double and refines every direction once on the unreduced
+  // system; level 2 also factors in long double (BandedLS<LD>). The returned pair and every certificate stay
+  // those of the double rounding of the iterate.
+  int ext = 0;
+  VecLD bL, uL, rdL, rpL, dbL, duL, rz, rt, swL, iswL, sdL, c1L, c2L, xbL;
+  const VecLD lambL = lamb.cast<LD>();
+  Eigen::VectorXd rpd, f1, f2, eb, eu;
+  BandedLS<LD> lsx;
+  // D beta, D'u and the residuals of the long-double iterate (z holds rp + p - q, the predictor's right-hand side)
+  auto ext_residuals = [&]() {
+    op.D(bL.data(), rz.data());
+    op.Dt(uL.data(), rt.data());
+    double rs = 0;
+    for (int i = 0; i < n; ++i) {
+      rdL[i] = static_cast<LD>(w[i]) * (bL[i] - static_cast<LD>(y[i])) + rt[i];
+      rd[i] = static_cast<double>(rdL[i]);
+      rs += rd[i] * rd[i] / w[i];
+    }
+    for (int j = 0; j < m; ++j) {
+      rpL[j] = rz[j] - static_cast<LD>(pp[j]) + static_cast<LD>(qq[j]);
+      rpd[j] = static_cast<double>(rpL[j]);
+      z[j] = static_cast<double>(rpL[j] + static_cast<LD>(pp[j]) - static_cast<LD>(qq[j]));
+    }
+    rd_finite = std::isfinite(rs);
+    return rs;
+  };
+  // one Givens solve  W db + D' du = -r1v,  D db - Theta du = -r2v  (double or long-double factorization)
+  auto qr_solve = [&](const double* r1v, const double* r2v, bool factor, double* db, double* duo) {
+    if (ext < 2) {
+      for (int j = 0; j < m; ++j) c2[j] = -sd[j] * r2v[j];
+      for (int i = 0; i < n; ++i) c1[i] = -r1v[i] * isw[i];
+      if (factor) ls.solve(D, sw.data(), sd.data(), c1.data(), c2.data(), db);
+      else ls.resolve(m, c1.data(), c2.data(), db);
+      D.apply(db, tmpm.data());
+      for (int j = 0; j < m; ++j) duo[j] = (tmpm[j] + r2v[j]) * ith[j];
+    } else {
+      if (factor)
+        for (int j = 0; j < m; ++j) sdL[j] = std::sqrt(1 / static_cast<LD>(th[j]));
+      for (int j = 0; j < m; ++j) c2L[j] = -sdL[j] * r2v[j];
+      for (int i = 0; i < n; ++i) c1L[i] = -r1v[i] * iswL[i];
+      if (factor) lsx.solve(D, swL.data(), sdL.data(), c1L.data(), c2L.data(), xbL.data());
+      else lsx.resolve(m, c1L.data(), c2L.data(), xbL.data());
+      op.D(xbL.data(), rz.data());
+      for (int j = 0; j < m; ++j) duo[j] = static_cast<double>((rz[j] + r2v[j]) * sdL[j] * sdL[j]);
+      for (int i = 0; i < n; ++i) db[i] = static_cast<double>(xbL[i]);
+    }
+  };
   // Newton direction (db, duo) for the rows' right-hand side gv = rp + ra/a - rb/b (rd fixed):
   //   W db + D' du = -rd,   D db - Theta du = -gv
   // With dual-normal directions db is left out (dbeta follows from the chosen du, qd.back_substitute()).
@@ -233,13 +307,43 @@ inline IPResult primal_ip(BandedOp& op, const BandedD& D, const Eigen::VectorXd&
         qd.set_r1(rd.data());
       }
       qd.solve_neg(gv, duo.data());
+      return;
+    }
+    qr_solve(rd.data(), gv, factor, db.data(), duo.data());
+    if (ext == 0) return;
+    // one refinement step: the residuals of the unreduced system in long double (rows of D with dp, dq
+    // eliminated: rp + D db - Theta du + ra/a - rb/b, where gv - rp = ra/a - rb/b), the correction from the same
+    // factorization, the direction accumulated in long double
+    dbL = db.cast<LD>();
+    duL = duo.cast<LD>();
+    op.D(dbL.data(), rz.data());
+    op.Dt(duL.data(), rt.data());
+    for (int i = 0; i < n; ++i) f1[i] = static_cast<double>(rdL[i] + static_cast<LD>(w[i]) * dbL[i] + rt[i]);
+    for (int j = 0; j < m; ++j)
+      f2[j] = static_cast<double>(rpL[j] + rz[j] - static_cast<LD>(th[j]) * duL[j] +
+                                  (static_cast<LD>(gv[j]) - static_cast<LD>(rpd[j])));
+    qr_solve(f1.data(), f2.data(), false, eb.data(), eu.data());
+    for (int i = 0; i < n; ++i) {
+      dbL[i] += eb[i];
+      db[i] = static_cast<double>(dbL[i]);
+    }
+    for (int j = 0; j < m; ++j) {
+      duL[j] += eu[j];
+      duo[j] = static_cast<double>(duL[j]);
+    }
+  };
+  // escalation: level 1 from the double iterate, level 2 adds the long-double factorization
+  auto escalate = [&]() {
+    ++ext;
+    if (ext == 1) {
+      bL = beta.cast<LD>();
+      uL = u.cast<LD>();
+      rdL.resize(n); rpL.resize(m); rz.resize(m); rt.resize(n);
+      rpd.resize(m); f1.resize(n); f2.resize(m); eb.resize(n); eu.resize(m);
     } else {
-      for (int j = 0; j < m; ++j) c2[j] = -sd[j] * gv[j];
-      for (int i = 0; i < n; ++i) c1[i] = -rd[i] * isw[i];
-      if (factor) ls.solve(D, sw.data(), sd.data(), c1.data(), c2.data(), db.data());
-      else ls.resolve(m, c1.data(), c2.data(), db.data());
-      D.apply(db.data(), tmpm.data());
-      for (int j = 0; j < m; ++j) duo[j] = (tmpm[j] + gv[j]) * ith[j];
+      swL = w.cast<LD>().cwiseSqrt();
+      iswL = swL.cwiseInverse();
+      sdL.resize(m); c1L.resize(n); c2L.resize(m); xbL.resize(n);
     }
   };
   // dp, dq of a direction for the complementarity residuals ra, rb, and the largest step in (0, 1] that keeps
@@ -325,7 +429,8 @@ inline IPResult primal_ip(BandedOp& op, const BandedD& D, const Eigen::VectorXd&
       const double dpa = pp[j] * (duaff[j] * ia[j] - 1.0), dqa = -qq[j] * (1.0 + duaff[j] * ib[j]);
       ra[j] = pp[j] * a[j] - dpa * duaff[j] - smu;
       rb[j] = qq[j] * b[j] + dqa * duaff[j] - smu;
-      g[j] = (z[j] - pp[j] + qq[j]) + ra[j] * ia[j] - rb[j] * ib[j];
+      const double rpj = ext ? rpd[j] : z[j] - pp[j] + qq[j];
+      g[j] = rpj + ra[j] * ia[j] - rb[j] * ib[j];
     }
     direction(g.data(), dbeta, du, false);
     double smax = finish(du, dp, dq);
@@ -367,6 +472,7 @@ inline IPResult primal_ip(BandedOp& op, const BandedD& D, const Eigen::VectorXd&
       // could stall). Certified pairs found so far are kept.
       use_qd = false;
       start_point();
+      lost_check = false;
       last_gain = it;
       last_polish_mu = std::numeric_limits<double>::infinity();
 #ifdef SB_TRACE
@@ -374,18 +480,76 @@ inline IPResult primal_ip(BandedOp& op, const BandedD& D, const Eigen::VectorXd&
 #endif
       continue;
     }
-    beta += step * dbeta;
-    for (int j = 0; j < m; ++j) {
-      u[j] += step * du[j];
-      pp[j] += step * dp[j];
-      qq[j] += step * dq[j];
-      a[j] = lamb[j] - u[j];
-      b[j] = lamb[j] + u[j];
-      // keep strictly interior against rounding in lamb -/+ u
-      if (!(a[j] > 0)) a[j] = std::numeric_limits<double>::min();
-      if (!(b[j] > 0)) b[j] = std::numeric_limits<double>::min();
+    if (ctl.escalate && !use_qd) {  // the iterate to go back to if this step's directions turn out lost
+      prev_beta = beta;
+      prev_u = u;
+      prev_p = pp;
+      prev_q = qq;
+      if (ext) {
+        prev_bL = bL;
+        prev_uL = uL;
+      }
     }
+    if (ext) {
+      for (int i = 0; i < n; ++i) {
+        bL[i] += step * dbL[i];
+        beta[i] = static_cast<double>(bL[i]);
+      }
+      for (int j = 0; j < m; ++j) {
+        uL[j] += step * duL[j];
+        u[j] = static_cast<double>(uL[j]);
+        pp[j] += step * dp[j];
+        qq[j] += step * dq[j];
+        a[j] = static_cast<double>(lambL[j] - uL[j]);
+        b[j] = static_cast<double>(lambL[j] + uL[j]);
+      }
+    } else {
+      beta += step * dbeta;
+      for (int j = 0; j < m; ++j) {
+        u[j] += step * du[j];
+        pp[j] += step * dp[j];
+        qq[j] += step * dq[j];
+        a[j] = lamb[j] - u[j];
+        b[j] = lamb[j] + u[j];
+      }
+    }
+    set_slacks();
     certify_current(primal, gap);
+    // Lost directions (Givens path): exact Newton directions shrink the dual residual by (1 - step) per step.
+    // Where it grows a hundredfold and dominates the certified gap, the factorization no longer resolves the
+    // system: go back to the previous iterate and escalate the precision (refinement with a long-double
+    // iterate, then the long-double factorization); where even that fails, stop with the best pair (continuing
+    // only drifts away).
+    const double rr = ext ? ext_residuals() : cert_rs;
+    if (ctl.escalate && !use_qd && lost_check && rr > 100.0 * rr_prev &&
+        rr > std::max(static_cast<double>(gap), 1e-3 * ctl.tol * static_cast<double>(primal))) {
+#ifdef SB_TRACE
+      std::fprintf(stderr, "directions lost at step %d (rr %.3g -> %.3g), precision level %d\n", it, rr_prev, rr, ext + 1);
+#endif
+      if (ext == 2) {
+        ++it;
+        break;
+      }
+      beta = prev_beta;
+      u = prev_u;
+      pp = prev_p;
+      qq = prev_q;
+      if (ext) {
+        bL = prev_bL;
+        uL = prev_uL;
+      }
+      escalate();
+      for (int j = 0; j < m; ++j) {
+        a[j] = static_cast<double>(lambL[j] - uL[j]);
+        b[j] = static_cast<double>(lambL[j] + uL[j]);
+      }
+      set_slacks();
+      certify_current(primal, gap);
+      rr_prev = ext_residuals();
+      continue;
+    }
+    lost_check = true;
+    rr_prev = rr;
     double rg = rel(gap, primal);
     // the long-double certificate only where the double one, within its rounding error, may be near tol
     bool ld = false;
