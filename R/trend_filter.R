@@ -116,9 +116,13 @@ check_penalty_weights <- function(pw, m, arg = "penalty_weights", call = rlang::
 #' (Johnson 2013). `k >= 1` is solved by a primal-dual interior-point method on the primal problem
 #' (Mehrotra's predictor-corrector; Newton steps by a banded Givens QR of the stiff least-squares form of
 #' \eqn{W + D^\top \Theta^{-1} D}, O(n k^2) per step, or for `k <= 1` by the cheaper banded dual normal
-#' equations with one Gondzio centrality corrector, see `newton` in [tf_control()]). If it stops short of the target, an interior point on
-#' the dual (Kim, Koh, Boyd & Gorinevsky 2009; extended-precision iterates, primal polish on the active set)
-#' is run and the better certificate is kept. Every solve reports its certified relative duality gap
+#' equations with one Gondzio centrality corrector, see `newton` in [tf_control()]). If it stops short of both the
+#' target and the rounding floor (`rounding_rel` below), it is run again with a precision escalation: where
+#' the double-precision Newton directions are lost (the dual residual grows a hundredfold), it goes back one
+#' step and continues with a long-double iterate and refined directions, then with a long-double
+#' factorization. If that too stops short, an interior point on the dual (Kim, Koh, Boyd & Gorinevsky 2009;
+#' extended-precision iterates, primal polish on the active set) is run; the best certificate of a returned
+#' (double-precision) pair is kept. Every solve reports its certified relative duality gap
 #' (`rel_gap`) and stops at `control$tol` (default 1e-8). Deviation from the issue's plan (banded Cholesky):
 #' the dual matrix \eqn{D W^{-1} D^\top} has condition number of order \eqn{n^{2k+2}}, and the Cholesky of the
 #' primal matrix loses the polynomial null space of D once \eqn{\Theta^{-1}} is large; both were measured to fail.

@@ -174,6 +174,22 @@ inline IPResult primal_ip(BandedOp& op, const BandedD& D, const Eigen::VectorXd&
   bool lost_check = false;  // not on the first step from a starting point
   Eigen::VectorXd prev_beta, prev_u, prev_p, prev_q;
   VecLD prev_bL, prev_uL;
+  int ext = 0;  // precision level (see below)
+  VecLD bL, uL;  // long-double iterate (ext >= 1)
+  auto previous = [&](bool restore) {  // keep (false) or go back to (true) the previous iterate
+    auto mv = [restore](auto& cur, auto& prev) {
+      if (restore) cur = prev;
+      else prev = cur;
+    };
+    mv(beta, prev_beta);
+    mv(u, prev_u);
+    mv(pp, prev_p);
+    mv(qq, prev_q);
+    if (ext) {
+      mv(bL, prev_bL);
+      mv(uL, prev_uL);
+    }
+  };
 
   // certificate: the gap of the pair (beta, u)
   const LD pfloor = gap_floor(y, w);
@@ -249,12 +265,11 @@ inline IPResult primal_ip(BandedOp& op, const BandedD& D, const Eigen::VectorXd&
   // du = Theta^-1 (D db + g) carry the rounding of D db times Theta^-1 (~ lam^2 / mu, 1e29 at k = 3, n = 1e5),
   // and D'u must match residuals of the size of y while u is of the size of lam (up to n^(k+1) times larger):
   // for k >= 2 at large n the double directions stop satisfying W db + D'du = -rd and the dual residual grows
-  // instead of shrinking (measured: n = 1e5, k = 2 from 0.5 to 1e8 over 70 steps). Level 1 keeps the iterate
+  // instead of shrinking (measured: n = 1e5, k = 2 from 0.5 to 3.8e8 over 70 steps). Level 1 keeps the iterate
   // (bL, uL) and its residuals (rdL, rpL) in long double and refines every direction once on the unreduced
   // system; level 2 also factors in long double (BandedLS<LD>). The returned pair and every certificate stay
   // those of the double rounding of the iterate.
-  int ext = 0;
-  VecLD bL, uL, rdL, rpL, dbL, duL, rz, rt, swL, iswL, sdL, c1L, c2L, xbL;
+  VecLD rdL, rpL, dbL, duL, rz, rt, swL, iswL, sdL, c1L, c2L, xbL;
   const VecLD lambL = lamb.cast<LD>();
   Eigen::VectorXd rpd, f1, f2, eb, eu;
   BandedLS<LD> lsx;
@@ -480,16 +495,7 @@ inline IPResult primal_ip(BandedOp& op, const BandedD& D, const Eigen::VectorXd&
 #endif
       continue;
     }
-    if (ctl.escalate && !use_qd) {  // the iterate to go back to if this step's directions turn out lost
-      prev_beta = beta;
-      prev_u = u;
-      prev_p = pp;
-      prev_q = qq;
-      if (ext) {
-        prev_bL = bL;
-        prev_uL = uL;
-      }
-    }
+    if (ctl.escalate && !use_qd) previous(false);  // the iterate to go back to if this step's directions are lost
     if (ext) {
       for (int i = 0; i < n; ++i) {
         bL[i] += step * dbL[i];
@@ -530,14 +536,7 @@ inline IPResult primal_ip(BandedOp& op, const BandedD& D, const Eigen::VectorXd&
         ++it;
         break;
       }
-      beta = prev_beta;
-      u = prev_u;
-      pp = prev_p;
-      qq = prev_q;
-      if (ext) {
-        bL = prev_bL;
-        uL = prev_uL;
-      }
+      previous(true);
       escalate();
       for (int j = 0; j < m; ++j) {
         a[j] = static_cast<double>(lambL[j] - uL[j]);
