@@ -11,10 +11,11 @@
 #' @param warm_start Warm-start each solve of a path (and of every WBB draw) from the previous / the
 #'   unweighted dual solution.
 #' @param newton How the interior point solves its Newton systems (mainly for testing). `"auto"`: for
-#'   `k <= 1` the banded dual normal equations \eqn{\Theta + D W^{-1} D^\top} (about 10x cheaper per step)
-#'   when \eqn{n (\max w / \min w)^{1/4} \le 3 \cdot 10^5}, where they were measured to hold; otherwise,
-#'   and as a restart whenever a step is blocked, the Givens QR. `"qr"`: always the Givens QR. `"dual"`:
-#'   the dual normal equations for every `k <= 1` problem (with the same restart).
+#'   `k <= 1` the banded dual normal equations \eqn{\Theta + D W^{-1} D^\top} (about 10x cheaper per step),
+#'   factored in double when \eqn{s = n (\max w / \min w)^{1/4} \le 3 \cdot 10^5} and in long double when
+#'   \eqn{s \le 10^7}, where they were measured to hold; otherwise, and as a restart whenever a step is
+#'   blocked, the Givens QR. `"qr"`: always the Givens QR. `"dual"`: the dual normal equations for every
+#'   `k <= 1` problem (with the same restart).
 #' @return A list of class `sb_tf_control`.
 #' @export
 #' @examples

@@ -417,3 +417,23 @@ test_that("k = 2, 3 at n = 1e5: the precision escalation certifies where double 
   expect_lte(f3$rel_gap, 2 * f3$rounding_rel)
   expect_lt(sqrt(mean((f3$beta[, 1] - truth)^2)), 0.1)
 })
+
+test_that("k = 1 beyond the double range of the dual normal equations: long-double directions certify", {
+  # Exp(1) weights at n = 3e4: n (max w / min w)^(1/4) is about 7e5, above the double range (3e5), so "auto"
+  # factors the dual normal equations in long double; the result must be certified and agree with the QR
+  set.seed(12)
+  n <- 3e4
+  x <- seq_len(n)
+  y <- sin(4 * pi * x / n) * exp(3 * x / n) + rnorm(n, sd = 2)
+  w <- rexp(n)
+  expect_gt(n * (max(w) / min(w))^0.25, 3e5)
+  for (ratio in c(1e-2, 1e-4)) {
+    lam <- ratio * tf_lambda_max(y, x, k = 1, weights = w)
+    fa <- trend_filter(y, x, k = 1, weights = w, lambda = lam)
+    fq <- trend_filter(y, x, k = 1, weights = w, lambda = lam, control = tf_control(newton = "qr"))
+    expect_lte(fa$rel_gap, 1e-8)
+    expect_lte(fq$rel_gap, 1e-8)
+    expect_true(all(abs(fa$u[, 1]) <= lam * (1 + 1e-10)))
+    expect_lte(abs(fa$primal - fq$primal), fa$gap + fq$gap + 1e-12 * fq$primal)
+  }
+})

@@ -13,8 +13,9 @@
 // Unlike the dual Newton matrix D W^{-1} D' (condition ~ n^(2k+2)), it is bounded below by W: the directions
 // in beta stay accurate at any n, and the ill-conditioning of interior points (Theta -> 0 or oo) is the
 // benign kind (Wright 1999). For k <= 1 and moderate n and weight spread the cheaper dual normal equations
-// (Theta + D W^{-1} D', dual_normal_band.hpp, about 10x cheaper) give the directions, with one Gondzio
-// centrality corrector per step and a restart on the Givens QR if a step is blocked. Mehrotra's
+// (Theta + D W^{-1} D', dual_normal_band.hpp, about 10x cheaper; in long double beyond the double range) give
+// the directions, with one Gondzio centrality corrector per step and a restart on the Givens QR if a step is
+// blocked. Mehrotra's
 // predictor-corrector; one step length for all variables.
 //
 // Every iterate (beta, u) with |u| < lam is certified by the exact pair gap
@@ -115,6 +116,13 @@ inline void certify_pair_ld(const BandedD& D, const Eigen::VectorXd& y, const Ei
   gap = std::max(g, LD(0)) + rr / 2;
 }
 
+// Largest size n (w_max / w_min)^(1/4) for which the primal interior point uses the dual normal equations in
+// long double (k <= 1; see primal_ip). Measured: unweighted n = 2e5, 5e5, 1e6 and Exp(1)-weighted n = 1e5,
+// 2e5 (sizes up to 4e6) certify in 20-28 steps, 1.6-2.4x faster than the Givens QR (n = 1e6: 5 s against
+// 12.7 s); uneven x with weights over 3 to 8 decades (n = 1e4 to 5e4) lose the direction and restart on the
+// QR, up to 25% slower than the QR alone.
+constexpr double QD_LD_MAX = 1e7;
+
 // Solves the weighted problem for a banded D (already row-scaled, see ScaledD). lam: per-row penalties.
 // beta_start (optional): a primal warm start.
 //
@@ -162,13 +170,6 @@ inline IPResult primal_ip(BandedOp& op, const BandedD& D, const Eigen::VectorXd&
     rd_finite = std::isfinite(rd.squaredNorm());
   };
   start_point();
-  // keep the slacks strictly interior against rounding in lamb -/+ u
-  auto set_slacks = [&]() {
-    for (int j = 0; j < m; ++j) {
-      if (!(a[j] > 0)) a[j] = std::numeric_limits<double>::min();
-      if (!(b[j] > 0)) b[j] = std::numeric_limits<double>::min();
-    }
-  };
   // lost-direction test (see the loop): dual residual of the last iterate; previous iterate
   double rr_prev = 0;
   bool lost_check = false;  // not on the first step from a starting point
@@ -236,16 +237,36 @@ inline IPResult primal_ip(BandedOp& op, const BandedD& D, const Eigen::VectorXd&
 
   BandedLS<double> ls;
   DualNormalBand qd;
+  DualNormalBandT<LD> qdx;
   // Newton directions from the dual normal equations (dual_normal_band.hpp) for k <= 1 where they are measured
-  // to hold: n (w_max / w_min)^(1/4) <= 3e5 (unweighted n = 1e5 and Exp(1)-weighted n = 1e4 held on every
-  // problem tried; unweighted n = 1e6 and Exp(1)-weighted n = 1e5 lost the direction on most). Givens QR
-  // otherwise, and as the fallback (a restart) when a dual-normal step is blocked.
-  bool use_qd = false;
+  // to hold. Size s = n (w_max / w_min)^(1/4): in double up to s = 3e5 (unweighted n = 1e5 and Exp(1)-weighted
+  // n = 1e4 held on every problem tried; unweighted n = 1e6 and Exp(1)-weighted n = 1e5 lost the direction on
+  // most), in long double up to QD_LD_MAX (see there). Givens QR otherwise, and as the fallback (a restart) when
+  // a dual-normal step is blocked.
+  int qd_kind = 0;  // 0: Givens QR, 1: dual normal equations in double, 2: in long double
   if (ctl.newton != 1 && D.width <= 3) {
     const double wr = w.maxCoeff() / w.minCoeff();
-    use_qd = ctl.newton == 2 || static_cast<double>(n) * std::sqrt(std::sqrt(wr)) <= 3e5;
+    const double size = static_cast<double>(n) * std::sqrt(std::sqrt(wr));
+    qd_kind = size <= 3e5 ? 1 : (size <= QD_LD_MAX || ctl.newton == 2) ? 2 : 0;
   }
-  if (use_qd) qd.prepare(D, w.data());
+  bool use_qd = qd_kind > 0;
+  auto with_qd = [&](auto&& f) {
+    if (qd_kind == 2) f(qdx);
+    else f(qd);
+  };
+  if (use_qd) with_qd([&](auto& q) { q.prepare(D, w.data()); });
+  // keep the slacks strictly interior against rounding in lamb -/+ u. With dual-normal directions at least half
+  // the resolution of u near the box (eps lam_j / 2): with the underflow threshold, Theta = p/a reached 1e302 at
+  // n = 1e6, k = 1 and the next factorization overflowed two steps short of the target. The Givens QR takes
+  // sqrt(1/Theta) and keeps the underflow threshold (the larger floor cost n = 1e5, k = 2 its certificate).
+  auto set_slacks = [&]() {
+    constexpr double half_eps = 0.5 * std::numeric_limits<double>::epsilon();
+    for (int j = 0; j < m; ++j) {
+      const double amin = use_qd ? half_eps * lamb[j] : std::numeric_limits<double>::min();
+      if (!(a[j] > amin)) a[j] = amin;
+      if (!(b[j] > amin)) b[j] = amin;
+    }
+  };
   Eigen::VectorXd th(m), ip(m), iq(m), ia(m), ib(m), ra(m), rb(m), g(m);
   Eigen::VectorXd dbeta(n), du(m), dp(m), dq(m), duaff(m);
   // Gondzio corrector (dual-normal path only)
@@ -317,11 +338,13 @@ inline IPResult primal_ip(BandedOp& op, const BandedD& D, const Eigen::VectorXd&
   // With dual-normal directions db is left out (dbeta follows from the chosen du, qd.back_substitute()).
   auto direction = [&](const double* gv, Eigen::VectorXd& db, Eigen::VectorXd& duo, bool factor) {
     if (use_qd) {
-      if (factor) {
-        qd.factor(th.data());
-        qd.set_r1(rd.data());
-      }
-      qd.solve_neg(gv, duo.data());
+      with_qd([&](auto& q) {
+        if (factor) {
+          q.factor(th.data());
+          q.set_r1(rd.data());
+        }
+        q.solve_neg(gv, duo.data());
+      });
       return;
     }
     qr_solve(rd.data(), gv, factor, db.data(), duo.data());
@@ -404,6 +427,39 @@ inline IPResult primal_ip(BandedOp& op, const BandedD& D, const Eigen::VectorXd&
   };
   double last_polish_mu = std::numeric_limits<double>::infinity();
   int last_gain = 0;
+  // Polishes on the active set (knots) read off the complementarity pairs of the current iterate: knot (+) when
+  // p_j / Zs > a_j / lam_j. Keeps the polished pair if its certificate is the best; returns that certificate.
+  auto run_polish = [&]() {
+    double zs = 0.0;
+    for (int j = 0; j < m; ++j) zs = std::max(zs, std::max(pp[j], qq[j]));
+    ActiveSetPolisher<BandedOp>& pol = polisher();
+    std::vector<char>& act = pol.active;
+    std::vector<signed char>& sg = pol.sign;
+    act.assign(m, 0);
+    sg.assign(m, 1);
+    for (int j = 0; j < m; ++j) {
+      if (pp[j] * lamb[j] > a[j] * zs) {
+        act[j] = 1;
+        sg[j] = 1;
+      } else if (qq[j] * lamb[j] > b[j] * zs) {
+        act[j] = 1;
+        sg[j] = -1;
+      }
+    }
+    const double pr = pol.run(u.cast<LD>(), ctl.tol);
+#ifdef SB_TRACE
+    std::fprintf(stderr, "   polish rel %.3g\n", pr);
+#endif
+    if (pr < best_rel) {
+      best_rel = pr;
+      best_beta = pol.beta.cast<double>();
+      best_u = pol.u.cast<double>();
+      best_primal = pol.primal;
+      best_gap = pol.gap;
+      best_ld = true;
+    }
+    return pr;
+  };
   for (; it < ctl.max_iter; ++it) {
     double mu = 0.0;
     for (int j = 0; j < m; ++j) {
@@ -478,7 +534,7 @@ inline IPResult primal_ip(BandedOp& op, const BandedD& D, const Eigen::VectorXd&
         break;
       }
     }
-    if (use_qd) qd.back_substitute(du.data(), dbeta.data());
+    if (use_qd) with_qd([&](auto& q) { q.back_substitute(du.data(), dbeta.data()); });
     double step = std::min(1.0, 0.99 * smax);
     if (!std::isfinite(step) || !std::isfinite(sigma)) break;  // lost to rounding
     if (use_qd && step < 0.02) {
@@ -560,6 +616,7 @@ inline IPResult primal_ip(BandedOp& op, const BandedD& D, const Eigen::VectorXd&
 #ifdef SB_TRACE
     std::fprintf(stderr, "pit %d step %.3g sigma %.3g mu %.3g rel %.3g\n", it, step, sigma, mu, rg);
 #endif
+
     if (rg < 0.5 * best_rel) last_gain = it;
     if (rg < best_rel) {
       best_rel = rg;
@@ -580,35 +637,7 @@ inline IPResult primal_ip(BandedOp& op, const BandedD& D, const Eigen::VectorXd&
     if (ctl.polish && mu_rel < 1e-3 * ctl.polish_from && mu < 1e-2 * last_polish_mu &&
         (!use_qd || it - last_gain >= 2)) {
       last_polish_mu = mu;
-      double zs = 0.0;
-      for (int j = 0; j < m; ++j) zs = std::max(zs, std::max(pp[j], qq[j]));
-      ActiveSetPolisher<BandedOp>& pol = polisher();
-      std::vector<char>& act = pol.active;
-      std::vector<signed char>& sg = pol.sign;
-      act.assign(m, 0);
-      sg.assign(m, 1);
-      for (int j = 0; j < m; ++j) {
-        if (pp[j] * lamb[j] > a[j] * zs) {
-          act[j] = 1;
-          sg[j] = 1;
-        } else if (qq[j] * lamb[j] > b[j] * zs) {
-          act[j] = 1;
-          sg[j] = -1;
-        }
-      }
-      const double pr = pol.run(u.cast<LD>(), ctl.tol);
-#ifdef SB_TRACE
-      std::fprintf(stderr, "   polish rel %.3g\n", pr);
-#endif
-      if (pr < best_rel) {
-        best_rel = pr;
-        best_beta = pol.beta.cast<double>();
-        best_u = pol.u.cast<double>();
-        best_primal = pol.primal;
-        best_gap = pol.gap;
-        best_ld = true;
-      }
-      if (pr <= ctl.tol) {
+      if (run_polish() <= ctl.tol) {
         ++it;
         break;
       }
