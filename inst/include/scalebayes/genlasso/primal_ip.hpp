@@ -119,8 +119,8 @@ inline void certify_pair_ld(const BandedD& D, const Eigen::VectorXd& y, const Ei
 // Largest size n (w_max / w_min)^(1/4) for which the primal interior point uses the dual normal equations in
 // long double (k <= 1; see primal_ip). Measured: unweighted n = 2e5, 5e5, 1e6 and Exp(1)-weighted n = 1e5,
 // 2e5 (sizes up to 4e6) certify in 20-28 steps, 1.6-2.4x faster than the Givens QR (n = 1e6: 5 s against
-// 12.7 s); uneven x with weights over 3 to 8 decades (n = 1e4 to 5e4) lose the direction and restart on the
-// QR, up to 25% slower than the QR alone.
+// 12.7 s); uneven x with weights over 8 decades (n = 1e4, 3e4) can lose the direction and restart on the QR,
+// at most 1.25x the QR alone.
 constexpr double QD_LD_MAX = 1e7;
 
 // Solves the weighted problem for a banded D (already row-scaled, see ScaledD). lam: per-row penalties.
