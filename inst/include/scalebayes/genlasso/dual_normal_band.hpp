@@ -73,7 +73,7 @@ class DualNormalBandT {
     T* x = du_buffer(du);
     for (int j = 0; j < m; ++j) x[j] = r2[j] - h_[static_cast<std::size_t>(j)];
     dispatch_width(D_->width, [&](auto W) { solve_t<decltype(W)::value>(x); });
-    if (static_cast<void*>(x) != static_cast<void*>(du))
+    if constexpr (!std::is_same<T, double>::value)
       for (int j = 0; j < m; ++j) du[j] = static_cast<double>(x[j]);
   }
   // db = W^-1 (-r1 - D' du) for a du from solve_neg().

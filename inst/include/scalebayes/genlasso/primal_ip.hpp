@@ -231,9 +231,6 @@ inline IPResult primal_ip(BandedOp& op, const BandedD& D, const Eigen::VectorXd&
     }
     return 4.0 * (kw + 2) * std::numeric_limits<double>::epsilon() * (az + cert_ls + cert_rs);
   };
-  auto certify_ld = [&](const Eigen::VectorXd& bb, const Eigen::VectorXd& uu, LD& primal, LD& gap) {
-    certify_pair_ld(D, y, w, lam, bb, uu, primal, gap);
-  };
 
   BandedLS<double> ls;
   DualNormalBand qd;
@@ -243,18 +240,17 @@ inline IPResult primal_ip(BandedOp& op, const BandedD& D, const Eigen::VectorXd&
   // n = 1e4 held on every problem tried; unweighted n = 1e6 and Exp(1)-weighted n = 1e5 lost the direction on
   // most), in long double up to QD_LD_MAX (see there). Givens QR otherwise, and as the fallback (a restart) when
   // a dual-normal step is blocked.
-  int qd_kind = 0;  // 0: Givens QR, 1: dual normal equations in double, 2: in long double
+  int qd_kind = 0;  // 0: Givens QR (also after a restart), 1: dual normal equations in double, 2: in long double
   if (ctl.newton != 1 && D.width <= 3) {
     const double wr = w.maxCoeff() / w.minCoeff();
     const double size = static_cast<double>(n) * std::sqrt(std::sqrt(wr));
     qd_kind = size <= 3e5 ? 1 : (size <= QD_LD_MAX || ctl.newton == 2) ? 2 : 0;
   }
-  bool use_qd = qd_kind > 0;
   auto with_qd = [&](auto&& f) {
     if (qd_kind == 2) f(qdx);
     else f(qd);
   };
-  if (use_qd) with_qd([&](auto& q) { q.prepare(D, w.data()); });
+  if (qd_kind > 0) with_qd([&](auto& q) { q.prepare(D, w.data()); });
   // keep the slacks strictly interior against rounding in lamb -/+ u. With dual-normal directions at least half
   // the resolution of u near the box (eps lam_j / 2): with the underflow threshold, Theta = p/a reached 1e302 at
   // n = 1e6, k = 1 and the next factorization overflowed two steps short of the target. The Givens QR takes
@@ -262,7 +258,7 @@ inline IPResult primal_ip(BandedOp& op, const BandedD& D, const Eigen::VectorXd&
   auto set_slacks = [&]() {
     constexpr double half_eps = 0.5 * std::numeric_limits<double>::epsilon();
     for (int j = 0; j < m; ++j) {
-      const double amin = use_qd ? half_eps * lamb[j] : std::numeric_limits<double>::min();
+      const double amin = qd_kind > 0 ? half_eps * lamb[j] : std::numeric_limits<double>::min();
       if (!(a[j] > amin)) a[j] = amin;
       if (!(b[j] > amin)) b[j] = amin;
     }
@@ -271,7 +267,7 @@ inline IPResult primal_ip(BandedOp& op, const BandedD& D, const Eigen::VectorXd&
   Eigen::VectorXd dbeta(n), du(m), dp(m), dq(m), duaff(m);
   // Gondzio corrector (dual-normal path only)
   Eigen::VectorXd gra, grb, gdu, gdp, gdq;
-  if (use_qd && ctl.centrality > 0) {
+  if (qd_kind > 0 && ctl.centrality > 0) {
     gra.resize(m); grb.resize(m); gdu.resize(m); gdp.resize(m); gdq.resize(m);
   }
   // Givens QR path
@@ -337,7 +333,7 @@ inline IPResult primal_ip(BandedOp& op, const BandedD& D, const Eigen::VectorXd&
   //   W db + D' du = -rd,   D db - Theta du = -gv
   // With dual-normal directions db is left out (dbeta follows from the chosen du, qd.back_substitute()).
   auto direction = [&](const double* gv, Eigen::VectorXd& db, Eigen::VectorXd& duo, bool factor) {
-    if (use_qd) {
+    if (qd_kind > 0) {
       with_qd([&](auto& q) {
         if (factor) {
           q.factor(th.data());
@@ -474,7 +470,7 @@ inline IPResult primal_ip(BandedOp& op, const BandedD& D, const Eigen::VectorXd&
     // iterates lost to rounding (an overflowing pair): stop with the best certified pair so far; never hand
     // non-finite rows to the Givens QR, which would sweep them through every column
     if (!std::isfinite(mu) || !rd_finite) break;
-    if (!use_qd) {
+    if (qd_kind == 0) {
       qr_work();
       for (int j = 0; j < m; ++j) {
         ith[j] = 1.0 / th[j];
@@ -507,7 +503,7 @@ inline IPResult primal_ip(BandedOp& op, const BandedD& D, const Eigen::VectorXd&
     double smax = finish(du, dp, dq);
     // Gondzio (1996) multiple centrality correctors: push the outlying complementarity products of a trial
     // point further along back into [0.1, 10] sigma mu, keep the corrected direction if it allows a longer step
-    for (int kc = 0; use_qd && kc < ctl.centrality && smax < 1.0; ++kc) {
+    for (int kc = 0; qd_kind > 0 && kc < ctl.centrality && smax < 1.0; ++kc) {
       const double at = std::min(1.0, 1.1 * smax + 0.1);
       const double tgt = std::max(smu, 1e-300), lo = 0.1 * tgt, hi = 10.0 * tgt;
       for (int j = 0; j < m; ++j) {
@@ -534,14 +530,14 @@ inline IPResult primal_ip(BandedOp& op, const BandedD& D, const Eigen::VectorXd&
         break;
       }
     }
-    if (use_qd) with_qd([&](auto& q) { q.back_substitute(du.data(), dbeta.data()); });
+    if (qd_kind > 0) with_qd([&](auto& q) { q.back_substitute(du.data(), dbeta.data()); });
     double step = std::min(1.0, 0.99 * smax);
     if (!std::isfinite(step) || !std::isfinite(sigma)) break;  // lost to rounding
-    if (use_qd && step < 0.02) {
+    if (qd_kind > 0 && step < 0.02) {
       // a blocked step: the dual normal equations have lost the direction (ill-conditioned D W^-1 D').
       // Restart with the Givens QR from the starting point (measured: continuing from the blocked iterate
       // could stall). Certified pairs found so far are kept.
-      use_qd = false;
+      qd_kind = 0;
       start_point();
       lost_check = false;
       last_gain = it;
@@ -551,7 +547,7 @@ inline IPResult primal_ip(BandedOp& op, const BandedD& D, const Eigen::VectorXd&
 #endif
       continue;
     }
-    if (ctl.escalate && !use_qd) previous(false);  // the iterate to go back to if this step's directions are lost
+    if (ctl.escalate && qd_kind == 0) previous(false);  // the iterate to go back to if this step's directions are lost
     if (ext) {
       for (int i = 0; i < n; ++i) {
         bL[i] += step * dbL[i];
@@ -583,7 +579,7 @@ inline IPResult primal_ip(BandedOp& op, const BandedD& D, const Eigen::VectorXd&
     // iterate, then the long-double factorization); where even that fails, stop with the best pair (continuing
     // only drifts away).
     const double rr = ext ? ext_residuals() : cert_rs;
-    if (ctl.escalate && !use_qd && lost_check && rr > 100.0 * rr_prev &&
+    if (ctl.escalate && qd_kind == 0 && lost_check && rr > 100.0 * rr_prev &&
         rr > std::max(static_cast<double>(gap), 1e-3 * ctl.tol * static_cast<double>(primal))) {
 #ifdef SB_TRACE
       std::fprintf(stderr, "directions lost at step %d (rr %.3g -> %.3g), precision level %d\n", it, rr_prev, rr, ext + 1);
@@ -609,7 +605,7 @@ inline IPResult primal_ip(BandedOp& op, const BandedD& D, const Eigen::VectorXd&
     // the long-double certificate only where the double one, within its rounding error, may be near tol
     bool ld = false;
     if (rg < 1e-4 && rg < 100.0 * ctl.tol + cert_noise() / std::max(static_cast<double>(primal), 1e-300)) {
-      certify_ld(beta, u, primal, gap);
+      certify_pair_ld(D, y, w, lam, beta, u, primal, gap);
       rg = rel(gap, primal);
       ld = true;
     }
@@ -635,7 +631,7 @@ inline IPResult primal_ip(BandedOp& op, const BandedD& D, const Eigen::VectorXd&
     // (with dual-normal directions only once the gap has stopped halving: there the interior point itself
     // converged on every problem measured, and a polish costs about four of its steps)
     if (ctl.polish && mu_rel < 1e-3 * ctl.polish_from && mu < 1e-2 * last_polish_mu &&
-        (!use_qd || it - last_gain >= 2)) {
+        (qd_kind == 0 || it - last_gain >= 2)) {
       last_polish_mu = mu;
       if (run_polish() <= ctl.tol) {
         ++it;
@@ -650,7 +646,7 @@ inline IPResult primal_ip(BandedOp& op, const BandedD& D, const Eigen::VectorXd&
     }
   }
   if (!best_ld && std::isfinite(best_rel)) {  // report a long-double certificate for the pair returned
-    certify_ld(best_beta, best_u, best_primal, best_gap);
+    certify_pair_ld(D, y, w, lam, best_beta, best_u, best_primal, best_gap);
     best_rel = rel(best_gap, best_primal);
   }
   res.beta = best_beta;
