@@ -33,6 +33,26 @@ cpp_sgmcmc_normals <- function(n, seed) {
     .Call(`_scalebayes_cpp_sgmcmc_normals`, n, seed)
 }
 
+cpp_torch_info <- function() {
+    .Call(`_scalebayes_cpp_torch_info`)
+}
+
+cpp_nn_describe <- function(spec) {
+    .Call(`_scalebayes_cpp_nn_describe`, spec)
+}
+
+cpp_nn_wbb <- function(spec, x, xdim, y, newx, newdim, control, lambda, prior, dist, seed, first, count, threads, quiet) {
+    .Call(`_scalebayes_cpp_nn_wbb`, spec, x, xdim, y, newx, newdim, control, lambda, prior, dist, seed, first, count, threads, quiet)
+}
+
+cpp_nn_objective <- function(spec, x, xdim, y, w, params, lambda, w0) {
+    .Call(`_scalebayes_cpp_nn_objective`, spec, x, xdim, y, w, params, lambda, w0)
+}
+
+cpp_nn_predict <- function(spec, params, newx, newdim, float64) {
+    .Call(`_scalebayes_cpp_nn_predict`, spec, params, newx, newdim, float64)
+}
+
 cpp_tf_difference <- function(x, k) {
     .Call(`_scalebayes_cpp_tf_difference`, x, k)
 }

@@ -77,11 +77,19 @@ check_number <- function(x, arg = rlang::caller_arg(x), call = rlang::caller_env
   as.double(x)
 }
 
-check_count <- function(x, arg = rlang::caller_arg(x), call = rlang::caller_env(), min = 1L, allow_null = FALSE) {
+# A whole number in [min, max]. `max` defaults to the largest R integer (larger values would become NA in
+# as.integer() and reach C++ as INT_MIN); callers pass tighter, meaningful bounds and a `fix` hint.
+check_count <- function(x, arg = rlang::caller_arg(x), call = rlang::caller_env(), min = 1L, allow_null = FALSE,
+                        max = .Machine$integer.max, fix = NULL) {
   if (is.null(x) && allow_null) return(NULL)
   if (!is.numeric(x) || length(x) != 1L || is.na(x) || !is.finite(x) || x != round(x) || x < min) {
     sb_abort(c("{.arg {arg}} must be a whole number of at least {min}.",
                x = "You supplied {.val {format(x)}}."), arg = arg, call = call)
+  }
+  if (x > max) {
+    sb_abort(c("{.arg {arg}} must be a whole number of at most {format(max, scientific = FALSE)}.",
+               x = "You supplied {format(x)}.",
+               i = if (is.null(fix)) "Use a smaller value." else fix), arg = arg, call = call)
   }
   as.integer(x)
 }

@@ -132,6 +132,85 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
+// cpp_torch_info
+Rcpp::List cpp_torch_info();
+RcppExport SEXP _scalebayes_cpp_torch_info() {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    rcpp_result_gen = Rcpp::wrap(cpp_torch_info());
+    return rcpp_result_gen;
+END_RCPP
+}
+// cpp_nn_describe
+Rcpp::List cpp_nn_describe(Rcpp::List spec);
+RcppExport SEXP _scalebayes_cpp_nn_describe(SEXP specSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< Rcpp::List >::type spec(specSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_nn_describe(spec));
+    return rcpp_result_gen;
+END_RCPP
+}
+// cpp_nn_wbb
+Rcpp::List cpp_nn_wbb(Rcpp::List spec, Rcpp::NumericVector x, Rcpp::IntegerVector xdim, Rcpp::NumericVector y, Rcpp::NumericVector newx, Rcpp::IntegerVector newdim, Rcpp::List control, double lambda, int prior, int dist, double seed, double first, int count, int threads, bool quiet);
+RcppExport SEXP _scalebayes_cpp_nn_wbb(SEXP specSEXP, SEXP xSEXP, SEXP xdimSEXP, SEXP ySEXP, SEXP newxSEXP, SEXP newdimSEXP, SEXP controlSEXP, SEXP lambdaSEXP, SEXP priorSEXP, SEXP distSEXP, SEXP seedSEXP, SEXP firstSEXP, SEXP countSEXP, SEXP threadsSEXP, SEXP quietSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< Rcpp::List >::type spec(specSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type x(xSEXP);
+    Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type xdim(xdimSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type y(ySEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type newx(newxSEXP);
+    Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type newdim(newdimSEXP);
+    Rcpp::traits::input_parameter< Rcpp::List >::type control(controlSEXP);
+    Rcpp::traits::input_parameter< double >::type lambda(lambdaSEXP);
+    Rcpp::traits::input_parameter< int >::type prior(priorSEXP);
+    Rcpp::traits::input_parameter< int >::type dist(distSEXP);
+    Rcpp::traits::input_parameter< double >::type seed(seedSEXP);
+    Rcpp::traits::input_parameter< double >::type first(firstSEXP);
+    Rcpp::traits::input_parameter< int >::type count(countSEXP);
+    Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
+    Rcpp::traits::input_parameter< bool >::type quiet(quietSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_nn_wbb(spec, x, xdim, y, newx, newdim, control, lambda, prior, dist, seed, first, count, threads, quiet));
+    return rcpp_result_gen;
+END_RCPP
+}
+// cpp_nn_objective
+Rcpp::List cpp_nn_objective(Rcpp::List spec, Rcpp::NumericVector x, Rcpp::IntegerVector xdim, Rcpp::NumericVector y, Rcpp::NumericVector w, Rcpp::NumericVector params, double lambda, Rcpp::NumericVector w0);
+RcppExport SEXP _scalebayes_cpp_nn_objective(SEXP specSEXP, SEXP xSEXP, SEXP xdimSEXP, SEXP ySEXP, SEXP wSEXP, SEXP paramsSEXP, SEXP lambdaSEXP, SEXP w0SEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< Rcpp::List >::type spec(specSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type x(xSEXP);
+    Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type xdim(xdimSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type y(ySEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type w(wSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type params(paramsSEXP);
+    Rcpp::traits::input_parameter< double >::type lambda(lambdaSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type w0(w0SEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_nn_objective(spec, x, xdim, y, w, params, lambda, w0));
+    return rcpp_result_gen;
+END_RCPP
+}
+// cpp_nn_predict
+Rcpp::NumericVector cpp_nn_predict(Rcpp::List spec, Rcpp::NumericMatrix params, Rcpp::NumericVector newx, Rcpp::IntegerVector newdim, bool float64);
+RcppExport SEXP _scalebayes_cpp_nn_predict(SEXP specSEXP, SEXP paramsSEXP, SEXP newxSEXP, SEXP newdimSEXP, SEXP float64SEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< Rcpp::List >::type spec(specSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericMatrix >::type params(paramsSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type newx(newxSEXP);
+    Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type newdim(newdimSEXP);
+    Rcpp::traits::input_parameter< bool >::type float64(float64SEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_nn_predict(spec, params, newx, newdim, float64));
+    return rcpp_result_gen;
+END_RCPP
+}
 // cpp_tf_difference
 Rcpp::NumericMatrix cpp_tf_difference(Rcpp::NumericVector x, int k);
 RcppExport SEXP _scalebayes_cpp_tf_difference(SEXP xSEXP, SEXP kSEXP) {
@@ -347,6 +426,11 @@ static const R_CallMethodDef CallEntries[] = {
     {"_scalebayes_cpp_test_rng", (DL_FUNC) &_scalebayes_cpp_test_rng, 6},
     {"_scalebayes_cpp_sgld_sa", (DL_FUNC) &_scalebayes_cpp_sgld_sa, 8},
     {"_scalebayes_cpp_sgmcmc_normals", (DL_FUNC) &_scalebayes_cpp_sgmcmc_normals, 2},
+    {"_scalebayes_cpp_torch_info", (DL_FUNC) &_scalebayes_cpp_torch_info, 0},
+    {"_scalebayes_cpp_nn_describe", (DL_FUNC) &_scalebayes_cpp_nn_describe, 1},
+    {"_scalebayes_cpp_nn_wbb", (DL_FUNC) &_scalebayes_cpp_nn_wbb, 15},
+    {"_scalebayes_cpp_nn_objective", (DL_FUNC) &_scalebayes_cpp_nn_objective, 8},
+    {"_scalebayes_cpp_nn_predict", (DL_FUNC) &_scalebayes_cpp_nn_predict, 5},
     {"_scalebayes_cpp_tf_difference", (DL_FUNC) &_scalebayes_cpp_tf_difference, 2},
     {"_scalebayes_cpp_tf_lambda_max", (DL_FUNC) &_scalebayes_cpp_tf_lambda_max, 5},
     {"_scalebayes_cpp_tf_path", (DL_FUNC) &_scalebayes_cpp_tf_path, 10},

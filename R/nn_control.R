@@ -1,0 +1,78 @@
+# Training settings of the neural-network functions.
+
+#' Training settings for neural networks
+#'
+#' Each weighted fit of [wbb_nn()] minimizes \eqn{F(\theta) = \sum_i w_i l_i(\theta) + \lambda \sum_g
+#' w_{0g} \|W_g\|^2} by minibatch stochastic gradient descent from its own random initialization. A
+#' minibatch \eqn{B} estimates \eqn{F/n} without bias by \eqn{|B|^{-1} \sum_{i \in B} w_i l_i + (\lambda/n)
+#' \sum_g w_{0g}\|W_g\|^2}: the same minimizer as \eqn{F}, with `lr` on the usual mean-loss scale.
+#'
+#' @param optimizer `"adam"` or `"sgd"` (with `momentum`).
+#' @param lr Learning rate.
+#' @param epochs Passes over the data (each a fresh random order).
+#' @param batch_size Minibatch size (the last batch of an epoch may be smaller).
+#' @param max_steps If given, exactly this many optimizer steps (overrides `epochs`).
+#' @param grad_tol If positive, stop early once the full-data gradient norm of \eqn{F/n}, checked after
+#'   every epoch, is below it; the final gradient norm of every fit is then reported.
+#' @param momentum SGD momentum.
+#' @param betas,eps Adam's moment decay rates and denominator constant.
+#' @param weight_dist Data weights: `"exponential"` (i.i.d. Exp(1), the WBB), `"multinomial"` (resampling
+#'   counts: the bootstrap) or `"unit"` (all 1: every draw is a plain fit from its own initialization and
+#'   minibatch order, a deep ensemble).
+#' @param float64 Train in double precision (default single, as deep-learning libraries do).
+#' @param torch_threads LibTorch intra-op threads per worker (1: parallelism comes from `threads`).
+#' @param chunks,future Split the draws into `chunks` run through [future.apply::future_lapply()] under
+#'   the user's [future::plan()]; identical to a single run with the same seed.
+#' @param normalize_weights,detach_weights Reproduce the WBB authors' MNIST script (not the method):
+#'   data weights divided by their mean, and each minibatch weighted by the weights of an independent
+#'   random batch of positions (in that script weights and examples were not aligned).
+#' @return A list of class `sb_nn_control`.
+#' @export
+#' @examples
+#' nn_control(epochs = 50, lr = 1e-3)
+nn_control <- function(optimizer = c("adam", "sgd"), lr = 1e-3, epochs = 100L, batch_size = 50L, max_steps = NULL,
+                       grad_tol = 0, momentum = 0.9, betas = c(0.9, 0.999), eps = 1e-8,
+                       weight_dist = c("exponential", "multinomial", "unit"), float64 = FALSE, torch_threads = 1L,
+                       chunks = 1L, future = FALSE, normalize_weights = FALSE, detach_weights = FALSE) {
+  optimizer <- rlang::arg_match(optimizer)
+  if (!is.numeric(betas) || length(betas) != 2L || anyNA(betas) || any(betas < 0) || any(betas >= 1)) {
+    sb_abort(c("{.arg betas} must be two numbers in [0, 1).", x = "You supplied {.val {format(betas)}}."), arg = "betas")
+  }
+  structure(list(
+    optimizer = optimizer,
+    lr = check_number(lr, lower = 0, upper = 1e6, lower_open = TRUE),
+    epochs = check_count(epochs, max = 1e7, fix = "Use fewer epochs."),
+    batch_size = check_count(batch_size, max = 1e8),
+    max_steps = check_count(max_steps, allow_null = TRUE, max = 1e10),
+    grad_tol = check_number(grad_tol, lower = 0, upper = Inf),
+    momentum = check_number(momentum, lower = 0, upper = 1, upper_open = TRUE),
+    betas = as.double(betas),
+    eps = check_number(eps, lower = 0, upper = 1, lower_open = TRUE),
+    weight_dist = rlang::arg_match(weight_dist),
+    float64 = check_flag(float64),
+    torch_threads = check_count(torch_threads, max = 256L),
+    chunks = check_count(chunks, max = 1e6),
+    future = check_flag(future),
+    normalize_weights = check_flag(normalize_weights),
+    detach_weights = check_flag(detach_weights)
+  ), class = "sb_nn_control")
+}
+
+# The list the engine reads (src/torch_nn.cpp: train_from()).
+nn_engine_control <- function(control, device, keep_weights) {
+  list(optimizer = if (control$optimizer == "sgd") 0L else 1L, lr = control$lr, momentum = control$momentum,
+       beta1 = control$betas[1], beta2 = control$betas[2], eps = control$eps, epochs = as.double(control$epochs),
+       batch_size = as.double(control$batch_size),
+       max_steps = if (is.null(control$max_steps)) 0 else as.double(control$max_steps),
+       grad_tol = control$grad_tol, detach_weights = control$detach_weights,
+       normalize_weights = control$normalize_weights, torch_threads = control$torch_threads,
+       device = device, float64 = control$float64, keep_weights = keep_weights)
+}
+
+#' @export
+print.sb_nn_control <- function(x, ...) {
+  cat("<sb_nn_control>", x$optimizer, "lr", format(x$lr), "|",
+      if (is.null(x$max_steps)) paste(x$epochs, "epochs") else paste(x$max_steps, "steps"),
+      "| batch", x$batch_size, "| weights", x$weight_dist, if (x$float64) "| float64" else "| float32", "\n")
+  invisible(x)
+}

@@ -1,0 +1,117 @@
+// scalebayes/nn/data.hpp -- tensors from caller-owned column-major arrays, devices, threads.
+//
+// The caller (R glue, CLI, tests) owns its memory; these functions copy it into row-major tensors of the
+// requested dtype on the requested device and never write into it.
+#pragma once
+#include <torch/torch.h>
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "scalebayes/nn/spec.hpp"
+
+namespace scalebayes {
+namespace nn {
+
+// A column-major array with dims (n, d1, ..., dk) (R's layout) as a contiguous row-major tensor
+// [n, d1, ..., dk]. Always a copy.
+inline torch::Tensor from_col_major(const double* x, const std::vector<std::int64_t>& dims,
+                                    const torch::TensorOptions& opt) {
+  std::vector<std::int64_t> rev(dims.rbegin(), dims.rend());
+  std::vector<std::int64_t> perm(dims.size());
+  for (std::size_t i = 0; i < dims.size(); ++i) perm[i] = static_cast<std::int64_t>(dims.size() - 1 - i);
+  torch::Tensor t = torch::from_blob(const_cast<double*>(x), rev, torch::kDouble).permute(perm);
+  return t.to(opt, /*non_blocking=*/false, /*copy=*/true).contiguous();
+}
+
+// Training data on one device: inputs [n, ...] and responses (class indices as int64 for multinomial,
+// values for gaussian / binomial).
+struct Dataset {
+  torch::Tensor x, y;
+  Family family = Family::gaussian;
+  std::int64_t n() const { return x.size(0); }
+};
+
+inline Dataset make_dataset(const double* x, const std::vector<std::int64_t>& dims, const double* y, Family family,
+                            const torch::TensorOptions& opt) {
+  Dataset d;
+  d.family = family;
+  d.x = from_col_major(x, dims, opt);
+  torch::Tensor yy = torch::from_blob(const_cast<double*>(y), {dims[0]}, torch::kDouble);
+  if (family == Family::multinomial) {
+    d.y = yy.to(torch::TensorOptions().dtype(torch::kLong).device(opt.device()), false, true);
+  } else {
+    d.y = yy.to(opt, false, true);
+  }
+  return d;
+}
+
+struct DeviceChoice {
+  torch::Device device = torch::kCPU;
+  torch::Dtype dtype = torch::kFloat;
+  torch::TensorOptions options() const { return torch::TensorOptions().dtype(dtype).device(device); }
+};
+
+// "cpu", "cuda" or "auto" (cuda when available). Asking for cuda without it is an error, never a fall-back.
+inline DeviceChoice choose_device(const std::string& device, bool float64) {
+  DeviceChoice c;
+  c.dtype = float64 ? torch::kDouble : torch::kFloat;
+  if (device == "cpu") {
+    c.device = torch::kCPU;
+  } else if (device == "cuda" || device == "auto") {
+    if (torch::cuda::is_available()) {
+      c.device = torch::Device(torch::kCUDA, 0);
+    } else if (device == "cuda") {
+      throw std::invalid_argument(
+          "device = \"cuda\" was requested but this LibTorch build has no CUDA device available");
+    }
+  } else {
+    throw std::invalid_argument("unknown device '" + device + "'");
+  }
+  return c;
+}
+
+// Torch's intra-op threads for the calling thread (OpenMP's setting is per thread): call it on every worker.
+inline void set_worker_threads(int n) {
+  if (n < 1) n = 1;
+  if (torch::get_num_threads() != n) torch::set_num_threads(n);
+}
+
+}  // namespace nn
+}  // namespace scalebayes
+
+#include <dlfcn.h>
+
+namespace scalebayes {
+namespace nn {
+
+// LibTorch's CPU matrix products call the system BLAS; a threaded OpenBLAS would add its own threads on
+// top of ours. While a guard lives, OpenBLAS (when it is the BLAS in use) runs on one thread; the previous
+// setting is restored afterwards. A no-op with any other BLAS.
+class BlasThreadGuard {
+ public:
+  BlasThreadGuard() {
+    using get_t = int (*)();
+    set_ = reinterpret_cast<set_t>(dlsym(RTLD_DEFAULT, "openblas_set_num_threads"));
+    auto get = reinterpret_cast<get_t>(dlsym(RTLD_DEFAULT, "openblas_get_num_threads"));
+    if (set_ && get) {
+      old_ = get();
+      set_(1);
+    }
+  }
+  ~BlasThreadGuard() {
+    if (set_ && old_ > 0) set_(old_);
+  }
+  BlasThreadGuard(const BlasThreadGuard&) = delete;
+  BlasThreadGuard& operator=(const BlasThreadGuard&) = delete;
+
+ private:
+  using set_t = void (*)(int);
+  set_t set_ = nullptr;
+  int old_ = 0;
+};
+
+}  // namespace nn
+}  // namespace scalebayes

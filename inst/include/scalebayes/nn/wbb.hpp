@@ -1,0 +1,124 @@
+// scalebayes/nn/wbb.hpp -- the network as a weighted solver of the WBB driver (wbb/driver.hpp).
+//
+// Draw t: the driver draws n data weights and the prior weights from stream (seed, t); NetWbbSolver then
+// initializes a fresh network from the same stream, trains it on
+//     sum_i w_i l_i(theta) + lambda * sum_g w0_g ||W_g||^2        (nn/objective.hpp)
+// with the minibatch order from the same stream, and writes the draw's outputs into caller-owned buffers
+// (response-scale predictions on new inputs, optionally every parameter, the objective and its gradient
+// norm). One solver (one network) per worker thread, created on that thread with its own torch thread
+// setting; the training data are shared read-only. The draw is a function of (seed, t) only.
+#pragma once
+#include <torch/torch.h>
+
+#include <Eigen/Dense>
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "scalebayes/nn/train.hpp"
+#include "scalebayes/wbb/driver.hpp"
+
+namespace scalebayes {
+namespace nn {
+
+struct NetWbbProblem {
+  ModelSpec spec;
+  DeviceChoice dev;
+  const Dataset* data = nullptr;  // shared, read-only
+  torch::Tensor x_new;            // undefined: no predictions
+  TrainConfig train;
+  double lambda = 0.0;
+  int torch_threads = 1;
+  bool normalize_weights = false;  // w / mean(w) (the WBB authors' MNIST script); not the method
+};
+
+enum DrawStatus : int { not_run = 0, done = 1, diverged = 2, interrupted = 3 };
+
+// Caller-owned outputs, one slot per local draw index; a null pointer means "not kept".
+struct NetWbbOutput {
+  double* pred = nullptr;       // draw i: n_new x out, row-major, at pred + i * n_new * out
+  double* params = nullptr;     // draw i: n_parameters values (Net::copy_to order) at params + i * P
+  double* objective = nullptr;  // F at the end of training (sum scale)
+  double* grad_norm = nullptr;  // ||grad F / n|| at the end (when the stopping rule computed it)
+  double* steps = nullptr;      // optimizer steps taken
+  int* status = nullptr;        // DrawStatus
+};
+
+class NetWbbSolver {
+ public:
+  NetWbbSolver(const NetWbbProblem& pb, const NetWbbOutput& out, const std::atomic<bool>* stop)
+      : pb_(pb), out_(out), stop_(stop), net_(nullptr) {
+    set_worker_threads(pb.torch_threads);
+    net_ = Net(pb.spec, pb.dev.device, pb.dev.dtype);
+  }
+  Eigen::Index n_obs() const { return pb_.data->n(); }
+  Eigen::Index n_prior() const { return net_->n_penalized_groups(); }
+  std::int64_t n_parameters() const { return net_->n_parameters(); }
+
+  void solve(std::size_t i, const Eigen::VectorXd& w, const Eigen::VectorXd& w0, rng::Stream& s) {
+    net_->init_from(s);
+    torch::Tensor wt = torch::from_blob(const_cast<double*>(w.data()), {w.size()}, torch::kDouble)
+                           .to(pb_.dev.options(), false, true);
+    if (pb_.normalize_weights) wt = wt / wt.mean();
+    Penalty pen;
+    pen.lambda = pb_.lambda;
+    pen.w0.assign(w0.data(), w0.data() + w0.size());
+    const TrainResult r = train(net_, *pb_.data, wt, pen, pb_.train, s, stop_);
+    const int st = r.interrupted ? interrupted : (r.diverged ? diverged : done);
+    if (out_.status) out_.status[i] = st;
+    if (out_.steps) out_.steps[i] = static_cast<double>(r.steps);
+    if (out_.objective) out_.objective[i] = r.objective;
+    if (out_.grad_norm) out_.grad_norm[i] = r.grad_norm;
+    if (st == interrupted) return;
+    if (out_.params) net_->copy_to(out_.params + i * static_cast<std::size_t>(net_->n_parameters()));
+    if (out_.pred && pb_.x_new.defined()) {
+      torch::Tensor p = predict(net_, pb_.spec.family, pb_.x_new).to(torch::kCPU, torch::kDouble).contiguous();
+      const std::size_t m = static_cast<std::size_t>(p.numel());
+      std::copy(p.data_ptr<double>(), p.data_ptr<double>() + m, out_.pred + i * m);
+    }
+  }
+
+ private:
+  const NetWbbProblem& pb_;
+  NetWbbOutput out_;
+  const std::atomic<bool>* stop_;
+  Net net_;
+};
+
+// Runs the draws of `st` for a network problem. The monitor is wrapped so that a stop request also reaches
+// the training loops in progress (they return within one optimizer step).
+inline parallel::RunStatus run_net_wbb(const NetWbbProblem& pb, const NetWbbOutput& out, const wbb::Settings& st,
+                                       const parallel::Monitor& monitor = parallel::Monitor()) {
+  std::atomic<bool> stop{false};
+  parallel::Monitor wrapped = [&](std::size_t d) {
+    const bool go = monitor ? monitor(d) : true;
+    if (!go) stop = true;
+    return go;
+  };
+  auto factory = [&](int) { return std::make_unique<NetWbbSolver>(pb, out, &stop); };
+  return wbb::run_draws(st, factory, wrapped);
+}
+
+}  // namespace nn
+}  // namespace scalebayes
+
+namespace scalebayes {
+namespace nn {
+
+// Response-scale predictions of T stored draws (params: T blocks of n_parameters values, Net::copy_to
+// order) on x: writes T blocks of [n, out] (row-major) into out.
+inline void predict_draws(const ModelSpec& spec, const DeviceChoice& dev, const double* params, std::size_t T,
+                          const torch::Tensor& x, double* out) {
+  Net net(spec, dev.device, dev.dtype);
+  const std::size_t P = static_cast<std::size_t>(net->n_parameters());
+  for (std::size_t t = 0; t < T; ++t) {
+    net->copy_from(params + t * P);
+    torch::Tensor p = predict(net, spec.family, x).to(torch::kCPU, torch::kDouble).contiguous();
+    const std::size_t m = static_cast<std::size_t>(p.numel());
+    std::copy(p.data_ptr<double>(), p.data_ptr<double>() + m, out + t * m);
+  }
+}
+
+}  // namespace nn
+}  // namespace scalebayes

