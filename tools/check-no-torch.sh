@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Build scalebayes WITHOUT LibTorch (SCALEBAYES_TORCH=no) into a temporary library and check that every
+# non-neural function still works and that the neural functions stop with the classed backend error.
+# Run by .ci/run after the test suite; about a minute.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+lib=$(mktemp -d)
+src=$(mktemp -d)
+trap 'rm -rf "$lib" "$src"' EXIT
+# a copy of the sources, so the checkout's src/Makevars and objects are untouched
+git ls-files -z --cached --others --exclude-standard | xargs -0 -I{} cp --parents {} "$src" 2>/dev/null || cp -r . "$src"
+(cd "$src" && SCALEBAYES_TORCH=no MAKEFLAGS=-j2 R CMD INSTALL --no-test-load --preclean -l "$lib" . >"$lib/install.log" 2>&1) || {
+  tail -n 40 "$lib/install.log"; exit 1; }
+grep -q "LibTorch backend OFF" "$lib/install.log" || { echo "configure did not switch LibTorch off"; exit 1; }
+R_LIBS="$lib" Rscript --vanilla -e '
+  suppressPackageStartupMessages(library(scalebayes))
+  stopifnot(!sb_torch_available(), !scalebayes_info()$torch$available)
+  data(diabetes)
+  fit <- wbb(diabetes$x, diabetes$y, draws = 20, seed = 1, quiet = TRUE)
+  stopifnot(all(is.finite(fit$draws)))
+  tf <- trend_filter(sin(1:200 / 20) + rnorm(200, sd = 0.1), k = 1, lambda = 1)
+  stopifnot(all(is.finite(coef(tf))))
+  e <- tryCatch(wbb_nn(matrix(rnorm(20), 10), factor(rep(1:2, 5))), error = identity)
+  stopifnot(inherits(e, "scalebayes_error_backend"))
+  stopifnot(grepl("libtorch-dev", conditionMessage(e)))
+  print(nn_mlp(c(128, 64)), input = 784, output = 10)   # specifications work without the backend
+  cat("no-LibTorch build: 6 passed, 0 failed\n")
+'
