@@ -9,8 +9,8 @@ cpp_rinvgauss <- function(n, mu, shape, seed) {
     .Call(`_scalebayes_cpp_rinvgauss`, n, mu, shape, seed)
 }
 
-cpp_blasso_compare <- function(n, p, setting, cell_id, first, count, blasso_ctrl, settings, seed, threads, quiet) {
-    .Call(`_scalebayes_cpp_blasso_compare`, n, p, setting, cell_id, first, count, blasso_ctrl, settings, seed, threads, quiet)
+cpp_blasso_compare <- function(n, p, setting, cell_id, blasso_ctrl, settings, run) {
+    .Call(`_scalebayes_cpp_blasso_compare`, n, p, setting, cell_id, blasso_ctrl, settings, run)
 }
 
 cpp_build_info <- function() {
@@ -41,12 +41,12 @@ cpp_tf_lambda_max <- function(y, x, w, k, w0) {
     .Call(`_scalebayes_cpp_tf_lambda_max`, y, x, w, k, w0)
 }
 
-cpp_tf_path <- function(y, x, w, k, w0, lambdas, method, tol, max_iter, warm) {
-    .Call(`_scalebayes_cpp_tf_path`, y, x, w, k, w0, lambdas, method, tol, max_iter, warm)
+cpp_tf_path <- function(y, x, w, k, w0, lambdas, engine, warm) {
+    .Call(`_scalebayes_cpp_tf_path`, y, x, w, k, w0, lambdas, engine, warm)
 }
 
-cpp_tf_wbb <- function(y, x, k, lambda, draws, separate, seed, threads, method, tol, max_iter, u_hat, quiet, first) {
-    .Call(`_scalebayes_cpp_tf_wbb`, y, x, k, lambda, draws, separate, seed, threads, method, tol, max_iter, u_hat, quiet, first)
+cpp_tf_wbb <- function(y, x, k, lambda, engine, u_hat, names, settings) {
+    .Call(`_scalebayes_cpp_tf_wbb`, y, x, k, lambda, engine, u_hat, names, settings)
 }
 
 cpp_genlasso_path <- function(y, w, m, n, Di, Dp, Dx, w0, lambdas, tol, max_iter, warm) {
@@ -73,7 +73,7 @@ cpp_enet_cv <- function(x, y, family, alpha, w, pf, foldid, lambda, control, thr
     .Call(`_scalebayes_cpp_enet_cv`, x, y, family, alpha, w, pf, foldid, lambda, control, threads, quiet)
 }
 
-cpp_wbb_glm <- function(x, y, family, alpha, pf, lambda, warm_a0, warm_beta, prior, dist, seed, first, count, threads, control, quiet) {
-    .Call(`_scalebayes_cpp_wbb_glm`, x, y, family, alpha, pf, lambda, warm_a0, warm_beta, prior, dist, seed, first, count, threads, control, quiet)
+cpp_wbb_glm <- function(x, y, family, alpha, pf, lambda, warm_a0, warm_beta, center, scale, names, settings, control) {
+    .Call(`_scalebayes_cpp_wbb_glm`, x, y, family, alpha, pf, lambda, warm_a0, warm_beta, center, scale, names, settings, control)
 }
 

@@ -1,0 +1,106 @@
+// scalebayes/wbb/driver.hpp -- the ONE weighted-Bayesian-bootstrap draw loop, for any weighted solver.
+//
+// The WBB (Newton, Polson & Xu 2021) draws fresh random weights and solves one weighted optimization per
+// draw; only the optimization differs between models. run_draws() owns everything else:
+//
+//   * keying: draw i of this run (local index, 0 <= i < draws) is global draw t = first_draw + i and uses the
+//     single stream rng::Stream(seed, t). From it, in this fixed order, the driver draws the n data weights
+//     (Exp(1), or multinomial counts of an n-out-of-n resample), then the prior weights: n_prior of them for
+//     PriorWeights::separate, 1 for common, none for none (all Exp(1)). The SAME stream is then handed to
+//     the solver, which may keep drawing from it (a network's initialization, minibatch order). Chunks of
+//     draws computed anywhere (threads, future workers, machines) therefore combine exactly.
+//   * parallelism: parallel::run_parallel over draws; one solver instance per worker thread, created lazily
+//     by the factory ON that worker's thread (so a LibTorch solver can set thread-local torch settings), and
+//     destroyed on the calling thread after the run.
+//   * progress and interrupts: the parallel::Monitor (sbglue::Progress in the R glue) is called on the
+//     calling thread; a stop request ends the run after the draws in hand (RunStatus.interrupted).
+//
+// Solver concept (see wbb/glm.hpp, genlasso/trend_filter.hpp, gibbs/compare.hpp and the test solvers):
+//   Eigen::Index n_obs() const;      // number of data weights per draw
+//   Eigen::Index n_prior() const;    // number of separate prior weights (penalty terms)
+//   void solve(std::size_t i, const Eigen::VectorXd& w, const Eigen::VectorXd& w0, rng::Stream& s);
+//     // solves draw i (local index) and writes the result into its own preallocated output slot i
+// Factory: any callable `make_solver(int worker)` returning a std::unique_ptr (or other owning pointer) to
+// a solver. Header-only, Eigen/std only, no R.
+#pragma once
+#include <Eigen/Dense>
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <stdexcept>
+#include <vector>
+
+#include "scalebayes/parallel/driver.hpp"
+#include "scalebayes/rng/stream.hpp"
+
+namespace scalebayes {
+namespace wbb {
+
+enum class PriorWeights { separate = 0, common = 1, none = 2 };
+enum class WeightDist { exponential = 0, multinomial = 1 };
+
+// The one settings carrier of every WBB run.
+struct Settings {
+  std::uint64_t seed = 1;
+  std::size_t first_draw = 0;  // global index of the first draw computed here (chunks combine exactly)
+  std::size_t draws = 0;       // number of draws computed here
+  int threads = 1;
+  WeightDist dist = WeightDist::exponential;
+  PriorWeights prior = PriorWeights::separate;
+};
+
+// Number of prior weights drawn per draw for a solver with n_prior penalty terms.
+inline Eigen::Index prior_weight_count(PriorWeights prior, Eigen::Index n_prior) {
+  if (prior == PriorWeights::separate) return n_prior;
+  return prior == PriorWeights::common ? 1 : 0;
+}
+
+// n data weights: i.i.d. Exp(1), or the counts of n uniform picks among n (the classical bootstrap).
+inline void draw_data_weights(rng::Stream& s, WeightDist dist, Eigen::VectorXd& w) {
+  const Eigen::Index n = w.size();
+  if (dist == WeightDist::exponential) {
+    for (Eigen::Index i = 0; i < n; ++i) w(i) = s.exponential();
+  } else {
+    w.setZero();
+    for (Eigen::Index k = 0; k < n; ++k) {
+      const Eigen::Index i = static_cast<Eigen::Index>(s.uniform() * static_cast<double>(n));
+      w(i < n ? i : n - 1) += 1.0;
+    }
+  }
+}
+
+// Prior weights: i.i.d. Exp(1), as many as w0 holds (prior_weight_count()).
+inline void draw_prior_weights(rng::Stream& s, Eigen::VectorXd& w0) {
+  for (Eigen::Index j = 0; j < w0.size(); ++j) w0(j) = s.exponential();
+}
+
+// Runs draws first_draw .. first_draw + draws - 1. Returns how many finished and whether the monitor
+// asked to stop; the first exception of a solver is rethrown here.
+template <class Factory>
+parallel::RunStatus run_draws(const Settings& st, Factory&& make_solver,
+                              const parallel::Monitor& monitor = parallel::Monitor()) {
+  using SolverPtr = decltype(make_solver(0));
+  const int nt = static_cast<int>(
+      std::max<std::size_t>(1, std::min<std::size_t>(st.draws, static_cast<std::size_t>(std::max(1, st.threads)))));
+  std::vector<SolverPtr> solvers(static_cast<std::size_t>(nt));
+  struct alignas(64) Scratch {  // padded: workers never share a cache line
+    Eigen::VectorXd w, w0;
+  };
+  std::vector<Scratch> scratch(static_cast<std::size_t>(nt));
+  auto body = [&](std::size_t i, int worker) {
+    SolverPtr& sp = solvers[static_cast<std::size_t>(worker)];
+    if (!sp) sp = make_solver(worker);
+    if (!sp) throw std::runtime_error("WBB driver: the solver factory returned no solver");
+    Scratch& sc = scratch[static_cast<std::size_t>(worker)];
+    rng::Stream s(st.seed, st.first_draw + i);
+    sc.w.resize(sp->n_obs());
+    draw_data_weights(s, st.dist, sc.w);
+    sc.w0.resize(prior_weight_count(st.prior, sp->n_prior()));
+    draw_prior_weights(s, sc.w0);
+    sp->solve(i, sc.w, sc.w0, s);
+  };
+  return parallel::run_parallel(st.draws, nt, body, monitor);
+}
+
+}  // namespace wbb
+}  // namespace scalebayes
