@@ -61,6 +61,10 @@ cpp_tf_row_norms <- function(x, k) {
     .Call(`_scalebayes_cpp_tf_row_norms`, x, k)
 }
 
+cpp_wbb_driver_check <- function(y, lambda, solver, n_prior, settings) {
+    .Call(`_scalebayes_cpp_wbb_driver_check`, y, lambda, solver, n_prior, settings)
+}
+
 cpp_lambda_max <- function(x, y, family, alpha, w, pf, intercept) {
     .Call(`_scalebayes_cpp_lambda_max`, x, y, family, alpha, w, pf, intercept)
 }

@@ -243,6 +243,21 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
+// cpp_wbb_driver_check
+Rcpp::NumericMatrix cpp_wbb_driver_check(Rcpp::NumericVector y, double lambda, int solver, int n_prior, Rcpp::List settings);
+RcppExport SEXP _scalebayes_cpp_wbb_driver_check(SEXP ySEXP, SEXP lambdaSEXP, SEXP solverSEXP, SEXP n_priorSEXP, SEXP settingsSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type y(ySEXP);
+    Rcpp::traits::input_parameter< double >::type lambda(lambdaSEXP);
+    Rcpp::traits::input_parameter< int >::type solver(solverSEXP);
+    Rcpp::traits::input_parameter< int >::type n_prior(n_priorSEXP);
+    Rcpp::traits::input_parameter< Rcpp::List >::type settings(settingsSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_wbb_driver_check(y, lambda, solver, n_prior, settings));
+    return rcpp_result_gen;
+END_RCPP
+}
 // cpp_lambda_max
 double cpp_lambda_max(Rcpp::NumericMatrix x, Rcpp::NumericVector y, int family, double alpha, Rcpp::NumericVector w, Rcpp::NumericVector pf, bool intercept);
 RcppExport SEXP _scalebayes_cpp_lambda_max(SEXP xSEXP, SEXP ySEXP, SEXP familySEXP, SEXP alphaSEXP, SEXP wSEXP, SEXP pfSEXP, SEXP interceptSEXP) {
@@ -339,6 +354,7 @@ static const R_CallMethodDef CallEntries[] = {
     {"_scalebayes_cpp_genlasso_path", (DL_FUNC) &_scalebayes_cpp_genlasso_path, 12},
     {"_scalebayes_cpp_genlasso_lambda_max", (DL_FUNC) &_scalebayes_cpp_genlasso_lambda_max, 8},
     {"_scalebayes_cpp_tf_row_norms", (DL_FUNC) &_scalebayes_cpp_tf_row_norms, 2},
+    {"_scalebayes_cpp_wbb_driver_check", (DL_FUNC) &_scalebayes_cpp_wbb_driver_check, 5},
     {"_scalebayes_cpp_lambda_max", (DL_FUNC) &_scalebayes_cpp_lambda_max, 7},
     {"_scalebayes_cpp_enet_path", (DL_FUNC) &_scalebayes_cpp_enet_path, 8},
     {"_scalebayes_cpp_enet_cv", (DL_FUNC) &_scalebayes_cpp_enet_cv, 11},
