@@ -87,9 +87,9 @@ Rcpp::NumericMatrix cpp_blasso_compare(int n, int p, int setting, int cell_id, c
   st.blasso = blasso_control_from(blasso_ctrl);
   st.threads = rs.threads;
   sbglue::Progress prog(static_cast<double>(rs.draws), !Rcpp::as<bool>(run["quiet"]), "datasets");
-  bool interrupted = false;
-  Eigen::MatrixXd out = G::run_compare(cell, rs.first_draw, rs.draws, st, prog.monitor(), &interrupted);
+  scalebayes::parallel::RunStatus status;
+  Eigen::MatrixXd out = G::run_compare(cell, rs.first_draw, rs.draws, st, prog.monitor(), &status);
   Rcpp::NumericMatrix res = Rcpp::wrap(out);
-  res.attr("interrupted") = interrupted || prog.interrupted();
+  res.attr("interrupted") = status.interrupted || prog.interrupted();
   return res;
 }

@@ -48,13 +48,10 @@ Rcpp::List cpp_enet_cv(Rcpp::NumericMatrix x, Rcpp::NumericVector y, int family,
   Eigen::VectorXi fid = Rcpp::as<Eigen::VectorXi>(foldid);
   const Eigen::VectorXd lam = sbglue::as_map(lambda);
   sbglue::Progress prog(static_cast<double>(fid.maxCoeff() + 1), !quiet, "Cross-validation");
-  cd::CvResult r;
-  try {
-    r = cd::cross_validate(sbglue::as_map(x), sbglue::as_map(y), family_from(family), alpha, sbglue::as_map(w),
-                           sbglue::as_map(pf), fid, lam, control_from(control), threads, prog.monitor());
-  } catch (scalebayes::parallel::Interrupted&) {
-    return Rcpp::List::create(Rcpp::Named("interrupted") = true);
-  }
+  const cd::CvResult r = cd::cross_validate(sbglue::as_map(x), sbglue::as_map(y), family_from(family), alpha,
+                                            sbglue::as_map(w), sbglue::as_map(pf), fid, lam, control_from(control),
+                                            threads, prog.monitor());
+  if (r.status.interrupted || prog.interrupted()) return Rcpp::List::create(Rcpp::Named("interrupted") = true);
   return Rcpp::List::create(Rcpp::Named("lambda") = Rcpp::wrap(r.lambda), Rcpp::Named("cvm") = Rcpp::wrap(r.cvm),
                             Rcpp::Named("cvsd") = Rcpp::wrap(r.cvsd), Rcpp::Named("lambda_min") = r.lambda_min,
                             Rcpp::Named("lambda_1se") = r.lambda_1se, Rcpp::Named("index_min") = r.index_min + 1,

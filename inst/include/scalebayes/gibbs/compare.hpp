@@ -210,17 +210,16 @@ inline void compare_one(const CompareCell& c, std::size_t b, const CompareSettin
 // Datasets first .. first + count - 1 of one cell; returns count x kCompareCols (row-major by dataset).
 inline Eigen::MatrixXd run_compare(const CompareCell& c, std::size_t first, std::size_t count,
                                    const CompareSettings& st, const parallel::Monitor& monitor,
-                                   bool* interrupted) {
+                                   parallel::RunStatus* status = nullptr) {
   Eigen::MatrixXd out(count, kCompareCols);
   out.setConstant(std::numeric_limits<double>::quiet_NaN());
-  std::vector<double> buf;
   auto body = [&](std::size_t i, int) {
     double row[kCompareCols];
     compare_one(c, first + i, st, row);
     for (int k = 0; k < kCompareCols; ++k) out(static_cast<Eigen::Index>(i), k) = row[k];
   };
-  const auto status = parallel::run_parallel(count, st.threads, body, monitor);
-  if (interrupted) *interrupted = status.interrupted;
+  const parallel::RunStatus rs = parallel::run_parallel(count, st.threads, body, monitor);
+  if (status) *status = rs;
   return out;
 }
 
