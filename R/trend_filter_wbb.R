@@ -41,7 +41,8 @@
 #'   `future = TRUE`, else one (the rule of every WBB function).
 #' @return An object of class `c("sb_trend_filter_wbb", "sb_fit")`: `draws` (T x n matrix of fitted curves,
 #'   columns `f[1]`, ...), `estimate`, `se`, `x`, `y`, `lambda`, `w0` (the common prior weights), settings,
-#'   seed, timing and `diagnostics` (`rel_gap`, `iter` per draw).
+#'   seed, `timing` (seconds: `elapsed` for the whole call, `cv` for the cross-validation, as in [wbb()]) and
+#'   `diagnostics` (`rel_gap`, `iter` per draw).
 #' @seealso [trend_filter()], [predict.sb_trend_filter_wbb()], [plot.sb_trend_filter_wbb()].
 #' @export
 #' @examples
@@ -66,12 +67,12 @@ trend_filter_wbb <- function(y, x = seq_along(y), k = 3, lambda = NULL, draws = 
   }
   rs <- wbb_run_settings(draws, threads, seed, quiet, chunks, future)
   seed <- rs$seed
-  t0 <- proc.time()
   cv <- NULL
   if (is.null(lambda)) {
     cv <- cv_trend_filter(d$y, d$x, d$k, nfolds = nfolds, control = control)
     lambda <- cv[[paste0("lambda_", lambda_rule)]]
   }
+  t_cv <- wbb_elapsed(rs)
   fit0 <- trend_filter(d$y, d$x, d$k, lambda = lambda, control = control)
   u_hat <- if (control$warm_start) fit0$u[, 1] else numeric(0)
   engine <- tf_engine_control(control)
@@ -83,7 +84,7 @@ trend_filter_wbb <- function(y, x = seq_along(y), k = 3, lambda = NULL, draws = 
   out <- list(rel_gap = wbb_combine(res, "rel_gap"), iter = wbb_combine(res, "iter"), w0 = wbb_combine(res, "w0"))
   dr <- wbb_combine(res, "draws")
   rm(res)
-  timing <- proc.time() - t0
+  timing <- c(elapsed = wbb_elapsed(rs), cv = t_cv)
   bad <- sum(out$rel_gap > control$tol)
   if (bad > 0) {
     sb_warn(c("{bad} of {draws} weighted solve{?s} stopped above the target duality gap.",

@@ -84,7 +84,8 @@ wbb_control <- function(nfolds = 10L, lambda_rule = c("min", "1se"), nlambda = 1
 #' @param ... Arguments passed to the default method.
 #' @return An object of class `c("sb_wbb", "sb_fit")`: `draws` (T x (p + 1), original scale, intercept
 #'   first), `estimate` (the unweighted optimum at lambda), `lambda`, `lambda_glmnet` (glmnet's scale for unit
-#'   weights), `cv` (an [cv_weighted_lasso()] result when lambda was chosen by CV), `seed`, `timing`,
+#'   weights), `cv` (an [cv_weighted_lasso()] result when lambda was chosen by CV), `seed`, `timing` (seconds:
+#'   `elapsed` for the whole call, `cv` for the cross-validation),
 #'   `diagnostics` (KKT violations), with the methods of [sb_fit-methods] and [predict.sb_wbb()].
 #' @references Newton, M. A., Polson, N. G. and Xu, J. (2021). Weighted Bayesian bootstrap for scalable
 #'   posterior distributions. *Canadian Journal of Statistics* 49, 421-437.
