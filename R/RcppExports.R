@@ -9,8 +9,8 @@ cpp_rinvgauss <- function(n, mu, shape, seed) {
     .Call(`_scalebayes_cpp_rinvgauss`, n, mu, shape, seed)
 }
 
-cpp_blasso_compare <- function(n, p, setting, cell_id, first, count, blasso_ctrl, settings, seed, threads, quiet) {
-    .Call(`_scalebayes_cpp_blasso_compare`, n, p, setting, cell_id, first, count, blasso_ctrl, settings, seed, threads, quiet)
+cpp_blasso_compare <- function(n, p, setting, cell_id, blasso_ctrl, settings, run) {
+    .Call(`_scalebayes_cpp_blasso_compare`, n, p, setting, cell_id, blasso_ctrl, settings, run)
 }
 
 cpp_build_info <- function() {
@@ -41,8 +41,8 @@ cpp_nn_describe <- function(spec) {
     .Call(`_scalebayes_cpp_nn_describe`, spec)
 }
 
-cpp_nn_wbb <- function(spec, x, xdim, y, newx, newdim, control, lambda, prior, dist, seed, first, count, threads, quiet) {
-    .Call(`_scalebayes_cpp_nn_wbb`, spec, x, xdim, y, newx, newdim, control, lambda, prior, dist, seed, first, count, threads, quiet)
+cpp_nn_wbb <- function(spec, x, xdim, y, newx, newdim, control, lambda, settings) {
+    .Call(`_scalebayes_cpp_nn_wbb`, spec, x, xdim, y, newx, newdim, control, lambda, settings)
 }
 
 cpp_nn_objective <- function(spec, x, xdim, y, w, params, lambda, w0) {
@@ -61,12 +61,12 @@ cpp_tf_lambda_max <- function(y, x, w, k, w0) {
     .Call(`_scalebayes_cpp_tf_lambda_max`, y, x, w, k, w0)
 }
 
-cpp_tf_path <- function(y, x, w, k, w0, lambdas, method, tol, max_iter, warm) {
-    .Call(`_scalebayes_cpp_tf_path`, y, x, w, k, w0, lambdas, method, tol, max_iter, warm)
+cpp_tf_path <- function(y, x, w, k, w0, lambdas, engine, warm) {
+    .Call(`_scalebayes_cpp_tf_path`, y, x, w, k, w0, lambdas, engine, warm)
 }
 
-cpp_tf_wbb <- function(y, x, k, lambda, draws, separate, seed, threads, method, tol, max_iter, u_hat, quiet, first) {
-    .Call(`_scalebayes_cpp_tf_wbb`, y, x, k, lambda, draws, separate, seed, threads, method, tol, max_iter, u_hat, quiet, first)
+cpp_tf_wbb <- function(y, x, k, lambda, engine, u_hat, names, settings) {
+    .Call(`_scalebayes_cpp_tf_wbb`, y, x, k, lambda, engine, u_hat, names, settings)
 }
 
 cpp_genlasso_path <- function(y, w, m, n, Di, Dp, Dx, w0, lambdas, tol, max_iter, warm) {
@@ -81,6 +81,10 @@ cpp_tf_row_norms <- function(x, k) {
     .Call(`_scalebayes_cpp_tf_row_norms`, x, k)
 }
 
+cpp_wbb_driver_check <- function(y, lambda, solver, n_prior, settings) {
+    .Call(`_scalebayes_cpp_wbb_driver_check`, y, lambda, solver, n_prior, settings)
+}
+
 cpp_lambda_max <- function(x, y, family, alpha, w, pf, intercept) {
     .Call(`_scalebayes_cpp_lambda_max`, x, y, family, alpha, w, pf, intercept)
 }
@@ -93,7 +97,7 @@ cpp_enet_cv <- function(x, y, family, alpha, w, pf, foldid, lambda, control, thr
     .Call(`_scalebayes_cpp_enet_cv`, x, y, family, alpha, w, pf, foldid, lambda, control, threads, quiet)
 }
 
-cpp_wbb_glm <- function(x, y, family, alpha, pf, lambda, warm_a0, warm_beta, prior, dist, seed, first, count, threads, control, quiet) {
-    .Call(`_scalebayes_cpp_wbb_glm`, x, y, family, alpha, pf, lambda, warm_a0, warm_beta, prior, dist, seed, first, count, threads, control, quiet)
+cpp_wbb_glm <- function(x, y, family, alpha, pf, lambda, warm_a0, warm_beta, center, scale, names, settings, control) {
+    .Call(`_scalebayes_cpp_wbb_glm`, x, y, family, alpha, pf, lambda, warm_a0, warm_beta, center, scale, names, settings, control)
 }
 

@@ -21,7 +21,8 @@
 #'   intercept, columns scaled to unit SD, `min(p, n - 1)` sweeps per kept draw. Our sampler targets the same
 #'   posterior with different moves (see [blasso()]).
 #'
-#' **Parallelism and reproducibility**: each dataset is one work item keyed by `(seed, cell, dataset)`, run
+#' **Parallelism and reproducibility**: each dataset is one work item keyed by `(seed, cell, dataset)` (its
+#' WBB draws run through the same driver as [wbb()], keyed by a seed derived from that key), run
 #' in `threads` threads; `chunks > 1` splits every cell's datasets into chunks that run through
 #' `future.apply` when `future = TRUE` (on whatever [future::plan()] the user set), giving the same numbers.
 #'
@@ -36,7 +37,8 @@
 #' @param burnin Bayesian-lasso sweeps discarded (after the EM phase for `"eb"`).
 #' @param cd_tol Convergence tolerance of the coordinate-descent solves (relative to the null deviance; the
 #'   paper's glmnet calls used glmnet's default `thresh = 1e-7`).
-#' @param chunks Chunks per cell (for `future`).
+#' @param chunks Chunks per cell; `NULL` (default): one per future worker when `future = TRUE`, else one
+#'   (the rule of every WBB function).
 #' @param future Run chunks through `future.apply` (needs the package).
 #' @param threads,seed,quiet As in [blasso()].
 #' @param first_dataset Index of the first dataset: datasets `first_dataset, ..., first_dataset + datasets - 1`
@@ -57,7 +59,7 @@
 #' }
 blasso_compare <- function(settings = c("A(i)", "A(ii)", "B"), p = c(40, 60, 80, 100, 120), n = c("50", "p/2"),
                            datasets = 500L, draws = 200L, methods = c("wbb", "blasso"),
-                           blasso = c("eb", "monomvn"), burnin = 200L, cd_tol = 1e-9, chunks = 1L,
+                           blasso = c("eb", "monomvn"), burnin = 200L, cd_tol = 1e-9, chunks = NULL,
                            future = FALSE, threads = NULL, seed = NULL, quiet = NULL, first_dataset = 1L) {
   all_settings <- c("A(i)", "A(ii)", "B")
   if (!is.character(settings) || !length(settings) || !all(settings %in% all_settings)) {
@@ -78,12 +80,9 @@ blasso_compare <- function(settings = c("A(i)", "A(ii)", "B"), p = c(40, 60, 80,
   draws <- check_count(draws, min = 2L)
   burnin <- check_count(burnin, min = 0L)
   cd_tol <- check_number(cd_tol, lower = 0, upper = 1e-3, lower_open = TRUE)
-  chunks <- check_count(chunks)
   first_dataset <- check_count(first_dataset)
-  future <- check_flag(future)
-  threads <- resolve_threads(threads)
-  seed <- resolve_seed(seed)
-  quiet <- resolve_quiet(quiet)
+  rs <- wbb_run_settings(datasets, threads, seed, quiet, chunks, future)
+  seed <- rs$seed
 
   cells <- compare_cells(settings, p, n)
   if (any(cells$p < 2 | cells$n < 6)) sb_abort("Every cell needs n >= 6 (n = p/2 with p >= 12).", arg = "p")
@@ -95,11 +94,10 @@ blasso_compare <- function(settings = c("A(i)", "A(ii)", "B"), p = c(40, 60, 80,
   for (k in seq_len(nrow(cells))) {
     cl <- cells[k, ]
     engine <- function(first, count) {
-      cpp_blasso_compare(cl$n, cl$p, cl$setting_code, cl$id, first + first_dataset - 1, count, bctrl, st, seed,
-                         threads, quiet)
+      cpp_blasso_compare(cl$n, cl$p, cl$setting_code, cl$id, bctrl, st,
+                         wbb_engine_settings(rs, first + first_dataset - 1, count))
     }
-    parts <- sb_call_engine(sb_map_chunks(datasets, chunks, engine, use_future = future))
-    if (any(vapply(parts, function(m) isTRUE(attr(m, "interrupted")), logical(1)))) rlang::interrupt()
+    parts <- wbb_run(rs, engine)
     m <- do.call(rbind, lapply(parts, function(m) {attr(m, "interrupted") <- NULL; m}))
     colnames(m) <- c(paste0("wbb_", c("mse_coef", "mse_pred", "coverage", "lambda", "seconds")),
                      paste0("blasso_", c("mse_coef", "mse_pred", "coverage", "lambda", "seconds")))
@@ -111,7 +109,7 @@ blasso_compare <- function(settings = c("A(i)", "A(ii)", "B"), p = c(40, 60, 80,
   out <- summarise_compare(per, methods)
   attr(out, "per_dataset") <- per
   attr(out, "config") <- list(datasets = datasets, draws = draws, blasso = blasso, burnin = burnin, seed = seed,
-                              threads = threads, elapsed = proc.time()[["elapsed"]] - t0)
+                              threads = rs$threads, elapsed = proc.time()[["elapsed"]] - t0)
   class(out) <- c("sb_blasso_compare", "data.frame")
   out
 }

@@ -1,4 +1,4 @@
-# The common posterior-draws object and its methods (ARCHITECTURE principle 8).
+# The common posterior-draws object and its methods (inst/design.md, principle 8).
 #
 # Every fitting function returns list(draws = T x p matrix, estimate = named p-vector (the point estimate,
 # e.g. the unweighted optimum for WBB), chain = integer T-vector or NULL, method, call, settings, seed,

@@ -22,7 +22,8 @@
 #' @param float64 Train in double precision (default single, as deep-learning libraries do).
 #' @param torch_threads LibTorch intra-op threads per worker (1: parallelism comes from `threads`).
 #' @param chunks,future Split the draws into `chunks` run through [future.apply::future_lapply()] under
-#'   the user's [future::plan()]; identical to a single run with the same seed.
+#'   the user's [future::plan()] (`chunks = NULL`: one per future worker when `future = TRUE`, else one),
+#'   as in [wbb_control()]; identical to a single run with the same seed.
 #' @param normalize_weights,detach_weights Reproduce the WBB authors' MNIST script (not the method):
 #'   data weights divided by their mean, and each minibatch weighted by the weights of an independent
 #'   random batch of positions (in that script weights and examples were not aligned).
@@ -33,7 +34,7 @@
 nn_control <- function(optimizer = c("adam", "sgd"), lr = 1e-3, epochs = 100L, batch_size = 50L, max_steps = NULL,
                        grad_tol = 0, momentum = 0.9, betas = c(0.9, 0.999), eps = 1e-8,
                        weight_dist = c("exponential", "multinomial", "unit"), float64 = FALSE, torch_threads = 1L,
-                       chunks = 1L, future = FALSE, normalize_weights = FALSE, detach_weights = FALSE) {
+                       chunks = NULL, future = FALSE, normalize_weights = FALSE, detach_weights = FALSE) {
   optimizer <- rlang::arg_match(optimizer)
   if (!is.numeric(betas) || length(betas) != 2L || anyNA(betas) || any(betas < 0) || any(betas >= 1)) {
     sb_abort(c("{.arg betas} must be two numbers in [0, 1).", x = "You supplied {.val {format(betas)}}."), arg = "betas")
@@ -51,7 +52,7 @@ nn_control <- function(optimizer = c("adam", "sgd"), lr = 1e-3, epochs = 100L, b
     weight_dist = rlang::arg_match(weight_dist),
     float64 = check_flag(float64),
     torch_threads = check_count(torch_threads, max = 256L),
-    chunks = check_count(chunks, max = 1e6),
+    chunks = check_count(chunks, allow_null = TRUE, max = 1e6),
     future = check_flag(future),
     normalize_weights = check_flag(normalize_weights),
     detach_weights = check_flag(detach_weights)

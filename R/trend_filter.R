@@ -31,10 +31,13 @@ tf_control <- function(tol = 1e-8, max_iter = 200, method = c("auto", "dp", "ip"
             class = "sb_tf_control")
 }
 
-# solver and Newton-system choice packed for the engine (src/trend_filter.cpp, ip_control())
-tf_engine_code <- function(control) {
+# The solver settings as the engine reads them (src/trend_filter.cpp, tf_engine_from()): solver and
+# Newton-system codes, target relative gap, step limit.
+tf_engine_control <- function(control) {
   newton <- if (is.null(control$newton)) "auto" else control$newton
-  (match(control$method, c("auto", "dp", "ip")) - 1L) + 3L * (match(newton, c("auto", "qr", "dual")) - 1L)
+  list(solver = match(control$method, c("auto", "dp", "ip")) - 1L,
+       newton = match(newton, c("auto", "qr", "dual")) - 1L,
+       tol = control$tol, max_iter = control$max_iter)
 }
 
 check_tf_control <- function(control, call = rlang::caller_env()) {
@@ -175,8 +178,8 @@ trend_filter <- function(y, x = NULL, k = 3, lambda = NULL, weights = NULL, pena
     lambda <- exp(seq(log(lmax), log(lmax * lambda_min_ratio), length.out = nlambda))
   }
   t0 <- proc.time()
-  r <- sb_call_engine(cpp_tf_path(d$y, d$x, d$weights, d$k, pw, lambda, tf_engine_code(control),
-                                  control$tol, control$max_iter, control$warm_start))
+  r <- sb_call_engine(cpp_tf_path(d$y, d$x, d$weights, d$k, pw, lambda, tf_engine_control(control),
+                                  control$warm_start))
   timing <- proc.time() - t0
   converged <- r$rel_gap <= control$tol
   if (any(!converged)) {

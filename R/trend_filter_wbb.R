@@ -6,8 +6,9 @@
 #' solves
 #' \deqn{\min_\beta \frac12 \sum_i w_i (y_i - \beta_i)^2 + \lambda w_0 \|D^{(x,k+1)}\beta\|_1
 #'   \quad (\text{common}), \qquad \ldots + \lambda \sum_j w_{0j} |(D^{(x,k+1)}\beta)_j| \quad (\text{separate}),}
-#' with \eqn{w_i, w_0 \sim \mathrm{Exp}(1)} drawn from the random stream `(seed, t)`; the draws of the fitted
-#' curve are identical for any number of threads.
+#' with \eqn{w_i, w_0 \sim \mathrm{Exp}(1)} drawn from the random stream `(seed, t)` (first the n data
+#' weights, then the prior weights, as in every WBB function); the draws of the fitted curve are identical for
+#' any number of threads, chunks and future workers.
 #'
 #' @details
 #' * `lambda = NULL` chooses lambda on the unweighted problem by [cv_trend_filter()] (rule `lambda_rule`);
@@ -25,17 +26,23 @@
 #' @param k Trend-filtering order (3 = cubic, as in the paper's Figure 4).
 #' @param lambda Penalty, or `NULL` to choose it by cross-validation on the unweighted problem.
 #' @param draws Number of WBB draws T.
-#' @param prior_weights `"common"` (one Exp(1) prior weight per draw) or `"separate"` (one per difference).
+#' @param prior_weights `"common"` (default: one Exp(1) prior weight per draw, the penalty
+#'   \eqn{\lambda w_0 \|D\beta\|_1} of the paper's section 3.3) or `"separate"` (one per difference). [wbb()]
+#'   defaults to `"separate"`, the paper's choice for the lasso.
 #' @param threads Worker threads (default [sb_default_threads()]); results do not depend on it.
 #' @param seed Seed (whole number) or `NULL` to draw one from R's RNG (so [set.seed()] works).
 #' @param quiet Hide the progress bar (default: not interactive).
 #' @param control [tf_control()].
-#' @param nfolds,lambda_rule Cross-validation folds and rule (`"lambda_min"` or `"lambda_1se"`) when
-#'   `lambda` is `NULL`.
+#' @param nfolds,lambda_rule Cross-validation folds and rule (`"min"`, default, or `"1se"`, as in
+#'   [wbb_control()]; the old spellings `"lambda_min"` and `"lambda_1se"` still work with a deprecation
+#'   warning) when `lambda` is `NULL`.
 #' @param future Spread the draws over `future` workers (see [future::plan()]); identical results.
+#' @param chunks Split the draws into this many chunks; `NULL` (default): one per future worker when
+#'   `future = TRUE`, else one (the rule of every WBB function).
 #' @return An object of class `c("sb_trend_filter_wbb", "sb_fit")`: `draws` (T x n matrix of fitted curves,
 #'   columns `f[1]`, ...), `estimate`, `se`, `x`, `y`, `lambda`, `w0` (the common prior weights), settings,
-#'   seed, timing and `diagnostics` (`rel_gap`, `iter` per draw).
+#'   seed, `timing` (seconds: `elapsed` for the whole call, `cv` for the cross-validation, as in [wbb()]) and
+#'   `diagnostics` (`rel_gap`, `iter` per draw).
 #' @seealso [trend_filter()], [predict.sb_trend_filter_wbb()], [plot.sb_trend_filter_wbb()].
 #' @export
 #' @examples
@@ -48,59 +55,47 @@
 trend_filter_wbb <- function(y, x = seq_along(y), k = 3, lambda = NULL, draws = 1000,
                              prior_weights = c("common", "separate"), threads = NULL, seed = NULL,
                              quiet = NULL, control = tf_control(), nfolds = 5,
-                             lambda_rule = c("lambda_min", "lambda_1se"), future = FALSE) {
+                             lambda_rule = c("min", "1se"), future = FALSE, chunks = NULL) {
   call <- match.call()
   d <- check_tf_data(y, x, k)
   prior_weights <- rlang::arg_match(prior_weights)
-  lambda_rule <- rlang::arg_match(lambda_rule)
+  lambda_rule <- wbb_lambda_rule(lambda_rule)
   draws <- check_count(draws)
-  threads <- resolve_threads(threads)
-  quiet <- resolve_quiet(quiet)
   control <- check_tf_control(control)
-  future <- check_flag(future)
   if (!is.null(lambda)) {
     lambda <- check_number(lambda, lower = 0, what = "a single non-negative number or NULL")
   }
-  seed <- resolve_seed(seed)
-  t0 <- proc.time()
+  rs <- wbb_run_settings(draws, threads, seed, quiet, chunks, future)
+  seed <- rs$seed
   cv <- NULL
   if (is.null(lambda)) {
     cv <- cv_trend_filter(d$y, d$x, d$k, nfolds = nfolds, control = control)
-    lambda <- cv[[lambda_rule]]
+    lambda <- cv[[paste0("lambda_", lambda_rule)]]
   }
+  t_cv <- wbb_elapsed(rs)
   fit0 <- trend_filter(d$y, d$x, d$k, lambda = lambda, control = control)
   u_hat <- if (control$warm_start) fit0$u[, 1] else numeric(0)
-  method <- tf_engine_code(control)
-  separate <- prior_weights == "separate"
+  engine <- tf_engine_control(control)
+  names_f <- paste0("f[", seq_len(d$n), "]")
   run_chunk <- function(first, count) {
-    cpp_tf_wbb(d$y, d$x, d$k, lambda, count, separate, seed, threads, method, control$tol,
-               control$max_iter, u_hat, quiet, first)
+    cpp_tf_wbb(d$y, d$x, d$k, lambda, engine, u_hat, names_f, wbb_engine_settings(rs, first, count, prior_weights))
   }
-  chunks <- if (future && requireNamespace("future", quietly = TRUE)) max(1L, min(draws, future::nbrOfWorkers())) else 1L
-  # (sb_map_chunks is only used for future runs: base::cut() rejects a single interval)
-  res <- sb_call_engine(if (chunks > 1L) sb_map_chunks(draws, chunks, run_chunk, use_future = future)
-                        else list(run_chunk(first = 0, count = draws)))
-  out <- list(
-    draws = do.call(rbind, lapply(res, `[[`, "draws")),
-    rel_gap = unlist(lapply(res, `[[`, "rel_gap")),
-    iter = unlist(lapply(res, `[[`, "iter")),
-    w0 = unlist(lapply(res, `[[`, "w0")),
-    interrupted = any(vapply(res, `[[`, logical(1), "interrupted"))
-  )
-  if (out$interrupted) rlang::interrupt()
-  timing <- proc.time() - t0
-  dr <- out$draws
-  colnames(dr) <- paste0("f[", seq_len(d$n), "]")
+  res <- wbb_run(rs, run_chunk)
+  out <- list(rel_gap = wbb_combine(res, "rel_gap"), iter = wbb_combine(res, "iter"), w0 = wbb_combine(res, "w0"))
+  dr <- wbb_combine(res, "draws")
+  rm(res)
+  timing <- c(elapsed = wbb_elapsed(rs), cv = t_cv)
   bad <- sum(out$rel_gap > control$tol)
   if (bad > 0) {
     sb_warn(c("{bad} of {draws} weighted solve{?s} stopped above the target duality gap.",
               i = "Largest relative gap: {signif(max(out$rel_gap), 3)} (target {control$tol})."))
   }
-  se <- apply(dr, 2, stats::sd)
+  # column by column, so that dr is never copied
+  se <- stats::setNames(vapply(seq_len(ncol(dr)), function(j) stats::sd(dr[, j]), numeric(1)), colnames(dr))
   new_sb_fit(
     draws = dr, estimate = fit0$beta[, 1], method = "trend_filter_wbb", subclass = "sb_trend_filter_wbb",
     call = call, seed = seed, timing = timing,
-    settings = list(k = d$k, lambda = lambda, prior_weights = prior_weights, draws = draws, threads = threads,
+    settings = list(k = d$k, lambda = lambda, prior_weights = prior_weights, draws = draws, threads = rs$threads,
                     nobs = d$n, control = control, lambda_rule = if (is.null(cv)) NA else lambda_rule,
                     print_info = c(order = d$k, lambda = signif(lambda, 5), prior_weights = prior_weights)),
     diagnostics = list(rel_gap = out$rel_gap, iter = out$iter, max_rel_gap = max(out$rel_gap),

@@ -3,15 +3,17 @@
 #' Control settings for [wbb()]
 #'
 #' @param nfolds Folds of the cross-validation that fixes lambda when `lambda = NULL`.
-#' @param lambda_rule `"min"` (the CV minimum, default) or `"1se"` (the largest lambda within one standard
-#'   error of it).
+#' @param lambda_rule `"min"` (the CV minimum, default, as in the paper) or `"1se"` (the largest lambda
+#'   within one standard error of it); the same spelling in every WBB function (`"lambda_min"` and
+#'   `"lambda_1se"` still work, with a deprecation warning).
 #' @param nlambda,lambda_min_ratio The CV path.
 #' @param weight_dist Distribution of the data weights: `"exponential"` (i.i.d. Exp(1), the paper's
 #'   Algorithm 1; equivalent to Dirichlet(1, ..., 1) weights up to the scale absorbed by the prior weight) or
 #'   `"multinomial"` (counts of an n-out-of-n resample: the classical bootstrap of the penalized estimator).
 #' @param standardize Standardize the columns of `x` by their unweighted means and SDs (fixed for all draws).
 #' @param intercept Fit an unpenalized intercept.
-#' @param chunks Split the draws into this many chunks.
+#' @param chunks Split the draws into this many chunks; `NULL` (default): one chunk per future worker
+#'   ([future::nbrOfWorkers()]) when `future = TRUE`, else one chunk (the rule of every WBB function).
 #' @param future Run the chunks through [future.apply::future_lapply()] under the user's [future::plan()].
 #'   The result is identical to a single-process run with the same seed.
 #' @param tol,max_iter,max_outer Solver settings, see [cd_control()].
@@ -21,18 +23,18 @@
 #' wbb_control(nfolds = 5, lambda_rule = "1se")
 wbb_control <- function(nfolds = 10L, lambda_rule = c("min", "1se"), nlambda = 100L, lambda_min_ratio = NULL,
                         weight_dist = c("exponential", "multinomial"), standardize = TRUE, intercept = TRUE,
-                        chunks = 1L, future = FALSE, tol = 1e-14, max_iter = 100000L, max_outer = 100L) {
+                        chunks = NULL, future = FALSE, tol = 1e-14, max_iter = 100000L, max_outer = 100L) {
   cd <- cd_control(tol = tol, max_iter = max_iter, max_outer = max_outer)
   structure(c(list(
     nfolds = check_count(nfolds, min = 2L),
-    lambda_rule = rlang::arg_match(lambda_rule),
+    lambda_rule = wbb_lambda_rule(lambda_rule),
     nlambda = check_count(nlambda),
     lambda_min_ratio = check_number(lambda_min_ratio, lower = 0, upper = 1, lower_open = TRUE, upper_open = TRUE,
                                     allow_null = TRUE),
     weight_dist = rlang::arg_match(weight_dist),
     standardize = check_flag(standardize),
     intercept = check_flag(intercept),
-    chunks = check_count(chunks),
+    chunks = check_count(chunks, allow_null = TRUE),
     future = check_flag(future)
   ), unclass(cd)), class = "sb_wbb_control")
 }
@@ -70,18 +72,23 @@ wbb_control <- function(nfolds = 10L, lambda_rule = c("min", "1se"), nlambda = 1
 #' @param family `"gaussian"` or `"binomial"`.
 #' @param alpha Elastic-net mixing parameter in \[0, 1\] (1 = lasso).
 #' @param lambda `NULL` (cross-validation), one value, or a vector (a path).
-#' @param prior_weights `"separate"`, `"common"` or `"none"`.
+#' @param prior_weights `"separate"` (default: one per coefficient, the paper's Algorithm 1 and simulation
+#'   study), `"common"` or `"none"`. [trend_filter_wbb()] defaults to `"common"`, the paper's choice there.
 #' @param draws Number of WBB draws T.
 #' @param threads Threads (default [sb_default_threads()]); results do not depend on it.
 #' @param seed Seed (a whole number) or `NULL`.
 #' @param quiet Hide progress bars (default: quiet when not interactive).
 #' @param penalty_factor Base penalty weights multiplied into the prior weights (0 = unpenalized).
 #' @param control [wbb_control()].
+#' @param model A network ([nn_mlp()], [nn_cnn()]): `wbb(x, y, model = nn_mlp(c(128, 64)), lambda = 1e-4,
+#'   family = "multinomial", ...)` draws network posteriors; the call is passed to [wbb_nn()], which
+#'   documents its further arguments (`newx`, `newy`, `keep_weights`, `device`, `control = nn_control()`).
 #' @param formula,data For the formula method: a model formula and a data frame.
 #' @param ... Arguments passed to the default method.
 #' @return An object of class `c("sb_wbb", "sb_fit")`: `draws` (T x (p + 1), original scale, intercept
 #'   first), `estimate` (the unweighted optimum at lambda), `lambda`, `lambda_glmnet` (glmnet's scale for unit
-#'   weights), `cv` (an [cv_weighted_lasso()] result when lambda was chosen by CV), `seed`, `timing`,
+#'   weights), `cv` (an [cv_weighted_lasso()] result when lambda was chosen by CV), `seed`, `timing` (seconds:
+#'   `elapsed` for the whole call, `cv` for the cross-validation),
 #'   `diagnostics` (KKT violations), with the methods of [sb_fit-methods] and [predict.sb_wbb()].
 #' @references Newton, M. A., Polson, N. G. and Xu, J. (2021). Weighted Bayesian bootstrap for scalable
 #'   posterior distributions. *Canadian Journal of Statistics* 49, 421-437.
@@ -109,27 +116,42 @@ wbb.formula <- function(formula, data, ...) {
   fit
 }
 
+# wbb(x, y, model = <network>, ...) is wbb_nn(x, y, model = <network>, ...).
+wbb_network_call <- function(mcall, env, call) {
+  bad <- intersect(names(mcall), c("alpha", "penalty_factor"))
+  if (length(bad)) {
+    sb_abort(c("{.arg {bad[1]}} applies to linear models, not to networks.",
+               i = "Networks take a ridge penalty {.code lambda * w0 * sum ||W||^2}; see {.fn wbb_nn}."),
+             arg = bad[1], call = call)
+  }
+  mcall[[1L]] <- quote(scalebayes::wbb_nn)
+  fit <- eval(mcall, env)
+  fit$call <- mcall
+  fit
+}
+
 #' @rdname wbb
 #' @export
 wbb.default <- function(x, y, family = c("gaussian", "binomial"), alpha = 1, lambda = NULL,
                         prior_weights = c("separate", "common", "none"), draws = 1000L, threads = NULL,
-                        seed = NULL, quiet = NULL, penalty_factor = NULL, control = wbb_control(), ...) {
+                        seed = NULL, quiet = NULL, penalty_factor = NULL, control = wbb_control(), ..., model = NULL) {
   call <- rlang::current_env()
   mcall <- match.call()
+  if (!is.null(model)) return(wbb_network_call(mcall, parent.frame(), call))
   rlang::check_dots_empty()
   family <- rlang::arg_match(family)
   prior_weights <- rlang::arg_match(prior_weights)
   d <- prepare_glm_data(x, y, family, alpha, penalty_factor, call)
   draws <- check_count(draws, arg = "draws", call = call)
   lambda <- check_lambda(lambda, call)
-  threads <- resolve_threads(threads, call)
-  quiet <- resolve_quiet(quiet)
-  seed <- resolve_seed(seed, call)
   if (!inherits(control, "sb_wbb_control")) {
     sb_abort(c("{.arg control} must be made by {.fn wbb_control}.", x = "You supplied {.obj_type_friendly {control}}."),
              arg = "control", call = call)
   }
-  t0 <- proc.time()[["elapsed"]]
+  rs <- wbb_run_settings(draws, threads, seed, quiet, control$chunks, control$future, call = call)
+  threads <- rs$threads
+  seed <- rs$seed
+  quiet <- rs$quiet
   st <- standardize_x(d$x, control$standardize, control$intercept)
   ctrl <- list(tol = control$tol, max_iter = control$max_iter, max_outer = control$max_outer,
                intercept = control$intercept)
@@ -141,35 +163,30 @@ wbb.default <- function(x, y, family = c("gaussian", "binomial"), alpha = 1, lam
                  control$lambda_min_ratio, seed, threads, quiet, ctrl, call)
     lambda <- if (control$lambda_rule == "min") cv$lambda_min else cv$lambda_1se
   }
-  t_cv <- proc.time()[["elapsed"]] - t0
+  t_cv <- wbb_elapsed(rs)
 
-  # the unweighted solution at each lambda: the point estimate and every draw's warm start
+  # the unweighted solution at each lambda: the point estimate; the first one warm-starts every draw
   est <- sb_call_engine(cpp_enet_path(st$x, d$y, family_code(family), d$alpha, unit, d$penalty_factor,
                                       lambda, ctrl), call = call)
-  prior_code <- match(prior_weights, c("separate", "common", "none")) - 1L
-  dist_code <- match(control$weight_dist, c("exponential", "multinomial")) - 1L
+  names_coef <- c("(Intercept)", colnames(d$x))
   engine <- function(first, count) {
-    cpp_wbb_glm(st$x, d$y, family_code(family), d$alpha, d$penalty_factor, lambda, est$a0, est$beta,
-                prior_code, dist_code, seed, first, count, threads, ctrl, quiet)
+    cpp_wbb_glm(st$x, d$y, family_code(family), d$alpha, d$penalty_factor, lambda, est$a0[1L], est$beta[, 1L],
+                st$center, st$scale, names_coef,
+                wbb_engine_settings(rs, first, count, prior_weights, control$weight_dist), ctrl)
   }
-  parts <- sb_call_engine(sb_map_chunks(draws, control$chunks, engine, use_future = control$future, call = call),
-                          call = call)
-  if (any(vapply(parts, function(r) isTRUE(r$interrupted), logical(1)))) rlang::interrupt()
-  coef_all <- do.call(cbind, lapply(parts, `[[`, "coef"))  # (L (p + 1)) x T
-  kkt <- unlist(lapply(parts, `[[`, "kkt"))
+  parts <- wbb_run(rs, engine, call = call)
+  kkt <- wbb_combine(parts, "kkt")
   not_conv <- sum(vapply(parts, `[[`, integer(1), "not_converged"))
   if (not_conv > 0) {
     sb_warn(c("{not_conv} solve{?s} reached {.arg max_iter} before converging; increase it in {.fn wbb_control}.",
               i = if (family == "binomial") "If the classes are (nearly) separable, the optimum is at infinity for small lambda: use a larger lambda."),
             kind = "convergence")
   }
-  elapsed <- proc.time()[["elapsed"]] - t0
-  names_coef <- c("(Intercept)", colnames(d$x))
-  p1 <- d$p + 1L
+  elapsed <- wbb_elapsed(rs)
+  coef <- lapply(seq_along(lambda), function(l) wbb_bind(lapply(parts, function(r) r$coef[[l]])))
+  rm(parts)
   fits <- lapply(seq_along(lambda), function(l) {
-    rows <- (l - 1L) * p1 + seq_len(p1)
-    dr <- t(unstandardize_coef(coef_all[rows, , drop = FALSE], st$center, st$scale))
-    colnames(dr) <- names_coef
+    dr <- coef[[l]]
     estimate <- drop(unstandardize_coef(c(est$a0[l], est$beta[, l]), st$center, st$scale))
     new_sb_fit(
       draws = dr, estimate = estimate, method = "weighted Bayesian bootstrap", subclass = "sb_wbb",

@@ -72,11 +72,7 @@ wbb_nn <- function(x, y, model = nn_mlp(), family = NULL, lambda = 1e-4,
   lambda <- check_number(lambda, lower = 0, upper = 1e12)
   draws <- check_count(draws, max = 1e7, fix = "Split very long runs into chunks.")
   keep_weights <- check_flag(keep_weights)
-  threads <- resolve_threads(threads, call)
-  if (threads > 1024L) sb_abort("{.arg threads} must be at most 1024.", arg = "threads", call = call)
-  quiet <- resolve_quiet(quiet)
-  seed <- resolve_seed(seed, call)
-
+  rs <- wbb_run_settings(draws, threads, seed, quiet, control$chunks, control$future, call = call)
   xd <- nn_prepare_x(x, "x", call)
   yd <- nn_prepare_y(y, xd$n, family, arg = "y", call = call)
   family <- yd$family
@@ -102,17 +98,13 @@ wbb_nn <- function(x, y, model = nn_mlp(), family = NULL, lambda = 1e-4,
                i = "Use fewer {.arg draws} or fewer {.arg newx} rows per call."), arg = "newx", call = call)
   }
   ctrl <- nn_engine_control(control, device, keep_weights)
-  prior_code <- match(prior_weights, c("separate", "common", "none")) - 1L
-  dist_code <- match(control$weight_dist, c("exponential", "multinomial", "unit")) - 1L
   newx_arr <- if (is.null(nd)) double() else nd$x
   newdim <- if (is.null(nd)) integer() else nd$dim
   engine <- function(first, count) {
-    cpp_nn_wbb(spec, xd$x, xd$dim, yd$y, newx_arr, newdim, ctrl, lambda, prior_code, dist_code, seed, first,
-               count, threads, quiet)
+    cpp_nn_wbb(spec, xd$x, xd$dim, yd$y, newx_arr, newdim, ctrl, lambda,
+               wbb_engine_settings(rs, first, count, prior_weights, control$weight_dist))
   }
-  parts <- sb_call_engine(sb_map_chunks(draws, control$chunks, engine, use_future = control$future, call = call),
-                          call = call)
-  if (any(vapply(parts, function(r) isTRUE(r$interrupted), logical(1)))) rlang::interrupt()
+  parts <- wbb_run(rs, engine, call = call)
   cat_num <- function(name) unlist(lapply(parts, `[[`, name), use.names = FALSE)
   status <- factor(c("not run", "done", "diverged", "interrupted")[cat_num("status") + 1L],
                    levels = c("done", "diverged", "interrupted", "not run"))
@@ -141,8 +133,8 @@ wbb_nn <- function(x, y, model = nn_mlp(), family = NULL, lambda = 1e-4,
     pred = pred, pred_mean = pred_mean, weights = weights,
     objective = cat_num("objective"), grad_norm = cat_num("grad_norm"), steps = cat_num("steps"), status = status,
     family = family, levels = yd$levels, model = model, layers = tab, n_parameters = desc$n_parameters,
-    spec = spec, lambda = lambda, seed = seed, call = mcall, device = parts[[1L]]$device,
-    settings = list(draws = draws, prior_weights = prior_weights, threads = threads, control = control,
+    spec = spec, lambda = lambda, seed = rs$seed, call = mcall, device = parts[[1L]]$device,
+    settings = list(draws = draws, prior_weights = prior_weights, threads = rs$threads, control = control,
                     nobs = xd$n, n_new = if (is.null(nd)) 0L else nd$n, input = xd$shape),
     timing = c(elapsed = proc.time()[["elapsed"]] - t0)
   ), class = c("sb_wbb_nn", "sb_nn_fit"))

@@ -21,7 +21,7 @@ cd_control <- function(tol = 1e-14, max_iter = 100000L, max_outer = 100L) {
   ), class = "sb_cd_control")
 }
 
-# Standardization from the UNWEIGHTED data (ARCHITECTURE principle 4): column means and population SDs
+# Standardization from the UNWEIGHTED data (inst/design.md, principle 4): column means and population SDs
 # (divisor n, as glmnet). Constant columns get scale 1 (their centred column is zero, so their coefficient is
 # always 0 when an intercept is fitted).
 standardize_x <- function(x, standardize, intercept) {

@@ -42,8 +42,8 @@ BEGIN_RCPP
 END_RCPP
 }
 // cpp_blasso_compare
-Rcpp::NumericMatrix cpp_blasso_compare(int n, int p, int setting, int cell_id, double first, int count, const Rcpp::List& blasso_ctrl, const Rcpp::List& settings, double seed, int threads, bool quiet);
-RcppExport SEXP _scalebayes_cpp_blasso_compare(SEXP nSEXP, SEXP pSEXP, SEXP settingSEXP, SEXP cell_idSEXP, SEXP firstSEXP, SEXP countSEXP, SEXP blasso_ctrlSEXP, SEXP settingsSEXP, SEXP seedSEXP, SEXP threadsSEXP, SEXP quietSEXP) {
+Rcpp::NumericMatrix cpp_blasso_compare(int n, int p, int setting, int cell_id, const Rcpp::List& blasso_ctrl, const Rcpp::List& settings, const Rcpp::List& run);
+RcppExport SEXP _scalebayes_cpp_blasso_compare(SEXP nSEXP, SEXP pSEXP, SEXP settingSEXP, SEXP cell_idSEXP, SEXP blasso_ctrlSEXP, SEXP settingsSEXP, SEXP runSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::RNGScope rcpp_rngScope_gen;
@@ -51,14 +51,10 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< int >::type p(pSEXP);
     Rcpp::traits::input_parameter< int >::type setting(settingSEXP);
     Rcpp::traits::input_parameter< int >::type cell_id(cell_idSEXP);
-    Rcpp::traits::input_parameter< double >::type first(firstSEXP);
-    Rcpp::traits::input_parameter< int >::type count(countSEXP);
     Rcpp::traits::input_parameter< const Rcpp::List& >::type blasso_ctrl(blasso_ctrlSEXP);
     Rcpp::traits::input_parameter< const Rcpp::List& >::type settings(settingsSEXP);
-    Rcpp::traits::input_parameter< double >::type seed(seedSEXP);
-    Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
-    Rcpp::traits::input_parameter< bool >::type quiet(quietSEXP);
-    rcpp_result_gen = Rcpp::wrap(cpp_blasso_compare(n, p, setting, cell_id, first, count, blasso_ctrl, settings, seed, threads, quiet));
+    Rcpp::traits::input_parameter< const Rcpp::List& >::type run(runSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_blasso_compare(n, p, setting, cell_id, blasso_ctrl, settings, run));
     return rcpp_result_gen;
 END_RCPP
 }
@@ -154,8 +150,8 @@ BEGIN_RCPP
 END_RCPP
 }
 // cpp_nn_wbb
-Rcpp::List cpp_nn_wbb(Rcpp::List spec, Rcpp::NumericVector x, Rcpp::IntegerVector xdim, Rcpp::NumericVector y, Rcpp::NumericVector newx, Rcpp::IntegerVector newdim, Rcpp::List control, double lambda, int prior, int dist, double seed, double first, int count, int threads, bool quiet);
-RcppExport SEXP _scalebayes_cpp_nn_wbb(SEXP specSEXP, SEXP xSEXP, SEXP xdimSEXP, SEXP ySEXP, SEXP newxSEXP, SEXP newdimSEXP, SEXP controlSEXP, SEXP lambdaSEXP, SEXP priorSEXP, SEXP distSEXP, SEXP seedSEXP, SEXP firstSEXP, SEXP countSEXP, SEXP threadsSEXP, SEXP quietSEXP) {
+Rcpp::List cpp_nn_wbb(Rcpp::List spec, Rcpp::NumericVector x, Rcpp::IntegerVector xdim, Rcpp::NumericVector y, Rcpp::NumericVector newx, Rcpp::IntegerVector newdim, Rcpp::List control, double lambda, Rcpp::List settings);
+RcppExport SEXP _scalebayes_cpp_nn_wbb(SEXP specSEXP, SEXP xSEXP, SEXP xdimSEXP, SEXP ySEXP, SEXP newxSEXP, SEXP newdimSEXP, SEXP controlSEXP, SEXP lambdaSEXP, SEXP settingsSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::RNGScope rcpp_rngScope_gen;
@@ -167,14 +163,8 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type newdim(newdimSEXP);
     Rcpp::traits::input_parameter< Rcpp::List >::type control(controlSEXP);
     Rcpp::traits::input_parameter< double >::type lambda(lambdaSEXP);
-    Rcpp::traits::input_parameter< int >::type prior(priorSEXP);
-    Rcpp::traits::input_parameter< int >::type dist(distSEXP);
-    Rcpp::traits::input_parameter< double >::type seed(seedSEXP);
-    Rcpp::traits::input_parameter< double >::type first(firstSEXP);
-    Rcpp::traits::input_parameter< int >::type count(countSEXP);
-    Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
-    Rcpp::traits::input_parameter< bool >::type quiet(quietSEXP);
-    rcpp_result_gen = Rcpp::wrap(cpp_nn_wbb(spec, x, xdim, y, newx, newdim, control, lambda, prior, dist, seed, first, count, threads, quiet));
+    Rcpp::traits::input_parameter< Rcpp::List >::type settings(settingsSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_nn_wbb(spec, x, xdim, y, newx, newdim, control, lambda, settings));
     return rcpp_result_gen;
 END_RCPP
 }
@@ -239,8 +229,8 @@ BEGIN_RCPP
 END_RCPP
 }
 // cpp_tf_path
-Rcpp::List cpp_tf_path(Rcpp::NumericVector y, Rcpp::NumericVector x, Rcpp::NumericVector w, int k, Rcpp::NumericVector w0, Rcpp::NumericVector lambdas, int method, double tol, int max_iter, bool warm);
-RcppExport SEXP _scalebayes_cpp_tf_path(SEXP ySEXP, SEXP xSEXP, SEXP wSEXP, SEXP kSEXP, SEXP w0SEXP, SEXP lambdasSEXP, SEXP methodSEXP, SEXP tolSEXP, SEXP max_iterSEXP, SEXP warmSEXP) {
+Rcpp::List cpp_tf_path(Rcpp::NumericVector y, Rcpp::NumericVector x, Rcpp::NumericVector w, int k, Rcpp::NumericVector w0, Rcpp::NumericVector lambdas, Rcpp::List engine, bool warm);
+RcppExport SEXP _scalebayes_cpp_tf_path(SEXP ySEXP, SEXP xSEXP, SEXP wSEXP, SEXP kSEXP, SEXP w0SEXP, SEXP lambdasSEXP, SEXP engineSEXP, SEXP warmSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::RNGScope rcpp_rngScope_gen;
@@ -250,17 +240,15 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< int >::type k(kSEXP);
     Rcpp::traits::input_parameter< Rcpp::NumericVector >::type w0(w0SEXP);
     Rcpp::traits::input_parameter< Rcpp::NumericVector >::type lambdas(lambdasSEXP);
-    Rcpp::traits::input_parameter< int >::type method(methodSEXP);
-    Rcpp::traits::input_parameter< double >::type tol(tolSEXP);
-    Rcpp::traits::input_parameter< int >::type max_iter(max_iterSEXP);
+    Rcpp::traits::input_parameter< Rcpp::List >::type engine(engineSEXP);
     Rcpp::traits::input_parameter< bool >::type warm(warmSEXP);
-    rcpp_result_gen = Rcpp::wrap(cpp_tf_path(y, x, w, k, w0, lambdas, method, tol, max_iter, warm));
+    rcpp_result_gen = Rcpp::wrap(cpp_tf_path(y, x, w, k, w0, lambdas, engine, warm));
     return rcpp_result_gen;
 END_RCPP
 }
 // cpp_tf_wbb
-Rcpp::List cpp_tf_wbb(Rcpp::NumericVector y, Rcpp::NumericVector x, int k, double lambda, int draws, bool separate, double seed, int threads, int method, double tol, int max_iter, Rcpp::NumericVector u_hat, bool quiet, double first);
-RcppExport SEXP _scalebayes_cpp_tf_wbb(SEXP ySEXP, SEXP xSEXP, SEXP kSEXP, SEXP lambdaSEXP, SEXP drawsSEXP, SEXP separateSEXP, SEXP seedSEXP, SEXP threadsSEXP, SEXP methodSEXP, SEXP tolSEXP, SEXP max_iterSEXP, SEXP u_hatSEXP, SEXP quietSEXP, SEXP firstSEXP) {
+Rcpp::List cpp_tf_wbb(Rcpp::NumericVector y, Rcpp::NumericVector x, int k, double lambda, Rcpp::List engine, Rcpp::NumericVector u_hat, Rcpp::CharacterVector names, Rcpp::List settings);
+RcppExport SEXP _scalebayes_cpp_tf_wbb(SEXP ySEXP, SEXP xSEXP, SEXP kSEXP, SEXP lambdaSEXP, SEXP engineSEXP, SEXP u_hatSEXP, SEXP namesSEXP, SEXP settingsSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::RNGScope rcpp_rngScope_gen;
@@ -268,17 +256,11 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< Rcpp::NumericVector >::type x(xSEXP);
     Rcpp::traits::input_parameter< int >::type k(kSEXP);
     Rcpp::traits::input_parameter< double >::type lambda(lambdaSEXP);
-    Rcpp::traits::input_parameter< int >::type draws(drawsSEXP);
-    Rcpp::traits::input_parameter< bool >::type separate(separateSEXP);
-    Rcpp::traits::input_parameter< double >::type seed(seedSEXP);
-    Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
-    Rcpp::traits::input_parameter< int >::type method(methodSEXP);
-    Rcpp::traits::input_parameter< double >::type tol(tolSEXP);
-    Rcpp::traits::input_parameter< int >::type max_iter(max_iterSEXP);
+    Rcpp::traits::input_parameter< Rcpp::List >::type engine(engineSEXP);
     Rcpp::traits::input_parameter< Rcpp::NumericVector >::type u_hat(u_hatSEXP);
-    Rcpp::traits::input_parameter< bool >::type quiet(quietSEXP);
-    Rcpp::traits::input_parameter< double >::type first(firstSEXP);
-    rcpp_result_gen = Rcpp::wrap(cpp_tf_wbb(y, x, k, lambda, draws, separate, seed, threads, method, tol, max_iter, u_hat, quiet, first));
+    Rcpp::traits::input_parameter< Rcpp::CharacterVector >::type names(namesSEXP);
+    Rcpp::traits::input_parameter< Rcpp::List >::type settings(settingsSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_tf_wbb(y, x, k, lambda, engine, u_hat, names, settings));
     return rcpp_result_gen;
 END_RCPP
 }
@@ -331,6 +313,21 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< Rcpp::NumericVector >::type x(xSEXP);
     Rcpp::traits::input_parameter< int >::type k(kSEXP);
     rcpp_result_gen = Rcpp::wrap(cpp_tf_row_norms(x, k));
+    return rcpp_result_gen;
+END_RCPP
+}
+// cpp_wbb_driver_check
+Rcpp::NumericMatrix cpp_wbb_driver_check(Rcpp::NumericVector y, double lambda, int solver, int n_prior, Rcpp::List settings);
+RcppExport SEXP _scalebayes_cpp_wbb_driver_check(SEXP ySEXP, SEXP lambdaSEXP, SEXP solverSEXP, SEXP n_priorSEXP, SEXP settingsSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type y(ySEXP);
+    Rcpp::traits::input_parameter< double >::type lambda(lambdaSEXP);
+    Rcpp::traits::input_parameter< int >::type solver(solverSEXP);
+    Rcpp::traits::input_parameter< int >::type n_prior(n_priorSEXP);
+    Rcpp::traits::input_parameter< Rcpp::List >::type settings(settingsSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_wbb_driver_check(y, lambda, solver, n_prior, settings));
     return rcpp_result_gen;
 END_RCPP
 }
@@ -391,8 +388,8 @@ BEGIN_RCPP
 END_RCPP
 }
 // cpp_wbb_glm
-Rcpp::List cpp_wbb_glm(Rcpp::NumericMatrix x, Rcpp::NumericVector y, int family, double alpha, Rcpp::NumericVector pf, Rcpp::NumericVector lambda, Rcpp::NumericVector warm_a0, Rcpp::NumericMatrix warm_beta, int prior, int dist, double seed, double first, int count, int threads, Rcpp::List control, bool quiet);
-RcppExport SEXP _scalebayes_cpp_wbb_glm(SEXP xSEXP, SEXP ySEXP, SEXP familySEXP, SEXP alphaSEXP, SEXP pfSEXP, SEXP lambdaSEXP, SEXP warm_a0SEXP, SEXP warm_betaSEXP, SEXP priorSEXP, SEXP distSEXP, SEXP seedSEXP, SEXP firstSEXP, SEXP countSEXP, SEXP threadsSEXP, SEXP controlSEXP, SEXP quietSEXP) {
+Rcpp::List cpp_wbb_glm(Rcpp::NumericMatrix x, Rcpp::NumericVector y, int family, double alpha, Rcpp::NumericVector pf, Rcpp::NumericVector lambda, double warm_a0, Rcpp::NumericVector warm_beta, Rcpp::NumericVector center, Rcpp::NumericVector scale, Rcpp::CharacterVector names, Rcpp::List settings, Rcpp::List control);
+RcppExport SEXP _scalebayes_cpp_wbb_glm(SEXP xSEXP, SEXP ySEXP, SEXP familySEXP, SEXP alphaSEXP, SEXP pfSEXP, SEXP lambdaSEXP, SEXP warm_a0SEXP, SEXP warm_betaSEXP, SEXP centerSEXP, SEXP scaleSEXP, SEXP namesSEXP, SEXP settingsSEXP, SEXP controlSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::RNGScope rcpp_rngScope_gen;
@@ -402,17 +399,14 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< double >::type alpha(alphaSEXP);
     Rcpp::traits::input_parameter< Rcpp::NumericVector >::type pf(pfSEXP);
     Rcpp::traits::input_parameter< Rcpp::NumericVector >::type lambda(lambdaSEXP);
-    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type warm_a0(warm_a0SEXP);
-    Rcpp::traits::input_parameter< Rcpp::NumericMatrix >::type warm_beta(warm_betaSEXP);
-    Rcpp::traits::input_parameter< int >::type prior(priorSEXP);
-    Rcpp::traits::input_parameter< int >::type dist(distSEXP);
-    Rcpp::traits::input_parameter< double >::type seed(seedSEXP);
-    Rcpp::traits::input_parameter< double >::type first(firstSEXP);
-    Rcpp::traits::input_parameter< int >::type count(countSEXP);
-    Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
+    Rcpp::traits::input_parameter< double >::type warm_a0(warm_a0SEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type warm_beta(warm_betaSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type center(centerSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type scale(scaleSEXP);
+    Rcpp::traits::input_parameter< Rcpp::CharacterVector >::type names(namesSEXP);
+    Rcpp::traits::input_parameter< Rcpp::List >::type settings(settingsSEXP);
     Rcpp::traits::input_parameter< Rcpp::List >::type control(controlSEXP);
-    Rcpp::traits::input_parameter< bool >::type quiet(quietSEXP);
-    rcpp_result_gen = Rcpp::wrap(cpp_wbb_glm(x, y, family, alpha, pf, lambda, warm_a0, warm_beta, prior, dist, seed, first, count, threads, control, quiet));
+    rcpp_result_gen = Rcpp::wrap(cpp_wbb_glm(x, y, family, alpha, pf, lambda, warm_a0, warm_beta, center, scale, names, settings, control));
     return rcpp_result_gen;
 END_RCPP
 }
@@ -420,7 +414,7 @@ END_RCPP
 static const R_CallMethodDef CallEntries[] = {
     {"_scalebayes_cpp_blasso", (DL_FUNC) &_scalebayes_cpp_blasso, 6},
     {"_scalebayes_cpp_rinvgauss", (DL_FUNC) &_scalebayes_cpp_rinvgauss, 4},
-    {"_scalebayes_cpp_blasso_compare", (DL_FUNC) &_scalebayes_cpp_blasso_compare, 11},
+    {"_scalebayes_cpp_blasso_compare", (DL_FUNC) &_scalebayes_cpp_blasso_compare, 7},
     {"_scalebayes_cpp_build_info", (DL_FUNC) &_scalebayes_cpp_build_info, 0},
     {"_scalebayes_cpp_test_driver", (DL_FUNC) &_scalebayes_cpp_test_driver, 4},
     {"_scalebayes_cpp_test_rng", (DL_FUNC) &_scalebayes_cpp_test_rng, 6},
@@ -428,20 +422,21 @@ static const R_CallMethodDef CallEntries[] = {
     {"_scalebayes_cpp_sgmcmc_normals", (DL_FUNC) &_scalebayes_cpp_sgmcmc_normals, 2},
     {"_scalebayes_cpp_torch_info", (DL_FUNC) &_scalebayes_cpp_torch_info, 0},
     {"_scalebayes_cpp_nn_describe", (DL_FUNC) &_scalebayes_cpp_nn_describe, 1},
-    {"_scalebayes_cpp_nn_wbb", (DL_FUNC) &_scalebayes_cpp_nn_wbb, 15},
+    {"_scalebayes_cpp_nn_wbb", (DL_FUNC) &_scalebayes_cpp_nn_wbb, 9},
     {"_scalebayes_cpp_nn_objective", (DL_FUNC) &_scalebayes_cpp_nn_objective, 8},
     {"_scalebayes_cpp_nn_predict", (DL_FUNC) &_scalebayes_cpp_nn_predict, 5},
     {"_scalebayes_cpp_tf_difference", (DL_FUNC) &_scalebayes_cpp_tf_difference, 2},
     {"_scalebayes_cpp_tf_lambda_max", (DL_FUNC) &_scalebayes_cpp_tf_lambda_max, 5},
-    {"_scalebayes_cpp_tf_path", (DL_FUNC) &_scalebayes_cpp_tf_path, 10},
-    {"_scalebayes_cpp_tf_wbb", (DL_FUNC) &_scalebayes_cpp_tf_wbb, 14},
+    {"_scalebayes_cpp_tf_path", (DL_FUNC) &_scalebayes_cpp_tf_path, 8},
+    {"_scalebayes_cpp_tf_wbb", (DL_FUNC) &_scalebayes_cpp_tf_wbb, 8},
     {"_scalebayes_cpp_genlasso_path", (DL_FUNC) &_scalebayes_cpp_genlasso_path, 12},
     {"_scalebayes_cpp_genlasso_lambda_max", (DL_FUNC) &_scalebayes_cpp_genlasso_lambda_max, 8},
     {"_scalebayes_cpp_tf_row_norms", (DL_FUNC) &_scalebayes_cpp_tf_row_norms, 2},
+    {"_scalebayes_cpp_wbb_driver_check", (DL_FUNC) &_scalebayes_cpp_wbb_driver_check, 5},
     {"_scalebayes_cpp_lambda_max", (DL_FUNC) &_scalebayes_cpp_lambda_max, 7},
     {"_scalebayes_cpp_enet_path", (DL_FUNC) &_scalebayes_cpp_enet_path, 8},
     {"_scalebayes_cpp_enet_cv", (DL_FUNC) &_scalebayes_cpp_enet_cv, 11},
-    {"_scalebayes_cpp_wbb_glm", (DL_FUNC) &_scalebayes_cpp_wbb_glm, 16},
+    {"_scalebayes_cpp_wbb_glm", (DL_FUNC) &_scalebayes_cpp_wbb_glm, 13},
     {NULL, NULL, 0}
 };
 

@@ -63,19 +63,20 @@ Rcpp::NumericVector cpp_rinvgauss(int n, double mu, double shape, double seed) {
 }
 
 
-// Datasets first+1 .. first+count of one cell of the WBB-paper simulation (see gibbs/compare.hpp).
+// Datasets first+1 .. first+count of one cell of the WBB-paper simulation (see gibbs/compare.hpp); run
+// settings (seed, first, draws = number of datasets, threads, quiet) from R/wbb_run.R's wbb_engine_settings().
 // [[Rcpp::export]]
-Rcpp::NumericMatrix cpp_blasso_compare(int n, int p, int setting, int cell_id, double first, int count,
-                                       const Rcpp::List& blasso_ctrl, const Rcpp::List& settings, double seed,
-                                       int threads, bool quiet) {
+Rcpp::NumericMatrix cpp_blasso_compare(int n, int p, int setting, int cell_id, const Rcpp::List& blasso_ctrl,
+                                       const Rcpp::List& settings, const Rcpp::List& run) {
   namespace G = scalebayes::gibbs;
+  const scalebayes::wbb::Settings rs = sbglue::wbb_settings(run);
   G::CompareCell cell;
   cell.n = n;
   cell.p = p;
   cell.setting = setting;
   cell.id = cell_id;
   G::CompareSettings st;
-  st.seed = sbglue::seed_from_r(seed);
+  st.seed = rs.seed;
   st.draws = Rcpp::as<int>(settings["draws"]);
   st.nfolds = Rcpp::as<int>(settings["nfolds"]);
   st.nlambda = Rcpp::as<int>(settings["nlambda"]);
@@ -84,12 +85,11 @@ Rcpp::NumericMatrix cpp_blasso_compare(int n, int p, int setting, int cell_id, d
   st.blasso_standardize = Rcpp::as<bool>(settings["blasso_standardize"]);
   st.cd.tol = Rcpp::as<double>(settings["cd_tol"]);
   st.blasso = blasso_control_from(blasso_ctrl);
-  st.threads = threads;
-  sbglue::Progress prog(static_cast<double>(count), !quiet, "datasets");
-  bool interrupted = false;
-  Eigen::MatrixXd out = G::run_compare(cell, static_cast<std::size_t>(first), static_cast<std::size_t>(count), st,
-                                       prog.monitor(), &interrupted);
+  st.threads = rs.threads;
+  sbglue::Progress prog(static_cast<double>(rs.draws), !Rcpp::as<bool>(run["quiet"]), "datasets");
+  scalebayes::parallel::RunStatus status;
+  Eigen::MatrixXd out = G::run_compare(cell, rs.first_draw, rs.draws, st, prog.monitor(), &status);
   Rcpp::NumericMatrix res = Rcpp::wrap(out);
-  res.attr("interrupted") = interrupted || prog.interrupted();
+  res.attr("interrupted") = status.interrupted || prog.interrupted();
   return res;
 }

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <string>
 #include "scalebayes/parallel/driver.hpp"
+#include "scalebayes/wbb/driver.hpp"
 
 namespace sbglue {
 
@@ -55,6 +56,23 @@ class Progress {
   bool interrupted_ = false;
   SEXP bar_ = R_NilValue;
 };
+
+// The settings of one WBB run (or chunk) from the list made by R/wbb_run.R's wbb_engine_settings():
+// seed, first (global index of the first draw), draws, threads, dist, prior (codes of the engine's enums).
+inline scalebayes::wbb::Settings wbb_settings(const Rcpp::List& s) {
+  namespace W = scalebayes::wbb;
+  W::Settings st;
+  st.seed = seed_from_r(Rcpp::as<double>(s["seed"]));
+  const double first = Rcpp::as<double>(s["first"]), draws = Rcpp::as<double>(s["draws"]);
+  if (!(first >= 0) || !(draws >= 0) || first > 9007199254740992.0 || draws > 2147483647.0)
+    Rcpp::stop("internal: invalid draw range");
+  st.first_draw = static_cast<std::size_t>(first);
+  st.draws = static_cast<std::size_t>(draws);
+  st.threads = Rcpp::as<int>(s["threads"]);
+  st.dist = static_cast<W::WeightDist>(Rcpp::as<int>(s["dist"]));
+  st.prior = static_cast<W::PriorWeights>(Rcpp::as<int>(s["prior"]));
+  return st;
+}
 
 // Read-only view of an R numeric matrix as an Eigen map (no copy, never written).
 using MapMat = Eigen::Map<const Eigen::MatrixXd>;

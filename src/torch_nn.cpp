@@ -103,11 +103,12 @@ Rcpp::List cpp_nn_describe(Rcpp::List spec) {
 // [[Rcpp::export]]
 Rcpp::List cpp_nn_wbb(Rcpp::List spec, Rcpp::NumericVector x, Rcpp::IntegerVector xdim, Rcpp::NumericVector y,
                       Rcpp::NumericVector newx, Rcpp::IntegerVector newdim, Rcpp::List control, double lambda,
-                      int prior, int dist, double seed, double first, int count, int threads, bool quiet) {
+                      Rcpp::List settings) {
 #ifdef SCALEBAYES_HAVE_TORCH
   const nn::DeviceChoice dev = nn::choose_device(Rcpp::as<std::string>(control["device"]), Rcpp::as<bool>(control["float64"]));
   nn::BlasThreadGuard blas1;
   nn::set_worker_threads(Rcpp::as<int>(control["torch_threads"]));
+  const int count = static_cast<int>(Rcpp::as<double>(settings["draws"]));
   nn::NetWbbProblem pb;
   pb.spec = spec_from(spec);
   pb.dev = dev;
@@ -136,14 +137,9 @@ Rcpp::List cpp_nn_wbb(Rcpp::List spec, Rcpp::NumericVector x, Rcpp::IntegerVecto
   out.steps = steps.begin();
   out.status = status.begin();
 
-  scalebayes::wbb::Settings st;
-  st.seed = sbglue::seed_from_r(seed);
-  st.first_draw = static_cast<std::size_t>(first);
-  st.draws = static_cast<std::size_t>(count);
-  st.threads = dev.device.is_cuda() ? 1 : threads;
-  st.dist = static_cast<scalebayes::wbb::WeightDist>(dist);
-  st.prior = static_cast<scalebayes::wbb::PriorWeights>(prior);
-  sbglue::Progress prog(count, !quiet, "WBB network draws");
+  scalebayes::wbb::Settings st = sbglue::wbb_settings(settings);
+  if (dev.device.is_cuda()) st.threads = 1;  // one network at a time on the GPU
+  sbglue::Progress prog(count, !Rcpp::as<bool>(settings["quiet"]), "WBB network draws");
   const auto rs = nn::run_net_wbb(pb, out, st, prog.monitor());
   return Rcpp::List::create(Rcpp::Named("pred") = pred, Rcpp::Named("params") = params,
                             Rcpp::Named("objective") = objective, Rcpp::Named("grad_norm") = grad_norm,

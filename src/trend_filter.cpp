@@ -6,22 +6,28 @@
 namespace gl = scalebayes::genlasso;
 
 namespace {
-// `method` from R packs the solver (0 auto, 1 dp, 2 ip) and the Newton-system choice of the primal interior
-// point (0 auto, 1 Givens QR only, 2 dual normal equations for k <= 1 without the size rule) as
-// solver + 3 * newton (R/trend_filter.R, tf_engine_code()).
-gl::IPControl ip_control(double tol, int max_iter, int method = 0) {
+gl::IPControl ip_control(double tol, int max_iter) {
   gl::IPControl c;
   c.tol = tol;
   c.max_iter = max_iter;
-  c.newton = method / 3;
   return c;
 }
 Eigen::VectorXd to_vec(const Rcpp::NumericVector& v) { return Eigen::Map<const Eigen::VectorXd>(v.begin(), v.size()); }
-gl::TFMethod to_method(int m) {
-  m %= 3;
-  if (m == 1) return gl::TFMethod::DP;
-  if (m == 2) return gl::TFMethod::IP;
-  return gl::TFMethod::Auto;
+
+// The trend-filtering solver settings, from R/trend_filter.R's tf_engine_control(): the solver (0 auto,
+// 1 dp, 2 ip), the Newton-system choice of the primal interior point (0 auto, 1 Givens QR only, 2 dual normal
+// equations for k <= 1 without the size rule), the target relative gap and the step limit.
+struct TFEngine {
+  gl::TFMethod method = gl::TFMethod::Auto;
+  gl::IPControl ctl;
+};
+TFEngine tf_engine_from(const Rcpp::List& e) {
+  TFEngine out;
+  const int solver = Rcpp::as<int>(e["solver"]);
+  out.method = solver == 1 ? gl::TFMethod::DP : (solver == 2 ? gl::TFMethod::IP : gl::TFMethod::Auto);
+  out.ctl = ip_control(Rcpp::as<double>(e["tol"]), Rcpp::as<int>(e["max_iter"]));
+  out.ctl.newton = Rcpp::as<int>(e["newton"]);
+  return out;
 }
 }  // namespace
 
@@ -47,15 +53,15 @@ Rcpp::List cpp_tf_lambda_max(Rcpp::NumericVector y, Rcpp::NumericVector x, Rcpp:
 
 // [[Rcpp::export]]
 Rcpp::List cpp_tf_path(Rcpp::NumericVector y, Rcpp::NumericVector x, Rcpp::NumericVector w, int k,
-                       Rcpp::NumericVector w0, Rcpp::NumericVector lambdas, int method, double tol, int max_iter,
-                       bool warm) {
+                       Rcpp::NumericVector w0, Rcpp::NumericVector lambdas, Rcpp::List engine, bool warm) {
+  const TFEngine eng = tf_engine_from(engine);
   Eigen::VectorXd xv = to_vec(x), yv = to_vec(y), wv = to_vec(w), w0v = to_vec(w0), lv = to_vec(lambdas);
   gl::BandedD D = gl::make_difference(xv, k);
   if (w0v.size() != 1 && w0v.size() != D.m) throw std::invalid_argument("penalty weights must have length 1 or n-k-1");
   const Eigen::VectorXd u0 = gl::unconstrained_dual(D, yv, xv, wv, k);
   const Eigen::VectorXd b0 = gl::poly_projection(yv, xv, wv, k);
   gl::PathResult r =
-      gl::trend_filter_path(D, k, yv, wv, w0v, lv, to_method(method), ip_control(tol, max_iter, method), warm, &u0, &b0);
+      gl::trend_filter_path(D, k, yv, wv, w0v, lv, eng.method, eng.ctl, warm, &u0, &b0);
   // degrees of freedom per lambda, and lambda_max from the dual already at hand (no second pass from R)
   Eigen::VectorXd dy(D.m);
   D.apply(yv.data(), dy.data());
@@ -69,20 +75,30 @@ Rcpp::List cpp_tf_path(Rcpp::NumericVector y, Rcpp::NumericVector x, Rcpp::Numer
                             Rcpp::Named("lambda_max") = gl::lambda_max_from_dual(u0, w0v));
 }
 
+// WBB draws of the fitted curve (genlasso::trend_filter_wbb over wbb::run_draws), written straight into the
+// returned draws x n matrix (columns named `names`); settings: R/wbb_run.R's wbb_engine_settings().
 // [[Rcpp::export]]
-Rcpp::List cpp_tf_wbb(Rcpp::NumericVector y, Rcpp::NumericVector x, int k, double lambda, int draws, bool separate,
-                      double seed, int threads, int method, double tol, int max_iter, Rcpp::NumericVector u_hat,
-                      bool quiet, double first) {
+Rcpp::List cpp_tf_wbb(Rcpp::NumericVector y, Rcpp::NumericVector x, int k, double lambda, Rcpp::List engine,
+                      Rcpp::NumericVector u_hat, Rcpp::CharacterVector names, Rcpp::List settings) {
+  const scalebayes::wbb::Settings st = sbglue::wbb_settings(settings);
+  const TFEngine eng = tf_engine_from(engine);
   Eigen::VectorXd xv = to_vec(x), yv = to_vec(y), uh = to_vec(u_hat);
-  gl::BandedD D = gl::make_difference(xv, k);
-  sbglue::Progress prog(draws, !quiet, "trend_filter_wbb");
-  gl::WBBTFResult r = gl::trend_filter_wbb(D, k, yv, lambda, draws, separate, sbglue::seed_from_r(seed), threads,
-                                           to_method(method), ip_control(tol, max_iter, method), uh, prog.monitor(),
-                                           static_cast<std::uint64_t>(first));
-  return Rcpp::List::create(Rcpp::Named("draws") = Rcpp::wrap(r.draws), Rcpp::Named("rel_gap") = Rcpp::wrap(r.rel_gap),
-                            Rcpp::Named("iter") = Rcpp::wrap(r.iter), Rcpp::Named("w0") = Rcpp::wrap(r.w0),
-                            Rcpp::Named("completed") = static_cast<double>(r.status.completed),
-                            Rcpp::Named("interrupted") = prog.interrupted() || r.status.interrupted);
+  const gl::BandedD D = gl::make_difference(xv, k);
+  const gl::ScaledD S(D);
+  const Eigen::Index T = static_cast<Eigen::Index>(st.draws);
+  Rcpp::NumericMatrix draws(static_cast<int>(T), D.n);
+  draws.attr("dimnames") = Rcpp::List::create(R_NilValue, names);
+  Rcpp::NumericVector rel_gap(T, R_NaN), w0(T, R_NaN);
+  Rcpp::IntegerVector iter(T);
+  gl::TFWBBProblem pb{D, S, k, yv, lambda, eng.method, eng.ctl, uh};
+  gl::TFWBBOutput out{Eigen::Map<Eigen::MatrixXd>(draws.begin(), T, D.n), Eigen::Map<Eigen::VectorXd>(rel_gap.begin(), T),
+                      Eigen::Map<Eigen::VectorXi>(iter.begin(), T), Eigen::Map<Eigen::VectorXd>(w0.begin(), T)};
+  sbglue::Progress prog(static_cast<double>(T), !Rcpp::as<bool>(settings["quiet"]), "trend_filter_wbb");
+  const auto status = gl::trend_filter_wbb(pb, out, st, prog.monitor());
+  return Rcpp::List::create(Rcpp::Named("draws") = draws, Rcpp::Named("rel_gap") = rel_gap,
+                            Rcpp::Named("iter") = iter, Rcpp::Named("w0") = w0,
+                            Rcpp::Named("completed") = static_cast<double>(status.completed),
+                            Rcpp::Named("interrupted") = prog.interrupted() || status.interrupted);
 }
 
 namespace {

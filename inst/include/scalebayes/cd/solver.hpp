@@ -31,12 +31,13 @@
 #include <utility>
 #include <vector>
 
+#include "scalebayes/math/family.hpp"
 #include "scalebayes/math/logistic.hpp"
 
 namespace scalebayes {
 namespace cd {
 
-enum class Family { gaussian = 0, binomial = 1 };
+using scalebayes::Family;  // math/family.hpp
 
 struct Control {
   double tol = 1e-14;     // inner convergence: max_j G_jj dbeta_j^2 < tol * weighted null deviance

@@ -15,8 +15,11 @@
 #include <stdexcept>
 #include <vector>
 
+#include <memory>
+
 #include "../parallel/driver.hpp"
 #include "../rng/stream.hpp"
+#include "../wbb/driver.hpp"
 #include "difference.hpp"
 #include "dual_ip.hpp"
 #include "fused_dp.hpp"
@@ -245,62 +248,76 @@ inline PathResult trend_filter_path(const BandedD& D, int k, const Eigen::Vector
   return out;
 }
 
-struct WBBTFResult {
-  Eigen::MatrixXd draws;  // T x n
-  Eigen::VectorXd rel_gap;
-  Eigen::VectorXi iter;
-  Eigen::VectorXd w0;     // the common prior weight of each draw (NaN for separate)
-  parallel::RunStatus status;
+// Weighted Bayesian bootstrap: the weighted solver that wbb::run_draws() (wbb/driver.hpp) calls per draw.
+// Draw t gets w_i ~ Exp(1) (n) and the prior weight(s) w0 ~ Exp(1) (one for PriorWeights::common, one per
+// difference for separate) from the driver's stream rng::Stream(seed, t), and solves
+//   min 1/2 sum_i w_i (y_i - beta_i)^2 + lambda sum_j w0_j |(D beta)_j|.
+// The warm start u_hat (the dual solution of the unweighted problem, or empty) times the common w0 is the
+// same for every draw, so results do not depend on the number of threads. Each draw's fitted curve is
+// written into row i of the caller's draws x n matrix.
+struct TFWBBProblem {
+  const BandedD& D;
+  const ScaledD& S;
+  int k;
+  const Eigen::VectorXd& y;
+  double lambda;
+  TFMethod method;
+  IPControl ctl;
+  const Eigen::VectorXd& u_hat;
 };
 
-// Weighted Bayesian bootstrap: draw t uses rng::Stream(seed, t, 0) for w_i ~ Exp(1) and Stream(seed, t, 1)
-// for the prior weight(s) w0 ~ Exp(1) (one, or one per difference when separate). The warm start u_hat
-// (the dual solution of the unweighted problem, or empty) is the same for every draw, so results do not
-// depend on the number of threads. Draws first .. first+T-1 are computed (for chunked runs).
-inline WBBTFResult trend_filter_wbb(const BandedD& D, int k, const Eigen::VectorXd& y, double lambda, int T,
-                                    bool separate, std::uint64_t seed, int threads, TFMethod method,
-                                    const IPControl& ctl, const Eigen::VectorXd& u_hat,
-                                    const parallel::Monitor& monitor = parallel::Monitor(),
-                                    std::uint64_t first = 0) {
-  WBBTFResult out;
-  out.draws.resize(T, D.n);
-  out.rel_gap.setConstant(T, NAN);
-  out.iter.setZero(T);
-  out.w0.setConstant(T, NAN);
-  const int n = D.n, m = D.m;
-  const ScaledD S(D);
-  auto body = [&](std::size_t t, int /*worker*/) {
-    rng::Stream s0(seed, first + t, 0), s1(seed, first + t, 1);
-    Eigen::VectorXd w(n), lam(m);
-    for (int i = 0; i < n; ++i) w[i] = s0.exponential();
+struct TFWBBOutput {
+  Eigen::Map<Eigen::MatrixXd> draws;  // draws x n
+  Eigen::Map<Eigen::VectorXd> rel_gap;
+  Eigen::Map<Eigen::VectorXi> iter;
+  Eigen::Map<Eigen::VectorXd> w0;     // the common prior weight of each draw (NaN for separate)
+};
+
+class TFWBBSolver {
+ public:
+  TFWBBSolver(const TFWBBProblem& pb, TFWBBOutput& out) : pb_(pb), out_(out), lam_(pb.D.m) {}
+  Eigen::Index n_obs() const { return pb_.D.n; }
+  Eigen::Index n_prior() const { return pb_.D.m; }
+  void solve(std::size_t t, const Eigen::VectorXd& w, const Eigen::VectorXd& w0, rng::Stream&) {
+    const int m = pb_.D.m;
+    const Eigen::Index r = static_cast<Eigen::Index>(t);
     double scale = 1.0;
-    if (separate) {
-      for (int j = 0; j < m; ++j) lam[j] = lambda * s1.exponential();
+    if (w0.size() == m) {
+      for (int j = 0; j < m; ++j) lam_[j] = pb_.lambda * w0[j];
+      out_.w0[r] = NAN;
     } else {
-      const double w0 = s1.exponential();
-      out.w0[t] = w0;
-      lam.setConstant(lambda * w0);
-      scale = w0;
+      scale = w0.size() == 1 ? w0[0] : 1.0;
+      out_.w0[r] = w0.size() == 1 ? w0[0] : NAN;
+      lam_.setConstant(pb_.lambda * scale);
     }
     Eigen::VectorXd start;
     const Eigen::VectorXd* sp = nullptr;
-    if (u_hat.size() == m) {
-      start = u_hat * scale;
+    if (pb_.u_hat.size() == m) {
+      start = pb_.u_hat * scale;
       sp = &start;
     }
-    IPResult r;
-    if (k == 0 && method != TFMethod::IP) {
-      r = solve_trend_filter(D, k, y, w, lam, method, ctl, sp);
+    IPResult res;
+    if (pb_.k == 0 && pb_.method != TFMethod::IP) {
+      res = solve_trend_filter(pb_.D, pb_.k, pb_.y, w, lam_, pb_.method, pb_.ctl, sp);
     } else {
-      BandedOp op(S.D);
-      r = solve_scaled_ip(S, op, y, w, lam, ctl, sp, false);
+      BandedOp op(pb_.S.D);
+      res = solve_scaled_ip(pb_.S, op, pb_.y, w, lam_, pb_.ctl, sp, false);
     }
-    out.draws.row(t) = r.beta.transpose();
-    out.rel_gap[t] = r.rel_gap;
-    out.iter[t] = r.iter;
-  };
-  out.status = parallel::run_parallel(static_cast<std::size_t>(T), threads, body, monitor);
-  return out;
+    out_.draws.row(r) = res.beta.transpose();
+    out_.rel_gap[r] = res.rel_gap;
+    out_.iter[r] = res.iter;
+  }
+
+ private:
+  const TFWBBProblem& pb_;
+  TFWBBOutput& out_;
+  Eigen::VectorXd lam_;
+};
+
+// Draws st.first_draw .. + st.draws - 1 into `out` (st.prior: common or separate).
+inline parallel::RunStatus trend_filter_wbb(const TFWBBProblem& pb, TFWBBOutput& out, const wbb::Settings& st,
+                                            const parallel::Monitor& monitor = parallel::Monitor()) {
+  return wbb::run_draws(st, [&](int) { return std::unique_ptr<TFWBBSolver>(new TFWBBSolver(pb, out)); }, monitor);
 }
 
 }  // namespace genlasso

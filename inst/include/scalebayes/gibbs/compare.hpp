@@ -8,7 +8,8 @@
 //     training X (signal-to-noise 2); y* likewise with the same s2.
 //   * WBB: columns standardized by their unweighted means / SDs; lambda = lambda_min of 10-fold CV on the
 //     unweighted lasso (100 log-spaced values down to lambda_max * (1e-4 if n > p else 1e-2)); then T draws
-//     argmin sum_i w_i (y_i - a0 - x_i'b)^2 / 2 + lambda sum_j w0_j |b_j|, w, w0 iid Exp(1).
+//     argmin sum_i w_i (y_i - a0 - x_i'b)^2 / 2 + lambda sum_j w0_j |b_j|, w, w0 iid Exp(1), through the WBB
+//     driver (wbb/driver.hpp) and the elastic-net weighted solver of wbb() (wbb/glm.hpp).
 //   * Bayesian lasso: gibbs::run_blasso with one chain, T kept draws (settings from BlassoControl).
 //   Metrics per method: coefficient MSE of the posterior mean (mean over j), prediction MSE on the test set
 //   (posterior-mean prediction incl. intercept), and the share of coefficients whose central 95% interval
@@ -27,6 +28,7 @@
 #include "scalebayes/gibbs/blasso.hpp"
 #include "scalebayes/parallel/driver.hpp"
 #include "scalebayes/rng/stream.hpp"
+#include "scalebayes/wbb/glm.hpp"
 
 namespace scalebayes {
 namespace gibbs {
@@ -104,6 +106,9 @@ inline std::uint64_t compare_key(const CompareCell& c, std::size_t b) {
   return (static_cast<std::uint64_t>(c.id) << 32) ^ static_cast<std::uint64_t>(b);
 }
 
+// Seed of the WBB draws of dataset `key` (the driver then keys draw t by Stream(this seed, t)).
+inline std::uint64_t compare_wbb_seed(std::uint64_t seed, std::uint64_t key) { return rng::Stream(seed, key, 3).next(); }
+
 // One dataset: writes kCompareCols numbers into out.
 inline void compare_one(const CompareCell& c, std::size_t b, const CompareSettings& st, double* out) {
   using clock = std::chrono::steady_clock;
@@ -140,26 +145,22 @@ inline void compare_one(const CompareCell& c, std::size_t b, const CompareSettin
     const Eigen::VectorXd lseq = cd::lambda_sequence(lmax, st.nlambda, n > p ? 1e-4 : 1e-2);
     const cd::CvResult cv = cd::cross_validate(xs, y, cd::Family::gaussian, 1.0, unit, pf1, fold, lseq, st.cd, 1);
     const double lam = cv.lambda_min;
-    cd::ElasticNet solver(xs, y, cd::Family::gaussian, 1.0, st.cd);
-    cd::Fit warm;
-    solver.solve(unit, pf1, lam, warm);
+    // the T draws: the WBB driver with the elastic-net weighted solver (wbb/glm.hpp), one worker (datasets
+    // are the parallel items), draw t keyed by rng::Stream(compare_wbb_seed(seed, key), t)
+    wbb::GlmProblem pb{xs, y, cd::Family::gaussian, 1.0, pf1, Eigen::VectorXd::Constant(1, lam), cd::Fit(), st.cd,
+                       center, scale};
+    cd::ElasticNet(xs, y, cd::Family::gaussian, 1.0, st.cd).solve(unit, pf1, lam, pb.warm);
     Eigen::MatrixXd dr(T, p + 1);
-    Eigen::VectorXd w(n), pf(p);
-    for (int t = 0; t < T; ++t) {
-      rng::Stream sw(st.seed, key, 100 + static_cast<std::uint64_t>(t));
-      for (int i = 0; i < n; ++i) w[i] = sw.exponential();
-      for (int j = 0; j < p; ++j) pf[j] = sw.exponential();
-      cd::Fit f = warm;
-      solver.solve(w, pf, lam, f);
-      // back to the original scale
-      double a0 = f.a0;
-      for (int j = 0; j < p; ++j) {
-        const double bj = f.beta[j] / scale[j];
-        dr(t, j + 1) = bj;
-        a0 -= bj * center[j];
-      }
-      dr(t, 0) = a0;
-    }
+    Eigen::VectorXd kkt(T);
+    Eigen::VectorXi iters(T), notconv(T);
+    wbb::GlmOutput wout{{Eigen::Map<Eigen::MatrixXd>(dr.data(), T, p + 1)}, Eigen::Map<Eigen::VectorXd>(kkt.data(), T),
+                        Eigen::Map<Eigen::VectorXi>(iters.data(), T), Eigen::Map<Eigen::VectorXi>(notconv.data(), T)};
+    wbb::Settings ws;
+    ws.seed = compare_wbb_seed(st.seed, key);
+    ws.draws = static_cast<std::size_t>(T);
+    ws.threads = 1;
+    ws.prior = wbb::PriorWeights::separate;
+    wbb::run_glm(pb, wout, ws);
     compare_metrics(dr, beta, xt, yt, out);
     out[3] = lam;
     out[4] = std::chrono::duration<double>(clock::now() - t0).count();
@@ -209,17 +210,16 @@ inline void compare_one(const CompareCell& c, std::size_t b, const CompareSettin
 // Datasets first .. first + count - 1 of one cell; returns count x kCompareCols (row-major by dataset).
 inline Eigen::MatrixXd run_compare(const CompareCell& c, std::size_t first, std::size_t count,
                                    const CompareSettings& st, const parallel::Monitor& monitor,
-                                   bool* interrupted) {
+                                   parallel::RunStatus* status = nullptr) {
   Eigen::MatrixXd out(count, kCompareCols);
   out.setConstant(std::numeric_limits<double>::quiet_NaN());
-  std::vector<double> buf;
   auto body = [&](std::size_t i, int) {
     double row[kCompareCols];
     compare_one(c, first + i, st, row);
     for (int k = 0; k < kCompareCols; ++k) out(static_cast<Eigen::Index>(i), k) = row[k];
   };
-  const auto status = parallel::run_parallel(count, st.threads, body, monitor);
-  if (interrupted) *interrupted = status.interrupted;
+  const parallel::RunStatus rs = parallel::run_parallel(count, st.threads, body, monitor);
+  if (status) *status = rs;
   return out;
 }
 

@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "scalebayes/math/logistic.hpp"
+#include "scalebayes/math/family.hpp"
 #include "scalebayes/parallel/driver.hpp"
 #include "scalebayes/rng/stream.hpp"
 #include "scalebayes/sgmcmc/kernels.hpp"
@@ -36,7 +37,7 @@
 namespace scalebayes {
 namespace sgmcmc {
 
-enum class Family { gaussian, binomial };
+using scalebayes::Family;  // math/family.hpp
 enum class Method { sa, em, none };
 enum class Sampler { sgld, sghmc };
 

@@ -20,7 +20,7 @@
 //   static Index zero_below(Array& x, double threshold);             // x_j = 0 where |x_j| < threshold
 //
 // and ordinary arithmetic (Array +,- Array, scalar * Array, Array * Array, in-place forms). A LibTorch model only
-// has to supply a TorchOps with the same members to reuse every rule unchanged (ARCHITECTURE principle 3).
+// has to supply a TorchOps with the same members to reuse every rule unchanged (inst/design.md, principle 3).
 //
 // Header-only, Eigen + std, no R.
 #pragma once

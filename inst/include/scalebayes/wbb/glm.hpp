@@ -1,121 +1,113 @@
 // scalebayes/wbb/glm.hpp -- the weighted Bayesian bootstrap (Newton, Polson & Xu 2021, Algorithm 1) for
-// lasso / elastic-net GLMs.
+// lasso / elastic-net GLMs: the weighted solver that wbb::run_draws() (wbb/driver.hpp) calls per draw.
 //
-// Draw t (global index, so chunks of draws computed anywhere combine into the same result) uses the stream
-// rng::Stream(seed, t): first n data weights w_i, then the prior weights w0 (p of them for "separate", one
-// for "common", none for "none"), and solves
+// Draw t gets data weights w (n) and prior weights w0 (p for "separate", one for "common", none for "none")
+// from the driver's stream rng::Stream(seed, t), and solves
 //     argmin  sum_i w_i l_i(a0, beta) + lambda * sum_j pf_j w0_j [alpha |beta_j| + (1 - alpha) beta_j^2 / 2]
 // for every lambda of a decreasing sequence (one lambda is the usual case), warm-started from the unweighted
-// solution at that lambda. Memory: the T x (p + 1) x L output and O(n + p + |A|^2) per worker.
+// solution at the first lambda, then from the draw's own solution at the previous one. The coefficients are
+// written straight into the caller's output (one draws x (p + 1) matrix per lambda, row = draw, intercept
+// first), mapped back to the original scale of x when a centring / scaling is given, so the caller (the R
+// glue) needs no second copy. Memory: the output and O(n + p + |A|^2) per worker.
 #pragma once
 #include <Eigen/Dense>
 #include <cstdint>
 #include <memory>
+#include <stdexcept>
 #include <vector>
 
 #include "scalebayes/cd/path.hpp"
 #include "scalebayes/cd/solver.hpp"
-#include "scalebayes/parallel/driver.hpp"
-#include "scalebayes/rng/stream.hpp"
+#include "scalebayes/wbb/driver.hpp"
 
 namespace scalebayes {
 namespace wbb {
 
-enum class PriorWeights { separate = 0, common = 1, none = 2 };
-enum class WeightDist { exponential = 0, multinomial = 1 };
-
-struct Settings {
-  PriorWeights prior = PriorWeights::separate;
-  WeightDist dist = WeightDist::exponential;
-  std::uint64_t seed = 1;
-  std::size_t first_draw = 0;  // global index of the first draw computed here
-  std::size_t draws = 0;       // number of draws computed here
-  int threads = 1;
-};
-
-struct Result {
-  Eigen::MatrixXd coef;  // (L * (p + 1)) x draws, one contiguous column per draw; block l = (a0, beta) at lambda(l)
-  Eigen::VectorXd kkt;   // largest KKT violation over the draw's lambdas
-  Eigen::VectorXi iterations;
-  int not_converged = 0;
-  bool interrupted = false;
-  std::size_t completed = 0;
-};
-
-// Fill data weights w (n) and prior weights w0 (p, multiplied into the base penalty weights) for one draw.
-inline void draw_weights(rng::Stream& s, WeightDist dist, PriorWeights prior, Eigen::VectorXd& w,
-                         const Eigen::VectorXd& pf_base, Eigen::VectorXd& pf) {
-  const Eigen::Index n = w.size();
-  if (dist == WeightDist::exponential) {
-    for (Eigen::Index i = 0; i < n; ++i) w(i) = s.exponential();
-  } else {
-    w.setZero();
-    for (Eigen::Index k = 0; k < n; ++k) {
-      const Eigen::Index i = static_cast<Eigen::Index>(s.uniform() * static_cast<double>(n));
-      w(i < n ? i : n - 1) += 1.0;
-    }
+// Coefficients on the original scale of x from those on the standardized scale (x_j - center_j) / scale_j:
+// beta_j = b_j / scale_j, a0 = b0 - sum_j beta_j center_j (summed in long double, as R's colSums(), so the
+// result is identical to R/weighted_lasso.R's unstandardize_coef()). out: p + 1 values at stride `inc`.
+inline void unstandardize(double b0, const Eigen::VectorXd& b, const Eigen::VectorXd& center,
+                          const Eigen::VectorXd& scale, double* out, Eigen::Index inc) {
+  long double s = 0.0L;
+  for (Eigen::Index j = 0; j < b.size(); ++j) {
+    const double bj = b(j) / scale(j);
+    out[(j + 1) * inc] = bj;
+    s += static_cast<long double>(bj * center(j));
   }
-  pf = pf_base;
-  if (prior == PriorWeights::separate) {
-    for (Eigen::Index j = 0; j < pf.size(); ++j) pf(j) *= s.exponential();
-  } else if (prior == PriorWeights::common) {
-    pf *= s.exponential();
-  }
+  out[0] = b0 - static_cast<double>(s);
 }
 
-inline Result run(Eigen::Ref<const Eigen::MatrixXd> x, Eigen::Ref<const Eigen::VectorXd> y, cd::Family family,
-                  double alpha, const Eigen::VectorXd& pf_base, const Eigen::VectorXd& lambda,
-                  const std::vector<cd::Fit>& warm, const Settings& st, const cd::Control& ctrl,
-                  const parallel::Monitor& monitor = parallel::Monitor()) {
-  const Eigen::Index n = x.rows(), p = x.cols(), L = lambda.size();
-  if (static_cast<Eigen::Index>(warm.size()) != L) throw std::invalid_argument("need one warm start per lambda");
-  if (pf_base.size() != p) throw std::invalid_argument("penalty weights must have length p");
-  Result res;
-  res.coef.resize(L * (p + 1), static_cast<Eigen::Index>(st.draws));
-  res.kkt.setZero(static_cast<Eigen::Index>(st.draws));
-  res.iterations.setZero(static_cast<Eigen::Index>(st.draws));
-  const int nt = std::max(1, st.threads);
-  std::vector<std::unique_ptr<cd::ElasticNet>> solvers(nt);
-  // per-worker scratch (padded so counters written by different threads never share a cache line)
-  struct alignas(64) Scratch {
-    Eigen::VectorXd w, pf;
-    cd::Fit fit;
-    int notconv = 0;
-  };
-  std::vector<Scratch> scratch(nt);
+// Read-only problem shared by all workers.
+struct GlmProblem {
+  Eigen::Ref<const Eigen::MatrixXd> x;   // standardized design (n x p)
+  Eigen::Ref<const Eigen::VectorXd> y;
+  cd::Family family;
+  double alpha;
+  Eigen::VectorXd pf_base;               // base penalty weights (p), multiplied by the prior weights
+  Eigen::VectorXd lambda;                // decreasing
+  cd::Fit warm;                          // the unweighted solution at lambda(0)
+  cd::Control ctrl;
+  Eigen::VectorXd center, scale;         // empty: write standardized coefficients
+};
 
-  auto body = [&](std::size_t i, int worker) {
-    if (!solvers[worker]) solvers[worker].reset(new cd::ElasticNet(x, y, family, alpha, ctrl));
-    cd::ElasticNet& solver = *solvers[worker];
-    rng::Stream s(st.seed, st.first_draw + i);
-    Scratch& sc = scratch[worker];
-    Eigen::VectorXd& w = sc.w;
-    Eigen::VectorXd& pf = sc.pf;
-    w.resize(n);
-    pf.resize(p);
-    draw_weights(s, st.dist, st.prior, w, pf_base, pf);
+// Where the draws go (owned by the caller, e.g. R matrices): coef[l] is draws x (p + 1) at lambda(l).
+struct GlmOutput {
+  std::vector<Eigen::Map<Eigen::MatrixXd>> coef;
+  Eigen::Map<Eigen::VectorXd> kkt;          // largest KKT violation over the draw's lambdas
+  Eigen::Map<Eigen::VectorXi> iterations;   // coordinate sweeps over the draw's lambdas
+  Eigen::Map<Eigen::VectorXi> not_converged;  // solves of the draw that hit max_iter
+};
+
+class GlmSolver {
+ public:
+  GlmSolver(const GlmProblem& pb, GlmOutput& out)
+      : pb_(pb), out_(out), solver_(pb.x, pb.y, pb.family, pb.alpha, pb.ctrl), pf_(pb.x.cols()) {
+    if (pb.pf_base.size() != pb.x.cols()) throw std::invalid_argument("penalty weights must have length p");
+    if (static_cast<Eigen::Index>(out.coef.size()) != pb.lambda.size())
+      throw std::invalid_argument("need one output matrix per lambda");
+  }
+  Eigen::Index n_obs() const { return pb_.x.rows(); }
+  Eigen::Index n_prior() const { return pb_.x.cols(); }
+
+  void solve(std::size_t i, const Eigen::VectorXd& w, const Eigen::VectorXd& w0, rng::Stream&) {
+    const Eigen::Index p = pb_.x.cols(), L = pb_.lambda.size(), r = static_cast<Eigen::Index>(i);
+    if (w0.size() == p) pf_ = pb_.pf_base.cwiseProduct(w0);
+    else if (w0.size() == 1) pf_ = pb_.pf_base * w0(0);
+    else pf_ = pb_.pf_base;
     double kkt = 0.0;
-    int iters = 0;
-    cd::Fit& fit = sc.fit;
+    int iters = 0, notconv = 0;
+    const bool orig = pb_.scale.size() == p;
     for (Eigen::Index l = 0; l < L; ++l) {
-      // warm start: the unweighted solution at this lambda, or this draw's solution at the previous lambda
-      if (l == 0) fit = warm[0];
-      solver.solve(w, pf, lambda(l), fit, l == 0 ? lambda(l) : lambda(l - 1));
-      if (!fit.converged) ++sc.notconv;
-      kkt = std::max(kkt, fit.kkt);
-      iters += fit.iterations;
-      const Eigen::Index off = l * (p + 1);
-      res.coef(off, static_cast<Eigen::Index>(i)) = fit.a0;
-      res.coef.col(static_cast<Eigen::Index>(i)).segment(off + 1, p) = fit.beta;
+      if (l == 0) fit_ = pb_.warm;
+      solver_.solve(w, pf_, pb_.lambda(l), fit_, l == 0 ? pb_.lambda(l) : pb_.lambda(l - 1));
+      if (!fit_.converged) ++notconv;
+      kkt = std::max(kkt, fit_.kkt);
+      iters += fit_.iterations;
+      Eigen::Map<Eigen::MatrixXd>& c = out_.coef[static_cast<std::size_t>(l)];
+      if (orig) {
+        unstandardize(fit_.a0, fit_.beta, pb_.center, pb_.scale, &c(r, 0), c.rows());
+      } else {
+        c(r, 0) = fit_.a0;
+        for (Eigen::Index j = 0; j < p; ++j) c(r, j + 1) = fit_.beta(j);
+      }
     }
-    res.kkt(static_cast<Eigen::Index>(i)) = kkt;
-    res.iterations(static_cast<Eigen::Index>(i)) = iters;
-  };
-  const auto status = parallel::run_parallel(st.draws, nt, body, monitor);
-  res.interrupted = status.interrupted;
-  res.completed = status.completed;
-  for (const auto& sc : scratch) res.not_converged += sc.notconv;
-  return res;
+    out_.kkt(r) = kkt;
+    out_.iterations(r) = iters;
+    out_.not_converged(r) = notconv;
+  }
+
+ private:
+  const GlmProblem& pb_;
+  GlmOutput& out_;
+  cd::ElasticNet solver_;
+  Eigen::VectorXd pf_;
+  cd::Fit fit_;
+};
+
+// Draws st.first_draw .. + st.draws - 1 into `out` (see GlmOutput).
+inline parallel::RunStatus run_glm(const GlmProblem& pb, GlmOutput& out, const Settings& st,
+                                   const parallel::Monitor& monitor = parallel::Monitor()) {
+  return run_draws(st, [&](int) { return std::unique_ptr<GlmSolver>(new GlmSolver(pb, out)); }, monitor);
 }
 
 }  // namespace wbb

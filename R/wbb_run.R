@@ -1,0 +1,68 @@
+# The one R front end of every weighted-Bayesian-bootstrap run: wbb(), trend_filter_wbb() and
+# blasso_compare() (its WBB arm and, with the same rules, its datasets). It resolves the run settings (seed,
+# threads, progress, chunks, future), hands each chunk's settings to the engine as ONE list (read by
+# src/sb_glue.h, wbb_settings(), into the engine's wbb::Settings), runs the chunks in this process or through
+# future.apply, stops with an interrupt if any chunk was interrupted (before anything is combined), and
+# combines the chunks. The engine's driver (inst/include/scalebayes/wbb/driver.hpp) keys draw t by the
+# stream (seed, t), so every split gives the same result.
+
+# Settings of one run. `chunks = NULL`: one chunk per future worker when `future = TRUE`, else one chunk.
+wbb_run_settings <- function(units, threads = NULL, seed = NULL, quiet = NULL, chunks = NULL, future = FALSE,
+                             call = rlang::caller_env()) {
+  future <- check_flag(future, arg = "future", call = call)
+  chunks <- check_count(chunks, arg = "chunks", call = call, allow_null = TRUE)
+  if (future && !requireNamespace("future.apply", quietly = TRUE)) {
+    sb_abort(c("{.arg future} = TRUE needs the {.pkg future.apply} package.",
+               i = "Install it with {.code install.packages(\"future.apply\")}."),
+             kind = "dependency", arg = "future", call = call)
+  }
+  if (is.null(chunks)) chunks <- if (future) future::nbrOfWorkers() else 1L
+  list(units = units, threads = resolve_threads(threads, call), seed = resolve_seed(seed, call),
+       quiet = resolve_quiet(quiet), chunks = max(1L, min(as.integer(chunks), units)), future = future,
+       start = proc.time()[["elapsed"]])
+}
+
+# The list the engine reads for draws first + 1 .. first + count (src/sb_glue.h, wbb_settings()).
+wbb_engine_settings <- function(rs, first, count, prior = "separate", dist = "exponential") {
+  list(seed = rs$seed, first = as.double(first), draws = as.double(count), threads = rs$threads,
+       dist = match(dist, c("exponential", "multinomial", "unit")) - 1L,
+       prior = match(prior, c("separate", "common", "none")) - 1L, quiet = rs$quiet)
+}
+
+# Run engine(first, count) over the chunks of 1..units; returns the chunks' results in order. An interrupted
+# chunk (list element or attribute `interrupted`) turns into an R interrupt before anything is combined.
+wbb_run <- function(rs, engine, call = rlang::caller_env()) {
+  parts <- sb_call_engine(sb_map_chunks(rs$units, rs$chunks, engine, use_future = rs$future, call = call),
+                          call = call)
+  stopped <- vapply(parts, function(r) isTRUE(if (is.list(r)) r$interrupted else attr(r, "interrupted")),
+                    logical(1))
+  if (any(stopped)) rlang::interrupt()
+  parts
+}
+
+# Combine one component of the chunks: rows of matrices, or concatenated vectors. A single chunk is returned
+# as it is (no copy).
+wbb_combine <- function(parts, name) wbb_bind(lapply(parts, `[[`, name))
+wbb_bind <- function(v) {
+  if (length(v) == 1L) return(v[[1L]])
+  if (is.matrix(v[[1L]])) do.call(rbind, v) else unlist(v)
+}
+
+# Seconds since the run's settings were resolved.
+wbb_elapsed <- function(rs) proc.time()[["elapsed"]] - rs$start
+
+# Old argument spellings, still accepted with a deprecation warning.
+wbb_lambda_rule <- function(rule, arg = "lambda_rule", call = rlang::caller_env()) {
+  old <- c(lambda_min = "min", lambda_1se = "1se")
+  if (is.character(rule) && length(rule) == 1L && rule %in% names(old)) {
+    sb_warn(c("{.arg {arg}} = {.val {rule}} is deprecated; use {.val {old[[rule]]}}.",
+              i = "All WBB functions now spell the rules {.val min} and {.val 1se}."), kind = "deprecated")
+    return(old[[rule]])
+  }
+  if (identical(rule, c("min", "1se"))) return("min")
+  if (!is.character(rule) || length(rule) != 1L || !rule %in% c("min", "1se")) {
+    sb_abort(c("{.arg {arg}} must be {.val min} or {.val 1se}.", x = "You supplied {.val {format(rule)}}."),
+             arg = arg, call = call)
+  }
+  rule
+}

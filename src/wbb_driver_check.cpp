@@ -1,0 +1,71 @@
+// Test hook of the WBB driver (tests/testthat/test-wbb-driver.R): two small weighted solvers run through
+// scalebayes::wbb::run_draws(), beside the package's real ones (wbb/glm.hpp, genlasso/trend_filter.hpp).
+#include <memory>
+
+#include "sb_glue.h"
+#include "scalebayes/wbb/driver.hpp"
+
+namespace wbb = scalebayes::wbb;
+
+namespace {
+// Records what the driver hands it: the data weights, the prior weights, then one more uniform from the
+// draw's stream (the stream must reach the solver right after the weights).
+class RecordSolver {
+ public:
+  RecordSolver(Eigen::Index n, Eigen::Index n_prior, Eigen::Map<Eigen::MatrixXd>& out)
+      : n_(n), m_(n_prior), out_(out) {}
+  Eigen::Index n_obs() const { return n_; }
+  Eigen::Index n_prior() const { return m_; }
+  void solve(std::size_t i, const Eigen::VectorXd& w, const Eigen::VectorXd& w0, scalebayes::rng::Stream& s) {
+    const Eigen::Index r = static_cast<Eigen::Index>(i);
+    out_.row(r).head(n_) = w.transpose();
+    out_.row(r).segment(n_, w0.size()) = w0.transpose();
+    out_(r, n_ + w0.size()) = s.uniform();
+  }
+
+ private:
+  Eigen::Index n_, m_;
+  Eigen::Map<Eigen::MatrixXd>& out_;
+};
+
+// Weighted ridge estimate of a mean: argmin_mu sum_i w_i (y_i - mu)^2 / 2 + lambda w0 mu^2 / 2
+// = sum_i w_i y_i / (sum_i w_i + lambda w0) (w0 = 1 without prior weights).
+class RidgeMeanSolver {
+ public:
+  RidgeMeanSolver(const Eigen::VectorXd& y, double lambda, Eigen::Map<Eigen::MatrixXd>& out)
+      : y_(y), lambda_(lambda), out_(out) {}
+  Eigen::Index n_obs() const { return y_.size(); }
+  Eigen::Index n_prior() const { return 1; }
+  void solve(std::size_t i, const Eigen::VectorXd& w, const Eigen::VectorXd& w0, scalebayes::rng::Stream&) {
+    const double pw = w0.size() ? w0(0) : 1.0;
+    out_(static_cast<Eigen::Index>(i), 0) = w.dot(y_) / (w.sum() + lambda_ * pw);
+  }
+
+ private:
+  const Eigen::VectorXd& y_;
+  double lambda_;
+  Eigen::Map<Eigen::MatrixXd>& out_;
+};
+}  // namespace
+
+// solver 0: RecordSolver with n_prior prior terms (draws x (n + prior weights + 1)); 1: RidgeMeanSolver
+// (draws x 1). settings: R/wbb_run.R's wbb_engine_settings().
+// [[Rcpp::export]]
+Rcpp::NumericMatrix cpp_wbb_driver_check(Rcpp::NumericVector y, double lambda, int solver, int n_prior,
+                                         Rcpp::List settings) {
+  const wbb::Settings st = sbglue::wbb_settings(settings);
+  const Eigen::VectorXd yv = sbglue::as_map(y);
+  const Eigen::Index n = yv.size(), T = static_cast<Eigen::Index>(st.draws);
+  const Eigen::Index width = solver == 0 ? n + wbb::prior_weight_count(st.prior, n_prior) + 1 : 1;
+  Rcpp::NumericMatrix res(static_cast<int>(T), static_cast<int>(width));
+  Eigen::Map<Eigen::MatrixXd> out(res.begin(), T, width);
+  sbglue::Progress prog(static_cast<double>(T), false, "check");
+  if (solver == 0) {
+    wbb::run_draws(st, [&](int) { return std::unique_ptr<RecordSolver>(new RecordSolver(n, n_prior, out)); },
+                   prog.monitor());
+  } else {
+    wbb::run_draws(st, [&](int) { return std::unique_ptr<RidgeMeanSolver>(new RidgeMeanSolver(yv, lambda, out)); },
+                   prog.monitor());
+  }
+  return res;
+}

@@ -1,0 +1,85 @@
+# The one WBB driver (inst/include/scalebayes/wbb/driver.hpp): keying, thread and chunk invariance, and the
+# solver concept exercised by two test solvers (src/wbb_driver_check.cpp) and the package's real ones.
+
+driver_run <- function(y, solver, prior = "separate", n_prior = 3L, first = 0, count = 6, threads = 1L,
+                       dist = "exponential", lambda = 2, seed = 11) {
+  rs <- list(seed = seed, threads = threads, quiet = TRUE)
+  scalebayes:::cpp_wbb_driver_check(y, lambda, solver, n_prior,
+                                    scalebayes:::wbb_engine_settings(rs, first, count, prior, dist))
+}
+
+test_that("the driver hands each solver the weights of stream (seed, draw), then the same stream", {
+  y <- c(1.5, -0.3, 2.2, 0.7, 1.1)
+  n <- length(y)
+  for (prior in c("separate", "common", "none")) {
+    a <- driver_run(y, 0L, prior, count = 9, threads = 1L)
+    m <- c(separate = 3L, common = 1L, none = 0L)[[prior]]
+    expect_equal(dim(a), c(9L, n + m + 1L))
+    # identical for any number of threads and any split into chunks (global draw index)
+    expect_identical(driver_run(y, 0L, prior, count = 9, threads = 2L), a)
+    expect_identical(rbind(driver_run(y, 0L, prior, first = 0, count = 4), driver_run(y, 0L, prior, first = 4, count = 5)), a)
+    expect_true(all(a > 0 & is.finite(a)))
+    expect_false(anyDuplicated(a[, 1]) > 0)
+  }
+  # data weights come first in the stream whatever the prior: the same n numbers for every prior
+  expect_identical(driver_run(y, 0L, "none")[, 1:n], driver_run(y, 0L, "separate")[, 1:n])
+  # the prior weights follow the data weights: the first prior weight of "common" is that of "separate"
+  expect_identical(driver_run(y, 0L, "common")[, n + 1], driver_run(y, 0L, "separate")[, n + 1])
+  # multinomial data weights are resample counts summing to n
+  mw <- driver_run(y, 0L, "none", dist = "multinomial", count = 50)[, 1:n]
+  expect_true(all(rowSums(mw) == n) && all(mw == round(mw)))
+  # Exp(1) weights: mean 1 within Monte-Carlo error (sd 1 / sqrt(N))
+  big <- driver_run(y, 0L, "separate", count = 2000)
+  expect_lt(abs(mean(big[, 1:(n + 3)]) - 1), 4 / sqrt(2000 * (n + 3)))
+})
+
+test_that("a second solver type gets the same weights: ridge mean = its closed form", {
+  y <- c(1.5, -0.3, 2.2, 0.7, 1.1)
+  n <- length(y)
+  rec <- driver_run(y, 0L, "common", count = 20)
+  mu <- driver_run(y, 1L, "common", count = 20, threads = 2L, lambda = 2)
+  w <- rec[, 1:n]
+  w0 <- rec[, n + 1]
+  expect_equal(mu[, 1], drop(w %*% y) / (rowSums(w) + 2 * w0), tolerance = 1e-14)
+  expect_identical(driver_run(y, 1L, "common", first = 7, count = 3, lambda = 2), mu[8:10, , drop = FALSE])
+})
+
+test_that("wbb() draws are the weighted optima for the driver's weights of stream (seed, t)", {
+  data(diabetes, package = "scalebayes")
+  x <- diabetes$x[1:120, 1:6]
+  y <- diabetes$y[1:120]
+  fit <- wbb(x, y, lambda = 0, draws = 5, seed = 21, prior_weights = "none", quiet = TRUE, threads = 2)
+  rec <- driver_run(y, 0L, "none", count = 5, seed = 21)
+  for (t in 1:5) {
+    ls <- stats::lm.wfit(cbind(1, x), y, rec[t, seq_along(y)])
+    expect_equal(unname(fit$draws[t, ]), unname(ls$coefficients), tolerance = 1e-7)
+  }
+})
+
+test_that("trend_filter_wbb() draws are the weighted optima for the driver's weights of stream (seed, t)", {
+  set.seed(5)
+  y <- cumsum(rnorm(40)) + rnorm(40)
+  fit <- trend_filter_wbb(y, k = 0, lambda = 2, draws = 4, seed = 8, quiet = TRUE, threads = 2)
+  rec <- driver_run(y, 0L, "common", count = 4, seed = 8)
+  expect_identical(fit$w0, rec[, 41])
+  for (t in 1:4) {
+    f <- trend_filter(y, k = 0, lambda = 2 * rec[t, 41], weights = rec[t, 1:40])
+    expect_equal(unname(fit$draws[t, ]), unname(f$beta[, 1]), tolerance = 1e-10)
+  }
+})
+
+test_that("every WBB front end takes the same chunk rule and the old lambda_rule spellings", {
+  set.seed(6)
+  y <- cumsum(rnorm(30))
+  a <- trend_filter_wbb(y, k = 1, lambda = 3, draws = 7, seed = 2, quiet = TRUE)
+  b <- trend_filter_wbb(y, k = 1, lambda = 3, draws = 7, seed = 2, quiet = TRUE, chunks = 3)
+  expect_identical(a$draws, b$draws)
+  expect_identical(a$w0, b$w0)
+  expect_warning(wbb_control(lambda_rule = "lambda_1se"), class = "scalebayes_warning_deprecated")
+  expect_identical(suppressWarnings(wbb_control(lambda_rule = "lambda_min"))$lambda_rule, "min")
+  expect_warning(c1 <- trend_filter_wbb(y, k = 1, draws = 3, seed = 2, quiet = TRUE, lambda_rule = "lambda_min"),
+                 class = "scalebayes_warning_deprecated")
+  expect_identical(c1$settings$lambda_rule, "min")
+  expect_error(wbb_control(lambda_rule = "max"), class = "scalebayes_error")
+  expect_error(trend_filter_wbb(y, k = 1, lambda = 1, chunks = 0), class = "scalebayes_error")
+})
