@@ -73,7 +73,7 @@ blasso_compare <- function(settings = c("A(i)", "A(ii)", "B"), p = c(40, 60, 80,
   if (!is.character(methods) || !length(methods) || !all(methods %in% c("wbb", "blasso"))) {
     sb_abort("{.arg methods} must be a subset of {.val {c('wbb', 'blasso')}}.", arg = "methods")
   }
-  blasso <- rlang::arg_match(blasso)
+  blasso <- sb_match_arg(blasso)
   datasets <- check_count(datasets)
   draws <- check_count(draws, min = 2L)
   burnin <- check_count(burnin, min = 0L)

@@ -51,9 +51,10 @@ trend_filter_wbb <- function(y, x = seq_along(y), k = 3, lambda = NULL, draws = 
                              lambda_rule = c("lambda_min", "lambda_1se"), future = FALSE) {
   call <- match.call()
   d <- check_tf_data(y, x, k)
-  prior_weights <- rlang::arg_match(prior_weights)
-  lambda_rule <- rlang::arg_match(lambda_rule)
+  prior_weights <- sb_match_arg(prior_weights)
+  lambda_rule <- sb_match_arg(lambda_rule)
   draws <- check_count(draws)
+  check_result_size(draws, d$n, "draws")
   threads <- resolve_threads(threads)
   quiet <- resolve_quiet(quiet)
   control <- check_tf_control(control)
@@ -155,7 +156,7 @@ predict.sb_trend_filter_wbb <- function(object, newx = NULL, prob = 0.95, draws 
 #' @export
 plot.sb_trend_filter_wbb <- function(x, band = c("se", "quantile", "both"), prob = 0.95, truth = NULL,
                                      main = NULL, xlab = "x", ylab = "y", ...) {
-  band <- rlang::arg_match(band)
+  band <- sb_match_arg(band)
   p <- predict.sb_trend_filter_wbb(x, prob = prob)
   if (is.null(main)) {
     main <- sprintf("Trend filtering (k = %d), lambda = %s, T = %d WBB draws", x$settings$k,

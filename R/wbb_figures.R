@@ -43,6 +43,7 @@ wbb_normal_means <- function(y, lambda, draws = 1000L) {
   lambda <- check_number(lambda, lower = 0, lower_open = TRUE)
   draws <- check_count(draws)
   k <- length(y)
+  check_result_size(draws, k, "draws")
   r <- matrix(stats::rexp(draws * k), draws, k) / matrix(stats::rexp(draws * k), draws, k)
   yy <- matrix(y, draws, k, byrow = TRUE)
   sign(yy) * pmax(abs(yy) - lambda * r, 0)
@@ -51,6 +52,7 @@ wbb_normal_means <- function(y, lambda, draws = 1000L) {
 #' @rdname wbb_normal_means
 #' @export
 wbb_normal_means_mean <- function(y, lambda) {
+  if (!is.numeric(y) || any(!is.finite(y))) sb_abort("{.arg y} must be finite numbers.", arg = "y")
   lambda <- check_number(lambda, lower = 0, lower_open = TRUE)
   sign(y) * (abs(y) - lambda * log1p(abs(y) / lambda))
 }
