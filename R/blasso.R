@@ -192,10 +192,10 @@ resolve_blasso_lambda <- function(lambda, call = rlang::caller_env()) {
   if (is.character(lambda) && length(lambda) == 1L && lambda %in% c("eb", "gamma")) {
     return(list(mode = if (lambda == "eb") 1L else 2L, value = NA_real_))
   }
-  if (is.numeric(lambda) && length(lambda) == 1L && is.finite(lambda) && lambda > 0) {
+  if (is.numeric(lambda) && length(lambda) == 1L && is.finite(lambda) && lambda > 0 && lambda <= 1e100) {
     return(list(mode = 0L, value = as.double(lambda)))
   }
-  sb_abort(c("{.arg lambda} must be {.val eb}, {.val gamma}, or a positive number.",
+  sb_abort(c("{.arg lambda} must be {.val eb}, {.val gamma}, or a positive number (at most 1e100).",
              x = "You supplied {.val {format(lambda)}}."), arg = "lambda", call = call)
 }
 

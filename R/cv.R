@@ -40,7 +40,10 @@ cv_weighted_lasso <- function(x, y, family = c("gaussian", "binomial"), weights 
   ctrl <- c(check_cd_control(control, call), intercept = intercept)
   out <- run_cv(st$x, d$y, family, d$alpha, ws$w, d$penalty_factor, nfolds, foldid, nlambda, lambda_min_ratio,
                 resolve_seed(seed, call), resolve_threads(threads, call), resolve_quiet(quiet), ctrl, call)
-  if (ws$c != 1) out[c("lambda", "lambda_min", "lambda_1se")] <- lapply(out[c("lambda", "lambda_min", "lambda_1se")], `*`, ws$c)
+  if (ws$c != 1) {
+    out[c("lambda", "lambda_min", "lambda_1se")] <- lapply(out[c("lambda", "lambda_min", "lambda_1se")], `*`, ws$c)
+    check_lambda_scale(out$lambda, call)
+  }
   out
 }
 

@@ -54,13 +54,18 @@ generalized_lasso <- function(y, D, lambda = NULL, weights = NULL, penalty_weigh
   }
   y <- as.double(y)
   weights <- if (is.null(weights)) rep(1, n) else check_weights(weights, n, positive = TRUE)
+  if (rescale_weights(weights)$c != 1) {
+    sb_abort(c("{.arg weights} of magnitude {format(max(weights), digits = 3)} are beyond what the solver can square in double precision.",
+               i = "Divide {.arg weights} and {.arg lambda} by the same constant: the solution is the same."),
+             arg = "weights", kind = "scaling")
+  }
   pw <- check_penalty_weights(penalty_weights, m)
   lambda <- check_lambda(lambda)
   nlambda <- check_count(nlambda, max = 1e5)
   lambda_min_ratio <- check_number(lambda_min_ratio, lower = 0, upper = 1, lower_open = TRUE)
   control <- check_tf_control(control)
   lm <- sb_call_engine(cpp_genlasso_lambda_max(y, weights, m, n, sp$i, sp$p, sp$x, pw))
-  if (lm$residual > 1e-6) {
+  if (!is.finite(lm$residual) || lm$residual > 1e-6) {
     sb_warn(c("{.val lambda_max} is inaccurate: {.code D W^-1 D'} is too ill-conditioned for double precision.",
               i = "Relative residual of its normal equations: {signif(lm$residual, 3)}.",
               i = "For trend filtering use {.fn trend_filter}, whose banded solvers do not form it."),

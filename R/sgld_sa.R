@@ -224,8 +224,9 @@ sgld_sa <- function(x, y, family = c("gaussian", "binomial"), method = c("sa", "
                         delta = vapply(chain_fits, `[[`, 1, "delta")),
     pred = pred,
     final_state = lapply(chain_fits, function(ch) {
-      list(beta = stats::setNames(ch$beta, coef_names), rho = stats::setNames(ch$rho, coef_names),
-           kappa0 = stats::setNames(ch$kappa0, coef_names), kappa1 = stats::setNames(ch$kappa1, coef_names),
+      na <- function(v) replace(v, is.nan(v), NA_real_)  # not applicable (non-sparse coefficients)
+      list(beta = stats::setNames(ch$beta, coef_names), rho = stats::setNames(na(ch$rho), coef_names),
+           kappa0 = stats::setNames(na(ch$kappa0), coef_names), kappa1 = stats::setNames(na(ch$kappa1), coef_names),
            sigma = ch$sigma, delta = ch$delta)
     })
   )

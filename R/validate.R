@@ -72,7 +72,7 @@ check_y_vector <- function(y, n, arg = rlang::caller_arg(y), call = rlang::calle
 check_number <- function(x, arg = rlang::caller_arg(x), call = rlang::caller_env(), lower = -Inf, upper = Inf,
                          lower_open = FALSE, upper_open = FALSE, allow_null = FALSE, what = "a number") {
   if (is.null(x) && allow_null) return(NULL)
-  if (!is.numeric(x) || length(x) != 1L || is.na(x)) {
+  if (!is.numeric(x) || length(x) != 1L || is.na(x) || is.infinite(x)) {
     sb_abort(c("{.arg {arg}} must be {what}.", x = "You supplied {.obj_type_friendly {x}}."),
              arg = arg, call = call)
   }

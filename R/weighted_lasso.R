@@ -190,6 +190,7 @@ weighted_lasso <- function(x, y, family = c("gaussian", "binomial"), weights = N
             kind = "convergence")
   }
   lambda <- if (is.null(lambda_user)) lambda * ws$c else lambda_user
+  check_lambda_scale(lambda, call)
   structure(list(
     coefficients = coefs, lambda = lambda, kkt = r$kkt, iterations = r$iterations, converged = r$converged,
     family = family, alpha = d$alpha, weights = w_user, penalty_factor = d$penalty_factor,
@@ -205,6 +206,16 @@ rescale_weights <- function(w) {
   big <- max(w)
   s <- if (big > 1e100 || big < 1e-100) 2^round(log2(big)) else 1
   list(w = w / s, c = s)
+}
+
+# The lambda path on the caller's scale of weights that were rescaled (see rescale_weights()) must be
+# representable.
+check_lambda_scale <- function(lambda, call) {
+  if (any(!is.finite(lambda))) {
+    sb_abort(c("The lambda path for these {.arg weights} is beyond double precision.",
+               i = "Divide {.arg weights} by a constant (the fit is the same with lambda divided by it too), or give {.arg lambda}."),
+             arg = "weights", kind = "scaling", call = call)
+  }
 }
 
 check_cd_control <- function(control, call) {
@@ -267,7 +278,12 @@ predict.sb_weighted_lasso <- function(object, newx, type = c("link", "response")
 #' glmnet_lambda(100, weights = rep(1, 50), penalty_factor = rep(1, 10))  # 100 / 50
 glmnet_lambda <- function(lambda, weights, penalty_factor) {
   check_glmnet_args(lambda, weights, penalty_factor)
-  lambda * sum(penalty_factor) / (length(penalty_factor) * sum(weights))
+  out <- lambda * sum(penalty_factor) / (length(penalty_factor) * sum(weights))
+  if (any(!is.finite(out))) {
+    sb_abort(c("glmnet's lambda overflows double precision for this {.arg lambda}.",
+               i = "Use a smaller {.arg lambda}, or larger {.arg weights}."), arg = "lambda", kind = "scaling")
+  }
+  out
 }
 
 check_glmnet_args <- function(lambda, weights, penalty_factor, call = rlang::caller_env()) {
