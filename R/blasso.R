@@ -257,8 +257,8 @@ blasso_control <- function(sigma2_prior = "auto", gamma_prior = c(2, 0.1), em_ma
                            em_burn = 100L, em_tol = 1e-3, lambda_range = c(1e-6, 1e6), lambda_start = NULL,
                            intercept = TRUE, standardize = FALSE, rj = FALSE, rj_moves = 1L,
                            rj_prior = c("models", "size"), fixed_tau2 = NULL, diagnostics = TRUE, preset = c("none", "monomvn")) {
-  preset <- sb_match_arg(preset)
-  rj_prior <- sb_match_arg(rj_prior)
+  preset <- sb_match_arg(preset, partial = TRUE)
+  rj_prior <- sb_match_arg(rj_prior, partial = TRUE)
   if (preset == "monomvn") {
     if (missing(rj)) rj <- TRUE
     if (missing(gamma_prior)) gamma_prior <- c(2, 0.1)
@@ -317,8 +317,8 @@ blasso_control <- function(sigma2_prior = "auto", gamma_prior = c(2, 0.1), em_ma
 #' predict(fit, x[1:3, ])
 predict.sb_blasso <- function(object, newx, type = c("summary", "draws"), interval = c("credible", "prediction"),
                               level = 0.95, ...) {
-  type <- sb_match_arg(type)
-  interval <- sb_match_arg(interval)
+  type <- sb_match_arg(type, partial = TRUE)
+  interval <- sb_match_arg(interval, partial = TRUE)
   level <- check_number(level, lower = 0, upper = 1, lower_open = TRUE, upper_open = TRUE)
   newx <- check_x_matrix(newx, arg = "newx")
   p <- object$settings$p

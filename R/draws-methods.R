@@ -106,7 +106,7 @@ select_pars <- function(d, pars) {
 #' @rdname sb_fit-methods
 #' @export
 coef.sb_fit <- function(object, type = c("mean", "median", "estimate"), ...) {
-  type <- sb_match_arg(type)
+  type <- sb_match_arg(type, partial = TRUE)
   switch(type,
     mean = colMeans(object$draws),
     median = apply(object$draws, 2, stats::median),

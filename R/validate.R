@@ -118,16 +118,18 @@ check_result_size <- function(rows, cols, arg, call = rlang::caller_env()) {
 # Threads: at most 1024 (the engines start one worker per thread).
 max_threads <- 1024L
 
-# match.arg() with the package's classed error: `arg` must be one of `choices` (by default the
-# choices listed in the calling function's formals); the full default vector or NULL gives the first.
-sb_match_arg <- function(arg, choices, call = rlang::caller_env()) {
+# match.arg() / rlang::arg_match() with the package's classed error: `arg` must be one of `choices` (by
+# default the choices listed in the calling function's formals); the full default vector or NULL gives the
+# first. `partial = TRUE` accepts unique abbreviations, as match.arg() does.
+sb_match_arg <- function(arg, choices, partial = FALSE, call = rlang::caller_env()) {
   name <- as.character(substitute(arg))
   if (missing(choices)) {
     sys_p <- sys.parent()
     choices <- eval(formals(sys.function(sys_p))[[name]], envir = sys.frame(sys_p))
   }
   if (is.null(arg) || identical(arg, choices)) return(choices[1L])
-  i <- if (is.character(arg) && length(arg) == 1L && !is.na(arg)) pmatch(arg, choices) else NA_integer_
+  i <- if (!is.character(arg) || length(arg) != 1L || is.na(arg)) NA_integer_
+       else if (partial) pmatch(arg, choices) else match(arg, choices)
   if (is.na(i)) {
     sb_abort(c("{.arg {name}} must be one of {.val {choices}}.",
                x = "You supplied {.val {format(arg)}}."), arg = name, call = call)

@@ -213,7 +213,7 @@ wbb.default <- function(x, y, family = c("gaussian", "binomial"), alpha = 1, lam
 #' head(predict(fit, diabetes$x[1:5, ]))
 predict.sb_wbb <- function(object, newx = NULL, newdata = NULL, type = c("link", "response"), level = 0.95,
                            draws = FALSE, ...) {
-  type <- sb_match_arg(type)
+  type <- sb_match_arg(type, partial = TRUE)
   level <- check_number(level, lower = 0, upper = 1, lower_open = TRUE, upper_open = TRUE)
   if (!is.null(newdata)) {
     if (is.null(object$terms)) sb_abort("{.arg newdata} needs a fit from the formula method; use {.arg newx}.", arg = "newdata")

@@ -243,7 +243,7 @@ print.sb_weighted_lasso <- function(x, ...) {
 
 #' @export
 predict.sb_weighted_lasso <- function(object, newx, type = c("link", "response"), ...) {
-  type <- sb_match_arg(type)
+  type <- sb_match_arg(type, partial = TRUE)
   newx <- check_x_matrix(newx, arg = "newx")
   if (ncol(newx) != nrow(object$coefficients) - 1L) {
     sb_abort("{.arg newx} must have {nrow(object$coefficients) - 1L} columns.", arg = "newx")

@@ -177,7 +177,7 @@ cases <- c(
   fz_cases("wbb_figure2", "draws", fz_bad_count, list()),
   fz_cases("wbb_figure2", "slab_halfwidth", fz_bad_number, list(draws = 1)),
   fz_cases("blasso_compare", "settings", list(unknown = "C", na = NA, number = 1), list(p = 12, datasets = 1)),
-  fz_cases("blasso_compare", "p", list(one = 1, na = NA, fraction = 2.5, string = "a"), list(datasets = 1)),
+  fz_cases("blasso_compare", "p", list(one = 1, na = NA, fraction = 2.5, string = "a", huge = 1e12), list(datasets = 1)),
   fz_cases("blasso_compare", "datasets", fz_bad_count, list(p = 12)),
   fz_cases("blasso_compare", "blasso", fz_bad_choice, list(p = 12, datasets = 1)),
   fz_cases("blasso_compare_combine", "...", list(number = 1, string = "a", df = data.frame(a = 1)), list()),
