@@ -107,9 +107,10 @@ check_count <- function(x, arg = rlang::caller_arg(x), call = rlang::caller_env(
 # Upper bound on the number of entries of a result matrix (draws x parameters): 2^31 - 1 doubles (16 GiB).
 check_result_size <- function(rows, cols, arg, call = rlang::caller_env()) {
   size <- as.double(rows) * as.double(cols)
-  if (size > .Machine$integer.max) {
+  limit <- .Machine$integer.max
+  if (size > limit) {
     sb_abort(c("The result would hold {format(size, digits = 3)} numbers ({format(size * 8 / 2^30, digits = 3)} GiB).",
-               i = "Use a smaller {.arg {arg}} (at most {.Machine$integer.max} draws x parameters in one call)."),
+               i = "Use a smaller {.arg {arg}} (at most {limit} draws x parameters in one call)."),
              arg = arg, call = call)
   }
   invisible(size)

@@ -68,6 +68,12 @@ prepare_glm_data <- function(x, y, family, alpha, penalty_factor, call) {
                i = "Rescale {.arg x} (e.g. divide by {format(2^round(log2(max(abs(x)))), digits = 3)}); coefficients scale back by the same factor."),
              arg = "x", kind = "scaling", call = call)
   }
+  tiny <- which(sdx == 0 & apply(x, 2, function(v) any(v != v[1])))
+  if (length(tiny)) {
+    sb_abort(c("{.arg x} is too small to standardize: the squares of column{?s} {.val {colnames(x)[utils::head(tiny, 5)]}} underflow to zero.",
+               i = "Rescale {.arg x} (e.g. multiply by {format(2^-round(log2(max(abs(x[, tiny])))), digits = 3)}); coefficients scale back by the same factor."),
+             arg = "x", kind = "scaling", call = call)
+  }
   if (family == "gaussian" && !is.finite(sum((y - mean(y))^2))) {
     sb_abort(c("{.arg y} is too large: its sum of squares overflows double precision.",
                i = "Rescale {.arg y} (e.g. divide by {format(2^round(log2(max(abs(y)))), digits = 3)}); coefficients scale by the same factor."),
