@@ -95,6 +95,7 @@ blasso <- function(x, y, lambda = "eb", chains = 4L, iter = 1000L, burnin = 500L
   burnin <- check_count(burnin, min = 0L)
   if (is.null(thin)) thin <- if (identical(control$preset, "monomvn")) max(1L, min(p, n - 1L)) else 1L
   thin <- check_count(thin)
+  check_result_size(as.double(chains) * iter, p + 1, "iter")
   threads <- resolve_threads(threads)
   seed <- resolve_seed(seed)
   quiet <- resolve_quiet(quiet)
@@ -108,8 +109,10 @@ blasso <- function(x, y, lambda = "eb", chains = 4L, iter = 1000L, burnin = 500L
   if (control$standardize) {
     scale <- apply(x, 2, stats::sd)
     if (any(scale == 0)) {
-      sb_abort(c("{.arg x} has constant column{?s} {.val {colnames(x)[scale == 0]}}; cannot standardize.",
-                 i = "Drop {?it/them}, or use {.code blasso_control(standardize = FALSE)}."), arg = "x")
+      const <- colnames(x)[scale == 0]
+      sb_abort(c("{.arg x} has constant column{?s} {.val {const}}; cannot standardize.",
+                 i = "Drop {cli::qty(length(const))}{?it/them}, or use {.code blasso_control(standardize = FALSE)}."),
+               arg = "x")
     }
     xs <- sweep(x, 2, scale, "/")
   }
@@ -189,10 +192,10 @@ resolve_blasso_lambda <- function(lambda, call = rlang::caller_env()) {
   if (is.character(lambda) && length(lambda) == 1L && lambda %in% c("eb", "gamma")) {
     return(list(mode = if (lambda == "eb") 1L else 2L, value = NA_real_))
   }
-  if (is.numeric(lambda) && length(lambda) == 1L && is.finite(lambda) && lambda > 0) {
+  if (is.numeric(lambda) && length(lambda) == 1L && is.finite(lambda) && lambda > 0 && lambda <= 1e100) {
     return(list(mode = 0L, value = as.double(lambda)))
   }
-  sb_abort(c("{.arg lambda} must be {.val eb}, {.val gamma}, or a positive number.",
+  sb_abort(c("{.arg lambda} must be {.val eb}, {.val gamma}, or a positive number (at most 1e100).",
              x = "You supplied {.val {format(lambda)}}."), arg = "lambda", call = call)
 }
 
@@ -254,8 +257,8 @@ blasso_control <- function(sigma2_prior = "auto", gamma_prior = c(2, 0.1), em_ma
                            em_burn = 100L, em_tol = 1e-3, lambda_range = c(1e-6, 1e6), lambda_start = NULL,
                            intercept = TRUE, standardize = FALSE, rj = FALSE, rj_moves = 1L,
                            rj_prior = c("models", "size"), fixed_tau2 = NULL, diagnostics = TRUE, preset = c("none", "monomvn")) {
-  preset <- match.arg(preset)
-  rj_prior <- match.arg(rj_prior)
+  preset <- sb_match_arg(preset, partial = TRUE)
+  rj_prior <- sb_match_arg(rj_prior, partial = TRUE)
   if (preset == "monomvn") {
     if (missing(rj)) rj <- TRUE
     if (missing(gamma_prior)) gamma_prior <- c(2, 0.1)
@@ -284,7 +287,7 @@ blasso_control <- function(sigma2_prior = "auto", gamma_prior = c(2, 0.1), em_ma
     lambda_range = as.double(lambda_range),
     lambda_start = check_number(lambda_start, lower = 0, lower_open = TRUE, allow_null = TRUE),
     intercept = check_flag(intercept), standardize = check_flag(standardize),
-    rj = check_flag(rj), rj_moves = check_count(rj_moves), rj_prior = rj_prior, preset = preset,
+    rj = check_flag(rj), rj_moves = check_count(rj_moves, max = 1e6), rj_prior = rj_prior, preset = preset,
     diagnostics = check_flag(diagnostics),
     fixed_tau2 = if (is.null(fixed_tau2)) NULL else {
       if (!is.numeric(fixed_tau2) || any(!is.finite(fixed_tau2)) || any(fixed_tau2 <= 0)) {
@@ -314,8 +317,8 @@ blasso_control <- function(sigma2_prior = "auto", gamma_prior = c(2, 0.1), em_ma
 #' predict(fit, x[1:3, ])
 predict.sb_blasso <- function(object, newx, type = c("summary", "draws"), interval = c("credible", "prediction"),
                               level = 0.95, ...) {
-  type <- match.arg(type)
-  interval <- match.arg(interval)
+  type <- sb_match_arg(type, partial = TRUE)
+  interval <- sb_match_arg(interval, partial = TRUE)
   level <- check_number(level, lower = 0, upper = 1, lower_open = TRUE, upper_open = TRUE)
   newx <- check_x_matrix(newx, arg = "newx")
   p <- object$settings$p

@@ -66,8 +66,9 @@ blasso_compare <- function(settings = c("A(i)", "A(ii)", "B"), p = c(40, 60, 80,
     sb_abort(c("{.arg settings} must be a subset of {.val {all_settings}}.",
                x = "You supplied {.val {format(settings)}}."), arg = "settings")
   }
-  if (!is.numeric(p) || !length(p) || any(!is.finite(p)) || any(p < 2) || any(p != round(p))) {
-    sb_abort("{.arg p} must be whole numbers of at least 2.", arg = "p")
+  if (!is.numeric(p) || !length(p) || any(!is.finite(p)) || any(p < 2) || any(p > 1e4) || any(p != round(p))) {
+    sb_abort(c("{.arg p} must be whole numbers between 2 and 10000.",
+               i = "The study of Newton, Polson and Xu (2021) uses p = 40 to 120."), arg = "p")
   }
   if (!is.character(n) || !length(n) || !all(n %in% c("50", "p/2"))) {
     sb_abort("{.arg n} must be a subset of {.val {c('50', 'p/2')}}.", arg = "n")
@@ -75,7 +76,7 @@ blasso_compare <- function(settings = c("A(i)", "A(ii)", "B"), p = c(40, 60, 80,
   if (!is.character(methods) || !length(methods) || !all(methods %in% c("wbb", "blasso"))) {
     sb_abort("{.arg methods} must be a subset of {.val {c('wbb', 'blasso')}}.", arg = "methods")
   }
-  blasso <- rlang::arg_match(blasso)
+  blasso <- sb_match_arg(blasso)
   datasets <- check_count(datasets)
   draws <- check_count(draws, min = 2L)
   burnin <- check_count(burnin, min = 0L)

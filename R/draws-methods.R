@@ -54,6 +54,10 @@ print.sb_fit <- function(x, digits = 3, ...) {
 #' @rdname sb_fit-methods
 #' @export
 summary.sb_fit <- function(object, probs = c(0.025, 0.5, 0.975), pars = NULL, ...) {
+  if (!is.numeric(probs) || !length(probs) || anyNA(probs) || any(probs < 0 | probs > 1)) {
+    sb_abort(c("{.arg probs} must be probabilities in [0, 1].",
+               x = "You supplied {.val {format(probs)}}."), arg = "probs")
+  }
   d <- select_pars(object$draws, pars)
   q <- t(apply(d, 2, stats::quantile, probs = probs, names = FALSE))
   if (length(probs) == 1L) q <- t(q)
@@ -88,10 +92,12 @@ select_pars <- function(d, pars) {
   if (is.null(pars)) return(d)
   if (is.character(pars)) {
     bad <- setdiff(pars, colnames(d))
+    if (!length(pars)) bad <- "(none)"
     if (length(bad)) sb_abort(c("Unknown parameter{?s} in {.arg pars}: {.val {bad}}.",
                                 i = "Available: {.val {utils::head(colnames(d), 10)}}{if (ncol(d) > 10) ' ...'}."),
                               arg = "pars")
-  } else if (!is.numeric(pars) || any(pars < 1 | pars > ncol(d))) {
+  } else if (!is.numeric(pars) || !length(pars) || anyNA(pars) || any(pars < 1 | pars > ncol(d)) ||
+             any(pars != round(pars))) {
     sb_abort("{.arg pars} must be parameter names or indices between 1 and {ncol(d)}.", arg = "pars")
   }
   d[, pars, drop = FALSE]
@@ -100,7 +106,7 @@ select_pars <- function(d, pars) {
 #' @rdname sb_fit-methods
 #' @export
 coef.sb_fit <- function(object, type = c("mean", "median", "estimate"), ...) {
-  type <- match.arg(type)
+  type <- sb_match_arg(type, partial = TRUE)
   switch(type,
     mean = colMeans(object$draws),
     median = apply(object$draws, 2, stats::median),
@@ -149,17 +155,32 @@ as_draws_array.sb_fit <- function(x, pars = NULL, ...) {
   posterior::as_draws_array(arr)
 }
 
+#' @importFrom posterior as_draws_df
+#' @export
+posterior::as_draws_df
+
+#' @importFrom posterior as_draws_matrix
+#' @export
+posterior::as_draws_matrix
+
+#' @importFrom posterior as_draws_array
+#' @export
+posterior::as_draws_array
+
+#' @importFrom rstantools posterior_interval
+#' @export
+rstantools::posterior_interval
+
 #' Central posterior intervals
 #'
-#' @param object A fitted model (for scalebayes, an `sb_fit`).
+#' The method of the `posterior_interval()` generic of the rstantools package (re-exported here, so it is
+#' the same generic that rstanarm and brms use) for scalebayes fits.
+#' @param object An `sb_fit`.
 #' @param prob Mass of the central interval.
 #' @param pars Parameters to keep.
-#' @param ... Passed to methods.
+#' @param ... Unused.
 #' @return A matrix with one row per parameter and columns for the lower and upper limits.
-#' @export
-posterior_interval <- function(object, ...) UseMethod("posterior_interval")
-
-#' @rdname posterior_interval
+#' @method posterior_interval sb_fit
 #' @export
 posterior_interval.sb_fit <- function(object, prob = 0.95, pars = NULL, ...) {
   prob <- check_number(prob, lower = 0, upper = 1, lower_open = TRUE, upper_open = TRUE)

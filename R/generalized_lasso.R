@@ -54,13 +54,18 @@ generalized_lasso <- function(y, D, lambda = NULL, weights = NULL, penalty_weigh
   }
   y <- as.double(y)
   weights <- if (is.null(weights)) rep(1, n) else check_weights(weights, n, positive = TRUE)
+  if (rescale_weights(weights)$c != 1) {
+    sb_abort(c("{.arg weights} of magnitude {format(max(weights), digits = 3)} are beyond what the solver can square in double precision.",
+               i = "Divide {.arg weights} and {.arg lambda} by the same constant: the solution is the same."),
+             arg = "weights", kind = "scaling")
+  }
   pw <- check_penalty_weights(penalty_weights, m)
   lambda <- check_lambda(lambda)
-  nlambda <- check_count(nlambda)
+  nlambda <- check_count(nlambda, max = 1e5)
   lambda_min_ratio <- check_number(lambda_min_ratio, lower = 0, upper = 1, lower_open = TRUE)
   control <- check_tf_control(control)
   lm <- sb_call_engine(cpp_genlasso_lambda_max(y, weights, m, n, sp$i, sp$p, sp$x, pw))
-  if (lm$residual > 1e-6) {
+  if (!is.finite(lm$residual) || lm$residual > 1e-6) {
     sb_warn(c("{.val lambda_max} is inaccurate: {.code D W^-1 D'} is too ill-conditioned for double precision.",
               i = "Relative residual of its normal equations: {signif(lm$residual, 3)}.",
               i = "For trend filtering use {.fn trend_filter}, whose banded solvers do not form it."),
@@ -108,14 +113,22 @@ check_penalty_matrix <- function(D, call = rlang::caller_env()) {
     sb_abort(c("{.arg D} must be a numeric matrix or a sparse {.pkg Matrix}.",
                x = "You supplied {.obj_type_friendly {D}}."), arg = "D", call = call)
   }
+  big <- max(abs(out$x), 0)
+  if (big > 1e100 || (length(out$x) && min(abs(out$x[out$x != 0]), Inf) < 1e-100)) {
+    sb_abort(c("{.arg D} has entries of magnitude {format(if (big > 1e100) big else min(abs(out$x[out$x != 0])), digits = 3)}, beyond what the solver can square in double precision.",
+               i = "Divide {.arg D} by a constant c and multiply {.arg lambda} by c: the solution is the same."),
+             arg = "D", call = call)
+  }
   if (out$m < 1L || out$n < 2L) {
     sb_abort(c("{.arg D} must have at least one row and two columns.",
                x = "It is {out$m} x {out$n}."), arg = "D", call = call)
   }
   rows_used <- tabulate(out$i + 1L, nbins = out$m)
   if (any(rows_used == 0L)) {
+    zero_rows <- as.character(utils::head(which(rows_used == 0L), 5))
     sb_abort(c("{.arg D} must not have rows that are all zero.",
-               x = "Row{?s} {utils::head(which(rows_used == 0L), 5)} {?is/are} zero."), arg = "D", call = call)
+               x = "Row{?s} {zero_rows} {?is/are} zero.", i = "Drop {cli::qty(length(zero_rows))}{?it/them}."),
+             arg = "D", call = call)
   }
   out
 }

@@ -10,7 +10,7 @@
 #' @examples
 #' sb_torch_available()
 sb_torch_available <- function(device = c("cpu", "cuda")) {
-  device <- rlang::arg_match(device)
+  device <- sb_match_arg(device)
   info <- cpp_torch_info()
   isTRUE(info$available) && (device == "cpu" || isTRUE(info$cuda))
 }

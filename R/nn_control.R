@@ -35,7 +35,7 @@ nn_control <- function(optimizer = c("adam", "sgd"), lr = 1e-3, epochs = 100L, b
                        grad_tol = 0, momentum = 0.9, betas = c(0.9, 0.999), eps = 1e-8,
                        weight_dist = c("exponential", "multinomial", "unit"), float64 = FALSE, torch_threads = 1L,
                        chunks = NULL, future = FALSE, normalize_weights = FALSE, detach_weights = FALSE) {
-  optimizer <- rlang::arg_match(optimizer)
+  optimizer <- sb_match_arg(optimizer)
   if (!is.numeric(betas) || length(betas) != 2L || anyNA(betas) || any(betas < 0) || any(betas >= 1)) {
     sb_abort(c("{.arg betas} must be two numbers in [0, 1).", x = "You supplied {.val {format(betas)}}."), arg = "betas")
   }
@@ -49,7 +49,7 @@ nn_control <- function(optimizer = c("adam", "sgd"), lr = 1e-3, epochs = 100L, b
     momentum = check_number(momentum, lower = 0, upper = 1, upper_open = TRUE),
     betas = as.double(betas),
     eps = check_number(eps, lower = 0, upper = 1, lower_open = TRUE),
-    weight_dist = rlang::arg_match(weight_dist),
+    weight_dist = sb_match_arg(weight_dist),
     float64 = check_flag(float64),
     torch_threads = check_count(torch_threads, max = 256L),
     chunks = check_count(chunks, allow_null = TRUE, max = 1e6),

@@ -46,7 +46,7 @@ nn_activations <- c("relu", "tanh", "sigmoid")
 #' print(nn_cnn(), input = c(1, 28, 28), output = 10)
 nn_mlp <- function(hidden = c(128, 64), activation = c("relu", "tanh", "sigmoid"), batchnorm = FALSE) {
   hidden <- check_sizes(hidden, "hidden", allow_empty = TRUE)
-  activation <- rlang::arg_match(activation)
+  activation <- sb_match_arg(activation)
   structure(list(type = "mlp", hidden = hidden, activation = activation, batchnorm = check_flag(batchnorm)),
             class = c("sb_nn_mlp", "sb_nn_spec"))
 }
@@ -62,10 +62,10 @@ nn_cnn <- function(channels = c(32, 64), kernel = 5, pool = 2, hidden = 200, pad
   if (is.numeric(padding)) {
     padding <- check_count(padding, arg = "padding", min = 0L, max = 64L)
   } else {
-    padding <- rlang::arg_match(padding)
+    padding <- sb_match_arg(padding)
     padding <- if (padding == "same") (kernel - 1L) %/% 2L else 0L
   }
-  activation <- rlang::arg_match(activation)
+  activation <- sb_match_arg(activation)
   structure(list(type = "cnn", channels = channels, kernel = kernel, pool = pool, hidden = hidden,
                  padding = padding, activation = activation, batchnorm = check_flag(batchnorm)),
             class = c("sb_nn_cnn", "sb_nn_spec"))

@@ -24,7 +24,7 @@ resolve_seed <- function(seed, call = rlang::caller_env()) {
 #' sb_default_threads()
 sb_default_threads <- function() {
   opt <- getOption("scalebayes.threads")
-  if (!is.null(opt)) return(check_count(opt, arg = "options(scalebayes.threads)"))
+  if (!is.null(opt)) return(check_count(opt, arg = "options(scalebayes.threads)", max = max_threads))
   cores <- parallel::detectCores(logical = TRUE)
   if (is.na(cores)) cores <- 1L
   as.integer(min(2L, cores))
@@ -32,7 +32,8 @@ sb_default_threads <- function() {
 
 resolve_threads <- function(threads, call = rlang::caller_env()) {
   if (is.null(threads)) return(sb_default_threads())
-  check_count(threads, arg = "threads", call = call)
+  check_count(threads, arg = "threads", call = call, max = max_threads,
+              fix = "Use at most the number of cores ({parallel::detectCores()} here); results do not depend on it.")
 }
 
 resolve_quiet <- function(quiet) {

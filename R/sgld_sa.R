@@ -85,9 +85,9 @@ sgld_sa <- function(x, y, family = c("gaussian", "binomial"), method = c("sa", "
                     chains = 1L, threads = NULL, future = FALSE, seed = NULL, quiet = NULL,
                     control = sgmcmc_control()) {
   call <- match.call()
-  family <- rlang::arg_match(family)
-  method <- rlang::arg_match(method)
-  sampler <- rlang::arg_match(sampler)
+  family <- sb_match_arg(family)
+  method <- sb_match_arg(method)
+  sampler <- sb_match_arg(sampler)
   x <- check_x_matrix(x)
   n <- nrow(x)
   p <- ncol(x)
@@ -119,6 +119,10 @@ sgld_sa <- function(x, y, family = c("gaussian", "binomial"), method = c("sa", "
                x = "burnin = {burnin}, iterations = {iterations}."), arg = "burnin")
   }
   thin <- if (is.null(thin)) max(1L, (iterations - burnin) %/% 1000L) else check_count(thin)
+  if ((iterations - burnin) %/% thin < 1L) {
+    sb_abort(c("No draw would be kept: {iterations - burnin} iteration{?s} after burn-in with {.arg thin} = {thin}.",
+               i = "Increase {.arg iterations}, or decrease {.arg burnin} or {.arg thin}."), arg = "thin")
+  }
   coef_names <- c(if (intercept) "(Intercept)", colnames(x))
   P <- length(coef_names)
   keep <- resolve_keep(keep, coef_names)
@@ -130,6 +134,7 @@ sgld_sa <- function(x, y, family = c("gaussian", "binomial"), method = c("sa", "
     }
   }
   chains <- check_count(chains)
+  check_result_size(as.double(chains) * ((iterations - burnin) %/% thin), length(keep), "iterations")
   threads <- resolve_threads(threads)
   future <- check_flag(future)
   seed <- resolve_seed(seed)
@@ -140,6 +145,7 @@ sgld_sa <- function(x, y, family = c("gaussian", "binomial"), method = c("sa", "
   }
   init <- resolve_init(control$init, P, chains)
   trace_every <- control$trace_every %||% max(1L, iterations %/% 1000L)
+  check_result_size(as.double(chains) * (iterations %/% trace_every), 7, "control$trace_every")
   ctl <- control
   ctl$init <- NULL
   ctl$b <- control$b %||% max(1, sum(sparse))
@@ -218,8 +224,9 @@ sgld_sa <- function(x, y, family = c("gaussian", "binomial"), method = c("sa", "
                         delta = vapply(chain_fits, `[[`, 1, "delta")),
     pred = pred,
     final_state = lapply(chain_fits, function(ch) {
-      list(beta = stats::setNames(ch$beta, coef_names), rho = stats::setNames(ch$rho, coef_names),
-           kappa0 = stats::setNames(ch$kappa0, coef_names), kappa1 = stats::setNames(ch$kappa1, coef_names),
+      na <- function(v) replace(v, is.nan(v), NA_real_)  # not applicable (non-sparse coefficients)
+      list(beta = stats::setNames(ch$beta, coef_names), rho = stats::setNames(na(ch$rho), coef_names),
+           kappa0 = stats::setNames(na(ch$kappa0), coef_names), kappa1 = stats::setNames(na(ch$kappa1), coef_names),
            sigma = ch$sigma, delta = ch$delta)
     })
   )
@@ -297,7 +304,7 @@ resolve_init <- function(init, P, chains, call = rlang::caller_env()) {
 #' predict(fit)
 #' predict(fit, x[1:5, ])
 predict.sb_sgld_sa <- function(object, newx, type = c("link", "response"), ...) {
-  type <- rlang::arg_match(type)
+  type <- sb_match_arg(type)
   if (missing(newx)) {
     if (is.null(object$pred)) {
       sb_abort("{.arg newx} is missing and the fit was run without {.arg newx}.", arg = "newx")
@@ -323,7 +330,7 @@ predict.sb_sgld_sa <- function(object, newx, type = c("link", "response"), ...) 
 
 #' @export
 coef.sb_sgld_sa <- function(object, type = c("mean", "median", "estimate"), ...) {
-  type <- rlang::arg_match(type)
+  type <- sb_match_arg(type)
   if (type == "mean") return(object$coefficients)
   NextMethod()
 }
@@ -341,7 +348,7 @@ coef.sb_sgld_sa <- function(object, type = c("mean", "median", "estimate"), ...)
 #' @return `x`, invisibly.
 #' @export
 plot.sb_sgld_sa <- function(x, type = c("latent", "draws"), pars = NULL, ...) {
-  type <- rlang::arg_match(type)
+  type <- sb_match_arg(type)
   op <- graphics::par(no.readonly = TRUE)
   on.exit(graphics::par(op))
   if (type == "latent") {

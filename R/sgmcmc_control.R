@@ -47,7 +47,7 @@ sgmcmc_control <- function(step_schedule = c("polynomial", "constant", "stepwise
                            prior_var = 1e4, sigma_init = 1, delta_init = 0.5, rho_init = NULL,
                            sa_start = 1, fixed_sigma = FALSE, prune = FALSE, prune_S = 0.9, prune_D = 0.99, prune_U = 50,
                            trace_every = NULL, init = NULL) {
-  step_schedule <- rlang::arg_match(step_schedule)
+  step_schedule <- sb_match_arg(step_schedule)
   out <- list(
     step_schedule = step_schedule,
     step_size = check_number(step_size, lower = 0, upper = Inf, upper_open = TRUE),

@@ -24,9 +24,9 @@ tf_control <- function(tol = 1e-8, max_iter = 200, method = c("auto", "dp", "ip"
                        newton = c("auto", "qr", "dual")) {
   tol <- check_number(tol, lower = 0, upper = 1, lower_open = TRUE)
   max_iter <- check_count(max_iter)
-  method <- rlang::arg_match(method)
+  method <- sb_match_arg(method)
   warm_start <- check_flag(warm_start)
-  newton <- rlang::arg_match(newton)
+  newton <- sb_match_arg(newton)
   structure(list(tol = tol, max_iter = max_iter, method = method, warm_start = warm_start, newton = newton),
             class = "sb_tf_control")
 }
@@ -166,7 +166,7 @@ trend_filter <- function(y, x = NULL, k = 3, lambda = NULL, weights = NULL, pena
   m <- d$n - d$k - 1L
   pw <- check_penalty_weights(penalty_weights, m)
   lambda <- check_lambda(lambda)
-  nlambda <- check_count(nlambda)
+  nlambda <- check_count(nlambda, max = 1e5)
   lambda_min_ratio <- check_number(lambda_min_ratio, lower = 0, upper = 1, lower_open = TRUE)
   if (control$method == "dp" && d$k != 0L) {
     sb_abort(c("{.code method = \"dp\"} is only available for {.code k = 0}.",

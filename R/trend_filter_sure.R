@@ -27,7 +27,7 @@ sure_trend_filter <- function(y, x = NULL, k = 3, lambda = NULL, sigma = NULL, n
   call <- match.call()
   d <- check_tf_data(y, x, k)
   sigma_estimated <- is.null(sigma)
-  sigma <- if (sigma_estimated) tf_sigma_mad(d$y, d$x, d$k) else check_number(sigma, lower = 0, lower_open = TRUE)
+  sigma <- if (sigma_estimated) tf_sigma_mad(d$y, d$x, d$k) else check_number(sigma, lower = 0, lower_open = TRUE, upper = 1e100)
   if (!(sigma > 0)) {
     sb_abort(c("Cannot estimate {.arg sigma}: the (k+1)-th differences of {.arg y} are all zero.",
                i = "Give {.arg sigma} explicitly."), arg = "sigma")

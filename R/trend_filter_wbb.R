@@ -58,9 +58,10 @@ trend_filter_wbb <- function(y, x = seq_along(y), k = 3, lambda = NULL, draws = 
                              lambda_rule = c("min", "1se"), future = FALSE, chunks = NULL) {
   call <- match.call()
   d <- check_tf_data(y, x, k)
-  prior_weights <- rlang::arg_match(prior_weights)
+  prior_weights <- sb_match_arg(prior_weights)
   lambda_rule <- wbb_lambda_rule(lambda_rule)
   draws <- check_count(draws)
+  check_result_size(draws, d$n, "draws")
   control <- check_tf_control(control)
   if (!is.null(lambda)) {
     lambda <- check_number(lambda, lower = 0, what = "a single non-negative number or NULL")
@@ -150,7 +151,7 @@ predict.sb_trend_filter_wbb <- function(object, newx = NULL, prob = 0.95, draws 
 #' @export
 plot.sb_trend_filter_wbb <- function(x, band = c("se", "quantile", "both"), prob = 0.95, truth = NULL,
                                      main = NULL, xlab = "x", ylab = "y", ...) {
-  band <- rlang::arg_match(band)
+  band <- sb_match_arg(band)
   p <- predict.sb_trend_filter_wbb(x, prob = prob)
   if (is.null(main)) {
     main <- sprintf("Trend filtering (k = %d), lambda = %s, T = %d WBB draws", x$settings$k,

@@ -33,8 +33,18 @@ check_x_matrix <- function(x, arg = rlang::caller_arg(x), call = rlang::caller_e
                x = "Found {sum(bad)} NA/NaN/Inf value{?s}, the first at row {w[1]}, column {w[2]}.",
                i = "Remove or impute them before fitting."), arg = arg, call = call)
   }
-  if (is.null(colnames(x))) colnames(x) <- paste0("V", seq_len(ncol(x)))
+  colnames(x) <- clean_colnames(colnames(x), ncol(x))
   x
+}
+
+# Column names for draws and summaries: "V<j>" when absent, and blank / NA / duplicated names among
+# named ones made non-empty ("V<j>") and unique (make.unique), so every parameter has its own name.
+clean_colnames <- function(cn, p) {
+  if (is.null(cn)) return(paste0("V", seq_len(p)))
+  blank <- is.na(cn) | !nzchar(cn)
+  cn[blank] <- paste0("V", which(blank))
+  if (anyDuplicated(cn)) cn <- make.unique(cn)
+  cn
 }
 
 check_y_vector <- function(y, n, arg = rlang::caller_arg(y), call = rlang::caller_env()) {
@@ -62,7 +72,7 @@ check_y_vector <- function(y, n, arg = rlang::caller_arg(y), call = rlang::calle
 check_number <- function(x, arg = rlang::caller_arg(x), call = rlang::caller_env(), lower = -Inf, upper = Inf,
                          lower_open = FALSE, upper_open = FALSE, allow_null = FALSE, what = "a number") {
   if (is.null(x) && allow_null) return(NULL)
-  if (!is.numeric(x) || length(x) != 1L || is.na(x)) {
+  if (!is.numeric(x) || length(x) != 1L || is.na(x) || is.infinite(x)) {
     sb_abort(c("{.arg {arg}} must be {what}.", x = "You supplied {.obj_type_friendly {x}}."),
              arg = arg, call = call)
   }
@@ -92,6 +102,40 @@ check_count <- function(x, arg = rlang::caller_arg(x), call = rlang::caller_env(
                i = if (is.null(fix)) "Use a smaller value." else fix), arg = arg, call = call)
   }
   as.integer(x)
+}
+
+# Upper bound on the number of entries of a result matrix (draws x parameters): 2^31 - 1 doubles (16 GiB).
+check_result_size <- function(rows, cols, arg, call = rlang::caller_env()) {
+  size <- as.double(rows) * as.double(cols)
+  limit <- .Machine$integer.max
+  if (size > limit) {
+    sb_abort(c("The result would hold {format(size, digits = 3)} numbers ({format(size * 8 / 2^30, digits = 3)} GiB).",
+               i = "Use a smaller {.arg {arg}} (at most {limit} draws x parameters in one call)."),
+             arg = arg, call = call)
+  }
+  invisible(size)
+}
+
+# Threads: at most 1024 (the engines start one worker per thread).
+max_threads <- 1024L
+
+# match.arg() / rlang::arg_match() with the package's classed error: `arg` must be one of `choices` (by
+# default the choices listed in the calling function's formals); the full default vector or NULL gives the
+# first. `partial = TRUE` accepts unique abbreviations, as match.arg() does.
+sb_match_arg <- function(arg, choices, partial = FALSE, call = rlang::caller_env()) {
+  name <- as.character(substitute(arg))
+  if (missing(choices)) {
+    sys_p <- sys.parent()
+    choices <- eval(formals(sys.function(sys_p))[[name]], envir = sys.frame(sys_p))
+  }
+  if (is.null(arg) || identical(arg, choices)) return(choices[1L])
+  i <- if (!is.character(arg) || length(arg) != 1L || is.na(arg)) NA_integer_
+       else if (partial) pmatch(arg, choices) else match(arg, choices)
+  if (is.na(i)) {
+    sb_abort(c("{.arg {name}} must be one of {.val {choices}}.",
+               x = "You supplied {.val {format(arg)}}."), arg = name, call = call)
+  }
+  choices[i]
 }
 
 check_flag <- function(x, arg = rlang::caller_arg(x), call = rlang::caller_env()) {

@@ -28,10 +28,10 @@ wbb_control <- function(nfolds = 10L, lambda_rule = c("min", "1se"), nlambda = 1
   structure(c(list(
     nfolds = check_count(nfolds, min = 2L),
     lambda_rule = wbb_lambda_rule(lambda_rule),
-    nlambda = check_count(nlambda),
+    nlambda = check_count(nlambda, max = 1e5),
     lambda_min_ratio = check_number(lambda_min_ratio, lower = 0, upper = 1, lower_open = TRUE, upper_open = TRUE,
                                     allow_null = TRUE),
-    weight_dist = rlang::arg_match(weight_dist),
+    weight_dist = sb_match_arg(weight_dist),
     standardize = check_flag(standardize),
     intercept = check_flag(intercept),
     chunks = check_count(chunks, allow_null = TRUE),
@@ -102,9 +102,9 @@ wbb <- function(x, ...) UseMethod("wbb")
 
 #' @rdname wbb
 #' @export
-wbb.formula <- function(formula, data, ...) {
+wbb.formula <- function(formula, data = NULL, ...) {
   call <- match.call()
-  mf <- stats::model.frame(formula, data = data, na.action = stats::na.fail)
+  mf <- sb_model_frame(formula, data, arg = "data")
   tt <- stats::terms(mf)
   x <- stats::model.matrix(tt, mf)
   x <- x[, colnames(x) != "(Intercept)", drop = FALSE]
@@ -139,11 +139,12 @@ wbb.default <- function(x, y, family = c("gaussian", "binomial"), alpha = 1, lam
   mcall <- match.call()
   if (!is.null(model)) return(wbb_network_call(mcall, parent.frame(), call))
   rlang::check_dots_empty()
-  family <- rlang::arg_match(family)
-  prior_weights <- rlang::arg_match(prior_weights)
+  family <- sb_match_arg(family)
+  prior_weights <- sb_match_arg(prior_weights)
   d <- prepare_glm_data(x, y, family, alpha, penalty_factor, call)
   draws <- check_count(draws, arg = "draws", call = call)
   lambda <- check_lambda(lambda, call)
+  check_result_size(as.double(draws) * max(1, length(lambda)), d$p + 1, "draws", call = call)
   if (!inherits(control, "sb_wbb_control")) {
     sb_abort(c("{.arg control} must be made by {.fn wbb_control}.", x = "You supplied {.obj_type_friendly {control}}."),
              arg = "control", call = call)
@@ -229,12 +230,12 @@ wbb.default <- function(x, y, family = c("gaussian", "binomial"), alpha = 1, lam
 #' head(predict(fit, diabetes$x[1:5, ]))
 predict.sb_wbb <- function(object, newx = NULL, newdata = NULL, type = c("link", "response"), level = 0.95,
                            draws = FALSE, ...) {
-  type <- match.arg(type)
+  type <- sb_match_arg(type, partial = TRUE)
   level <- check_number(level, lower = 0, upper = 1, lower_open = TRUE, upper_open = TRUE)
   if (!is.null(newdata)) {
     if (is.null(object$terms)) sb_abort("{.arg newdata} needs a fit from the formula method; use {.arg newx}.", arg = "newdata")
     tt <- stats::delete.response(object$terms)
-    mf <- stats::model.frame(tt, newdata, xlev = object$xlevels, na.action = stats::na.fail)
+    mf <- sb_model_frame(tt, newdata, xlev = object$xlevels, arg = "newdata")
     newx <- stats::model.matrix(tt, mf)
     newx <- newx[, colnames(newx) != "(Intercept)", drop = FALSE]
   }
@@ -254,6 +255,23 @@ predict.sb_wbb <- function(object, newx = NULL, newdata = NULL, type = c("link",
   data.frame(fit = colMeans(eta), se = apply(eta, 2, stats::sd), lower = q[1, ], upper = q[2, ])
 }
 
+# stats::model.frame() with missing values refused, its errors (unknown variables, NA, new factor levels)
+# turned into classed errors naming the data argument.
+sb_model_frame <- function(formula, data, xlev = NULL, arg = "data", call = rlang::caller_env()) {
+  if (!is.null(data) && !is.data.frame(data) && !is.list(data) && !is.environment(data)) {
+    sb_abort(c("{.arg {arg}} must be a data frame.", x = "You supplied {.obj_type_friendly {data}}."),
+             arg = arg, call = call)
+  }
+  tryCatch(stats::model.frame(formula, data = data, xlev = xlev, na.action = stats::na.fail),
+           error = function(e) {
+             msg <- conditionMessage(e)
+             fix <- if (grepl("missing values", msg)) "Remove or impute the rows with NA (e.g. {.code na.omit({arg})})."
+                    else if (grepl("new level", msg)) "Use only the factor levels seen when fitting."
+                    else "Check the formula and the variables in {.arg {arg}}."
+             sb_abort(c("Cannot build the model frame from {.arg {arg}}.", x = "{msg}", i = fix), arg = arg, call = call)
+           })
+}
+
 #' @export
 print.sb_wbb_path <- function(x, ...) {
   cat(sprintf("<sb_wbb_path> WBB draws at %d lambda values (the same weights for every lambda)\n",
@@ -267,6 +285,8 @@ print.sb_wbb_path <- function(x, ...) {
 plot.sb_wbb_path <- function(x, pars = NULL, prob = 0.9, ...) {
   pn <- colnames(x$fits[[1L]]$draws)[-1L]
   if (is.null(pars)) pars <- pn[seq_len(min(10L, length(pn)))]
+  pars <- colnames(select_pars(x$fits[[1L]]$draws[, -1L, drop = FALSE], pars))
+  prob <- check_number(prob, lower = 0, upper = 1, lower_open = TRUE, upper_open = TRUE)
   a <- (1 - prob) / 2
   stats_for <- function(f) {
     d <- f$draws[, pars, drop = FALSE]

@@ -18,7 +18,17 @@ laplace_posterior_mean <- function(y, lambda) {
   lambda <- check_number(lambda, lower = 0, lower_open = TRUE)
   a <- lambda * y + stats::pnorm(-y - lambda, log.p = TRUE)
   b <- -lambda * y + stats::pnorm(y - lambda, log.p = TRUE)
-  y + lambda * tanh((a - b) / 2)
+  check_finite_result(y + lambda * tanh((a - b) / 2))
+}
+
+# Closed-form results whose intermediate terms overflow for extreme y or lambda: a classed error, not NaN.
+check_finite_result <- function(out, call = rlang::caller_env()) {
+  if (any(!is.finite(out))) {
+    sb_abort(c("The result overflows double precision for these {.arg y} and {.arg lambda}.",
+               i = "Rescale {.arg y} and {.arg lambda} by the same factor (both are on the scale of the data)."),
+             kind = "scaling", call = call)
+  }
+  out
 }
 
 #' Exact WBB draws for the normal-means model with a lasso penalty
@@ -43,6 +53,7 @@ wbb_normal_means <- function(y, lambda, draws = 1000L) {
   lambda <- check_number(lambda, lower = 0, lower_open = TRUE)
   draws <- check_count(draws)
   k <- length(y)
+  check_result_size(draws, k, "draws")
   r <- matrix(stats::rexp(draws * k), draws, k) / matrix(stats::rexp(draws * k), draws, k)
   yy <- matrix(y, draws, k, byrow = TRUE)
   sign(yy) * pmax(abs(yy) - lambda * r, 0)
@@ -51,8 +62,9 @@ wbb_normal_means <- function(y, lambda, draws = 1000L) {
 #' @rdname wbb_normal_means
 #' @export
 wbb_normal_means_mean <- function(y, lambda) {
+  if (!is.numeric(y) || any(!is.finite(y))) sb_abort("{.arg y} must be finite numbers.", arg = "y")
   lambda <- check_number(lambda, lower = 0, lower_open = TRUE)
-  sign(y) * (abs(y) - lambda * log1p(abs(y) / lambda))
+  check_finite_result(sign(y) * (abs(y) - lambda * log1p(abs(y) / lambda)))
 }
 
 #' Figure 1 of the WBB paper: WBB mean versus exact posterior mean (normal means, Laplace prior)

@@ -63,12 +63,12 @@ wbb_nn <- function(x, y, model = nn_mlp(), family = NULL, lambda = 1e-4,
     sb_abort(c("{.arg model} must be a network made by {.fn nn_mlp} or {.fn nn_cnn}.",
                x = "You supplied {.obj_type_friendly {model}}."), arg = "model", call = call)
   }
-  if (!is.null(family)) family <- rlang::arg_match(family, c("multinomial", "binomial", "gaussian"))
+  if (!is.null(family)) family <- sb_match_arg(family, c("multinomial", "binomial", "gaussian"))
   if (!inherits(control, "sb_nn_control")) {
     sb_abort(c("{.arg control} must be made by {.fn nn_control}.", x = "You supplied {.obj_type_friendly {control}}."),
              arg = "control", call = call)
   }
-  prior_weights <- rlang::arg_match(prior_weights)
+  prior_weights <- sb_match_arg(prior_weights)
   lambda <- check_number(lambda, lower = 0, upper = 1e12)
   draws <- check_count(draws, max = 1e7, fix = "Split very long runs into chunks.")
   keep_weights <- check_flag(keep_weights)
@@ -270,7 +270,7 @@ print.summary_sb_wbb_nn <- function(x, ...) {
 #' @rdname sb_wbb_nn-methods
 #' @export
 predict.sb_wbb_nn <- function(object, newx = NULL, type = c("prob", "class", "draws", "interval"), level = 0.95, ...) {
-  type <- rlang::arg_match(type)
+  type <- sb_match_arg(type)
   level <- check_number(level, lower = 0, upper = 1, lower_open = TRUE, upper_open = TRUE)
   ok <- object$status == "done"
   if (is.null(newx)) {

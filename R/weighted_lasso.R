@@ -62,6 +62,23 @@ prepare_glm_data <- function(x, y, family, alpha, penalty_factor, call) {
                x = "It has length {length(penalty_factor)}."), arg = "penalty_factor", call = call)
   }
   sdx <- sqrt(colMeans(sweep(x, 2L, colMeans(x))^2))
+  if (any(!is.finite(sdx))) {
+    j <- which(!is.finite(sdx))
+    sb_abort(c("{.arg x} is too large to standardize: the squares of column{?s} {.val {colnames(x)[utils::head(j, 5)]}} overflow double precision.",
+               i = "Rescale {.arg x} (e.g. divide by {format(2^round(log2(max(abs(x)))), digits = 3)}); coefficients scale back by the same factor."),
+             arg = "x", kind = "scaling", call = call)
+  }
+  tiny <- which(sdx == 0 & apply(x, 2, function(v) any(v != v[1])))
+  if (length(tiny)) {
+    sb_abort(c("{.arg x} is too small to standardize: the squares of column{?s} {.val {colnames(x)[utils::head(tiny, 5)]}} underflow to zero.",
+               i = "Rescale {.arg x} (e.g. multiply by {format(2^-round(log2(max(abs(x[, tiny])))), digits = 3)}); coefficients scale back by the same factor."),
+             arg = "x", kind = "scaling", call = call)
+  }
+  if (family == "gaussian" && !is.finite(sum((y - mean(y))^2))) {
+    sb_abort(c("{.arg y} is too large: its sum of squares overflows double precision.",
+               i = "Rescale {.arg y} (e.g. divide by {format(2^round(log2(max(abs(y)))), digits = 3)}); coefficients scale by the same factor."),
+             arg = "y", kind = "scaling", call = call)
+  }
   const <- which(sdx == 0)
   if (length(const)) {
     sb_warn(c("{length(const)} constant column{?s} in {.arg x}: {.val {utils::head(colnames(x)[const], 5)}}.",
@@ -149,17 +166,22 @@ weighted_lasso <- function(x, y, family = c("gaussian", "binomial"), weights = N
                            lambda = NULL, alpha = 1, standardize = TRUE, intercept = TRUE, nlambda = 100L,
                            lambda_min_ratio = NULL, control = cd_control()) {
   call <- rlang::current_env()
-  family <- rlang::arg_match(family)
+  family <- sb_match_arg(family)
   d <- prepare_glm_data(x, y, family, alpha, penalty_factor, call)
   standardize <- check_flag(standardize)
   intercept <- check_flag(intercept)
   w <- if (is.null(weights)) rep(1, d$n) else check_weights(weights, d$n, arg = "weights")
   control <- check_cd_control(control, call)
   lambda <- check_lambda(lambda, call)
+  lambda_user <- lambda
+  ws <- rescale_weights(w)
+  w_user <- w
+  w <- ws$w
+  if (!is.null(lambda)) lambda <- lambda / ws$c
   st <- standardize_x(d$x, standardize, intercept)
   ctrl <- c(unclass(control), intercept = intercept)
   if (is.null(lambda)) {
-    nlambda <- check_count(nlambda)
+    nlambda <- check_count(nlambda, max = 1e5)
     if (is.null(lambda_min_ratio)) lambda_min_ratio <- if (d$n > d$p) 1e-4 else 1e-2
     lambda_min_ratio <- check_number(lambda_min_ratio, lower = 0, upper = 1, lower_open = TRUE, upper_open = TRUE)
     lmax <- cpp_lambda_max(st$x, d$y, family_code(family), d$alpha, w, d$penalty_factor, intercept)
@@ -173,11 +195,33 @@ weighted_lasso <- function(x, y, family = c("gaussian", "binomial"), weights = N
               i = if (family == "binomial") "If the classes are (nearly) separable, the optimum is at infinity for small lambda: use a larger lambda."),
             kind = "convergence")
   }
+  lambda <- if (is.null(lambda_user)) lambda * ws$c else lambda_user
+  check_lambda_scale(lambda, call)
   structure(list(
     coefficients = coefs, lambda = lambda, kkt = r$kkt, iterations = r$iterations, converged = r$converged,
-    family = family, alpha = d$alpha, weights = w, penalty_factor = d$penalty_factor,
+    family = family, alpha = d$alpha, weights = w_user, penalty_factor = d$penalty_factor,
     standardize = standardize, intercept = intercept, nobs = d$n
   ), class = "sb_weighted_lasso")
+}
+
+# Observation weights whose sum (or the weighted loss) would overflow or underflow double precision are
+# divided by a power of two c, and lambda with them: the objective is then exactly c^-1 times the original
+# one (same minimizer, no rounding), and lambda is reported on the caller's scale. Weights of ordinary size
+# are left as they are (c = 1), so results do not change.
+rescale_weights <- function(w) {
+  big <- max(w)
+  s <- if (big > 1e100 || big < 1e-100) 2^round(log2(big)) else 1
+  list(w = w / s, c = s)
+}
+
+# The lambda path on the caller's scale of weights that were rescaled (see rescale_weights()) must be
+# representable.
+check_lambda_scale <- function(lambda, call) {
+  if (any(!is.finite(lambda))) {
+    sb_abort(c("The lambda path for these {.arg weights} is beyond double precision.",
+               i = "Divide {.arg weights} by a constant (the fit is the same with lambda divided by it too), or give {.arg lambda}."),
+             arg = "weights", kind = "scaling", call = call)
+  }
 }
 
 check_cd_control <- function(control, call) {
@@ -205,7 +249,7 @@ print.sb_weighted_lasso <- function(x, ...) {
 
 #' @export
 predict.sb_weighted_lasso <- function(object, newx, type = c("link", "response"), ...) {
-  type <- match.arg(type)
+  type <- sb_match_arg(type, partial = TRUE)
   newx <- check_x_matrix(newx, arg = "newx")
   if (ncol(newx) != nrow(object$coefficients) - 1L) {
     sb_abort("{.arg newx} must have {nrow(object$coefficients) - 1L} columns.", arg = "newx")
@@ -239,19 +283,48 @@ predict.sb_weighted_lasso <- function(object, newx, type = c("link", "response")
 #' @examples
 #' glmnet_lambda(100, weights = rep(1, 50), penalty_factor = rep(1, 10))  # 100 / 50
 glmnet_lambda <- function(lambda, weights, penalty_factor) {
-  lambda * sum(penalty_factor) / (length(penalty_factor) * sum(weights))
+  check_glmnet_args(lambda, weights, penalty_factor)
+  out <- lambda * sum(penalty_factor) / (length(penalty_factor) * sum(weights))
+  if (any(!is.finite(out))) {
+    sb_abort(c("glmnet's lambda overflows double precision for this {.arg lambda}.",
+               i = "Use a smaller {.arg lambda}, or larger {.arg weights}."), arg = "lambda", kind = "scaling")
+  }
+  out
+}
+
+check_glmnet_args <- function(lambda, weights, penalty_factor, call = rlang::caller_env()) {
+  check_lambda(lambda, call)
+  if (is.null(lambda)) sb_abort("{.arg lambda} must be finite non-negative numbers.", arg = "lambda", call = call)
+  if (!is.numeric(weights) || !length(weights)) {
+    sb_abort(c("{.arg weights} must be a non-empty vector of non-negative numbers.",
+               x = "You supplied {.obj_type_friendly {weights}}."), arg = "weights", call = call)
+  }
+  check_weights(weights, length(weights), arg = "weights", call = call)
+  if (!is.finite(sum(weights))) {
+    sb_abort(c("The sum of {.arg weights} overflows double precision.",
+               i = "Divide {.arg weights} and {.arg lambda} by the same power of two (the problem is unchanged)."),
+             arg = "weights", call = call)
+  }
+  if (!is.numeric(penalty_factor) || !length(penalty_factor) || any(!is.finite(penalty_factor)) ||
+      any(penalty_factor < 0) || !is.finite(sum(penalty_factor))) {
+    sb_abort(c("{.arg penalty_factor} must be a non-empty vector of finite non-negative numbers.",
+               x = "You supplied {.val {format(utils::head(penalty_factor, 5))}}."), arg = "penalty_factor", call = call)
+  }
+  invisible(TRUE)
 }
 
 #' @rdname glmnet_lambda
 #' @export
 glmnet_equivalent <- function(lambda, alpha, weights, penalty_factor, family = c("gaussian", "binomial"), y = NULL) {
-  family <- rlang::arg_match(family)
+  family <- sb_match_arg(family)
+  alpha <- check_number(alpha, lower = 0, upper = 1)
   base <- glmnet_lambda(lambda, weights, penalty_factor)
   if (family == "binomial" || alpha == 1) return(list(lambda = base, alpha = alpha))
   if (is.null(y)) sb_abort("{.arg y} is needed for the gaussian elastic net.", arg = "y")
+  y <- check_y_vector(y, length(weights))
   sy <- sqrt(sum(weights * (y - sum(weights * y) / sum(weights))^2) / sum(weights))
   c1 <- base * alpha
   c2 <- base * (1 - alpha)
   lg <- c1 + c2 * sy
-  list(lambda = lg, alpha = c1 / lg)
+  list(lambda = lg, alpha = if (lg > 0) c1 / lg else alpha)
 }
