@@ -57,6 +57,11 @@ nn_prepare_x <- function(x, arg = "x", call = rlang::caller_env()) {
                x = "Found {sum(bad)} NA/NaN/Inf value{?s} (e.g. missing pixels).",
                i = "Remove or impute them before fitting."), arg = arg, call = call)
   }
+  big <- max(abs(range(x)))
+  if (big > 1e30) {
+    sb_abort(c("{.arg {arg}} has values as large as {format(big, digits = 3)}: beyond what a network can train on (single precision ends at 3.4e38).",
+               i = "Standardize the inputs (e.g. {.code scale()}), or divide images by 255."), arg = arg, call = call)
+  }
   if (length(d) == 3L) d <- c(d[1], 1L, d[2], d[3])
   storage.mode(x) <- "double"
   dim(x) <- d

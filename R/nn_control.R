@@ -14,6 +14,8 @@
 #' @param max_steps If given, exactly this many optimizer steps (overrides `epochs`).
 #' @param grad_tol If positive, stop early once the full-data gradient norm of \eqn{F/n}, checked after
 #'   every epoch, is below it; the final gradient norm of every fit is then reported.
+#' @param certify Evaluate the full-data gradient norm of \eqn{F/n} at the end of every fit (one extra pass
+#'   over the data), reported per draw as `grad_norm`: how far each draw is from a stationary point.
 #' @param momentum SGD momentum.
 #' @param betas,eps Adam's moment decay rates and denominator constant.
 #' @param weight_dist Data weights: `"exponential"` (i.i.d. Exp(1), the WBB), `"multinomial"` (resampling
@@ -32,7 +34,7 @@
 #' @examples
 #' nn_control(epochs = 50, lr = 1e-3)
 nn_control <- function(optimizer = c("adam", "sgd"), lr = 1e-3, epochs = 100L, batch_size = 50L, max_steps = NULL,
-                       grad_tol = 0, momentum = 0.9, betas = c(0.9, 0.999), eps = 1e-8,
+                       grad_tol = 0, certify = TRUE, momentum = 0.9, betas = c(0.9, 0.999), eps = 1e-8,
                        weight_dist = c("exponential", "multinomial", "unit"), float64 = FALSE, torch_threads = 1L,
                        chunks = NULL, future = FALSE, normalize_weights = FALSE, detach_weights = FALSE) {
   optimizer <- sb_match_arg(optimizer)
@@ -45,7 +47,8 @@ nn_control <- function(optimizer = c("adam", "sgd"), lr = 1e-3, epochs = 100L, b
     epochs = check_count(epochs, max = 1e7, fix = "Use fewer epochs."),
     batch_size = check_count(batch_size, max = 1e8),
     max_steps = check_count(max_steps, allow_null = TRUE, max = 1e10),
-    grad_tol = check_number(grad_tol, lower = 0, upper = Inf),
+    grad_tol = check_number(grad_tol, lower = 0, upper = 1e300),
+    certify = check_flag(certify),
     momentum = check_number(momentum, lower = 0, upper = 1, upper_open = TRUE),
     betas = as.double(betas),
     eps = check_number(eps, lower = 0, upper = 1, lower_open = TRUE),
@@ -65,7 +68,7 @@ nn_engine_control <- function(control, device, keep_weights) {
        beta1 = control$betas[1], beta2 = control$betas[2], eps = control$eps, epochs = as.double(control$epochs),
        batch_size = as.double(control$batch_size),
        max_steps = if (is.null(control$max_steps)) 0 else as.double(control$max_steps),
-       grad_tol = control$grad_tol, detach_weights = control$detach_weights,
+       grad_tol = control$grad_tol, certify = control$certify, detach_weights = control$detach_weights,
        normalize_weights = control$normalize_weights, torch_threads = control$torch_threads,
        device = device, float64 = control$float64, keep_weights = keep_weights)
 }

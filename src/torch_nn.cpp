@@ -51,6 +51,7 @@ nn::TrainConfig train_from(const Rcpp::List& c) {
   t.max_steps = static_cast<std::int64_t>(Rcpp::as<double>(c["max_steps"]));
   t.grad_tol = Rcpp::as<double>(c["grad_tol"]);
   t.detach_weights = Rcpp::as<bool>(c["detach_weights"]);
+  t.certify = Rcpp::as<bool>(c["certify"]);
   return t;
 }
 
@@ -141,6 +142,10 @@ Rcpp::List cpp_nn_wbb(Rcpp::List spec, Rcpp::NumericVector x, Rcpp::IntegerVecto
   if (dev.device.is_cuda()) st.threads = 1;  // one network at a time on the GPU
   sbglue::Progress prog(count, !Rcpp::as<bool>(settings["quiet"]), "WBB network draws");
   const auto rs = nn::run_net_wbb(pb, out, st, prog.monitor());
+  for (R_xlen_t i = 0; i < count; ++i) {  // not computed or not finite: NA (the status says why)
+    if (!std::isfinite(grad_norm[i])) grad_norm[i] = NA_REAL;
+    if (!std::isfinite(objective[i])) objective[i] = NA_REAL;
+  }
   return Rcpp::List::create(Rcpp::Named("pred") = pred, Rcpp::Named("params") = params,
                             Rcpp::Named("objective") = objective, Rcpp::Named("grad_norm") = grad_norm,
                             Rcpp::Named("steps") = steps, Rcpp::Named("status") = status,

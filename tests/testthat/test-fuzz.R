@@ -216,6 +216,53 @@ cases <- c(
   fz_cases("plot", "band", fz_bad_choice, list(x = fits$tfw))
 )
 
+# Networks (need the LibTorch backend): wbb_nn(), its specifications, controls and methods.
+nn_cases <- list()
+if (sb_torch_available()) {
+  yf <- factor(rep(c("a", "b", "c"), length.out = n))
+  b_nn <- list(x = x, y = yf, model = nn_mlp(3), draws = 2, threads = 1, seed = 1, quiet = TRUE,
+               control = nn_control(epochs = 1, batch_size = 10))
+  fits$nn <- do.call(wbb_nn, modifyList(b_nn, list(newx = x[1:4, ], newy = yf[1:4])))
+  img_bad <- list(na_pixel = array(replace(runif(n * 16), 3, NA), c(n, 4, 4)), five_d = array(0, c(n, 1, 1, 2, 2)),
+                  empty = array(0, c(n, 0, 4)), character = array("a", c(n, 4, 4)))
+  nn_cases <- c(
+    fz_cases("wbb_nn", "x", c(fz_bad_x(x)[x_some], img_bad), b_nn),
+    fz_cases("wbb_nn", "y", c(suppressWarnings(fz_bad_y(yf))[c("short", "na")], list(one_class = factor(rep("a", n)))), b_nn),
+    fz_cases("wbb_nn", "model", list(string = "mlp", list = list(type = "mlp"), cnn_on_matrix = nn_cnn()), b_nn),
+    fz_cases("wbb_nn", "family", fz_bad_choice, b_nn),
+    fz_cases("wbb_nn", "family", list(gaussian_on_factor = "gaussian", binomial_three = "binomial"), b_nn),
+    fz_cases("wbb_nn", "lambda", fz_bad_number, b_nn),
+    fz_cases("wbb_nn", "prior_weights", fz_bad_choice, b_nn),
+    fz_cases("wbb_nn", "draws", fz_bad_count, b_nn),
+    fz_cases("wbb_nn", "threads", fz_bad_count, b_nn),
+    fz_cases("wbb_nn", "seed", fz_bad_seed, b_nn),
+    fz_cases("wbb_nn", "device", list(tpu = "tpu", na = NA, number = 1), b_nn),
+    fz_cases("wbb_nn", "keep_weights", fz_bad_flag, b_nn),
+    fz_cases("wbb_nn", "newx", newx_bad, b_nn),
+    fz_cases("wbb_nn", "newy", list(unseen = factor(rep("z", 4)), short = yf[1:2]), modifyList(b_nn, list(newx = x[1:4, ]))),
+    fz_cases("wbb_nn", "control", fz_bad_control[-3], b_nn),
+    fz_cases("nn_control", "lr", fz_bad_number, list()),
+    fz_cases("nn_control", "epochs", fz_bad_count, list()),
+    fz_cases("nn_control", "batch_size", fz_bad_count, list()),
+    fz_cases("nn_control", "optimizer", fz_bad_choice, list()),
+    fz_cases("nn_control", "betas", list(one = 0.9, above = c(0.9, 1), na = c(NA, 0.9)), list()),
+    fz_cases("nn_control", "weight_dist", fz_bad_choice, list()),
+    fz_cases("nn_mlp", "hidden", list(zero = 0, na = NA, fraction = 1.5, huge = 1e12, string = "8"), list()),
+    fz_cases("nn_mlp", "activation", fz_bad_choice, list()),
+    fz_cases("nn_cnn", "channels", list(empty = integer(), zero = 0, na = NA), list()),
+    fz_cases("nn_cnn", "kernel", fz_bad_count, list()),
+    fz_cases("nn_cnn", "padding", list(unknown = "full", negative = -1, huge = 1e12), list()),
+    fz_cases("read_idx", "path", list(missing = tempfile(), na = NA_character_, two = c("a", "b"), number = 1), list()),
+    fz_cases("fashion_mnist", "path", list(empty_dir = tempdir()), list(split = "test"), expect = "error"),
+    fz_cases("fashion_mnist", "split", fz_bad_choice, list(path = tempdir())),
+    fz_cases("mnist_digits", "path", list(empty_dir = tempdir()), list(cache = FALSE), expect = "error"),
+    fz_cases("predict", "type", fz_bad_choice, list(object = fits$nn)),
+    fz_cases("predict", "newx", newx_bad, list(object = fits$nn)),
+    fz_cases("summary", "level", prob_bad, list(object = fits$nn))
+  )
+  cases <- c(cases, nn_cases)
+}
+
 test_that("every bad input ends in a classed error, a warning with a finite result, or a finite result", {
   expect_gte(length(cases), 300L)
   grDevices::pdf(NULL)
