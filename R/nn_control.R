@@ -21,22 +21,30 @@
 #' @param weight_dist Data weights: `"exponential"` (i.i.d. Exp(1), the WBB), `"multinomial"` (resampling
 #'   counts: the bootstrap) or `"unit"` (all 1: every draw is a plain fit from its own initialization and
 #'   minibatch order, a deep ensemble).
+#' @param init Initial weights: `"fan_in"` (PyTorch's default: weights and biases uniform on
+#'   \eqn{\pm 1/\sqrt{fan_{in}}}) or `"glorot"` (TensorFlow's default: weights uniform on
+#'   \eqn{\pm\sqrt{6/(fan_{in} + fan_{out})}}, biases 0). Drawn from each draw's random stream.
 #' @param float64 Train in double precision (default single, as deep-learning libraries do).
 #' @param torch_threads LibTorch intra-op threads per worker (1: parallelism comes from `threads`).
 #' @param chunks,future Split the draws into `chunks` run through [future.apply::future_lapply()] under
 #'   the user's [future::plan()] (`chunks = NULL`: one per future worker when `future = TRUE`, else one),
 #'   as in [wbb_control()]; identical to a single run with the same seed.
-#' @param normalize_weights,detach_weights Reproduce the WBB authors' MNIST script (not the method):
-#'   data weights divided by their mean, and each minibatch weighted by the weights of an independent
-#'   random batch of positions (in that script weights and examples were not aligned).
+#' @param normalize_weights,weight_mode How data weights enter the loss. The method: `weight_mode =
+#'   "example"` (\eqn{w_i} multiplies \eqn{l_i}) and unnormalized weights. The other settings reproduce
+#'   the WBB authors' MNIST script and are not the method: `normalize_weights = TRUE` divides the weights
+#'   by their mean; `"shuffled"` weights each example by the weight of an independent random position;
+#'   `"batch_mean"` multiplies a minibatch's mean loss by the mean weight of an independent random batch
+#'   (the script multiplied a loss vector of length B by a B x 1 weight matrix, which TensorFlow broadcasts
+#'   to B x B before averaging).
 #' @return A list of class `sb_nn_control`.
 #' @export
 #' @examples
 #' nn_control(epochs = 50, lr = 1e-3)
 nn_control <- function(optimizer = c("adam", "sgd"), lr = 1e-3, epochs = 100L, batch_size = 50L, max_steps = NULL,
                        grad_tol = 0, certify = TRUE, momentum = 0.9, betas = c(0.9, 0.999), eps = 1e-8,
-                       weight_dist = c("exponential", "multinomial", "unit"), float64 = FALSE, torch_threads = 1L,
-                       chunks = NULL, future = FALSE, normalize_weights = FALSE, detach_weights = FALSE) {
+                       weight_dist = c("exponential", "multinomial", "unit"), init = c("fan_in", "glorot"), float64 = FALSE, torch_threads = 1L,
+                       chunks = NULL, future = FALSE, normalize_weights = FALSE,
+                       weight_mode = c("example", "shuffled", "batch_mean")) {
   optimizer <- sb_match_arg(optimizer)
   if (!is.numeric(betas) || length(betas) != 2L || anyNA(betas) || any(betas < 0) || any(betas >= 1)) {
     sb_abort(c("{.arg betas} must be two numbers in [0, 1).", x = "You supplied {.val {format(betas)}}."), arg = "betas")
@@ -53,12 +61,13 @@ nn_control <- function(optimizer = c("adam", "sgd"), lr = 1e-3, epochs = 100L, b
     betas = as.double(betas),
     eps = check_number(eps, lower = 0, upper = 1, lower_open = TRUE),
     weight_dist = sb_match_arg(weight_dist),
+    init = sb_match_arg(init),
     float64 = check_flag(float64),
     torch_threads = check_count(torch_threads, max = 256L),
     chunks = check_count(chunks, allow_null = TRUE, max = 1e6),
     future = check_flag(future),
     normalize_weights = check_flag(normalize_weights),
-    detach_weights = check_flag(detach_weights)
+    weight_mode = sb_match_arg(weight_mode)
   ), class = "sb_nn_control")
 }
 
@@ -68,7 +77,8 @@ nn_engine_control <- function(control, device, keep_weights) {
        beta1 = control$betas[1], beta2 = control$betas[2], eps = control$eps, epochs = as.double(control$epochs),
        batch_size = as.double(control$batch_size),
        max_steps = if (is.null(control$max_steps)) 0 else as.double(control$max_steps),
-       grad_tol = control$grad_tol, certify = control$certify, detach_weights = control$detach_weights,
+       grad_tol = control$grad_tol, certify = control$certify,
+       weight_mode = match(control$weight_mode, c("example", "shuffled", "batch_mean")) - 1L,
        normalize_weights = control$normalize_weights, torch_threads = control$torch_threads,
        device = device, float64 = control$float64, keep_weights = keep_weights)
 }

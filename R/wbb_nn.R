@@ -79,6 +79,7 @@ wbb_nn <- function(x, y, model = nn_mlp(), family = NULL, lambda = 1e-4,
   n_out <- if (family == "multinomial") length(yd$levels) else 1L
   tab <- nn_resolve(model, xd$shape, n_out)
   spec <- nn_engine_spec(tab, xd$shape, family)
+  spec$init <- match(control$init, c("fan_in", "glorot")) - 1L
   nd <- NULL
   if (!is.null(newx)) {
     nd <- nn_prepare_x(newx, "newx", call)

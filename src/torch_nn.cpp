@@ -21,6 +21,7 @@ nn::ModelSpec spec_from(const Rcpp::List& s) {
   Rcpp::IntegerVector input = s["input"];
   for (int v : input) m.input.push_back(v);
   m.family = static_cast<nn::Family>(Rcpp::as<int>(s["family"]));
+  if (s.containsElementNamed("init")) m.init = static_cast<nn::Init>(Rcpp::as<int>(s["init"]));
   Rcpp::List L = s["layers"];
   Rcpp::IntegerVector kind = L["kind"], out = L["out"], kernel = L["kernel"], stride = L["stride"],
                       padding = L["padding"];
@@ -50,7 +51,7 @@ nn::TrainConfig train_from(const Rcpp::List& c) {
   t.batch_size = static_cast<std::int64_t>(Rcpp::as<double>(c["batch_size"]));
   t.max_steps = static_cast<std::int64_t>(Rcpp::as<double>(c["max_steps"]));
   t.grad_tol = Rcpp::as<double>(c["grad_tol"]);
-  t.detach_weights = Rcpp::as<bool>(c["detach_weights"]);
+  t.weight_mode = static_cast<nn::TrainConfig::WeightMode>(Rcpp::as<int>(c["weight_mode"]));
   t.certify = Rcpp::as<bool>(c["certify"]);
   return t;
 }

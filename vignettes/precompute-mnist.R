@@ -9,12 +9,17 @@
 #   exact      the method as written: n = 500 training digits, lambda = 1e-4 on sum_l ||W_l||^2, one
 #              common Exp(1) prior weight, Exp(1) data weights attached to their examples, Adam (lr 1e-3),
 #              100 epochs of batch 50 (to a near-interpolating optimum of the weighted objective), 200 draws
-#   paper_code the authors' script (cjs/WBB/mnist.py in wiscstatman/optimizetointegrate): Adam with lr 0.1,
-#              1,000 steps of batch 128 on the whole training pool, data weights divided by their mean and
-#              not attached to the examples (weights from one random partition, images from another), and
-#              no penalty (its L1 "kernel_regularizer" is created but never added to the loss), 100 draws
-#   attribution arms, each changing one thing of paper_code: weights attached (aligned), lr 1e-3 (lr_small),
-#              and the exact arm trained with the script's lr 0.1 (exact_lr01), 30 draws each
+#   paper_code the authors' script (cjs/WBB/mnist.py in wiscstatman/optimizetointegrate), 100 draws as there:
+#              TensorFlow's Glorot-uniform initialization, Adam with lr 0.1, 1,000 steps of batch 128 on the
+#              whole training pool, data weights divided by their mean, and the weighted loss as TensorFlow
+#              computed it: reduce_mean(loss[B] * W[B, 1]) broadcasts to B x B, i.e. the batch's mean loss
+#              times the mean weight of a batch of positions unrelated to the images; no penalty (the L1
+#              "kernel_regularizer" is created but never added to the loss)
+#   attribution arms, each changing ONE thing of paper_code (30 draws each): example (weights attached to
+#              their examples), lr_small (Adam lr 1e-3), fan_in (PyTorch's initialization), pool_2000 (a
+#              2,000-digit training pool instead of 8,000: the direction of the training-set size, since
+#              the script used 60,000), and exact_lr01 (the exact arm with the script's lr 0.1)
+# SB_MNIST_ARMS=paper_code,example recomputes only those arms and keeps the others of an existing file.
 suppressPackageStartupMessages(library(scalebayes))
 stopifnot(sb_torch_available())
 out_file <- file.path(if (dir.exists("vignettes")) "vignettes" else ".", "mnist-results.rds")
@@ -45,15 +50,22 @@ arm <- function(name, rows, draws, lambda, control, seed) {
        draws = draws, n_train = length(rows), lambda = lambda, control = unclass(control))
 }
 
-paper <- nn_control(lr = 0.1, max_steps = 1000, batch_size = 128, normalize_weights = TRUE, detach_weights = TRUE)
-res <- list(
-  exact = arm("exact", train500, n_exact, 1e-4, nn_control(lr = 1e-3, epochs = 100, batch_size = 50), 1),
-  paper_code = arm("paper_code", pool, 100, 0, paper, 2),
-  aligned = arm("aligned", pool, n_arm, 0, nn_control(lr = 0.1, max_steps = 1000, batch_size = 128, normalize_weights = TRUE), 3),
-  lr_small = arm("lr_small", pool, n_arm, 0, nn_control(lr = 1e-3, max_steps = 1000, batch_size = 128,
-                                                      normalize_weights = TRUE, detach_weights = TRUE), 4),
-  exact_lr01 = arm("exact_lr01", train500, n_arm, 1e-4, nn_control(lr = 0.1, epochs = 100, batch_size = 50), 5)
+paper <- list(lr = 0.1, max_steps = 1000, batch_size = 128, normalize_weights = TRUE, weight_mode = "batch_mean",
+              init = "glorot")
+pc <- function(...) do.call(nn_control, utils::modifyList(paper, list(...)))
+arms <- list(
+  exact = function() arm("exact", train500, n_exact, 1e-4, nn_control(lr = 1e-3, epochs = 100, batch_size = 50), 1),
+  paper_code = function() arm("paper_code", pool, 100, 0, pc(), 2),
+  example = function() arm("example", pool, n_arm, 0, pc(weight_mode = "example"), 3),
+  lr_small = function() arm("lr_small", pool, n_arm, 0, pc(lr = 1e-3), 4),
+  fan_in = function() arm("fan_in", pool, n_arm, 0, pc(init = "fan_in"), 6),
+  pool_2000 = function() arm("pool_2000", pool[1:2000], n_arm, 0, pc(), 7),
+  exact_lr01 = function() arm("exact_lr01", train500, n_arm, 1e-4, nn_control(lr = 0.1, epochs = 100, batch_size = 50), 5)
 )
+which_arms <- strsplit(Sys.getenv("SB_MNIST_ARMS", paste(names(arms), collapse = ",")), ",")[[1]]
+res <- if (file.exists(out_file)) readRDS(out_file) else list()
+for (a in which_arms) res[[a]] <- arms[[a]]()
+res <- res[intersect(names(arms), names(res))]
 # images of the most and least certain test digits of the exact arm (by predictive entropy)
 ent <- res$exact$examples$entropy
 pick <- c(order(ent)[1:6], order(ent, decreasing = TRUE)[1:6])

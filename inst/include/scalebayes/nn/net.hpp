@@ -40,9 +40,7 @@ class NetImpl : public torch::nn::Module {
         case LayerKind::linear: {
           if (shape.size() != 1) throw std::invalid_argument(base + ": a linear layer needs a flat input (add flatten)");
           lay.linear = register_module(base, torch::nn::Linear(shape[0], L.out));
-          const double b = 1.0 / std::sqrt(static_cast<double>(shape[0]));
-          groups_.push_back({base + ".weight", lay.linear->weight, L.penalized, b, 0.0});
-          groups_.push_back({base + ".bias", lay.linear->bias, false, b, 0.0});
+          add_weight_bias(base, lay.linear->weight, lay.linear->bias, L.penalized, shape[0], L.out);
           shape = {L.out};
           break;
         }
@@ -50,9 +48,8 @@ class NetImpl : public torch::nn::Module {
           if (shape.size() != 3) throw std::invalid_argument(base + ": a convolution needs (channels, height, width) input");
           lay.conv = register_module(
               base, torch::nn::Conv2d(torch::nn::Conv2dOptions(shape[0], L.out, L.kernel).stride(L.stride).padding(L.padding)));
-          const double b = 1.0 / std::sqrt(static_cast<double>(shape[0] * L.kernel * L.kernel));
-          groups_.push_back({base + ".weight", lay.conv->weight, L.penalized, b, 0.0});
-          groups_.push_back({base + ".bias", lay.conv->bias, false, b, 0.0});
+          add_weight_bias(base, lay.conv->weight, lay.conv->bias, L.penalized, shape[0] * L.kernel * L.kernel,
+                          L.out * L.kernel * L.kernel);
           const std::int64_t h = (shape[1] + 2 * L.padding - L.kernel) / L.stride + 1;
           const std::int64_t w = (shape[2] + 2 * L.padding - L.kernel) / L.stride + 1;
           if (h < 1 || w < 1) throw std::invalid_argument(base + ": the kernel is larger than its input");
@@ -176,6 +173,18 @@ class NetImpl : public torch::nn::Module {
     torch::nn::BatchNorm2d bn2{nullptr};
     torch::nn::BatchNorm1d bn1{nullptr};
   };
+  void add_weight_bias(const std::string& base, const torch::Tensor& w, const torch::Tensor& b, bool penalized,
+                       std::int64_t fan_in, std::int64_t fan_out) {
+    if (spec_.init == Init::glorot_uniform) {
+      const double bw = std::sqrt(6.0 / static_cast<double>(fan_in + fan_out));
+      groups_.push_back({base + ".weight", w, penalized, bw, 0.0});
+      groups_.push_back({base + ".bias", b, false, 0.0, 0.0});
+    } else {
+      const double bw = 1.0 / std::sqrt(static_cast<double>(fan_in));
+      groups_.push_back({base + ".weight", w, penalized, bw, 0.0});
+      groups_.push_back({base + ".bias", b, false, bw, 0.0});
+    }
+  }
   void refresh_groups() {
     std::size_t k = 0;
     for (Layer& lay : layers_) {

@@ -35,10 +35,15 @@ struct LayerSpec {
 
 enum class Family { gaussian = 0, binomial = 1, multinomial = 2 };
 
+// Initialization of weights and biases: PyTorch's default (weights and biases U(+-1/sqrt(fan_in))) or
+// Glorot/Xavier uniform weights U(+-sqrt(6/(fan_in + fan_out))) with zero biases (TensorFlow's default).
+enum class Init { fan_in_uniform = 0, glorot_uniform = 1 };
+
 struct ModelSpec {
   std::vector<std::int64_t> input;  // shape of one example: {p} or {channels, height, width}
   std::vector<LayerSpec> layers;    // the last layer produces the outputs (1 for gaussian/binomial, K classes)
   Family family = Family::gaussian;
+  Init init = Init::fan_in_uniform;
   std::int64_t n_out() const {
     for (auto it = layers.rbegin(); it != layers.rend(); ++it)
       if (it->kind == LayerKind::linear) return it->out;

@@ -32,9 +32,11 @@ struct TrainConfig {
   std::int64_t max_steps = 0;  // > 0: exactly this many steps (epochs ignored)
   double grad_tol = 0.0;
   bool certify = true;  // evaluate the gradient norm of F / n at the end (one extra full pass)
-  // Reproduces the WBB authors' MNIST script: each minibatch is weighted by the weights of an independent
-  // random batch of positions, so weights are not attached to examples. Not the method; off by default.
-  bool detach_weights = false;
+  // How the data weights enter a minibatch. example: w_i multiplies l_i (the method). The other two
+  // reproduce the WBB authors' MNIST script, not the method: shuffled weights each example by the weight of
+  // an independent random position; batch_mean multiplies the batch's mean loss by the mean weight of an
+  // independent random batch (TensorFlow broadcast loss[B] * W[B, 1] to B x B before reduce_mean).
+  enum class WeightMode { example = 0, shuffled = 1, batch_mean = 2 } weight_mode = WeightMode::example;
 };
 
 struct TrainResult {
@@ -76,15 +78,16 @@ inline TrainResult train(Net& net, const Dataset& d, const torch::Tensor& w, con
   const bool has_penalty = pen.lambda > 0;
   auto opt = make_optimizer(net, c);
   net->train();
+  const bool detached = c.weight_mode != TrainConfig::WeightMode::example;
   std::vector<std::int64_t> perm(static_cast<std::size_t>(n)), wperm;
-  if (c.detach_weights) wperm.resize(static_cast<std::size_t>(n));
+  if (detached) wperm.resize(static_cast<std::size_t>(n));
   const auto idx_opt = torch::TensorOptions().dtype(torch::kLong);
   torch::Tensor perm_t, wperm_t;
   std::int64_t step = 0;
   while (step < total_steps) {
     permutation(s, perm);
     perm_t = torch::from_blob(perm.data(), {n}, idx_opt).to(d.x.device(), false, true);
-    if (c.detach_weights) {
+    if (detached) {
       permutation(s, wperm);
       wperm_t = torch::from_blob(wperm.data(), {n}, idx_opt).to(d.x.device(), false, true);
     }
@@ -97,9 +100,11 @@ inline TrainResult train(Net& net, const Dataset& d, const torch::Tensor& w, con
       const std::int64_t a = b * B, e = std::min(n, a + B);
       torch::Tensor idx = perm_t.slice(0, a, e);
       torch::Tensor xb = d.x.index_select(0, idx), yb = d.y.index_select(0, idx);
-      torch::Tensor wb = w.index_select(0, c.detach_weights ? wperm_t.slice(0, a, e) : idx);
+      torch::Tensor wb = w.index_select(0, detached ? wperm_t.slice(0, a, e) : idx);
       opt->zero_grad();
-      torch::Tensor loss = (wb * example_losses(d.family, net->forward(xb), yb)).mean();
+      torch::Tensor losses = example_losses(d.family, net->forward(xb), yb);
+      torch::Tensor loss = c.weight_mode == TrainConfig::WeightMode::batch_mean ? losses.mean() * wb.mean()
+                                                                                 : (wb * losses).mean();
       if (has_penalty) loss = loss + penalty_term(net, step_pen);
       loss.backward();
       opt->step();
