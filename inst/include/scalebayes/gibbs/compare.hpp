@@ -104,8 +104,9 @@ inline std::uint64_t compare_key(const CompareCell& c, std::size_t b) {
   return (static_cast<std::uint64_t>(c.id) << 32) ^ static_cast<std::uint64_t>(b);
 }
 
-// One dataset: writes kCompareCols numbers into out.
-inline void compare_one(const CompareCell& c, std::size_t b, const CompareSettings& st, double* out) {
+// One dataset: writes kCompareCols numbers into out. Returns false if `stop` cut it short (out is then partial).
+inline bool compare_one(const CompareCell& c, std::size_t b, const CompareSettings& st, double* out,
+                        const parallel::StopToken& stop = parallel::StopToken()) {
   using clock = std::chrono::steady_clock;
   const int n = c.n, p = c.p, T = st.draws;
   const std::uint64_t key = compare_key(c, b);
@@ -146,6 +147,7 @@ inline void compare_one(const CompareCell& c, std::size_t b, const CompareSettin
     Eigen::MatrixXd dr(T, p + 1);
     Eigen::VectorXd w(n), pf(p);
     for (int t = 0; t < T; ++t) {
+      if (stop.stop_requested()) return false;
       rng::Stream sw(st.seed, key, 100 + static_cast<std::uint64_t>(t));
       for (int i = 0; i < n; ++i) w[i] = sw.exponential();
       for (int j = 0; j < p; ++j) pf[j] = sw.exponential();
@@ -196,7 +198,9 @@ inline void compare_one(const CompareCell& c, std::size_t b, const CompareSettin
     if (bc.thin < 1) bc.thin = std::max(1, std::min(p, n - 1));  // monomvn's default thinning
     if (bc.mode == LambdaMode::em) bc.lambda = 0.0;  // ridge_lambda_start
     rng::Stream sb(st.seed, key, 2);
-    const BlassoResult r = run_blasso(xb, y, bc, sb.next());
+    // the sampler's own driver polls this run's stop flag every 100 ms (its chain checks it every sweep)
+    const BlassoResult r = run_blasso(xb, y, bc, sb.next(), [&](std::size_t) { return !stop.stop_requested(); });
+    if (r.interrupted) return false;
     Eigen::MatrixXd dr(T, p + 1);
     dr.col(0) = r.intercept;
     for (int j = 0; j < p; ++j) dr.col(j + 1) = r.beta.col(j) / scale[j];
@@ -204,6 +208,7 @@ inline void compare_one(const CompareCell& c, std::size_t b, const CompareSettin
     out[8] = r.lambda.mean();
     out[9] = std::chrono::duration<double>(clock::now() - t0).count();
   }
+  return true;
 }
 
 // Datasets first .. first + count - 1 of one cell; returns count x kCompareCols (row-major by dataset).
@@ -213,9 +218,9 @@ inline Eigen::MatrixXd run_compare(const CompareCell& c, std::size_t first, std:
   Eigen::MatrixXd out(count, kCompareCols);
   out.setConstant(std::numeric_limits<double>::quiet_NaN());
   std::vector<double> buf;
-  auto body = [&](std::size_t i, int) {
+  auto body = [&](std::size_t i, int, const parallel::StopToken& stop) {
     double row[kCompareCols];
-    compare_one(c, first + i, st, row);
+    if (!compare_one(c, first + i, st, row, stop)) return;
     for (int k = 0; k < kCompareCols; ++k) out(static_cast<Eigen::Index>(i), k) = row[k];
   };
   const auto status = parallel::run_parallel(count, st.threads, body, monitor);
