@@ -1,6 +1,7 @@
 # Benchmark: blasso() (scalebayes) against monomvn::blasso with matching priors, and the wall time of the
 # WBB-paper simulation grid (Tables 1-3). Run from the package root with the package installed:
 #   Rscript bench/blasso.R [grid_datasets]      (default 20 datasets per cell; the paper used 500)
+#   Rscript bench/blasso.R 0 ess                (the ESS/s table only)
 # Prints ESS/s (median over coefficients of posterior::ess_bulk, divided by the wall-clock seconds of the WHOLE
 # call as a user makes it: system.time() around monomvn::blasso() and around blasso() with its default control,
 # R-hat/ESS included as far as blasso() computes them, i.e. not at all: they are computed when fit$diagnostics
@@ -9,9 +10,11 @@ suppressPackageStartupMessages({
   library(scalebayes)
   library(posterior)
 })
+options(width = 200)
 args <- commandArgs(trailingOnly = TRUE)
 grid_b <- if (length(args)) as.integer(args[1]) else 20L
 grid_only <- length(args) >= 2 && args[2] == "grid"
+ess_only <- length(args) >= 2 && args[2] == "ess"  # Rscript bench/blasso.R 0 ess: the ESS/s table only
 stopifnot(requireNamespace("monomvn", quietly = TRUE), requireNamespace("lars", quietly = TRUE))
 
 ess_med <- function(draws) median(apply(draws, 2, function(v) posterior::ess_bulk(v)))
@@ -73,6 +76,7 @@ out3 <- bench_case("A(i) n=50 p=100, fixed lambda = 1", x, y, ab = c(2, 2), lam 
 tab <- rbind(out1, out2, out3)
 print(format(tab, digits = 3), row.names = FALSE)
 }
+if (ess_only) quit(save = "no")
 
 cat(sprintf("\nWBB-paper grid (Tables 1-3: 27 cells, T = 200, both methods, EB Bayesian lasso), %d datasets per cell, 2 threads:\n", grid_b))
 pt <- system.time(cmp <- blasso_compare(datasets = grid_b, threads = 2, seed = 1, quiet = TRUE))
