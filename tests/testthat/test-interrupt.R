@@ -36,7 +36,8 @@ interrupt_child <- function(setup, call, engine, wait = 1, limit = 10) {
   while (!file.exists(f("pid")) && Sys.time() < deadline) Sys.sleep(0.05)
   if (!file.exists(f("pid"))) fail(paste(c("child did not start:", readLines(f("log"))), collapse = "\n"))
   pid <- as.integer(readLines(f("pid")))
-  on.exit(tools::pskill(pid, tools::SIGKILL), add = TRUE)  # never leave a runaway child
+  alive <- FALSE
+  on.exit(if (!alive) tools::pskill(pid, tools::SIGKILL), add = TRUE)  # never leave a runaway child
   Sys.sleep(wait)
   t_sig <- as.numeric(Sys.time())
   tools::pskill(pid, tools::SIGINT)
@@ -53,7 +54,8 @@ interrupt_child <- function(setup, call, engine, wait = 1, limit = 10) {
   while (!any(grepl("alive after the interrupt", readLines(f("log")), fixed = TRUE)) && Sys.time() < deadline) {
     Sys.sleep(0.05)
   }
-  expect_true(any(grepl("alive after the interrupt", readLines(f("log")), fixed = TRUE)))
+  alive <- any(grepl("alive after the interrupt", readLines(f("log")), fixed = TRUE))
+  expect_true(alive)
   log <- Sys.getenv("SCALEBAYES_INTERRUPT_LOG")
   if (nzchar(log)) {
     cat(sprintf("%s\t%.3f\n", gsub("[\t\n]", " ", call), latency), file = log, append = TRUE)
@@ -84,7 +86,7 @@ test_that("blasso_compare() stops on Ctrl-C inside one dataset's Bayesian lasso"
 })
 
 test_that("wbb() stops on Ctrl-C in its draws, cv_weighted_lasso() in its folds", {
-  interrupt_child(sim_setup(1000, 200), "wbb(x, y, draws = 1e5, threads = 2, seed = 1, quiet = TRUE)",
+  interrupt_child(sim_setup(1000, 200), "wbb(x, y, draws = 3e4, threads = 2, seed = 1, quiet = TRUE)",
                   "cpp_wbb_glm")
   interrupt_child(sim_setup(1000, 200),
                   "cv_weighted_lasso(x, y, nfolds = 1000, nlambda = 100, threads = 2, seed = 1, quiet = TRUE)",
