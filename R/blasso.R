@@ -59,7 +59,8 @@
 #'   kept draw), `chain` (chain ids), `sigma2` and `lambda` (draws), `lambda_hat` (the EB estimate, or NA),
 #'   `em_trace`, `model_size` (number of non-zero coefficients per draw), `diagnostics` (a data frame of
 #'   R-hat, bulk and tail ESS from the posterior package for every coefficient, sigma2 and, under the
-#'   gamma prior, lambda), `estimate` (posterior mean). Methods: those of [sb_fit-methods] plus
+#'   gamma prior, lambda; computed each time `fit$diagnostics` is read, not stored), `estimate` (posterior
+#'   mean), `timing` (of the whole call). Methods: those of [sb_fit-methods] plus
 #'   [predict.sb_blasso()].
 #' @references Park, T. and Casella, G. (2008). The Bayesian lasso. JASA 103, 681-686.
 #'   Bhattacharya, A., Chakraborty, A. and Mallick, B. K. (2016). Fast sampling with Gaussian scale mixture
@@ -74,6 +75,7 @@
 #' coef(fit)
 blasso <- function(x, y, lambda = "eb", chains = 4L, iter = 1000L, burnin = 500L, thin = NULL,
                    threads = NULL, seed = NULL, quiet = NULL, control = blasso_control()) {
+  t0 <- proc.time()  # `timing` covers the whole call
   call <- match.call()
   x <- check_x_matrix(x)
   y <- check_y_vector(y, nrow(x))
@@ -127,9 +129,7 @@ blasso <- function(x, y, lambda = "eb", chains = 4L, iter = 1000L, burnin = 500L
   }
   ctrl <- blasso_engine_ctrl(mode$mode, lambda0, control, s2p, chains, iter, burnin, thin,
                              sigma2_floor = if (p >= n) 1e-10 * vy else 0)
-  t0 <- proc.time()
   r <- sb_call_engine(cpp_blasso(xs, y, ctrl, seed, threads, quiet))
-  timing <- proc.time() - t0
   if (isTRUE(r$interrupted)) rlang::interrupt()
   if (mode$mode == 1L && isTRUE(r$em_hit_bound)) {
     sb_warn(c("The empirical-Bayes estimate of {.arg lambda} hit the bound {.code lambda_range}.",
@@ -156,22 +156,35 @@ blasso <- function(x, y, lambda = "eb", chains = 4L, iter = 1000L, burnin = 500L
                  else sprintf("%.4g (%s)", r$lambda[1], if (mode$mode == 1L) "empirical Bayes" else "fixed"),
         chains = sprintf("%d x %d draws (burn-in %d, thin %d)", chains, iter, burnin, thin),
         sigma2 = sprintf("posterior mean %.4g, 95%% interval [%.4g, %.4g]", mean(r$sigma2),
-                         stats::quantile(r$sigma2, 0.025), stats::quantile(r$sigma2, 0.975)),
-        `max R-hat` = NA_character_
+                         stats::quantile(r$sigma2, 0.025), stats::quantile(r$sigma2, 0.975))
       )
     ),
-    seed = seed, timing = timing,
+    seed = seed, timing = NULL,
     sigma2 = r$sigma2, lambda = r$lambda, model_size = r$model_size,
     lambda_hat = if (mode$mode == 1L) r$lambda[1] else NA_real_, lambda_start = r$lambda_start,
     em_trace = r$em_lambda, rj_accept = if (control$rj) r$accept_rate else NA_real_
   )
-  if (control$diagnostics) {
-    fit$diagnostics <- blasso_diagnostics(fit, include_lambda = mode$mode == 2L)
-    fit$settings$print_info[["max R-hat"]] <- sprintf("%.3f", max(fit$diagnostics$rhat, na.rm = TRUE))
-  } else {
-    fit$settings$print_info <- fit$settings$print_info[names(fit$settings$print_info) != "max R-hat"]
-  }
+  fit$timing <- proc.time() - t0
   fit
+}
+
+# R-hat and ESS are computed when asked for (`fit$diagnostics`, print()), not by blasso(): for many
+# coefficients they cost several times the sampler (posterior's rank-normalized R-hat and bulk/tail ESS), and
+# nothing is cached, so the fit stays a plain list of draws.
+#' @export
+`$.sb_blasso` <- function(x, name) {
+  if (identical(name, "diagnostics") && isTRUE(.subset2(x, "settings")$control$diagnostics)) {
+    return(blasso_diagnostics(x, include_lambda = identical(.subset2(x, "settings")$lambda_mode, "gamma")))
+  }
+  .subset2(x, name, exact = FALSE)
+}
+
+#' @export
+print.sb_blasso <- function(x, digits = 3, ...) {
+  if (isTRUE(x$settings$control$diagnostics)) {
+    x$settings$print_info[["max R-hat"]] <- sprintf("%.3f", max(x$diagnostics$rhat, na.rm = TRUE))
+  }
+  NextMethod()
 }
 
 # The list the C++ glue reads (see blasso_control_from() in src/blasso.cpp).
@@ -205,18 +218,19 @@ blasso_diagnostics <- function(fit, include_lambda = FALSE) {
   ch <- fit$chain
   k <- length(unique(ch))
   per <- nrow(d) / k
-  arr <- array(NA_real_, dim = c(per, k, ncol(d)), dimnames = list(NULL, NULL, colnames(d)))
+  arr <- array(NA_real_, dim = c(per, k, ncol(d)))
   for (kk in seq_len(k)) arr[, kk, ] <- d[ch == kk, , drop = FALSE]
-  a <- posterior::as_draws_array(arr)
-  # posterior warns "The ESS has been capped" for (near-)antithetic thinned chains; the value is still right.
-  s <- withCallingHandlers(
-    posterior::summarise_draws(a, rhat = posterior::rhat, ess_bulk = posterior::ess_bulk,
-                               ess_tail = posterior::ess_tail),
-    warning = function(w) if (grepl("ESS has been capped", conditionMessage(w))) invokeRestart("muffleWarning")
-  )
-  s <- data.frame(parameter = s$variable, rhat = as.double(s$rhat), ess_bulk = as.double(s$ess_bulk),
-                  ess_tail = as.double(s$ess_tail))
-  s
+  # posterior's functions on each iterations x chains matrix: the numbers of posterior::summarise_draws(), in
+  # about 60% of its time. posterior warns "The ESS has been capped" for (near-)antithetic thinned chains; the
+  # value is still right.
+  each <- function(f) {
+    withCallingHandlers(
+      as.double(apply(arr, 3, f)),
+      warning = function(w) if (grepl("ESS has been capped", conditionMessage(w))) invokeRestart("muffleWarning")
+    )
+  }
+  data.frame(parameter = colnames(d), rhat = each(posterior::rhat), ess_bulk = each(posterior::ess_bulk),
+             ess_tail = each(posterior::ess_tail))
 }
 
 #' Control settings for blasso()
@@ -245,8 +259,9 @@ blasso_diagnostics <- function(fit, include_lambda = FALSE) {
 #'   coefficients, then uniform over subsets of that size).
 #' @param fixed_tau2 For testing: hold the latent \eqn{\tau_j^2} at these values (length p), which turns the
 #'   model into the conjugate normal-inverse-gamma regression with an exactly known posterior.
-#' @param diagnostics Compute R-hat and bulk/tail ESS (posterior package) for the fit; `FALSE` saves time in
-#'   loops over many small fits.
+#' @param diagnostics Make R-hat and bulk/tail ESS (posterior package) available as `fit$diagnostics` and in
+#'   `print(fit)`, computed when read (they are never computed inside [blasso()]); `FALSE`: `fit$diagnostics`
+#'   is an empty list.
 #' @param preset `"none"` or `"monomvn"` (monomvn::blasso defaults: `rj = TRUE`, `gamma_prior = c(2, 0.1)`,
 #'   `intercept = FALSE`, and `thin = min(p, n - 1)` in [blasso()]).
 #' @return A list of class `blasso_control`.

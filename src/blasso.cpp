@@ -44,6 +44,8 @@ Rcpp::List cpp_blasso(const Rcpp::NumericMatrix& x, const Rcpp::NumericVector& y
   const double total = static_cast<double>(c.chains) * (em_total + c.burnin + static_cast<double>(c.iter) * c.thin);
   sbglue::Progress prog(total, !quiet, "blasso");
   G::BlassoResult r = G::run_blasso(sbglue::as_map(x), sbglue::as_map(y), c, sbglue::seed_from_r(seed), prog.monitor());
+  // interrupted: the R side signals the interrupt and drops the draws, so do not copy them (can be GBs)
+  if (r.interrupted || prog.interrupted()) return Rcpp::List::create(Rcpp::Named("interrupted") = true);
   return Rcpp::List::create(
       Rcpp::Named("beta") = Rcpp::wrap(r.beta), Rcpp::Named("intercept") = Rcpp::wrap(r.intercept),
       Rcpp::Named("sigma2") = Rcpp::wrap(r.sigma2), Rcpp::Named("lambda") = Rcpp::wrap(r.lambda),

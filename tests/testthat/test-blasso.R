@@ -206,3 +206,28 @@ test_that("bad inputs give classed errors", {
                class = "scalebayes_error")
   expect_error(blasso(x, y, control = blasso_control(fixed_tau2 = 1), quiet = TRUE), class = "scalebayes_error")
 })
+
+test_that("R-hat and ESS are computed when read, not by blasso(), and are posterior's numbers", {
+  set.seed(7)
+  x <- matrix(rnorm(60 * 4), 60, 4)
+  y <- drop(x %*% c(1, 0, 0, -1)) + rnorm(60)
+  fit <- blasso(x, y, lambda = "gamma", chains = 3, iter = 200, burnin = 50, seed = 2, quiet = TRUE)
+  expect_length(.subset2(fit, "diagnostics"), 0L)  # nothing stored by the call
+  d <- fit$diagnostics
+  expect_identical(d, fit$diagnostics)  # recomputed the same way on every read
+  expect_identical(d$parameter, c(colnames(fit$draws), "sigma2", "lambda"))
+  a <- posterior::as_draws_array(array(cbind(fit$draws, sigma2 = fit$sigma2, lambda = fit$lambda)[order(fit$chain), ],
+                                       dim = c(200, 3, 7), dimnames = list(NULL, NULL, d$parameter)))
+  expect_identical(d$rhat, unname(apply(a, 3, posterior::rhat)))
+  expect_identical(d$ess_bulk, unname(apply(a, 3, posterior::ess_bulk)))
+  expect_identical(d$ess_tail, unname(apply(a, 3, posterior::ess_tail)))
+  expect_output(print(fit), sprintf("max R-hat: %.3f", max(d$rhat)), fixed = TRUE)
+  # the other elements are read as before (exact names first, partial matching as for lists)
+  expect_identical(fit$sigma2, .subset2(fit, "sigma2"))
+  expect_identical(fit$lambda, .subset2(fit, "lambda"))
+  expect_s3_class(fit$timing, "proc_time")
+  f0 <- blasso(x, y, lambda = 1, chains = 2, iter = 50, burnin = 10, seed = 2, quiet = TRUE,
+               control = blasso_control(diagnostics = FALSE))
+  expect_identical(f0$diagnostics, list())
+  expect_false(any(grepl("R-hat", capture.output(print(f0)))))
+})

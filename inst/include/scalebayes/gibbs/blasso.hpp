@@ -423,7 +423,8 @@ inline void check_control(const BlassoControl& c) {
   if (c.mode == LambdaMode::em && (c.em_max < 1 || c.em_sweeps < 1 || c.em_burn < 0)) throw std::invalid_argument("invalid EM settings");
 }
 
-// Run the sampler. progress(sweeps_done) is called on the calling thread about every 100 ms; return false to stop.
+// Run the sampler. progress(sweeps_done) is called on the calling thread about every 100 ms; return false to stop
+// (the chains then stop within one sweep and the result has interrupted = true).
 inline BlassoResult run_blasso(const Eigen::Ref<const Eigen::MatrixXd>& x, const Eigen::Ref<const Eigen::VectorXd>& y,
                                const BlassoControl& c, std::uint64_t seed,
                                const std::function<bool(std::size_t)>& progress = std::function<bool(std::size_t)>()) {
@@ -442,9 +443,10 @@ inline BlassoResult run_blasso(const Eigen::Ref<const Eigen::MatrixXd>& x, const
   auto run_block = [&](int n_sweeps, std::vector<double>* etau) -> bool {
     parallel::RunStatus st = parallel::run_parallel(
         static_cast<std::size_t>(c.chains), c.threads,
-        [&](std::size_t k, int) {
+        [&](std::size_t k, int, const parallel::StopToken& stop) {
           double acc = 0.0;
           for (int s = 0; s < n_sweeps; ++s) {
+            if (stop.stop_requested()) return;  // one relaxed load per sweep: Ctrl-C acts within a sweep
             chains[k].sweep();
             if (etau) acc += chains[k].expected_tau2_sum();
             sweeps.fetch_add(1, std::memory_order_relaxed);
@@ -562,10 +564,11 @@ inline BlassoResult run_blasso(const Eigen::Ref<const Eigen::MatrixXd>& x, const
   res.model_size.resize(c.chains * T);
   parallel::RunStatus st = parallel::run_parallel(
       static_cast<std::size_t>(c.chains), c.threads,
-      [&](std::size_t k, int) {
+      [&](std::size_t k, int, const parallel::StopToken& stop) {
         BlassoChain& ch = chains[k];
         for (int t = 0; t < T; ++t) {
           for (int s = 0; s < c.thin; ++s) {
+            if (stop.stop_requested()) return;
             ch.sweep();
             sweeps.fetch_add(1, std::memory_order_relaxed);
           }

@@ -109,8 +109,9 @@ inline std::uint64_t compare_key(const CompareCell& c, std::size_t b) {
 // Seed of the WBB draws of dataset `key` (the driver then keys draw t by Stream(this seed, t)).
 inline std::uint64_t compare_wbb_seed(std::uint64_t seed, std::uint64_t key) { return rng::Stream(seed, key, 3).next(); }
 
-// One dataset: writes kCompareCols numbers into out.
-inline void compare_one(const CompareCell& c, std::size_t b, const CompareSettings& st, double* out) {
+// One dataset: writes kCompareCols numbers into out. Returns false if `stop` cut it short (out is then partial).
+inline bool compare_one(const CompareCell& c, std::size_t b, const CompareSettings& st, double* out,
+                        const parallel::StopToken& stop = parallel::StopToken()) {
   using clock = std::chrono::steady_clock;
   const int n = c.n, p = c.p, T = st.draws;
   const std::uint64_t key = compare_key(c, b);
@@ -160,7 +161,9 @@ inline void compare_one(const CompareCell& c, std::size_t b, const CompareSettin
     ws.draws = static_cast<std::size_t>(T);
     ws.threads = 1;
     ws.prior = wbb::PriorWeights::separate;
-    wbb::run_glm(pb, wout, ws);
+    // the stop request reaches the draws through the driver's monitor (polled every 100 ms)
+    const parallel::RunStatus wrs = wbb::run_glm(pb, wout, ws, [&](std::size_t) { return !stop.stop_requested(); });
+    if (wrs.interrupted || stop.stop_requested()) return false;
     compare_metrics(dr, beta, xt, yt, out);
     out[3] = lam;
     out[4] = std::chrono::duration<double>(clock::now() - t0).count();
@@ -197,7 +200,9 @@ inline void compare_one(const CompareCell& c, std::size_t b, const CompareSettin
     if (bc.thin < 1) bc.thin = std::max(1, std::min(p, n - 1));  // monomvn's default thinning
     if (bc.mode == LambdaMode::em) bc.lambda = 0.0;  // ridge_lambda_start
     rng::Stream sb(st.seed, key, 2);
-    const BlassoResult r = run_blasso(xb, y, bc, sb.next());
+    // the sampler's own driver polls this run's stop flag every 100 ms (its chain checks it every sweep)
+    const BlassoResult r = run_blasso(xb, y, bc, sb.next(), [&](std::size_t) { return !stop.stop_requested(); });
+    if (r.interrupted) return false;
     Eigen::MatrixXd dr(T, p + 1);
     dr.col(0) = r.intercept;
     for (int j = 0; j < p; ++j) dr.col(j + 1) = r.beta.col(j) / scale[j];
@@ -205,6 +210,7 @@ inline void compare_one(const CompareCell& c, std::size_t b, const CompareSettin
     out[8] = r.lambda.mean();
     out[9] = std::chrono::duration<double>(clock::now() - t0).count();
   }
+  return true;
 }
 
 // Datasets first .. first + count - 1 of one cell; returns count x kCompareCols (row-major by dataset).
@@ -213,9 +219,9 @@ inline Eigen::MatrixXd run_compare(const CompareCell& c, std::size_t first, std:
                                    parallel::RunStatus* status = nullptr) {
   Eigen::MatrixXd out(count, kCompareCols);
   out.setConstant(std::numeric_limits<double>::quiet_NaN());
-  auto body = [&](std::size_t i, int) {
+  auto body = [&](std::size_t i, int, const parallel::StopToken& stop) {
     double row[kCompareCols];
-    compare_one(c, first + i, st, row);
+    if (!compare_one(c, first + i, st, row, stop)) return;
     for (int k = 0; k < kCompareCols; ++k) out(static_cast<Eigen::Index>(i), k) = row[k];
   };
   const parallel::RunStatus rs = parallel::run_parallel(count, st.threads, body, monitor);

@@ -6,6 +6,10 @@
 // returns false to request a stop (e.g. the user pressed Ctrl-C); workers then finish the item in hand and
 // stop. The first exception thrown by body stops all workers and is rethrown on the caller's thread.
 //
+// A body whose items are long may take a third argument, a StopToken: body(i, worker, stop). It should poll
+// stop.stop_requested() every few milliseconds of work and return early when it is true (the item is then not
+// counted as completed). Bodies of the form body(i, worker) keep working unchanged.
+//
 // Results must be written by body into slots indexed by i, and all randomness must come from streams keyed
 // by i (rng::Stream(seed, i)): then the output is identical for any number of threads.
 // Header-only, std only, no R.
@@ -20,6 +24,7 @@
 #include <mutex>
 #include <stdexcept>
 #include <thread>
+#include <type_traits>
 #include <vector>
 
 namespace scalebayes {
@@ -36,6 +41,18 @@ struct RunStatus {
 };
 
 using Monitor = std::function<bool(std::size_t done)>;
+
+// Read-only view of a run's stop flag (set when the monitor asks to stop or another item threw). A
+// default-constructed token never requests a stop.
+class StopToken {
+ public:
+  StopToken() = default;
+  explicit StopToken(const std::atomic<bool>* flag) : flag_(flag) {}
+  bool stop_requested() const { return flag_ != nullptr && flag_->load(std::memory_order_relaxed); }
+
+ private:
+  const std::atomic<bool>* flag_ = nullptr;
+};
 
 template <class Body>
 RunStatus run_parallel(std::size_t n, int threads, Body&& body, const Monitor& monitor = Monitor(),
@@ -60,7 +77,12 @@ RunStatus run_parallel(std::size_t n, int threads, Body&& body, const Monitor& m
         if (stop.load(std::memory_order_relaxed)) break;
         const std::size_t i = next.fetch_add(1);
         if (i >= n) break;
-        body(i, id);
+        if constexpr (std::is_invocable_v<Body&, std::size_t, int, const StopToken&>) {
+          body(i, id, StopToken(&stop));
+          if (stop.load()) break;  // the item may have been cut short
+        } else {
+          body(i, id);
+        }
         done.fetch_add(1);
       }
     } catch (...) {
