@@ -54,11 +54,13 @@ struct PathResult {
   Eigen::MatrixXd beta;  // p x L
   Eigen::VectorXi iterations;
   bool converged = true;
+  bool stopped = false;  // the stop token ended the path early (later columns are unset)
 };
 
-// Solve along a decreasing lambda sequence with warm starts and the sequential strong rule.
+// Solve along a decreasing lambda sequence with warm starts and the sequential strong rule. A stop request
+// (Ctrl-C through the driver) is honoured between lambda values.
 inline PathResult fit_path(ElasticNet& solver, Eigen::Ref<const Eigen::VectorXd> w, Eigen::Ref<const Eigen::VectorXd> pf,
-                           const Eigen::VectorXd& lambda) {
+                           const Eigen::VectorXd& lambda, const parallel::StopToken& stop = parallel::StopToken()) {
   const Eigen::Index L = lambda.size(), p = solver.p();
   PathResult out;
   out.lambda = lambda;
@@ -69,6 +71,10 @@ inline PathResult fit_path(ElasticNet& solver, Eigen::Ref<const Eigen::VectorXd>
   Fit fit;
   double prev = -1.0;
   for (Eigen::Index l = 0; l < L; ++l) {
+    if (stop.stop_requested()) {
+      out.stopped = true;
+      return out;
+    }
     if (l > 0 && lambda(l) > lambda(l - 1)) throw std::invalid_argument("lambda must be decreasing along a path");
     solver.solve(w, pf, lambda(l), fit, prev < 0 ? lambda(l) : prev);
     out.a0(l) = fit.a0;
@@ -112,14 +118,16 @@ inline CvResult cross_validate(Eigen::Ref<const Eigen::MatrixXd> x, Eigen::Ref<c
   std::vector<double> wfold(K, 0.0);
   for (Eigen::Index i = 0; i < n; ++i) wfold[foldid(i)] += w(i);
 
-  auto body = [&](std::size_t k, int) {
+  auto body = [&](std::size_t k, int, const parallel::StopToken& stop) {
     Eigen::VectorXd wk = w;
     for (Eigen::Index i = 0; i < n; ++i)
       if (foldid(i) == static_cast<int>(k)) wk(i) = 0.0;
     const double scale = wk.sum() / W;
     if (!(scale > 0)) throw std::invalid_argument("a cross-validation fold leaves no training data");
     ElasticNet solver(x, y, family, alpha, ctrl);
-    const PathResult path = fit_path(solver, wk, pf, lambda * scale);
+    solver.set_stop(stop);
+    const PathResult path = fit_path(solver, wk, pf, lambda * scale, stop);
+    if (path.stopped) return;
     for (Eigen::Index i = 0; i < n; ++i) {
       if (foldid(i) != static_cast<int>(k)) continue;
       for (Eigen::Index l = 0; l < L; ++l) {

@@ -31,6 +31,7 @@
 #include <utility>
 #include <vector>
 
+#include "scalebayes/parallel/driver.hpp"
 #include "scalebayes/math/family.hpp"
 #include "scalebayes/math/logistic.hpp"
 
@@ -118,6 +119,9 @@ class ElasticNet {
 
   // Solve at lambda, warm-starting from fit (beta empty = zero). lambda_prev (>= lambda) sets the sequential
   // strong rule; pass lambda_prev = lambda for an isolated solve near a known solution.
+  // Lets a stop request (Ctrl-C through the parallel driver) end solves early; they then report not converged.
+  void set_stop(const parallel::StopToken& stop) { stop_ = stop; }
+
   void solve(const VecRef& w, const VecRef& pf, double lambda, Fit& fit, double lambda_prev = -1.0) {
     check_args(w, pf, lambda);
     if (fit.beta.size() != p_) {
@@ -251,7 +255,7 @@ class ElasticNet {
     bool full = true;
     bool newton_tried = false;
     for (;;) {
-      if (sweeps_ >= ctrl_.max_iter) return false;
+      if (sweeps_ >= ctrl_.max_iter || stop_.stop_requested()) return false;
       ++sweeps_;
       double maxdiff = 0.0;
       bool support_changed = false;
@@ -534,6 +538,7 @@ class ElasticNet {
   Control ctrl_;
   Eigen::Index n_, p_;
   int sweeps_ = 0;
+  parallel::StopToken stop_;  // a stop request (Ctrl-C) ends the solve after the current sweep, unconverged
   bool grad_fresh_ = false;
   std::vector<Eigen::Index> active_;
   std::vector<int> pos_;
