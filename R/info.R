@@ -23,7 +23,7 @@ scalebayes_info <- function() {
     threads_default = sb_default_threads(),
     cores = parallel::detectCores(),
     eigen = b$eigen, cxx = b$cxx,
-    backends = c(cpu = TRUE, libtorch = b$torch, cuda = b$cuda),
+    backends = c(cpu = TRUE, libtorch = isTRUE(ti$available), cuda = b$cuda),
     torch = list(available = isTRUE(ti$available), version = ti$version, cuda_available = isTRUE(ti$cuda),
                  cuda_devices = ti$cuda_devices, threads_per_worker = 1L)
   ), class = "scalebayes_info")

@@ -71,6 +71,8 @@ ent <- res$exact$examples$entropy
 pick <- c(order(ent)[1:6], order(ent, decreasing = TRUE)[1:6])
 res$images <- list(index = pick, x = xte[pick, , ], y = yte[pick])
 res$test_labels <- yte
+# keep the file small: per-example summaries and mean probabilities of the exact arm only
+for (k in setdiff(names(arms), "exact")) if (!is.null(res[[k]])) res[[k]]$examples <- res[[k]]$pred_mean <- NULL
 res$info <- list(date = format(Sys.Date()), machine = sprintf("%d cores", parallel::detectCores()),
                  scalebayes = as.character(packageVersion("scalebayes")), torch = scalebayes_info()$torch$version,
                  threads = threads)
