@@ -104,7 +104,7 @@ Rcpp::List cpp_genlasso_path(Rcpp::NumericVector y, Rcpp::NumericVector w, int m
                              Rcpp::IntegerVector Dp, Rcpp::NumericVector Dx, Rcpp::NumericVector w0,
                              Rcpp::NumericVector lambdas, double tol, int max_iter, bool warm) {
   const Eigen::SparseMatrix<double> D = sparse_from_csc(m, n, Di, Dp, Dx);
-  const gl::GenLassoPath r = gl::generalized_lasso_path(D, to_vec(y), to_vec(w), to_vec(w0), to_vec(lambdas),
+  const gl::PathResult r = gl::generalized_lasso_path(D, to_vec(y), to_vec(w), to_vec(w0), to_vec(lambdas),
                                                         ip_control(tol, max_iter), warm, stop_on_interrupt);
   if (r.interrupted) throw Rcpp::internal::InterruptedException();
   return Rcpp::List::create(Rcpp::Named("beta") = Rcpp::wrap(r.beta), Rcpp::Named("u") = Rcpp::wrap(r.u),

@@ -299,7 +299,7 @@ TEST(generalized_lasso_path_and_stop) {
   CHECK_NEAR(lm.lambda_max, gl::lambda_max_from_dual(gl::unconstrained_dual(B, y, x, w, 0), VectorXd::Ones(1)),
              1e-8 * lm.lambda_max);
   const VectorXd lambdas = lm.lambda_max * VectorXd::LinSpaced(4, 0.5, 0.01);
-  const gl::GenLassoPath p = gl::generalized_lasso_path(D, y, w, VectorXd::Ones(1), lambdas, gl::IPControl(), true);
+  const gl::PathResult p = gl::generalized_lasso_path(D, y, w, VectorXd::Ones(1), lambdas, gl::IPControl(), true);
   CHECK(p.completed == 4 && !p.interrupted);
   for (int l = 0; l < 4; ++l) {
     VectorXd b(n), lam = VectorXd::Constant(n - 1, lambdas[l]);
@@ -309,7 +309,7 @@ TEST(generalized_lasso_path_and_stop) {
   }
   // the stop callback: asked before the first lambda, nothing is solved
   int polls = 0;
-  const gl::GenLassoPath s = gl::generalized_lasso_path(D, y, w, VectorXd::Ones(1), lambdas, gl::IPControl(), true,
+  const gl::PathResult s = gl::generalized_lasso_path(D, y, w, VectorXd::Ones(1), lambdas, gl::IPControl(), true,
                                                         [&] { return ++polls >= 3; });
   CHECK(s.interrupted && s.completed == 2 && polls == 3);
   const gl::GenLassoLambdaMax ls = gl::generalized_lasso_lambda_max(D, y, w, VectorXd::Ones(1), [] { return true; });

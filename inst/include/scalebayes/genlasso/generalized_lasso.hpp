@@ -25,18 +25,9 @@
 namespace scalebayes {
 namespace genlasso {
 
-struct GenLassoPath {
-  Eigen::MatrixXd beta;  // n x L
-  Eigen::MatrixXd u;     // m x L
-  Eigen::VectorXd gap, rel_gap, primal;
-  Eigen::VectorXi iter;
-  int completed = 0;     // lambda values solved (all L unless interrupted)
-  bool interrupted = false;
-};
-
 // Solutions along the lambda sequence, each solve warm-started (when warm) from the previous dual solution
 // scaled by the ratio of the lambdas. w: observation weights (> 0); w0: penalty weights (length 1 or m).
-inline GenLassoPath generalized_lasso_path(const Eigen::SparseMatrix<double>& D, const Eigen::VectorXd& y,
+inline PathResult generalized_lasso_path(const Eigen::SparseMatrix<double>& D, const Eigen::VectorXd& y,
                                            const Eigen::VectorXd& w, const Eigen::VectorXd& w0,
                                            const Eigen::VectorXd& lambdas, const IPControl& ctl, bool warm,
                                            const StopFn& stop = StopFn()) {
@@ -47,13 +38,7 @@ inline GenLassoPath generalized_lasso_path(const Eigen::SparseMatrix<double>& D,
   const Eigen::VectorXd winv = w.cwiseInverse();
   op.set_weights(winv.data());
   const int L = static_cast<int>(lambdas.size());
-  GenLassoPath out;
-  out.beta.resize(n, L);
-  out.u.resize(m, L);
-  out.gap.resize(L);
-  out.rel_gap.resize(L);
-  out.primal.resize(L);
-  out.iter.resize(L);
+  PathResult out(n, m, L);
   Eigen::VectorXd lam(m), uprev;
   for (int l = 0; l < L; ++l) {
     if (stop && stop()) {
@@ -68,14 +53,8 @@ inline GenLassoPath generalized_lasso_path(const Eigen::SparseMatrix<double>& D,
       start = &ws;
     }
     IPResult r = dual_ip(op, y, w, lam, ctl, start, true);
-    out.beta.col(l) = r.beta;
-    out.u.col(l) = r.u;
-    out.gap[l] = r.gap;
-    out.rel_gap[l] = r.rel_gap;
-    out.primal[l] = r.primal;
-    out.iter[l] = r.iter;
+    out.store(l, r);
     uprev = r.u;
-    out.completed = l + 1;
   }
   return out;
 }

@@ -45,6 +45,29 @@ struct IPResult {
   double rounding_rel = 0;  // relative objective change that rounding beta to double can cause (see rounding_floor)
 };
 
+// Solutions along a lambda path (trend_filter_path, generalized_lasso_path): column / entry l for lambda l.
+struct PathResult {
+  Eigen::MatrixXd beta;   // n x L
+  Eigen::VectorXd gap, rel_gap, primal, rounding_rel;
+  Eigen::VectorXi iter;
+  Eigen::MatrixXd u;      // m x L (dual solutions, for warm starts)
+  int completed = 0;      // lambda values solved (all L unless interrupted)
+  bool interrupted = false;
+  PathResult() = default;
+  PathResult(int n, int m, int L)
+      : beta(n, L), gap(L), rel_gap(L), primal(L), rounding_rel(Eigen::VectorXd::Zero(L)), iter(L), u(m, L) {}
+  void store(int l, const IPResult& r) {
+    beta.col(l) = r.beta;
+    u.col(l) = r.u;
+    gap[l] = r.gap;
+    rel_gap[l] = r.rel_gap;
+    primal[l] = r.primal;
+    rounding_rel[l] = r.rounding_rel;
+    iter[l] = r.iter;
+    completed = l + 1;
+  }
+};
+
 // Extended precision for the iterate and the residuals. The dual variable u is of the size of lambda while
 // beta = y - W^{-1} D' u is of the size of y: for k >= 2 the cancellation in D' u (and the rounding of u
 // itself) puts a floor of about eps * lambda^2 * ||D||^2 on the certified gap in double precision (measured:

@@ -71,15 +71,6 @@ inline int trend_filter_df(const BandedD& D, int k, const double* beta, const do
   return knots + k + 1;
 }
 
-struct PathResult {
-  Eigen::MatrixXd beta;   // n x L
-  Eigen::VectorXd gap, rel_gap, primal, rounding_rel;
-  Eigen::VectorXi iter;
-  Eigen::MatrixXd u;      // m x L (dual solutions, for warm starts)
-  int completed = 0;      // lambda values solved (all L unless interrupted)
-  bool interrupted = false;
-};
-
 // Solutions along a decreasing lambda sequence (warm-started from the previous dual solution).
 // w0: length 1 (common) or m (per difference).
 inline PathResult trend_filter_path(const BandedD& D, int k, const Eigen::VectorXd& y, const Eigen::VectorXd& w,
@@ -92,14 +83,7 @@ inline PathResult trend_filter_path(const BandedD& D, int k, const Eigen::Vector
   // polynomial fit is optimal and is returned exactly instead of by the interior point (whose barrier is
   // poorly scaled far above lambda_max).
   const int L = static_cast<int>(lambdas.size());
-  PathResult out;
-  out.beta.resize(D.n, L);
-  out.u.resize(D.m, L);
-  out.gap.resize(L);
-  out.rel_gap.resize(L);
-  out.primal.resize(L);
-  out.rounding_rel.resize(L);
-  out.iter.resize(L);
+  PathResult out(D.n, D.m, L);
   ScaledD S(D);
   BandedOp op(S.D);
   Eigen::VectorXd winv = w.cwiseInverse();
@@ -138,15 +122,8 @@ inline PathResult trend_filter_path(const BandedD& D, int k, const Eigen::Vector
     } else {
       r = dp ? solve_trend_filter(D, k, y, w, lam, method, ctl) : solve_scaled_ip(S, op, y, w, lam, ctl, start, true);
     }
-    out.beta.col(l) = r.beta;
-    out.u.col(l) = r.u;
-    out.gap[l] = r.gap;
-    out.rel_gap[l] = r.rel_gap;
-    out.primal[l] = r.primal;
-    out.rounding_rel[l] = r.rounding_rel;
-    out.iter[l] = r.iter;
+    out.store(l, r);
     uprev = r.u;
-    out.completed = l + 1;
   }
   return out;
 }
