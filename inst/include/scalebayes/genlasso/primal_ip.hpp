@@ -21,7 +21,7 @@
 // Every iterate (beta, u) with |u| < lam is certified by the exact pair gap
 //   P(beta) - g(u) = sum_j (lam_j |z_j| - u_j z_j) + 1/2 sum_i r_i^2 / w_i,  z = D beta, r = W (y - beta) - D'u,
 // (non-negative terms), evaluated in long double. Near the optimum the active set (knots) is read off the
-// complementarity pairs and the primal is polished exactly on it (dual_ip.hpp, ActiveSetPolisher).
+// complementarity pairs and the primal is polished exactly on it (polisher.hpp, ActiveSetPolisher).
 // Header-only, Eigen/std only, no R.
 #pragma once
 #include <Eigen/Dense>
