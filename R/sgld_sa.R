@@ -91,14 +91,7 @@ sgld_sa <- function(x, y, family = c("gaussian", "binomial"), method = c("sa", "
   x <- check_x_matrix(x)
   n <- nrow(x)
   p <- ncol(x)
-  if (family == "binomial") {
-    y <- binomial_y(y)
-  }
-  y <- check_y_vector(y, n)
-  if (family == "binomial" && !all(y %in% c(0, 1))) {
-    sb_abort(c("{.arg y} must be 0/1 (or logical, or a two-level factor) for {.code family = \"binomial\"}.",
-               x = "Found values other than 0 and 1."), arg = "y")
-  }
+  y <- if (family == "binomial") binomial_response(y, n, both_classes = FALSE) else check_y_vector(y, n)
   iterations <- check_count(iterations)
   batch_size <- if (is.null(batch_size)) min(50L, n) else check_count(batch_size)
   if (batch_size > n) {
@@ -233,19 +226,6 @@ sgld_sa <- function(x, y, family = c("gaussian", "binomial"), method = c("sa", "
 }
 
 `%||%` <- function(a, b) if (is.null(a)) b else a
-
-binomial_y <- function(y, call = rlang::caller_env()) {
-  if (is.matrix(y) && ncol(y) == 1L) y <- drop(y)
-  if (is.factor(y)) {
-    if (nlevels(y) != 2L) {
-      sb_abort(c("A factor {.arg y} must have exactly 2 levels for {.code family = \"binomial\"}.",
-                 x = "It has {nlevels(y)}."), arg = "y", call = call)
-    }
-    return(as.double(y == levels(y)[2]))
-  }
-  if (is.logical(y)) return(as.double(y))
-  y
-}
 
 resolve_keep <- function(keep, coef_names, call = rlang::caller_env()) {
   P <- length(coef_names)

@@ -95,27 +95,6 @@ prepare_glm_data <- function(x, y, family, alpha, penalty_factor, call) {
   list(x = x, y = y, alpha = alpha, penalty_factor = as.double(penalty_factor), n = n, p = p)
 }
 
-binomial_response <- function(y, n, call) {
-  if (is.factor(y)) {
-    if (nlevels(y) != 2L) {
-      sb_abort(c("{.arg y} must have exactly two classes for {.code family = \"binomial\"}.",
-                 x = "It has {nlevels(y)} level{?s}."), arg = "y", call = call)
-    }
-    y <- as.integer(y) - 1L
-  }
-  if (is.logical(y)) y <- as.integer(y)
-  y <- check_y_vector(y, n, arg = "y", call = call)
-  if (any(y != 0 & y != 1)) {
-    sb_abort(c("{.arg y} must be 0/1 (or logical, or a two-level factor) for {.code family = \"binomial\"}.",
-               x = "Found other values, e.g. {.val {utils::head(unique(y[y != 0 & y != 1]), 3)}}."),
-             arg = "y", call = call)
-  }
-  if (length(unique(y)) < 2L) {
-    sb_abort("{.arg y} must contain both classes 0 and 1 for {.code family = \"binomial\"}.", arg = "y", call = call)
-  }
-  y
-}
-
 #' Weighted lasso / elastic-net fit
 #'
 #' Solves, for observation weights \eqn{w_i} and penalty weights \eqn{v_j},

@@ -1,7 +1,7 @@
 // Glue for trend filtering and the generalized lasso (engine: inst/include/scalebayes/genlasso).
 #include "sb_glue.h"
 #include "scalebayes/genlasso/trend_filter.hpp"
-#include "scalebayes/genlasso/lambda_max_lp.hpp"
+#include "scalebayes/genlasso/generalized_lasso.hpp"
 
 namespace gl = scalebayes::genlasso;
 
@@ -29,6 +29,9 @@ TFEngine tf_engine_from(const Rcpp::List& e) {
   out.ctl.newton = Rcpp::as<int>(e["newton"]);
   return out;
 }
+// The engine's interrupt callback: polls R's interrupt flag without longjmp-ing through C++ frames; an
+// interrupted run is turned into R's interrupt condition by throwing Rcpp's InterruptedException here.
+bool stop_on_interrupt() { return sbglue::user_interrupted(); }
 }  // namespace
 
 // Dense D^{(x,k+1)} (for tests and small problems).
@@ -55,24 +58,15 @@ Rcpp::List cpp_tf_lambda_max(Rcpp::NumericVector y, Rcpp::NumericVector x, Rcpp:
 Rcpp::List cpp_tf_path(Rcpp::NumericVector y, Rcpp::NumericVector x, Rcpp::NumericVector w, int k,
                        Rcpp::NumericVector w0, Rcpp::NumericVector lambdas, Rcpp::List engine, bool warm) {
   const TFEngine eng = tf_engine_from(engine);
-  Eigen::VectorXd xv = to_vec(x), yv = to_vec(y), wv = to_vec(w), w0v = to_vec(w0), lv = to_vec(lambdas);
-  gl::BandedD D = gl::make_difference(xv, k);
-  if (w0v.size() != 1 && w0v.size() != D.m) throw std::invalid_argument("penalty weights must have length 1 or n-k-1");
-  const Eigen::VectorXd u0 = gl::unconstrained_dual(D, yv, xv, wv, k);
-  const Eigen::VectorXd b0 = gl::poly_projection(yv, xv, wv, k);
-  gl::PathResult r =
-      gl::trend_filter_path(D, k, yv, wv, w0v, lv, eng.method, eng.ctl, warm, &u0, &b0);
-  // degrees of freedom per lambda, and lambda_max from the dual already at hand (no second pass from R)
-  Eigen::VectorXd dy(D.m);
-  D.apply(yv.data(), dy.data());
-  const double noise = 1e-12 * std::max(dy.cwiseAbs().maxCoeff(), std::numeric_limits<double>::min());
-  Rcpp::IntegerVector df(lv.size());
-  for (int l = 0; l < lv.size(); ++l) df[l] = gl::trend_filter_df(D, k, r.beta.col(l).data(), r.u.col(l).data(), lv[l], w0v, noise);
+  const gl::TFFit f = gl::trend_filter_fit(to_vec(x), to_vec(y), to_vec(w), k, to_vec(w0), to_vec(lambdas),
+                                           eng.method, eng.ctl, warm, stop_on_interrupt);
+  if (f.path.interrupted) throw Rcpp::internal::InterruptedException();
+  const gl::PathResult& r = f.path;
   return Rcpp::List::create(Rcpp::Named("beta") = Rcpp::wrap(r.beta), Rcpp::Named("u") = Rcpp::wrap(r.u),
                             Rcpp::Named("gap") = Rcpp::wrap(r.gap), Rcpp::Named("rel_gap") = Rcpp::wrap(r.rel_gap),
                             Rcpp::Named("primal") = Rcpp::wrap(r.primal), Rcpp::Named("iter") = Rcpp::wrap(r.iter),
-                            Rcpp::Named("rounding_rel") = Rcpp::wrap(r.rounding_rel), Rcpp::Named("df") = df,
-                            Rcpp::Named("lambda_max") = gl::lambda_max_from_dual(u0, w0v));
+                            Rcpp::Named("rounding_rel") = Rcpp::wrap(r.rounding_rel), Rcpp::Named("df") = Rcpp::wrap(f.df),
+                            Rcpp::Named("lambda_max") = f.lambda_max);
 }
 
 // WBB draws of the fitted curve (genlasso::trend_filter_wbb over wbb::run_draws), written straight into the
@@ -125,90 +119,30 @@ Eigen::SparseMatrix<double> sparse_from_csc(int m, int n, const Rcpp::IntegerVec
 Rcpp::List cpp_genlasso_path(Rcpp::NumericVector y, Rcpp::NumericVector w, int m, int n, Rcpp::IntegerVector Di,
                              Rcpp::IntegerVector Dp, Rcpp::NumericVector Dx, Rcpp::NumericVector w0,
                              Rcpp::NumericVector lambdas, double tol, int max_iter, bool warm) {
-  Eigen::SparseMatrix<double> D = sparse_from_csc(m, n, Di, Dp, Dx);
-  Eigen::VectorXd yv = to_vec(y), wv = to_vec(w), w0v = to_vec(w0), lv = to_vec(lambdas);
-  if (yv.size() != n || wv.size() != n) throw std::invalid_argument("y and weights must have ncol(D) entries");
-  if (w0v.size() != 1 && w0v.size() != m) throw std::invalid_argument("penalty weights must have length 1 or nrow(D)");
-  gl::SparseOp op(D);
-  Eigen::VectorXd winv = wv.cwiseInverse();
-  op.set_weights(winv.data());
-  const int L = static_cast<int>(lv.size());
-  Eigen::MatrixXd beta(n, L), U(m, L);
-  Eigen::VectorXd gap(L), rel(L), primal(L);
-  Eigen::VectorXi iter(L);
-  Eigen::VectorXd lam(m), uprev;
-  gl::IPControl ctl = ip_control(tol, max_iter);
-  for (int l = 0; l < L; ++l) {
-    Rcpp::checkUserInterrupt();  // between lambda values (main thread)
-    for (int j = 0; j < m; ++j) lam[j] = lv[l] * (w0v.size() == 1 ? w0v[0] : w0v[j]);
-    Eigen::VectorXd ws;
-    const Eigen::VectorXd* start = nullptr;
-    if (warm && l > 0) {
-      ws = uprev * (lv[l - 1] > 0 ? lv[l] / lv[l - 1] : 0.0);
-      start = &ws;
-    }
-    gl::IPResult r = gl::dual_ip(op, yv, wv, lam, ctl, start, true);
-    beta.col(l) = r.beta;
-    U.col(l) = r.u;
-    gap[l] = r.gap;
-    rel[l] = r.rel_gap;
-    primal[l] = r.primal;
-    iter[l] = r.iter;
-    uprev = r.u;
-  }
-  return Rcpp::List::create(Rcpp::Named("beta") = Rcpp::wrap(beta), Rcpp::Named("u") = Rcpp::wrap(U),
-                            Rcpp::Named("gap") = Rcpp::wrap(gap), Rcpp::Named("rel_gap") = Rcpp::wrap(rel),
-                            Rcpp::Named("primal") = Rcpp::wrap(primal), Rcpp::Named("iter") = Rcpp::wrap(iter));
+  const Eigen::SparseMatrix<double> D = sparse_from_csc(m, n, Di, Dp, Dx);
+  const gl::PathResult r = gl::generalized_lasso_path(D, to_vec(y), to_vec(w), to_vec(w0), to_vec(lambdas),
+                                                        ip_control(tol, max_iter), warm, stop_on_interrupt);
+  if (r.interrupted) throw Rcpp::internal::InterruptedException();
+  return Rcpp::List::create(Rcpp::Named("beta") = Rcpp::wrap(r.beta), Rcpp::Named("u") = Rcpp::wrap(r.u),
+                            Rcpp::Named("gap") = Rcpp::wrap(r.gap), Rcpp::Named("rel_gap") = Rcpp::wrap(r.rel_gap),
+                            Rcpp::Named("primal") = Rcpp::wrap(r.primal), Rcpp::Named("iter") = Rcpp::wrap(r.iter));
 }
 
-// lambda_max of the generalized lasso: a feasible dual from D W^{-1} D' u = D y (a tiny ridge makes it unique
-// when D has more rows than rank), then the exact value min ||u / w0||_inf over D'u = D'u0 (lambda_max_lp.hpp).
+// lambda_max of the generalized lasso (engine: genlasso/generalized_lasso.hpp).
 // [[Rcpp::export]]
 Rcpp::List cpp_genlasso_lambda_max(Rcpp::NumericVector y, Rcpp::NumericVector w, int m, int n, Rcpp::IntegerVector Di,
                                    Rcpp::IntegerVector Dp, Rcpp::NumericVector Dx, Rcpp::NumericVector w0) {
-  Eigen::SparseMatrix<double> D = sparse_from_csc(m, n, Di, Dp, Dx);
-  Eigen::VectorXd yv = to_vec(y), wv = to_vec(w), w0v = to_vec(w0);
-  Eigen::VectorXd winv = wv.cwiseInverse();
-  const Eigen::SparseMatrix<double> G0 = D * winv.asDiagonal() * D.transpose();
-  double dmax = 0.0;
-  for (int j = 0; j < m; ++j) dmax = std::max(dmax, G0.coeff(j, j));
-  Eigen::SparseMatrix<double> I(m, m);
-  I.setIdentity();
-  Eigen::SimplicialLDLT<Eigen::SparseMatrix<double>> ldlt(G0 + (1e-10 * std::max(dmax, 1e-300)) * I);
-  if (ldlt.info() != Eigen::Success) throw std::runtime_error("factorization of D W^-1 D' failed");
-  const Eigen::VectorXd Dy = D * yv;
-  Eigen::VectorXd u = ldlt.solve(Dy);
-  // iterative refinement against the unridged G0: the ridge alone biases u by about 1e-10 cond(G) (measured
-  // 0.2% in lambda_max for second differences at n = 200)
-  double rprev = std::numeric_limits<double>::infinity();
-  for (int it = 0; it < 100; ++it) {
-    const Eigen::VectorXd r = Dy - G0 * u;
-    const double rn = r.cwiseAbs().maxCoeff();
-    if (!(rn < 0.5 * rprev)) break;
-    rprev = rn;
-    u += ldlt.solve(r);
-  }
-  // relative residual of the normal equations: large when D W^-1 D' is too ill-conditioned for double
-  // precision (e.g. 4th differences as a generic matrix at n = 200, condition ~ n^8)
-  const double resid = (Dy - G0 * u).cwiseAbs().maxCoeff() / std::max(Dy.cwiseAbs().maxCoeff(), 1e-300);
-  // the ridge solution is one feasible dual: exact when D has full row rank, an upper bound otherwise; the
-  // linear program gives the exact value in both cases (lambda_max_lp.hpp)
-  const double ridge_bound = gl::lambda_max_from_dual(u, w0v);
-  gl::LambdaMaxLP lp = gl::lambda_max_lp(D, u, w0v, 1e-12, 200, [] { Rcpp::checkUserInterrupt(); });
-  return Rcpp::List::create(Rcpp::Named("lambda_max") = lp.lambda_max, Rcpp::Named("lower") = lp.lower,
-                            Rcpp::Named("rel_gap") = lp.rel_gap, Rcpp::Named("ridge_bound") = ridge_bound,
-                            Rcpp::Named("residual") = resid, Rcpp::Named("u") = Rcpp::wrap(lp.u));
+  const Eigen::SparseMatrix<double> D = sparse_from_csc(m, n, Di, Dp, Dx);
+  const gl::GenLassoLambdaMax r =
+      gl::generalized_lasso_lambda_max(D, to_vec(y), to_vec(w), to_vec(w0), stop_on_interrupt);
+  if (r.interrupted) throw Rcpp::internal::InterruptedException();
+  return Rcpp::List::create(Rcpp::Named("lambda_max") = r.lambda_max, Rcpp::Named("lower") = r.lower,
+                            Rcpp::Named("rel_gap") = r.rel_gap, Rcpp::Named("ridge_bound") = r.ridge_bound,
+                            Rcpp::Named("residual") = r.residual, Rcpp::Named("u") = Rcpp::wrap(r.u));
 }
 
 // Euclidean norms of the rows of D^{(x,k+1)} (O(n k), for the difference-based noise estimate).
 // [[Rcpp::export]]
 Rcpp::NumericVector cpp_tf_row_norms(Rcpp::NumericVector x, int k) {
-  gl::BandedD D = gl::make_difference(to_vec(x), k);
-  Rcpp::NumericVector out(D.m);
-  for (int i = 0; i < D.m; ++i) {
-    double s = 0.0;
-    for (int l = 0; l < D.width; ++l) s += D.at(i, l) * D.at(i, l);
-    out[i] = std::sqrt(s);
-  }
-  return out;
+  return Rcpp::wrap(gl::row_norms(gl::make_difference(to_vec(x), k)));
 }

@@ -184,5 +184,16 @@ inline double lambda_max_from_dual(const Eigen::Ref<const Eigen::VectorXd>& u0,
   return lm;
 }
 
+// Euclidean norms of the rows of D (O(n k); the difference-based noise estimate of sure_trend_filter()).
+inline Eigen::VectorXd row_norms(const BandedD& D) {
+  Eigen::VectorXd out(D.m);
+  for (int i = 0; i < D.m; ++i) {
+    double s = 0.0;
+    for (int l = 0; l < D.width; ++l) s += D.at(i, l) * D.at(i, l);
+    out[i] = std::sqrt(s);
+  }
+  return out;
+}
+
 }  // namespace genlasso
 }  // namespace scalebayes

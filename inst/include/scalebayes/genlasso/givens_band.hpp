@@ -1,10 +1,10 @@
 // scalebayes/genlasso/givens_band.hpp -- row-sequential Givens QR of a banded least-squares matrix, shared by
-// the dual interior point (BandedOp, dual_ip.hpp) and the primal one (BandedLS, primal_ip.hpp).
+// the dual interior point (BandedOp, operators.hpp) and the primal one (BandedLS, banded_ls.hpp).
 //
 // R is upper banded: row c holds R(c, c..c+w-1) at R[c*w .. c*w+w-1]. Rows of the least-squares matrix are
 // rotated in one at a time (rotate_in); every rotation is recorded (col = c+1 with cosine/sine, or -(c+1) when
 // the row fills an empty row of R) so that Q' can be applied again to other right-hand sides (replay) and Q
-// unwound (dual_ip.hpp). Header-only, std only.
+// unwound (BandedOp::unwind, for polishing). Header-only, std only.
 #pragma once
 #include <cmath>
 #include <cstddef>

@@ -28,6 +28,7 @@
 #include <Eigen/SparseCholesky>
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <stdexcept>
 #ifdef SB_TRACE
@@ -43,17 +44,16 @@ struct LambdaMaxLP {
   double rel_gap = 0;     // (lambda_max - lower) / lambda_max
   int iter = 0;
   Eigen::VectorXd u;      // the dual certificate attaining lambda_max
+  bool interrupted = false;
 };
 
 // u0: any solution of D'u = v (e.g. the ridge solution of D W^{-1} D' u = D y); v is taken as D'u0 so that the
 // equality constraints are consistent to rounding. w0: penalty weights (length 1 = common, or m).
-// interrupt: called once per Newton step (the R glue passes Rcpp::checkUserInterrupt, which throws).
-struct NoInterrupt {
-  void operator()() const {}
-};
-template <class Interrupt = NoInterrupt>
-LambdaMaxLP lambda_max_lp(const Eigen::SparseMatrix<double>& D, const Eigen::VectorXd& u0, const Eigen::VectorXd& w0in,
-                          double tol = 1e-12, int max_iter = 200, Interrupt interrupt = Interrupt()) {
+// stop: called once per Newton step; returning true ends the iteration (interrupted = true; the bounds
+// returned are those of the last iterate, still valid).
+inline LambdaMaxLP lambda_max_lp(const Eigen::SparseMatrix<double>& D, const Eigen::VectorXd& u0,
+                                 const Eigen::VectorXd& w0in, double tol = 1e-12, int max_iter = 200,
+                                 const std::function<bool()>& stop = std::function<bool()>()) {
   using SpMat = Eigen::SparseMatrix<double>;
   const int m = static_cast<int>(D.rows()), n = static_cast<int>(D.cols());
   if (u0.size() != m) throw std::invalid_argument("u0 must have one entry per row of D");
@@ -92,7 +92,10 @@ LambdaMaxLP lambda_max_lp(const Eigen::SparseMatrix<double>& D, const Eigen::Vec
   double best_lower = 0, dt = 0, dt_a = 0;
   int it = 0;
   for (; it < max_iter; ++it) {
-    interrupt();
+    if (stop && stop()) {
+      out.interrupted = true;
+      break;
+    }
     a = t * w0 - u;
     b = t * w0 + u;
     const double mu = (al.dot(a) + be.dot(b)) / (2.0 * m);

@@ -4,14 +4,14 @@
 //   minimize_beta 1/2 sum_i w_i (y_i - beta_i)^2 + lambda sum_j w0_j |(D^{(x,k+1)} beta)_j|
 //
 // k = 0: exact weighted fused-lasso dynamic programming (fused_dp.hpp), O(n).
-// k >= 1 (or on request for k = 0): primal-dual interior point on the primal with banded Givens QR steps
-// (primal_ip.hpp), then, if that stops short of the target, the interior point on the dual (dual_ip.hpp);
-// O(n k^2) per Newton step, stopped at a certified relative duality gap (the better certificate is kept).
+// k >= 1 (or on request for k = 0): the interior points of banded_solve.hpp (primal, escalated primal, dual
+// fallback; O(n k^2) per Newton step, stopped at a certified relative duality gap).
 // Header-only, Eigen/std only, no R.
 #pragma once
 #include <Eigen/Dense>
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <stdexcept>
 #include <vector>
 
@@ -21,116 +21,15 @@
 #include "../rng/stream.hpp"
 #include "../wbb/driver.hpp"
 #include "difference.hpp"
-#include "dual_ip.hpp"
+#include "banded_solve.hpp"
+#include "certificate.hpp"
 #include "fused_dp.hpp"
-#include "primal_ip.hpp"
+#include "ip_types.hpp"
 
 namespace scalebayes {
 namespace genlasso {
 
 enum class TFMethod { Auto = 0, DP = 1, IP = 2 };
-
-// Certified gap for a primal point beta with dual u: gap = sum_j lam_j |(D beta)_j| - u_j (D beta)_j.
-inline void certify(const BandedD& D, const Eigen::VectorXd& y, const Eigen::VectorXd& w, const Eigen::VectorXd& lam,
-                    IPResult& r) {
-  Eigen::VectorXd z(D.m);
-  D.apply(r.beta.data(), z.data());
-  double loss = 0.0, pen = 0.0, g = 0.0;
-  for (int i = 0; i < D.n; ++i) loss += w[i] * (y[i] - r.beta[i]) * (y[i] - r.beta[i]);
-  for (int j = 0; j < D.m; ++j) {
-    pen += lam[j] * std::abs(z[j]);
-    g += lam[j] * std::abs(z[j]) - r.u[j] * z[j];
-  }
-  r.primal = 0.5 * loss + pen;
-  r.gap = std::max(g, 0.0);
-  r.rel_gap = r.gap / std::max(r.primal, static_cast<double>(gap_floor(y, w)));
-}
-
-// D with rows scaled to unit max-norm: D~ = diag(r) D, r_j = 1 / max_l |D_jl|. The problem with D~ and
-// lam~_j = lam_j / r_j is the same problem; the dual variables are u = diag(r) u~. For unevenly spaced x the
-// rows of D^{(x,k+1)} differ by many orders of magnitude and the interior point needs this balancing.
-struct ScaledD {
-  BandedD D;
-  Eigen::VectorXd r;
-  explicit ScaledD(const BandedD& D0) : D(D0), r(D0.m) {
-    for (int i = 0; i < D.m; ++i) {
-      double mx = 0.0;
-      for (int l = 0; l < D.width; ++l) mx = std::max(mx, std::abs(D.at(i, l)));
-      r[i] = mx > 0 ? 1.0 / mx : 1.0;
-      for (int l = 0; l < D.width; ++l) D.c[static_cast<std::size_t>(i) * D.width + l] *= r[i];
-    }
-  }
-};
-
-// The representability floor of a certificate: rounding each beta_i to double (relative error <= 2^-53) can
-// change the penalty by up to 2^-53 sum_j lam_j sum_l |D_jl| |beta_{j+l}|. For k >= 2 and large n the optimal
-// lambda makes this bound exceed 1e-8 P (the (k+1)-th differences of a smooth double-precision curve are
-// rounding noise), and no solver that returns doubles can certify a smaller relative gap. Reported with
-// every solve so that such a gap is not mistaken for a solver failure.
-inline double rounding_floor(const BandedD& D, const Eigen::VectorXd& beta, const Eigen::VectorXd& lam, double primal) {
-  double s = 0.0;
-  for (int j = 0; j < D.m; ++j) {
-    double t = 0.0;
-    for (int l = 0; l < D.width; ++l) t += std::abs(D.at(j, l)) * std::abs(beta[j + l]);
-    s += lam[j] * t;
-  }
-  return std::ldexp(s, -53) / std::max(primal, std::numeric_limits<double>::min());
-}
-
-// Interior point on the scaled problem; returns u and the certificate in the original scale.
-inline IPResult solve_scaled_ip(const ScaledD& S, BandedOp& op, const Eigen::VectorXd& y, const Eigen::VectorXd& w,
-                                const Eigen::VectorXd& lam, const IPControl& ctl, const Eigen::VectorXd* u_start,
-                                bool weights_set) {
-  Eigen::VectorXd lt = lam.cwiseQuotient(S.r);
-  Eigen::VectorXd us;
-  const Eigen::VectorXd* sp = nullptr;
-  if (u_start && u_start->size() == S.D.m) {
-    us = u_start->cwiseQuotient(S.r);
-    sp = &us;
-  }
-  IPResult r;
-  if (ctl.primal_first) {
-    r = primal_ip(op, S.D, y, w, lt, ctl);
-    // Short of the target and of what rounding beta to double permits: again with the precision escalation on
-    // lost directions (Givens path). Not from the start: on n = 1e4, k = 3 with Exp(1) weights the first run's
-    // iterate diverges but its polish certifies 4e-10, the escalated run's only 4e-7; on the benchmark's
-    // n = 1e5, k = 2 (3.98e-5 after 73 steps) and k = 3 (0.65) the escalated run certifies 3e-11 in 30 steps
-    // and 9.5e-3 (the rounding floor, 1.1e-2) in 11 steps.
-    auto short_of_floor = [&](const IPResult& x) {
-      return !x.converged && !(x.rel_gap <= 2.0 * rounding_floor(S.D, x.beta, lt, x.primal));
-    };
-    if (short_of_floor(r)) {
-      IPControl ce = ctl;
-      ce.escalate = true;
-      ce.newton = 1;
-      IPResult e = primal_ip(op, S.D, y, w, lt, ce);
-      e.iter += r.iter;
-      if (e.rel_gap < r.rel_gap) r = e;
-      else r.iter = e.iter;
-    }
-    // the dual interior point only where both stopped short of that floor (measured: n = 1e5, k = 3, where the
-    // floor is 1e-2, the dual added 17 steps and never improved on it)
-    if (short_of_floor(r)) {
-      IPResult d = dual_ip(op, y, w, lt, ctl, sp, false);
-      // the dual interior point certifies its long-double pair; report the certificate of the pair returned
-      // (they differ where rounding to double matters: k = 3, n = 1e6)
-      LD dp = 0, dg = 0;
-      certify_pair_ld(S.D, y, w, lt, d.beta, d.u, dp, dg);
-      d.primal = static_cast<double>(dp);
-      d.gap = static_cast<double>(dg);
-      d.rel_gap = static_cast<double>(dg / std::max(dp, gap_floor(y, w)));
-      d.converged = d.rel_gap <= ctl.tol;
-      d.iter += r.iter;
-      if (d.rel_gap < r.rel_gap) r = d;
-      else r.iter = d.iter;
-    }
-  } else {
-    r = dual_ip(op, y, w, lt, ctl, sp, weights_set);
-  }
-  r.u = r.u.cwiseProduct(S.r);
-  r.rounding_rel = rounding_floor(S.D, r.beta, lt, r.primal);
-  return r;
-}
 
 // One weighted solve. lam: per-difference penalties (length m). op: a BandedOp on D whose weights may
 // already be set (weights_set = true) so that a lambda path reuses the Gram matrix.
@@ -175,33 +74,19 @@ inline int trend_filter_df(const BandedD& D, int k, const double* beta, const do
   return knots + k + 1;
 }
 
-struct PathResult {
-  Eigen::MatrixXd beta;   // n x L
-  Eigen::VectorXd gap, rel_gap, primal, rounding_rel;
-  Eigen::VectorXi iter;
-  Eigen::MatrixXd u;      // m x L (dual solutions, for warm starts)
-};
-
 // Solutions along a decreasing lambda sequence (warm-started from the previous dual solution).
 // w0: length 1 (common) or m (per difference).
 inline PathResult trend_filter_path(const BandedD& D, int k, const Eigen::VectorXd& y, const Eigen::VectorXd& w,
                                     const Eigen::VectorXd& w0, const Eigen::VectorXd& lambdas, TFMethod method,
                                     const IPControl& ctl, bool warm = true,
                                     const Eigen::VectorXd* u_unconstrained = nullptr,
-                                    const Eigen::VectorXd* beta_poly = nullptr) {
+                                    const Eigen::VectorXd* beta_poly = nullptr, const StopFn& stop = StopFn()) {
   // beta_poly: the weighted polynomial fit of degree k (poly_projection()); u_unconstrained: its dual
   // (unconstrained_dual()). Where that dual is feasible, |u_j| <= lam_j for all j (lambda >= lambda_max), the
   // polynomial fit is optimal and is returned exactly instead of by the interior point (whose barrier is
   // poorly scaled far above lambda_max).
   const int L = static_cast<int>(lambdas.size());
-  PathResult out;
-  out.beta.resize(D.n, L);
-  out.u.resize(D.m, L);
-  out.gap.resize(L);
-  out.rel_gap.resize(L);
-  out.primal.resize(L);
-  out.rounding_rel.resize(L);
-  out.iter.resize(L);
+  PathResult out(D.n, D.m, L);
   ScaledD S(D);
   BandedOp op(S.D);
   Eigen::VectorXd winv = w.cwiseInverse();
@@ -209,6 +94,10 @@ inline PathResult trend_filter_path(const BandedD& D, int k, const Eigen::Vector
   if (!dp) op.set_weights(winv.data());
   Eigen::VectorXd lam(D.m), uprev;
   for (int l = 0; l < L; ++l) {
+    if (stop && stop()) {  // between lambda values
+      out.interrupted = true;
+      break;
+    }
     const double lambda = lambdas[l];
     if (!(lambda >= 0) || !std::isfinite(lambda)) throw std::invalid_argument("lambda must be finite and >= 0");
     for (int j = 0; j < D.m; ++j) lam[j] = lambda * (w0.size() == 1 ? w0[0] : w0[j]);
@@ -236,16 +125,39 @@ inline PathResult trend_filter_path(const BandedD& D, int k, const Eigen::Vector
     } else {
       r = dp ? solve_trend_filter(D, k, y, w, lam, method, ctl) : solve_scaled_ip(S, op, y, w, lam, ctl, start, true);
     }
-    out.beta.col(l) = r.beta;
-    out.u.col(l) = r.u;
-    out.gap[l] = r.gap;
-    out.rel_gap[l] = r.rel_gap;
-    out.primal[l] = r.primal;
-    out.rounding_rel[l] = r.rounding_rel;
-    out.iter[l] = r.iter;
+    out.store(l, r);
     uprev = r.u;
   }
   return out;
+}
+
+struct TFFit {
+  PathResult path;
+  Eigen::VectorXi df;        // degrees of freedom per lambda (trend_filter_df)
+  double lambda_max = 0;     // exact lambda_max (from the dual of the polynomial fit)
+};
+
+// A trend-filtering fit along a lambda path, as R's trend_filter() needs it: D^(x,k+1), the polynomial fit and
+// its dual (returned exactly above lambda_max), the path, degrees of freedom per lambda and lambda_max.
+// w0: penalty weights (length 1 or n-k-1). stop: polled between lambda values.
+inline TFFit trend_filter_fit(const Eigen::VectorXd& x, const Eigen::VectorXd& y, const Eigen::VectorXd& w, int k,
+                              const Eigen::VectorXd& w0, const Eigen::VectorXd& lambdas, TFMethod method,
+                              const IPControl& ctl, bool warm, const StopFn& stop = StopFn()) {
+  BandedD D = make_difference(x, k);
+  if (w0.size() != 1 && w0.size() != D.m) throw std::invalid_argument("penalty weights must have length 1 or n-k-1");
+  const Eigen::VectorXd u0 = unconstrained_dual(D, y, x, w, k);
+  const Eigen::VectorXd b0 = poly_projection(y, x, w, k);
+  TFFit fit;
+  fit.path = trend_filter_path(D, k, y, w, w0, lambdas, method, ctl, warm, &u0, &b0, stop);
+  // degrees of freedom per lambda; a jump is rounding noise below 1e-12 max_j |(D y)_j|
+  Eigen::VectorXd dy(D.m);
+  D.apply(y.data(), dy.data());
+  const double noise = 1e-12 * std::max(dy.cwiseAbs().maxCoeff(), std::numeric_limits<double>::min());
+  fit.df.setZero(lambdas.size());
+  for (int l = 0; l < fit.path.completed; ++l)
+    fit.df[l] = trend_filter_df(D, k, fit.path.beta.col(l).data(), fit.path.u.col(l).data(), lambdas[l], w0, noise);
+  fit.lambda_max = lambda_max_from_dual(u0, w0);
+  return fit;
 }
 
 // Weighted Bayesian bootstrap: the weighted solver that wbb::run_draws() (wbb/driver.hpp) calls per draw.

@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# R CMD build + R CMD check --as-cran --no-manual on a copy of this checkout, so that a broken NAMESPACE, Rd
+# file, example, vignette or compiler warning fails CI. The check installs into its own temporary library
+# (never the shared one). The vignettes build from their precomputed results (vignettes/*.rds), and the
+# testthat suite runs as on CRAN (NOT_CRAN unset: the long tests skip; tools/run-tests.sh runs them all).
+# Fails on any ERROR or WARNING; NOTEs are printed (a first submission always has one).
+# Measured on the 2-core VM: see bench/RESULTS.md ("CI: R CMD check").
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+work="$(mktemp -d "${TMPDIR:-/tmp}/scalebayes-check.XXXXXX")"
+trap 'rm -rf "$work"' EXIT
+export MAKEFLAGS="${MAKEFLAGS:--j2}"
+# optional suggests (monomvn, bayesplot, ...) may be absent; no network here (CRAN incoming, time server)
+export _R_CHECK_FORCE_SUGGESTS_=false
+export _R_CHECK_CRAN_INCOMING_=false
+export _R_CHECK_CRAN_INCOMING_REMOTE_=false
+export _R_CHECK_FUTURE_FILE_TIMESTAMPS_=false
+export _R_CHECK_SYSTEM_CLOCK_=false
+unset NOT_CRAN
+cd "$work"
+start=$(date +%s)
+R CMD build --no-manual "$root" > build.log 2>&1 || { cat build.log; exit 1; }
+tarball=$(ls scalebayes_*.tar.gz)
+built=$(date +%s)
+status=0
+R CMD check --as-cran --no-manual "$tarball" > check.log 2>&1 || status=$?
+end=$(date +%s)
+cat check.log
+echo "R CMD build: $((built - start)) s, R CMD check: $((end - built)) s"
+log=scalebayes.Rcheck/00check.log
+if [ "$status" -ne 0 ] || grep -Eq '^Status: .*(ERROR|WARNING)' "$log"; then
+  for f in scalebayes.Rcheck/00install.out scalebayes.Rcheck/tests/*.Rout.fail; do
+    [ -f "$f" ] && { echo "==> $f"; tail -n 60 "$f"; }
+  done
+  echo "R CMD check failed (status $status)"
+  exit 1
+fi
