@@ -14,8 +14,9 @@
 #' @param max_steps If given, exactly this many optimizer steps (overrides `epochs`).
 #' @param grad_tol If positive, stop early once the full-data gradient norm of \eqn{F/n}, checked after
 #'   every epoch, is below it; the final gradient norm of every fit is then reported.
-#' @param certify Evaluate the full-data gradient norm of \eqn{F/n} at the end of every fit (one extra pass
-#'   over the data), reported per draw as `grad_norm`: how far each draw is from a stationary point.
+#' @param certify Evaluate \eqn{F} and the full-data gradient norm of \eqn{F/n} at the end of every fit (one
+#'   extra forward and backward pass over the data), reported per draw as `objective` and `grad_norm`: how
+#'   far each draw is from a stationary point. `FALSE` skips the pass (both are then `NA`).
 #' @param momentum SGD momentum.
 #' @param betas,eps Adam's moment decay rates and denominator constant.
 #' @param weight_dist Data weights: `"exponential"` (i.i.d. Exp(1), the WBB), `"multinomial"` (resampling
