@@ -98,9 +98,9 @@ blasso <- function(x, y, lambda = "eb", chains = 4L, iter = 1000L, burnin = 500L
   if (is.null(thin)) thin <- if (identical(control$preset, "monomvn")) max(1L, min(p, n - 1L)) else 1L
   thin <- check_count(thin)
   check_result_size(as.double(chains) * iter, p + 1, "iter")
-  threads <- resolve_threads(threads)
-  seed <- resolve_seed(seed)
-  quiet <- resolve_quiet(quiet)
+  run <- run_settings(seed, threads, quiet)
+  threads <- run$threads
+  seed <- run$seed
   if (stats::var(y) == 0) sb_abort("{.arg y} is constant; there is nothing to fit.", arg = "y")
   df <- n - as.integer(control$intercept)
   if (df < 2L) sb_abort("Too few observations: need n >= {2 + control$intercept}.", arg = "x")
@@ -129,7 +129,7 @@ blasso <- function(x, y, lambda = "eb", chains = 4L, iter = 1000L, burnin = 500L
   }
   ctrl <- blasso_engine_ctrl(mode$mode, lambda0, control, s2p, chains, iter, burnin, thin,
                              sigma2_floor = if (p >= n) 1e-10 * vy else 0)
-  r <- sb_call_engine(cpp_blasso(xs, y, ctrl, seed, threads, quiet))
+  r <- sb_call_engine(cpp_blasso(xs, y, ctrl, run))
   if (isTRUE(r$interrupted)) rlang::interrupt()
   if (mode$mode == 1L && isTRUE(r$em_hit_bound)) {
     sb_warn(c("The empirical-Bayes estimate of {.arg lambda} hit the bound {.code lambda_range}.",

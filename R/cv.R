@@ -39,7 +39,7 @@ cv_weighted_lasso <- function(x, y, family = c("gaussian", "binomial"), weights 
   st <- standardize_x(d$x, check_flag(standardize), check_flag(intercept))
   ctrl <- c(check_cd_control(control, call), intercept = intercept)
   out <- run_cv(st$x, d$y, family, d$alpha, ws$w, d$penalty_factor, nfolds, foldid, nlambda, lambda_min_ratio,
-                resolve_seed(seed, call), resolve_threads(threads, call), resolve_quiet(quiet), ctrl, call)
+                run_settings(seed, threads, quiet, call), ctrl, call)
   if (ws$c != 1) {
     out[c("lambda", "lambda_min", "lambda_1se")] <- lapply(out[c("lambda", "lambda_min", "lambda_1se")], `*`, ws$c)
     check_lambda_scale(out$lambda, call)
@@ -47,12 +47,12 @@ cv_weighted_lasso <- function(x, y, family = c("gaussian", "binomial"), weights 
   out
 }
 
-run_cv <- function(xs, y, family, alpha, w, pf, nfolds, foldid, nlambda, lambda_min_ratio, seed, threads, quiet,
-                   ctrl, call) {
+# run: the run list (run_settings(), R/seed.R); its seed also draws the folds.
+run_cv <- function(xs, y, family, alpha, w, pf, nfolds, foldid, nlambda, lambda_min_ratio, run, ctrl, call) {
   n <- nrow(xs); p <- ncol(xs)
   if (is.null(foldid)) {
     nfolds <- check_count(nfolds, min = 2L, arg = "nfolds", call = call)
-    foldid <- make_foldid(n, nfolds, seed, call)
+    foldid <- make_foldid(n, nfolds, run$seed, call)
   } else if (!is.numeric(foldid) || length(foldid) != n || any(!is.finite(foldid)) ||
              !setequal(unique(foldid), seq_len(max(foldid))) || max(foldid) < 2) {
     sb_abort("{.arg foldid} must hold fold numbers 1..K (K >= 2), one per row of {.arg x}.", arg = "foldid",
@@ -69,7 +69,7 @@ run_cv <- function(xs, y, family, alpha, w, pf, nfolds, foldid, nlambda, lambda_
   }
   lambda <- lmax * exp(seq(0, log(lambda_min_ratio), length.out = nlambda))
   r <- sb_call_engine(cpp_enet_cv(xs, y, family_code(family), alpha, w, pf, as.integer(foldid) - 1L, lambda, ctrl,
-                                  threads, quiet), call = call)
+                                  engine_run(run)), call = call)
   if (isTRUE(r$interrupted)) rlang::interrupt()
   structure(list(lambda = r$lambda, cvm = r$cvm, cvsd = r$cvsd, lambda_min = r$lambda_min,
                  lambda_1se = r$lambda_1se, index_min = r$index_min, index_1se = r$index_1se,

@@ -36,6 +36,18 @@ resolve_threads <- function(threads, call = rlang::caller_env()) {
               fix = "Use at most the number of cores ({parallel::detectCores()} here); results do not depend on it.")
 }
 
+# The run settings of one call, resolved once: the ONE run list every engine reads (src/sb_glue.h:
+# sbglue::run_settings() for the seed and threads, sbglue::Progress for quiet). Model settings travel in their own
+# control list; engines that need more run settings extend this list (wbb_engine_settings(), R/wbb_run.R).
+run_settings <- function(seed = NULL, threads = NULL, quiet = NULL, call = rlang::caller_env()) {
+  threads <- resolve_threads(threads, call)
+  seed <- resolve_seed(seed, call)
+  list(seed = seed, threads = threads, quiet = resolve_quiet(quiet))
+}
+
+# The run list of an engine call from a resolved settings list that may hold more (e.g. wbb_run_settings()).
+engine_run <- function(rs) rs[c("seed", "threads", "quiet")]
+
 resolve_quiet <- function(quiet) {
   if (is.null(quiet)) return(!interactive() || isTRUE(getOption("scalebayes.quiet", FALSE)))
   check_flag(quiet, arg = "quiet")

@@ -128,10 +128,9 @@ sgld_sa <- function(x, y, family = c("gaussian", "binomial"), method = c("sa", "
   }
   chains <- check_count(chains)
   check_result_size(as.double(chains) * ((iterations - burnin) %/% thin), length(keep), "iterations")
-  threads <- resolve_threads(threads)
   future <- check_flag(future)
-  seed <- resolve_seed(seed)
-  quiet <- resolve_quiet(quiet)
+  run <- run_settings(seed, threads, quiet)
+  seed <- run$seed
   if (!inherits(control, "sb_sgmcmc_control")) {
     sb_abort(c("{.arg control} must be created by {.fn sgmcmc_control}.",
                x = "You supplied {.obj_type_friendly {control}}."), arg = "control")
@@ -146,20 +145,21 @@ sgld_sa <- function(x, y, family = c("gaussian", "binomial"), method = c("sa", "
   ctl$trace_every <- trace_every
   ctl <- c(ctl, list(family = family, method = method, sampler = sampler, iterations = iterations,
                      batch_size = batch_size, burnin = burnin, thin = thin, v0 = v0, v1 = v1, keep = keep,
-                     chains = chains, threads = threads, seed = seed))
+                     chains = chains))
   x_test <- if (is.null(newx)) matrix(0, 0, p) else newx
   t0 <- proc.time()
   if (!future || chains == 1L) {
     ctl$chain_offset <- 0
-    res <- sb_call_engine(cpp_sgld_sa(x, y, as.integer(sparse), intercept, x_test, init, ctl, !quiet))
+    res <- sb_call_engine(cpp_sgld_sa(x, y, as.integer(sparse), intercept, x_test, init, ctl, run))
   } else {
     chunks <- if (requireNamespace("future", quietly = TRUE)) min(chains, future::nbrOfWorkers()) else 2L
+    run_chunk <- utils::modifyList(run, list(quiet = TRUE))  # no progress bars from future workers
     parts <- sb_call_engine(sb_map_chunks(chains, chunks, function(first, count) {
       cc <- ctl
       cc$chains <- count
       cc$chain_offset <- first
       cpp_sgld_sa(x, y, as.integer(sparse), intercept, x_test, init[, first + seq_len(count), drop = FALSE], cc,
-                  FALSE)
+                  run_chunk)
     }, use_future = TRUE))
     res <- list(chains = do.call(c, lapply(parts, `[[`, "chains")),
                 interrupted = any(vapply(parts, function(r) isTRUE(r$interrupted), logical(1))))

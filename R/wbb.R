@@ -161,7 +161,7 @@ wbb.default <- function(x, y, family = c("gaussian", "binomial"), alpha = 1, lam
   cv <- NULL
   if (is.null(lambda)) {
     cv <- run_cv(st$x, d$y, family, d$alpha, unit, d$penalty_factor, control$nfolds, NULL, control$nlambda,
-                 control$lambda_min_ratio, seed, threads, quiet, ctrl, call)
+                 control$lambda_min_ratio, rs, ctrl, call)
     lambda <- if (control$lambda_rule == "min") cv$lambda_min else cv$lambda_1se
   }
   t_cv <- wbb_elapsed(rs)
@@ -169,6 +169,7 @@ wbb.default <- function(x, y, family = c("gaussian", "binomial"), alpha = 1, lam
   # the unweighted solution at each lambda: the point estimate; the first one warm-starts every draw
   est <- sb_call_engine(cpp_enet_path(st$x, d$y, family_code(family), d$alpha, unit, d$penalty_factor,
                                       lambda, ctrl), call = call)
+  if (isTRUE(est$interrupted)) rlang::interrupt()
   names_coef <- c("(Intercept)", colnames(d$x))
   engine <- function(first, count) {
     cpp_wbb_glm(st$x, d$y, family_code(family), d$alpha, d$penalty_factor, lambda, est$a0[1L], est$beta[, 1L],

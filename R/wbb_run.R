@@ -1,7 +1,8 @@
 # The one R front end of every weighted-Bayesian-bootstrap run: wbb(), trend_filter_wbb() and
 # blasso_compare() (its WBB arm and, with the same rules, its datasets). It resolves the run settings (seed,
-# threads, progress, chunks, future), hands each chunk's settings to the engine as ONE list (read by
-# src/sb_glue.h, wbb_settings(), into the engine's wbb::Settings), runs the chunks in this process or through
+# threads, progress: run_settings() in R/seed.R; chunks, future), hands each chunk's settings to the engine as ONE
+# list (the run list extended by the draw range; read by src/sb_glue.h, wbb_settings(), into the engine's
+# wbb::Settings, which extends parallel::RunSettings), runs the chunks in this process or through
 # future.apply, stops with an interrupt if any chunk was interrupted (before anything is combined), and
 # combines the chunks. The engine's driver (inst/include/scalebayes/wbb/driver.hpp) keys draw t by the
 # stream (seed, t), so every split gives the same result.
@@ -17,16 +18,17 @@ wbb_run_settings <- function(units, threads = NULL, seed = NULL, quiet = NULL, c
              kind = "dependency", arg = "future", call = call)
   }
   if (is.null(chunks)) chunks <- if (future) future::nbrOfWorkers() else 1L
-  list(units = units, threads = resolve_threads(threads, call), seed = resolve_seed(seed, call),
-       quiet = resolve_quiet(quiet), chunks = max(1L, min(as.integer(chunks), units)), future = future,
-       start = proc.time()[["elapsed"]])
+  c(run_settings(seed, threads, quiet, call),
+    list(units = units, chunks = max(1L, min(as.integer(chunks), units)), future = future,
+         start = proc.time()[["elapsed"]]))
 }
 
-# The list the engine reads for draws first + 1 .. first + count (src/sb_glue.h, wbb_settings()).
+# The list the engine reads for draws first + 1 .. first + count (src/sb_glue.h, wbb_settings()): the run list
+# (engine_run(), R/seed.R) plus the draw range and the weight rules.
 wbb_engine_settings <- function(rs, first, count, prior = "separate", dist = "exponential") {
-  list(seed = rs$seed, first = as.double(first), draws = as.double(count), threads = rs$threads,
-       dist = match(dist, c("exponential", "multinomial", "unit")) - 1L,
-       prior = match(prior, c("separate", "common", "none")) - 1L, quiet = rs$quiet)
+  c(engine_run(rs), list(first = as.double(first), draws = as.double(count),
+                         dist = match(dist, c("exponential", "multinomial", "unit")) - 1L,
+                         prior = match(prior, c("separate", "common", "none")) - 1L))
 }
 
 # Run engine(first, count) over the chunks of 1..units; returns the chunks' results in order. An interrupted

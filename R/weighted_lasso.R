@@ -167,6 +167,7 @@ weighted_lasso <- function(x, y, family = c("gaussian", "binomial"), weights = N
     lambda <- lmax * exp(seq(0, log(lambda_min_ratio), length.out = nlambda))
   }
   r <- sb_call_engine(cpp_enet_path(st$x, d$y, family_code(family), d$alpha, w, d$penalty_factor, lambda, ctrl))
+  if (isTRUE(r$interrupted)) rlang::interrupt()
   coefs <- unstandardize_coef(rbind(r$a0, r$beta), st$center, st$scale)
   dimnames(coefs) <- list(c("(Intercept)", colnames(d$x)), paste0("s", seq_along(lambda) - 1L))
   if (!isTRUE(r$converged)) {

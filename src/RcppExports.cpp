@@ -12,18 +12,16 @@ Rcpp::Rostream<false>& Rcpp::Rcerr = Rcpp::Rcpp_cerr_get();
 #endif
 
 // cpp_blasso
-Rcpp::List cpp_blasso(const Rcpp::NumericMatrix& x, const Rcpp::NumericVector& y, const Rcpp::List& ctrl, double seed, int threads, bool quiet);
-RcppExport SEXP _scalebayes_cpp_blasso(SEXP xSEXP, SEXP ySEXP, SEXP ctrlSEXP, SEXP seedSEXP, SEXP threadsSEXP, SEXP quietSEXP) {
+Rcpp::List cpp_blasso(const Rcpp::NumericMatrix& x, const Rcpp::NumericVector& y, const Rcpp::List& ctrl, const Rcpp::List& run);
+RcppExport SEXP _scalebayes_cpp_blasso(SEXP xSEXP, SEXP ySEXP, SEXP ctrlSEXP, SEXP runSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::RNGScope rcpp_rngScope_gen;
     Rcpp::traits::input_parameter< const Rcpp::NumericMatrix& >::type x(xSEXP);
     Rcpp::traits::input_parameter< const Rcpp::NumericVector& >::type y(ySEXP);
     Rcpp::traits::input_parameter< const Rcpp::List& >::type ctrl(ctrlSEXP);
-    Rcpp::traits::input_parameter< double >::type seed(seedSEXP);
-    Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
-    Rcpp::traits::input_parameter< bool >::type quiet(quietSEXP);
-    rcpp_result_gen = Rcpp::wrap(cpp_blasso(x, y, ctrl, seed, threads, quiet));
+    Rcpp::traits::input_parameter< const Rcpp::List& >::type run(runSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_blasso(x, y, ctrl, run));
     return rcpp_result_gen;
 END_RCPP
 }
@@ -99,8 +97,8 @@ BEGIN_RCPP
 END_RCPP
 }
 // cpp_sgld_sa
-Rcpp::List cpp_sgld_sa(const Rcpp::NumericMatrix& x, const Rcpp::NumericVector& y, const Rcpp::IntegerVector& sparse, bool intercept, const Rcpp::NumericMatrix& x_test, const Rcpp::NumericMatrix& beta_init, const Rcpp::List& control, bool show_progress);
-RcppExport SEXP _scalebayes_cpp_sgld_sa(SEXP xSEXP, SEXP ySEXP, SEXP sparseSEXP, SEXP interceptSEXP, SEXP x_testSEXP, SEXP beta_initSEXP, SEXP controlSEXP, SEXP show_progressSEXP) {
+Rcpp::List cpp_sgld_sa(const Rcpp::NumericMatrix& x, const Rcpp::NumericVector& y, const Rcpp::IntegerVector& sparse, bool intercept, const Rcpp::NumericMatrix& x_test, const Rcpp::NumericMatrix& beta_init, const Rcpp::List& control, const Rcpp::List& run);
+RcppExport SEXP _scalebayes_cpp_sgld_sa(SEXP xSEXP, SEXP ySEXP, SEXP sparseSEXP, SEXP interceptSEXP, SEXP x_testSEXP, SEXP beta_initSEXP, SEXP controlSEXP, SEXP runSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::RNGScope rcpp_rngScope_gen;
@@ -111,8 +109,8 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< const Rcpp::NumericMatrix& >::type x_test(x_testSEXP);
     Rcpp::traits::input_parameter< const Rcpp::NumericMatrix& >::type beta_init(beta_initSEXP);
     Rcpp::traits::input_parameter< const Rcpp::List& >::type control(controlSEXP);
-    Rcpp::traits::input_parameter< bool >::type show_progress(show_progressSEXP);
-    rcpp_result_gen = Rcpp::wrap(cpp_sgld_sa(x, y, sparse, intercept, x_test, beta_init, control, show_progress));
+    Rcpp::traits::input_parameter< const Rcpp::List& >::type run(runSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_sgld_sa(x, y, sparse, intercept, x_test, beta_init, control, run));
     return rcpp_result_gen;
 END_RCPP
 }
@@ -367,8 +365,8 @@ BEGIN_RCPP
 END_RCPP
 }
 // cpp_enet_cv
-Rcpp::List cpp_enet_cv(Rcpp::NumericMatrix x, Rcpp::NumericVector y, int family, double alpha, Rcpp::NumericVector w, Rcpp::NumericVector pf, Rcpp::IntegerVector foldid, Rcpp::NumericVector lambda, Rcpp::List control, int threads, bool quiet);
-RcppExport SEXP _scalebayes_cpp_enet_cv(SEXP xSEXP, SEXP ySEXP, SEXP familySEXP, SEXP alphaSEXP, SEXP wSEXP, SEXP pfSEXP, SEXP foldidSEXP, SEXP lambdaSEXP, SEXP controlSEXP, SEXP threadsSEXP, SEXP quietSEXP) {
+Rcpp::List cpp_enet_cv(Rcpp::NumericMatrix x, Rcpp::NumericVector y, int family, double alpha, Rcpp::NumericVector w, Rcpp::NumericVector pf, Rcpp::IntegerVector foldid, Rcpp::NumericVector lambda, Rcpp::List control, Rcpp::List run);
+RcppExport SEXP _scalebayes_cpp_enet_cv(SEXP xSEXP, SEXP ySEXP, SEXP familySEXP, SEXP alphaSEXP, SEXP wSEXP, SEXP pfSEXP, SEXP foldidSEXP, SEXP lambdaSEXP, SEXP controlSEXP, SEXP runSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::RNGScope rcpp_rngScope_gen;
@@ -381,9 +379,8 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type foldid(foldidSEXP);
     Rcpp::traits::input_parameter< Rcpp::NumericVector >::type lambda(lambdaSEXP);
     Rcpp::traits::input_parameter< Rcpp::List >::type control(controlSEXP);
-    Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
-    Rcpp::traits::input_parameter< bool >::type quiet(quietSEXP);
-    rcpp_result_gen = Rcpp::wrap(cpp_enet_cv(x, y, family, alpha, w, pf, foldid, lambda, control, threads, quiet));
+    Rcpp::traits::input_parameter< Rcpp::List >::type run(runSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_enet_cv(x, y, family, alpha, w, pf, foldid, lambda, control, run));
     return rcpp_result_gen;
 END_RCPP
 }
@@ -412,7 +409,7 @@ END_RCPP
 }
 
 static const R_CallMethodDef CallEntries[] = {
-    {"_scalebayes_cpp_blasso", (DL_FUNC) &_scalebayes_cpp_blasso, 6},
+    {"_scalebayes_cpp_blasso", (DL_FUNC) &_scalebayes_cpp_blasso, 4},
     {"_scalebayes_cpp_rinvgauss", (DL_FUNC) &_scalebayes_cpp_rinvgauss, 4},
     {"_scalebayes_cpp_blasso_compare", (DL_FUNC) &_scalebayes_cpp_blasso_compare, 7},
     {"_scalebayes_cpp_build_info", (DL_FUNC) &_scalebayes_cpp_build_info, 0},
@@ -435,7 +432,7 @@ static const R_CallMethodDef CallEntries[] = {
     {"_scalebayes_cpp_wbb_driver_check", (DL_FUNC) &_scalebayes_cpp_wbb_driver_check, 5},
     {"_scalebayes_cpp_lambda_max", (DL_FUNC) &_scalebayes_cpp_lambda_max, 7},
     {"_scalebayes_cpp_enet_path", (DL_FUNC) &_scalebayes_cpp_enet_path, 8},
-    {"_scalebayes_cpp_enet_cv", (DL_FUNC) &_scalebayes_cpp_enet_cv, 11},
+    {"_scalebayes_cpp_enet_cv", (DL_FUNC) &_scalebayes_cpp_enet_cv, 10},
     {"_scalebayes_cpp_wbb_glm", (DL_FUNC) &_scalebayes_cpp_wbb_glm, 13},
     {NULL, NULL, 0}
 };

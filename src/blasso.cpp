@@ -32,18 +32,18 @@ scalebayes::gibbs::BlassoControl blasso_control_from(const Rcpp::List& ctrl) {
 }
 }  // namespace
 
+// ctrl: the model settings (R/blasso.R's blasso_engine_ctrl()); run: the run list (R/seed.R's run_settings()).
 // [[Rcpp::export]]
-Rcpp::List cpp_blasso(const Rcpp::NumericMatrix& x, const Rcpp::NumericVector& y, const Rcpp::List& ctrl, double seed,
-                      int threads, bool quiet) {
+Rcpp::List cpp_blasso(const Rcpp::NumericMatrix& x, const Rcpp::NumericVector& y, const Rcpp::List& ctrl,
+                      const Rcpp::List& run) {
   namespace G = scalebayes::gibbs;
   G::BlassoControl c = blasso_control_from(ctrl);
-  c.threads = threads;
   if (ctrl.containsElementNamed("fixed_tau2") && !Rf_isNull(ctrl["fixed_tau2"]))
     c.fixed_tau2 = Rcpp::as<std::vector<double>>(ctrl["fixed_tau2"]);
   const double em_total = c.mode == G::LambdaMode::em ? c.em_burn + static_cast<double>(c.em_max) * c.em_sweeps : 0.0;
   const double total = static_cast<double>(c.chains) * (em_total + c.burnin + static_cast<double>(c.iter) * c.thin);
-  sbglue::Progress prog(total, !quiet, "blasso");
-  G::BlassoResult r = G::run_blasso(sbglue::as_map(x), sbglue::as_map(y), c, sbglue::seed_from_r(seed), prog.monitor());
+  sbglue::Progress prog(total, run, "blasso");
+  G::BlassoResult r = G::run_blasso(sbglue::as_map(x), sbglue::as_map(y), c, sbglue::run_settings(run), prog.monitor());
   // interrupted: the R side signals the interrupt and drops the draws, so do not copy them (can be GBs)
   if (r.interrupted || prog.interrupted()) return Rcpp::List::create(Rcpp::Named("interrupted") = true);
   return Rcpp::List::create(
@@ -78,7 +78,6 @@ Rcpp::NumericMatrix cpp_blasso_compare(int n, int p, int setting, int cell_id, c
   cell.setting = setting;
   cell.id = cell_id;
   G::CompareSettings st;
-  st.seed = rs.seed;
   st.draws = Rcpp::as<int>(settings["draws"]);
   st.nfolds = Rcpp::as<int>(settings["nfolds"]);
   st.nlambda = Rcpp::as<int>(settings["nlambda"]);
@@ -87,10 +86,9 @@ Rcpp::NumericMatrix cpp_blasso_compare(int n, int p, int setting, int cell_id, c
   st.blasso_standardize = Rcpp::as<bool>(settings["blasso_standardize"]);
   st.cd.tol = Rcpp::as<double>(settings["cd_tol"]);
   st.blasso = blasso_control_from(blasso_ctrl);
-  st.threads = rs.threads;
-  sbglue::Progress prog(static_cast<double>(rs.draws), !Rcpp::as<bool>(run["quiet"]), "datasets");
+  sbglue::Progress prog(static_cast<double>(rs.draws), run, "datasets");
   scalebayes::parallel::RunStatus status;
-  Eigen::MatrixXd out = G::run_compare(cell, rs.first_draw, rs.draws, st, prog.monitor(), &status);
+  Eigen::MatrixXd out = G::run_compare(cell, rs.first_draw, rs.draws, st, rs, prog.monitor(), &status);
   Rcpp::NumericMatrix res = Rcpp::wrap(out);
   res.attr("interrupted") = status.interrupted || prog.interrupted();
   return res;

@@ -1,5 +1,15 @@
-// src/sb_glue.h -- helpers shared by the Rcpp glue files: seeds, progress, interrupts.
+// src/sb_glue.h -- helpers shared by the Rcpp glue files: run settings, progress, interrupts.
 // Only this directory talks to R; the engine under inst/include/scalebayes never does.
+//
+// How a run reaches the engine (the same for every engine):
+//   * settings: R builds ONE run list with run_settings() (R/seed.R; seed, threads, quiet; the WBB functions add
+//     the draw range and weight rules with wbb_engine_settings(), R/wbb_run.R). run_settings() below reads it
+//     into the engine's parallel::RunSettings (wbb_settings() into wbb::Settings, which extends it); model
+//     settings travel separately (the engine's Control structs).
+//   * progress and interrupts: ONE sbglue::Progress per call (cli progress bar, shown unless `quiet`, and the
+//     interrupt poll R_CheckUserInterrupt via R_ToplevelExec), handed to the engine as a parallel::Monitor; the
+//     engine's driver calls it on this (the main) thread, and a stop request ends the run with interrupted = true,
+//     which the glue returns to R (the R side then signals the interrupt).
 #pragma once
 #include <RcppEigen.h>
 #include <cli/progress.h>
@@ -23,12 +33,16 @@ inline bool user_interrupted() { return !R_ToplevelExec(check_interrupt_fn, null
 // A progress bar (cli's C API) plus the interrupt poll, called by parallel::run_parallel on the main thread.
 class Progress {
  public:
+  // `total`: units of work the engine reports (draws, sweeps, iterations, folds); the bar is shown if `show`.
   Progress(double total, bool show, const char* name) : show_(show && total > 0) {
     if (show_) {
       bar_ = PROTECT(cli_progress_bar(total, R_NilValue));
       cli_progress_set_name(bar_, name);
     }
   }
+  // The same, shown unless the run list (run_settings()) says quiet.
+  Progress(double total, const Rcpp::List& run, const char* name)
+      : Progress(total, !Rcpp::as<bool>(run["quiet"]), name) {}
   ~Progress() {
     if (show_) {
       cli_progress_done(bar_);
@@ -57,18 +71,25 @@ class Progress {
   SEXP bar_ = R_NilValue;
 };
 
-// The settings of one WBB run (or chunk) from the list made by R/wbb_run.R's wbb_engine_settings():
-// seed, first (global index of the first draw), draws, threads, dist, prior (codes of the engine's enums).
+// The run settings (seed, threads) from the list made by R/seed.R's run_settings() (or any list extending it).
+inline scalebayes::parallel::RunSettings run_settings(const Rcpp::List& s) {
+  scalebayes::parallel::RunSettings rs;
+  rs.seed = seed_from_r(Rcpp::as<double>(s["seed"]));
+  rs.threads = Rcpp::as<int>(s["threads"]);
+  return rs;
+}
+
+// The settings of one WBB run (or chunk) from the list made by R/wbb_run.R's wbb_engine_settings(): the run
+// settings, first (global index of the first draw), draws, dist, prior (codes of the engine's enums).
 inline scalebayes::wbb::Settings wbb_settings(const Rcpp::List& s) {
   namespace W = scalebayes::wbb;
   W::Settings st;
-  st.seed = seed_from_r(Rcpp::as<double>(s["seed"]));
+  static_cast<scalebayes::parallel::RunSettings&>(st) = run_settings(s);
   const double first = Rcpp::as<double>(s["first"]), draws = Rcpp::as<double>(s["draws"]);
   if (!(first >= 0) || !(draws >= 0) || first > 9007199254740992.0 || draws > 2147483647.0)
     Rcpp::stop("internal: invalid draw range");
   st.first_draw = static_cast<std::size_t>(first);
   st.draws = static_cast<std::size_t>(draws);
-  st.threads = Rcpp::as<int>(s["threads"]);
   st.dist = static_cast<W::WeightDist>(Rcpp::as<int>(s["dist"]));
   st.prior = static_cast<W::PriorWeights>(Rcpp::as<int>(s["prior"]));
   return st;

@@ -56,9 +56,7 @@ sg::Control build_control(const Rcpp::List& c) {
   Rcpp::IntegerVector keep = c["keep"];  // 1-based, output order
   for (int v : keep) ctl.keep.push_back(static_cast<long>(v) - 1);
   ctl.chains = Rcpp::as<int>(c["chains"]);
-  ctl.threads = Rcpp::as<int>(c["threads"]);
   ctl.chain_offset = static_cast<long>(num(c, "chain_offset"));
-  ctl.seed = sbglue::seed_from_r(num(c, "seed"));
   return ctl;
 }
 
@@ -71,17 +69,18 @@ Rcpp::NumericMatrix as_r(const Eigen::MatrixXd& m) {
 
 }  // namespace
 
+// control: the model settings (R/sgld_sa.R); run: the run list (R/seed.R's run_settings()).
 // [[Rcpp::export]]
 Rcpp::List cpp_sgld_sa(const Rcpp::NumericMatrix& x, const Rcpp::NumericVector& y, const Rcpp::IntegerVector& sparse,
                        bool intercept, const Rcpp::NumericMatrix& x_test, const Rcpp::NumericMatrix& beta_init,
-                       const Rcpp::List& control, bool show_progress) {
+                       const Rcpp::List& control, const Rcpp::List& run) {
   sg::Control ctl = build_control(control);
   std::vector<int> mask(sparse.begin(), sparse.end());
   Eigen::MatrixXd xt_test = sbglue::as_map(x_test);
   sg::GlmData d = sg::make_data(sbglue::as_map(x), sbglue::as_map(y), mask, intercept, xt_test, ctl.family);
   Eigen::MatrixXd binit = sbglue::as_map(beta_init);
-  sbglue::Progress prog(static_cast<double>(ctl.iterations) * ctl.chains, show_progress, "SG-MCMC");
-  sg::RunResult rr = sg::run_sgld_sa(d, ctl, binit, [&](long done) { return prog(static_cast<std::size_t>(done)); });
+  sbglue::Progress prog(static_cast<double>(ctl.iterations) * ctl.chains, run, "SG-MCMC");
+  sg::RunResult rr = sg::run_sgld_sa(d, ctl, sbglue::run_settings(run), binit, prog.monitor());
   Rcpp::List chains(rr.chains.size());
   for (std::size_t c = 0; c < rr.chains.size(); ++c) {
     const sg::ChainResult& r = rr.chains[c];

@@ -29,28 +29,38 @@ double cpp_lambda_max(Rcpp::NumericMatrix x, Rcpp::NumericVector y, int family, 
                         sbglue::as_map(pf), intercept);
 }
 
-// Fit along a decreasing lambda sequence (length 1 = a single fit).
+// Fit along a decreasing lambda sequence (length 1 = a single fit), on one worker thread so that the path is
+// interruptible like every other engine call (the CD loop and the path poll the run's stop token; no bar).
 // [[Rcpp::export]]
 Rcpp::List cpp_enet_path(Rcpp::NumericMatrix x, Rcpp::NumericVector y, int family, double alpha, Rcpp::NumericVector w,
                          Rcpp::NumericVector pf, Rcpp::NumericVector lambda, Rcpp::List control) {
   cd::ElasticNet solver(sbglue::as_map(x), sbglue::as_map(y), family_from(family), alpha, control_from(control));
   const Eigen::VectorXd lam = sbglue::as_map(lambda);
-  const cd::PathResult r = cd::fit_path(solver, sbglue::as_map(w), sbglue::as_map(pf), lam);
+  cd::PathResult r;
+  sbglue::Progress prog(1.0, false, "path");
+  const auto status = scalebayes::parallel::run_parallel(
+      1, 1,
+      [&](std::size_t, int, const scalebayes::parallel::StopToken& stop) {
+        solver.set_stop(stop);
+        r = cd::fit_path(solver, sbglue::as_map(w), sbglue::as_map(pf), lam, stop);
+      },
+      prog.monitor());
+  if (status.interrupted || r.stopped || prog.interrupted()) return Rcpp::List::create(Rcpp::Named("interrupted") = true);
   return Rcpp::List::create(Rcpp::Named("a0") = Rcpp::wrap(r.a0), Rcpp::Named("beta") = Rcpp::wrap(r.beta),
                             Rcpp::Named("kkt") = Rcpp::wrap(r.kkt), Rcpp::Named("iterations") = Rcpp::wrap(r.iterations),
-                            Rcpp::Named("converged") = r.converged);
+                            Rcpp::Named("converged") = r.converged, Rcpp::Named("interrupted") = false);
 }
 
 // [[Rcpp::export]]
 Rcpp::List cpp_enet_cv(Rcpp::NumericMatrix x, Rcpp::NumericVector y, int family, double alpha, Rcpp::NumericVector w,
                        Rcpp::NumericVector pf, Rcpp::IntegerVector foldid, Rcpp::NumericVector lambda,
-                       Rcpp::List control, int threads, bool quiet) {
+                       Rcpp::List control, Rcpp::List run) {
   Eigen::VectorXi fid = Rcpp::as<Eigen::VectorXi>(foldid);
   const Eigen::VectorXd lam = sbglue::as_map(lambda);
-  sbglue::Progress prog(static_cast<double>(fid.maxCoeff() + 1), !quiet, "Cross-validation");
+  sbglue::Progress prog(static_cast<double>(fid.maxCoeff() + 1), run, "Cross-validation");
   const cd::CvResult r = cd::cross_validate(sbglue::as_map(x), sbglue::as_map(y), family_from(family), alpha,
                                             sbglue::as_map(w), sbglue::as_map(pf), fid, lam, control_from(control),
-                                            threads, prog.monitor());
+                                            sbglue::run_settings(run), prog.monitor());
   if (r.status.interrupted || prog.interrupted()) return Rcpp::List::create(Rcpp::Named("interrupted") = true);
   return Rcpp::List::create(Rcpp::Named("lambda") = Rcpp::wrap(r.lambda), Rcpp::Named("cvm") = Rcpp::wrap(r.cvm),
                             Rcpp::Named("cvsd") = Rcpp::wrap(r.cvsd), Rcpp::Named("lambda_min") = r.lambda_min,
@@ -85,7 +95,7 @@ Rcpp::List cpp_wbb_glm(Rcpp::NumericMatrix x, Rcpp::NumericVector y, int family,
   Rcpp::IntegerVector iterations(T), notconv(T);
   wbb::GlmOutput out{maps, Eigen::Map<Eigen::VectorXd>(kkt.begin(), T), Eigen::Map<Eigen::VectorXi>(iterations.begin(), T),
                      Eigen::Map<Eigen::VectorXi>(notconv.begin(), T)};
-  sbglue::Progress prog(static_cast<double>(T), !Rcpp::as<bool>(settings["quiet"]), "WBB draws");
+  sbglue::Progress prog(static_cast<double>(T), settings, "WBB draws");
   const auto status = wbb::run_glm(pb, out, st, prog.monitor());
   return Rcpp::List::create(Rcpp::Named("coef") = coef, Rcpp::Named("kkt") = kkt,
                             Rcpp::Named("iterations") = iterations,

@@ -100,6 +100,12 @@ test_that("cv_weighted_lasso() stops on Ctrl-C inside a long fold", {
                   "cpp_enet_cv")
 })
 
+test_that("the weighted_lasso() path stops on Ctrl-C", {
+  # one path on one worker thread, polled by sbglue::Progress like every engine call (uninterrupted: 13 s)
+  interrupt_child(sim_setup(2000, 500), "weighted_lasso(x, y, nlambda = 1000, lambda_min_ratio = 1e-4)",
+                  "cpp_enet_path")
+})
+
 test_that("trend_filter_wbb() and the generalized_lasso() path stop on Ctrl-C", {
   interrupt_child(c("set.seed(1); n <- 1000", "y <- sin(seq(0, 20, length.out = n)) + rnorm(n)"),
                   "trend_filter_wbb(y, k = 3, lambda = 100, draws = 2e4, threads = 2, seed = 1, quiet = TRUE)",

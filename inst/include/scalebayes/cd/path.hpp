@@ -103,11 +103,12 @@ inline double cv_loss(Family family, double y, double eta) {
   return -2.0 * (y * std::log(mu) + (1.0 - y) * std::log(1.0 - mu));
 }
 
-// K-fold CV over the path lambda (decreasing). foldid holds 0..K-1 per row. Folds run in parallel.
+// K-fold CV over the path lambda (decreasing). foldid holds 0..K-1 per row. Folds run in parallel on run.threads
+// threads (no randomness: run.seed is not used); monitor(folds_done) may stop the run (status.interrupted).
 inline CvResult cross_validate(Eigen::Ref<const Eigen::MatrixXd> x, Eigen::Ref<const Eigen::VectorXd> y, Family family,
                                double alpha, Eigen::Ref<const Eigen::VectorXd> w, Eigen::Ref<const Eigen::VectorXd> pf,
                                const Eigen::VectorXi& foldid, const Eigen::VectorXd& lambda, const Control& ctrl,
-                               int threads, const parallel::Monitor& monitor = parallel::Monitor()) {
+                               const parallel::RunSettings& run, const parallel::Monitor& monitor = parallel::Monitor()) {
   const Eigen::Index n = x.rows(), L = lambda.size();
   if (foldid.size() != n) throw std::invalid_argument("foldid must have length n");
   const int K = foldid.maxCoeff() + 1;
@@ -137,7 +138,7 @@ inline CvResult cross_validate(Eigen::Ref<const Eigen::MatrixXd> x, Eigen::Ref<c
     }
   };
   CvResult out;
-  out.status = parallel::run_parallel(static_cast<std::size_t>(K), threads, body, monitor);
+  out.status = parallel::run_parallel(static_cast<std::size_t>(K), run.threads, body, monitor);
   if (out.status.interrupted) return out;
   out.lambda = lambda;
   out.cvm.resize(L);

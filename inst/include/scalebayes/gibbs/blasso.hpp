@@ -67,7 +67,6 @@ struct BlassoControl {
   bool rj = false;
   int rj_moves = 1;             // add/delete proposals per sweep
   int rj_prior = 0;             // 0: uniform over models (monomvn's effective default), 1: uniform on the size
-  int threads = 1;
   // Testing hook: if non-empty, tau^2 is held at these values (no tau / lambda updates). The model is then the
   // conjugate normal-inverse-gamma regression, whose posterior is known exactly.
   std::vector<double> fixed_tau2;
@@ -423,11 +422,13 @@ inline void check_control(const BlassoControl& c) {
   if (c.mode == LambdaMode::em && (c.em_max < 1 || c.em_sweeps < 1 || c.em_burn < 0)) throw std::invalid_argument("invalid EM settings");
 }
 
-// Run the sampler. progress(sweeps_done) is called on the calling thread about every 100 ms; return false to stop
-// (the chains then stop within one sweep and the result has interrupted = true).
+// Run the sampler: c.chains chains on run.threads threads, chain k drawing from rng::Stream(run.seed, k).
+// monitor(sweeps_done) is called on the calling thread about every 100 ms (sweeps of all chains, EM and burn-in
+// included); it returns false to stop (the chains then stop within one sweep and the result has
+// interrupted = true).
 inline BlassoResult run_blasso(const Eigen::Ref<const Eigen::MatrixXd>& x, const Eigen::Ref<const Eigen::VectorXd>& y,
-                               const BlassoControl& c, std::uint64_t seed,
-                               const std::function<bool(std::size_t)>& progress = std::function<bool(std::size_t)>()) {
+                               const BlassoControl& c, const parallel::RunSettings& run,
+                               const parallel::Monitor& monitor = parallel::Monitor()) {
   check_control(c);
   const BlassoData d = prepare_data(x, y, c);
   if (d.n_eff + 2.0 * c.sigma2_shape <= 0) throw std::invalid_argument("too few observations for the sigma2 posterior");
@@ -435,14 +436,14 @@ inline BlassoResult run_blasso(const Eigen::Ref<const Eigen::MatrixXd>& x, const
   std::vector<BlassoChain> chains;
   chains.reserve(c.chains);
   const double lambda0 = (c.mode == LambdaMode::em && c.lambda == 0) ? ridge_lambda_start(d) : c.lambda;
-  for (int k = 0; k < c.chains; ++k) chains.emplace_back(d, c, seed, k, lambda0);
+  for (int k = 0; k < c.chains; ++k) chains.emplace_back(d, c, run.seed, k, lambda0);
 
   std::atomic<std::size_t> sweeps{0};
   parallel::Monitor mon;
-  if (progress) mon = [&](std::size_t) { return progress(sweeps.load()); };
+  if (monitor) mon = [&](std::size_t) { return monitor(sweeps.load()); };
   auto run_block = [&](int n_sweeps, std::vector<double>* etau) -> bool {
     parallel::RunStatus st = parallel::run_parallel(
-        static_cast<std::size_t>(c.chains), c.threads,
+        static_cast<std::size_t>(c.chains), run.threads,
         [&](std::size_t k, int, const parallel::StopToken& stop) {
           double acc = 0.0;
           for (int s = 0; s < n_sweeps; ++s) {
@@ -563,7 +564,7 @@ inline BlassoResult run_blasso(const Eigen::Ref<const Eigen::MatrixXd>& x, const
   res.chain.resize(c.chains * T);
   res.model_size.resize(c.chains * T);
   parallel::RunStatus st = parallel::run_parallel(
-      static_cast<std::size_t>(c.chains), c.threads,
+      static_cast<std::size_t>(c.chains), run.threads,
       [&](std::size_t k, int, const parallel::StopToken& stop) {
         BlassoChain& ch = chains[k];
         for (int t = 0; t < T; ++t) {

@@ -40,14 +40,12 @@ struct CompareCell {
 };
 
 struct CompareSettings {
-  std::uint64_t seed = 1;
   int draws = 200;               // T per method
   int nfolds = 10, nlambda = 100;
   bool run_wbb = true, run_blasso = true;
   bool blasso_standardize = false;  // scale columns to unit sd before the Bayesian lasso (monomvn's normalize)
-  BlassoControl blasso;          // chains / threads are forced to 1
+  BlassoControl blasso;          // chains is forced to 1 (and each dataset's sampler runs on one thread)
   cd::Control cd;
-  int threads = 1;
 };
 
 // metrics: per dataset, columns: wbb (coef mse, pred mse, coverage, lambda, seconds), blasso (same; lambda is the
@@ -109,13 +107,14 @@ inline std::uint64_t compare_key(const CompareCell& c, std::size_t b) {
 // Seed of the WBB draws of dataset `key` (the driver then keys draw t by Stream(this seed, t)).
 inline std::uint64_t compare_wbb_seed(std::uint64_t seed, std::uint64_t key) { return rng::Stream(seed, key, 3).next(); }
 
-// One dataset: writes kCompareCols numbers into out. Returns false if `stop` cut it short (out is then partial).
-inline bool compare_one(const CompareCell& c, std::size_t b, const CompareSettings& st, double* out,
-                        const parallel::StopToken& stop = parallel::StopToken()) {
+// One dataset of the run with seed `seed`: writes kCompareCols numbers into out. Returns false if `stop` cut it
+// short (out is then partial).
+inline bool compare_one(const CompareCell& c, std::size_t b, const CompareSettings& st, std::uint64_t seed,
+                        double* out, const parallel::StopToken& stop = parallel::StopToken()) {
   using clock = std::chrono::steady_clock;
   const int n = c.n, p = c.p, T = st.draws;
   const std::uint64_t key = compare_key(c, b);
-  rng::Stream s(st.seed, key, 0);
+  rng::Stream s(seed, key, 0);
   const Eigen::VectorXd beta = compare_beta(c);
   Eigen::MatrixXd x(n, p), xt(n, p);
   compare_design(s, x);
@@ -137,14 +136,19 @@ inline bool compare_one(const CompareCell& c, std::size_t b, const CompareSettin
       if (!(scale[j] > 0)) scale[j] = 1.0;
     xs = xs * scale.cwiseInverse().asDiagonal();
     const Eigen::VectorXd unit = Eigen::VectorXd::Ones(n), pf1 = Eigen::VectorXd::Ones(p);
-    rng::Stream sf(st.seed, key, 1);
+    rng::Stream sf(seed, key, 1);
     // folds: a random permutation of rep(0..K-1)
     Eigen::VectorXi fold(n);
     for (int i = 0; i < n; ++i) fold[i] = i % st.nfolds;
     for (int i = n - 1; i > 0; --i) std::swap(fold[i], fold[static_cast<int>(sf.uniform() * (i + 1))]);
     const double lmax = cd::lambda_max(xs, y, cd::Family::gaussian, 1.0, unit, pf1, true);
     const Eigen::VectorXd lseq = cd::lambda_sequence(lmax, st.nlambda, n > p ? 1e-4 : 1e-2);
-    const cd::CvResult cv = cd::cross_validate(xs, y, cd::Family::gaussian, 1.0, unit, pf1, fold, lseq, st.cd, 1);
+    parallel::RunSettings one;  // folds on this worker's thread (CV uses no randomness of its own)
+    one.seed = seed;
+    one.threads = 1;
+    const cd::CvResult cv = cd::cross_validate(xs, y, cd::Family::gaussian, 1.0, unit, pf1, fold, lseq, st.cd, one,
+                                               [&](std::size_t) { return !stop.stop_requested(); });
+    if (cv.status.interrupted) return false;
     const double lam = cv.lambda_min;
     // the T draws: the WBB driver with the elastic-net weighted solver (wbb/glm.hpp), one worker (datasets
     // are the parallel items), draw t keyed by rng::Stream(compare_wbb_seed(seed, key), t)
@@ -157,7 +161,7 @@ inline bool compare_one(const CompareCell& c, std::size_t b, const CompareSettin
     wbb::GlmOutput wout{{Eigen::Map<Eigen::MatrixXd>(dr.data(), T, p + 1)}, Eigen::Map<Eigen::VectorXd>(kkt.data(), T),
                         Eigen::Map<Eigen::VectorXi>(iters.data(), T), Eigen::Map<Eigen::VectorXi>(notconv.data(), T)};
     wbb::Settings ws;
-    ws.seed = compare_wbb_seed(st.seed, key);
+    ws.seed = compare_wbb_seed(seed, key);
     ws.draws = static_cast<std::size_t>(T);
     ws.threads = 1;
     ws.prior = wbb::PriorWeights::separate;
@@ -173,7 +177,6 @@ inline bool compare_one(const CompareCell& c, std::size_t b, const CompareSettin
     const auto t0 = clock::now();
     BlassoControl bc = st.blasso;
     bc.chains = 1;
-    bc.threads = 1;
     bc.iter = T;
     Eigen::VectorXd scale = Eigen::VectorXd::Ones(p);
     Eigen::MatrixXd xb = x;
@@ -199,9 +202,12 @@ inline bool compare_one(const CompareCell& c, std::size_t b, const CompareSettin
     }
     if (bc.thin < 1) bc.thin = std::max(1, std::min(p, n - 1));  // monomvn's default thinning
     if (bc.mode == LambdaMode::em) bc.lambda = 0.0;  // ridge_lambda_start
-    rng::Stream sb(st.seed, key, 2);
+    rng::Stream sb(seed, key, 2);
+    parallel::RunSettings brun;  // one chain on this worker's thread
+    brun.seed = sb.next();
+    brun.threads = 1;
     // the sampler's own driver polls this run's stop flag every 100 ms (its chain checks it every sweep)
-    const BlassoResult r = run_blasso(xb, y, bc, sb.next(), [&](std::size_t) { return !stop.stop_requested(); });
+    const BlassoResult r = run_blasso(xb, y, bc, brun, [&](std::size_t) { return !stop.stop_requested(); });
     if (r.interrupted) return false;
     Eigen::MatrixXd dr(T, p + 1);
     dr.col(0) = r.intercept;
@@ -213,18 +219,19 @@ inline bool compare_one(const CompareCell& c, std::size_t b, const CompareSettin
   return true;
 }
 
-// Datasets first .. first + count - 1 of one cell; returns count x kCompareCols (row-major by dataset).
+// Datasets first .. first + count - 1 of one cell on run.threads threads (dataset b keyed by run.seed); returns
+// count x kCompareCols (row-major by dataset).
 inline Eigen::MatrixXd run_compare(const CompareCell& c, std::size_t first, std::size_t count,
-                                   const CompareSettings& st, const parallel::Monitor& monitor,
-                                   parallel::RunStatus* status = nullptr) {
+                                   const CompareSettings& st, const parallel::RunSettings& run,
+                                   const parallel::Monitor& monitor, parallel::RunStatus* status = nullptr) {
   Eigen::MatrixXd out(count, kCompareCols);
   out.setConstant(std::numeric_limits<double>::quiet_NaN());
   auto body = [&](std::size_t i, int, const parallel::StopToken& stop) {
     double row[kCompareCols];
-    if (!compare_one(c, first + i, st, row, stop)) return;
+    if (!compare_one(c, first + i, st, run.seed, row, stop)) return;
     for (int k = 0; k < kCompareCols; ++k) out(static_cast<Eigen::Index>(i), k) = row[k];
   };
-  const parallel::RunStatus rs = parallel::run_parallel(count, st.threads, body, monitor);
+  const parallel::RunStatus rs = parallel::run_parallel(count, run.threads, body, monitor);
   if (status) *status = rs;
   return out;
 }

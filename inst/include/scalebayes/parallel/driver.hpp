@@ -10,6 +10,9 @@
 // stop.stop_requested() every few milliseconds of work and return early when it is true (the item is then not
 // counted as completed). Bodies of the form body(i, worker) keep working unchanged.
 //
+// The monitor is the engine's one progress and interrupt interface: every driver (gibbs, cd, sgmcmc, wbb,
+// nn) takes a parallel::Monitor and hands it to run_parallel; the R glue passes sbglue::Progress.
+//
 // Results must be written by body into slots indexed by i, and all randomness must come from streams keyed
 // by i (rng::Stream(seed, i)): then the output is identical for any number of threads.
 // Header-only, std only, no R.
@@ -27,12 +30,10 @@
 #include <type_traits>
 #include <vector>
 
+#include "scalebayes/parallel/settings.hpp"
+
 namespace scalebayes {
 namespace parallel {
-
-struct Interrupted : public std::runtime_error {
-  Interrupted() : std::runtime_error("interrupted by the user") {}
-};
 
 // Result of a run: how many items finished and whether a stop was requested.
 struct RunStatus {

@@ -57,9 +57,8 @@ struct Control {
   bool fixed_sigma = false;         // keep sigma at sigma_init even when the latents are adapted
   long sa_start = 1;                // the latent variables stay fixed before iteration sa_start + 1 (warm-up)
   std::vector<long> keep;           // coefficient indices (output order) whose draws are stored
-  int chains = 1, threads = 1;
+  int chains = 1;
   long chain_offset = 0;            // chain c uses stream chain_offset + c (chunks of chains across processes)
-  std::uint64_t seed = 1;
 
   void validate() const {
     if (iterations < 1) throw std::invalid_argument("iterations must be >= 1");
@@ -208,17 +207,17 @@ inline double engine_value(const GlmData& d, const Grp& gs, const Grp& gd, long 
 }
 
 struct ChainShared {
-  std::atomic<long> progress{0};
-  std::atomic<bool> stop{false};
+  std::atomic<long> progress{0};  // iterations done by all chains (read by the monitor)
 };
 
 // Run one chain. beta_init is in output order.
 inline ChainResult run_chain(const GlmData& d, const Control& ctl, const Eigen::VectorXd& beta_init, int chain,
-                             ChainShared& shared) {
+                             ChainShared& shared, std::uint64_t seed,
+                             const parallel::StopToken& stop = parallel::StopToken()) {
   const long N = d.y.size();
   const long P = d.ps + d.pd;
   const long n = std::min<long>(ctl.batch_size, N);
-  rng::Stream rs(ctl.seed, static_cast<std::uint64_t>(ctl.chain_offset + chain));
+  rng::Stream rs(seed, static_cast<std::uint64_t>(ctl.chain_offset + chain));
   Grp gs, gd;
   gs.sparse = true;
   gd.sparse = false;
@@ -270,7 +269,7 @@ inline ChainResult run_chain(const GlmData& d, const Control& ctl, const Eigen::
     if ((k & 255) == 0) {
       shared.progress.fetch_add(k - last_report, std::memory_order_relaxed);
       last_report = k;
-      if (shared.stop.load(std::memory_order_relaxed)) break;
+      if (stop.stop_requested()) break;
     }
     // 1. minibatch (partial Fisher-Yates on a persistent permutation)
     if (n < N) {
@@ -400,10 +399,12 @@ struct RunResult {
   bool interrupted = false;
 };
 
-// Run ctl.chains chains on ctl.threads threads; chain c uses rng::Stream(seed, chain_offset + c), so the result
-// does not depend on the number of threads, nor on how chains are split into chunks across processes. `progress(done_iterations)` is called on the calling thread (returns false to stop).
-template <class ProgressFn>
-RunResult run_sgld_sa(const GlmData& d, const Control& ctl, const Eigen::MatrixXd& beta_init, ProgressFn&& progress) {
+// Run ctl.chains chains on run.threads threads; chain c uses rng::Stream(run.seed, chain_offset + c), so the
+// result does not depend on the number of threads, nor on how chains are split into chunks across processes.
+// monitor(iterations_done) is called on the calling thread about every 100 ms (iterations of all chains); it
+// returns false to stop (each chain then stops within 256 iterations and the result has interrupted = true).
+inline RunResult run_sgld_sa(const GlmData& d, const Control& ctl, const parallel::RunSettings& run,
+                             const Eigen::MatrixXd& beta_init, const parallel::Monitor& monitor = parallel::Monitor()) {
   ctl.validate();
   const long P = d.ps + d.pd;
   if (beta_init.rows() != P || beta_init.cols() != ctl.chains)
@@ -413,16 +414,13 @@ RunResult run_sgld_sa(const GlmData& d, const Control& ctl, const Eigen::MatrixX
   RunResult out;
   out.chains.resize(ctl.chains);
   ChainShared shared;
-  auto body = [&](std::size_t c, int) {
-    out.chains[c] = run_chain(d, ctl, beta_init.col(static_cast<long>(c)), static_cast<int>(c), shared);
+  auto body = [&](std::size_t c, int, const parallel::StopToken& stop) {
+    out.chains[c] = run_chain(d, ctl, beta_init.col(static_cast<long>(c)), static_cast<int>(c), shared, run.seed, stop);
   };
-  parallel::Monitor mon = [&](std::size_t) {
-    const bool go = progress(shared.progress.load());
-    if (!go) shared.stop = true;
-    return go;
-  };
-  auto st = parallel::run_parallel(static_cast<std::size_t>(ctl.chains), ctl.threads, body, mon);
-  out.interrupted = st.interrupted || shared.stop.load();
+  parallel::Monitor mon;
+  if (monitor) mon = [&](std::size_t) { return monitor(static_cast<std::size_t>(shared.progress.load())); };
+  const parallel::RunStatus st = parallel::run_parallel(static_cast<std::size_t>(ctl.chains), run.threads, body, mon);
+  out.interrupted = st.interrupted;
   return out;
 }
 

@@ -39,12 +39,10 @@ namespace wbb {
 enum class PriorWeights { separate = 0, common = 1, none = 2 };
 enum class WeightDist { exponential = 0, multinomial = 1, unit = 2 };  // unit: all 1 (plain fits)
 
-// The one settings carrier of every WBB run.
-struct Settings {
-  std::uint64_t seed = 1;
+// The one settings carrier of every WBB run: the run settings (seed, threads) plus the draw range and weights.
+struct Settings : parallel::RunSettings {
   std::size_t first_draw = 0;  // global index of the first draw computed here (chunks combine exactly)
   std::size_t draws = 0;       // number of draws computed here
-  int threads = 1;
   WeightDist dist = WeightDist::exponential;
   PriorWeights prior = PriorWeights::separate;
 };
