@@ -141,7 +141,7 @@ Rcpp::List cpp_nn_wbb(Rcpp::List spec, Rcpp::NumericVector x, Rcpp::IntegerVecto
 
   scalebayes::wbb::Settings st = sbglue::wbb_settings(settings);
   if (dev.device.is_cuda()) st.threads = 1;  // one network at a time on the GPU
-  sbglue::Progress prog(count, !Rcpp::as<bool>(settings["quiet"]), "WBB network draws");
+  sbglue::Progress prog(count, settings, "WBB network draws");
   const auto rs = nn::run_net_wbb(pb, out, st, prog.monitor());
   for (R_xlen_t i = 0; i < count; ++i) {  // not computed or not finite: NA (the status says why)
     if (!std::isfinite(grad_norm[i])) grad_norm[i] = NA_REAL;
@@ -150,7 +150,7 @@ Rcpp::List cpp_nn_wbb(Rcpp::List spec, Rcpp::NumericVector x, Rcpp::IntegerVecto
   return Rcpp::List::create(Rcpp::Named("pred") = pred, Rcpp::Named("params") = params,
                             Rcpp::Named("objective") = objective, Rcpp::Named("grad_norm") = grad_norm,
                             Rcpp::Named("steps") = steps, Rcpp::Named("status") = status,
-                            Rcpp::Named("interrupted") = rs.interrupted,
+                            Rcpp::Named("interrupted") = rs.interrupted || prog.interrupted(),
                             Rcpp::Named("device") = dev.device.str());
 #else
   Rcpp::stop("scalebayes was built without LibTorch");

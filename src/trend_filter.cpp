@@ -87,7 +87,7 @@ Rcpp::List cpp_tf_wbb(Rcpp::NumericVector y, Rcpp::NumericVector x, int k, doubl
   gl::TFWBBProblem pb{D, S, k, yv, lambda, eng.method, eng.ctl, uh};
   gl::TFWBBOutput out{Eigen::Map<Eigen::MatrixXd>(draws.begin(), T, D.n), Eigen::Map<Eigen::VectorXd>(rel_gap.begin(), T),
                       Eigen::Map<Eigen::VectorXi>(iter.begin(), T), Eigen::Map<Eigen::VectorXd>(w0.begin(), T)};
-  sbglue::Progress prog(static_cast<double>(T), !Rcpp::as<bool>(settings["quiet"]), "trend_filter_wbb");
+  sbglue::Progress prog(static_cast<double>(T), settings, "trend_filter_wbb");
   const auto status = gl::trend_filter_wbb(pb, out, st, prog.monitor());
   return Rcpp::List::create(Rcpp::Named("draws") = draws, Rcpp::Named("rel_gap") = rel_gap,
                             Rcpp::Named("iter") = iter, Rcpp::Named("w0") = w0,

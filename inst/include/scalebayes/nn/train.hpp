@@ -4,7 +4,8 @@
 // caller) and the minibatch order (a Fisher-Yates permutation per epoch). Stopping: a number of epochs, or
 // a number of optimizer steps, or earlier when the full-data gradient norm of F / n, checked after each
 // epoch when grad_tol > 0, falls below grad_tol. A non-finite minibatch loss stops the run as diverged.
-// The stop flag (set by the caller's monitor when the user interrupts) is read before every step.
+// The stop token (the parallel driver's: set when the monitor asks to stop, e.g. on Ctrl-C) is read before
+// every step.
 #pragma once
 #include <torch/torch.h>
 
@@ -15,6 +16,7 @@
 #include <vector>
 
 #include "scalebayes/nn/objective.hpp"
+#include "scalebayes/parallel/driver.hpp"
 #include "scalebayes/rng/stream.hpp"
 
 namespace scalebayes {
@@ -66,7 +68,8 @@ inline std::unique_ptr<torch::optim::Optimizer> make_optimizer(Net& net, const T
 // Minimize F for weights w (a [n] tensor on the data's device, dtype of the network) from the network's
 // current parameters. `final_check` evaluates F (and its gradient norm) at the end.
 inline TrainResult train(Net& net, const Dataset& d, const torch::Tensor& w, const Penalty& pen, const TrainConfig& c,
-                         rng::Stream& s, const std::atomic<bool>* stop = nullptr, bool final_check = true) {
+                         rng::Stream& s, const parallel::StopToken& stop = parallel::StopToken(),
+                         bool final_check = true) {
   TrainResult r;
   const std::int64_t n = d.n();
   const std::int64_t B = std::max<std::int64_t>(1, std::min(c.batch_size, n));
@@ -92,7 +95,7 @@ inline TrainResult train(Net& net, const Dataset& d, const torch::Tensor& w, con
       wperm_t = torch::from_blob(wperm.data(), {n}, idx_opt).to(d.x.device(), false, true);
     }
     for (std::int64_t b = 0; b < per_epoch && step < total_steps; ++b, ++step) {
-      if (stop && stop->load(std::memory_order_relaxed)) {
+      if (stop.stop_requested()) {
         r.interrupted = true;
         r.steps = step;
         return r;

@@ -47,11 +47,11 @@ struct NetWbbOutput {
 
 class NetWbbSolver {
  public:
-  NetWbbSolver(const NetWbbProblem& pb, const NetWbbOutput& out, const std::atomic<bool>* stop)
-      : pb_(pb), out_(out), stop_(stop), net_(nullptr) {
+  NetWbbSolver(const NetWbbProblem& pb, const NetWbbOutput& out) : pb_(pb), out_(out), net_(nullptr) {
     set_worker_threads(pb.torch_threads);
     net_ = Net(pb.spec, pb.dev.device, pb.dev.dtype);
   }
+  void set_stop(const parallel::StopToken& stop) { stop_ = stop; }  // called by wbb::run_draws
   Eigen::Index n_obs() const { return pb_.data->n(); }
   Eigen::Index n_prior() const { return net_->n_penalized_groups(); }
   std::int64_t n_parameters() const { return net_->n_parameters(); }
@@ -82,22 +82,16 @@ class NetWbbSolver {
  private:
   const NetWbbProblem& pb_;
   NetWbbOutput out_;
-  const std::atomic<bool>* stop_;
+  parallel::StopToken stop_;
   Net net_;
 };
 
-// Runs the draws of `st` for a network problem. The monitor is wrapped so that a stop request also reaches
-// the training loops in progress (they return within one optimizer step).
+// Runs the draws of `st` for a network problem. A stop request of the monitor reaches the training loops
+// in progress through the driver's stop token (they return within one optimizer step).
 inline parallel::RunStatus run_net_wbb(const NetWbbProblem& pb, const NetWbbOutput& out, const wbb::Settings& st,
                                        const parallel::Monitor& monitor = parallel::Monitor()) {
-  std::atomic<bool> stop{false};
-  parallel::Monitor wrapped = [&](std::size_t d) {
-    const bool go = monitor ? monitor(d) : true;
-    if (!go) stop = true;
-    return go;
-  };
-  auto factory = [&](int) { return std::make_unique<NetWbbSolver>(pb, out, &stop); };
-  return wbb::run_draws(st, factory, wrapped);
+  auto factory = [&](int) { return std::make_unique<NetWbbSolver>(pb, out); };
+  return wbb::run_draws(st, factory, monitor);
 }
 
 }  // namespace nn

@@ -20,6 +20,8 @@
 //   Eigen::Index n_prior() const;    // number of separate prior weights (penalty terms)
 //   void solve(std::size_t i, const Eigen::VectorXd& w, const Eigen::VectorXd& w0, rng::Stream& s);
 //     // solves draw i (local index) and writes the result into its own preallocated output slot i
+//   void set_stop(const parallel::StopToken&);   // optional: the run's stop token, for solvers whose one
+//                                               // draw runs long enough to need it (nn::NetWbbSolver)
 // Factory: any callable `make_solver(int worker)` returning a std::unique_ptr (or other owning pointer) to
 // a solver. Header-only, Eigen/std only, no R.
 #pragma once
@@ -28,6 +30,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <stdexcept>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "scalebayes/parallel/driver.hpp"
@@ -74,6 +78,14 @@ inline void draw_prior_weights(rng::Stream& s, Eigen::VectorXd& w0) {
   for (Eigen::Index j = 0; j < w0.size(); ++j) w0(j) = s.exponential();
 }
 
+namespace detail {
+template <class S, class = void>
+struct takes_stop_token : std::false_type {};
+template <class S>
+struct takes_stop_token<S, std::void_t<decltype(std::declval<S&>().set_stop(std::declval<const parallel::StopToken&>()))>>
+    : std::true_type {};
+}  // namespace detail
+
 // Runs draws first_draw .. first_draw + draws - 1. Returns how many finished and whether the monitor
 // asked to stop; the first exception of a solver is rethrown here.
 template <class Factory>
@@ -87,10 +99,14 @@ parallel::RunStatus run_draws(const Settings& st, Factory&& make_solver,
     Eigen::VectorXd w, w0;
   };
   std::vector<Scratch> scratch(static_cast<std::size_t>(nt));
-  auto body = [&](std::size_t i, int worker) {
+  auto body = [&](std::size_t i, int worker, const parallel::StopToken& stop) {
     SolverPtr& sp = solvers[static_cast<std::size_t>(worker)];
-    if (!sp) sp = make_solver(worker);
-    if (!sp) throw std::runtime_error("WBB driver: the solver factory returned no solver");
+    if (!sp) {
+      sp = make_solver(worker);
+      if (!sp) throw std::runtime_error("WBB driver: the solver factory returned no solver");
+      // a solver whose single draw runs long (a network's training) may take the run's stop token
+      if constexpr (detail::takes_stop_token<decltype(*sp)>::value) sp->set_stop(stop);
+    }
     Scratch& sc = scratch[static_cast<std::size_t>(worker)];
     rng::Stream s(st.seed, st.first_draw + i);
     sc.w.resize(sp->n_obs());
