@@ -16,7 +16,9 @@
 #'   every epoch, is below it; the final gradient norm of every fit is then reported.
 #' @param certify Evaluate \eqn{F} and the full-data gradient norm of \eqn{F/n} at the end of every fit (one
 #'   extra forward and backward pass over the data), reported per draw as `objective` and `grad_norm`: how
-#'   far each draw is from a stationary point. `FALSE` skips the pass (both are then `NA`).
+#'   far each draw is from a stationary point. `FALSE` skips the pass (both are then `NA`). The pass costs
+#'   one to two training epochs (measured: 6.5 s against 4.0 s per epoch for the 2-Conv-2-FC network on
+#'   10,000 images, most of it page faults on fresh activation memory), negligible for runs of many epochs.
 #' @param momentum SGD momentum.
 #' @param betas,eps Adam's moment decay rates and denominator constant.
 #' @param weight_dist Data weights: `"exponential"` (i.i.d. Exp(1), the WBB), `"multinomial"` (resampling

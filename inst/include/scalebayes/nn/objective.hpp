@@ -65,7 +65,7 @@ inline torch::Tensor penalty_term(Net& net, const Penalty& pen) {
 // Full-data objective F (sum scale), evaluated in chunks in eval mode (batch-norm layers use their running
 // statistics). With with_grad, also the Euclidean norm of the gradient of F / n (a stationarity certificate).
 inline double full_objective(Net& net, const Dataset& d, const torch::Tensor& w, const Penalty& pen,
-                             bool with_grad, double* grad_norm, std::int64_t chunk = 2000) {
+                             bool with_grad, double* grad_norm, std::int64_t chunk = 256) {
   const bool was_training = net->is_training();
   net->eval();
   const std::int64_t n = d.n();

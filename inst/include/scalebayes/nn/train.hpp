@@ -123,7 +123,7 @@ inline TrainResult train(Net& net, const Dataset& d, const torch::Tensor& w, con
     ++r.epochs;
     if (c.grad_tol > 0 && step < total_steps) {
       double g = NAN;
-      full_objective(net, d, w, pen, true, &g);
+      full_objective(net, d, w, pen, true, &g, B);
       if (g < c.grad_tol) {
         r.converged = true;
         break;
@@ -133,7 +133,7 @@ inline TrainResult train(Net& net, const Dataset& d, const torch::Tensor& w, con
   r.steps = step;
   if (final_check && c.certify) {
     double g = NAN;
-    r.objective = full_objective(net, d, w, pen, true, &g);
+    r.objective = full_objective(net, d, w, pen, true, &g, B);  // in minibatch-sized chunks: training's memory
     r.grad_norm = g;
     if (c.grad_tol > 0 && g < c.grad_tol) r.converged = true;
     if (!std::isfinite(r.objective)) r.diverged = true;
