@@ -106,7 +106,7 @@ nn_prepare_y <- function(y, n, family, levels = NULL, arg = "y", call = rlang::c
     sb_abort(c("{.code family = \"binomial\"} needs two classes; {.arg {arg}} has {k}.",
                i = "Use {.code family = \"multinomial\"}."), arg = arg, call = call)
   }
-  if (k < 2L && is.null(attr(levels, "fixed"))) {
+  if (k < 2L) {
     sb_abort("{.arg {arg}} must contain at least two classes (it has {k}).", arg = arg, call = call)
   }
   list(y = as.double(as.integer(f) - 1L), family = family, levels = levels)

@@ -109,6 +109,13 @@ wbb_nn <- function(x, y, model = nn_mlp(), family = NULL, lambda = 1e-4,
   cat_num <- function(name) unlist(lapply(parts, `[[`, name), use.names = FALSE)
   status <- factor(c("not run", "done", "diverged", "interrupted")[cat_num("status") + 1L],
                    levels = c("done", "diverged", "interrupted", "not run"))
+  ok <- status == "done"
+  n_bad <- sum(status == "diverged")
+  if (!any(ok)) {
+    sb_abort(c("Every draw diverged (the training loss became infinite or NaN).",
+               i = "Lower {.arg lr} in {.fn nn_control}, or standardize the inputs and responses."),
+             kind = "convergence", arg = "control", call = call)
+  }
   desc <- cpp_nn_describe(spec)
   pred <- NULL
   pred_mean <- NULL
@@ -117,7 +124,7 @@ wbb_nn <- function(x, y, model = nn_mlp(), family = NULL, lambda = 1e-4,
     pred <- aperm(pred, c(3L, 2L, 1L))  # draws x examples x outputs
     if (n_out == 1L) pred <- matrix(pred, draws, nd$n)
     if (family == "multinomial") dimnames(pred) <- list(NULL, NULL, yd$levels)
-    ok <- status == "done"
+    if (n_out == 1L) pred[!ok, ] <- NA else pred[!ok, , ] <- NA
     pred_mean <- if (n_out == 1L) colMeans(pred[ok, , drop = FALSE]) else apply(pred[ok, , , drop = FALSE], c(2L, 3L), mean)
   }
   weights <- NULL
@@ -125,7 +132,6 @@ wbb_nn <- function(x, y, model = nn_mlp(), family = NULL, lambda = 1e-4,
     weights <- matrix(cat_num("params"), nrow = draws, byrow = TRUE)
     colnames(weights) <- nn_param_names(desc)
   }
-  n_bad <- sum(status == "diverged")
   if (n_bad > 0) {
     sb_warn(c("{n_bad} of {draws} draw{?s} diverged (non-finite loss) and {?was/were} left out of the summaries.",
               i = "Lower {.arg lr} in {.fn nn_control}."), kind = "convergence")
@@ -145,6 +151,8 @@ wbb_nn <- function(x, y, model = nn_mlp(), family = NULL, lambda = 1e-4,
     } else {
       fit$accuracy <- nn_accuracy(pred, newy_d$y, family)
     }
+    if (!is.null(fit$rmse)) fit$rmse[!ok] <- NA
+    if (!is.null(fit$accuracy)) fit$accuracy[!ok] <- NA
     fit$newy <- newy_d$y
   }
   fit
