@@ -184,11 +184,11 @@ test_that("a diverging learning rate is reported, not returned as numbers", {
                class = "scalebayes_error_convergence")
   # some draws diverge, others not: a warning, and the diverged draws are NA, not numbers
   xs <- scale(matrix(rnorm(400), 200, 2)); ys <- drop(xs %*% c(1, -1)) + rnorm(200)
-  res <- lapply(c(0.05, 0.5, 2), function(lr) suppressWarnings(tryCatch(
+  res <- lapply(c(0.05, 0.8, 2), function(lr) suppressWarnings(tryCatch(
     wbb_nn(xs, ys, model = nn_mlp(16), draws = 6, newx = xs[1:5, ], newy = ys[1:5], quiet = TRUE, seed = 3,
            control = nn_control(optimizer = "sgd", lr = lr, momentum = 0.9, epochs = 5)), error = function(e) NULL)))
   mixed <- Filter(function(f) !is.null(f) && any(f$status == "diverged") && any(f$status == "done"), res)
-  expect_gte(length(mixed), 1L)  # lr = 0.5 diverges in 3 of the 6 draws here
+  expect_gte(length(mixed), 1L)  # lr = 0.8 diverges in 4 of the 6 draws here (lr = 2 in all: the error above)
   for (f in mixed) {
     expect_true(all(is.na(f$pred[f$status == "diverged", ])))
     expect_true(all(is.na(f$rmse[f$status == "diverged"])))
