@@ -51,13 +51,13 @@ nn_prepare_x <- function(x, arg = "x", call = rlang::caller_env()) {
   if (d[1] < 1L || any(d[-1] < 1L)) {
     sb_abort("{.arg {arg}} has an empty dimension ({paste(d, collapse = ' x ')}).", arg = arg, call = call)
   }
-  bad <- !is.finite(x)
-  if (any(bad)) {
+  r <- suppressWarnings(range(x))  # NA if any NA/NaN; +-Inf if any infinite: no copy of x
+  if (anyNA(r) || any(is.infinite(r))) {
     sb_abort(c("{.arg {arg}} must contain only finite values.",
-               x = "Found {sum(bad)} NA/NaN/Inf value{?s} (e.g. missing pixels).",
+               x = "Found {sum(!is.finite(x))} NA/NaN/Inf value{?s} (e.g. missing pixels).",
                i = "Remove or impute them before fitting."), arg = arg, call = call)
   }
-  big <- max(abs(range(x)))
+  big <- max(abs(r))
   if (big > 1e30) {
     sb_abort(c("{.arg {arg}} has values as large as {format(big, digits = 3)}: beyond what a network can train on (single precision ends at 3.4e38).",
                i = "Standardize the inputs (e.g. {.code scale()}), or divide images by 255."), arg = arg, call = call)
@@ -89,6 +89,12 @@ nn_prepare_y <- function(y, n, family, levels = NULL, arg = "y", call = rlang::c
                  i = "For class labels use {.code family = \"multinomial\"} or {.code \"binomial\"}."), arg = arg, call = call)
     }
     return(list(y = as.double(y), family = family, levels = NULL))
+  }
+  if (family == "binomial" && (is.numeric(y) || is.logical(y))) {
+    # the package's one binomial rule (0/1 or logical), as for the GLMs; class labels "0"/"1"
+    y <- binomial_response(y, n, call = call, both_classes = is.null(levels), arg = arg)
+    y <- factor(y, levels = 0:1)
+    if (is.null(levels)) levels <- c("0", "1")
   }
   if (is.null(levels)) {
     f <- if (is.factor(y)) droplevels(y) else factor(y)

@@ -171,23 +171,23 @@ check_lambda <- function(lambda, call = rlang::caller_env()) {
 # The one rule for a binomial response (wbb(), weighted_lasso(), sgld_sa()): a two-level factor (its second
 # level is 1), logical, or 0/1 numbers; returned as doubles. both_classes: both classes must occur (the lasso's
 # unpenalized intercept is infinite otherwise; a Bayesian fit with a proper prior does not need it).
-binomial_response <- function(y, n, call = rlang::caller_env(), both_classes = TRUE) {
+binomial_response <- function(y, n, call = rlang::caller_env(), both_classes = TRUE, arg = "y") {
   if (is.factor(y)) {
     if (nlevels(y) != 2L) {
-      sb_abort(c("{.arg y} must have exactly two classes for {.code family = \"binomial\"}.",
-                 x = "It has {nlevels(y)} level{?s}."), arg = "y", call = call)
+      sb_abort(c("{.arg {arg}} must have exactly two classes for {.code family = \"binomial\"}.",
+                 x = "It has {nlevels(y)} level{?s}."), arg = arg, call = call)
     }
     y <- as.integer(y) - 1L
   }
   if (is.logical(y)) y <- as.integer(y)
-  y <- check_y_vector(y, n, arg = "y", call = call)
+  y <- check_y_vector(y, n, arg = arg, call = call)
   if (any(y != 0 & y != 1)) {
-    sb_abort(c("{.arg y} must be 0/1 (or logical, or a two-level factor) for {.code family = \"binomial\"}.",
+    sb_abort(c("{.arg {arg}} must be 0/1 (or logical, or a two-level factor) for {.code family = \"binomial\"}.",
                x = "Found other values, e.g. {.val {utils::head(unique(y[y != 0 & y != 1]), 3)}}."),
-             arg = "y", call = call)
+             arg = arg, call = call)
   }
   if (both_classes && length(unique(y)) < 2L) {
-    sb_abort("{.arg y} must contain both classes 0 and 1 for {.code family = \"binomial\"}.", arg = "y", call = call)
+    sb_abort("{.arg {arg}} must contain both classes 0 and 1 for {.code family = \"binomial\"}.", arg = arg, call = call)
   }
   y
 }

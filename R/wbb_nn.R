@@ -93,11 +93,8 @@ wbb_nn <- function(x, y, model = nn_mlp(), family = NULL, lambda = 1e-4,
     if (is.null(nd)) sb_abort("{.arg newy} needs {.arg newx}.", arg = "newy", call = call)
     newy_d <- nn_prepare_y(newy, nd$n, family, levels = yd$levels, arg = "newy", call = call)
   }
-  size <- as.double(draws) * (if (is.null(nd)) 0 else nd$n * n_out)
-  if (size > 2^31 - 1) {
-    sb_abort(c("Predictions for {draws} draws on {nd$n} examples would hold {format(size, digits = 3)} numbers.",
-               i = "Use fewer {.arg draws} or fewer {.arg newx} rows per call."), arg = "newx", call = call)
-  }
+  if (!is.null(nd)) check_result_size(draws, nd$n * n_out, "draws", call = call)  # predictions
+  if (keep_weights) check_result_size(draws, sum(tab$params), "draws", call = call)  # every parameter
   ctrl <- nn_engine_control(control, device, keep_weights)
   newx_arr <- if (is.null(nd)) double() else nd$x
   newdim <- if (is.null(nd)) integer() else nd$dim
@@ -163,12 +160,18 @@ nn_param_names <- function(desc) {
          use.names = FALSE)
 }
 
-# Per-draw accuracy: predicted class = the most probable one (ties: the first).
+# The predicted class (0-based) from response-scale predictions of one draw or the posterior mean: the
+# most probable class (ties: the first); binomial: P(y = 1) > 0.5. prob: examples x classes, or a vector.
+nn_class <- function(prob, family) {
+  if (family == "binomial") return(as.integer(prob > 0.5))
+  k <- if (is.null(dim(prob))) length(prob) else dim(prob)[length(dim(prob))]
+  max.col(matrix(prob, ncol = k), "first") - 1L
+}
+
+# Per-draw accuracy (draws x examples [x classes] predictions; y the 0-based classes).
 nn_accuracy <- function(pred, y, family) {
-  if (family == "binomial") return(rowMeans((pred > 0.5) == matrix(y == 1, nrow(pred), ncol(pred), byrow = TRUE)))
-  k <- dim(pred)[3]
-  vapply(seq_len(dim(pred)[1]), function(t) mean(max.col(matrix(pred[t, , ], ncol = k), "first") - 1L == y),
-         numeric(1))
+  one <- function(t) if (family == "binomial") pred[t, ] else pred[t, , , drop = FALSE]
+  vapply(seq_len(dim(pred)[1]), function(t) mean(nn_class(one(t), family) == y), numeric(1))
 }
 
 #' @export
@@ -199,8 +202,7 @@ print.sb_wbb_nn <- function(x, ...) {
 
 nn_mean_accuracy <- function(x) {
   if (is.null(x$newy) || x$family == "gaussian") return(NA_real_)
-  if (x$family == "binomial") return(mean((x$pred_mean > 0.5) == (x$newy == 1)))
-  mean(max.col(x$pred_mean, "first") - 1L == x$newy)
+  mean(nn_class(x$pred_mean, x$family) == x$newy)
 }
 
 #' Summaries and predictions of a network posterior
@@ -235,7 +237,7 @@ summary.sb_wbb_nn <- function(object, level = 0.95, ...) {
   }
   if (!is.null(object$pred) && object$family != "gaussian") {
     pm <- if (object$family == "multinomial") object$pred_mean else cbind(1 - object$pred_mean, object$pred_mean)
-    cls <- max.col(pm, "first")
+    cls <- nn_class(object$pred_mean, object$family) + 1L
     p_cls <- pm[cbind(seq_len(nrow(pm)), cls)]
     draws_cls <- if (object$family == "multinomial") {
       vapply(seq_along(cls), function(i) object$pred[ok, i, cls[i]], numeric(sum(ok)))
@@ -312,9 +314,7 @@ predict.sb_wbb_nn <- function(object, newx = NULL, type = c("prob", "class", "dr
   if (type == "prob") return(m)
   if (type == "class") {
     if (object$family == "gaussian") sb_abort("{.code type = \"class\"} needs a classification fit.", arg = "type")
-    lev <- if (multi) object$levels else object$levels
-    cls <- if (multi) max.col(m, "first") else (m > 0.5) + 1L
-    return(factor(lev[cls], levels = lev))
+    return(factor(object$levels[nn_class(m, object$family) + 1L], levels = object$levels))
   }
   a <- (1 - level) / 2
   if (multi) {

@@ -168,6 +168,17 @@ test_that("bad inputs to the network functions are classed errors", {
   expect_error(nn_control(lr = 0), class = "scalebayes_error")
   expect_error(nn_control(betas = c(0.9, 1)), class = "scalebayes_error")
   if (!sb_torch_available("cuda")) expect_error(ok(device = "cuda"), class = "scalebayes_error_backend")
+  # results too large for R are refused before training: kept weights (1e6 draws x ~12k parameters)
+  expect_error(wbb_nn(x, y, model = nn_mlp(3000), draws = 1e6, keep_weights = TRUE), "would hold",
+               class = "scalebayes_error")
+  # binomial responses follow the package's one rule: 0/1 or logical (as for the GLMs)
+  expect_error(wbb_nn(x, rep(c(2, 5), 10), model = nn_mlp(2), family = "binomial"), "0/1", class = "scalebayes_error")
+  b <- wbb_nn(x, rep(0:1, 10), model = nn_mlp(2), family = "binomial", draws = 1, newx = x[1, , drop = FALSE], newy = 1, quiet = TRUE,
+              control = nn_control(epochs = 1))
+  expect_equal(b$levels, c("0", "1"))
+  expect_length(b$accuracy, 1)
+  m1 <- ok(newx = x[1, , drop = FALSE], newy = y[1])  # one test example, multinomial-style factor labels
+  expect_true(m1$accuracy %in% c(0, 1))
   f <- ok()
   expect_error(predict(f), class = "scalebayes_error")
   expect_error(predict(f, newx = x), class = "scalebayes_error")
