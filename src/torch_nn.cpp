@@ -164,10 +164,11 @@ Rcpp::List cpp_nn_objective(Rcpp::List spec, Rcpp::NumericVector x, Rcpp::Intege
                             Rcpp::NumericVector w, Rcpp::NumericVector params, double lambda, Rcpp::NumericVector w0) {
 #ifdef SCALEBAYES_HAVE_TORCH
   const nn::DeviceChoice dev = nn::choose_device("cpu", true);
-  nn::Net net(spec_from(spec), dev.device, dev.dtype);
+  const nn::ModelSpec ms = spec_from(spec);
+  nn::Net net(ms, dev.device, dev.dtype);
   if (params.size() != net->n_parameters()) Rcpp::stop("params has the wrong length");
   net->copy_from(params.begin());
-  const nn::Dataset data = nn::make_dataset(x.begin(), dims_of(xdim), y.begin(), spec_from(spec).family, dev.options());
+  const nn::Dataset data = nn::make_dataset(x.begin(), dims_of(xdim), y.begin(), ms.family, dev.options());
   nn::Penalty pen;
   pen.lambda = lambda;
   pen.w0.assign(w0.begin(), w0.end());
@@ -188,11 +189,10 @@ Rcpp::NumericVector cpp_nn_predict(Rcpp::List spec, Rcpp::NumericMatrix params, 
   nn::BlasThreadGuard blas1;
   const nn::ModelSpec ms = spec_from(spec);
   const nn::DeviceChoice dev = nn::choose_device("cpu", float64);
-  nn::Net probe(ms, torch::kCPU, torch::kFloat);
-  if (params.nrow() != probe->n_parameters()) Rcpp::stop("params has the wrong number of rows");
   const torch::Tensor x = nn::from_col_major(newx.begin(), dims_of(newdim), dev.options());
-  Rcpp::NumericVector out(static_cast<R_xlen_t>(params.ncol()) * newdim[0] * probe->out_dim());
-  nn::predict_draws(ms, dev, params.begin(), static_cast<std::size_t>(params.ncol()), x, out.begin());
+  Rcpp::NumericVector out(static_cast<R_xlen_t>(params.ncol()) * newdim[0] * ms.n_out());
+  nn::predict_draws(ms, dev, params.begin(), static_cast<std::size_t>(params.nrow()),
+                    static_cast<std::size_t>(params.ncol()), x, out.begin());
   return out;
 #else
   Rcpp::stop("scalebayes was built without LibTorch");

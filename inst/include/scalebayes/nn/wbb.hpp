@@ -100,12 +100,14 @@ inline parallel::RunStatus run_net_wbb(const NetWbbProblem& pb, const NetWbbOutp
 namespace scalebayes {
 namespace nn {
 
-// Response-scale predictions of T stored draws (params: T blocks of n_parameters values, Net::copy_to
-// order) on x: writes T blocks of [n, out] (row-major) into out.
-inline void predict_draws(const ModelSpec& spec, const DeviceChoice& dev, const double* params, std::size_t T,
-                          const torch::Tensor& x, double* out) {
+// Response-scale predictions of T stored draws (params: T blocks of P values, Net::copy_to order; P must be
+// the network's parameter count) on x: writes T blocks of [n, spec.n_out()] (row-major) into out.
+inline void predict_draws(const ModelSpec& spec, const DeviceChoice& dev, const double* params, std::size_t P,
+                          std::size_t T, const torch::Tensor& x, double* out) {
   Net net(spec, dev.device, dev.dtype);
-  const std::size_t P = static_cast<std::size_t>(net->n_parameters());
+  if (P != static_cast<std::size_t>(net->n_parameters()))
+    throw std::invalid_argument("stored draws have " + std::to_string(P) + " parameters, the network " +
+                                std::to_string(net->n_parameters()));
   for (std::size_t t = 0; t < T; ++t) {
     net->copy_from(params + t * P);
     torch::Tensor p = predict(net, spec.family, x).to(torch::kCPU, torch::kDouble).contiguous();
