@@ -36,13 +36,14 @@ Rcpp::List cpp_enet_path(Rcpp::NumericMatrix x, Rcpp::NumericVector y, int famil
                          Rcpp::NumericVector pf, Rcpp::NumericVector lambda, Rcpp::List control) {
   cd::ElasticNet solver(sbglue::as_map(x), sbglue::as_map(y), family_from(family), alpha, control_from(control));
   const Eigen::VectorXd lam = sbglue::as_map(lambda);
+  const sbglue::MapVec wm = sbglue::as_map(w), pfm = sbglue::as_map(pf);  // on the main thread: no R API in the worker
   cd::PathResult r;
   sbglue::Progress prog(1.0, false, "path");
   const auto status = scalebayes::parallel::run_parallel(
       1, 1,
       [&](std::size_t, int, const scalebayes::parallel::StopToken& stop) {
         solver.set_stop(stop);
-        r = cd::fit_path(solver, sbglue::as_map(w), sbglue::as_map(pf), lam, stop);
+        r = cd::fit_path(solver, wm, pfm, lam, stop);
       },
       prog.monitor());
   if (status.interrupted || r.stopped || prog.interrupted()) return Rcpp::List::create(Rcpp::Named("interrupted") = true);
