@@ -4,23 +4,33 @@
 // pruning) is a template over an `Ops` policy describing how one parameter group is stored. An `Ops` policy
 // provides
 //
-//   using Array = ...;                      // storage of one group (Eigen::ArrayXd here; torch::Tensor later)
-//   using Rng   = ...;                      // its noise source (rng::Stream here; a torch::Generator later)
+//   using Array  = ...;                     // storage of one group (Eigen::ArrayXd; torch::Tensor in nn/sgmcmc.hpp)
+//   using Scalar = ...;                     // a number that may live on a device (double; a 0-dim tensor)
+//   using Rng    = ...;                     // the noise source (rng::Stream; a torch::Generator)
 //   static Array zeros_like(const Array&);
 //   static Index size(const Array&);
-//   static double sum(const Array&);                 // sum of the entries
-//   static double abs_sum_weighted(const Array& w, const Array& x);   // sum_j w_j |x_j|
-//   static double sq_sum_weighted(const Array& w, const Array& x);    // sum_j w_j x_j^2
-//   static bool all_finite(const Array&);
+//   static Scalar sum(const Array&);                 // sum of the entries
+//   static Scalar abs_sum_weighted(const Array& w, const Array& x);   // sum_j w_j |x_j|
+//   static Scalar sq_sum_weighted(const Array& w, const Array& x);    // sum_j w_j x_j^2
+//   static Scalar zero_scalar(const Scalar& like);   // 0 where `like` lives
+//   static Scalar sqrt(const Scalar&);
+//   static Scalar clamp(const Scalar&, double lo, double hi);
+//   static double value(const Scalar&);              // to the host (a synchronisation on a device)
+//   static bool all_finite(const Array&);            // a synchronisation on a device
+//   static bool finite_positive(const Scalar&);      // idem
+//   static void assign(Array& dst, const Array& src);                // copy the VALUES (dst keeps its storage)
 //   static void add_gaussian(Array& x, double sd, Rng&);              // x += sd * N(0, I)
 //   static void ssgl_prior_grad(Array& g, const Array& x, const Array& k0, const Array& k1,
-//                               double sigma);      // g += -k0 sign(x)/sigma - k1 x / sigma^2
-//   static Array inclusion_prob(const Array& x, double sigma, double delta, double v0, double v1);  // eq. (12)
-//   static double abs_quantile(const Array& x, double s);             // the s-quantile of |x|
-//   static Index zero_below(Array& x, double threshold);             // x_j = 0 where |x_j| < threshold
+//                               const Scalar& sigma);  // g += -k0 sign(x)/sigma - k1 x / sigma^2
+//   static Array inclusion_prob(const Array& x, const Scalar& sigma, const Scalar& delta, double v0,
+//                               double v1);         // eq. (12)
+//   static void prune_smallest(Array& x, double s);  // x_j = 0 for the floor(s p) smallest |x_j|
 //
-// and ordinary arithmetic (Array +,- Array, scalar * Array, Array * Array, in-place forms). A LibTorch model only
-// has to supply a TorchOps with the same members to reuse every rule unchanged (inst/design.md, principle 3).
+// and ordinary arithmetic (Array +,- Array, scalar * Array, Array * Array, in-place forms; Scalar with double).
+// Value semantics are explicit: `assign` copies values into existing storage. A torch tensor aliases on `=`, and a
+// group's value tensor IS the network's parameter, so rules never rebind `value` (they update it in place) and
+// snapshots are taken and restored with `assign`. Scalars stay on the device: nothing in a step reads a number
+// back to the host except what the driver asks for at its check, trace and save points.
 //
 // Header-only, Eigen + std, no R.
 #pragma once
@@ -89,10 +99,21 @@ class Ziggurat {
 
 struct EigenOps {
   using Array = Eigen::ArrayXd;
+  using Scalar = double;
   using Index = Eigen::Index;
   using Rng = rng::Stream;
 
   static Array zeros_like(const Array& a) { return Array::Zero(a.size()); }
+  static double zero_scalar(double) { return 0.0; }
+  static double sqrt(double v) { return std::sqrt(v); }
+  static double clamp(double v, double lo, double hi) { return std::min(std::max(v, lo), hi); }
+  static double value(double v) { return v; }
+  static bool finite_positive(double v) { return std::isfinite(v) && v > 0.0; }
+  static void assign(Array& dst, const Array& src) { dst = src; }
+  static void prune_smallest(Array& x, double s) {
+    const double thr = abs_quantile(x, s);
+    if (thr > 0.0) zero_below(x, thr);
+  }
   static Index size(const Array& a) { return a.size(); }
   static double sum(const Array& a) { return a.size() ? a.sum() : 0.0; }
   static double abs_sum_weighted(const Array& w, const Array& x) { return x.size() ? (w * x.abs()).sum() : 0.0; }

@@ -1,7 +1,8 @@
 // scalebayes/sgmcmc/updates.hpp -- the SG-MCMC update rules of Deng, Zhang, Liang & Lin (2019), written once.
 //
-// A model (Eigen GLM here, a LibTorch network later) owns a list of parameter groups, fills each group's `grad`
-// with the gradient of its minibatch log-likelihood scaled by N/n, then calls, per iteration,
+// A model (the Eigen GLM of glm.hpp, the LibTorch network of nn/sgmcmc.hpp) owns a list of parameter groups and
+// fills each group's `grad` with the gradient of its minibatch log-likelihood scaled by N/n; the chain driver
+// (chain.hpp) then calls, per iteration,
 //   add_prior_grad(group, sigma)     SSGL prior (sparse groups) or N(0, prior_var) (non-sparse groups)
 //   sgld_step / sghmc_step           eq. (2) / eq. (3) in the Saatci & Wilson (SGD-with-momentum) form
 //   sa_update(groups, sigma, ...)    stochastic approximation of rho, kappa, delta, sigma (eqs. 12-15)
@@ -18,13 +19,15 @@ namespace scalebayes {
 namespace sgmcmc {
 
 // One parameter group ("layer" l of the paper). Sparse groups carry the SSGL latent variables.
+// `value` is updated in place only (it may alias a network's parameter tensor, see storage.hpp).
 template <class Ops>
 struct Group {
   using Array = typename Ops::Array;
+  using Scalar = typename Ops::Scalar;
   Array value, grad, momentum;
   bool sparse = true;
   Array rho, kappa0, kappa1;  // E[gamma_j], E[1/(v0 (1-gamma_j))], E[1/(v1 gamma_j)]  (sparse groups)
-  double delta = 0.5;         // prior inclusion probability of this group (sparse groups)
+  Scalar delta{};             // prior inclusion probability of this group (sparse groups)
   double prior_var = 1.0;     // sigma_0^2 of the Gaussian prior (non-sparse groups)
 };
 
@@ -40,7 +43,7 @@ struct SSGLHyper {
 
 // Set the latent variables of a sparse group to their values implied by rho (kappa0 = (1-rho)/v0, kappa1 = rho/v1).
 template <class Ops>
-void init_latents(Group<Ops>& g, double rho0, double delta0, const SSGLHyper& h) {
+void init_latents(Group<Ops>& g, double rho0, const typename Ops::Scalar& delta0, const SSGLHyper& h) {
   g.rho = Ops::zeros_like(g.value) + rho0;
   g.kappa0 = (1.0 - g.rho) / h.v0;
   g.kappa1 = g.rho / h.v1;
@@ -49,7 +52,7 @@ void init_latents(Group<Ops>& g, double rho0, double delta0, const SSGLHyper& h)
 
 // grad += gradient of the log prior (the terms of Q1 in eq. (10) that involve beta).
 template <class Ops>
-void add_prior_grad(Group<Ops>& g, double sigma) {
+void add_prior_grad(Group<Ops>& g, const typename Ops::Scalar& sigma) {
   if (g.sparse) {
     Ops::ssgl_prior_grad(g.grad, g.value, g.kappa0, g.kappa1, sigma);
   } else {
@@ -75,13 +78,17 @@ void sghmc_step(Group<Ops>& g, double eta, double friction, double noise_est, do
 }
 
 // Positive root of A s^2 - B s - C = 0 (eq. 14); A > 0, B >= 0, C >= 0.
-inline double sigma_root(double A, double B, double C) { return (B + std::sqrt(B * B + 4.0 * A * C)) / (2.0 * A); }
+template <class Ops>
+typename Ops::Scalar sigma_root(double A, const typename Ops::Scalar& B, const typename Ops::Scalar& C) {
+  return (B + Ops::sqrt(B * B + 4.0 * A * C)) / (2.0 * A);
+}
 
 // Extra information sa_update needs from the likelihood.
+template <class Ops>
 struct SAInput {
   bool regression = true;  // Gaussian likelihood with variance sigma^2 (else the likelihood has no sigma)
   double n_total = 0.0;    // N
-  double resid_ss = 0.0;   // I = (N/n) sum_{i in batch} (y_i - psi(x_i; beta))^2 (regression only)
+  typename Ops::Scalar resid_ss{};  // I = (N/n) sum_{i in batch} (y_i - psi(x_i; beta))^2 (regression only)
 };
 
 // One SA step for the latent variables with step omega (omega = 1: the EM arm):
@@ -93,11 +100,14 @@ struct SAInput {
 // R_a = N + p + nu; maximizing Q1 of eq. (10) gives R_a = N + p + nu + 2 (as in EMVS), used here; C_a = p + nu + 2;
 // J = sum kappa1 beta^2 (a squared norm; the printed footnote omits the square).
 // If update_sigma is false sigma is left alone (fixed sigma).
+// Numbers stay Ops::Scalar (on the device of a network) throughout.
 template <class Ops>
-void sa_update(std::vector<Group<Ops>>& groups, double& sigma, double omega, const SSGLHyper& h, const SAInput& in,
-               bool update_sigma = true) {
+void sa_update(std::vector<Group<Ops>>& groups, typename Ops::Scalar& sigma, double omega, const SSGLHyper& h,
+               const SAInput<Ops>& in, bool update_sigma = true) {
+  using Scalar = typename Ops::Scalar;
   const double w = omega, w1 = 1.0 - omega;
-  double P = 0.0, Rb = 0.0, J = 0.0;
+  double P = 0.0;
+  Scalar Rb = Ops::zero_scalar(sigma), J = Ops::zero_scalar(sigma);
   for (auto& g : groups) {
     if (!g.sparse) continue;
     const double pl = static_cast<double>(Ops::size(g.value));
@@ -105,29 +115,27 @@ void sa_update(std::vector<Group<Ops>>& groups, double& sigma, double omega, con
     g.rho = w1 * g.rho + w * Ops::inclusion_prob(g.value, sigma, g.delta, h.v0, h.v1);
     g.kappa0 = w1 * g.kappa0 + w * ((1.0 - g.rho) / h.v0);
     g.kappa1 = w1 * g.kappa1 + w * (g.rho / h.v1);
-    const double dt = (Ops::sum(g.rho) + h.a - 1.0) / (h.a + h.b + pl - 2.0);
+    const Scalar dt = (Ops::sum(g.rho) + h.a - 1.0) / (h.a + h.b + pl - 2.0);
     g.delta = w1 * g.delta + w * dt;
     // keep delta strictly inside (0, 1) so the log-odds in (12) stay finite
-    g.delta = std::min(std::max(g.delta, 1e-12), 1.0 - 1e-12);
+    g.delta = Ops::clamp(g.delta, 1e-12, 1.0 - 1e-12);
     P += pl;
-    Rb += Ops::abs_sum_weighted(g.kappa0, g.value);
-    J += Ops::sq_sum_weighted(g.kappa1, g.value);
+    Rb = Rb + Ops::abs_sum_weighted(g.kappa0, g.value);
+    J = J + Ops::sq_sum_weighted(g.kappa1, g.value);
   }
   if (!update_sigma) return;
   const double A = (in.regression ? in.n_total : 0.0) + P + h.nu + 2.0;
-  const double C = (in.regression ? in.resid_ss : 0.0) + J + h.nu * h.lambda;
-  const double st = sigma_root(A, Rb, C);
+  const Scalar C = (in.regression ? in.resid_ss + J : J) + h.nu * h.lambda;
+  const Scalar st = sigma_root<Ops>(A, Rb, C);
   sigma = w1 * sigma + w * st;
 }
 
 // Magnitude pruning of a sparse group to sparse rate s: the floor(s p) smallest |beta_j| are set to 0. Pruned
-// weights keep receiving gradients and noise and come back if they grow (regrowth). Returns the number pruned.
+// weights keep receiving gradients and noise and come back if they grow (regrowth).
 template <class Ops>
-typename Ops::Index prune(Group<Ops>& g, double s) {
-  if (!g.sparse || s <= 0.0) return 0;
-  const double thr = Ops::abs_quantile(g.value, s);
-  if (thr <= 0.0) return 0;
-  return Ops::zero_below(g.value, thr);
+void prune(Group<Ops>& g, double s) {
+  if (!g.sparse || s <= 0.0) return;
+  Ops::prune_smallest(g.value, s);
 }
 
 }  // namespace sgmcmc

@@ -1,0 +1,218 @@
+// scalebayes/sgmcmc/chain.hpp -- the SG-MCMC chain driver of Deng, Zhang, Liang & Lin (2019), generic over the
+// model: one loop for the Eigen GLM (glm.hpp) and the LibTorch network (nn/sgmcmc.hpp).
+//
+// A Model owns its parameters as a list of groups (updates.hpp) and provides
+//   using Ops = ...;                                   // storage policy (storage.hpp)
+//   std::vector<Group<Ops>>& groups();                 // values, grads, momenta, latents; sparse groups carry SSGL
+//   long n_obs() const;                                // N
+//   bool regression() const;                           // Gaussian likelihood with variance sigma^2
+//   typename Ops::Rng& noise_rng();                    // the Langevin / momentum noise
+//   typename Ops::Scalar scalar(double) const;         // a number where the parameters live
+//   void minibatch(const std::vector<long>& idx, long n);   // grad = (N/n) sum_{i in idx[0..n)} d log-lik_i / d theta
+//                                                      // (gaussian: the residual form sum r_i d mu_i, i.e. times sigma^2)
+//   typename Ops::Scalar resid_ss();                   // (N/n) sum_B r_i^2 of the last minibatch (regression only)
+// and a Recorder (the storage of the chain's output) provides
+//   void save(Model&, const Scalar& sigma);            // a kept iteration (after burn-in, every thin-th)
+//   void trace(Model&, long k, const Scalar& sigma, double eps, double tau);
+//   void finish(Model&, const Scalar& sigma, const ChainStatus&);
+//
+// Per iteration k = 1..T (Algorithm 1, with the SA step for theta^(k) done at the start of iteration k):
+//   1. draw a minibatch B_k (without replacement; partial Fisher-Yates on a persistent permutation drawn from the
+//      chain's stream); the model fills the gradients
+//   2. k > sa_start and method != none: SA of the latent variables with omega_{k - sa_start} using theta^(k) and,
+//      for the regression sigma, I = (N/n) sum_{B_k} r_i^2
+//   3. gradient / sigma^2 (regression) + prior gradient; SGLD or SGHMC step -> theta^(k+1) (inverse temperature
+//      tau_k, step eps_k); then magnitude pruning of the sparse groups to the rate S (1 - D^(k/U)) when on
+//   4. divergence: at check points (every check_every iterations, and at save / trace points and the last
+//      iteration) a non-finite state restores the last checked state (values are COPIED into place: a group's
+//      value may be a network's parameter) and stops the chain
+//   5. output through the Recorder.
+// Nothing in a step reads a number back from a device: the check, save and trace points are the only
+// synchronisations, so check_every > 1 keeps a GPU busy. Progress is published every 256 iterations through an
+// atomic counter and a stop request is honoured there. The chain's draws depend only on its stream.
+// Header-only, std, no R.
+#pragma once
+#include <algorithm>
+#include <atomic>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "scalebayes/parallel/driver.hpp"
+#include "scalebayes/math/family.hpp"
+#include "scalebayes/rng/stream.hpp"
+#include "scalebayes/sgmcmc/schedules.hpp"
+#include "scalebayes/sgmcmc/updates.hpp"
+
+namespace scalebayes {
+namespace sgmcmc {
+
+using scalebayes::Family;  // math/family.hpp
+enum class Method { sa, em, none };
+enum class Sampler { sgld, sghmc };
+
+struct Control {
+  Family family = Family::gaussian;
+  Method method = Method::sa;
+  Sampler sampler = Sampler::sgld;
+  long iterations = 1000, batch_size = 50, burnin = 0, thin = 1, trace_every = 1;
+  long check_every = 1;             // divergence check interval (iterations)
+  StepSchedule step;
+  SAStep sa;
+  Annealing temperature;
+  PruneSchedule pruning;
+  double friction = 0.1, noise_estimate = 0.0;  // SGHMC
+  SSGLHyper hyper;
+  double prior_var = 1e4;           // sigma0^2 of the non-sparse groups
+  double sigma_init = 1.0, delta_init = 0.5, rho_init = 0.5;
+  bool fixed_sigma = false;         // keep sigma at sigma_init even when the latents are adapted
+  long sa_start = 1;                // the latent variables stay fixed before iteration sa_start + 1 (warm-up)
+  std::vector<long> keep;           // GLM: coefficient indices (output order) whose draws are stored
+  int chains = 1;
+  long chain_offset = 0;            // chain c uses stream chain_offset + c (chunks of chains across processes)
+
+  void validate() const {
+    if (iterations < 1) throw std::invalid_argument("iterations must be >= 1");
+    if (batch_size < 1) throw std::invalid_argument("batch_size must be >= 1");
+    if (burnin < 0 || burnin >= iterations) throw std::invalid_argument("burnin must lie in [0, iterations)");
+    if (thin < 1 || trace_every < 1) throw std::invalid_argument("thin and trace_every must be >= 1");
+    if (check_every < 1) throw std::invalid_argument("check_every must be >= 1");
+    if (sa_start < 1) throw std::invalid_argument("sa_start must be >= 1");
+    if (chains < 1) throw std::invalid_argument("chains must be >= 1");
+    if (!(friction > 0.0 && friction <= 1.0)) throw std::invalid_argument("friction must lie in (0, 1]");
+    if (!(noise_estimate >= 0.0 && noise_estimate < friction))
+      throw std::invalid_argument("noise_estimate must lie in [0, friction)");
+    if (!(prior_var > 0.0)) throw std::invalid_argument("prior_var must be > 0");
+    if (!(sigma_init > 0.0)) throw std::invalid_argument("sigma_init must be > 0");
+    if (!(delta_init > 0.0 && delta_init < 1.0)) throw std::invalid_argument("delta_init must lie in (0, 1)");
+    if (!(rho_init >= 0.0 && rho_init <= 1.0)) throw std::invalid_argument("rho_init must lie in [0, 1]");
+    step.validate();
+    sa.validate();
+    temperature.validate();
+    pruning.validate();
+    hyper.validate();
+  }
+  long n_saved() const { return (iterations - burnin) / thin; }
+  long n_traced() const { return iterations / trace_every; }
+};
+
+struct ChainStatus {
+  long iterations_done = 0;
+  bool diverged = false;
+  long diverged_at = 0;
+  std::string message;
+};
+
+// Run one chain of `model` (already initialized: values, zero grads and momenta) with the noise and minibatches
+// of stream rs. Returns what happened; the output went to `rec`.
+template <class Model, class Recorder>
+ChainStatus run_chain(Model& model, Recorder& rec, const Control& ctl, rng::Stream& rs, std::atomic<long>& progress,
+                      const parallel::StopToken& stop = parallel::StopToken()) {
+  using Ops = typename Model::Ops;
+  using Scalar = typename Ops::Scalar;
+  using Array = typename Ops::Array;
+  auto& groups = model.groups();
+  const long N = model.n_obs();
+  const long n = std::min<long>(ctl.batch_size, N);
+  const bool regression = model.regression();
+  Scalar sigma = model.scalar(ctl.sigma_init);
+  bool has_sparse = false;
+  for (auto& g : groups) {
+    if (!g.sparse) continue;
+    init_latents<Ops>(g, ctl.rho_init, model.scalar(ctl.delta_init), ctl.hyper);
+    has_sparse = has_sparse || Ops::size(g.value) > 0;
+  }
+  SAInput<Ops> sain;
+  sain.regression = regression;
+  sain.n_total = static_cast<double>(N);
+  const bool adapt_sigma_only = regression && !ctl.fixed_sigma;
+
+  std::vector<long> idx(N);
+  for (long i = 0; i < N; ++i) idx[i] = i;
+  std::vector<Array> snap(groups.size());
+  for (std::size_t g = 0; g < groups.size(); ++g) Ops::assign(snap[g], groups[g].value);
+
+  ChainStatus st;
+  const long T = ctl.iterations;
+  long last_report = 0;
+  long k = 1;
+  for (; k <= T; ++k) {
+    if ((k & 255) == 0) {
+      progress.fetch_add(k - last_report, std::memory_order_relaxed);
+      last_report = k;
+      if (stop.stop_requested()) break;
+    }
+    // 1. minibatch
+    if (n < N) {
+      for (long t = 0; t < n; ++t) {
+        const long j = t + static_cast<long>(rs.uniform() * static_cast<double>(N - t));
+        std::swap(idx[t], idx[j < N ? j : N - 1]);
+      }
+    }
+    model.minibatch(idx, n);
+    // 2. SA of the latent variables
+    if (k > ctl.sa_start && ctl.method != Method::none && (has_sparse || adapt_sigma_only)) {
+      if (regression) sain.resid_ss = model.resid_ss();
+      sa_update<Ops>(groups, sigma, ctl.sa.at(k - ctl.sa_start), ctl.hyper, sain, !ctl.fixed_sigma);
+    }
+    // 3. gradient and step
+    const double tau = ctl.temperature.at(k);
+    const double eps = ctl.step.at(k);
+    if (regression) {
+      const Scalar is2 = 1.0 / (sigma * sigma);
+      for (auto& g : groups) g.grad *= is2;
+    }
+    for (auto& g : groups)
+      if (Ops::size(g.value) > 0) add_prior_grad<Ops>(g, sigma);
+    for (auto& g : groups) {
+      if (ctl.sampler == Sampler::sgld) sgld_step<Ops>(g, eps, tau, model.noise_rng());
+      else sghmc_step<Ops>(g, eps, ctl.friction, ctl.noise_estimate, tau, model.noise_rng());
+    }
+    const bool save = k > ctl.burnin && (k - ctl.burnin) % ctl.thin == 0;
+    const bool trace = k % ctl.trace_every == 0;
+    const bool check = k % ctl.check_every == 0 || save || trace || k == T;
+    // 4. divergence: back to the last checked state
+    if (check) {
+      bool ok = Ops::finite_positive(sigma);
+      for (auto& g : groups) ok = ok && Ops::all_finite(g.value);
+      if (!ok) {
+        for (std::size_t g = 0; g < groups.size(); ++g) Ops::assign(groups[g].value, snap[g]);
+        st.diverged = true;
+        st.diverged_at = k;
+        st.message = "the sampler produced a non-finite state at iteration " + std::to_string(k) +
+                     " (step size too large for the curvature of the posterior?)";
+        break;
+      }
+    }
+    //    magnitude pruning of theta^(k+1) (Algorithm 1); pruned weights get gradients and noise next time
+    if (ctl.pruning.on && has_sparse)
+      for (auto& g : groups) prune<Ops>(g, ctl.pruning.at(k));
+    if (check)
+      for (std::size_t g = 0; g < groups.size(); ++g) Ops::assign(snap[g], groups[g].value);
+    // 5. output
+    if (save) rec.save(model, sigma);
+    if (trace) rec.trace(model, k, sigma, eps, tau);
+  }
+  progress.fetch_add((k > T ? T : k) - last_report, std::memory_order_relaxed);
+  st.iterations_done = st.diverged ? k - 1 : std::min(k - 1, T);
+  rec.finish(model, sigma, st);
+  return st;
+}
+
+// Runs `chains` chains on `threads` threads: chain_body(c, progress, stop) runs chain c (it builds its model and
+// recorder on the worker thread and calls run_chain with the shared progress counter). monitor(iterations of
+// all chains) is called on the calling thread about every 100 ms; returning false stops every chain within 256
+// iterations.
+template <class ChainBody>
+parallel::RunStatus run_chains(int chains, int threads, ChainBody chain_body,
+                               const parallel::Monitor& monitor = parallel::Monitor()) {
+  std::atomic<long> progress{0};
+  auto body = [&](std::size_t c, int, const parallel::StopToken& stop) { chain_body(c, progress, stop); };
+  parallel::Monitor mon;
+  if (monitor) mon = [&](std::size_t) { return monitor(static_cast<std::size_t>(progress.load())); };
+  return parallel::run_parallel(static_cast<std::size_t>(chains), threads, body, mon);
+}
+
+}  // namespace sgmcmc
+}  // namespace scalebayes
