@@ -53,6 +53,10 @@ cpp_nn_predict <- function(spec, params, newx, newdim, float64) {
     .Call(`_scalebayes_cpp_nn_predict`, spec, params, newx, newdim, float64)
 }
 
+cpp_nn_sgmcmc <- function(spec, x, xdim, y, newx, newdim, control, nnctl, run) {
+    .Call(`_scalebayes_cpp_nn_sgmcmc`, spec, x, xdim, y, newx, newdim, control, nnctl, run)
+}
+
 cpp_tf_difference <- function(x, k) {
     .Call(`_scalebayes_cpp_tf_difference`, x, k)
 }

@@ -63,6 +63,32 @@
 #' @param seed Seed (`NULL`: drawn from R's RNG, so [set.seed()] works).
 #' @param quiet Hide the progress bar (default: `TRUE` when not interactive).
 #' @param control [sgmcmc_control()] settings.
+#' @param model A network made by [nn_mlp()] or [nn_cnn()]: sample its weights instead of regression
+#'   coefficients (see "Networks" below). `NULL` (default): regression on the columns of `x`.
+#' @param epochs Networks: the run length in passes over the data, an alternative to `iterations`
+#'   (iterations = epochs x ceiling(n / batch_size)).
+#' @param sparse_layers Networks: which weight layers (1 = the first linear or convolution layer) get the SSGL
+#'   prior (`NULL` or `TRUE`: all; `FALSE`: none); biases, the other layers and batch-norm parameters get the
+#'   \eqn{N(0, \sigma_0^2)} prior of `control$prior_var`.
+#' @param newy Networks: test responses for `newx`; the fit then reports the test accuracy (or RMSE) of the
+#'   posterior predictive mean, and of every kept draw when `keep_draws = TRUE`.
+#' @param keep_draws Networks: keep every kept draw's parameters and predictions on `newx` (kept draws x
+#'   parameters; large for big networks). Without it the fit holds running averages only.
+#' @param device Networks: `"cpu"`, `"cuda"` or `"auto"`.
+#' @section Networks:
+#' With `model = nn_mlp(...)` or `nn_cnn(...)` the same chain driver samples a network's weights: the
+#' minibatch gradient of the log-likelihood (cross-entropy for `"multinomial"`, Bernoulli for `"binomial"`,
+#' Gaussian with variance \eqn{\sigma^2} for `"gaussian"`) scaled by N/n, the SSGL prior on each weight tensor
+#' of `sparse_layers` with its own \eqn{\rho, \kappa_0, \kappa_1, \delta} ("layer l" of the paper), SGLD or
+#' SGHMC, the SA / EM / none updates, annealing (`sgmcmc_control(anneal = 1.003)` gives the paper's
+#' \eqn{\tau_k = \tau 1.003^k}) and magnitude pruning (`prune = TRUE`). `family` defaults from `y` (factor:
+#' multinomial). The network starts from PyTorch's default initialization drawn from the chain's stream, and
+#' the Langevin noise comes from a torch generator seeded from that stream: the same seed gives the same draws
+#' for any `threads` on the CPU. With `newx`, predictions are averaged over the kept iterations
+#' (posterior predictive mean); the fit (class `sb_sgld_sa_nn`) holds them with the posterior-mean and final
+#' weights, the per-weight inclusion probabilities \eqn{\rho}, the sparsity (share of exactly-zero sparse
+#' weights, from pruning), and a trace per chain (sigma, mean delta, mean rho, mean minibatch loss, step size,
+#' temperature, sparsity). Interrupting a network run (Ctrl-C) returns the state reached, with a warning.
 #' @return An object of class `c("sb_sgld_sa", "sb_fit")`: the common draws object (see [sb_fit-methods])
 #'   with, in addition, `coefficients` (running posterior means of all coefficients over the kept
 #'   iterations of all chains), `coef_sd`, `inclusion` (selection probabilities \eqn{\rho_j}, averaged over
@@ -83,11 +109,37 @@ sgld_sa <- function(x, y, family = c("gaussian", "binomial"), method = c("sa", "
                     sampler = c("sgld", "sghmc"), iterations = 10000L, batch_size = NULL, v0 = 0.1, v1 = 10,
                     sparse = TRUE, intercept = TRUE, burnin = NULL, thin = NULL, keep = NULL, newx = NULL,
                     chains = 1L, threads = NULL, future = FALSE, seed = NULL, quiet = NULL,
-                    control = sgmcmc_control()) {
+                    control = sgmcmc_control(), model = NULL, epochs = NULL, sparse_layers = NULL, newy = NULL,
+                    keep_draws = FALSE, device = "cpu") {
   call <- match.call()
-  family <- sb_match_arg(family)
   method <- sb_match_arg(method)
   sampler <- sb_match_arg(sampler)
+  if (!is.null(model)) {
+    not_for_nets <- c("sparse", "intercept", "keep", "future")[!c(missing(sparse), missing(intercept), missing(keep),
+                                                                  missing(future))]
+    if (length(not_for_nets)) {
+      sb_abort(c("{.arg {not_for_nets[1]}} applies to regression, not to a network {.arg model}.",
+                 i = "For networks choose the sparse layers with {.arg sparse_layers}."), arg = not_for_nets[1])
+    }
+    family <- if (missing(family)) NULL else sb_match_arg(family, c("gaussian", "binomial", "multinomial"))
+    v0 <- check_number(v0, lower = 0, lower_open = TRUE, upper = Inf, upper_open = TRUE)
+    v1 <- check_number(v1, lower = 0, lower_open = TRUE, upper = Inf, upper_open = TRUE)
+    return(sgld_sa_nn(x, y, model = model, family = family, method = method, sampler = sampler,
+                      iterations = if (missing(iterations)) NULL else iterations, epochs = epochs,
+                      batch_size = batch_size, v0 = v0, v1 = v1, sparse_layers = sparse_layers, burnin = burnin,
+                      thin = thin, newx = newx, newy = newy, chains = chains, threads = threads, seed = seed,
+                      quiet = quiet, control = control, device = device, keep_draws = keep_draws,
+                      call = rlang::current_env(), mcall = call))
+  }
+  nets_only <- c("epochs", "sparse_layers", "newy", "keep_draws", "device")[!c(missing(epochs), missing(sparse_layers),
+                                                                             missing(newy), missing(keep_draws),
+                                                                             missing(device))]
+  if (length(nets_only)) {
+    sb_abort(c("{.arg {nets_only[1]}} applies to networks only.",
+               i = "Pass a network as {.arg model} (e.g. {.code model = nn_mlp(50)}), or drop {.arg {nets_only[1]}}."),
+             arg = nets_only[1])
+  }
+  family <- sb_match_arg(family)
   x <- check_x_matrix(x)
   n <- nrow(x)
   p <- ncol(x)
@@ -106,16 +158,9 @@ sgld_sa <- function(x, y, family = c("gaussian", "binomial"), method = c("sa", "
   }
   sparse <- rep_len(sparse, p)
   intercept <- check_flag(intercept)
-  burnin <- if (is.null(burnin)) iterations %/% 2L else check_count(burnin, min = 0L)
-  if (burnin >= iterations) {
-    sb_abort(c("{.arg burnin} must be smaller than {.arg iterations}.",
-               x = "burnin = {burnin}, iterations = {iterations}."), arg = "burnin")
-  }
-  thin <- if (is.null(thin)) max(1L, (iterations - burnin) %/% 1000L) else check_count(thin)
-  if ((iterations - burnin) %/% thin < 1L) {
-    sb_abort(c("No draw would be kept: {iterations - burnin} iteration{?s} after burn-in with {.arg thin} = {thin}.",
-               i = "Increase {.arg iterations}, or decrease {.arg burnin} or {.arg thin}."), arg = "thin")
-  }
+  lens <- sgmcmc_lengths(iterations, burnin, thin)
+  burnin <- lens$burnin
+  thin <- lens$thin
   coef_names <- c(if (intercept) "(Intercept)", colnames(x))
   P <- length(coef_names)
   keep <- resolve_keep(keep, coef_names)
@@ -140,6 +185,7 @@ sgld_sa <- function(x, y, family = c("gaussian", "binomial"), method = c("sa", "
   check_result_size(as.double(chains) * (iterations %/% trace_every), 7, "control$trace_every")
   ctl <- control
   ctl$init <- NULL
+  ctl$float64 <- NULL
   ctl$b <- control$b %||% max(1, sum(sparse))
   ctl$rho_init <- control$rho_init %||% control$delta_init
   ctl$trace_every <- trace_every
@@ -226,6 +272,21 @@ sgld_sa <- function(x, y, family = c("gaussian", "binomial"), method = c("sa", "
 }
 
 `%||%` <- function(a, b) if (is.null(a)) b else a
+
+# Burn-in (default half) and thinning (default: about 1000 kept draws per chain), checked against iterations.
+sgmcmc_lengths <- function(iterations, burnin, thin, call = rlang::caller_env()) {
+  burnin <- if (is.null(burnin)) iterations %/% 2L else check_count(burnin, min = 0L, arg = "burnin", call = call)
+  if (burnin >= iterations) {
+    sb_abort(c("{.arg burnin} must be smaller than {.arg iterations}.",
+               x = "burnin = {burnin}, iterations = {iterations}."), arg = "burnin", call = call)
+  }
+  thin <- if (is.null(thin)) max(1L, (iterations - burnin) %/% 1000L) else check_count(thin, arg = "thin", call = call)
+  if ((iterations - burnin) %/% thin < 1L) {
+    sb_abort(c("No draw would be kept: {iterations - burnin} iteration{?s} after burn-in with {.arg thin} = {thin}.",
+               i = "Increase {.arg iterations}, or decrease {.arg burnin} or {.arg thin}."), arg = "thin", call = call)
+  }
+  list(burnin = burnin, thin = thin)
+}
 
 resolve_keep <- function(keep, coef_names, call = rlang::caller_env()) {
   P <- length(coef_names)

@@ -36,6 +36,8 @@
 #'   iterations (`NULL`: about 1000 points).
 #' @param init Initial coefficients: `NULL` (zeros), a vector in the order of [coef()] (intercept first), or a
 #'   matrix with one column per chain.
+#' @param float64 Networks ([sgld_sa()] with a `model`): run the network in double precision (default single,
+#'   as deep-learning libraries do).
 #' @return A list of class `sb_sgmcmc_control`.
 #' @export
 #' @examples
@@ -46,7 +48,7 @@ sgmcmc_control <- function(step_schedule = c("polynomial", "constant", "stepwise
                            friction = 0.1, noise_estimate = 0, a = 1, b = NULL, nu = 1, lambda = 1,
                            prior_var = 1e4, sigma_init = 1, delta_init = 0.5, rho_init = NULL,
                            sa_start = 1, fixed_sigma = FALSE, prune = FALSE, prune_S = 0.9, prune_D = 0.99, prune_U = 50,
-                           trace_every = NULL, init = NULL) {
+                           trace_every = NULL, init = NULL, float64 = FALSE) {
   step_schedule <- sb_match_arg(step_schedule)
   out <- list(
     step_schedule = step_schedule,
@@ -76,7 +78,8 @@ sgmcmc_control <- function(step_schedule = c("polynomial", "constant", "stepwise
     prune_D = check_number(prune_D, lower = 0, lower_open = TRUE, upper = 1, upper_open = TRUE),
     prune_U = check_number(prune_U, lower = 0, lower_open = TRUE, upper = Inf, upper_open = TRUE),
     trace_every = check_count(trace_every, allow_null = TRUE),
-    init = init
+    init = init,
+    float64 = check_flag(float64)
   )
   if (out$noise_estimate >= out$friction) {
     sb_abort(c("{.arg noise_estimate} must be smaller than {.arg friction}.",

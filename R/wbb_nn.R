@@ -213,7 +213,7 @@ nn_mean_accuracy <- function(x) {
 #' was given (or for `newx` when the weights were kept), the posterior-mean probabilities, per-draw
 #' predictions, or intervals.
 #'
-#' @param object,x An `sb_wbb_nn` fit.
+#' @param object,x A network fit: `sb_wbb_nn` ([wbb_nn()]) or `sb_sgld_sa_nn` ([sgld_sa()] with a `model`).
 #' @param level Credible level.
 #' @param newx New inputs (needs `keep_weights = TRUE` at fit time); `NULL`: the fit's `newx`.
 #' @param type `"prob"` (posterior-mean class probabilities / means), `"class"` (most probable class under
@@ -223,11 +223,12 @@ nn_mean_accuracy <- function(x) {
 #' @return `summary()`: a list of class `summary_sb_wbb_nn`; `predict()`: see `type`.
 #' @name sb_wbb_nn-methods
 #' @export
-summary.sb_wbb_nn <- function(object, level = 0.95, ...) {
+summary.sb_nn_fit <- function(object, level = 0.95, ...) {
   level <- check_number(level, lower = 0, upper = 1, lower_open = TRUE, upper_open = TRUE)
   ok <- object$status == "done"
   a <- (1 - level) / 2
-  out <- list(draws = sum(ok), level = level, family = object$family)
+  out <- list(draws = sum(ok), level = level, family = object$family,
+              label = if (inherits(object, "sb_wbb_nn")) "WBB" else object$method)
   metric <- if (!is.null(object$accuracy)) object$accuracy[ok] else if (!is.null(object$rmse)) object$rmse[ok]
   if (!is.null(metric)) {
     out$metric_name <- if (!is.null(object$accuracy)) "accuracy" else "rmse"
@@ -258,7 +259,7 @@ summary.sb_wbb_nn <- function(object, level = 0.95, ...) {
 
 #' @export
 print.summary_sb_wbb_nn <- function(x, ...) {
-  cat(sprintf("WBB network posterior: %d draws, %s\n", x$draws, x$family))
+  cat(sprintf("%s network posterior: %d draws, %s\n", x$label %||% "WBB", x$draws, x$family))
   if (!is.null(x$metric)) {
     cat(sprintf("Test %s per draw:\n", x$metric_name))
     print(round(x$metric, 4))
@@ -280,20 +281,26 @@ print.summary_sb_wbb_nn <- function(x, ...) {
 
 #' @rdname sb_wbb_nn-methods
 #' @export
-predict.sb_wbb_nn <- function(object, newx = NULL, type = c("prob", "class", "draws", "interval"), level = 0.95, ...) {
+predict.sb_nn_fit <- function(object, newx = NULL, type = c("prob", "class", "draws", "interval"), level = 0.95, ...) {
   type <- sb_match_arg(type)
   level <- check_number(level, lower = 0, upper = 1, lower_open = TRUE, upper_open = TRUE)
   ok <- object$status == "done"
+  if (is.null(newx) && is.null(object$pred) && !is.null(object$pred_mean) && type %in% c("prob", "class")) {
+    m <- object$pred_mean  # running posterior predictive mean (draws not kept)
+    if (type == "prob") return(m)
+    if (object$family == "gaussian") sb_abort("{.code type = \"class\"} needs a classification fit.", arg = "type")
+    return(factor(object$levels[nn_class(m, object$family) + 1L], levels = object$levels))
+  }
   if (is.null(newx)) {
     if (is.null(object$pred)) {
-      sb_abort(c("This fit has no stored predictions.", i = "Pass {.arg newx} to {.fn wbb_nn}, or {.arg newx} here with a fit made with {.code keep_weights = TRUE}."),
+      sb_abort(c("This fit has no stored predictions.", i = "Pass {.arg newx} when fitting, or {.arg newx} here with a fit that kept its weights ({.code keep_weights = TRUE} / {.code keep_draws = TRUE})."),
                arg = "newx")
     }
     pr <- object$pred
   } else {
     if (is.null(object$weights)) {
       sb_abort(c("Predicting new inputs needs the weights of every draw.",
-                 i = "Refit with {.code keep_weights = TRUE}, or pass {.arg newx} to {.fn wbb_nn}."), arg = "newx")
+                 i = "Refit with {.code keep_weights = TRUE} ({.fn wbb_nn}) or {.code keep_draws = TRUE} ({.fn sgld_sa}), or pass {.arg newx} when fitting."), arg = "newx")
     }
     nd <- nn_prepare_x(newx, "newx")
     if (!identical(nd$shape, object$settings$input)) {
@@ -301,7 +308,7 @@ predict.sb_wbb_nn <- function(object, newx = NULL, type = c("prob", "class", "dr
                  x = "It has {paste(nd$shape, collapse = ' x ')}."), arg = "newx")
     }
     flat <- cpp_nn_predict(object$spec, t(object$weights[ok, , drop = FALSE]), nd$x, nd$dim,
-                           isTRUE(object$settings$control$float64))
+                           isTRUE(object$settings$float64) || isTRUE(object$settings$control$float64))
     k <- if (object$family == "multinomial") length(object$levels) else 1L
     pr <- aperm(array(flat, c(k, nd$n, sum(ok))), c(3L, 2L, 1L))
     if (k == 1L) pr <- matrix(pr, sum(ok), nd$n) else dimnames(pr) <- list(NULL, NULL, object$levels)
@@ -345,18 +352,18 @@ plot.sb_wbb_nn <- function(x, ...) {
 
 #' @rdname sb_wbb_nn-methods
 #' @export
-as.matrix.sb_wbb_nn <- function(x, ...) {
+as.matrix.sb_nn_fit <- function(x, ...) {
   if (!is.null(x$weights)) return(x$weights[x$status == "done", , drop = FALSE])
   metric <- if (!is.null(x$accuracy)) cbind(accuracy = x$accuracy) else if (!is.null(x$rmse)) cbind(rmse = x$rmse)
   if (is.null(metric)) {
-    sb_abort(c("This fit keeps neither weights nor a test metric.", i = "Use {.code keep_weights = TRUE} or pass {.arg newy}."),
+    sb_abort(c("This fit keeps neither weights nor a per-draw test metric.", i = "Use {.code keep_weights = TRUE} ({.fn wbb_nn}) or {.code keep_draws = TRUE} ({.fn sgld_sa}), with {.arg newy}."),
              arg = "x")
   }
   metric[x$status == "done", , drop = FALSE]
 }
 
 #' @export
-as_draws_matrix.sb_wbb_nn <- function(x, ...) posterior::as_draws_matrix(as.matrix(x))
+as_draws_matrix.sb_nn_fit <- function(x, ...) posterior::as_draws_matrix(as.matrix(x))
 
 #' @export
-as_draws_df.sb_wbb_nn <- function(x, ...) posterior::as_draws_df(as.matrix(x))
+as_draws_df.sb_nn_fit <- function(x, ...) posterior::as_draws_df(as.matrix(x))

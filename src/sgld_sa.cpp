@@ -1,64 +1,11 @@
 // Glue for sgld_sa(): R lists -> sgmcmc::Control, call the engine, convert back. No algorithmic code here.
 #include "sb_glue.h"
+#include "sgmcmc_glue.h"
 #include "scalebayes/sgmcmc/glm.hpp"
 
 namespace sg = scalebayes::sgmcmc;
 
 namespace {
-
-double num(const Rcpp::List& l, const char* name) { return Rcpp::as<double>(l[name]); }
-
-sg::Control build_control(const Rcpp::List& c) {
-  sg::Control ctl;
-  const std::string fam = Rcpp::as<std::string>(c["family"]);
-  ctl.family = fam == "binomial" ? sg::Family::binomial : sg::Family::gaussian;
-  const std::string meth = Rcpp::as<std::string>(c["method"]);
-  ctl.method = meth == "sa" ? sg::Method::sa : (meth == "em" ? sg::Method::em : sg::Method::none);
-  ctl.sa.em = ctl.method == sg::Method::em;
-  ctl.sampler = Rcpp::as<std::string>(c["sampler"]) == "sghmc" ? sg::Sampler::sghmc : sg::Sampler::sgld;
-  ctl.iterations = static_cast<long>(num(c, "iterations"));
-  ctl.batch_size = static_cast<long>(num(c, "batch_size"));
-  ctl.burnin = static_cast<long>(num(c, "burnin"));
-  ctl.thin = static_cast<long>(num(c, "thin"));
-  ctl.trace_every = static_cast<long>(num(c, "trace_every"));
-  const std::string st = Rcpp::as<std::string>(c["step_schedule"]);
-  ctl.step.type = st == "constant" ? sg::StepSchedule::Type::constant
-                                   : (st == "stepwise" ? sg::StepSchedule::Type::stepwise
-                                                       : sg::StepSchedule::Type::polynomial);
-  ctl.step.eps0 = num(c, "step_size");
-  ctl.step.gamma = num(c, "step_power");
-  ctl.step.decay = num(c, "step_decay");
-  Rcpp::NumericVector ms = c["step_milestones"];
-  for (double v : ms) ctl.step.milestones.push_back(static_cast<long>(v));
-  ctl.sa.A = num(c, "sa_A");
-  ctl.sa.Z = num(c, "sa_Z");
-  ctl.sa.alpha = num(c, "sa_alpha");
-  ctl.temperature.tau0 = num(c, "temperature");
-  ctl.temperature.r = num(c, "anneal");
-  ctl.pruning.on = Rcpp::as<bool>(c["prune"]);
-  ctl.pruning.S = num(c, "prune_S");
-  ctl.pruning.D = num(c, "prune_D");
-  ctl.pruning.U = num(c, "prune_U");
-  ctl.friction = num(c, "friction");
-  ctl.noise_estimate = num(c, "noise_estimate");
-  ctl.hyper.v0 = num(c, "v0");
-  ctl.hyper.v1 = num(c, "v1");
-  ctl.hyper.a = num(c, "a");
-  ctl.hyper.b = num(c, "b");
-  ctl.hyper.nu = num(c, "nu");
-  ctl.hyper.lambda = num(c, "lambda");
-  ctl.prior_var = num(c, "prior_var");
-  ctl.sigma_init = num(c, "sigma_init");
-  ctl.delta_init = num(c, "delta_init");
-  ctl.rho_init = num(c, "rho_init");
-  ctl.fixed_sigma = Rcpp::as<bool>(c["fixed_sigma"]);
-  ctl.sa_start = static_cast<long>(num(c, "sa_start"));
-  Rcpp::IntegerVector keep = c["keep"];  // 1-based, output order
-  for (int v : keep) ctl.keep.push_back(static_cast<long>(v) - 1);
-  ctl.chains = Rcpp::as<int>(c["chains"]);
-  ctl.chain_offset = static_cast<long>(num(c, "chain_offset"));
-  return ctl;
-}
 
 Rcpp::NumericVector as_r(const Eigen::VectorXd& v) { return Rcpp::NumericVector(v.data(), v.data() + v.size()); }
 Rcpp::NumericMatrix as_r(const Eigen::MatrixXd& m) {
@@ -74,7 +21,7 @@ Rcpp::NumericMatrix as_r(const Eigen::MatrixXd& m) {
 Rcpp::List cpp_sgld_sa(const Rcpp::NumericMatrix& x, const Rcpp::NumericVector& y, const Rcpp::IntegerVector& sparse,
                        bool intercept, const Rcpp::NumericMatrix& x_test, const Rcpp::NumericMatrix& beta_init,
                        const Rcpp::List& control, const Rcpp::List& run) {
-  sg::Control ctl = build_control(control);
+  sg::Control ctl = sbglue::sgmcmc_control(control);
   std::vector<int> mask(sparse.begin(), sparse.end());
   Eigen::MatrixXd xt_test = sbglue::as_map(x_test);
   sg::GlmData d = sg::make_data(sbglue::as_map(x), sbglue::as_map(y), mask, intercept, xt_test, ctl.family);

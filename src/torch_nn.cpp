@@ -5,11 +5,13 @@
 #include <torch/torch.h>
 
 #include "scalebayes/nn/net.hpp"
+#include "scalebayes/nn/sgmcmc.hpp"
 #include "scalebayes/nn/train.hpp"
 #include "scalebayes/nn/wbb.hpp"
 #endif
 
 #include "sb_glue.h"
+#include "sgmcmc_glue.h"
 
 #ifdef SCALEBAYES_HAVE_TORCH
 namespace nn = scalebayes::nn;
@@ -194,6 +196,69 @@ Rcpp::NumericVector cpp_nn_predict(Rcpp::List spec, Rcpp::NumericMatrix params, 
   nn::predict_draws(ms, dev, params.begin(), static_cast<std::size_t>(params.nrow()),
                     static_cast<std::size_t>(params.ncol()), x, out.begin());
   return out;
+#else
+  Rcpp::stop("scalebayes was built without LibTorch");
+#endif
+}
+
+// SG-MCMC chains of a network (engine: nn/sgmcmc.hpp over sgmcmc/chain.hpp). control: the SG-MCMC list of
+// R/sgld_sa_nn.R (as for the GLM); nnctl: device, float64, torch_threads, keep_pred, keep_params; run: the run
+// list (R/seed.R). Returns one list per chain.
+// [[Rcpp::export]]
+Rcpp::List cpp_nn_sgmcmc(Rcpp::List spec, Rcpp::NumericVector x, Rcpp::IntegerVector xdim, Rcpp::NumericVector y,
+                         Rcpp::NumericVector newx, Rcpp::IntegerVector newdim, Rcpp::List control, Rcpp::List nnctl,
+                         Rcpp::List run) {
+#ifdef SCALEBAYES_HAVE_TORCH
+  const scalebayes::sgmcmc::Control ctl = sbglue::sgmcmc_control(control);
+  ctl.validate();
+  const nn::DeviceChoice dev = nn::choose_device(Rcpp::as<std::string>(nnctl["device"]), Rcpp::as<bool>(nnctl["float64"]));
+  nn::BlasThreadGuard blas1;
+  nn::set_worker_threads(Rcpp::as<int>(nnctl["torch_threads"]));
+  nn::NetChainProblem pb;
+  pb.spec = spec_from(spec);
+  pb.dev = dev;
+  const nn::Dataset data = nn::make_dataset(x.begin(), dims_of(xdim), y.begin(), pb.spec.family, dev.options());
+  pb.data = &data;
+  const bool has_new = newdim.size() > 0 && newdim[0] > 0;
+  if (has_new) pb.x_new = nn::from_col_major(newx.begin(), dims_of(newdim), dev.options());
+  pb.torch_threads = Rcpp::as<int>(nnctl["torch_threads"]);
+  pb.keep_pred = has_new && Rcpp::as<bool>(nnctl["keep_pred"]);
+  pb.keep_params = Rcpp::as<bool>(nnctl["keep_params"]);
+
+  nn::Net probe(pb.spec, torch::kCPU, torch::kFloat);
+  const R_xlen_t P = static_cast<R_xlen_t>(probe->n_parameters());
+  const R_xlen_t G = static_cast<R_xlen_t>(probe->groups().size());
+  const R_xlen_t m = has_new ? static_cast<R_xlen_t>(newdim[0]) * probe->out_dim() : 0;
+  const R_xlen_t S = ctl.n_saved(), Tr = ctl.n_traced();
+  std::vector<nn::NetChainOutput> outs(static_cast<std::size_t>(ctl.chains));
+  Rcpp::List chains(ctl.chains);
+  for (int c = 0; c < ctl.chains; ++c) {
+    Rcpp::NumericVector pred_mean(m, NA_REAL), pred_draws(pb.keep_pred ? S * m : 0), param_mean(P), param_final(P),
+        param_draws(pb.keep_params ? S * P : 0), rho(P), trace(Tr * nn::NT_NCOL), delta(G), scalars(6);
+    nn::NetChainOutput& o = outs[static_cast<std::size_t>(c)];
+    o.pred_mean = has_new ? pred_mean.begin() : nullptr;
+    o.pred_draws = pb.keep_pred ? pred_draws.begin() : nullptr;
+    o.param_mean = param_mean.begin();
+    o.param_final = param_final.begin();
+    o.param_draws = pb.keep_params ? param_draws.begin() : nullptr;
+    o.rho = rho.begin();
+    o.trace = trace.begin();
+    o.delta = delta.begin();
+    o.scalars = scalars.begin();
+    chains[c] = Rcpp::List::create(Rcpp::Named("pred_mean") = pred_mean, Rcpp::Named("pred_draws") = pred_draws,
+                                   Rcpp::Named("param_mean") = param_mean, Rcpp::Named("param_final") = param_final,
+                                   Rcpp::Named("param_draws") = param_draws, Rcpp::Named("rho") = rho,
+                                   Rcpp::Named("trace") = trace, Rcpp::Named("delta") = delta,
+                                   Rcpp::Named("scalars") = scalars);
+  }
+  std::vector<scalebayes::sgmcmc::ChainStatus> status;
+  sbglue::Progress prog(static_cast<double>(ctl.iterations) * ctl.chains, run, "SG-MCMC network");
+  const auto rs = nn::run_net_sgmcmc(pb, ctl, sbglue::run_settings(run), outs, status, prog.monitor());
+  Rcpp::CharacterVector messages(ctl.chains);
+  for (int c = 0; c < ctl.chains; ++c) messages[c] = status[static_cast<std::size_t>(c)].message;
+  return Rcpp::List::create(Rcpp::Named("chains") = chains, Rcpp::Named("messages") = messages,
+                            Rcpp::Named("interrupted") = rs.interrupted || prog.interrupted(),
+                            Rcpp::Named("device") = dev.device.str());
 #else
   Rcpp::stop("scalebayes was built without LibTorch");
 #endif

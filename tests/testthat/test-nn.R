@@ -1,6 +1,5 @@
 # The LibTorch network engine: specifications, the weighted objective, WBB draws of networks, data loaders.
 
-skip_if_no_torch <- function() skip_if_not(sb_torch_available(), "scalebayes was built without LibTorch")
 
 test_that("specifications resolve to the paper's layer tables and parameter counts", {
   tab <- scalebayes:::nn_resolve(nn_mlp(c(128, 64)), 784L, 10L)

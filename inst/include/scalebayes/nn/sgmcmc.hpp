@@ -1,0 +1,297 @@
+// scalebayes/nn/sgmcmc.hpp -- a LibTorch network as a Model of the SG-MCMC chain driver (sgmcmc/chain.hpp):
+// SGLD / SGHMC with the adaptive spike-and-slab (SSGL) prior on chosen weight tensors (SGLD-SA, SGHMC-SA, -EM,
+// annealed and pruned variants of Deng, Zhang, Liang & Lin 2019).
+//
+// TorchOps is the storage policy: a group is one parameter tensor of the network (weights and biases are
+// separate groups; a weight tensor of a layer marked `penalized` in the ModelSpec is a sparse group with its own
+// rho, kappa and delta, i.e. "layer l" of the paper; every other tensor has the N(0, prior_var) prior). The
+// group's value is a detached alias of the module's parameter, so the update rules change the network in place;
+// snapshots for the divergence rollback are copies (TorchOps::assign). Scalars (sigma, delta, the sums of the SA
+// step) are 0-dim tensors on the network's device: a step never reads a number back to the host.
+//
+// NetModel: minibatch gradients by autograd of sum_{i in B} l_i scaled by -N/n (l_i the negative log-likelihood
+// of nn/objective.hpp: cross-entropy, Bernoulli deviance / 2, or squared error / 2, so the gaussian gradient is in
+// the residual form the driver divides by sigma^2). The minibatches come from the chain's stream (seed, chain)
+// exactly as for the GLM; the initial network (Net::init_from) and the seed of the torch generator on the device
+// that draws the Langevin / momentum noise come from its substream (seed, chain, 1). A chain is a function of
+// (seed, chain) on a given device, for any number of threads, and a network and a GLM chain with the same seed
+// visit the same minibatches.
+//
+// NetRecorder: running averages over kept iterations of the response-scale predictions on x_new and of every
+// parameter (the posterior-mean network), optionally every kept draw's predictions and parameters; a trace
+// (iteration, sigma, mean delta, mean rho, mean minibatch loss since the last trace point, eps, tau, fraction of
+// exactly-zero sparse weights); at the end the final parameters and per-weight inclusion probabilities rho.
+#pragma once
+#include <torch/torch.h>
+
+#include <cmath>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "scalebayes/nn/data.hpp"
+#include "scalebayes/nn/net.hpp"
+#include "scalebayes/nn/objective.hpp"
+#include "scalebayes/sgmcmc/chain.hpp"
+
+namespace scalebayes {
+namespace nn {
+
+struct TorchOps {
+  using Array = torch::Tensor;
+  using Scalar = torch::Tensor;  // 0-dim, on the parameters' device
+  using Index = std::int64_t;
+  using Rng = at::Generator;
+
+  static Array zeros_like(const Array& a) { return torch::zeros_like(a); }
+  static Index size(const Array& a) { return a.defined() ? a.numel() : 0; }
+  static Scalar sum(const Array& a) { return a.sum(); }
+  static Scalar abs_sum_weighted(const Array& w, const Array& x) { return (w * x.abs()).sum(); }
+  static Scalar sq_sum_weighted(const Array& w, const Array& x) { return (w * x.square()).sum(); }
+  static Scalar zero_scalar(const Scalar& like) { return torch::zeros_like(like); }
+  static Scalar sqrt(const Scalar& v) { return v.sqrt(); }
+  static Scalar clamp(const Scalar& v, double lo, double hi) { return v.clamp(lo, hi); }
+  static double value(const Scalar& v) { return v.item<double>(); }
+  static bool all_finite(const Array& a) { return !a.defined() || a.numel() == 0 || torch::isfinite(a).all().item<bool>(); }
+  static bool finite_positive(const Scalar& v) {
+    const double d = v.item<double>();
+    return std::isfinite(d) && d > 0.0;
+  }
+  static void assign(Array& dst, const Array& src) {
+    if (!dst.defined() || !dst.sizes().equals(src.sizes())) dst = src.detach().clone();
+    else dst.copy_(src);
+  }
+  static void add_gaussian(Array& x, double sd, Rng& gen) {
+    if (sd == 0.0 || x.numel() == 0) return;
+    x.add_(torch::randn(x.sizes(), gen, x.options()), sd);
+  }
+  static void ssgl_prior_grad(Array& g, const Array& x, const Array& k0, const Array& k1, const Scalar& sigma) {
+    const Scalar is = 1.0 / sigma;
+    g -= is * k0 * x.sign() + (is * is) * k1 * x;
+  }
+  // P(gamma_j = 1 | x_j, sigma, delta), eq. (12), on the log-odds scale.
+  static Array inclusion_prob(const Array& x, const Scalar& sigma, const Scalar& delta, double v0, double v1) {
+    const Scalar c = torch::log(delta) - torch::log1p(-delta) - 0.5 * torch::log(2.0 * M_PI * v1 * sigma * sigma) +
+                     torch::log(2.0 * v0 * sigma);
+    return torch::sigmoid(c - x.square() / (2.0 * v1 * sigma * sigma) + x.abs() / (v0 * sigma));
+  }
+  // Zero the floor(s p) smallest |x_j| (ties at the threshold included, as the Eigen policy does).
+  static void prune_smallest(Array& x, double s) {
+    const std::int64_t k = static_cast<std::int64_t>(std::floor(s * static_cast<double>(x.numel())));
+    if (k < 1) return;
+    const torch::Tensor a = x.abs();
+    const torch::Tensor thr = std::get<0>(a.flatten().kthvalue(std::min<std::int64_t>(k, x.numel())));
+    x.masked_fill_(a <= thr, 0.0);
+  }
+};
+
+using NetGroup = sgmcmc::Group<TorchOps>;
+
+struct NetChainProblem {
+  ModelSpec spec;
+  DeviceChoice dev;
+  const Dataset* data = nullptr;  // shared, read-only
+  torch::Tensor x_new;            // undefined: no predictions
+  int torch_threads = 1;
+  bool keep_pred = false;         // every kept draw's predictions on x_new
+  bool keep_params = false;       // every kept draw's parameters
+};
+
+class NetModel {
+ public:
+  using Ops = TorchOps;
+  // init: the substream (seed, chain, 1) for the initial network and the noise generator's seed.
+  NetModel(const NetChainProblem& pb, const sgmcmc::Control& ctl, rng::Stream& init)
+      : pb_(pb), net_(pb.spec, pb.dev.device, pb.dev.dtype) {
+    torch::NoGradGuard ng;
+    net_->init_from(init);
+    gen_ = at::globalContext().defaultGenerator(pb.dev.device).clone();
+    gen_.set_current_seed(init.next());
+    for (const auto& pg : net_->groups()) {
+      NetGroup g;
+      g.value = pg.tensor.detach();  // alias: the rules update the network in place
+      g.grad = torch::zeros_like(g.value);
+      g.momentum = torch::zeros_like(g.value);
+      g.sparse = pg.penalized;
+      g.prior_var = ctl.prior_var;
+      groups_.push_back(g);
+    }
+    scale_ = 0.0;
+    loss_sum_ = torch::zeros({}, pb.dev.options());
+    net_->train();
+  }
+  std::vector<NetGroup>& groups() { return groups_; }
+  long n_obs() const { return static_cast<long>(pb_.data->n()); }
+  bool regression() const { return pb_.spec.family == Family::gaussian; }
+  at::Generator& noise_rng() { return gen_; }
+  torch::Tensor scalar(double v) const { return torch::full({}, v, pb_.dev.options()); }
+
+  void minibatch(const std::vector<long>& idx, long n) {
+    torch::AutoGradMode grad_on(true);
+    static_assert(sizeof(long) == sizeof(std::int64_t), "minibatch indices are 64-bit");
+    const torch::Tensor ix = torch::from_blob(const_cast<long*>(idx.data()), {n}, torch::kLong).to(pb_.dev.device);
+    const torch::Tensor xb = pb_.data->x.index_select(0, ix), yb = pb_.data->y.index_select(0, ix);
+    net_->zero_grad();
+    const torch::Tensor l = example_losses(pb_.spec.family, net_->forward(xb), yb).sum();
+    l.backward();
+    scale_ = static_cast<double>(n_obs()) / static_cast<double>(n);
+    const auto& pg = net_->groups();
+    for (std::size_t g = 0; g < groups_.size(); ++g) {
+      const torch::Tensor& gr = pg[g].tensor.grad();
+      groups_[g].grad = gr.defined() ? gr.detach() * (-scale_) : torch::zeros_like(groups_[g].value);
+    }
+    last_loss_ = l.detach();
+    loss_sum_ = loss_sum_ + last_loss_;
+    loss_count_ += n;
+  }
+  // (N/n) sum_B r_i^2 = 2 (N/n) sum_B l_i for the squared-error loss l_i = r_i^2 / 2.
+  torch::Tensor resid_ss() const { return last_loss_ * (2.0 * scale_); }
+
+  Net& net() { return net_; }
+  const NetChainProblem& problem() const { return pb_; }
+  // Mean minibatch loss per example since the last call (a host read).
+  double take_mean_loss() {
+    const double v = loss_count_ > 0 ? loss_sum_.item<double>() / static_cast<double>(loss_count_) : NAN;
+    loss_sum_ = torch::zeros({}, pb_.dev.options());
+    loss_count_ = 0;
+    return v;
+  }
+
+ private:
+  const NetChainProblem& pb_;
+  Net net_;
+  at::Generator gen_;
+  std::vector<NetGroup> groups_;
+  double scale_ = 0.0;
+  torch::Tensor last_loss_, loss_sum_;
+  long loss_count_ = 0;
+};
+
+enum NetTraceCol { NT_ITER = 0, NT_SIGMA, NT_DELTA, NT_MEANRHO, NT_LOSS, NT_EPS, NT_TAU, NT_SPARSITY, NT_NCOL };
+
+// Caller-owned outputs of one chain; a null pointer means "not kept".
+struct NetChainOutput {
+  double* pred_mean = nullptr;    // n_new x out (row-major): the posterior predictive mean
+  double* pred_draws = nullptr;   // n_saved blocks of n_new x out (keep_pred)
+  double* param_mean = nullptr;   // P (Net::copy_to order): posterior mean of every parameter
+  double* param_draws = nullptr;  // n_saved blocks of P (keep_params)
+  double* param_final = nullptr;  // P: the last state
+  double* rho = nullptr;          // P: final inclusion probability (NaN outside sparse groups)
+  double* trace = nullptr;        // n_traced x NT_NCOL, row-major
+  double* delta = nullptr;        // one per group (NaN outside sparse groups)
+  double* scalars = nullptr;      // [sigma, saved, traced, iterations_done, diverged, diverged_at]
+};
+
+class NetRecorder {
+ public:
+  NetRecorder(NetModel& model, const NetChainOutput& out) : out_(out) {
+    const NetChainProblem& pb = model.problem();
+    P_ = static_cast<std::size_t>(model.net()->n_parameters());
+    for (auto& g : model.groups()) psum_.push_back(torch::zeros_like(g.value));
+    if (pb.x_new.defined()) pred_sum_ = torch::zeros({pb.x_new.size(0), model.net()->out_dim()}, pb.dev.options());
+  }
+  void save(NetModel& model, const torch::Tensor&) {
+    torch::NoGradGuard ng;
+    const NetChainProblem& pb = model.problem();
+    auto& gs = model.groups();
+    for (std::size_t g = 0; g < gs.size(); ++g) psum_[g].add_(gs[g].value);
+    if (pred_sum_.defined()) {
+      const torch::Tensor p = predict(model.net(), pb.spec.family, pb.x_new);
+      pred_sum_.add_(p);
+      if (out_.pred_draws) copy_host(p, out_.pred_draws + saved_ * static_cast<std::size_t>(p.numel()));
+    }
+    if (out_.param_draws) model.net()->copy_to(out_.param_draws + saved_ * P_);
+    ++saved_;
+  }
+  void trace(NetModel& model, long k, const torch::Tensor& sigma, double eps, double tau) {
+    if (!out_.trace) return;
+    double* row = out_.trace + traced_ * NT_NCOL;
+    double dsum = 0.0, rsum = 0.0, nrho = 0.0, nzero = 0.0;
+    int nd = 0;
+    for (auto& g : model.groups()) {
+      if (!g.sparse || g.value.numel() == 0) continue;
+      dsum += g.delta.item<double>();
+      ++nd;
+      rsum += g.rho.sum().item<double>();
+      nrho += static_cast<double>(g.value.numel());
+      nzero += (g.value == 0).sum().item<double>();
+    }
+    row[NT_ITER] = static_cast<double>(k);
+    row[NT_SIGMA] = sigma.item<double>();
+    row[NT_DELTA] = nd ? dsum / nd : NAN;
+    row[NT_MEANRHO] = nrho > 0 ? rsum / nrho : NAN;
+    row[NT_LOSS] = model.take_mean_loss();
+    row[NT_EPS] = eps;
+    row[NT_TAU] = tau;
+    row[NT_SPARSITY] = nrho > 0 ? nzero / nrho : NAN;
+    ++traced_;
+  }
+  void finish(NetModel& model, const torch::Tensor& sigma, const sgmcmc::ChainStatus& st) {
+    torch::NoGradGuard ng;
+    auto& gs = model.groups();
+    if (out_.param_final) model.net()->copy_to(out_.param_final);
+    double* pm = out_.param_mean;
+    double* rho = out_.rho;
+    for (std::size_t g = 0; g < gs.size(); ++g) {
+      const std::size_t m = static_cast<std::size_t>(gs[g].value.numel());
+      if (pm) {
+        if (saved_ > 0) copy_host(psum_[g] / static_cast<double>(saved_), pm);
+        else std::fill(pm, pm + m, NAN);
+        pm += m;
+      }
+      if (rho) {
+        if (gs[g].sparse && gs[g].rho.defined()) copy_host(gs[g].rho, rho);
+        else std::fill(rho, rho + m, NAN);
+        rho += m;
+      }
+      if (out_.delta) out_.delta[g] = gs[g].sparse && gs[g].delta.defined() ? gs[g].delta.item<double>() : NAN;
+    }
+    if (out_.pred_mean && pred_sum_.defined()) {
+      if (saved_ > 0) copy_host(pred_sum_ / static_cast<double>(saved_), out_.pred_mean);
+      else std::fill(out_.pred_mean, out_.pred_mean + pred_sum_.numel(), NAN);
+    }
+    if (out_.scalars) {
+      out_.scalars[0] = sigma.item<double>();
+      out_.scalars[1] = static_cast<double>(saved_);
+      out_.scalars[2] = static_cast<double>(traced_);
+      out_.scalars[3] = static_cast<double>(st.iterations_done);
+      out_.scalars[4] = st.diverged ? 1.0 : 0.0;
+      out_.scalars[5] = static_cast<double>(st.diverged_at);
+    }
+  }
+
+ private:
+  static void copy_host(const torch::Tensor& t, double* out) {
+    const torch::Tensor c = t.detach().to(torch::kCPU, torch::kDouble).contiguous();
+    std::copy(c.data_ptr<double>(), c.data_ptr<double>() + c.numel(), out);
+  }
+  NetChainOutput out_;
+  std::size_t P_ = 0, saved_ = 0, traced_ = 0;
+  std::vector<torch::Tensor> psum_;
+  torch::Tensor pred_sum_;
+};
+
+// Runs ctl.chains chains of the network problem; outputs[c] receives chain c. Chain c uses stream
+// (seed, chain_offset + c). On a GPU the chains run one after another.
+inline parallel::RunStatus run_net_sgmcmc(const NetChainProblem& pb, const sgmcmc::Control& ctl,
+                                          const parallel::RunSettings& run, const std::vector<NetChainOutput>& outputs,
+                                          std::vector<sgmcmc::ChainStatus>& status,
+                                          const parallel::Monitor& monitor = parallel::Monitor()) {
+  ctl.validate();
+  if (static_cast<int>(outputs.size()) != ctl.chains) throw std::invalid_argument("one output per chain");
+  status.assign(static_cast<std::size_t>(ctl.chains), sgmcmc::ChainStatus());
+  const int threads = pb.dev.device.is_cuda() ? 1 : run.threads;
+  auto chain = [&](std::size_t c, std::atomic<long>& progress, const parallel::StopToken& stop) {
+    set_worker_threads(pb.torch_threads);
+    torch::NoGradGuard ng;  // the rules update parameters in place; NetModel::minibatch turns autograd on
+    const std::uint64_t id = static_cast<std::uint64_t>(ctl.chain_offset + static_cast<long>(c));
+    rng::Stream rs(run.seed, id), init(run.seed, id, 1);
+    NetModel model(pb, ctl, init);
+    NetRecorder rec(model, outputs[c]);
+    status[c] = sgmcmc::run_chain(model, rec, ctl, rs, progress, stop);
+  };
+  return sgmcmc::run_chains(ctl.chains, threads, chain, monitor);
+}
+
+}  // namespace nn
+}  // namespace scalebayes

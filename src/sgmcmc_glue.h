@@ -1,0 +1,67 @@
+// Glue shared by the SG-MCMC entry points (sgld_sa.cpp for the GLM, torch_nn.cpp for networks): the R control
+// list (R/sgld_sa.R, R/sgmcmc_control.R) -> sgmcmc::Control. No algorithmic code here.
+#pragma once
+#include <string>
+
+#include "sb_glue.h"
+#include "scalebayes/sgmcmc/chain.hpp"
+
+namespace sbglue {
+
+inline double sgmcmc_num(const Rcpp::List& l, const char* name) { return Rcpp::as<double>(l[name]); }
+
+inline scalebayes::sgmcmc::Control sgmcmc_control(const Rcpp::List& c) {
+  namespace sg = scalebayes::sgmcmc;
+  sg::Control ctl;
+  const std::string fam = Rcpp::as<std::string>(c["family"]);
+  ctl.family = fam == "gaussian" ? sg::Family::gaussian : sg::Family::binomial;  // GLM only; a network has its own
+  const std::string meth = Rcpp::as<std::string>(c["method"]);
+  ctl.method = meth == "sa" ? sg::Method::sa : (meth == "em" ? sg::Method::em : sg::Method::none);
+  ctl.sa.em = ctl.method == sg::Method::em;
+  ctl.sampler = Rcpp::as<std::string>(c["sampler"]) == "sghmc" ? sg::Sampler::sghmc : sg::Sampler::sgld;
+  ctl.iterations = static_cast<long>(sgmcmc_num(c, "iterations"));
+  ctl.batch_size = static_cast<long>(sgmcmc_num(c, "batch_size"));
+  ctl.burnin = static_cast<long>(sgmcmc_num(c, "burnin"));
+  ctl.thin = static_cast<long>(sgmcmc_num(c, "thin"));
+  ctl.trace_every = static_cast<long>(sgmcmc_num(c, "trace_every"));
+  const std::string st = Rcpp::as<std::string>(c["step_schedule"]);
+  ctl.step.type = st == "constant" ? sg::StepSchedule::Type::constant
+                                   : (st == "stepwise" ? sg::StepSchedule::Type::stepwise
+                                                       : sg::StepSchedule::Type::polynomial);
+  ctl.step.eps0 = sgmcmc_num(c, "step_size");
+  ctl.step.gamma = sgmcmc_num(c, "step_power");
+  ctl.step.decay = sgmcmc_num(c, "step_decay");
+  Rcpp::NumericVector ms = c["step_milestones"];
+  for (double v : ms) ctl.step.milestones.push_back(static_cast<long>(v));
+  ctl.sa.A = sgmcmc_num(c, "sa_A");
+  ctl.sa.Z = sgmcmc_num(c, "sa_Z");
+  ctl.sa.alpha = sgmcmc_num(c, "sa_alpha");
+  ctl.temperature.tau0 = sgmcmc_num(c, "temperature");
+  ctl.temperature.r = sgmcmc_num(c, "anneal");
+  ctl.pruning.on = Rcpp::as<bool>(c["prune"]);
+  ctl.pruning.S = sgmcmc_num(c, "prune_S");
+  ctl.pruning.D = sgmcmc_num(c, "prune_D");
+  ctl.pruning.U = sgmcmc_num(c, "prune_U");
+  ctl.friction = sgmcmc_num(c, "friction");
+  ctl.noise_estimate = sgmcmc_num(c, "noise_estimate");
+  ctl.hyper.v0 = sgmcmc_num(c, "v0");
+  ctl.hyper.v1 = sgmcmc_num(c, "v1");
+  ctl.hyper.a = sgmcmc_num(c, "a");
+  ctl.hyper.b = sgmcmc_num(c, "b");
+  ctl.hyper.nu = sgmcmc_num(c, "nu");
+  ctl.hyper.lambda = sgmcmc_num(c, "lambda");
+  ctl.prior_var = sgmcmc_num(c, "prior_var");
+  ctl.sigma_init = sgmcmc_num(c, "sigma_init");
+  ctl.delta_init = sgmcmc_num(c, "delta_init");
+  ctl.rho_init = sgmcmc_num(c, "rho_init");
+  ctl.fixed_sigma = Rcpp::as<bool>(c["fixed_sigma"]);
+  ctl.sa_start = static_cast<long>(sgmcmc_num(c, "sa_start"));
+  Rcpp::IntegerVector keep = c["keep"];  // 1-based, output order
+  for (int v : keep) ctl.keep.push_back(static_cast<long>(v) - 1);
+  ctl.chains = Rcpp::as<int>(c["chains"]);
+  ctl.chain_offset = static_cast<long>(sgmcmc_num(c, "chain_offset"));
+  if (c.containsElementNamed("check_every")) ctl.check_every = static_cast<long>(sgmcmc_num(c, "check_every"));
+  return ctl;
+}
+
+}  // namespace sbglue

@@ -1,0 +1,188 @@
+# sgld_sa() for networks: the chain driver of the regression run on a LibTorch model. Exactness against plain
+# (full-batch) gradient steps with and without the SSGL prior, an exact Gaussian posterior, thread invariance,
+# divergence rollback, pruning and bad inputs.
+
+lin_data <- function(n = 40, seed = 2) {
+  set.seed(seed)
+  x <- matrix(rnorm(n * 2), n, 2)
+  list(x = x, y = drop(x %*% c(1, -0.5)) + 0.3 + rnorm(n))
+}
+
+# SGLD with the prior switched off (huge prior variance, no sparse layer), no noise (huge inverse temperature)
+# and sigma fixed at 1 is gradient ascent on the log-likelihood.
+sgd_control <- function(step, ...) {
+  sgmcmc_control(step_schedule = "constant", step_size = step, temperature = 1e300, prior_var = 1e300,
+                 float64 = TRUE, ...)
+}
+
+test_that("with the prior off and no noise, a network chain is plain gradient descent (full batch, against R)", {
+  skip_if_no_torch()
+  d <- lin_data()
+  n <- nrow(d$x)
+  run <- function(step, iters) {
+    sgld_sa(d$x, d$y, model = nn_mlp(hidden = integer()), method = "none", sparse_layers = FALSE,
+            iterations = iters, burnin = 0, thin = 1, batch_size = n, keep_draws = TRUE, seed = 5, quiet = TRUE,
+            control = sgd_control(step))
+  }
+  init <- run(0, 2)$weights[1, ]  # step 0: the initial network
+  eps <- 0.004
+  fit <- run(eps, 30)
+  theta <- init  # weight[1], weight[2], bias
+  X1 <- cbind(d$x, 1)
+  path <- matrix(NA, 30, 3)
+  for (k in 1:30) {
+    theta <- theta + eps * drop(crossprod(X1, d$y - X1 %*% theta))  # (N/n) sum r_i x_i / sigma^2, N = n
+    path[k, ] <- theta
+  }
+  expect_equal(unname(fit$weights), path, tolerance = 1e-12)
+  expect_equal(colnames(fit$weights), c("layer1_linear.weight[1]", "layer1_linear.weight[2]", "layer1_linear.bias"))
+})
+
+test_that("without noise, the SSGL prior gradient of a sparse layer is the paper's (full batch, against R)", {
+  skip_if_no_torch()
+  d <- lin_data()
+  n <- nrow(d$x)
+  run <- function(step) {
+    sgld_sa(d$x, d$y, model = nn_mlp(hidden = integer()), method = "none", v0 = 0.1, v1 = 10,
+            iterations = 25, burnin = 0, thin = 1, batch_size = n, keep_draws = TRUE, seed = 6, quiet = TRUE,
+            control = sgd_control(step, rho_init = 0.3, sigma_init = 2))
+  }
+  init <- run(0)$weights[1, ]
+  eps <- 0.003
+  fit <- run(eps)
+  k0 <- (1 - 0.3) / 0.1  # kappa0 = (1 - rho) / v0, kappa1 = rho / v1 (method "none": frozen)
+  k1 <- 0.3 / 10
+  sigma <- 2
+  X1 <- cbind(d$x, 1)
+  theta <- init
+  path <- matrix(NA, 25, 3)
+  for (k in 1:25) {
+    g <- drop(crossprod(X1, d$y - X1 %*% theta)) / sigma^2
+    g[1:2] <- g[1:2] - k0 * sign(theta[1:2]) / sigma - k1 * theta[1:2] / sigma^2  # the bias is not sparse
+    theta <- theta + eps * g
+    path[k, ] <- theta
+  }
+  expect_equal(unname(fit$weights), path, tolerance = 1e-12)
+})
+
+test_that("SGHMC on a network without hidden layers samples the exact Gaussian posterior", {
+  skip_if_no_torch()
+  d <- lin_data(40, seed = 4)
+  pv <- 4
+  fit <- sgld_sa(d$x, d$y, model = nn_mlp(hidden = integer()), sampler = "sghmc", method = "none",
+                 sparse_layers = FALSE, iterations = 40000, burnin = 4000, thin = 2, batch_size = 40,
+                 keep_draws = TRUE, seed = 3, quiet = TRUE,
+                 control = sgmcmc_control(step_schedule = "constant", step_size = 5e-4, friction = 0.1,
+                                          prior_var = pv, float64 = TRUE))
+  X1 <- cbind(d$x, 1)
+  prec <- crossprod(X1) + diag(3) / pv  # sigma = 1 (method "none" keeps sigma_init)
+  V <- solve(prec)
+  mu <- drop(V %*% crossprod(X1, d$y))
+  w <- fit$weights
+  # Monte-Carlo standard errors by batch means (20 batches)
+  bm_se <- function(v) {
+    b <- colMeans(matrix(v[seq_len(20 * (length(v) %/% 20))], ncol = 20))
+    stats::sd(b) / sqrt(20)
+  }
+  se_mean <- apply(w, 2, bm_se)
+  expect_true(all(abs(colMeans(w) - mu) < 4 * se_mean), info = paste(colMeans(w) - mu, se_mean))
+  # variances: s.e. of the sample variance by batch means of the centred squares
+  sq <- sweep(w, 2, mu)^2
+  se_var <- apply(sq, 2, bm_se)
+  expect_true(all(abs(colMeans(sq) - diag(V)) < 4 * se_var), info = paste(colMeans(sq), diag(V), se_var))
+})
+
+test_that("draws do not depend on the number of threads; chains differ", {
+  skip_if_no_torch()
+  set.seed(1)
+  x <- matrix(rnorm(100 * 4), 100, 4)
+  y <- factor(ifelse(x[, 1] - x[, 2] > 0, "a", "b"))
+  f <- function(threads) {
+    sgld_sa(x, y, model = nn_mlp(6), sampler = "sghmc", iterations = 300, batch_size = 20, chains = 2,
+            threads = threads, newx = x[1:10, ], keep_draws = TRUE, seed = 4, quiet = TRUE,
+            control = sgmcmc_control(step_size = 1e-3, step_schedule = "constant"))
+  }
+  a <- f(1)
+  b <- f(2)
+  expect_identical(a$weights, b$weights)
+  expect_identical(a$pred_mean, b$pred_mean)
+  expect_identical(a$trace, b$trace)
+  expect_false(isTRUE(all.equal(a$weights[a$chain == 1, ], a$weights[a$chain == 2, ])))
+  expect_equal(a$family, "binomial")
+  expect_equal(dim(a$pred), c(sum(a$saved), 10L))
+  expect_equal(a$pred_mean, colMeans(a$pred), tolerance = 1e-6)
+  expect_equal(predict(a), a$pred_mean, tolerance = 1e-5)  # float32 running mean vs mean of the kept draws
+})
+
+test_that("a classification chain learns, and SA adapts the inclusion probabilities per weight", {
+  skip_if_no_torch()
+  set.seed(2)
+  x <- matrix(rnorm(300 * 6), 300, 6)
+  cls <- max.col(cbind(x[, 1], x[, 2], -x[, 1] - x[, 2]))
+  y <- factor(c("u", "v", "w")[cls])
+  fit <- sgld_sa(x[1:200, ], y[1:200], model = nn_mlp(8), sampler = "sghmc", method = "sa", epochs = 60,
+                 batch_size = 20, newx = x[201:300, ], newy = y[201:300], seed = 2, quiet = TRUE,
+                 control = sgmcmc_control(step_size = 5e-4, step_schedule = "constant", sa_Z = 10))
+  expect_s3_class(fit, "sb_sgld_sa_nn")
+  expect_equal(fit$family, "multinomial")
+  expect_gt(fit$accuracy_mean, 0.8)
+  expect_equal(length(fit$inclusion), 6 * 8 + 8 * 3)  # the two weight matrices
+  expect_true(all(fit$inclusion >= 0 & fit$inclusion <= 1))
+  expect_gt(stats::sd(fit$inclusion), 0)  # adapted per weight
+  expect_equal(dim(fit$pred_mean), c(100L, 3L))
+  expect_equal(rowSums(fit$pred_mean), rep(1, 100), tolerance = 1e-5)
+  expect_equal(levels(predict(fit, type = "class")), c("u", "v", "w"))
+  expect_output(print(fit), "SGHMC-SA posterior of a MLP network")
+  # only the chosen layer gets the prior
+  f2 <- sgld_sa(x[1:200, ], y[1:200], model = nn_mlp(8), sparse_layers = 2, iterations = 50, seed = 2, quiet = TRUE)
+  expect_equal(length(f2$inclusion), 8 * 3)
+})
+
+test_that("magnitude pruning reaches the scheduled sparsity; annealing is labelled", {
+  skip_if_no_torch()
+  d <- lin_data(80)
+  fit <- sgld_sa(d$x[, c(1, 2, 1, 2)] + rnorm(320, sd = 0.1), d$y, model = nn_mlp(10), sampler = "sghmc",
+                 iterations = 2000, batch_size = 20, seed = 1, quiet = TRUE,
+                 control = sgmcmc_control(step_size = 1e-4, step_schedule = "constant", prune = TRUE, prune_S = 0.5,
+                                          prune_D = 0.9, prune_U = 50, anneal = 1.001))
+  target <- 0.5 * (1 - 0.9^(2000 / 50))  # S (1 - D^(k/U)) at the last iteration
+  n_sparse <- 4 * 10 + 10
+  expect_equal(fit$sparsity, floor(target * 40) / n_sparse + floor(target * 10) / n_sparse, tolerance = 1e-12)
+  expect_equal(tail(fit$trace$sparsity, 1), fit$sparsity)
+  expect_match(fit$method, "^A-SGHMC-SA$")
+})
+
+test_that("a diverging network chain keeps the last good state and warns", {
+  skip_if_no_torch()
+  d <- lin_data(50)
+  expect_warning(
+    fit <- sgld_sa(d$x, d$y * 1e3, model = nn_mlp(5), method = "none", iterations = 400, burnin = 0, seed = 1,
+                   quiet = TRUE,
+                   control = sgmcmc_control(step_size = 10, step_schedule = "constant")),
+    class = "scalebayes_warning_convergence")
+  expect_true(all(is.finite(fit$weights_final)))
+  expect_true(is.finite(fit$diverged_at))
+  expect_lt(fit$iterations_done, 400)
+})
+
+test_that("bad network arguments are classed errors naming the argument", {
+  skip_if_no_torch()
+  d <- lin_data(30)
+  expect_error(sgld_sa(d$x, d$y, model = nn_mlp(4), sparse_layers = 3), class = "scalebayes_error_input")
+  expect_error(sgld_sa(d$x, d$y, model = nn_mlp(4), sparse_layers = c(1, 1)), "sparse_layers")
+  expect_error(sgld_sa(d$x, d$y, model = nn_mlp(4), epochs = 2, iterations = 10), "epochs")
+  expect_error(sgld_sa(d$x, d$y, model = nn_mlp(4), epochs = 0), class = "scalebayes_error_input")
+  expect_error(sgld_sa(d$x, d$y, epochs = 3), "networks only")
+  expect_error(sgld_sa(d$x, d$y, keep_draws = TRUE), class = "scalebayes_error_input")
+  expect_error(sgld_sa(d$x, d$y, model = nn_mlp(4), intercept = FALSE), "regression")
+  expect_error(sgld_sa(d$x, d$y, model = nn_mlp(4), keep = 1), "regression")
+  expect_error(sgld_sa(d$x, d$y, model = "mlp"), class = "scalebayes_error_input")
+  expect_error(sgld_sa(d$x, d$y, model = nn_mlp(4), newy = d$y), "newx")
+  expect_error(sgld_sa(d$x, d$y, model = nn_mlp(4), newx = d$x[, 1, drop = FALSE]), "newx")
+  expect_error(sgld_sa(d$x, d$y, model = nn_mlp(4), batch_size = 31), "batch_size")
+  expect_error(sgld_sa(d$x, d$y, model = nn_mlp(4), control = sgmcmc_control(init = 1)), "init")
+  expect_error(sgld_sa(d$x, d$y, model = nn_mlp(4), family = "poisson"), class = "scalebayes_error_input")
+  expect_error(sgld_sa(d$x, d$y, model = nn_mlp(4), device = "cuda"), class = "scalebayes_error_backend")
+  expect_error(sgld_sa(d$x, c(d$y[-1], NA), model = nn_mlp(4)), "NA")
+  expect_error(predict(sgld_sa(d$x, d$y, model = nn_mlp(4), iterations = 20, quiet = TRUE), newx = d$x), "keep_draws")
+})
