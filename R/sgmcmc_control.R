@@ -15,6 +15,9 @@
 #' @param temperature Inverse temperature \eqn{\tau_0} (target \eqn{e^{\tau L(\beta)}}).
 #' @param anneal Ratio \eqn{r} of simulated annealing \eqn{\tau_k = \tau_0 r^k} (1 = none; the paper's "A-"
 #'   variants use e.g. 1.003).
+#' @param anneal_every Iterations between multiplications of \eqn{\tau} by `anneal`: \eqn{\tau_k = \tau_0
+#'   r^{\lfloor k / m \rfloor}}. 1 (default) anneals every iteration; one epoch (`ceiling(n / batch_size)`) gives
+#'   the paper's per-epoch rule for networks ("multiply tau by 1.005 every epoch").
 #' @param friction,noise_estimate SGHMC friction (momentum decay) \eqn{\alpha \in (0, 1]} and gradient-noise
 #'   estimate \eqn{\hat\beta \in [0, \alpha)}.
 #' @param a,b Beta prior of \eqn{\delta}; `b = NULL` means the number of sparse coefficients p (paper).
@@ -44,7 +47,7 @@
 #' sgmcmc_control(step_size = 1e-3, sa_A = 10)
 sgmcmc_control <- function(step_schedule = c("polynomial", "constant", "stepwise"), step_size = 1e-3,
                            step_power = 1 / 3, step_decay = 0.1, step_milestones = numeric(),
-                           sa_A = 10, sa_Z = 1000, sa_alpha = 0.7, temperature = 1, anneal = 1,
+                           sa_A = 10, sa_Z = 1000, sa_alpha = 0.7, temperature = 1, anneal = 1, anneal_every = 1,
                            friction = 0.1, noise_estimate = 0, a = 1, b = NULL, nu = 1, lambda = 1,
                            prior_var = 1e4, sigma_init = 1, delta_init = 0.5, rho_init = NULL,
                            sa_start = 1, fixed_sigma = FALSE, prune = FALSE, prune_S = 0.9, prune_D = 0.99, prune_U = 50,
@@ -61,6 +64,7 @@ sgmcmc_control <- function(step_schedule = c("polynomial", "constant", "stepwise
     sa_alpha = check_number(sa_alpha, lower = 0, lower_open = TRUE, upper = 1),
     temperature = check_number(temperature, lower = 0, lower_open = TRUE, upper = Inf, upper_open = TRUE),
     anneal = check_number(anneal, lower = 0, lower_open = TRUE, upper = Inf, upper_open = TRUE),
+    anneal_every = check_count(anneal_every),
     friction = check_number(friction, lower = 0, lower_open = TRUE, upper = 1),
     noise_estimate = check_number(noise_estimate, lower = 0, upper = 1),
     a = check_number(a, lower = 0, lower_open = TRUE, upper = Inf, upper_open = TRUE),

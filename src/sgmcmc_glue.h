@@ -38,6 +38,7 @@ inline scalebayes::sgmcmc::Control sgmcmc_control(const Rcpp::List& c) {
   ctl.sa.alpha = sgmcmc_num(c, "sa_alpha");
   ctl.temperature.tau0 = sgmcmc_num(c, "temperature");
   ctl.temperature.r = sgmcmc_num(c, "anneal");
+  if (c.containsElementNamed("anneal_every")) ctl.temperature.every = static_cast<long>(sgmcmc_num(c, "anneal_every"));
   ctl.pruning.on = Rcpp::as<bool>(c["prune"]);
   ctl.pruning.S = sgmcmc_num(c, "prune_S");
   ctl.pruning.D = sgmcmc_num(c, "prune_D");

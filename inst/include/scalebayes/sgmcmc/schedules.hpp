@@ -54,12 +54,19 @@ struct SAStep {
   }
 };
 
-// Inverse temperature tau_k = tau0 * r^k (r = 1: fixed temperature; r > 1: simulated annealing, "A-" variants).
+// Inverse temperature tau_k = tau0 * r^floor(k / every) (r = 1: fixed temperature; r > 1: simulated annealing, the
+// "A-" variants: every = 1 gives the paper's tau0 * 1.003^k, every = one epoch the CIFAR rule "multiply tau by 1.005
+// every epoch").
 struct Annealing {
   double tau0 = 1.0, r = 1.0;
-  double at(long k) const { return r == 1.0 ? tau0 : tau0 * std::pow(r, static_cast<double>(k)); }
+  long every = 1;
+  double at(long k) const {
+    if (r == 1.0) return tau0;
+    return tau0 * std::pow(r, static_cast<double>(every == 1 ? k : k / every));
+  }
   void validate() const {
     if (!(tau0 > 0.0) || !(r > 0.0)) throw std::invalid_argument("temperature tau0 and ratio r must be > 0");
+    if (every < 1) throw std::invalid_argument("annealing interval must be >= 1");
   }
 };
 
