@@ -359,7 +359,8 @@ plot.sb_wbb_figure2 <- function(x, ...) {
     ymax <- max(unlist(lapply(dens, function(z) if (is.null(z$d)) 0 else max(z$d$y) * z$frac)))
     xr <- range(unlist(lapply(dens, function(z) if (is.null(z$d)) 0 else range(z$d$x))))
     graphics::plot(xr, c(0, ymax * 1.1), type = "n", xlab = colnames(x$draws[[1]])[j], ylab = "density",
-                   main = sprintf("beta%d (true %g)", j, x$data$beta[j]))
+                   main = sprintf("beta%d (true %g)%s", j, x$data$beta[j],
+                                  if (identical(x$reading, "paper_code")) ", paper code" else ""))
     for (k in seq_along(dens)) {
       z <- dens[[k]]
       if (!is.null(z$d)) graphics::lines(z$d$x, z$d$y * z$frac, col = cols[k], lwd = 2, lty = if (k == 1) 1 else 2)
@@ -452,8 +453,8 @@ plot.sb_wbb_figure3 <- function(x, pars = NULL, ncol = 5L, ...) {
   bad <- setdiff(vars, colnames(d[[1]]))
   if (length(bad)) sb_abort("Unknown {.arg pars}: {.val {bad}}.", arg = "pars")
   cols <- c("steelblue", "forestgreen", "darkorange", "firebrick", "purple", "grey40")[seq_along(d)]
-  op <- graphics::par(mfrow = c(ceiling(length(vars) / ncol), min(ncol, length(vars))), mar = c(3, 3, 2, 0.5),
-                      mgp = c(1.8, 0.6, 0))
+  op <- graphics::par(mfrow = c(ceiling(length(vars) / ncol), min(ncol, length(vars))), mar = c(3, 1, 2, 0.5),
+                      mgp = c(1.8, 0.6, 0), oma = c(2, 0, 0, 0))
   on.exit(graphics::par(op), add = TRUE)
   for (v in vars) {
     parts <- lapply(d, function(m) {
@@ -468,12 +469,16 @@ plot.sb_wbb_figure3 <- function(x, pars = NULL, ncol = 5L, ...) {
       z <- parts[[k]]
       if (!is.null(z$d)) graphics::lines(z$d$x, z$d$y * z$frac, col = cols[k], lwd = 2)
       if (z$p0 > 0) {  # the point mass at zero: a bar whose height is P(beta = 0) times the panel height
-        at <- (k - (length(parts) + 1) / 2) * diff(xr) / 80
-        graphics::segments(at, 0, at, top * 1.05 * z$p0, col = cols[k], lwd = 4, lend = 1)
+        at <- (k - (length(parts) + 1) / 2) * diff(xr) / 40
+        graphics::segments(at, 0, at, top * 1.05 * z$p0, col = cols[k], lwd = 3, lend = 1)
       }
     }
     graphics::abline(v = 0, lty = 3, col = "grey60")
   }
-  graphics::legend("topright", names(d), col = cols, lwd = 2, bty = "n", cex = 0.7)
+  # legend below the panels, across the whole device
+  graphics::par(fig = c(0, 1, 0, 1), oma = c(0, 0, 0, 0), mar = c(0, 0, 0, 0), new = TRUE)
+  graphics::plot.new()
+  graphics::legend("bottom", paste(names(d), "  "), col = cols, lwd = 2, bty = "n", cex = 0.8, horiz = TRUE,
+                   xpd = NA)
   invisible(x)
 }
