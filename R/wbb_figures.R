@@ -133,8 +133,9 @@ plot.sb_wbb_figure1 <- function(x, ...) {
 #'
 #' **`reading = "paper_code"`** (what the authors' script `mcmc(figure2).R` computed). lambda is fixed at
 #' 10 (no cross-validation); WBB is the weighted lasso at that lambda (separate prior weights, no intercept,
-#' no standardization; the authors called glmnet at `s = lambda / n`, which also rescales the weights to
-#' mean 1); each "posterior" is random-walk Metropolis on the *Lebesgue* density
+#' no standardization; the authors called glmnet at `s = lambda / n` with its defaults, which also rescale
+#' the data weights to mean 1 and the prior weights to mean 1, and standardize the columns, whose SDs are
+#' near 1 here); each "posterior" is random-walk Metropolis on the *Lebesgue* density
 #' \eqn{\exp(-\|y - X\beta\|^2/2 - \mathrm{pen}(\beta))} with pen \eqn{\lambda\|\beta\|_1},
 #' \eqn{\lambda\|\beta\|_0} and \eqn{10\lambda\|\beta\|_0} (the code's multiplier; the text says 5),
 #' proposal sd 0.2 per coordinate, start (2, 2), `mh_iter` iterations of which the last `draws` are kept.
@@ -424,7 +425,8 @@ wbb_figure3 <- function(x, y, draws = 1000L, chains = 4L, burnin = 500L, seed = 
   # monomvn's normalization (centre, then unit Euclidean norm), done here so that the RJ arm does not depend
   # on what the "monomvn" preset does with the columns
   xc <- sweep(x, 2, colMeans(x))
-  nrm <- sqrt(colSums(xc^2))
+  big <- apply(abs(xc), 2, max)  # norms without underflow or overflow for tiny or huge columns
+  nrm <- big * sqrt(colSums(sweep(xc, 2, pmax(big, .Machine$double.xmin), "/")^2))
   if (any(nrm == 0)) {
     sb_abort("{.arg x} has constant column{?s} {.val {colnames(x)[nrm == 0]}}; drop {?it/them}.", arg = "x")
   }
