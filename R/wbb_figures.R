@@ -108,12 +108,16 @@ plot.sb_wbb_figure1 <- function(x, ...) {
   invisible(x)
 }
 
-#' Figure 2 of the WBB paper: WBB versus exact posteriors under L1 and L0 priors (p = 2)
+#' Figure 2 of the WBB paper: WBB versus posteriors under L1 and L0 priors (p = 2)
 #'
 #' Simulates n = 50 observations from \eqn{y = X\beta + \epsilon}, rows of X from
-#' \eqn{N(0, [[1, .3], [.3, 1]])}, \eqn{\beta = (0, 2)}, \eqn{\sigma^2 = 1}, and draws: WBB (lasso penalty,
+#' \eqn{N(0, [[1, .3], [.3, 1]])}, \eqn{\beta = (0, 2)}, \eqn{\sigma^2 = 1} (the same data for both
+#' readings and a given seed), and draws WBB samples and posterior samples under an L1 and two L0 priors, in
+#' one of two readings of the paper.
+#'
+#' **`reading = "spike_slab"`** (default; what the text describes, computed exactly). WBB: lasso penalty,
 #' separate prior weights, lambda by 10-fold CV, [wbb()] without standardization so that the penalty is
-#' the prior below), and exact posterior samples (known \eqn{\sigma^2 = 1}, no intercept) under
+#' the prior below. Exact posterior samples (known \eqn{\sigma^2 = 1}, no intercept) under
 #' * the L1 prior \eqn{p(\beta) \propto e^{-\lambda\|\beta\|_1}} with the same lambda: the posterior is a
 #'   mixture over the four orthants of Gaussians truncated to their orthant, sampled exactly (orthant weights
 #'   by one-dimensional quadrature, then rejection within the orthant);
@@ -126,21 +130,57 @@ plot.sb_wbb_figure1 <- function(x, ...) {
 #'   from the Gaussian integrals over the slab box (quadrature), then \eqn{\beta_\gamma} from its Gaussian
 #'   posterior truncated to the box (rejection). The result depends on L (Lindley's paradox), as any proper
 #'   version of an L0 prior must.
+#'
+#' **`reading = "paper_code"`** (what the authors' script `mcmc(figure2).R` computed). lambda is fixed at
+#' 10 (no cross-validation); WBB is the weighted lasso at that lambda (separate prior weights, no intercept,
+#' no standardization; the authors called glmnet at `s = lambda / n` with its defaults, which also rescale
+#' the data weights to mean 1 and the prior weights to mean 1, and standardize the columns, whose SDs are
+#' near 1 here); each "posterior" is random-walk Metropolis on the *Lebesgue* density
+#' \eqn{\exp(-\|y - X\beta\|^2/2 - \mathrm{pen}(\beta))} with pen \eqn{\lambda\|\beta\|_1},
+#' \eqn{\lambda\|\beta\|_0} and \eqn{10\lambda\|\beta\|_0} (the code's multiplier; the text says 5),
+#' proposal sd 0.2 per coordinate, start (2, 2), `mh_iter` iterations of which the last `draws` are kept.
+#' A continuous proposal is never exactly 0, so \eqn{\|\beta\|_0 = 2} at every state and every proposal and
+#' the L0 term cancels from every acceptance ratio: both L0 chains are the flat-prior posterior
+#' \eqn{N(\hat\beta, (X'X)^{-1})}. The result records this as a measurement: `l0_term_changes` counts the
+#' Metropolis steps at which the L0 term differed between the current state and the proposal, and
+#' `flat_prior_max_diff` is the largest difference between each L0 chain and the chain with no prior term
+#' run on the same random numbers.
 #' @param draws Draws per method.
-#' @param slab_halfwidth L above.
-#' @param kappa Multipliers of lambda for the L0 priors.
+#' @param slab_halfwidth L above (`"spike_slab"` only).
+#' @param kappa Multipliers of lambda for the L0 priors (`NULL`: `c(1, 5)` for `"spike_slab"`, the text's;
+#'   `c(1, 10)` for `"paper_code"`, the code's).
 #' @param seed Seed (data, CV folds and all draws).
+#' @param reading `"spike_slab"` or `"paper_code"`, see above.
+#' @param mh_iter Metropolis iterations per chain for `reading = "paper_code"` (the authors' 50000); at
+#'   least `draws`.
 #' @return A list of class `sb_wbb_figure2`: `draws` (a named list of `draws x 2` matrices), `lambda`,
-#'   `model_prob` (posterior model probabilities under each L0 prior), `data`; with a `plot()` method.
+#'   `model_prob` (posterior model probabilities under each L0 prior; empty for `"paper_code"`), `data`,
+#'   `reading`, and for `"paper_code"` `accept_rate`, `l0_term_changes` and `flat_prior_max_diff` (per
+#'   chain); with a `plot()` method.
 #' @export
 #' @examples
 #' \donttest{
 #' f2 <- wbb_figure2(draws = 1000, seed = 1)
 #' plot(f2)
+#' f2p <- wbb_figure2(draws = 1000, seed = 1, reading = "paper_code", mh_iter = 10000)
+#' f2p$l0_term_changes
+#' plot(f2p)
 #' }
-wbb_figure2 <- function(draws = 4000L, slab_halfwidth = 10, kappa = c(1, 5), seed = 1) {
+wbb_figure2 <- function(draws = 4000L, slab_halfwidth = 10, kappa = NULL, seed = 1,
+                        reading = c("spike_slab", "paper_code"), mh_iter = 50000L) {
+  reading <- sb_match_arg(reading)
   draws <- check_count(draws)
   L <- check_number(slab_halfwidth, lower = 0, lower_open = TRUE)
+  mh_iter <- check_count(mh_iter, min = 2L, max = 1e8)
+  if (reading == "paper_code" && draws > mh_iter) {
+    sb_abort(c("{.arg draws} ({draws}) must be at most {.arg mh_iter} ({mh_iter}): the last {.arg draws} Metropolis iterations are kept.",
+               i = "Increase {.arg mh_iter} or decrease {.arg draws}."), arg = "draws")
+  }
+  if (is.null(kappa)) kappa <- if (reading == "spike_slab") c(1, 5) else c(1, 10)
+  if (!is.numeric(kappa) || length(kappa) < 1L || length(kappa) > 10L || any(!is.finite(kappa)) || any(kappa <= 0)) {
+    sb_abort(c("{.arg kappa} must be 1 to 10 positive numbers (multipliers of lambda).",
+               x = "You supplied {.val {format(kappa)}}."), arg = "kappa")
+  }
   seed <- resolve_seed(seed)
   withr::local_seed(as.integer(seed %% .Machine$integer.max))
   n <- 50L
@@ -149,6 +189,8 @@ wbb_figure2 <- function(draws = 4000L, slab_halfwidth = 10, kappa = c(1, 5), see
   colnames(x) <- c("beta1", "beta2")
   beta <- c(0, 2)
   y <- drop(x %*% beta + stats::rnorm(n))
+  l0_name <- function(k) if (k == 1) "L0 prior (lambda)" else sprintf("L0 prior (%g lambda)", k)
+  if (reading == "paper_code") return(wbb_figure2_paper_code(x, y, beta, draws, kappa, seed, mh_iter, l0_name))
   fw <- wbb(x, y, prior_weights = "separate", draws = draws, seed = seed, quiet = TRUE,
             control = wbb_control(standardize = FALSE))
   lambda <- fw$lambda
@@ -157,12 +199,59 @@ wbb_figure2 <- function(draws = 4000L, slab_halfwidth = 10, kappa = c(1, 5), see
   mp <- list()
   for (k in kappa) {
     r <- l0_posterior_p2(x, y, k * lambda, L, draws)
-    nm <- if (k == 1) "L0 prior (lambda)" else sprintf("L0 prior (%g lambda)", k)
+    nm <- l0_name(k)
     out[[nm]] <- r$draws
     mp[[nm]] <- r$model_prob
   }
   structure(list(draws = out, lambda = lambda, model_prob = mp, data = list(x = x, y = y, beta = beta),
-                 slab_halfwidth = L), class = "sb_wbb_figure2")
+                 slab_halfwidth = L, reading = reading), class = "sb_wbb_figure2")
+}
+
+# The authors' Figure 2 computation (lambda fixed at 10, random-walk Metropolis on Lebesgue densities).
+wbb_figure2_paper_code <- function(x, y, beta, draws, kappa, seed, mh_iter, l0_name) {
+  lambda <- 10
+  fw <- wbb(x, y, lambda = lambda, prior_weights = "separate", draws = draws, seed = seed, quiet = TRUE,
+            control = wbb_control(standardize = FALSE, intercept = FALSE))
+  out <- list(WBB = fw$draws[, c("beta1", "beta2")])
+  pens <- c(list("L1 prior" = function(b) lambda * sum(abs(b))),
+            stats::setNames(lapply(kappa, function(k) function(b) k * lambda * sum(b != 0)),
+                            vapply(kappa, l0_name, "")))
+  acc <- changes <- flat_diff <- numeric(0)
+  for (nm in names(pens)) {
+    # each L0 chain is also run with no prior term on the same random numbers
+    flat <- if (nm != "L1 prior") withr::with_preserve_seed(rw_metropolis_p2(x, y, function(b) 0, mh_iter))
+    r <- rw_metropolis_p2(x, y, pens[[nm]], mh_iter)
+    out[[nm]] <- r$chain[(mh_iter - draws + 1L):mh_iter, , drop = FALSE]
+    acc[nm] <- r$accept_rate
+    if (!is.null(flat)) {
+      changes[nm] <- r$prior_changes
+      flat_diff[nm] <- max(abs(flat$chain - r$chain))
+    }
+  }
+  structure(list(draws = out, lambda = lambda, model_prob = list(), data = list(x = x, y = y, beta = beta),
+                 reading = "paper_code", accept_rate = acc, l0_term_changes = changes,
+                 flat_prior_max_diff = flat_diff, mh_iter = mh_iter), class = "sb_wbb_figure2")
+}
+
+# Random-walk Metropolis on the Lebesgue density exp(-|y - X b|^2 / 2 - pen(b)), p = 2: proposal
+# N(current, 0.2^2 I), start (2, 2), as in the WBB authors' Figure 2 script (ratio on the log scale).
+# `prior_changes` counts the steps at which pen(proposal) != pen(current).
+rw_metropolis_p2 <- function(x, y, pen, iter, start = c(2, 2), sd = 0.2) {
+  loglik <- function(b) -0.5 * sum((y - x %*% b)^2)
+  chain <- matrix(NA_real_, iter, 2, dimnames = list(NULL, colnames(x)))
+  cur <- start; lcur <- loglik(cur); pcur <- pen(cur)
+  chain[1, ] <- cur
+  acc <- 0L; changes <- 0L
+  for (i in 2:iter) {
+    prop <- c(stats::rnorm(1, cur[1], sd), stats::rnorm(1, cur[2], sd))
+    lprop <- loglik(prop); pprop <- pen(prop)
+    if (pprop != pcur) changes <- changes + 1L
+    if (log(stats::runif(1)) < (lprop - pprop) - (lcur - pcur)) {
+      cur <- prop; lcur <- lprop; pcur <- pprop; acc <- acc + 1L
+    }
+    chain[i, ] <- cur
+  }
+  list(chain = chain, accept_rate = acc / (iter - 1), prior_changes = changes)
 }
 
 # P(Z in [lo1, hi1] x [lo2, hi2]) for Z ~ N(m, V), 2-d, by quadrature over the first coordinate.
@@ -271,7 +360,8 @@ plot.sb_wbb_figure2 <- function(x, ...) {
     ymax <- max(unlist(lapply(dens, function(z) if (is.null(z$d)) 0 else max(z$d$y) * z$frac)))
     xr <- range(unlist(lapply(dens, function(z) if (is.null(z$d)) 0 else range(z$d$x))))
     graphics::plot(xr, c(0, ymax * 1.1), type = "n", xlab = colnames(x$draws[[1]])[j], ylab = "density",
-                   main = sprintf("beta%d (true %g)", j, x$data$beta[j]))
+                   main = sprintf("beta%d (true %g)%s", j, x$data$beta[j],
+                                  if (identical(x$reading, "paper_code")) ", paper code" else ""))
     for (k in seq_along(dens)) {
       z <- dens[[k]]
       if (!is.null(z$d)) graphics::lines(z$d$x, z$d$y * z$frac, col = cols[k], lwd = 2, lty = if (k == 1) 1 else 2)
@@ -286,5 +376,111 @@ plot.sb_wbb_figure2 <- function(x, ...) {
                        bty = "n", cex = 0.7)
     }
   }
+  invisible(x)
+}
+
+#' Figure 3 of the WBB paper: diabetes marginal posteriors by WBB and two Bayesian lassos
+#'
+#' Draws the lasso posterior of the regression coefficients four ways: WBB with a common and with separate
+#' prior weights ([wbb()], lambda by 10-fold CV), the Bayesian lasso with lambda by empirical Bayes
+#' ([blasso()] with `lambda = "eb"`, the sampler the paper's text describes), and the Bayesian lasso as the
+#' paper's code ran it: `monomvn::blasso()` with its defaults, i.e. reversible jump over the active set
+#' (every subset equally likely), \eqn{\lambda^2 \sim} Gamma(2, 0.1), an intercept, \eqn{\pi(\sigma^2)
+#' \propto 1/\sigma^2}, columns of `x` centred and scaled to unit Euclidean norm, `thin = min(p, n - 1)`
+#' sweeps per kept draw. That last arm is [blasso()] with `blasso_control(rj = TRUE, preset = "monomvn")`
+#' run on the unit-norm columns (the intercept, prior and thinning are passed explicitly); its
+#' coefficients are transformed back to the scale of `x`.
+#'
+#' Reversible jump gives posterior mass at exactly zero, as WBB does; the continuous Bayesian-lasso prior
+#' (EB arm) never does. `p_zero` is, for each method and coefficient, the fraction of draws exactly 0:
+#' for the RJ arm an estimate of the posterior probability \eqn{P(\beta_j = 0 \mid y)}, for WBB the share
+#' of weighted-lasso solutions with \eqn{\beta_j} at zero.
+#' @param x,y Predictors (a matrix with column names) and response, e.g. `diabetes$x`, `diabetes$y`.
+#' @param draws Draws per WBB scheme, and kept draws per chain of each Bayesian lasso.
+#' @param chains Chains per Bayesian lasso.
+#' @param burnin Sweeps discarded per Bayesian-lasso chain (for the RJ arm: before thinning).
+#' @param seed Seed of every arm.
+#' @param threads Threads (results do not depend on it).
+#' @return A list of class `sb_wbb_figure3`: `draws` (a named list of `draws x p` coefficient matrices,
+#'   no intercept), `p_zero` (methods x coefficients), `fits` (the four fits: `wbb_common`,
+#'   `wbb_separate`, `blasso_eb`, `blasso_rj`), `column_norms` (the norms of the centred columns of `x`
+#'   used by the RJ arm); with a `plot()` method.
+#' @export
+#' @examples
+#' \donttest{
+#' data(diabetes)
+#' f3 <- wbb_figure3(diabetes$x, diabetes$y, draws = 300, chains = 2)
+#' round(f3$p_zero, 2)
+#' plot(f3)
+#' }
+wbb_figure3 <- function(x, y, draws = 1000L, chains = 4L, burnin = 500L, seed = 2021, threads = NULL) {
+  x <- check_x_matrix(x)
+  y <- check_y_vector(y, nrow(x))
+  if (is.null(colnames(x))) colnames(x) <- paste0("x", seq_len(ncol(x)))
+  draws <- check_count(draws)
+  chains <- check_count(chains)
+  burnin <- check_count(burnin, min = 0L)
+  seed <- resolve_seed(seed)
+  n <- nrow(x); p <- ncol(x)
+  # monomvn's normalization (centre, then unit Euclidean norm), done here so that the RJ arm does not depend
+  # on what the "monomvn" preset does with the columns
+  xc <- sweep(x, 2, colMeans(x))
+  big <- apply(abs(xc), 2, max)  # norms without underflow or overflow for tiny or huge columns
+  nrm <- big * sqrt(colSums(sweep(xc, 2, pmax(big, .Machine$double.xmin), "/")^2))
+  if (any(nrm == 0)) {
+    sb_abort("{.arg x} has constant column{?s} {.val {colnames(x)[nrm == 0]}}; drop {?it/them}.", arg = "x")
+  }
+  fit_com <- wbb(x, y, prior_weights = "common", draws = draws, seed = seed, threads = threads, quiet = TRUE)
+  fit_sep <- wbb(x, y, prior_weights = "separate", draws = draws, seed = seed, threads = threads, quiet = TRUE)
+  bl_eb <- blasso(x, y, lambda = "eb", chains = chains, iter = draws, burnin = burnin, seed = seed,
+                  threads = threads, quiet = TRUE)
+  bl_rj <- blasso(sweep(xc, 2, nrm, "/"), y, lambda = "gamma", chains = chains, iter = draws, burnin = burnin,
+                  thin = max(1L, min(p, n - 1L)), seed = seed, threads = threads, quiet = TRUE,
+                  control = blasso_control(rj = TRUE, preset = "monomvn", intercept = TRUE, gamma_prior = c(2, 0.1)))
+  rj <- sweep(bl_rj$draws[, colnames(x), drop = FALSE], 2, nrm, "/")
+  d <- list("WBB (common)" = fit_com$draws[, colnames(x), drop = FALSE],
+            "WBB (separate)" = fit_sep$draws[, colnames(x), drop = FALSE],
+            "BLASSO (EB)" = bl_eb$draws[, colnames(x), drop = FALSE],
+            "BLASSO (RJ, monomvn defaults)" = rj)
+  structure(list(draws = d, p_zero = t(vapply(d, function(m) colMeans(m == 0), numeric(p))),
+                 fits = list(wbb_common = fit_com, wbb_separate = fit_sep, blasso_eb = bl_eb, blasso_rj = bl_rj),
+                 column_norms = nrm), class = "sb_wbb_figure3")
+}
+
+#' @export
+plot.sb_wbb_figure3 <- function(x, pars = NULL, ncol = 5L, ...) {
+  ncol <- check_count(ncol, max = 100L)
+  d <- x$draws
+  vars <- if (is.null(pars)) colnames(d[[1]]) else pars
+  bad <- setdiff(vars, colnames(d[[1]]))
+  if (length(bad)) sb_abort("Unknown {.arg pars}: {.val {bad}}.", arg = "pars")
+  cols <- c("steelblue", "forestgreen", "darkorange", "firebrick", "purple", "grey40")[seq_along(d)]
+  op <- graphics::par(mfrow = c(ceiling(length(vars) / ncol), min(ncol, length(vars))), mar = c(3, 1, 2, 0.5),
+                      mgp = c(1.8, 0.6, 0), oma = c(2, 0, 0, 0))
+  on.exit(graphics::par(op), add = TRUE)
+  for (v in vars) {
+    parts <- lapply(d, function(m) {
+      b <- m[, v]; nz <- b[b != 0]
+      list(p0 = mean(b == 0), d = if (length(nz) > 10 && stats::sd(nz) > 0) stats::density(nz) else NULL,
+           frac = length(nz) / length(b))
+    })
+    top <- max(unlist(lapply(parts, function(z) if (is.null(z$d)) 0 else max(z$d$y) * z$frac)), 1e-12)
+    xr <- range(0, unlist(lapply(parts, function(z) if (is.null(z$d)) NULL else range(z$d$x))))
+    graphics::plot(xr, c(0, top * 1.05), type = "n", xlab = "", ylab = "", main = v, yaxt = "n")
+    for (k in seq_along(parts)) {
+      z <- parts[[k]]
+      if (!is.null(z$d)) graphics::lines(z$d$x, z$d$y * z$frac, col = cols[k], lwd = 2)
+      if (z$p0 > 0) {  # the point mass at zero: a bar whose height is P(beta = 0) times the panel height
+        at <- (k - (length(parts) + 1) / 2) * diff(xr) / 40
+        graphics::segments(at, 0, at, top * 1.05 * z$p0, col = cols[k], lwd = 3, lend = 1)
+      }
+    }
+    graphics::abline(v = 0, lty = 3, col = "grey60")
+  }
+  # legend below the panels, across the whole device
+  graphics::par(fig = c(0, 1, 0, 1), oma = c(0, 0, 0, 0), mar = c(0, 0, 0, 0), new = TRUE)
+  graphics::plot.new()
+  graphics::legend("bottom", paste(names(d), "  "), col = cols, lwd = 2, bty = "n", cex = 0.8, horiz = TRUE,
+                   xpd = NA)
   invisible(x)
 }

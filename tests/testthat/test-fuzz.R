@@ -13,6 +13,7 @@ b_tf <- list(y = d$tf_y, k = 1, lambda = 5)
 b_tfp <- list(y = d$tf_y, k = 1, nlambda = 5)
 b_tfw <- list(y = d$tf_y, k = 1, lambda = 5, draws = 5, threads = 1, seed = 1, quiet = TRUE)
 b_gl <- list(y = d$gl_y, D = d$D, lambda = 1)
+b_f3 <- list(x = x, y = y, draws = 20, chains = 1, burnin = 5, threads = 1, seed = 1)
 b_gle <- list(lambda = 10, alpha = 0.5, weights = rep(1, n), penalty_factor = rep(1, 3), family = "gaussian", y = y)
 
 fits <- suppressWarnings(list(
@@ -178,6 +179,17 @@ cases <- c(
   fz_cases("wbb_figure1", "draws", fz_bad_count[-1], list(lambda = 1, y = c(-1, 1))),
   fz_cases("wbb_figure2", "draws", fz_bad_count, list()),
   fz_cases("wbb_figure2", "slab_halfwidth", fz_bad_number, list(draws = 1)),
+  fz_cases("wbb_figure2", "reading", fz_bad_choice, list(draws = 1)),
+  fz_cases("wbb_figure2", "kappa", list(na = NA, string = "a", negative = -1, inf = Inf, empty = numeric(0)),
+           list(draws = 1)),
+  fz_cases("wbb_figure2", "mh_iter", c(fz_bad_count, list(one = 1, below_draws = 5)),
+           list(draws = 10, reading = "paper_code")),
+  fz_cases("wbb_figure3", "x", fz_bad_x(x)[x_some], b_f3),
+  fz_cases("wbb_figure3", "y", fz_bad_y(y)[y_some], b_f3),
+  fz_cases("wbb_figure3", "draws", fz_bad_count, b_f3),
+  fz_cases("wbb_figure3", "chains", fz_bad_count, b_f3),
+  fz_cases("wbb_figure3", "burnin", fz_bad_count[-1], b_f3),
+  fz_cases("wbb_figure3", "seed", fz_bad_seed, b_f3),
   fz_cases("blasso_compare", "settings", list(unknown = "C", na = NA, number = 1), list(p = 12, datasets = 1)),
   fz_cases("blasso_compare", "p", list(one = 1, na = NA, fraction = 2.5, string = "a", huge = 1e12), list(datasets = 1)),
   fz_cases("blasso_compare", "datasets", fz_bad_count, list(p = 12)),
