@@ -33,6 +33,9 @@
 #'   its zero start before \eqn{\rho} and \eqn{\delta} adapt, which avoids the absorbing "everything in
 #'   the spike" state on small problems.
 #' @param fixed_sigma Keep \eqn{\sigma} at `sigma_init` while the other latent variables adapt.
+#' @param likelihood_sd Gaussian family: fix the likelihood's noise standard deviation at this value while
+#'   \eqn{\sigma} of the SSGL prior is still adapted. `NULL` (default, the method): the likelihood's variance is
+#'   \eqn{\sigma^2}. The authors' UCI code (Table 5) uses the squared-error sum, i.e. `likelihood_sd = sqrt(1/2)`.
 #' @param prune,prune_S,prune_D,prune_U Magnitude pruning of the sparse coefficients to the sparse rate
 #'   \eqn{s_k = S(1 - D^{k/U})} (Algorithm 1); pruned weights may regrow.
 #' @param trace_every Record the traces (sigma, delta, mean rho, full-data log-likelihood) every this many
@@ -50,7 +53,7 @@ sgmcmc_control <- function(step_schedule = c("polynomial", "constant", "stepwise
                            sa_A = 10, sa_Z = 1000, sa_alpha = 0.7, temperature = 1, anneal = 1, anneal_every = 1,
                            friction = 0.1, noise_estimate = 0, a = 1, b = NULL, nu = 1, lambda = 1,
                            prior_var = 1e4, sigma_init = 1, delta_init = 0.5, rho_init = NULL,
-                           sa_start = 1, fixed_sigma = FALSE, prune = FALSE, prune_S = 0.9, prune_D = 0.99, prune_U = 50,
+                           sa_start = 1, fixed_sigma = FALSE, likelihood_sd = NULL, prune = FALSE, prune_S = 0.9, prune_D = 0.99, prune_U = 50,
                            trace_every = NULL, init = NULL, float64 = FALSE) {
   step_schedule <- sb_match_arg(step_schedule)
   out <- list(
@@ -77,6 +80,8 @@ sgmcmc_control <- function(step_schedule = c("polynomial", "constant", "stepwise
     rho_init = check_number(rho_init, lower = 0, upper = 1, allow_null = TRUE),
     sa_start = check_count(sa_start),
     fixed_sigma = check_flag(fixed_sigma),
+    likelihood_sd = check_number(likelihood_sd, lower = 0, lower_open = TRUE, upper = Inf, upper_open = TRUE,
+                                 allow_null = TRUE),
     prune = check_flag(prune),
     prune_S = check_number(prune_S, lower = 0, upper = 1, upper_open = TRUE),
     prune_D = check_number(prune_D, lower = 0, lower_open = TRUE, upper = 1, upper_open = TRUE),

@@ -56,6 +56,10 @@ inline scalebayes::sgmcmc::Control sgmcmc_control(const Rcpp::List& c) {
   ctl.delta_init = sgmcmc_num(c, "delta_init");
   ctl.rho_init = sgmcmc_num(c, "rho_init");
   ctl.fixed_sigma = Rcpp::as<bool>(c["fixed_sigma"]);
+  if (c.containsElementNamed("likelihood_sd") && !Rf_isNull(c["likelihood_sd"])) {
+    const double s = sgmcmc_num(c, "likelihood_sd");
+    ctl.lik_var = s * s;
+  }
   ctl.sa_start = static_cast<long>(sgmcmc_num(c, "sa_start"));
   Rcpp::IntegerVector keep = c["keep"];  // 1-based, output order
   for (int v : keep) ctl.keep.push_back(static_cast<long>(v) - 1);

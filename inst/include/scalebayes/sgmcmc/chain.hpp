@@ -21,7 +21,7 @@
 //      chain's stream); the model fills the gradients
 //   2. k > sa_start and method != none: SA of the latent variables with omega_{k - sa_start} using theta^(k) and,
 //      for the regression sigma, I = (N/n) sum_{B_k} r_i^2
-//   3. gradient / sigma^2 (regression) + prior gradient; SGLD or SGHMC step -> theta^(k+1) (inverse temperature
+//   3. gradient / sigma^2 (regression; / lik_var when the likelihood's variance is fixed) + prior gradient; SGLD or SGHMC step -> theta^(k+1) (inverse temperature
 //      tau_k, step eps_k); then magnitude pruning of the sparse groups to the rate S (1 - D^(k/U)) when on
 //   4. divergence: at check points (every check_every iterations, and at save / trace points and the last
 //      iteration) a non-finite state restores the last checked state (values are COPIED into place: a group's
@@ -34,6 +34,7 @@
 #pragma once
 #include <algorithm>
 #include <atomic>
+#include <cmath>
 #include <cstdint>
 #include <stdexcept>
 #include <string>
@@ -67,6 +68,8 @@ struct Control {
   double prior_var = 1e4;           // sigma0^2 of the non-sparse groups
   double sigma_init = 1.0, delta_init = 0.5, rho_init = 0.5;
   bool fixed_sigma = false;         // keep sigma at sigma_init even when the latents are adapted
+  double lik_var = 0.0;             // > 0: the Gaussian likelihood's variance is fixed at this value (sigma then
+                                    // enters the prior only); 0: the likelihood's variance is sigma^2
   long sa_start = 1;                // the latent variables stay fixed before iteration sa_start + 1 (warm-up)
   std::vector<long> keep;           // GLM: coefficient indices (output order) whose draws are stored
   int chains = 1;
@@ -87,6 +90,7 @@ struct Control {
     if (!(sigma_init > 0.0)) throw std::invalid_argument("sigma_init must be > 0");
     if (!(delta_init > 0.0 && delta_init < 1.0)) throw std::invalid_argument("delta_init must lie in (0, 1)");
     if (!(rho_init >= 0.0 && rho_init <= 1.0)) throw std::invalid_argument("rho_init must lie in [0, 1]");
+    if (!(lik_var >= 0.0) || !std::isfinite(lik_var)) throw std::invalid_argument("lik_var must be >= 0 and finite");
     step.validate();
     sa.validate();
     temperature.validate();
@@ -127,6 +131,8 @@ ChainStatus run_chain(Model& model, Recorder& rec, const Control& ctl, rng::Stre
   sain.regression = regression;
   sain.n_total = static_cast<double>(N);
   const bool adapt_sigma_only = regression && !ctl.fixed_sigma;
+  const bool fixed_lik = regression && ctl.lik_var > 0.0;
+  const Scalar lik_is2 = model.scalar(fixed_lik ? 1.0 / ctl.lik_var : 1.0);
 
   std::vector<long> idx(N);
   for (long i = 0; i < N; ++i) idx[i] = i;
@@ -159,7 +165,9 @@ ChainStatus run_chain(Model& model, Recorder& rec, const Control& ctl, rng::Stre
     // 3. gradient and step
     const double tau = ctl.temperature.at(k);
     const double eps = ctl.step.at(k);
-    if (regression) {
+    if (fixed_lik) {
+      for (auto& g : groups) g.grad *= lik_is2;
+    } else if (regression) {
       const Scalar is2 = 1.0 / (sigma * sigma);
       for (auto& g : groups) g.grad *= is2;
     }
