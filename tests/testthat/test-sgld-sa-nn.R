@@ -65,6 +65,29 @@ test_that("without noise, the SSGL prior gradient of a sparse layer is the paper
   expect_equal(unname(fit$weights), path, tolerance = 1e-12)
 })
 
+test_that("likelihood_sd fixes the Gaussian likelihood's variance (the authors' squared-error sum)", {
+  skip_if_no_torch()
+  d <- lin_data()
+  n <- nrow(d$x)
+  run <- function(step) {
+    sgld_sa(d$x, d$y, model = nn_mlp(hidden = integer()), method = "sa", sparse_layers = FALSE,
+            iterations = 20, burnin = 0, thin = 1, batch_size = n, keep_draws = TRUE, seed = 7, quiet = TRUE,
+            control = sgd_control(step, sigma_init = 3, likelihood_sd = sqrt(1 / 2)))
+  }
+  init <- run(0)$weights[1, ]
+  fit <- run(0.002)
+  X1 <- cbind(d$x, 1)
+  theta <- init
+  path <- matrix(NA, 20, 3)
+  for (k in 1:20) {  # gradient of -sum r_i^2 (variance 1/2), whatever sigma does
+    theta <- theta + 0.002 * 2 * drop(crossprod(X1, d$y - X1 %*% theta))
+    path[k, ] <- theta
+  }
+  expect_equal(unname(fit$weights), path, tolerance = 1e-12)
+  expect_false(isTRUE(all.equal(fit$latent$sigma, 3)))  # sigma still adapts (here: no sparse weights, so from I)
+  expect_error(sgmcmc_control(likelihood_sd = 0), class = "scalebayes_error_input")
+})
+
 test_that("SGHMC on a network without hidden layers samples the exact Gaussian posterior", {
   skip_if_no_torch()
   d <- lin_data(40, seed = 4)

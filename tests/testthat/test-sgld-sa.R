@@ -238,6 +238,11 @@ test_that("step-size and temperature schedules follow their formulas", {
   fit2 <- sgld_sa(d$x, d$y, iterations = 50, seed = 1, threads = 1,
                   control = sgmcmc_control(step_size = 2e-3, step_power = 0.5, trace_every = 1))
   expect_equal(fit2$trace$eps, 2e-3 * (1:50)^(-0.5))
+  # annealing once every 7 iterations (the per-epoch rule)
+  fit3 <- sgld_sa(d$x, d$y, iterations = 60, seed = 1, threads = 1,
+                  control = sgmcmc_control(temperature = 3, anneal = 1.5, anneal_every = 7, trace_every = 1))
+  expect_equal(fit3$trace$tau, 3 * 1.5^((1:60) %/% 7))
+  expect_error(sgmcmc_control(anneal_every = 0), class = "scalebayes_error_input")
 })
 
 test_that("chains split into future chunks give the same draws as one process", {
