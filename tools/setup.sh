@@ -18,7 +18,7 @@ deb_pkgs=(
   r-cran-rcpp r-cran-rcppeigen r-cran-rcppparallel r-cran-roxygen2 r-cran-knitr r-cran-rmarkdown
   r-cran-posterior r-cran-glmnet r-cran-future r-cran-future.apply r-cran-cli r-cran-rlang
   r-cran-testthat r-cran-withr r-cran-bayesplot r-cran-ggplot2 r-cran-matrix r-cran-igraph
-  r-cran-mvtnorm r-cran-quadprog r-cran-pls r-cran-mass r-cran-digest r-cran-rstantools
+  r-cran-mvtnorm r-cran-quadprog r-cran-pls r-cran-mass r-cran-digest r-cran-rstantools r-cran-modeldata
   libtorch-dev python3-torch dataset-fashion-mnist
 )
 missing=()
