@@ -88,7 +88,8 @@
 #' (posterior predictive mean); the fit (class `sb_sgld_sa_nn`) holds them with the posterior-mean and final
 #' weights, the per-weight inclusion probabilities \eqn{\rho}, the sparsity (share of exactly-zero sparse
 #' weights, from pruning), and a trace per chain (sigma, mean delta, mean rho, mean minibatch loss, step size,
-#' temperature, sparsity). Interrupting a network run (Ctrl-C) returns the state reached, with a warning.
+#' temperature, sparsity, minibatch accuracy); the progress bar shows the loss, accuracy and sparsity of the first
+#' chain. Interrupting a network run (Ctrl-C) returns the state reached, with a warning.
 #' @return An object of class `c("sb_sgld_sa", "sb_fit")`: the common draws object (see [sb_fit-methods])
 #'   with, in addition, `coefficients` (running posterior means of all coefficients over the kept
 #'   iterations of all chains), `coef_sd`, `inclusion` (selection probabilities \eqn{\rho_j}, averaged over

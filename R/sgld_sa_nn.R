@@ -72,7 +72,7 @@ sgld_sa_nn <- function(x, y, model, family, method, sampler, iterations, epochs,
   }
   run <- run_settings(seed, threads, quiet)
   trace_every <- control$trace_every %||% max(per_epoch, iterations %/% 1000L)
-  check_result_size(as.double(iterations %/% trace_every), 8, "control$trace_every", call = call)
+  check_result_size(as.double(iterations %/% trace_every), 9, "control$trace_every", call = call)
   n_sparse <- sum(desc$size[desc$penalized])
   ctl <- control
   ctl$init <- NULL
@@ -138,8 +138,8 @@ nn_sgmcmc_fit <- function(res, tab, desc, spec, family, levels, model, method, s
   names(rho) <- pnames
   trace <- do.call(rbind, lapply(seq_along(chains), function(c) {
     k <- sc[c, "traced"]
-    tr <- matrix(chains[[c]]$trace, ncol = 8L, byrow = TRUE)[seq_len(k), , drop = FALSE]
-    colnames(tr) <- c("iteration", "sigma", "delta", "mean_rho", "loss", "eps", "tau", "sparsity")
+    tr <- matrix(chains[[c]]$trace, ncol = 9L, byrow = TRUE)[seq_len(k), , drop = FALSE]
+    colnames(tr) <- c("iteration", "sigma", "delta", "mean_rho", "loss", "eps", "tau", "sparsity", "accuracy")
     data.frame(chain = rep(c, k), tr)
   }))
   pred_mean <- pred <- NULL

@@ -61,6 +61,10 @@ class Progress {
     return true;
   }
   bool interrupted() const { return interrupted_; }
+  // A status shown in the bar's name (main thread only).
+  void set_name(const std::string& name) {
+    if (show_) cli_progress_set_name(bar_, name.c_str());
+  }
   scalebayes::parallel::Monitor monitor() {
     return [this](std::size_t d) { return (*this)(d); };
   }

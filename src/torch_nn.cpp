@@ -252,8 +252,24 @@ Rcpp::List cpp_nn_sgmcmc(Rcpp::List spec, Rcpp::NumericVector x, Rcpp::IntegerVe
                                    Rcpp::Named("scalars") = scalars);
   }
   std::vector<scalebayes::sgmcmc::ChainStatus> status;
+  nn::NetStatus shown;
+  outs[0].status = &shown;
   sbglue::Progress prog(static_cast<double>(ctl.iterations) * ctl.chains, run, "SG-MCMC network");
-  const auto rs = nn::run_net_sgmcmc(pb, ctl, sbglue::run_settings(run), outs, status, prog.monitor());
+  long last_shown = 0;
+  auto monitor = [&](std::size_t done) {
+    const long it = shown.iteration.load();
+    if (it != last_shown) {  // chain 1's last trace point: loss, accuracy, sparsity
+      last_shown = it;
+      char buf[160];
+      const double acc = shown.accuracy.load(), sp = shown.sparsity.load();
+      std::snprintf(buf, sizeof buf, "SG-MCMC network | loss %.4g%s%s ", shown.loss.load(),
+                    std::isnan(acc) ? "" : (" | acc " + std::to_string(acc).substr(0, 5)).c_str(),
+                    std::isnan(sp) ? "" : (" | sparsity " + std::to_string(sp).substr(0, 5)).c_str());
+      prog.set_name(buf);
+    }
+    return prog(done);
+  };
+  const auto rs = nn::run_net_sgmcmc(pb, ctl, sbglue::run_settings(run), outs, status, monitor);
   Rcpp::CharacterVector messages(ctl.chains);
   for (int c = 0; c < ctl.chains; ++c) messages[c] = status[static_cast<std::size_t>(c)].message;
   return Rcpp::List::create(Rcpp::Named("chains") = chains, Rcpp::Named("messages") = messages,

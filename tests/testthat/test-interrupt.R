@@ -138,3 +138,14 @@ test_that("wbb_nn() stops on Ctrl-C inside a network's training", {
                   "wbb_nn(x, y, model = nn_mlp(c(256, 256)), draws = 2, threads = 2, seed = 1, quiet = TRUE, control = nn_control(epochs = 1000))",
                   "cpp_nn_wbb")
 })
+
+test_that("sgld_sa() on a network stops on Ctrl-C and returns the state reached", {
+  skip_if_not(sb_torch_available())
+  # burn-in 0 so draws are kept from the start; the run would take minutes. The fit comes back with a warning
+  # and interrupted = TRUE; the child turns that into the interrupt the harness measures.
+  interrupt_child(c("set.seed(1); x <- matrix(rnorm(2000 * 50), 2000, 50)", "y <- factor(sample(letters[1:4], 2000, TRUE))"),
+                  paste("f <- suppressWarnings(sgld_sa(x, y, model = nn_mlp(c(256, 256)), iterations = 1e6, burnin = 0,",
+                        "thin = 10, threads = 2, seed = 1, quiet = TRUE));",
+                        "if (isTRUE(f$interrupted) && f$iterations_done < 1e6 && sum(f$saved) > 0) rlang::interrupt()"),
+                  "cpp_nn_sgmcmc")
+})

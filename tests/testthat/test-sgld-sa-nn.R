@@ -155,6 +155,8 @@ test_that("a classification chain learns, and SA adapts the inclusion probabilit
   expect_equal(dim(fit$pred_mean), c(100L, 3L))
   expect_equal(rowSums(fit$pred_mean), rep(1, 100), tolerance = 1e-5)
   expect_equal(levels(predict(fit, type = "class")), c("u", "v", "w"))
+  expect_true(all(fit$trace$accuracy >= 0 & fit$trace$accuracy <= 1))
+  expect_gt(tail(fit$trace$accuracy, 1), 0.7)  # minibatch accuracy since the previous trace point
   expect_output(print(fit), "SGHMC-SA posterior of a MLP network")
   # only the chosen layer gets the prior
   f2 <- sgld_sa(x[1:200, ], y[1:200], model = nn_mlp(8), sparse_layers = 2, iterations = 50, seed = 2, quiet = TRUE)

@@ -20,10 +20,12 @@
 // NetRecorder: running averages over kept iterations of the response-scale predictions on x_new and of every
 // parameter (the posterior-mean network), optionally every kept draw's predictions and parameters; a trace
 // (iteration, sigma, mean delta, mean rho, mean minibatch loss since the last trace point, eps, tau, fraction of
-// exactly-zero sparse weights); at the end the final parameters and per-weight inclusion probabilities rho.
+// exactly-zero sparse weights, minibatch accuracy since the last trace point); at the end the final parameters
+// and per-weight inclusion probabilities rho.
 #pragma once
 #include <torch/torch.h>
 
+#include <atomic>
 #include <cmath>
 #include <cstdint>
 #include <string>
@@ -118,6 +120,7 @@ class NetModel {
     }
     scale_ = 0.0;
     loss_sum_ = torch::zeros({}, pb.dev.options());
+    correct_sum_ = torch::zeros({}, torch::TensorOptions().dtype(torch::kLong).device(pb.dev.device));
     net_->train();
   }
   std::vector<NetGroup>& groups() { return groups_; }
@@ -132,8 +135,14 @@ class NetModel {
     const torch::Tensor ix = torch::from_blob(const_cast<long*>(idx.data()), {n}, torch::kLong).to(pb_.dev.device);
     const torch::Tensor xb = pb_.data->x.index_select(0, ix), yb = pb_.data->y.index_select(0, ix);
     net_->zero_grad();
-    const torch::Tensor l = example_losses(pb_.spec.family, net_->forward(xb), yb).sum();
+    const torch::Tensor out = net_->forward(xb);
+    const torch::Tensor l = example_losses(pb_.spec.family, out, yb).sum();
     l.backward();
+    if (pb_.spec.family != Family::gaussian) {  // minibatch accuracy, accumulated on the device
+      torch::NoGradGuard ng;
+      const torch::Tensor cls = pb_.spec.family == Family::multinomial ? out.argmax(1) : (out.select(1, 0) > 0).to(yb.dtype());
+      correct_sum_ = correct_sum_ + (cls == yb).sum();
+    }
     scale_ = static_cast<double>(n_obs()) / static_cast<double>(n);
     const auto& pg = net_->groups();
     for (std::size_t g = 0; g < groups_.size(); ++g) {
@@ -149,12 +158,15 @@ class NetModel {
 
   Net& net() { return net_; }
   const NetChainProblem& problem() const { return pb_; }
-  // Mean minibatch loss per example since the last call (a host read).
-  double take_mean_loss() {
-    const double v = loss_count_ > 0 ? loss_sum_.item<double>() / static_cast<double>(loss_count_) : NAN;
-    loss_sum_ = torch::zeros({}, pb_.dev.options());
+  // Mean minibatch loss per example and minibatch accuracy (NaN for the gaussian family) since the last call
+  // (host reads).
+  void take_means(double* loss, double* accuracy) {
+    const double c = static_cast<double>(loss_count_);
+    *loss = loss_count_ > 0 ? loss_sum_.item<double>() / c : NAN;
+    *accuracy = loss_count_ > 0 && pb_.spec.family != Family::gaussian ? correct_sum_.item<double>() / c : NAN;
+    loss_sum_.zero_();
+    correct_sum_.zero_();
     loss_count_ = 0;
-    return v;
   }
 
  private:
@@ -163,11 +175,17 @@ class NetModel {
   at::Generator gen_;
   std::vector<NetGroup> groups_;
   double scale_ = 0.0;
-  torch::Tensor last_loss_, loss_sum_;
+  torch::Tensor last_loss_, loss_sum_, correct_sum_;
   long loss_count_ = 0;
 };
 
-enum NetTraceCol { NT_ITER = 0, NT_SIGMA, NT_DELTA, NT_MEANRHO, NT_LOSS, NT_EPS, NT_TAU, NT_SPARSITY, NT_NCOL };
+enum NetTraceCol { NT_ITER = 0, NT_SIGMA, NT_DELTA, NT_MEANRHO, NT_LOSS, NT_EPS, NT_TAU, NT_SPARSITY, NT_ACCURACY, NT_NCOL };
+
+// What the first chain last traced, for a progress display on the main thread (written by the worker).
+struct NetStatus {
+  std::atomic<long> iteration{0};
+  std::atomic<double> loss{NAN}, accuracy{NAN}, sparsity{NAN};
+};
 
 // Caller-owned outputs of one chain; a null pointer means "not kept".
 struct NetChainOutput {
@@ -180,6 +198,7 @@ struct NetChainOutput {
   double* trace = nullptr;        // n_traced x NT_NCOL, row-major
   double* delta = nullptr;        // one per group (NaN outside sparse groups)
   double* scalars = nullptr;      // [sigma, saved, traced, iterations_done, diverged, diverged_at]
+  NetStatus* status = nullptr;    // progress display (chain 0)
 };
 
 class NetRecorder {
@@ -220,10 +239,16 @@ class NetRecorder {
     row[NT_SIGMA] = sigma.item<double>();
     row[NT_DELTA] = nd ? dsum / nd : NAN;
     row[NT_MEANRHO] = nrho > 0 ? rsum / nrho : NAN;
-    row[NT_LOSS] = model.take_mean_loss();
+    model.take_means(&row[NT_LOSS], &row[NT_ACCURACY]);
     row[NT_EPS] = eps;
     row[NT_TAU] = tau;
     row[NT_SPARSITY] = nrho > 0 ? nzero / nrho : NAN;
+    if (out_.status) {
+      out_.status->loss.store(row[NT_LOSS]);
+      out_.status->accuracy.store(row[NT_ACCURACY]);
+      out_.status->sparsity.store(row[NT_SPARSITY]);
+      out_.status->iteration.store(k);
+    }
     ++traced_;
   }
   void finish(NetModel& model, const torch::Tensor& sigma, const sgmcmc::ChainStatus& st) {
