@@ -80,7 +80,8 @@ sgld_sa_nn <- function(x, y, model, family, method, sampler, iterations, epochs,
   ctl$b <- control$b %||% max(1, n_sparse)
   ctl$rho_init <- control$rho_init %||% control$delta_init
   ctl$trace_every <- trace_every
-  ctl$check_every <- if (device == "cpu") 1L else 100L
+  ctl$check_every <- if (device == "cpu") 1L else 100L  # a check reads the device: not every step on a GPU
+  ctl$report_every <- 1L  # progress and Ctrl-C every iteration (a network iteration is expensive)
   ctl <- c(ctl, list(family = family, method = method, sampler = sampler, iterations = iterations,
                      batch_size = batch_size, burnin = lens$burnin, thin = lens$thin, v0 = v0, v1 = v1,
                      keep = integer(), chains = chains, chain_offset = 0))

@@ -66,6 +66,7 @@ inline scalebayes::sgmcmc::Control sgmcmc_control(const Rcpp::List& c) {
   ctl.chains = Rcpp::as<int>(c["chains"]);
   ctl.chain_offset = static_cast<long>(sgmcmc_num(c, "chain_offset"));
   if (c.containsElementNamed("check_every")) ctl.check_every = static_cast<long>(sgmcmc_num(c, "check_every"));
+  if (c.containsElementNamed("report_every")) ctl.report_every = static_cast<long>(sgmcmc_num(c, "report_every"));
   return ctl;
 }
 

@@ -29,7 +29,8 @@ load_data <- function(which) {
 
 # One arm of Table 2. Vanilla / Dropout: Adam (lr 1e-3, PyTorch defaults), batch 1000; SGHMC / SGHMC-SA:
 # lr 5e-7 on the sum scale, tau = 1000 (MNIST) / 2500 (FMNIST), SSGL prior on the first FC layer with
-# v0 = 1, v1 = 0.1, sigma = 1, nu = lambda = 1000, omega_k = (k + 1000)^(-3/4); the latent variables are
+# v0 = 1, v1 = 0.1, sigma = 1, a = b = p (the layer's 627,200 weights), nu = lambda = 1000,
+# omega_k = (k + 1000)^(-3/4); the latent variables are
 # frozen in SGHMC and adapted in SGHMC-SA; predictions averaged over the second half of the run.
 table2_arm <- function(d, arm, epochs, tau) {
   t0 <- proc.time()[["elapsed"]]
@@ -47,8 +48,9 @@ table2_arm <- function(d, arm, epochs, tau) {
                    burnin = iters %/% 2, thin = max(1L, per_epoch %/% 2), newx = d$newx, newy = d$newy,
                    keep_draws = TRUE, threads = 1, seed = 1, quiet = TRUE,
                    control = sgmcmc_control(step_schedule = "constant", step_size = 5e-7, temperature = tau,
-                                            friction = 0.1, a = 1, nu = 1000, lambda = 1000, sigma_init = 1,
-                                            sa_A = 1, sa_Z = 1000, sa_alpha = 0.75))
+                                            friction = 0.1, a = 3136 * 200, b = 3136 * 200, nu = 1000,
+                                            lambda = 1000, sigma_init = 1, sa_A = 1, sa_Z = 1000,
+                                            sa_alpha = 0.75))
     acc <- fit$accuracy_mean
   }
   list(arm = arm, accuracy = acc, seconds = proc.time()[["elapsed"]] - t0, fit = fit)

@@ -28,8 +28,9 @@
 //      value may be a network's parameter) and stops the chain
 //   5. output through the Recorder.
 // Nothing in a step reads a number back from a device: the check, save and trace points are the only
-// synchronisations, so check_every > 1 keeps a GPU busy. Progress is published every 256 iterations through an
-// atomic counter and a stop request is honoured there. The chain's draws depend only on its stream.
+// synchronisations, so check_every > 1 keeps a GPU busy. Progress is published every report_every iterations
+// (256 for the GLM, 1 for a network) through an atomic counter and a stop request is honoured there. The chain's
+// draws depend only on its stream.
 // Header-only, std, no R.
 #pragma once
 #include <algorithm>
@@ -59,6 +60,7 @@ struct Control {
   Sampler sampler = Sampler::sgld;
   long iterations = 1000, batch_size = 50, burnin = 0, thin = 1, trace_every = 1;
   long check_every = 1;             // divergence check interval (iterations)
+  long report_every = 256;          // progress / stop-request interval (iterations): 1 for expensive models
   StepSchedule step;
   SAStep sa;
   Annealing temperature;
@@ -80,7 +82,7 @@ struct Control {
     if (batch_size < 1) throw std::invalid_argument("batch_size must be >= 1");
     if (burnin < 0 || burnin >= iterations) throw std::invalid_argument("burnin must lie in [0, iterations)");
     if (thin < 1 || trace_every < 1) throw std::invalid_argument("thin and trace_every must be >= 1");
-    if (check_every < 1) throw std::invalid_argument("check_every must be >= 1");
+    if (check_every < 1 || report_every < 1) throw std::invalid_argument("check_every and report_every must be >= 1");
     if (sa_start < 1) throw std::invalid_argument("sa_start must be >= 1");
     if (chains < 1) throw std::invalid_argument("chains must be >= 1");
     if (!(friction > 0.0 && friction <= 1.0)) throw std::invalid_argument("friction must lie in (0, 1]");
@@ -144,7 +146,7 @@ ChainStatus run_chain(Model& model, Recorder& rec, const Control& ctl, rng::Stre
   long last_report = 0;
   long k = 1;
   for (; k <= T; ++k) {
-    if ((k & 255) == 0) {
+    if (k % ctl.report_every == 0) {
       progress.fetch_add(k - last_report, std::memory_order_relaxed);
       last_report = k;
       if (stop.stop_requested()) break;
@@ -210,8 +212,8 @@ ChainStatus run_chain(Model& model, Recorder& rec, const Control& ctl, rng::Stre
 
 // Runs `chains` chains on `threads` threads: chain_body(c, progress, stop) runs chain c (it builds its model and
 // recorder on the worker thread and calls run_chain with the shared progress counter). monitor(iterations of
-// all chains) is called on the calling thread about every 100 ms; returning false stops every chain within 256
-// iterations.
+// all chains) is called on the calling thread about every 100 ms; returning false stops every chain within
+// report_every iterations.
 template <class ChainBody>
 parallel::RunStatus run_chains(int chains, int threads, ChainBody chain_body,
                                const parallel::Monitor& monitor = parallel::Monitor()) {
