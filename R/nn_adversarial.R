@@ -40,7 +40,7 @@
 #'   fit <- wbb_nn(x, y, model = nn_mlp(8), draws = 4, keep_weights = TRUE,
 #'                 control = nn_control(epochs = 5), seed = 1)
 #'   adv <- nn_adversarial(fit, x, y, zeta = c(0, 0.05, 0.1))
-#'   adv
+#'   print(adv)
 #'   plot(adv)
 #' }
 nn_adversarial <- function(fit, x, y, zeta = c(0, 0.1, 0.2, 0.3, 0.4, 0.5), clip = c(0, 1), batch = 1000,

@@ -127,3 +127,40 @@ test_that("bad inputs are classed errors naming the argument", {
   invisible(nn_adversarial(fit, x, y, zeta = 0.3))
   expect_identical(x, x0)  # the caller's data are never written
 })
+
+test_that("image inputs: the caller's layout is kept; the direction is the sign of the finite-difference gradient", {
+  skip_if_no_torch()
+  set.seed(16)
+  img <- array(runif(12 * 2 * 6 * 6), c(12, 2, 6, 6))
+  lab <- factor(sample(c("u", "v", "w"), 12, TRUE))
+  fit <- wbb_nn(img, lab, model = nn_cnn(channels = 2, kernel = 3, hidden = 4, dropout = 0.5, activation = "tanh"), draws = 2,
+                keep_weights = TRUE, seed = 3, quiet = TRUE, control = nn_control(epochs = 1, float64 = TRUE))
+  adv <- nn_adversarial(fit, img, lab, zeta = c(0, 0.1), clip = NULL, keep_x = TRUE)
+  xa <- attr(adv, "x_adv")
+  expect_identical(xa[[1]], img)
+  expect_equal(dim(xa[[2]]), dim(img))
+  d <- abs(xa[[2]] - img)
+  expect_true(all(abs(d - 0.1) < 1e-12 | d == 0))  # sign(0) = 0 leaves an input where it is
+  expect_gt(mean(d > 0), 0.5)
+  # central differences of the model average's cross-entropy (from predict(), in R) at every 7th input
+  loss <- function(xx) {
+    pb <- apply(predict(fit, newx = xx, type = "draws"), c(2L, 3L), mean)
+    -sum(log(pb[cbind(seq_len(12), as.integer(lab))]))
+  }
+  k <- which(seq_along(img) %% 7 == 0)
+  fd <- vapply(k, function(j) {
+    a <- img
+    b <- img
+    a[j] <- a[j] + 1e-6
+    b[j] <- b[j] - 1e-6
+    (loss(a) - loss(b)) / 2e-6
+  }, numeric(1))
+  big <- abs(fd) > 1e-7
+  expect_gt(sum(big), 100)
+  expect_equal(sign(xa[[2]][k] - img[k])[big], sign(fd)[big])
+  g <- array(runif(10 * 5 * 5), c(10, 5, 5))  # n x height x width: one channel
+  gl <- factor(sample(c("u", "v"), 10, TRUE))
+  f2 <- wbb_nn(g, gl, model = nn_cnn(channels = 2, kernel = 3, hidden = 3), draws = 1, keep_weights = TRUE,
+               seed = 3, quiet = TRUE, control = nn_control(epochs = 1, float64 = TRUE))
+  expect_identical(attr(nn_adversarial(f2, g, gl, zeta = 0, keep_x = TRUE), "x_adv")[[1]], g)
+})
