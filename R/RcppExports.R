@@ -57,6 +57,14 @@ cpp_nn_sgmcmc <- function(spec, x, xdim, y, newx, newdim, control, nnctl, run) {
     .Call(`_scalebayes_cpp_nn_sgmcmc`, spec, x, xdim, y, newx, newdim, control, nnctl, run)
 }
 
+cpp_nn_adversarial <- function(spec, params, x, xdim, y, zeta, clip, batch, device, float64, keep_x) {
+    .Call(`_scalebayes_cpp_nn_adversarial`, spec, params, x, xdim, y, zeta, clip, batch, device, float64, keep_x)
+}
+
+cpp_nn_forward <- function(spec, params, x, xdim, train, seed, stream, float64) {
+    .Call(`_scalebayes_cpp_nn_forward`, spec, params, x, xdim, train, seed, stream, float64)
+}
+
 cpp_tf_difference <- function(x, k) {
     .Call(`_scalebayes_cpp_tf_difference`, x, k)
 }

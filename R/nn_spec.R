@@ -3,7 +3,7 @@
 # here in R, so a specification prints the same with or without the LibTorch backend.
 
 nn_layer_codes <- c(linear = 0L, conv2d = 1L, maxpool2d = 2L, batchnorm2d = 3L, batchnorm1d = 4L,
-                    flatten = 5L, relu = 6L, tanh = 7L, sigmoid = 8L)
+                    flatten = 5L, relu = 6L, tanh = 7L, sigmoid = 8L, dropout = 9L)
 nn_activations <- c("relu", "tanh", "sigmoid")
 
 #' Network specifications for the neural-network samplers
@@ -22,6 +22,14 @@ nn_activations <- c("relu", "tanh", "sigmoid")
 #' `nn_cnn(channels = c(64, 64), kernel = 4, hidden = c(256, 64), batchnorm = TRUE)` (batch normalization
 #' after the first fully connected layer).
 #'
+#' `dropout = p` adds dropout layers (Srivastava et al. 2014): in training, every unit is kept with
+#' probability `1 - p` and rescaled by `1 / (1 - p)` (so its mean is unchanged); in prediction the layer is
+#' the identity. `nn_mlp()` puts one after every hidden activation, `nn_cnn()` one on the flattened feature
+#' maps before the first fully connected layer (the "Dropout" network of Deng et al. 2019, Table 2:
+#' `nn_cnn(dropout = 0.5)`). Dropout has no parameters: layer table and parameter count are unchanged. The
+#' masks come from a generator owned by each network and seeded from the draw's (or chain's) random stream,
+#' so the same seed gives the same draws for any number of threads; without dropout nothing more is drawn.
+#'
 #' Penalties (the WBB prior term, spike-and-slab priors of the SG-MCMC samplers) apply to the weight
 #' matrices and convolution kernels only; biases and batch-normalization parameters are never penalized.
 #'
@@ -32,6 +40,7 @@ nn_activations <- c("relu", "tanh", "sigmoid")
 #' @param channels Feature maps of the convolution layers.
 #' @param kernel Convolution kernel size (square).
 #' @param pool Max-pooling window (square, stride = window) after each convolution; 1 for none.
+#' @param dropout Dropout rate in `[0, 1)`; 0 (the default) for none.
 #' @param padding `"same"` (zero padding `(kernel - 1) %/% 2`, so odd kernels keep the size) or `"valid"`
 #'   (no padding), or a whole number.
 #' @param x A specification.
@@ -44,17 +53,20 @@ nn_activations <- c("relu", "tanh", "sigmoid")
 #' nn_mlp(c(128, 64))
 #' print(nn_mlp(c(128, 64)), input = 784, output = 10)
 #' print(nn_cnn(), input = c(1, 28, 28), output = 10)
-nn_mlp <- function(hidden = c(128, 64), activation = c("relu", "tanh", "sigmoid"), batchnorm = FALSE) {
+nn_mlp <- function(hidden = c(128, 64), activation = c("relu", "tanh", "sigmoid"), batchnorm = FALSE,
+                   dropout = 0) {
   hidden <- check_sizes(hidden, "hidden", allow_empty = TRUE)
   activation <- sb_match_arg(activation)
-  structure(list(type = "mlp", hidden = hidden, activation = activation, batchnorm = check_flag(batchnorm)),
+  dropout <- check_number(dropout, lower = 0, upper = 1, upper_open = TRUE, what = "a dropout rate in [0, 1)")
+  structure(list(type = "mlp", hidden = hidden, activation = activation, batchnorm = check_flag(batchnorm),
+                 dropout = dropout),
             class = c("sb_nn_mlp", "sb_nn_spec"))
 }
 
 #' @rdname nn_mlp
 #' @export
 nn_cnn <- function(channels = c(32, 64), kernel = 5, pool = 2, hidden = 200, padding = c("same", "valid"),
-                   activation = c("relu", "tanh", "sigmoid"), batchnorm = FALSE) {
+                   activation = c("relu", "tanh", "sigmoid"), batchnorm = FALSE, dropout = 0) {
   channels <- check_sizes(channels, "channels", allow_empty = FALSE)
   kernel <- check_count(kernel, arg = "kernel", max = 64L)
   pool <- check_count(pool, arg = "pool", max = 64L)
@@ -66,8 +78,9 @@ nn_cnn <- function(channels = c(32, 64), kernel = 5, pool = 2, hidden = 200, pad
     padding <- if (padding == "same") (kernel - 1L) %/% 2L else 0L
   }
   activation <- sb_match_arg(activation)
+  dropout <- check_number(dropout, lower = 0, upper = 1, upper_open = TRUE, what = "a dropout rate in [0, 1)")
   structure(list(type = "cnn", channels = channels, kernel = kernel, pool = pool, hidden = hidden,
-                 padding = padding, activation = activation, batchnorm = check_flag(batchnorm)),
+                 padding = padding, activation = activation, batchnorm = check_flag(batchnorm), dropout = dropout),
             class = c("sb_nn_cnn", "sb_nn_spec"))
 }
 
@@ -85,12 +98,15 @@ check_sizes <- function(v, arg, allow_empty, call = rlang::caller_env()) {
 # output shapes and parameter counts.
 nn_resolve <- function(spec, input, output) {
   rows <- list()
-  add <- function(kind, out = 0L, kernel = 0L, stride = 1L, padding = 0L, penalized = FALSE, shape, params = 0) {
+  add <- function(kind, out = 0L, kernel = 0L, stride = 1L, padding = 0L, penalized = FALSE, shape, params = 0,
+                  rate = 0) {
     rows[[length(rows) + 1L]] <<- data.frame(
       kind = kind, out = as.integer(out), kernel = as.integer(kernel), stride = as.integer(stride),
       padding = as.integer(padding), penalized = penalized, shape = paste(shape, collapse = " x "),
-      params = params, stringsAsFactors = FALSE)
+      params = params, rate = rate, stringsAsFactors = FALSE)
   }
+  drop_rate <- spec$dropout %||% 0  # specifications made before dropout existed have none
+  drop <- function() if (drop_rate > 0) add("dropout", shape = shape, rate = drop_rate)
   shape <- as.integer(input)
   act <- spec$activation
   dense <- function(units, last = FALSE) {
@@ -128,6 +144,7 @@ nn_resolve <- function(spec, input, output) {
     }
     add("flatten", shape = prod(shape))
     shape <- prod(shape)
+    drop()
     for (k in seq_along(spec$hidden)) {
       dense(spec$hidden[k])
       if (spec$batchnorm && k == 1L) add("batchnorm1d", shape = shape, params = 2 * shape)
@@ -142,6 +159,7 @@ nn_resolve <- function(spec, input, output) {
       dense(h)
       if (spec$batchnorm) add("batchnorm1d", shape = shape, params = 2 * shape)
       add(act, shape = shape)
+      drop()
     }
   }
   dense(output)
@@ -154,29 +172,32 @@ nn_resolve <- function(spec, input, output) {
 nn_engine_spec <- function(tab, input, family) {
   list(input = as.integer(input), family = match(family, c("gaussian", "binomial", "multinomial")) - 1L,
        layers = list(kind = tab$code, out = tab$out, kernel = tab$kernel, stride = tab$stride,
-                     padding = tab$padding, penalized = tab$penalized))
+                     padding = tab$padding, penalized = tab$penalized,
+                     rate = if (is.null(tab$rate)) numeric(nrow(tab)) else as.double(tab$rate)))
 }
 
 #' @rdname nn_mlp
 #' @export
 print.sb_nn_spec <- function(x, input = NULL, output = NULL, ...) {
   if (x$type == "mlp") {
-    cat(sprintf("<sb_nn_spec> MLP, hidden layers %s, %s activation%s\n",
+    cat(sprintf("<sb_nn_spec> MLP, hidden layers %s, %s activation%s%s\n",
                 if (length(x$hidden)) paste(x$hidden, collapse = "-") else "none", x$activation,
-                if (x$batchnorm) ", batch norm" else ""))
+                if (x$batchnorm) ", batch norm" else "",
+                if ((x$dropout %||% 0) > 0) sprintf(", dropout %g after each hidden layer", x$dropout) else ""))
   } else {
-    cat(sprintf("<sb_nn_spec> CNN, %d conv layer%s (%s maps, %d x %d kernels, padding %d, %d x %d max pool), hidden %s, %s%s\n",
+    cat(sprintf("<sb_nn_spec> CNN, %d conv layer%s (%s maps, %d x %d kernels, padding %d, %d x %d max pool), hidden %s, %s%s%s\n",
                 length(x$channels), if (length(x$channels) > 1) "s" else "", paste(x$channels, collapse = "/"),
                 x$kernel, x$kernel, x$padding, x$pool, x$pool,
                 if (length(x$hidden)) paste(x$hidden, collapse = "-") else "none", x$activation,
-                if (x$batchnorm) ", batch norm after FC1" else ""))
+                if (x$batchnorm) ", batch norm after FC1" else "",
+                if ((x$dropout %||% 0) > 0) sprintf(", dropout %g before FC1", x$dropout) else ""))
   }
   if (is.null(input) || is.null(output)) {
     cat("Input and output sizes come from the data; print(spec, input = , output = ) shows the layer table.\n")
     return(invisible(x))
   }
   tab <- nn_resolve(x, input, check_count(output, arg = "output"))
-  show <- data.frame(layer = tab$kind, output_shape = tab$shape, parameters = format(tab$params, big.mark = ","),
+  show <- data.frame(layer = ifelse(tab$kind == "dropout", sprintf("dropout(%g)", tab$rate), tab$kind), output_shape = tab$shape, parameters = format(tab$params, big.mark = ","),
                      penalized = ifelse(tab$penalized, "weights", ""))
   print(show, row.names = FALSE, right = FALSE)
   cat(sprintf("Total parameters: %s (input %s)\n", format(sum(tab$params), big.mark = ","),

@@ -218,6 +218,45 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
+// cpp_nn_adversarial
+Rcpp::List cpp_nn_adversarial(Rcpp::List spec, Rcpp::NumericMatrix params, Rcpp::NumericVector x, Rcpp::IntegerVector xdim, Rcpp::NumericVector y, Rcpp::NumericVector zeta, Rcpp::NumericVector clip, double batch, std::string device, bool float64, bool keep_x);
+RcppExport SEXP _scalebayes_cpp_nn_adversarial(SEXP specSEXP, SEXP paramsSEXP, SEXP xSEXP, SEXP xdimSEXP, SEXP ySEXP, SEXP zetaSEXP, SEXP clipSEXP, SEXP batchSEXP, SEXP deviceSEXP, SEXP float64SEXP, SEXP keep_xSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< Rcpp::List >::type spec(specSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericMatrix >::type params(paramsSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type x(xSEXP);
+    Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type xdim(xdimSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type y(ySEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type zeta(zetaSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type clip(clipSEXP);
+    Rcpp::traits::input_parameter< double >::type batch(batchSEXP);
+    Rcpp::traits::input_parameter< std::string >::type device(deviceSEXP);
+    Rcpp::traits::input_parameter< bool >::type float64(float64SEXP);
+    Rcpp::traits::input_parameter< bool >::type keep_x(keep_xSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_nn_adversarial(spec, params, x, xdim, y, zeta, clip, batch, device, float64, keep_x));
+    return rcpp_result_gen;
+END_RCPP
+}
+// cpp_nn_forward
+Rcpp::NumericVector cpp_nn_forward(Rcpp::List spec, Rcpp::NumericVector params, Rcpp::NumericVector x, Rcpp::IntegerVector xdim, bool train, double seed, double stream, bool float64);
+RcppExport SEXP _scalebayes_cpp_nn_forward(SEXP specSEXP, SEXP paramsSEXP, SEXP xSEXP, SEXP xdimSEXP, SEXP trainSEXP, SEXP seedSEXP, SEXP streamSEXP, SEXP float64SEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< Rcpp::List >::type spec(specSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type params(paramsSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type x(xSEXP);
+    Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type xdim(xdimSEXP);
+    Rcpp::traits::input_parameter< bool >::type train(trainSEXP);
+    Rcpp::traits::input_parameter< double >::type seed(seedSEXP);
+    Rcpp::traits::input_parameter< double >::type stream(streamSEXP);
+    Rcpp::traits::input_parameter< bool >::type float64(float64SEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_nn_forward(spec, params, x, xdim, train, seed, stream, float64));
+    return rcpp_result_gen;
+END_RCPP
+}
 // cpp_tf_difference
 Rcpp::NumericMatrix cpp_tf_difference(Rcpp::NumericVector x, int k);
 RcppExport SEXP _scalebayes_cpp_tf_difference(SEXP xSEXP, SEXP kSEXP) {
@@ -442,6 +481,8 @@ static const R_CallMethodDef CallEntries[] = {
     {"_scalebayes_cpp_nn_objective", (DL_FUNC) &_scalebayes_cpp_nn_objective, 8},
     {"_scalebayes_cpp_nn_predict", (DL_FUNC) &_scalebayes_cpp_nn_predict, 5},
     {"_scalebayes_cpp_nn_sgmcmc", (DL_FUNC) &_scalebayes_cpp_nn_sgmcmc, 9},
+    {"_scalebayes_cpp_nn_adversarial", (DL_FUNC) &_scalebayes_cpp_nn_adversarial, 11},
+    {"_scalebayes_cpp_nn_forward", (DL_FUNC) &_scalebayes_cpp_nn_forward, 8},
     {"_scalebayes_cpp_tf_difference", (DL_FUNC) &_scalebayes_cpp_tf_difference, 2},
     {"_scalebayes_cpp_tf_lambda_max", (DL_FUNC) &_scalebayes_cpp_tf_lambda_max, 5},
     {"_scalebayes_cpp_tf_path", (DL_FUNC) &_scalebayes_cpp_tf_path, 8},

@@ -4,6 +4,7 @@
 #ifdef SCALEBAYES_HAVE_TORCH
 #include <torch/torch.h>
 
+#include "scalebayes/nn/adversarial.hpp"
 #include "scalebayes/nn/net.hpp"
 #include "scalebayes/nn/sgmcmc.hpp"
 #include "scalebayes/nn/train.hpp"
@@ -28,6 +29,8 @@ nn::ModelSpec spec_from(const Rcpp::List& s) {
   Rcpp::IntegerVector kind = L["kind"], out = L["out"], kernel = L["kernel"], stride = L["stride"],
                       padding = L["padding"];
   Rcpp::LogicalVector pen = L["penalized"];
+  const bool has_rate = L.containsElementNamed("rate");
+  Rcpp::NumericVector rate = has_rate ? Rcpp::as<Rcpp::NumericVector>(L["rate"]) : Rcpp::NumericVector(kind.size());
   for (R_xlen_t i = 0; i < kind.size(); ++i) {
     nn::LayerSpec l;
     l.kind = static_cast<nn::LayerKind>(kind[i]);
@@ -36,6 +39,7 @@ nn::ModelSpec spec_from(const Rcpp::List& s) {
     l.stride = stride[i];
     l.padding = padding[i];
     l.penalized = pen[i];
+    l.rate = rate[i];
     m.layers.push_back(l);
   }
   return m;
@@ -275,6 +279,62 @@ Rcpp::List cpp_nn_sgmcmc(Rcpp::List spec, Rcpp::NumericVector x, Rcpp::IntegerVe
   return Rcpp::List::create(Rcpp::Named("chains") = chains, Rcpp::Named("messages") = messages,
                             Rcpp::Named("interrupted") = rs.interrupted || prog.interrupted(),
                             Rcpp::Named("device") = dev.device.str());
+#else
+  Rcpp::stop("scalebayes was built without LibTorch");
+#endif
+}
+
+// FGSM against the model average of stored draws (engine: nn/adversarial.hpp). params: P x T, one column per
+// draw; x: an R array (n first) with dims xdim; y: 0-based classes (multinomial) or 0/1; zeta: perturbation
+// sizes; clip: (lo, hi); keep_x: also return the adversarial inputs (row-major, zeta after zeta).
+// [[Rcpp::export]]
+Rcpp::List cpp_nn_adversarial(Rcpp::List spec, Rcpp::NumericMatrix params, Rcpp::NumericVector x,
+                              Rcpp::IntegerVector xdim, Rcpp::NumericVector y, Rcpp::NumericVector zeta,
+                              Rcpp::NumericVector clip, double batch, std::string device, bool float64, bool keep_x) {
+#ifdef SCALEBAYES_HAVE_TORCH
+  nn::BlasThreadGuard blas1;
+  const nn::ModelSpec ms = spec_from(spec);
+  const nn::DeviceChoice dev = nn::choose_device(device, float64);
+  const nn::Dataset data = nn::make_dataset(x.begin(), dims_of(xdim), y.begin(), ms.family, dev.options());
+  nn::AdversarialConfig cfg;
+  cfg.zeta.assign(zeta.begin(), zeta.end());
+  cfg.lo = clip[0];
+  cfg.hi = clip[1];
+  cfg.batch = static_cast<std::int64_t>(batch);
+  Rcpp::NumericVector acc(zeta.size()), dacc(zeta.size());
+  Rcpp::NumericVector xadv(keep_x ? static_cast<R_xlen_t>(x.size()) * zeta.size() : 0);
+  nn::AdversarialOutput out;
+  out.accuracy = acc.begin();
+  out.draw_accuracy = dacc.begin();
+  out.x_adv = keep_x ? xadv.begin() : nullptr;
+  nn::fgsm_model_average(ms, dev, params.begin(), static_cast<std::size_t>(params.nrow()),
+                         static_cast<std::size_t>(params.ncol()), data, cfg, out);
+  return Rcpp::List::create(Rcpp::Named("accuracy") = acc, Rcpp::Named("mean_draw_accuracy") = dacc,
+                            Rcpp::Named("x_adv") = xadv, Rcpp::Named("device") = dev.device.str());
+#else
+  Rcpp::stop("scalebayes was built without LibTorch");
+#endif
+}
+
+// Raw outputs of one network with the given parameters on x (test hook for dropout): the network's generator
+// is seeded as for draw `stream` of `seed` (Net::init_from), then the parameters are set; train: training
+// mode (dropout masks drawn) or prediction mode. Returns n x out, row-major.
+// [[Rcpp::export]]
+Rcpp::NumericVector cpp_nn_forward(Rcpp::List spec, Rcpp::NumericVector params, Rcpp::NumericVector x,
+                                   Rcpp::IntegerVector xdim, bool train, double seed, double stream, bool float64) {
+#ifdef SCALEBAYES_HAVE_TORCH
+  torch::NoGradGuard ng;
+  const nn::ModelSpec ms = spec_from(spec);
+  const nn::DeviceChoice dev = nn::choose_device("cpu", float64);
+  nn::Net net(ms, dev.device, dev.dtype);
+  if (params.size() != net->n_parameters()) Rcpp::stop("params has the wrong length");
+  scalebayes::rng::Stream s(static_cast<std::uint64_t>(seed), static_cast<std::uint64_t>(stream));
+  net->init_from(s);
+  net->copy_from(params.begin());
+  if (train) net->train(); else net->eval();
+  const torch::Tensor out =
+      net->forward(nn::from_col_major(x.begin(), dims_of(xdim), dev.options())).to(torch::kCPU, torch::kDouble).contiguous();
+  return Rcpp::NumericVector(out.data_ptr<double>(), out.data_ptr<double>() + out.numel());
 #else
   Rcpp::stop("scalebayes was built without LibTorch");
 #endif

@@ -5,6 +5,10 @@
 // uniformly. Initialization follows PyTorch's default for Linear and Conv2d (weights and biases uniform on
 // +-1/sqrt(fan_in)) but draws every number from an rng::Stream, so a draw's initial network depends only on
 // (seed, draw index), never on a global generator, a thread or a device.
+//
+// Dropout layers draw their masks from a torch generator owned by the network, on the network's device, seeded
+// by init_from() from the same stream after the parameters: a dropout network's masks depend only on (seed,
+// draw index) too. A network without dropout draws nothing more from the stream (its draws are unchanged).
 #pragma once
 #include <torch/torch.h>
 
@@ -77,6 +81,11 @@ class NetImpl : public torch::nn::Module {
           groups_.push_back({base + ".bias", lay.bn1->bias, false, 0.0, 0.0});
           break;
         }
+        case LayerKind::dropout: {
+          if (!(L.rate >= 0.0 && L.rate < 1.0)) throw std::invalid_argument(base + ": the dropout rate must be in [0, 1)");
+          if (L.rate > 0.0) has_dropout_ = true;
+          break;
+        }
         case LayerKind::flatten: {
           std::int64_t m = 1;
           for (auto d : shape) m *= d;
@@ -90,6 +99,10 @@ class NetImpl : public torch::nn::Module {
     }
     if (shape.size() != 1) throw std::invalid_argument("the network must end in a flat (linear) output");
     out_dim_ = shape[0];
+    if (has_dropout_) {  // seeded again by init_from(); a fixed seed until then (never the global state)
+      gen_ = at::globalContext().defaultGenerator(device).clone();
+      gen_.set_current_seed(0);
+    }
     this->to(device, dtype);
     // Re-read the parameter handles: to() may have replaced them.
     refresh_groups();
@@ -107,6 +120,12 @@ class NetImpl : public torch::nn::Module {
         case LayerKind::relu: x = torch::relu(x); break;
         case LayerKind::tanh: x = torch::tanh(x); break;
         case LayerKind::sigmoid: x = torch::sigmoid(x); break;
+        case LayerKind::dropout:
+          if (is_training() && lay.spec.rate > 0.0) {
+            const double keep = 1.0 - lay.spec.rate;
+            x = x * torch::empty_like(x).bernoulli_(keep, gen_) / keep;
+          }
+          break;
       }
     }
     return x;
@@ -114,6 +133,7 @@ class NetImpl : public torch::nn::Module {
 
   const std::vector<ParamGroup>& groups() const { return groups_; }
   std::int64_t out_dim() const { return out_dim_; }
+  bool has_dropout() const { return has_dropout_; }
   std::int64_t n_parameters() const {
     std::int64_t m = 0;
     for (const auto& g : groups_) m += g.tensor.numel();
@@ -127,7 +147,8 @@ class NetImpl : public torch::nn::Module {
 
   // Fill every parameter from the stream, group by group, each tensor in row-major order; reset batch-norm
   // running statistics. Values are drawn in double and rounded to the network's dtype, so float32 and
-  // float64 networks start from the same numbers (up to rounding).
+  // float64 networks start from the same numbers (up to rounding). With dropout layers, the next value of
+  // the stream then seeds the network's mask generator (nothing more is drawn without dropout).
   void init_from(rng::Stream& s) {
     torch::NoGradGuard ng;
     std::vector<double> buf;
@@ -145,6 +166,7 @@ class NetImpl : public torch::nn::Module {
       if (lay.bn2) lay.bn2->reset_running_stats();
       if (lay.bn1) lay.bn1->reset_running_stats();
     }
+    if (has_dropout_) gen_.set_current_seed(s.next());
   }
 
   // All parameters as one double vector (group order, row-major within a tensor) and back.
@@ -195,6 +217,8 @@ class NetImpl : public torch::nn::Module {
     }
   }
   ModelSpec spec_;
+  bool has_dropout_ = false;
+  at::Generator gen_;  // dropout masks (defined only with dropout layers)
   std::vector<Layer> layers_;
   std::vector<ParamGroup> groups_;
   std::int64_t out_dim_ = 0;

@@ -21,7 +21,8 @@ enum class LayerKind {
   flatten = 5,
   relu = 6,
   tanh = 7,
-  sigmoid = 8
+  sigmoid = 8,
+  dropout = 9       // rate in [0, 1): x * mask / (1 - rate), mask ~ Bernoulli(1 - rate), in training mode only
 };
 
 struct LayerSpec {
@@ -31,6 +32,7 @@ struct LayerSpec {
   std::int64_t stride = 1;
   std::int64_t padding = 0;
   bool penalized = true;
+  double rate = 0.0;  // dropout rate
 };
 
 enum class Family { gaussian = 0, binomial = 1, multinomial = 2 };
@@ -62,6 +64,7 @@ inline const char* layer_name(LayerKind k) {
     case LayerKind::relu: return "relu";
     case LayerKind::tanh: return "tanh";
     case LayerKind::sigmoid: return "sigmoid";
+    case LayerKind::dropout: return "dropout";
   }
   return "?";
 }

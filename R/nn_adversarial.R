@@ -1,0 +1,121 @@
+# Adversarial robustness of a network posterior: the fast gradient sign method against the model average
+# (Deng, Zhang, Liang & Lin 2019, section 5.3). Engine: inst/include/scalebayes/nn/adversarial.hpp.
+
+#' Adversarial accuracy of a network posterior (FGSM against the model average)
+#'
+#' Attacks the Bayesian model average of the kept draws with the fast gradient sign method (Goodfellow,
+#' Shlens and Szegedy 2015) and reports its accuracy on the perturbed inputs, as in section 5.3 of Deng,
+#' Zhang, Liang and Lin (2019). With \eqn{\bar p(x) = T^{-1} \sum_t p(x; \theta_t)} the posterior-mean class
+#' probabilities (softmax; binomial: the sigmoid and two-class cross-entropy), every input is moved to
+#' \deqn{x_{adv} = \mathrm{clip}(x + \zeta\, \mathrm{sign}(\nabla_x L(x)))}{x_adv = clip(x + zeta * sign(grad_x L(x)))}
+#' where \eqn{L(x) = -\log \bar p(x)[y]} is the cross-entropy of the model average at the clean input: the
+#' gradient flows through every draw, so the attack targets the averaged predictor, not one network. The
+#' networks are evaluated in prediction mode (no dropout; batch normalization with its running statistics).
+#'
+#' @param fit A network fit with kept weights: [wbb_nn()] with `keep_weights = TRUE`, or [sgld_sa()] with a
+#'   `model` and `keep_draws = TRUE`; multinomial or binomial.
+#' @param x Inputs with the example shape the network was trained on (matrix or array, examples first).
+#' @param y True labels: values of the fit's classes (`fit$levels`), or 0/1 / logical for binomial fits.
+#' @param zeta Perturbation sizes (non-negative; on the scale of `x`).
+#' @param clip The range the perturbed inputs are clipped to (`c(0, 1)` for images scaled to `[0, 1]`), or
+#'   `NULL` for none.
+#' @param batch Examples per chunk (memory: one draw's forward and backward pass on `batch` examples).
+#' @param keep_x Also return the adversarial inputs (a list, one array like `x` per `zeta`, as the
+#'   attribute `"x_adv"`).
+#' @return A data frame of class `sb_nn_adversarial` with one row per `zeta`: `zeta`, `accuracy` (of the model
+#'   average on the perturbed inputs), `mean_draw_accuracy` (each draw's own accuracy on the same inputs,
+#'   averaged over draws) and `n` (examples); attributes `draws`, `method` and `device`. `plot()` draws
+#'   accuracy against `zeta`.
+#' @references Deng, W., Zhang, X., Liang, F. and Lin, G. (2019). An adaptive empirical Bayesian method for
+#'   sparse deep learning. *NeurIPS 32*.
+#'
+#'   Goodfellow, I. J., Shlens, J. and Szegedy, C. (2015). Explaining and harnessing adversarial examples.
+#'   *ICLR*.
+#' @export
+#' @examples
+#' if (sb_torch_available()) {
+#'   set.seed(1)
+#'   x <- matrix(runif(200 * 4), 200, 4)
+#'   y <- factor(ifelse(x[, 1] > x[, 2], "a", "b"))
+#'   fit <- wbb_nn(x, y, model = nn_mlp(8), draws = 4, keep_weights = TRUE,
+#'                 control = nn_control(epochs = 5), seed = 1)
+#'   adv <- nn_adversarial(fit, x, y, zeta = c(0, 0.05, 0.1))
+#'   print(adv)
+#'   plot(adv)
+#' }
+nn_adversarial <- function(fit, x, y, zeta = c(0, 0.1, 0.2, 0.3, 0.4, 0.5), clip = c(0, 1), batch = 1000,
+                           keep_x = FALSE) {
+  call <- rlang::current_env()
+  if (!inherits(fit, "sb_nn_fit")) {
+    sb_abort(c("{.arg fit} must be a network fit ({.fn wbb_nn} or {.fn sgld_sa} with a {.arg model}).",
+               x = "You supplied {.obj_type_friendly {fit}}."), arg = "fit", call = call)
+  }
+  if (is.null(fit$weights)) {
+    sb_abort(c("{.arg fit} keeps no weights: the attack needs every draw's parameters.",
+               i = "Refit with {.code keep_weights = TRUE} ({.fn wbb_nn}) or {.code keep_draws = TRUE} ({.fn sgld_sa})."),
+             arg = "fit", call = call)
+  }
+  if (identical(fit$family, "gaussian")) {
+    sb_abort(c("{.arg fit} is a regression (gaussian) network; adversarial accuracy needs a classifier.",
+               i = "Fit a {.code \"multinomial\"} or {.code \"binomial\"} network."), arg = "fit", call = call)
+  }
+  device <- check_backend("cpu", call)
+  ok <- fit$status == "done"
+  if (!any(ok)) sb_abort("{.arg fit} has no completed draw.", i = "Refit the network.", arg = "fit", call = call)
+  xd <- nn_prepare_x(x, "x", call)
+  if (!identical(xd$shape, as.integer(fit$settings$input))) {
+    sb_abort(c("{.arg x} must have the example shape the network was trained on ({paste(fit$settings$input, collapse = ' x ')}).",
+               x = "It has {paste(xd$shape, collapse = ' x ')}.",
+               i = "Pass inputs arranged like the training data (examples first)."), arg = "x", call = call)
+  }
+  yd <- nn_prepare_y(y, xd$n, fit$family, levels = fit$levels, arg = "y", call = call)
+  if (!is.numeric(zeta) || !length(zeta) || anyNA(zeta) || any(!is.finite(zeta)) || any(zeta < 0)) {
+    sb_abort(c("{.arg zeta} must be finite non-negative perturbation sizes.",
+               x = "You supplied {.val {format(utils::head(zeta, 5))}}.",
+               i = "Use e.g. {.code zeta = c(0, 0.1, 0.2)} (on the scale of {.arg x})."), arg = "zeta", call = call)
+  }
+  if (is.null(clip)) clip <- c(-Inf, Inf)
+  if (!is.numeric(clip) || length(clip) != 2L || anyNA(clip) || clip[1] >= clip[2]) {
+    sb_abort(c("{.arg clip} must be {.code NULL} or two numbers {.code c(lower, upper)} with lower < upper.",
+               x = "You supplied {.val {format(clip)}}.", i = "Images scaled to [0, 1] use {.code clip = c(0, 1)}."),
+             arg = "clip", call = call)
+  }
+  batch <- check_count(batch, arg = "batch", max = 1e7, fix = "Use a smaller batch.")
+  keep_x <- check_flag(keep_x)
+  if (keep_x) check_result_size(length(zeta), length(xd$x), "zeta", call = call)
+  float64 <- isTRUE(fit$settings$float64) || isTRUE(fit$settings$control$float64)
+  dev <- if (!is.null(fit$device) && startsWith(fit$device, "cuda")) "cuda" else device
+  res <- cpp_nn_adversarial(fit$spec, t(fit$weights[ok, , drop = FALSE]), xd$x, xd$dim, yd$y, as.double(zeta),
+                            as.double(clip), batch, dev, float64, keep_x)
+  out <- data.frame(zeta = as.double(zeta), accuracy = res$accuracy, mean_draw_accuracy = res$mean_draw_accuracy,
+                    n = xd$n)
+  attr(out, "draws") <- sum(ok)
+  attr(out, "method") <- if (inherits(fit, "sb_wbb_nn")) "WBB" else fit$method %||% "network"
+  attr(out, "device") <- res$device
+  if (keep_x) {
+    d <- xd$dim
+    per <- length(xd$x)
+    attr(out, "x_adv") <- lapply(seq_along(zeta), function(z) {
+      a <- array(res$x_adv[(z - 1) * per + seq_len(per)], rev(d))  # row-major from the engine
+      a <- aperm(a, rev(seq_along(d)))
+      dim(a) <- dim(x)
+      a
+    })
+  }
+  class(out) <- c("sb_nn_adversarial", "data.frame")
+  out
+}
+
+#' @rdname nn_adversarial
+#' @param ... Passed to [graphics::plot()].
+#' @export
+plot.sb_nn_adversarial <- function(x, ...) {
+  y <- cbind(x$accuracy, x$mean_draw_accuracy)
+  graphics::matplot(x$zeta, y, type = "b", pch = c(19, 1), lty = c(1, 2), col = c("firebrick", "grey40"),
+                    ylim = c(0, 1), xlab = expression(zeta), ylab = "accuracy",
+                    main = sprintf("FGSM against the %s model average (%d draws)", attr(x, "method"), attr(x, "draws")),
+                    ...)
+  graphics::legend("bottomleft", c("model average", "single draws (mean)"), pch = c(19, 1), lty = c(1, 2),
+                   col = c("firebrick", "grey40"), bty = "n")
+  invisible(x)
+}
