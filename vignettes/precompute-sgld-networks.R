@@ -21,14 +21,17 @@ out_file <- "vignettes/sgld-sa-networks-results.rds"
 hyper <- list(Boston = c(tau = 1, v0 = 0.1), Concrete = c(tau = 0.5, v0 = 0.07))
 splits <- 20
 variants <- expand.grid(method = c("none", "em", "sa"), anneal = c(FALSE, TRUE), stringsAsFactors = FALSE)
+# The authors' splits (data-raw/uci_splits.py: sklearn's train_test_split with their 20 seeds, reproduced with
+# numpy's frozen RandomState stream).
+uci_splits <- utils::read.csv("data-raw/uci-splits.csv")
+seeds <- unique(uci_splits$seed)
 split_data <- function(split) {
-  n <- nrow(X)
-  set.seed(1000 + split)
-  te <- sample(n, round(0.1 * n))
-  mu <- colMeans(X[-te, ])
-  s <- sqrt(colMeans(sweep(X[-te, ], 2, mu)^2))  # population sd of the training split (numpy's std)
+  te <- uci_splits$index[uci_splits$data == set & uci_splits$seed == seeds[split]]
+  tr <- setdiff(seq_len(nrow(X)), te)
+  mu <- colMeans(X[tr, ])
+  s <- sqrt(colMeans(sweep(X[tr, ], 2, mu)^2))  # population sd of the training split (numpy's std)
   xs <- scale(X, mu, s)
-  list(x = xs[-te, ], y = y[-te], newx = xs[te, ], newy = y[te])
+  list(x = xs[tr, ], y = y[tr], newx = xs[te, ], newy = y[te])
 }
 one <- function(split, method, anneal, route) {
   d <- split_data(split)
@@ -39,7 +42,7 @@ one <- function(split, method, anneal, route) {
   fit <- sgld_sa(d$x, d$y, model = nn_mlp(50), sampler = "sghmc", method = if (method == "none") "none" else method,
                  sparse_layers = method != "none", iterations = iters, batch_size = 50, v0 = hp[["v0"]], v1 = 10,
                  burnin = if (paper) iters - 1L else iters / 2, thin = 1, newx = d$newx, newy = d$newy,
-                 keep_draws = TRUE, seed = split, quiet = TRUE, threads = 1,
+                 keep_draws = TRUE, seed = seeds[split], quiet = TRUE, threads = 1,
                  control = sgmcmc_control(step_schedule = "constant", step_size = 1e-5, temperature = hp[["tau"]],
                                           anneal = if (anneal) 1.003 else 1, a = 1, b = 10, nu = 1, lambda = 1,
                                           sigma_init = 10, delta_init = 0.5, prior_var = 1e4,
