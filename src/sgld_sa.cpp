@@ -33,6 +33,7 @@ sg::Control build_control(const Rcpp::List& c) {
   ctl.sa.A = num(c, "sa_A");
   ctl.sa.Z = num(c, "sa_Z");
   ctl.sa.alpha = num(c, "sa_alpha");
+  ctl.sa.cap = num(c, "sa_cap");
   ctl.temperature.tau0 = num(c, "temperature");
   ctl.temperature.r = num(c, "anneal");
   ctl.pruning.on = Rcpp::as<bool>(c["prune"]);
@@ -47,6 +48,8 @@ sg::Control build_control(const Rcpp::List& c) {
   ctl.hyper.b = num(c, "b");
   ctl.hyper.nu = num(c, "nu");
   ctl.hyper.lambda = num(c, "lambda");
+  ctl.hyper.kappa0_start = num(c, "kappa0_init");  // NaN: implied by rho_init
+  ctl.hyper.kappa1_start = num(c, "kappa1_init");
   ctl.prior_var = num(c, "prior_var");
   ctl.sigma_init = num(c, "sigma_init");
   ctl.delta_init = num(c, "delta_init");
