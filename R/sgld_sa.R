@@ -20,6 +20,9 @@
 #'     (eqs. 12-15; SGLD-SA);
 #'   \item `method = "em"`: the same with \eqn{\omega_k = 1} (SGLD-EM);
 #'   \item `method = "none"`: the latent variables stay at their initial values (plain SGLD with a fixed prior).
+#'     By default this is the authors' baseline: \eqn{\kappa_{0j} = \kappa_{1j} = 1} and \eqn{\sigma} =
+#'     `sigma_init` frozen, i.e. the prior \eqn{\exp(-|\beta_j|/\sigma - \beta_j^2/(2\sigma^2))}, which
+#'     does not involve `v0` or `v1` (set other values with `sgmcmc_control(kappa0_init, kappa1_init)`).
 #' }
 #' \eqn{\rho_j} estimates the posterior probability that coefficient j comes from the slab and is returned as
 #' the selection probability.
@@ -32,8 +35,8 @@
 #'   drawn for that iteration's gradient (an unbiased estimate of the residual sum of squares, independent of
 #'   \eqn{\beta^{(k)}}), which saves one pass over the minibatch per iteration.
 #' * \eqn{\kappa} and \eqn{\delta} are computed from the already-updated \eqn{\rho} (Algorithm 1 read in order).
-#' * The paper does not give the frozen latent values of its plain-SGLD arm; `method = "none"` keeps
-#'   \eqn{\rho_j} at `rho_init` (default `delta_init`). The vignette starts every arm at \eqn{\rho_j = 1}.
+#' * The paper does not give the frozen latent values of its plain-SGLD arm; the authors' simulation code
+#'   freezes \eqn{\kappa_0 = \kappa_1 = 1} (and \eqn{\sigma}), which `method = "none"` does by default.
 #' * Optional warm-up `sgmcmc_control(sa_start = )` (not in the paper; default off) keeps the latent
 #'   variables fixed for the first iterations.
 #'
@@ -80,7 +83,8 @@
 #' minibatch gradient of the log-likelihood (cross-entropy for `"multinomial"`, Bernoulli for `"binomial"`,
 #' Gaussian with variance \eqn{\sigma^2} for `"gaussian"`) scaled by N/n, the SSGL prior on each weight tensor
 #' of `sparse_layers` with its own \eqn{\rho, \kappa_0, \kappa_1, \delta} ("layer l" of the paper), SGLD or
-#' SGHMC, the SA / EM / none updates, annealing (`sgmcmc_control(anneal = 1.003)` gives the paper's
+#' SGHMC, the SA / EM / none updates (for a network, `"none"` keeps the latent variables where they start:
+#' \eqn{\kappa} implied by `rho_init` unless `kappa0_init` / `kappa1_init` are given), annealing (`sgmcmc_control(anneal = 1.003)` gives the paper's
 #' \eqn{\tau_k = \tau 1.003^k}) and magnitude pruning (`prune = TRUE`). `family` defaults from `y` (factor:
 #' multinomial). The network starts from PyTorch's default initialization drawn from the chain's stream, and
 #' the Langevin noise comes from a torch generator seeded from that stream: the same seed gives the same draws
@@ -189,6 +193,9 @@ sgld_sa <- function(x, y, family = c("gaussian", "binomial"), method = c("sa", "
   ctl$float64 <- NULL
   ctl$b <- control$b %||% max(1, sum(sparse))
   ctl$rho_init <- control$rho_init %||% control$delta_init
+  # NaN: the engine uses the values implied by rho; plain SGLD freezes kappa0 = kappa1 = 1 (the authors' baseline)
+  ctl$kappa0_init <- control$kappa0_init %||% if (method == "none") 1 else NaN
+  ctl$kappa1_init <- control$kappa1_init %||% if (method == "none") 1 else NaN
   ctl$trace_every <- trace_every
   ctl <- c(ctl, list(family = family, method = method, sampler = sampler, iterations = iterations,
                      batch_size = batch_size, burnin = burnin, thin = thin, v0 = v0, v1 = v1, keep = keep,

@@ -79,6 +79,9 @@ sgld_sa_nn <- function(x, y, model, family, method, sampler, iterations, epochs,
   ctl$float64 <- NULL
   ctl$b <- control$b %||% max(1, n_sparse)
   ctl$rho_init <- control$rho_init %||% control$delta_init
+  # a network's "none" keeps the latent variables where they start: kappa implied by rho unless given
+  ctl$kappa0_init <- control$kappa0_init %||% NaN
+  ctl$kappa1_init <- control$kappa1_init %||% NaN
   ctl$trace_every <- trace_every
   ctl$check_every <- if (device == "cpu") 1L else 100L  # a check reads the device: not every step on a GPU
   ctl$report_every <- 1L  # progress and Ctrl-C every iteration (a network iteration is expensive)

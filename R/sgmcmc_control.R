@@ -11,7 +11,10 @@
 #' @param step_size \eqn{\epsilon_0 \ge 0}. For SGHMC this is the learning rate \eqn{\eta}.
 #' @param step_power \eqn{\gamma \ge 0} of the polynomial schedule.
 #' @param step_decay,step_milestones Factor and iterations of the stepwise schedule.
-#' @param sa_A,sa_Z,sa_alpha SA step \eqn{\omega_k = A (k + Z)^{-\alpha}} (capped at 1); paper: 10, 1000, 0.7.
+#' @param sa_A,sa_Z,sa_alpha,sa_cap SA step \eqn{\omega_k = \min(c, A (k + Z)^{-\alpha})} with cap
+#'   \eqn{c} = `sa_cap` in (0, 1]; paper: 10, 1000, 0.7, 1. The authors' simulation code used
+#'   \eqn{\min(0.1, 1000 (k + 100)^{-0.7})} (`sa_A = 1000, sa_Z = 100, sa_cap = 0.1`), a constant 0.1 for
+#'   the first 518 000 iterations (see `vignette("sgld-sa")`).
 #' @param temperature Inverse temperature \eqn{\tau_0} (target \eqn{e^{\tau L(\beta)}}).
 #' @param anneal Ratio \eqn{r} of simulated annealing \eqn{\tau_k = \tau_0 r^k} (1 = none; the paper's "A-"
 #'   variants use e.g. 1.003).
@@ -25,8 +28,13 @@
 #' @param prior_var Variance \eqn{\sigma_0^2} of the Gaussian prior of the non-sparse coefficients (intercept
 #'   included).
 #' @param sigma_init,delta_init,rho_init Initial \eqn{\sigma}, \eqn{\delta} and \eqn{\rho_j}
-#'   (`rho_init = NULL` means `delta_init`); \eqn{\kappa} starts at the values implied by \eqn{\rho}. With
-#'   `method = "none"` they stay fixed.
+#'   (`rho_init = NULL` means `delta_init`). With `method = "none"` they stay fixed.
+#' @param kappa0_init,kappa1_init Initial \eqn{\kappa_{0j}} and \eqn{\kappa_{1j}} (numbers \eqn{\ge 0}),
+#'   the weights of the L1 and L2 parts of the prior, \eqn{-\kappa_{0j}|\beta_j|/\sigma -
+#'   \kappa_{1j}\beta_j^2/(2\sigma^2)}. `NULL` (default): for `method = "sa"` and `"em"` the values implied by
+#'   \eqn{\rho} (\eqn{(1-\rho_j)/v_0} and \eqn{\rho_j/v_1}); for `method = "none"` 1 and 1, the frozen prior of
+#'   the authors' plain-SGLD baseline (Laplace\eqn{(0, \sigma)} times \eqn{N(0, \sigma^2)}, independent of
+#'   \eqn{v_0} and \eqn{v_1}). With `method = "none"` they stay fixed.
 #' @param sa_start Warm-up: the latent variables stay at their initial values for the first `sa_start`
 #'   iterations and the SA steps \eqn{\omega_1, \omega_2, \dots} start after it (default 1: SA from the
 #'   second iteration, as in Algorithm 1). A warm-up of a few hundred iterations lets \eqn{\beta} move away from
@@ -50,10 +58,11 @@
 #' sgmcmc_control(step_size = 1e-3, sa_A = 10)
 sgmcmc_control <- function(step_schedule = c("polynomial", "constant", "stepwise"), step_size = 1e-3,
                            step_power = 1 / 3, step_decay = 0.1, step_milestones = numeric(),
-                           sa_A = 10, sa_Z = 1000, sa_alpha = 0.7, temperature = 1, anneal = 1, anneal_every = 1,
-                           friction = 0.1, noise_estimate = 0, a = 1, b = NULL, nu = 1, lambda = 1,
+                           sa_A = 10, sa_Z = 1000, sa_alpha = 0.7, sa_cap = 1, temperature = 1, anneal = 1,
+                           anneal_every = 1, friction = 0.1, noise_estimate = 0, a = 1, b = NULL, nu = 1, lambda = 1,
                            prior_var = 1e4, sigma_init = 1, delta_init = 0.5, rho_init = NULL,
-                           sa_start = 1, fixed_sigma = FALSE, likelihood_sd = NULL, prune = FALSE, prune_S = 0.9, prune_D = 0.99, prune_U = 50,
+                           kappa0_init = NULL, kappa1_init = NULL, sa_start = 1, fixed_sigma = FALSE,
+                           likelihood_sd = NULL, prune = FALSE, prune_S = 0.9, prune_D = 0.99, prune_U = 50,
                            trace_every = NULL, init = NULL, float64 = FALSE) {
   step_schedule <- sb_match_arg(step_schedule)
   out <- list(
@@ -65,6 +74,7 @@ sgmcmc_control <- function(step_schedule = c("polynomial", "constant", "stepwise
     sa_A = check_number(sa_A, lower = 0, lower_open = TRUE, upper = Inf, upper_open = TRUE),
     sa_Z = check_number(sa_Z, lower = 0, upper = Inf, upper_open = TRUE),
     sa_alpha = check_number(sa_alpha, lower = 0, lower_open = TRUE, upper = 1),
+    sa_cap = check_number(sa_cap, lower = 0, lower_open = TRUE, upper = 1),
     temperature = check_number(temperature, lower = 0, lower_open = TRUE, upper = Inf, upper_open = TRUE),
     anneal = check_number(anneal, lower = 0, lower_open = TRUE, upper = Inf, upper_open = TRUE),
     anneal_every = check_count(anneal_every),
@@ -78,6 +88,8 @@ sgmcmc_control <- function(step_schedule = c("polynomial", "constant", "stepwise
     sigma_init = check_number(sigma_init, lower = 0, lower_open = TRUE, upper = Inf, upper_open = TRUE),
     delta_init = check_number(delta_init, lower = 0, lower_open = TRUE, upper = 1, upper_open = TRUE),
     rho_init = check_number(rho_init, lower = 0, upper = 1, allow_null = TRUE),
+    kappa0_init = check_number(kappa0_init, lower = 0, upper = Inf, upper_open = TRUE, allow_null = TRUE),
+    kappa1_init = check_number(kappa1_init, lower = 0, upper = Inf, upper_open = TRUE, allow_null = TRUE),
     sa_start = check_count(sa_start),
     fixed_sigma = check_flag(fixed_sigma),
     likelihood_sd = check_number(likelihood_sd, lower = 0, lower_open = TRUE, upper = Inf, upper_open = TRUE,

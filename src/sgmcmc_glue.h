@@ -9,6 +9,8 @@
 namespace sbglue {
 
 inline double sgmcmc_num(const Rcpp::List& l, const char* name) { return Rcpp::as<double>(l[name]); }
+// An optional entry: present and not NULL (settings added later, and NULL for "not set").
+inline bool has(const Rcpp::List& l, const char* name) { return l.containsElementNamed(name) && !Rf_isNull(l[name]); }
 
 inline scalebayes::sgmcmc::Control sgmcmc_control(const Rcpp::List& c) {
   namespace sg = scalebayes::sgmcmc;
@@ -36,9 +38,10 @@ inline scalebayes::sgmcmc::Control sgmcmc_control(const Rcpp::List& c) {
   ctl.sa.A = sgmcmc_num(c, "sa_A");
   ctl.sa.Z = sgmcmc_num(c, "sa_Z");
   ctl.sa.alpha = sgmcmc_num(c, "sa_alpha");
+  if (has(c, "sa_cap")) ctl.sa.cap = sgmcmc_num(c, "sa_cap");
   ctl.temperature.tau0 = sgmcmc_num(c, "temperature");
   ctl.temperature.r = sgmcmc_num(c, "anneal");
-  if (c.containsElementNamed("anneal_every")) ctl.temperature.every = static_cast<long>(sgmcmc_num(c, "anneal_every"));
+  if (has(c, "anneal_every")) ctl.temperature.every = static_cast<long>(sgmcmc_num(c, "anneal_every"));
   ctl.pruning.on = Rcpp::as<bool>(c["prune"]);
   ctl.pruning.S = sgmcmc_num(c, "prune_S");
   ctl.pruning.D = sgmcmc_num(c, "prune_D");
@@ -51,12 +54,14 @@ inline scalebayes::sgmcmc::Control sgmcmc_control(const Rcpp::List& c) {
   ctl.hyper.b = sgmcmc_num(c, "b");
   ctl.hyper.nu = sgmcmc_num(c, "nu");
   ctl.hyper.lambda = sgmcmc_num(c, "lambda");
+  if (has(c, "kappa0_init")) ctl.hyper.kappa0_start = sgmcmc_num(c, "kappa0_init");  // NaN: implied by rho
+  if (has(c, "kappa1_init")) ctl.hyper.kappa1_start = sgmcmc_num(c, "kappa1_init");
   ctl.prior_var = sgmcmc_num(c, "prior_var");
   ctl.sigma_init = sgmcmc_num(c, "sigma_init");
   ctl.delta_init = sgmcmc_num(c, "delta_init");
   ctl.rho_init = sgmcmc_num(c, "rho_init");
   ctl.fixed_sigma = Rcpp::as<bool>(c["fixed_sigma"]);
-  if (c.containsElementNamed("likelihood_sd") && !Rf_isNull(c["likelihood_sd"])) {
+  if (has(c, "likelihood_sd")) {
     const double s = sgmcmc_num(c, "likelihood_sd");
     ctl.lik_var = s * s;
   }
@@ -65,8 +70,8 @@ inline scalebayes::sgmcmc::Control sgmcmc_control(const Rcpp::List& c) {
   for (int v : keep) ctl.keep.push_back(static_cast<long>(v) - 1);
   ctl.chains = Rcpp::as<int>(c["chains"]);
   ctl.chain_offset = static_cast<long>(sgmcmc_num(c, "chain_offset"));
-  if (c.containsElementNamed("check_every")) ctl.check_every = static_cast<long>(sgmcmc_num(c, "check_every"));
-  if (c.containsElementNamed("report_every")) ctl.report_every = static_cast<long>(sgmcmc_num(c, "report_every"));
+  if (has(c, "check_every")) ctl.check_every = static_cast<long>(sgmcmc_num(c, "check_every"));
+  if (has(c, "report_every")) ctl.report_every = static_cast<long>(sgmcmc_num(c, "report_every"));
   return ctl;
 }
 

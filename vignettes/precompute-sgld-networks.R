@@ -11,12 +11,14 @@
 #               (average over the second half of the chain), mean and sd over the splits; the last-sample RMSE
 #               of the same chains is kept too, to measure the effect of the metric alone.
 # Run from the package root:  Rscript vignettes/precompute-sgld-networks.R [Boston] [Concrete]
+#   (SB_UCI_ROUTES=paper_code or exact runs one route, SB_UCI_OUT=file writes elsewhere)
 #   (Boston about 10 minutes on one core, Concrete about 20); each data set is added to
 #   vignettes/sgld-sa-networks-results.rds.
 suppressMessages(library(scalebayes))
 sets <- commandArgs(TRUE)
 if (!length(sets)) sets <- c("Boston", "Concrete")
-out_file <- "vignettes/sgld-sa-networks-results.rds"
+out_file <- Sys.getenv("SB_UCI_OUT", "vignettes/sgld-sa-networks-results.rds")
+routes <- strsplit(Sys.getenv("SB_UCI_ROUTES", "paper_code,exact"), ",")[[1]]
 # tau / v0 of the paper's Table 5 header
 hyper <- list(Boston = c(tau = 1, v0 = 0.1), Concrete = c(tau = 0.5, v0 = 0.07))
 splits <- 20
@@ -68,7 +70,7 @@ for (set in sets) {
   }
   hp <- hyper[[set]]
   rows <- list()
-  for (route in c("paper_code", "exact")) for (v in seq_len(nrow(variants))) for (s in seq_len(splits)) {
+  for (route in routes) for (v in seq_len(nrow(variants))) for (s in seq_len(splits)) {
     rows[[length(rows) + 1L]] <- one(s, variants$method[v], variants$anneal[v], route)
   }
   new <- do.call(rbind, rows)

@@ -101,6 +101,87 @@ test_that("one EM step of the latent variables equals the closed forms (eqs. 12-
   }
 })
 
+test_that("one SA step with the authors' capped omega and kappa start equals the hand computation", {
+  # omega_k = min(cap, A (k + Z)^-alpha) = min(0.1, 1000 * 101^-0.7) = 0.1 at the first SA step (k = 1);
+  # kappa0 = kappa1 = 1 at the start (not the values implied by rho), as in the authors' simulation code.
+  s <- sa_setup()
+  fit <- sgld_sa(s$x, s$y, method = "sa", iterations = 2, batch_size = 40, v0 = s$h$v0, v1 = s$h$v1,
+                 intercept = FALSE, burnin = 0, seed = 1, threads = 1,
+                 control = sgmcmc_control(step_schedule = "constant", step_size = 0, init = s$beta, sigma_init = 1.5,
+                                          delta_init = 0.3, rho_init = 0.5, kappa0_init = 1, kappa1_init = 1,
+                                          sa_A = 1000, sa_Z = 100, sa_alpha = 0.7, sa_cap = 0.1, b = s$h$b))
+  st <- fit$final_state[[1]]
+  w <- min(0.1, 1000 * (1 + 100)^-0.7)
+  expect_equal(w, 0.1)
+  h <- s$h
+  la <- log(0.3) + dnorm(s$beta, 0, 1.5 * sqrt(h$v1), log = TRUE)
+  lb <- log(0.7) - log(2 * 1.5 * h$v0) - abs(s$beta) / (1.5 * h$v0)
+  rho <- (1 - w) * 0.5 + w / (1 + exp(lb - la))
+  k0 <- (1 - w) * 1 + w * (1 - rho) / h$v0
+  k1 <- (1 - w) * 1 + w * rho / h$v1
+  delta <- (1 - w) * 0.3 + w * (sum(rho) + h$a - 1) / (h$a + h$b + 8 - 2)
+  Ra <- 40 + 8 + h$nu + 2
+  Rb <- sum(k0 * abs(s$beta))
+  Rc <- sum((s$y - s$x %*% s$beta)^2) + sum(k1 * s$beta^2) + h$nu * h$lambda
+  sigma <- (1 - w) * 1.5 + w * (Rb + sqrt(Rb^2 + 4 * Ra * Rc)) / (2 * Ra)
+  expect_equal(unname(st$rho), rho, tolerance = 1e-12)
+  expect_equal(unname(st$kappa0), k0, tolerance = 1e-12)
+  expect_equal(unname(st$kappa1), k1, tolerance = 1e-12)
+  expect_equal(st$delta, delta, tolerance = 1e-12)
+  expect_equal(st$sigma, sigma, tolerance = 1e-12)
+})
+
+test_that("plain SGLD is the authors' baseline: kappa0 = kappa1 = 1 and sigma stay frozen, v0 plays no role", {
+  s <- sa_setup()
+  f <- function(v0, method = "none", ...) {
+    sgld_sa(s$x, s$y, method = method, iterations = 500, batch_size = 20, v0 = v0, intercept = FALSE, burnin = 0,
+            seed = 3, threads = 1, control = sgmcmc_control(sigma_init = 1.5, delta_init = 0.3, ...))
+  }
+  a <- f(0.05)
+  st <- a$final_state[[1]]
+  expect_false(isTRUE(all.equal(unname(st$beta), rep(0, 8)))) # beta moved
+  expect_identical(unname(st$kappa0), rep(1, 8))
+  expect_identical(unname(st$kappa1), rep(1, 8))
+  expect_identical(st$sigma, 1.5)
+  expect_identical(unname(st$rho), rep(0.3, 8))
+  expect_identical(a$draws, f(0.5)$draws) # the frozen prior does not involve v0 (the paper's identical SGLD cells)
+  # other frozen values on request; "sa" keeps starting from the values implied by rho unless told otherwise
+  b <- f(0.05, kappa0_init = 0, kappa1_init = 0.25)
+  expect_identical(unname(b$final_state[[1]]$kappa1), rep(0.25, 8))
+  sa0 <- run_fixed_beta(s, "sa", 1)
+  expect_equal(unname(sa0$final_state[[1]]$kappa0), rep((1 - 0.3) / s$h$v0, 8))
+})
+
+test_that("the frozen prior of plain SGLD is the one sampled (conjugate check with kappa0 = 0)", {
+  # kappa0 = 0, kappa1 = 1/4, sigma = 1: prior N(0, 4) on sparse coefficients, so the posterior is Gaussian
+  d <- conj_data(seed = 13)
+  A <- crossprod(d$x) + diag(1 / 4, 3)
+  mu <- drop(solve(A, crossprod(d$x, d$y)))
+  V <- solve(A)
+  fit <- sgld_sa(d$x, d$y, method = "none", iterations = 200000, batch_size = 50, intercept = FALSE,
+                 burnin = 5000, thin = 5, seed = 5, threads = 1,
+                 control = sgmcmc_control(step_schedule = "constant", step_size = 2e-4, sigma_init = 1,
+                                          kappa0_init = 0, kappa1_init = 0.25))
+  dr <- as.matrix(fit)
+  for (j in 1:3) {
+    se_mean <- sqrt(V[j, j] / posterior::ess_mean(dr[, j])) # Monte-Carlo standard error from the ESS
+    expect_lt(abs(mean(dr[, j]) - mu[j]), 4 * se_mean)
+  }
+  # with the default frozen kappa0 = kappa1 = 1 the prior is exp(-|beta| - beta^2 / 2): where the posterior keeps the
+  # sign of beta_j it is Gaussian with mean solve(X'X + I, X'y - sign(mu)). Coefficients 1 and 2 lie 7 and 3.5
+  # posterior sds from 0 (coefficient 3, 0.25, does not, so its mean is not this closed form).
+  fit1 <- sgld_sa(d$x, d$y, method = "none", iterations = 200000, batch_size = 50, intercept = FALSE,
+                  burnin = 5000, thin = 5, seed = 5, threads = 1,
+                  control = sgmcmc_control(step_schedule = "constant", step_size = 2e-4, sigma_init = 1))
+  A1 <- crossprod(d$x) + diag(1, 3)
+  mu1 <- drop(solve(A1, crossprod(d$x, d$y) - sign(mu)))
+  dr1 <- as.matrix(fit1)
+  for (j in 1:2) {
+    se_mean <- sqrt(solve(A1)[j, j] / posterior::ess_mean(dr1[, j]))
+    expect_lt(abs(mean(dr1[, j]) - mu1[j]), 4 * se_mean)
+  }
+})
+
 test_that("the SA iteration converges to the fixed point of g on a fixed beta", {
   s <- sa_setup()
   rss <- sum((s$y - s$x %*% s$beta)^2)
@@ -212,6 +293,12 @@ test_that("bad inputs give classed errors", {
   expect_error(sgmcmc_control(friction = 0.1, noise_estimate = 0.2), class = "scalebayes_error")
   expect_error(sgmcmc_control(sa_alpha = 2), class = "scalebayes_error")
   expect_error(sgmcmc_control(step_size = -1), class = "scalebayes_error")
+  expect_error(sgmcmc_control(sa_cap = 0), class = "scalebayes_error")
+  expect_error(sgmcmc_control(sa_cap = 1.5), class = "scalebayes_error")
+  expect_error(sgmcmc_control(kappa0_init = -1), class = "scalebayes_error")
+  expect_error(sgmcmc_control(kappa1_init = NA_real_), class = "scalebayes_error")
+  expect_error(sgmcmc_control(kappa1_init = "1"), class = "scalebayes_error")
+  expect_error(sgmcmc_control(kappa0_init = c(1, 2)), class = "scalebayes_error")
   expect_error(sgld_sa(d$x, d$y, seed = -1), class = "scalebayes_error")
   expect_error(predict(sgld_sa(d$x, d$y, iterations = 100, seed = 1)), class = "scalebayes_error")
 })

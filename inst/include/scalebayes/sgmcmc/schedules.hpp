@@ -40,17 +40,19 @@ struct StepSchedule {
   }
 };
 
-// SA step omega_k = A (k + Z)^(-alpha), capped at 1; the EM arm uses omega_k = 1.
+// SA step omega_k = min(cap, A (k + Z)^(-alpha)) (cap = 1 by default); the EM arm uses omega_k = 1.
+// The paper's omega_k = 10 (k + 1000)^(-0.7) is A = 10, Z = 1000, alpha = 0.7, cap = 1; the authors' simulation
+// code used min(0.1, 1000 (k + 100)^(-0.7)), i.e. A = 1000, Z = 100, cap = 0.1 (constant 0.1 for k < 5.2e5).
 struct SAStep {
-  double A = 10.0, Z = 1000.0, alpha = 0.7;
+  double A = 10.0, Z = 1000.0, alpha = 0.7, cap = 1.0;
   bool em = false;
   double at(long k) const {
     if (em) return 1.0;
-    return std::min(1.0, A * std::pow(static_cast<double>(k) + Z, -alpha));
+    return std::min(cap, A * std::pow(static_cast<double>(k) + Z, -alpha));
   }
   void validate() const {
-    if (!(A > 0.0) || !(alpha > 0.0) || !(alpha <= 1.0) || !(Z >= 0.0))
-      throw std::invalid_argument("SA step needs A > 0, Z >= 0 and alpha in (0, 1]");
+    if (!(A > 0.0) || !(alpha > 0.0) || !(alpha <= 1.0) || !(Z >= 0.0) || !(cap > 0.0 && cap <= 1.0))
+      throw std::invalid_argument("SA step needs A > 0, Z >= 0, alpha in (0, 1] and cap in (0, 1]");
   }
 };
 

@@ -10,6 +10,7 @@
 // All of them are templates over the storage policy `Ops` (storage.hpp).
 #pragma once
 #include <cmath>
+#include <limits>
 #include <stdexcept>
 #include <vector>
 
@@ -33,20 +34,30 @@ struct Group {
 
 // Hyperparameters of the SSGL hierarchy: beta_j ~ (1 - gamma_j) Laplace(0, sigma v0) + gamma_j N(0, sigma^2 v1),
 // gamma_j ~ Bern(delta), delta ~ Beta(a, b), sigma^2 ~ IG(nu/2, nu lambda/2).
+// kappa0_start, kappa1_start: starting values of kappa (NaN: the values implied by the starting rho). With frozen
+// latent variables (plain SGLD) they are the prior: Laplace(0, sigma / kappa0) x N(0, sigma^2 / kappa1).
 struct SSGLHyper {
   double v0 = 0.1, v1 = 10.0, a = 1.0, b = 1.0, nu = 1.0, lambda = 1.0;
+  double kappa0_start = std::numeric_limits<double>::quiet_NaN();
+  double kappa1_start = std::numeric_limits<double>::quiet_NaN();
   void validate() const {
     if (!(v0 > 0.0) || !(v1 > 0.0) || !(a > 0.0) || !(b > 0.0) || !(nu > 0.0) || !(lambda > 0.0))
       throw std::invalid_argument("SSGL hyperparameters v0, v1, a, b, nu, lambda must all be > 0");
+    if (!(std::isnan(kappa0_start) || (kappa0_start >= 0.0 && std::isfinite(kappa0_start))) ||
+        !(std::isnan(kappa1_start) || (kappa1_start >= 0.0 && std::isfinite(kappa1_start))))
+      throw std::invalid_argument("starting kappa0, kappa1 must be finite and >= 0 (or NaN: implied by rho)");
   }
 };
 
-// Set the latent variables of a sparse group to their values implied by rho (kappa0 = (1-rho)/v0, kappa1 = rho/v1).
+// Set the latent variables of a sparse group: rho = rho0, delta = delta0 and kappa0 = (1-rho)/v0,
+// kappa1 = rho/v1 (the values implied by rho), unless h.kappa0_start / h.kappa1_start give them.
 template <class Ops>
 void init_latents(Group<Ops>& g, double rho0, const typename Ops::Scalar& delta0, const SSGLHyper& h) {
   g.rho = Ops::zeros_like(g.value) + rho0;
-  g.kappa0 = (1.0 - g.rho) / h.v0;
-  g.kappa1 = g.rho / h.v1;
+  if (std::isnan(h.kappa0_start)) g.kappa0 = (1.0 - g.rho) / h.v0;
+  else g.kappa0 = Ops::zeros_like(g.value) + h.kappa0_start;
+  if (std::isnan(h.kappa1_start)) g.kappa1 = g.rho / h.v1;
+  else g.kappa1 = Ops::zeros_like(g.value) + h.kappa1_start;
   g.delta = delta0;
 }
 
