@@ -3,7 +3,8 @@
 # package registry this project uses), by two routes over the same 20 random 90/10 splits:
 #   paper_code: what the authors' UCI code computes (read in their public repository): the likelihood is the
 #               squared-error sum (a Gaussian with variance 1/2 whatever sigma is; sigma enters the prior only),
-#               SA step omega_k = (k + 100)^-0.7, 201 epochs of 9 minibatches, annealing tau_k = 1.003^k per
+#               SA step omega_k = (k + 100)^-0.7, kappa0 = kappa1 = 1e-4 at the start, 201 epochs of 9 minibatches
+#               (n %/% 50), annealing tau_k = 1.003^k per
 #               iteration, and the reported number is the RMSE of the LAST sample, mean +- standard error
 #               (sd / sqrt(20)) over the splits; plain SGHMC has no spike-and-slab prior (L2 1e-4 = N(0, 1e4));
 #   exact:      the method as the paper states it: Gaussian likelihood with variance sigma^2 (adapted), the
@@ -49,7 +50,9 @@ one <- function(split, method, anneal, route) {
                                           anneal = if (anneal) 1.003 else 1, a = 1, b = 10, nu = 1, lambda = 1,
                                           sigma_init = 10, delta_init = 0.5, prior_var = 1e4,
                                           sa_A = if (paper) 1 else 10, sa_Z = if (paper) 100 else 1000,
-                                          likelihood_sd = if (paper) sqrt(1 / 2) else NULL))
+                                          likelihood_sd = if (paper) sqrt(1 / 2) else NULL,
+                                          kappa0_init = if (paper) 1e-4 else NULL,
+                                          kappa1_init = if (paper) 1e-4 else NULL))
   last <- fit$pred[nrow(fit$pred), ]
   data.frame(data = set, split = split, route = route, method = method, anneal = anneal, label = fit$method,
              rmse_mean = fit$rmse_mean, rmse_last = sqrt(mean((last - d$newy)^2)), sigma = fit$latent$sigma,
