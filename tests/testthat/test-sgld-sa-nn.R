@@ -115,6 +115,53 @@ test_that("SGHMC on a network without hidden layers samples the exact Gaussian p
   expect_true(all(abs(colMeans(sq) - diag(V)) < 4 * se_var), info = paste(colMeans(sq), diag(V), se_var))
 })
 
+test_that("SGHMC on a one-hidden-unit tanh network agrees with a long random-walk Metropolis run", {
+  skip_if_no_torch()
+  skip_on_cran()
+  set.seed(11)
+  n <- 30
+  x <- matrix(runif(n, -2, 2), n, 1)
+  y <- 1.5 * tanh(1.2 * x[, 1] - 0.3) + 0.2 + rnorm(n, sd = 0.3)
+  xs <- matrix(c(-1.5, 0, 1.5), 3, 1)
+  s2 <- 0.3^2  # method "none": sigma stays at sigma_init, the likelihood's sd
+  pv <- 4      # N(0, 4) on all four parameters
+  fit <- sgld_sa(x, y, model = nn_mlp(1, activation = "tanh"), sampler = "sghmc", method = "none",
+                 sparse_layers = FALSE, iterations = 60000, burnin = 5000, thin = 5, batch_size = n, newx = xs,
+                 keep_draws = TRUE, seed = 2, quiet = TRUE,
+                 control = sgmcmc_control(step_schedule = "constant", step_size = 1e-4, friction = 0.1,
+                                          sigma_init = 0.3, prior_var = pv, float64 = TRUE))
+  # the same posterior by random-walk Metropolis in R; parameters (w1, b1, w2, b2); the posterior has the
+  # sign symmetry (w1, b1, w2) -> -(w1, b1, w2), so compare predictions, which it leaves unchanged
+  logpost <- function(t) -sum((y - t[3] * tanh(t[1] * x[, 1] + t[2]) - t[4])^2) / (2 * s2) - sum(t^2) / (2 * pv)
+  t <- c(1, 0, 1, 0)
+  lp <- logpost(t)
+  M <- 200000
+  keep <- matrix(NA_real_, M / 10, 3)
+  z <- matrix(rnorm(4 * M, sd = 0.06), M, 4)
+  u <- log(runif(M))
+  for (i in seq_len(M)) {
+    prop <- t + z[i, ]
+    lq <- logpost(prop)
+    if (u[i] < lq - lp) {
+      t <- prop
+      lp <- lq
+    }
+    if (i %% 10 == 0) keep[i / 10, ] <- t[3] * tanh(t[1] * xs[, 1] + t[2]) + t[4]
+  }
+  keep <- keep[-seq_len(2000), ]
+  bm_se <- function(v) stats::sd(colMeans(matrix(v[seq_len(20 * (length(v) %/% 20))], ncol = 20))) / sqrt(20)
+  se <- sqrt(apply(fit$pred, 2, bm_se)^2 + apply(keep, 2, bm_se)^2)
+  expect_true(all(abs(colMeans(fit$pred) - colMeans(keep)) < 4 * se),
+              info = paste(round(colMeans(fit$pred), 4), round(colMeans(keep), 4), round(se, 4)))
+  # variances: mean squared deviation from the Metropolis mean, with batch-means standard errors
+  m <- colMeans(keep)
+  sq1 <- sweep(fit$pred, 2, m)^2
+  sq2 <- sweep(keep, 2, m)^2
+  se_v <- sqrt(apply(sq1, 2, bm_se)^2 + apply(sq2, 2, bm_se)^2)
+  expect_true(all(abs(colMeans(sq1) - colMeans(sq2)) < 4 * se_v),
+              info = paste(round(colMeans(sq1), 5), round(colMeans(sq2), 5), round(se_v, 5)))
+})
+
 test_that("draws do not depend on the number of threads; chains differ", {
   skip_if_no_torch()
   set.seed(1)
