@@ -60,7 +60,8 @@
 blasso_compare <- function(settings = c("A(i)", "A(ii)", "B"), p = c(40, 60, 80, 100, 120), n = c("50", "p/2"),
                            datasets = 500L, draws = 200L, methods = c("wbb", "blasso"),
                            blasso = c("eb", "monomvn"), burnin = 200L, cd_tol = 1e-9, chunks = NULL,
-                           future = FALSE, threads = NULL, seed = NULL, quiet = NULL, first_dataset = 1L) {
+                           future = FALSE, threads = NULL, seed = NULL, quiet = NULL, first_dataset = 1L,
+                           route = c("exact", "paper_code")) {
   all_settings <- c("A(i)", "A(ii)", "B")
   if (!is.character(settings) || !length(settings) || !all(settings %in% all_settings)) {
     sb_abort(c("{.arg settings} must be a subset of {.val {all_settings}}.",
@@ -76,6 +77,14 @@ blasso_compare <- function(settings = c("A(i)", "A(ii)", "B"), p = c(40, 60, 80,
   if (!is.character(methods) || !length(methods) || !all(methods %in% c("wbb", "blasso"))) {
     sb_abort("{.arg methods} must be a subset of {.val {c('wbb', 'blasso')}}.", arg = "methods")
   }
+  route <- sb_match_arg(route)
+  if (route == "paper_code") {
+    if (!missing(blasso) && !identical(blasso, "monomvn")) {
+      sb_abort(c("{.code route = \"paper_code\"} runs the Bayesian lasso as the authors did ({.code blasso = \"monomvn\"}).",
+                 i = "Leave {.arg blasso} unset, or use {.code route = \"exact\"}."), arg = "blasso")
+    }
+    blasso <- "monomvn"
+  }
   blasso <- sb_match_arg(blasso)
   datasets <- check_count(datasets)
   draws <- check_count(draws, min = 2L)
@@ -89,7 +98,8 @@ blasso_compare <- function(settings = c("A(i)", "A(ii)", "B"), p = c(40, 60, 80,
   if (any(cells$p < 2 | cells$n < 6)) sb_abort("Every cell needs n >= 6 (n = p/2 with p >= 12).", arg = "p")
   bctrl <- compare_blasso_ctrl(blasso, draws, burnin)
   st <- list(draws = draws, nfolds = 10L, nlambda = 100L, run_wbb = "wbb" %in% methods,
-             run_blasso = "blasso" %in% methods, blasso_standardize = blasso == "monomvn", cd_tol = cd_tol)
+             run_blasso = "blasso" %in% methods, blasso_standardize = blasso == "monomvn", cd_tol = cd_tol,
+             paper_route = route == "paper_code", paper_nfolds = 3L, blasso_burn_draws = 300L)
   res <- vector("list", nrow(cells))
   t0 <- proc.time()[["elapsed"]]
   for (k in seq_len(nrow(cells))) {
@@ -110,6 +120,7 @@ blasso_compare <- function(settings = c("A(i)", "A(ii)", "B"), p = c(40, 60, 80,
   out <- summarise_compare(per, methods)
   attr(out, "per_dataset") <- per
   attr(out, "config") <- list(datasets = datasets, draws = draws, blasso = blasso, burnin = burnin, seed = seed,
+                              route = route,
                               threads = rs$threads, elapsed = proc.time()[["elapsed"]] - t0)
   class(out) <- c("sb_blasso_compare", "data.frame")
   out
