@@ -21,6 +21,10 @@ cpp_glmnet_cv_lambda_min <- function(x, y, foldid, tol) {
     .Call(`_scalebayes_cpp_glmnet_cv_lambda_min`, x, y, foldid, tol)
 }
 
+cpp_coverage_all_pairs <- function(lo, hi, beta) {
+    .Call(`_scalebayes_cpp_coverage_all_pairs`, lo, hi, beta)
+}
+
 cpp_build_info <- function() {
     .Call(`_scalebayes_cpp_build_info`)
 }

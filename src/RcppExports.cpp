@@ -87,6 +87,19 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
+// cpp_coverage_all_pairs
+double cpp_coverage_all_pairs(const Rcpp::NumericVector& lo, const Rcpp::NumericVector& hi, const Rcpp::NumericVector& beta);
+RcppExport SEXP _scalebayes_cpp_coverage_all_pairs(SEXP loSEXP, SEXP hiSEXP, SEXP betaSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< const Rcpp::NumericVector& >::type lo(loSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::NumericVector& >::type hi(hiSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::NumericVector& >::type beta(betaSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_coverage_all_pairs(lo, hi, beta));
+    return rcpp_result_gen;
+END_RCPP
+}
 // cpp_build_info
 Rcpp::List cpp_build_info();
 RcppExport SEXP _scalebayes_cpp_build_info() {
@@ -445,6 +458,7 @@ static const R_CallMethodDef CallEntries[] = {
     {"_scalebayes_cpp_blasso_compare", (DL_FUNC) &_scalebayes_cpp_blasso_compare, 7},
     {"_scalebayes_cpp_glmnet_path_coef", (DL_FUNC) &_scalebayes_cpp_glmnet_path_coef, 7},
     {"_scalebayes_cpp_glmnet_cv_lambda_min", (DL_FUNC) &_scalebayes_cpp_glmnet_cv_lambda_min, 4},
+    {"_scalebayes_cpp_coverage_all_pairs", (DL_FUNC) &_scalebayes_cpp_coverage_all_pairs, 3},
     {"_scalebayes_cpp_build_info", (DL_FUNC) &_scalebayes_cpp_build_info, 0},
     {"_scalebayes_cpp_test_driver", (DL_FUNC) &_scalebayes_cpp_test_driver, 4},
     {"_scalebayes_cpp_test_rng", (DL_FUNC) &_scalebayes_cpp_test_rng, 6},

@@ -129,3 +129,10 @@ double cpp_glmnet_cv_lambda_min(const Rcpp::NumericMatrix& x, const Rcpp::Numeri
   for (R_xlen_t i = 0; i < foldid.size(); ++i) f[i] = foldid[i] - 1;
   return cd::glmnet_cv_lambda_min(sbglue::as_map(x), sbglue::as_map(y), f, ctrl);
 }
+
+// Test hook: the paper route's coverage rule (gibbs::coverage_all_pairs) for intervals [lo, hi] and truth beta.
+// [[Rcpp::export]]
+double cpp_coverage_all_pairs(const Rcpp::NumericVector& lo, const Rcpp::NumericVector& hi,
+                              const Rcpp::NumericVector& beta) {
+  return scalebayes::gibbs::coverage_all_pairs(sbglue::as_map(lo), sbglue::as_map(hi), sbglue::as_map(beta));
+}
