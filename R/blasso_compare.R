@@ -5,7 +5,8 @@
 #' `datasets` datasets are simulated (rows of X from N(0, Sigma), Sigma_ij = 0.1 * 0.8^|i-j|, noise variance
 #' ||X beta||^2 / (2n), a test set of the training size) and both methods draw `draws` posterior samples.
 #' Metrics: coefficient MSE of the posterior mean, out-of-sample prediction MSE, and 95% credible-interval
-#' coverage (per coefficient, averaged over coefficients and datasets).
+#' coverage (per coefficient, averaged over coefficients and datasets; `route = "paper_code"`: over all
+#' p x p pairs of true coefficient and interval).
 #'
 #' @details
 #' **WBB arm**: the lasso penalty with separate Exp(1) prior weights and Exp(1) data weights, lambda = the
@@ -16,10 +17,22 @@
 #' * `"eb"`: what the paper *describes* (Park and Casella's sampler with lambda maximizing the marginal
 #'   likelihood): [blasso()]'s blocked Gibbs sampler, lambda by Monte-Carlo EM, one chain, `burnin` sweeps,
 #'   then `draws` consecutive sweeps; improper 1/sigma2 prior when p < n, IG(1, 0.1 var(y)) when p >= n.
-#' * `"monomvn"`: what the paper's code *ran* (`monomvn::blasso` defaults): reversible jump over the active
-#'   set with every subset equally likely (at most min(p, n-1) coefficients), lambda^2 ~ Gamma(2, 0.1), no
-#'   intercept, columns scaled to unit SD, `min(p, n - 1)` sweeps per kept draw. Our sampler targets the same
-#'   posterior with different moves (see [blasso()]).
+#' * `"monomvn"`: what the paper's code *ran* (`monomvn::blasso` defaults, `blasso_control(preset =
+#'   "monomvn")`): reversible jump over the active set with every subset equally likely, lambda^2 ~ Gamma(2,
+#'   0.1), an intercept, columns centred and scaled to unit L2 norm, `min(p, n - 1)` sweeps per kept draw.
+#'   Our sampler targets the same posterior with different moves (see [blasso()]).
+#'
+#' **Routes.** `route = "exact"` (default) is the method as described above. `route = "paper_code"` is what
+#' the authors' script (`wbb_simu.R`, repository `wiscstatman/optimizetointegrate`, folder `cjs/WBB`)
+#' computed, re-implemented on this package's engines: the noise variance from the training and test rows
+#' together; WBB's lambda = `cv.glmnet(intercept = FALSE, nfolds = 3)$lambda.min` on the training AND test
+#' rows; each WBB draw `glmnet(x, y, weights = w, penalty.factor = w0, intercept = FALSE)` on glmnet's
+#' default lambda path read at `coef(s = lambda)` (clamped to the end of the path; an emulation of glmnet's
+#' path rule, checked against glmnet in the tests); the Bayesian lasso as `monomvn::blasso(x, y, T = 500,
+#' icept = FALSE)` with draws 301-500 kept (`blasso` must then be `"monomvn"`; `burnin` is not used);
+#' predictions without intercept; and coverage as the mean of the p x p matrix of indicators
+#' `lower_j <= beta_i <= upper_j` (every true coefficient against every coefficient's interval). Both
+#' routes use n training rows and n test rows.
 #'
 #' **Parallelism and reproducibility**: each dataset is one work item keyed by `(seed, cell, dataset)` (its
 #' WBB draws run through the same driver as [wbb()], keyed by a seed derived from that key), run
@@ -41,6 +54,8 @@
 #'   (the rule of every WBB function).
 #' @param future Run chunks through `future.apply` (needs the package).
 #' @param threads,seed,quiet As in [blasso()].
+#' @param route `"exact"` (the method as the paper describes it) or `"paper_code"` (the computation of the
+#'   paper's published code); see Details.
 #' @param first_dataset Index of the first dataset: datasets `first_dataset, ..., first_dataset + datasets - 1`
 #'   of every cell are run, so a long study can be run in pieces (resumed, or spread over machines) and the
 #'   pieces combined with [blasso_compare_combine()]; the numbers do not depend on the split.
