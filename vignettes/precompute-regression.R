@@ -3,7 +3,8 @@
 # data-raw/blasso-compare-parts/ (route "exact") or data-raw/blasso-compare-paper-parts/ (route "paper_code")
 # and skipping blocks already there; then combines whatever blocks exist into the summary the vignette reads,
 # inst/extdata/blasso-compare.rds or inst/extdata/blasso-compare-paper.rds (per-dataset rows dropped to keep
-# it small). Run from the package root:
+# it small; kept for the paper_code route, which the vignette uses for paired differences). Run from the
+# package root:
 #   Rscript vignettes/precompute-regression.R [B = 500] [block = 50] [threads = 2] [combine_only = 0] [route = exact]
 library(scalebayes)
 argv <- commandArgs(trailingOnly = TRUE)
@@ -29,6 +30,7 @@ if (!combine_only) for (first in seq(1L, B, by = block)) {
 parts <- lapply(list.files(dir, pattern = "^part-.*\\.rds$", full.names = TRUE), readRDS)
 all <- blasso_compare_combine(parts)
 attr(all, "config")$block_seconds <- vapply(parts, function(x) attr(x, "config")$elapsed, numeric(1))
-attr(all, "per_dataset") <- NULL
+# per-dataset rows are kept for the paper_code route (the vignette's paired WBB - BLASSO differences)
+if (route == "exact") attr(all, "per_dataset") <- NULL
 saveRDS(all, out, compress = "xz")
 print(all)
