@@ -126,6 +126,61 @@ inline std::uint64_t compare_key(const CompareCell& c, std::size_t b) {
 // Seed of the WBB draws of dataset `key` (the driver then keys draw t by Stream(this seed, t)).
 inline std::uint64_t compare_wbb_seed(std::uint64_t seed, std::uint64_t key) { return rng::Stream(seed, key, 3).next(); }
 
+// One dataset: training (x, y) and test (xt, yt) rows, n each, from stream (seed, key, 0). The noise variance
+// is ||X beta||^2 / (2 n) over the training rows, or (noise_all_rows, the authors' script) over all 2n rows.
+struct CompareData {
+  Eigen::VectorXd beta;
+  Eigen::MatrixXd x, xt;
+  Eigen::VectorXd y, yt;
+};
+
+inline CompareData compare_data(const CompareCell& c, std::uint64_t seed, std::uint64_t key, bool noise_all_rows) {
+  const int n = c.n, p = c.p;
+  rng::Stream s(seed, key, 0);
+  CompareData d;
+  d.beta = compare_beta(c);
+  d.x.resize(n, p);
+  d.xt.resize(n, p);
+  compare_design(s, d.x);
+  compare_design(s, d.xt);
+  const Eigen::VectorXd mu = d.x * d.beta, mut = d.xt * d.beta;
+  const double s2 = noise_all_rows ? (mu.squaredNorm() + mut.squaredNorm()) / (2.0 * 2.0 * n)
+                                   : mu.squaredNorm() / (2.0 * n);
+  const double sd = std::sqrt(s2);
+  d.y.resize(n);
+  d.yt.resize(n);
+  for (int i = 0; i < n; ++i) d.y[i] = mu[i] + sd * s.normal();
+  for (int i = 0; i < n; ++i) d.yt[i] = mut[i] + sd * s.normal();
+  return d;
+}
+
+// The five numbers of one arm: the three metrics of its draws dr (compare_metrics), its lambda, and the seconds
+// since t0.
+inline void compare_finish(const Eigen::MatrixXd& dr, const CompareData& d, double* out, bool all_pairs, double lambda,
+                           std::chrono::steady_clock::time_point t0) {
+  compare_metrics(dr, d.beta, d.xt, d.yt, out, all_pairs);
+  out[3] = lambda;
+  out[4] = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+// The Bayesian-lasso settings of one dataset's single chain of `draws` kept draws.
+inline BlassoControl compare_blasso_base(const CompareSettings& st) {
+  BlassoControl bc = st.blasso;
+  bc.chains = 1;
+  bc.iter = st.draws;
+  return bc;
+}
+
+// monomvn's normalize = TRUE: each column's L2 norm after centring (1 for a constant column).
+inline Eigen::VectorXd l2_column_scale(const Eigen::MatrixXd& x) {
+  Eigen::VectorXd scale(x.cols());
+  for (Eigen::Index j = 0; j < x.cols(); ++j) {
+    const double nrm = (x.col(j).array() - x.col(j).mean()).matrix().norm();
+    scale[j] = nrm > 0 ? nrm : 1.0;
+  }
+  return scale;
+}
+
 // Route "paper_code", one dataset: the computation of the authors' script (wbb_simu.R of Newton, Polson & Xu,
 // in wiscstatman/optimizetointegrate, cjs/WBB), re-implemented on this package's engines:
 //   * data: as compare_one, but the noise variance is ||X beta||^2 / (2 * 2n) over the training AND test rows
@@ -138,22 +193,14 @@ inline std::uint64_t compare_wbb_seed(std::uint64_t seed, std::uint64_t key) { r
 //     centred and scaled to unit L2 norm, thin = min(p, n - 1), blasso_burn_draws thinned draws discarded;
 //   * metrics: predictions x* b without intercept (the script drops it), coverage over all p x p pairs
 //     (coverage_all_pairs).
-inline bool compare_one_paper(const CompareCell& c, std::size_t b, const CompareSettings& st, std::uint64_t seed,
-                              double* out, const parallel::StopToken& stop) {
+// Called by compare_one with the dataset (compare_data(..., true)) and out already set to NaN.
+inline bool compare_one_paper(const CompareCell& c, const CompareSettings& st, std::uint64_t seed, std::uint64_t key,
+                              const CompareData& data, double* out, const parallel::StopToken& stop) {
   using clock = std::chrono::steady_clock;
   const int n = c.n, p = c.p, T = st.draws;
-  const std::uint64_t key = compare_key(c, b);
-  rng::Stream s(seed, key, 0);
-  const Eigen::VectorXd beta = compare_beta(c);
-  Eigen::MatrixXd x(n, p), xt(n, p);
-  compare_design(s, x);
-  compare_design(s, xt);
-  const Eigen::VectorXd mu = x * beta, mut = xt * beta;
-  const double s2 = (mu.squaredNorm() + mut.squaredNorm()) / (2.0 * 2.0 * n), sd = std::sqrt(s2);
-  Eigen::VectorXd y(n), yt(n);
-  for (int i = 0; i < n; ++i) y[i] = mu[i] + sd * s.normal();
-  for (int i = 0; i < n; ++i) yt[i] = mut[i] + sd * s.normal();
-  for (int k = 0; k < kCompareCols; ++k) out[k] = std::numeric_limits<double>::quiet_NaN();
+  const Eigen::VectorXd& beta = data.beta;
+  const Eigen::MatrixXd &x = data.x, &xt = data.xt;
+  const Eigen::VectorXd &y = data.y, &yt = data.yt;
 
   if (st.run_wbb) {
     const auto t0 = clock::now();
@@ -178,27 +225,19 @@ inline bool compare_one_paper(const CompareCell& c, std::size_t b, const Compare
       const cd::GlmnetPath path = cd::glmnet_path(x, y, w, pf, st.cd, cd::GlmnetPathRule(), Eigen::VectorXd(), lam);
       dr.row(t).tail(p) = cd::glmnet_coef(path, lam).transpose();
     }
-    compare_metrics(dr, beta, xt, yt, out, true);
-    out[3] = lam;
-    out[4] = std::chrono::duration<double>(clock::now() - t0).count();
+    compare_finish(dr, data, out, true, lam, t0);
   }
 
   if (st.run_blasso) {
     const auto t0 = clock::now();
-    BlassoControl bc = st.blasso;
-    bc.chains = 1;
-    bc.iter = T;
+    BlassoControl bc = compare_blasso_base(st);
     if (bc.thin < 1) bc.thin = std::max(1, std::min(p, n - 1));
     bc.burnin = st.blasso_burn_draws * bc.thin;
     if (bc.sigma2_shape < 0) {  // monomvn's default with RJ: ab = c(0, 0)
       bc.sigma2_shape = 0.0;
       bc.sigma2_scale = 0.0;
     }
-    Eigen::VectorXd scale(p);
-    for (int j = 0; j < p; ++j) {
-      const double nrm = (x.col(j).array() - x.col(j).mean()).matrix().norm();
-      scale[j] = nrm > 0 ? nrm : 1.0;
-    }
+    const Eigen::VectorXd scale = l2_column_scale(x);
     const Eigen::MatrixXd xb = x * scale.cwiseInverse().asDiagonal();
     if (bc.mode == LambdaMode::em) bc.lambda = 0.0;
     rng::Stream sb(seed, key, 2);
@@ -209,9 +248,7 @@ inline bool compare_one_paper(const CompareCell& c, std::size_t b, const Compare
     if (r.interrupted) return false;
     Eigen::MatrixXd dr = Eigen::MatrixXd::Zero(T, p + 1);  // no intercept in the predictions
     for (int j = 0; j < p; ++j) dr.col(j + 1) = r.beta.col(j) / scale[j];
-    compare_metrics(dr, beta, xt, yt, out + 5, true);
-    out[8] = r.lambda.mean();
-    out[9] = std::chrono::duration<double>(clock::now() - t0).count();
+    compare_finish(dr, data, out + 5, true, r.lambda.mean(), t0);
   }
   return true;
 }
@@ -220,21 +257,15 @@ inline bool compare_one_paper(const CompareCell& c, std::size_t b, const Compare
 // short (out is then partial).
 inline bool compare_one(const CompareCell& c, std::size_t b, const CompareSettings& st, std::uint64_t seed,
                         double* out, const parallel::StopToken& stop = parallel::StopToken()) {
-  if (st.paper_route) return compare_one_paper(c, b, st, seed, out, stop);
   using clock = std::chrono::steady_clock;
   const int n = c.n, p = c.p, T = st.draws;
   const std::uint64_t key = compare_key(c, b);
-  rng::Stream s(seed, key, 0);
-  const Eigen::VectorXd beta = compare_beta(c);
-  Eigen::MatrixXd x(n, p), xt(n, p);
-  compare_design(s, x);
-  compare_design(s, xt);
-  const Eigen::VectorXd mu = x * beta, mut = xt * beta;
-  const double s2 = mu.squaredNorm() / (2.0 * n), sd = std::sqrt(s2);
-  Eigen::VectorXd y(n), yt(n);
-  for (int i = 0; i < n; ++i) y[i] = mu[i] + sd * s.normal();
-  for (int i = 0; i < n; ++i) yt[i] = mut[i] + sd * s.normal();
+  const CompareData data = compare_data(c, seed, key, st.paper_route);
   for (int k = 0; k < kCompareCols; ++k) out[k] = std::numeric_limits<double>::quiet_NaN();
+  if (st.paper_route) return compare_one_paper(c, st, seed, key, data, out, stop);
+  const Eigen::VectorXd& beta = data.beta;
+  const Eigen::MatrixXd &x = data.x, &xt = data.xt;
+  const Eigen::VectorXd &y = data.y, &yt = data.yt;
 
   if (st.run_wbb) {
     const auto t0 = clock::now();
@@ -278,24 +309,16 @@ inline bool compare_one(const CompareCell& c, std::size_t b, const CompareSettin
     // the stop request reaches the draws through the driver's monitor (polled every 100 ms)
     const parallel::RunStatus wrs = wbb::run_glm(pb, wout, ws, [&](std::size_t) { return !stop.stop_requested(); });
     if (wrs.interrupted || stop.stop_requested()) return false;
-    compare_metrics(dr, beta, xt, yt, out);
-    out[3] = lam;
-    out[4] = std::chrono::duration<double>(clock::now() - t0).count();
+    compare_finish(dr, data, out, false, lam, t0);
   }
 
   if (st.run_blasso) {
     const auto t0 = clock::now();
-    BlassoControl bc = st.blasso;
-    bc.chains = 1;
-    bc.iter = T;
+    BlassoControl bc = compare_blasso_base(st);
     Eigen::VectorXd scale = Eigen::VectorXd::Ones(p);
     Eigen::MatrixXd xb = x;
     if (st.blasso_standardize) {
-      const Eigen::VectorXd center = x.colwise().mean().transpose();
-      for (int j = 0; j < p; ++j) {
-        const double v = (x.col(j).array() - center[j]).square().sum();
-        scale[j] = v > 0 ? std::sqrt(v) : 1.0;
-      }
+      scale = l2_column_scale(x);
       xb = x * scale.cwiseInverse().asDiagonal();
     }
     // auto sigma2 prior (as blasso() does): a proper IG(1, 0.1 var(y)) when p >= n unless one is given
@@ -322,9 +345,7 @@ inline bool compare_one(const CompareCell& c, std::size_t b, const CompareSettin
     Eigen::MatrixXd dr(T, p + 1);
     dr.col(0) = r.intercept;
     for (int j = 0; j < p; ++j) dr.col(j + 1) = r.beta.col(j) / scale[j];
-    compare_metrics(dr, beta, xt, yt, out + 5);
-    out[8] = r.lambda.mean();
-    out[9] = std::chrono::duration<double>(clock::now() - t0).count();
+    compare_finish(dr, data, out + 5, false, r.lambda.mean(), t0);
   }
   return true;
 }
