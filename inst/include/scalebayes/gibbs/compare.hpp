@@ -198,7 +198,6 @@ inline bool compare_one_paper(const CompareCell& c, const CompareSettings& st, s
                               const CompareData& data, double* out, const parallel::StopToken& stop) {
   using clock = std::chrono::steady_clock;
   const int n = c.n, p = c.p, T = st.draws;
-  const Eigen::VectorXd& beta = data.beta;
   const Eigen::MatrixXd &x = data.x, &xt = data.xt;
   const Eigen::VectorXd &y = data.y, &yt = data.yt;
 
@@ -263,9 +262,8 @@ inline bool compare_one(const CompareCell& c, std::size_t b, const CompareSettin
   const CompareData data = compare_data(c, seed, key, st.paper_route);
   for (int k = 0; k < kCompareCols; ++k) out[k] = std::numeric_limits<double>::quiet_NaN();
   if (st.paper_route) return compare_one_paper(c, st, seed, key, data, out, stop);
-  const Eigen::VectorXd& beta = data.beta;
-  const Eigen::MatrixXd &x = data.x, &xt = data.xt;
-  const Eigen::VectorXd &y = data.y, &yt = data.yt;
+  const Eigen::MatrixXd& x = data.x;
+  const Eigen::VectorXd& y = data.y;
 
   if (st.run_wbb) {
     const auto t0 = clock::now();
