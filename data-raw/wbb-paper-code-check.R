@@ -6,7 +6,7 @@
 suppressMessages({library(glmnet); library(monomvn)})
 args <- as.integer(commandArgs(trailingOnly = TRUE))
 B <- if (length(args) >= 1) args[1] else 20L
-cells <- list(list("A(i)", 40, 50), list("B", 40, 50), list("B", 80, 50), list("A(ii)", 120, 60))
+cells <- list(list("A(i)", 40, 50), list("B", 40, 50), list("B", 80, 50))
 sim <- function(setting, p, n) {
   b0 <- switch(setting, "A(i)" = rep(1, 10), "A(ii)" = c(rep(1, 5), rep(10, 5)), "B" = rep(1, p))
   beta <- c(b0, rep(0, p - length(b0)))
