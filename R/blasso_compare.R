@@ -212,8 +212,9 @@ summarise_compare <- function(per, methods) {
 #' @export
 print.sb_blasso_compare <- function(x, digits = 2, ...) {
   cfg <- attr(x, "config")
-  cat(sprintf("WBB vs Bayesian lasso (%s), %d datasets x %d draws per cell; paper's value in parentheses\n",
-              cfg$blasso, cfg$datasets, cfg$draws))
+  cat(sprintf("WBB vs Bayesian lasso (%s%s), %d datasets x %d draws per cell; paper's value in parentheses\n",
+              cfg$blasso, if (identical(cfg$route, "paper_code")) ", the paper's code route" else "",
+              cfg$datasets, cfg$draws))
   tabs <- compare_tables(x, digits)
   titles <- c(mse_coef = "Table 1: coefficient MSE", mse_pred = "Table 2: prediction MSE",
               coverage = "Table 3: 95% interval coverage")

@@ -181,6 +181,7 @@ test_that("blasso_compare(route = 'paper_code') runs, is reproducible and valida
   expect_identical(attr(a, "per_dataset")[, cols], attr(b, "per_dataset")[, cols])
   expect_equal(attr(a, "config")$route, "paper_code")
   expect_equal(attr(a, "config")$blasso, "monomvn")
+  expect_output(print(a), "paper.s code route")
   expect_true(all(is.finite(a$mse_coef) & a$coverage >= 0 & a$coverage <= 1))
   # the exact route gives different numbers on the same datasets
   e <- blasso_compare(settings = "A(i)", p = 12, n = "p/2", datasets = 3, draws = 30, seed = 2, quiet = TRUE)
