@@ -13,6 +13,18 @@ cpp_blasso_compare <- function(n, p, setting, cell_id, blasso_ctrl, settings, ru
     .Call(`_scalebayes_cpp_blasso_compare`, n, p, setting, cell_id, blasso_ctrl, settings, run)
 }
 
+cpp_glmnet_path_coef <- function(x, y, w, pf, s, user_lambda, tol) {
+    .Call(`_scalebayes_cpp_glmnet_path_coef`, x, y, w, pf, s, user_lambda, tol)
+}
+
+cpp_glmnet_cv_lambda_min <- function(x, y, foldid, tol) {
+    .Call(`_scalebayes_cpp_glmnet_cv_lambda_min`, x, y, foldid, tol)
+}
+
+cpp_coverage_all_pairs <- function(lo, hi, beta) {
+    .Call(`_scalebayes_cpp_coverage_all_pairs`, lo, hi, beta)
+}
+
 cpp_build_info <- function() {
     .Call(`_scalebayes_cpp_build_info`)
 }

@@ -36,9 +36,10 @@
 #' equal to prior), which makes it a valid Metropolis-within-Gibbs step targeting the same posterior as
 #' monomvn's reversible-jump sampler (not the same proposal, so not the same draws). Active sets are limited
 #' to at most n - 2 coefficients (n - 1 without intercept). `blasso_control(preset = "monomvn")` sets
-#' monomvn's defaults: RJ, \eqn{\lambda^2 \sim} Gamma(2, 0.1), no intercept, and `thin = min(p, n - 1)`.
-#' monomvn also rescales the columns of `x` to unit norm by default; use `standardize = TRUE` for the
-#' analogous unit-sd scaling.
+#' monomvn's defaults: RJ, \eqn{\lambda^2 \sim} Gamma(2, 0.1), an intercept (`icept = TRUE`; monomvn
+#' centres `x` and `y` even with `icept = FALSE`, so the fit is the same), columns centred and scaled to unit
+#' L2 norm (`normalize = TRUE`; the Gamma prior on \eqn{\lambda^2} refers to that scale), the improper
+#' \eqn{1/\sigma^2} prior (`ab = c(0, 0)`, monomvn's default with RJ) and `thin = min(p, n - 1)`.
 #'
 #' Draws of different chains come from independent random streams keyed by `(seed, chain)`, so the result
 #' does not depend on `threads`.
@@ -109,7 +110,7 @@ blasso <- function(x, y, lambda = "eb", chains = 4L, iter = 1000L, burnin = 500L
   xs <- x
   scale <- rep(1, p)
   if (control$standardize) {
-    scale <- apply(x, 2, stats::sd)
+    scale <- if (identical(control$scale, "l2")) sqrt(colSums(sweep(x, 2, colMeans(x))^2)) else apply(x, 2, stats::sd)
     if (any(scale == 0)) {
       const <- colnames(x)[scale == 0]
       sb_abort(c("{.arg x} has constant column{?s} {.val {const}}; cannot standardize.",
@@ -250,8 +251,10 @@ blasso_diagnostics <- function(fit, include_lambda = FALSE) {
 #'   with the Bayesian lasso's prior variance, which is much closer to the EB value than Park and
 #'   Casella's least-squares start when p >= n; for the gamma prior, the prior mean).
 #' @param intercept Fit an intercept (flat prior, integrated out by centring).
-#' @param standardize Scale the columns of `x` to unit sd before sampling (coefficients are reported on
-#'   the original scale).
+#' @param standardize Scale the columns of `x` before sampling (coefficients are reported on the original
+#'   scale); how: `scale`. Default `FALSE`, or `TRUE` under `preset = "monomvn"`.
+#' @param scale How `standardize = TRUE` scales a column: `"sd"` (unit standard deviation) or `"l2"` (unit
+#'   L2 norm after centring, as `monomvn::blasso(normalize = TRUE)`; default under `preset = "monomvn"`).
 #' @param rj Reversible-jump / model-indicator sampler over the active set (see [blasso()]).
 #' @param rj_moves Add/delete proposals per sweep.
 #' @param rj_prior Prior over active sets: `"models"` (every subset equally likely, which is what
@@ -263,7 +266,8 @@ blasso_diagnostics <- function(fit, include_lambda = FALSE) {
 #'   `print(fit)`, computed when read (they are never computed inside [blasso()]); `FALSE`: `fit$diagnostics`
 #'   is an empty list.
 #' @param preset `"none"` or `"monomvn"` (monomvn::blasso defaults: `rj = TRUE`, `gamma_prior = c(2, 0.1)`,
-#'   `intercept = FALSE`, and `thin = min(p, n - 1)` in [blasso()]).
+#'   `intercept = TRUE`, `standardize = TRUE` with `scale = "l2"`, `sigma2_prior = c(0, 0)`, and
+#'   `thin = min(p, n - 1)` in [blasso()]); arguments given explicitly override the preset.
 #' @return A list of class `blasso_control`.
 #' @export
 #' @examples
@@ -271,14 +275,18 @@ blasso_diagnostics <- function(fit, include_lambda = FALSE) {
 blasso_control <- function(sigma2_prior = "auto", gamma_prior = c(2, 0.1), em_max = 100L, em_sweeps = 100L,
                            em_burn = 100L, em_tol = 1e-3, lambda_range = c(1e-6, 1e6), lambda_start = NULL,
                            intercept = TRUE, standardize = FALSE, rj = FALSE, rj_moves = 1L,
-                           rj_prior = c("models", "size"), fixed_tau2 = NULL, diagnostics = TRUE, preset = c("none", "monomvn")) {
+                           rj_prior = c("models", "size"), fixed_tau2 = NULL, diagnostics = TRUE, preset = c("none", "monomvn"),
+                           scale = c("sd", "l2")) {
   preset <- sb_match_arg(preset, partial = TRUE)
   rj_prior <- sb_match_arg(rj_prior, partial = TRUE)
   if (preset == "monomvn") {
     if (missing(rj)) rj <- TRUE
     if (missing(gamma_prior)) gamma_prior <- c(2, 0.1)
-    if (missing(intercept)) intercept <- FALSE
+    if (missing(standardize)) standardize <- TRUE
+    if (missing(scale)) scale <- "l2"
+    if (missing(sigma2_prior)) sigma2_prior <- c(0, 0)
   }
+  scale <- sb_match_arg(scale)
   if (!identical(sigma2_prior, "auto")) {
     if (!is.numeric(sigma2_prior) || length(sigma2_prior) != 2L || any(!is.finite(sigma2_prior)) ||
         any(sigma2_prior < 0)) {
@@ -301,7 +309,7 @@ blasso_control <- function(sigma2_prior = "auto", gamma_prior = c(2, 0.1), em_ma
     em_tol = check_number(em_tol, lower = 0, lower_open = TRUE),
     lambda_range = as.double(lambda_range),
     lambda_start = check_number(lambda_start, lower = 0, lower_open = TRUE, allow_null = TRUE),
-    intercept = check_flag(intercept), standardize = check_flag(standardize),
+    intercept = check_flag(intercept), standardize = check_flag(standardize), scale = scale,
     rj = check_flag(rj), rj_moves = check_count(rj_moves, max = 1e6), rj_prior = rj_prior, preset = preset,
     diagnostics = check_flag(diagnostics),
     fixed_tau2 = if (is.null(fixed_tau2)) NULL else {

@@ -5,7 +5,8 @@
 #' `datasets` datasets are simulated (rows of X from N(0, Sigma), Sigma_ij = 0.1 * 0.8^|i-j|, noise variance
 #' ||X beta||^2 / (2n), a test set of the training size) and both methods draw `draws` posterior samples.
 #' Metrics: coefficient MSE of the posterior mean, out-of-sample prediction MSE, and 95% credible-interval
-#' coverage (per coefficient, averaged over coefficients and datasets).
+#' coverage (per coefficient, averaged over coefficients and datasets; `route = "paper_code"`: over all
+#' p x p pairs of true coefficient and interval).
 #'
 #' @details
 #' **WBB arm**: the lasso penalty with separate Exp(1) prior weights and Exp(1) data weights, lambda = the
@@ -16,10 +17,22 @@
 #' * `"eb"`: what the paper *describes* (Park and Casella's sampler with lambda maximizing the marginal
 #'   likelihood): [blasso()]'s blocked Gibbs sampler, lambda by Monte-Carlo EM, one chain, `burnin` sweeps,
 #'   then `draws` consecutive sweeps; improper 1/sigma2 prior when p < n, IG(1, 0.1 var(y)) when p >= n.
-#' * `"monomvn"`: what the paper's code *ran* (`monomvn::blasso` defaults): reversible jump over the active
-#'   set with every subset equally likely (at most min(p, n-1) coefficients), lambda^2 ~ Gamma(2, 0.1), no
-#'   intercept, columns scaled to unit SD, `min(p, n - 1)` sweeps per kept draw. Our sampler targets the same
-#'   posterior with different moves (see [blasso()]).
+#' * `"monomvn"`: what the paper's code *ran* (`monomvn::blasso` defaults, `blasso_control(preset =
+#'   "monomvn")`): reversible jump over the active set with every subset equally likely, lambda^2 ~ Gamma(2,
+#'   0.1), an intercept, columns centred and scaled to unit L2 norm, `min(p, n - 1)` sweeps per kept draw.
+#'   Our sampler targets the same posterior with different moves (see [blasso()]).
+#'
+#' **Routes.** `route = "exact"` (default) is the method as described above. `route = "paper_code"` is what
+#' the authors' script (`wbb_simu.R`, repository `wiscstatman/optimizetointegrate`, folder `cjs/WBB`)
+#' computed, re-implemented on this package's engines: the noise variance from the training and test rows
+#' together; WBB's lambda = `cv.glmnet(intercept = FALSE, nfolds = 3)$lambda.min` on the training AND test
+#' rows; each WBB draw `glmnet(x, y, weights = w, penalty.factor = w0, intercept = FALSE)` on glmnet's
+#' default lambda path read at `coef(s = lambda)` (clamped to the end of the path; an emulation of glmnet's
+#' path rule, checked against glmnet in the tests); the Bayesian lasso as `monomvn::blasso(x, y, T = 500,
+#' icept = FALSE)` with draws 301-500 kept (`blasso` must then be `"monomvn"`; `burnin` is not used);
+#' predictions without intercept; and coverage as the mean of the p x p matrix of indicators
+#' `lower_j <= beta_i <= upper_j` (every true coefficient against every coefficient's interval). Both
+#' routes use n training rows and n test rows.
 #'
 #' **Parallelism and reproducibility**: each dataset is one work item keyed by `(seed, cell, dataset)` (its
 #' WBB draws run through the same driver as [wbb()], keyed by a seed derived from that key), run
@@ -41,6 +54,8 @@
 #'   (the rule of every WBB function).
 #' @param future Run chunks through `future.apply` (needs the package).
 #' @param threads,seed,quiet As in [blasso()].
+#' @param route `"exact"` (the method as the paper describes it) or `"paper_code"` (the computation of the
+#'   paper's published code); see Details.
 #' @param first_dataset Index of the first dataset: datasets `first_dataset, ..., first_dataset + datasets - 1`
 #'   of every cell are run, so a long study can be run in pieces (resumed, or spread over machines) and the
 #'   pieces combined with [blasso_compare_combine()]; the numbers do not depend on the split.
@@ -60,7 +75,8 @@
 blasso_compare <- function(settings = c("A(i)", "A(ii)", "B"), p = c(40, 60, 80, 100, 120), n = c("50", "p/2"),
                            datasets = 500L, draws = 200L, methods = c("wbb", "blasso"),
                            blasso = c("eb", "monomvn"), burnin = 200L, cd_tol = 1e-9, chunks = NULL,
-                           future = FALSE, threads = NULL, seed = NULL, quiet = NULL, first_dataset = 1L) {
+                           future = FALSE, threads = NULL, seed = NULL, quiet = NULL, first_dataset = 1L,
+                           route = c("exact", "paper_code")) {
   all_settings <- c("A(i)", "A(ii)", "B")
   if (!is.character(settings) || !length(settings) || !all(settings %in% all_settings)) {
     sb_abort(c("{.arg settings} must be a subset of {.val {all_settings}}.",
@@ -76,6 +92,14 @@ blasso_compare <- function(settings = c("A(i)", "A(ii)", "B"), p = c(40, 60, 80,
   if (!is.character(methods) || !length(methods) || !all(methods %in% c("wbb", "blasso"))) {
     sb_abort("{.arg methods} must be a subset of {.val {c('wbb', 'blasso')}}.", arg = "methods")
   }
+  route <- sb_match_arg(route)
+  if (route == "paper_code") {
+    if (!missing(blasso) && !identical(blasso, "monomvn")) {
+      sb_abort(c("{.code route = \"paper_code\"} runs the Bayesian lasso as the authors did ({.code blasso = \"monomvn\"}).",
+                 i = "Leave {.arg blasso} unset, or use {.code route = \"exact\"}."), arg = "blasso")
+    }
+    blasso <- "monomvn"
+  }
   blasso <- sb_match_arg(blasso)
   datasets <- check_count(datasets)
   draws <- check_count(draws, min = 2L)
@@ -89,7 +113,8 @@ blasso_compare <- function(settings = c("A(i)", "A(ii)", "B"), p = c(40, 60, 80,
   if (any(cells$p < 2 | cells$n < 6)) sb_abort("Every cell needs n >= 6 (n = p/2 with p >= 12).", arg = "p")
   bctrl <- compare_blasso_ctrl(blasso, draws, burnin)
   st <- list(draws = draws, nfolds = 10L, nlambda = 100L, run_wbb = "wbb" %in% methods,
-             run_blasso = "blasso" %in% methods, blasso_standardize = blasso == "monomvn", cd_tol = cd_tol)
+             run_blasso = "blasso" %in% methods, blasso_standardize = blasso == "monomvn", cd_tol = cd_tol,
+             paper_route = route == "paper_code", paper_nfolds = 3L, blasso_burn_draws = 300L)
   res <- vector("list", nrow(cells))
   t0 <- proc.time()[["elapsed"]]
   for (k in seq_len(nrow(cells))) {
@@ -110,6 +135,7 @@ blasso_compare <- function(settings = c("A(i)", "A(ii)", "B"), p = c(40, 60, 80,
   out <- summarise_compare(per, methods)
   attr(out, "per_dataset") <- per
   attr(out, "config") <- list(datasets = datasets, draws = draws, blasso = blasso, burnin = burnin, seed = seed,
+                              route = route,
                               threads = rs$threads, elapsed = proc.time()[["elapsed"]] - t0)
   class(out) <- c("sb_blasso_compare", "data.frame")
   out
@@ -186,8 +212,9 @@ summarise_compare <- function(per, methods) {
 #' @export
 print.sb_blasso_compare <- function(x, digits = 2, ...) {
   cfg <- attr(x, "config")
-  cat(sprintf("WBB vs Bayesian lasso (%s), %d datasets x %d draws per cell; paper's value in parentheses\n",
-              cfg$blasso, cfg$datasets, cfg$draws))
+  cat(sprintf("WBB vs Bayesian lasso (%s%s), %d datasets x %d draws per cell; paper's value in parentheses\n",
+              cfg$blasso, if (identical(cfg$route, "paper_code")) ", the paper's code route" else "",
+              cfg$datasets, cfg$draws))
   tabs <- compare_tables(x, digits)
   titles <- c(mse_coef = "Table 1: coefficient MSE", mse_pred = "Table 2: prediction MSE",
               coverage = "Table 3: 95% interval coverage")

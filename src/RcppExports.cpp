@@ -56,6 +56,50 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
+// cpp_glmnet_path_coef
+Rcpp::List cpp_glmnet_path_coef(const Rcpp::NumericMatrix& x, const Rcpp::NumericVector& y, const Rcpp::NumericVector& w, const Rcpp::NumericVector& pf, double s, const Rcpp::NumericVector& user_lambda, double tol);
+RcppExport SEXP _scalebayes_cpp_glmnet_path_coef(SEXP xSEXP, SEXP ySEXP, SEXP wSEXP, SEXP pfSEXP, SEXP sSEXP, SEXP user_lambdaSEXP, SEXP tolSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< const Rcpp::NumericMatrix& >::type x(xSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::NumericVector& >::type y(ySEXP);
+    Rcpp::traits::input_parameter< const Rcpp::NumericVector& >::type w(wSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::NumericVector& >::type pf(pfSEXP);
+    Rcpp::traits::input_parameter< double >::type s(sSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::NumericVector& >::type user_lambda(user_lambdaSEXP);
+    Rcpp::traits::input_parameter< double >::type tol(tolSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_glmnet_path_coef(x, y, w, pf, s, user_lambda, tol));
+    return rcpp_result_gen;
+END_RCPP
+}
+// cpp_glmnet_cv_lambda_min
+double cpp_glmnet_cv_lambda_min(const Rcpp::NumericMatrix& x, const Rcpp::NumericVector& y, const Rcpp::IntegerVector& foldid, double tol);
+RcppExport SEXP _scalebayes_cpp_glmnet_cv_lambda_min(SEXP xSEXP, SEXP ySEXP, SEXP foldidSEXP, SEXP tolSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< const Rcpp::NumericMatrix& >::type x(xSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::NumericVector& >::type y(ySEXP);
+    Rcpp::traits::input_parameter< const Rcpp::IntegerVector& >::type foldid(foldidSEXP);
+    Rcpp::traits::input_parameter< double >::type tol(tolSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_glmnet_cv_lambda_min(x, y, foldid, tol));
+    return rcpp_result_gen;
+END_RCPP
+}
+// cpp_coverage_all_pairs
+double cpp_coverage_all_pairs(const Rcpp::NumericVector& lo, const Rcpp::NumericVector& hi, const Rcpp::NumericVector& beta);
+RcppExport SEXP _scalebayes_cpp_coverage_all_pairs(SEXP loSEXP, SEXP hiSEXP, SEXP betaSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< const Rcpp::NumericVector& >::type lo(loSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::NumericVector& >::type hi(hiSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::NumericVector& >::type beta(betaSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_coverage_all_pairs(lo, hi, beta));
+    return rcpp_result_gen;
+END_RCPP
+}
 // cpp_build_info
 Rcpp::List cpp_build_info();
 RcppExport SEXP _scalebayes_cpp_build_info() {
@@ -470,6 +514,9 @@ static const R_CallMethodDef CallEntries[] = {
     {"_scalebayes_cpp_blasso", (DL_FUNC) &_scalebayes_cpp_blasso, 4},
     {"_scalebayes_cpp_rinvgauss", (DL_FUNC) &_scalebayes_cpp_rinvgauss, 4},
     {"_scalebayes_cpp_blasso_compare", (DL_FUNC) &_scalebayes_cpp_blasso_compare, 7},
+    {"_scalebayes_cpp_glmnet_path_coef", (DL_FUNC) &_scalebayes_cpp_glmnet_path_coef, 7},
+    {"_scalebayes_cpp_glmnet_cv_lambda_min", (DL_FUNC) &_scalebayes_cpp_glmnet_cv_lambda_min, 4},
+    {"_scalebayes_cpp_coverage_all_pairs", (DL_FUNC) &_scalebayes_cpp_coverage_all_pairs, 3},
     {"_scalebayes_cpp_build_info", (DL_FUNC) &_scalebayes_cpp_build_info, 0},
     {"_scalebayes_cpp_test_driver", (DL_FUNC) &_scalebayes_cpp_test_driver, 4},
     {"_scalebayes_cpp_test_rng", (DL_FUNC) &_scalebayes_cpp_test_rng, 6},

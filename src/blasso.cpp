@@ -1,6 +1,7 @@
 // Glue for blasso(): convert, build the control struct, call scalebayes::gibbs::run_blasso, convert back.
 #include "sb_glue.h"
 #include "scalebayes/gibbs/blasso.hpp"
+#include "scalebayes/cd/glmnet_path.hpp"
 #include "scalebayes/gibbs/compare.hpp"
 
 namespace {
@@ -85,6 +86,11 @@ Rcpp::NumericMatrix cpp_blasso_compare(int n, int p, int setting, int cell_id, c
   st.run_blasso = Rcpp::as<bool>(settings["run_blasso"]);
   st.blasso_standardize = Rcpp::as<bool>(settings["blasso_standardize"]);
   st.cd.tol = Rcpp::as<double>(settings["cd_tol"]);
+  if (settings.containsElementNamed("paper_route")) {
+    st.paper_route = Rcpp::as<bool>(settings["paper_route"]);
+    st.paper_nfolds = Rcpp::as<int>(settings["paper_nfolds"]);
+    st.blasso_burn_draws = Rcpp::as<int>(settings["blasso_burn_draws"]);
+  }
   st.blasso = blasso_control_from(blasso_ctrl);
   sbglue::Progress prog(static_cast<double>(rs.draws), run, "datasets");
   scalebayes::parallel::RunStatus status;
@@ -92,4 +98,41 @@ Rcpp::NumericMatrix cpp_blasso_compare(int n, int p, int setting, int cell_id, c
   Rcpp::NumericMatrix res = Rcpp::wrap(out);
   res.attr("interrupted") = status.interrupted || prog.interrupted();
   return res;
+}
+
+// Test hook: glmnet's default gaussian lasso path without intercept (cd/glmnet_path.hpp) on (x, y, w, pf), and
+// coef(fit, s = s). user_lambda: empty for the default path. Returns the path lambdas, the p x L coefficients
+// and the coefficients at s.
+// [[Rcpp::export]]
+Rcpp::List cpp_glmnet_path_coef(const Rcpp::NumericMatrix& x, const Rcpp::NumericVector& y,
+                                const Rcpp::NumericVector& w, const Rcpp::NumericVector& pf, double s,
+                                const Rcpp::NumericVector& user_lambda, double tol) {
+  namespace cd = scalebayes::cd;
+  cd::Control ctrl;
+  ctrl.tol = tol;
+  const Eigen::VectorXd ul = Rcpp::as<Eigen::VectorXd>(user_lambda);
+  const cd::GlmnetPath path = cd::glmnet_path(sbglue::as_map(x), sbglue::as_map(y), sbglue::as_map(w),
+                                              sbglue::as_map(pf), ctrl, cd::GlmnetPathRule(), ul);
+  return Rcpp::List::create(Rcpp::Named("lambda") = Rcpp::wrap(path.lambda), Rcpp::Named("beta") = Rcpp::wrap(path.beta),
+                            Rcpp::Named("coef") = Rcpp::wrap(cd::glmnet_coef(path, s)));
+}
+
+// Test hook: cv.glmnet(x, y, intercept = FALSE, foldid)$lambda.min as cd::glmnet_cv_lambda_min computes it
+// (foldid 1-based, as in R).
+// [[Rcpp::export]]
+double cpp_glmnet_cv_lambda_min(const Rcpp::NumericMatrix& x, const Rcpp::NumericVector& y,
+                                const Rcpp::IntegerVector& foldid, double tol) {
+  namespace cd = scalebayes::cd;
+  cd::Control ctrl;
+  ctrl.tol = tol;
+  Eigen::VectorXi f(foldid.size());
+  for (R_xlen_t i = 0; i < foldid.size(); ++i) f[i] = foldid[i] - 1;
+  return cd::glmnet_cv_lambda_min(sbglue::as_map(x), sbglue::as_map(y), f, ctrl);
+}
+
+// Test hook: the paper route's coverage rule (gibbs::coverage_all_pairs) for intervals [lo, hi] and truth beta.
+// [[Rcpp::export]]
+double cpp_coverage_all_pairs(const Rcpp::NumericVector& lo, const Rcpp::NumericVector& hi,
+                              const Rcpp::NumericVector& beta) {
+  return scalebayes::gibbs::coverage_all_pairs(sbglue::as_map(lo), sbglue::as_map(hi), sbglue::as_map(beta));
 }

@@ -23,6 +23,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "scalebayes/cd/glmnet_path.hpp"
 #include "scalebayes/cd/path.hpp"
 #include "scalebayes/cd/solver.hpp"
 #include "scalebayes/gibbs/blasso.hpp"
@@ -43,9 +44,14 @@ struct CompareSettings {
   int draws = 200;               // T per method
   int nfolds = 10, nlambda = 100;
   bool run_wbb = true, run_blasso = true;
-  bool blasso_standardize = false;  // scale columns to unit sd before the Bayesian lasso (monomvn's normalize)
+  bool blasso_standardize = false;  // scale columns to unit L2 norm after centring (monomvn's normalize)
   BlassoControl blasso;          // chains is forced to 1 (and each dataset's sampler runs on one thread)
   cd::Control cd;
+  // route "paper_code": the computation of the authors' script (see compare_one_paper); then blasso_burn_draws
+  // thinned draws are discarded before the `draws` kept ones (monomvn's T = 500, draws 301-500 kept)
+  bool paper_route = false;
+  int paper_nfolds = 3;
+  int blasso_burn_draws = 300;
 };
 
 // metrics: per dataset, columns: wbb (coef mse, pred mse, coverage, lambda, seconds), blasso (same; lambda is the
@@ -82,9 +88,19 @@ inline double quantile7(std::vector<double> v, double prob) {
   return a + (h - lo) * (b - a);
 }
 
-// draws: T x (p + 1), column 0 the intercept. Fills 3 metrics.
+// Coverage as the authors' script computes it: the mean over all (i, j) of [lo_j <= beta_i <= hi_j], every
+// true coefficient against every coefficient's interval (a p x p indicator matrix).
+inline double coverage_all_pairs(const Eigen::VectorXd& lo, const Eigen::VectorXd& hi, const Eigen::VectorXd& beta) {
+  const Eigen::Index p = beta.size();
+  double cover = 0.0;
+  for (Eigen::Index j = 0; j < p; ++j)
+    for (Eigen::Index i = 0; i < p; ++i) cover += (lo[j] <= beta[i] && beta[i] <= hi[j]);
+  return cover / (static_cast<double>(p) * p);
+}
+
+// draws: T x (p + 1), column 0 the intercept. Fills 3 metrics. all_pairs: coverage by coverage_all_pairs.
 inline void compare_metrics(const Eigen::MatrixXd& draws, const Eigen::VectorXd& beta, const Eigen::MatrixXd& xt,
-                            const Eigen::VectorXd& yt, double* out) {
+                            const Eigen::VectorXd& yt, double* out, bool all_pairs = false) {
   const Eigen::Index T = draws.rows(), p = beta.size();
   const Eigen::VectorXd m = draws.colwise().mean().transpose();
   out[0] = (m.tail(p) - beta).squaredNorm() / p;
@@ -92,12 +108,15 @@ inline void compare_metrics(const Eigen::MatrixXd& draws, const Eigen::VectorXd&
   out[1] = (yt - pred).squaredNorm() / yt.size();
   int cover = 0;
   std::vector<double> col(T);
+  Eigen::VectorXd los(p), his(p);
   for (Eigen::Index j = 0; j < p; ++j) {
     for (Eigen::Index t = 0; t < T; ++t) col[t] = draws(t, j + 1);
     const double lo = quantile7(col, 0.025), hi = quantile7(col, 0.975);
     if (lo <= beta[j] && beta[j] <= hi) ++cover;
+    los[j] = lo;
+    his[j] = hi;
   }
-  out[2] = static_cast<double>(cover) / p;
+  out[2] = all_pairs ? coverage_all_pairs(los, his, beta) : static_cast<double>(cover) / p;
 }
 
 inline std::uint64_t compare_key(const CompareCell& c, std::size_t b) {
@@ -107,6 +126,132 @@ inline std::uint64_t compare_key(const CompareCell& c, std::size_t b) {
 // Seed of the WBB draws of dataset `key` (the driver then keys draw t by Stream(this seed, t)).
 inline std::uint64_t compare_wbb_seed(std::uint64_t seed, std::uint64_t key) { return rng::Stream(seed, key, 3).next(); }
 
+// One dataset: training (x, y) and test (xt, yt) rows, n each, from stream (seed, key, 0). The noise variance
+// is ||X beta||^2 / (2 n) over the training rows, or (noise_all_rows, the authors' script) over all 2n rows.
+struct CompareData {
+  Eigen::VectorXd beta;
+  Eigen::MatrixXd x, xt;
+  Eigen::VectorXd y, yt;
+};
+
+inline CompareData compare_data(const CompareCell& c, std::uint64_t seed, std::uint64_t key, bool noise_all_rows) {
+  const int n = c.n, p = c.p;
+  rng::Stream s(seed, key, 0);
+  CompareData d;
+  d.beta = compare_beta(c);
+  d.x.resize(n, p);
+  d.xt.resize(n, p);
+  compare_design(s, d.x);
+  compare_design(s, d.xt);
+  const Eigen::VectorXd mu = d.x * d.beta, mut = d.xt * d.beta;
+  const double s2 = noise_all_rows ? (mu.squaredNorm() + mut.squaredNorm()) / (2.0 * 2.0 * n)
+                                   : mu.squaredNorm() / (2.0 * n);
+  const double sd = std::sqrt(s2);
+  d.y.resize(n);
+  d.yt.resize(n);
+  for (int i = 0; i < n; ++i) d.y[i] = mu[i] + sd * s.normal();
+  for (int i = 0; i < n; ++i) d.yt[i] = mut[i] + sd * s.normal();
+  return d;
+}
+
+// The five numbers of one arm: the three metrics of its draws dr (compare_metrics), its lambda, and the seconds
+// since t0.
+inline void compare_finish(const Eigen::MatrixXd& dr, const CompareData& d, double* out, bool all_pairs, double lambda,
+                           std::chrono::steady_clock::time_point t0) {
+  compare_metrics(dr, d.beta, d.xt, d.yt, out, all_pairs);
+  out[3] = lambda;
+  out[4] = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+// The Bayesian-lasso settings of one dataset's single chain of `draws` kept draws.
+inline BlassoControl compare_blasso_base(const CompareSettings& st) {
+  BlassoControl bc = st.blasso;
+  bc.chains = 1;
+  bc.iter = st.draws;
+  return bc;
+}
+
+// monomvn's normalize = TRUE: each column's L2 norm after centring (1 for a constant column).
+inline Eigen::VectorXd l2_column_scale(const Eigen::MatrixXd& x) {
+  Eigen::VectorXd scale(x.cols());
+  for (Eigen::Index j = 0; j < x.cols(); ++j) {
+    const double nrm = (x.col(j).array() - x.col(j).mean()).matrix().norm();
+    scale[j] = nrm > 0 ? nrm : 1.0;
+  }
+  return scale;
+}
+
+// Route "paper_code", one dataset: the computation of the authors' script (wbb_simu.R of Newton, Polson & Xu,
+// in wiscstatman/optimizetointegrate, cjs/WBB), re-implemented on this package's engines:
+//   * data: as compare_one, but the noise variance is ||X beta||^2 / (2 * 2n) over the training AND test rows
+//     (the script draws 2n rows at once);
+//   * WBB: lambda = lambda.min of cv.glmnet(intercept = FALSE, nfolds = 3) on all 2n rows (training and test);
+//     each draw is glmnet(x, y, weights = Exp(1), penalty.factor = Exp(1), intercept = FALSE) on its DEFAULT
+//     path read at coef(s = lambda) (cd/glmnet_path.hpp: beyond the end of the path, its last solution);
+//   * Bayesian lasso: monomvn::blasso(x, y, T = 500, icept = FALSE) with draws 301-500 kept: st.blasso (the
+//     "monomvn" preset: RJ, lambda^2 ~ Gamma(2, 0.1), intercept integrated out, improper 1/sigma2), columns
+//     centred and scaled to unit L2 norm, thin = min(p, n - 1), blasso_burn_draws thinned draws discarded;
+//   * metrics: predictions x* b without intercept (the script drops it), coverage over all p x p pairs
+//     (coverage_all_pairs).
+// Called by compare_one with the dataset (compare_data(..., true)) and out already set to NaN.
+inline bool compare_one_paper(const CompareCell& c, const CompareSettings& st, std::uint64_t seed, std::uint64_t key,
+                              const CompareData& data, double* out, const parallel::StopToken& stop) {
+  using clock = std::chrono::steady_clock;
+  const int n = c.n, p = c.p, T = st.draws;
+  const Eigen::MatrixXd &x = data.x, &xt = data.xt;
+  const Eigen::VectorXd &y = data.y, &yt = data.yt;
+
+  if (st.run_wbb) {
+    const auto t0 = clock::now();
+    Eigen::MatrixXd xa(2 * n, p);
+    xa << x, xt;
+    Eigen::VectorXd ya(2 * n);
+    ya << y, yt;
+    rng::Stream sf(seed, key, 1);
+    Eigen::VectorXi fold(2 * n);
+    for (int i = 0; i < 2 * n; ++i) fold[i] = i % st.paper_nfolds;
+    for (int i = 2 * n - 1; i > 0; --i) std::swap(fold[i], fold[static_cast<int>(sf.uniform() * (i + 1))]);
+    const double lam = cd::glmnet_cv_lambda_min(xa, ya, fold, st.cd);
+    if (stop.stop_requested()) return false;
+    Eigen::MatrixXd dr = Eigen::MatrixXd::Zero(T, p + 1);  // column 0 (intercept) stays 0
+    const std::uint64_t wseed = compare_wbb_seed(seed, key);
+    Eigen::VectorXd w(n), pf(p);
+    for (int t = 0; t < T; ++t) {
+      if (stop.stop_requested()) return false;
+      rng::Stream sw(wseed, static_cast<std::uint64_t>(t));
+      for (int i = 0; i < n; ++i) w[i] = sw.exponential();
+      for (int j = 0; j < p; ++j) pf[j] = sw.exponential();
+      const cd::GlmnetPath path = cd::glmnet_path(x, y, w, pf, st.cd, cd::GlmnetPathRule(), Eigen::VectorXd(), lam);
+      dr.row(t).tail(p) = cd::glmnet_coef(path, lam).transpose();
+    }
+    compare_finish(dr, data, out, true, lam, t0);
+  }
+
+  if (st.run_blasso) {
+    const auto t0 = clock::now();
+    BlassoControl bc = compare_blasso_base(st);
+    if (bc.thin < 1) bc.thin = std::max(1, std::min(p, n - 1));
+    bc.burnin = st.blasso_burn_draws * bc.thin;
+    if (bc.sigma2_shape < 0) {  // monomvn's default with RJ: ab = c(0, 0)
+      bc.sigma2_shape = 0.0;
+      bc.sigma2_scale = 0.0;
+    }
+    const Eigen::VectorXd scale = l2_column_scale(x);
+    const Eigen::MatrixXd xb = x * scale.cwiseInverse().asDiagonal();
+    if (bc.mode == LambdaMode::em) bc.lambda = 0.0;
+    rng::Stream sb(seed, key, 2);
+    parallel::RunSettings brun;
+    brun.seed = sb.next();
+    brun.threads = 1;
+    const BlassoResult r = run_blasso(xb, y, bc, brun, [&](std::size_t) { return !stop.stop_requested(); });
+    if (r.interrupted) return false;
+    Eigen::MatrixXd dr = Eigen::MatrixXd::Zero(T, p + 1);  // no intercept in the predictions
+    for (int j = 0; j < p; ++j) dr.col(j + 1) = r.beta.col(j) / scale[j];
+    compare_finish(dr, data, out + 5, true, r.lambda.mean(), t0);
+  }
+  return true;
+}
+
 // One dataset of the run with seed `seed`: writes kCompareCols numbers into out. Returns false if `stop` cut it
 // short (out is then partial).
 inline bool compare_one(const CompareCell& c, std::size_t b, const CompareSettings& st, std::uint64_t seed,
@@ -114,17 +259,11 @@ inline bool compare_one(const CompareCell& c, std::size_t b, const CompareSettin
   using clock = std::chrono::steady_clock;
   const int n = c.n, p = c.p, T = st.draws;
   const std::uint64_t key = compare_key(c, b);
-  rng::Stream s(seed, key, 0);
-  const Eigen::VectorXd beta = compare_beta(c);
-  Eigen::MatrixXd x(n, p), xt(n, p);
-  compare_design(s, x);
-  compare_design(s, xt);
-  const Eigen::VectorXd mu = x * beta, mut = xt * beta;
-  const double s2 = mu.squaredNorm() / (2.0 * n), sd = std::sqrt(s2);
-  Eigen::VectorXd y(n), yt(n);
-  for (int i = 0; i < n; ++i) y[i] = mu[i] + sd * s.normal();
-  for (int i = 0; i < n; ++i) yt[i] = mut[i] + sd * s.normal();
+  const CompareData data = compare_data(c, seed, key, st.paper_route);
   for (int k = 0; k < kCompareCols; ++k) out[k] = std::numeric_limits<double>::quiet_NaN();
+  if (st.paper_route) return compare_one_paper(c, st, seed, key, data, out, stop);
+  const Eigen::MatrixXd& x = data.x;
+  const Eigen::VectorXd& y = data.y;
 
   if (st.run_wbb) {
     const auto t0 = clock::now();
@@ -168,24 +307,16 @@ inline bool compare_one(const CompareCell& c, std::size_t b, const CompareSettin
     // the stop request reaches the draws through the driver's monitor (polled every 100 ms)
     const parallel::RunStatus wrs = wbb::run_glm(pb, wout, ws, [&](std::size_t) { return !stop.stop_requested(); });
     if (wrs.interrupted || stop.stop_requested()) return false;
-    compare_metrics(dr, beta, xt, yt, out);
-    out[3] = lam;
-    out[4] = std::chrono::duration<double>(clock::now() - t0).count();
+    compare_finish(dr, data, out, false, lam, t0);
   }
 
   if (st.run_blasso) {
     const auto t0 = clock::now();
-    BlassoControl bc = st.blasso;
-    bc.chains = 1;
-    bc.iter = T;
+    BlassoControl bc = compare_blasso_base(st);
     Eigen::VectorXd scale = Eigen::VectorXd::Ones(p);
     Eigen::MatrixXd xb = x;
     if (st.blasso_standardize) {
-      const Eigen::VectorXd center = x.colwise().mean().transpose();
-      for (int j = 0; j < p; ++j) {
-        const double v = (x.col(j).array() - center[j]).square().sum() / (n - 1.0);
-        scale[j] = v > 0 ? std::sqrt(v) : 1.0;
-      }
+      scale = l2_column_scale(x);
       xb = x * scale.cwiseInverse().asDiagonal();
     }
     // auto sigma2 prior (as blasso() does): a proper IG(1, 0.1 var(y)) when p >= n unless one is given
@@ -212,9 +343,7 @@ inline bool compare_one(const CompareCell& c, std::size_t b, const CompareSettin
     Eigen::MatrixXd dr(T, p + 1);
     dr.col(0) = r.intercept;
     for (int j = 0; j < p; ++j) dr.col(j + 1) = r.beta.col(j) / scale[j];
-    compare_metrics(dr, beta, xt, yt, out + 5);
-    out[8] = r.lambda.mean();
-    out[9] = std::chrono::duration<double>(clock::now() - t0).count();
+    compare_finish(dr, data, out + 5, false, r.lambda.mean(), t0);
   }
   return true;
 }
