@@ -13,11 +13,11 @@
 #               of the same chains is kept too, to measure the effect of the metric alone.
 # Run from the package root:  Rscript vignettes/precompute-sgld-networks.R [Boston] [Concrete]
 #   (SB_UCI_ROUTES=paper_code or exact runs one route, SB_UCI_OUT=file writes elsewhere)
-#   (Boston about 10 minutes on one core, Concrete about 20); each data set is added to
+#   (default Boston, about 10 minutes on one core); each data set is added to
 #   vignettes/sgld-sa-networks-results.rds.
 suppressMessages(library(scalebayes))
 sets <- commandArgs(TRUE)
-if (!length(sets)) sets <- c("Boston", "Concrete")
+if (!length(sets)) sets <- "Boston"
 out_file <- Sys.getenv("SB_UCI_OUT", "vignettes/sgld-sa-networks-results.rds")
 routes <- strsplit(Sys.getenv("SB_UCI_ROUTES", "paper_code,exact"), ",")[[1]]
 # tau / v0 of the paper's Table 5 header
