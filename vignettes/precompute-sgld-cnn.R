@@ -26,7 +26,7 @@ load_data <- function(which) {
     list(x = d$x[tr, , ], y = d$y[tr], newx = d$x[-tr, , ], newy = d$y[-tr])
   } else {
     d <- fashion_mnist()
-    list(x = d$train$x, y = d$train$y, newx = d$test$x, newy = d$test$y)
+    list(x = d$x, y = d$y, newx = d$x_test, newy = d$y_test)
   }
 }
 
@@ -103,15 +103,15 @@ if ("prune" %in% parts) {
   # precision 25), v0 = 0.005 and v1 = 1e-5 as in the authors' CIFAR runs, omega_k = 0.02 (k + 1000)^(-3/4).
   fm <- fashion_mnist()
   set.seed(54)
-  tr <- sample(nrow(fm$train$x), 10000)
-  x <- fm$train$x[tr, , ]; y <- fm$train$y[tr]
+  tr <- sample(nrow(fm$x), 10000)
+  x <- fm$x[tr, , ]; y <- fm$y[tr]
   grid <- expand.grid(S = c(0.5, 0.7, 0.9), method = c("none", "em", "sa"), stringsAsFactors = FALSE)
   rows <- parallel::mclapply(seq_len(nrow(grid)), function(i) {
     g <- grid[i, ]
     t0 <- proc.time()[["elapsed"]]
     fit <- sgld_sa(x, y, model = nn_cnn(channels = c(16, 32), hidden = 100), sampler = "sghmc", method = g$method,
                    sparse_layers = 2:3, epochs = 10, batch_size = 100, v0 = 0.005, v1 = 1e-5, burnin = 900,
-                   thin = 10, newx = fm$test$x, newy = fm$test$y, keep_draws = TRUE, threads = 1, seed = 1,
+                   thin = 10, newx = fm$x_test, newy = fm$y_test, keep_draws = TRUE, threads = 1, seed = 1,
                    quiet = TRUE,
                    control = sgmcmc_control(step_schedule = "constant", step_size = 1e-6, temperature = 1000,
                                             anneal = 1.005, anneal_every = 100, friction = 0.1, nu = 1000,
@@ -121,7 +121,7 @@ if ("prune" %in% parts) {
                                             prune_U = 10))
     last <- fit$pred[nrow(fit$pred), , ]
     data.frame(S = g$S, method = fit$method, sparsity = fit$sparsity,
-               accuracy_last = mean(max.col(last) == as.integer(fm$test$y)), accuracy_mean = fit$accuracy_mean,
+               accuracy_last = mean(max.col(last) == as.integer(fm$y_test)), accuracy_mean = fit$accuracy_mean,
                seconds = proc.time()[["elapsed"]] - t0)
   }, mc.cores = threads, mc.preschedule = FALSE)
   res$prune <- do.call(rbind, rows)
