@@ -117,3 +117,15 @@ nn_prepare_y <- function(y, n, family, levels = NULL, arg = "y", call = rlang::c
   }
   list(y = as.double(as.integer(f) - 1L), family = family, levels = levels)
 }
+
+# Test inputs of a network: prepared like x and required to have its example shape (NULL stays NULL).
+nn_prepare_newx <- function(newx, xd, call = rlang::caller_env()) {
+  if (is.null(newx)) return(NULL)
+  nd <- nn_prepare_x(newx, "newx", call)
+  if (!identical(nd$shape, xd$shape)) {
+    sb_abort(c("{.arg newx} must have the example shape of {.arg x}.",
+               x = "{.arg x}: {paste(xd$shape, collapse = ' x ')}; {.arg newx}: {paste(nd$shape, collapse = ' x ')}."),
+             arg = "newx", call = call)
+  }
+  nd
+}

@@ -39,15 +39,7 @@ sgld_sa_nn <- function(x, y, model, family, method, sampler, iterations, epochs,
   iterations <- check_count(iterations %||% 10000L, arg = "iterations", call = call,
                             fix = "Use fewer epochs or a larger batch_size.")
   lens <- sgmcmc_lengths(iterations, burnin, thin, call)
-  nd <- NULL
-  if (!is.null(newx)) {
-    nd <- nn_prepare_x(newx, "newx", call)
-    if (!identical(nd$shape, xd$shape)) {
-      sb_abort(c("{.arg newx} must have the example shape of {.arg x}.",
-                 x = "{.arg x}: {paste(xd$shape, collapse = ' x ')}; {.arg newx}: {paste(nd$shape, collapse = ' x ')}."),
-               arg = "newx", call = call)
-    }
-  }
+  nd <- nn_prepare_newx(newx, xd, call)
   newy_d <- NULL
   if (!is.null(newy)) {
     if (is.null(nd)) sb_abort("{.arg newy} needs {.arg newx}.", arg = "newy", call = call)

@@ -80,15 +80,7 @@ wbb_nn <- function(x, y, model = nn_mlp(), family = NULL, lambda = 1e-4,
   tab <- nn_resolve(model, xd$shape, n_out)
   spec <- nn_engine_spec(tab, xd$shape, family)
   spec$init <- match(control$init, c("fan_in", "glorot")) - 1L
-  nd <- NULL
-  if (!is.null(newx)) {
-    nd <- nn_prepare_x(newx, "newx", call)
-    if (!identical(nd$shape, xd$shape)) {
-      sb_abort(c("{.arg newx} must have the example shape of {.arg x}.",
-                 x = "{.arg x}: {paste(xd$shape, collapse = ' x ')}; {.arg newx}: {paste(nd$shape, collapse = ' x ')}."),
-               arg = "newx", call = call)
-    }
-  }
+  nd <- nn_prepare_newx(newx, xd, call)
   if (!is.null(newy)) {
     if (is.null(nd)) sb_abort("{.arg newy} needs {.arg newx}.", arg = "newy", call = call)
     newy_d <- nn_prepare_y(newy, nd$n, family, levels = yd$levels, arg = "newy", call = call)

@@ -64,6 +64,20 @@ nn::TrainConfig train_from(const Rcpp::List& c) {
 
 std::vector<std::int64_t> dims_of(const Rcpp::IntegerVector& d) { return std::vector<std::int64_t>(d.begin(), d.end()); }
 
+// Training data and (optional; newdim empty or 0 rows) test inputs on the device, copied from R's arrays.
+struct DeviceData {
+  nn::Dataset train;
+  torch::Tensor x_new;  // undefined without test inputs
+};
+DeviceData device_data(const nn::ModelSpec& spec, const nn::DeviceChoice& dev, Rcpp::NumericVector x,
+                       Rcpp::IntegerVector xdim, Rcpp::NumericVector y, Rcpp::NumericVector newx,
+                       Rcpp::IntegerVector newdim) {
+  DeviceData d;
+  d.train = nn::make_dataset(x.begin(), dims_of(xdim), y.begin(), spec.family, dev.options());
+  if (newdim.size() > 0 && newdim[0] > 0) d.x_new = nn::from_col_major(newx.begin(), dims_of(newdim), dev.options());
+  return d;
+}
+
 }  // namespace
 #endif
 
@@ -120,10 +134,10 @@ Rcpp::List cpp_nn_wbb(Rcpp::List spec, Rcpp::NumericVector x, Rcpp::IntegerVecto
   nn::NetWbbProblem pb;
   pb.spec = spec_from(spec);
   pb.dev = dev;
-  const nn::Dataset data = nn::make_dataset(x.begin(), dims_of(xdim), y.begin(), pb.spec.family, dev.options());
-  pb.data = &data;
-  const bool has_new = newdim.size() > 0 && newdim[0] > 0;
-  if (has_new) pb.x_new = nn::from_col_major(newx.begin(), dims_of(newdim), dev.options());
+  const DeviceData data = device_data(pb.spec, dev, x, xdim, y, newx, newdim);
+  pb.data = &data.train;
+  pb.x_new = data.x_new;
+  const bool has_new = data.x_new.defined();
   pb.train = train_from(control);
   pb.lambda = lambda;
   pb.torch_threads = Rcpp::as<int>(control["torch_threads"]);
@@ -221,10 +235,10 @@ Rcpp::List cpp_nn_sgmcmc(Rcpp::List spec, Rcpp::NumericVector x, Rcpp::IntegerVe
   nn::NetChainProblem pb;
   pb.spec = spec_from(spec);
   pb.dev = dev;
-  const nn::Dataset data = nn::make_dataset(x.begin(), dims_of(xdim), y.begin(), pb.spec.family, dev.options());
-  pb.data = &data;
-  const bool has_new = newdim.size() > 0 && newdim[0] > 0;
-  if (has_new) pb.x_new = nn::from_col_major(newx.begin(), dims_of(newdim), dev.options());
+  const DeviceData data = device_data(pb.spec, dev, x, xdim, y, newx, newdim);
+  pb.data = &data.train;
+  pb.x_new = data.x_new;
+  const bool has_new = data.x_new.defined();
   pb.torch_threads = Rcpp::as<int>(nnctl["torch_threads"]);
   pb.keep_pred = has_new && Rcpp::as<bool>(nnctl["keep_pred"]);
   pb.keep_params = Rcpp::as<bool>(nnctl["keep_params"]);
