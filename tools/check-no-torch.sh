@@ -23,6 +23,10 @@ R_LIBS="$lib" Rscript --vanilla -e '
   e <- tryCatch(wbb_nn(matrix(rnorm(20), 10), factor(rep(1:2, 5))), error = identity)
   stopifnot(inherits(e, "scalebayes_error_backend"))
   stopifnot(grepl("libtorch-dev", conditionMessage(e)))
+  e2 <- tryCatch(sgld_sa(matrix(rnorm(20), 10), rnorm(10), model = nn_mlp(4)), error = identity)
+  stopifnot(inherits(e2, "scalebayes_error_backend"))
+  fit2 <- sgld_sa(matrix(rnorm(200), 50), rnorm(50), iterations = 200, seed = 1, quiet = TRUE)  # regression needs no torch
+  stopifnot(all(is.finite(coef(fit2))))
   print(nn_mlp(c(128, 64)), input = 784, output = 10)   # specifications work without the backend
-  cat("no-LibTorch build: all 6 checks OK\n")
+  cat("no-LibTorch build: all 8 checks OK\n")
 '
