@@ -230,6 +230,7 @@ test_that("wbb_figure3: RJ arm with point masses, EB arm without, back on the sc
   expect_error(wbb_figure3(x, y[-1]), class = "scalebayes_error")
   expect_error(wbb_figure3(cbind(x, 1), y), class = "scalebayes_error_input")
   expect_error(wbb_figure3(x, y, draws = 0), class = "scalebayes_error_input")
+})
 
 test_that("route = 'paper_code': coverage counts every true coefficient against every interval (p x p)", {
   lo <- c(0.5, -0.2, -0.1, 5)
