@@ -188,18 +188,11 @@ sgld_sa <- function(x, y, family = c("gaussian", "binomial"), method = c("sa", "
   init <- resolve_init(control$init, P, chains)
   trace_every <- control$trace_every %||% max(1L, iterations %/% 1000L)
   check_result_size(as.double(chains) * (iterations %/% trace_every), 7, "control$trace_every")
-  ctl <- control
-  ctl$init <- NULL
-  ctl$float64 <- NULL
-  ctl$b <- control$b %||% max(1, sum(sparse))
-  ctl$rho_init <- control$rho_init %||% control$delta_init
-  # NaN: the engine uses the values implied by rho; plain SGLD freezes kappa0 = kappa1 = 1 (the authors' baseline)
-  ctl$kappa0_init <- control$kappa0_init %||% if (method == "none") 1 else NaN
-  ctl$kappa1_init <- control$kappa1_init %||% if (method == "none") 1 else NaN
-  ctl$trace_every <- trace_every
-  ctl <- c(ctl, list(family = family, method = method, sampler = sampler, iterations = iterations,
-                     batch_size = batch_size, burnin = burnin, thin = thin, v0 = v0, v1 = v1, keep = keep,
-                     chains = chains))
+  # plain SGLD freezes kappa0 = kappa1 = 1 (the authors' baseline); otherwise kappa starts where rho implies
+  ctl <- sgmcmc_engine_control(control, sum(sparse), if (method == "none") 1 else NaN, trace_every = trace_every,
+                               family = family, method = method, sampler = sampler, iterations = iterations,
+                               batch_size = batch_size, burnin = burnin, thin = thin, v0 = v0, v1 = v1, keep = keep,
+                               chains = chains)
   x_test <- if (is.null(newx)) matrix(0, 0, p) else newx
   t0 <- proc.time()
   if (!future || chains == 1L) {

@@ -66,20 +66,13 @@ sgld_sa_nn <- function(x, y, model, family, method, sampler, iterations, epochs,
   trace_every <- control$trace_every %||% max(per_epoch, iterations %/% 1000L)
   check_result_size(as.double(iterations %/% trace_every), 9, "control$trace_every", call = call)
   n_sparse <- sum(desc$size[desc$penalized])
-  ctl <- control
-  ctl$init <- NULL
-  ctl$float64 <- NULL
-  ctl$b <- control$b %||% max(1, n_sparse)
-  ctl$rho_init <- control$rho_init %||% control$delta_init
   # a network's "none" keeps the latent variables where they start: kappa implied by rho unless given
-  ctl$kappa0_init <- control$kappa0_init %||% NaN
-  ctl$kappa1_init <- control$kappa1_init %||% NaN
-  ctl$trace_every <- trace_every
-  ctl$check_every <- if (device == "cpu") 1L else 100L  # a check reads the device: not every step on a GPU
-  ctl$report_every <- 1L  # progress and Ctrl-C every iteration (a network iteration is expensive)
-  ctl <- c(ctl, list(family = family, method = method, sampler = sampler, iterations = iterations,
-                     batch_size = batch_size, burnin = lens$burnin, thin = lens$thin, v0 = v0, v1 = v1,
-                     keep = integer(), chains = chains, chain_offset = 0))
+  ctl <- sgmcmc_engine_control(control, n_sparse, NaN, trace_every = trace_every,
+                               check_every = if (device == "cpu") 1L else 100L,  # a check reads the device
+                               report_every = 1L,  # progress and Ctrl-C every iteration (an iteration is expensive)
+                               family = family, method = method, sampler = sampler, iterations = iterations,
+                               batch_size = batch_size, burnin = lens$burnin, thin = lens$thin, v0 = v0, v1 = v1,
+                               keep = integer(), chains = chains, chain_offset = 0)
   float64 <- isTRUE(control$float64)
   nnctl <- list(device = device, float64 = float64, torch_threads = 1L, keep_pred = keep_draws,
                 keep_params = keep_draws)

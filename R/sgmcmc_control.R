@@ -128,3 +128,17 @@ print.sb_sgmcmc_control <- function(x, ...) {
   cat(paste0("  ", names(v), ": ", v, collapse = "\n"), "\n", sep = "")
   invisible(x)
 }
+
+# The list the engine reads (src/sgmcmc_glue.h): the control object with its defaults resolved (b from the
+# number of sparse coefficients or weights, rho from delta, kappa from `kappa_default` when not given: NaN means
+# implied by rho) and the run's own settings in `...`.
+sgmcmc_engine_control <- function(control, n_sparse, kappa_default, ...) {
+  ctl <- control
+  ctl$init <- NULL
+  ctl$float64 <- NULL
+  ctl$b <- control$b %||% max(1, n_sparse)
+  ctl$rho_init <- control$rho_init %||% control$delta_init
+  ctl$kappa0_init <- control$kappa0_init %||% kappa_default
+  ctl$kappa1_init <- control$kappa1_init %||% kappa_default
+  utils::modifyList(ctl, list(...))
+}

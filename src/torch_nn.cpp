@@ -64,6 +64,14 @@ nn::TrainConfig train_from(const Rcpp::List& c) {
 
 std::vector<std::int64_t> dims_of(const Rcpp::IntegerVector& d) { return std::vector<std::int64_t>(d.begin(), d.end()); }
 
+// The device and dtype an entry point runs on (list entries device, float64) and its torch threads
+// (torch_threads) for the calling thread.
+nn::DeviceChoice run_device(const Rcpp::List& c) {
+  const nn::DeviceChoice dev = nn::choose_device(Rcpp::as<std::string>(c["device"]), Rcpp::as<bool>(c["float64"]));
+  nn::set_worker_threads(Rcpp::as<int>(c["torch_threads"]));
+  return dev;
+}
+
 // Training data and (optional; newdim empty or 0 rows) test inputs on the device, copied from R's arrays.
 struct DeviceData {
   nn::Dataset train;
@@ -127,9 +135,8 @@ Rcpp::List cpp_nn_wbb(Rcpp::List spec, Rcpp::NumericVector x, Rcpp::IntegerVecto
                       Rcpp::NumericVector newx, Rcpp::IntegerVector newdim, Rcpp::List control, double lambda,
                       Rcpp::List settings) {
 #ifdef SCALEBAYES_HAVE_TORCH
-  const nn::DeviceChoice dev = nn::choose_device(Rcpp::as<std::string>(control["device"]), Rcpp::as<bool>(control["float64"]));
   nn::BlasThreadGuard blas1;
-  nn::set_worker_threads(Rcpp::as<int>(control["torch_threads"]));
+  const nn::DeviceChoice dev = run_device(control);
   const int count = static_cast<int>(Rcpp::as<double>(settings["draws"]));
   nn::NetWbbProblem pb;
   pb.spec = spec_from(spec);
@@ -229,9 +236,8 @@ Rcpp::List cpp_nn_sgmcmc(Rcpp::List spec, Rcpp::NumericVector x, Rcpp::IntegerVe
 #ifdef SCALEBAYES_HAVE_TORCH
   const scalebayes::sgmcmc::Control ctl = sbglue::sgmcmc_control(control);
   ctl.validate();
-  const nn::DeviceChoice dev = nn::choose_device(Rcpp::as<std::string>(nnctl["device"]), Rcpp::as<bool>(nnctl["float64"]));
   nn::BlasThreadGuard blas1;
-  nn::set_worker_threads(Rcpp::as<int>(nnctl["torch_threads"]));
+  const nn::DeviceChoice dev = run_device(nnctl);
   nn::NetChainProblem pb;
   pb.spec = spec_from(spec);
   pb.dev = dev;
