@@ -69,8 +69,8 @@ cpp_nn_sgmcmc <- function(spec, x, xdim, y, newx, newdim, control, nnctl, run) {
     .Call(`_scalebayes_cpp_nn_sgmcmc`, spec, x, xdim, y, newx, newdim, control, nnctl, run)
 }
 
-cpp_nn_adversarial <- function(spec, params, x, xdim, y, zeta, clip, batch, device, float64, keep_x) {
-    .Call(`_scalebayes_cpp_nn_adversarial`, spec, params, x, xdim, y, zeta, clip, batch, device, float64, keep_x)
+cpp_nn_adversarial <- function(spec, params, x, xdim, y, zeta, clip, batch, device, float64, keep_x, source, predicted_label) {
+    .Call(`_scalebayes_cpp_nn_adversarial`, spec, params, x, xdim, y, zeta, clip, batch, device, float64, keep_x, source, predicted_label)
 }
 
 cpp_nn_forward <- function(spec, params, x, xdim, train, seed, stream, float64) {

@@ -12,6 +12,13 @@
 #' gradient flows through every draw, so the attack targets the averaged predictor, not one network. The
 #' networks are evaluated in prediction mode (no dropout; batch normalization with its running statistics).
 #'
+#' The authors' code (`tools/attacker.py` of their repository) differs in two ways, both available here: it
+#' builds the adversarial images from one sampled network and then evaluates the ensemble of draws on them
+#' (a transfer attack: `attack_draws = ` the index of that draw), and its loss is the paper's
+#' \eqn{\max_y \log P(y \mid x)}, i.e. the predicted class rather than the true one (`label = "predicted"`).
+#' Against a single network (Adam, dropout) the two attacks coincide; against a posterior they do not, and
+#' the transfer attack is much weaker (see `vignette("sgld-sa-networks")`).
+#'
 #' @param fit A network fit with kept weights: [wbb_nn()] with `keep_weights = TRUE`, or [sgld_sa()] with a
 #'   `model` and `keep_draws = TRUE`; multinomial or binomial.
 #' @param x Inputs with the example shape the network was trained on (matrix or array, examples first).
@@ -22,9 +29,16 @@
 #' @param batch Examples per chunk (memory: one draw's forward and backward pass on `batch` examples).
 #' @param keep_x Also return the adversarial inputs (a list, one array like `x` per `zeta`, as the
 #'   attribute `"x_adv"`).
+#' @param attack_draws `NULL` (default): the attack is the gradient of the model average of every kept draw.
+#'   Otherwise indices of the completed draws (rows of `fit$weights` when none diverged) whose average builds
+#'   the attack, e.g.
+#'   `nrow(fit$weights)` for the last draw, as the authors did; every draw is still evaluated.
+#' @param label `"true"` (default): the loss is the cross-entropy at the true label; `"predicted"`: at the
+#'   class the attacking average predicts on the clean input (the paper's \eqn{\max_y \log P(y \mid x)}).
 #' @return A data frame of class `sb_nn_adversarial` with one row per `zeta`: `zeta`, `accuracy` (of the model
 #'   average on the perturbed inputs), `mean_draw_accuracy` (each draw's own accuracy on the same inputs,
-#'   averaged over draws) and `n` (examples); attributes `draws`, `method` and `device`. `plot()` draws
+#'   averaged over draws) and `n` (examples); attributes `draws`, `method`, `device`, `attack_draws` and
+#'   `label`. `plot()` draws
 #'   accuracy against `zeta`.
 #' @references Deng, W., Zhang, X., Liang, F. and Lin, G. (2019). An adaptive empirical Bayesian method for
 #'   sparse deep learning. *NeurIPS 32*.
@@ -44,7 +58,7 @@
 #'   plot(adv)
 #' }
 nn_adversarial <- function(fit, x, y, zeta = c(0, 0.1, 0.2, 0.3, 0.4, 0.5), clip = c(0, 1), batch = 1000,
-                           keep_x = FALSE) {
+                           keep_x = FALSE, attack_draws = NULL, label = c("true", "predicted")) {
   call <- rlang::current_env()
   if (!inherits(fit, "sb_nn_fit")) {
     sb_abort(c("{.arg fit} must be a network fit ({.fn wbb_nn} or {.fn sgld_sa} with a {.arg model}).",
@@ -82,16 +96,28 @@ nn_adversarial <- function(fit, x, y, zeta = c(0, 0.1, 0.2, 0.3, 0.4, 0.5), clip
   }
   batch <- check_count(batch, arg = "batch", max = 1e7, fix = "Use a smaller batch.")
   keep_x <- check_flag(keep_x)
+  label <- sb_match_arg(label)
+  n_ok <- sum(ok)
+  if (!is.null(attack_draws) && (!is.numeric(attack_draws) || !length(attack_draws) || anyNA(attack_draws) ||
+                                 any(attack_draws != round(attack_draws)) || any(attack_draws < 1 | attack_draws > n_ok) ||
+                                 anyDuplicated(attack_draws))) {
+    sb_abort(c("{.arg attack_draws} must be {.code NULL} or distinct indices of the fit's kept draws (1 to {n_ok}).",
+               x = "You supplied {.val {format(utils::head(attack_draws, 5))}}.",
+               i = "Use e.g. {.code attack_draws = {n_ok}} for the last draw."), arg = "attack_draws", call = call)
+  }
   if (keep_x) check_result_size(length(zeta), length(xd$x), "zeta", call = call)
   float64 <- isTRUE(fit$settings$float64) || isTRUE(fit$settings$control$float64)
   dev <- if (!is.null(fit$device) && startsWith(fit$device, "cuda")) "cuda" else device
   res <- cpp_nn_adversarial(fit$spec, t(fit$weights[ok, , drop = FALSE]), xd$x, xd$dim, yd$y, as.double(zeta),
-                            as.double(clip), batch, dev, float64, keep_x)
+                            as.double(clip), batch, dev, float64, keep_x, as.integer(attack_draws),
+                            label == "predicted")
   out <- data.frame(zeta = as.double(zeta), accuracy = res$accuracy, mean_draw_accuracy = res$mean_draw_accuracy,
                     n = xd$n)
   attr(out, "draws") <- sum(ok)
   attr(out, "method") <- if (inherits(fit, "sb_wbb_nn")) "WBB" else fit$method %||% "network"
   attr(out, "device") <- res$device
+  attr(out, "attack_draws") <- if (is.null(attack_draws)) seq_len(n_ok) else as.integer(attack_draws)
+  attr(out, "label") <- label
   if (keep_x) {
     d <- xd$dim
     per <- length(xd$x)
@@ -113,7 +139,10 @@ plot.sb_nn_adversarial <- function(x, ...) {
   y <- cbind(x$accuracy, x$mean_draw_accuracy)
   graphics::matplot(x$zeta, y, type = "b", pch = c(19, 1), lty = c(1, 2), col = c("firebrick", "grey40"),
                     ylim = c(0, 1), xlab = expression(zeta), ylab = "accuracy",
-                    main = sprintf("FGSM against the %s model average (%d draws)", attr(x, "method"), attr(x, "draws")),
+                    main = if (length(attr(x, "attack_draws") %||% 0L) < attr(x, "draws"))
+                      sprintf("FGSM from %d of %d %s draws", length(attr(x, "attack_draws")), attr(x, "draws"),
+                              attr(x, "method"))
+                    else sprintf("FGSM against the %s model average (%d draws)", attr(x, "method"), attr(x, "draws")),
                     ...)
   graphics::legend("bottomleft", c("model average", "single draws (mean)"), pch = c(19, 1), lty = c(1, 2),
                    col = c("firebrick", "grey40"), bty = "n")

@@ -86,7 +86,9 @@
 #' SGHMC, the SA / EM / none updates (for a network, `"none"` keeps the latent variables where they start:
 #' \eqn{\kappa} implied by `rho_init` unless `kappa0_init` / `kappa1_init` are given), annealing (`sgmcmc_control(anneal = 1.003)` gives the paper's
 #' \eqn{\tau_k = \tau 1.003^k}) and magnitude pruning (`prune = TRUE`). `family` defaults from `y` (factor:
-#' multinomial). The network starts from PyTorch's default initialization drawn from the chain's stream, and
+#' multinomial). The network starts from PyTorch's default initialization drawn from the chain's stream (or
+#' from `sgmcmc_control(init = )`: given parameters or an earlier network fit, e.g. to fine-tune a pre-trained
+#' network as the paper's pruning study does), and
 #' the Langevin noise comes from a torch generator seeded from that stream: the same seed gives the same draws
 #' for any `threads` on the CPU. With `newx`, predictions are averaged over the kept iterations
 #' (posterior predictive mean); the fit (class `sb_sgld_sa_nn`) holds them with the posterior-mean and final
@@ -309,6 +311,10 @@ resolve_keep <- function(keep, coef_names, call = rlang::caller_env()) {
 
 resolve_init <- function(init, P, chains, call = rlang::caller_env()) {
   if (is.null(init)) return(matrix(0, P, chains))
+  if (inherits(init, "sb_nn_fit")) {
+    sb_abort(c("{.code sgmcmc_control(init = )} is a network fit, which can start only a network chain.",
+               i = "For regression give a vector of {P} coefficient{?s} (intercept first)."), arg = "init", call = call)
+  }
   if (is.matrix(init)) {
     if (nrow(init) != P || ncol(init) != chains) {
       sb_abort(c("A matrix {.code sgmcmc_control(init = )} must be {P} x {chains} (coefficients x chains).",

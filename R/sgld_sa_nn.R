@@ -57,11 +57,7 @@ sgld_sa_nn <- function(x, y, model, family, method, sampler, iterations, epochs,
     sb_abort(c("{.arg control} must be created by {.fn sgmcmc_control}.",
                x = "You supplied {.obj_type_friendly {control}}."), arg = "control", call = call)
   }
-  if (!is.null(control$init)) {
-    sb_abort(c("{.code sgmcmc_control(init = )} is for regression coefficients.",
-               i = "A network starts from PyTorch's default initialization drawn from the chain's random stream."),
-             arg = "control", call = call)
-  }
+  init <- nn_resolve_init(control$init, desc, chains, call)
   run <- run_settings(seed, threads, quiet)
   trace_every <- control$trace_every %||% max(per_epoch, iterations %/% 1000L)
   check_result_size(as.double(iterations %/% trace_every), 9, "control$trace_every", call = call)
@@ -75,7 +71,7 @@ sgld_sa_nn <- function(x, y, model, family, method, sampler, iterations, epochs,
                                keep = integer(), chains = chains, chain_offset = 0)
   float64 <- isTRUE(control$float64)
   nnctl <- list(device = device, float64 = float64, torch_threads = 1L, keep_pred = keep_draws,
-                keep_params = keep_draws)
+                keep_params = keep_draws, init = init)
   res <- sb_call_engine(cpp_nn_sgmcmc(spec, xd$x, xd$dim, yd$y, if (is.null(nd)) double() else nd$x,
                                       if (is.null(nd)) integer() else nd$dim, ctl, nnctl, run), call = call)
   nn_sgmcmc_fit(res, tab = tab, desc = desc, spec = spec, family = family, levels = yd$levels, model = model,
@@ -86,6 +82,45 @@ sgld_sa_nn <- function(x, y, model, family, method, sampler, iterations, epochs,
                                 nobs = n, input = xd$shape, control = control, float64 = float64,
                                 threads = run$threads, keep_draws = keep_draws),
                 seed = run$seed, call = mcall, t0 = t0)
+}
+
+# The starting parameters of a network's chains, n_parameters x chains (NULL: the default initialization), from
+# sgmcmc_control(init = ): a vector, a matrix, or a network fit of the same architecture (sgld_sa: the final
+# state of chain c; wbb_nn with kept weights: draw c; both recycled).
+nn_resolve_init <- function(init, desc, chains, call) {
+  if (is.null(init)) return(NULL)
+  P <- desc$n_parameters
+  if (inherits(init, "sb_nn_fit")) {
+    other <- tryCatch(cpp_nn_describe(init$spec), error = function(e) NULL)
+    if (is.null(other) || !identical(other$size, desc$size) || !identical(other$group, desc$group)) {
+      sb_abort(c("{.code sgmcmc_control(init = )} is a network fit of a different architecture.",
+                 x = "It has {format(init$n_parameters, big.mark = ',')} parameters in {length(other$size)} tensor{?s}; this network has {format(P, big.mark = ',')} in {length(desc$size)}.",
+                 i = "Start from a fit of the same {.arg model} on inputs of the same shape."),
+               arg = "control", call = call)
+    }
+    src <- if (inherits(init, "sb_sgld_sa_nn")) init$weights_final else init$weights
+    if (is.null(src)) {
+      sb_abort(c("{.code sgmcmc_control(init = )} is a {.fn wbb_nn} fit without its weights.",
+                 i = "Refit it with {.code keep_weights = TRUE}."), arg = "control", call = call)
+    }
+    if (!inherits(init, "sb_sgld_sa_nn")) src <- src[init$status == "done", , drop = FALSE]
+    return(t(src[(seq_len(chains) - 1L) %% nrow(src) + 1L, , drop = FALSE]))
+  }
+  if (is.matrix(init)) {
+    if (nrow(init) != P || ncol(init) != chains) {
+      sb_abort(c("A matrix {.code sgmcmc_control(init = )} must be {P} x {chains} (network parameters x chains).",
+                 x = "It is {nrow(init)} x {ncol(init)}."), arg = "control", call = call)
+    }
+    storage.mode(init) <- "double"
+    return(init)
+  }
+  if (length(init) != P) {
+    sb_abort(c("{.code sgmcmc_control(init = )} must have one value per network parameter ({format(P, big.mark = ',')}).",
+               x = "It has {length(init)}.",
+               i = "The order is that of a fit's {.code weights} columns; or pass a fit of the same network."),
+             arg = "control", call = call)
+  }
+  matrix(as.double(init), P, chains)
 }
 
 # Which weight layers (1 = the first linear / convolution layer) get the SSGL prior.

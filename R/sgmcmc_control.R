@@ -49,7 +49,13 @@
 #' @param trace_every Record the traces (sigma, delta, mean rho, full-data log-likelihood) every this many
 #'   iterations (`NULL`: about 1000 points).
 #' @param init Initial coefficients: `NULL` (zeros), a vector in the order of [coef()] (intercept first), or a
-#'   matrix with one column per chain.
+#'   matrix with one column per chain. For a network ([sgld_sa()] with a `model`): `NULL` (PyTorch's default
+#'   initialization from the chain's random stream), a vector of all its parameters (the order of the columns
+#'   of a fit's `weights`), a matrix with one column per chain, or a network fit of the same architecture to
+#'   continue from (fine-tuning a pre-trained network, as the pruning runs of Deng et al. do): an [sgld_sa()]
+#'   fit starts chain `c` from the final state of its chain `c` (recycled), a [wbb_nn()] fit kept with
+#'   `keep_weights = TRUE` from its draw `c` (recycled). Batch-normalization running statistics are not
+#'   parameters and start afresh.
 #' @param float64 Networks ([sgld_sa()] with a `model`): run the network in double precision (default single,
 #'   as deep-learning libraries do).
 #' @return A list of class `sb_sgmcmc_control`.
@@ -107,8 +113,9 @@ sgmcmc_control <- function(step_schedule = c("polynomial", "constant", "stepwise
                x = "You supplied noise_estimate = {out$noise_estimate} and friction = {out$friction}."),
              arg = "noise_estimate")
   }
-  if (!is.null(init) && (!is.numeric(init) || any(!is.finite(init)))) {
-    sb_abort("{.arg init} must be NULL or a numeric vector / matrix of finite values.", arg = "init")
+  if (!is.null(init) && !inherits(init, "sb_nn_fit") && (!is.numeric(init) || any(!is.finite(init)))) {
+    sb_abort(c("{.arg init} must be NULL, a numeric vector / matrix of finite values, or a network fit.",
+               x = "You supplied {.obj_type_friendly {init}}."), arg = "init")
   }
   structure(out, class = "sb_sgmcmc_control")
 }
@@ -124,6 +131,8 @@ check_milestones <- function(x, call = rlang::caller_env()) {
 print.sb_sgmcmc_control <- function(x, ...) {
   cat("<sb_sgmcmc_control>\n")
   v <- x[setdiff(names(x), "init")]
+  if (!is.null(x$init)) v$init <- if (inherits(x$init, "sb_nn_fit")) sprintf("<%s>", class(x$init)[1]) else
+    sprintf("<%d values>", length(x$init))
   v <- vapply(v, function(e) if (is.null(e)) "NULL" else paste(format(e), collapse = ", "), character(1))
   cat(paste0("  ", names(v), ": ", v, collapse = "\n"), "\n", sep = "")
   invisible(x)

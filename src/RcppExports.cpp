@@ -263,8 +263,8 @@ BEGIN_RCPP
 END_RCPP
 }
 // cpp_nn_adversarial
-Rcpp::List cpp_nn_adversarial(Rcpp::List spec, Rcpp::NumericMatrix params, Rcpp::NumericVector x, Rcpp::IntegerVector xdim, Rcpp::NumericVector y, Rcpp::NumericVector zeta, Rcpp::NumericVector clip, double batch, std::string device, bool float64, bool keep_x);
-RcppExport SEXP _scalebayes_cpp_nn_adversarial(SEXP specSEXP, SEXP paramsSEXP, SEXP xSEXP, SEXP xdimSEXP, SEXP ySEXP, SEXP zetaSEXP, SEXP clipSEXP, SEXP batchSEXP, SEXP deviceSEXP, SEXP float64SEXP, SEXP keep_xSEXP) {
+Rcpp::List cpp_nn_adversarial(Rcpp::List spec, Rcpp::NumericMatrix params, Rcpp::NumericVector x, Rcpp::IntegerVector xdim, Rcpp::NumericVector y, Rcpp::NumericVector zeta, Rcpp::NumericVector clip, double batch, std::string device, bool float64, bool keep_x, Rcpp::IntegerVector source, bool predicted_label);
+RcppExport SEXP _scalebayes_cpp_nn_adversarial(SEXP specSEXP, SEXP paramsSEXP, SEXP xSEXP, SEXP xdimSEXP, SEXP ySEXP, SEXP zetaSEXP, SEXP clipSEXP, SEXP batchSEXP, SEXP deviceSEXP, SEXP float64SEXP, SEXP keep_xSEXP, SEXP sourceSEXP, SEXP predicted_labelSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::RNGScope rcpp_rngScope_gen;
@@ -279,7 +279,9 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< std::string >::type device(deviceSEXP);
     Rcpp::traits::input_parameter< bool >::type float64(float64SEXP);
     Rcpp::traits::input_parameter< bool >::type keep_x(keep_xSEXP);
-    rcpp_result_gen = Rcpp::wrap(cpp_nn_adversarial(spec, params, x, xdim, y, zeta, clip, batch, device, float64, keep_x));
+    Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type source(sourceSEXP);
+    Rcpp::traits::input_parameter< bool >::type predicted_label(predicted_labelSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_nn_adversarial(spec, params, x, xdim, y, zeta, clip, batch, device, float64, keep_x, source, predicted_label));
     return rcpp_result_gen;
 END_RCPP
 }
@@ -528,7 +530,7 @@ static const R_CallMethodDef CallEntries[] = {
     {"_scalebayes_cpp_nn_objective", (DL_FUNC) &_scalebayes_cpp_nn_objective, 8},
     {"_scalebayes_cpp_nn_predict", (DL_FUNC) &_scalebayes_cpp_nn_predict, 5},
     {"_scalebayes_cpp_nn_sgmcmc", (DL_FUNC) &_scalebayes_cpp_nn_sgmcmc, 9},
-    {"_scalebayes_cpp_nn_adversarial", (DL_FUNC) &_scalebayes_cpp_nn_adversarial, 11},
+    {"_scalebayes_cpp_nn_adversarial", (DL_FUNC) &_scalebayes_cpp_nn_adversarial, 13},
     {"_scalebayes_cpp_nn_forward", (DL_FUNC) &_scalebayes_cpp_nn_forward, 8},
     {"_scalebayes_cpp_tf_difference", (DL_FUNC) &_scalebayes_cpp_tf_difference, 2},
     {"_scalebayes_cpp_tf_lambda_max", (DL_FUNC) &_scalebayes_cpp_tf_lambda_max, 5},

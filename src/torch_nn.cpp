@@ -227,7 +227,8 @@ Rcpp::NumericVector cpp_nn_predict(Rcpp::List spec, Rcpp::NumericMatrix params, 
 }
 
 // SG-MCMC chains of a network (engine: nn/sgmcmc.hpp over sgmcmc/chain.hpp). control: the SG-MCMC list of
-// R/sgld_sa_nn.R (as for the GLM); nnctl: device, float64, torch_threads, keep_pred, keep_params; run: the run
+// R/sgld_sa_nn.R (as for the GLM); nnctl: device, float64, torch_threads, keep_pred, keep_params, optional init
+// (starting parameters, n_parameters x chains); run: the run
 // list (R/seed.R). Returns one list per chain.
 // [[Rcpp::export]]
 Rcpp::List cpp_nn_sgmcmc(Rcpp::List spec, Rcpp::NumericVector x, Rcpp::IntegerVector xdim, Rcpp::NumericVector y,
@@ -254,6 +255,12 @@ Rcpp::List cpp_nn_sgmcmc(Rcpp::List spec, Rcpp::NumericVector x, Rcpp::IntegerVe
   const R_xlen_t G = static_cast<R_xlen_t>(probe->groups().size());
   const R_xlen_t m = has_new ? static_cast<R_xlen_t>(newdim[0]) * probe->out_dim() : 0;
   const R_xlen_t S = ctl.n_saved(), Tr = ctl.n_traced();
+  Rcpp::NumericVector init_params;  // P x chains (R checked the shape), or absent: default initialization
+  if (sbglue::has(nnctl, "init")) {
+    init_params = Rcpp::NumericVector(nnctl["init"]);
+    if (init_params.size() != P * ctl.chains) Rcpp::stop("init must have n_parameters x chains values");
+    pb.init_params = init_params.begin();
+  }
   std::vector<nn::NetChainOutput> outs(static_cast<std::size_t>(ctl.chains));
   Rcpp::List chains(ctl.chains);
   for (int c = 0; c < ctl.chains; ++c) {
@@ -306,11 +313,13 @@ Rcpp::List cpp_nn_sgmcmc(Rcpp::List spec, Rcpp::NumericVector x, Rcpp::IntegerVe
 
 // FGSM against the model average of stored draws (engine: nn/adversarial.hpp). params: P x T, one column per
 // draw; x: an R array (n first) with dims xdim; y: 0-based classes (multinomial) or 0/1; zeta: perturbation
-// sizes; clip: (lo, hi); keep_x: also return the adversarial inputs (row-major, zeta after zeta).
+// sizes; clip: (lo, hi); keep_x: also return the adversarial inputs (row-major, zeta after zeta); source: the
+// 1-based columns the attack is built from (empty: all); predicted_label: attack the predicted class.
 // [[Rcpp::export]]
 Rcpp::List cpp_nn_adversarial(Rcpp::List spec, Rcpp::NumericMatrix params, Rcpp::NumericVector x,
                               Rcpp::IntegerVector xdim, Rcpp::NumericVector y, Rcpp::NumericVector zeta,
-                              Rcpp::NumericVector clip, double batch, std::string device, bool float64, bool keep_x) {
+                              Rcpp::NumericVector clip, double batch, std::string device, bool float64, bool keep_x,
+                              Rcpp::IntegerVector source, bool predicted_label) {
 #ifdef SCALEBAYES_HAVE_TORCH
   nn::BlasThreadGuard blas1;
   const nn::ModelSpec ms = spec_from(spec);
@@ -321,6 +330,8 @@ Rcpp::List cpp_nn_adversarial(Rcpp::List spec, Rcpp::NumericMatrix params, Rcpp:
   cfg.lo = clip[0];
   cfg.hi = clip[1];
   cfg.batch = static_cast<std::int64_t>(batch);
+  for (int t : source) cfg.source.push_back(static_cast<std::size_t>(t - 1));
+  cfg.predicted_label = predicted_label;
   Rcpp::NumericVector acc(zeta.size()), dacc(zeta.size());
   Rcpp::NumericVector xadv(keep_x ? static_cast<R_xlen_t>(x.size()) * zeta.size() : 0);
   nn::AdversarialOutput out;

@@ -2,8 +2,9 @@
 # 2-Conv-2-FC CNN), the FGSM robustness curve (section 5.3) and a pruning table (section 5.4 run on
 # Fashion-MNIST), Deng, Zhang, Liang & Lin (2019).
 # Run from the package root:  Rscript vignettes/precompute-sgld-cnn.R [part ...]
-#   parts: mnist (Table 2 and the FGSM curve), fmnist, prune (default: all). Each part adds its results to
-#   vignettes/sgld-sa-cnn-results.rds, so parts can be run separately.
+#   parts: mnist (Table 2 and the FGSM curve), fmnist, prune, prune_pretrained (the authors' protocol: fine-tune
+#   a pre-trained network), fgsm_routes (white-box vs the authors' transfer attack) (default: all). Each part
+#   adds its results to vignettes/sgld-sa-cnn-results.rds, so parts can be run separately.
 # Scale (CPU, 2 cores): SB_CNN_EPOCHS_MNIST (default 30) and SB_CNN_EPOCHS_FMNIST (default 3) epochs per arm;
 # the paper's full-length run is a GPU job (see the vignette for the command).
 # The SG-MCMC learning rate is on the sum scale (the gradient is N/n times a minibatch sum): 5e-7 with the
@@ -11,7 +12,7 @@
 # 5e-7 * 60000 / 8000 = 3.75e-6, which is used for MNIST here.
 suppressMessages(library(scalebayes))
 parts <- commandArgs(TRUE)
-if (!length(parts)) parts <- c("mnist", "fmnist", "prune")
+if (!length(parts)) parts <- c("mnist", "fmnist", "prune", "prune_pretrained", "fgsm_routes")
 out_file <- "vignettes/sgld-sa-cnn-results.rds"
 res <- if (file.exists(out_file)) readRDS(out_file) else list()
 ep_m <- as.integer(Sys.getenv("SB_CNN_EPOCHS_MNIST", "30"))
@@ -93,6 +94,35 @@ if ("fmnist" %in% parts) {
   res$fmnist$fits <- NULL
   saveRDS(res, out_file)
 }
+# The pruning runs' shared settings (see the comment of part "prune").
+prune_data <- function() {
+  fm <- fashion_mnist()
+  set.seed(54)
+  tr <- sample(nrow(fm$x), 10000)
+  list(x = fm$x[tr, , ], y = fm$y[tr], newx = fm$x_test, newy = fm$y_test)
+}
+prune_net <- function() nn_cnn(channels = c(16, 32), hidden = 100)
+prune_run <- function(d, method, S, v0, v1, init = NULL, trace = FALSE) {
+  t0 <- proc.time()[["elapsed"]]
+  fit <- sgld_sa(d$x, d$y, model = prune_net(), sampler = "sghmc", method = method,
+                 sparse_layers = 2:3, epochs = 10, batch_size = 100, v0 = v0, v1 = v1, burnin = 900,
+                 thin = 10, newx = d$newx, newy = d$newy, keep_draws = TRUE, threads = 1, seed = 1,
+                 quiet = TRUE,
+                 control = sgmcmc_control(step_schedule = "constant", step_size = 1e-6, temperature = 1000,
+                                          anneal = 1.005, anneal_every = 100, friction = 0.1, nu = 1000,
+                                          prior_var = 1 / 25,  # the paper's weight decay 25 (non-sparse)
+                                          lambda = 1000, sigma_init = 1, sa_A = 0.02, sa_Z = 1000,
+                                          sa_alpha = 0.75, kappa0_init = 5e-4, kappa1_init = 5e-4,
+                                          prune = TRUE, prune_S = S, prune_D = 0.99, prune_U = 2,
+                                          trace_every = if (trace) 50L else NULL, init = init))
+  last <- fit$pred[nrow(fit$pred), , ]
+  list(row = data.frame(S = S, method = fit$method, v0 = v0, v1 = v1, sparsity = fit$sparsity,
+                        accuracy_last = mean(max.col(last) == as.integer(d$newy)),
+                        accuracy_mean = fit$accuracy_mean, seconds = proc.time()[["elapsed"]] - t0),
+       trace = if (trace) data.frame(S = S, method = fit$method, start = if (is.null(init)) "random" else "pretrained",
+                                     fit$trace[c("iteration", "sigma", "mean_rho", "loss", "accuracy", "sparsity")]))
+}
+
 if ("prune" %in% parts) {
   # The A-SGHMC / A-SGHMC-EM / A-SGHMC-SA magnitude-pruning study of section 5.4, scaled to the CPU: a
   # smaller CNN (16/32 maps, FC 100) on 10,000 Fashion-MNIST training images, batch 100, 10 epochs; the
@@ -103,31 +133,77 @@ if ("prune" %in% parts) {
   # 0.10 in every cell); accuracy of the last sample (the paper's
   # "best point estimate") and of the posterior mean. The other layers get the paper's weight decay 25 (prior
   # precision 25), v0 = 0.005 and v1 = 1e-5 as in the authors' CIFAR runs, omega_k = 0.02 (k + 1000)^(-3/4).
-  fm <- fashion_mnist()
-  set.seed(54)
-  tr <- sample(nrow(fm$x), 10000)
-  x <- fm$x[tr, , ]; y <- fm$y[tr]
+  d <- prune_data()
   grid <- expand.grid(S = c(0.5, 0.7, 0.9), method = c("none", "em", "sa"), stringsAsFactors = FALSE)
   rows <- parallel::mclapply(seq_len(nrow(grid)), function(i) {
-    g <- grid[i, ]
-    t0 <- proc.time()[["elapsed"]]
-    fit <- sgld_sa(x, y, model = nn_cnn(channels = c(16, 32), hidden = 100), sampler = "sghmc", method = g$method,
-                   sparse_layers = 2:3, epochs = 10, batch_size = 100, v0 = 0.005, v1 = 1e-5, burnin = 900,
-                   thin = 10, newx = fm$x_test, newy = fm$y_test, keep_draws = TRUE, threads = 1, seed = 1,
-                   quiet = TRUE,
-                   control = sgmcmc_control(step_schedule = "constant", step_size = 1e-6, temperature = 1000,
-                                            anneal = 1.005, anneal_every = 100, friction = 0.1, nu = 1000,
-                                            prior_var = 1 / 25,  # the paper's weight decay 25 (non-sparse)
-                                            lambda = 1000, sigma_init = 1, sa_A = 0.02, sa_Z = 1000,
-                                            sa_alpha = 0.75, kappa0_init = 5e-4, kappa1_init = 5e-4,
-                                            prune = TRUE, prune_S = g$S, prune_D = 0.99, prune_U = 2))
-    last <- fit$pred[nrow(fit$pred), , ]
-    data.frame(S = g$S, method = fit$method, sparsity = fit$sparsity,
-               accuracy_last = mean(max.col(last) == as.integer(fm$y_test)), accuracy_mean = fit$accuracy_mean,
-               seconds = proc.time()[["elapsed"]] - t0)
+    prune_run(d, grid$method[i], grid$S[i], 0.005, 1e-5)$row
   }, mc.cores = threads, mc.preschedule = FALSE)
   res$prune <- do.call(rbind, rows)
   print(res$prune)
+  saveRDS(res, out_file)
+}
+if ("prune_pretrained" %in% parts) {
+  # The authors' CIFAR pruning runs fine-tune a pre-trained dense network (README of their repository:
+  # `bayes_cnn.py -prune 0 -save 1` first, then `-prune 1` loads it), and their README gives v0, v1 per
+  # sparsity: 50%: (0.1, 5e-4), 70%: (0.1, 5e-5), 90%: (0.005, 1e-5). Here: pre-train the same small CNN
+  # densely (A-SGHMC without SSGL layers, every weight with prior precision 25, tau = 20,000 as their
+  # pre-training command, 10 epochs), then run each arm of part "prune" from it, (a) with the v0, v1 of part
+  # "prune" and (b) with the README's per-sparsity v0, v1. Traces (every 50 iterations) of the 90% cells and of
+  # part "prune"'s random-start A-SGHMC / A-SGHMC-SA at 90% show where the accuracy is lost.
+  d <- prune_data()
+  t0 <- proc.time()[["elapsed"]]
+  pre <- sgld_sa(d$x, d$y, model = prune_net(), sampler = "sghmc", method = "none", sparse_layers = FALSE,
+                 epochs = 10, batch_size = 100, burnin = 900, thin = 10, newx = d$newx, newy = d$newy,
+                 keep_draws = TRUE, threads = 1, seed = 2, quiet = TRUE,
+                 control = sgmcmc_control(step_schedule = "constant", step_size = 1e-6, temperature = 20000,
+                                          friction = 0.1, prior_var = 1 / 25))
+  pre_last <- pre$pred[nrow(pre$pred), , ]
+  pretrain <- data.frame(accuracy_last = mean(max.col(pre_last) == as.integer(d$newy)),
+                         accuracy_mean = pre$accuracy_mean, seconds = proc.time()[["elapsed"]] - t0)
+  print(pretrain)
+  readme_v <- list(`0.5` = c(0.1, 5e-4), `0.7` = c(0.1, 5e-5), `0.9` = c(0.005, 1e-5))
+  jobs <- list()
+  for (S in c(0.5, 0.7, 0.9)) for (m in c("none", "em", "sa")) {
+    jobs[[length(jobs) + 1]] <- list(method = m, S = S, v = c(0.005, 1e-5), init = pre, trace = S == 0.9)
+    if (S != 0.9 && m != "none") {  # "none" never reads v0, v1
+      jobs[[length(jobs) + 1]] <- list(method = m, S = S, v = readme_v[[as.character(S)]], init = pre, trace = FALSE)
+    }
+  }
+  for (m in c("none", "sa")) jobs[[length(jobs) + 1]] <- list(method = m, S = 0.9, v = c(0.005, 1e-5), init = NULL,
+                                                              trace = TRUE)
+  out <- parallel::mclapply(jobs, function(j) prune_run(d, j$method, j$S, j$v[1], j$v[2], j$init, j$trace),
+                            mc.cores = threads, mc.preschedule = FALSE)
+  start <- vapply(jobs, function(j) if (is.null(j$init)) "random" else "pretrained", "")
+  rows <- do.call(rbind, lapply(out, `[[`, "row"))
+  rows$start <- start
+  res$prune_pretrained <- list(pretrain = pretrain, table = rows,
+                               trace = do.call(rbind, lapply(out, `[[`, "trace")))
+  print(rows)
+  saveRDS(res, out_file)
+}
+if ("fgsm_routes" %in% parts) {
+  # Section 5.3 two ways on the same fits (Table 2's MNIST arms, 10 epochs): the white-box FGSM against each
+  # model's posterior average with the true label (our default), and the authors' tools/attacker.py: the
+  # images built from one sampled network (here the last kept draw) at its predicted class, the ensemble of
+  # draws evaluated on them. For Vanilla (one network) the two coincide except for the label.
+  d <- load_data("mnist")
+  ep <- as.integer(Sys.getenv("SB_CNN_EPOCHS_FGSM", "10"))
+  arms <- c("Vanilla", "Dropout", "SGHMC", "SGHMC-SA")
+  zeta <- c(0, 0.1, 0.2, 0.3, 0.4, 0.5)
+  rows <- parallel::mclapply(arms, function(a) {
+    f <- table2_arm(d, a, ep, 1000)$fit
+    T <- nrow(f$weights)
+    rbind(data.frame(arm = a, attack = "white-box average, true label",
+                     nn_adversarial(f, d$newx, d$newy, zeta = zeta)),
+          data.frame(arm = a, attack = "white-box average, predicted label",
+                     nn_adversarial(f, d$newx, d$newy, zeta = zeta, label = "predicted")),
+          data.frame(arm = a, attack = "authors: last draw, predicted label",
+                     nn_adversarial(f, d$newx, d$newy, zeta = zeta, attack_draws = T, label = "predicted")),
+          data.frame(arm = a, attack = "last draw, true label",
+                     nn_adversarial(f, d$newx, d$newy, zeta = zeta, attack_draws = T)))
+  }, mc.cores = threads, mc.preschedule = FALSE)
+  res$fgsm_routes <- list(epochs = ep, table = do.call(rbind, rows))
+  print(res$fgsm_routes$table)
   saveRDS(res, out_file)
 }
 res$info <- list(date = format(Sys.time()), version = as.character(packageVersion("scalebayes")))

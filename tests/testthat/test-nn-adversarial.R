@@ -44,6 +44,41 @@ test_that("against a softmax regression the adversarial inputs are x + zeta * si
   }
 })
 
+test_that("the authors' variant: attack from some draws at the predicted class, every draw evaluated", {
+  skip_if_no_torch()
+  set.seed(13)
+  n <- 60
+  x <- matrix(runif(n * 3), n, 3)
+  y <- factor(sample(c("a", "b", "c"), n, TRUE))
+  fit <- wbb_nn(x, y, model = nn_mlp(integer()), draws = 4, keep_weights = TRUE, seed = 5, quiet = TRUE,
+                control = nn_control(epochs = 2, batch_size = 10, float64 = TRUE))
+  zeta <- c(0, 0.4)
+  src <- c(4, 2)
+  W <- fit$weights
+  avg_prob <- function(rows, xx) {
+    Reduce(`+`, lapply(rows, function(t) {
+      w <- W[t, ]
+      softmax_rows(sweep(xx %*% t(matrix(w[1:9], 3, 3, byrow = TRUE)), 2, w[10:12], "+"))
+    })) / length(rows)
+  }
+  pred_src <- max.col(avg_prob(src, x), ties.method = "first") - 1L
+  for (label in c("true", "predicted")) {
+    adv <- nn_adversarial(fit, x, y, zeta = zeta, clip = c(0, 1), keep_x = TRUE, attack_draws = src, label = label)
+    yi <- if (label == "true") as.integer(y) - 1L else pred_src
+    want <- fgsm_softmax_r(W[src, , drop = FALSE], x, yi, 3L, zeta, c(0, 1))
+    expect_equal(attr(adv, "x_adv")[[2]], want[[2]], tolerance = 1e-12)
+    # evaluated by the average of all four draws against the true labels
+    acc <- mean(max.col(avg_prob(1:4, want[[2]]), ties.method = "first") == as.integer(y))
+    expect_equal(adv$accuracy[2], acc)
+    expect_equal(attr(adv, "attack_draws"), as.integer(src))
+    expect_equal(attr(adv, "label"), label)
+  }
+  expect_false(identical(pred_src, as.integer(y) - 1L))  # the two labels differ here, so both were exercised
+  expect_error(nn_adversarial(fit, x, y, attack_draws = 5), "attack_draws", class = "scalebayes_error_input")
+  expect_error(nn_adversarial(fit, x, y, attack_draws = c(1, 1)), "attack_draws", class = "scalebayes_error_input")
+  expect_error(nn_adversarial(fit, x, y, label = "max"), "label", class = "scalebayes_error_input")
+})
+
 test_that("against a logistic regression (binomial) the adversarial inputs follow sign((p - y) w)", {
   skip_if_no_torch()
   set.seed(12)

@@ -224,6 +224,42 @@ test_that("magnitude pruning reaches the scheduled sparsity; annealing is labell
   expect_match(fit$method, "^A-SGHMC-SA$")
 })
 
+test_that("a network chain continues from given parameters or from a fit (sgmcmc_control(init = ))", {
+  skip_if_no_torch()
+  d <- lin_data()
+  n <- nrow(d$x)
+  run <- function(iters, init = NULL, chains = 1, step = 0.004) {
+    sgld_sa(d$x, d$y, model = nn_mlp(3), method = "none", sparse_layers = FALSE, iterations = iters, burnin = 0,
+            thin = 1, batch_size = n, keep_draws = TRUE, seed = 5, quiet = TRUE, chains = chains,
+            control = sgd_control(step, init = init))
+  }
+  # noiseless full-batch steps: 30 then 20 from where the first run stopped is 50 in one go
+  straight <- run(50)
+  first <- run(30)
+  expect_equal(run(20, init = first)$weights_final, straight$weights_final, tolerance = 1e-12)
+  expect_equal(run(20, init = first$weights_final[1, ])$weights_final, straight$weights_final, tolerance = 1e-12)
+  # a matrix gives each chain its own start; a step of 0 keeps it
+  start <- cbind(first$weights_final[1, ], straight$weights_final[1, ])
+  two <- run(2, init = start, chains = 2, step = 0)
+  expect_equal(unname(two$weights_final), unname(t(start)), tolerance = 1e-6)
+  # a wbb_nn fit with kept weights: chain c starts from draw c
+  wb <- wbb_nn(d$x, d$y, model = nn_mlp(3), draws = 2, keep_weights = TRUE, seed = 3, quiet = TRUE,
+               control = nn_control(epochs = 3))
+  from_wbb <- run(2, init = wb, chains = 3, step = 0)
+  expect_equal(unname(from_wbb$weights_final), unname(wb$weights[c(1, 2, 1), ]), tolerance = 1e-6)
+  # wrong starts are classed errors naming init
+  expect_error(run(2, init = rep(0, 5)), "one value per network parameter", class = "scalebayes_error_input")
+  expect_error(run(2, init = matrix(0, 3, 1)), "parameters x chains", class = "scalebayes_error_input")
+  other <- sgld_sa(d$x, d$y, model = nn_mlp(4), iterations = 2, seed = 1, quiet = TRUE)
+  expect_error(run(2, init = other), "different architecture", class = "scalebayes_error_input")
+  wb0 <- wbb_nn(d$x, d$y, model = nn_mlp(3), draws = 1, seed = 3, quiet = TRUE, control = nn_control(epochs = 1))
+  expect_error(run(2, init = wb0), "keep_weights", class = "scalebayes_error_input")
+  expect_error(sgld_sa(d$x, d$y, iterations = 10, quiet = TRUE, control = sgmcmc_control(init = first)),
+               "network fit", class = "scalebayes_error_input")
+  expect_error(sgmcmc_control(init = "a"), "init", class = "scalebayes_error_input")
+  expect_output(print(sgmcmc_control(init = first)), "sb_sgld_sa_nn")
+})
+
 test_that("a diverging network chain keeps the last good state and warns", {
   skip_if_no_torch()
   d <- lin_data(50)

@@ -11,6 +11,11 @@
 // <dL/dpbar / T, p_t(x)> through each draw in turn into the input's gradient. Memory is one draw's graph on
 // one chunk, whatever T. The networks run in eval mode (no dropout, batch-norm running statistics). Then, for
 // every zeta, the accuracy of pbar on x_adv and the mean over draws of each draw's own accuracy.
+//
+// Two options give the authors' variant (their tools/attacker.py): the attack may be built from a subset of
+// the draws (`source`, e.g. one sampled network) while every draw is evaluated, a transfer attack on the
+// average; and the label in L may be the source average's predicted class (the paper's max_y log P(y | x))
+// instead of the true one. Defaults: all draws, true labels (the white-box attack on the model average).
 #pragma once
 #include <torch/torch.h>
 
@@ -30,6 +35,8 @@ struct AdversarialConfig {
   std::vector<double> zeta;  // perturbation sizes (>= 0)
   double lo = 0.0, hi = 1.0;  // clipping range of the inputs (-inf / inf: none)
   std::int64_t batch = 1000;  // examples per chunk
+  std::vector<std::size_t> source;  // draws (0-based) whose average the gradient is taken of; empty: all
+  bool predicted_label = false;     // L uses the source average's predicted class, not the true label
 };
 
 struct AdversarialOutput {
@@ -62,23 +69,30 @@ inline void fgsm_model_average(const ModelSpec& spec, const DeviceChoice& dev, c
   const std::int64_t n = d.n(), B = std::max<std::int64_t>(1, cfg.batch);
   const std::size_t Z = cfg.zeta.size();
   const double invT = 1.0 / static_cast<double>(T);
+  std::vector<std::size_t> src = cfg.source;
+  if (src.empty())
+    for (std::size_t t = 0; t < T; ++t) src.push_back(t);
+  for (std::size_t t : src)
+    if (t >= T) throw std::invalid_argument("attack draw " + std::to_string(t + 1) + " is not among the draws");
+  const double invS = 1.0 / static_cast<double>(src.size());
   std::vector<double> correct(Z, 0.0), draw_correct(Z, 0.0);
   const std::int64_t per_example = n > 0 ? d.x.numel() / n : 0;
 
   for (std::int64_t a = 0; a < n; a += B) {
     const std::int64_t b = std::min(n, a + B);
     const torch::Tensor xb = d.x.slice(0, a, b), yb = d.y.slice(0, a, b);
-    // Pass 1: the model average at the clean inputs.
+    // Pass 1: the (source draws') model average at the clean inputs.
     torch::Tensor pbar;
     {
       torch::NoGradGuard ng;
-      for (std::size_t t = 0; t < T; ++t) {
+      for (std::size_t t : src) {
         net->copy_from(params + t * P);
         const torch::Tensor p = response(spec.family, net->forward(xb));
         pbar = pbar.defined() ? pbar + p : p;
       }
-      pbar = pbar * invT;
+      pbar = pbar * invS;
     }
+    const torch::Tensor target = cfg.predicted_label ? predicted_class(spec.family, pbar).to(yb.dtype()) : yb;
     // dL/dpbar (sum of the chunk's losses), by autograd on a leaf; pbar is kept away from 0 and 1.
     torch::Tensor coef;
     {
@@ -87,19 +101,19 @@ inline void fgsm_model_average(const ModelSpec& spec, const DeviceChoice& dev, c
       torch::Tensor leaf = pbar.detach().clone().requires_grad_(true);
       torch::Tensor loss;
       if (spec.family == Family::multinomial) {
-        loss = -leaf.gather(1, yb.unsqueeze(1)).clamp_min(tiny).log().sum();
+        loss = -leaf.gather(1, target.to(torch::kLong).unsqueeze(1)).clamp_min(tiny).log().sum();
       } else {
         const torch::Tensor q = leaf.select(1, 0);
-        loss = -(yb * q.clamp_min(tiny).log() + (1.0 - yb) * (1.0 - q).clamp_min(tiny).log()).sum();
+        loss = -(target * q.clamp_min(tiny).log() + (1.0 - target) * (1.0 - q).clamp_min(tiny).log()).sum();
       }
       loss.backward();
-      coef = leaf.grad().detach() * invT;
+      coef = leaf.grad().detach() * invS;
     }
     // Pass 2: grad_x L = sum_t <coef, dp_t/dx>, draw by draw.
     torch::Tensor gx = torch::zeros_like(xb);
     {
       torch::AutoGradMode on(true);
-      for (std::size_t t = 0; t < T; ++t) {
+      for (std::size_t t : src) {
         net->copy_from(params + t * P);
         torch::Tensor xin = xb.detach().clone().requires_grad_(true);
         (response(spec.family, net->forward(xin)) * coef).sum().backward();

@@ -97,6 +97,10 @@ struct NetChainProblem {
   int torch_threads = 1;
   bool keep_pred = false;         // every kept draw's predictions on x_new
   bool keep_params = false;       // every kept draw's parameters
+  // Optional starting parameters (Net::copy_to order), one block of n_parameters per chain of this call; null:
+  // the default initialization from the chain's substream (seed, chain, 1). The substream is consumed either
+  // way, so the noise generator's seed does not depend on where the chain starts.
+  const double* init_params = nullptr;
 };
 
 class NetModel {
@@ -124,6 +128,12 @@ class NetModel {
     net_->train();
   }
   std::vector<NetGroup>& groups() { return groups_; }
+  // Start the chain from given parameters (Net::copy_to order); the groups alias them, so nothing else changes.
+  void start_from(const double* params) {
+    torch::NoGradGuard ng;
+    net_->copy_from(params);
+  }
+  std::size_t n_parameters() const { return static_cast<std::size_t>(net_->n_parameters()); }
   long n_obs() const { return static_cast<long>(pb_.data->n()); }
   bool regression() const { return pb_.spec.family == Family::gaussian; }
   at::Generator& noise_rng() { return gen_; }
@@ -312,6 +322,7 @@ inline parallel::RunStatus run_net_sgmcmc(const NetChainProblem& pb, const sgmcm
     const std::uint64_t id = static_cast<std::uint64_t>(ctl.chain_offset + static_cast<long>(c));
     rng::Stream rs(run.seed, id), init(run.seed, id, 1);
     NetModel model(pb, ctl, init);
+    if (pb.init_params) model.start_from(pb.init_params + c * model.n_parameters());
     NetRecorder rec(model, outputs[c]);
     status[c] = sgmcmc::run_chain(model, rec, ctl, rs, progress, stop);
   };
