@@ -16,8 +16,8 @@
 #' builds the adversarial images from one sampled network and then evaluates the ensemble of draws on them
 #' (a transfer attack: `attack_draws = ` the index of that draw), and its loss is the paper's
 #' \eqn{\max_y \log P(y \mid x)}, i.e. the predicted class rather than the true one (`label = "predicted"`).
-#' Against a single network (Adam, dropout) the two attacks coincide; against a posterior they do not, and
-#' the transfer attack is much weaker (see `vignette("sgld-sa-networks")`).
+#' For a single network (one draw) the source makes no difference; for a posterior the attack from one draw
+#' is weaker against the average (measured in `vignette("sgld-sa-networks")`).
 #'
 #' @param fit A network fit with kept weights: [wbb_nn()] with `keep_weights = TRUE`, or [sgld_sa()] with a
 #'   `model` and `keep_draws = TRUE`; multinomial or binomial.
@@ -31,15 +31,13 @@
 #'   attribute `"x_adv"`).
 #' @param attack_draws `NULL` (default): the attack is the gradient of the model average of every kept draw.
 #'   Otherwise indices of the completed draws (rows of `fit$weights` when none diverged) whose average builds
-#'   the attack, e.g.
-#'   `nrow(fit$weights)` for the last draw, as the authors did; every draw is still evaluated.
+#'   the attack, e.g. `nrow(fit$weights)` for the last draw, as the authors did; every draw is still evaluated.
 #' @param label `"true"` (default): the loss is the cross-entropy at the true label; `"predicted"`: at the
 #'   class the attacking average predicts on the clean input (the paper's \eqn{\max_y \log P(y \mid x)}).
 #' @return A data frame of class `sb_nn_adversarial` with one row per `zeta`: `zeta`, `accuracy` (of the model
 #'   average on the perturbed inputs), `mean_draw_accuracy` (each draw's own accuracy on the same inputs,
 #'   averaged over draws) and `n` (examples); attributes `draws`, `method`, `device`, `attack_draws` and
-#'   `label`. `plot()` draws
-#'   accuracy against `zeta`.
+#'   `label`. `plot()` draws accuracy against `zeta`.
 #' @references Deng, W., Zhang, X., Liang, F. and Lin, G. (2019). An adaptive empirical Bayesian method for
 #'   sparse deep learning. *NeurIPS 32*.
 #'
