@@ -315,16 +315,22 @@ resolve_init <- function(init, P, chains, call = rlang::caller_env()) {
     sb_abort(c("{.code sgmcmc_control(init = )} is a network fit, which can start only a network chain.",
                i = "For regression give a vector of {P} coefficient{?s} (intercept first)."), arg = "init", call = call)
   }
+  init_matrix(init, P, chains, "coefficient", "intercept first", call)
+}
+
+# sgmcmc_control(init = ) as a P x chains matrix: a matrix of that shape, or a vector of P values (every chain).
+# `what` names one value ("coefficient", "network parameter"), `order` says how they are ordered.
+init_matrix <- function(init, P, chains, what, order, call) {
   if (is.matrix(init)) {
     if (nrow(init) != P || ncol(init) != chains) {
-      sb_abort(c("A matrix {.code sgmcmc_control(init = )} must be {P} x {chains} (coefficients x chains).",
+      sb_abort(c("A matrix {.code sgmcmc_control(init = )} must be {P} x {chains} ({what}s x chains).",
                  x = "It is {nrow(init)} x {ncol(init)}."), arg = "init", call = call)
     }
     storage.mode(init) <- "double"
     return(init)
   }
   if (length(init) != P) {
-    sb_abort(c("{.code sgmcmc_control(init = )} must have one value per coefficient ({P}, intercept first).",
+    sb_abort(c("{.code sgmcmc_control(init = )} must have one value per {what} ({format(P, big.mark = ',')}; {order}).",
                x = "It has {length(init)}."), arg = "init", call = call)
   }
   matrix(as.double(init), P, chains)

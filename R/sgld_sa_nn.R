@@ -96,31 +96,17 @@ nn_resolve_init <- function(init, desc, chains, call) {
       sb_abort(c("{.code sgmcmc_control(init = )} is a network fit of a different architecture.",
                  x = "It has {format(init$n_parameters, big.mark = ',')} parameters in {length(other$size)} tensor{?s}; this network has {format(P, big.mark = ',')} in {length(desc$size)}.",
                  i = "Start from a fit of the same {.arg model} on inputs of the same shape."),
-               arg = "control", call = call)
+               arg = "init", call = call)
     }
     src <- if (inherits(init, "sb_sgld_sa_nn")) init$weights_final else init$weights
     if (is.null(src)) {
       sb_abort(c("{.code sgmcmc_control(init = )} is a {.fn wbb_nn} fit without its weights.",
-                 i = "Refit it with {.code keep_weights = TRUE}."), arg = "control", call = call)
+                 i = "Refit it with {.code keep_weights = TRUE}."), arg = "init", call = call)
     }
     if (!inherits(init, "sb_sgld_sa_nn")) src <- src[init$status == "done", , drop = FALSE]
     return(t(src[(seq_len(chains) - 1L) %% nrow(src) + 1L, , drop = FALSE]))
   }
-  if (is.matrix(init)) {
-    if (nrow(init) != P || ncol(init) != chains) {
-      sb_abort(c("A matrix {.code sgmcmc_control(init = )} must be {P} x {chains} (network parameters x chains).",
-                 x = "It is {nrow(init)} x {ncol(init)}."), arg = "control", call = call)
-    }
-    storage.mode(init) <- "double"
-    return(init)
-  }
-  if (length(init) != P) {
-    sb_abort(c("{.code sgmcmc_control(init = )} must have one value per network parameter ({format(P, big.mark = ',')}).",
-               x = "It has {length(init)}.",
-               i = "The order is that of a fit's {.code weights} columns; or pass a fit of the same network."),
-             arg = "control", call = call)
-  }
-  matrix(as.double(init), P, chains)
+  init_matrix(init, P, chains, "network parameter", "the order of a fit's weights columns", call)
 }
 
 # Which weight layers (1 = the first linear / convolution layer) get the SSGL prior.

@@ -249,7 +249,7 @@ test_that("a network chain continues from given parameters or from a fit (sgmcmc
   expect_equal(unname(from_wbb$weights_final), unname(wb$weights[c(1, 2, 1), ]), tolerance = 1e-6)
   # wrong starts are classed errors naming init
   expect_error(run(2, init = rep(0, 5)), "one value per network parameter", class = "scalebayes_error_input")
-  expect_error(run(2, init = matrix(0, 3, 1)), "parameters x chains", class = "scalebayes_error_input")
+  expect_error(run(2, init = matrix(0, 3, 1)), "network parameters x chains", class = "scalebayes_error_input")
   other <- sgld_sa(d$x, d$y, model = nn_mlp(4), iterations = 2, seed = 1, quiet = TRUE)
   expect_error(run(2, init = other), "different architecture", class = "scalebayes_error_input")
   wb0 <- wbb_nn(d$x, d$y, model = nn_mlp(3), draws = 1, seed = 3, quiet = TRUE, control = nn_control(epochs = 1))
