@@ -9,13 +9,7 @@ args <- as.integer(commandArgs(trailingOnly = TRUE))
 B <- if (length(args) >= 1) args[1] else 100L
 cells <- list(list("B", 40, 20), list("B", 40, 50), list("B", 60, 30), list("A(ii)", 40, 20),
               list("A(ii)", 60, 50), list("A(i)", 40, 20))
-sim <- function(setting, p, n) {
-  b0 <- switch(setting, "A(i)" = rep(1, 10), "A(ii)" = c(rep(1, 5), rep(10, 5)), "B" = rep(1, p))
-  beta <- c(b0, rep(0, p - length(b0)))
-  x <- matrix(rnorm(2 * n * p), 2 * n, p) %*% chol(0.1 * 0.8^abs(outer(1:p, 1:p, "-")))
-  mu <- drop(x %*% beta)
-  list(x = x, y = mu + sqrt(sum(mu^2) / (2 * n * 2)) * rnorm(2 * n), beta = beta)
-}
+source("data-raw/wbb-sim.R")  # sim(setting, p, n)
 set.seed(20261123)
 res <- do.call(rbind, lapply(cells, function(cl) {
   setting <- cl[[1]]; p <- cl[[2]]; n <- cl[[3]]

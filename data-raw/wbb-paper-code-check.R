@@ -7,13 +7,7 @@ suppressMessages({library(glmnet); library(monomvn)})
 args <- as.integer(commandArgs(trailingOnly = TRUE))
 B <- if (length(args) >= 1) args[1] else 20L
 cells <- list(list("A(i)", 40, 50), list("B", 40, 50), list("B", 80, 50))
-sim <- function(setting, p, n) {
-  b0 <- switch(setting, "A(i)" = rep(1, 10), "A(ii)" = c(rep(1, 5), rep(10, 5)), "B" = rep(1, p))
-  beta <- c(b0, rep(0, p - length(b0)))
-  x <- matrix(rnorm(2 * n * p), 2 * n, p) %*% chol(0.1 * 0.8^abs(outer(1:p, 1:p, "-")))
-  mu <- drop(x %*% beta)
-  list(x = x, y = mu + sqrt(sum(mu^2) / (2 * n * 2)) * rnorm(2 * n), beta = beta)
-}
+source("data-raw/wbb-sim.R")  # sim(setting, p, n)
 metrics <- function(draws, beta, xt, yt) {
   m <- colMeans(draws)
   lo <- apply(draws, 2, stats::quantile, 0.025); hi <- apply(draws, 2, stats::quantile, 0.975)
