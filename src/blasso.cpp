@@ -1,8 +1,7 @@
 // Glue for blasso(): convert, build the control struct, call scalebayes::gibbs::run_blasso, convert back.
 #include "sb_glue.h"
 #include "scalebayes/gibbs/blasso.hpp"
-#include "scalebayes/cd/glmnet_path.hpp"
-#include "scalebayes/gibbs/compare.hpp"
+#include "scalebayes/gibbs/compare.hpp"  // includes cd/glmnet_path.hpp
 
 namespace {
 scalebayes::gibbs::BlassoControl blasso_control_from(const Rcpp::List& ctrl) {

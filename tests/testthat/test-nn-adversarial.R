@@ -7,28 +7,38 @@ softmax_rows <- function(eta) {
   e / rowSums(e)
 }
 
+# Per-draw softmax-regression weights (rows of a fit's weights: K x p matrix row-major, then K biases) and
+# the class probabilities of each draw at x.
+softmax_draws <- function(weights, x, K) {
+  p <- ncol(x)
+  lapply(seq_len(nrow(weights)), function(t) {
+    w <- weights[t, ]
+    W <- matrix(w[1:(K * p)], K, p, byrow = TRUE)
+    list(W = W, P = softmax_rows(sweep(x %*% t(W), 2, w[K * p + 1:K], "+")))
+  })
+}
+
 # Closed form: L = -log pbar_y, pbar = mean_t softmax(x W_t' + b_t); grad_x L = -(1 / (T pbar_y)) sum_t
 # P_ty (W_t[y, ] - sum_k P_tk W_t[k, ]).
 fgsm_softmax_r <- function(weights, x, yi, K, zeta, clip) {
-  p <- ncol(x)
-  Ws <- lapply(seq_len(nrow(weights)), function(t) {
-    w <- weights[t, ]
-    list(W = matrix(w[1:(K * p)], K, p, byrow = TRUE), b = w[K * p + 1:K])
-  })
-  Ps <- lapply(Ws, function(m) softmax_rows(sweep(x %*% t(m$W), 2, m$b, "+")))
-  pbar <- Reduce(`+`, Ps) / length(Ps)
+  d <- softmax_draws(weights, x, K)
+  pbar <- Reduce(`+`, lapply(d, `[[`, "P")) / length(d)
   idx <- cbind(seq_len(nrow(x)), yi + 1L)
-  g <- Reduce(`+`, Map(function(m, P) P[idx] * (m$W[yi + 1L, , drop = FALSE] - P %*% m$W), Ws, Ps))
-  g <- -g / (length(Ps) * pbar[idx])
+  g <- Reduce(`+`, lapply(d, function(m) m$P[idx] * (m$W[yi + 1L, , drop = FALSE] - m$P %*% m$W)))
+  g <- -g / (length(d) * pbar[idx])
   lapply(zeta, function(z) pmin(pmax(x + z * sign(g), clip[1]), clip[2]))
+}
+
+# n examples of 3 uniform inputs with random labels a / b / c.
+three_class_data <- function(seed, n = 60) {
+  set.seed(seed)
+  list(x = matrix(runif(n * 3), n, 3), y = factor(sample(c("a", "b", "c"), n, TRUE)), n = n)
 }
 
 test_that("against a softmax regression the adversarial inputs are x + zeta * sign(closed-form gradient)", {
   skip_if_no_torch()
-  set.seed(11)
-  n <- 60
-  x <- matrix(runif(n * 3), n, 3)
-  y <- factor(sample(c("a", "b", "c"), n, TRUE))
+  d <- three_class_data(11)
+  x <- d$x; y <- d$y; n <- d$n
   zeta <- c(0, 0.05, 0.3)
   for (draws in c(1, 3)) {
     fit <- wbb_nn(x, y, model = nn_mlp(integer()), draws = draws, keep_weights = TRUE, seed = 3, quiet = TRUE,
@@ -46,21 +56,14 @@ test_that("against a softmax regression the adversarial inputs are x + zeta * si
 
 test_that("the authors' variant: attack from some draws at the predicted class, every draw evaluated", {
   skip_if_no_torch()
-  set.seed(13)
-  n <- 60
-  x <- matrix(runif(n * 3), n, 3)
-  y <- factor(sample(c("a", "b", "c"), n, TRUE))
+  d <- three_class_data(13)
+  x <- d$x; y <- d$y
   fit <- wbb_nn(x, y, model = nn_mlp(integer()), draws = 4, keep_weights = TRUE, seed = 5, quiet = TRUE,
                 control = nn_control(epochs = 2, batch_size = 10, float64 = TRUE))
   zeta <- c(0, 0.4)
   src <- c(4, 2)
   W <- fit$weights
-  avg_prob <- function(rows, xx) {
-    Reduce(`+`, lapply(rows, function(t) {
-      w <- W[t, ]
-      softmax_rows(sweep(xx %*% t(matrix(w[1:9], 3, 3, byrow = TRUE)), 2, w[10:12], "+"))
-    })) / length(rows)
-  }
+  avg_prob <- function(rows, xx) Reduce(`+`, lapply(softmax_draws(W[rows, , drop = FALSE], xx, 3L), `[[`, "P")) / length(rows)
   pred_src <- max.col(avg_prob(src, x), ties.method = "first") - 1L
   for (label in c("true", "predicted")) {
     adv <- nn_adversarial(fit, x, y, zeta = zeta, clip = c(0, 1), keep_x = TRUE, attack_draws = src, label = label)

@@ -91,12 +91,9 @@ inline GlmnetPath glmnet_path(Eigen::Ref<const Eigen::MatrixXd> x, Eigen::Ref<co
     out.beta.col(l) = fit.beta.cwiseQuotient(xs);
     used = l + 1;
     if (stop_at > 0 && lam(l) <= stop_at) break;
-    if (!computed || used < mnl) {
-      if (computed) rsq_prev = 1.0 - (w.array() * (y - xz * fit.beta).array().square()).sum() / null_dev;
-      continue;
-    }
+    if (!computed) continue;  // user lambdas: no early stop
     const double rsq = 1.0 - (w.array() * (y - xz * fit.beta).array().square()).sum() / null_dev;
-    if (rsq - rsq_prev < rule.fdev * rsq || rsq > rule.devmax) {
+    if (used >= mnl && (rsq - rsq_prev < rule.fdev * rsq || rsq > rule.devmax)) {
       out.early_stop = used < L;
       break;
     }
