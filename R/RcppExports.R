@@ -77,6 +77,14 @@ cpp_nn_forward <- function(spec, params, x, xdim, train, seed, stream, float64) 
     .Call(`_scalebayes_cpp_nn_forward`, spec, params, x, xdim, train, seed, stream, float64)
 }
 
+cpp_test_storage_ops <- function(a, b, c, alpha, sigma, delta) {
+    .Call(`_scalebayes_cpp_test_storage_ops`, a, b, c, alpha, sigma, delta)
+}
+
+cpp_test_net_regradient <- function(spec, x, xdim, y, idx, weights, seed) {
+    .Call(`_scalebayes_cpp_test_net_regradient`, spec, x, xdim, y, idx, weights, seed)
+}
+
 cpp_tf_difference <- function(x, k) {
     .Call(`_scalebayes_cpp_tf_difference`, x, k)
 }

@@ -45,6 +45,8 @@
 #' @param family `"gaussian"` (linear regression, noise variance \eqn{\sigma^2}) or `"binomial"` (logistic).
 #' @param method `"sa"`, `"em"` or `"none"`, see Details.
 #' @param sampler `"sgld"` or `"sghmc"`.
+#' @param weights Networks only: optional non-negative per-example weights \eqn{w_i} of the log-likelihood
+#'   \eqn{\sum_i w_i \log p(y_i \mid x_i, \theta)} (one per row of `x`; `NULL`: all 1).
 #' @param iterations Number of iterations per chain.
 #' @param batch_size Minibatch size n (default `min(50, nrow(x))`); `nrow(x)` gives full-batch gradients.
 #' @param v0,v1 Spike scale and slab variance factor of the SSGL prior.
@@ -117,7 +119,7 @@ sgld_sa <- function(x, y, family = c("gaussian", "binomial"), method = c("sa", "
                     sparse = TRUE, intercept = TRUE, burnin = NULL, thin = NULL, keep = NULL, newx = NULL,
                     chains = 1L, threads = NULL, future = FALSE, seed = NULL, quiet = NULL,
                     control = sgmcmc_control(), model = NULL, epochs = NULL, sparse_layers = NULL, newy = NULL,
-                    keep_draws = FALSE, device = "cpu") {
+                    keep_draws = FALSE, device = "cpu", weights = NULL) {
   call <- match.call()
   method <- sb_match_arg(method)
   sampler <- sb_match_arg(sampler)
@@ -136,7 +138,12 @@ sgld_sa <- function(x, y, family = c("gaussian", "binomial"), method = c("sa", "
                       batch_size = batch_size, v0 = v0, v1 = v1, sparse_layers = sparse_layers, burnin = burnin,
                       thin = thin, newx = newx, newy = newy, chains = chains, threads = threads, seed = seed,
                       quiet = quiet, control = control, device = device, keep_draws = keep_draws,
-                      call = rlang::current_env(), mcall = call))
+                      weights = weights, call = rlang::current_env(), mcall = call))
+  }
+  if (!is.null(weights)) {
+    sb_abort(c("{.arg weights} applies to a network {.arg model}, not to regression.",
+               i = "Per-example weights of the regression likelihood are not implemented; drop {.arg weights}."),
+             arg = "weights")
   }
   nets_only <- c("epochs", "sparse_layers", "newy", "keep_draws", "device")[!c(missing(epochs), missing(sparse_layers),
                                                                              missing(newy), missing(keep_draws),

@@ -4,7 +4,7 @@
 # Called by sgld_sa() when `model` is a network. Arguments are sgld_sa()'s, already matched where shared.
 sgld_sa_nn <- function(x, y, model, family, method, sampler, iterations, epochs, batch_size, v0, v1,
                        sparse_layers, burnin, thin, newx, newy, chains, threads, seed, quiet, control, device,
-                       keep_draws, call, mcall) {
+                       keep_draws, weights = NULL, call, mcall) {
   t0 <- proc.time()[["elapsed"]]
   device <- check_backend(device, call)
   if (!inherits(model, "sb_nn_spec")) {
@@ -71,7 +71,8 @@ sgld_sa_nn <- function(x, y, model, family, method, sampler, iterations, epochs,
                                keep = integer(), chains = chains, chain_offset = 0)
   float64 <- isTRUE(control$float64)
   nnctl <- list(device = device, float64 = float64, torch_threads = 1L, keep_pred = keep_draws,
-                keep_params = keep_draws, init = init)
+                keep_params = keep_draws, init = init,
+                weights = if (!is.null(weights)) check_weights(weights, n, arg = "weights", call = call))
   res <- sb_call_engine(cpp_nn_sgmcmc(spec, xd$x, xd$dim, yd$y, if (is.null(nd)) double() else nd$x,
                                       if (is.null(nd)) integer() else nd$dim, ctl, nnctl, run), call = call)
   nn_sgmcmc_fit(res, tab = tab, desc = desc, spec = spec, family = family, levels = yd$levels, model = model,

@@ -303,6 +303,39 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
+// cpp_test_storage_ops
+Rcpp::List cpp_test_storage_ops(Rcpp::NumericVector a, Rcpp::NumericVector b, Rcpp::NumericVector c, double alpha, double sigma, double delta);
+RcppExport SEXP _scalebayes_cpp_test_storage_ops(SEXP aSEXP, SEXP bSEXP, SEXP cSEXP, SEXP alphaSEXP, SEXP sigmaSEXP, SEXP deltaSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type a(aSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type b(bSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type c(cSEXP);
+    Rcpp::traits::input_parameter< double >::type alpha(alphaSEXP);
+    Rcpp::traits::input_parameter< double >::type sigma(sigmaSEXP);
+    Rcpp::traits::input_parameter< double >::type delta(deltaSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_test_storage_ops(a, b, c, alpha, sigma, delta));
+    return rcpp_result_gen;
+END_RCPP
+}
+// cpp_test_net_regradient
+Rcpp::List cpp_test_net_regradient(Rcpp::List spec, Rcpp::NumericVector x, Rcpp::IntegerVector xdim, Rcpp::NumericVector y, Rcpp::IntegerVector idx, Rcpp::NumericVector weights, double seed);
+RcppExport SEXP _scalebayes_cpp_test_net_regradient(SEXP specSEXP, SEXP xSEXP, SEXP xdimSEXP, SEXP ySEXP, SEXP idxSEXP, SEXP weightsSEXP, SEXP seedSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< Rcpp::List >::type spec(specSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type x(xSEXP);
+    Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type xdim(xdimSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type y(ySEXP);
+    Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type idx(idxSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type weights(weightsSEXP);
+    Rcpp::traits::input_parameter< double >::type seed(seedSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_test_net_regradient(spec, x, xdim, y, idx, weights, seed));
+    return rcpp_result_gen;
+END_RCPP
+}
 // cpp_tf_difference
 Rcpp::NumericMatrix cpp_tf_difference(Rcpp::NumericVector x, int k);
 RcppExport SEXP _scalebayes_cpp_tf_difference(SEXP xSEXP, SEXP kSEXP) {
@@ -532,6 +565,8 @@ static const R_CallMethodDef CallEntries[] = {
     {"_scalebayes_cpp_nn_sgmcmc", (DL_FUNC) &_scalebayes_cpp_nn_sgmcmc, 9},
     {"_scalebayes_cpp_nn_adversarial", (DL_FUNC) &_scalebayes_cpp_nn_adversarial, 13},
     {"_scalebayes_cpp_nn_forward", (DL_FUNC) &_scalebayes_cpp_nn_forward, 8},
+    {"_scalebayes_cpp_test_storage_ops", (DL_FUNC) &_scalebayes_cpp_test_storage_ops, 6},
+    {"_scalebayes_cpp_test_net_regradient", (DL_FUNC) &_scalebayes_cpp_test_net_regradient, 7},
     {"_scalebayes_cpp_tf_difference", (DL_FUNC) &_scalebayes_cpp_tf_difference, 2},
     {"_scalebayes_cpp_tf_lambda_max", (DL_FUNC) &_scalebayes_cpp_tf_lambda_max, 5},
     {"_scalebayes_cpp_tf_path", (DL_FUNC) &_scalebayes_cpp_tf_path, 8},

@@ -12,42 +12,54 @@ inline double sgmcmc_num(const Rcpp::List& l, const char* name) { return Rcpp::a
 // An optional entry: present and not NULL (settings added later, and NULL for "not set").
 inline bool has(const Rcpp::List& l, const char* name) { return l.containsElementNamed(name) && !Rf_isNull(l[name]); }
 
-inline scalebayes::sgmcmc::Control sgmcmc_control(const Rcpp::List& c) {
-  namespace sg = scalebayes::sgmcmc;
-  sg::Control ctl;
-  const std::string fam = Rcpp::as<std::string>(c["family"]);
-  ctl.family = fam == "gaussian" ? sg::Family::gaussian : sg::Family::binomial;  // GLM only; a network has its own
-  const std::string meth = Rcpp::as<std::string>(c["method"]);
-  ctl.method = meth == "sa" ? sg::Method::sa : (meth == "em" ? sg::Method::em : sg::Method::none);
-  ctl.sa.em = ctl.method == sg::Method::em;
-  ctl.sampler = Rcpp::as<std::string>(c["sampler"]) == "sghmc" ? sg::Sampler::sghmc : sg::Sampler::sgld;
+// The three parts of the settings (sgmcmc/chain.hpp, steps.hpp), each mapped here once. Names the R layer
+// validated are checked again: an unknown sampler or method is an error, never a silent default.
+inline void map_chain_control(const Rcpp::List& c, scalebayes::sgmcmc::ChainControl& ctl) {
   ctl.iterations = static_cast<long>(sgmcmc_num(c, "iterations"));
   ctl.batch_size = static_cast<long>(sgmcmc_num(c, "batch_size"));
   ctl.burnin = static_cast<long>(sgmcmc_num(c, "burnin"));
   ctl.thin = static_cast<long>(sgmcmc_num(c, "thin"));
   ctl.trace_every = static_cast<long>(sgmcmc_num(c, "trace_every"));
+  ctl.pruning.on = Rcpp::as<bool>(c["prune"]);
+  ctl.pruning.S = sgmcmc_num(c, "prune_S");
+  ctl.pruning.D = sgmcmc_num(c, "prune_D");
+  ctl.pruning.U = sgmcmc_num(c, "prune_U");
+  Rcpp::IntegerVector keep = c["keep"];  // 1-based, output order
+  for (int v : keep) ctl.keep.push_back(static_cast<long>(v) - 1);
+  ctl.chains = Rcpp::as<int>(c["chains"]);
+  ctl.chain_offset = static_cast<long>(sgmcmc_num(c, "chain_offset"));
+  if (has(c, "check_every")) ctl.check_every = static_cast<long>(sgmcmc_num(c, "check_every"));
+  if (has(c, "report_every")) ctl.report_every = static_cast<long>(sgmcmc_num(c, "report_every"));
+}
+
+inline void map_step_control(const Rcpp::List& c, scalebayes::sgmcmc::StepControl& ctl) {
+  namespace sg = scalebayes::sgmcmc;
+  ctl.sampler = sg::sampler_from_name(Rcpp::as<std::string>(c["sampler"]));
   const std::string st = Rcpp::as<std::string>(c["step_schedule"]);
-  ctl.step.type = st == "constant" ? sg::StepSchedule::Type::constant
-                                   : (st == "stepwise" ? sg::StepSchedule::Type::stepwise
-                                                       : sg::StepSchedule::Type::polynomial);
+  if (st == "constant") ctl.step.type = sg::StepSchedule::Type::constant;
+  else if (st == "stepwise") ctl.step.type = sg::StepSchedule::Type::stepwise;
+  else if (st == "polynomial") ctl.step.type = sg::StepSchedule::Type::polynomial;
+  else throw std::invalid_argument("unknown step_schedule '" + st + "'");
   ctl.step.eps0 = sgmcmc_num(c, "step_size");
   ctl.step.gamma = sgmcmc_num(c, "step_power");
   ctl.step.decay = sgmcmc_num(c, "step_decay");
   Rcpp::NumericVector ms = c["step_milestones"];
   for (double v : ms) ctl.step.milestones.push_back(static_cast<long>(v));
+  ctl.temperature.tau0 = sgmcmc_num(c, "temperature");
+  ctl.temperature.r = sgmcmc_num(c, "anneal");
+  if (has(c, "anneal_every")) ctl.temperature.every = static_cast<long>(sgmcmc_num(c, "anneal_every"));
+  ctl.friction = sgmcmc_num(c, "friction");
+  ctl.noise_estimate = sgmcmc_num(c, "noise_estimate");
+}
+
+inline void map_prior_control(const Rcpp::List& c, scalebayes::sgmcmc::PriorControl& ctl) {
+  namespace sg = scalebayes::sgmcmc;
+  ctl.method = sg::method_from_name(Rcpp::as<std::string>(c["method"]));
+  ctl.sa.em = ctl.method == sg::Method::em;
   ctl.sa.A = sgmcmc_num(c, "sa_A");
   ctl.sa.Z = sgmcmc_num(c, "sa_Z");
   ctl.sa.alpha = sgmcmc_num(c, "sa_alpha");
   if (has(c, "sa_cap")) ctl.sa.cap = sgmcmc_num(c, "sa_cap");
-  ctl.temperature.tau0 = sgmcmc_num(c, "temperature");
-  ctl.temperature.r = sgmcmc_num(c, "anneal");
-  if (has(c, "anneal_every")) ctl.temperature.every = static_cast<long>(sgmcmc_num(c, "anneal_every"));
-  ctl.pruning.on = Rcpp::as<bool>(c["prune"]);
-  ctl.pruning.S = sgmcmc_num(c, "prune_S");
-  ctl.pruning.D = sgmcmc_num(c, "prune_D");
-  ctl.pruning.U = sgmcmc_num(c, "prune_U");
-  ctl.friction = sgmcmc_num(c, "friction");
-  ctl.noise_estimate = sgmcmc_num(c, "noise_estimate");
   ctl.hyper.v0 = sgmcmc_num(c, "v0");
   ctl.hyper.v1 = sgmcmc_num(c, "v1");
   ctl.hyper.a = sgmcmc_num(c, "a");
@@ -66,12 +78,19 @@ inline scalebayes::sgmcmc::Control sgmcmc_control(const Rcpp::List& c) {
     ctl.lik_var = s * s;
   }
   ctl.sa_start = static_cast<long>(sgmcmc_num(c, "sa_start"));
-  Rcpp::IntegerVector keep = c["keep"];  // 1-based, output order
-  for (int v : keep) ctl.keep.push_back(static_cast<long>(v) - 1);
-  ctl.chains = Rcpp::as<int>(c["chains"]);
-  ctl.chain_offset = static_cast<long>(sgmcmc_num(c, "chain_offset"));
-  if (has(c, "check_every")) ctl.check_every = static_cast<long>(sgmcmc_num(c, "check_every"));
-  if (has(c, "report_every")) ctl.report_every = static_cast<long>(sgmcmc_num(c, "report_every"));
+}
+
+inline scalebayes::sgmcmc::Control sgmcmc_control(const Rcpp::List& c) {
+  namespace sg = scalebayes::sgmcmc;
+  sg::Control ctl;
+  const std::string fam = Rcpp::as<std::string>(c["family"]);
+  // GLM only; a network has its own family in its ModelSpec
+  if (fam == "gaussian") ctl.family = sg::Family::gaussian;
+  else if (fam == "binomial" || fam == "multinomial") ctl.family = sg::Family::binomial;
+  else throw std::invalid_argument("unknown family '" + fam + "'");
+  map_chain_control(c, ctl);
+  map_step_control(c, ctl);
+  map_prior_control(c, ctl);
   return ctl;
 }
 

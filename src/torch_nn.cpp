@@ -249,6 +249,12 @@ Rcpp::List cpp_nn_sgmcmc(Rcpp::List spec, Rcpp::NumericVector x, Rcpp::IntegerVe
   pb.torch_threads = Rcpp::as<int>(nnctl["torch_threads"]);
   pb.keep_pred = has_new && Rcpp::as<bool>(nnctl["keep_pred"]);
   pb.keep_params = Rcpp::as<bool>(nnctl["keep_params"]);
+  Rcpp::NumericVector obs_weights;  // optional per-example weights of the log-likelihood (R checked them)
+  if (sbglue::has(nnctl, "weights")) {
+    obs_weights = Rcpp::NumericVector(nnctl["weights"]);
+    if (obs_weights.size() != xdim[0]) Rcpp::stop("weights must have one entry per example");
+    pb.weights = torch::from_blob(obs_weights.begin(), {obs_weights.size()}, torch::kDouble).to(dev.options(), false, true);
+  }
 
   nn::Net probe(pb.spec, torch::kCPU, torch::kFloat);
   const R_xlen_t P = static_cast<R_xlen_t>(probe->n_parameters());
@@ -366,6 +372,157 @@ Rcpp::NumericVector cpp_nn_forward(Rcpp::List spec, Rcpp::NumericVector params, 
   const torch::Tensor out =
       net->forward(nn::from_col_major(x.begin(), dims_of(xdim), dev.options())).to(torch::kCPU, torch::kDouble).contiguous();
   return Rcpp::NumericVector(out.data_ptr<double>(), out.data_ptr<double>() + out.numel());
+#else
+  Rcpp::stop("scalebayes was built without LibTorch");
+#endif
+}
+
+// Test hook of the storage concept (sgmcmc/storage.hpp): the same operations on the same float64 inputs through
+// the Eigen policy and the LibTorch policy (CPU, double). a, b, c: arrays of one length; alpha, sigma, delta:
+// numbers. Returns list(eigen = ..., torch = ...), each with dot, axpy (b + alpha a), where_scalar
+// (alpha > 0 ? sigma : delta), where_array (c > 0 ? a : b), group_dot (a.b + c.c over two groups), prior_grad,
+// inclusion, and after one SA step (omega = alpha) rho, kappa0, kappa1, delta, sigma.
+// [[Rcpp::export]]
+Rcpp::List cpp_test_storage_ops(Rcpp::NumericVector a, Rcpp::NumericVector b, Rcpp::NumericVector c, double alpha,
+                                double sigma, double delta) {
+#ifdef SCALEBAYES_HAVE_TORCH
+  namespace sg = scalebayes::sgmcmc;
+  const Eigen::Index n = a.size();
+  if (b.size() != n || c.size() != n) Rcpp::stop("a, b, c must have one length");
+  auto eig = [&](const Rcpp::NumericVector& v) { return Eigen::ArrayXd(Eigen::Map<const Eigen::ArrayXd>(v.begin(), n)); };
+  auto ten = [&](const Rcpp::NumericVector& v) {
+    return torch::from_blob(const_cast<double*>(v.begin()), {static_cast<std::int64_t>(n)}, torch::kDouble).clone();
+  };
+  auto vec = [](const torch::Tensor& t) {
+    const torch::Tensor u = t.detach().contiguous();
+    return Rcpp::NumericVector(u.data_ptr<double>(), u.data_ptr<double>() + u.numel());
+  };
+  auto vecE = [](const Eigen::ArrayXd& x) { return Rcpp::NumericVector(x.data(), x.data() + x.size()); };
+  sg::SSGLHyper h;
+  h.v0 = 0.1;
+  h.v1 = 10;
+  sg::SAInput<sg::EigenOps> inE;
+  inE.n_total = 100;
+  inE.resid_ss = 42;
+  sg::SAInput<nn::TorchOps> inT;
+  inT.n_total = 100;
+  inT.resid_ss = torch::full({}, 42.0, torch::kDouble);
+  Rcpp::List out(2);
+  {  // Eigen
+    using O = sg::EigenOps;
+    std::vector<sg::Group<O>> gs(2);
+    gs[0].value = eig(a);
+    gs[1].value = eig(c);
+    for (auto& g : gs) g.grad = O::zeros_like(g.value);
+    Eigen::ArrayXd y = eig(b);
+    O::axpy(alpha, eig(a), y);
+    const auto v = sg::GroupVector<O>::values(gs);
+    sg::init_latents<O>(gs[0], 0.5, delta, h);
+    sg::init_latents<O>(gs[1], 0.3, delta, h);
+    O::ssgl_prior_grad(gs[0].grad, gs[0].value, gs[0].kappa0, gs[0].kappa1, sigma);
+    const Eigen::ArrayXd inc = O::inclusion_prob(gs[0].value, sigma, delta, h.v0, h.v1);
+    double sg_ = sigma;
+    sg::sa_update<O>(gs, sg_, alpha, h, inE, true);
+    out[0] = Rcpp::List::create(
+        Rcpp::Named("dot") = O::dot(eig(a), eig(b)), Rcpp::Named("axpy") = vecE(y),
+        Rcpp::Named("where_scalar") = O::where(alpha, sigma, delta),
+        Rcpp::Named("where_array") = vecE(O::where(eig(c), eig(a), eig(b))), Rcpp::Named("group_dot") = v.dot(v),
+        Rcpp::Named("prior_grad") = vecE(gs[0].grad), Rcpp::Named("inclusion") = vecE(inc),
+        Rcpp::Named("rho") = vecE(gs[0].rho), Rcpp::Named("kappa0") = vecE(gs[0].kappa0),
+        Rcpp::Named("kappa1") = vecE(gs[1].kappa1), Rcpp::Named("delta") = gs[1].delta, Rcpp::Named("sigma") = sg_);
+  }
+  {  // LibTorch, float64 on the CPU
+    using O = nn::TorchOps;
+    auto sc = [](double v) { return torch::full({}, v, torch::kDouble); };
+    std::vector<sg::Group<O>> gs(2);
+    gs[0].value = ten(a);
+    gs[1].value = ten(c);
+    for (auto& g : gs) g.grad = O::zeros_like(g.value);
+    torch::Tensor y = ten(b);
+    O::axpy(sc(alpha), ten(a), y);
+    const auto v = sg::GroupVector<O>::values(gs);
+    sg::init_latents<O>(gs[0], 0.5, sc(delta), h);
+    sg::init_latents<O>(gs[1], 0.3, sc(delta), h);
+    O::ssgl_prior_grad(gs[0].grad, gs[0].value, gs[0].kappa0, gs[0].kappa1, sc(sigma));
+    const torch::Tensor inc = O::inclusion_prob(gs[0].value, sc(sigma), sc(delta), h.v0, h.v1);
+    torch::Tensor sg_ = sc(sigma);
+    sg::sa_update<O>(gs, sg_, alpha, h, inT, true);
+    out[1] = Rcpp::List::create(
+        Rcpp::Named("dot") = O::value(O::dot(ten(a), ten(b))), Rcpp::Named("axpy") = vec(y),
+        Rcpp::Named("where_scalar") = O::value(O::where(sc(alpha), sc(sigma), sc(delta))),
+        Rcpp::Named("where_array") = vec(O::where(ten(c), ten(a), ten(b))),
+        Rcpp::Named("group_dot") = O::value(v.dot(v)), Rcpp::Named("prior_grad") = vec(gs[0].grad),
+        Rcpp::Named("inclusion") = vec(inc), Rcpp::Named("rho") = vec(gs[0].rho),
+        Rcpp::Named("kappa0") = vec(gs[0].kappa0), Rcpp::Named("kappa1") = vec(gs[1].kappa1),
+        Rcpp::Named("delta") = O::value(gs[1].delta), Rcpp::Named("sigma") = O::value(sg_));
+  }
+  out.names() = Rcpp::CharacterVector::create("eigen", "torch");
+  return out;
+#else
+  Rcpp::stop("scalebayes was built without LibTorch");
+#endif
+}
+
+// Test hook of the network model's second gradient (nn/sgmcmc.hpp, NetModel::gradient): a chain model of the
+// network (seed, chain 0, its substream for the initial weights) draws minibatch idx (1-based) replayable, then
+// asks for the gradient again on the same minibatch. Returns both gradients (flattened, group order), whether the
+// dropout generator's state and the batch-norm buffers after the second gradient equal those after the first,
+// and the recorded minibatch count before and after (the second gradient records nothing). weights: per-example
+// weights of the log-likelihood (length 0: none).
+// [[Rcpp::export]]
+Rcpp::List cpp_test_net_regradient(Rcpp::List spec, Rcpp::NumericVector x, Rcpp::IntegerVector xdim,
+                                   Rcpp::NumericVector y, Rcpp::IntegerVector idx, Rcpp::NumericVector weights,
+                                   double seed) {
+#ifdef SCALEBAYES_HAVE_TORCH
+  torch::NoGradGuard ng;
+  nn::NetChainProblem pb;
+  pb.spec = spec_from(spec);
+  pb.dev = nn::choose_device("cpu", true);
+  const nn::Dataset data = nn::make_dataset(x.begin(), dims_of(xdim), y.begin(), pb.spec.family, pb.dev.options());
+  pb.data = &data;
+  if (weights.size() > 0)
+    pb.weights = torch::from_blob(weights.begin(), {weights.size()}, torch::kDouble).clone();
+  scalebayes::sgmcmc::Control ctl;
+  scalebayes::rng::Stream init(static_cast<std::uint64_t>(seed), 0, 1);
+  nn::NetModel model(pb, ctl, init);
+  std::vector<long> ix(idx.begin(), idx.end());
+  for (auto& v : ix) v -= 1;
+  const long n = static_cast<long>(ix.size());
+  auto grads = [&]() {
+    std::vector<double> g;
+    for (auto& gr : model.groups()) {
+      const torch::Tensor t = gr.grad.contiguous();
+      g.insert(g.end(), t.data_ptr<double>(), t.data_ptr<double>() + t.numel());
+    }
+    return Rcpp::NumericVector(g.begin(), g.end());
+  };
+  auto state = [&]() {
+    std::vector<torch::Tensor> st;
+    for (const auto& b : model.net()->buffers()) st.push_back(b.clone());
+    if (model.net()->has_dropout()) st.push_back(model.net()->dropout_generator().get_state());
+    return st;
+  };
+  auto same = [](const std::vector<torch::Tensor>& a, const std::vector<torch::Tensor>& b) {
+    if (a.size() != b.size()) return false;
+    for (std::size_t i = 0; i < a.size(); ++i)
+      if (!torch::equal(a[i], b[i])) return false;
+    return true;
+  };
+  model.minibatch(ix, n, true);
+  const Rcpp::NumericVector g1 = grads();
+  const auto st1 = state();
+  double loss1 = NAN, acc1 = NAN;
+  model.gradient(ix, n);
+  const Rcpp::NumericVector g2 = grads();
+  const bool unchanged = same(st1, state());
+  const long recorded = model.recorded_examples();  // only the first pass was recorded
+  model.take_means(&loss1, &acc1);
+  model.minibatch(ix, n, false);     // a fresh minibatch draws new masks
+  const Rcpp::NumericVector g3 = grads();
+  return Rcpp::List::create(Rcpp::Named("first") = g1, Rcpp::Named("second") = g2, Rcpp::Named("fresh") = g3,
+                            Rcpp::Named("state_unchanged") = unchanged, Rcpp::Named("recorded_loss") = loss1,
+                            Rcpp::Named("recorded_examples") = static_cast<double>(recorded),
+                            Rcpp::Named("n_buffers") = static_cast<int>(st1.size()));
 #else
   Rcpp::stop("scalebayes was built without LibTorch");
 #endif

@@ -134,6 +134,9 @@ class NetImpl : public torch::nn::Module {
   const std::vector<ParamGroup>& groups() const { return groups_; }
   std::int64_t out_dim() const { return out_dim_; }
   bool has_dropout() const { return has_dropout_; }
+  // The generator of the dropout masks (defined only when has_dropout()): its state can be saved and restored to
+  // replay a minibatch's masks (NetModel::gradient).
+  at::Generator& dropout_generator() { return gen_; }
   std::int64_t n_parameters() const {
     std::int64_t m = 0;
     for (const auto& g : groups_) m += g.tensor.numel();

@@ -48,6 +48,9 @@ struct TorchOps {
   static Array zeros_like(const Array& a) { return torch::zeros_like(a); }
   static Index size(const Array& a) { return a.defined() ? a.numel() : 0; }
   static Scalar sum(const Array& a) { return a.sum(); }
+  static Scalar dot(const Array& a, const Array& b) { return (a * b).sum(); }
+  static void axpy(const Scalar& alpha, const Array& x, Array& y) { y.add_(alpha * x); }
+  static Scalar where(const Scalar& c, const Scalar& a, const Scalar& b) { return torch::where(c > 0, a, b); }
   static Scalar abs_sum_weighted(const Array& w, const Array& x) { return (w * x.abs()).sum(); }
   static Scalar sq_sum_weighted(const Array& w, const Array& x) { return (w * x.square()).sum(); }
   static Scalar zero_scalar(const Scalar& like) { return torch::zeros_like(like); }
@@ -97,6 +100,7 @@ struct NetChainProblem {
   int torch_threads = 1;
   bool keep_pred = false;         // every kept draw's predictions on x_new
   bool keep_params = false;       // every kept draw's parameters
+  torch::Tensor weights;          // [n] per-example weights of the log-likelihood on the data's device (undefined: 1)
   // Optional starting parameters (Net::copy_to order), one block of n_parameters per chain of this call; null:
   // the default initialization from the chain's substream (seed, chain, 1). The substream is consumed either
   // way, so the noise generator's seed does not depend on where the chain starts.
@@ -139,35 +143,46 @@ class NetModel {
   at::Generator& noise_rng() { return gen_; }
   torch::Tensor scalar(double v) const { return torch::full({}, v, pb_.dev.options()); }
 
-  void minibatch(const std::vector<long>& idx, long n) {
-    torch::AutoGradMode grad_on(true);
-    static_assert(sizeof(long) == sizeof(std::int64_t), "minibatch indices are 64-bit");
-    const torch::Tensor ix = torch::from_blob(const_cast<long*>(idx.data()), {n}, torch::kLong).to(pb_.dev.device);
-    const torch::Tensor xb = pb_.data->x.index_select(0, ix), yb = pb_.data->y.index_select(0, ix);
-    net_->zero_grad();
-    const torch::Tensor out = net_->forward(xb);
-    const torch::Tensor l = example_losses(pb_.spec.family, out, yb).sum();
-    l.backward();
+  // The minibatch log-likelihood gradient, recorded in the trace sums (loss, accuracy). replayable: keep the
+  // dropout generator's state from before this forward pass, so gradient() can replay the same masks.
+  void minibatch(const std::vector<long>& idx, long n, bool replayable = false) {
+    if (replayable && net_->has_dropout()) replay_state_ = net_->dropout_generator().get_state();
+    torch::Tensor out, yb;
+    const torch::Tensor l = forward_backward(idx, n, &out, &yb);
     if (pb_.spec.family != Family::gaussian) {  // minibatch accuracy, accumulated on the device
       torch::NoGradGuard ng;
       const torch::Tensor cls = pb_.spec.family == Family::multinomial ? out.argmax(1) : (out.select(1, 0) > 0).to(yb.dtype());
       correct_sum_ = correct_sum_ + (cls == yb).sum();
     }
-    scale_ = static_cast<double>(n_obs()) / static_cast<double>(n);
-    const auto& pg = net_->groups();
-    for (std::size_t g = 0; g < groups_.size(); ++g) {
-      const torch::Tensor& gr = pg[g].tensor.grad();
-      groups_[g].grad = gr.defined() ? gr.detach() * (-scale_) : torch::zeros_like(groups_[g].value);
-    }
     last_loss_ = l.detach();
     loss_sum_ = loss_sum_ + last_loss_;
     loss_count_ += n;
+  }
+  // The same gradient at the current parameters on the same minibatch, recording nothing: the dropout masks of
+  // the last minibatch() (when it was replayable) and batch-norm running statistics and the dropout generator
+  // left as they were.
+  void gradient(const std::vector<long>& idx, long n) {
+    torch::NoGradGuard ng;
+    std::vector<torch::Tensor> bufs;
+    for (const auto& b : net_->buffers()) bufs.push_back(b.clone());
+    torch::Tensor after;
+    if (net_->has_dropout()) {
+      if (!replay_state_.defined())
+        throw std::logic_error("NetModel::gradient: the minibatch was not drawn replayable");
+      after = net_->dropout_generator().get_state();
+      net_->dropout_generator().set_state(replay_state_);
+    }
+    forward_backward(idx, n, nullptr, nullptr);
+    if (after.defined()) net_->dropout_generator().set_state(after);
+    std::size_t i = 0;
+    for (auto& b : net_->buffers()) b.copy_(bufs[i++]);
   }
   // (N/n) sum_B r_i^2 = 2 (N/n) sum_B l_i for the squared-error loss l_i = r_i^2 / 2.
   torch::Tensor resid_ss() const { return last_loss_ * (2.0 * scale_); }
 
   Net& net() { return net_; }
   const NetChainProblem& problem() const { return pb_; }
+  long recorded_examples() const { return loss_count_; }  // examples in the trace sums since the last take_means
   // Mean minibatch loss per example and minibatch accuracy (NaN for the gaussian family) since the last call
   // (host reads).
   void take_means(double* loss, double* accuracy) {
@@ -184,8 +199,31 @@ class NetModel {
   Net net_;
   at::Generator gen_;
   std::vector<NetGroup> groups_;
+  // Forward and backward pass on minibatch idx[0..n): every group's grad = -(N/n) d sum_B w_i l_i / d theta.
+  // Returns the summed loss; out / yb receive the outputs and responses when asked for.
+  torch::Tensor forward_backward(const std::vector<long>& idx, long n, torch::Tensor* out_p, torch::Tensor* yb_p) {
+    torch::AutoGradMode grad_on(true);
+    static_assert(sizeof(long) == sizeof(std::int64_t), "minibatch indices are 64-bit");
+    const torch::Tensor ix = torch::from_blob(const_cast<long*>(idx.data()), {n}, torch::kLong).to(pb_.dev.device);
+    const torch::Tensor xb = pb_.data->x.index_select(0, ix), yb = pb_.data->y.index_select(0, ix);
+    net_->zero_grad();
+    const torch::Tensor out = net_->forward(xb);
+    const torch::Tensor l = pb_.weights.defined()
+                                ? (pb_.weights.index_select(0, ix) * example_losses(pb_.spec.family, out, yb)).sum()
+                                : example_losses(pb_.spec.family, out, yb).sum();
+    l.backward();
+    scale_ = static_cast<double>(n_obs()) / static_cast<double>(n);
+    const auto& pg = net_->groups();
+    for (std::size_t g = 0; g < groups_.size(); ++g) {
+      const torch::Tensor& gr = pg[g].tensor.grad();
+      groups_[g].grad = gr.defined() ? gr.detach() * (-scale_) : torch::zeros_like(groups_[g].value);
+    }
+    if (out_p) *out_p = out;
+    if (yb_p) *yb_p = yb;
+    return l;
+  }
   double scale_ = 0.0;
-  torch::Tensor last_loss_, loss_sum_, correct_sum_;
+  torch::Tensor last_loss_, loss_sum_, correct_sum_, replay_state_;
   long loss_count_ = 0;
 };
 

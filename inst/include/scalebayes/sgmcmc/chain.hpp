@@ -10,7 +10,13 @@
 //   typename Ops::Scalar scalar(double) const;         // a number where the parameters live
 //   void minibatch(const std::vector<long>& idx, long n);   // grad = (N/n) sum_{i in idx[0..n)} d log-lik_i / d theta
 //                                                      // (gaussian: the residual form sum r_i d mu_i, i.e. times sigma^2)
+//   void gradient(const std::vector<long>& idx, long n);    // the same gradient at the CURRENT values on the same
+//                                                      // minibatch, recording nothing (no trace, no new dropout
+//                                                      // masks, the model's random state left as it was): the
+//                                                      // second gradient of a step policy (steps.hpp)
 //   typename Ops::Scalar resid_ss();                   // (N/n) sum_B r_i^2 of the last minibatch (regression only)
+// minibatch(idx, n, replayable) with replayable = true (asked for by a policy with needs_regradient) keeps what
+// gradient() needs to replay the minibatch (a network's dropout generator state); false costs nothing.
 // and a Recorder (the storage of the chain's output) provides
 //   void save(Model&, const Scalar& sigma);            // a kept iteration (after burn-in, every thin-th)
 //   void trace(Model&, long k, const Scalar& sigma, double eps, double tau);
@@ -21,8 +27,10 @@
 //      chain's stream); the model fills the gradients
 //   2. k > sa_start and method != none: SA of the latent variables with omega_{k - sa_start} using theta^(k) and,
 //      for the regression sigma, I = (N/n) sum_{B_k} r_i^2
-//   3. gradient / sigma^2 (regression; / lik_var when the likelihood's variance is fixed) + prior gradient; SGLD or SGHMC step -> theta^(k+1) (inverse temperature
-//      tau_k, step eps_k); then magnitude pruning of the sparse groups to the rate S (1 - D^(k/U)) when on
+//   3. posterior_gradient (steps.hpp): gradient / sigma^2 (regression; / lik_var when the likelihood's variance is
+//      fixed) + prior gradient; then the step policy (SGLD, SGHMC, ...: steps.hpp) moves every group ->
+//      theta^(k+1) (inverse temperature tau_k, step eps_k); then magnitude pruning of the sparse groups to the rate
+//      S (1 - D^(k/U)) when on
 //   4. divergence: at check points (every check_every iterations, and at save / trace points and the last
 //      iteration) a non-finite state restores the last checked state (values are COPIED into place: a group's
 //      value may be a network's parameter) and stops the chain
@@ -45,6 +53,7 @@
 #include "scalebayes/math/family.hpp"
 #include "scalebayes/rng/stream.hpp"
 #include "scalebayes/sgmcmc/schedules.hpp"
+#include "scalebayes/sgmcmc/steps.hpp"
 #include "scalebayes/sgmcmc/updates.hpp"
 
 namespace scalebayes {
@@ -52,20 +61,40 @@ namespace sgmcmc {
 
 using scalebayes::Family;  // math/family.hpp
 enum class Method { sa, em, none };
-enum class Sampler { sgld, sghmc };
 
-struct Control {
-  Family family = Family::gaussian;
-  Method method = Method::sa;
-  Sampler sampler = Sampler::sgld;
+inline Method method_from_name(const std::string& s) {
+  if (s == "sa") return Method::sa;
+  if (s == "em") return Method::em;
+  if (s == "none") return Method::none;
+  throw std::invalid_argument("unknown method '" + s + "' (known: \"sa\", \"em\", \"none\")");
+}
+
+// The chain part of the settings: length, minibatches, output points, chains.
+struct ChainControl {
   long iterations = 1000, batch_size = 50, burnin = 0, thin = 1, trace_every = 1;
   long check_every = 1;             // divergence check interval (iterations)
   long report_every = 256;          // progress / stop-request interval (iterations): 1 for expensive models
-  StepSchedule step;
-  SAStep sa;
-  Annealing temperature;
   PruneSchedule pruning;
-  double friction = 0.1, noise_estimate = 0.0;  // SGHMC
+  std::vector<long> keep;           // GLM: coefficient indices (output order) whose draws are stored
+  int chains = 1;
+  long chain_offset = 0;            // chain c uses stream chain_offset + c (chunks of chains across processes)
+  void validate() const {
+    if (iterations < 1) throw std::invalid_argument("iterations must be >= 1");
+    if (batch_size < 1) throw std::invalid_argument("batch_size must be >= 1");
+    if (burnin < 0 || burnin >= iterations) throw std::invalid_argument("burnin must lie in [0, iterations)");
+    if (thin < 1 || trace_every < 1) throw std::invalid_argument("thin and trace_every must be >= 1");
+    if (check_every < 1 || report_every < 1) throw std::invalid_argument("check_every and report_every must be >= 1");
+    if (chains < 1) throw std::invalid_argument("chains must be >= 1");
+    pruning.validate();
+  }
+  long n_saved() const { return (iterations - burnin) / thin; }
+  long n_traced() const { return iterations / trace_every; }
+};
+
+// The prior part: the SSGL hierarchy, how its latent variables are adapted, sigma and the likelihood's variance.
+struct PriorControl {
+  Method method = Method::sa;
+  SAStep sa;
   SSGLHyper hyper;
   double prior_var = 1e4;           // sigma0^2 of the non-sparse groups
   double sigma_init = 1.0, delta_init = 0.5, rho_init = 0.5;
@@ -73,34 +102,28 @@ struct Control {
   double lik_var = 0.0;             // > 0: the Gaussian likelihood's variance is fixed at this value (sigma then
                                     // enters the prior only); 0: the likelihood's variance is sigma^2
   long sa_start = 1;                // the latent variables stay fixed before iteration sa_start + 1 (warm-up)
-  std::vector<long> keep;           // GLM: coefficient indices (output order) whose draws are stored
-  int chains = 1;
-  long chain_offset = 0;            // chain c uses stream chain_offset + c (chunks of chains across processes)
-
   void validate() const {
-    if (iterations < 1) throw std::invalid_argument("iterations must be >= 1");
-    if (batch_size < 1) throw std::invalid_argument("batch_size must be >= 1");
-    if (burnin < 0 || burnin >= iterations) throw std::invalid_argument("burnin must lie in [0, iterations)");
-    if (thin < 1 || trace_every < 1) throw std::invalid_argument("thin and trace_every must be >= 1");
-    if (check_every < 1 || report_every < 1) throw std::invalid_argument("check_every and report_every must be >= 1");
     if (sa_start < 1) throw std::invalid_argument("sa_start must be >= 1");
-    if (chains < 1) throw std::invalid_argument("chains must be >= 1");
-    if (!(friction > 0.0 && friction <= 1.0)) throw std::invalid_argument("friction must lie in (0, 1]");
-    if (!(noise_estimate >= 0.0 && noise_estimate < friction))
-      throw std::invalid_argument("noise_estimate must lie in [0, friction)");
     if (!(prior_var > 0.0)) throw std::invalid_argument("prior_var must be > 0");
     if (!(sigma_init > 0.0)) throw std::invalid_argument("sigma_init must be > 0");
     if (!(delta_init > 0.0 && delta_init < 1.0)) throw std::invalid_argument("delta_init must lie in (0, 1)");
     if (!(rho_init >= 0.0 && rho_init <= 1.0)) throw std::invalid_argument("rho_init must lie in [0, 1]");
     if (!(lik_var >= 0.0) || !std::isfinite(lik_var)) throw std::invalid_argument("lik_var must be >= 0 and finite");
-    step.validate();
     sa.validate();
-    temperature.validate();
-    pruning.validate();
     hyper.validate();
   }
-  long n_saved() const { return (iterations - burnin) / thin; }
-  long n_traced() const { return iterations / trace_every; }
+};
+
+// All settings of a run: the three parts (each validated and mapped from R once, src/sgmcmc_glue.h) and the
+// GLM's family. The parts are bases, so `ctl.iterations`, `ctl.sampler`, `ctl.hyper` read as before and a part
+// can be handed on alone (`const StepControl&` to a step policy).
+struct Control : ChainControl, StepControl, PriorControl {
+  Family family = Family::gaussian;
+  void validate() const {
+    ChainControl::validate();
+    StepControl::validate();
+    PriorControl::validate();
+  }
 };
 
 struct ChainStatus {
@@ -110,11 +133,11 @@ struct ChainStatus {
   std::string message;
 };
 
-// Run one chain of `model` (already initialized: values, zero grads and momenta) with the noise and minibatches
-// of stream rs. Returns what happened; the output went to `rec`.
-template <class Model, class Recorder>
-ChainStatus run_chain(Model& model, Recorder& rec, const Control& ctl, rng::Stream& rs, std::atomic<long>& progress,
-                      const parallel::StopToken& stop = parallel::StopToken()) {
+// Run one chain of `model` (already initialized: values, zero grads and momenta) with step policy `policy`
+// (steps.hpp) and the minibatches of stream rs. Returns what happened; the output went to `rec`.
+template <class Model, class Recorder, class Step>
+ChainStatus run_chain(Model& model, Recorder& rec, const Control& ctl, Step& policy, rng::Stream& rs,
+                      std::atomic<long>& progress, const parallel::StopToken& stop = parallel::StopToken()) {
   using Ops = typename Model::Ops;
   using Scalar = typename Ops::Scalar;
   using Array = typename Ops::Array;
@@ -141,6 +164,19 @@ ChainStatus run_chain(Model& model, Recorder& rec, const Control& ctl, rng::Stre
   std::vector<Array> snap(groups.size());
   for (std::size_t g = 0; g < groups.size(); ++g) Ops::assign(snap[g], groups[g].value);
 
+  // The posterior gradient at the current values and latents, grads holding the likelihood gradient.
+  auto to_posterior = [&]() {
+    if (fixed_lik) posterior_gradient<Ops>(groups, sigma, true, lik_is2);
+    else if (regression) posterior_gradient<Ops>(groups, sigma, true, 1.0 / (sigma * sigma));
+    else posterior_gradient<Ops>(groups, sigma, false, lik_is2);
+  };
+  // A step policy's second gradient: same minibatch, current values, nothing recorded.
+  auto regrad = [&]() {
+    model.gradient(idx, n);
+    to_posterior();
+  };
+  policy.start(groups);
+
   ChainStatus st;
   const long T = ctl.iterations;
   long last_report = 0;
@@ -158,27 +194,19 @@ ChainStatus run_chain(Model& model, Recorder& rec, const Control& ctl, rng::Stre
         std::swap(idx[t], idx[j < N ? j : N - 1]);
       }
     }
-    model.minibatch(idx, n);
+    model.minibatch(idx, n, Step::needs_regradient);
     // 2. SA of the latent variables
     if (k > ctl.sa_start && ctl.method != Method::none && (has_sparse || adapt_sigma_only)) {
       if (regression) sain.resid_ss = model.resid_ss();
       sa_update<Ops>(groups, sigma, ctl.sa.at(k - ctl.sa_start), ctl.hyper, sain, !ctl.fixed_sigma);
     }
-    // 3. gradient and step
-    const double tau = ctl.temperature.at(k);
-    const double eps = ctl.step.at(k);
-    if (fixed_lik) {
-      for (auto& g : groups) g.grad *= lik_is2;
-    } else if (regression) {
-      const Scalar is2 = 1.0 / (sigma * sigma);
-      for (auto& g : groups) g.grad *= is2;
-    }
-    for (auto& g : groups)
-      if (Ops::size(g.value) > 0) add_prior_grad<Ops>(g, sigma);
-    for (auto& g : groups) {
-      if (ctl.sampler == Sampler::sgld) sgld_step<Ops>(g, eps, tau, model.noise_rng());
-      else sghmc_step<Ops>(g, eps, ctl.friction, ctl.noise_estimate, tau, model.noise_rng());
-    }
+    // 3. posterior gradient and the step
+    StepContext sc;
+    sc.k = k;
+    sc.tau = ctl.temperature.at(k);
+    sc.eps = ctl.step.at(k);
+    to_posterior();
+    policy.step(groups, sc, model.noise_rng(), regrad);
     const bool save = k > ctl.burnin && (k - ctl.burnin) % ctl.thin == 0;
     const bool trace = k % ctl.trace_every == 0;
     const bool check = k % ctl.check_every == 0 || save || trace || k == T;
@@ -202,12 +230,19 @@ ChainStatus run_chain(Model& model, Recorder& rec, const Control& ctl, rng::Stre
       for (std::size_t g = 0; g < groups.size(); ++g) Ops::assign(snap[g], groups[g].value);
     // 5. output
     if (save) rec.save(model, sigma);
-    if (trace) rec.trace(model, k, sigma, eps, tau);
+    if (trace) rec.trace(model, k, sigma, sc.eps, sc.tau);
   }
   progress.fetch_add((k > T ? T : k) - last_report, std::memory_order_relaxed);
   st.iterations_done = st.diverged ? k - 1 : std::min(k - 1, T);
   rec.finish(model, sigma, st);
   return st;
+}
+
+// The same with the step policy `ctl` names (steps.hpp: with_step_policy), built for this chain.
+template <class Model, class Recorder>
+ChainStatus run_chain(Model& model, Recorder& rec, const Control& ctl, rng::Stream& rs, std::atomic<long>& progress,
+                      const parallel::StopToken& stop = parallel::StopToken()) {
+  return with_step_policy(ctl, [&](auto& policy) { return run_chain(model, rec, ctl, policy, rs, progress, stop); });
 }
 
 // Runs `chains` chains on `threads` threads: chain_body(c, progress, stop) runs chain c (it builds its model and

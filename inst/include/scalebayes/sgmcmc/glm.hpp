@@ -25,7 +25,7 @@
 #include "scalebayes/parallel/driver.hpp"
 #include "scalebayes/rng/stream.hpp"
 #include "scalebayes/sgmcmc/chain.hpp"
-#include "scalebayes/sgmcmc/kernels.hpp"
+#include "scalebayes/sgmcmc/simd.hpp"
 
 namespace scalebayes {
 namespace sgmcmc {
@@ -110,8 +110,8 @@ using Grp = Group<EigenOps>;
 inline double linpred(const GlmData& d, long i, const Grp& gs, const Grp& gd) {
   const double* col = d.xt.data() + i * d.xt.rows();
   double eta = 0.0;
-  if (d.ps) eta += kernels::dot(col, gs.value.data(), d.ps);
-  if (d.pd) eta += kernels::dot(col + d.ps, gd.value.data(), d.pd);
+  if (d.ps) eta += simd::dot(col, gs.value.data(), d.ps);
+  if (d.pd) eta += simd::dot(col + d.ps, gd.value.data(), d.pd);
   return eta;
 }
 
@@ -127,8 +127,8 @@ inline double minibatch_pass(const GlmData& d, const std::vector<long>& idx, lon
     const double r = d.family == Family::gaussian ? d.y[i] - eta : d.y[i] - inv_logit(eta);
     rss += r * r;
     const double* col = d.xt.data() + i * d.xt.rows();
-    if (d.ps) kernels::axpy(r, col, gs.grad.data(), d.ps);
-    if (d.pd) kernels::axpy(r, col + d.ps, gd.grad.data(), d.pd);
+    if (d.ps) simd::axpy(r, col, gs.grad.data(), d.ps);
+    if (d.pd) simd::axpy(r, col + d.ps, gd.grad.data(), d.pd);
   }
   gs.grad *= scale;
   gd.grad *= scale;
@@ -182,7 +182,12 @@ class GlmModel {
   bool regression() const { return d_.family == Family::gaussian; }
   rng::Stream& noise_rng() { return rs_; }
   double scalar(double v) const { return v; }
-  void minibatch(const std::vector<long>& idx, long n) { rss_ = minibatch_pass(d_, idx, n, groups_[0], groups_[1]); }
+  // The minibatch gradient (the GLM has nothing to replay: `replayable` changes nothing) and the same gradient at
+  // the current values without touching the recorded residual sum of squares.
+  void minibatch(const std::vector<long>& idx, long n, bool = false) {
+    rss_ = minibatch_pass(d_, idx, n, groups_[0], groups_[1]);
+  }
+  void gradient(const std::vector<long>& idx, long n) { minibatch_pass(d_, idx, n, groups_[0], groups_[1]); }
   double resid_ss() const { return rss_; }
 
   const GlmData& data() const { return d_; }

@@ -25,6 +25,13 @@
 //   static Array inclusion_prob(const Array& x, const Scalar& sigma, const Scalar& delta, double v0,
 //                               double v1);         // eq. (12)
 //   static void prune_smallest(Array& x, double s);  // x_j = 0 for the floor(s p) smallest |x_j|
+//   static Scalar dot(const Array& a, const Array& b);               // sum_j a_j b_j (0 for empty arrays)
+//   static void axpy(const Scalar& alpha, const Array& x, Array& y); // y += alpha x, alpha where the data live
+//   static Scalar where(const Scalar& c, const Scalar& a, const Scalar& b);  // c > 0 ? a : b, without a branch
+//   static Array where(const Array& c, const Array& a, const Array& b);      // elementwise       on the host
+//
+// Vectors over ALL groups (a quasi-Newton memory pairs every parameter of a model) are `GroupVector<Ops>`
+// (updates.hpp): one Array per group, with dot / axpy / scale over the whole list.
 //
 // and ordinary arithmetic (Array +,- Array, scalar * Array, Array * Array, in-place forms; Scalar with double).
 // Value semantics are explicit: `assign` copies values into existing storage. A torch tensor aliases on `=`, and a
@@ -115,6 +122,10 @@ struct EigenOps {
     if (thr > 0.0) zero_below(x, thr);
   }
   static Index size(const Array& a) { return a.size(); }
+  static double dot(const Array& a, const Array& b) { return a.size() ? (a * b).sum() : 0.0; }
+  static void axpy(double alpha, const Array& x, Array& y) { y += alpha * x; }
+  static double where(double c, double a, double b) { return c > 0.0 ? a : b; }
+  static Array where(const Array& c, const Array& a, const Array& b) { return (c > 0.0).select(a, b); }
   static double sum(const Array& a) { return a.size() ? a.sum() : 0.0; }
   static double abs_sum_weighted(const Array& w, const Array& x) { return x.size() ? (w * x.abs()).sum() : 0.0; }
   static double sq_sum_weighted(const Array& w, const Array& x) { return x.size() ? (w * x.square()).sum() : 0.0; }

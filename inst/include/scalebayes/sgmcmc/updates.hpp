@@ -32,6 +32,57 @@ struct Group {
   double prior_var = 1.0;     // sigma_0^2 of the Gaussian prior (non-sparse groups)
 };
 
+// A vector over all groups of a model (one Array per group, the groups' order): what a quasi-Newton memory
+// stores (s = theta_{k+1} - theta_k, y = grad_{k+1} - grad_k span every parameter). Scalars stay where the
+// data live (Ops::Scalar), so products of such vectors need no host read on a device.
+template <class Ops>
+struct GroupVector {
+  using Array = typename Ops::Array;
+  using Scalar = typename Ops::Scalar;
+  std::vector<Array> parts;
+
+  // Copies (not aliases) of the groups' values or gradients.
+  static GroupVector values(const std::vector<Group<Ops>>& groups) {
+    GroupVector v;
+    v.parts.resize(groups.size());
+    for (std::size_t g = 0; g < groups.size(); ++g) Ops::assign(v.parts[g], groups[g].value);
+    return v;
+  }
+  static GroupVector grads(const std::vector<Group<Ops>>& groups) {
+    GroupVector v;
+    v.parts.resize(groups.size());
+    for (std::size_t g = 0; g < groups.size(); ++g) Ops::assign(v.parts[g], groups[g].grad);
+    return v;
+  }
+  static GroupVector zeros_like(const GroupVector& o) {
+    GroupVector v;
+    for (const auto& p : o.parts) v.parts.push_back(Ops::zeros_like(p));
+    return v;
+  }
+  std::size_t size() const { return parts.size(); }
+  // sum over groups of Ops::dot
+  Scalar dot(const GroupVector& o) const {
+    if (parts.size() != o.parts.size() || parts.empty()) throw std::invalid_argument("GroupVector: sizes differ");
+    Scalar s = Ops::dot(parts[0], o.parts[0]);
+    for (std::size_t g = 1; g < parts.size(); ++g) s = s + Ops::dot(parts[g], o.parts[g]);
+    return s;
+  }
+  // this += alpha x
+  void axpy(const Scalar& alpha, const GroupVector& x) {
+    if (parts.size() != x.parts.size()) throw std::invalid_argument("GroupVector: sizes differ");
+    for (std::size_t g = 0; g < parts.size(); ++g) Ops::axpy(alpha, x.parts[g], parts[g]);
+  }
+  void scale(const Scalar& alpha) {
+    for (auto& p : parts) p *= alpha;
+  }
+  // a - b
+  static GroupVector difference(const GroupVector& a, const GroupVector& b) {
+    GroupVector v;
+    for (std::size_t g = 0; g < a.parts.size(); ++g) v.parts.push_back(a.parts[g] - b.parts[g]);
+    return v;
+  }
+};
+
 // Hyperparameters of the SSGL hierarchy: beta_j ~ (1 - gamma_j) Laplace(0, sigma v0) + gamma_j N(0, sigma^2 v1),
 // gamma_j ~ Bern(delta), delta ~ Beta(a, b), sigma^2 ~ IG(nu/2, nu lambda/2).
 // kappa0_start, kappa1_start: starting values of kappa (NaN: the values implied by the starting rho). With frozen

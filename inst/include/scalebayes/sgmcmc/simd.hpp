@@ -1,4 +1,4 @@
-// scalebayes/sgmcmc/kernels.hpp -- dot / axpy on contiguous doubles, the inner loops of the minibatch pass.
+// scalebayes/sgmcmc/simd.hpp -- dot / axpy on contiguous doubles, the inner loops of the minibatch pass.
 //
 // R compiles packages for the baseline x86-64 ISA (SSE2). On x86-64 with GCC or Clang these kernels carry an
 // AVX2+FMA clone selected at run time (__builtin_cpu_supports), which roughly halves the cost of the minibatch
@@ -16,7 +16,7 @@
 
 namespace scalebayes {
 namespace sgmcmc {
-namespace kernels {
+namespace simd {
 
 inline double dot_generic(const double* a, const double* b, long n) {
   return Eigen::Map<const Eigen::VectorXd>(a, n).dot(Eigen::Map<const Eigen::VectorXd>(b, n));
@@ -71,6 +71,6 @@ inline void axpy(double s, const double* x, double* y, long n) {
   axpy_generic(s, x, y, n);
 }
 
-}  // namespace kernels
+}  // namespace simd
 }  // namespace sgmcmc
 }  // namespace scalebayes

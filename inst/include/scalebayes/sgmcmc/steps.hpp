@@ -1,0 +1,123 @@
+// scalebayes/sgmcmc/steps.hpp -- the SG-MCMC step as a policy over the whole group list.
+//
+// The chain driver (chain.hpp) computes, per iteration, the posterior gradient of every group at the current
+// latent variables (`posterior_gradient`: the minibatch log-likelihood gradient scaled by 1/sigma^2 or the fixed
+// likelihood precision, plus the prior gradient) and then hands the whole group list to ONE step policy, chosen
+// once per run. A step policy is a class with
+//
+//   static constexpr bool needs_regradient;     // true: step() may call regrad() (a second gradient on the same
+//                                               // minibatch; the model then keeps what it needs to replay it)
+//   template <class Ops> void start(std::vector<Group<Ops>>&);                 // once, before iteration 1
+//   template <class Ops, class Regrad>
+//   void step(std::vector<Group<Ops>>& groups, const StepContext& c, typename Ops::Rng& rng, Regrad& regrad);
+//
+// `step` moves every group's value (and whatever state the policy keeps: SGHMC's momentum lives in the groups,
+// a quasi-Newton memory would live in the policy object, which is built per chain). `regrad()` recomputes
+// every group's `grad` as the posterior gradient at the CURRENT values, on the same minibatch, at the same
+// latent variables: it neither records anything in the model's trace nor draws new dropout masks, and it leaves
+// the model's random state as it found it, so a policy that calls it changes no other random number of the
+// chain. The policy's noise comes from `rng` (the model's noise source) only.
+//
+// SgldStep and SghmcStep are the two policies of Deng et al. (2019); `with_step_policy(StepControl, f)` builds the
+// policy a control names and calls f(policy) (a switch once per run, not once per group and iteration). A new
+// sampler is a new policy class plus one case here and one name in the glue (design-sgmcmc.md shows one).
+// Header-only, std, no R.
+#pragma once
+#include <cmath>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "scalebayes/sgmcmc/schedules.hpp"
+#include "scalebayes/sgmcmc/updates.hpp"
+
+namespace scalebayes {
+namespace sgmcmc {
+
+enum class Sampler { sgld, sghmc };
+
+inline const char* sampler_name(Sampler s) { return s == Sampler::sgld ? "sgld" : "sghmc"; }
+inline Sampler sampler_from_name(const std::string& s) {
+  if (s == "sgld") return Sampler::sgld;
+  if (s == "sghmc") return Sampler::sghmc;
+  throw std::invalid_argument("unknown sampler '" + s + "' (known: \"sgld\", \"sghmc\")");
+}
+
+// The step part of a chain's settings: which policy, its learning-rate schedule and temperature, and the
+// policies' own knobs.
+struct StepControl {
+  Sampler sampler = Sampler::sgld;
+  StepSchedule step;        // eps_k (SGLD step size; SGHMC learning rate eta)
+  Annealing temperature;    // inverse temperature tau_k
+  double friction = 0.1, noise_estimate = 0.0;  // SGHMC
+  void validate() const {
+    if (!(friction > 0.0 && friction <= 1.0)) throw std::invalid_argument("friction must lie in (0, 1]");
+    if (!(noise_estimate >= 0.0 && noise_estimate < friction))
+      throw std::invalid_argument("noise_estimate must lie in [0, friction)");
+    step.validate();
+    temperature.validate();
+  }
+};
+
+// What a step needs of the iteration: its number, step size and inverse temperature.
+struct StepContext {
+  long k = 1;
+  double eps = 0.0;
+  double tau = 1.0;
+};
+
+// grad <- grad * (likelihood precision) + gradient of the log prior, for every group. `lik_scale` is 1/sigma^2 for
+// a regression whose likelihood variance is sigma^2, the fixed precision 1/lik_var when that variance is fixed,
+// and not applied (`scale_lik` false) for a likelihood without sigma (classification).
+template <class Ops>
+void posterior_gradient(std::vector<Group<Ops>>& groups, const typename Ops::Scalar& sigma, bool scale_lik,
+                        const typename Ops::Scalar& lik_scale) {
+  if (scale_lik)
+    for (auto& g : groups) g.grad *= lik_scale;
+  for (auto& g : groups)
+    if (Ops::size(g.value) > 0) add_prior_grad<Ops>(g, sigma);
+}
+
+// SGLD, eq. (2), group by group: beta <- beta + eps grad + N(0, 2 eps / tau).
+struct SgldStep {
+  static constexpr bool needs_regradient = false;
+  explicit SgldStep(const StepControl&) {}
+  template <class Ops>
+  void start(std::vector<Group<Ops>>&) {}
+  template <class Ops, class Regrad>
+  void step(std::vector<Group<Ops>>& groups, const StepContext& c, typename Ops::Rng& rng, Regrad&) {
+    for (auto& g : groups) sgld_step<Ops>(g, c.eps, c.tau, rng);
+  }
+};
+
+// SGHMC, eq. (3) in the SGD-with-momentum form, group by group (the momentum lives in the groups).
+struct SghmcStep {
+  static constexpr bool needs_regradient = false;
+  explicit SghmcStep(const StepControl& sc) : friction(sc.friction), noise_estimate(sc.noise_estimate) {}
+  template <class Ops>
+  void start(std::vector<Group<Ops>>&) {}
+  template <class Ops, class Regrad>
+  void step(std::vector<Group<Ops>>& groups, const StepContext& c, typename Ops::Rng& rng, Regrad&) {
+    for (auto& g : groups) sghmc_step<Ops>(g, c.eps, friction, noise_estimate, c.tau, rng);
+  }
+  double friction, noise_estimate;
+};
+
+// Builds the policy `sc` names and returns f(policy).
+template <class F>
+decltype(auto) with_step_policy(const StepControl& sc, F&& f) {
+  switch (sc.sampler) {
+    case Sampler::sgld: {
+      SgldStep s(sc);
+      return f(s);
+    }
+    case Sampler::sghmc: {
+      SghmcStep s(sc);
+      return f(s);
+    }
+  }
+  throw std::invalid_argument("unknown sampler");
+}
+
+}  // namespace sgmcmc
+}  // namespace scalebayes

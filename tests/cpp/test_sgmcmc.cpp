@@ -1,0 +1,230 @@
+// Engine unit tests of the SG-MCMC seams (sgmcmc/): the storage concept's dot / axpy / where and the vector over
+// all groups (EigenOps; the LibTorch policy is checked against these in float64 from testthat), and the step
+// seam: test-only step policies, written here against the public headers, run through the real chain driver
+// (run_chain with the Eigen GLM) and are checked against the same algorithm written independently with Eigen.
+#include <Eigen/Dense>
+#include <atomic>
+#include <cmath>
+#include <vector>
+
+#include "check.hpp"
+#include "scalebayes/sgmcmc/glm.hpp"
+
+namespace sg = scalebayes::sgmcmc;
+using scalebayes::rng::Stream;
+using Ops = sg::EigenOps;
+
+TEST(storage_dot_axpy_where) {
+  Eigen::ArrayXd a(4), b(4), c(4);
+  a << 1, -2, 3, 0.5;
+  b << 2, 1, -1, 4;
+  c << 1, -1, 0, 2;
+  CHECK_NEAR(Ops::dot(a, b), 1 * 2 - 2 * 1 - 3 + 2, 1e-15);
+  CHECK(Ops::dot(Eigen::ArrayXd(), Eigen::ArrayXd()) == 0.0);
+  Eigen::ArrayXd y = b;
+  Ops::axpy(-0.5, a, y);
+  for (int j = 0; j < 4; ++j) CHECK_NEAR(y[j], b[j] - 0.5 * a[j], 1e-15);
+  CHECK(Ops::where(1.0, 2.0, 3.0) == 2.0);
+  CHECK(Ops::where(0.0, 2.0, 3.0) == 3.0);
+  CHECK(Ops::where(-1e-300, 2.0, 3.0) == 3.0);
+  const Eigen::ArrayXd w = Ops::where(c, a, b);
+  CHECK(w[0] == a[0] && w[1] == b[1] && w[2] == b[2] && w[3] == a[3]);
+}
+
+TEST(group_vector_over_all_groups) {
+  std::vector<sg::Group<Ops>> groups(3);
+  groups[0].value = Eigen::ArrayXd::LinSpaced(5, -1, 1);
+  groups[1].value = Eigen::ArrayXd();  // an empty group (a GLM without non-sparse coefficients)
+  groups[2].value = Eigen::ArrayXd::Constant(2, 3.0);
+  for (auto& g : groups) g.grad = 2.0 * g.value + 1.0;
+  auto v = sg::GroupVector<Ops>::values(groups);
+  auto d = sg::GroupVector<Ops>::grads(groups);
+  // copies, not aliases
+  v.parts[0][0] = 99;
+  CHECK(groups[0].value[0] == -1.0);
+  v = sg::GroupVector<Ops>::values(groups);
+  double ref = 0;
+  for (auto& g : groups) ref += (g.value * g.grad).sum();
+  CHECK_NEAR(v.dot(d), ref, 1e-13);
+  auto z = sg::GroupVector<Ops>::zeros_like(v);
+  z.axpy(2.0, v);
+  z.scale(0.25);
+  auto diff = sg::GroupVector<Ops>::difference(d, v);
+  for (std::size_t g = 0; g < groups.size(); ++g) {
+    for (Eigen::Index j = 0; j < groups[g].value.size(); ++j) {
+      CHECK_NEAR(z.parts[g][j], 0.5 * groups[g].value[j], 1e-15);
+      CHECK_NEAR(diff.parts[g][j], groups[g].value[j] + 1.0, 1e-15);
+    }
+  }
+  CHECK_THROWS(v.dot(sg::GroupVector<Ops>()), std::invalid_argument);
+}
+
+namespace {
+
+// Test-only policies (not part of the package): plain gradient ascent on the log posterior, and an
+// extragradient step that asks the driver for a second gradient on the same minibatch.
+struct GradientStep {
+  static constexpr bool needs_regradient = false;
+  int started = 0;
+  template <class O>
+  void start(std::vector<sg::Group<O>>&) { ++started; }
+  template <class O, class Regrad>
+  void step(std::vector<sg::Group<O>>& groups, const sg::StepContext& c, typename O::Rng&, Regrad&) {
+    for (auto& g : groups) O::axpy(c.eps, g.grad, g.value);
+  }
+};
+
+struct ExtragradientStep {
+  static constexpr bool needs_regradient = true;
+  template <class O>
+  void start(std::vector<sg::Group<O>>&) {}
+  template <class O, class Regrad>
+  void step(std::vector<sg::Group<O>>& groups, const sg::StepContext& c, typename O::Rng&, Regrad& regrad) {
+    auto x0 = sg::GroupVector<O>::values(groups);
+    for (auto& g : groups) O::axpy(c.eps, g.grad, g.value);  // look-ahead point
+    regrad();                                                // posterior gradient there, same minibatch
+    for (std::size_t i = 0; i < groups.size(); ++i) {
+      O::assign(groups[i].value, x0.parts[i]);
+      O::axpy(c.eps, groups[i].grad, groups[i].value);
+    }
+  }
+};
+
+// SGLD that also asks for (and throws away) a second gradient every step: must not change the chain.
+struct SgldWithRegrad {
+  static constexpr bool needs_regradient = true;
+  sg::SgldStep inner{sg::StepControl()};
+  template <class O>
+  void start(std::vector<sg::Group<O>>&) {}
+  template <class O, class Regrad>
+  void step(std::vector<sg::Group<O>>& groups, const sg::StepContext& c, typename O::Rng& rng, Regrad& regrad) {
+    auto g0 = sg::GroupVector<O>::grads(groups);
+    regrad();
+    for (std::size_t i = 0; i < groups.size(); ++i) O::assign(groups[i].grad, g0.parts[i]);
+    inner.step(groups, c, rng, regrad);
+  }
+};
+
+struct Problem {
+  Eigen::MatrixXd x;
+  Eigen::VectorXd y;
+  sg::GlmData d;
+  sg::Control ctl;
+};
+
+Problem make_problem(long N, long p, long batch) {
+  Problem pb;
+  Stream s(7, 0);
+  pb.x.resize(N, p);
+  for (long i = 0; i < N; ++i)
+    for (long j = 0; j < p; ++j) pb.x(i, j) = s.normal();
+  pb.y.resize(N);
+  for (long i = 0; i < N; ++i) pb.y[i] = 1.5 * pb.x(i, 0) - pb.x(i, 1) + 0.3 * s.normal();
+  std::vector<int> sparse(p, 1);
+  sparse[p - 1] = 0;  // one non-sparse coefficient besides the intercept
+  pb.d = sg::make_data(pb.x, pb.y, sparse, true, Eigen::MatrixXd(0, p), sg::Family::gaussian);
+  pb.ctl.method = sg::Method::none;  // latents frozen at their start: a fixed target
+  pb.ctl.iterations = 40;
+  pb.ctl.batch_size = batch;
+  pb.ctl.step.type = sg::StepSchedule::Type::constant;
+  pb.ctl.step.eps0 = 2e-3;
+  pb.ctl.sigma_init = 1.3;
+  pb.ctl.prior_var = 4.0;
+  pb.ctl.keep = {0, 1, 2};
+  return pb;
+}
+
+// The log-posterior gradient of the frozen-latent target, written directly from the model's definition
+// (output order: intercept, x columns): Gaussian likelihood with variance sigma^2; sparse coefficients with the
+// SSGL prior at rho = 0.5 (kappa0 = 0.5 / v0, kappa1 = 0.5 / v1); the last column and the intercept N(0, prior_var).
+Eigen::VectorXd reference_gradient(const Problem& pb, const Eigen::VectorXd& b) {
+  const long N = pb.x.rows(), p = pb.x.cols();
+  const double s = pb.ctl.sigma_init, k0 = 0.5 / pb.ctl.hyper.v0, k1 = 0.5 / pb.ctl.hyper.v1;
+  Eigen::VectorXd r = pb.y - (b[0] * Eigen::VectorXd::Ones(N) + pb.x * b.tail(p));
+  Eigen::VectorXd g(p + 1);
+  g[0] = r.sum() / (s * s) - b[0] / pb.ctl.prior_var;
+  g.tail(p) = pb.x.transpose() * r / (s * s);
+  for (long j = 0; j < p; ++j) {
+    const double bj = b[j + 1];
+    if (j < p - 1) g[j + 1] += -k0 * ((bj > 0) - (bj < 0)) / s - k1 * bj / (s * s);
+    else g[j + 1] += -bj / pb.ctl.prior_var;
+  }
+  return g;
+}
+
+template <class Step>
+sg::ChainResult run_with(const Problem& pb, Step& policy, std::uint64_t seed = 3) {
+  Stream rs(seed, 0);
+  const long P = pb.x.cols() + 1;
+  Eigen::VectorXd init = Eigen::VectorXd::LinSpaced(P, -0.5, 0.5);
+  sg::GlmModel model(pb.d, pb.ctl, init, rs);
+  sg::GlmRecorder rec(pb.d, pb.ctl);
+  std::atomic<long> progress{0};
+  sg::run_chain(model, rec, pb.ctl, policy, rs, progress);
+  return rec.res;
+}
+
+}  // namespace
+
+TEST(test_policy_gradient_ascent_through_run_chain) {
+  Problem pb = make_problem(60, 5, 60);  // full batch: no minibatch noise
+  GradientStep policy;
+  const sg::ChainResult res = run_with(pb, policy);
+  CHECK(policy.started == 1);
+  Eigen::VectorXd b = Eigen::VectorXd::LinSpaced(6, -0.5, 0.5);
+  for (long k = 0; k < pb.ctl.iterations; ++k) b += pb.ctl.step.eps0 * reference_gradient(pb, b);
+  CHECK(res.iterations_done == pb.ctl.iterations);
+  for (long j = 0; j < 6; ++j) CHECK_NEAR(res.beta[j], b[j], 1e-10);
+  // the kept draws are the states after each step: the last row is the final state
+  CHECK_NEAR(res.draws(res.draws.rows() - 1, 1), b[1], 1e-10);
+}
+
+TEST(test_policy_second_gradient_through_run_chain) {
+  Problem pb = make_problem(60, 5, 60);
+  ExtragradientStep policy;
+  const sg::ChainResult res = run_with(pb, policy);
+  Eigen::VectorXd b = Eigen::VectorXd::LinSpaced(6, -0.5, 0.5);
+  const double e = pb.ctl.step.eps0;
+  for (long k = 0; k < pb.ctl.iterations; ++k) b += e * reference_gradient(pb, b + e * reference_gradient(pb, b));
+  for (long j = 0; j < 6; ++j) CHECK_NEAR(res.beta[j], b[j], 1e-10);
+  // and it differs from plain gradient ascent (the second gradient was really used)
+  GradientStep plain;
+  const sg::ChainResult r2 = run_with(pb, plain);
+  CHECK(std::abs(r2.beta[1] - res.beta[1]) > 1e-8);
+}
+
+TEST(second_gradient_leaves_the_chain_alone) {
+  // minibatches (from the chain's stream) and Langevin noise (the same stream for the GLM): a policy that asks for a
+  // second gradient and discards it gives the SGLD chain exactly; so does the dispatch by name.
+  Problem pb = make_problem(80, 6, 10);
+  pb.ctl.method = sg::Method::sa;
+  pb.ctl.iterations = 200;
+  pb.ctl.keep = {0, 1, 2, 3, 4, 5, 6};
+  sg::SgldStep sgld(pb.ctl);
+  SgldWithRegrad wrapped;
+  const sg::ChainResult a = run_with(pb, sgld), b = run_with(pb, wrapped);
+  CHECK(a.draws.rows() == b.draws.rows());
+  CHECK((a.draws.array() == b.draws.array()).all());
+  CHECK(a.sigma == b.sigma);
+  Stream rs(3, 0);
+  sg::GlmModel model(pb.d, pb.ctl, Eigen::VectorXd::LinSpaced(7, -0.5, 0.5), rs);
+  sg::GlmRecorder rec(pb.d, pb.ctl);
+  std::atomic<long> progress{0};
+  sg::run_chain(model, rec, pb.ctl, rs, progress);  // policy from pb.ctl.sampler (sgld)
+  CHECK((rec.res.draws.array() == a.draws.array()).all());
+}
+
+TEST(sampler_and_method_names) {
+  CHECK(sg::sampler_from_name("sgld") == sg::Sampler::sgld);
+  CHECK(sg::sampler_from_name("sghmc") == sg::Sampler::sghmc);
+  CHECK_THROWS(sg::sampler_from_name("sgdl"), std::invalid_argument);
+  CHECK_THROWS(sg::method_from_name("SA"), std::invalid_argument);
+  CHECK(sg::method_from_name("em") == sg::Method::em);
+  sg::Control ctl;
+  ctl.friction = 0.0;  // the step part validates its own knobs
+  CHECK_THROWS(ctl.validate(), std::invalid_argument);
+  const sg::StepControl& part = ctl;
+  CHECK_THROWS(part.validate(), std::invalid_argument);
+}
+
+int main() { return sbtest::run_all(); }
