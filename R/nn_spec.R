@@ -185,6 +185,16 @@ nn_resolve <- function(spec, input, output, call = rlang::caller_env()) {
   tab
 }
 
+# The list the engine reads (src/nn_glue.h: nn_spec_from()).
+nn_engine_spec <- function(tab, input, family) {
+  layers <- list(kind = tab$code, out = tab$out, kernel = tab$kernel, stride = tab$stride,
+                 padding = tab$padding, penalized = tab$penalized,
+                 rate = if (is.null(tab$rate)) numeric(nrow(tab)) else as.double(tab$rate))
+  if (!is.null(tab$target)) layers$target <- lapply(tab$target, as.integer)  # only with reshape layers
+  list(input = as.integer(input), family = match(family, c("gaussian", "binomial", "multinomial")) - 1L,
+       layers = layers)
+}
+
 #' @rdname nn_mlp
 #' @export
 print.sb_nn_spec <- function(x, input = NULL, output = NULL, ...) {
