@@ -287,3 +287,24 @@ test_that("device = \"auto\" is resolved by the engine's one rule", {
   expect_identical(scalebayes:::check_backend("cpu"), "cpu")
   expect_error(scalebayes:::check_backend("gpu"), class = "scalebayes_error_input")
 })
+
+test_that("every network function accepts an nn_sequential() specification", {
+  skip_if_no_torch()
+  set.seed(8)
+  n <- 30
+  x <- array(runif(n * 6 * 6), c(n, 1, 6, 6))
+  y <- factor(sample(c("a", "b", "c"), n, TRUE))
+  net <- nn_sequential(layer_conv2d(2, 3), layer_tanh(), layer_avgpool2d(2), layer_flatten(), layer_dropout(0.1),
+                       layer_dense(5), layer_sigmoid())
+  w <- wbb(x, y, model = net, draws = 2, keep_weights = TRUE, seed = 1, quiet = TRUE,
+           control = nn_control(epochs = 1, batch_size = 10))
+  expect_s3_class(w, "sb_wbb_nn")
+  expect_equal(ncol(w$weights), (2 * 9 + 2) + (18 * 5 + 5) + (5 * 3 + 3))
+  adv <- nn_adversarial(w, x, y, zeta = 0, clip = NULL)
+  expect_equal(adv$accuracy, mean(predict(w, newx = x, type = "class") == y))
+  s <- sgld_sa(x, y, model = net, iterations = 20, batch_size = 10, keep_draws = TRUE, seed = 2, quiet = TRUE)
+  expect_s3_class(s, "sb_sgld_sa_nn")
+  expect_equal(ncol(s$weights), ncol(w$weights))
+  expect_error(wbb_nn(x, y, model = list(layers = list()), draws = 1, quiet = TRUE), class = "scalebayes_error_input",
+               regexp = "nn_sequential")
+})
