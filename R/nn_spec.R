@@ -198,6 +198,11 @@ nn_engine_spec <- function(tab, input, family) {
 #' @rdname nn_mlp
 #' @export
 print.sb_nn_spec <- function(x, input = NULL, output = NULL, ...) {
+  tab <- NULL
+  if (!is.null(input) && !is.null(output)) {  # (a network that does not fit its input stops before printing)
+    input <- check_sizes(input, "input", allow_empty = FALSE)
+    tab <- nn_resolve(x, input, check_count(output, arg = "output"))
+  }
   if (identical(x$type, "mlp")) {
     cat(sprintf("<sb_nn_spec> MLP, hidden layers %s, %s activation%s%s\n",
                 if (length(x$hidden)) paste(x$hidden, collapse = "-") else "none", x$activation,
@@ -216,12 +221,10 @@ print.sb_nn_spec <- function(x, input = NULL, output = NULL, ...) {
                 if (length(body) == 1L) "" else "s",
                 if (length(body)) paste(vapply(body, format, ""), collapse = ", ") else "none"))
   }
-  if (is.null(input) || is.null(output)) {
+  if (is.null(tab)) {
     cat("Input and output sizes come from the data; print(spec, input = , output = ) shows the layer table.\n")
     return(invisible(x))
   }
-  input <- check_sizes(input, "input", allow_empty = FALSE)
-  tab <- nn_resolve(x, input, check_count(output, arg = "output"))
   layer <- ifelse(tab$kind == "dropout", sprintf("dropout(%g)", tab$rate), tab$kind)
   show <- data.frame(layer = layer, output_shape = tab$shape, parameters = format(tab$params, big.mark = ","),
                      penalized = ifelse(tab$penalized & tab$params > 0, "weights", ""))
