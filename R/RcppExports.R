@@ -37,6 +37,10 @@ cpp_test_rng <- function(kind, n, a, b, seed, stream) {
     .Call(`_scalebayes_cpp_test_rng`, kind, n, a, b, seed, stream)
 }
 
+cpp_nn_plan <- function(spec) {
+    .Call(`_scalebayes_cpp_nn_plan`, spec)
+}
+
 cpp_sgld_sa <- function(x, y, sparse, intercept, x_test, beta_init, control, run) {
     .Call(`_scalebayes_cpp_sgld_sa`, x, y, sparse, intercept, x_test, beta_init, control, run)
 }
@@ -47,6 +51,10 @@ cpp_sgmcmc_normals <- function(n, seed) {
 
 cpp_torch_info <- function() {
     .Call(`_scalebayes_cpp_torch_info`)
+}
+
+cpp_nn_resolve_device <- function(device) {
+    .Call(`_scalebayes_cpp_nn_resolve_device`, device)
 }
 
 cpp_nn_describe <- function(spec) {

@@ -71,6 +71,10 @@ nn_adversarial <- function(fit, x, y, zeta = c(0, 0.1, 0.2, 0.3, 0.4, 0.5), clip
     sb_abort(c("{.arg fit} is a regression (gaussian) network; adversarial accuracy needs a classifier.",
                i = "Fit a {.code \"multinomial\"} or {.code \"binomial\"} network."), arg = "fit", call = call)
   }
+  if ((fit$settings$n_out %||% 1L) > 1L && !identical(fit$family, "multinomial")) {
+    sb_abort(c("{.arg fit} has {fit$settings$n_out} binomial outputs; the attack needs one class per example.",
+               i = "Fit a {.code \"multinomial\"} network or one with a single 0/1 output."), arg = "fit", call = call)
+  }
   device <- check_backend("cpu", call)
   ok <- fit$status == "done"
   if (!any(ok)) sb_abort("{.arg fit} has no completed draw.", i = "Refit the network.", arg = "fit", call = call)

@@ -33,8 +33,7 @@ check_backend <- function(device, call = rlang::caller_env()) {
                i = "Use {.code device = \"cpu\"} (or {.code \"auto\"}), or reinstall scalebayes against a CUDA LibTorch ({.envvar LIBTORCH_HOME}) on a machine with a GPU."),
              kind = "backend", arg = "device", call = call)
   }
-  if (device == "auto") device <- if (isTRUE(info$cuda)) "cuda" else "cpu"
-  device
+  cpp_nn_resolve_device(device)  # "auto": the engine's one rule (nn::resolve_device, nn/data.hpp)
 }
 
 # Network inputs: a numeric matrix (n x features), or an array n x height x width (one channel) or
@@ -70,9 +69,51 @@ nn_prepare_x <- function(x, arg = "x", call = rlang::caller_env()) {
 
 # Responses: family chosen from y when NULL (factor with more than two levels: multinomial; two-level
 # factor or logical: binomial; numeric: gaussian). Returns codes 0..K-1 (multinomial), 0/1 (binomial) or
-# values, with the class levels.
-nn_prepare_y <- function(y, n, family, levels = NULL, arg = "y", call = rlang::caller_env()) {
+# values, with the class levels and q, the number of responses per example: gaussian and binomial y may be
+# an n x q matrix (q outputs, one loss each; y comes back as that matrix), multinomial y is one class per
+# example. q_expected (newy): the q of the training responses; multi = FALSE: a matrix y is an error.
+nn_prepare_y <- function(y, n, family, levels = NULL, arg = "y", call = rlang::caller_env(), q_expected = NULL,
+                         multi = TRUE) {
+  if (is.data.frame(y)) y <- as.matrix(y)
   if (is.matrix(y) && ncol(y) == 1L) y <- drop(y)
+  q <- if (is.matrix(y)) ncol(y) else 1L
+  if (!is.null(q_expected) && q != q_expected) {
+    sb_abort(c("{.arg {arg}} must have {q_expected} column{?s}, one per output of the network.",
+               x = "It has {q}."), kind = "input", arg = arg, call = call)
+  }
+  if (q != 1L) {
+    if (!multi) {
+      sb_abort(c("{.arg {arg}} must be one response per example here (a vector).",
+                 x = "It is a matrix with {q} columns.",
+                 i = "Networks with several outputs are fitted by {.fn wbb_nn}."), arg = arg, call = call)
+    }
+    if (q < 1L || nrow(y) != n) {
+      sb_abort(c("{.arg {arg}} must be a vector with one value per example or a matrix with one row per example.",
+                 x = "It is {nrow(y)} x {q}; the inputs have {n} example{?s}."), arg = arg, call = call)
+    }
+    if (anyNA(y)) sb_abort("{.arg {arg}} must not contain NA ({sum(is.na(y))} found).", arg = arg, call = call)
+    if (is.null(family)) family <- if (is.logical(y)) "binomial" else "gaussian"
+    if (family == "multinomial") {
+      sb_abort(c("A {.code \"multinomial\"} response is one class per example: {.arg {arg}} must be a vector or factor.",
+                 x = "It is a matrix with {q} columns.",
+                 i = "For several 0/1 outputs use {.code family = \"binomial\"}; for several numeric outputs {.code \"gaussian\"}."),
+               arg = arg, call = call)
+    }
+    if (!is.numeric(y) && !is.logical(y)) {
+      sb_abort("{.arg {arg}} must be a numeric or logical matrix.", arg = arg, call = call)
+    }
+    storage.mode(y) <- "double"
+    if (family == "gaussian" && any(!is.finite(y))) {
+      sb_abort("For {.code family = \"gaussian\"}, {.arg {arg}} must be finite numbers.", arg = arg, call = call)
+    }
+    if (family == "binomial" && any(y != 0 & y != 1)) {
+      sb_abort(c("{.arg {arg}} must be 0/1 (or logical) for {.code family = \"binomial\"}.",
+                 x = "Found other values, e.g. {.val {utils::head(unique(y[y != 0 & y != 1]), 3)}}."),
+               arg = arg, call = call)
+    }
+    dimnames(y) <- NULL
+    return(list(y = y, family = family, levels = if (family == "binomial") c("0", "1"), q = q))
+  }
   if (length(y) != n) {
     sb_abort(c("{.arg {arg}} must have one value per example.",
                x = "It has length {length(y)}, the inputs have {n} example{?s}."), arg = arg, call = call)
@@ -88,7 +129,7 @@ nn_prepare_y <- function(y, n, family, levels = NULL, arg = "y", call = rlang::c
       sb_abort(c("For {.code family = \"gaussian\"}, {.arg {arg}} must be finite numbers.",
                  i = "For class labels use {.code family = \"multinomial\"} or {.code \"binomial\"}."), arg = arg, call = call)
     }
-    return(list(y = as.double(y), family = family, levels = NULL))
+    return(list(y = as.double(y), family = family, levels = NULL, q = 1L))
   }
   if (family == "binomial" && (is.numeric(y) || is.logical(y))) {
     # the package's one binomial rule (0/1 or logical), as for the GLMs; class labels "0"/"1"
@@ -115,7 +156,7 @@ nn_prepare_y <- function(y, n, family, levels = NULL, arg = "y", call = rlang::c
   if (k < 2L) {
     sb_abort("{.arg {arg}} must contain at least two classes (it has {k}).", arg = arg, call = call)
   }
-  list(y = as.double(as.integer(f) - 1L), family = family, levels = levels)
+  list(y = as.double(as.integer(f) - 1L), family = family, levels = levels, q = 1L)
 }
 
 # Test inputs of a network: prepared like x and required to have its example shape (NULL stays NULL).

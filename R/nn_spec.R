@@ -1,15 +1,20 @@
-# Network specifications: nn_mlp(), nn_cnn(), their layer tables, and the flat layer list the engine builds
-# a LibTorch module from (inst/include/scalebayes/nn/spec.hpp). Shapes and parameter counts are computed
-# here in R, so a specification prints the same with or without the LibTorch backend.
+# Network specifications: nn_sequential() and its layer constructors (R/nn_layers.R), the shortcuts nn_mlp()
+# and nn_cnn(), their layer tables, and the flat layer list the engine builds a LibTorch module from
+# (inst/include/scalebayes/nn/spec.hpp). Shapes and parameter counts come from the engine's torch-free
+# planner (nn/layers_spec.hpp via cpp_nn_plan(), src/nn_spec.cpp): one definition per layer kind, the same
+# with or without the LibTorch backend.
 
 nn_layer_codes <- c(linear = 0L, conv2d = 1L, maxpool2d = 2L, batchnorm2d = 3L, batchnorm1d = 4L,
-                    flatten = 5L, relu = 6L, tanh = 7L, sigmoid = 8L, dropout = 9L)
+                    flatten = 5L, relu = 6L, tanh = 7L, sigmoid = 8L, dropout = 9L, avgpool2d = 10L,
+                    reshape = 11L, batchnorm = 12L)
 nn_activations <- c("relu", "tanh", "sigmoid")
 
 #' Network specifications for the neural-network samplers
 #'
 #' `nn_mlp()` describes a fully connected network (multilayer perceptron), `nn_cnn()` a small convolutional
 #' network: convolution blocks (convolution, activation, max pooling) followed by fully connected layers.
+#' Both are shortcuts for [nn_sequential()] with the layers listed below (`$layers` holds them); any other
+#' stack of layers is written with [nn_sequential()] directly.
 #' The input size and the output layer are filled in from the data when the network is fitted (one output
 #' for `"gaussian"` and `"binomial"`, one per class for `"multinomial"`). Printing a specification with
 #' `input` shows the layer table and the parameter count, like a model summary in a deep-learning library.
@@ -17,8 +22,9 @@ nn_activations <- c("relu", "tanh", "sigmoid")
 #' Defaults reproduce the papers' networks: `nn_mlp(c(128, 64))` is the WBB paper's MNIST network (Newton,
 #' Polson and Xu 2021, section 3.4); `nn_cnn()` is the 2-Conv-2-FC network of Deng et al. (2019, Appendix
 #' D.1): 5 x 5 convolutions with 32 and 64 feature maps, each followed by ReLU and 2 x 2 max pooling, a
-#' 200-unit hidden layer and the output layer. With `padding = "same"` it has 669,706 parameters on 28 x 28
-#' inputs (the paper's "670K"); with `"valid"` 257,666. The paper's second network, 2-Conv-BN-3-FC, is
+#' 200-unit hidden layer and the output layer. With `padding = "same"` it has 681,506 parameters on 28 x 28
+#' inputs and 10 classes (the paper reports "670K"); with `"valid"` 259,106 (both counts agree with the same
+#' networks built in PyTorch). The paper's second network, 2-Conv-BN-3-FC, is
 #' `nn_cnn(channels = c(64, 64), kernel = 4, hidden = c(256, 64), batchnorm = TRUE)` (batch normalization
 #' after the first fully connected layer).
 #'
@@ -47,7 +53,9 @@ nn_activations <- c("relu", "tanh", "sigmoid")
 #' @param input For printing: the shape of one example (`p` features, or `c(channels, height, width)`).
 #' @param output For printing: the number of outputs.
 #' @param ... Unused.
-#' @return An object of class `c("sb_nn_mlp", "sb_nn_spec")` or `c("sb_nn_cnn", "sb_nn_spec")`.
+#' @return An object of class `c("sb_nn_mlp", "sb_nn_sequential", "sb_nn_spec")` or
+#'   `c("sb_nn_cnn", "sb_nn_sequential", "sb_nn_spec")`: the arguments and `layers`, the body as
+#'   [nn_sequential()] layers (the output layer is added from the data).
 #' @export
 #' @examples
 #' nn_mlp(c(128, 64))
@@ -58,9 +66,10 @@ nn_mlp <- function(hidden = c(128, 64), activation = c("relu", "tanh", "sigmoid"
   hidden <- check_sizes(hidden, "hidden", allow_empty = TRUE)
   activation <- sb_match_arg(activation)
   dropout <- check_number(dropout, lower = 0, upper = 1, upper_open = TRUE, what = "a dropout rate in [0, 1)")
-  structure(list(type = "mlp", hidden = hidden, activation = activation, batchnorm = check_flag(batchnorm),
-                 dropout = dropout),
-            class = c("sb_nn_mlp", "sb_nn_spec"))
+  spec <- list(type = "mlp", hidden = hidden, activation = activation, batchnorm = check_flag(batchnorm),
+               dropout = dropout)
+  spec$layers <- nn_shortcut_layers(spec)
+  structure(spec, class = c("sb_nn_mlp", "sb_nn_sequential", "sb_nn_spec"))
 }
 
 #' @rdname nn_mlp
@@ -79,9 +88,10 @@ nn_cnn <- function(channels = c(32, 64), kernel = 5, pool = 2, hidden = 200, pad
   }
   activation <- sb_match_arg(activation)
   dropout <- check_number(dropout, lower = 0, upper = 1, upper_open = TRUE, what = "a dropout rate in [0, 1)")
-  structure(list(type = "cnn", channels = channels, kernel = kernel, pool = pool, hidden = hidden,
-                 padding = padding, activation = activation, batchnorm = check_flag(batchnorm), dropout = dropout),
-            class = c("sb_nn_cnn", "sb_nn_spec"))
+  spec <- list(type = "cnn", channels = channels, kernel = kernel, pool = pool, hidden = hidden,
+               padding = padding, activation = activation, batchnorm = check_flag(batchnorm), dropout = dropout)
+  spec$layers <- nn_shortcut_layers(spec)
+  structure(spec, class = c("sb_nn_cnn", "sb_nn_sequential", "sb_nn_spec"))
 }
 
 check_sizes <- function(v, arg, allow_empty, call = rlang::caller_env()) {
@@ -94,111 +104,130 @@ check_sizes <- function(v, arg, allow_empty, call = rlang::caller_env()) {
   as.integer(v)
 }
 
-# The full layer list for given input shape and number of outputs: a data frame with the engine's codes,
-# output shapes and parameter counts.
-nn_resolve <- function(spec, input, output) {
-  rows <- list()
-  add <- function(kind, out = 0L, kernel = 0L, stride = 1L, padding = 0L, penalized = FALSE, shape, params = 0,
-                  rate = 0) {
-    rows[[length(rows) + 1L]] <<- data.frame(
-      kind = kind, out = as.integer(out), kernel = as.integer(kernel), stride = as.integer(stride),
-      padding = as.integer(padding), penalized = penalized, shape = paste(shape, collapse = " x "),
-      params = params, rate = rate, stringsAsFactors = FALSE)
-  }
+# The body of nn_mlp() / nn_cnn() as nn_sequential() layers: exactly the layer list (and so the parameters,
+# in the same order) these shortcuts have always had. nn_mlp() flattens image input first (a flatten that
+# is left out on flat input).
+nn_shortcut_layers <- function(spec) {
+  act <- function() nn_layer(spec$activation)
   drop_rate <- spec$dropout %||% 0  # specifications made before dropout existed have none
-  drop <- function() if (drop_rate > 0) add("dropout", shape = shape, rate = drop_rate)
-  shape <- as.integer(input)
-  act <- spec$activation
-  dense <- function(units, last = FALSE) {
-    p <- shape[1]
-    add("linear", out = units, penalized = TRUE, shape = units, params = p * units + units)
-    shape <<- units
-  }
+  drop <- function() if (drop_rate > 0) list(layer_dropout(drop_rate))
+  L <- list()
   if (spec$type == "cnn") {
-    if (length(shape) != 3L) {
-      sb_abort(c("A convolutional network needs image input: an array n x channels x height x width.",
-                 x = "The data have example shape {paste(shape, collapse = ' x ')}."), arg = "x")
-    }
     for (ch in spec$channels) {
-      h <- (shape[2] + 2L * spec$padding - spec$kernel) + 1L
-      w <- (shape[3] + 2L * spec$padding - spec$kernel) + 1L
-      if (h < 1L || w < 1L) {
-        sb_abort(c("The {spec$kernel} x {spec$kernel} convolution is larger than its {shape[2]} x {shape[3]} input.",
-                   i = "Use a smaller {.arg kernel}, fewer convolution layers or {.code padding = \"same\"}."),
-                 arg = "model")
-      }
-      add("conv2d", out = ch, kernel = spec$kernel, padding = spec$padding, penalized = TRUE,
-          shape = c(ch, h, w), params = shape[1] * ch * spec$kernel^2 + ch)
-      shape <- c(ch, h, w)
-      add(act, shape = shape)
-      if (spec$pool > 1L) {
-        h <- (shape[2] - spec$pool) %/% spec$pool + 1L
-        w <- (shape[3] - spec$pool) %/% spec$pool + 1L
-        if (h < 1L || w < 1L) {
-          sb_abort(c("The {spec$pool} x {spec$pool} pooling window is larger than its {shape[2]} x {shape[3]} input.",
-                     i = "Use a smaller {.arg pool} or fewer convolution layers."), arg = "model")
-        }
-        shape <- c(ch, h, w)
-        add("maxpool2d", kernel = spec$pool, stride = spec$pool, shape = shape)
-      }
+      L <- c(L, list(layer_conv2d(ch, spec$kernel, padding = spec$padding), act()))
+      if (spec$pool > 1L) L <- c(L, list(layer_maxpool2d(spec$pool)))
     }
-    add("flatten", shape = prod(shape))
-    shape <- prod(shape)
-    drop()
+    L <- c(L, list(layer_flatten()), drop())
     for (k in seq_along(spec$hidden)) {
-      dense(spec$hidden[k])
-      if (spec$batchnorm && k == 1L) add("batchnorm1d", shape = shape, params = 2 * shape)
-      add(act, shape = shape)
+      L <- c(L, list(layer_dense(spec$hidden[k])))
+      if (spec$batchnorm && k == 1L) L <- c(L, list(nn_layer("batchnorm1d")))
+      L <- c(L, list(act()))
     }
   } else {
-    if (length(shape) != 1L) {
-      add("flatten", shape = prod(shape))
-      shape <- prod(shape)
-    }
+    L <- list(nn_layer("flatten", if_needed = TRUE))
     for (h in spec$hidden) {
-      dense(h)
-      if (spec$batchnorm) add("batchnorm1d", shape = shape, params = 2 * shape)
-      add(act, shape = shape)
-      drop()
+      L <- c(L, list(layer_dense(h)))
+      if (spec$batchnorm) L <- c(L, list(nn_layer("batchnorm1d")))
+      L <- c(L, list(act()), drop())
     }
   }
-  dense(output)
-  tab <- do.call(rbind, rows)
-  tab$code <- unname(nn_layer_codes[tab$kind])
+  L
+}
+
+# The body layers of a specification (specifications saved before nn_sequential() existed have none stored).
+nn_body <- function(spec) {
+  if (!is.null(spec$layers)) return(spec$layers)
+  nn_shortcut_layers(spec)
+}
+
+# The engine's layer list (columns) for a list of layer objects.
+nn_layer_columns <- function(layers) {
+  col <- function(name, fun) vapply(layers, function(l) fun(l[[name]]), fun(layers[[1]][[name]]))
+  targets <- lapply(layers, function(l) l$target)
+  out <- list(kind = unname(nn_layer_codes[vapply(layers, `[[`, "", "kind")]), out = col("out", as.integer),
+              kernel = col("kernel", as.integer), stride = col("stride", as.integer),
+              padding = col("padding", as.integer), penalized = col("penalized", as.logical),
+              rate = col("rate", as.double))
+  if (any(!vapply(targets, is.null, TRUE))) out$target <- lapply(targets, function(t) if (is.null(t)) integer() else as.integer(t))
+  out
+}
+
+# The engine's plan (shapes, parameter counts, resolved kinds) of a layer list, as a classed error when a
+# layer does not fit its input.
+nn_plan <- function(layers, input, family = "multinomial", call = rlang::caller_env()) {
+  es <- list(input = as.integer(input), family = match(family, c("gaussian", "binomial", "multinomial")) - 1L,
+             layers = nn_layer_columns(layers))
+  tryCatch(cpp_nn_plan(es), error = function(e) {
+    sb_abort(c("The network does not fit its input (one example: {paste(input, collapse = ' x ')}).",
+               x = "{conditionMessage(e)}",
+               i = "{.code print(model, input = , output = )} shows the layer table; layers are numbered from the first, the output layer last."),
+             arg = "model", call = call)
+  })
+}
+
+# The full layer list for given input shape and number of outputs: the specification's body, then the
+# output layer (a dense layer with one unit per output, penalized), as a data frame with the engine's codes,
+# output shapes and parameter counts (computed by the engine: cpp_nn_plan()).
+nn_resolve <- function(spec, input, output, call = rlang::caller_env()) {
+  input <- as.integer(input)
+  layers <- c(nn_body(spec), list(layer_dense(output)))
+  plan <- nn_plan(layers, input, call = call)
+  # flatten layers marked if_needed are left out on flat input; batchnorm becomes 1d / 2d
+  in_rank <- c(length(input), lengths(plan$shape))[seq_along(layers)]
+  keep <- !(vapply(layers, function(l) isTRUE(l$if_needed), TRUE) & in_rank == 1L)
+  cols <- nn_layer_columns(layers[keep])  # (a no-op flatten changes no shape: the plan of the rest is the same)
+  tab <- data.frame(kind = plan$name[keep], out = cols$out, kernel = cols$kernel, stride = cols$stride,
+                    padding = cols$padding, penalized = cols$penalized,
+                    shape = vapply(plan$shape[keep], paste, "", collapse = " x "), params = plan$params[keep],
+                    rate = cols$rate, stringsAsFactors = FALSE)
+  if (!is.null(cols$target)) tab$target <- cols$target
+  tab$code <- plan$kind[keep]
   tab
 }
 
-# The list the engine reads (src/torch_nn.cpp: spec_from()).
+# The list the engine reads (src/nn_glue.h: nn_spec_from()).
 nn_engine_spec <- function(tab, input, family) {
+  layers <- list(kind = tab$code, out = tab$out, kernel = tab$kernel, stride = tab$stride,
+                 padding = tab$padding, penalized = tab$penalized,
+                 rate = if (is.null(tab$rate)) numeric(nrow(tab)) else as.double(tab$rate))
+  if (!is.null(tab$target)) layers$target <- lapply(tab$target, as.integer)  # only with reshape layers
   list(input = as.integer(input), family = match(family, c("gaussian", "binomial", "multinomial")) - 1L,
-       layers = list(kind = tab$code, out = tab$out, kernel = tab$kernel, stride = tab$stride,
-                     padding = tab$padding, penalized = tab$penalized,
-                     rate = if (is.null(tab$rate)) numeric(nrow(tab)) else as.double(tab$rate)))
+       layers = layers)
 }
 
 #' @rdname nn_mlp
 #' @export
 print.sb_nn_spec <- function(x, input = NULL, output = NULL, ...) {
-  if (x$type == "mlp") {
+  tab <- NULL
+  if (!is.null(input) && !is.null(output)) {  # (a network that does not fit its input stops before printing)
+    input <- check_sizes(input, "input", allow_empty = FALSE)
+    tab <- nn_resolve(x, input, check_count(output, arg = "output"))
+  }
+  if (identical(x$type, "mlp")) {
     cat(sprintf("<sb_nn_spec> MLP, hidden layers %s, %s activation%s%s\n",
                 if (length(x$hidden)) paste(x$hidden, collapse = "-") else "none", x$activation,
                 if (x$batchnorm) ", batch norm" else "",
                 if ((x$dropout %||% 0) > 0) sprintf(", dropout %g after each hidden layer", x$dropout) else ""))
-  } else {
+  } else if (identical(x$type, "cnn")) {
     cat(sprintf("<sb_nn_spec> CNN, %d conv layer%s (%s maps, %d x %d kernels, padding %d, %d x %d max pool), hidden %s, %s%s%s\n",
                 length(x$channels), if (length(x$channels) > 1) "s" else "", paste(x$channels, collapse = "/"),
                 x$kernel, x$kernel, x$padding, x$pool, x$pool,
                 if (length(x$hidden)) paste(x$hidden, collapse = "-") else "none", x$activation,
                 if (x$batchnorm) ", batch norm after FC1" else "",
                 if ((x$dropout %||% 0) > 0) sprintf(", dropout %g before FC1", x$dropout) else ""))
+  } else {
+    body <- nn_body(x)
+    cat(sprintf("<sb_nn_spec> sequential network, %d layer%s: %s; then the output layer\n", length(body),
+                if (length(body) == 1L) "" else "s",
+                if (length(body)) paste(vapply(body, format, ""), collapse = ", ") else "none"))
   }
-  if (is.null(input) || is.null(output)) {
+  if (is.null(tab)) {
     cat("Input and output sizes come from the data; print(spec, input = , output = ) shows the layer table.\n")
     return(invisible(x))
   }
-  tab <- nn_resolve(x, input, check_count(output, arg = "output"))
-  show <- data.frame(layer = ifelse(tab$kind == "dropout", sprintf("dropout(%g)", tab$rate), tab$kind), output_shape = tab$shape, parameters = format(tab$params, big.mark = ","),
-                     penalized = ifelse(tab$penalized, "weights", ""))
+  layer <- ifelse(tab$kind == "dropout", sprintf("dropout(%g)", tab$rate), tab$kind)
+  show <- data.frame(layer = layer, output_shape = tab$shape, parameters = format(tab$params, big.mark = ","),
+                     penalized = ifelse(tab$penalized & tab$params > 0, "weights", ""))
   print(show, row.names = FALSE, right = FALSE)
   cat(sprintf("Total parameters: %s (input %s)\n", format(sum(tab$params), big.mark = ","),
               paste(input, collapse = " x ")))

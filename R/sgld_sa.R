@@ -68,7 +68,7 @@
 #' @param seed Seed (`NULL`: drawn from R's RNG, so [set.seed()] works).
 #' @param quiet Hide the progress bar (default: `TRUE` when not interactive).
 #' @param control [sgmcmc_control()] settings.
-#' @param model A network made by [nn_mlp()] or [nn_cnn()]: sample its weights instead of regression
+#' @param model A network made by [nn_sequential()], [nn_mlp()] or [nn_cnn()]: sample its weights instead of regression
 #'   coefficients (see "Networks" below). `NULL` (default): regression on the columns of `x`.
 #' @param epochs Networks: the run length in passes over the data, an alternative to `iterations`
 #'   (iterations = epochs x ceiling(n / batch_size)).

@@ -8,15 +8,15 @@ sgld_sa_nn <- function(x, y, model, family, method, sampler, iterations, epochs,
   t0 <- proc.time()[["elapsed"]]
   device <- check_backend(device, call)
   if (!inherits(model, "sb_nn_spec")) {
-    sb_abort(c("{.arg model} must be a network made by {.fn nn_mlp} or {.fn nn_cnn}.",
+    sb_abort(c("{.arg model} must be a network made by {.fn nn_sequential}, {.fn nn_mlp} or {.fn nn_cnn}.",
                x = "You supplied {.obj_type_friendly {model}}."), arg = "model", call = call)
   }
   xd <- nn_prepare_x(x, "x", call)
-  yd <- nn_prepare_y(y, xd$n, family, arg = "y", call = call)
+  yd <- nn_prepare_y(y, xd$n, family, arg = "y", call = call, multi = FALSE)
   family <- yd$family
   n <- xd$n
   n_out <- if (family == "multinomial") length(yd$levels) else 1L
-  tab <- nn_resolve(model, xd$shape, n_out)
+  tab <- nn_resolve(model, xd$shape, n_out, call = call)
   weight_rows <- which(tab$kind %in% c("linear", "conv2d"))
   sparse_layers <- nn_sparse_layers(sparse_layers, length(weight_rows), call)
   tab$penalized <- FALSE
@@ -43,7 +43,7 @@ sgld_sa_nn <- function(x, y, model, family, method, sampler, iterations, epochs,
   newy_d <- NULL
   if (!is.null(newy)) {
     if (is.null(nd)) sb_abort("{.arg newy} needs {.arg newx}.", arg = "newy", call = call)
-    newy_d <- nn_prepare_y(newy, nd$n, family, levels = yd$levels, arg = "newy", call = call)
+    newy_d <- nn_prepare_y(newy, nd$n, family, levels = yd$levels, arg = "newy", call = call, multi = FALSE)
   }
   keep_draws <- check_flag(keep_draws)
   chains <- check_count(chains, max = 1e4)

@@ -80,7 +80,7 @@ wbb_control <- function(nfolds = 10L, lambda_rule = c("min", "1se"), nlambda = 1
 #' @param quiet Hide progress bars (default: quiet when not interactive).
 #' @param penalty_factor Base penalty weights multiplied into the prior weights (0 = unpenalized).
 #' @param control [wbb_control()].
-#' @param model A network ([nn_mlp()], [nn_cnn()]): `wbb(x, y, model = nn_mlp(c(128, 64)), lambda = 1e-4,
+#' @param model A network ([nn_sequential()], [nn_mlp()], [nn_cnn()]): `wbb(x, y, model = nn_mlp(c(128, 64)), lambda = 1e-4,
 #'   family = "multinomial", ...)` draws network posteriors; the call is passed to [wbb_nn()], which
 #'   documents its further arguments (`newx`, `newy`, `keep_weights`, `device`, `control = nn_control()`).
 #' @param formula,data For the formula method: a model formula and a data frame.

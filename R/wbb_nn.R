@@ -21,8 +21,11 @@
 #'
 #' @param x Inputs: a numeric matrix (examples x features) or an array (examples x height x width, or
 #'   examples x channels x height x width) for convolutional networks.
-#' @param y Responses: a factor (classes), 0/1 or logical (binomial), or numbers (gaussian).
-#' @param model A network: [nn_mlp()] or [nn_cnn()].
+#' @param y Responses: a factor (classes), 0/1 or logical (binomial), or numbers (gaussian). For gaussian and
+#'   binomial networks, an n x q matrix gives q outputs (the output layer has q units; the loss of an example
+#'   is the sum of its q losses, and predictions come back with q columns).
+#' @param model A network: [nn_sequential()], or its shortcuts [nn_mlp()] and [nn_cnn()]. The output layer
+#'   (one unit per output) is appended from the data.
 #' @param family `"multinomial"`, `"binomial"` or `"gaussian"`; `NULL` chooses from `y`.
 #' @param lambda Penalty (sum scale), a non-negative number.
 #' @param prior_weights `"common"`, `"separate"` or `"none"`.
@@ -35,7 +38,8 @@
 #' @param seed,quiet As in [wbb()].
 #' @param control [nn_control()].
 #' @return An object of class `sb_wbb_nn` with `pred` (draws x examples x classes array of class
-#'   probabilities, or draws x examples for binomial / gaussian), `pred_mean`, `accuracy` (or `rmse`),
+#'   probabilities, or draws x examples for binomial / gaussian with a vector `y`, draws x examples x q for a
+#'   matrix `y`), `pred_mean`, `accuracy` (or `rmse`, over all outputs),
 #'   `weights` (if kept), per-draw `objective`, `grad_norm`, `steps` and `status`, the layer table, the
 #'   settings, `seed` and `timing`; methods `print`, `summary`, `predict`, `plot`, `as.matrix`,
 #'   `as_draws_df` / `as_draws_matrix`.
@@ -60,7 +64,7 @@ wbb_nn <- function(x, y, model = nn_mlp(), family = NULL, lambda = 1e-4,
   t0 <- proc.time()[["elapsed"]]
   device <- check_backend(device, call)
   if (!inherits(model, "sb_nn_spec")) {
-    sb_abort(c("{.arg model} must be a network made by {.fn nn_mlp} or {.fn nn_cnn}.",
+    sb_abort(c("{.arg model} must be a network made by {.fn nn_sequential}, {.fn nn_mlp} or {.fn nn_cnn}.",
                x = "You supplied {.obj_type_friendly {model}}."), arg = "model", call = call)
   }
   if (!is.null(family)) family <- sb_match_arg(family, c("multinomial", "binomial", "gaussian"))
@@ -76,14 +80,14 @@ wbb_nn <- function(x, y, model = nn_mlp(), family = NULL, lambda = 1e-4,
   xd <- nn_prepare_x(x, "x", call)
   yd <- nn_prepare_y(y, xd$n, family, arg = "y", call = call)
   family <- yd$family
-  n_out <- if (family == "multinomial") length(yd$levels) else 1L
-  tab <- nn_resolve(model, xd$shape, n_out)
+  n_out <- if (family == "multinomial") length(yd$levels) else yd$q
+  tab <- nn_resolve(model, xd$shape, n_out, call = call)
   spec <- nn_engine_spec(tab, xd$shape, family)
   spec$init <- match(control$init, c("fan_in", "glorot")) - 1L
   nd <- nn_prepare_newx(newx, xd, call)
   if (!is.null(newy)) {
     if (is.null(nd)) sb_abort("{.arg newy} needs {.arg newx}.", arg = "newy", call = call)
-    newy_d <- nn_prepare_y(newy, nd$n, family, levels = yd$levels, arg = "newy", call = call)
+    newy_d <- nn_prepare_y(newy, nd$n, family, levels = yd$levels, arg = "newy", call = call, q_expected = yd$q)
   }
   if (!is.null(nd)) check_result_size(draws, nd$n * n_out, "draws", call = call)  # predictions
   if (keep_weights) check_result_size(draws, sum(tab$params), "draws", call = call)  # every parameter
@@ -112,7 +116,7 @@ wbb_nn <- function(x, y, model = nn_mlp(), family = NULL, lambda = 1e-4,
     pred <- array(cat_num("pred"), c(n_out, nd$n, draws))
     pred <- aperm(pred, c(3L, 2L, 1L))  # draws x examples x outputs
     if (n_out == 1L) pred <- matrix(pred, draws, nd$n)
-    if (family == "multinomial") dimnames(pred) <- list(NULL, NULL, yd$levels)
+    if (family == "multinomial") dimnames(pred) <- list(NULL, NULL, yd$levels)  # else q outputs: draws x n x q
     if (n_out == 1L) pred[!ok, ] <- NA else pred[!ok, , ] <- NA
     pred_mean <- if (n_out == 1L) colMeans(pred[ok, , drop = FALSE]) else apply(pred[ok, , , drop = FALSE], c(2L, 3L), mean)
   }
@@ -131,12 +135,14 @@ wbb_nn <- function(x, y, model = nn_mlp(), family = NULL, lambda = 1e-4,
     family = family, levels = yd$levels, model = model, layers = tab, n_parameters = desc$n_parameters,
     spec = spec, lambda = lambda, seed = rs$seed, call = mcall, device = parts[[1L]]$device,
     settings = list(draws = draws, prior_weights = prior_weights, threads = rs$threads, control = control,
-                    nobs = xd$n, n_new = if (is.null(nd)) 0L else nd$n, input = xd$shape),
+                    nobs = xd$n, n_new = if (is.null(nd)) 0L else nd$n, input = xd$shape, n_out = n_out),
     timing = c(elapsed = proc.time()[["elapsed"]] - t0)
   ), class = c("sb_wbb_nn", "sb_nn_fit"))
   if (!is.null(newy)) {
-    if (family == "gaussian") {
+    if (family == "gaussian" && n_out == 1L) {
       fit$rmse <- sqrt(rowMeans((pred - matrix(newy_d$y, draws, nd$n, byrow = TRUE))^2))
+    } else if (family == "gaussian") {  # q outputs: over examples and outputs
+      fit$rmse <- vapply(seq_len(draws), function(t) sqrt(mean((pred[t, , ] - newy_d$y)^2)), numeric(1))
     } else {
       fit$accuracy <- nn_accuracy(pred, newy_d$y, family)
     }
@@ -162,6 +168,9 @@ nn_class <- function(prob, family) {
 
 # Per-draw accuracy (draws x examples [x classes] predictions; y the 0-based classes).
 nn_accuracy <- function(pred, y, family) {
+  if (family == "binomial" && length(dim(pred)) == 3L) {  # q outputs: over examples and outputs
+    return(vapply(seq_len(dim(pred)[1]), function(t) mean((pred[t, , ] > 0.5) == y), numeric(1)))
+  }
   one <- function(t) if (family == "binomial") pred[t, ] else pred[t, , , drop = FALSE]
   vapply(seq_len(dim(pred)[1]), function(t) mean(nn_class(one(t), family) == y), numeric(1))
 }
@@ -228,7 +237,8 @@ summary.sb_nn_fit <- function(object, level = 0.95, ...) {
                     stats::quantile(metric, c(a, 0.5, 1 - a)))
     out$mean_predictor <- nn_mean_accuracy(object)
   }
-  if (!is.null(object$pred) && object$family != "gaussian") {
+  q_out <- object$settings$n_out %||% 1L
+  if (!is.null(object$pred) && (object$family == "multinomial" || (object$family == "binomial" && q_out == 1L))) {
     pm <- if (object$family == "multinomial") object$pred_mean else cbind(1 - object$pred_mean, object$pred_mean)
     cls <- nn_class(object$pred_mean, object$family) + 1L
     p_cls <- pm[cbind(seq_len(nrow(pm)), cls)]
@@ -301,9 +311,9 @@ predict.sb_nn_fit <- function(object, newx = NULL, type = c("prob", "class", "dr
     }
     flat <- cpp_nn_predict(object$spec, t(object$weights[ok, , drop = FALSE]), nd$x, nd$dim,
                            isTRUE(object$settings$float64) || isTRUE(object$settings$control$float64))
-    k <- if (object$family == "multinomial") length(object$levels) else 1L
+    k <- if (object$family == "multinomial") length(object$levels) else object$settings$n_out %||% 1L
     pr <- aperm(array(flat, c(k, nd$n, sum(ok))), c(3L, 2L, 1L))
-    if (k == 1L) pr <- matrix(pr, sum(ok), nd$n) else dimnames(pr) <- list(NULL, NULL, object$levels)
+    if (k == 1L) pr <- matrix(pr, sum(ok), nd$n) else if (object$family == "multinomial") dimnames(pr) <- list(NULL, NULL, object$levels)
     ok <- rep(TRUE, sum(ok))
   }
   multi <- length(dim(pr)) == 3L

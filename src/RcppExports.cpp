@@ -140,6 +140,17 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
+// cpp_nn_plan
+Rcpp::List cpp_nn_plan(Rcpp::List spec);
+RcppExport SEXP _scalebayes_cpp_nn_plan(SEXP specSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< Rcpp::List >::type spec(specSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_nn_plan(spec));
+    return rcpp_result_gen;
+END_RCPP
+}
 // cpp_sgld_sa
 Rcpp::List cpp_sgld_sa(const Rcpp::NumericMatrix& x, const Rcpp::NumericVector& y, const Rcpp::IntegerVector& sparse, bool intercept, const Rcpp::NumericMatrix& x_test, const Rcpp::NumericMatrix& beta_init, const Rcpp::List& control, const Rcpp::List& run);
 RcppExport SEXP _scalebayes_cpp_sgld_sa(SEXP xSEXP, SEXP ySEXP, SEXP sparseSEXP, SEXP interceptSEXP, SEXP x_testSEXP, SEXP beta_initSEXP, SEXP controlSEXP, SEXP runSEXP) {
@@ -177,6 +188,17 @@ BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::RNGScope rcpp_rngScope_gen;
     rcpp_result_gen = Rcpp::wrap(cpp_torch_info());
+    return rcpp_result_gen;
+END_RCPP
+}
+// cpp_nn_resolve_device
+std::string cpp_nn_resolve_device(std::string device);
+RcppExport SEXP _scalebayes_cpp_nn_resolve_device(SEXP deviceSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< std::string >::type device(deviceSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_nn_resolve_device(device));
     return rcpp_result_gen;
 END_RCPP
 }
@@ -555,9 +577,11 @@ static const R_CallMethodDef CallEntries[] = {
     {"_scalebayes_cpp_build_info", (DL_FUNC) &_scalebayes_cpp_build_info, 0},
     {"_scalebayes_cpp_test_driver", (DL_FUNC) &_scalebayes_cpp_test_driver, 4},
     {"_scalebayes_cpp_test_rng", (DL_FUNC) &_scalebayes_cpp_test_rng, 6},
+    {"_scalebayes_cpp_nn_plan", (DL_FUNC) &_scalebayes_cpp_nn_plan, 1},
     {"_scalebayes_cpp_sgld_sa", (DL_FUNC) &_scalebayes_cpp_sgld_sa, 8},
     {"_scalebayes_cpp_sgmcmc_normals", (DL_FUNC) &_scalebayes_cpp_sgmcmc_normals, 2},
     {"_scalebayes_cpp_torch_info", (DL_FUNC) &_scalebayes_cpp_torch_info, 0},
+    {"_scalebayes_cpp_nn_resolve_device", (DL_FUNC) &_scalebayes_cpp_nn_resolve_device, 1},
     {"_scalebayes_cpp_nn_describe", (DL_FUNC) &_scalebayes_cpp_nn_describe, 1},
     {"_scalebayes_cpp_nn_wbb", (DL_FUNC) &_scalebayes_cpp_nn_wbb, 9},
     {"_scalebayes_cpp_nn_objective", (DL_FUNC) &_scalebayes_cpp_nn_objective, 8},

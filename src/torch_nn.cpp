@@ -11,6 +11,7 @@
 #include "scalebayes/nn/wbb.hpp"
 #endif
 
+#include "nn_glue.h"
 #include "sb_glue.h"
 #include "sgmcmc_glue.h"
 
@@ -19,31 +20,7 @@ namespace nn = scalebayes::nn;
 
 namespace {
 
-nn::ModelSpec spec_from(const Rcpp::List& s) {
-  nn::ModelSpec m;
-  Rcpp::IntegerVector input = s["input"];
-  for (int v : input) m.input.push_back(v);
-  m.family = static_cast<nn::Family>(Rcpp::as<int>(s["family"]));
-  if (s.containsElementNamed("init")) m.init = static_cast<nn::Init>(Rcpp::as<int>(s["init"]));
-  Rcpp::List L = s["layers"];
-  Rcpp::IntegerVector kind = L["kind"], out = L["out"], kernel = L["kernel"], stride = L["stride"],
-                      padding = L["padding"];
-  Rcpp::LogicalVector pen = L["penalized"];
-  const bool has_rate = L.containsElementNamed("rate");
-  Rcpp::NumericVector rate = has_rate ? Rcpp::as<Rcpp::NumericVector>(L["rate"]) : Rcpp::NumericVector(kind.size());
-  for (R_xlen_t i = 0; i < kind.size(); ++i) {
-    nn::LayerSpec l;
-    l.kind = static_cast<nn::LayerKind>(kind[i]);
-    l.out = out[i];
-    l.kernel = kernel[i];
-    l.stride = stride[i];
-    l.padding = padding[i];
-    l.penalized = pen[i];
-    l.rate = rate[i];
-    m.layers.push_back(l);
-  }
-  return m;
-}
+nn::ModelSpec spec_from(const Rcpp::List& s) { return sbglue::nn_spec_from(s); }
 
 nn::TrainConfig train_from(const Rcpp::List& c) {
   nn::TrainConfig t;
@@ -64,6 +41,13 @@ nn::TrainConfig train_from(const Rcpp::List& c) {
 
 std::vector<std::int64_t> dims_of(const Rcpp::IntegerVector& d) { return std::vector<std::int64_t>(d.begin(), d.end()); }
 
+// Responses per example: y holds n values, or an n x q matrix (gaussian / binomial with q outputs).
+std::int64_t y_columns(const Rcpp::NumericVector& y, const Rcpp::IntegerVector& xdim) {
+  const R_xlen_t n = xdim[0];
+  if (n < 1 || y.size() % n != 0 || y.size() == 0) Rcpp::stop("y must have n values or n x q values");
+  return static_cast<std::int64_t>(y.size() / n);
+}
+
 // The device and dtype an entry point runs on (list entries device, float64) and its torch threads
 // (torch_threads) for the calling thread.
 nn::DeviceChoice run_device(const Rcpp::List& c) {
@@ -81,7 +65,7 @@ DeviceData device_data(const nn::ModelSpec& spec, const nn::DeviceChoice& dev, R
                        Rcpp::IntegerVector xdim, Rcpp::NumericVector y, Rcpp::NumericVector newx,
                        Rcpp::IntegerVector newdim) {
   DeviceData d;
-  d.train = nn::make_dataset(x.begin(), dims_of(xdim), y.begin(), spec.family, dev.options());
+  d.train = nn::make_dataset(x.begin(), dims_of(xdim), y.begin(), spec.family, dev.options(), y_columns(y, xdim));
   if (newdim.size() > 0 && newdim[0] > 0) d.x_new = nn::from_col_major(newx.begin(), dims_of(newdim), dev.options());
   return d;
 }
@@ -102,6 +86,16 @@ Rcpp::List cpp_torch_info() {
 #else
   return Rcpp::List::create(Rcpp::Named("available") = false, Rcpp::Named("version") = NA_STRING,
                             Rcpp::Named("cuda") = false, Rcpp::Named("cuda_devices") = 0, Rcpp::Named("threads") = 0);
+#endif
+}
+
+// "cpu" or "cuda" for a requested "cpu", "cuda" or "auto" (the engine's one rule, nn::resolve_device).
+// [[Rcpp::export]]
+std::string cpp_nn_resolve_device(std::string device) {
+#ifdef SCALEBAYES_HAVE_TORCH
+  return nn::resolve_device(device);
+#else
+  Rcpp::stop("scalebayes was built without LibTorch");
 #endif
 }
 
@@ -167,7 +161,7 @@ Rcpp::List cpp_nn_wbb(Rcpp::List spec, Rcpp::NumericVector x, Rcpp::IntegerVecto
   out.status = status.begin();
 
   scalebayes::wbb::Settings st = sbglue::wbb_settings(settings);
-  if (dev.device.is_cuda()) st.threads = 1;  // one network at a time on the GPU
+  st.threads = nn::device_worker_threads(dev.device, st.threads);  // one network at a time on the GPU
   sbglue::Progress prog(count, settings, "WBB network draws");
   const auto rs = nn::run_net_wbb(pb, out, st, prog.monitor());
   for (R_xlen_t i = 0; i < count; ++i) {  // not computed or not finite: NA (the status says why)
@@ -195,7 +189,8 @@ Rcpp::List cpp_nn_objective(Rcpp::List spec, Rcpp::NumericVector x, Rcpp::Intege
   nn::Net net(ms, dev.device, dev.dtype);
   if (params.size() != net->n_parameters()) Rcpp::stop("params has the wrong length");
   net->copy_from(params.begin());
-  const nn::Dataset data = nn::make_dataset(x.begin(), dims_of(xdim), y.begin(), ms.family, dev.options());
+  const nn::Dataset data =
+      nn::make_dataset(x.begin(), dims_of(xdim), y.begin(), ms.family, dev.options(), y_columns(y, xdim));
   nn::Penalty pen;
   pen.lambda = lambda;
   pen.w0.assign(w0.begin(), w0.end());

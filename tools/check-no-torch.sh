@@ -28,5 +28,10 @@ R_LIBS="$lib" Rscript --vanilla -e '
   fit2 <- sgld_sa(matrix(rnorm(200), 50), rnorm(50), iterations = 200, seed = 1, quiet = TRUE)  # regression needs no torch
   stopifnot(all(is.finite(coef(fit2))))
   print(nn_mlp(c(128, 64)), input = 784, output = 10)   # specifications work without the backend
-  cat("no-LibTorch build: all 8 checks OK\n")
+  net <- nn_sequential(layer_conv2d(8, 3), layer_relu(), layer_avgpool2d(2), layer_flatten(), layer_dense(100),
+                       layer_reshape(c(1, 10, 10)), layer_flatten())
+  stopifnot(sum(scalebayes:::nn_resolve(net, c(1L, 28L, 28L), 10L)$params) == 80 + 156900 + 1010)  # engine planner
+  e3 <- tryCatch(print(nn_sequential(layer_reshape(c(3, 3))), input = 10, output = 2), error = identity)
+  stopifnot(inherits(e3, "scalebayes_error_input"))
+  cat("no-LibTorch build: all 10 checks OK\n")
 '

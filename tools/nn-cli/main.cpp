@@ -79,7 +79,7 @@ int main(int argc, char** argv) {
     scalebayes::wbb::Settings st;
     st.seed = std::stoull(a["--seed"]);
     st.draws = std::stoull(a["--draws"]);
-    st.threads = pb.dev.device.is_cuda() ? 1 : std::stoi(a["--threads"]);
+    st.threads = nn::device_worker_threads(pb.dev.device, std::stoi(a["--threads"]));
     st.prior = scalebayes::wbb::PriorWeights::common;
     const std::size_t m = static_cast<std::size_t>(xt.dims[0]) * 10;
     std::vector<double> pred(st.draws * m), obj(st.draws), gn(st.draws), steps(st.draws);

@@ -27,18 +27,26 @@ inline torch::Tensor from_col_major(const double* x, const std::vector<std::int6
 }
 
 // Training data on one device: inputs [n, ...] and responses (class indices as int64 for multinomial,
-// values for gaussian / binomial).
+// values for gaussian / binomial: a vector [n] for one output, a matrix [n, q] for q outputs).
 struct Dataset {
   torch::Tensor x, y;
   Family family = Family::gaussian;
   std::int64_t n() const { return x.size(0); }
 };
 
+// y: n values, or (gaussian / binomial) an n x q column-major matrix (R's layout) of q responses per example.
 inline Dataset make_dataset(const double* x, const std::vector<std::int64_t>& dims, const double* y, Family family,
-                            const torch::TensorOptions& opt) {
+                            const torch::TensorOptions& opt, std::int64_t q = 1) {
+  if (q < 1) throw std::invalid_argument("the response needs at least one column");
+  if (q > 1 && family == Family::multinomial)
+    throw std::invalid_argument("a multinomial response is one class per example (one column)");
   Dataset d;
   d.family = family;
   d.x = from_col_major(x, dims, opt);
+  if (q > 1) {
+    d.y = from_col_major(y, {dims[0], q}, opt);
+    return d;
+  }
   torch::Tensor yy = torch::from_blob(const_cast<double*>(y), {dims[0]}, torch::kDouble);
   if (family == Family::multinomial) {
     d.y = yy.to(torch::TensorOptions().dtype(torch::kLong).device(opt.device()), false, true);
@@ -54,24 +62,29 @@ struct DeviceChoice {
   torch::TensorOptions options() const { return torch::TensorOptions().dtype(dtype).device(device); }
 };
 
-// "cpu", "cuda" or "auto" (cuda when available). Asking for cuda without it is an error, never a fall-back.
+// The one place "auto" is resolved: "cpu" or "cuda" (cuda when this LibTorch sees a CUDA device). Asking
+// for cuda without it is an error, never a fall-back. The R layer asks here too (cpp_nn_resolve_device).
+inline std::string resolve_device(const std::string& device) {
+  if (device == "cpu") return "cpu";
+  if (device == "cuda" || device == "auto") {
+    if (torch::cuda::is_available()) return "cuda";
+    if (device == "auto") return "cpu";
+    throw std::invalid_argument(
+        "device = \"cuda\" was requested but this LibTorch build has no CUDA device available");
+  }
+  throw std::invalid_argument("unknown device '" + device + "'");
+}
+
 inline DeviceChoice choose_device(const std::string& device, bool float64) {
   DeviceChoice c;
   c.dtype = float64 ? torch::kDouble : torch::kFloat;
-  if (device == "cpu") {
-    c.device = torch::kCPU;
-  } else if (device == "cuda" || device == "auto") {
-    if (torch::cuda::is_available()) {
-      c.device = torch::Device(torch::kCUDA, 0);
-    } else if (device == "cuda") {
-      throw std::invalid_argument(
-          "device = \"cuda\" was requested but this LibTorch build has no CUDA device available");
-    }
-  } else {
-    throw std::invalid_argument("unknown device '" + device + "'");
-  }
+  c.device = resolve_device(device) == "cuda" ? torch::Device(torch::kCUDA, 0) : torch::Device(torch::kCPU);
   return c;
 }
+
+// Worker threads for networks on a device: one on a GPU (networks run one after another there), else the
+// run's threads.
+inline int device_worker_threads(const torch::Device& device, int threads) { return device.is_cuda() ? 1 : threads; }
 
 // Torch's intra-op threads for the calling thread (OpenMP's setting is per thread): call it on every worker.
 inline void set_worker_threads(int n) {

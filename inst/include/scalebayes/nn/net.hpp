@@ -14,9 +14,11 @@
 
 #include <cmath>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "scalebayes/nn/layers_spec.hpp"
 #include "scalebayes/nn/spec.hpp"
 #include "scalebayes/rng/stream.hpp"
 
@@ -31,74 +33,151 @@ struct ParamGroup {
   double init_value = 0.0;
 };
 
+// The torch half of every layer kind: the module it registers (make; null for parameter-free kinds), its
+// forward, and optionally reset() (running statistics, called by init_from) and random() (whether it draws
+// from the network's generator). Shapes and parameters are the torch-free half (nn/layers_spec.hpp, same
+// struct names); a kind's module must create exactly the parameter tensors its ParamDef list names (NetImpl
+// checks names and shapes).
+namespace torch_kinds {
+
+struct ForwardContext {
+  bool training = false;
+  at::Generator* gen = nullptr;  // the network's mask generator (defined with dropout layers)
+};
+
+struct Slot {  // one layer of a Net
+  LayerSpec spec;
+  std::shared_ptr<torch::nn::Module> module;  // registered with the network (null for parameter-free kinds)
+  std::shared_ptr<void> impl;                 // the same module as its own type (Module is a virtual base)
+  torch::Tensor (*forward)(Slot&, torch::Tensor, ForwardContext&) = nullptr;
+  void (*reset)(Slot&) = nullptr;
+};
+
+using ModulePtr = std::shared_ptr<torch::nn::Module>;
+
+// Keep a typed handle to a new module in the slot; returns it as a Module for registration.
+template <class Holder>
+ModulePtr keep(Slot& s, Holder h) {
+  s.impl = h.ptr();
+  return h.ptr();
+}
+template <class Impl>
+Impl& impl(Slot& s) {
+  return *static_cast<Impl*>(s.impl.get());
+}
+
+struct NoModule {
+  static ModulePtr make(Slot&, const LayerSpec&, const Shape&) { return nullptr; }
+  static void reset(Slot&) {}
+  static bool random(const LayerSpec&) { return false; }
+};
+
+template <class Kind>
+struct Torch;  // one specialization per kind
+
+template <>
+struct Torch<kinds::LinearKind> : NoModule {
+  static ModulePtr make(Slot& s, const LayerSpec& L, const Shape& in) { return keep(s, torch::nn::Linear(in[0], L.out)); }
+  static torch::Tensor forward(Slot& s, torch::Tensor x, ForwardContext&) { return impl<torch::nn::LinearImpl>(s).forward(x); }
+};
+template <>
+struct Torch<kinds::Conv2dKind> : NoModule {
+  static ModulePtr make(Slot& s, const LayerSpec& L, const Shape& in) {
+    return keep(s, torch::nn::Conv2d(torch::nn::Conv2dOptions(in[0], L.out, L.kernel).stride(L.stride).padding(L.padding)));
+  }
+  static torch::Tensor forward(Slot& s, torch::Tensor x, ForwardContext&) { return impl<torch::nn::Conv2dImpl>(s).forward(x); }
+};
+template <>
+struct Torch<kinds::MaxPool2dKind> : NoModule {
+  static torch::Tensor forward(Slot& s, torch::Tensor x, ForwardContext&) {
+    return torch::max_pool2d(x, {s.spec.kernel, s.spec.kernel}, {s.spec.stride, s.spec.stride});
+  }
+};
+template <>
+struct Torch<kinds::AvgPool2dKind> : NoModule {
+  static torch::Tensor forward(Slot& s, torch::Tensor x, ForwardContext&) {
+    return torch::avg_pool2d(x, {s.spec.kernel, s.spec.kernel}, {s.spec.stride, s.spec.stride});
+  }
+};
+template <class Impl, class Holder>
+struct TorchBatchNorm : NoModule {
+  static ModulePtr make(Slot& s, const LayerSpec&, const Shape& in) { return keep(s, Holder(in[0])); }
+  static torch::Tensor forward(Slot& s, torch::Tensor x, ForwardContext&) { return impl<Impl>(s).forward(x); }
+  static void reset(Slot& s) { impl<Impl>(s).reset_running_stats(); }
+};
+template <>
+struct Torch<kinds::BatchNorm2dKind> : TorchBatchNorm<torch::nn::BatchNorm2dImpl, torch::nn::BatchNorm2d> {};
+template <>
+struct Torch<kinds::BatchNorm1dKind> : TorchBatchNorm<torch::nn::BatchNorm1dImpl, torch::nn::BatchNorm1d> {};
+template <>
+struct Torch<kinds::FlattenKind> : NoModule {
+  static torch::Tensor forward(Slot&, torch::Tensor x, ForwardContext&) { return x.flatten(1); }
+};
+template <>
+struct Torch<kinds::ReshapeKind> : NoModule {
+  static torch::Tensor forward(Slot& s, torch::Tensor x, ForwardContext&) {
+    std::vector<std::int64_t> d{x.size(0)};
+    d.insert(d.end(), s.spec.target.begin(), s.spec.target.end());
+    return x.reshape(d);
+  }
+};
+template <>
+struct Torch<kinds::ReluKind> : NoModule {
+  static torch::Tensor forward(Slot&, torch::Tensor x, ForwardContext&) { return torch::relu(x); }
+};
+template <>
+struct Torch<kinds::TanhKind> : NoModule {
+  static torch::Tensor forward(Slot&, torch::Tensor x, ForwardContext&) { return torch::tanh(x); }
+};
+template <>
+struct Torch<kinds::SigmoidKind> : NoModule {
+  static torch::Tensor forward(Slot&, torch::Tensor x, ForwardContext&) { return torch::sigmoid(x); }
+};
+template <>
+struct Torch<kinds::DropoutKind> : NoModule {
+  static bool random(const LayerSpec& L) { return L.rate > 0.0; }
+  static torch::Tensor forward(Slot& s, torch::Tensor x, ForwardContext& c) {
+    if (c.training && s.spec.rate > 0.0) {
+      const double keep = 1.0 - s.spec.rate;
+      x = x * torch::empty_like(x).bernoulli_(keep, *c.gen) / keep;
+    }
+    return x;
+  }
+};
+
+}  // namespace torch_kinds
+
 class NetImpl : public torch::nn::Module {
  public:
   NetImpl(const ModelSpec& spec, torch::Device device, torch::Dtype dtype) : spec_(spec) {
-    std::vector<std::int64_t> shape = spec.input;
-    int idx = 0;
-    for (const LayerSpec& L : spec.layers) {
-      Layer lay;
-      lay.spec = L;
-      const std::string base = "layer" + std::to_string(++idx) + "_" + layer_name(L.kind);
-      switch (L.kind) {
-        case LayerKind::linear: {
-          if (shape.size() != 1) throw std::invalid_argument(base + ": a linear layer needs a flat input (add flatten)");
-          lay.linear = register_module(base, torch::nn::Linear(shape[0], L.out));
-          add_weight_bias(base, lay.linear->weight, lay.linear->bias, L.penalized, shape[0], L.out);
-          shape = {L.out};
-          break;
+    const NetPlan p = plan(spec);  // shapes and parameters, torch-free (throws for a layer that does not fit)
+    for (std::size_t i = 0; i < p.layers.size(); ++i) {
+      const LayerPlan& lp = p.layers[i];
+      torch_kinds::Slot slot;
+      slot.spec = spec.layers[i];
+      slot.spec.kind = lp.kind;  // batchnorm resolved to 1d / 2d
+      visit_kind(lp.kind, [&](auto K) {
+        using T = torch_kinds::Torch<decltype(K)>;
+        torch_kinds::ModulePtr m = T::make(slot, slot.spec, lp.in);
+        if (m) slot.module = register_module(lp.base, m);
+        slot.forward = &T::forward;
+        slot.reset = &T::reset;
+        if (T::random(slot.spec)) has_dropout_ = true;
+      });
+      if (!lp.params.empty()) {
+        if (!slot.module) throw std::logic_error(lp.base + ": parameters planned but no module registered");
+        const auto own = slot.module->named_parameters(/*recurse=*/false);
+        if (own.size() != lp.params.size()) throw std::logic_error(lp.base + ": module and plan disagree on parameters");
+        for (const ParamDef& d : lp.params) {
+          const torch::Tensor* t = own.find(d.name);
+          if (!t || !t->sizes().equals(d.shape))
+            throw std::logic_error(lp.base + "." + d.name + ": module and plan disagree on the tensor");
+          groups_.push_back({lp.base + "." + d.name, *t, d.penalized, d.init_bound, d.init_value});
         }
-        case LayerKind::conv2d: {
-          if (shape.size() != 3) throw std::invalid_argument(base + ": a convolution needs (channels, height, width) input");
-          lay.conv = register_module(
-              base, torch::nn::Conv2d(torch::nn::Conv2dOptions(shape[0], L.out, L.kernel).stride(L.stride).padding(L.padding)));
-          add_weight_bias(base, lay.conv->weight, lay.conv->bias, L.penalized, shape[0] * L.kernel * L.kernel,
-                          L.out * L.kernel * L.kernel);
-          const std::int64_t h = (shape[1] + 2 * L.padding - L.kernel) / L.stride + 1;
-          const std::int64_t w = (shape[2] + 2 * L.padding - L.kernel) / L.stride + 1;
-          if (h < 1 || w < 1) throw std::invalid_argument(base + ": the kernel is larger than its input");
-          shape = {L.out, h, w};
-          break;
-        }
-        case LayerKind::maxpool2d: {
-          if (shape.size() != 3) throw std::invalid_argument(base + ": pooling needs (channels, height, width) input");
-          const std::int64_t h = (shape[1] - L.kernel) / L.stride + 1, w = (shape[2] - L.kernel) / L.stride + 1;
-          if (h < 1 || w < 1) throw std::invalid_argument(base + ": the pooling window is larger than its input");
-          shape = {shape[0], h, w};
-          break;
-        }
-        case LayerKind::batchnorm2d: {
-          if (shape.size() != 3) throw std::invalid_argument(base + ": batchnorm2d needs (channels, height, width) input");
-          lay.bn2 = register_module(base, torch::nn::BatchNorm2d(shape[0]));
-          groups_.push_back({base + ".weight", lay.bn2->weight, false, 0.0, 1.0});
-          groups_.push_back({base + ".bias", lay.bn2->bias, false, 0.0, 0.0});
-          break;
-        }
-        case LayerKind::batchnorm1d: {
-          if (shape.size() != 1) throw std::invalid_argument(base + ": batchnorm1d needs a flat input");
-          lay.bn1 = register_module(base, torch::nn::BatchNorm1d(shape[0]));
-          groups_.push_back({base + ".weight", lay.bn1->weight, false, 0.0, 1.0});
-          groups_.push_back({base + ".bias", lay.bn1->bias, false, 0.0, 0.0});
-          break;
-        }
-        case LayerKind::dropout: {
-          if (!(L.rate >= 0.0 && L.rate < 1.0)) throw std::invalid_argument(base + ": the dropout rate must be in [0, 1)");
-          if (L.rate > 0.0) has_dropout_ = true;
-          break;
-        }
-        case LayerKind::flatten: {
-          std::int64_t m = 1;
-          for (auto d : shape) m *= d;
-          shape = {m};
-          break;
-        }
-        default:
-          break;  // activations keep the shape
       }
-      layers_.push_back(lay);
+      layers_.push_back(slot);
     }
-    if (shape.size() != 1) throw std::invalid_argument("the network must end in a flat (linear) output");
-    out_dim_ = shape[0];
+    out_dim_ = p.out[0];
     if (has_dropout_) {  // seeded again by init_from(); a fixed seed until then (never the global state)
       gen_ = at::globalContext().defaultGenerator(device).clone();
       gen_.set_current_seed(0);
@@ -109,25 +188,8 @@ class NetImpl : public torch::nn::Module {
   }
 
   torch::Tensor forward(torch::Tensor x) {
-    for (Layer& lay : layers_) {
-      switch (lay.spec.kind) {
-        case LayerKind::linear: x = lay.linear->forward(x); break;
-        case LayerKind::conv2d: x = lay.conv->forward(x); break;
-        case LayerKind::maxpool2d: x = torch::max_pool2d(x, {lay.spec.kernel, lay.spec.kernel}, {lay.spec.stride, lay.spec.stride}); break;
-        case LayerKind::batchnorm2d: x = lay.bn2->forward(x); break;
-        case LayerKind::batchnorm1d: x = lay.bn1->forward(x); break;
-        case LayerKind::flatten: x = x.flatten(1); break;
-        case LayerKind::relu: x = torch::relu(x); break;
-        case LayerKind::tanh: x = torch::tanh(x); break;
-        case LayerKind::sigmoid: x = torch::sigmoid(x); break;
-        case LayerKind::dropout:
-          if (is_training() && lay.spec.rate > 0.0) {
-            const double keep = 1.0 - lay.spec.rate;
-            x = x * torch::empty_like(x).bernoulli_(keep, gen_) / keep;
-          }
-          break;
-      }
-    }
+    torch_kinds::ForwardContext c{is_training(), has_dropout_ ? &gen_ : nullptr};
+    for (torch_kinds::Slot& lay : layers_) x = lay.forward(lay, std::move(x), c);
     return x;
   }
 
@@ -165,10 +227,7 @@ class NetImpl : public torch::nn::Module {
       }
       g.tensor.copy_(torch::from_blob(buf.data(), g.tensor.sizes(), torch::kDouble));
     }
-    for (Layer& lay : layers_) {
-      if (lay.bn2) lay.bn2->reset_running_stats();
-      if (lay.bn1) lay.bn1->reset_running_stats();
-    }
+    for (torch_kinds::Slot& lay : layers_) lay.reset(lay);
     if (has_dropout_) gen_.set_current_seed(s.next());
   }
 
@@ -191,38 +250,14 @@ class NetImpl : public torch::nn::Module {
   }
 
  private:
-  struct Layer {
-    LayerSpec spec;
-    torch::nn::Linear linear{nullptr};
-    torch::nn::Conv2d conv{nullptr};
-    torch::nn::BatchNorm2d bn2{nullptr};
-    torch::nn::BatchNorm1d bn1{nullptr};
-  };
-  void add_weight_bias(const std::string& base, const torch::Tensor& w, const torch::Tensor& b, bool penalized,
-                       std::int64_t fan_in, std::int64_t fan_out) {
-    if (spec_.init == Init::glorot_uniform) {
-      const double bw = std::sqrt(6.0 / static_cast<double>(fan_in + fan_out));
-      groups_.push_back({base + ".weight", w, penalized, bw, 0.0});
-      groups_.push_back({base + ".bias", b, false, 0.0, 0.0});
-    } else {
-      const double bw = 1.0 / std::sqrt(static_cast<double>(fan_in));
-      groups_.push_back({base + ".weight", w, penalized, bw, 0.0});
-      groups_.push_back({base + ".bias", b, false, bw, 0.0});
-    }
-  }
   void refresh_groups() {
-    std::size_t k = 0;
-    for (Layer& lay : layers_) {
-      if (lay.linear) { groups_[k++].tensor = lay.linear->weight; groups_[k++].tensor = lay.linear->bias; }
-      if (lay.conv) { groups_[k++].tensor = lay.conv->weight; groups_[k++].tensor = lay.conv->bias; }
-      if (lay.bn2) { groups_[k++].tensor = lay.bn2->weight; groups_[k++].tensor = lay.bn2->bias; }
-      if (lay.bn1) { groups_[k++].tensor = lay.bn1->weight; groups_[k++].tensor = lay.bn1->bias; }
-    }
+    const auto all = this->named_parameters(/*recurse=*/true);
+    for (auto& g : groups_) g.tensor = all[g.name];
   }
   ModelSpec spec_;
   bool has_dropout_ = false;
   at::Generator gen_;  // dropout masks (defined only with dropout layers)
-  std::vector<Layer> layers_;
+  std::vector<torch_kinds::Slot> layers_;
   std::vector<ParamGroup> groups_;
   std::int64_t out_dim_ = 0;
 };

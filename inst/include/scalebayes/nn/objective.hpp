@@ -5,6 +5,7 @@
 // over the penalized weight tensors W_g (biases and batch-norm parameters are never penalized), with
 //   gaussian     l_i = (y_i - f_i)^2 / 2
 //   binomial     l_i = log(1 + exp(f_i)) - y_i f_i            (f the logit)
+// (with q outputs and y an [n, q] matrix: summed over the q outputs of example i),
 //   multinomial  l_i = -log softmax(f_i)[y_i]                 (cross-entropy)
 // A minibatch B estimates F / n without bias by  (1/|B|) sum_{i in B} w_i l_i + (lambda / n) sum_g w0_g ||W_g||^2:
 // the same argmin as F, with the learning rate on the familiar mean-loss scale.
@@ -19,8 +20,14 @@
 namespace scalebayes {
 namespace nn {
 
+// Per-example losses [n]: out [n, q], y [n] (q = 1; the operations of one output, unchanged) or [n, q].
 inline torch::Tensor example_losses(Family f, const torch::Tensor& out, const torch::Tensor& y) {
   namespace F = torch::nn::functional;
+  if (y.dim() == 2 && f != Family::multinomial) {  // q outputs: one loss per output, summed per example
+    if (f == Family::gaussian) return (0.5 * (out - y).pow(2)).sum(1);
+    return F::binary_cross_entropy_with_logits(out, y, F::BinaryCrossEntropyWithLogitsFuncOptions().reduction(torch::kNone))
+        .sum(1);
+  }
   switch (f) {
     case Family::gaussian: return 0.5 * (out.select(1, 0) - y).pow(2);
     case Family::binomial:

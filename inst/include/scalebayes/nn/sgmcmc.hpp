@@ -353,7 +353,7 @@ inline parallel::RunStatus run_net_sgmcmc(const NetChainProblem& pb, const sgmcm
   ctl.validate();
   if (static_cast<int>(outputs.size()) != ctl.chains) throw std::invalid_argument("one output per chain");
   status.assign(static_cast<std::size_t>(ctl.chains), sgmcmc::ChainStatus());
-  const int threads = pb.dev.device.is_cuda() ? 1 : run.threads;
+  const int threads = device_worker_threads(pb.dev.device, run.threads);  // one chain at a time on a GPU
   auto chain = [&](std::size_t c, std::atomic<long>& progress, const parallel::StopToken& stop) {
     set_worker_threads(pb.torch_threads);
     torch::NoGradGuard ng;  // the rules update parameters in place; NetModel::minibatch turns autograd on

@@ -1,8 +1,10 @@
 // scalebayes/nn/spec.hpp -- a network described as plain data (no torch, no R).
 //
-// The R side (R/nn_spec.R) resolves a user's nn_mlp() / nn_cnn() into a flat list of layers with every size
-// known; the engine builds a LibTorch module from it (nn/net.hpp). Keeping the description torch-free lets
-// the glue, the standalone CLI and the tests construct it without compiling LibTorch headers.
+// The R side (R/nn_spec.R) turns a user's nn_sequential() / nn_mlp() / nn_cnn() into a flat list of layers;
+// nn/layers_spec.hpp gives every layer kind its shape rule and parameters (torch-free: layer tables and
+// parameter counts are computed there, also in a build without LibTorch), and the engine builds a LibTorch
+// module from it (nn/net.hpp). Keeping the description torch-free lets the glue, the standalone CLI and the
+// tests construct it without compiling LibTorch headers.
 #pragma once
 #include <cstdint>
 #include <stdexcept>
@@ -22,7 +24,10 @@ enum class LayerKind {
   relu = 6,
   tanh = 7,
   sigmoid = 8,
-  dropout = 9       // rate in [0, 1): x * mask / (1 - rate), mask ~ Bernoulli(1 - rate), in training mode only
+  dropout = 9,      // rate in [0, 1): x * mask / (1 - rate), mask ~ Bernoulli(1 - rate), in training mode only
+  avgpool2d = 10,   // kernel, stride: the mean over each window
+  reshape = 11,     // to `target` (one example's shape; same number of values)
+  batchnorm = 12    // batchnorm1d or batchnorm2d, whichever fits the input (resolved by plan(), layers_spec.hpp)
 };
 
 struct LayerSpec {
@@ -33,6 +38,7 @@ struct LayerSpec {
   std::int64_t padding = 0;
   bool penalized = true;
   double rate = 0.0;  // dropout rate
+  std::vector<std::int64_t> target;  // reshape: the shape of one example after the layer
 };
 
 enum class Family { gaussian = 0, binomial = 1, multinomial = 2 };
@@ -46,28 +52,12 @@ struct ModelSpec {
   std::vector<LayerSpec> layers;    // the last layer produces the outputs (1 for gaussian/binomial, K classes)
   Family family = Family::gaussian;
   Init init = Init::fan_in_uniform;
-  std::int64_t n_out() const {
-    for (auto it = layers.rbegin(); it != layers.rend(); ++it)
-      if (it->kind == LayerKind::linear) return it->out;
-    throw std::invalid_argument("the network has no linear output layer");
-  }
+  // The number of outputs (the size of the flat last shape); defined in layers_spec.hpp (it plans the network).
+  std::int64_t n_out() const;
 };
-
-inline const char* layer_name(LayerKind k) {
-  switch (k) {
-    case LayerKind::linear: return "linear";
-    case LayerKind::conv2d: return "conv2d";
-    case LayerKind::maxpool2d: return "maxpool2d";
-    case LayerKind::batchnorm2d: return "batchnorm2d";
-    case LayerKind::batchnorm1d: return "batchnorm1d";
-    case LayerKind::flatten: return "flatten";
-    case LayerKind::relu: return "relu";
-    case LayerKind::tanh: return "tanh";
-    case LayerKind::sigmoid: return "sigmoid";
-    case LayerKind::dropout: return "dropout";
-  }
-  return "?";
-}
 
 }  // namespace nn
 }  // namespace scalebayes
+
+// Shapes, parameters and layer names of every kind (needs the declarations above).
+#include "scalebayes/nn/layers_spec.hpp"

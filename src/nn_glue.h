@@ -1,0 +1,50 @@
+// src/nn_glue.h -- the network specification list R builds (R/nn_spec.R: nn_engine_spec()) as an
+// nn::ModelSpec. Torch-free: shared by the LibTorch unit (torch_nn.cpp) and the layer planner (nn_spec.cpp),
+// which is compiled in every build.
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "sb_glue.h"
+#include "scalebayes/nn/spec.hpp"
+
+namespace sbglue {
+
+// list(input, family, init (optional), layers = list(kind, out, kernel, stride, padding, penalized,
+// rate (optional), target (optional: a list with one integer vector per layer, the reshape targets))).
+inline scalebayes::nn::ModelSpec nn_spec_from(const Rcpp::List& s) {
+  namespace nn = scalebayes::nn;
+  nn::ModelSpec m;
+  Rcpp::IntegerVector input = s["input"];
+  for (int v : input) m.input.push_back(v);
+  m.family = static_cast<nn::Family>(Rcpp::as<int>(s["family"]));
+  if (s.containsElementNamed("init")) m.init = static_cast<nn::Init>(Rcpp::as<int>(s["init"]));
+  Rcpp::List L = s["layers"];
+  Rcpp::IntegerVector kind = L["kind"], out = L["out"], kernel = L["kernel"], stride = L["stride"],
+                      padding = L["padding"];
+  Rcpp::LogicalVector pen = L["penalized"];
+  const bool has_rate = L.containsElementNamed("rate");
+  Rcpp::NumericVector rate = has_rate ? Rcpp::as<Rcpp::NumericVector>(L["rate"]) : Rcpp::NumericVector(kind.size());
+  const bool has_target = L.containsElementNamed("target");
+  Rcpp::List target = has_target ? Rcpp::as<Rcpp::List>(L["target"]) : Rcpp::List(kind.size());
+  for (R_xlen_t i = 0; i < kind.size(); ++i) {
+    if (kind[i] < 0 || kind[i] > static_cast<int>(nn::LayerKind::batchnorm))
+      Rcpp::stop("layer " + std::to_string(i + 1) + ": unknown layer kind code " + std::to_string(kind[i]));
+    nn::LayerSpec l;
+    l.kind = static_cast<nn::LayerKind>(kind[i]);
+    l.out = out[i];
+    l.kernel = kernel[i];
+    l.stride = stride[i];
+    l.padding = padding[i];
+    l.penalized = pen[i];
+    l.rate = rate[i];
+    if (has_target && !Rf_isNull(target[i])) {
+      Rcpp::IntegerVector t = target[i];
+      l.target.assign(t.begin(), t.end());
+    }
+    m.layers.push_back(l);
+  }
+  return m;
+}
+
+}  // namespace sbglue
