@@ -71,9 +71,8 @@ nn_prepare_x <- function(x, arg = "x", call = rlang::caller_env()) {
 # factor or logical: binomial; numeric: gaussian). Returns codes 0..K-1 (multinomial), 0/1 (binomial) or
 # values, with the class levels and q, the number of responses per example: gaussian and binomial y may be
 # an n x q matrix (q outputs, one loss each; y comes back as that matrix), multinomial y is one class per
-# example. q_expected (newy): the q of the training responses; multi = FALSE: a matrix y is an error.
-nn_prepare_y <- function(y, n, family, levels = NULL, arg = "y", call = rlang::caller_env(), q_expected = NULL,
-                         multi = TRUE) {
+# example. q_expected (newy): the q of the training responses.
+nn_prepare_y <- function(y, n, family, levels = NULL, arg = "y", call = rlang::caller_env(), q_expected = NULL) {
   if (is.data.frame(y)) y <- as.matrix(y)
   if (is.matrix(y) && ncol(y) == 1L) y <- drop(y)
   q <- if (is.matrix(y)) ncol(y) else 1L
@@ -82,11 +81,6 @@ nn_prepare_y <- function(y, n, family, levels = NULL, arg = "y", call = rlang::c
                x = "It has {q}."), kind = "input", arg = arg, call = call)
   }
   if (q != 1L) {
-    if (!multi) {
-      sb_abort(c("{.arg {arg}} must be one response per example here (a vector).",
-                 x = "It is a matrix with {q} columns.",
-                 i = "Networks with several outputs are fitted by {.fn wbb_nn}."), arg = arg, call = call)
-    }
     if (q < 1L || nrow(y) != n) {
       sb_abort(c("{.arg {arg}} must be a vector with one value per example or a matrix with one row per example.",
                  x = "It is {nrow(y)} x {q}; the inputs have {n} example{?s}."), arg = arg, call = call)

@@ -12,10 +12,10 @@ sgld_sa_nn <- function(x, y, model, family, method, sampler, iterations, epochs,
                x = "You supplied {.obj_type_friendly {model}}."), arg = "model", call = call)
   }
   xd <- nn_prepare_x(x, "x", call)
-  yd <- nn_prepare_y(y, xd$n, family, arg = "y", call = call, multi = FALSE)
+  yd <- nn_prepare_y(y, xd$n, family, arg = "y", call = call)
   family <- yd$family
   n <- xd$n
-  n_out <- if (family == "multinomial") length(yd$levels) else 1L
+  n_out <- if (family == "multinomial") length(yd$levels) else yd$q  # q columns of a gaussian / binomial y
   tab <- nn_resolve(model, xd$shape, n_out, call = call)
   weight_rows <- which(tab$kind %in% c("linear", "conv2d"))
   sparse_layers <- nn_sparse_layers(sparse_layers, length(weight_rows), call)
@@ -43,7 +43,7 @@ sgld_sa_nn <- function(x, y, model, family, method, sampler, iterations, epochs,
   newy_d <- NULL
   if (!is.null(newy)) {
     if (is.null(nd)) sb_abort("{.arg newy} needs {.arg newx}.", arg = "newy", call = call)
-    newy_d <- nn_prepare_y(newy, nd$n, family, levels = yd$levels, arg = "newy", call = call, multi = FALSE)
+    newy_d <- nn_prepare_y(newy, nd$n, family, levels = yd$levels, arg = "newy", call = call, q_expected = yd$q)
   }
   keep_draws <- check_flag(keep_draws)
   chains <- check_count(chains, max = 1e4)
@@ -81,7 +81,7 @@ sgld_sa_nn <- function(x, y, model, family, method, sampler, iterations, epochs,
                                 epochs = iterations / per_epoch, batch_size = batch_size, burnin = lens$burnin,
                                 thin = lens$thin, v0 = v0, v1 = v1, sparse_layers = sparse_layers, chains = chains,
                                 nobs = n, input = xd$shape, control = control, float64 = float64,
-                                threads = run$threads, keep_draws = keep_draws),
+                                threads = run$threads, keep_draws = keep_draws, n_out = n_out),
                 seed = run$seed, call = mcall, t0 = t0)
 }
 
@@ -156,12 +156,13 @@ nn_sgmcmc_fit <- function(res, tab, desc, spec, family, levels, model, method, s
   pred_mean <- pred <- NULL
   if (!is.null(nd)) {
     pm <- matrix(wavg("pred_mean"), nd$n, n_out, byrow = TRUE)
-    pred_mean <- if (n_out == 1L) drop(pm) else `dimnames<-`(pm, list(NULL, levels))
+    pred_mean <- if (n_out == 1L) drop(pm) else if (family == "multinomial") `dimnames<-`(pm, list(NULL, levels)) else pm
     if (settings$keep_draws) {
       m <- nd$n * n_out
       flat <- unlist(Map(function(ch, k) ch$pred_draws[seq_len(k * m)], chains, saved), use.names = FALSE)
       pred <- aperm(array(flat, c(n_out, nd$n, sum(saved))), c(3L, 2L, 1L))  # draws x examples x outputs
-      if (n_out == 1L) pred <- matrix(pred, sum(saved), nd$n) else dimnames(pred) <- list(NULL, NULL, levels)
+      if (n_out == 1L) pred <- matrix(pred, sum(saved), nd$n)
+      else if (family == "multinomial") dimnames(pred) <- list(NULL, NULL, levels)  # else draws x n x q outputs
     }
   }
   weights <- NULL
@@ -193,9 +194,9 @@ nn_sgmcmc_fit <- function(res, tab, desc, spec, family, levels, model, method, s
   if (!is.null(newy)) {
     fit$newy <- newy
     if (family == "gaussian") fit$rmse_mean <- sqrt(mean((pred_mean - newy)^2))
-    else fit$accuracy_mean <- mean(nn_class(pred_mean, family) == newy)
+    else fit$accuracy_mean <- mean(nn_class(pred_mean, family) == newy)  # binomial q: over examples and outputs
     if (!is.null(pred)) {
-      if (family == "gaussian") fit$rmse <- sqrt(rowMeans((pred - matrix(newy, nrow(pred), nd$n, byrow = TRUE))^2))
+      if (family == "gaussian") fit$rmse <- nn_rmse(pred, newy)
       else fit$accuracy <- nn_accuracy(pred, newy, family)
     }
   }

@@ -139,10 +139,8 @@ wbb_nn <- function(x, y, model = nn_mlp(), family = NULL, lambda = 1e-4,
     timing = c(elapsed = proc.time()[["elapsed"]] - t0)
   ), class = c("sb_wbb_nn", "sb_nn_fit"))
   if (!is.null(newy)) {
-    if (family == "gaussian" && n_out == 1L) {
-      fit$rmse <- sqrt(rowMeans((pred - matrix(newy_d$y, draws, nd$n, byrow = TRUE))^2))
-    } else if (family == "gaussian") {  # q outputs: over examples and outputs
-      fit$rmse <- vapply(seq_len(draws), function(t) sqrt(mean((pred[t, , ] - newy_d$y)^2)), numeric(1))
+    if (family == "gaussian") {
+      fit$rmse <- nn_rmse(pred, newy_d$y)
     } else {
       fit$accuracy <- nn_accuracy(pred, newy_d$y, family)
     }
@@ -164,6 +162,13 @@ nn_class <- function(prob, family) {
   if (family == "binomial") return(as.integer(prob > 0.5))
   k <- if (is.null(dim(prob))) length(prob) else dim(prob)[length(dim(prob))]
   max.col(matrix(prob, ncol = k), "first") - 1L
+}
+
+# Per-draw RMSE of draws x examples [x outputs] predictions against y (a vector, or examples x outputs): over
+# examples and outputs.
+nn_rmse <- function(pred, y) {
+  if (length(dim(pred)) == 3L) return(vapply(seq_len(dim(pred)[1]), function(t) sqrt(mean((pred[t, , ] - y)^2)), numeric(1)))
+  sqrt(rowMeans((pred - matrix(y, nrow(pred), ncol(pred), byrow = TRUE))^2))
 }
 
 # Per-draw accuracy (draws x examples [x classes] predictions; y the 0-based classes).

@@ -119,3 +119,29 @@ test_that("sgld_sa(weights = ) for networks: zero weights drop examples exactly,
   expect_error(fit_w(rep(1, 3)), class = "scalebayes_error_input")
   expect_error(sgld_sa(x, y, iterations = 10, weights = rep(1, 80), quiet = TRUE), class = "scalebayes_error_input")
 })
+
+test_that("sgld_sa() networks take an n x q gaussian or binomial y: one likelihood term per output", {
+  skip_if_no_torch()
+  set.seed(8)
+  x <- matrix(runif(90 * 3, -1, 1), 90, 3)
+  y <- cbind(x[, 1] + rnorm(90, sd = 0.1), x[, 2] - x[, 3] + rnorm(90, sd = 0.1))
+  fit <- sgld_sa(x, y, model = nn_mlp(c(6)), epochs = 3, batch_size = 30, seed = 2, quiet = TRUE,
+                 newx = x[1:7, ], newy = y[1:7, ], keep_draws = TRUE, control = sgmcmc_control(step_size = 1e-3))
+  expect_equal(dim(fit$pred_mean), c(7L, 2L))
+  expect_equal(dim(fit$pred), c(length(fit$rmse), 7L, 2L))
+  # RMSE over examples and outputs, by hand from the stored draws
+  expect_equal(fit$rmse, apply(fit$pred, 1, function(p) sqrt(mean((p - y[1:7, ])^2))), tolerance = 1e-12)
+  expect_equal(fit$rmse_mean, sqrt(mean((fit$pred_mean - y[1:7, ])^2)), tolerance = 1e-12)
+  # a one-column matrix is the vector case, draw for draw
+  a <- sgld_sa(x, y[, 1, drop = FALSE], model = nn_mlp(c(6)), epochs = 2, seed = 3, quiet = TRUE, keep_draws = TRUE)
+  b <- sgld_sa(x, y[, 1], model = nn_mlp(c(6)), epochs = 2, seed = 3, quiet = TRUE, keep_draws = TRUE)
+  expect_identical(as.matrix(a), as.matrix(b))
+  # binomial q outputs: the trace's minibatch accuracy is over examples and outputs
+  yb <- (y > 0) * 1
+  fb <- sgld_sa(x, yb, model = nn_mlp(c(6)), family = "binomial", epochs = 3, batch_size = 30, seed = 4,
+                quiet = TRUE, newx = x, newy = yb, keep_draws = TRUE)
+  expect_true(all(fb$trace$accuracy >= 0 & fb$trace$accuracy <= 1))
+  expect_equal(fb$accuracy_mean, mean((fb$pred_mean > 0.5) == yb))
+  expect_error(sgld_sa(x, y, model = nn_mlp(c(6)), epochs = 1, quiet = TRUE, newx = x[1:3, ], newy = y[1:3, 1]),
+               class = "scalebayes_error_input")
+})

@@ -139,6 +139,8 @@ class NetModel {
   }
   std::size_t n_parameters() const { return static_cast<std::size_t>(net_->n_parameters()); }
   long n_obs() const { return static_cast<long>(pb_.data->n()); }
+  // N q: every output of every example is a term of the likelihood (y is [N] or [N, q])
+  double lik_terms() const { return static_cast<double>(pb_.data->y.numel()); }
   bool regression() const { return pb_.spec.family == Family::gaussian; }
   at::Generator& noise_rng() { return gen_; }
   torch::Tensor scalar(double v) const { return torch::full({}, v, pb_.dev.options()); }
@@ -151,8 +153,11 @@ class NetModel {
     const torch::Tensor l = forward_backward(idx, n, &out, &yb);
     if (pb_.spec.family != Family::gaussian) {  // minibatch accuracy, accumulated on the device
       torch::NoGradGuard ng;
-      const torch::Tensor cls = pb_.spec.family == Family::multinomial ? out.argmax(1) : (out.select(1, 0) > 0).to(yb.dtype());
+      const torch::Tensor cls = pb_.spec.family == Family::multinomial
+                                    ? out.argmax(1)
+                                    : (yb.dim() == 2 ? (out > 0) : (out.select(1, 0) > 0)).to(yb.dtype());
       correct_sum_ = correct_sum_ + (cls == yb).sum();
+      acc_count_ += static_cast<long>(yb.numel());  // q outputs of n examples (binomial with y [n, q])
     }
     last_loss_ = l.detach();
     loss_sum_ = loss_sum_ + last_loss_;
@@ -188,10 +193,13 @@ class NetModel {
   void take_means(double* loss, double* accuracy) {
     const double c = static_cast<double>(loss_count_);
     *loss = loss_count_ > 0 ? loss_sum_.item<double>() / c : NAN;
-    *accuracy = loss_count_ > 0 && pb_.spec.family != Family::gaussian ? correct_sum_.item<double>() / c : NAN;
+    *accuracy = acc_count_ > 0 && pb_.spec.family != Family::gaussian
+                    ? correct_sum_.item<double>() / static_cast<double>(acc_count_)
+                    : NAN;
     loss_sum_.zero_();
     correct_sum_.zero_();
     loss_count_ = 0;
+    acc_count_ = 0;
   }
 
  private:
@@ -224,7 +232,7 @@ class NetModel {
   }
   double scale_ = 0.0;
   torch::Tensor last_loss_, loss_sum_, correct_sum_, replay_state_;
-  long loss_count_ = 0;
+  long loss_count_ = 0, acc_count_ = 0;
 };
 
 enum NetTraceCol { NT_ITER = 0, NT_SIGMA, NT_DELTA, NT_MEANRHO, NT_LOSS, NT_EPS, NT_TAU, NT_SPARSITY, NT_ACCURACY, NT_NCOL };

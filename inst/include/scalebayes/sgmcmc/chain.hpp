@@ -5,6 +5,8 @@
 //   using Ops = ...;                                   // storage policy (storage.hpp)
 //   std::vector<Group<Ops>>& groups();                 // values, grads, momenta, latents; sparse groups carry SSGL
 //   long n_obs() const;                                // N
+//   double lik_terms() const;                          // terms of the likelihood with variance sigma^2: N, or N q
+//                                                      // for a network with q Gaussian outputs (eq. 14's N)
 //   bool regression() const;                           // Gaussian likelihood with variance sigma^2
 //   typename Ops::Rng& noise_rng();                    // the Langevin / momentum noise
 //   typename Ops::Scalar scalar(double) const;         // a number where the parameters live
@@ -154,7 +156,7 @@ ChainStatus run_chain(Model& model, Recorder& rec, const Control& ctl, Step& pol
   }
   SAInput<Ops> sain;
   sain.regression = regression;
-  sain.n_total = static_cast<double>(N);
+  sain.n_total = model.lik_terms();
   const bool adapt_sigma_only = regression && !ctl.fixed_sigma;
   const bool fixed_lik = regression && ctl.lik_var > 0.0;
   const Scalar lik_is2 = model.scalar(fixed_lik ? 1.0 / ctl.lik_var : 1.0);

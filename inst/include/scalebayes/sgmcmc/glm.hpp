@@ -179,6 +179,7 @@ class GlmModel {
   }
   std::vector<Grp>& groups() { return groups_; }
   long n_obs() const { return static_cast<long>(d_.y.size()); }
+  double lik_terms() const { return static_cast<double>(d_.y.size()); }
   bool regression() const { return d_.family == Family::gaussian; }
   rng::Stream& noise_rng() { return rs_; }
   double scalar(double v) const { return v; }
