@@ -19,7 +19,7 @@ sb_warn <- function(message, kind = "warning", ..., .envir = parent.frame()) {
 sb_call_engine <- function(expr, call = rlang::caller_env()) {
   tryCatch(expr, error = function(e) {
     if (inherits(e, "scalebayes_error") || inherits(e, "interrupt")) stop(e)
-    sb_abort(c("The C++ engine stopped with an error.", x = conditionMessage(e)),
-             kind = "engine", call = call)
+    msg <- conditionMessage(e)  # passed as a value: engine text (LibTorch's has braces) is never cli markup
+    sb_abort(c("The C++ engine stopped with an error.", x = "{msg}"), kind = "engine", call = call)
   })
 }

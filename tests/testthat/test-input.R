@@ -51,3 +51,9 @@ test_that("the caller's data are never modified", {
   weighted_lasso(x, y, weights = w, lambda = 1)
   expect_identical(w, w0)
 })
+
+test_that("engine messages reach the user verbatim, braces included (LibTorch's messages have them)", {
+  err <- tryCatch(scalebayes:::sb_call_engine(stop("shape mismatch in lambda(int)#1 {x} {}")), error = identity)
+  expect_s3_class(err, "scalebayes_error_engine")
+  expect_match(conditionMessage(err), "shape mismatch in lambda(int)#1 {x} {}", fixed = TRUE)
+})
