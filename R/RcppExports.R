@@ -77,6 +77,10 @@ cpp_nn_forward <- function(spec, params, x, xdim, train, seed, stream, float64) 
     .Call(`_scalebayes_cpp_nn_forward`, spec, params, x, xdim, train, seed, stream, float64)
 }
 
+cpp_nn_train_check <- function(x, y, params0, offset0, lambda, control, seed) {
+    .Call(`_scalebayes_cpp_nn_train_check`, x, y, params0, offset0, lambda, control, seed)
+}
+
 cpp_tf_difference <- function(x, k) {
     .Call(`_scalebayes_cpp_tf_difference`, x, k)
 }
