@@ -91,7 +91,8 @@ wbb_nn <- function(x, y, model = nn_mlp(), family = NULL, lambda = 1e-4,
   }
   if (!is.null(nd)) check_result_size(draws, nd$n * n_out, "draws", call = call)  # predictions
   if (keep_weights) check_result_size(draws, sum(tab$params), "draws", call = call)  # every parameter
-  if (control$history) {  # draws x epochs rows of (loss, accuracy)
+  keep_history <- isTRUE(control$history %||% TRUE)  # controls made before the option existed: TRUE
+  if (keep_history) {  # draws x epochs rows of (loss, accuracy)
     per_epoch <- ceiling(xd$n / min(control$batch_size, xd$n))
     rows <- if (is.null(control$max_steps)) control$epochs else ceiling(control$max_steps / per_epoch)
     if (as.double(draws) * rows * 2 > .Machine$integer.max) {
@@ -135,7 +136,7 @@ wbb_nn <- function(x, y, model = nn_mlp(), family = NULL, lambda = 1e-4,
     colnames(weights) <- nn_param_names(desc)
   }
   history <- NULL
-  if (control$history) {
+  if (keep_history) {
     ep <- cat_num("epochs")
     rows <- parts[[1L]]$history_rows
     h <- matrix(cat_num("history"), ncol = 2L, byrow = TRUE)
