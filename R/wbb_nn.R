@@ -39,7 +39,8 @@
 #'   `weights` (if kept), per-draw `objective`, `grad_norm`, `steps` and `status` (`"done"`, `"diverged"`),
 #'   `history` (with `nn_control(history = TRUE)`: a data frame with one row per draw and epoch, columns
 #'   `draw`, `epoch`, `loss` (mean minibatch loss, an estimate of \eqn{F/n}) and `accuracy` (training
-#'   accuracy on the minibatches; `NaN` for gaussian); a diverged draw's last row is its non-finite epoch),
+#'   accuracy on the minibatches; `NaN` for gaussian); a diverged draw's rows end with the epoch whose loss
+#'   became non-finite, or its last step left a non-finite `objective`),
 #'   `steps_counted` (optimizer steps counted by the progress display, all draws), the layer table, the
 #'   settings, `seed` and `timing`; methods `print`, `summary`, `predict`, `plot`, `as.matrix`,
 #'   `as_draws_df` / `as_draws_matrix`.
