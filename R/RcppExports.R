@@ -93,6 +93,10 @@ cpp_test_net_regradient <- function(spec, x, xdim, y, idx, weights, seed) {
     .Call(`_scalebayes_cpp_test_net_regradient`, spec, x, xdim, y, idx, weights, seed)
 }
 
+cpp_nn_train_check <- function(x, y, params0, offset0, lambda, control, seed) {
+    .Call(`_scalebayes_cpp_nn_train_check`, x, y, params0, offset0, lambda, control, seed)
+}
+
 cpp_tf_difference <- function(x, k) {
     .Call(`_scalebayes_cpp_tf_difference`, x, k)
 }

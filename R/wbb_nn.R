@@ -40,7 +40,12 @@
 #' @return An object of class `sb_wbb_nn` with `pred` (draws x examples x classes array of class
 #'   probabilities, or draws x examples for binomial / gaussian with a vector `y`, draws x examples x q for a
 #'   matrix `y`), `pred_mean`, `accuracy` (or `rmse`, over all outputs),
-#'   `weights` (if kept), per-draw `objective`, `grad_norm`, `steps` and `status`, the layer table, the
+#'   `weights` (if kept), per-draw `objective`, `grad_norm`, `steps` and `status` (`"done"`, `"diverged"`),
+#'   `history` (with `nn_control(history = TRUE)`: a data frame with one row per draw and epoch, columns
+#'   `draw`, `epoch`, `loss` (mean minibatch loss, an estimate of \eqn{F/n}) and `accuracy` (training
+#'   accuracy on the minibatches; `NaN` for gaussian); a diverged draw's rows end with the epoch whose loss
+#'   became non-finite, or its last step left a non-finite `objective`),
+#'   `steps_counted` (optimizer steps counted by the progress display, all draws), the layer table, the
 #'   settings, `seed` and `timing`; methods `print`, `summary`, `predict`, `plot`, `as.matrix`,
 #'   `as_draws_df` / `as_draws_matrix`.
 #' @references Newton, M. A., Polson, N. G. and Xu, J. (2021). Weighted Bayesian bootstrap for scalable
@@ -91,6 +96,16 @@ wbb_nn <- function(x, y, model = nn_mlp(), family = NULL, lambda = 1e-4,
   }
   if (!is.null(nd)) check_result_size(draws, nd$n * n_out, "draws", call = call)  # predictions
   if (keep_weights) check_result_size(draws, sum(tab$params), "draws", call = call)  # every parameter
+  keep_history <- isTRUE(control$history %||% TRUE)  # controls made before the option existed: TRUE
+  if (keep_history) {  # draws x epochs rows of (loss, accuracy)
+    per_epoch <- ceiling(xd$n / min(control$batch_size, xd$n))
+    rows <- if (is.null(control$max_steps)) control$epochs else ceiling(control$max_steps / per_epoch)
+    if (as.double(draws) * rows * 2 > .Machine$integer.max) {
+      sb_abort(c("The training history would hold {format(as.double(draws) * rows, digits = 3)} rows (draws x epochs).",
+                 i = "Use {.code nn_control(history = FALSE)}, or fewer {.arg draws} or epochs."),
+               arg = "control", call = call)
+    }
+  }
   ctrl <- nn_engine_control(control, device, keep_weights)
   newx_arr <- if (is.null(nd)) double() else nd$x
   newdim <- if (is.null(nd)) integer() else nd$dim
@@ -125,6 +140,15 @@ wbb_nn <- function(x, y, model = nn_mlp(), family = NULL, lambda = 1e-4,
     weights <- matrix(cat_num("params"), nrow = draws, byrow = TRUE)
     colnames(weights) <- nn_param_names(desc)
   }
+  history <- NULL
+  if (keep_history) {
+    ep <- cat_num("epochs")
+    rows <- parts[[1L]]$history_rows
+    h <- matrix(cat_num("history"), ncol = 2L, byrow = TRUE)
+    keep <- rep((seq_len(draws) - 1) * rows, ep) + sequence(ep)
+    history <- data.frame(draw = rep(seq_len(draws), ep), epoch = sequence(ep), loss = h[keep, 1L],
+                          accuracy = h[keep, 2L])
+  }
   if (n_bad > 0) {
     sb_warn(c("{n_bad} of {draws} draw{?s} diverged (non-finite loss) and {?was/were} left out of the summaries.",
               i = "Lower {.arg lr} in {.fn nn_control}."), kind = "convergence")
@@ -132,6 +156,7 @@ wbb_nn <- function(x, y, model = nn_mlp(), family = NULL, lambda = 1e-4,
   fit <- structure(list(
     pred = pred, pred_mean = pred_mean, weights = weights,
     objective = cat_num("objective"), grad_norm = cat_num("grad_norm"), steps = cat_num("steps"), status = status,
+    history = history, steps_counted = sum(cat_num("steps_counted")),
     family = family, levels = yd$levels, model = model, layers = tab, n_parameters = desc$n_parameters,
     spec = spec, lambda = lambda, seed = rs$seed, call = mcall, device = parts[[1L]]$device,
     settings = list(draws = draws, prior_weights = prior_weights, threads = rs$threads, control = control,
@@ -190,7 +215,10 @@ print.sb_wbb_nn <- function(x, ...) {
               if (is.null(ctl$max_steps)) paste(ctl$epochs, "epochs") else paste(ctl$max_steps, "steps"),
               ctl$batch_size, x$device))
   tab <- table(x$status)
-  cat("  draws:", paste(names(tab)[tab > 0], tab[tab > 0], sep = " ", collapse = ", "), "\n")
+  tab <- tab[tab > 0]
+  bad <- names(tab) != "done"
+  cat("  draws: ", paste(tab, names(tab), collapse = ", "),
+      if (any(bad)) " (only done draws enter the summaries)", "\n", sep = "")
   if (!is.null(x$accuracy)) {
     a <- x$accuracy[x$status == "done"]
     q <- stats::quantile(a, c(0.025, 0.5, 0.975), names = FALSE)

@@ -6,6 +6,7 @@
 
 #include "scalebayes/nn/adversarial.hpp"
 #include "scalebayes/nn/net.hpp"
+#include "scalebayes/nn/predict.hpp"
 #include "scalebayes/nn/sgmcmc.hpp"
 #include "scalebayes/nn/train.hpp"
 #include "scalebayes/nn/wbb.hpp"
@@ -30,12 +31,14 @@ nn::TrainConfig train_from(const Rcpp::List& c) {
   t.beta1 = Rcpp::as<double>(c["beta1"]);
   t.beta2 = Rcpp::as<double>(c["beta2"]);
   t.eps = Rcpp::as<double>(c["eps"]);
+  t.alpha = Rcpp::as<double>(c["alpha"]);
   t.epochs = static_cast<std::int64_t>(Rcpp::as<double>(c["epochs"]));
   t.batch_size = static_cast<std::int64_t>(Rcpp::as<double>(c["batch_size"]));
   t.max_steps = static_cast<std::int64_t>(Rcpp::as<double>(c["max_steps"]));
   t.grad_tol = Rcpp::as<double>(c["grad_tol"]);
   t.weight_mode = static_cast<nn::TrainConfig::WeightMode>(Rcpp::as<int>(c["weight_mode"]));
   t.certify = Rcpp::as<bool>(c["certify"]);
+  t.history = Rcpp::as<bool>(c["history"]);
   return t;
 }
 
@@ -148,9 +151,12 @@ Rcpp::List cpp_nn_wbb(Rcpp::List spec, Rcpp::NumericVector x, Rcpp::IntegerVecto
   const double P = static_cast<double>(probe->n_parameters());
   const double n_new = has_new ? newdim[0] : 0;
   const bool keep_params = Rcpp::as<bool>(control["keep_weights"]);
+  const std::int64_t n = data.train.n();
+  const std::int64_t rows = pb.train.history ? nn::max_epochs(pb.train, n) : 0;  // R checked the size
   Rcpp::NumericVector pred(has_new ? static_cast<R_xlen_t>(n_new * probe->out_dim() * count) : 0);
   Rcpp::NumericVector params(keep_params ? static_cast<R_xlen_t>(P * count) : 0);
   Rcpp::NumericVector objective(count, NA_REAL), grad_norm(count, NA_REAL), steps(count, 0.0);
+  Rcpp::NumericVector history(static_cast<R_xlen_t>(rows) * 2 * count, NA_REAL), epochs(count, 0.0);
   Rcpp::IntegerVector status(count, 0);
   nn::NetWbbOutput out;
   out.pred = has_new ? pred.begin() : nullptr;
@@ -159,11 +165,36 @@ Rcpp::List cpp_nn_wbb(Rcpp::List spec, Rcpp::NumericVector x, Rcpp::IntegerVecto
   out.grad_norm = grad_norm.begin();
   out.steps = steps.begin();
   out.status = status.begin();
+  if (rows > 0) {
+    out.history = history.begin();
+    out.history_rows = rows;
+    out.epochs = epochs.begin();
+  }
 
   scalebayes::wbb::Settings st = sbglue::wbb_settings(settings);
   st.threads = nn::device_worker_threads(dev.device, st.threads);  // one network at a time on the GPU
-  sbglue::Progress prog(count, settings, "WBB network draws");
-  const auto rs = nn::run_net_wbb(pb, out, st, prog.monitor());
+  // The bar counts optimizer steps over all draws (steps a draw did not need once it stopped early count as
+  // done); its name shows the finished draws and the most recent epoch's mean loss and accuracy.
+  nn::TrainProgress tp;
+  pb.progress = &tp;
+  const double per_draw = static_cast<double>(nn::total_steps(pb.train, n));
+  sbglue::Progress prog(per_draw * count, settings, "WBB draws");
+  std::string shown;
+  auto monitor = [&](std::size_t done) {
+    char buf[200];
+    const double loss = tp.loss.load(), acc = tp.accuracy.load();
+    int k = std::snprintf(buf, sizeof buf, "WBB draws %zu/%d", done, count);
+    if (!std::isnan(loss) && k > 0 && k < static_cast<int>(sizeof buf))
+      k += std::snprintf(buf + k, sizeof buf - k, " | loss %.3g", loss);
+    if (!std::isnan(acc) && k > 0 && k < static_cast<int>(sizeof buf))
+      std::snprintf(buf + k, sizeof buf - k, " | acc %.3f", acc);
+    if (shown != buf) {
+      shown = buf;
+      prog.set_name(shown);
+    }
+    return prog(static_cast<std::size_t>(tp.steps.load() + tp.skipped.load()));
+  };
+  const auto rs = nn::run_net_wbb(pb, out, st, monitor);
   for (R_xlen_t i = 0; i < count; ++i) {  // not computed or not finite: NA (the status says why)
     if (!std::isfinite(grad_norm[i])) grad_norm[i] = NA_REAL;
     if (!std::isfinite(objective[i])) objective[i] = NA_REAL;
@@ -171,6 +202,9 @@ Rcpp::List cpp_nn_wbb(Rcpp::List spec, Rcpp::NumericVector x, Rcpp::IntegerVecto
   return Rcpp::List::create(Rcpp::Named("pred") = pred, Rcpp::Named("params") = params,
                             Rcpp::Named("objective") = objective, Rcpp::Named("grad_norm") = grad_norm,
                             Rcpp::Named("steps") = steps, Rcpp::Named("status") = status,
+                            Rcpp::Named("history") = history, Rcpp::Named("history_rows") = static_cast<double>(rows),
+                            Rcpp::Named("epochs") = epochs,
+                            Rcpp::Named("steps_counted") = static_cast<double>(tp.steps.load()),
                             Rcpp::Named("interrupted") = rs.interrupted || prog.interrupted(),
                             Rcpp::Named("device") = dev.device.str());
 #else
@@ -518,6 +552,106 @@ Rcpp::List cpp_test_net_regradient(Rcpp::List spec, Rcpp::NumericVector x, Rcpp:
                             Rcpp::Named("state_unchanged") = unchanged, Rcpp::Named("recorded_loss") = loss1,
                             Rcpp::Named("recorded_examples") = static_cast<double>(recorded),
                             Rcpp::Named("n_buffers") = static_cast<int>(st1.size()));
+#ifdef SCALEBAYES_HAVE_TORCH
+namespace {
+
+// TEST-ONLY objective of cpp_nn_train_check(): a network without hidden layers (one linear layer, p -> 1) plus
+// an offset c that the OBJECTIVE owns (a tensor outside the network, updated by the same optimizer):
+//     f_i = x_i' beta + b + c,   G(beta, b, c) = sum_i (y_i - f_i)^2 / 2 + (lambda / 2) (||beta||^2 + c^2).
+// Its minimizer is known in closed form: c = 0 (b is unpenalized and absorbs the level), and (b, beta) the
+// ridge solution solve(X1'X1 + lambda diag(0, 1, ..., 1), X1'y) with X1 = cbind(1, x). The minibatch loss is
+// the unbiased estimate of G / n; written here with its own tensor code (not nn/objective.hpp's).
+class RidgeOffsetObjective {
+ public:
+  RidgeOffsetObjective(nn::Net& net, const nn::Dataset& d, double lambda, double offset)
+      : net_(net), d_(d), lambda_(lambda) {
+    c_ = torch::full({}, offset, d.x.options()).set_requires_grad(true);
+  }
+  std::int64_t n() const { return d_.n(); }
+  torch::Device device() const { return d_.x.device(); }
+  std::vector<torch::Tensor> parameters() {
+    std::vector<torch::Tensor> p = net_->parameters();
+    p.push_back(c_);
+    return p;
+  }
+  void start() { net_->train(); }
+  void begin_epoch(scalebayes::rng::Stream&) {}  // no random numbers of its own
+  nn::MinibatchLoss minibatch(const torch::Tensor& idx, const nn::StepInfo&) {
+    const torch::Tensor xb = d_.x.index_select(0, idx), yb = d_.y.index_select(0, idx);
+    nn::MinibatchLoss m;
+    m.loss = (yb - net_->forward(xb).select(1, 0) - c_).pow(2).mean() * 0.5 +
+             (lambda_ / (2.0 * static_cast<double>(n()))) * (weight().pow(2).sum() + c_.pow(2));
+    return m;  // no accuracy
+  }
+  nn::Certificate certify(std::int64_t) {
+    nn::Certificate ct;
+    for (auto& p : parameters())
+      if (p.grad().defined()) p.grad().zero_();
+    const torch::Tensor r = d_.y - net_->forward(d_.x).select(1, 0) - c_;
+    const torch::Tensor g = r.pow(2).sum() * 0.5 + (lambda_ / 2.0) * (weight().pow(2).sum() + c_.pow(2));
+    (g / static_cast<double>(n())).backward();
+    double g2 = 0.0;
+    for (auto& p : parameters()) {
+      if (p.grad().defined()) {
+        g2 += p.grad().pow(2).sum().item<double>();
+        p.grad().zero_();
+      }
+    }
+    ct.objective = g.item<double>();
+    ct.grad_norm = std::sqrt(g2);
+    return ct;
+  }
+  double offset() const { return c_.item<double>(); }
+
+ private:
+  torch::Tensor weight() { return net_->groups().front().tensor; }
+  nn::Net& net_;
+  const nn::Dataset& d_;
+  double lambda_;
+  torch::Tensor c_;
+};
+
+}  // namespace
+#endif
+
+// TEST HOOK (not for users): trains the test-only RidgeOffsetObjective above through the real training loop
+// (nn::train_loop) on x (n x p) and y, from the network parameters params0 (p weights, then the bias) and
+// offset0, with the training settings of nn_engine_control() and the minibatch order from stream (seed, 0).
+// Returns the final parameters, the offset, the loop's counts, its per-epoch history and certificate, and the
+// progress counter's steps.
+// [[Rcpp::export]]
+Rcpp::List cpp_nn_train_check(Rcpp::NumericMatrix x, Rcpp::NumericVector y, Rcpp::NumericVector params0,
+                              double offset0, double lambda, Rcpp::List control, double seed) {
+#ifdef SCALEBAYES_HAVE_TORCH
+  const nn::DeviceChoice dev = nn::choose_device("cpu", Rcpp::as<bool>(control["float64"]));
+  nn::ModelSpec ms;
+  ms.family = nn::Family::gaussian;
+  ms.input = {static_cast<std::int64_t>(x.ncol())};
+  ms.layers = {{nn::LayerKind::linear, 1, 0, 1, 0, true}};
+  nn::Net net(ms, dev.device, dev.dtype);
+  if (params0.size() != net->n_parameters()) Rcpp::stop("params0 must have ncol(x) + 1 values");
+  net->copy_from(params0.begin());
+  const nn::Dataset d = nn::make_dataset(x.begin(), {x.nrow(), x.ncol()}, y.begin(), ms.family, dev.options());
+  const nn::TrainConfig tc = train_from(control);
+  RidgeOffsetObjective obj(net, d, lambda, offset0);
+  scalebayes::rng::Stream s(sbglue::seed_from_r(seed), 0);
+  nn::TrainProgress tp;
+  const nn::TrainResult r = nn::train_loop(obj, tc, s, scalebayes::parallel::StopToken(), true, &tp);
+  Rcpp::NumericVector params(params0.size());
+  net->copy_to(params.begin());
+  Rcpp::NumericVector hl, ha;
+  for (const auto& e : r.history) {
+    hl.push_back(e.loss);
+    ha.push_back(e.accuracy);
+  }
+  return Rcpp::List::create(
+      Rcpp::Named("params") = params, Rcpp::Named("offset") = obj.offset(),
+      Rcpp::Named("steps") = static_cast<double>(r.steps), Rcpp::Named("epochs") = static_cast<double>(r.epochs),
+      Rcpp::Named("converged") = r.converged, Rcpp::Named("diverged") = r.diverged,
+      Rcpp::Named("objective") = r.objective, Rcpp::Named("grad_norm") = r.grad_norm,
+      Rcpp::Named("history_loss") = hl, Rcpp::Named("history_accuracy") = ha,
+      Rcpp::Named("steps_counted") = static_cast<double>(tp.steps.load()),
+      Rcpp::Named("steps_skipped") = static_cast<double>(tp.skipped.load()));
 #else
   Rcpp::stop("scalebayes was built without LibTorch");
 #endif

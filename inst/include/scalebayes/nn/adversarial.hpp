@@ -27,6 +27,7 @@
 #include "scalebayes/nn/data.hpp"
 #include "scalebayes/nn/net.hpp"
 #include "scalebayes/nn/objective.hpp"
+#include "scalebayes/nn/predict.hpp"
 
 namespace scalebayes {
 namespace nn {

@@ -9,13 +9,21 @@
 //   multinomial  l_i = -log softmax(f_i)[y_i]                 (cross-entropy)
 // A minibatch B estimates F / n without bias by  (1/|B|) sum_{i in B} w_i l_i + (lambda / n) sum_g w0_g ||W_g||^2:
 // the same argmin as F, with the learning rate on the familiar mean-loss scale.
+//
+// This header also states the interface between an objective and the training loop (nn/train.hpp):
+// StepInfo, MinibatchLoss, Certificate, and WbbObjective, the WBB objective above as the loop's first
+// Objective (the concept is documented in nn/train.hpp).
 #pragma once
 #include <torch/torch.h>
 
+#include <cmath>
+#include <cstdint>
 #include <vector>
 
 #include "scalebayes/nn/data.hpp"
 #include "scalebayes/nn/net.hpp"
+#include "scalebayes/nn/predict.hpp"  // transitional: nn/sgmcmc.hpp still reaches predict() through this header
+#include "scalebayes/rng/stream.hpp"
 
 namespace scalebayes {
 namespace nn {
@@ -37,16 +45,6 @@ inline torch::Tensor example_losses(Family f, const torch::Tensor& out, const to
       return F::cross_entropy(out, y, F::CrossEntropyFuncOptions().reduction(torch::kNone));
   }
   throw std::invalid_argument("unknown family");
-}
-
-// Outputs on the response scale: gaussian mean, binomial P(y = 1), multinomial class probabilities.
-inline torch::Tensor response(Family f, const torch::Tensor& out) {
-  switch (f) {
-    case Family::gaussian: return out;
-    case Family::binomial: return torch::sigmoid(out);
-    case Family::multinomial: return torch::softmax(out, 1);
-  }
-  return out;
 }
 
 // lambda * sum_g w0_g ||W_g||^2 over the penalized groups; w0 has one entry per penalized group, or one
@@ -104,17 +102,110 @@ inline double full_objective(Net& net, const Dataset& d, const torch::Tensor& w,
   return total;
 }
 
-// Response-scale predictions for x (rows = examples) in eval mode: a [n, out] tensor on x's device.
-inline torch::Tensor predict(Net& net, Family f, const torch::Tensor& x, std::int64_t chunk = 2000) {
+// ---- The objective interface of the training loop (nn/train.hpp) --------------------------------------------
+
+// Where the loop is: the minibatch holds positions [begin, end) of this epoch's permutation.
+struct StepInfo {
+  std::int64_t step = 0, epoch = 0, batch = 0;  // 0-based: optimizer step, epoch, minibatch within the epoch
+  std::int64_t begin = 0, end = 0;
+};
+
+// One minibatch's loss (a 0-dim tensor with a graph to the objective's parameters; the loop calls backward())
+// and, for classification, the number of correctly classified examples of the minibatch (a 0-dim tensor on
+// the device, no graph; undefined when the objective has no accuracy). Nothing here is read on the host.
+struct MinibatchLoss {
+  torch::Tensor loss;
+  torch::Tensor correct;
+};
+
+// The end-of-fit check: the objective on its own stated scale and the Euclidean norm of the gradient of
+// (objective / n) over the parameters the optimizer updates (a stationarity certificate; NaN if not computed).
+struct Certificate {
+  double objective = NAN;
+  double grad_norm = NAN;
+};
+
+// Correct classifications of a minibatch from the network's raw outputs (no graph): multinomial, the most
+// probable class (ties: the first); binomial, logit > 0 (P(y = 1) > 0.5). Undefined for gaussian.
+inline torch::Tensor correct_count(Family f, const torch::Tensor& out, const torch::Tensor& y) {
   torch::NoGradGuard ng;
-  const bool was_training = net->is_training();
-  net->eval();
-  std::vector<torch::Tensor> parts;
-  for (std::int64_t a = 0; a < x.size(0); a += chunk)
-    parts.push_back(response(f, net->forward(x.slice(0, a, std::min(x.size(0), a + chunk)))));
-  if (was_training) net->train();
-  return torch::cat(parts, 0);
+  switch (f) {
+    case Family::gaussian: return torch::Tensor();
+    case Family::binomial: return out.detach().select(1, 0).gt(0).eq(y.gt(0.5)).sum();
+    case Family::multinomial: return out.detach().argmax(1).eq(y).sum();
+  }
+  return torch::Tensor();
 }
+
+// A uniformly random permutation of 0..n-1 (Fisher-Yates from the top, one uniform per position): the
+// training loop's minibatch order, and the detached weight modes' weight order.
+inline void permutation(rng::Stream& s, std::vector<std::int64_t>& perm) {
+  const std::int64_t n = static_cast<std::int64_t>(perm.size());
+  for (std::int64_t i = 0; i < n; ++i) perm[static_cast<std::size_t>(i)] = i;
+  for (std::int64_t i = n - 1; i > 0; --i) {
+    std::int64_t j = static_cast<std::int64_t>(s.uniform() * static_cast<double>(i + 1));
+    if (j > i) j = i;
+    std::swap(perm[static_cast<std::size_t>(i)], perm[static_cast<std::size_t>(j)]);
+  }
+}
+
+// How the data weights enter a minibatch. example: w_i multiplies l_i (the method). The other two reproduce
+// the WBB authors' MNIST script, not the method: shuffled weights each example by the weight of an
+// independent random position; batch_mean multiplies the batch's mean loss by the mean weight of an
+// independent random batch (TensorFlow broadcast loss[B] * W[B, 1] to B x B before reduce_mean).
+enum class WeightMode { example = 0, shuffled = 1, batch_mean = 2 };
+
+// The WBB objective F for data weights w ([n], on the data's device, the network's dtype) and penalty pen,
+// as an Objective of the training loop. minibatch(): the unbiased estimate of F / n stated at the top of this
+// file (for the detached weight modes, the authors' variants); certify(): F on the sum scale and ||grad F / n||.
+// Random numbers: none of its own in example mode; in the detached modes one permutation of the weights per
+// epoch from the loop's stream, right after the loop's own permutation of the examples.
+class WbbObjective {
+ public:
+  WbbObjective(Net& net, const Dataset& d, const torch::Tensor& w, const Penalty& pen,
+               WeightMode mode = WeightMode::example)
+      : net_(net), d_(d), w_(w), pen_(pen), mode_(mode) {
+    step_pen_ = pen;
+    step_pen_.lambda = pen.lambda * (1.0 / static_cast<double>(d.n()));
+    if (detached()) wperm_.resize(static_cast<std::size_t>(d.n()));
+  }
+  std::int64_t n() const { return d_.n(); }
+  torch::Device device() const { return d_.x.device(); }
+  std::vector<torch::Tensor> parameters() { return net_->parameters(); }
+  void start() { net_->train(); }
+  void begin_epoch(rng::Stream& s) {
+    if (!detached()) return;
+    permutation(s, wperm_);
+    wperm_t_ = torch::from_blob(wperm_.data(), {n()}, torch::TensorOptions().dtype(torch::kLong))
+                   .to(device(), false, true);
+  }
+  MinibatchLoss minibatch(const torch::Tensor& idx, const StepInfo& info) {
+    torch::Tensor xb = d_.x.index_select(0, idx), yb = d_.y.index_select(0, idx);
+    torch::Tensor wb = w_.index_select(0, detached() ? wperm_t_.slice(0, info.begin, info.end) : idx);
+    torch::Tensor out = net_->forward(xb);
+    torch::Tensor losses = example_losses(d_.family, out, yb);
+    MinibatchLoss r;
+    r.loss = mode_ == WeightMode::batch_mean ? losses.mean() * wb.mean() : (wb * losses).mean();
+    if (pen_.lambda > 0) r.loss = r.loss + penalty_term(net_, step_pen_);
+    r.correct = correct_count(d_.family, out, yb);
+    return r;
+  }
+  Certificate certify(std::int64_t chunk) {  // in minibatch-sized chunks: training's memory
+    Certificate c;
+    c.objective = full_objective(net_, d_, w_, pen_, true, &c.grad_norm, chunk);
+    return c;
+  }
+
+ private:
+  bool detached() const { return mode_ != WeightMode::example; }
+  Net& net_;
+  const Dataset& d_;
+  torch::Tensor w_;
+  Penalty pen_, step_pen_;
+  WeightMode mode_;
+  std::vector<std::int64_t> wperm_;
+  torch::Tensor wperm_t_;
+};
 
 }  // namespace nn
 }  // namespace scalebayes

@@ -1,11 +1,33 @@
-// scalebayes/nn/train.hpp -- minibatch training of one weighted objective (nn/objective.hpp).
+// scalebayes/nn/train.hpp -- the one minibatch training loop, over any Objective.
 //
-// Everything random comes from the caller's rng::Stream: the initial parameters (Net::init_from, done by the
-// caller) and the minibatch order (a Fisher-Yates permutation per epoch). Stopping: a number of epochs, or
-// a number of optimizer steps, or earlier when the full-data gradient norm of F / n, checked after each
-// epoch when grad_tol > 0, falls below grad_tol. A non-finite minibatch loss stops the run as diverged.
-// The stop token (the parallel driver's: set when the monitor asks to stop, e.g. on Ctrl-C) is read before
-// every step.
+// train_loop(obj, config, stream) minimizes an objective by minibatch steps of one optimizer (SGD with
+// momentum, Adam, RMSprop) over the parameters the objective declares. Everything random comes from the
+// caller's rng::Stream: the minibatch order (a Fisher-Yates permutation per epoch), then whatever the
+// objective draws per epoch (Objective::begin_epoch, right after the loop's permutation); the initial
+// parameters are the caller's business (Net::init_from, before the loop). Stopping: a number of epochs, or a
+// number of optimizer steps, or earlier when the objective's gradient-norm certificate, checked after each
+// epoch when grad_tol > 0, falls below grad_tol. A non-finite minibatch loss stops the run as diverged. The
+// stop token (the parallel driver's: set when the monitor asks to stop, e.g. on Ctrl-C) is read before every
+// step. Host reads: one per epoch (the last minibatch loss for the divergence test, with the epoch's history
+// sums in the same read), none per step.
+//
+// Objective concept (nn/objective.hpp holds StepInfo, MinibatchLoss, Certificate and WbbObjective, the first
+// implementation; src/torch_nn.cpp's cpp_nn_train_check has a test-only one):
+//   std::int64_t n() const;                 // examples: the loop permutes 0..n-1 every epoch
+//   torch::Device device() const;           // where the loop puts the minibatch indices
+//   std::vector<torch::Tensor> parameters(); // what the optimizer updates (WBB: net->parameters(); a
+//                                           // variational objective adds its own tensors here)
+//   void start();                           // once, after the optimizer is built (WBB: net->train())
+//   void begin_epoch(rng::Stream& s);       // per-epoch random numbers, after the loop's permutation
+//   MinibatchLoss minibatch(const torch::Tensor& idx, const StepInfo& info);
+//       // the loss on the minibatch of examples idx (positions info.begin..info.end of the epoch's
+//       // permutation), on a stated scale: an unbiased estimate of (objective) / n, so that the learning
+//       // rate is on the mean-loss scale (WBB: of F / n). Monte-Carlo noise (e.g. a negative ELBO's
+//       // reparameterized draws) belongs to the objective and must come from its own generator seeded from
+//       // the stream (as dropout's masks do), never from torch's global state.
+//   Certificate certify(std::int64_t chunk); // the objective and ||grad (objective / n)|| over parameters(),
+//                                           // in chunks of `chunk` examples (grad_tol checks, final check)
+// The loop calls zero_grad, minibatch, backward and the optimizer step, in that order, once per step.
 #pragma once
 #include <torch/torch.h>
 
@@ -22,123 +44,197 @@
 namespace scalebayes {
 namespace nn {
 
-enum class Optimizer { sgd = 0, adam = 1 };
+enum class Optimizer { sgd = 0, adam = 1, rmsprop = 2 };
 
 struct TrainConfig {
   Optimizer optimizer = Optimizer::adam;
   double lr = 1e-3;
   double momentum = 0.9;  // sgd
-  double beta1 = 0.9, beta2 = 0.999, eps = 1e-8;  // adam
+  double beta1 = 0.9, beta2 = 0.999, eps = 1e-8;  // adam; eps also rmsprop's
+  double alpha = 0.99;  // rmsprop's decay of the squared-gradient average (momentum 0, not centered)
   std::int64_t epochs = 100;
   std::int64_t batch_size = 50;
   std::int64_t max_steps = 0;  // > 0: exactly this many steps (epochs ignored)
   double grad_tol = 0.0;
-  bool certify = true;  // evaluate F and its gradient norm at the end (one extra pass over the data)
-  // How the data weights enter a minibatch. example: w_i multiplies l_i (the method). The other two
-  // reproduce the WBB authors' MNIST script, not the method: shuffled weights each example by the weight of
-  // an independent random position; batch_mean multiplies the batch's mean loss by the mean weight of an
-  // independent random batch (TensorFlow broadcast loss[B] * W[B, 1] to B x B before reduce_mean).
-  enum class WeightMode { example = 0, shuffled = 1, batch_mean = 2 } weight_mode = WeightMode::example;
+  bool certify = true;  // evaluate the objective and its gradient norm at the end (one extra pass over the data)
+  bool history = true;  // per-epoch mean minibatch loss and accuracy (TrainResult::history)
+  // The WBB objective's weight mode (nn/objective.hpp); read by the WBB wrapper train() below, not the loop.
+  using WeightMode = nn::WeightMode;
+  WeightMode weight_mode = WeightMode::example;
+};
+
+// Steps per epoch and steps in all of a run with this configuration on n examples.
+inline std::int64_t batch_size_for(const TrainConfig& c, std::int64_t n) {
+  return std::max<std::int64_t>(1, std::min(c.batch_size, n));
+}
+inline std::int64_t steps_per_epoch(const TrainConfig& c, std::int64_t n) {
+  const std::int64_t B = batch_size_for(c, n);
+  return (n + B - 1) / B;
+}
+inline std::int64_t total_steps(const TrainConfig& c, std::int64_t n) {
+  return c.max_steps > 0 ? c.max_steps : c.epochs * steps_per_epoch(c, n);
+}
+// Epochs (the last one possibly partial) of a run that is not stopped early: the history's rows per fit.
+inline std::int64_t max_epochs(const TrainConfig& c, std::int64_t n) {
+  const std::int64_t per = steps_per_epoch(c, n);
+  return (total_steps(c, n) + per - 1) / per;
+}
+
+// One epoch of the history: the mean of its minibatch losses (the objective's minibatch scale) and the
+// fraction of its minibatch examples classified correctly in training mode (NaN without an accuracy).
+struct EpochRecord {
+  double loss = NAN, accuracy = NAN;
 };
 
 struct TrainResult {
-  double objective = NAN;  // F at the end (sum scale)
-  double grad_norm = NAN;  // ||grad F / n|| at the end (NaN unless certify or grad_tol > 0)
+  double objective = NAN;  // the objective at the end (its certify() scale; WBB: F, sum scale)
+  double grad_norm = NAN;  // ||grad (objective / n)|| at the end (NaN unless certify or grad_tol > 0)
   std::int64_t epochs = 0, steps = 0;
   bool diverged = false, interrupted = false, converged = false;
+  std::vector<EpochRecord> history;  // one per epoch read (config.history); a diverged epoch included
 };
 
-inline void permutation(rng::Stream& s, std::vector<std::int64_t>& perm) {
-  const std::int64_t n = static_cast<std::int64_t>(perm.size());
-  for (std::int64_t i = 0; i < n; ++i) perm[static_cast<std::size_t>(i)] = i;
-  for (std::int64_t i = n - 1; i > 0; --i) {
-    std::int64_t j = static_cast<std::int64_t>(s.uniform() * static_cast<double>(i + 1));
-    if (j > i) j = i;
-    std::swap(perm[static_cast<std::size_t>(i)], perm[static_cast<std::size_t>(j)]);
+// Progress shared by every worker of a run, for a display on the main thread: optimizer steps taken, steps a
+// fit did not need (stopped early: converged or diverged), so that steps + skipped reaches fits x
+// total_steps(); the most recent epoch's history record of any worker.
+struct TrainProgress {
+  std::atomic<long> steps{0};
+  std::atomic<long> skipped{0};
+  std::atomic<double> loss{NAN}, accuracy{NAN};
+};
+
+inline std::unique_ptr<torch::optim::Optimizer> make_optimizer(const std::vector<torch::Tensor>& params,
+                                                               const TrainConfig& c) {
+  switch (c.optimizer) {
+    case Optimizer::sgd:
+      return std::make_unique<torch::optim::SGD>(params, torch::optim::SGDOptions(c.lr).momentum(c.momentum));
+    case Optimizer::rmsprop:
+      return std::make_unique<torch::optim::RMSprop>(
+          params, torch::optim::RMSpropOptions(c.lr).alpha(c.alpha).eps(c.eps).momentum(0.0).centered(false));
+    case Optimizer::adam:
+      break;
   }
-}
-
-inline std::unique_ptr<torch::optim::Optimizer> make_optimizer(Net& net, const TrainConfig& c) {
-  if (c.optimizer == Optimizer::sgd)
-    return std::make_unique<torch::optim::SGD>(net->parameters(), torch::optim::SGDOptions(c.lr).momentum(c.momentum));
   return std::make_unique<torch::optim::Adam>(
-      net->parameters(), torch::optim::AdamOptions(c.lr).betas(std::make_tuple(c.beta1, c.beta2)).eps(c.eps));
+      params, torch::optim::AdamOptions(c.lr).betas(std::make_tuple(c.beta1, c.beta2)).eps(c.eps));
+}
+inline std::unique_ptr<torch::optim::Optimizer> make_optimizer(Net& net, const TrainConfig& c) {
+  return make_optimizer(net->parameters(), c);
 }
 
-// Minimize F for weights w (a [n] tensor on the data's device, dtype of the network) from the network's
-// current parameters. `final_check` evaluates F (and its gradient norm) at the end.
-inline TrainResult train(Net& net, const Dataset& d, const torch::Tensor& w, const Penalty& pen, const TrainConfig& c,
-                         rng::Stream& s, const parallel::StopToken& stop = parallel::StopToken(),
-                         bool final_check = true) {
+// Minimize the objective from its current parameters. `final_check` evaluates the certificate at the end
+// (when c.certify). `progress` (optional) counts steps for a display.
+template <class Objective>
+TrainResult train_loop(Objective& obj, const TrainConfig& c, rng::Stream& s,
+                       const parallel::StopToken& stop = parallel::StopToken(), bool final_check = true,
+                       TrainProgress* progress = nullptr) {
   TrainResult r;
-  const std::int64_t n = d.n();
-  const std::int64_t B = std::max<std::int64_t>(1, std::min(c.batch_size, n));
-  const std::int64_t per_epoch = (n + B - 1) / B;
-  const std::int64_t total_steps = c.max_steps > 0 ? c.max_steps : c.epochs * per_epoch;
-  const double pen_scale = 1.0 / static_cast<double>(n);
-  Penalty step_pen = pen;
-  step_pen.lambda = pen.lambda * pen_scale;
-  const bool has_penalty = pen.lambda > 0;
-  auto opt = make_optimizer(net, c);
-  net->train();
-  const bool detached = c.weight_mode != TrainConfig::WeightMode::example;
-  std::vector<std::int64_t> perm(static_cast<std::size_t>(n)), wperm;
-  if (detached) wperm.resize(static_cast<std::size_t>(n));
+  const std::int64_t n = obj.n();
+  const std::int64_t B = batch_size_for(c, n);
+  const std::int64_t per_epoch = steps_per_epoch(c, n);
+  const std::int64_t total = total_steps(c, n);
+  auto opt = make_optimizer(obj.parameters(), c);
+  obj.start();
+  std::vector<std::int64_t> perm(static_cast<std::size_t>(n));
+  const torch::Device dev = obj.device();
   const auto idx_opt = torch::TensorOptions().dtype(torch::kLong);
-  torch::Tensor perm_t, wperm_t;
+  const auto acc_opt = torch::TensorOptions().dtype(torch::kDouble).device(dev);
+  torch::Tensor perm_t, loss_sum, correct_sum;
+  bool has_correct = false;
   std::int64_t step = 0;
-  while (step < total_steps) {
+  auto skip_rest = [&](std::int64_t done) {
+    if (progress && total > done) progress->skipped.fetch_add(static_cast<long>(total - done));
+  };
+  while (step < total) {
     permutation(s, perm);
-    perm_t = torch::from_blob(perm.data(), {n}, idx_opt).to(d.x.device(), false, true);
-    if (detached) {
-      permutation(s, wperm);
-      wperm_t = torch::from_blob(wperm.data(), {n}, idx_opt).to(d.x.device(), false, true);
+    perm_t = torch::from_blob(perm.data(), {n}, idx_opt).to(dev, false, true);
+    obj.begin_epoch(s);
+    if (c.history) {
+      loss_sum = torch::zeros({}, acc_opt);
+      correct_sum = torch::zeros({}, acc_opt);
     }
-    for (std::int64_t b = 0; b < per_epoch && step < total_steps; ++b, ++step) {
+    std::int64_t batches = 0, seen = 0;
+    for (std::int64_t b = 0; b < per_epoch && step < total; ++b, ++step) {
       if (stop.stop_requested()) {
         r.interrupted = true;
         r.steps = step;
         return r;
       }
-      const std::int64_t a = b * B, e = std::min(n, a + B);
-      torch::Tensor idx = perm_t.slice(0, a, e);
-      torch::Tensor xb = d.x.index_select(0, idx), yb = d.y.index_select(0, idx);
-      torch::Tensor wb = w.index_select(0, detached ? wperm_t.slice(0, a, e) : idx);
+      StepInfo info;
+      info.step = step;
+      info.epoch = r.epochs;
+      info.batch = b;
+      info.begin = b * B;
+      info.end = std::min(n, info.begin + B);
       opt->zero_grad();
-      torch::Tensor losses = example_losses(d.family, net->forward(xb), yb);
-      torch::Tensor loss = c.weight_mode == TrainConfig::WeightMode::batch_mean ? losses.mean() * wb.mean()
-                                                                                 : (wb * losses).mean();
-      if (has_penalty) loss = loss + penalty_term(net, step_pen);
-      loss.backward();
+      MinibatchLoss m = obj.minibatch(perm_t.slice(0, info.begin, info.end), info);
+      m.loss.backward();
       opt->step();
-      // One host sync per epoch at most: the divergence test reads the last minibatch loss of the epoch.
-      if (b == per_epoch - 1 || step + 1 == total_steps) {
-        if (!std::isfinite(loss.item<double>())) {
+      if (progress) progress->steps.fetch_add(1, std::memory_order_relaxed);
+      if (c.history) {  // on the device, no host read
+        torch::NoGradGuard ng;
+        loss_sum.add_(m.loss.detach());
+        if (m.correct.defined()) {
+          correct_sum.add_(m.correct);
+          has_correct = true;
+        }
+        ++batches;
+        seen += info.end - info.begin;
+      }
+      // One host read per epoch: the divergence test reads the last minibatch loss of the epoch (and the
+      // history sums with it).
+      if (b == per_epoch - 1 || step + 1 == total) {
+        double last;
+        if (c.history) {
+          const torch::Tensor h =
+              torch::stack({m.loss.detach().to(torch::kDouble), loss_sum, correct_sum}).to(torch::kCPU);
+          const double* p = h.data_ptr<double>();
+          last = p[0];
+          EpochRecord rec;
+          rec.loss = p[1] / static_cast<double>(batches);
+          rec.accuracy = has_correct ? p[2] / static_cast<double>(seen) : NAN;
+          r.history.push_back(rec);
+          if (progress) {
+            progress->loss.store(rec.loss);
+            progress->accuracy.store(rec.accuracy);
+          }
+        } else {
+          last = m.loss.template item<double>();
+        }
+        if (!std::isfinite(last)) {
           r.diverged = true;
           r.steps = step + 1;
+          skip_rest(r.steps);
           return r;
         }
       }
     }
     ++r.epochs;
-    if (c.grad_tol > 0 && step < total_steps) {
-      double g = NAN;
-      full_objective(net, d, w, pen, true, &g, B);
-      if (g < c.grad_tol) {
+    if (c.grad_tol > 0 && step < total) {
+      if (obj.certify(B).grad_norm < c.grad_tol) {
         r.converged = true;
         break;
       }
     }
   }
   r.steps = step;
+  skip_rest(step);
   if (final_check && c.certify) {
-    double g = NAN;
-    r.objective = full_objective(net, d, w, pen, true, &g, B);  // in minibatch-sized chunks: training's memory
-    r.grad_norm = g;
-    if (c.grad_tol > 0 && g < c.grad_tol) r.converged = true;
+    const Certificate ct = obj.certify(B);
+    r.objective = ct.objective;
+    r.grad_norm = ct.grad_norm;
+    if (c.grad_tol > 0 && ct.grad_norm < c.grad_tol) r.converged = true;
     if (!std::isfinite(r.objective)) r.diverged = true;
   }
   return r;
+}
+
+// The WBB fit: minimize F for weights w (a [n] tensor on the data's device, dtype of the network) from the
+// network's current parameters (WbbObjective with c.weight_mode through train_loop).
+inline TrainResult train(Net& net, const Dataset& d, const torch::Tensor& w, const Penalty& pen, const TrainConfig& c,
+                         rng::Stream& s, const parallel::StopToken& stop = parallel::StopToken(),
+                         bool final_check = true, TrainProgress* progress = nullptr) {
+  WbbObjective obj(net, d, w, pen, c.weight_mode);
+  return train_loop(obj, c, s, stop, final_check, progress);
 }
 
 }  // namespace nn

@@ -5,7 +5,7 @@
 //     sum_i w_i l_i(theta) + lambda * sum_g w0_g ||W_g||^2        (nn/objective.hpp)
 // with the minibatch order from the same stream, and writes the draw's outputs into caller-owned buffers
 // (response-scale predictions on new inputs, optionally every parameter, the objective and its gradient
-// norm). One solver (one network) per worker thread, created on that thread with its own torch thread
+// norm, the per-epoch history). One solver (one network) per worker thread, created on that thread with its own torch thread
 // setting; the training data are shared read-only. The draw is a function of (seed, t) only.
 #pragma once
 #include <torch/torch.h>
@@ -16,6 +16,7 @@
 #include <memory>
 #include <vector>
 
+#include "scalebayes/nn/predict.hpp"
 #include "scalebayes/nn/train.hpp"
 #include "scalebayes/wbb/driver.hpp"
 
@@ -31,6 +32,7 @@ struct NetWbbProblem {
   double lambda = 0.0;
   int torch_threads = 1;
   bool normalize_weights = false;  // w / mean(w) (the WBB authors' MNIST script); not the method
+  TrainProgress* progress = nullptr;  // shared by the workers: steps taken, last epoch's loss (display)
 };
 
 enum DrawStatus : int { not_run = 0, done = 1, diverged = 2, interrupted = 3 };
@@ -43,6 +45,11 @@ struct NetWbbOutput {
   double* grad_norm = nullptr;  // ||grad F / n|| at the end (when the stopping rule computed it)
   double* steps = nullptr;      // optimizer steps taken
   int* status = nullptr;        // DrawStatus
+  // Per-epoch history (train.history): draw i holds history_rows rows of (loss, accuracy), row-major, at
+  // history + i * history_rows * 2 (history_rows = max_epochs(train, n)); epochs[i] of them were recorded.
+  double* history = nullptr;
+  std::int64_t history_rows = 0;
+  double* epochs = nullptr;
 };
 
 class NetWbbSolver {
@@ -64,8 +71,17 @@ class NetWbbSolver {
     Penalty pen;
     pen.lambda = pb_.lambda;
     pen.w0.assign(w0.data(), w0.data() + w0.size());
-    const TrainResult r = train(net_, *pb_.data, wt, pen, pb_.train, s, stop_);
+    const TrainResult r = train(net_, *pb_.data, wt, pen, pb_.train, s, stop_, true, pb_.progress);
     const int st = r.interrupted ? interrupted : (r.diverged ? diverged : done);
+    if (out_.history) {
+      const std::size_t rows = std::min(r.history.size(), static_cast<std::size_t>(out_.history_rows));
+      double* h = out_.history + i * static_cast<std::size_t>(out_.history_rows) * 2;
+      for (std::size_t e = 0; e < rows; ++e) {
+        h[2 * e] = r.history[e].loss;
+        h[2 * e + 1] = r.history[e].accuracy;
+      }
+      if (out_.epochs) out_.epochs[i] = static_cast<double>(rows);
+    }
     if (out_.status) out_.status[i] = st;
     if (out_.steps) out_.steps[i] = static_cast<double>(r.steps);
     if (out_.objective) out_.objective[i] = r.objective;
@@ -92,28 +108,6 @@ inline parallel::RunStatus run_net_wbb(const NetWbbProblem& pb, const NetWbbOutp
                                        const parallel::Monitor& monitor = parallel::Monitor()) {
   auto factory = [&](int) { return std::make_unique<NetWbbSolver>(pb, out); };
   return wbb::run_draws(st, factory, monitor);
-}
-
-}  // namespace nn
-}  // namespace scalebayes
-
-namespace scalebayes {
-namespace nn {
-
-// Response-scale predictions of T stored draws (params: T blocks of P values, Net::copy_to order; P must be
-// the network's parameter count) on x: writes T blocks of [n, spec.n_out()] (row-major) into out.
-inline void predict_draws(const ModelSpec& spec, const DeviceChoice& dev, const double* params, std::size_t P,
-                          std::size_t T, const torch::Tensor& x, double* out) {
-  Net net(spec, dev.device, dev.dtype);
-  if (P != static_cast<std::size_t>(net->n_parameters()))
-    throw std::invalid_argument("stored draws have " + std::to_string(P) + " parameters, the network " +
-                                std::to_string(net->n_parameters()));
-  for (std::size_t t = 0; t < T; ++t) {
-    net->copy_from(params + t * P);
-    torch::Tensor p = predict(net, spec.family, x).to(torch::kCPU, torch::kDouble).contiguous();
-    const std::size_t m = static_cast<std::size_t>(p.numel());
-    std::copy(p.data_ptr<double>(), p.data_ptr<double>() + m, out + t * m);
-  }
 }
 
 }  // namespace nn
