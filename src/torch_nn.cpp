@@ -552,6 +552,11 @@ Rcpp::List cpp_test_net_regradient(Rcpp::List spec, Rcpp::NumericVector x, Rcpp:
                             Rcpp::Named("state_unchanged") = unchanged, Rcpp::Named("recorded_loss") = loss1,
                             Rcpp::Named("recorded_examples") = static_cast<double>(recorded),
                             Rcpp::Named("n_buffers") = static_cast<int>(st1.size()));
+#else
+  Rcpp::stop("scalebayes was built without LibTorch");
+#endif
+}
+
 #ifdef SCALEBAYES_HAVE_TORCH
 namespace {
 

@@ -22,7 +22,6 @@
 
 #include "scalebayes/nn/data.hpp"
 #include "scalebayes/nn/net.hpp"
-#include "scalebayes/nn/predict.hpp"  // transitional: nn/sgmcmc.hpp still reaches predict() through this header
 #include "scalebayes/rng/stream.hpp"
 
 namespace scalebayes {

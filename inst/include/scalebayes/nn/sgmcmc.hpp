@@ -33,7 +33,8 @@
 
 #include "scalebayes/nn/data.hpp"
 #include "scalebayes/nn/net.hpp"
-#include "scalebayes/nn/objective.hpp"
+#include "scalebayes/nn/objective.hpp"  // example_losses()
+#include "scalebayes/nn/predict.hpp"
 #include "scalebayes/sgmcmc/chain.hpp"
 
 namespace scalebayes {
