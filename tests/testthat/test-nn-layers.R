@@ -269,6 +269,7 @@ test_that("wbb_nn with an n x q response predicts q outputs; wrong widths are cl
                seed = 2, quiet = TRUE, control = nn_control(epochs = 1, batch_size = 10))
   expect_equal(dim(fb$pred), c(2L, 4L, 3L))
   expect_true(all(fb$pred > 0 & fb$pred < 1))
+  expect_true(all(fb$history$accuracy >= 0 & fb$history$accuracy <= 1))  # over examples and outputs
   expect_equal(fb$accuracy, apply(fb$pred, 1, function(m) mean((m > 0.5) == yb[1:4, ])))
   expect_error(wbb_nn(x, y, model = nn_mlp(5), draws = 1, newx = x[1:4, ], newy = y[1:4, 1], quiet = TRUE),
                class = "scalebayes_error_input", regexp = "2 columns")

@@ -125,12 +125,16 @@ struct Certificate {
 };
 
 // Correct classifications of a minibatch from the network's raw outputs (no graph): multinomial, the most
-// probable class (ties: the first); binomial, logit > 0 (P(y = 1) > 0.5). Undefined for gaussian.
+// probable class (ties: the first); binomial, logit > 0 (P(y = 1) > 0.5); binomial with q outputs (y [n, q]):
+// the correct outputs / q, so that the count divided by the examples is the accuracy over examples and outputs.
+// Undefined for gaussian.
 inline torch::Tensor correct_count(Family f, const torch::Tensor& out, const torch::Tensor& y) {
   torch::NoGradGuard ng;
   switch (f) {
     case Family::gaussian: return torch::Tensor();
-    case Family::binomial: return out.detach().select(1, 0).gt(0).eq(y.gt(0.5)).sum();
+    case Family::binomial:
+      if (y.dim() == 2) return out.detach().gt(0).eq(y.gt(0.5)).sum().to(torch::kDouble) / static_cast<double>(y.size(1));
+      return out.detach().select(1, 0).gt(0).eq(y.gt(0.5)).sum();
     case Family::multinomial: return out.detach().argmax(1).eq(y).sum();
   }
   return torch::Tensor();
