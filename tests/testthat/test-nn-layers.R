@@ -278,8 +278,7 @@ test_that("wbb_nn with an n x q response predicts q outputs; wrong widths are cl
   expect_error(wbb_nn(x, y, model = nn_mlp(5), family = "multinomial", draws = 1, quiet = TRUE),
                class = "scalebayes_error_input", regexp = "one class per example")
   expect_error(wbb_nn(x, y[1:10, ], model = nn_mlp(5), draws = 1, quiet = TRUE), class = "scalebayes_error_input")
-  expect_error(sgld_sa(x, y, model = nn_mlp(5), iterations = 10, quiet = TRUE), class = "scalebayes_error_input",
-               regexp = "one response per example")
+  expect_error(sgld_sa(x, y[1:10, ], model = nn_mlp(5), iterations = 10, quiet = TRUE), class = "scalebayes_error_input")
 })
 
 test_that("device = \"auto\" is resolved by the engine's one rule", {
