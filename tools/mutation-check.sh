@@ -152,6 +152,7 @@ run_mutant() {
     done
   fi
   rm -rf "$dir" "$lib"
+  [ -n "$by" ] || by="-"  # (an empty field would vanish: tab is a whitespace IFS character for read)
   printf '%s\t%s\t%s\t%s\t%d\n' "$name" "$build" "$result" "$by" $((SECONDS - t0)) > "$work/result.$name"
 }
 
