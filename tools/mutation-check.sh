@@ -25,6 +25,7 @@
 #   --logs DIR        keep each mutant's build and test logs here (default: a temp dir, printed at the end)
 #   --targeted-only   do not run the whole suite for mutants that survive their own test files
 #   --no-baseline     skip the baseline run
+#   --table FILE      another mutant table (default tools/mutants/mutants.tsv)
 #   --check           only check that every mutant applies; --list: print the mutants
 set -uo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -38,9 +39,10 @@ while [ $# -gt 0 ]; do
     --logs) logs="$2"; shift 2 ;;
     --targeted-only) full=0; shift ;;
     --no-baseline) baseline=0; shift ;;
+    --table) table=$(cd "$(dirname "$2")" && pwd)/$(basename "$2"); shift 2 ;;
     --check) mode=check; shift ;;
     --list) mode=list; shift ;;
-    -h|--help) sed -n '2,31p' "${BASH_SOURCE[0]}"; exit 0 ;;
+    -h|--help) sed -n "2,29p" "${BASH_SOURCE[0]}"; exit 0 ;;
     *) echo "unknown option $1 (see --help)"; exit 2 ;;
   esac
 done
@@ -131,7 +133,7 @@ run_mutant() {
   local build=${m_build[$name]} result="survived" by="" f verdict
   mkdir -p "$lib" "$log"
   copy_tree "$dir/src"
-  if ! Rscript --vanilla "$snapshot/tools/mutants/apply.R" "$snapshot/tools/mutants/mutants.tsv" "$name" "$dir/src" > "$log/apply.log" 2>&1; then
+  if ! Rscript --vanilla "$snapshot/tools/mutants/apply.R" "$table" "$name" "$dir/src" > "$log/apply.log" 2>&1; then
     result="error"; by="does not apply: $(grep -o 'DOES NOT APPLY.*' "$log/apply.log" | head -n 1 | cut -c16-)"
   elif ! build_tree "$dir/src" "$lib" "$build" "$log/build.log"; then
     result="error"; by="build failed (see $log/build.log)"

@@ -6,7 +6,7 @@ Sys.setenv(NOT_CRAN = "true")
 suppressPackageStartupMessages(library(testthat))
 res <- tryCatch(
   as.data.frame(testthat::test_file(args[1], package = "scalebayes", load_package = "installed",
-                                    reporter = testthat::SilentReporter$new(), stop_on_failure = FALSE)),
+                                    reporter = testthat::SummaryReporter$new(show_praise = FALSE, max_reports = 3), stop_on_failure = FALSE)),
   error = function(e) e
 )
 if (inherits(res, "error")) {
