@@ -1,6 +1,7 @@
 # Bad-input ("fuzz") cases: a table of (function, argument, bad value) run against small base calls.
-# Every case must end in a classed error (class "scalebayes_error"), a warning with a finite result, or a
-# finite result (no NaN / Inf in any numeric part of the result).
+# A case with a known outcome must end in it: a classed error (class "scalebayes_error") for a value outside
+# the argument's domain, a finite result for a valid one (fz_known_outcome()). The rest are robustness checks:
+# a classed error, a warning with a finite result, or a finite result (no NaN / Inf in any numeric part).
 
 # Small data shared by the cases.
 fz_data <- local({
@@ -40,14 +41,33 @@ fz_bad_weights <- function(n) {
 fz_bad_control <- list(list = list(tol = 1), string = "x", null = NULL)
 
 # Build cases: one per bad value of `arg` of `fun` (a function name or a function), on top of `base`.
-# expect: "any" (classed error, warning with finite result, or finite result) or "error" (classed error).
-fz_cases <- function(fun, arg, values, base, expect = "any") {
+# expect: "error" (a classed error), "valid" (a finite result, with or without a warning) or "any" (a
+# robustness check only: classed error, warning with finite result, or finite result). The default, NULL,
+# takes the known outcome from the value's name (fz_known_outcome()).
+fz_cases <- function(fun, arg, values, base, expect = NULL) {
   label <- if (is.character(fun)) fun else deparse(substitute(fun))
   lapply(seq_along(values), function(i) {
     args <- base
     if (arg == "...") args <- c(args, list(values[[i]])) else args[arg] <- list(values[[i]])
-    list(fun = fun, args = args, label = sprintf("%s(%s = <%s>)", label, arg, names(values)[i]), expect = expect)
+    list(fun = fun, args = args, label = sprintf("%s(%s = <%s>)", label, arg, names(values)[i]),
+         expect = if (is.null(expect)) fz_known_outcome(label, arg, names(values)[i]) else expect)
   })
+}
+
+# The known outcome of a bad value, by its name in the lists above. Values outside every domain they are used
+# for (NA, NaN, Inf, a string, a list, an unknown choice, a fraction where a count is needed, a negative
+# number, a short vector, a bad seed, ...) must end in a classed error. A vector is a valid lambda of the
+# functions that compute a path (and of predict() for a trend-filtering path) and valid probs of summary();
+# a zero penalty factor leaves a coefficient unpenalized: those must give a finite result. Extreme
+# but valid inputs (huge or tiny scales, a constant column or response, blank or duplicated names) have no one
+# right outcome: robustness checks only ("any").
+fz_robustness_only <- c("huge", "tiny", "const_col", "constant", "blank_name", "dup_names")
+fz_path_functions <- c("wbb", "weighted_lasso", "trend_filter", "generalized_lasso", "glmnet_lambda", "predict")
+fz_known_outcome <- function(fun, arg, value) {
+  if (value %in% fz_robustness_only) return("any")
+  if (value == "vector" && ((arg == "lambda" && fun %in% fz_path_functions) || arg == "probs")) return("valid")
+  if (value == "zero" && arg == "penalty_factor") return("valid")
+  "error"
 }
 
 # Non-finite numbers (NaN, Inf) anywhere in a result; NA (missing, not NaN) is allowed. Returns the paths.

@@ -2,11 +2,13 @@
 # the R process alive. Each case runs in a child Rscript (a non-interactive R handles SIGINT as an interrupt too),
 # which runs the long call inside tryCatch(interrupt = ) and writes its pid when the call enters the engine's
 # glue function (`engine`, traced), and on the interrupt writes "interrupted" and the time. The parent sends
-# SIGINT `wait` s after the pid appears and measures the time to that second marker. The goal is 1 s (bench/RESULTS.md has the measured latencies); the bound
-# here is 10 s so that a loaded 2-core CI machine cannot fail it, while the uninterrupted calls take minutes.
+# SIGINT `wait` s after the pid appears and measures the time to that second marker. The goal is 1 s
+# (bench/RESULTS.md has the measured latencies: at most 1.4 s, trend_filter_wbb, on a loaded 2-core VM); the
+# bound here is the goal plus a 2 s margin for a loaded machine, 3 s, while the uninterrupted calls take
+# minutes (a missing interrupt check therefore fails, and so does a check that is reached only every few s).
 # Set SCALEBAYES_INTERRUPT_LOG to a file name to append the measured latencies there.
 
-interrupt_child <- function(setup, call, engine, wait = 1, limit = 10) {
+interrupt_child <- function(setup, call, engine, wait = 1, limit = 3) {
   skip_on_cran()
   skip_on_os("windows")  # no SIGINT to send
   dir <- tempfile("sbint")

@@ -117,7 +117,18 @@ test_that("draws do not depend on threads or chunks, and predictions match store
   expect_equal(rowSums(f1$pred[1, , ]), rep(1, 30), tolerance = 1e-6)
   expect_false(identical(f1$weights[1, ], f1$weights[2, ]))
   expect_equal(predict(f1, newx = x[1:30, ], type = "draws"), f1$pred, tolerance = 1e-6)
-  expect_equal(f1$accuracy, scalebayes:::nn_accuracy(f1$pred, as.integer(y[1:30]) - 1, "multinomial"))
+  # per-draw accuracy, by hand: draw t's predicted class is the column of the largest probability
+  yt <- as.character(y[1:30])
+  acc <- vapply(1:5, function(t) {
+    P <- f1$pred[t, , ]
+    mean(vapply(1:30, function(i) colnames(P)[which.max(P[i, ])], "") == yt)
+  }, 0)
+  expect_equal(f1$accuracy, acc)
+  s0 <- summary(f1, level = 0.8)
+  expect_equal(unname(s0$metric), unname(c(mean(acc), sd(acc), quantile(acc, c(0.1, 0.5, 0.9)))))
+  pm <- apply(f1$pred, c(2, 3), mean)
+  expect_equal(f1$pred_mean, pm, ignore_attr = TRUE)
+  expect_equal(s0$mean_predictor, mean(colnames(pm)[max.col(pm, "first")] == yt))
   s <- summary(f1)
   expect_s3_class(s, "summary_sb_wbb_nn")
   expect_equal(nrow(s$examples), 30)
@@ -144,6 +155,8 @@ test_that("convolutional networks train on image arrays; binomial and gaussian f
               seed = 1, quiet = TRUE, control = nn_control(epochs = 2))
   expect_equal(g$family, "gaussian")
   expect_length(g$rmse, 2)
+  # per-draw test RMSE, by hand
+  expect_equal(g$rmse, vapply(1:2, function(t) sqrt(mean((g$pred[t, ] - yg[1:3])^2)), 0))
 })
 
 test_that("bad inputs to the network functions are classed errors", {
@@ -166,7 +179,16 @@ test_that("bad inputs to the network functions are classed errors", {
   expect_error(ok(lambda = -1), class = "scalebayes_error")
   expect_error(nn_control(lr = 0), class = "scalebayes_error")
   expect_error(nn_control(betas = c(0.9, 1)), class = "scalebayes_error")
-  if (!sb_torch_available("cuda")) expect_error(ok(device = "cuda"), class = "scalebayes_error_backend")
+  # device = "cuda" follows the build: it trains where the build has CUDA and a device is present, else it is
+  # the classed backend error
+  info <- scalebayes_info()$torch
+  if (isTRUE(info$cuda_available) && isTRUE(info$cuda_devices > 0)) {
+    fc <- ok(device = "cuda")
+    expect_match(fc$device, "cuda")
+    expect_true(all(fc$status == "done"))
+  } else {
+    expect_error(ok(device = "cuda"), class = "scalebayes_error_backend")
+  }
   # results too large for R are refused before training: kept weights (1e6 draws x ~12k parameters)
   expect_error(wbb_nn(x, y, model = nn_mlp(3000), draws = 1e6, keep_weights = TRUE), "would hold",
                class = "scalebayes_error")

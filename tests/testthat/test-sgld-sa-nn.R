@@ -65,6 +65,30 @@ test_that("without noise, the SSGL prior gradient of a sparse layer is the paper
   expect_equal(unname(fit$weights), path, tolerance = 1e-12)
 })
 
+test_that("one SA step off the cap uses omega = A (1 + Z)^-alpha: A, Z and alpha all enter (network)", {
+  # With step size 0 the weights stay at their start and one SA step (iteration 2) moves each inclusion
+  # probability to (1 - omega) rho_0 + omega g(theta): every reported rho is affine in omega. Two runs at the
+  # cap (omega = 0.1 and 0.3, whatever A, Z, alpha) fix that line; the runs off the cap must lie on it at
+  # omega = A (1 + Z)^-alpha, for three settings that each change one of A, Z, alpha.
+  skip_if_no_torch()
+  d <- lin_data()
+  run <- function(A, Z, alpha, cap) {
+    sgld_sa(d$x, d$y, model = nn_mlp(hidden = integer()), method = "sa", v0 = 0.1, v1 = 10,
+            iterations = 2, burnin = 0, thin = 1, batch_size = nrow(d$x), seed = 6, quiet = TRUE,
+            control = sgd_control(0, rho_init = 0.4, sigma_init = 2, delta_init = 0.3, sa_A = A, sa_Z = Z,
+                                  sa_alpha = alpha, sa_cap = cap))$inclusion
+  }
+  r1 <- run(1e6, 0, 0.5, 0.1)
+  r3 <- run(1e6, 0, 0.5, 0.3)
+  slope <- (r3 - r1) / 0.2
+  expect_gt(max(abs(slope)), 1e-3)  # the SA step does move rho
+  for (set in list(c(A = 2, Z = 3, alpha = 0.6), c(A = 1.5, Z = 3, alpha = 0.6), c(A = 2, Z = 8, alpha = 0.9))) {
+    w <- set[["A"]] * (1 + set[["Z"]])^-set[["alpha"]]
+    expect_equal(run(set[["A"]], set[["Z"]], set[["alpha"]], 1), r1 + (w - 0.1) * slope, tolerance = 1e-9,
+                 info = paste(names(set), set, collapse = " "))
+  }
+})
+
 test_that("likelihood_sd fixes the Gaussian likelihood's variance (the authors' squared-error sum)", {
   skip_if_no_torch()
   d <- lin_data()
@@ -290,7 +314,16 @@ test_that("bad network arguments are classed errors naming the argument", {
   expect_error(sgld_sa(d$x, d$y, model = nn_mlp(4), batch_size = 31), "batch_size")
   expect_error(sgld_sa(d$x, d$y, model = nn_mlp(4), control = sgmcmc_control(init = 1)), "init")
   expect_error(sgld_sa(d$x, d$y, model = nn_mlp(4), family = "poisson"), class = "scalebayes_error_input")
-  expect_error(sgld_sa(d$x, d$y, model = nn_mlp(4), device = "cuda"), class = "scalebayes_error_backend")
+  # device = "cuda" follows the build: it runs where the build has CUDA and a device is present, else it is
+  # the classed backend error
+  info <- scalebayes_info()$torch
+  if (isTRUE(info$cuda_available) && isTRUE(info$cuda_devices > 0)) {
+    fc <- sgld_sa(d$x, d$y, model = nn_mlp(4), device = "cuda", iterations = 20, seed = 1, quiet = TRUE)
+    expect_match(fc$device, "cuda")
+    expect_true(all(is.finite(fc$weights_mean)))
+  } else {
+    expect_error(sgld_sa(d$x, d$y, model = nn_mlp(4), device = "cuda"), class = "scalebayes_error_backend")
+  }
   expect_error(sgld_sa(d$x, c(d$y[-1], NA), model = nn_mlp(4)), "NA")
   expect_error(predict(sgld_sa(d$x, d$y, model = nn_mlp(4), iterations = 20, quiet = TRUE), newx = d$x), "keep_draws")
 })

@@ -131,6 +131,57 @@ test_that("one SA step with the authors' capped omega and kappa start equals the
   expect_equal(st$sigma, sigma, tolerance = 1e-12)
 })
 
+test_that("one SA step off the cap uses omega = A (1 + Z)^-alpha: A, Z and alpha all enter (regression)", {
+  # Same hand computation as above with cap = 1 and omega_1 = A (1 + Z)^-alpha < 1 for three settings that
+  # each change one of A, Z, alpha; the SA update is the convex combination (1 - omega) old + omega g.
+  s <- sa_setup()
+  h <- s$h
+  g_rho <- 1 / (1 + exp((log(0.7) - log(2 * 1.5 * h$v0) - abs(s$beta) / (1.5 * h$v0)) -
+                          (log(0.3) + dnorm(s$beta, 0, 1.5 * sqrt(h$v1), log = TRUE))))
+  for (set in list(c(A = 2, Z = 3, alpha = 0.6), c(A = 1.5, Z = 3, alpha = 0.6), c(A = 2, Z = 8, alpha = 0.9))) {
+    fit <- sgld_sa(s$x, s$y, method = "sa", iterations = 2, batch_size = 40, v0 = h$v0, v1 = h$v1,
+                   intercept = FALSE, burnin = 0, seed = 1, threads = 1,
+                   control = sgmcmc_control(step_schedule = "constant", step_size = 0, init = s$beta, sigma_init = 1.5,
+                                            delta_init = 0.3, rho_init = 0.5, kappa0_init = 1, kappa1_init = 1,
+                                            sa_A = set[["A"]], sa_Z = set[["Z"]], sa_alpha = set[["alpha"]], sa_cap = 1,
+                                            b = h$b))
+    st <- fit$final_state[[1]]
+    w <- set[["A"]] * (1 + set[["Z"]])^-set[["alpha"]]
+    expect_lt(w, 1)
+    rho <- (1 - w) * 0.5 + w * g_rho
+    k0 <- (1 - w) * 1 + w * (1 - rho) / h$v0
+    k1 <- (1 - w) * 1 + w * rho / h$v1
+    delta <- (1 - w) * 0.3 + w * (sum(rho) + h$a - 1) / (h$a + h$b + 8 - 2)
+    Ra <- 40 + 8 + h$nu + 2
+    Rb <- sum(k0 * abs(s$beta))
+    Rc <- sum((s$y - s$x %*% s$beta)^2) + sum(k1 * s$beta^2) + h$nu * h$lambda
+    sigma <- (1 - w) * 1.5 + w * (Rb + sqrt(Rb^2 + 4 * Ra * Rc)) / (2 * Ra)
+    info <- paste(names(set), set, collapse = " ")
+    expect_equal(unname(st$rho), rho, tolerance = 1e-12, info = info)
+    expect_equal(unname(st$kappa0), k0, tolerance = 1e-12, info = info)
+    expect_equal(unname(st$kappa1), k1, tolerance = 1e-12, info = info)
+    expect_equal(st$delta, delta, tolerance = 1e-12, info = info)
+    expect_equal(st$sigma, sigma, tolerance = 1e-12, info = info)
+  }
+})
+
+test_that("default burn-in is half the iterations and default thinning keeps about 1000 draws per chain", {
+  # The kept draws of a default run are rows burnin + thin, burnin + 2 thin, ... of the run that keeps every
+  # iteration (same seed: the chain does not depend on what is stored).
+  d <- sim_gaussian(40, 3)
+  run <- function(iterations, ...) sgld_sa(d$x, d$y, iterations = iterations, seed = 2, threads = 1, quiet = TRUE, ...)
+  for (it in c(3000L, 24000L)) {
+    burnin <- it %/% 2L
+    thin <- max(1L, (it - burnin) %/% 1000L)
+    fd <- run(it)
+    expect_equal(nrow(fd$draws), (it - burnin) %/% thin, info = it)
+    if (it == 3000L) {
+      all <- run(it, burnin = 0, thin = 1)
+      expect_equal(unname(fd$draws), unname(all$draws[seq(burnin + thin, it, by = thin), , drop = FALSE]))
+    }
+  }
+})
+
 test_that("plain SGLD is the authors' baseline: kappa0 = kappa1 = 1 and sigma stay frozen, v0 plays no role", {
   s <- sa_setup()
   f <- function(v0, method = "none", ...) {

@@ -8,7 +8,7 @@ driver_run <- function(y, solver, prior = "separate", n_prior = 3L, first = 0, c
                                     scalebayes:::wbb_engine_settings(rs, first, count, prior, dist))
 }
 
-test_that("the driver hands each solver the weights of stream (seed, draw), then the same stream", {
+test_that("the driver hands each solver Exp(1) (or resample-count) weights of stream (seed, draw), then the same stream", {
   y <- c(1.5, -0.3, 2.2, 0.7, 1.1)
   n <- length(y)
   for (prior in c("separate", "common", "none")) {
@@ -28,9 +28,28 @@ test_that("the driver hands each solver the weights of stream (seed, draw), then
   # multinomial data weights are resample counts summing to n
   mw <- driver_run(y, 0L, "none", dist = "multinomial", count = 50)[, 1:n]
   expect_true(all(rowSums(mw) == n) && all(mw == round(mw)))
-  # Exp(1) weights: mean 1 within Monte-Carlo error (sd 1 / sqrt(N))
+  # Exp(1) data and prior weights: mean 1 and variance 1 within Monte-Carlo error (the sample mean has sd
+  # 1 / sqrt(N); the sample variance of Exp(1) draws has sd sqrt((mu4 - 1) / N) = sqrt(8 / N)), 4 SE each
   big <- driver_run(y, 0L, "separate", count = 2000)
-  expect_lt(abs(mean(big[, 1:(n + 3)]) - 1), 4 / sqrt(2000 * (n + 3)))
+  for (cols in list(data = 1:n, prior = n + 1:3)) {
+    v <- as.vector(big[, cols])
+    N <- length(v)
+    expect_lt(abs(mean(v) - 1), 4 / sqrt(N))
+    expect_lt(abs(var(v) - 1), 4 * sqrt(8 / N))
+    # and the whole distribution: Kolmogorov-Smirnov against pexp (N >= 6000: D ~ 0.02 is detectable; the
+    # p-value of a correct engine is uniform, so this fixed-seed check fails a correct engine w.p. 1e-4)
+    expect_gt(suppressWarnings(stats::ks.test(v, "pexp"))$p.value, 1e-4)
+  }
+  # the stream goes on to the solver: its next number is U(0, 1)
+  expect_gt(stats::ks.test(big[, n + 4], "punif")$p.value, 1e-4)
+  # weights are independent across observations: correlation of neighbouring columns within 4 SE of 0
+  expect_lt(abs(cor(big[, 1], big[, 2])), 4 / sqrt(2000))
+  # multinomial counts of an n-out-of-n resample: each count is Binomial(n, 1 / n) (mean 1, variance
+  # (n - 1) / n); over 2000 draws x n counts the sample variance has SE ~ sqrt(2 / N) at most
+  mc <- as.vector(driver_run(y, 0L, "none", dist = "multinomial", count = 2000)[, 1:n])
+  expect_lt(abs(var(mc) - (n - 1) / n), 4 * sqrt(3 / length(mc)))
+  expect_equal(mean(mc), 1)
+  expect_lt(abs(mean(mc == 0) - (1 - 1 / n)^n), 4 * sqrt(0.25 / length(mc)))
 })
 
 test_that("a second solver type gets the same weights: ridge mean = its closed form", {

@@ -11,14 +11,38 @@ test_that("every draw satisfies the KKT conditions (gaussian and binomial)", {
   expect_lt(fb$diagnostics$kkt_max, 1e-8)
 })
 
-test_that("a draw equals weighted_lasso() at that draw's weights (checked through the engine's KKT in R)", {
-  # Recompute the KKT conditions in R for a few draws: the gradient of the weighted loss at the draw must be
-  # within lambda * w0_j of zero. The weights are not visible from R, so check the unweighted estimate instead
-  # and the penalised optimality of fit$estimate against weighted_lasso().
-  d <- sim_gaussian(120, 20)
-  fit <- wbb(d$x, d$y, lambda = 40, draws = 10, seed = 1, quiet = TRUE)
-  ref <- weighted_lasso(d$x, d$y, lambda = 40)
-  expect_equal(unname(fit$estimate), unname(coef(ref)), tolerance = 1e-9)
+test_that("every draw equals weighted_lasso() at that draw's recorded data and prior weights (separate, common)", {
+  # The weights of draw t are recomputed from the stream (seed, t) by the driver with a recording solver
+  # (helper-wbb-weights.R); the draw must be the weighted optimum with penalty lambda * w0_j (separate) or
+  # lambda * w0 (common) on every coefficient, solved here by weighted_lasso() one draw at a time.
+  d <- sim_gaussian(80, 8)
+  lambda <- 30
+  for (prior in c("separate", "common")) {
+    fit <- wbb(d$x, d$y, lambda = lambda, draws = 12, seed = 3, prior_weights = prior, threads = 2, quiet = TRUE)
+    rec <- wbb_recorded_weights(80, 12, seed = 3, prior = prior, n_prior = 8)
+    expect_equal(ncol(rec$w0), if (prior == "separate") 8L else 1L)
+    for (t in 1:12) {
+      pf <- if (prior == "separate") rec$w0[t, ] else rep(rec$w0[t, 1], 8)
+      ref <- weighted_lasso(d$x, d$y, weights = rec$w[t, ], penalty_factor = pf, lambda = lambda)
+      expect_equal(unname(fit$draws[t, ]), unname(coef(ref)), tolerance = 1e-8, info = paste(prior, t))
+    }
+  }
+  # the point estimate is the unweighted optimum
+  expect_equal(unname(fit$estimate), unname(coef(weighted_lasso(d$x, d$y, lambda = lambda))), tolerance = 1e-9)
+})
+
+test_that("draws without standardization equal glmnet at the mapped lambda and the recorded weights", {
+  # glmnet is an independent solver; glmnet_equivalent() maps the sum-scale objective (weights, penalty
+  # factors) to glmnet's. glmnet's own convergence (thresh 1e-14) limits agreement to ~1e-6.
+  skip_if_not_installed("glmnet")
+  d <- sim_binomial(150, 5)
+  fit <- wbb(d$x, d$y, family = "binomial", lambda = 4, draws = 4, seed = 8, quiet = TRUE,
+             control = wbb_control(standardize = FALSE))
+  rec <- wbb_recorded_weights(150, 4, seed = 8, prior = "separate", n_prior = 5)
+  for (t in 1:4) {
+    ref <- glmnet_coef(d$x, d$y, "binomial", rec$w[t, ], rec$w0[t, ], 4)
+    expect_equal(unname(fit$draws[t, ]), ref, tolerance = 1e-5, info = t)
+  }
 })
 
 test_that("draws do not depend on threads, chunks or future workers", {
@@ -39,9 +63,15 @@ test_that("draws do not depend on threads, chunks or future workers", {
   expect_identical(f1$draws, f5$draws)
 })
 
-test_that("set.seed() makes seed = NULL reproducible; different seeds differ", {
+test_that("seed = NULL takes the seed from R's RNG (set.seed() fixes it, the next call differs); different seeds differ", {
   d <- sim_gaussian(50, 5)
+  set.seed(5); s5 <- sample.int(.Machine$integer.max, 1L)
   set.seed(5); a <- wbb(d$x, d$y, lambda = 5, draws = 20, quiet = TRUE)
+  expect_identical(a$seed, as.double(s5))
+  a2 <- wbb(d$x, d$y, lambda = 5, draws = 20, quiet = TRUE)  # R's RNG has moved on
+  expect_false(identical(a2$seed, a$seed))
+  expect_false(identical(a2$draws, a$draws))
+  expect_identical(wbb(d$x, d$y, lambda = 5, draws = 20, quiet = TRUE, seed = a$seed)$draws, a$draws)
   set.seed(5); b <- wbb(d$x, d$y, lambda = 5, draws = 20, quiet = TRUE)
   expect_identical(a$draws, b$draws)
   c2 <- wbb(d$x, d$y, lambda = 5, draws = 20, seed = a$seed + 1, quiet = TRUE)

@@ -61,3 +61,18 @@ test_that("penalty_factor = 0 leaves a coefficient unpenalized", {
   expect_true(coef(f)[2] != 0)
   expect_true(all(coef(f)[3:6] == 0))
 })
+
+test_that("standardize = TRUE penalizes columns scaled by their 1/n standard deviation, as glmnet's standardize = TRUE", {
+  # Unit weights: glmnet standardizes x by the weighted (here 1/n) mean and SD and reports coefficients on the
+  # original scale; weighted_lasso() at the sum-scale lambda n * lambda_glmnet must give the same fit.
+  skip_if_not_installed("glmnet")
+  set.seed(31)
+  n <- 90
+  x <- matrix(rnorm(n * 6), n, 6) %*% diag(c(0.2, 1, 5, 1, 3, 0.5)) + rep(1:6, each = n)
+  y <- drop(x %*% c(2, 0, 0.3, 0, -0.5, 1)) + rnorm(n)
+  for (lg in c(0.05, 0.2)) {
+    f <- weighted_lasso(x, y, lambda = n * lg)
+    g <- glmnet::glmnet(x, y, lambda = lg, standardize = TRUE, thresh = 1e-14, maxit = 1e6)
+    expect_equal(unname(coef(f)), as.numeric(stats::coef(g)), tolerance = 1e-6, info = lg)
+  }
+})
