@@ -444,3 +444,15 @@ test_that("k = 1 beyond the double range of the dual normal equations: long-doub
     expect_lte(abs(fa$primal - fq$primal), fa$gap + fq$gap + 1e-12 * fq$primal)
   }
 })
+
+test_that("one common penalty weight multiplies lambda: penalty_weights = c0 equals lambda * c0", {
+  set.seed(11)
+  y <- sin(seq(0, 4, length.out = 120)) + rnorm(120, sd = 0.2)
+  for (k in 0:1) {
+    a <- trend_filter(y, k = k, lambda = 3, penalty_weights = 2.5)
+    b <- trend_filter(y, k = k, lambda = 7.5)
+    expect_equal(coef(a), coef(b), tolerance = 1e-6, info = paste("k =", k))
+    # and the weight changes the fit (it is not ignored)
+    expect_gt(max(abs(coef(a) - coef(trend_filter(y, k = k, lambda = 3)))), 1e-3)
+  }
+})
