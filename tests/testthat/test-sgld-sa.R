@@ -101,18 +101,9 @@ test_that("one EM step of the latent variables equals the closed forms (eqs. 12-
   }
 })
 
-test_that("one SA step with the authors' capped omega and kappa start equals the hand computation", {
-  # omega_k = min(cap, A (k + Z)^-alpha) = min(0.1, 1000 * 101^-0.7) = 0.1 at the first SA step (k = 1);
-  # kappa0 = kappa1 = 1 at the start (not the values implied by rho), as in the authors' simulation code.
-  s <- sa_setup()
-  fit <- sgld_sa(s$x, s$y, method = "sa", iterations = 2, batch_size = 40, v0 = s$h$v0, v1 = s$h$v1,
-                 intercept = FALSE, burnin = 0, seed = 1, threads = 1,
-                 control = sgmcmc_control(step_schedule = "constant", step_size = 0, init = s$beta, sigma_init = 1.5,
-                                          delta_init = 0.3, rho_init = 0.5, kappa0_init = 1, kappa1_init = 1,
-                                          sa_A = 1000, sa_Z = 100, sa_alpha = 0.7, sa_cap = 0.1, b = s$h$b))
-  st <- fit$final_state[[1]]
-  w <- min(0.1, 1000 * (1 + 100)^-0.7)
-  expect_equal(w, 0.1)
+# One SA step with omega = w from rho = 0.5, kappa0 = kappa1 = 1, sigma = 1.5, delta = 0.3 at fixed beta (eqs.
+# 12-15 in the order of Algorithm 1, R_a = N + p + nu + 2), computed by hand from the setup of sa_setup().
+sa_step_by_hand <- function(s, w) {
   h <- s$h
   la <- log(0.3) + dnorm(s$beta, 0, 1.5 * sqrt(h$v1), log = TRUE)
   lb <- log(0.7) - log(2 * 1.5 * h$v0) - abs(s$beta) / (1.5 * h$v0)
@@ -123,45 +114,41 @@ test_that("one SA step with the authors' capped omega and kappa start equals the
   Ra <- 40 + 8 + h$nu + 2
   Rb <- sum(k0 * abs(s$beta))
   Rc <- sum((s$y - s$x %*% s$beta)^2) + sum(k1 * s$beta^2) + h$nu * h$lambda
-  sigma <- (1 - w) * 1.5 + w * (Rb + sqrt(Rb^2 + 4 * Ra * Rc)) / (2 * Ra)
-  expect_equal(unname(st$rho), rho, tolerance = 1e-12)
-  expect_equal(unname(st$kappa0), k0, tolerance = 1e-12)
-  expect_equal(unname(st$kappa1), k1, tolerance = 1e-12)
-  expect_equal(st$delta, delta, tolerance = 1e-12)
-  expect_equal(st$sigma, sigma, tolerance = 1e-12)
+  list(rho = rho, kappa0 = k0, kappa1 = k1, delta = delta,
+       sigma = (1 - w) * 1.5 + w * (Rb + sqrt(Rb^2 + 4 * Ra * Rc)) / (2 * Ra))
+}
+sa_one_step <- function(s, A, Z, alpha, cap) {
+  fit <- sgld_sa(s$x, s$y, method = "sa", iterations = 2, batch_size = 40, v0 = s$h$v0, v1 = s$h$v1,
+                 intercept = FALSE, burnin = 0, seed = 1, threads = 1,
+                 control = sgmcmc_control(step_schedule = "constant", step_size = 0, init = s$beta, sigma_init = 1.5,
+                                          delta_init = 0.3, rho_init = 0.5, kappa0_init = 1, kappa1_init = 1,
+                                          sa_A = A, sa_Z = Z, sa_alpha = alpha, sa_cap = cap, b = s$h$b))
+  fit$final_state[[1]]
+}
+expect_sa_state <- function(st, ref, info = NULL) {
+  for (nm in c("rho", "kappa0", "kappa1", "delta", "sigma"))
+    expect_equal(unname(st[[nm]]), ref[[nm]], tolerance = 1e-12, info = paste(nm, info))
+}
+
+test_that("one SA step with the authors' capped omega and kappa start equals the hand computation", {
+  # omega_k = min(cap, A (k + Z)^-alpha) = min(0.1, 1000 * 101^-0.7) = 0.1 at the first SA step (k = 1);
+  # kappa0 = kappa1 = 1 at the start (not the values implied by rho), as in the authors' simulation code.
+  s <- sa_setup()
+  st <- sa_one_step(s, 1000, 100, 0.7, 0.1)
+  w <- min(0.1, 1000 * (1 + 100)^-0.7)
+  expect_equal(w, 0.1)
+  expect_sa_state(st, sa_step_by_hand(s, w))
 })
 
 test_that("one SA step off the cap uses omega = A (1 + Z)^-alpha: A, Z and alpha all enter (regression)", {
-  # Same hand computation as above with cap = 1 and omega_1 = A (1 + Z)^-alpha < 1 for three settings that
-  # each change one of A, Z, alpha; the SA update is the convex combination (1 - omega) old + omega g.
+  # The same hand computation with cap = 1 and omega_1 = A (1 + Z)^-alpha < 1 for three settings that each
+  # change one of A, Z, alpha; the SA update is the convex combination (1 - omega) old + omega g.
   s <- sa_setup()
-  h <- s$h
-  g_rho <- 1 / (1 + exp((log(0.7) - log(2 * 1.5 * h$v0) - abs(s$beta) / (1.5 * h$v0)) -
-                          (log(0.3) + dnorm(s$beta, 0, 1.5 * sqrt(h$v1), log = TRUE))))
   for (set in list(c(A = 2, Z = 3, alpha = 0.6), c(A = 1.5, Z = 3, alpha = 0.6), c(A = 2, Z = 8, alpha = 0.9))) {
-    fit <- sgld_sa(s$x, s$y, method = "sa", iterations = 2, batch_size = 40, v0 = h$v0, v1 = h$v1,
-                   intercept = FALSE, burnin = 0, seed = 1, threads = 1,
-                   control = sgmcmc_control(step_schedule = "constant", step_size = 0, init = s$beta, sigma_init = 1.5,
-                                            delta_init = 0.3, rho_init = 0.5, kappa0_init = 1, kappa1_init = 1,
-                                            sa_A = set[["A"]], sa_Z = set[["Z"]], sa_alpha = set[["alpha"]], sa_cap = 1,
-                                            b = h$b))
-    st <- fit$final_state[[1]]
+    st <- sa_one_step(s, set[["A"]], set[["Z"]], set[["alpha"]], 1)
     w <- set[["A"]] * (1 + set[["Z"]])^-set[["alpha"]]
     expect_lt(w, 1)
-    rho <- (1 - w) * 0.5 + w * g_rho
-    k0 <- (1 - w) * 1 + w * (1 - rho) / h$v0
-    k1 <- (1 - w) * 1 + w * rho / h$v1
-    delta <- (1 - w) * 0.3 + w * (sum(rho) + h$a - 1) / (h$a + h$b + 8 - 2)
-    Ra <- 40 + 8 + h$nu + 2
-    Rb <- sum(k0 * abs(s$beta))
-    Rc <- sum((s$y - s$x %*% s$beta)^2) + sum(k1 * s$beta^2) + h$nu * h$lambda
-    sigma <- (1 - w) * 1.5 + w * (Rb + sqrt(Rb^2 + 4 * Ra * Rc)) / (2 * Ra)
-    info <- paste(names(set), set, collapse = " ")
-    expect_equal(unname(st$rho), rho, tolerance = 1e-12, info = info)
-    expect_equal(unname(st$kappa0), k0, tolerance = 1e-12, info = info)
-    expect_equal(unname(st$kappa1), k1, tolerance = 1e-12, info = info)
-    expect_equal(st$delta, delta, tolerance = 1e-12, info = info)
-    expect_equal(st$sigma, sigma, tolerance = 1e-12, info = info)
+    expect_sa_state(st, sa_step_by_hand(s, w), info = paste(names(set), set, collapse = " "))
   }
 })
 
