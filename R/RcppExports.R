@@ -69,16 +69,16 @@ cpp_nn_objective <- function(spec, x, xdim, y, w, params, lambda, w0) {
     .Call(`_scalebayes_cpp_nn_objective`, spec, x, xdim, y, w, params, lambda, w0)
 }
 
-cpp_nn_predict <- function(spec, params, newx, newdim, float64) {
-    .Call(`_scalebayes_cpp_nn_predict`, spec, params, newx, newdim, float64)
+cpp_nn_predict <- function(spec, params, buffers, newx, newdim, float64) {
+    .Call(`_scalebayes_cpp_nn_predict`, spec, params, buffers, newx, newdim, float64)
 }
 
 cpp_nn_sgmcmc <- function(spec, x, xdim, y, newx, newdim, control, nnctl, run) {
     .Call(`_scalebayes_cpp_nn_sgmcmc`, spec, x, xdim, y, newx, newdim, control, nnctl, run)
 }
 
-cpp_nn_adversarial <- function(spec, params, x, xdim, y, zeta, clip, batch, device, float64, keep_x, source, predicted_label) {
-    .Call(`_scalebayes_cpp_nn_adversarial`, spec, params, x, xdim, y, zeta, clip, batch, device, float64, keep_x, source, predicted_label)
+cpp_nn_adversarial <- function(spec, params, buffers, x, xdim, y, zeta, clip, batch, device, float64, keep_x, source, predicted_label) {
+    .Call(`_scalebayes_cpp_nn_adversarial`, spec, params, buffers, x, xdim, y, zeta, clip, batch, device, float64, keep_x, source, predicted_label)
 }
 
 cpp_nn_forward <- function(spec, params, x, xdim, train, seed, stream, float64) {

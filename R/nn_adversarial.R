@@ -19,8 +19,8 @@
 #' For a single network (one draw) the source makes no difference; for a posterior the attack from one draw
 #' is weaker against the average (measured in `vignette("sgld-sa-networks")`).
 #'
-#' @param fit A network fit with kept weights: [wbb_nn()] with `keep_weights = TRUE`, or [sgld_sa()] with a
-#'   `model` and `keep_draws = TRUE`; multinomial or binomial.
+#' @param fit A network fit with kept draws ([wbb_nn()], or [sgld_sa()] with a `model`: kept by default);
+#'   multinomial or binomial.
 #' @param x Inputs with the example shape the network was trained on (matrix or array, examples first).
 #' @param y True labels: values of the fit's classes (`fit$levels`), or 0/1 / logical for binomial fits.
 #' @param zeta Perturbation sizes (non-negative; on the scale of `x`).
@@ -49,7 +49,7 @@
 #'   set.seed(1)
 #'   x <- matrix(runif(200 * 4), 200, 4)
 #'   y <- factor(ifelse(x[, 1] > x[, 2], "a", "b"))
-#'   fit <- wbb_nn(x, y, model = nn_mlp(8), draws = 4, keep_weights = TRUE,
+#'   fit <- wbb_nn(x, y, model = nn_mlp(8), draws = 4,
 #'                 control = nn_control(epochs = 5), seed = 1)
 #'   adv <- nn_adversarial(fit, x, y, zeta = c(0, 0.05, 0.1))
 #'   print(adv)
@@ -64,7 +64,7 @@ nn_adversarial <- function(fit, x, y, zeta = c(0, 0.1, 0.2, 0.3, 0.4, 0.5), clip
   }
   if (is.null(fit$weights)) {
     sb_abort(c("{.arg fit} keeps no weights: the attack needs every draw's parameters.",
-               i = "Refit with {.code keep_weights = TRUE} ({.fn wbb_nn}) or {.code keep_draws = TRUE} ({.fn sgld_sa})."),
+               i = "Refit with {.code keep_draws = TRUE} (the default)."),
              arg = "fit", call = call)
   }
   if (identical(fit$family, "gaussian")) {
@@ -110,7 +110,10 @@ nn_adversarial <- function(fit, x, y, zeta = c(0, 0.1, 0.2, 0.3, 0.4, 0.5), clip
   if (keep_x) check_result_size(length(zeta), length(xd$x), "zeta", call = call)
   float64 <- isTRUE(fit$settings$float64) || isTRUE(fit$settings$control$float64)
   dev <- if (!is.null(fit$device) && startsWith(fit$device, "cuda")) "cuda" else device
-  res <- cpp_nn_adversarial(fit$spec, t(fit$weights[ok, , drop = FALSE]), xd$x, xd$dim, yd$y, as.double(zeta),
+  w <- fit$weights
+  b <- fit$buffers
+  b <- if (is.null(b) || !ncol(b)) matrix(0, 0, 0) else t(b[ok, , drop = FALSE])  # batch-norm running statistics
+  res <- cpp_nn_adversarial(fit$spec, t(w[ok, , drop = FALSE]), b, xd$x, xd$dim, yd$y, as.double(zeta),
                             as.double(clip), batch, dev, float64, keep_x, as.integer(attack_draws),
                             label == "predicted")
   out <- data.frame(zeta = as.double(zeta), accuracy = res$accuracy, mean_draw_accuracy = res$mean_draw_accuracy,

@@ -72,6 +72,23 @@ nn_prepare_x <- function(x, arg = "x", call = rlang::caller_env()) {
 # values, with the class levels and q, the number of responses per example: gaussian and binomial y may be
 # an n x q matrix (q outputs, one loss each; y comes back as that matrix), multinomial y is one class per
 # example. q_expected (newy): the q of the training responses.
+# The family a numeric or logical response implies when none is given: logical or 0/1 -> binomial; other
+# numbers -> gaussian, with a classed warning when they look like class labels (a few distinct non-negative
+# integers), which a factor would fit as classes.
+nn_default_family <- function(y, arg, call) {
+  if (is.logical(y)) return("binomial")
+  if (!is.numeric(y)) return("gaussian")
+  v <- unique(as.vector(y))
+  v <- v[is.finite(v)]
+  if (length(v) && all(v %in% c(0, 1))) return("binomial")
+  if (length(v) >= 3L && length(v) <= 100L && all(v >= 0) && all(v == round(v))) {
+    sb_warn(c("{.arg {arg}} holds {length(v)} distinct non-negative integers, which look like class labels; fitting a gaussian network.",
+              i = "For classes use {.code factor({arg})}; to fit numbers and silence this, give {.code family = \"gaussian\"}."),
+            kind = "family")
+  }
+  "gaussian"
+}
+
 nn_prepare_y <- function(y, n, family, levels = NULL, arg = "y", call = rlang::caller_env(), q_expected = NULL) {
   if (is.data.frame(y)) y <- as.matrix(y)
   if (is.matrix(y) && ncol(y) == 1L) y <- drop(y)
@@ -86,7 +103,7 @@ nn_prepare_y <- function(y, n, family, levels = NULL, arg = "y", call = rlang::c
                  x = "It is {nrow(y)} x {q}; the inputs have {n} example{?s}."), arg = arg, call = call)
     }
     if (anyNA(y)) sb_abort("{.arg {arg}} must not contain NA ({sum(is.na(y))} found).", arg = arg, call = call)
-    if (is.null(family)) family <- if (is.logical(y)) "binomial" else "gaussian"
+    if (is.null(family)) family <- nn_default_family(y, arg, call)
     if (family == "multinomial") {
       sb_abort(c("A {.code \"multinomial\"} response is one class per example: {.arg {arg}} must be a vector or factor.",
                  x = "It is a matrix with {q} columns.",
@@ -116,7 +133,7 @@ nn_prepare_y <- function(y, n, family, levels = NULL, arg = "y", call = rlang::c
   if (is.null(family)) {
     family <- if (is.factor(y) || is.character(y)) {
       if (length(unique(y)) > 2L || (is.factor(y) && nlevels(y) > 2L)) "multinomial" else "binomial"
-    } else if (is.logical(y)) "binomial" else "gaussian"
+    } else nn_default_family(y, arg, call)
   }
   if (family == "gaussian") {
     if (!is.numeric(y) || any(!is.finite(y))) {

@@ -34,7 +34,7 @@
 #'   \eqn{\pm\sqrt{6/(fan_{in} + fan_{out})}}, biases 0). Drawn from each draw's random stream.
 #' @param float64 Train in double precision (default single, as deep-learning libraries do).
 #' @param torch_threads LibTorch intra-op threads per worker (1: parallelism comes from `threads`).
-#' @param chunks,future Split the draws into `chunks` run through [future.apply::future_lapply()] under
+#' @param chunks,future Deprecated here: give them to [wbb_nn()]. Split the draws into `chunks` run through [future.apply::future_lapply()] under
 #'   the user's [future::plan()] (`chunks = NULL`: one per future worker when `future = TRUE`, else one),
 #'   as in [wbb_control()]; identical to a single run with the same seed.
 #' @param normalize_weights,weight_mode How data weights enter the loss. The method: `weight_mode =
@@ -54,6 +54,11 @@ nn_control <- function(optimizer = c("adam", "sgd", "rmsprop"), lr = 1e-3, epoch
                        chunks = NULL, future = FALSE, normalize_weights = FALSE,
                        weight_mode = c("example", "shuffled", "batch_mean"), alpha = 0.99, history = TRUE) {
   optimizer <- sb_match_arg(optimizer)
+  moved <- c("chunks", "future")[c(!missing(chunks), !missing(future))]
+  if (length(moved)) {
+    sb_warn(c("{.code nn_control({moved[1]} = )} is deprecated: {.arg {moved[1]}} is an argument of {.fn wbb_nn} (as of {.fn sgld_sa}, {.fn wbb}).",
+              i = "It will be removed from {.fn nn_control} in the next release."), kind = "deprecated")
+  }
   if (!is.numeric(betas) || length(betas) != 2L || anyNA(betas) || any(betas < 0) || any(betas >= 1)) {
     sb_abort(c("{.arg betas} must be two numbers in [0, 1).", x = "You supplied {.val {format(betas)}}."), arg = "betas")
   }

@@ -55,16 +55,22 @@
 #' @param intercept Fit an intercept (non-sparse, \eqn{N(0, \sigma_0^2)} prior)?
 #' @param burnin Iterations discarded before draws are stored and averaged (default half).
 #' @param thin Keep every `thin`-th iteration after burn-in (default: about 1000 draws per chain).
-#' @param keep Coefficients whose draws are stored (names or indices in the order of [coef()], intercept
-#'   first); default all. Posterior means, sds and predictive averages always cover all coefficients.
+#' @param keep_draws Which draws are stored. Regression: `TRUE` (every coefficient) or the coefficients whose
+#'   draws are stored (names or indices in the order of [coef()], intercept first); posterior means, sds and
+#'   predictive averages always cover all coefficients. Networks: `TRUE` (default) stores at most 100 draws
+#'   per chain (every parameter and the predictions on `newx`, evenly spaced over the kept iterations, as
+#'   float32 unless `sgmcmc_control(float64 = TRUE)`), so that [predict()] works on new inputs; a number stores
+#'   at most that many per chain (`Inf`: every kept iteration); `FALSE` none (running averages only).
+#'   Posterior-mean predictions and parameters always average over every kept iteration.
+#' @param keep Deprecated name of `keep_draws`.
 #' @param newx Optional test matrix: posterior predictive averages over all kept iterations are accumulated
 #'   during the run (see [predict.sb_sgld_sa()]).
 #' @param chains Number of independent chains (run in parallel threads, each with its own random stream).
 #' @param threads Number of threads (default [sb_default_threads()]); results do not depend on it.
-#' @param future Split the chains into chunks run through the future framework (`future.apply`), on the
-#'   workers of the user's `future::plan()`; each chunk runs its chains on `threads` threads. Chain c always
-#'   uses random stream c, so the result is identical to a single-process run. A single chain always runs in
-#'   this process.
+#' @param future,chunks Split the chains into `chunks` (default: one per worker) run through the future
+#'   framework (`future.apply`), on the workers of the user's `future::plan()`; each chunk runs its chains on
+#'   `threads` threads. Chain c always uses random stream c, so the result is identical to a single-process
+#'   run (regression and networks). A single chain always runs in this process.
 #' @param seed Seed (`NULL`: drawn from R's RNG, so [set.seed()] works).
 #' @param quiet Hide the progress bar (default: `TRUE` when not interactive).
 #' @param control [sgmcmc_control()] settings.
@@ -77,8 +83,6 @@
 #'   \eqn{N(0, \sigma_0^2)} prior of `control$prior_var`.
 #' @param newy Networks: test responses for `newx`; the fit then reports the test accuracy (or RMSE) of the
 #'   posterior predictive mean, and of every kept draw when `keep_draws = TRUE`.
-#' @param keep_draws Networks: keep every kept draw's parameters and predictions on `newx` (kept draws x
-#'   parameters; large for big networks). Without it the fit holds running averages only.
 #' @param device Networks: `"cpu"`, `"cuda"` or `"auto"`.
 #' @section Networks:
 #' With `model = nn_mlp(...)` or `nn_cnn(...)` the same chain driver samples a network's weights: the
@@ -92,9 +96,13 @@
 #' from `sgmcmc_control(init = )`: given parameters or an earlier network fit, e.g. to fine-tune a pre-trained
 #' network as the paper's pruning study does), and
 #' the Langevin noise comes from a torch generator seeded from that stream: the same seed gives the same draws
-#' for any `threads` on the CPU. With `newx`, predictions are averaged over the kept iterations
-#' (posterior predictive mean); the fit (class `sb_sgld_sa_nn`) holds them with the posterior-mean and final
-#' weights, the per-weight inclusion probabilities \eqn{\rho}, the sparsity (share of exactly-zero sparse
+#' for any `threads` on the CPU, and for any `future` plan. The default step size of a network is per example:
+#' `step_size = 0.3 / N` for SGLD and `0.03 / N` for SGHMC (N training examples; SGHMC's momentum moves about
+#' 1 / friction times further per step), measured to converge on standardized Boston and on an MNIST MLP; an
+#' explicit `sgmcmc_control(step_size = )` is on the summed scale of the paper. With `newx`, predictions are
+#' averaged over the kept iterations (posterior predictive mean); the fit (class `c("sb_sgld_sa_nn",
+#' "sb_nn_fit", "sb_fit")`, see [sb_nn_fit-methods]) holds them with the stored draws (`keep_draws`), the
+#' posterior-mean and final weights, the per-weight inclusion probabilities \eqn{\rho}, the sparsity (share of exactly-zero sparse
 #' weights, from pruning), and a trace per chain (sigma, mean delta, mean rho, mean minibatch loss, step size,
 #' temperature, sparsity, minibatch accuracy); the progress bar shows the loss, accuracy and sparsity of the first
 #' chain. Interrupting a network run (Ctrl-C) returns the state reached, with a warning.
@@ -116,16 +124,17 @@
 #' round(head(fit$inclusion), 2)
 sgld_sa <- function(x, y, family = c("gaussian", "binomial"), method = c("sa", "em", "none"),
                     sampler = c("sgld", "sghmc"), iterations = 10000L, batch_size = NULL, v0 = 0.1, v1 = 10,
-                    sparse = TRUE, intercept = TRUE, burnin = NULL, thin = NULL, keep = NULL, newx = NULL,
-                    chains = 1L, threads = NULL, future = FALSE, seed = NULL, quiet = NULL,
+                    sparse = TRUE, intercept = TRUE, burnin = NULL, thin = NULL, keep_draws = TRUE, newx = NULL,
+                    chains = 1L, threads = NULL, future = FALSE, chunks = NULL, seed = NULL, quiet = NULL,
                     control = sgmcmc_control(), model = NULL, epochs = NULL, sparse_layers = NULL, newy = NULL,
-                    keep_draws = FALSE, device = "cpu", weights = NULL) {
+                    device = "cpu", weights = NULL, keep) {
   call <- match.call()
   method <- sb_match_arg(method)
   sampler <- sb_match_arg(sampler)
+  keep_draws <- sb_renamed_arg(if (!missing(keep)) keep, keep_draws, "keep", "keep_draws", missing(keep_draws),
+                               "sgld_sa", call = rlang::current_env(), old_missing = missing(keep))
   if (!is.null(model)) {
-    not_for_nets <- c("sparse", "intercept", "keep", "future")[!c(missing(sparse), missing(intercept), missing(keep),
-                                                                  missing(future))]
+    not_for_nets <- c("sparse", "intercept")[!c(missing(sparse), missing(intercept))]
     if (length(not_for_nets)) {
       sb_abort(c("{.arg {not_for_nets[1]}} applies to regression, not to a network {.arg model}.",
                  i = "For networks choose the sparse layers with {.arg sparse_layers}."), arg = not_for_nets[1])
@@ -138,16 +147,15 @@ sgld_sa <- function(x, y, family = c("gaussian", "binomial"), method = c("sa", "
                       batch_size = batch_size, v0 = v0, v1 = v1, sparse_layers = sparse_layers, burnin = burnin,
                       thin = thin, newx = newx, newy = newy, chains = chains, threads = threads, seed = seed,
                       quiet = quiet, control = control, device = device, keep_draws = keep_draws,
-                      weights = weights, call = rlang::current_env(), mcall = call))
+                      future = future, chunks = chunks, weights = weights, call = rlang::current_env(), mcall = call))
   }
   if (!is.null(weights)) {
     sb_abort(c("{.arg weights} applies to a network {.arg model}, not to regression.",
                i = "Per-example weights of the regression likelihood are not implemented; drop {.arg weights}."),
              arg = "weights")
   }
-  nets_only <- c("epochs", "sparse_layers", "newy", "keep_draws", "device")[!c(missing(epochs), missing(sparse_layers),
-                                                                             missing(newy), missing(keep_draws),
-                                                                             missing(device))]
+  nets_only <- c("epochs", "sparse_layers", "newy", "device")[!c(missing(epochs), missing(sparse_layers),
+                                                               missing(newy), missing(device))]
   if (length(nets_only)) {
     sb_abort(c("{.arg {nets_only[1]}} applies to networks only.",
                i = "Pass a network as {.arg model} (e.g. {.code model = nn_mlp(50)}), or drop {.arg {nets_only[1]}}."),
@@ -177,7 +185,7 @@ sgld_sa <- function(x, y, family = c("gaussian", "binomial"), method = c("sa", "
   thin <- lens$thin
   coef_names <- c(if (intercept) "(Intercept)", colnames(x))
   P <- length(coef_names)
-  keep <- resolve_keep(keep, coef_names)
+  keep <- resolve_keep(keep_draws, coef_names)
   if (!is.null(newx)) {
     newx <- check_x_matrix(newx, min_cols = p)
     if (ncol(newx) != p) {
@@ -208,7 +216,8 @@ sgld_sa <- function(x, y, family = c("gaussian", "binomial"), method = c("sa", "
     ctl$chain_offset <- 0
     res <- sb_call_engine(cpp_sgld_sa(x, y, as.integer(sparse), intercept, x_test, init, ctl, run))
   } else {
-    chunks <- if (requireNamespace("future", quietly = TRUE)) min(chains, future::nbrOfWorkers()) else 2L
+    chunks <- if (!is.null(chunks)) min(chains, check_count(chunks, arg = "chunks"))
+              else if (requireNamespace("future", quietly = TRUE)) min(chains, future::nbrOfWorkers()) else 2L
     run_chunk <- utils::modifyList(run, list(quiet = TRUE))  # no progress bars from future workers
     parts <- sb_call_engine(sb_map_chunks(chains, chunks, function(first, count) {
       cc <- ctl
@@ -229,7 +238,7 @@ sgld_sa <- function(x, y, family = c("gaussian", "binomial"), method = c("sa", "
                  iteration = ch$diverged_at - 1)
     sb_abort(c("SG-MCMC diverged in chain {bad[1]} at iteration {ch$diverged_at}.",
                x = "{ch$message}",
-               i = "Reduce {.code sgmcmc_control(step_size = )} (now {control$step_size}), or standardize {.arg x}.",
+               i = "Reduce {.code sgmcmc_control(step_size = )} (now {control$step_size %||% 1e-3}), or standardize {.arg x}.",
                i = "The last good state is in the {.field last_state} field of this error (rlang::catch_cnd())."),
              kind = "divergence", last_state = last)
   }
@@ -300,18 +309,24 @@ sgmcmc_lengths <- function(iterations, burnin, thin, call = rlang::caller_env())
 
 resolve_keep <- function(keep, coef_names, call = rlang::caller_env()) {
   P <- length(coef_names)
-  if (is.null(keep)) return(seq_len(P))
+  if (is.null(keep) || isTRUE(keep)) return(seq_len(P))
+  if (isFALSE(keep)) {
+    sb_abort(c("A regression fit keeps the draws of at least one coefficient.",
+               i = "Give {.arg keep_draws} as coefficient names or indices to keep fewer."), arg = "keep_draws",
+             call = call)
+  }
   if (is.character(keep)) {
     idx <- match(keep, coef_names)
     if (anyNA(idx)) {
-      sb_abort(c("Unknown coefficient name{?s} in {.arg keep}: {.val {keep[is.na(idx)]}}.",
-                 i = "Names are {.val {utils::head(coef_names, 5)}} ..."), arg = "keep", call = call)
+      sb_abort(c("Unknown coefficient name{?s} in {.arg keep_draws}: {.val {keep[is.na(idx)]}}.",
+                 i = "Names are {.val {utils::head(coef_names, 5)}} ..."), arg = "keep_draws", call = call)
     }
     return(as.integer(idx))
   }
   if (!is.numeric(keep) || length(keep) < 1 || any(!is.finite(keep)) || any(keep != round(keep)) ||
       any(keep < 1 | keep > P)) {
-    sb_abort("{.arg keep} must be coefficient names or indices between 1 and {P}.", arg = "keep", call = call)
+    sb_abort("{.arg keep_draws} must be TRUE, or coefficient names or indices between 1 and {P}.", arg = "keep_draws",
+             call = call)
   }
   as.integer(keep)
 }

@@ -4,7 +4,7 @@
 # Called by sgld_sa() when `model` is a network. Arguments are sgld_sa()'s, already matched where shared.
 sgld_sa_nn <- function(x, y, model, family, method, sampler, iterations, epochs, batch_size, v0, v1,
                        sparse_layers, burnin, thin, newx, newy, chains, threads, seed, quiet, control, device,
-                       keep_draws, weights = NULL, call, mcall) {
+                       keep_draws, weights = NULL, future = FALSE, chunks = NULL, call, mcall) {
   t0 <- proc.time()[["elapsed"]]
   device <- check_backend(device, call)
   if (!inherits(model, "sb_nn_spec")) {
@@ -45,14 +45,17 @@ sgld_sa_nn <- function(x, y, model, family, method, sampler, iterations, epochs,
     if (is.null(nd)) sb_abort("{.arg newy} needs {.arg newx}.", arg = "newy", call = call)
     newy_d <- nn_prepare_y(newy, nd$n, family, levels = yd$levels, arg = "newy", call = call, q_expected = yd$q)
   }
-  keep_draws <- check_flag(keep_draws)
   chains <- check_count(chains, max = 1e4)
   desc <- cpp_nn_describe(spec)
   n_saved <- (iterations - lens$burnin) %/% lens$thin
-  if (keep_draws) {
-    check_result_size(as.double(n_saved) * chains, desc$n_parameters, "iterations", call = call)
-    if (!is.null(nd)) check_result_size(as.double(n_saved) * chains, nd$n * n_out, "iterations", call = call)
+  n_keep <- nn_keep_per_chain(keep_draws, n_saved, call)  # stored draws per chain: every stride-th saved one
+  stride <- if (n_keep > 0) ceiling(n_saved / n_keep) else 1
+  n_kept <- if (n_keep > 0) ceiling(n_saved / stride) else 0
+  if (n_kept > 0) {
+    check_result_size(as.double(n_kept) * chains, desc$n_parameters, "keep_draws", call = call)
+    if (!is.null(nd)) check_result_size(as.double(n_kept) * chains, nd$n * n_out, "keep_draws", call = call)
   }
+  future <- check_flag(future, arg = "future", call = call)
   if (!inherits(control, "sb_sgmcmc_control")) {
     sb_abort(c("{.arg control} must be created by {.fn sgmcmc_control}.",
                x = "You supplied {.obj_type_friendly {control}}."), arg = "control", call = call)
@@ -63,26 +66,69 @@ sgld_sa_nn <- function(x, y, model, family, method, sampler, iterations, epochs,
   check_result_size(as.double(iterations %/% trace_every), 9, "control$trace_every", call = call)
   n_sparse <- sum(desc$size[desc$penalized])
   # a network's "none" keeps the latent variables where they start: kappa implied by rho unless given
-  ctl <- sgmcmc_engine_control(control, n_sparse, NaN, trace_every = trace_every,
+  step_size <- control$step_size %||% (sgmcmc_default_lr[[sampler]] / n)  # per-example default (see ?sgld_sa)
+  ctl <- sgmcmc_engine_control(control, n_sparse, NaN, trace_every = trace_every, step_size = step_size,
                                check_every = if (device == "cpu") 1L else 100L,  # a check reads the device
                                report_every = 1L,  # progress and Ctrl-C every iteration (an iteration is expensive)
                                family = family, method = method, sampler = sampler, iterations = iterations,
                                batch_size = batch_size, burnin = lens$burnin, thin = lens$thin, v0 = v0, v1 = v1,
                                keep = integer(), chains = chains, chain_offset = 0)
   float64 <- isTRUE(control$float64)
-  nnctl <- list(device = device, float64 = float64, torch_threads = 1L, keep_pred = keep_draws,
-                keep_params = keep_draws, init = init,
+  nnctl <- list(device = device, float64 = float64, torch_threads = 1L, keep_pred = n_kept > 0,
+                keep_params = n_kept > 0, keep_stride = stride, init = init,
                 weights = if (!is.null(weights)) check_weights(weights, n, arg = "weights", call = call))
-  res <- sb_call_engine(cpp_nn_sgmcmc(spec, xd$x, xd$dim, yd$y, if (is.null(nd)) double() else nd$x,
-                                      if (is.null(nd)) integer() else nd$dim, ctl, nnctl, run), call = call)
+  newx_arr <- if (is.null(nd)) double() else nd$x
+  newdim <- if (is.null(nd)) integer() else nd$dim
+  engine <- function(first, count, run_chunk) {
+    cc <- ctl
+    cc$chains <- count
+    cc$chain_offset <- first  # chain c uses stream c wherever it runs
+    nc <- nnctl
+    if (!is.null(init)) nc$init <- init[, first + seq_len(count), drop = FALSE]
+    cpp_nn_sgmcmc(spec, xd$x, xd$dim, yd$y, newx_arr, newdim, cc, nc, run_chunk)
+  }
+  if (!future || chains == 1L) {
+    res <- sb_call_engine(engine(0, chains, run), call = call)
+  } else {
+    chunks <- if (!is.null(chunks)) min(chains, check_count(chunks, arg = "chunks", call = call))
+              else min(chains, future::nbrOfWorkers())
+    run_chunk <- utils::modifyList(run, list(quiet = TRUE))  # no progress bars from future workers
+    parts <- sb_call_engine(sb_map_chunks(chains, chunks, function(first, count) engine(first, count, run_chunk),
+                                          use_future = TRUE, call = call), call = call)
+    res <- list(chains = do.call(c, lapply(parts, `[[`, "chains")),
+                messages = unlist(lapply(parts, `[[`, "messages")),
+                interrupted = any(vapply(parts, function(r) isTRUE(r$interrupted), logical(1))),
+                device = parts[[1L]]$device)
+  }
   nn_sgmcmc_fit(res, tab = tab, desc = desc, spec = spec, family = family, levels = yd$levels, model = model,
-                method = method, sampler = sampler, n_saved = n_saved, nd = nd, newy = newy_d$y, n_out = n_out,
+                method = method, sampler = sampler, nd = nd, newy = newy_d$y, n_out = n_out, n_kept = n_kept,
                 settings = list(family = family, method = method, sampler = sampler, iterations = iterations,
                                 epochs = iterations / per_epoch, batch_size = batch_size, burnin = lens$burnin,
                                 thin = lens$thin, v0 = v0, v1 = v1, sparse_layers = sparse_layers, chains = chains,
-                                nobs = n, input = xd$shape, control = control, float64 = float64,
-                                threads = run$threads, keep_draws = keep_draws, n_out = n_out),
-                seed = run$seed, call = mcall, t0 = t0)
+                                nobs = n, input = xd$shape, control = control, step_size = step_size,
+                                threads = run$threads, keep_draws = n_kept, keep_stride = stride, n_out = n_out,
+                                n_saved = n_saved, future = future),
+                float64 = float64, seed = run$seed, call = mcall, t0 = t0)
+}
+
+# The learning rate per example of a network's default step size: step_size = sgmcmc_default_lr / N (N the
+# number of training examples). Measured (bench/RESULTS.md, "Network defaults"): on Boston (x standardized,
+# nn_mlp(50), 200 epochs of 50) SGHMC 0.01 / 0.03 give test RMSE 3.4 / 3.6 and 0.003 gives 8.8; SGLD 0.03 /
+# 0.1 / 0.3 give 7.3 / 3.4 / 3.2. On 8,000 MNIST digits (nn_mlp(c(128, 64)), 5 epochs) SGHMC 0.01 / 0.03 / 0.1
+# reach 0.63 / 0.87 / 0.91 and SGLD 0.01 / 0.1 / 0.3 reach 0.13 / 0.68 / 0.88. SGHMC's momentum form moves
+# about 1 / friction = 10 times further per step than SGLD at the same step size.
+sgmcmc_default_lr <- c(sgld = 0.3, sghmc = 0.03)
+
+# Draws stored per chain: TRUE = at most 100, a number = at most that many (Inf: every kept iteration), FALSE = 0.
+nn_keep_per_chain <- function(keep_draws, n_saved, call) {
+  if (isTRUE(keep_draws)) return(min(100, n_saved))
+  if (isFALSE(keep_draws)) return(0)
+  if (!is.numeric(keep_draws) || length(keep_draws) != 1L || is.na(keep_draws) || keep_draws < 0 ||
+      (is.finite(keep_draws) && keep_draws != round(keep_draws))) {
+    sb_abort(c("{.arg keep_draws} must be TRUE, FALSE or a number of draws per chain to store (Inf: all).",
+               x = "You supplied {.obj_type_friendly {keep_draws}}."), arg = "keep_draws", call = call)
+  }
+  min(keep_draws, n_saved)
 }
 
 # The starting parameters of a network's chains, n_parameters x chains (NULL: the default initialization), from
@@ -102,7 +148,7 @@ nn_resolve_init <- function(init, desc, chains, call) {
     src <- if (inherits(init, "sb_sgld_sa_nn")) init$weights_final else init$weights
     if (is.null(src)) {
       sb_abort(c("{.code sgmcmc_control(init = )} is a {.fn wbb_nn} fit without its weights.",
-                 i = "Refit it with {.code keep_weights = TRUE}."), arg = "init", call = call)
+                 i = "Refit it with {.code keep_draws = TRUE}."), arg = "init", call = call)
     }
     if (!inherits(init, "sb_sgld_sa_nn")) src <- src[init$status == "done", , drop = FALSE]
     return(t(src[(seq_len(chains) - 1L) %% nrow(src) + 1L, , drop = FALSE]))
@@ -127,26 +173,26 @@ nn_sparse_layers <- function(sparse_layers, n_layers, call) {
 }
 
 # Assemble the fit from the engine's per-chain lists.
-nn_sgmcmc_fit <- function(res, tab, desc, spec, family, levels, model, method, sampler, n_saved, nd, newy, n_out,
-                          settings, seed, call, t0) {
+nn_sgmcmc_fit <- function(res, tab, desc, spec, family, levels, model, method, sampler, nd, newy, n_out, n_kept,
+                          settings, float64, seed, call, t0) {
   chains <- res$chains
   sc <- do.call(rbind, lapply(chains, `[[`, "scalars"))
   colnames(sc) <- c("sigma", "saved", "traced", "iterations_done", "diverged", "diverged_at")
   interrupted <- isTRUE(res$interrupted)
   saved <- sc[, "saved"]
-  if (all(saved == 0)) {
-    if (interrupted) rlang::interrupt()
+  if (all(saved == 0) && !interrupted) {
     sb_abort(c("No draw was kept: every chain {if (any(sc[, 'diverged'] > 0)) 'diverged' else 'stopped'} before the end of burn-in.",
                x = "{res$messages[res$messages != ''][1]}",
-               i = "Reduce {.code sgmcmc_control(step_size = )}, or standardize the inputs."),
+               i = "Reduce {.code sgmcmc_control(step_size = )} (now {format(settings$step_size)}), or standardize the inputs."),
              kind = "divergence")
   }
-  wts <- saved / sum(saved)
+  stride <- settings$keep_stride
+  stored <- if (n_kept > 0) ceiling(saved / stride) else 0 * saved  # draws stored per chain
+  wts <- if (sum(saved) > 0) saved / sum(saved) else saved
   pnames <- nn_param_names(desc)
   wavg <- function(name) Reduce(`+`, Map(function(ch, w) if (w > 0) ch[[name]] * w else 0, chains, wts))
-  param_mean <- stats::setNames(wavg("param_mean"), pnames)
+  param_mean <- if (sum(saved) > 0) wavg("param_mean") else NULL
   rho <- rowMeans(do.call(cbind, lapply(chains, `[[`, "rho")))
-  names(rho) <- pnames
   trace <- do.call(rbind, lapply(seq_along(chains), function(c) {
     k <- sc[c, "traced"]
     tr <- matrix(chains[[c]]$trace, ncol = 9L, byrow = TRUE)[seq_len(k), , drop = FALSE]
@@ -154,23 +200,28 @@ nn_sgmcmc_fit <- function(res, tab, desc, spec, family, levels, model, method, s
     data.frame(chain = rep(c, k), tr)
   }))
   pred_mean <- pred <- NULL
-  if (!is.null(nd)) {
+  if (!is.null(nd) && sum(saved) > 0) {
     pm <- matrix(wavg("pred_mean"), nd$n, n_out, byrow = TRUE)
     pred_mean <- if (n_out == 1L) drop(pm) else if (family == "multinomial") `dimnames<-`(pm, list(NULL, levels)) else pm
-    if (settings$keep_draws) {
+    if (n_kept > 0) {
       m <- nd$n * n_out
-      flat <- unlist(Map(function(ch, k) ch$pred_draws[seq_len(k * m)], chains, saved), use.names = FALSE)
-      pred <- aperm(array(flat, c(n_out, nd$n, sum(saved))), c(3L, 2L, 1L))  # draws x examples x outputs
-      if (n_out == 1L) pred <- matrix(pred, sum(saved), nd$n)
+      flat <- unlist(Map(function(ch, k) ch$pred_draws[seq_len(k * m)], chains, stored), use.names = FALSE)
+      pred <- aperm(array(flat, c(n_out, nd$n, sum(stored))), c(3L, 2L, 1L))  # draws x examples x outputs
+      if (n_out == 1L) pred <- matrix(pred, sum(stored), nd$n)
       else if (family == "multinomial") dimnames(pred) <- list(NULL, NULL, levels)  # else draws x n x q outputs
     }
   }
-  weights <- NULL
-  if (settings$keep_draws) {
+  weights <- buffers <- NULL
+  B <- sum(desc$buffer_size %||% 0)
+  if (n_kept > 0) {
     weights <- do.call(rbind, lapply(seq_along(chains), function(c) {
-      matrix(chains[[c]]$param_draws, ncol = length(pnames), byrow = TRUE)[seq_len(saved[c]), , drop = FALSE]
+      matrix(chains[[c]]$param_draws, ncol = length(pnames), byrow = TRUE)[seq_len(stored[c]), , drop = FALSE]
     }))
-    colnames(weights) <- pnames
+    if (B > 0) {
+      buffers <- do.call(rbind, lapply(seq_along(chains), function(c) {
+        matrix(chains[[c]]$buffer_draws, ncol = B, byrow = TRUE)[seq_len(stored[c]), , drop = FALSE]
+      }))
+    }
   }
   sparse_w <- rep(desc$penalized, desc$size)
   final <- do.call(rbind, lapply(chains, `[[`, "param_final"))
@@ -179,53 +230,41 @@ nn_sgmcmc_fit <- function(res, tab, desc, spec, family, levels, model, method, s
   delta <- delta[, desc$penalized, drop = FALSE]
   label <- paste0(toupper(sampler), switch(method, sa = "-SA", em = "-EM", none = ""))
   if (settings$control$anneal != 1) label <- paste0("A-", label)
-  fit <- structure(list(
-    pred = pred, pred_mean = pred_mean, weights = weights, weights_mean = param_mean,
-    weights_final = `colnames<-`(final, pnames),
-    inclusion = rho[sparse_w], sparsity = if (any(sparse_w)) rowMeans(final[, sparse_w, drop = FALSE] == 0) else NA_real_,
+  s <- settings
+  details <- c(
+    sprintf("%d chain%s x %s iterations (%.4g epochs of batch %d), burn-in %s, thin %s: %s kept iterations; step size %.3g (sum scale)",
+            s$chains, if (s$chains > 1) "s" else "", format(s$iterations, big.mark = ","), s$epochs, s$batch_size,
+            format(s$burnin, big.mark = ","), s$thin, sum(saved), s$step_size),
+    sprintf("SSGL prior on weight layer%s %s (v0 %.3g, v1 %.3g); final sparsity %s; mean inclusion %.3f",
+            if (length(s$sparse_layers) == 1) "" else "s",
+            if (length(s$sparse_layers)) paste(s$sparse_layers, collapse = ", ") else "none", s$v0, s$v1,
+            paste(sprintf("%.3f", if (any(sparse_w)) rowMeans(final[, sparse_w, drop = FALSE] == 0) else NA), collapse = "/"),
+            if (any(sparse_w)) mean(rho[sparse_w]) else NA))
+  n_draws <- sum(stored)
+  fit <- new_sb_nn_fit(
+    "sb_sgld_sa_nn", method = label, weights = weights, buffers = buffers,
+    status = factor(rep("done", n_draws), levels = c("done", "diverged", "interrupted", "not run")),
+    chain = rep(seq_along(chains), stored), pred = pred, pred_mean = pred_mean, newy = newy, family = family,
+    levels = levels, model = model, layers = tab, spec = spec, desc = desc, settings = settings, seed = seed,
+    call = call, device = res$device, timing = c(elapsed = proc.time()[["elapsed"]] - t0), details = details,
+    training = trace[c("chain", "iteration", "loss", "accuracy")], weights_mean = param_mean, float64 = float64,
+    weights_final = nn_pack(final, TRUE),  # the chains' last states in full precision (to continue them)
+    buffers_final = if (B > 0) nn_pack(do.call(rbind, lapply(chains, `[[`, "buffer_final")), TRUE),
+    inclusion = stats::setNames(rho, pnames)[sparse_w],
+    sparsity = if (any(sparse_w)) rowMeans(final[, sparse_w, drop = FALSE] == 0) else NA_real_,
     trace = trace, latent = data.frame(chain = seq_along(chains), sigma = sc[, "sigma"]), delta = delta,
-    status = factor(rep("done", sum(saved)), levels = c("done", "diverged", "interrupted", "not run")),
-    chain = rep(seq_along(chains), saved), saved = saved,
-    iterations_done = sc[, "iterations_done"], diverged_at = ifelse(sc[, "diverged"] > 0, sc[, "diverged_at"], NA),
-    interrupted = interrupted, family = family, levels = levels, model = model, layers = tab,
-    n_parameters = desc$n_parameters, spec = spec, method = label, seed = seed, call = call, device = res$device,
-    settings = settings, timing = c(elapsed = proc.time()[["elapsed"]] - t0)
-  ), class = c("sb_sgld_sa_nn", "sb_nn_fit"))
-  if (!is.null(newy)) {
-    fit$newy <- newy
-    if (family == "gaussian") fit$rmse_mean <- sqrt(mean((pred_mean - newy)^2))
-    else fit$accuracy_mean <- mean(nn_class(pred_mean, family) == newy)  # binomial q: over examples and outputs
-    if (!is.null(pred)) {
-      if (family == "gaussian") fit$rmse <- nn_rmse(pred, newy)
-      else fit$accuracy <- nn_accuracy(pred, newy, family)
-    }
-  }
+    saved = saved, iterations_done = sc[, "iterations_done"],
+    diverged_at = ifelse(sc[, "diverged"] > 0, sc[, "diverged_at"], NA), interrupted = interrupted
+  )
   if (any(sc[, "diverged"] > 0)) {
     bad <- which(sc[, "diverged"] > 0)
     sb_warn(c("{cli::qty(length(bad))}Chain{?s} {bad} diverged (non-finite state) at iteration{?s} {sc[bad, 'diverged_at']}; the fit uses the iterations before.",
-              i = "Reduce {.code sgmcmc_control(step_size = )}."), kind = "convergence")
+              i = "Reduce {.code sgmcmc_control(step_size = )} (now {format(settings$step_size)})."), kind = "convergence")
   }
   if (interrupted) {
-    sb_warn(c("Interrupted: the fit holds the state reached (iterations per chain: {sc[, 'iterations_done']}).",
-              i = "Averages use the draws kept until then."), kind = "interrupted")
+    sb_warn(c("Interrupted: the fit holds the state reached (iterations per chain: {sc[, 'iterations_done']}; kept iterations: {saved}).",
+              i = "Averages use the draws kept until then; {.code fit$weights_final} is the last state of every chain."),
+            kind = "interrupted")
   }
   fit
-}
-
-#' @export
-print.sb_sgld_sa_nn <- function(x, ...) {
-  s <- x$settings
-  cat(sprintf("<sb_sgld_sa_nn> %s posterior of a %s network (%s parameters), %s, on %s\n", x$method,
-              toupper(x$model$type), format(x$n_parameters, big.mark = ","), x$family, x$device))
-  cat(sprintf("  %d chain%s x %s iterations (%.4g epochs of batch %d), burn-in %s, thin %s: %s kept draws\n",
-              s$chains, if (s$chains > 1) "s" else "", format(s$iterations, big.mark = ","), s$epochs, s$batch_size,
-              format(s$burnin, big.mark = ","), s$thin, sum(x$saved)))
-  cat(sprintf("  SSGL prior on weight layer%s %s (v0 %.3g, v1 %.3g); final sparsity %s; mean inclusion %.3f\n",
-              if (length(s$sparse_layers) == 1) "" else "s",
-              if (length(s$sparse_layers)) paste(s$sparse_layers, collapse = ", ") else "none", s$v0, s$v1,
-              paste(sprintf("%.3f", x$sparsity), collapse = "/"), if (length(x$inclusion)) mean(x$inclusion) else NA))
-  if (!is.null(x$accuracy_mean)) cat(sprintf("  test accuracy of the posterior mean: %.4f\n", x$accuracy_mean))
-  if (!is.null(x$rmse_mean)) cat(sprintf("  test RMSE of the posterior mean: %.4g\n", x$rmse_mean))
-  cat(sprintf("  %.1f s%s\n", x$timing[["elapsed"]], if (isTRUE(x$interrupted)) " (interrupted)" else ""))
-  invisible(x)
 }

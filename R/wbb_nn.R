@@ -32,22 +32,31 @@
 #' @param draws Number of WBB draws.
 #' @param newx,newy Test inputs (and responses): per-draw predictions on `newx` are kept, and with `newy`
 #'   the per-draw test accuracy (classification) or RMSE (gaussian).
-#' @param keep_weights Keep every parameter of every draw (draws x parameters; large for big networks).
+#' @param keep_draws Keep every draw's parameters (and batch-norm running statistics), so that [predict()] works
+#'   on any new inputs and [coef()], [as.matrix()], [posterior_interval()] and [nn_export()] have draws
+#'   (default `TRUE`; stored as float32 unless `nn_control(float64 = TRUE)`: 4 bytes x draws x parameters,
+#'   shown by `print()`). `FALSE` keeps only the predictions on `newx`.
+#' @param keep_weights Deprecated name of `keep_draws`.
+#' @param epochs,batch_size The training length and minibatch size of every draw: the same as
+#'   `nn_control(epochs = , batch_size = )`, given here as in [sgld_sa()] (`NULL`: the control's).
+#' @param future,chunks Run the draws in `chunks` through the future framework on the workers of the user's
+#'   `future::plan()` (`future.apply`); draw t always uses random stream t, so the draws equal a
+#'   single-process run. `chunks = NULL`: one per worker.
 #' @param device `"cpu"`, `"cuda"` or `"auto"`. CUDA requested but unavailable is an error.
 #' @param threads Worker threads on the CPU (default [sb_default_threads()]).
 #' @param seed,quiet As in [wbb()].
 #' @param control [nn_control()].
-#' @return An object of class `sb_wbb_nn` with `pred` (draws x examples x classes array of class
+#' @return A network fit (class `c("sb_wbb_nn", "sb_nn_fit", "sb_fit")`, see [sb_nn_fit-methods]) with
+#'   `weights` (draws x parameters, when kept), `pred` (draws x examples x classes array of class
 #'   probabilities, or draws x examples for binomial / gaussian with a vector `y`, draws x examples x q for a
-#'   matrix `y`), `pred_mean`, `accuracy` (or `rmse`, over all outputs),
-#'   `weights` (if kept), per-draw `objective`, `grad_norm`, `steps` and `status` (`"done"`, `"diverged"`),
-#'   `history` (with `nn_control(history = TRUE)`: a data frame with one row per draw and epoch, columns
-#'   `draw`, `epoch`, `loss` (mean minibatch loss, an estimate of \eqn{F/n}) and `accuracy` (training
-#'   accuracy on the minibatches; `NaN` for gaussian); a diverged draw's rows end with the epoch whose loss
-#'   became non-finite, or its last step left a non-finite `objective`),
-#'   `steps_counted` (optimizer steps counted by the progress display, all draws), the layer table, the
-#'   settings, `seed` and `timing`; methods `print`, `summary`, `predict`, `plot`, `as.matrix`,
-#'   `as_draws_df` / `as_draws_matrix`.
+#'   matrix `y`), `pred_mean`, `accuracy` (or `rmse`, per draw over all outputs) and `accuracy_mean` (or
+#'   `rmse_mean`, of the posterior predictive mean) with `newy`, per-draw `objective`, `grad_norm`, `steps` and
+#'   `status` (`"done"`, `"diverged"`), `history` (with `nn_control(history = TRUE)`: a data frame with one row
+#'   per draw and epoch, columns `draw`, `epoch`, `loss` (mean minibatch loss, an estimate of \eqn{F/n}) and
+#'   `accuracy` (training accuracy on the minibatches; `NaN` for gaussian); a diverged draw's rows end with the
+#'   epoch whose loss became non-finite, or its last step left a non-finite `objective`), `steps_counted`
+#'   (optimizer steps counted by the progress display, all draws), the layer table, the settings, `seed` and
+#'   `timing`.
 #' @references Newton, M. A., Polson, N. G. and Xu, J. (2021). Weighted Bayesian bootstrap for scalable
 #'   posterior distributions. *Canadian Journal of Statistics* 49, 421-437.
 #' @export
@@ -56,14 +65,15 @@
 #'   set.seed(1)
 #'   x <- matrix(rnorm(200 * 4), 200, 4)
 #'   y <- factor(ifelse(x[, 1] + x[, 2] > 0, "a", "b"))
-#'   fit <- wbb_nn(x, y, model = nn_mlp(8), draws = 4, newx = x, newy = y,
-#'                 control = nn_control(epochs = 5), seed = 1)
+#'   fit <- wbb_nn(x, y, model = nn_mlp(8), draws = 4, epochs = 5, newx = x, newy = y, seed = 1)
 #'   fit
+#'   head(predict(fit, x[1:5, ], type = "interval"))
 #' }
 wbb_nn <- function(x, y, model = nn_mlp(), family = NULL, lambda = 1e-4,
                    prior_weights = c("common", "separate", "none"), draws = 100L, newx = NULL, newy = NULL,
-                   keep_weights = FALSE, device = "cpu", threads = NULL, seed = NULL, quiet = NULL,
-                   control = nn_control()) {
+                   keep_draws = TRUE, epochs = NULL, batch_size = NULL, future = FALSE, chunks = NULL,
+                   device = "cpu", threads = NULL, seed = NULL, quiet = NULL, control = nn_control(),
+                   keep_weights) {
   call <- rlang::current_env()
   mcall <- match.call()
   t0 <- proc.time()[["elapsed"]]
@@ -80,8 +90,14 @@ wbb_nn <- function(x, y, model = nn_mlp(), family = NULL, lambda = 1e-4,
   prior_weights <- sb_match_arg(prior_weights)
   lambda <- check_number(lambda, lower = 0, upper = 1e12)
   draws <- check_count(draws, max = 1e7, fix = "Split very long runs into chunks.")
-  keep_weights <- check_flag(keep_weights)
-  rs <- wbb_run_settings(draws, threads, seed, quiet, control$chunks, control$future, call = call)
+  keep_draws <- sb_renamed_arg(if (!missing(keep_weights)) keep_weights, keep_draws, "keep_weights", "keep_draws",
+                               missing(keep_draws), "wbb_nn", call = call, old_missing = missing(keep_weights))
+  keep_draws <- check_flag(keep_draws, arg = "keep_draws", call = call)
+  if (!is.null(epochs)) control$epochs <- check_count(epochs, max = 1e7, arg = "epochs", call = call)
+  if (!is.null(batch_size)) control$batch_size <- check_count(batch_size, max = 1e8, arg = "batch_size", call = call)
+  if (missing(future) && isTRUE(control$future)) future <- TRUE  # nn_control(future = ) (deprecated there)
+  if (is.null(chunks)) chunks <- control$chunks
+  rs <- wbb_run_settings(draws, threads, seed, quiet, chunks, future, call = call)
   xd <- nn_prepare_x(x, "x", call)
   yd <- nn_prepare_y(y, xd$n, family, arg = "y", call = call)
   family <- yd$family
@@ -95,7 +111,7 @@ wbb_nn <- function(x, y, model = nn_mlp(), family = NULL, lambda = 1e-4,
     newy_d <- nn_prepare_y(newy, nd$n, family, levels = yd$levels, arg = "newy", call = call, q_expected = yd$q)
   }
   if (!is.null(nd)) check_result_size(draws, nd$n * n_out, "draws", call = call)  # predictions
-  if (keep_weights) check_result_size(draws, sum(tab$params), "draws", call = call)  # every parameter
+  if (keep_draws) check_result_size(draws, sum(tab$params), "draws", call = call)  # every parameter
   keep_history <- isTRUE(control$history %||% TRUE)  # controls made before the option existed: TRUE
   if (keep_history) {  # draws x epochs rows of (loss, accuracy)
     per_epoch <- ceiling(xd$n / min(control$batch_size, xd$n))
@@ -106,7 +122,7 @@ wbb_nn <- function(x, y, model = nn_mlp(), family = NULL, lambda = 1e-4,
                arg = "control", call = call)
     }
   }
-  ctrl <- nn_engine_control(control, device, keep_weights)
+  ctrl <- nn_engine_control(control, device, keep_draws)
   newx_arr <- if (is.null(nd)) double() else nd$x
   newdim <- if (is.null(nd)) integer() else nd$dim
   engine <- function(first, count) {
@@ -135,10 +151,11 @@ wbb_nn <- function(x, y, model = nn_mlp(), family = NULL, lambda = 1e-4,
     if (n_out == 1L) pred[!ok, ] <- NA else pred[!ok, , ] <- NA
     pred_mean <- if (n_out == 1L) colMeans(pred[ok, , drop = FALSE]) else apply(pred[ok, , , drop = FALSE], c(2L, 3L), mean)
   }
-  weights <- NULL
-  if (keep_weights) {
+  weights <- buffers <- NULL
+  if (keep_draws) {
     weights <- matrix(cat_num("params"), nrow = draws, byrow = TRUE)
-    colnames(weights) <- nn_param_names(desc)
+    B <- sum(desc$buffer_size)
+    if (B > 0) buffers <- matrix(cat_num("buffers"), nrow = draws, byrow = TRUE)
   }
   history <- NULL
   if (keep_history) {
@@ -153,27 +170,23 @@ wbb_nn <- function(x, y, model = nn_mlp(), family = NULL, lambda = 1e-4,
     sb_warn(c("{n_bad} of {draws} draw{?s} diverged (non-finite loss) and {?was/were} left out of the summaries.",
               i = "Lower {.arg lr} in {.fn nn_control}."), kind = "convergence")
   }
-  fit <- structure(list(
-    pred = pred, pred_mean = pred_mean, weights = weights,
-    objective = cat_num("objective"), grad_norm = cat_num("grad_norm"), steps = cat_num("steps"), status = status,
-    history = history, steps_counted = sum(cat_num("steps_counted")),
-    family = family, levels = yd$levels, model = model, layers = tab, n_parameters = desc$n_parameters,
-    spec = spec, lambda = lambda, seed = rs$seed, call = mcall, device = parts[[1L]]$device,
-    settings = list(draws = draws, prior_weights = prior_weights, threads = rs$threads, control = control,
-                    nobs = xd$n, n_new = if (is.null(nd)) 0L else nd$n, input = xd$shape, n_out = n_out),
-    timing = c(elapsed = proc.time()[["elapsed"]] - t0)
-  ), class = c("sb_wbb_nn", "sb_nn_fit"))
-  if (!is.null(newy)) {
-    if (family == "gaussian") {
-      fit$rmse <- nn_rmse(pred, newy_d$y)
-    } else {
-      fit$accuracy <- nn_accuracy(pred, newy_d$y, family)
-    }
-    if (!is.null(fit$rmse)) fit$rmse[!ok] <- NA
-    if (!is.null(fit$accuracy)) fit$accuracy[!ok] <- NA
-    fit$newy <- newy_d$y
-  }
-  fit
+  ctl <- control
+  details <- sprintf("lambda %.4g (sum scale), prior weights %s, data weights %s; %s lr %.3g, %s, batch %d",
+                     lambda, prior_weights, ctl$weight_dist, ctl$optimizer, ctl$lr,
+                     if (is.null(ctl$max_steps)) paste(ctl$epochs, "epochs") else paste(ctl$max_steps, "steps"),
+                     min(ctl$batch_size, xd$n))
+  new_sb_nn_fit(
+    "sb_wbb_nn", method = "WBB", weights = weights, buffers = buffers, status = status, pred = pred,
+    pred_mean = pred_mean, newy = if (!is.null(newy)) newy_d$y, family = family, levels = yd$levels, model = model,
+    layers = tab, spec = spec, desc = desc, device = parts[[1L]]$device,
+    settings = list(draws = draws, prior_weights = prior_weights, lambda = lambda, threads = rs$threads,
+                    control = control, nobs = xd$n, n_new = if (is.null(nd)) 0L else nd$n, input = xd$shape,
+                    n_out = n_out, keep_draws = keep_draws),
+    seed = rs$seed, call = mcall, timing = c(elapsed = proc.time()[["elapsed"]] - t0), details = details,
+    training = history, float64 = isTRUE(control$float64),
+    objective = cat_num("objective"), grad_norm = cat_num("grad_norm"), steps = cat_num("steps"),
+    steps_counted = sum(cat_num("steps_counted")), lambda = lambda, history = history
+  )
 }
 
 nn_param_names <- function(desc) {
@@ -204,201 +217,3 @@ nn_accuracy <- function(pred, y, family) {
   one <- function(t) if (family == "binomial") pred[t, ] else pred[t, , , drop = FALSE]
   vapply(seq_len(dim(pred)[1]), function(t) mean(nn_class(one(t), family) == y), numeric(1))
 }
-
-#' @export
-print.sb_wbb_nn <- function(x, ...) {
-  ctl <- x$settings$control
-  cat(sprintf("<sb_wbb_nn> weighted Bayesian bootstrap, %d draws of a %s network (%s parameters), %s\n",
-              x$settings$draws, toupper(x$model$type), format(x$n_parameters, big.mark = ","), x$family))
-  cat(sprintf("  lambda %.4g (sum scale), prior weights %s, data weights %s; %s lr %.3g, %s, batch %d on %s\n",
-              x$lambda, x$settings$prior_weights, ctl$weight_dist, ctl$optimizer, ctl$lr,
-              if (is.null(ctl$max_steps)) paste(ctl$epochs, "epochs") else paste(ctl$max_steps, "steps"),
-              ctl$batch_size, x$device))
-  tab <- table(x$status)
-  tab <- tab[tab > 0]
-  bad <- names(tab) != "done"
-  cat("  draws: ", paste(tab, names(tab), collapse = ", "),
-      if (any(bad)) " (only done draws enter the summaries)", "\n", sep = "")
-  if (!is.null(x$accuracy)) {
-    a <- x$accuracy[x$status == "done"]
-    q <- stats::quantile(a, c(0.025, 0.5, 0.975), names = FALSE)
-    cat(sprintf("  test accuracy per draw: mean %.3f, median %.3f, 95%% interval [%.3f, %.3f]; posterior-mean predictor %.3f\n",
-                mean(a), q[2], q[1], q[3], nn_mean_accuracy(x)))
-  }
-  if (!is.null(x$rmse)) {
-    a <- x$rmse[x$status == "done"]
-    cat(sprintf("  test RMSE per draw: mean %.4g, 95%% interval [%.4g, %.4g]\n", mean(a),
-                stats::quantile(a, 0.025), stats::quantile(a, 0.975)))
-  }
-  cat(sprintf("  %.1f s\n", x$timing[["elapsed"]]))
-  invisible(x)
-}
-
-nn_mean_accuracy <- function(x) {
-  if (is.null(x$newy) || x$family == "gaussian") return(NA_real_)
-  mean(nn_class(x$pred_mean, x$family) == x$newy)
-}
-
-#' Summaries and predictions of a network posterior
-#'
-#' `summary()` gives the posterior of the test accuracy (or RMSE), the accuracy of the posterior-mean
-#' predictor, and per-example predictive summaries: the predicted class, its posterior-mean probability, a
-#' credible interval for it, and the predictive entropy. `predict()` returns, for the test inputs the fit
-#' was given (or for `newx` when the weights were kept), the posterior-mean probabilities, per-draw
-#' predictions, or intervals.
-#'
-#' @param object,x A network fit: `sb_wbb_nn` ([wbb_nn()]) or `sb_sgld_sa_nn` ([sgld_sa()] with a `model`).
-#' @param level Credible level.
-#' @param newx New inputs (needs `keep_weights = TRUE` at fit time); `NULL`: the fit's `newx`.
-#' @param type `"prob"` (posterior-mean class probabilities / means), `"class"` (most probable class under
-#'   the posterior mean), `"draws"` (the per-draw array) or `"interval"` (mean and credible interval of
-#'   every output).
-#' @param ... Unused.
-#' @return `summary()`: a list of class `summary_sb_wbb_nn`; `predict()`: see `type`.
-#' @name sb_wbb_nn-methods
-#' @export
-summary.sb_nn_fit <- function(object, level = 0.95, ...) {
-  level <- check_number(level, lower = 0, upper = 1, lower_open = TRUE, upper_open = TRUE)
-  ok <- object$status == "done"
-  a <- (1 - level) / 2
-  out <- list(draws = sum(ok), level = level, family = object$family,
-              label = if (inherits(object, "sb_wbb_nn")) "WBB" else object$method)
-  metric <- if (!is.null(object$accuracy)) object$accuracy[ok] else if (!is.null(object$rmse)) object$rmse[ok]
-  if (!is.null(metric)) {
-    out$metric_name <- if (!is.null(object$accuracy)) "accuracy" else "rmse"
-    out$metric <- c(mean = mean(metric), sd = stats::sd(metric),
-                    stats::quantile(metric, c(a, 0.5, 1 - a)))
-    out$mean_predictor <- nn_mean_accuracy(object)
-  }
-  q_out <- object$settings$n_out %||% 1L
-  if (!is.null(object$pred) && (object$family == "multinomial" || (object$family == "binomial" && q_out == 1L))) {
-    pm <- if (object$family == "multinomial") object$pred_mean else cbind(1 - object$pred_mean, object$pred_mean)
-    cls <- nn_class(object$pred_mean, object$family) + 1L
-    p_cls <- pm[cbind(seq_len(nrow(pm)), cls)]
-    draws_cls <- if (object$family == "multinomial") {
-      vapply(seq_along(cls), function(i) object$pred[ok, i, cls[i]], numeric(sum(ok)))
-    } else {
-      pr <- object$pred[ok, , drop = FALSE]
-      pr[, cls == 1] <- 1 - pr[, cls == 1]
-      pr
-    }
-    draws_cls <- matrix(draws_cls, nrow = sum(ok))
-    q <- apply(draws_cls, 2, stats::quantile, probs = c(a, 1 - a), names = FALSE)
-    ent <- -rowSums(ifelse(pm > 0, pm * log(pm), 0))
-    lev <- if (is.null(object$levels)) c("0", "1") else object$levels
-    out$examples <- data.frame(class = factor(lev[cls], levels = lev), prob = p_cls, lower = q[1, ], upper = q[2, ],
-                               entropy = ent, correct = if (!is.null(object$newy)) cls - 1L == object$newy else NA)
-  }
-  structure(out, class = "summary_sb_wbb_nn")
-}
-
-#' @export
-print.summary_sb_wbb_nn <- function(x, ...) {
-  cat(sprintf("%s network posterior: %d draws, %s\n", x$label %||% "WBB", x$draws, x$family))
-  if (!is.null(x$metric)) {
-    cat(sprintf("Test %s per draw:\n", x$metric_name))
-    print(round(x$metric, 4))
-    if (!is.na(x$mean_predictor)) cat(sprintf("Posterior-mean predictor accuracy: %.4f\n", x$mean_predictor))
-  }
-  if (!is.null(x$examples)) {
-    e <- x$examples
-    cat(sprintf("Predictive entropy over %d test examples: median %.3f (max %.3f for %d classes)\n",
-                nrow(e), stats::median(e$entropy), log(max(2L, nlevels(e$class))), nlevels(e$class)))
-    if (!all(is.na(e$correct))) {
-      qs <- stats::quantile(e$entropy, c(0, 0.25, 0.5, 0.75, 1))
-      bins <- cut(e$entropy, unique(qs), include.lowest = TRUE)
-      cat("Accuracy by predictive-entropy quartile:\n")
-      print(round(tapply(e$correct, bins, mean), 3))
-    }
-  }
-  invisible(x)
-}
-
-#' @rdname sb_wbb_nn-methods
-#' @export
-predict.sb_nn_fit <- function(object, newx = NULL, type = c("prob", "class", "draws", "interval"), level = 0.95, ...) {
-  type <- sb_match_arg(type)
-  level <- check_number(level, lower = 0, upper = 1, lower_open = TRUE, upper_open = TRUE)
-  ok <- object$status == "done"
-  if (is.null(newx) && is.null(object$pred) && !is.null(object$pred_mean) && type %in% c("prob", "class")) {
-    m <- object$pred_mean  # running posterior predictive mean (draws not kept)
-    if (type == "prob") return(m)
-    if (object$family == "gaussian") sb_abort("{.code type = \"class\"} needs a classification fit.", arg = "type")
-    return(factor(object$levels[nn_class(m, object$family) + 1L], levels = object$levels))
-  }
-  if (is.null(newx)) {
-    if (is.null(object$pred)) {
-      sb_abort(c("This fit has no stored predictions.", i = "Pass {.arg newx} when fitting, or {.arg newx} here with a fit that kept its weights ({.code keep_weights = TRUE} / {.code keep_draws = TRUE})."),
-               arg = "newx")
-    }
-    pr <- object$pred
-  } else {
-    if (is.null(object$weights)) {
-      sb_abort(c("Predicting new inputs needs the weights of every draw.",
-                 i = "Refit with {.code keep_weights = TRUE} ({.fn wbb_nn}) or {.code keep_draws = TRUE} ({.fn sgld_sa}), or pass {.arg newx} when fitting."), arg = "newx")
-    }
-    nd <- nn_prepare_x(newx, "newx")
-    if (!identical(nd$shape, object$settings$input)) {
-      sb_abort(c("{.arg newx} must have the example shape the network was trained on ({paste(object$settings$input, collapse = ' x ')}).",
-                 x = "It has {paste(nd$shape, collapse = ' x ')}."), arg = "newx")
-    }
-    flat <- cpp_nn_predict(object$spec, t(object$weights[ok, , drop = FALSE]), nd$x, nd$dim,
-                           isTRUE(object$settings$float64) || isTRUE(object$settings$control$float64))
-    k <- if (object$family == "multinomial") length(object$levels) else object$settings$n_out %||% 1L
-    pr <- aperm(array(flat, c(k, nd$n, sum(ok))), c(3L, 2L, 1L))
-    if (k == 1L) pr <- matrix(pr, sum(ok), nd$n) else if (object$family == "multinomial") dimnames(pr) <- list(NULL, NULL, object$levels)
-    ok <- rep(TRUE, sum(ok))
-  }
-  multi <- length(dim(pr)) == 3L
-  prd <- if (multi) pr[ok, , , drop = FALSE] else pr[ok, , drop = FALSE]
-  if (type == "draws") return(prd)
-  m <- if (multi) apply(prd, c(2L, 3L), mean) else colMeans(prd)
-  if (type == "prob") return(m)
-  if (type == "class") {
-    if (object$family == "gaussian") sb_abort("{.code type = \"class\"} needs a classification fit.", arg = "type")
-    return(factor(object$levels[nn_class(m, object$family) + 1L], levels = object$levels))
-  }
-  a <- (1 - level) / 2
-  if (multi) {
-    lo <- apply(prd, c(2L, 3L), stats::quantile, a)
-    hi <- apply(prd, c(2L, 3L), stats::quantile, 1 - a)
-    return(list(mean = m, lower = lo, upper = hi))
-  }
-  data.frame(fit = m, lower = apply(prd, 2, stats::quantile, a), upper = apply(prd, 2, stats::quantile, 1 - a))
-}
-
-#' @rdname sb_wbb_nn-methods
-#' @export
-plot.sb_wbb_nn <- function(x, ...) {
-  metric <- if (!is.null(x$accuracy)) x$accuracy else x$rmse
-  if (is.null(metric)) {
-    sb_abort(c("Nothing to plot: the fit has no test metric.", i = "Pass {.arg newx} and {.arg newy} to {.fn wbb_nn}."),
-             arg = "x")
-  }
-  metric <- metric[x$status == "done"]
-  lab <- if (!is.null(x$accuracy)) "test accuracy" else "test RMSE"
-  d <- stats::density(metric, from = if (!is.null(x$accuracy)) 0 else min(metric),
-                      to = if (!is.null(x$accuracy)) 1 else max(metric))
-  graphics::plot(d, main = sprintf("WBB posterior of the %s (%d draws)", lab, length(metric)), xlab = lab, ...)
-  graphics::polygon(d, col = grDevices::adjustcolor("firebrick", 0.2), border = "firebrick")
-  graphics::rug(metric)
-  invisible(x)
-}
-
-#' @rdname sb_wbb_nn-methods
-#' @export
-as.matrix.sb_nn_fit <- function(x, ...) {
-  if (!is.null(x$weights)) return(x$weights[x$status == "done", , drop = FALSE])
-  metric <- if (!is.null(x$accuracy)) cbind(accuracy = x$accuracy) else if (!is.null(x$rmse)) cbind(rmse = x$rmse)
-  if (is.null(metric)) {
-    sb_abort(c("This fit keeps neither weights nor a per-draw test metric.", i = "Use {.code keep_weights = TRUE} ({.fn wbb_nn}) or {.code keep_draws = TRUE} ({.fn sgld_sa}), with {.arg newy}."),
-             arg = "x")
-  }
-  metric[x$status == "done", , drop = FALSE]
-}
-
-#' @export
-as_draws_matrix.sb_nn_fit <- function(x, ...) posterior::as_draws_matrix(as.matrix(x))
-
-#' @export
-as_draws_df.sb_nn_fit <- function(x, ...) posterior::as_draws_df(as.matrix(x))

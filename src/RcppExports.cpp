@@ -251,17 +251,18 @@ BEGIN_RCPP
 END_RCPP
 }
 // cpp_nn_predict
-Rcpp::NumericVector cpp_nn_predict(Rcpp::List spec, Rcpp::NumericMatrix params, Rcpp::NumericVector newx, Rcpp::IntegerVector newdim, bool float64);
-RcppExport SEXP _scalebayes_cpp_nn_predict(SEXP specSEXP, SEXP paramsSEXP, SEXP newxSEXP, SEXP newdimSEXP, SEXP float64SEXP) {
+Rcpp::NumericVector cpp_nn_predict(Rcpp::List spec, Rcpp::NumericMatrix params, Rcpp::NumericMatrix buffers, Rcpp::NumericVector newx, Rcpp::IntegerVector newdim, bool float64);
+RcppExport SEXP _scalebayes_cpp_nn_predict(SEXP specSEXP, SEXP paramsSEXP, SEXP buffersSEXP, SEXP newxSEXP, SEXP newdimSEXP, SEXP float64SEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::RNGScope rcpp_rngScope_gen;
     Rcpp::traits::input_parameter< Rcpp::List >::type spec(specSEXP);
     Rcpp::traits::input_parameter< Rcpp::NumericMatrix >::type params(paramsSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericMatrix >::type buffers(buffersSEXP);
     Rcpp::traits::input_parameter< Rcpp::NumericVector >::type newx(newxSEXP);
     Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type newdim(newdimSEXP);
     Rcpp::traits::input_parameter< bool >::type float64(float64SEXP);
-    rcpp_result_gen = Rcpp::wrap(cpp_nn_predict(spec, params, newx, newdim, float64));
+    rcpp_result_gen = Rcpp::wrap(cpp_nn_predict(spec, params, buffers, newx, newdim, float64));
     return rcpp_result_gen;
 END_RCPP
 }
@@ -285,13 +286,14 @@ BEGIN_RCPP
 END_RCPP
 }
 // cpp_nn_adversarial
-Rcpp::List cpp_nn_adversarial(Rcpp::List spec, Rcpp::NumericMatrix params, Rcpp::NumericVector x, Rcpp::IntegerVector xdim, Rcpp::NumericVector y, Rcpp::NumericVector zeta, Rcpp::NumericVector clip, double batch, std::string device, bool float64, bool keep_x, Rcpp::IntegerVector source, bool predicted_label);
-RcppExport SEXP _scalebayes_cpp_nn_adversarial(SEXP specSEXP, SEXP paramsSEXP, SEXP xSEXP, SEXP xdimSEXP, SEXP ySEXP, SEXP zetaSEXP, SEXP clipSEXP, SEXP batchSEXP, SEXP deviceSEXP, SEXP float64SEXP, SEXP keep_xSEXP, SEXP sourceSEXP, SEXP predicted_labelSEXP) {
+Rcpp::List cpp_nn_adversarial(Rcpp::List spec, Rcpp::NumericMatrix params, Rcpp::NumericMatrix buffers, Rcpp::NumericVector x, Rcpp::IntegerVector xdim, Rcpp::NumericVector y, Rcpp::NumericVector zeta, Rcpp::NumericVector clip, double batch, std::string device, bool float64, bool keep_x, Rcpp::IntegerVector source, bool predicted_label);
+RcppExport SEXP _scalebayes_cpp_nn_adversarial(SEXP specSEXP, SEXP paramsSEXP, SEXP buffersSEXP, SEXP xSEXP, SEXP xdimSEXP, SEXP ySEXP, SEXP zetaSEXP, SEXP clipSEXP, SEXP batchSEXP, SEXP deviceSEXP, SEXP float64SEXP, SEXP keep_xSEXP, SEXP sourceSEXP, SEXP predicted_labelSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::RNGScope rcpp_rngScope_gen;
     Rcpp::traits::input_parameter< Rcpp::List >::type spec(specSEXP);
     Rcpp::traits::input_parameter< Rcpp::NumericMatrix >::type params(paramsSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericMatrix >::type buffers(buffersSEXP);
     Rcpp::traits::input_parameter< Rcpp::NumericVector >::type x(xSEXP);
     Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type xdim(xdimSEXP);
     Rcpp::traits::input_parameter< Rcpp::NumericVector >::type y(ySEXP);
@@ -303,7 +305,7 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< bool >::type keep_x(keep_xSEXP);
     Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type source(sourceSEXP);
     Rcpp::traits::input_parameter< bool >::type predicted_label(predicted_labelSEXP);
-    rcpp_result_gen = Rcpp::wrap(cpp_nn_adversarial(spec, params, x, xdim, y, zeta, clip, batch, device, float64, keep_x, source, predicted_label));
+    rcpp_result_gen = Rcpp::wrap(cpp_nn_adversarial(spec, params, buffers, x, xdim, y, zeta, clip, batch, device, float64, keep_x, source, predicted_label));
     return rcpp_result_gen;
 END_RCPP
 }
@@ -602,9 +604,9 @@ static const R_CallMethodDef CallEntries[] = {
     {"_scalebayes_cpp_nn_describe", (DL_FUNC) &_scalebayes_cpp_nn_describe, 1},
     {"_scalebayes_cpp_nn_wbb", (DL_FUNC) &_scalebayes_cpp_nn_wbb, 9},
     {"_scalebayes_cpp_nn_objective", (DL_FUNC) &_scalebayes_cpp_nn_objective, 8},
-    {"_scalebayes_cpp_nn_predict", (DL_FUNC) &_scalebayes_cpp_nn_predict, 5},
+    {"_scalebayes_cpp_nn_predict", (DL_FUNC) &_scalebayes_cpp_nn_predict, 6},
     {"_scalebayes_cpp_nn_sgmcmc", (DL_FUNC) &_scalebayes_cpp_nn_sgmcmc, 9},
-    {"_scalebayes_cpp_nn_adversarial", (DL_FUNC) &_scalebayes_cpp_nn_adversarial, 13},
+    {"_scalebayes_cpp_nn_adversarial", (DL_FUNC) &_scalebayes_cpp_nn_adversarial, 14},
     {"_scalebayes_cpp_nn_forward", (DL_FUNC) &_scalebayes_cpp_nn_forward, 8},
     {"_scalebayes_cpp_test_storage_ops", (DL_FUNC) &_scalebayes_cpp_test_storage_ops, 6},
     {"_scalebayes_cpp_test_net_regradient", (DL_FUNC) &_scalebayes_cpp_test_net_regradient, 7},

@@ -116,10 +116,17 @@ Rcpp::List cpp_nn_describe(Rcpp::List spec) {
     sizes.push_back(static_cast<double>(g.tensor.numel()));
     pen.push_back(g.penalized);
   }
+  Rcpp::CharacterVector bnames;  // batch-norm running statistics (Net::copy_buffers_to order)
+  Rcpp::NumericVector bsizes;
+  for (const auto& b : net->buffer_shapes()) {
+    bnames.push_back(b.first);
+    bsizes.push_back(static_cast<double>(b.second));
+  }
   return Rcpp::List::create(Rcpp::Named("n_parameters") = static_cast<double>(net->n_parameters()),
                             Rcpp::Named("n_penalized") = static_cast<int>(net->n_penalized_groups()),
                             Rcpp::Named("out") = static_cast<int>(net->out_dim()), Rcpp::Named("group") = names,
-                            Rcpp::Named("size") = sizes, Rcpp::Named("penalized") = pen);
+                            Rcpp::Named("size") = sizes, Rcpp::Named("penalized") = pen,
+                            Rcpp::Named("buffer") = bnames, Rcpp::Named("buffer_size") = bsizes);
 #else
   Rcpp::stop("scalebayes was built without LibTorch");
 #endif
@@ -155,12 +162,15 @@ Rcpp::List cpp_nn_wbb(Rcpp::List spec, Rcpp::NumericVector x, Rcpp::IntegerVecto
   const std::int64_t rows = pb.train.history ? nn::max_epochs(pb.train, n) : 0;  // R checked the size
   Rcpp::NumericVector pred(has_new ? static_cast<R_xlen_t>(n_new * probe->out_dim() * count) : 0);
   Rcpp::NumericVector params(keep_params ? static_cast<R_xlen_t>(P * count) : 0);
+  const double B = static_cast<double>(probe->n_buffer_values());
+  Rcpp::NumericVector buffers(keep_params ? static_cast<R_xlen_t>(B * count) : 0);
   Rcpp::NumericVector objective(count, NA_REAL), grad_norm(count, NA_REAL), steps(count, 0.0);
   Rcpp::NumericVector history(static_cast<R_xlen_t>(rows) * 2 * count, NA_REAL), epochs(count, 0.0);
   Rcpp::IntegerVector status(count, 0);
   nn::NetWbbOutput out;
   out.pred = has_new ? pred.begin() : nullptr;
   out.params = keep_params ? params.begin() : nullptr;
+  out.buffers = keep_params && B > 0 ? buffers.begin() : nullptr;
   out.objective = objective.begin();
   out.grad_norm = grad_norm.begin();
   out.steps = steps.begin();
@@ -200,6 +210,7 @@ Rcpp::List cpp_nn_wbb(Rcpp::List spec, Rcpp::NumericVector x, Rcpp::IntegerVecto
     if (!std::isfinite(objective[i])) objective[i] = NA_REAL;
   }
   return Rcpp::List::create(Rcpp::Named("pred") = pred, Rcpp::Named("params") = params,
+                            Rcpp::Named("buffers") = buffers,
                             Rcpp::Named("objective") = objective, Rcpp::Named("grad_norm") = grad_norm,
                             Rcpp::Named("steps") = steps, Rcpp::Named("status") = status,
                             Rcpp::Named("history") = history, Rcpp::Named("history_rows") = static_cast<double>(rows),
@@ -237,18 +248,21 @@ Rcpp::List cpp_nn_objective(Rcpp::List spec, Rcpp::NumericVector x, Rcpp::Intege
 #endif
 }
 
-// Predictions of stored draws (params: P x T, one column per draw) on newx (an R array, n first).
+// Predictions of stored draws (params: P x T, one column per draw; buffers: B x T batch-norm running statistics,
+// or 0 columns) on newx (an R array, n first).
 // [[Rcpp::export]]
-Rcpp::NumericVector cpp_nn_predict(Rcpp::List spec, Rcpp::NumericMatrix params, Rcpp::NumericVector newx,
-                                   Rcpp::IntegerVector newdim, bool float64) {
+Rcpp::NumericVector cpp_nn_predict(Rcpp::List spec, Rcpp::NumericMatrix params, Rcpp::NumericMatrix buffers,
+                                   Rcpp::NumericVector newx, Rcpp::IntegerVector newdim, bool float64) {
 #ifdef SCALEBAYES_HAVE_TORCH
   nn::BlasThreadGuard blas1;
   const nn::ModelSpec ms = spec_from(spec);
   const nn::DeviceChoice dev = nn::choose_device("cpu", float64);
   const torch::Tensor x = nn::from_col_major(newx.begin(), dims_of(newdim), dev.options());
   Rcpp::NumericVector out(static_cast<R_xlen_t>(params.ncol()) * newdim[0] * ms.n_out());
+  if (buffers.ncol() > 0 && buffers.ncol() != params.ncol()) Rcpp::stop("buffers must have one column per draw");
   nn::predict_draws(ms, dev, params.begin(), static_cast<std::size_t>(params.nrow()),
-                    static_cast<std::size_t>(params.ncol()), x, out.begin());
+                    static_cast<std::size_t>(params.ncol()), x, out.begin(),
+                    buffers.ncol() > 0 && buffers.nrow() > 0 ? buffers.begin() : nullptr);
   return out;
 #else
   Rcpp::stop("scalebayes was built without LibTorch");
@@ -288,8 +302,13 @@ Rcpp::List cpp_nn_sgmcmc(Rcpp::List spec, Rcpp::NumericVector x, Rcpp::IntegerVe
   nn::Net probe(pb.spec, torch::kCPU, torch::kFloat);
   const R_xlen_t P = static_cast<R_xlen_t>(probe->n_parameters());
   const R_xlen_t G = static_cast<R_xlen_t>(probe->groups().size());
+  const R_xlen_t B = static_cast<R_xlen_t>(probe->n_buffer_values());
   const R_xlen_t m = has_new ? static_cast<R_xlen_t>(newdim[0]) * probe->out_dim() : 0;
-  const R_xlen_t S = ctl.n_saved(), Tr = ctl.n_traced();
+  const R_xlen_t Tr = ctl.n_traced();
+  // stored draws: every keep_stride-th saved iteration (R: keep_draws = a number of draws per chain)
+  const R_xlen_t stride = sbglue::has(nnctl, "keep_stride") ? static_cast<R_xlen_t>(Rcpp::as<double>(nnctl["keep_stride"])) : 1;
+  if (stride < 1) Rcpp::stop("keep_stride must be at least 1");
+  const R_xlen_t S = (ctl.n_saved() + stride - 1) / stride;
   Rcpp::NumericVector init_params;  // P x chains (R checked the shape), or absent: default initialization
   if (sbglue::has(nnctl, "init")) {
     init_params = Rcpp::NumericVector(nnctl["init"]);
@@ -300,13 +319,17 @@ Rcpp::List cpp_nn_sgmcmc(Rcpp::List spec, Rcpp::NumericVector x, Rcpp::IntegerVe
   Rcpp::List chains(ctl.chains);
   for (int c = 0; c < ctl.chains; ++c) {
     Rcpp::NumericVector pred_mean(m, NA_REAL), pred_draws(pb.keep_pred ? S * m : 0), param_mean(P), param_final(P),
-        param_draws(pb.keep_params ? S * P : 0), rho(P), trace(Tr * nn::NT_NCOL), delta(G), scalars(6);
+        param_draws(pb.keep_params ? S * P : 0), rho(P), trace(Tr * nn::NT_NCOL), delta(G), scalars(6),
+        buffer_draws(pb.keep_params ? S * B : 0), buffer_final(B);
     nn::NetChainOutput& o = outs[static_cast<std::size_t>(c)];
     o.pred_mean = has_new ? pred_mean.begin() : nullptr;
     o.pred_draws = pb.keep_pred ? pred_draws.begin() : nullptr;
     o.param_mean = param_mean.begin();
     o.param_final = param_final.begin();
     o.param_draws = pb.keep_params ? param_draws.begin() : nullptr;
+    o.keep_stride = static_cast<std::size_t>(stride);
+    o.buffer_draws = pb.keep_params && B > 0 ? buffer_draws.begin() : nullptr;
+    o.buffer_final = B > 0 ? buffer_final.begin() : nullptr;
     o.rho = rho.begin();
     o.trace = trace.begin();
     o.delta = delta.begin();
@@ -315,7 +338,8 @@ Rcpp::List cpp_nn_sgmcmc(Rcpp::List spec, Rcpp::NumericVector x, Rcpp::IntegerVe
                                    Rcpp::Named("param_mean") = param_mean, Rcpp::Named("param_final") = param_final,
                                    Rcpp::Named("param_draws") = param_draws, Rcpp::Named("rho") = rho,
                                    Rcpp::Named("trace") = trace, Rcpp::Named("delta") = delta,
-                                   Rcpp::Named("scalars") = scalars);
+                                   Rcpp::Named("scalars") = scalars, Rcpp::Named("buffer_draws") = buffer_draws,
+                                   Rcpp::Named("buffer_final") = buffer_final);
   }
   std::vector<scalebayes::sgmcmc::ChainStatus> status;
   nn::NetStatus shown;
@@ -347,11 +371,12 @@ Rcpp::List cpp_nn_sgmcmc(Rcpp::List spec, Rcpp::NumericVector x, Rcpp::IntegerVe
 }
 
 // FGSM against the model average of stored draws (engine: nn/adversarial.hpp). params: P x T, one column per
-// draw; x: an R array (n first) with dims xdim; y: 0-based classes (multinomial) or 0/1; zeta: perturbation
+// draw; buffers: B x T batch-norm running statistics (or 0 columns); x: an R array (n first) with dims xdim; y: 0-based classes (multinomial) or 0/1; zeta: perturbation
 // sizes; clip: (lo, hi); keep_x: also return the adversarial inputs (row-major, zeta after zeta); source: the
 // 1-based columns the attack is built from (empty: all); predicted_label: attack the predicted class.
 // [[Rcpp::export]]
-Rcpp::List cpp_nn_adversarial(Rcpp::List spec, Rcpp::NumericMatrix params, Rcpp::NumericVector x,
+Rcpp::List cpp_nn_adversarial(Rcpp::List spec, Rcpp::NumericMatrix params, Rcpp::NumericMatrix buffers,
+                              Rcpp::NumericVector x,
                               Rcpp::IntegerVector xdim, Rcpp::NumericVector y, Rcpp::NumericVector zeta,
                               Rcpp::NumericVector clip, double batch, std::string device, bool float64, bool keep_x,
                               Rcpp::IntegerVector source, bool predicted_label) {
@@ -374,7 +399,8 @@ Rcpp::List cpp_nn_adversarial(Rcpp::List spec, Rcpp::NumericMatrix params, Rcpp:
   out.draw_accuracy = dacc.begin();
   out.x_adv = keep_x ? xadv.begin() : nullptr;
   nn::fgsm_model_average(ms, dev, params.begin(), static_cast<std::size_t>(params.nrow()),
-                         static_cast<std::size_t>(params.ncol()), data, cfg, out);
+                         static_cast<std::size_t>(params.ncol()), data, cfg, out,
+                         buffers.ncol() > 0 && buffers.nrow() > 0 ? buffers.begin() : nullptr);
   return Rcpp::List::create(Rcpp::Named("accuracy") = acc, Rcpp::Named("mean_draw_accuracy") = dacc,
                             Rcpp::Named("x_adv") = xadv, Rcpp::Named("device") = dev.device.str());
 #else

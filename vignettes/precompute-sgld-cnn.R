@@ -44,7 +44,7 @@ table2_arm <- function(d, arm, epochs, tau) {
   t0 <- proc.time()[["elapsed"]]
   if (arm %in% c("Vanilla", "Dropout")) {
     fit <- wbb_nn(d$x, d$y, model = nn_cnn(dropout = if (arm == "Dropout") 0.5 else 0), lambda = 0, draws = 1,
-                  newx = d$newx, newy = d$newy, keep_weights = TRUE, threads = 1, seed = 1, quiet = TRUE,
+                  newx = d$newx, newy = d$newy, keep_draws = TRUE, threads = 1, seed = 1, quiet = TRUE,
                   control = nn_control(epochs = epochs, batch_size = 1000, lr = 1e-3, weight_dist = "unit",
                                        certify = FALSE))
     acc <- fit$accuracy

@@ -67,7 +67,7 @@ fingerprint_runs <- function() {
       function() {
         d <- net_data(family)
         f <- wbb_nn(d$x, d$y, model = model, family = family, draws = 3, newx = d$x[1:10, ],
-                    keep_weights = TRUE, seed = 16, threads = 2, quiet = quiet,
+                    keep_draws = TRUE, seed = 16, threads = 2, quiet = quiet,
                     control = nn_control(epochs = 3, batch_size = 32, ...))
         list(weights = as.numeric(f$weights), pred = as.numeric(f$pred))
       }

@@ -251,7 +251,7 @@ if (sb_torch_available()) {
     fz_cases("wbb_nn", "threads", fz_bad_count, b_nn),
     fz_cases("wbb_nn", "seed", fz_bad_seed, b_nn),
     fz_cases("wbb_nn", "device", list(tpu = "tpu", na = NA, number = 1), b_nn),
-    fz_cases("wbb_nn", "keep_weights", fz_bad_flag, b_nn),
+    fz_cases("wbb_nn", "keep_draws", fz_bad_flag, b_nn),
     fz_cases("wbb_nn", "newx", newx_bad, b_nn),
     fz_cases("wbb_nn", "newy", list(unseen = factor(rep("z", 4)), short = yf[1:2]), modifyList(b_nn, list(newx = x[1:4, ]))),
     fz_cases("wbb_nn", "control", fz_bad_control[-3], b_nn),

@@ -41,7 +41,7 @@ test_that("against a softmax regression the adversarial inputs are x + zeta * si
   x <- d$x; y <- d$y; n <- d$n
   zeta <- c(0, 0.05, 0.3)
   for (draws in c(1, 3)) {
-    fit <- wbb_nn(x, y, model = nn_mlp(integer()), draws = draws, keep_weights = TRUE, seed = 3, quiet = TRUE,
+    fit <- wbb_nn(x, y, model = nn_mlp(integer()), draws = draws, keep_draws = TRUE, seed = 3, quiet = TRUE,
                   control = nn_control(epochs = 2, batch_size = 10, float64 = TRUE))
     for (clip in list(NULL, c(0.1, 0.9))) {
       adv <- nn_adversarial(fit, x, y, zeta = zeta, clip = clip, keep_x = TRUE)
@@ -58,7 +58,7 @@ test_that("the authors' variant: attack from some draws at the predicted class, 
   skip_if_no_torch()
   d <- three_class_data(13)
   x <- d$x; y <- d$y
-  fit <- wbb_nn(x, y, model = nn_mlp(integer()), draws = 4, keep_weights = TRUE, seed = 5, quiet = TRUE,
+  fit <- wbb_nn(x, y, model = nn_mlp(integer()), draws = 4, keep_draws = TRUE, seed = 5, quiet = TRUE,
                 control = nn_control(epochs = 2, batch_size = 10, float64 = TRUE))
   zeta <- c(0, 0.4)
   src <- c(4, 2)
@@ -88,7 +88,7 @@ test_that("against a logistic regression (binomial) the adversarial inputs follo
   n <- 50
   x <- matrix(rnorm(n * 2), n, 2)
   y <- as.integer(x[, 1] + rnorm(n) > 0)
-  fit <- wbb_nn(x, y, model = nn_mlp(integer()), family = "binomial", draws = 1, keep_weights = TRUE, seed = 4,
+  fit <- wbb_nn(x, y, model = nn_mlp(integer()), family = "binomial", draws = 1, keep_draws = TRUE, seed = 4,
                 quiet = TRUE, control = nn_control(epochs = 2, batch_size = 10, float64 = TRUE))
   w <- unname(fit$weights[1, ])
   pr <- plogis(drop(x %*% w[1:2]) + w[3])
@@ -107,7 +107,7 @@ test_that("at zeta = 0 the accuracies are those of predict() (model average and 
   n <- 150
   x <- matrix(runif(n * 4), n, 4)
   y <- factor(ifelse(x[, 1] + x[, 2] > 1, "a", ifelse(x[, 3] > 0.5, "b", "c")))
-  fit <- wbb_nn(x, y, model = nn_mlp(6), draws = 4, keep_weights = TRUE, seed = 8, quiet = TRUE,
+  fit <- wbb_nn(x, y, model = nn_mlp(6), draws = 4, keep_draws = TRUE, seed = 8, quiet = TRUE,
                 control = nn_control(epochs = 3, batch_size = 16, float64 = TRUE))
   adv <- nn_adversarial(fit, x, y, zeta = c(0, 0.1), batch = 40)  # chunks of 40: 150 is not a multiple
   expect_equal(adv$accuracy[1], mean(predict(fit, newx = x, type = "class") == y))
@@ -123,7 +123,7 @@ test_that("a trained network loses accuracy under attack (wbb_nn and sgld_sa fit
   n <- 300
   x <- matrix(runif(n * 4), n, 4)
   y <- factor(ifelse(x[, 1] > x[, 2], "a", "b"))
-  fit <- wbb_nn(x, y, model = nn_mlp(16), draws = 3, keep_weights = TRUE, seed = 5, quiet = TRUE,
+  fit <- wbb_nn(x, y, model = nn_mlp(16), draws = 3, keep_draws = TRUE, seed = 5, quiet = TRUE,
                 control = nn_control(epochs = 30, batch_size = 32, lr = 0.01))
   adv <- nn_adversarial(fit, x, y)
   expect_s3_class(adv, "sb_nn_adversarial")
@@ -147,11 +147,11 @@ test_that("bad inputs are classed errors naming the argument", {
   x <- matrix(runif(40 * 3), 40, 3)
   y <- factor(sample(c("a", "b", "c"), 40, TRUE))
   ctl <- nn_control(epochs = 1)
-  fit <- wbb_nn(x, y, model = nn_mlp(3), draws = 2, keep_weights = TRUE, seed = 1, quiet = TRUE, control = ctl)
-  nokeep <- wbb_nn(x, y, model = nn_mlp(3), draws = 2, seed = 1, quiet = TRUE, control = ctl)
-  gauss <- wbb_nn(x, x[, 1], model = nn_mlp(3), draws = 2, keep_weights = TRUE, seed = 1, quiet = TRUE,
+  fit <- wbb_nn(x, y, model = nn_mlp(3), draws = 2, keep_draws = TRUE, seed = 1, quiet = TRUE, control = ctl)
+  nokeep <- wbb_nn(x, y, model = nn_mlp(3), draws = 2, seed = 1, quiet = TRUE, control = ctl, keep_draws = FALSE)
+  gauss <- wbb_nn(x, x[, 1], model = nn_mlp(3), draws = 2, keep_draws = TRUE, seed = 1, quiet = TRUE,
                   control = ctl)
-  expect_error(nn_adversarial(nokeep, x, y), class = "scalebayes_error_input", regexp = "keep_weights")
+  expect_error(nn_adversarial(nokeep, x, y), class = "scalebayes_error_input", regexp = "keep_draws")
   expect_error(nn_adversarial(gauss, x, x[, 1]), class = "scalebayes_error_input", regexp = "classifier")
   expect_error(nn_adversarial(list(), x, y), class = "scalebayes_error_input", regexp = "fit")
   expect_error(nn_adversarial(fit, x[, 1:2], y), class = "scalebayes_error_input", regexp = "example shape")
@@ -172,7 +172,7 @@ test_that("image inputs: the caller's layout is kept; the direction is the sign 
   img <- array(runif(12 * 2 * 6 * 6), c(12, 2, 6, 6))
   lab <- factor(sample(c("u", "v", "w"), 12, TRUE))
   fit <- wbb_nn(img, lab, model = nn_cnn(channels = 2, kernel = 3, hidden = 4, dropout = 0.5, activation = "tanh"), draws = 2,
-                keep_weights = TRUE, seed = 3, quiet = TRUE, control = nn_control(epochs = 1, float64 = TRUE))
+                keep_draws = TRUE, seed = 3, quiet = TRUE, control = nn_control(epochs = 1, float64 = TRUE))
   adv <- nn_adversarial(fit, img, lab, zeta = c(0, 0.1), clip = NULL, keep_x = TRUE)
   xa <- attr(adv, "x_adv")
   expect_identical(xa[[1]], img)
@@ -198,7 +198,7 @@ test_that("image inputs: the caller's layout is kept; the direction is the sign 
   expect_equal(sign(xa[[2]][k] - img[k])[big], sign(fd)[big])
   g <- array(runif(10 * 5 * 5), c(10, 5, 5))  # n x height x width: one channel
   gl <- factor(sample(c("u", "v"), 10, TRUE))
-  f2 <- wbb_nn(g, gl, model = nn_cnn(channels = 2, kernel = 3, hidden = 3), draws = 1, keep_weights = TRUE,
+  f2 <- wbb_nn(g, gl, model = nn_cnn(channels = 2, kernel = 3, hidden = 3), draws = 1, keep_draws = TRUE,
                seed = 3, quiet = TRUE, control = nn_control(epochs = 1, float64 = TRUE))
   expect_identical(attr(nn_adversarial(f2, g, gl, zeta = 0, keep_x = TRUE), "x_adv")[[1]], g)
 })

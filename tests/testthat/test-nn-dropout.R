@@ -94,7 +94,7 @@ test_that("wbb_nn with dropout: same seed, same draws for 1 and 2 threads; dropo
   x <- matrix(rnorm(100 * 4), 100, 4)
   y <- factor(ifelse(x[, 1] + x[, 2] > 0, "a", "b"))
   run <- function(threads, dropout = 0.5, model = nn_mlp(8, dropout = dropout)) {
-    wbb_nn(x, y, model = model, draws = 4, keep_weights = TRUE, threads = threads, seed = 21, quiet = TRUE,
+    wbb_nn(x, y, model = model, draws = 4, keep_draws = TRUE, threads = threads, seed = 21, quiet = TRUE,
            control = nn_control(epochs = 3, batch_size = 20))
   }
   f1 <- run(1)
@@ -108,7 +108,7 @@ test_that("wbb_nn with dropout: same seed, same draws for 1 and 2 threads; dropo
   img <- array(runif(40 * 64), c(40, 1, 8, 8))
   lab <- factor(sample(c("u", "v"), 40, TRUE))
   g <- function(threads) {
-    wbb_nn(img, lab, model = cnn, draws = 3, keep_weights = TRUE, threads = threads, seed = 2, quiet = TRUE,
+    wbb_nn(img, lab, model = cnn, draws = 3, keep_draws = TRUE, threads = threads, seed = 2, quiet = TRUE,
            control = nn_control(epochs = 2, batch_size = 10))$weights
   }
   expect_identical(g(1), g(2))

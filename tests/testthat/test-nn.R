@@ -86,7 +86,7 @@ test_that("network WBB draws solve the stated weighted objective (linear network
   }
   for (dist in c("unit", "exponential")) {
     fit <- wbb_nn(x, y, model = nn_mlp(integer()), family = "gaussian", lambda = lambda, draws = 3,
-                  keep_weights = TRUE, seed = 11, quiet = TRUE, threads = 1,
+                  keep_draws = TRUE, seed = 11, quiet = TRUE, threads = 1,
                   control = nn_control(optimizer = "sgd", lr = 0.3, momentum = 0.5, batch_size = n, max_steps = 3000,
                                        float64 = TRUE, weight_dist = dist))
     for (t in 1:3) {
@@ -105,11 +105,11 @@ test_that("draws do not depend on threads or chunks, and predictions match store
   set.seed(2)
   x <- matrix(rnorm(120 * 5), 120, 5)
   y <- factor(sample(c("a", "b", "c"), 120, TRUE))
-  args <- list(x = x, y = y, model = nn_mlp(6), draws = 5, newx = x[1:30, ], newy = y[1:30], keep_weights = TRUE,
+  args <- list(x = x, y = y, model = nn_mlp(6), draws = 5, newx = x[1:30, ], newy = y[1:30], keep_draws = TRUE,
                seed = 5, quiet = TRUE, control = nn_control(epochs = 3, batch_size = 16))
   f1 <- do.call(wbb_nn, c(args, threads = 1))
   f2 <- do.call(wbb_nn, c(args, threads = 2))
-  f3 <- do.call(wbb_nn, utils::modifyList(args, list(threads = 2, control = nn_control(epochs = 3, batch_size = 16, chunks = 3))))
+  f3 <- do.call(wbb_nn, utils::modifyList(args, list(threads = 2, chunks = 3, control = nn_control(epochs = 3, batch_size = 16))))
   expect_identical(f1$weights, f2$weights)
   expect_identical(f1$pred, f2$pred)
   expect_identical(f1$weights, f3$weights)
@@ -128,9 +128,9 @@ test_that("draws do not depend on threads or chunks, and predictions match store
   expect_equal(unname(s0$metric), unname(c(mean(acc), sd(acc), quantile(acc, c(0.1, 0.5, 0.9)))))
   pm <- apply(f1$pred, c(2, 3), mean)
   expect_equal(f1$pred_mean, pm, ignore_attr = TRUE)
-  expect_equal(s0$mean_predictor, mean(colnames(pm)[max.col(pm, "first")] == yt))
+  expect_equal(unname(s0$mean_predictor), mean(colnames(pm)[max.col(pm, "first")] == yt))
   s <- summary(f1)
-  expect_s3_class(s, "summary_sb_wbb_nn")
+  expect_s3_class(s, "summary_sb_nn_fit")
   expect_equal(nrow(s$examples), 30)
   expect_true(all(s$examples$lower <= s$examples$prob + 1e-12 & s$examples$prob <= s$examples$upper + 1e-12))
   expect_output(print(f1), "test accuracy")
@@ -190,7 +190,7 @@ test_that("bad inputs to the network functions are classed errors", {
     expect_error(ok(device = "cuda"), class = "scalebayes_error_backend")
   }
   # results too large for R are refused before training: kept weights (1e6 draws x ~12k parameters)
-  expect_error(wbb_nn(x, y, model = nn_mlp(3000), draws = 1e6, keep_weights = TRUE), "would hold",
+  expect_error(wbb_nn(x, y, model = nn_mlp(3000), draws = 1e6, keep_draws = TRUE), "would hold",
                class = "scalebayes_error")
   # binomial responses follow the package's one rule: 0/1 or logical (as for the GLMs)
   expect_error(wbb_nn(x, rep(c(2, 5), 10), model = nn_mlp(2), family = "binomial"), "0/1", class = "scalebayes_error")
@@ -200,10 +200,12 @@ test_that("bad inputs to the network functions are classed errors", {
   expect_length(b$accuracy, 1)
   m1 <- ok(newx = x[1, , drop = FALSE], newy = y[1])  # one test example, multinomial-style factor labels
   expect_true(m1$accuracy %in% c(0, 1))
-  f <- ok()
+  f <- wbb_nn(x, y, model = nn_mlp(2), draws = 1, quiet = TRUE, keep_draws = FALSE,
+              control = nn_control(epochs = 1, history = FALSE))
   expect_error(predict(f), class = "scalebayes_error")
-  expect_error(predict(f, newx = x), class = "scalebayes_error")
-  expect_error(plot(f), class = "scalebayes_error")
+  expect_error(predict(f, newx = x), "keep_draws", class = "scalebayes_error_state")
+  expect_error(plot(f), class = "scalebayes_error_state")
+  expect_error(predict(ok(), newdata = x, typo = 1), "typo", class = "scalebayes_error_input")
 })
 
 test_that("a diverging learning rate is reported, not returned as numbers", {

@@ -193,7 +193,7 @@ test_that("draws do not depend on the number of threads; chains differ", {
   y <- factor(ifelse(x[, 1] - x[, 2] > 0, "a", "b"))
   f <- function(threads) {
     sgld_sa(x, y, model = nn_mlp(6), sampler = "sghmc", iterations = 300, batch_size = 20, chains = 2,
-            threads = threads, newx = x[1:10, ], keep_draws = TRUE, seed = 4, quiet = TRUE,
+            threads = threads, newx = x[1:10, ], keep_draws = Inf, seed = 4, quiet = TRUE,
             control = sgmcmc_control(step_size = 1e-3, step_schedule = "constant"))
   }
   a <- f(1)
@@ -228,7 +228,7 @@ test_that("a classification chain learns, and SA adapts the inclusion probabilit
   expect_equal(levels(predict(fit, type = "class")), c("u", "v", "w"))
   expect_true(all(fit$trace$accuracy >= 0 & fit$trace$accuracy <= 1))
   expect_gt(tail(fit$trace$accuracy, 1), 0.7)  # minibatch accuracy since the previous trace point
-  expect_output(print(fit), "SGHMC-SA posterior of a MLP network")
+  expect_output(print(fit), "SGHMC-SA posterior of a network")
   # only the chosen layer gets the prior
   f2 <- sgld_sa(x[1:200, ], y[1:200], model = nn_mlp(8), sparse_layers = 2, iterations = 50, seed = 2, quiet = TRUE)
   expect_equal(length(f2$inclusion), 8 * 3)
@@ -267,7 +267,7 @@ test_that("a network chain continues from given parameters or from a fit (sgmcmc
   two <- run(2, init = start, chains = 2, step = 0)
   expect_equal(unname(two$weights_final), unname(t(start)), tolerance = 1e-6)
   # a wbb_nn fit with kept weights: chain c starts from draw c
-  wb <- wbb_nn(d$x, d$y, model = nn_mlp(3), draws = 2, keep_weights = TRUE, seed = 3, quiet = TRUE,
+  wb <- wbb_nn(d$x, d$y, model = nn_mlp(3), draws = 2, keep_draws = TRUE, seed = 3, quiet = TRUE,
                control = nn_control(epochs = 3))
   from_wbb <- run(2, init = wb, chains = 3, step = 0)
   expect_equal(unname(from_wbb$weights_final), unname(wb$weights[c(1, 2, 1), ]), tolerance = 1e-6)
@@ -276,8 +276,9 @@ test_that("a network chain continues from given parameters or from a fit (sgmcmc
   expect_error(run(2, init = matrix(0, 3, 1)), "network parameters x chains", class = "scalebayes_error_input")
   other <- sgld_sa(d$x, d$y, model = nn_mlp(4), iterations = 2, seed = 1, quiet = TRUE)
   expect_error(run(2, init = other), "different architecture", class = "scalebayes_error_input")
-  wb0 <- wbb_nn(d$x, d$y, model = nn_mlp(3), draws = 1, seed = 3, quiet = TRUE, control = nn_control(epochs = 1))
-  expect_error(run(2, init = wb0), "keep_weights", class = "scalebayes_error_input")
+  wb0 <- wbb_nn(d$x, d$y, model = nn_mlp(3), draws = 1, seed = 3, quiet = TRUE, control = nn_control(epochs = 1),
+                keep_draws = FALSE)
+  expect_error(run(2, init = wb0), "keep_draws", class = "scalebayes_error_input")
   expect_error(sgld_sa(d$x, d$y, iterations = 10, quiet = TRUE, control = sgmcmc_control(init = first)),
                "network fit", class = "scalebayes_error_input")
   expect_error(sgmcmc_control(init = "a"), "init", class = "scalebayes_error_input")
@@ -305,9 +306,9 @@ test_that("bad network arguments are classed errors naming the argument", {
   expect_error(sgld_sa(d$x, d$y, model = nn_mlp(4), epochs = 2, iterations = 10), "epochs")
   expect_error(sgld_sa(d$x, d$y, model = nn_mlp(4), epochs = 0), class = "scalebayes_error_input")
   expect_error(sgld_sa(d$x, d$y, epochs = 3), "networks only")
-  expect_error(sgld_sa(d$x, d$y, keep_draws = TRUE), class = "scalebayes_error_input")
+  expect_error(sgld_sa(d$x, d$y, keep_draws = FALSE), "keep_draws", class = "scalebayes_error_input")
   expect_error(sgld_sa(d$x, d$y, model = nn_mlp(4), intercept = FALSE), "regression")
-  expect_error(sgld_sa(d$x, d$y, model = nn_mlp(4), keep = 1), "regression")
+  expect_error(sgld_sa(d$x, d$y, model = nn_mlp(4), keep_draws = -1), "keep_draws", class = "scalebayes_error_input")
   expect_error(sgld_sa(d$x, d$y, model = "mlp"), class = "scalebayes_error_input")
   expect_error(sgld_sa(d$x, d$y, model = nn_mlp(4), newy = d$y), "newx")
   expect_error(sgld_sa(d$x, d$y, model = nn_mlp(4), newx = d$x[, 1, drop = FALSE]), "newx")
@@ -325,5 +326,5 @@ test_that("bad network arguments are classed errors naming the argument", {
     expect_error(sgld_sa(d$x, d$y, model = nn_mlp(4), device = "cuda"), class = "scalebayes_error_backend")
   }
   expect_error(sgld_sa(d$x, c(d$y[-1], NA), model = nn_mlp(4)), "NA")
-  expect_error(predict(sgld_sa(d$x, d$y, model = nn_mlp(4), iterations = 20, quiet = TRUE), newx = d$x), "keep_draws")
+  expect_error(predict(sgld_sa(d$x, d$y, model = nn_mlp(4), iterations = 20, quiet = TRUE, keep_draws = FALSE), newx = d$x), "keep_draws")
 })

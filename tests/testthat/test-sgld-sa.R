@@ -325,7 +325,7 @@ test_that("bad inputs give classed errors", {
   expect_error(sgld_sa(d$x, d$y, iterations = 10, burnin = 10), class = "scalebayes_error")
   expect_error(sgld_sa(d$x, d$y, v0 = -1), class = "scalebayes_error")
   expect_error(sgld_sa(d$x, d$y, sparse = c(TRUE, FALSE)), class = "scalebayes_error")
-  expect_error(sgld_sa(d$x, d$y, keep = "nope"), class = "scalebayes_error")
+  expect_error(sgld_sa(d$x, d$y, keep_draws = "nope"), class = "scalebayes_error")
   expect_error(sgld_sa(d$x, d$y, control = list(step_size = 1)), class = "scalebayes_error")
   expect_error(sgld_sa(d$x, d$y, control = sgmcmc_control(init = 1:2)), class = "scalebayes_error")
   expect_error(sgmcmc_control(friction = 0.1, noise_estimate = 0.2), class = "scalebayes_error")

@@ -58,7 +58,7 @@ inline torch::Tensor predicted_class(Family f, const torch::Tensor& prob) {
 // match the network.
 inline void fgsm_model_average(const ModelSpec& spec, const DeviceChoice& dev, const double* params, std::size_t P,
                                std::size_t T, const Dataset& d, const AdversarialConfig& cfg,
-                               const AdversarialOutput& out) {
+                               const AdversarialOutput& out, const double* buffers = nullptr) {
   if (spec.family == Family::gaussian) throw std::invalid_argument("adversarial accuracy needs a classification network");
   if (T < 1) throw std::invalid_argument("no stored draws");
   Net net(spec, dev.device, dev.dtype);
@@ -66,6 +66,7 @@ inline void fgsm_model_average(const ModelSpec& spec, const DeviceChoice& dev, c
     throw std::invalid_argument("stored draws have " + std::to_string(P) + " parameters, the network " +
                                 std::to_string(net->n_parameters()));
   net->eval();
+  const std::size_t NB = static_cast<std::size_t>(net->n_buffer_values());  // batch-norm running statistics
   for (auto& p : net->parameters()) p.set_requires_grad(false);  // gradients w.r.t. the input only
   const std::int64_t n = d.n(), B = std::max<std::int64_t>(1, cfg.batch);
   const std::size_t Z = cfg.zeta.size();
@@ -88,6 +89,7 @@ inline void fgsm_model_average(const ModelSpec& spec, const DeviceChoice& dev, c
       torch::NoGradGuard ng;
       for (std::size_t t : src) {
         net->copy_from(params + t * P);
+        if (buffers && NB > 0) net->copy_buffers_from(buffers + t * NB);
         const torch::Tensor p = response(spec.family, net->forward(xb));
         pbar = pbar.defined() ? pbar + p : p;
       }
@@ -116,6 +118,7 @@ inline void fgsm_model_average(const ModelSpec& spec, const DeviceChoice& dev, c
       torch::AutoGradMode on(true);
       for (std::size_t t : src) {
         net->copy_from(params + t * P);
+        if (buffers && NB > 0) net->copy_buffers_from(buffers + t * NB);
         torch::Tensor xin = xb.detach().clone().requires_grad_(true);
         (response(spec.family, net->forward(xin)) * coef).sum().backward();
         gx += xin.grad();
@@ -135,6 +138,7 @@ inline void fgsm_model_average(const ModelSpec& spec, const DeviceChoice& dev, c
       double dc = 0.0;
       for (std::size_t t = 0; t < T; ++t) {
         net->copy_from(params + t * P);
+        if (buffers && NB > 0) net->copy_buffers_from(buffers + t * NB);
         const torch::Tensor p = response(spec.family, net->forward(xa));
         dc += predicted_class(spec.family, p).eq(yb.to(torch::kLong)).sum().item<double>();
         pa = pa.defined() ? pa + p : p;

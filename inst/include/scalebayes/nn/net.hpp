@@ -249,6 +249,36 @@ class NetImpl : public torch::nn::Module {
     }
   }
 
+  // The buffers (batch-norm running mean, running variance and batch count: the state a network in eval mode
+  // predicts with besides its parameters) as one double vector, in registration order, and back. A draw's
+  // predictions on new inputs need its buffers as well as its parameters; networks without batch norm have none.
+  std::int64_t n_buffer_values() const {
+    std::int64_t m = 0;
+    for (const auto& b : this->named_buffers(/*recurse=*/true)) m += b.value().numel();
+    return m;
+  }
+  std::vector<std::pair<std::string, std::int64_t>> buffer_shapes() const {
+    std::vector<std::pair<std::string, std::int64_t>> out;
+    for (const auto& b : this->named_buffers(/*recurse=*/true)) out.emplace_back(b.key(), b.value().numel());
+    return out;
+  }
+  void copy_buffers_to(double* out) const {
+    torch::NoGradGuard ng;
+    for (const auto& b : this->named_buffers(/*recurse=*/true)) {
+      torch::Tensor c = b.value().detach().to(torch::kCPU, torch::kDouble).contiguous();
+      std::copy(c.data_ptr<double>(), c.data_ptr<double>() + c.numel(), out);
+      out += c.numel();
+    }
+  }
+  void copy_buffers_from(const double* in) {
+    torch::NoGradGuard ng;
+    for (auto& b : this->named_buffers(/*recurse=*/true)) {
+      torch::Tensor t = b.value();
+      t.copy_(torch::from_blob(const_cast<double*>(in), t.sizes(), torch::kDouble));
+      in += t.numel();
+    }
+  }
+
  private:
   void refresh_groups() {
     const auto all = this->named_parameters(/*recurse=*/true);

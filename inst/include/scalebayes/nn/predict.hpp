@@ -41,15 +41,19 @@ inline torch::Tensor predict(Net& net, Family f, const torch::Tensor& x, std::in
 }
 
 // Response-scale predictions of T stored draws (params: T blocks of P values, Net::copy_to order; P must be
-// the network's parameter count) on x: writes T blocks of [n, spec.n_out()] (row-major) into out.
+// the network's parameter count) on x: writes T blocks of [n, spec.n_out()] (row-major) into out. buffers: T
+// blocks of the network's buffer values (Net::copy_buffers_to order; batch-norm running statistics), or null
+// for a network without buffers (a network with batch norm then predicts with fresh statistics).
 inline void predict_draws(const ModelSpec& spec, const DeviceChoice& dev, const double* params, std::size_t P,
-                          std::size_t T, const torch::Tensor& x, double* out) {
+                          std::size_t T, const torch::Tensor& x, double* out, const double* buffers = nullptr) {
   Net net(spec, dev.device, dev.dtype);
   if (P != static_cast<std::size_t>(net->n_parameters()))
     throw std::invalid_argument("stored draws have " + std::to_string(P) + " parameters, the network " +
                                 std::to_string(net->n_parameters()));
+  const std::size_t B = static_cast<std::size_t>(net->n_buffer_values());
   for (std::size_t t = 0; t < T; ++t) {
     net->copy_from(params + t * P);
+    if (buffers && B > 0) net->copy_buffers_from(buffers + t * B);
     torch::Tensor p = predict(net, spec.family, x).to(torch::kCPU, torch::kDouble).contiguous();
     const std::size_t m = static_cast<std::size_t>(p.numel());
     std::copy(p.data_ptr<double>(), p.data_ptr<double>() + m, out + t * m);

@@ -247,10 +247,15 @@ struct NetStatus {
 // Caller-owned outputs of one chain; a null pointer means "not kept".
 struct NetChainOutput {
   double* pred_mean = nullptr;    // n_new x out (row-major): the posterior predictive mean
-  double* pred_draws = nullptr;   // n_saved blocks of n_new x out (keep_pred)
+  double* pred_draws = nullptr;   // n_kept blocks of n_new x out (keep_pred)
   double* param_mean = nullptr;   // P (Net::copy_to order): posterior mean of every parameter
-  double* param_draws = nullptr;  // n_saved blocks of P (keep_params)
+  double* param_draws = nullptr;  // n_kept blocks of P (keep_params)
   double* param_final = nullptr;  // P: the last state
+  double* buffer_draws = nullptr; // n_kept blocks of B buffer values (keep_params; B = 0 without batch norm)
+  // Draws stored: every keep_stride-th saved iteration (saved iterations 0, stride, 2 stride, ...: n_kept =
+  // ceil(n_saved / stride)); the running means (pred_mean, param_mean) use every saved iteration.
+  std::size_t keep_stride = 1;
+  double* buffer_final = nullptr; // B: the last state's buffers
   double* rho = nullptr;          // P: final inclusion probability (NaN outside sparse groups)
   double* trace = nullptr;        // n_traced x NT_NCOL, row-major
   double* delta = nullptr;        // one per group (NaN outside sparse groups)
@@ -263,6 +268,7 @@ class NetRecorder {
   NetRecorder(NetModel& model, const NetChainOutput& out) : out_(out) {
     const NetChainProblem& pb = model.problem();
     P_ = static_cast<std::size_t>(model.net()->n_parameters());
+    B_ = static_cast<std::size_t>(model.net()->n_buffer_values());
     for (auto& g : model.groups()) psum_.push_back(torch::zeros_like(g.value));
     if (pb.x_new.defined()) pred_sum_ = torch::zeros({pb.x_new.size(0), model.net()->out_dim()}, pb.dev.options());
   }
@@ -271,12 +277,16 @@ class NetRecorder {
     const NetChainProblem& pb = model.problem();
     auto& gs = model.groups();
     for (std::size_t g = 0; g < gs.size(); ++g) psum_[g].add_(gs[g].value);
+    const std::size_t stride = std::max<std::size_t>(1, out_.keep_stride);
+    const bool store = saved_ % stride == 0;
+    const std::size_t slot = saved_ / stride;
     if (pred_sum_.defined()) {
       const torch::Tensor p = predict(model.net(), pb.spec.family, pb.x_new);
       pred_sum_.add_(p);
-      if (out_.pred_draws) copy_host(p, out_.pred_draws + saved_ * static_cast<std::size_t>(p.numel()));
+      if (out_.pred_draws && store) copy_host(p, out_.pred_draws + slot * static_cast<std::size_t>(p.numel()));
     }
-    if (out_.param_draws) model.net()->copy_to(out_.param_draws + saved_ * P_);
+    if (out_.param_draws && store) model.net()->copy_to(out_.param_draws + slot * P_);
+    if (out_.buffer_draws && store && B_ > 0) model.net()->copy_buffers_to(out_.buffer_draws + slot * B_);
     ++saved_;
   }
   void trace(NetModel& model, long k, const torch::Tensor& sigma, double eps, double tau) {
@@ -312,6 +322,7 @@ class NetRecorder {
     torch::NoGradGuard ng;
     auto& gs = model.groups();
     if (out_.param_final) model.net()->copy_to(out_.param_final);
+    if (out_.buffer_final && B_ > 0) model.net()->copy_buffers_to(out_.buffer_final);
     double* pm = out_.param_mean;
     double* rho = out_.rho;
     for (std::size_t g = 0; g < gs.size(); ++g) {
@@ -348,7 +359,7 @@ class NetRecorder {
     std::copy(c.data_ptr<double>(), c.data_ptr<double>() + c.numel(), out);
   }
   NetChainOutput out_;
-  std::size_t P_ = 0, saved_ = 0, traced_ = 0;
+  std::size_t P_ = 0, B_ = 0, saved_ = 0, traced_ = 0;
   std::vector<torch::Tensor> psum_;
   torch::Tensor pred_sum_;
 };

@@ -1,0 +1,511 @@
+# The one network-fit object (inst/design-nn.md, "One fit object"). Every method that produces networks
+# (wbb_nn(), sgld_sa() with a model, and the methods to come) builds its fit with new_sb_nn_fit(), so every
+# network fit answers the same generics: print, summary, plot, predict (on new data), coef, as.matrix,
+# as_draws_matrix / as_draws_df / as_draws_array, posterior_interval, nobs, and nn_export().
+#
+# Kept draws are stored compactly: float32 unless the network was trained in float64 (`sb_nn_store`: the
+# bytes and the dimensions), and without column names (names are made on demand from the parameter groups).
+# `fit$weights` / `fit$buffers` / `fit$weights_final` decode them ($.sb_nn_fit); `fit[["weights"]]` is the
+# stored form.
+
+# ---- compact storage -------------------------------------------------------------------------------------
+
+nn_pack <- function(m, float64 = FALSE) {
+  if (is.null(m)) return(NULL)
+  d <- dim(m) %||% c(1L, length(m))
+  if (float64) return(structure(list(values = as.double(m), dim = d), class = "sb_nn_store"))
+  structure(list(raw = writeBin(as.double(m), raw(), size = 4L, endian = "little"), dim = d),
+            class = "sb_nn_store")
+}
+
+nn_unpack <- function(s, names = NULL) {
+  if (!inherits(s, "sb_nn_store")) return(s)
+  n <- prod(s$dim)
+  v <- if (is.null(s$raw)) s$values else readBin(s$raw, "double", n = n, size = 4L, endian = "little")
+  m <- matrix(v, s$dim[1], s$dim[2])
+  if (!is.null(names) && length(names) == ncol(m)) colnames(m) <- names
+  m
+}
+
+nn_store_bytes <- function(s) {
+  if (!inherits(s, "sb_nn_store")) return(0)
+  if (is.null(s$raw)) 8 * length(s$values) else length(s$raw)
+}
+
+#' @export
+`$.sb_nn_fit` <- function(x, name) {
+  v <- .subset2(x, name)
+  if (!inherits(v, "sb_nn_store")) return(v)
+  nn_unpack(v, switch(name, buffers = , buffers_final = nn_buffer_names(x), nn_fit_param_names(x)))
+}
+
+# Parameter names "group[i]" in the engine's order (Net::copy_to), made on demand.
+nn_fit_param_names <- function(fit) {
+  g <- .subset2(fit, "param_groups")
+  nn_param_names(list(group = g$group, size = g$size))
+}
+nn_buffer_names <- function(fit) {
+  g <- .subset2(fit, "buffer_groups")
+  if (is.null(g) || !length(g$group)) return(character())
+  nn_param_names(list(group = g$group, size = g$size))
+}
+
+# ---- the constructor ---------------------------------------------------------------------------------------
+
+# weights / buffers: draws x parameters (buffer values) matrices of the kept draws (NULL: not kept); status: a
+# factor per kept draw ("done", "diverged", "interrupted", "not run"); chain: chain of each kept draw (NULL:
+# one); pred: draws x examples [x outputs] predictions on the fit's newx; pred_mean: the posterior predictive
+# mean there; newy: the test responses (0-based classes for classification); details: method-specific lines
+# for print(); training: a data frame (draw or chain, epoch or iteration, loss, accuracy) of the training
+# history; weights_mean: the posterior mean of every parameter when it is known without the kept draws.
+new_sb_nn_fit <- function(subclass, method, weights, buffers = NULL, status, chain = NULL, pred = NULL,
+                          pred_mean = NULL, newy = NULL, family, levels, model, layers, spec, desc, settings, seed,
+                          call, device, timing, details = character(), training = NULL, weights_mean = NULL,
+                          float64 = FALSE, ...) {
+  ok <- status == "done"
+  fit <- list(
+    method = method, weights = nn_pack(weights, float64), buffers = nn_pack(buffers, float64),
+    weights_mean = if (!is.null(weights_mean)) unname(weights_mean),
+    status = status, chain = chain, pred = pred, pred_mean = pred_mean, newy = newy,
+    family = family, levels = levels, model = model, layers = layers, spec = spec,
+    n_parameters = desc$n_parameters,
+    param_groups = list(group = desc$group, size = desc$size, penalized = desc$penalized),
+    buffer_groups = list(group = desc$buffer %||% character(), size = desc$buffer_size %||% numeric()),
+    training = training, details = details, seed = seed, call = call, device = device,
+    settings = c(settings, list(float64 = float64)), timing = timing, ...
+  )
+  if (!is.null(newy) && !is.null(pred_mean)) {
+    if (family == "gaussian") {
+      fit$rmse_mean <- sqrt(mean((pred_mean - newy)^2))
+    } else {
+      fit$accuracy_mean <- mean(nn_class(pred_mean, family) == newy)  # binomial q: over examples and outputs
+    }
+    if (!is.null(pred)) {
+      metric <- if (family == "gaussian") nn_rmse(pred, newy) else nn_accuracy(pred, newy, family)
+      metric[!ok] <- NA
+      fit[[if (family == "gaussian") "rmse" else "accuracy"]] <- metric
+    }
+  }
+  structure(fit, class = c(subclass, "sb_nn_fit", "sb_fit"))
+}
+
+# The kept, finished draws of the weights (draws x parameters, named), or NULL when none were kept.
+nn_fit_draws <- function(fit) {
+  w <- fit$weights
+  if (is.null(w)) return(NULL)
+  w[fit$status == "done", , drop = FALSE]
+}
+
+nn_need_draws <- function(fit, what, arg = "x", call = rlang::caller_env()) {
+  w <- nn_fit_draws(fit)
+  if (is.null(w)) {
+    sb_abort(c("{what} needs the kept draws of the weights, and this fit kept none.",
+               i = "Refit with {.code keep_draws = TRUE} (the default)."), kind = "state", arg = arg, call = call)
+  }
+  if (!nrow(w)) {
+    sb_abort(c("{what} needs at least one finished draw; this fit has none.",
+               i = "Every draw diverged or the run was interrupted before the first kept draw; see {.code print(fit)}."),
+             kind = "state", arg = arg, call = call)
+  }
+  w
+}
+
+# ---- print ---------------------------------------------------------------------------------------------
+
+nn_arch_string <- function(tab, input) {
+  one <- function(i) {
+    r <- tab[i, ]
+    switch(r$kind,
+           linear = sprintf("dense %d", r$out),
+           conv2d = sprintf("conv %d@%dx%d", r$out, r$kernel, r$kernel),
+           maxpool2d = sprintf("maxpool %d", r$kernel), avgpool2d = sprintf("avgpool %d", r$kernel),
+           dropout = sprintf("dropout %g", r$rate), batchnorm = "batchnorm",
+           r$kind)
+  }
+  paste(c(paste(input, collapse = "x"), vapply(seq_len(nrow(tab)), one, "")), collapse = " > ")
+}
+
+nn_format_bytes <- function(b) {
+  if (b < 1024) sprintf("%.0f bytes", b) else if (b < 1024^2) sprintf("%.0f kB", b / 1024) else if (b < 1024^3) sprintf("%.1f MB", b / 1024^2) else sprintf("%.2f GB", b / 1024^3)
+}
+
+#' @export
+print.sb_nn_fit <- function(x, ...) {
+  s <- x$settings
+  cat(sprintf("<%s> %s posterior of a network (%s parameters), %s, on %s\n", class(x)[1], x$method,
+              format(x$n_parameters, big.mark = ","), x$family, x$device))
+  cat("  network: ", nn_arch_string(x$layers, s$input), "\n", sep = "")
+  for (l in x$details) cat("  ", l, "\n", sep = "")
+  tab <- table(x$status)
+  tab <- tab[tab > 0]
+  st <- if (length(tab)) paste(tab, names(tab), collapse = ", ") else "none"
+  cat("  draws: ", st, if (any(names(tab) != "done")) " (only done draws enter the summaries)", "\n", sep = "")
+  w <- .subset2(x, "weights")
+  if (!is.null(w)) {
+    cat(sprintf("  kept: %d x %s weights (%s, %s); opt out with keep_draws = FALSE\n", w$dim[1],
+                format(w$dim[2], big.mark = ","), if (is.null(w$raw)) "float64" else "float32",
+                nn_format_bytes(nn_store_bytes(w) + nn_store_bytes(.subset2(x, "buffers")))))
+  } else {
+    cat("  kept: no weights (keep_draws = FALSE): predict() works on the fit's newx only\n")
+  }
+  tr <- x$training
+  if (!is.null(tr) && nrow(tr)) {
+    unit <- names(tr)[1]
+    last <- tr[!duplicated(tr[[unit]], fromLast = TRUE), , drop = FALSE]
+    acc <- mean(last$accuracy, na.rm = TRUE)
+    cat(sprintf("  training (last %s of each %s): loss %.4g%s\n", names(tr)[2], unit, mean(last$loss, na.rm = TRUE),
+                if (is.finite(acc)) sprintf(", accuracy %.4f", acc) else ""))
+  }
+  ok <- x$status == "done"
+  if (!is.null(x$accuracy) && any(ok)) {
+    a <- x$accuracy[ok]
+    q <- stats::quantile(a, c(0.025, 0.975), names = FALSE)
+    cat(sprintf("  test accuracy per draw: mean %.4f, 95%% interval [%.4f, %.4f]\n", mean(a), q[1], q[2]))
+  }
+  if (!is.null(x$rmse) && any(ok)) {
+    a <- x$rmse[ok]
+    q <- stats::quantile(a, c(0.025, 0.975), names = FALSE)
+    cat(sprintf("  test RMSE per draw: mean %.4g, 95%% interval [%.4g, %.4g]\n", mean(a), q[1], q[2]))
+  }
+  if (!is.null(x$accuracy_mean)) cat(sprintf("  test accuracy of the posterior predictive mean: %.4f\n", x$accuracy_mean))
+  if (!is.null(x$rmse_mean)) cat(sprintf("  test RMSE of the posterior predictive mean: %.4g\n", x$rmse_mean))
+  state <- if (isTRUE(x$interrupted)) " (interrupted: the fit holds the state reached)" else ""
+  cat(sprintf("  time %.1f s%s\n", x$timing[["elapsed"]], state))
+  invisible(x)
+}
+
+# ---- draws generics --------------------------------------------------------------------------------------
+
+#' Methods for network fits
+#'
+#' Every network fit (class `sb_nn_fit`: [wbb_nn()], [sgld_sa()] with a `model`) answers the generics of every
+#' scalebayes fit. The posterior draws are the network's parameters (weights, biases, batch-norm scales), one
+#' row per kept draw, named `"<group>[i]"` in the engine's order (the group names are those of
+#' `print(model, input = , output = )`); they are kept by default (float32 unless the network was trained in
+#' float64; `keep_draws = FALSE` opts out).
+#'
+#' * `coef()`: the posterior mean (or median) of every parameter.
+#' * `as.matrix()`, `as_draws_matrix()`, `as_draws_df()`, `as_draws_array()`: the kept draws (chains kept for
+#'   [sgld_sa()]). Without kept weights they hold the per-draw test metric and training objective instead.
+#' * `posterior_interval()`: central intervals of the parameters.
+#' * `summary()`: the posterior of the test accuracy (or RMSE), the accuracy of the posterior-mean predictor,
+#'   per-example predictive summaries (predicted class, its probability and credible interval, predictive
+#'   entropy), and per-tensor summaries of the parameters.
+#' * `predict()`: on the fit's `newx` (stored at fit time) or on any new inputs (from the kept draws).
+#' * `plot()`: the posterior of the test metric, the training history, or the marginals of parameters.
+#'
+#' @param x,object A network fit.
+#' @param pars Parameter names or indices (default all; `plot()` shows at most 16).
+#' @param type `coef()`: `"mean"` or `"median"`. `predict()`: `"response"` (posterior predictive mean: the
+#'   mean for gaussian, class probabilities for classification), `"class"` (most probable class under the
+#'   posterior predictive mean), `"draws"` (per-draw response-scale predictions, draws x examples [x
+#'   outputs]) or `"interval"` (mean and central credible interval of every output). `plot()`: `"metric"`
+#'   (posterior of the test accuracy or RMSE; needs `newy` at fit time), `"training"` (loss and accuracy per
+#'   epoch of every draw, or per trace point of every chain) or `"weights"` (marginal histograms).
+#' @param newx New inputs with the example shape the network was trained on; `NULL`: the fit's `newx`.
+#' @param newdata Synonym of `newx`.
+#' @param level Mass of the central credible intervals.
+#' @param prob Mass of the central intervals (`posterior_interval()`, the rstantools generic's name).
+#' @param ... Unused; a misspelled argument is an error.
+#' @return See the list above.
+#' @name sb_nn_fit-methods
+NULL
+
+#' @rdname sb_nn_fit-methods
+#' @export
+coef.sb_nn_fit <- function(object, type = c("mean", "median"), ...) {
+  rlang::check_dots_empty()
+  type <- sb_match_arg(type)
+  w <- nn_fit_draws(object)
+  if (is.null(w) || !nrow(w)) {
+    m <- object$weights_mean
+    if (type == "mean" && !is.null(m)) return(stats::setNames(m, nn_fit_param_names(object)))
+    w <- nn_need_draws(object, "{.fn coef}", arg = "object")
+  }
+  if (type == "mean") colMeans(w) else apply(w, 2, stats::median)
+}
+
+# The per-draw quantities of a fit without kept weights.
+nn_draw_metrics <- function(x) {
+  ok <- x$status == "done"
+  cols <- list(accuracy = x$accuracy, rmse = x$rmse, objective = x$objective)
+  cols <- Filter(function(v) !is.null(v) && length(v) == length(ok), cols)
+  if (!length(cols)) return(NULL)
+  do.call(cbind, cols)[ok, , drop = FALSE]
+}
+
+nn_draws_or_metrics <- function(x, pars, call = rlang::caller_env()) {
+  w <- nn_fit_draws(x)
+  if (is.null(w)) {
+    w <- nn_draw_metrics(x)
+    if (is.null(w)) nn_need_draws(x, "This method", call = call)
+  } else if (!nrow(w)) {
+    nn_need_draws(x, "This method", call = call)
+  }
+  select_pars(w, pars)
+}
+
+#' @rdname sb_nn_fit-methods
+#' @export
+as.matrix.sb_nn_fit <- function(x, pars = NULL, ...) {
+  rlang::check_dots_empty()
+  nn_draws_or_metrics(x, pars)
+}
+
+#' @rdname sb_nn_fit-methods
+#' @method as_draws_array sb_nn_fit
+#' @export
+as_draws_array.sb_nn_fit <- function(x, pars = NULL, ...) {
+  rlang::check_dots_empty()
+  d <- nn_draws_or_metrics(x, pars)
+  chain <- x$chain
+  if (is.null(chain) || is.null(nn_fit_draws(x))) chain <- rep(1L, nrow(d)) else chain <- chain[x$status == "done"]
+  ch <- sort(unique(chain))
+  per <- tabulate(match(chain, ch))
+  if (length(unique(per)) != 1L) {
+    sb_abort("Chains have unequal numbers of draws; use {.fn as_draws_matrix} or {.fn as.matrix}.", kind = "state")
+  }
+  arr <- array(NA_real_, dim = c(per[1], length(ch), ncol(d)), dimnames = list(NULL, NULL, colnames(d)))
+  for (k in seq_along(ch)) arr[, k, ] <- d[chain == ch[k], , drop = FALSE]
+  posterior::as_draws_array(arr)
+}
+
+#' @rdname sb_nn_fit-methods
+#' @method as_draws_matrix sb_nn_fit
+#' @export
+as_draws_matrix.sb_nn_fit <- function(x, pars = NULL, ...) {
+  rlang::check_dots_empty()
+  d <- nn_draws_or_metrics(x, pars)
+  chain <- x$chain
+  if (!is.null(chain) && !is.null(nn_fit_draws(x))) {
+    chain <- chain[x$status == "done"]
+    o <- order(chain)  # posterior wants the draws chain by chain
+    return(posterior::as_draws_matrix(posterior::as_draws_df(
+      data.frame(d[o, , drop = FALSE], .chain = chain[o], .iteration = sequence(tabulate(chain[o])),
+                 check.names = FALSE))))
+  }
+  posterior::as_draws_matrix(d)
+}
+
+#' @rdname sb_nn_fit-methods
+#' @method as_draws_df sb_nn_fit
+#' @export
+as_draws_df.sb_nn_fit <- function(x, pars = NULL, ...) {
+  rlang::check_dots_empty()
+  posterior::as_draws_df(as_draws_matrix.sb_nn_fit(x, pars = pars))
+}
+
+#' @rdname sb_nn_fit-methods
+#' @method posterior_interval sb_nn_fit
+#' @export
+posterior_interval.sb_nn_fit <- function(object, prob = 0.95, pars = NULL, ...) {
+  rlang::check_dots_empty()
+  prob <- check_number(prob, lower = 0, upper = 1, lower_open = TRUE, upper_open = TRUE)
+  d <- nn_draws_or_metrics(object, pars)
+  a <- (1 - prob) / 2
+  out <- t(apply(d, 2, stats::quantile, probs = c(a, 1 - a), names = FALSE))
+  colnames(out) <- paste0(format(100 * c(a, 1 - a), trim = TRUE), "%")
+  out
+}
+
+#' @rdname sb_nn_fit-methods
+#' @export
+nobs.sb_nn_fit <- function(object, ...) object$settings$nobs
+
+# ---- summary ---------------------------------------------------------------------------------------------
+
+#' @rdname sb_nn_fit-methods
+#' @export
+summary.sb_nn_fit <- function(object, level = 0.95, ...) {
+  rlang::check_dots_empty()
+  level <- check_number(level, lower = 0, upper = 1, lower_open = TRUE, upper_open = TRUE)
+  ok <- object$status == "done"
+  a <- (1 - level) / 2
+  out <- list(draws = sum(ok), level = level, family = object$family, label = object$method)
+  metric <- if (!is.null(object$accuracy)) object$accuracy[ok] else if (!is.null(object$rmse)) object$rmse[ok]
+  if (length(metric)) {
+    out$metric_name <- if (!is.null(object$accuracy)) "accuracy" else "rmse"
+    out$metric <- c(mean = mean(metric), sd = stats::sd(metric), stats::quantile(metric, c(a, 0.5, 1 - a)))
+  }
+  out$mean_predictor <- if (!is.null(object$accuracy_mean)) c(accuracy = object$accuracy_mean)
+                        else if (!is.null(object$rmse_mean)) c(rmse = object$rmse_mean)
+  w <- nn_fit_draws(object)
+  if (!is.null(w) && nrow(w)) {
+    g <- .subset2(object, "param_groups")
+    grp <- rep(seq_along(g$group), g$size)
+    per <- lapply(seq_along(g$group), function(k) w[, grp == k, drop = FALSE])
+    out$parameters <- data.frame(
+      tensor = g$group, size = g$size,
+      mean_abs = vapply(per, function(m) mean(abs(colMeans(m))), 0),
+      mean_sd = vapply(per, function(m) if (nrow(m) > 1) mean(apply(m, 2, stats::sd)) else NA_real_, 0),
+      share_zero = vapply(per, function(m) mean(m == 0), 0),
+      row.names = NULL)
+  }
+  q_out <- object$settings$n_out %||% 1L
+  pm <- object$pred_mean
+  if (!is.null(object$pred) && any(ok) && (object$family == "multinomial" || (object$family == "binomial" && q_out == 1L))) {
+    pmm <- if (object$family == "multinomial") pm else cbind(1 - pm, pm)
+    cls <- nn_class(pm, object$family) + 1L
+    p_cls <- pmm[cbind(seq_len(nrow(pmm)), cls)]
+    draws_cls <- if (object$family == "multinomial") {
+      vapply(seq_along(cls), function(i) object$pred[ok, i, cls[i]], numeric(sum(ok)))
+    } else {
+      pr <- object$pred[ok, , drop = FALSE]
+      pr[, cls == 1] <- 1 - pr[, cls == 1]
+      pr
+    }
+    draws_cls <- matrix(draws_cls, nrow = sum(ok))
+    q <- apply(draws_cls, 2, stats::quantile, probs = c(a, 1 - a), names = FALSE)
+    ent <- -rowSums(ifelse(pmm > 0, pmm * log(pmm), 0))
+    lev <- if (is.null(object$levels)) c("0", "1") else object$levels
+    out$examples <- data.frame(class = factor(lev[cls], levels = lev), prob = p_cls, lower = q[1, ], upper = q[2, ],
+                               entropy = ent, correct = if (!is.null(object$newy)) cls - 1L == object$newy else NA)
+  }
+  structure(out, class = "summary_sb_nn_fit")
+}
+
+#' @export
+print.summary_sb_nn_fit <- function(x, ...) {
+  cat(sprintf("%s network posterior: %d finished draws, %s\n", x$label, x$draws, x$family))
+  if (!is.null(x$metric)) {
+    cat(sprintf("Test %s per draw:\n", x$metric_name))
+    print(round(x$metric, 4))
+  }
+  if (!is.null(x$mean_predictor)) {
+    cat(sprintf("Posterior predictive mean: test %s %.4f\n", names(x$mean_predictor), x$mean_predictor))
+  }
+  if (!is.null(x$parameters)) {
+    cat("Parameters by tensor (mean |posterior mean|, mean posterior sd, share exactly zero):\n")
+    p <- x$parameters
+    num <- vapply(p, is.double, logical(1))
+    p[num] <- lapply(p[num], signif, 3)
+    print(p, row.names = FALSE)
+  }
+  if (!is.null(x$examples)) {
+    e <- x$examples
+    cat(sprintf("Predictive entropy over %d test examples: median %.3f (max %.3f for %d classes)\n",
+                nrow(e), stats::median(e$entropy), log(max(2L, nlevels(e$class))), nlevels(e$class)))
+    if (!all(is.na(e$correct))) {
+      qs <- stats::quantile(e$entropy, c(0, 0.25, 0.5, 0.75, 1))
+      bins <- cut(e$entropy, unique(qs), include.lowest = TRUE)
+      cat("Accuracy by predictive-entropy quartile:\n")
+      print(round(tapply(e$correct, bins, mean), 3))
+    }
+  }
+  invisible(x)
+}
+
+# ---- predict ---------------------------------------------------------------------------------------------
+
+#' @rdname sb_nn_fit-methods
+#' @export
+predict.sb_nn_fit <- function(object, newx = NULL, type = c("response", "class", "draws", "interval"),
+                              level = 0.95, ..., newdata = NULL) {
+  dots <- list(...)
+  if (length(dots)) {
+    nm <- names(dots)
+    bad <- if (is.null(nm)) "(unnamed)" else ifelse(nm == "", "(unnamed)", nm)
+    sb_abort(c("Unknown argument{?s} to {.fn predict} for a network fit: {.arg {bad}}.",
+               i = "The arguments are {.arg newx} (or {.arg newdata}), {.arg type} and {.arg level}."), arg = bad[1])
+  }
+  if (!is.null(newdata)) {
+    if (!is.null(newx)) sb_abort("Give {.arg newx} or {.arg newdata}, not both.", arg = "newdata")
+    newx <- newdata
+  }
+  if (identical(type, "prob")) {
+    sb_deprecated("type = \"prob\"", "type = \"response\"", "predict", what = "value")
+    type <- "response"
+  }
+  type <- sb_match_arg(type)
+  level <- check_number(level, lower = 0, upper = 1, lower_open = TRUE, upper_open = TRUE)
+  if (type == "class" && object$family == "gaussian") {
+    sb_abort("{.code type = \"class\"} needs a classification fit; this one is gaussian.", arg = "type")
+  }
+  ok <- object$status == "done"
+  as_class <- function(m) factor(object$levels[nn_class(m, object$family) + 1L], levels = object$levels)
+  if (is.null(newx)) {
+    if (is.null(object$pred_mean)) {
+      sb_abort(c("This fit has no stored predictions.", i = "Pass {.arg newx} here (or when fitting)."), arg = "newx")
+    }
+    if (is.null(object$pred)) {
+      if (type == "response") return(object$pred_mean)
+      if (type == "class") return(as_class(object$pred_mean))
+      sb_abort(c("{.code type = \"{type}\"} needs per-draw predictions, and this fit kept none.",
+                 i = "Refit with {.code keep_draws = TRUE} (the default), or pass {.arg newx}."), arg = "type")
+    }
+    pr <- object$pred
+  } else {
+    w <- nn_need_draws(object, "Predicting new inputs", arg = "newx")
+    nd <- nn_prepare_x(newx, "newx")
+    if (!identical(nd$shape, object$settings$input)) {
+      sb_abort(c("{.arg newx} must have the example shape the network was trained on ({paste(object$settings$input, collapse = ' x ')}).",
+                 x = "It has {paste(nd$shape, collapse = ' x ')}."), arg = "newx")
+    }
+    b <- object$buffers
+    b <- if (is.null(b) || !ncol(b)) matrix(0, 0, 0) else t(b[ok, , drop = FALSE])
+    flat <- sb_call_engine(cpp_nn_predict(object$spec, t(w), b, nd$x, nd$dim, isTRUE(object$settings$float64)))
+    k <- if (object$family == "multinomial") length(object$levels) else object$settings$n_out %||% 1L
+    pr <- aperm(array(flat, c(k, nd$n, nrow(w))), c(3L, 2L, 1L))
+    if (k == 1L) pr <- matrix(pr, nrow(w), nd$n) else if (object$family == "multinomial") dimnames(pr) <- list(NULL, NULL, object$levels)
+    ok <- rep(TRUE, nrow(w))
+  }
+  multi <- length(dim(pr)) == 3L
+  prd <- if (multi) pr[ok, , , drop = FALSE] else pr[ok, , drop = FALSE]
+  if (type == "draws") return(prd)
+  m <- if (multi) apply(prd, c(2L, 3L), mean) else colMeans(prd)
+  if (type == "response") return(m)
+  if (type == "class") return(as_class(m))
+  a <- (1 - level) / 2
+  if (multi) {
+    lo <- apply(prd, c(2L, 3L), stats::quantile, a, names = FALSE)
+    hi <- apply(prd, c(2L, 3L), stats::quantile, 1 - a, names = FALSE)
+    return(list(mean = m, lower = lo, upper = hi))
+  }
+  data.frame(fit = m, lower = apply(prd, 2, stats::quantile, a, names = FALSE),
+             upper = apply(prd, 2, stats::quantile, 1 - a, names = FALSE))
+}
+
+# ---- plot ------------------------------------------------------------------------------------------------
+
+#' @rdname sb_nn_fit-methods
+#' @export
+plot.sb_nn_fit <- function(x, type = NULL, pars = NULL, ...) {
+  metric <- if (!is.null(x$accuracy)) x$accuracy else x$rmse
+  ok <- x$status == "done"
+  if (is.null(type)) type <- if (!is.null(metric) && sum(ok) > 1L) "metric" else if (!is.null(x$training)) "training" else "weights"
+  type <- sb_match_arg(type, c("metric", "training", "weights"))
+  if (type == "metric") {
+    if (is.null(metric) || sum(ok) < 2L) {
+      sb_abort(c("No per-draw test metric to plot.", i = "Pass {.arg newx} and {.arg newy} when fitting, or use {.code type = \"training\"}."),
+               arg = "type")
+    }
+    metric <- metric[ok]
+    acc <- !is.null(x$accuracy)
+    lab <- if (acc) "test accuracy" else "test RMSE"
+    d <- stats::density(metric, from = if (acc) 0 else min(metric), to = if (acc) 1 else max(metric))
+    graphics::plot(d, main = sprintf("%s posterior of the %s (%d draws)", x$method, lab, length(metric)), xlab = lab, ...)
+    graphics::polygon(d, col = grDevices::adjustcolor("firebrick", 0.2), border = "firebrick")
+    graphics::rug(metric)
+  } else if (type == "training") {
+    tr <- x$training
+    if (is.null(tr) || !nrow(tr)) sb_abort("This fit kept no training history.", arg = "type")
+    unit <- names(tr)[1]; step <- names(tr)[2]
+    has_acc <- any(is.finite(tr$accuracy))
+    op <- graphics::par(mfrow = c(1L, if (has_acc) 2L else 1L))
+    on.exit(graphics::par(op), add = TRUE)
+    for (v in c("loss", if (has_acc) "accuracy")) {
+      graphics::plot(range(tr[[step]]), range(tr[[v]][is.finite(tr[[v]])]), type = "n", xlab = step, ylab = v,
+                     main = sprintf("training %s per %s", v, unit), ...)
+      for (u in unique(tr[[unit]])) {
+        r <- tr[[unit]] == u
+        graphics::lines(tr[[step]][r], tr[[v]][r], col = grDevices::adjustcolor("grey20", 0.4))
+      }
+    }
+  } else {
+    d <- nn_need_draws(x, "{.code plot(type = \"weights\")}")
+    d <- select_pars(d, pars)
+    if (is.null(pars) && ncol(d) > 16L) d <- d[, seq_len(16L), drop = FALSE]
+    plot.sb_fit(list(draws = d), breaks = 30, ...)
+  }
+  invisible(x)
+}
