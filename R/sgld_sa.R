@@ -397,7 +397,7 @@ predict.sb_sgld_sa <- function(object, newx, type = c("link", "response"), ...) 
   if (s$family == "gaussian" || type == "link") return(drop(X %*% object$coefficients))
   if (ncol(object$draws) != length(s$coef_names)) {
     sb_abort(c("Response predictions need the draws of all coefficients.",
-               i = "Refit with {.code keep = NULL}, or pass {.arg newx} to {.fn sgld_sa}."), arg = "newx",
+               i = "Refit with {.code keep_draws = TRUE}, or pass {.arg newx} to {.fn sgld_sa}."), arg = "newx",
              kind = "state")
   }
   eta <- X %*% t(object$draws)

@@ -83,7 +83,7 @@ run_grid <- function(d, family, grid, route, sampler = "sgld", fig_setting = NUL
       s <- route_settings(route, d, family, grid$sigma[g], sampler)
       t <- system.time(fit <- sgld_sa(d$x, d$y, family = family, method = m, sampler = sampler,
                                       iterations = iterations, batch_size = s$batch_size, v0 = grid$v0[g], v1 = 10,
-                                      intercept = FALSE, burnin = s$burnin, thin = s$thin, keep = 1:3,
+                                      intercept = FALSE, burnin = s$burnin, thin = s$thin, keep_draws = 1:3,
                                       newx = d$x_test, seed = 2019, threads = 1, quiet = TRUE,
                                       control = do.call(sgmcmc_control, s$control)))
       pr <- predict(fit, type = "response")
@@ -114,7 +114,7 @@ robustness <- function(reps = 101:110, iters = 100000L) {
     d <- scalebayes:::sgld_sa_simulate(n = 100, p = 1000, corr = 0.6, family = "gaussian", n_test = 50, seed = r)
     for (arm in names(arms)) {
       fit <- sgld_sa(d$x, d$y, method = arms[[arm]], iterations = iters, batch_size = 50, v0 = 0.01, v1 = 10,
-                     intercept = FALSE, keep = 1:3, newx = d$x_test, seed = r, threads = 1, quiet = TRUE,
+                     intercept = FALSE, keep_draws = 1:3, newx = d$x_test, seed = r, threads = 1, quiet = TRUE,
                      control = sgmcmc_control(b = 1000, rho_init = 1, sigma_init = 1))
       rows[[length(rows) + 1]] <- data.frame(rep = r, arm = arm, MSE = mean((predict(fit) - d$y_test)^2),
                                              b3 = coef(fit)[[3]], beta3 = d$beta[3],
@@ -149,7 +149,7 @@ authors_replicates <- function(seeds = 0:5, iters = 100000L) {
       arm <- sub("2", "", run)
       s <- route_settings("authors", d, "gaussian", 1, "sgld", iters)
       fit <- sgld_sa(d$x, d$y, method = arms[[arm]], iterations = iters, batch_size = s$batch_size, v0 = v0,
-                     v1 = 10, intercept = FALSE, burnin = s$burnin, thin = s$thin, keep = 1:3, newx = d$x_test,
+                     v1 = 10, intercept = FALSE, burnin = s$burnin, thin = s$thin, keep_draws = 1:3, newx = d$x_test,
                      seed = if (run == "EM2") 2020 else 2019, threads = 1, quiet = TRUE,
                      control = do.call(sgmcmc_control, s$control))
       rows[[length(rows) + 1]] <- data.frame(seed = sd, v0 = v0, arm = run, MSE = mean((predict(fit) - d$y_test)^2),
@@ -167,7 +167,7 @@ plain_readings <- function(d) {
   rows <- list()
   for (sig in c(2, 1)) for (k0 in c(1, 0)) {
     fit <- sgld_sa(d$x, d$y, method = "none", iterations = iterations, batch_size = 50, v0 = 0.1, v1 = 10,
-                   intercept = FALSE, keep = 1:3, newx = d$x_test, seed = 2019, threads = 1, quiet = TRUE,
+                   intercept = FALSE, keep_draws = 1:3, newx = d$x_test, seed = 2019, threads = 1, quiet = TRUE,
                    control = sgmcmc_control(b = ncol(d$x), rho_init = 1, sigma_init = sig, kappa0_init = k0,
                                             kappa1_init = 1))
     pr <- predict(fit)

@@ -255,7 +255,7 @@ test_that("Table 1 ordering: SGLD-SA beats SGLD-EM beats SGLD on test MSE (reduc
     d <- sgld_sa_simulate(n = 100, p = 1000, corr = 0.6, seed = r)
     sapply(c(sa = "sa", em = "em", none = "none"), function(m) {
       fit <- sgld_sa(d$x, d$y, method = m, iterations = 20000, batch_size = 50, v0 = 0.01, v1 = 10,
-                     intercept = FALSE, keep = 1:3, newx = d$x_test, seed = r, threads = 1,
+                     intercept = FALSE, keep_draws = 1:3, newx = d$x_test, seed = r, threads = 1,
                      control = sgmcmc_control(sigma_init = 1, rho_init = 1, b = 1000))
       mean((predict(fit) - d$y_test)^2)
     })
