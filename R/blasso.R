@@ -192,10 +192,12 @@ blasso <- function(x, y, lambda = "eb", chains = 4L, iterations = 1000L, burnin 
 
 #' @export
 print.sb_blasso <- function(x, digits = 3, ...) {
+  shown <- x  # print() returns its argument unchanged; the R-hat line goes on a copy
   if (isTRUE(x$settings$control$diagnostics)) {
-    x$settings$print_info[["max R-hat"]] <- sprintf("%.3f", max(x$diagnostics$rhat, na.rm = TRUE))
+    shown$settings$print_info[["max R-hat"]] <- sprintf("%.3f", max(x$diagnostics$rhat, na.rm = TRUE))
   }
-  NextMethod()
+  print.sb_fit(shown, digits = digits, ...)
+  invisible(x)
 }
 
 # Run the chains of one blasso() call: in one engine call, or split into rs$chunks chunks of chains (through

@@ -118,7 +118,7 @@ mm_generics <- list(
     ch <- if (is.null(row$fit$chain)) rep(1L, nrow(d)) else row$fit$chain
     expect_identical(dim(a), c(nrow(d) %/% row$chains, row$chains, ncol(d)))
     last <- row$chains
-    expect_equal(unclass(a)[, last, ncol(d)], unname(d[ch == last, ncol(d)]))
+    expect_equal(unclass(a)[, last, ncol(d)], unname(d[ch == last, ncol(d)]), ignore_attr = TRUE)
   },
   posterior_interval = function(row) {
     pi <- posterior_interval(row$fit, prob = 0.8)
@@ -138,7 +138,9 @@ for (g in names(mm_generics)) {
     local({
       gen <- mm_generics[[g]]
       row <- mm_fits[[f]]
-      test_that(sprintf("methods matrix: %s() on a %s fit", g, f), gen(row))
+      test_that(sprintf("methods matrix: %s() on a %s fit", g, f), {
+        gen(row)
+      })
     })
   }
 }
