@@ -20,7 +20,7 @@
 #' 3.1): blocks of `em_sweeps` sweeps per chain, the E-step averaging the Rao-Blackwellised
 #' \eqn{E[\tau_j^2 \mid \beta, \sigma^2, \lambda] = |\beta_j|/(\lambda\sigma) + 1/\lambda^2} over sweeps and
 #' chains (lower Monte-Carlo noise than averaging \eqn{\tau_j^2} draws), the M-step
-#' \eqn{\lambda = \sqrt{2p / \sum_j E[\tau_j^2]}}; then `burnin` and `iter` sweeps at the estimate. Chains
+#' \eqn{\lambda = \sqrt{2p / \sum_j E[\tau_j^2]}}; then `burnin` and `iterations` sweeps at the estimate. Chains
 #' share one \eqn{\lambda}. When \eqn{p \ge n} the marginal likelihood can increase without bound as
 #' \eqn{\lambda \to 0} (\eqn{\sigma^2 \to 0}, the fit interpolates y), so by default (`sigma2_prior = "auto"`)
 #' a proper inverse-gamma prior with shape 1 and scale `0.1 * var(y)` is then used, and `lambda` is kept
@@ -42,20 +42,28 @@
 #' \eqn{1/\sigma^2} prior (`ab = c(0, 0)`, monomvn's default with RJ) and `thin = min(p, n - 1)`.
 #'
 #' Draws of different chains come from independent random streams keyed by `(seed, chain)`, so the result
-#' does not depend on `threads`.
+#' does not depend on `threads`, nor on `chunks` and `future`: the chains can be split into chunks run through
+#' [future.apply::future_lapply()] under the user's [future::plan()] with exactly the draws of one process. Under
+#' `lambda = "eb"` every chunk runs the Monte-Carlo EM phase of all chains (its E-step averages over chains), so
+#' only the burn-in and the kept sweeps are shared out.
 #'
 #' @param x Numeric matrix of predictors (n x p); p > n is allowed.
 #' @param y Numeric response of length n.
 #' @param lambda `"eb"` (empirical Bayes by Monte-Carlo EM, default), `"gamma"` (Gamma hyperprior on
 #'   \eqn{\lambda^2}) or a positive number (fixed).
 #' @param chains Number of chains.
-#' @param iter Draws kept per chain (after thinning).
+#' @param iterations Draws kept per chain (after thinning).
 #' @param burnin Sweeps discarded per chain before the kept ones (after the EM phase).
 #' @param thin Keep every `thin`-th sweep. `NULL`: 1, or `min(p, n - 1)` under `preset = "monomvn"`.
 #' @param threads Number of threads (chains run in parallel); results do not depend on it.
 #' @param seed Seed (whole number) or `NULL` to draw one from R's RNG.
 #' @param quiet Hide the progress bar.
 #' @param control A [blasso_control()] list.
+#' @param chunks Split the chains into this many chunks; `NULL` (default): one chunk per future worker
+#'   ([future::nbrOfWorkers()]) when `future = TRUE`, else one chunk (the rule of every function with `chunks`).
+#' @param future Run the chunks through [future.apply::future_lapply()] under the user's [future::plan()];
+#'   the draws are identical to a single-process run with the same seed.
+#' @param iter Deprecated name of `iterations` (works for one release, with a warning).
 #' @return An object of class `c("sb_blasso", "sb_fit")`: `draws` (intercept and coefficients, one row per
 #'   kept draw), `chain` (chain ids), `sigma2` and `lambda` (draws), `lambda_hat` (the EB estimate, or NA),
 #'   `em_trace`, `model_size` (number of non-zero coefficients per draw), `diagnostics` (a data frame of
@@ -71,13 +79,16 @@
 #' set.seed(1)
 #' x <- matrix(rnorm(100 * 5), 100, 5)
 #' y <- drop(x %*% c(2, 0, 0, -1, 0)) + rnorm(100)
-#' fit <- blasso(x, y, lambda = 1, chains = 2, iter = 500, burnin = 200, quiet = TRUE)
+#' fit <- blasso(x, y, lambda = 1, chains = 2, iterations = 500, burnin = 200, quiet = TRUE)
 #' fit$diagnostics
 #' coef(fit)
-blasso <- function(x, y, lambda = "eb", chains = 4L, iter = 1000L, burnin = 500L, thin = NULL,
-                   threads = NULL, seed = NULL, quiet = NULL, control = blasso_control()) {
+blasso <- function(x, y, lambda = "eb", chains = 4L, iterations = 1000L, burnin = 500L, thin = NULL,
+                   threads = NULL, seed = NULL, quiet = NULL, control = blasso_control(), chunks = NULL,
+                   future = FALSE, iter) {
   t0 <- proc.time()  # `timing` covers the whole call
   call <- match.call()
+  iterations <- sb_renamed_arg(if (!missing(iter)) iter, iterations, "iter", "iterations", missing(iterations),
+                               "blasso", old_missing = missing(iter))
   x <- check_x_matrix(x)
   y <- check_y_vector(y, nrow(x))
   n <- nrow(x); p <- ncol(x)
@@ -94,14 +105,14 @@ blasso <- function(x, y, lambda = "eb", chains = 4L, iter = 1000L, burnin = 500L
                i = "Use {.code lambda = \"gamma\"} or a fixed number."), arg = "lambda")
   }
   chains <- check_count(chains)
-  iter <- check_count(iter)
+  iterations <- check_count(iterations, arg = "iterations")
   burnin <- check_count(burnin, min = 0L)
   if (is.null(thin)) thin <- if (identical(control$preset, "monomvn")) max(1L, min(p, n - 1L)) else 1L
   thin <- check_count(thin)
-  check_result_size(as.double(chains) * iter, p + 1, "iter")
-  run <- run_settings(seed, threads, quiet)
-  threads <- run$threads
-  seed <- run$seed
+  check_result_size(as.double(chains) * iterations, p + 1, "iterations")
+  rs <- wbb_run_settings(chains, threads, seed, quiet, chunks, future)
+  threads <- rs$threads
+  seed <- rs$seed
   if (stats::var(y) == 0) sb_abort("{.arg y} is constant; there is nothing to fit.", arg = "y")
   df <- n - as.integer(control$intercept)
   if (df < 2L) sb_abort("Too few observations: need n >= {2 + control$intercept}.", arg = "x")
@@ -128,10 +139,9 @@ blasso <- function(x, y, lambda = "eb", chains = 4L, iter = 1000L, burnin = 500L
     g <- control$gamma_prior
     lambda0 <- sqrt(g[1] / g[2])  # prior mean of lambda^2
   }
-  ctrl <- blasso_engine_ctrl(mode$mode, lambda0, control, s2p, chains, iter, burnin, thin,
+  ctrl <- blasso_engine_ctrl(mode$mode, lambda0, control, s2p, chains, iterations, burnin, thin,
                              sigma2_floor = if (p >= n) 1e-10 * vy else 0)
-  r <- sb_call_engine(cpp_blasso(xs, y, ctrl, run))
-  if (isTRUE(r$interrupted)) rlang::interrupt()
+  r <- blasso_run_chains(xs, y, ctrl, rs)
   if (mode$mode == 1L && isTRUE(r$em_hit_bound)) {
     sb_warn(c("The empirical-Bayes estimate of {.arg lambda} hit the bound {.code lambda_range}.",
               i = "The marginal likelihood may be unbounded (p >= n); use a proper {.arg sigma2_prior} or {.code lambda = \"gamma\"}."))
@@ -149,13 +159,13 @@ blasso <- function(x, y, lambda = "eb", chains = 4L, iter = 1000L, burnin = 500L
     subclass = "sb_blasso", call = call, chain = r$chain,
     settings = list(
       nobs = n, p = p, lambda = lambda, lambda_mode = c("fixed", "eb", "gamma")[mode$mode + 1L],
-      chains = chains, iter = iter, burnin = burnin, thin = thin, threads = threads,
+      chains = chains, iterations = iterations, burnin = burnin, thin = thin, threads = threads,
       sigma2_prior = s2p, control = control, sampler = if (control$rj) "rj" else if (p > n) "bcm" else "cholesky",
       print_info = c(
         lambda = if (mode$mode == 2L) sprintf("Gamma(%g, %g) prior on lambda^2, mean draw %.4g", control$gamma_prior[1],
                                                control$gamma_prior[2], mean(r$lambda))
                  else sprintf("%.4g (%s)", r$lambda[1], if (mode$mode == 1L) "empirical Bayes" else "fixed"),
-        chains = sprintf("%d x %d draws (burn-in %d, thin %d)", chains, iter, burnin, thin),
+        chains = sprintf("%d x %d draws (burn-in %d, thin %d)", chains, iterations, burnin, thin),
         sigma2 = sprintf("posterior mean %.4g, 95%% interval [%.4g, %.4g]", mean(r$sigma2),
                          stats::quantile(r$sigma2, 0.025), stats::quantile(r$sigma2, 0.975))
       )
@@ -182,10 +192,35 @@ blasso <- function(x, y, lambda = "eb", chains = 4L, iter = 1000L, burnin = 500L
 
 #' @export
 print.sb_blasso <- function(x, digits = 3, ...) {
+  shown <- x  # print() returns its argument unchanged; the R-hat line goes on a copy
   if (isTRUE(x$settings$control$diagnostics)) {
-    x$settings$print_info[["max R-hat"]] <- sprintf("%.3f", max(x$diagnostics$rhat, na.rm = TRUE))
+    shown$settings$print_info[["max R-hat"]] <- sprintf("%.3f", max(x$diagnostics$rhat, na.rm = TRUE))
   }
-  NextMethod()
+  print.sb_fit(shown, digits = digits, ...)
+  invisible(x)
+}
+
+# Run the chains of one blasso() call: in one engine call, or split into rs$chunks chunks of chains (through
+# future when rs$future). Chain k draws from the stream (seed, k) whatever the split (gibbs/blasso.hpp,
+# first_chain / chain_count), so the combined result is the one-process result. Signals an R interrupt if any
+# chunk was interrupted.
+blasso_run_chains <- function(xs, y, ctrl, rs, call = rlang::caller_env()) {
+  if (rs$chunks == 1L) {
+    r <- sb_call_engine(cpp_blasso(xs, y, ctrl, engine_run(rs)), call = call)
+    if (isTRUE(r$interrupted)) rlang::interrupt()
+    return(r)
+  }
+  run <- engine_run(rs)
+  parts <- wbb_run(rs, function(first, count) {
+    cpp_blasso(xs, y, utils::modifyList(ctrl, list(first_chain = as.integer(first), chain_count = as.integer(count))),
+               run)
+  }, call = call)
+  r <- parts[[1L]]
+  for (nm in c("beta", "intercept", "sigma2", "lambda", "chain", "model_size")) r[[nm]] <- wbb_combine(parts, nm)
+  r$rj_proposed <- sum(vapply(parts, `[[`, numeric(1), "rj_proposed"))
+  r$rj_accepted <- sum(vapply(parts, `[[`, numeric(1), "rj_accepted"))
+  r$accept_rate <- if (r$rj_proposed > 0) r$rj_accepted / r$rj_proposed else 0
+  r
 }
 
 # The list the C++ glue reads (see blasso_control_from() in src/blasso.cpp).
@@ -336,13 +371,18 @@ blasso_control <- function(sigma2_prior = "auto", gamma_prior = c(2, 0.1), em_ma
 #' set.seed(1)
 #' x <- matrix(rnorm(60 * 3), 60, 3)
 #' y <- drop(x %*% c(1, 0, -1)) + rnorm(60)
-#' fit <- blasso(x, y, lambda = 1, chains = 2, iter = 200, burnin = 100, quiet = TRUE)
+#' fit <- blasso(x, y, lambda = 1, chains = 2, iterations = 200, burnin = 100, quiet = TRUE)
 #' predict(fit, x[1:3, ])
 predict.sb_blasso <- function(object, newx, type = c("summary", "draws"), interval = c("credible", "prediction"),
                               level = 0.95, ...) {
   type <- sb_match_arg(type, partial = TRUE)
   interval <- sb_match_arg(interval, partial = TRUE)
   level <- check_number(level, lower = 0, upper = 1, lower_open = TRUE, upper_open = TRUE)
+  if (missing(newx) || is.null(newx)) {
+    sb_abort(c("Supply {.arg newx}: a Bayesian-lasso fit does not keep the training {.arg x}.",
+               i = "For fitted values use {.code predict(fit, x)} with the {.arg x} of the fit."), arg = "newx")
+  }
+  if (is.null(dim(newx))) newx <- matrix(newx, nrow = 1L)
   newx <- check_x_matrix(newx, arg = "newx")
   p <- object$settings$p
   if (ncol(newx) != p) {

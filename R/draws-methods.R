@@ -32,7 +32,8 @@ new_sb_fit <- function(draws, estimate, method, subclass, call = NULL, chain = N
 #' @return `summary()` a data frame of class `summary_sb_fit` with posterior mean, sd, quantiles and
 #'   `p_zero`, the share of draws that are exactly zero (1 minus the inclusion frequency); `coef()` a named
 #'   vector; `as.matrix()` the T x p draws; `as_draws_matrix()` / `as_draws_df()` / `as_draws_array()` the
-#'   posterior-package formats (chains kept); `posterior_interval()` a p x 2 matrix of central intervals.
+#'   posterior-package formats (chains kept; `as_draws_array()` needs chains of equal length, the other two
+#'   do not); `nobs()` the number of observations fitted; `posterior_interval()` a p x 2 matrix of central intervals.
 #' @name sb_fit-methods
 NULL
 
@@ -127,14 +128,23 @@ nobs.sb_fit <- function(object, ...) object$settings$nobs
 #' @method as_draws_matrix sb_fit
 #' @export
 as_draws_matrix.sb_fit <- function(x, pars = NULL, ...) {
-  posterior::as_draws_matrix(as_draws_array.sb_fit(x, pars = pars))
+  posterior::as_draws_matrix(as_draws_df.sb_fit(x, pars = pars))
 }
 
 #' @rdname sb_fit-methods
 #' @method as_draws_df sb_fit
 #' @export
 as_draws_df.sb_fit <- function(x, pars = NULL, ...) {
-  posterior::as_draws_df(as_draws_array.sb_fit(x, pars = pars))
+  d <- select_pars(x$draws, pars)
+  chain <- sb_fit_chain(x, nrow(d))
+  o <- order(chain, seq_along(chain))  # chain-major (the order of every fit already)
+  df <- as.data.frame(d[o, , drop = FALSE])
+  names(df) <- colnames(d)
+  ch <- chain[o]
+  df$.chain <- ch
+  df$.iteration <- stats::ave(seq_along(ch), ch, FUN = seq_along)
+  df$.draw <- seq_along(ch)
+  posterior::as_draws_df(df)
 }
 
 #' @rdname sb_fit-methods
@@ -142,17 +152,23 @@ as_draws_df.sb_fit <- function(x, pars = NULL, ...) {
 #' @export
 as_draws_array.sb_fit <- function(x, pars = NULL, ...) {
   d <- select_pars(x$draws, pars)
-  chain <- x$chain
-  if (is.null(chain)) chain <- rep(1L, nrow(d))
-  ch <- sort(unique(chain))
-  per <- tabulate(match(chain, ch))
+  chain <- sb_fit_chain(x, nrow(d))
+  per <- tabulate(chain)
   if (length(unique(per)) != 1L) {
-    sb_abort("Chains have unequal numbers of draws; use {.fn as.matrix} instead.", kind = "state")
+    sb_abort(c("Chains have unequal numbers of draws ({.val {per}}), which an iterations x chains x variables array cannot hold.",
+               i = "Use {.fn as_draws_df} or {.fn as_draws_matrix}, which keep the chains."), kind = "state")
   }
-  arr <- array(NA_real_, dim = c(per[1], length(ch), ncol(d)),
+  arr <- array(NA_real_, dim = c(per[1], length(per), ncol(d)),
                dimnames = list(NULL, NULL, colnames(d)))
-  for (k in seq_along(ch)) arr[, k, ] <- d[chain == ch[k], , drop = FALSE]
+  for (k in seq_along(per)) arr[, k, ] <- d[chain == k, , drop = FALSE]
   posterior::as_draws_array(arr)
+}
+
+# The chain of every draw as 1..K (fits without chains: one chain).
+sb_fit_chain <- function(x, n) {
+  chain <- x$chain
+  if (is.null(chain)) return(rep(1L, n))
+  match(chain, sort(unique(chain)))
 }
 
 #' @importFrom posterior as_draws_df

@@ -12,10 +12,8 @@
 #'   `"multinomial"` (counts of an n-out-of-n resample: the classical bootstrap of the penalized estimator).
 #' @param standardize Standardize the columns of `x` by their unweighted means and SDs (fixed for all draws).
 #' @param intercept Fit an unpenalized intercept.
-#' @param chunks Split the draws into this many chunks; `NULL` (default): one chunk per future worker
-#'   ([future::nbrOfWorkers()]) when `future = TRUE`, else one chunk (the rule of every WBB function).
-#' @param future Run the chunks through [future.apply::future_lapply()] under the user's [future::plan()].
-#'   The result is identical to a single-process run with the same seed.
+#' @param chunks,future Deprecated here: give them to [wbb()] (`wbb(chunks = , future = )`). They still work
+#'   in `wbb_control()` for one release, with a deprecation warning.
 #' @param tol,max_iter,max_outer Solver settings, see [cd_control()].
 #' @return A list of class `sb_wbb_control`.
 #' @export
@@ -23,8 +21,11 @@
 #' wbb_control(nfolds = 5, lambda_rule = "1se")
 wbb_control <- function(nfolds = 10L, lambda_rule = c("min", "1se"), nlambda = 100L, lambda_min_ratio = NULL,
                         weight_dist = c("exponential", "multinomial"), standardize = TRUE, intercept = TRUE,
-                        chunks = NULL, future = FALSE, tol = 1e-14, max_iter = 100000L, max_outer = 100L) {
+                        chunks = NULL, future = NULL, tol = 1e-14, max_iter = 100000L, max_outer = 100L) {
   cd <- cd_control(tol = tol, max_iter = max_iter, max_outer = max_outer)
+  # the old placement of wbb(chunks = , future = ): kept (NULL when not given) and read by wbb()
+  if (!missing(chunks)) sb_deprecated("chunks", "wbb(chunks = )", "wbb_control")
+  if (!missing(future)) sb_deprecated("future", "wbb(future = )", "wbb_control")
   structure(c(list(
     nfolds = check_count(nfolds, min = 2L),
     lambda_rule = wbb_lambda_rule(lambda_rule),
@@ -35,7 +36,7 @@ wbb_control <- function(nfolds = 10L, lambda_rule = c("min", "1se"), nlambda = 1
     standardize = check_flag(standardize),
     intercept = check_flag(intercept),
     chunks = check_count(chunks, allow_null = TRUE),
-    future = check_flag(future)
+    future = if (!is.null(future)) check_flag(future)
   ), unclass(cd)), class = "sb_wbb_control")
 }
 
@@ -80,6 +81,10 @@ wbb_control <- function(nfolds = 10L, lambda_rule = c("min", "1se"), nlambda = 1
 #' @param quiet Hide progress bars (default: quiet when not interactive).
 #' @param penalty_factor Base penalty weights multiplied into the prior weights (0 = unpenalized).
 #' @param control [wbb_control()].
+#' @param chunks Split the draws into this many chunks; `NULL` (default): one chunk per future worker
+#'   ([future::nbrOfWorkers()]) when `future = TRUE`, else one chunk (the rule of every function with `chunks`).
+#' @param future Run the chunks through [future.apply::future_lapply()] under the user's [future::plan()].
+#'   The result is identical to a single-process run with the same seed.
 #' @param model A network ([nn_sequential()], [nn_mlp()], [nn_cnn()]): `wbb(x, y, model = nn_mlp(c(128, 64)), lambda = 1e-4,
 #'   family = "multinomial", ...)` draws network posteriors; the call is passed to [wbb_nn()], which
 #'   documents its further arguments (`newx`, `newy`, `keep_weights`, `device`, `control = nn_control()`).
@@ -134,7 +139,8 @@ wbb_network_call <- function(mcall, env, call) {
 #' @export
 wbb.default <- function(x, y, family = c("gaussian", "binomial"), alpha = 1, lambda = NULL,
                         prior_weights = c("separate", "common", "none"), draws = 1000L, threads = NULL,
-                        seed = NULL, quiet = NULL, penalty_factor = NULL, control = wbb_control(), ..., model = NULL) {
+                        seed = NULL, quiet = NULL, penalty_factor = NULL, control = wbb_control(), chunks = NULL,
+                        future = FALSE, ..., model = NULL) {
   call <- rlang::current_env()
   mcall <- match.call()
   if (!is.null(model)) return(wbb_network_call(mcall, parent.frame(), call))
@@ -149,7 +155,10 @@ wbb.default <- function(x, y, family = c("gaussian", "binomial"), alpha = 1, lam
     sb_abort(c("{.arg control} must be made by {.fn wbb_control}.", x = "You supplied {.obj_type_friendly {control}}."),
              arg = "control", call = call)
   }
-  rs <- wbb_run_settings(draws, threads, seed, quiet, control$chunks, control$future, call = call)
+  # wbb_control(chunks = , future = ): the deprecated placement (warned by wbb_control())
+  chunks <- wbb_moved_arg(control$chunks, chunks, "chunks", missing(chunks), call)
+  future <- wbb_moved_arg(control$future, future, "future", missing(future), call)
+  rs <- wbb_run_settings(draws, threads, seed, quiet, chunks, future, call = call)
   threads <- rs$threads
   seed <- rs$seed
   quiet <- rs$quiet
@@ -211,6 +220,16 @@ wbb.default <- function(x, y, family = c("gaussian", "binomial"), alpha = 1, lam
   structure(list(fits = fits, lambda = lambda, cv = cv, seed = seed, call = mcall,
                  timing = c(elapsed = elapsed, cv = t_cv)),
             class = "sb_wbb_path")
+}
+
+# A run setting given in wbb_control() (old place, `old`: NULL when not given there) or to wbb() (`new`).
+wbb_moved_arg <- function(old, new, name, missing_new, call) {
+  if (is.null(old)) return(new)
+  if (!missing_new) {
+    sb_abort(c("Give {.arg {name}} only to {.fn wbb}: {.code wbb_control({name} = )} is its deprecated place.",
+               i = "Remove {.arg {name}} from {.fn wbb_control}."), arg = name, call = call)
+  }
+  old
 }
 
 #' Posterior predictions from a WBB fit
@@ -282,13 +301,24 @@ print.sb_wbb_path <- function(x, ...) {
   invisible(x)
 }
 
+#' Plot WBB draws along a lambda path
+#'
+#' Posterior mean (line) and central credible band (shaded) of each coefficient against \eqn{\log\lambda}.
+#' @param x An `sb_wbb_path` ([wbb()] with several lambda values).
+#' @param pars Coefficients to draw (default: the first 10).
+#' @param level Mass of the central band.
+#' @param prob Deprecated name of `level` (works for one release, with a warning).
+#' @param ... Passed to [graphics::plot()].
+#' @return `x`, invisibly.
 #' @export
-plot.sb_wbb_path <- function(x, pars = NULL, prob = 0.9, ...) {
+plot.sb_wbb_path <- function(x, pars = NULL, level = 0.9, ..., prob) {
+  level <- sb_renamed_arg(if (!missing(prob)) prob, level, "prob", "level", missing(level), "plot.sb_wbb_path",
+                          old_missing = missing(prob))
   pn <- colnames(x$fits[[1L]]$draws)[-1L]
   if (is.null(pars)) pars <- pn[seq_len(min(10L, length(pn)))]
   pars <- colnames(select_pars(x$fits[[1L]]$draws[, -1L, drop = FALSE], pars))
-  prob <- check_number(prob, lower = 0, upper = 1, lower_open = TRUE, upper_open = TRUE)
-  a <- (1 - prob) / 2
+  level <- check_number(level, lower = 0, upper = 1, lower_open = TRUE, upper_open = TRUE)
+  a <- (1 - level) / 2
   stats_for <- function(f) {
     d <- f$draws[, pars, drop = FALSE]
     rbind(colMeans(d), apply(d, 2, stats::quantile, a), apply(d, 2, stats::quantile, 1 - a))

@@ -138,7 +138,7 @@ plot.sb_wbb_figure1 <- function(x, ...) {
 #' near 1 here); each "posterior" is random-walk Metropolis on the *Lebesgue* density
 #' \eqn{\exp(-\|y - X\beta\|^2/2 - \mathrm{pen}(\beta))} with pen \eqn{\lambda\|\beta\|_1},
 #' \eqn{\lambda\|\beta\|_0} and \eqn{10\lambda\|\beta\|_0} (the code's multiplier; the text says 5),
-#' proposal sd 0.2 per coordinate, start (2, 2), `mh_iter` iterations of which the last `draws` are kept.
+#' proposal sd 0.2 per coordinate, start (2, 2), `iterations` iterations of which the last `draws` are kept.
 #' A continuous proposal is never exactly 0, so \eqn{\|\beta\|_0 = 2} at every state and every proposal and
 #' the L0 term cancels from every acceptance ratio: both L0 chains are the flat-prior posterior
 #' \eqn{N(\hat\beta, (X'X)^{-1})}. The result records this as a measurement: `l0_term_changes` counts the
@@ -151,8 +151,10 @@ plot.sb_wbb_figure1 <- function(x, ...) {
 #'   `c(1, 10)` for `"paper_code"`, the code's).
 #' @param seed Seed (data, CV folds and all draws).
 #' @param reading `"spike_slab"` or `"paper_code"`, see above.
-#' @param mh_iter Metropolis iterations per chain for `reading = "paper_code"` (the authors' 50000); at
+#' @param iterations Metropolis iterations per chain for `reading = "paper_code"` (the authors' 50000); at
 #'   least `draws`.
+#' @param threads,quiet Threads and progress of the WBB arm, as in [wbb()] (results do not depend on them).
+#' @param mh_iter Deprecated name of `iterations` (works for one release, with a warning).
 #' @return A list of class `sb_wbb_figure2`: `draws` (a named list of `draws x 2` matrices), `lambda`,
 #'   `model_prob` (posterior model probabilities under each L0 prior; empty for `"paper_code"`), `data`,
 #'   `reading`, and for `"paper_code"` `accept_rate`, `l0_term_changes` and `flat_prior_max_diff` (per
@@ -162,19 +164,22 @@ plot.sb_wbb_figure1 <- function(x, ...) {
 #' \donttest{
 #' f2 <- wbb_figure2(draws = 1000, seed = 1)
 #' plot(f2)
-#' f2p <- wbb_figure2(draws = 1000, seed = 1, reading = "paper_code", mh_iter = 10000)
+#' f2p <- wbb_figure2(draws = 1000, seed = 1, reading = "paper_code", iterations = 10000)
 #' f2p$l0_term_changes
 #' plot(f2p)
 #' }
 wbb_figure2 <- function(draws = 4000L, slab_halfwidth = 10, kappa = NULL, seed = 1,
-                        reading = c("spike_slab", "paper_code"), mh_iter = 50000L) {
+                        reading = c("spike_slab", "paper_code"), iterations = 50000L, threads = NULL, quiet = TRUE,
+                        mh_iter) {
+  iterations <- sb_renamed_arg(if (!missing(mh_iter)) mh_iter, iterations, "mh_iter", "iterations",
+                               missing(iterations), "wbb_figure2", old_missing = missing(mh_iter))
   reading <- sb_match_arg(reading)
   draws <- check_count(draws)
   L <- check_number(slab_halfwidth, lower = 0, lower_open = TRUE)
-  mh_iter <- check_count(mh_iter, min = 2L, max = 1e8)
+  mh_iter <- check_count(iterations, arg = "iterations", min = 2L, max = 1e8)
   if (reading == "paper_code" && draws > mh_iter) {
-    sb_abort(c("{.arg draws} ({draws}) must be at most {.arg mh_iter} ({mh_iter}): the last {.arg draws} Metropolis iterations are kept.",
-               i = "Increase {.arg mh_iter} or decrease {.arg draws}."), arg = "draws")
+    sb_abort(c("{.arg draws} ({draws}) must be at most {.arg iterations} ({mh_iter}): the last {.arg draws} Metropolis iterations are kept.",
+               i = "Increase {.arg iterations} or decrease {.arg draws}."), arg = "draws")
   }
   if (is.null(kappa)) kappa <- if (reading == "spike_slab") c(1, 5) else c(1, 10)
   if (!is.numeric(kappa) || length(kappa) < 1L || length(kappa) > 10L || any(!is.finite(kappa)) || any(kappa <= 0)) {
@@ -190,8 +195,10 @@ wbb_figure2 <- function(draws = 4000L, slab_halfwidth = 10, kappa = NULL, seed =
   beta <- c(0, 2)
   y <- drop(x %*% beta + stats::rnorm(n))
   l0_name <- function(k) if (k == 1) "L0 prior (lambda)" else sprintf("L0 prior (%g lambda)", k)
-  if (reading == "paper_code") return(wbb_figure2_paper_code(x, y, beta, draws, kappa, seed, mh_iter, l0_name))
-  fw <- wbb(x, y, prior_weights = "separate", draws = draws, seed = seed, quiet = TRUE,
+  if (reading == "paper_code") {
+    return(wbb_figure2_paper_code(x, y, beta, draws, kappa, seed, mh_iter, l0_name, threads, quiet))
+  }
+  fw <- wbb(x, y, prior_weights = "separate", draws = draws, seed = seed, threads = threads, quiet = quiet,
             control = wbb_control(standardize = FALSE))
   lambda <- fw$lambda
   out <- list(WBB = fw$draws[, c("beta1", "beta2")])
@@ -208,9 +215,10 @@ wbb_figure2 <- function(draws = 4000L, slab_halfwidth = 10, kappa = NULL, seed =
 }
 
 # The authors' Figure 2 computation (lambda fixed at 10, random-walk Metropolis on Lebesgue densities).
-wbb_figure2_paper_code <- function(x, y, beta, draws, kappa, seed, mh_iter, l0_name) {
+wbb_figure2_paper_code <- function(x, y, beta, draws, kappa, seed, mh_iter, l0_name, threads = NULL, quiet = TRUE) {
   lambda <- 10
-  fw <- wbb(x, y, lambda = lambda, prior_weights = "separate", draws = draws, seed = seed, quiet = TRUE,
+  fw <- wbb(x, y, lambda = lambda, prior_weights = "separate", draws = draws, seed = seed, threads = threads,
+            quiet = quiet,
             control = wbb_control(standardize = FALSE, intercept = FALSE))
   out <- list(WBB = fw$draws[, c("beta1", "beta2")])
   pens <- c(list("L1 prior" = function(b) lambda * sum(abs(b))),
@@ -230,7 +238,7 @@ wbb_figure2_paper_code <- function(x, y, beta, draws, kappa, seed, mh_iter, l0_n
   }
   structure(list(draws = out, lambda = lambda, model_prob = list(), data = list(x = x, y = y, beta = beta),
                  reading = "paper_code", accept_rate = acc, l0_term_changes = changes,
-                 flat_prior_max_diff = flat_diff, mh_iter = mh_iter), class = "sb_wbb_figure2")
+                 flat_prior_max_diff = flat_diff, iterations = mh_iter), class = "sb_wbb_figure2")
 }
 
 # Random-walk Metropolis on the Lebesgue density exp(-|y - X b|^2 / 2 - pen(b)), p = 2: proposal
@@ -401,6 +409,9 @@ plot.sb_wbb_figure2 <- function(x, ...) {
 #' @param burnin Sweeps discarded per Bayesian-lasso chain (for the RJ arm: before thinning).
 #' @param seed Seed of every arm.
 #' @param threads Threads (results do not depend on it).
+#' @param quiet Hide the progress bars of the four fits.
+#' @param chunks,future Passed to [wbb()] and [blasso()]: split the draws (chains) into chunks run through
+#'   the user's [future::plan()]; results do not depend on them.
 #' @return A list of class `sb_wbb_figure3`: `draws` (a named list of `draws x p` coefficient matrices,
 #'   no intercept), `p_zero` (methods x coefficients), `fits` (the four fits: `wbb_common`,
 #'   `wbb_separate`, `blasso_eb`, `blasso_rj`), `column_norms` (the norms of the centred columns of `x`
@@ -413,7 +424,8 @@ plot.sb_wbb_figure2 <- function(x, ...) {
 #' round(f3$p_zero, 2)
 #' plot(f3)
 #' }
-wbb_figure3 <- function(x, y, draws = 1000L, chains = 4L, burnin = 500L, seed = 2021, threads = NULL) {
+wbb_figure3 <- function(x, y, draws = 1000L, chains = 4L, burnin = 500L, seed = 2021, threads = NULL, quiet = TRUE,
+                        chunks = NULL, future = FALSE) {
   x <- check_x_matrix(x)
   y <- check_y_vector(y, nrow(x))
   if (is.null(colnames(x))) colnames(x) <- paste0("x", seq_len(ncol(x)))
@@ -430,12 +442,15 @@ wbb_figure3 <- function(x, y, draws = 1000L, chains = 4L, burnin = 500L, seed = 
   if (any(nrm == 0)) {
     sb_abort("{.arg x} has constant column{?s} {.val {colnames(x)[nrm == 0]}}; drop {?it/them}.", arg = "x")
   }
-  fit_com <- wbb(x, y, prior_weights = "common", draws = draws, seed = seed, threads = threads, quiet = TRUE)
-  fit_sep <- wbb(x, y, prior_weights = "separate", draws = draws, seed = seed, threads = threads, quiet = TRUE)
-  bl_eb <- blasso(x, y, lambda = "eb", chains = chains, iter = draws, burnin = burnin, seed = seed,
-                  threads = threads, quiet = TRUE)
-  bl_rj <- blasso(sweep(xc, 2, nrm, "/"), y, lambda = "gamma", chains = chains, iter = draws, burnin = burnin,
-                  thin = max(1L, min(p, n - 1L)), seed = seed, threads = threads, quiet = TRUE,
+  fit_com <- wbb(x, y, prior_weights = "common", draws = draws, seed = seed, threads = threads, quiet = quiet,
+                 chunks = chunks, future = future)
+  fit_sep <- wbb(x, y, prior_weights = "separate", draws = draws, seed = seed, threads = threads, quiet = quiet,
+                 chunks = chunks, future = future)
+  bl_eb <- blasso(x, y, lambda = "eb", chains = chains, iterations = draws, burnin = burnin, seed = seed,
+                  threads = threads, quiet = quiet, chunks = chunks, future = future)
+  bl_rj <- blasso(sweep(xc, 2, nrm, "/"), y, lambda = "gamma", chains = chains, iterations = draws, burnin = burnin,
+                  thin = max(1L, min(p, n - 1L)), seed = seed, threads = threads, quiet = quiet, chunks = chunks,
+                  future = future,
                   control = blasso_control(rj = TRUE, preset = "monomvn", intercept = TRUE, gamma_prior = c(2, 0.1)))
   rj <- sweep(bl_rj$draws[, colnames(x), drop = FALSE], 2, nrm, "/")
   d <- list("WBB (common)" = fit_com$draws[, colnames(x), drop = FALSE],

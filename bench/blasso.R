@@ -41,7 +41,7 @@ bench_case <- function(label, x, y, ab, T = 5000, burn = 1000, reps = 3, lam = N
     for (cf in list(c(1, 1, T, burn), c(2, 2, T / 2, burn), c(4, 2, 1000, 500))) {
       ch <- cf[1]
       t <- system.time(
-        f <- blasso(x, y, lambda = if (is.null(lam)) "gamma" else lam, chains = ch, iter = cf[3], burnin = cf[4],
+        f <- blasso(x, y, lambda = if (is.null(lam)) "gamma" else lam, chains = ch, iterations = cf[3], burnin = cf[4],
                     threads = cf[2], seed = r, quiet = TRUE,
                     control = blasso_control(gamma_prior = c(2, 0.1), sigma2_prior = ab))
       )[["elapsed"]]

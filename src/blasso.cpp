@@ -16,6 +16,10 @@ scalebayes::gibbs::BlassoControl blasso_control_from(const Rcpp::List& ctrl) {
   c.intercept = Rcpp::as<bool>(ctrl["intercept"]);
   c.chains = Rcpp::as<int>(ctrl["chains"]);
   c.iter = Rcpp::as<int>(ctrl["iter"]);
+  if (ctrl.containsElementNamed("first_chain")) {
+    c.first_chain = Rcpp::as<int>(ctrl["first_chain"]);
+    c.chain_count = Rcpp::as<int>(ctrl["chain_count"]);
+  }
   c.burnin = Rcpp::as<int>(ctrl["burnin"]);
   c.thin = Rcpp::as<int>(ctrl["thin"]);
   c.em_max = Rcpp::as<int>(ctrl["em_max"]);
@@ -41,7 +45,9 @@ Rcpp::List cpp_blasso(const Rcpp::NumericMatrix& x, const Rcpp::NumericVector& y
   if (ctrl.containsElementNamed("fixed_tau2") && !Rf_isNull(ctrl["fixed_tau2"]))
     c.fixed_tau2 = Rcpp::as<std::vector<double>>(ctrl["fixed_tau2"]);
   const double em_total = c.mode == G::LambdaMode::em ? c.em_burn + static_cast<double>(c.em_max) * c.em_sweeps : 0.0;
-  const double total = static_cast<double>(c.chains) * (em_total + c.burnin + static_cast<double>(c.iter) * c.thin);
+  const double run_chains = c.chain_count < 0 ? c.chains - c.first_chain : c.chain_count;
+  const double total = static_cast<double>(c.chains) * em_total +
+                       run_chains * (c.burnin + static_cast<double>(c.iter) * c.thin);
   sbglue::Progress prog(total, run, "blasso");
   G::BlassoResult r = G::run_blasso(sbglue::as_map(x), sbglue::as_map(y), c, sbglue::run_settings(run), prog.monitor());
   // interrupted: the R side signals the interrupt and drops the draws, so do not copy them (can be GBs)
@@ -52,6 +58,8 @@ Rcpp::List cpp_blasso(const Rcpp::NumericMatrix& x, const Rcpp::NumericVector& y
       Rcpp::Named("chain") = Rcpp::wrap(r.chain), Rcpp::Named("model_size") = Rcpp::wrap(r.model_size),
       Rcpp::Named("em_lambda") = Rcpp::wrap(r.em_lambda), Rcpp::Named("lambda_start") = r.lambda_start, Rcpp::Named("em_converged") = r.em_converged,
       Rcpp::Named("em_hit_bound") = r.em_hit_bound, Rcpp::Named("accept_rate") = r.accept_rate,
+      Rcpp::Named("rj_proposed") = static_cast<double>(r.rj_proposed),
+      Rcpp::Named("rj_accepted") = static_cast<double>(r.rj_accepted),
       Rcpp::Named("interrupted") = r.interrupted || prog.interrupted());
 }
 

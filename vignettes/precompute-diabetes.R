@@ -32,7 +32,7 @@ mb <- mono$beta[keep, ]
 colnames(mb) <- colnames(x)
 chains <- 4L; iter <- 25000L
 t_ours <- system.time(
-  ours <- blasso(x, y, lambda = "gamma", chains = chains, iter = iter, burnin = 1000, thin = min(p, n - 1L),
+  ours <- blasso(x, y, lambda = "gamma", chains = chains, iterations = iter, burnin = 1000, thin = min(p, n - 1L),
                  seed = 2021, threads = 1, quiet = TRUE,
                  control = blasso_control(rj = TRUE, preset = "monomvn", intercept = TRUE, gamma_prior = c(2, 0.1),
                                           diagnostics = FALSE))

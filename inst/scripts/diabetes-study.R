@@ -16,7 +16,7 @@ cat(sprintf("\nDiabetes data: n = %d, p = %d\n", nrow(x), ncol(x)))
 seed <- 2021
 t_sep <- system.time(fit_sep <- wbb(x, y, prior_weights = "separate", draws = 1000, seed = seed, quiet = TRUE))
 t_com <- system.time(fit_com <- wbb(x, y, prior_weights = "common", draws = 1000, seed = seed, quiet = TRUE))
-t_bl <- system.time(bl <- blasso(x, y, lambda = "eb", chains = 4, iter = 1000, burnin = 500, seed = seed,
+t_bl <- system.time(bl <- blasso(x, y, lambda = "eb", chains = 4, iterations = 1000, burnin = 500, seed = seed,
                                  quiet = TRUE))
 print(fit_sep$cv)
 cat(sprintf("lambda (CV min, SUM scale) = %.4g; glmnet scale = %.4g\n", fit_sep$lambda, fit_sep$lambda_glmnet))

@@ -35,7 +35,7 @@ fingerprint_runs <- function() {
   }
   set$blasso <- function() {
     d <- sim(40, 6, 4)
-    f <- blasso(d$x, d$y, lambda = "eb", chains = 2, iter = 200, burnin = 100, seed = 14, threads = 2,
+    f <- blasso(d$x, d$y, lambda = "eb", chains = 2, iterations = 200, burnin = 100, seed = 14, threads = 2,
                 quiet = quiet)
     list(draws = as.numeric(as.matrix(f)))
   }

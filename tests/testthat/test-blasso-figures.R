@@ -155,7 +155,7 @@ test_that("reversible jump: P(beta_j = 0 | y) matches the exact model posterior 
                      ctl = blasso_control(rj = TRUE, gamma_prior = c(1, 1.78), diagnostics = FALSE)))
   for (cs in cases) {
     exact <- if (is.numeric(cs$lambda)) rj_exact_p0(x, y, lambda = cs$lambda) else rj_exact_p0(x, y, gamma = cs$gamma)
-    f <- blasso(x, y, lambda = cs$lambda, chains = 4, iter = 10000, burnin = 500, seed = 3, quiet = TRUE,
+    f <- blasso(x, y, lambda = cs$lambda, chains = 4, iterations = 10000, burnin = 500, seed = 3, quiet = TRUE,
                 control = cs$ctl)
     ind <- f$draws[, c("a", "b")] == 0
     # Monte-Carlo SE from the effective sample size of the indicator (about 0.003 here)
@@ -166,7 +166,7 @@ test_that("reversible jump: P(beta_j = 0 | y) matches the exact model posterior 
 })
 
 test_that("Figure 2, paper-code reading: the L0 term never enters the Metropolis ratio", {
-  f2 <- wbb_figure2(draws = 500, seed = 5, reading = "paper_code", mh_iter = 4000)
+  f2 <- wbb_figure2(draws = 500, seed = 5, reading = "paper_code", iterations = 4000)
   expect_s3_class(f2, "sb_wbb_figure2")
   expect_named(f2$draws, c("WBB", "L1 prior", "L0 prior (lambda)", "L0 prior (10 lambda)"))
   expect_equal(f2$lambda, 10)
@@ -193,10 +193,10 @@ test_that("Figure 2, paper-code reading: the L0 term never enters the Metropolis
   expect_equal(f2s$reading, "spike_slab")
   # bad inputs
   expect_error(wbb_figure2(reading = "code"), class = "scalebayes_error_input")
-  expect_error(wbb_figure2(draws = 100, reading = "paper_code", mh_iter = 50), class = "scalebayes_error_input")
+  expect_error(wbb_figure2(draws = 100, reading = "paper_code", iterations = 50), class = "scalebayes_error_input")
   expect_error(wbb_figure2(kappa = c(1, -1)), class = "scalebayes_error_input")
   expect_error(wbb_figure2(kappa = "a"), class = "scalebayes_error_input")
-  expect_error(wbb_figure2(mh_iter = 1), class = "scalebayes_error_input")
+  expect_error(wbb_figure2(iterations = 1), class = "scalebayes_error_input")
 })
 
 test_that("wbb_figure3: RJ arm with point masses, EB arm without, back on the scale of x", {
@@ -287,18 +287,18 @@ test_that("blasso_control(preset = 'monomvn') has monomvn's intercept and unit-L
   n <- 30; p <- 5
   x <- matrix(rnorm(n * p, sd = 3), n, p) + 2
   y <- drop(x[, 1:2] %*% c(1, -1)) + rnorm(n)
-  f1 <- blasso(x, y, lambda = "gamma", iter = 50, burnin = 20, seed = 4, quiet = TRUE,
+  f1 <- blasso(x, y, lambda = "gamma", iterations = 50, burnin = 20, seed = 4, quiet = TRUE,
                control = blasso_control(preset = "monomvn"))
   # monomvn's normalize = TRUE: centre, then divide by the L2 norm; the Gamma prior on lambda^2 refers to that
   # scale, so the same sampler on pre-scaled columns gives the same draws (coefficients rescaled)
   nrm <- sqrt(colSums(sweep(x, 2, colMeans(x))^2))
-  f2 <- blasso(sweep(x, 2, nrm, "/"), y, lambda = "gamma", iter = 50, burnin = 20, seed = 4, quiet = TRUE,
+  f2 <- blasso(sweep(x, 2, nrm, "/"), y, lambda = "gamma", iterations = 50, burnin = 20, seed = 4, quiet = TRUE,
                control = blasso_control(preset = "monomvn", standardize = FALSE))
   expect_equal(f1$draws[, -1], sweep(f2$draws[, -1], 2, nrm, "/"), tolerance = 1e-8)
   expect_equal(f1$lambda, f2$lambda, tolerance = 1e-8)
   expect_true("(Intercept)" %in% colnames(f1$draws))
   # unit-sd scaling differs (a different prior scale), so the rule is not a no-op
-  f3 <- blasso(x, y, lambda = "gamma", iter = 50, burnin = 20, seed = 4, quiet = TRUE,
+  f3 <- blasso(x, y, lambda = "gamma", iterations = 50, burnin = 20, seed = 4, quiet = TRUE,
                control = blasso_control(preset = "monomvn", scale = "sd"))
   expect_false(isTRUE(all.equal(f1$lambda, f3$lambda)))
   expect_error(blasso_control(scale = "unit"), class = "scalebayes_error")

@@ -34,7 +34,7 @@ test_that("inverse Gaussian draws follow the IG law, also for huge mu", {
 
 test_that("empirical-Bayes lambda on the diabetes data matches Park & Casella (0.237)", {
   dd <- diabetes_xy()
-  fit <- blasso(dd$x, dd$y, lambda = "eb", chains = 4, iter = 500, burnin = 100, seed = 42, quiet = TRUE)
+  fit <- blasso(dd$x, dd$y, lambda = "eb", chains = 4, iterations = 500, burnin = 100, seed = 42, quiet = TRUE)
   # MCEM noise: over seeds 1-10 with these settings the estimate had mean 0.2363 and sd 0.0008 (measured);
   # Park & Casella print 3 digits. Tolerance 0.005: about 6 Monte-Carlo sd plus their rounding.
   expect_equal(fit$lambda_hat, 0.237, tolerance = 0.005 / 0.237)
@@ -54,7 +54,7 @@ conjugate_check <- function(n, p, seed) {
   y <- drop(x[, 1:2] %*% c(1.5, -1)) + rnorm(n)
   tau2 <- seq(0.2, 2, length.out = p)
   a <- 2; b <- 1.5
-  fit <- blasso(x, y, lambda = 1, chains = 4, iter = 2000, burnin = 0, seed = seed, quiet = TRUE,
+  fit <- blasso(x, y, lambda = 1, chains = 4, iterations = 2000, burnin = 0, seed = seed, quiet = TRUE,
                 control = blasso_control(fixed_tau2 = tau2, sigma2_prior = c(a, b)))
   xc <- sweep(x, 2, colMeans(x)); yc <- y - mean(y)
   A <- crossprod(xc) + diag(1 / tau2, p)
@@ -101,7 +101,7 @@ sbc_ranks <- function(n, p, sims, L, thin, seed, rj = FALSE) {
       beta[runif(p) < 0.5] <- 0
     }
     y <- drop(x %*% beta) + rnorm(n, 0, sqrt(s2))
-    fit <- blasso(x, y, lambda = lam, chains = 1, iter = L, burnin = 50, thin = thin, seed = s,
+    fit <- blasso(x, y, lambda = lam, chains = 1, iterations = L, burnin = 50, thin = thin, seed = s,
                   quiet = TRUE, threads = 1, control = ctl)
     d <- cbind(fit$draws, fit$sigma2)
     truth <- c(beta, s2)
@@ -146,26 +146,26 @@ test_that("p > n runs for every lambda route, and draws do not depend on threads
   x <- matrix(rnorm(20 * 60), 20, 60)
   y <- drop(x[, 1:3] %*% c(3, -2, 2)) + rnorm(20)
   ctl <- blasso_control(em_max = 300)
-  f1 <- blasso(x, y, lambda = "eb", chains = 2, iter = 200, burnin = 100, seed = 5, quiet = TRUE, threads = 1,
+  f1 <- blasso(x, y, lambda = "eb", chains = 2, iterations = 200, burnin = 100, seed = 5, quiet = TRUE, threads = 1,
                control = ctl)
-  f2 <- blasso(x, y, lambda = "eb", chains = 2, iter = 200, burnin = 100, seed = 5, quiet = TRUE, threads = 2,
+  f2 <- blasso(x, y, lambda = "eb", chains = 2, iterations = 200, burnin = 100, seed = 5, quiet = TRUE, threads = 2,
                control = ctl)
   expect_identical(f1$draws, f2$draws)
   expect_identical(f1$sigma2, f2$sigma2)
   expect_true(is.finite(f1$lambda_hat) && f1$lambda_hat > 0)
   expect_true(all(is.finite(f1$draws)))
   expect_equal(f1$settings$sampler, "bcm")
-  fg <- blasso(x, y, lambda = "gamma", chains = 2, iter = 200, burnin = 100, seed = 5, quiet = TRUE)
+  fg <- blasso(x, y, lambda = "gamma", chains = 2, iterations = 200, burnin = 100, seed = 5, quiet = TRUE)
   expect_true(all(is.finite(fg$lambda)) && length(unique(fg$lambda)) > 1)
   expect_true("lambda" %in% fg$diagnostics$parameter)
-  fg1 <- blasso(x, y, lambda = "gamma", chains = 2, iter = 200, burnin = 100, seed = 5, quiet = TRUE, threads = 1)
+  fg1 <- blasso(x, y, lambda = "gamma", chains = 2, iterations = 200, burnin = 100, seed = 5, quiet = TRUE, threads = 1)
   expect_identical(fg$draws, fg1$draws)
   expect_identical(fg$lambda, fg1$lambda)
-  fr <- blasso(x, y, lambda = "gamma", iter = 100, burnin = 50, seed = 5, quiet = TRUE,
+  fr <- blasso(x, y, lambda = "gamma", iterations = 100, burnin = 50, seed = 5, quiet = TRUE,
                control = blasso_control(preset = "monomvn"))
-  fr2 <- blasso(x, y, lambda = "gamma", chains = 2, iter = 30, burnin = 20, seed = 6, quiet = TRUE,
+  fr2 <- blasso(x, y, lambda = "gamma", chains = 2, iterations = 30, burnin = 20, seed = 6, quiet = TRUE,
                 control = blasso_control(preset = "monomvn"), threads = 1)
-  fr3 <- blasso(x, y, lambda = "gamma", chains = 2, iter = 30, burnin = 20, seed = 6, quiet = TRUE,
+  fr3 <- blasso(x, y, lambda = "gamma", chains = 2, iterations = 30, burnin = 20, seed = 6, quiet = TRUE,
                 control = blasso_control(preset = "monomvn"), threads = 2)
   expect_identical(fr2$draws, fr3$draws)
   expect_equal(fr$settings$thin, 19L)
@@ -180,7 +180,7 @@ test_that("predict() returns means and intervals", {
   set.seed(4)
   x <- matrix(rnorm(80 * 4), 80, 4)
   y <- drop(x %*% c(2, 0, 0, 1)) + 3 + rnorm(80)
-  fit <- blasso(x, y, lambda = 0.5, chains = 2, iter = 300, burnin = 100, seed = 1, quiet = TRUE)
+  fit <- blasso(x, y, lambda = 0.5, chains = 2, iterations = 300, burnin = 100, seed = 1, quiet = TRUE)
   pr <- predict(fit, x[1:5, ])
   expect_equal(pr$fit, drop(cbind(1, x[1:5, ]) %*% coef(fit)), tolerance = 1e-10)
   expect_true(all(pr$lower < pr$fit & pr$fit < pr$upper))
@@ -212,7 +212,7 @@ test_that("R-hat and ESS are computed when read, not by blasso(), and are poster
   set.seed(7)
   x <- matrix(rnorm(60 * 4), 60, 4)
   y <- drop(x %*% c(1, 0, 0, -1)) + rnorm(60)
-  fit <- blasso(x, y, lambda = "gamma", chains = 3, iter = 200, burnin = 50, seed = 2, quiet = TRUE)
+  fit <- blasso(x, y, lambda = "gamma", chains = 3, iterations = 200, burnin = 50, seed = 2, quiet = TRUE)
   expect_length(.subset2(fit, "diagnostics"), 0L)  # nothing stored by the call
   d <- fit$diagnostics
   expect_identical(d, fit$diagnostics)  # recomputed the same way on every read
@@ -227,7 +227,7 @@ test_that("R-hat and ESS are computed when read, not by blasso(), and are poster
   expect_identical(fit$sigma2, .subset2(fit, "sigma2"))
   expect_identical(fit$lambda, .subset2(fit, "lambda"))
   expect_s3_class(fit$timing, "proc_time")
-  f0 <- blasso(x, y, lambda = 1, chains = 2, iter = 50, burnin = 10, seed = 2, quiet = TRUE,
+  f0 <- blasso(x, y, lambda = 1, chains = 2, iterations = 50, burnin = 10, seed = 2, quiet = TRUE,
                control = blasso_control(diagnostics = FALSE))
   expect_identical(f0$diagnostics, list())
   expect_false(any(grepl("R-hat", capture.output(print(f0)))))

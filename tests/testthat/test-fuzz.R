@@ -8,7 +8,7 @@ x <- d$x; y <- d$y; n <- nrow(x)
 b_wbb <- list(x = x, y = y, lambda = 5, draws = 5, threads = 1, seed = 1, quiet = TRUE)
 b_wl <- list(x = x, y = y, lambda = 5)
 b_cv <- list(x = x, y = y, nfolds = 3, nlambda = 5, threads = 1, seed = 1, quiet = TRUE)
-b_bl <- list(x = x, y = y, lambda = 1, chains = 2, iter = 20, burnin = 5, threads = 1, seed = 1, quiet = TRUE,
+b_bl <- list(x = x, y = y, lambda = 1, chains = 2, iterations = 20, burnin = 5, threads = 1, seed = 1, quiet = TRUE,
              control = blasso_control(diagnostics = FALSE))
 b_sg <- list(x = x, y = y, iterations = 200, threads = 1, seed = 1, quiet = TRUE)
 b_tf <- list(y = d$tf_y, k = 1, lambda = 5)
@@ -76,7 +76,7 @@ cases <- c(
   fz_cases("blasso", "y", fz_bad_y(y)[y_some], b_bl),
   fz_cases("blasso", "lambda", c(fz_bad_number, list(zero = 0, word = "nope")), b_bl),
   fz_cases("blasso", "chains", c(fz_bad_count, list(result_too_big = 1e8)), b_bl),
-  fz_cases("blasso", "iter", fz_bad_count, b_bl),
+  fz_cases("blasso", "iterations", fz_bad_count, b_bl),
   fz_cases("blasso", "burnin", fz_bad_count[-1], b_bl),
   fz_cases("blasso", "thin", fz_bad_count, b_bl),
   fz_cases("blasso", "threads", fz_bad_count, b_bl),
@@ -171,7 +171,10 @@ cases <- c(
   fz_cases("wbb_control", "nlambda", fz_bad_count, list()),
   fz_cases("wbb_control", "lambda_rule", fz_bad_choice, list()),
   fz_cases("wbb_control", "weight_dist", fz_bad_choice, list()),
-  fz_cases("wbb_control", "chunks", fz_bad_count, list()),
+  fz_cases("wbb", "chunks", fz_bad_count, b_wbb),
+  fz_cases("wbb", "future", fz_bad_flag, b_wbb),
+  fz_cases("blasso", "chunks", fz_bad_count, b_bl),
+  fz_cases("blasso", "future", fz_bad_flag, b_bl),
   fz_cases("laplace_posterior_mean", "y", list(na = NA, string = "a", huge = c(-1e308, 1e308), inf = Inf),
            list(lambda = 1)),
   fz_cases("laplace_posterior_mean", "lambda", c(fz_bad_number, list(zero = 0)), list(y = c(-2, 0, 2))),
@@ -184,7 +187,7 @@ cases <- c(
   fz_cases("wbb_figure2", "reading", fz_bad_choice, list(draws = 1)),
   fz_cases("wbb_figure2", "kappa", list(na = NA, string = "a", negative = -1, inf = Inf, empty = numeric(0)),
            list(draws = 1)),
-  fz_cases("wbb_figure2", "mh_iter", c(fz_bad_count, list(one = 1, below_draws = 5)),
+  fz_cases("wbb_figure2", "iterations", c(fz_bad_count, list(one = 1, below_draws = 5)),
            list(draws = 10, reading = "paper_code")),
   fz_cases("wbb_figure3", "x", fz_bad_x(x)[x_some], b_f3),
   fz_cases("wbb_figure3", "y", fz_bad_y(y)[y_some], b_f3),
@@ -222,10 +225,10 @@ cases <- c(
   fz_cases("predict", "newx", list(na = NA, string = "a", inf = Inf), list(object = fits$tf)),
   fz_cases("predict", "lambda", fz_bad_number, list(object = fits$tf)),
   fz_cases("predict", "newx", list(na = NA, string = "a", inf = Inf), list(object = fits$tfw)),
-  fz_cases("predict", "prob", prob_bad, list(object = fits$tfw)),
+  fz_cases("predict", "level", prob_bad, list(object = fits$tfw)),
   fz_cases("plot", "pars", pars_bad, list(x = fits$wbb)),
   fz_cases("plot", "pars", pars_bad, list(x = fits$path)),
-  fz_cases("plot", "prob", prob_bad[3:6], list(x = fits$path)),
+  fz_cases("plot", "level", prob_bad[3:6], list(x = fits$path)),
   fz_cases("plot", "type", fz_bad_choice, list(x = fits$sgld)),
   fz_cases("plot", "band", fz_bad_choice, list(x = fits$tfw))
 )

@@ -73,10 +73,10 @@ sim_setup <- function(n, p, seed = 1) {
 test_that("blasso() stops on Ctrl-C while sampling (in the kept draws, in the burn-in after EM)", {
   # 2 chains x 2e4 kept draws x thin 100 = 4e6 sweeps (minutes); memory 2 x 2e4 x 100 doubles
   interrupt_child(sim_setup(50, 100),
-                  "blasso(x, y, lambda = 1, chains = 2, iter = 2e4, thin = 100, burnin = 0, threads = 2, quiet = TRUE)",
+                  "blasso(x, y, lambda = 1, chains = 2, iterations = 2e4, thin = 100, burnin = 0, threads = 2, quiet = TRUE)",
                   "cpp_blasso")
   interrupt_child(sim_setup(50, 100),
-                  "blasso(x, y, lambda = 'eb', chains = 2, iter = 10, burnin = 1e7, threads = 2, quiet = TRUE)",
+                  "blasso(x, y, lambda = 'eb', chains = 2, iterations = 10, burnin = 1e7, threads = 2, quiet = TRUE)",
                   "cpp_blasso", wait = 3)
 })
 

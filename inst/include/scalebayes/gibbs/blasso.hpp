@@ -51,6 +51,12 @@ struct BlassoControl {
   double sigma2_scale = 0.0;    // b
   bool intercept = true;        // centre x and y; draw the intercept from N(ybar - xbar'beta, sigma2 / n)
   int chains = 4;
+  // Run only chains first_chain .. first_chain + chain_count - 1 of the `chains` (chain k always draws from
+  // rng::Stream(seed, k)), so that a run split over processes gives the same draws as one run. Under Monte-Carlo
+  // EM every chain still runs the EM phase (the E-step averages over all chains); only the burn-in and the kept
+  // sweeps are restricted. chain_count < 0: all chains from first_chain on.
+  int first_chain = 0;
+  int chain_count = -1;
   int iter = 1000;              // saved draws per chain
   int burnin = 1000;            // sweeps discarded after the EM phase
   int thin = 1;
@@ -73,7 +79,7 @@ struct BlassoControl {
 };
 
 struct BlassoResult {
-  Eigen::MatrixXd beta;         // (chains * iter) x p, chain-major
+  Eigen::MatrixXd beta;         // (chain_count * iter) x p, chain-major
   Eigen::VectorXd intercept;
   Eigen::VectorXd sigma2;
   Eigen::VectorXd lambda;
@@ -85,6 +91,8 @@ struct BlassoResult {
   bool em_hit_bound = false;
   bool interrupted = false;
   double accept_rate = 0.0;     // rj moves
+  long rj_proposed = 0;         // rj moves proposed / accepted in the chains run (to combine split runs)
+  long rj_accepted = 0;
 };
 
 // Data shared read-only by all chains.
@@ -415,6 +423,9 @@ inline double ridge_lambda_start(const BlassoData& d) {
 
 inline void check_control(const BlassoControl& c) {
   if (c.chains < 1 || c.iter < 1 || c.burnin < 0 || c.thin < 1) throw std::invalid_argument("chains, iter, thin must be >= 1 and burnin >= 0");
+  if (c.first_chain < 0 || c.first_chain >= c.chains || c.chain_count == 0 ||
+      (c.chain_count > 0 && c.chain_count > c.chains - c.first_chain))
+    throw std::invalid_argument("first_chain and chain_count must select chains within 0 .. chains - 1");
   if (!(c.lambda > 0 || (c.lambda == 0 && c.mode == LambdaMode::em)) || !std::isfinite(c.lambda))
     throw std::invalid_argument("lambda must be positive and finite (0 = automatic EM start)");
   if (c.sigma2_shape < 0 || c.sigma2_scale < 0) throw std::invalid_argument("sigma2 prior parameters must be >= 0");
@@ -422,7 +433,8 @@ inline void check_control(const BlassoControl& c) {
   if (c.mode == LambdaMode::em && (c.em_max < 1 || c.em_sweeps < 1 || c.em_burn < 0)) throw std::invalid_argument("invalid EM settings");
 }
 
-// Run the sampler: c.chains chains on run.threads threads, chain k drawing from rng::Stream(run.seed, k).
+// Run the sampler: chains first_chain .. first_chain + chain_count - 1 of c.chains (default all) on run.threads
+// threads, chain k drawing from rng::Stream(run.seed, k).
 // monitor(sweeps_done) is called on the calling thread about every 100 ms (sweeps of all chains, EM and burn-in
 // included); it returns false to stop (the chains then stop within one sweep and the result has
 // interrupted = true).
@@ -433,18 +445,27 @@ inline BlassoResult run_blasso(const Eigen::Ref<const Eigen::MatrixXd>& x, const
   const BlassoData d = prepare_data(x, y, c);
   if (d.n_eff + 2.0 * c.sigma2_shape <= 0) throw std::invalid_argument("too few observations for the sigma2 posterior");
   BlassoResult res;
+  // The chains run: first .. first + count - 1. EM needs every chain for its E-step, so then all are built and
+  // run through the EM phase; chains[k - base] is chain k.
+  const int first = c.first_chain;
+  const int count = c.chain_count < 0 ? c.chains - first : c.chain_count;
+  const int base = c.mode == LambdaMode::em ? 0 : first;
+  const int built = c.mode == LambdaMode::em ? c.chains : count;
   std::vector<BlassoChain> chains;
-  chains.reserve(c.chains);
+  chains.reserve(built);
   const double lambda0 = (c.mode == LambdaMode::em && c.lambda == 0) ? ridge_lambda_start(d) : c.lambda;
-  for (int k = 0; k < c.chains; ++k) chains.emplace_back(d, c, run.seed, k, lambda0);
+  for (int k = 0; k < built; ++k) chains.emplace_back(d, c, run.seed, base + k, lambda0);
+  const int own = first - base;  // index in `chains` of the first chain run after the EM phase
 
   std::atomic<std::size_t> sweeps{0};
   parallel::Monitor mon;
   if (monitor) mon = [&](std::size_t) { return monitor(sweeps.load()); };
-  auto run_block = [&](int n_sweeps, std::vector<double>* etau) -> bool {
+  // n_sweeps sweeps of chains[off .. off + n - 1]
+  auto run_block = [&](int off, int n, int n_sweeps, std::vector<double>* etau) -> bool {
     parallel::RunStatus st = parallel::run_parallel(
-        static_cast<std::size_t>(c.chains), run.threads,
-        [&](std::size_t k, int, const parallel::StopToken& stop) {
+        static_cast<std::size_t>(n), run.threads,
+        [&](std::size_t i, int, const parallel::StopToken& stop) {
+          const std::size_t k = off + i;
           double acc = 0.0;
           for (int s = 0; s < n_sweeps; ++s) {
             if (stop.stop_requested()) return;  // one relaxed load per sweep: Ctrl-C acts within a sweep
@@ -462,7 +483,7 @@ inline BlassoResult run_blasso(const Eigen::Ref<const Eigen::MatrixXd>& x, const
   res.lambda_start = lambda0;
   // EM phase
   if (c.mode == LambdaMode::em) {
-    if (c.em_burn > 0 && !run_block(c.em_burn, nullptr)) {
+    if (c.em_burn > 0 && !run_block(0, built, c.em_burn, nullptr)) {
       res.interrupted = true;
       return res;
     }
@@ -470,7 +491,7 @@ inline BlassoResult run_blasso(const Eigen::Ref<const Eigen::MatrixXd>& x, const
     std::vector<double> steps;
     int small = 0;
     for (int it = 0; it < c.em_max; ++it) {
-      if (!run_block(c.em_sweeps, &etau)) {
+      if (!run_block(0, built, c.em_sweeps, &etau)) {
         res.interrupted = true;
         return res;
       }
@@ -551,22 +572,22 @@ inline BlassoResult run_blasso(const Eigen::Ref<const Eigen::MatrixXd>& x, const
     }
   }
   // burn-in
-  if (c.burnin > 0 && !run_block(c.burnin, nullptr)) {
+  if (c.burnin > 0 && !run_block(own, count, c.burnin, nullptr)) {
     res.interrupted = true;
     return res;
   }
   // sampling
   const int T = c.iter, p = d.p;
-  res.beta.resize(static_cast<Eigen::Index>(c.chains) * T, p);
-  res.intercept.resize(c.chains * T);
-  res.sigma2.resize(c.chains * T);
-  res.lambda.resize(c.chains * T);
-  res.chain.resize(c.chains * T);
-  res.model_size.resize(c.chains * T);
+  res.beta.resize(static_cast<Eigen::Index>(count) * T, p);
+  res.intercept.resize(count * T);
+  res.sigma2.resize(count * T);
+  res.lambda.resize(count * T);
+  res.chain.resize(count * T);
+  res.model_size.resize(count * T);
   parallel::RunStatus st = parallel::run_parallel(
-      static_cast<std::size_t>(c.chains), run.threads,
+      static_cast<std::size_t>(count), run.threads,
       [&](std::size_t k, int, const parallel::StopToken& stop) {
-        BlassoChain& ch = chains[k];
+        BlassoChain& ch = chains[own + k];
         for (int t = 0; t < T; ++t) {
           for (int s = 0; s < c.thin; ++s) {
             if (stop.stop_requested()) return;
@@ -578,17 +599,19 @@ inline BlassoResult run_blasso(const Eigen::Ref<const Eigen::MatrixXd>& x, const
           res.intercept[row] = ch.intercept_draw();
           res.sigma2[row] = ch.sigma2();
           res.lambda[row] = ch.lambda();
-          res.chain[row] = static_cast<int>(k) + 1;
+          res.chain[row] = first + static_cast<int>(k) + 1;
           res.model_size[row] = ch.model_size();
         }
       },
       mon);
   res.interrupted = st.interrupted;
   long prop = 0, acc = 0;
-  for (auto& ch : chains) {
-    prop += ch.rj_proposed;
-    acc += ch.rj_accepted;
+  for (int k = 0; k < count; ++k) {
+    prop += chains[own + k].rj_proposed;
+    acc += chains[own + k].rj_accepted;
   }
+  res.rj_proposed = prop;
+  res.rj_accepted = acc;
   res.accept_rate = prop > 0 ? static_cast<double>(acc) / prop : 0.0;
   return res;
 }
