@@ -41,7 +41,7 @@ mm_fits <- local({
     # only some coefficients' draws kept: predictions use the running means of all coefficients, which are those
     # of the same run keeping every draw (same seed), checked against that run's draws
     sgld_sa_keep = list(fit = sgld_sa(d$x, d$y, iterations = 2000, burnin = 1000, thin = 1, chains = 2, seed = 3,
-                                      quiet = TRUE, threads = 1, keep = c("x1", "x3")),
+                                      quiet = TRUE, threads = 1, keep_draws = c("x1", "x3")),
                         newx = d$newx, predict_mean = identity,
                         expected_mean = function(fit, newx) mm_linear_mean(sg_full, newx), chains = 2L, nobs = 60L,
                         coef_cols = c("x1", "x3")),

@@ -1,0 +1,179 @@
+# The methods matrix for network fits (the network half of test-methods-matrix.R): every generic on every
+# network fit class, with and without kept draws. Each check compares with a computation from the kept draws or
+# the engine's own outputs; a generic that cannot answer without kept draws must say so with a classed error.
+
+skip_if_no_torch()
+
+nnm <- local({
+  set.seed(5)
+  n <- 60
+  x <- matrix(rnorm(n * 3), n, 3)
+  yc <- factor(ifelse(x[, 1] - x[, 2] + rnorm(n, sd = 0.5) > 0, "u", "v"))
+  yg <- x[, 1] + 0.5 * x[, 3] + rnorm(n, sd = 0.3)
+  newx <- x[1:8, ]
+  wk <- wbb_nn(x, yc, model = nn_mlp(4), draws = 5, epochs = 3, newx = newx, newy = yc[1:8], seed = 1, quiet = TRUE,
+               threads = 1)
+  wn <- wbb_nn(x, yc, model = nn_mlp(4), draws = 5, epochs = 3, newx = newx, newy = yc[1:8], seed = 1, quiet = TRUE,
+               threads = 1, keep_draws = FALSE)
+  sk <- sgld_sa(x, yg, model = nn_mlp(4, batchnorm = TRUE), iterations = 60, burnin = 20, chains = 2, newx = newx,
+                newy = yg[1:8], seed = 2, quiet = TRUE, threads = 1)
+  sn <- sgld_sa(x, yg, model = nn_mlp(4), iterations = 60, burnin = 20, chains = 2, newx = newx, newy = yg[1:8],
+                seed = 2, quiet = TRUE, threads = 1, keep_draws = FALSE)
+  list(x = x, newx = newx, fits = list(wbb_kept = wk, wbb_none = wn, sgld_kept = sk, sgld_none = sn),
+       chains = c(wbb_kept = 1L, wbb_none = 1L, sgld_kept = 2L, sgld_none = 2L))
+})
+
+kept <- function(f) !is.null(f[["weights"]])
+
+nn_generics <- list(
+  print = function(f, nm) {
+    out <- utils::capture.output(r <- print(f))
+    expect_identical(r, f)
+    expect_match(out[1], class(f)[1], fixed = TRUE)
+    expect_true(any(grepl(if (kept(f)) "^  kept: .* weights \\(float32" else "^  kept: no weights", out)))
+  },
+  summary = function(f, nm) {
+    s <- summary(f)
+    expect_s3_class(s, "summary_sb_nn_fit")
+    if (kept(f)) {
+      w <- as.matrix(f)
+      expect_equal(sum(s$parameters$size), ncol(w))
+      first <- seq_len(s$parameters$size[1])
+      expect_equal(s$parameters$mean_abs[1], mean(abs(colMeans(w[, first, drop = FALSE]))))
+    } else {
+      expect_null(s$parameters)
+    }
+    m <- if (!is.null(f$accuracy)) f$accuracy else f$rmse
+    if (!is.null(m)) expect_equal(unname(s$metric["mean"]), mean(m[f$status == "done"]))
+  },
+  plot = function(f, nm) {
+    grDevices::pdf(NULL)
+    on.exit(grDevices::dev.off())
+    expect_identical(plot(f), f)
+  },
+  predict = function(f, nm) {
+    if (kept(f)) {
+      d <- predict(f, nnm$newx, type = "draws")
+      expect_equal(dim(d)[1], nrow(as.matrix(f)))
+      expect_equal(predict(f, nnm$newx), colMeans(d))
+      # the kept draws reproduce the predictions the engine stored for the fit's newx (float32 weights are
+      # stored exactly; batch-norm nets need the stored running statistics for this)
+      expect_equal(d, f$pred, tolerance = 1e-6, ignore_attr = TRUE)
+      iv <- predict(f, nnm$newx, type = "interval", level = 0.5)
+      expect_equal(iv$lower, unname(apply(d, 2, quantile, 0.25)))
+    } else {
+      expect_error(predict(f, nnm$newx), "keep_draws", class = "scalebayes_error_state")
+      expect_equal(predict(f), f$pred_mean)  # the stored posterior predictive mean
+    }
+  },
+  coef = function(f, nm) {
+    if (kept(f)) {
+      expect_equal(coef(f), colMeans(as.matrix(f)))
+      expect_identical(names(coef(f)), colnames(as.matrix(f)))
+    } else if (!is.null(f$weights_mean)) {
+      expect_equal(unname(coef(f)), f$weights_mean)  # the running mean over every kept iteration
+      expect_length(coef(f), f$n_parameters)
+    } else {
+      expect_error(coef(f), "keep_draws", class = "scalebayes_error_state")
+    }
+  },
+  as.matrix = function(f, nm) {
+    if (kept(f)) {
+      m <- as.matrix(f)
+      expect_identical(dim(m), c(sum(f$status == "done"), as.integer(f$n_parameters)))
+      expect_match(colnames(m)[1], "weight\\[1\\]$")
+      expect_identical(as.matrix(f, pars = 2), m[, 2, drop = FALSE])
+    } else if (!is.null(f$objective)) {
+      m <- as.matrix(f)  # the per-draw test metric and training objective
+      expect_identical(colnames(m), c("accuracy", "objective"))
+      expect_equal(unname(m[, "accuracy"]), f$accuracy)
+    } else {
+      expect_error(as.matrix(f), "keep_draws", class = "scalebayes_error_state")
+    }
+  },
+  as_draws_matrix = function(f, nm) {
+    if (!kept(f) && is.null(f$objective)) return(expect_error(as_draws_matrix(f), class = "scalebayes_error_state"))
+    m <- as_draws_matrix(f)
+    d <- as.matrix(f)
+    expect_s3_class(m, "draws_matrix")
+    expect_equal(posterior::nchains(m), if (kept(f)) nnm$chains[[nm]] else 1)
+    expect_identical(posterior::variables(m), colnames(d))
+  },
+  as_draws_df = function(f, nm) {
+    if (!kept(f) && is.null(f$objective)) return(expect_error(as_draws_df(f), class = "scalebayes_error_state"))
+    df <- as_draws_df(f)
+    d <- as.matrix(f)
+    expect_equal(posterior::ndraws(df), nrow(d))
+    ch <- if (kept(f) && !is.null(f$chain)) f$chain else rep(1L, nrow(d))
+    expect_equal(df$.chain, ch)
+    expect_equal(df[[colnames(d)[1]]], unname(d[, 1]))
+  },
+  as_draws_array = function(f, nm) {
+    if (!kept(f) && is.null(f$objective)) return(expect_error(as_draws_array(f), class = "scalebayes_error_state"))
+    a <- as_draws_array(f)
+    d <- as.matrix(f)
+    k <- if (kept(f)) nnm$chains[[nm]] else 1L
+    expect_identical(dim(a), c(nrow(d) %/% k, k, ncol(d)))
+  },
+  posterior_interval = function(f, nm) {
+    if (!kept(f) && is.null(f$objective)) {
+      return(expect_error(posterior_interval(f), class = "scalebayes_error_state"))
+    }
+    pi <- posterior_interval(f, prob = 0.8)
+    d <- as.matrix(f)
+    expect_identical(colnames(pi), c("10%", "90%"))
+    expect_equal(unname(pi[, 2]), unname(apply(d, 2, quantile, 0.9)))
+  },
+  nobs = function(f, nm) expect_identical(as.integer(nobs(f)), nrow(nnm$x))
+)
+
+for (g in names(nn_generics)) {
+  for (nm in names(nnm$fits)) {
+    local({
+      gen <- nn_generics[[g]]
+      f <- nnm$fits[[nm]]
+      name <- nm
+      test_that(sprintf("network methods matrix: %s() on %s", g, nm), {
+        gen(f, name)
+      })
+    })
+  }
+}
+
+test_that("network fits are sb_fit objects of both classes, and survive saveRDS()", {
+  classes <- vapply(nnm$fits, function(f) class(f)[1], "")
+  expect_setequal(unique(classes), c("sb_wbb_nn", "sb_sgld_sa_nn"))
+  for (f in nnm$fits) expect_true(inherits(f, "sb_nn_fit") && inherits(f, "sb_fit"))
+  p <- tempfile(fileext = ".rds")
+  saveRDS(nnm$fits$sgld_kept, p)
+  back <- readRDS(p)
+  expect_identical(predict(back, nnm$newx, type = "draws"), predict(nnm$fits$sgld_kept, nnm$newx, type = "draws"))
+  expect_identical(coef(back), coef(nnm$fits$sgld_kept))
+})
+
+test_that("kept draws are stored as float32 without names, and decoded on access", {
+  f <- nnm$fits$wbb_kept
+  st <- f[["weights"]]
+  expect_s3_class(st, "sb_nn_store")
+  expect_type(st$raw, "raw")
+  expect_length(st$raw, 4 * 5 * f$n_parameters)
+  w <- f$weights
+  expect_identical(dim(w), c(5L, as.integer(f$n_parameters)))
+  expect_identical(w, matrix(readBin(st$raw, "double", n = length(st$raw) / 4, size = 4, endian = "little"), 5,
+                             dimnames = list(NULL, colnames(w))))
+  # float64 networks keep float64 draws, exactly
+  f64 <- wbb_nn(nnm$x, as.double(nnm$x[, 1] > 0), model = nn_mlp(2), draws = 2, epochs = 1,
+                seed = 1, quiet = TRUE, control = nn_control(float64 = TRUE))
+  expect_null(f64[["weights"]]$raw)
+})
+
+test_that("predict() refuses unknown arguments and takes newdata as newx", {
+  f <- nnm$fits$wbb_kept
+  expect_error(predict(f, nnm$newx, levle = 0.9), "levle", class = "scalebayes_error_input")
+  expect_identical(predict(f, newdata = nnm$newx), predict(f, nnm$newx))
+  expect_error(predict(f, nnm$newx, newdata = nnm$newx), "not both", class = "scalebayes_error_input")
+  expect_warning(p <- predict(f, nnm$newx, type = "prob"), class = "scalebayes_warning_deprecated")
+  expect_identical(p, predict(f, nnm$newx))
+  expect_identical(levels(predict(f, nnm$newx, type = "class")), c("u", "v"))
+  expect_error(predict(nnm$fits$sgld_kept, nnm$newx, type = "class"), class = "scalebayes_error_input")
+})
