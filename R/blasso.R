@@ -98,7 +98,9 @@ blasso <- function(x, y, lambda = "eb", chains = 4L, iter = 1000L, burnin = 500L
   burnin <- check_count(burnin, min = 0L)
   if (is.null(thin)) thin <- if (identical(control$preset, "monomvn")) max(1L, min(p, n - 1L)) else 1L
   thin <- check_count(thin)
-  check_result_size(as.double(chains) * iter, p + 1, "iter")
+  # draws of the coefficients, tau^2, sigma^2 and lambda (about 2p + 3 numbers per iteration), and R's copies
+  check_result_memory(8 * as.double(chains) * iter * (p + 1), "iter", peak = 8 * as.double(chains) * iter * (2 * p + 3) * 2,
+                      fix = "Use fewer {.arg iter} or {.arg chains}, or a larger {.arg thin}.")
   run <- run_settings(seed, threads, quiet)
   threads <- run$threads
   seed <- run$seed

@@ -87,6 +87,7 @@ wbb_nn <- function(x, y, model = nn_mlp(), family = NULL, lambda = 1e-4,
   family <- yd$family
   n_out <- if (family == "multinomial") length(yd$levels) else yd$q
   tab <- nn_resolve(model, xd$shape, n_out, call = call)
+  control$batch_size <- check_nn_batch_size(control$batch_size, xd$n, tab, call = call, in_control = TRUE)  # R/validate.R
   spec <- nn_engine_spec(tab, xd$shape, family)
   spec$init <- match(control$init, c("fan_in", "glorot")) - 1L
   nd <- nn_prepare_newx(newx, xd, call)
@@ -259,6 +260,7 @@ nn_mean_accuracy <- function(x) {
 #' @export
 summary.sb_nn_fit <- function(object, level = 0.95, ...) {
   level <- check_number(level, lower = 0, upper = 1, lower_open = TRUE, upper_open = TRUE)
+  check_nn_fit_done(object)  # no completed draw: a classed error (R/validate.R)
   ok <- object$status == "done"
   a <- (1 - level) / 2
   out <- list(draws = sum(ok), level = level, family = object$family,
