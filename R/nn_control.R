@@ -59,6 +59,12 @@ nn_control <- function(optimizer = c("adam", "sgd", "rmsprop"), lr = 1e-3, epoch
   if (!is.numeric(betas) || length(betas) != 2L || anyNA(betas) || any(betas < 0) || any(betas >= 1)) {
     sb_abort(c("{.arg betas} must be two numbers in [0, 1).", x = "You supplied {.val {format(betas)}}."), arg = "betas")
   }
+  # single precision (the default) rounds an eps below the smallest normal float32 towards 0, and Adam / RMSprop
+  # then divide by zero on a zero gradient coordinate
+  if (isFALSE(float64) && is.numeric(eps) && length(eps) == 1L && !is.na(eps) && eps > 0 && eps < 1.1754944e-38) {
+    sb_abort(c("{.arg eps} = {format(eps)} is below single precision's smallest normal number (1.18e-38).",
+               i = "Use e.g. {.code eps = 1e-8}, or {.code float64 = TRUE}."), arg = "eps")
+  }
   structure(list(
     optimizer = optimizer,
     lr = check_number(lr, lower = 0, upper = 1e6, lower_open = TRUE),

@@ -303,6 +303,8 @@ if (sb_torch_available()) {
     fz_cases("nn_control", "batch_size", fz_bad_count, list()),
     fz_cases("nn_control", "optimizer", fz_bad_choice, list()),
     fz_cases("nn_control", "betas", list(one = 0.9, above = c(0.9, 1), na = c(NA, 0.9)), list()),
+    fz_cases("nn_control", "eps", list(below_float = 1e-40), list(), expect = "error"),
+    fz_cases("nn_control", "eps", list(below_float_f64 = 1e-40), list(float64 = TRUE), expect = "valid"),
     fz_cases("nn_control", "weight_dist", fz_bad_choice, list()),
     fz_cases("nn_mlp", "hidden", list(zero = 0, na = NA, fraction = 1.5, huge = 1e12, string = "8"), list()),
     fz_cases("nn_mlp", "activation", fz_bad_choice, list()),

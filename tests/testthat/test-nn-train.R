@@ -288,3 +288,24 @@ test_that("inputs that overflow single precision warn at preparation and their d
   expect_false(is.finite(r$grad_norm))
   expect_true(r$diverged)
 })
+
+test_that("the SG-MCMC engine refuses one-example minibatches for batch norm itself (behind R's check)", {
+  skip_if_no_torch()
+  set.seed(11)
+  x <- matrix(rnorm(40), 20, 2)
+  y <- rnorm(20)
+  # R's check (check_nn_batch_size) replaced by a pass-through for this test: the engine's guard answers
+  ns <- asNamespace("scalebayes")
+  orig <- get("check_nn_batch_size", ns)
+  unlockBinding("check_nn_batch_size", ns)
+  assign("check_nn_batch_size", function(batch_size, ...) batch_size, ns)
+  on.exit({
+    assign("check_nn_batch_size", orig, ns)
+    lockBinding("check_nn_batch_size", ns)
+  }, add = TRUE)
+  expect_error(sgld_sa(x, y, model = nn_mlp(4, batchnorm = TRUE), batch_size = 1, iterations = 5, quiet = TRUE),
+               "at least 2 for a network with batch norm", class = "scalebayes_error_engine")
+  # batch_size 2 trains
+  expect_s3_class(sgld_sa(x, y, model = nn_mlp(4, batchnorm = TRUE), batch_size = 2, iterations = 5, quiet = TRUE, seed = 1),
+                  "sb_nn_fit")
+})
