@@ -109,7 +109,10 @@ blasso <- function(x, y, lambda = "eb", chains = 4L, iterations = 1000L, burnin 
   burnin <- check_count(burnin, min = 0L)
   if (is.null(thin)) thin <- if (identical(control$preset, "monomvn")) max(1L, min(p, n - 1L)) else 1L
   thin <- check_count(thin)
-  check_result_size(as.double(chains) * iterations, p + 1, "iterations")
+  # draws of the coefficients, tau^2, sigma^2 and lambda (about 2p + 3 numbers per iteration), and R's copies
+  check_result_memory(8 * as.double(chains) * iterations * (p + 1), "iterations",
+                      peak = 8 * as.double(chains) * iterations * (2 * p + 3) * 2,
+                      fix = "Use fewer {.arg iterations} or {.arg chains}, or a larger {.arg thin}.")
   rs <- wbb_run_settings(chains, threads, seed, quiet, chunks, future)
   threads <- rs$threads
   seed <- rs$seed

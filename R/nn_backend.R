@@ -33,7 +33,7 @@ check_backend <- function(device, call = rlang::caller_env()) {
                i = "Use {.code device = \"cpu\"} (or {.code \"auto\"}), or reinstall scalebayes against a CUDA LibTorch ({.envvar LIBTORCH_HOME}) on a machine with a GPU."),
              kind = "backend", arg = "device", call = call)
   }
-  cpp_nn_resolve_device(device)  # "auto": the engine's one rule (nn::resolve_device, nn/data.hpp)
+  sb_call_engine(cpp_nn_resolve_device(device), call = call)  # "auto": the engine's one rule (nn::resolve_device, nn/data.hpp)
 }
 
 # Network inputs: a numeric matrix (n x features), or an array n x height x width (one channel) or
@@ -61,6 +61,7 @@ nn_prepare_x <- function(x, arg = "x", call = rlang::caller_env()) {
     sb_abort(c("{.arg {arg}} has values as large as {format(big, digits = 3)}: beyond what a network can train on (single precision ends at 3.4e38).",
                i = "Standardize the inputs (e.g. {.code scale()}), or divide images by 255."), arg = arg, call = call)
   }
+  nn_warn_scale(big, arg, "inputs")
   if (length(d) == 3L) d <- c(d[1], 1L, d[2], d[3])
   storage.mode(x) <- "double"
   dim(x) <- d
@@ -123,6 +124,7 @@ nn_prepare_y <- function(y, n, family, levels = NULL, arg = "y", call = rlang::c
                arg = arg, call = call)
     }
     dimnames(y) <- NULL
+    if (family == "gaussian") nn_warn_scale(max(abs(y)), arg, "responses")
     return(list(y = y, family = family, levels = if (family == "binomial") c("0", "1"), q = q))
   }
   if (length(y) != n) {
@@ -140,6 +142,7 @@ nn_prepare_y <- function(y, n, family, levels = NULL, arg = "y", call = rlang::c
       sb_abort(c("For {.code family = \"gaussian\"}, {.arg {arg}} must be finite numbers.",
                  i = "For class labels use {.code family = \"multinomial\"} or {.code \"binomial\"}."), arg = arg, call = call)
     }
+    nn_warn_scale(max(abs(y)), arg, "responses")
     return(list(y = as.double(y), family = family, levels = NULL, q = 1L))
   }
   if (family == "binomial" && (is.numeric(y) || is.logical(y))) {
@@ -180,4 +183,17 @@ nn_prepare_newx <- function(newx, xd, call = rlang::caller_env()) {
              arg = "newx", call = call)
   }
   nd
+}
+
+# Values this large train in single precision only by luck: squares and products overflow float32 (3.4e38)
+# and the loss or its gradient becomes Inf / NaN (such draws end with status "diverged"). A classed warning
+# (class scalebayes_warning_scaling) at input preparation says so and how to avoid it.
+nn_scale_warn_above <- 1e15
+nn_warn_scale <- function(big, arg, what) {
+  if (is.finite(big) && big > nn_scale_warn_above) {
+    sb_warn(c("{.arg {arg}} has {what} as large as {format(big, digits = 3)}: single-precision training is likely to overflow (non-finite loss or gradient).",
+              i = "Standardize them (e.g. {.code scale()}), or train in double precision ({.code float64 = TRUE})."),
+            kind = "scaling")
+  }
+  invisible(NULL)
 }

@@ -11,7 +11,9 @@
 #'   not centered: PyTorch's defaults).
 #' @param lr Learning rate.
 #' @param epochs Passes over the data (each a fresh random order).
-#' @param batch_size Minibatch size (the last batch of an epoch may be smaller).
+#' @param batch_size Minibatch size (the last batch of an epoch may be smaller). `NULL` (the default):
+#'   `min(50, n)` for `n` training examples. A given size larger than `n` is an error. With a batch-norm
+#'   layer, a last minibatch of one example is merged into the one before it (training mode needs two).
 #' @param max_steps If given, exactly this many optimizer steps (overrides `epochs`).
 #' @param grad_tol If positive, stop early once the full-data gradient norm of \eqn{F/n}, checked after
 #'   every epoch, is below it; the final gradient norm of every fit is then reported.
@@ -48,7 +50,7 @@
 #' @export
 #' @examples
 #' nn_control(epochs = 50, lr = 1e-3)
-nn_control <- function(optimizer = c("adam", "sgd", "rmsprop"), lr = 1e-3, epochs = 100L, batch_size = 50L, max_steps = NULL,
+nn_control <- function(optimizer = c("adam", "sgd", "rmsprop"), lr = 1e-3, epochs = 100L, batch_size = NULL, max_steps = NULL,
                        grad_tol = 0, certify = TRUE, momentum = 0.9, betas = c(0.9, 0.999), eps = 1e-8,
                        weight_dist = c("exponential", "multinomial", "unit"), init = c("fan_in", "glorot"), float64 = FALSE, torch_threads = 1L,
                        chunks = NULL, future = FALSE, normalize_weights = FALSE,
@@ -62,11 +64,17 @@ nn_control <- function(optimizer = c("adam", "sgd", "rmsprop"), lr = 1e-3, epoch
   if (!is.numeric(betas) || length(betas) != 2L || anyNA(betas) || any(betas < 0) || any(betas >= 1)) {
     sb_abort(c("{.arg betas} must be two numbers in [0, 1).", x = "You supplied {.val {format(betas)}}."), arg = "betas")
   }
+  # single precision (the default) rounds an eps below the smallest normal float32 towards 0, and Adam / RMSprop
+  # then divide by zero on a zero gradient coordinate
+  if (isFALSE(float64) && is.numeric(eps) && length(eps) == 1L && !is.na(eps) && eps > 0 && eps < 1.1754944e-38) {
+    sb_abort(c("{.arg eps} = {format(eps)} is below single precision's smallest normal number (1.18e-38).",
+               i = "Use e.g. {.code eps = 1e-8}, or {.code float64 = TRUE}."), arg = "eps")
+  }
   structure(list(
     optimizer = optimizer,
     lr = check_number(lr, lower = 0, upper = 1e6, lower_open = TRUE),
     epochs = check_count(epochs, max = 1e7, fix = "Use fewer epochs."),
-    batch_size = check_count(batch_size, max = 1e8),
+    batch_size = check_count(batch_size, max = 1e8, allow_null = TRUE),
     max_steps = check_count(max_steps, allow_null = TRUE, max = 1e10),
     grad_tol = check_number(grad_tol, lower = 0, upper = 1e300),
     certify = check_flag(certify),
@@ -91,7 +99,7 @@ nn_engine_control <- function(control, device, keep_weights) {
   list(optimizer = match(control$optimizer, c("sgd", "adam", "rmsprop")) - 1L, lr = control$lr,
        momentum = control$momentum, beta1 = control$betas[1], beta2 = control$betas[2], eps = control$eps,
        alpha = control$alpha %||% 0.99, history = control$history %||% TRUE, epochs = as.double(control$epochs),
-       batch_size = as.double(control$batch_size),
+       batch_size = as.double(control$batch_size %||% 50L),  # NULL: min(50, n) (the engine takes min(., n))
        max_steps = if (is.null(control$max_steps)) 0 else as.double(control$max_steps),
        grad_tol = control$grad_tol, certify = control$certify,
        weight_mode = match(control$weight_mode, c("example", "shuffled", "batch_mean")) - 1L,
@@ -103,6 +111,6 @@ nn_engine_control <- function(control, device, keep_weights) {
 print.sb_nn_control <- function(x, ...) {
   cat("<sb_nn_control>", x$optimizer, "lr", format(x$lr), "|",
       if (is.null(x$max_steps)) paste(x$epochs, "epochs") else paste(x$max_steps, "steps"),
-      "| batch", x$batch_size, "| weights", x$weight_dist, if (x$float64) "| float64" else "| float32", "\n")
+      "| batch", x$batch_size %||% "min(50, n)", "| weights", x$weight_dist, if (x$float64) "| float64" else "| float32", "\n")
   invisible(x)
 }

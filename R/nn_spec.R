@@ -199,6 +199,8 @@ nn_engine_spec <- function(tab, input, family) {
 #' @export
 print.sb_nn_spec <- function(x, input = NULL, output = NULL, ...) {
   tab <- NULL
+  if (!is.null(input)) input <- check_sizes(input, "input", allow_empty = FALSE)  # also without output
+  if (!is.null(output)) output <- check_count(output, arg = "output", max = 1e6)
   if (!is.null(input) && !is.null(output)) {  # (a network that does not fit its input stops before printing)
     input <- check_sizes(input, "input", allow_empty = FALSE)
     tab <- nn_resolve(x, input, check_count(output, arg = "output"))

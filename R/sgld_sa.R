@@ -194,7 +194,9 @@ sgld_sa <- function(x, y, family = c("gaussian", "binomial"), method = c("sa", "
     }
   }
   chains <- check_count(chains)
-  check_result_size(as.double(chains) * ((iterations - burnin) %/% thin), length(keep), "iterations")
+  check_result_memory(8 * as.double(chains) * ((iterations - burnin) %/% thin) * length(keep), "iterations",
+                      peak = 8 * as.double(chains) * ((iterations - burnin) %/% thin) * length(keep) * 2,
+                      fix = "Use fewer {.arg iterations} or {.arg chains}, a larger {.arg burnin} or {.arg thin}, or keep fewer coefficients ({.arg keep}).")
   future <- check_flag(future)
   run <- run_settings(seed, threads, quiet)
   seed <- run$seed
@@ -203,6 +205,7 @@ sgld_sa <- function(x, y, family = c("gaussian", "binomial"), method = c("sa", "
                x = "You supplied {.obj_type_friendly {control}}."), arg = "control")
   }
   init <- resolve_init(control$init, P, chains)
+  check_anneal(control, iterations)
   trace_every <- control$trace_every %||% max(1L, iterations %/% 1000L)
   check_result_size(as.double(chains) * (iterations %/% trace_every), 7, "control$trace_every")
   # plain SGLD freezes kappa0 = kappa1 = 1 (the authors' baseline); otherwise kappa starts where rho implies

@@ -28,6 +28,7 @@ sgld_sa_nn <- function(x, y, model, family, method, sampler, iterations, epochs,
     sb_abort(c("{.arg batch_size} must not exceed the number of examples.",
                x = "batch_size = {batch_size} but {.arg x} has {n} example{?s}."), arg = "batch_size", call = call)
   }
+  batch_size <- check_nn_batch_size(batch_size, n, tab, call = call)  # batch norm needs 2 (R/validate.R)
   per_epoch <- ceiling(n / batch_size)
   if (!is.null(epochs)) {
     if (!is.null(iterations)) {
@@ -60,6 +61,7 @@ sgld_sa_nn <- function(x, y, model, family, method, sampler, iterations, epochs,
     sb_abort(c("{.arg control} must be created by {.fn sgmcmc_control}.",
                x = "You supplied {.obj_type_friendly {control}}."), arg = "control", call = call)
   }
+  check_nn_sgmcmc_float32(control, v0, v1, iterations, call)  # single-precision range of the numbers (R/validate.R)
   init <- nn_resolve_init(control$init, desc, chains, call)
   run <- run_settings(seed, threads, quiet)
   trace_every <- control$trace_every %||% max(per_epoch, iterations %/% 1000L)

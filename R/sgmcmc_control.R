@@ -20,7 +20,10 @@
 #'   the first 518 000 iterations (see `vignette("sgld-sa")`).
 #' @param temperature Inverse temperature \eqn{\tau_0} (target \eqn{e^{\tau L(\beta)}}).
 #' @param anneal Ratio \eqn{r} of simulated annealing \eqn{\tau_k = \tau_0 r^k} (1 = none; the paper's "A-"
-#'   variants use e.g. 1.003).
+#'   variants use e.g. 1.003). [sgld_sa()] checks it against the run length: a ratio that would drive
+#'   \eqn{\tau} past 1e300 (or below 1e-300) by the last iteration (past the float32 range, 3.4e38, for a
+#'   network trained in single precision) is an error that names the largest (smallest) ratio the run allows;
+#'   the schedule is never capped silently.
 #' @param anneal_every Iterations between multiplications of \eqn{\tau} by `anneal`: \eqn{\tau_k = \tau_0
 #'   r^{\lfloor k / m \rfloor}}. 1 (default) anneals every iteration; one epoch (`ceiling(n / batch_size)`) gives
 #'   the paper's per-epoch rule for networks ("multiply tau by 1.005 every epoch").

@@ -46,7 +46,7 @@ sure_trend_filter <- function(y, x = NULL, k = 3, lambda = NULL, sigma = NULL, n
 # Difference-based noise scale: median |(D y)_j| / ||D_j||_2 / qnorm(0.75).
 tf_sigma_mad <- function(y, x, k) {
   dy <- tf_apply_difference(x, k, y)[, 1]
-  dn <- cpp_tf_row_norms(x, k)
+  dn <- sb_call_engine(cpp_tf_row_norms(x, k))
   stats::median(abs(dy) / dn) / stats::qnorm(0.75)
 }
 

@@ -61,7 +61,8 @@ trend_filter_wbb <- function(y, x = seq_along(y), k = 3, lambda = NULL, draws = 
   prior_weights <- sb_match_arg(prior_weights)
   lambda_rule <- wbb_lambda_rule(lambda_rule)
   draws <- check_count(draws)
-  check_result_size(draws, d$n, "draws")
+  check_result_memory(8 * as.double(draws) * d$n, "draws", peak = 8 * as.double(draws) * d$n * 2,
+                      fix = "Use fewer {.arg draws}, or run them in chunks and combine the fits.")
   control <- check_tf_control(control)
   if (!is.null(lambda)) {
     lambda <- check_number(lambda, lower = 0, what = "a single non-negative number or NULL")

@@ -105,6 +105,7 @@ check_count <- function(x, arg = rlang::caller_arg(x), call = rlang::caller_env(
 }
 
 # Upper bound on the number of entries of a result matrix (draws x parameters): 2^31 - 1 doubles (16 GiB).
+# Also refused: a result larger than the memory available now (check_result_memory(), below).
 check_result_size <- function(rows, cols, arg, call = rlang::caller_env()) {
   size <- as.double(rows) * as.double(cols)
   limit <- .Machine$integer.max
@@ -113,6 +114,7 @@ check_result_size <- function(rows, cols, arg, call = rlang::caller_env()) {
                i = "Use a smaller {.arg {arg}} (at most {limit} draws x parameters in one call)."),
              arg = arg, call = call)
   }
+  check_result_memory(8 * size, arg, call = call)
   invisible(size)
 }
 
@@ -190,4 +192,160 @@ binomial_response <- function(y, n, call = rlang::caller_env(), both_classes = T
     sb_abort("{.arg {arg}} must contain both classes 0 and 1 for {.code family = \"binomial\"}.", arg = arg, call = call)
   }
   y
+}
+
+# ---- Memory of a result ---------------------------------------------------------------------------------------
+
+# The memory available for a new result, in bytes: `options(scalebayes.available_memory = bytes)` when set,
+# else MemAvailable of /proc/meminfo (Linux), else NA (unknown: only the count limit applies).
+sb_available_memory <- function() {
+  opt <- getOption("scalebayes.available_memory")
+  if (!is.null(opt)) {
+    if (!is.numeric(opt) || length(opt) != 1L || is.na(opt) || opt <= 0) {
+      sb_abort(c("{.code options(scalebayes.available_memory = )} must be a positive number of bytes or NULL.",
+                 x = "It is {.obj_type_friendly {opt}}."), arg = "scalebayes.available_memory")
+    }
+    return(as.double(opt))
+  }
+  if (!file.exists("/proc/meminfo")) return(NA_real_)
+  lines <- tryCatch(readLines("/proc/meminfo", n = 20L, warn = FALSE), error = function(e) character())
+  hit <- grep("^MemAvailable:", lines, value = TRUE)
+  if (!length(hit)) return(NA_real_)
+  kb <- suppressWarnings(as.double(strsplit(trimws(sub("^MemAvailable:", "", hit[1])), "[[:space:]]+")[[1]][1]))
+  if (is.na(kb) || kb <= 0) NA_real_ else kb * 1024
+}
+
+# A size in bytes for a message: "812 kB", "3.2 MB", "17 GB" (powers of 1000).
+format_bytes <- function(bytes) {
+  units <- c("bytes", "kB", "MB", "GB", "TB", "PB")
+  k <- max(1L, min(length(units), floor(log(max(bytes, 1), 1000)) + 1L))
+  v <- bytes / 1000^(k - 1L)
+  paste(format(signif(v, 3), big.mark = ",", scientific = FALSE, trim = TRUE), units[k])
+}
+
+# Refuse a result the machine cannot hold. bytes: the result's size (draws and everything returned with them);
+# peak: the estimated peak memory of the call (the engine's buffers and R's copies while assembling the
+# result; at least bytes). Two limits: a result of more than 2^31 - 1 doubles (R's matrix and the engine's
+# buffers index them with int: a count limit, everywhere), and a peak above the memory available now
+# (sb_available_memory(): Linux's MemAvailable, or options(scalebayes.available_memory); unknown elsewhere,
+# where only the count limit applies). arg: the argument to reduce ("draws", "keep_draws", "iterations", ...);
+# fix: what to do (a sentence; default "Use a smaller `arg`."). A default call on a normal machine never comes
+# near either limit.
+check_result_memory <- function(bytes, arg, fix = NULL, call = rlang::caller_env(), peak = bytes) {
+  bytes <- as.double(bytes)
+  peak <- max(as.double(peak), bytes)
+  if (is.null(fix)) fix <- "Use a smaller {.arg {arg}}."
+  if (bytes / 8 > .Machine$integer.max) {
+    sb_abort(c("The result would hold {format(bytes / 8, digits = 3)} numbers ({format_bytes(bytes)}): more than one call can return (2^31 - 1).",
+               i = fix), kind = "memory", arg = arg, call = call)
+  }
+  avail <- sb_available_memory()
+  if (!is.na(avail) && peak > avail) {
+    sb_abort(c("The result would need {format_bytes(bytes)} (about {format_bytes(peak)} at peak), but only {format_bytes(avail)} of memory is available.",
+               i = fix), kind = "memory", arg = arg, call = call)
+  }
+  invisible(peak)
+}
+
+# ---- Single precision ------------------------------------------------------------------------------------------
+
+# The largest float32 (networks train in single precision unless float64 = TRUE).
+float32_max <- 3.4028234663852886e38
+
+# A number the engine uses in single precision: |x| (and x^2 when squared, e.g. a standard deviation whose
+# variance is formed) must be a float32. NULL / NA pass (checked elsewhere).
+check_float32 <- function(x, arg, call = rlang::caller_env(), squared = FALSE, where = "sgmcmc_control") {
+  if (is.null(x) || !is.numeric(x) || !length(x) || all(is.na(x))) return(invisible(x))
+  lim <- if (squared) sqrt(float32_max) else float32_max
+  big <- max(abs(x), na.rm = TRUE)
+  if (is.finite(big) && big > lim) {
+    sb_abort(c("{.arg {arg}} is {format(big, digits = 3)}: beyond single precision, which a network's engine uses (largest {format(lim, digits = 3)}{if (squared) ', as its square is formed' else ''}).",
+               i = "Use a value below {format(lim, digits = 3)}, or train in double precision ({.code {where}(float64 = TRUE)})."),
+             arg = arg, call = call)
+  }
+  invisible(x)
+}
+
+# The network path of sgld_sa(): every number of sgmcmc_control() and v0 / v1 the engine turns into a
+# float32 scalar (unless control$float64).
+check_nn_sgmcmc_float32 <- function(control, v0, v1, iterations, call = rlang::caller_env()) {
+  check_anneal(control, iterations, float32 = !isTRUE(control$float64), call = call)
+  if (isTRUE(control$float64)) return(invisible(control))
+  counts <- c("anneal_every", "sa_start", "trace_every", "step_milestones", "init", "float64", "fixed_sigma", "prune")
+  for (nm in setdiff(names(control), counts)) {
+    if (is.numeric(control[[nm]])) {
+      check_float32(control[[nm]], nm, call, squared = nm %in% c("sigma_init", "likelihood_sd"))
+    }
+  }
+  check_float32(v0, "v0", call, where = "sgmcmc_control")
+  check_float32(v1, "v1", call, where = "sgmcmc_control")
+  invisible(control)
+}
+
+# ---- Network minibatches ---------------------------------------------------------------------------------------
+
+# A batch-norm layer that sees one value per channel from each example (the engine's NetPlan::needs_two_examples():
+# batchnorm1d, or batchnorm2d on 1 x 1 maps): training needs at least two examples per minibatch. tab: the
+# layer table of nn_resolve() (kind and output shape per layer; a batch-norm layer keeps its input's shape).
+nn_needs_two_examples <- function(tab) {
+  if (any(tab$kind == "batchnorm1d")) return(TRUE)
+  bn2 <- tab$kind == "batchnorm2d"
+  any(bn2 & grepl("x 1 x 1$", tab$shape))
+}
+
+# The minibatch size of a network fit: NULL (the default) is min(50, n); a given size must not exceed n
+# (wbb_nn() and sgld_sa() alike), and a network with batch norm needs at least two examples per minibatch
+# (sgld_sa's minibatches all have batch_size examples; wbb_nn()'s engine merges a last minibatch of one
+# example into the one before it, so only batch_size = 1 is refused). arg: how the user names it.
+check_nn_batch_size <- function(batch_size, n, tab, arg = "batch_size", call = rlang::caller_env(),
+                                in_control = FALSE) {
+  if (is.null(batch_size)) batch_size <- min(50L, as.integer(n))
+  where <- if (in_control) " in {.fn nn_control}" else ""
+  if (batch_size > n) {
+    sb_abort(c(paste0("{.arg {arg}}", where, " must not exceed the number of examples."),
+               x = "batch_size = {batch_size} but {.arg x} has {n} example{?s}.",
+               i = "Leave it out (the default is min(50, n)) or use at most {n}."), arg = arg, call = call)
+  }
+  if (batch_size < 2L && nn_needs_two_examples(tab)) {
+    sb_abort(c(paste0("{.arg {arg}}", where, " must be at least 2 for a network with batch norm."),
+               x = "A batch-norm layer needs more than one example per minibatch in training.",
+               i = "Use a larger {.arg {arg}}, or a network without batch norm."), arg = arg, call = call)
+  }
+  as.integer(batch_size)
+}
+
+# Simulated annealing (sgmcmc_control(anneal, anneal_every, temperature)) over a run of `iterations`: the
+# inverse temperature tau_k = temperature * anneal^floor(k / anneal_every) must stay a positive finite number
+# up to the last iteration (double precision for regression, single for a network unless float64): a ratio
+# that would drive it to Inf (or to 0) is an error naming `anneal`, with the largest (smallest) ratio the run
+# length allows. Validated, never capped: a capped schedule would not be the one asked for.
+check_anneal <- function(control, iterations, float32 = FALSE, call = rlang::caller_env()) {
+  r <- control$anneal %||% 1
+  if (r == 1) return(invisible(control))
+  every <- control$anneal_every %||% 1L
+  tau0 <- control$temperature %||% 1
+  steps <- floor(as.double(iterations) / every)  # iterations k = 1..iterations (sgmcmc/chain.hpp)
+  lim <- if (float32) float32_max else 1e300
+  log_tau <- log(tau0) + steps * log(r)
+  if (log_tau > log(lim) || log_tau < -log(lim)) {
+    bound <- exp((sign(log(r)) * log(lim) - log(tau0)) / max(steps, 1))
+    sb_abort(c("{.arg anneal} = {format(r)} drives the inverse temperature to {if (r > 1) 'infinity' else 'zero'} within the run: {format(tau0)} x {format(r)}^{format(steps)} after {format(iterations)} iterations.",
+               i = "Use {.arg anneal} {if (r > 1) 'at most' else 'at least'} {format(bound, digits = 6)} for this run length (or a larger {.arg anneal_every}, or fewer iterations)."),
+             arg = "anneal", call = call)
+  }
+  invisible(control)
+}
+
+# A network fit must have at least one completed draw for its summaries and predictions (the fitting
+# functions refuse to return one without, but a fit can be edited, combined or read back from disk).
+check_nn_fit_done <- function(object, arg = "object", call = rlang::caller_env()) {
+  st <- object$status
+  if (is.null(st) || !any(st == "done")) {
+    counts <- if (is.null(st)) "no status" else paste(format(table(droplevels(as.factor(st)))), names(table(droplevels(as.factor(st)))), collapse = ", ")
+    sb_abort(c("{.arg {arg}} has no completed draw: nothing to summarise.",
+               x = "Draw status: {counts}.",
+               i = "Refit the network (e.g. with a lower {.arg lr} in {.fn nn_control}, or standardized inputs)."),
+             kind = "convergence", arg = arg, call = call)
+  }
+  invisible(object)
 }

@@ -150,7 +150,10 @@ wbb.default <- function(x, y, family = c("gaussian", "binomial"), alpha = 1, lam
   d <- prepare_glm_data(x, y, family, alpha, penalty_factor, call)
   draws <- check_count(draws, arg = "draws", call = call)
   lambda <- check_lambda(lambda, call)
-  check_result_size(as.double(draws) * max(1, length(lambda)), d$p + 1, "draws", call = call)
+  # the draws (one row per draw and lambda) and R's copy of them while the fit is assembled
+  check_result_memory(8 * as.double(draws) * max(1, length(lambda)) * (d$p + 1), "draws", call = call,
+                      peak = 8 * as.double(draws) * max(1, length(lambda)) * (d$p + 1) * 2,
+                      fix = "Use fewer {.arg draws} or fewer {.arg lambda} values.")
   if (!inherits(control, "sb_wbb_control")) {
     sb_abort(c("{.arg control} must be made by {.fn wbb_control}.", x = "You supplied {.obj_type_friendly {control}}."),
              arg = "control", call = call)

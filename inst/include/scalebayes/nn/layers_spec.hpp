@@ -264,6 +264,16 @@ struct NetPlan {
     for (const auto& l : layers) m += l.n_params();
     return m;
   }
+  // A batch-norm layer that sees one value per channel from each example (batchnorm1d, or batchnorm2d on
+  // 1 x 1 maps): in training mode it needs at least two examples per minibatch (LibTorch: "Expected more than
+  // 1 value per channel when training").
+  bool needs_two_examples() const {
+    for (const auto& l : layers) {
+      if (l.kind == LayerKind::batchnorm1d) return true;
+      if (l.kind == LayerKind::batchnorm2d && l.in.size() == 3 && l.in[1] * l.in[2] == 1) return true;
+    }
+    return false;
+  }
 };
 
 inline NetPlan plan(const ModelSpec& spec) {

@@ -178,6 +178,7 @@ class NetImpl : public torch::nn::Module {
       layers_.push_back(slot);
     }
     out_dim_ = p.out[0];
+    needs_two_ = p.needs_two_examples();
     if (has_dropout_) {  // seeded again by init_from(); a fixed seed until then (never the global state)
       gen_ = at::globalContext().defaultGenerator(device).clone();
       gen_.set_current_seed(0);
@@ -196,6 +197,8 @@ class NetImpl : public torch::nn::Module {
   const std::vector<ParamGroup>& groups() const { return groups_; }
   std::int64_t out_dim() const { return out_dim_; }
   bool has_dropout() const { return has_dropout_; }
+  // Training needs minibatches of at least two examples (a batch-norm layer: NetPlan::needs_two_examples()).
+  bool needs_two_examples() const { return needs_two_; }
   // The generator of the dropout masks (defined only when has_dropout()): its state can be saved and restored to
   // replay a minibatch's masks (NetModel::gradient).
   at::Generator& dropout_generator() { return gen_; }
@@ -286,6 +289,7 @@ class NetImpl : public torch::nn::Module {
   }
   ModelSpec spec_;
   bool has_dropout_ = false;
+  bool needs_two_ = false;
   at::Generator gen_;  // dropout masks (defined only with dropout layers)
   std::vector<torch_kinds::Slot> layers_;
   std::vector<ParamGroup> groups_;

@@ -25,6 +25,7 @@
 #pragma once
 #include <torch/torch.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <cstdint>
@@ -372,6 +373,10 @@ inline parallel::RunStatus run_net_sgmcmc(const NetChainProblem& pb, const sgmcm
                                           const parallel::Monitor& monitor = parallel::Monitor()) {
   ctl.validate();
   if (static_cast<int>(outputs.size()) != ctl.chains) throw std::invalid_argument("one output per chain");
+  // every minibatch has min(batch_size, N) examples: a batch-norm layer that sees one value per channel cannot
+  // train on one (R refuses batch_size = 1 first; this is the engine's own guard)
+  if (std::min<long>(ctl.batch_size, static_cast<long>(pb.data->n())) < 2 && plan(pb.spec).needs_two_examples())
+    throw std::invalid_argument("batch_size must be at least 2 for a network with batch norm (one example per minibatch)");
   status.assign(static_cast<std::size_t>(ctl.chains), sgmcmc::ChainStatus());
   const int threads = device_worker_threads(pb.dev.device, run.threads);  // one chain at a time on a GPU
   auto chain = [&](std::size_t c, std::atomic<long>& progress, const parallel::StopToken& stop) {

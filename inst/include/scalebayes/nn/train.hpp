@@ -61,6 +61,10 @@ struct TrainConfig {
   // The WBB objective's weight mode (nn/objective.hpp); read by the WBB wrapper train() below, not the loop.
   using WeightMode = nn::WeightMode;
   WeightMode weight_mode = WeightMode::example;
+  // The network has a batch-norm layer that needs more than one example per channel in training mode
+  // (needs_two_examples(), nn/layers_spec.hpp): a last minibatch of one example joins the one before it
+  // (one step fewer per epoch). Off, or when no epoch ends in a one-example batch, nothing changes.
+  bool merge_single_batch = false;
 };
 
 // Steps per epoch and steps in all of a run with this configuration on n examples.
@@ -69,7 +73,8 @@ inline std::int64_t batch_size_for(const TrainConfig& c, std::int64_t n) {
 }
 inline std::int64_t steps_per_epoch(const TrainConfig& c, std::int64_t n) {
   const std::int64_t B = batch_size_for(c, n);
-  return (n + B - 1) / B;
+  const std::int64_t per = (n + B - 1) / B;
+  return c.merge_single_batch && per > 1 && n % B == 1 ? per - 1 : per;
 }
 inline std::int64_t total_steps(const TrainConfig& c, std::int64_t n) {
   return c.max_steps > 0 ? c.max_steps : c.epochs * steps_per_epoch(c, n);
@@ -164,7 +169,7 @@ TrainResult train_loop(Objective& obj, const TrainConfig& c, rng::Stream& s,
       info.epoch = r.epochs;
       info.batch = b;
       info.begin = b * B;
-      info.end = std::min(n, info.begin + B);
+      info.end = b == per_epoch - 1 ? n : std::min(n, info.begin + B);  // the last takes the rest (merged)
       opt->zero_grad();
       MinibatchLoss m = obj.minibatch(perm_t.slice(0, info.begin, info.end), info);
       m.loss.backward();
@@ -223,7 +228,8 @@ TrainResult train_loop(Objective& obj, const TrainConfig& c, rng::Stream& s,
     r.objective = ct.objective;
     r.grad_norm = ct.grad_norm;
     if (c.grad_tol > 0 && ct.grad_norm < c.grad_tol) r.converged = true;
-    if (!std::isfinite(r.objective)) r.diverged = true;
+    // a non-finite objective or gradient norm (e.g. inputs that overflow single precision): not a fit
+    if (!std::isfinite(r.objective) || !std::isfinite(r.grad_norm)) r.diverged = true;
   }
   return r;
 }
@@ -234,6 +240,11 @@ inline TrainResult train(Net& net, const Dataset& d, const torch::Tensor& w, con
                          rng::Stream& s, const parallel::StopToken& stop = parallel::StopToken(),
                          bool final_check = true, TrainProgress* progress = nullptr) {
   WbbObjective obj(net, d, w, pen, c.weight_mode);
+  if (net->needs_two_examples() && !c.merge_single_batch) {
+    TrainConfig c2 = c;
+    c2.merge_single_batch = true;
+    return train_loop(obj, c2, s, stop, final_check, progress);
+  }
   return train_loop(obj, c, s, stop, final_check, progress);
 }
 
