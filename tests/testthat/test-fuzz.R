@@ -275,7 +275,7 @@ if (sb_torch_available()) {
   b_nn <- list(x = x, y = yf, model = nn_mlp(3), draws = 2, threads = 1, seed = 1, quiet = TRUE,
                control = nn_control(epochs = 1, batch_size = 10))
   fits$nn <- do.call(wbb_nn, modifyList(b_nn, list(newx = x[1:4, ], newy = yf[1:4])))
-  fit_kw <- do.call(wbb_nn, modifyList(b_nn, list(keep_weights = TRUE)))
+  fit_kw <- do.call(wbb_nn, modifyList(b_nn, list(keep_draws = TRUE)))
   b_adv <- list(fit = fit_kw, x = x, y = yf, zeta = c(0, 0.1))
   fit_all_diverged <- fits$nn
   fit_all_diverged$status[] <- "diverged"

@@ -151,3 +151,17 @@ test_that("sgld_sa() on a network stops on Ctrl-C and returns the state reached"
                         "if (isTRUE(f$interrupted) && f$iterations_done < 1e6 && sum(f$saved) > 0) rlang::interrupt()"),
                   "cpp_nn_sgmcmc")
 })
+
+test_that("sgld_sa() on a network interrupted before the first kept draw returns its state", {
+  skip_if_not(sb_torch_available())
+  # the default burn-in (half of 1e6 iterations) is not reached: the fit has no kept draw, but it has the chains'
+  # last states, prints as interrupted, and its predictions / summaries say why they cannot answer
+  interrupt_child(c("set.seed(1); x <- matrix(rnorm(2000 * 50), 2000, 50)", "y <- factor(sample(letters[1:4], 2000, TRUE))"),
+                  paste("f <- suppressWarnings(sgld_sa(x, y, model = nn_mlp(c(256, 256)), iterations = 1e6,",
+                        "threads = 2, seed = 1, quiet = TRUE));",
+                        "out <- capture.output(print(f));",
+                        "e <- tryCatch(predict(f, x[1:2, ]), scalebayes_error_state = function(e) 'state');",
+                        "if (isTRUE(f$interrupted) && sum(f$saved) == 0 && all(is.finite(f$weights_final)) &&",
+                        "    any(grepl('interrupted', out)) && identical(e, 'state')) rlang::interrupt()"),
+                  "cpp_nn_sgmcmc")
+})
