@@ -319,7 +319,7 @@ nobs.sb_nn_fit <- function(object, ...) object$settings$nobs
 summary.sb_nn_fit <- function(object, level = 0.95, ...) {
   rlang::check_dots_empty()
   level <- check_number(level, lower = 0, upper = 1, lower_open = TRUE, upper_open = TRUE)
-  check_nn_fit_done(object)  # no completed draw: a classed error (R/validate.R)
+  if (length(object$status)) check_nn_fit_done(object)  # draws, none completed: a classed error (R/validate.R)
   ok <- object$status == "done"
   a <- (1 - level) / 2
   out <- list(draws = sum(ok), level = level, family = object$family, label = object$method)

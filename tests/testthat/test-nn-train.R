@@ -229,7 +229,7 @@ test_that("wbb_nn() with batch norm trains when an epoch ends in a single exampl
   expect_true(all(f$status == "done"))
   expect_equal(f$steps, c(4, 4))  # 101 = 50 + 51 per epoch
   g <- wbb_nn(x, y, model = nn_mlp(4), draws = 2, control = nn_control(epochs = 2), seed = 1, threads = 1, quiet = TRUE,
-              keep_weights = TRUE)
+              keep_draws = TRUE)
   expect_equal(g$steps, c(6, 6))  # without batch norm: 50 + 50 + 1, as before
   expect_error(wbb_nn(x, y, model = nn_mlp(4, batchnorm = TRUE), draws = 1, control = nn_control(epochs = 1, batch_size = 1),
                       quiet = TRUE), class = "scalebayes_error_input")
@@ -243,7 +243,7 @@ test_that("nn_control(batch_size = NULL) is min(50, n): the draws of 50 for n >=
   x <- matrix(rnorm(60 * 2), 60, 2)
   y <- rnorm(60)
   fit <- function(x, y, ...) wbb_nn(x, y, model = nn_mlp(3), draws = 2, seed = 2, threads = 1, quiet = TRUE,
-                                     keep_weights = TRUE, control = nn_control(epochs = 2, ...))$weights
+                                     keep_draws = TRUE, control = nn_control(epochs = 2, ...))$weights
   expect_identical(fit(x, y), fit(x, y, batch_size = 50))
   expect_identical(fit(x[1:30, ], y[1:30]), fit(x[1:30, ], y[1:30], batch_size = 30))
   expect_error(fit(x[1:30, ], y[1:30], batch_size = 31), "must not exceed", class = "scalebayes_error_input")
