@@ -112,10 +112,7 @@ nn_adversarial <- function(fit, x, y, zeta = c(0, 0.1, 0.2, 0.3, 0.4, 0.5), clip
   }
   if (keep_x) check_result_size(length(zeta), length(xd$x), "zeta", call = call)
   dev <- if (!is.null(fit$device) && startsWith(fit$device, "cuda")) "cuda" else device
-  w <- fit$weights
-  b <- fit$buffers
-  b <- if (is.null(b) || !ncol(b)) matrix(0, 0, 0) else t(b[ok, , drop = FALSE])  # batch-norm running statistics
-  res <- sb_call_engine(cpp_nn_adversarial(fit$spec, t(w[ok, , drop = FALSE]), b, xd$x, xd$dim, yd$y,
+  res <- sb_call_engine(cpp_nn_adversarial(fit$spec, nn_engine_params(fit), nn_engine_buffers(fit), xd$x, xd$dim, yd$y,
                                             as.double(zeta), as.double(clip), batch, dev, float64, keep_x,
                                             as.integer(attack_draws), label == "predicted"), call = call)
   out <- data.frame(zeta = as.double(zeta), accuracy = res$accuracy, mean_draw_accuracy = res$mean_draw_accuracy,

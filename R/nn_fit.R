@@ -10,21 +10,46 @@
 
 # ---- compact storage -------------------------------------------------------------------------------------
 
+# m: a P x draws matrix (one column per draw, the engine's layout: no transposition on the way in or to the
+# engine). `dim` is kept as draws x P, the user's view.
 nn_pack <- function(m, float64 = FALSE) {
-  if (is.null(m)) return(NULL)
-  d <- dim(m) %||% c(1L, length(m))
+  if (is.null(m) || inherits(m, "sb_nn_store")) return(m)
+  d <- rev(dim(m) %||% c(length(m), 1L))
   if (float64) return(structure(list(values = as.double(m), dim = d), class = "sb_nn_store"))
   structure(list(raw = writeBin(as.double(m), raw(), size = 4L, endian = "little"), dim = d),
             class = "sb_nn_store")
 }
 
-nn_unpack <- function(s, names = NULL) {
+# A store from the engine's kept draws: float32 bytes (a raw vector, what a float32 network's engine call
+# returns: stored as they are) or doubles (a float64 network), `n` values per draw.
+nn_store_engine <- function(v, n, draws) {
+  if (is.raw(v)) return(structure(list(raw = v, dim = c(draws, n)), class = "sb_nn_store"))
+  structure(list(values = as.double(v), dim = c(draws, n)), class = "sb_nn_store")
+}
+
+# The engine's layout (P x draws) of a store, or draws x P named (`engine = FALSE`, the user's view).
+nn_unpack <- function(s, names = NULL, engine = FALSE) {
   if (!inherits(s, "sb_nn_store")) return(s)
   n <- prod(s$dim)
   v <- if (is.null(s$raw)) s$values else readBin(s$raw, "double", n = n, size = 4L, endian = "little")
-  m <- matrix(v, s$dim[1], s$dim[2])
+  m <- matrix(v, s$dim[2], s$dim[1])
+  if (engine) return(m)
+  m <- t(m)
   if (!is.null(names) && length(names) == ncol(m)) colnames(m) <- names
   m
+}
+
+# Kept, finished draws in the engine's layout (P x draws) for the engine's entry points; buffers: B x draws, or
+# a 0 x 0 matrix for a network without batch norm.
+nn_engine_params <- function(fit) {
+  w <- nn_unpack(.subset2(fit, "weights"), engine = TRUE)
+  if (is.null(w)) return(NULL)
+  w[, fit$status == "done", drop = FALSE]
+}
+nn_engine_buffers <- function(fit) {
+  b <- .subset2(fit, "buffers")
+  if (is.null(b) || !b$dim[2]) return(matrix(0, 0, 0))
+  nn_unpack(b, engine = TRUE)[, fit$status == "done", drop = FALSE]
 }
 
 nn_store_bytes <- function(s) {
@@ -52,7 +77,8 @@ nn_buffer_names <- function(fit) {
 
 # ---- the constructor ---------------------------------------------------------------------------------------
 
-# weights / buffers: draws x parameters (buffer values) matrices of the kept draws (NULL: not kept); status: a
+# weights / buffers: parameters (buffer values) x draws matrices of the kept draws, one column per draw in the
+# engine's order (NULL: not kept); status: a
 # factor per kept draw ("done", "diverged", "interrupted", "not run"); chain: chain of each kept draw (NULL:
 # one); pred: draws x examples [x outputs] predictions on the fit's newx; pred_mean: the posterior predictive
 # mean there; newy: the test responses (0-based classes for classification); details: method-specific lines
@@ -442,9 +468,8 @@ predict.sb_nn_fit <- function(object, newx = NULL, type = c("response", "class",
       sb_abort(c("{.arg newx} must have the example shape the network was trained on ({paste(object$settings$input, collapse = ' x ')}).",
                  x = "It has {paste(nd$shape, collapse = ' x ')}."), arg = "newx")
     }
-    b <- object$buffers
-    b <- if (is.null(b) || !ncol(b)) matrix(0, 0, 0) else t(b[ok, , drop = FALSE])
-    flat <- sb_call_engine(cpp_nn_predict(object$spec, t(w), b, nd$x, nd$dim, isTRUE(object$settings$float64)))
+    flat <- sb_call_engine(cpp_nn_predict(object$spec, nn_engine_params(object), nn_engine_buffers(object), nd$x,
+                                          nd$dim, isTRUE(object$settings$float64)))
     k <- if (object$family == "multinomial") length(object$levels) else object$settings$n_out %||% 1L
     pr <- aperm(array(flat, c(k, nd$n, nrow(w))), c(3L, 2L, 1L))
     if (k == 1L) pr <- matrix(pr, nrow(w), nd$n) else if (object$family == "multinomial") dimnames(pr) <- list(NULL, NULL, object$levels)

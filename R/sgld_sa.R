@@ -58,7 +58,7 @@
 #' @param keep_draws Which draws are stored. Regression: `TRUE` (every coefficient) or the coefficients whose
 #'   draws are stored (names or indices in the order of [coef()], intercept first); posterior means, sds and
 #'   predictive averages always cover all coefficients. Networks: `TRUE` (default) stores at most 100 draws
-#'   per chain (every parameter and the predictions on `newx`, evenly spaced over the kept iterations, as
+#'   per chain (fewer for a network so large that they would exceed 512 MB) (every parameter and the predictions on `newx`, evenly spaced over the kept iterations, as
 #'   float32 unless `sgmcmc_control(float64 = TRUE)`), so that [predict()] works on new inputs; a number stores
 #'   at most that many per chain (`Inf`: every kept iteration); `FALSE` none (running averages only).
 #'   Posterior-mean predictions and parameters always average over every kept iteration.

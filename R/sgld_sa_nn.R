@@ -49,7 +49,7 @@ sgld_sa_nn <- function(x, y, model, family, method, sampler, iterations, epochs,
   chains <- check_count(chains, max = 1e4)
   desc <- cpp_nn_describe(spec)
   n_saved <- (iterations - lens$burnin) %/% lens$thin
-  n_keep <- nn_keep_per_chain(keep_draws, n_saved, call)  # stored draws per chain: every stride-th saved one
+  n_keep <- nn_keep_per_chain(keep_draws, n_saved, chains, desc$n_parameters, isTRUE(control$float64), call)
   stride <- if (n_keep > 0) ceiling(n_saved / n_keep) else 1
   n_kept <- if (n_keep > 0) ceiling(n_saved / stride) else 0
   if (n_kept > 0) {
@@ -121,9 +121,14 @@ sgld_sa_nn <- function(x, y, model, family, method, sampler, iterations, epochs,
 # about 1 / friction = 10 times further per step than SGLD at the same step size.
 sgmcmc_default_lr <- c(sgld = 0.3, sghmc = 0.03)
 
-# Draws stored per chain: TRUE = at most 100, a number = at most that many (Inf: every kept iteration), FALSE = 0.
-nn_keep_per_chain <- function(keep_draws, n_saved, call) {
-  if (isTRUE(keep_draws)) return(min(100, n_saved))
+# Draws stored per chain (every stride-th saved iteration): TRUE = at most 100, and at most 512 MB of stored
+# parameters over all chains (a big network keeps fewer); a number = at most that many (Inf: every kept
+# iteration); FALSE = 0.
+nn_keep_per_chain <- function(keep_draws, n_saved, chains, P, float64, call) {
+  if (isTRUE(keep_draws)) {
+    budget <- floor(512 * 1024^2 / (chains * P * if (float64) 8 else 4))
+    return(max(1, min(100, n_saved, budget)))
+  }
   if (isFALSE(keep_draws)) return(0)
   if (!is.numeric(keep_draws) || length(keep_draws) != 1L || is.na(keep_draws) || keep_draws < 0 ||
       (is.finite(keep_draws) && keep_draws != round(keep_draws))) {
@@ -216,14 +221,12 @@ nn_sgmcmc_fit <- function(res, tab, desc, spec, family, levels, model, method, s
   weights <- buffers <- NULL
   B <- sum(desc$buffer_size %||% 0)
   if (n_kept > 0) {
-    weights <- do.call(rbind, lapply(seq_along(chains), function(c) {
-      matrix(chains[[c]]$param_draws, ncol = length(pnames), byrow = TRUE)[seq_len(stored[c]), , drop = FALSE]
-    }))
-    if (B > 0) {
-      buffers <- do.call(rbind, lapply(seq_along(chains), function(c) {
-        matrix(chains[[c]]$buffer_draws, ncol = B, byrow = TRUE)[seq_len(stored[c]), , drop = FALSE]
-      }))
-    }
+    # each chain's stored draws are contiguous blocks of P values (float32 bytes for a float32 network)
+    per <- if (float64) 1 else 4
+    take <- function(name, m) unlist(Map(function(ch, k) ch[[name]][seq_len(k * m * per)], chains, stored),
+                                     use.names = FALSE)
+    weights <- nn_store_engine(take("param_draws", length(pnames)), length(pnames), sum(stored))
+    if (B > 0) buffers <- nn_store_engine(take("buffer_draws", B), B, sum(stored))
   }
   sparse_w <- rep(desc$penalized, desc$size)
   final <- do.call(rbind, lapply(chains, `[[`, "param_final"))
@@ -250,8 +253,8 @@ nn_sgmcmc_fit <- function(res, tab, desc, spec, family, levels, model, method, s
     levels = levels, model = model, layers = tab, spec = spec, desc = desc, settings = settings, seed = seed,
     call = call, device = res$device, timing = c(elapsed = proc.time()[["elapsed"]] - t0), details = details,
     training = trace[c("chain", "iteration", "loss", "accuracy")], weights_mean = param_mean, float64 = float64,
-    weights_final = nn_pack(final, TRUE),  # the chains' last states in full precision (to continue them)
-    buffers_final = if (B > 0) nn_pack(do.call(rbind, lapply(chains, `[[`, "buffer_final")), TRUE),
+    weights_final = nn_pack(t(final), TRUE),  # the chains' last states in full precision (to continue them)
+    buffers_final = if (B > 0) nn_pack(do.call(cbind, lapply(chains, `[[`, "buffer_final")), TRUE),
     inclusion = stats::setNames(rho, pnames)[sparse_w],
     sparsity = if (any(sparse_w)) rowMeans(final[, sparse_w, drop = FALSE] == 0) else NA_real_,
     trace = trace, latent = data.frame(chain = seq_along(chains), sigma = sc[, "sigma"]), delta = delta,

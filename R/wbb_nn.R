@@ -154,9 +154,10 @@ wbb_nn <- function(x, y, model = nn_mlp(), family = NULL, lambda = 1e-4,
   }
   weights <- buffers <- NULL
   if (keep_draws) {
-    weights <- matrix(cat_num("params"), nrow = draws, byrow = TRUE)
+    # the engine's layout (P values per draw), as float32 bytes for a float32 network: stored as it is
+    weights <- nn_store_engine(cat_num("params"), desc$n_parameters, draws)
     B <- sum(desc$buffer_size)
-    if (B > 0) buffers <- matrix(cat_num("buffers"), nrow = draws, byrow = TRUE)
+    if (B > 0) buffers <- nn_store_engine(cat_num("buffers"), B, draws)
   }
   history <- NULL
   if (keep_history) {

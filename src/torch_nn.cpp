@@ -164,16 +164,22 @@ Rcpp::List cpp_nn_wbb(Rcpp::List spec, Rcpp::NumericVector x, Rcpp::IntegerVecto
   const std::int64_t n = data.train.n();
   const std::int64_t rows = pb.train.history ? nn::max_epochs(pb.train, n) : 0;  // R checked the size
   Rcpp::NumericVector pred(has_new ? static_cast<R_xlen_t>(n_new * probe->out_dim() * count) : 0);
-  Rcpp::NumericVector params(keep_params ? static_cast<R_xlen_t>(P * count) : 0);
   const double B = static_cast<double>(probe->n_buffer_values());
-  Rcpp::NumericVector buffers(keep_params ? static_cast<R_xlen_t>(B * count) : 0);
+  // kept draws: float32 bytes for a float32 network (what R stores), doubles for a float64 one
+  const bool f32 = keep_params && dev.dtype == torch::kFloat;
+  Rcpp::NumericVector params(keep_params && !f32 ? static_cast<R_xlen_t>(P * count) : 0);
+  Rcpp::NumericVector buffers(keep_params && !f32 ? static_cast<R_xlen_t>(B * count) : 0);
+  Rcpp::RawVector params_f(f32 ? static_cast<R_xlen_t>(P * count * sizeof(float)) : 0);
+  Rcpp::RawVector buffers_f(f32 ? static_cast<R_xlen_t>(B * count * sizeof(float)) : 0);
   Rcpp::NumericVector objective(count, NA_REAL), grad_norm(count, NA_REAL), steps(count, 0.0);
   Rcpp::NumericVector history(static_cast<R_xlen_t>(rows) * 2 * count, NA_REAL), epochs(count, 0.0);
   Rcpp::IntegerVector status(count, 0);
   nn::NetWbbOutput out;
   out.pred = has_new ? pred.begin() : nullptr;
-  out.params = keep_params ? params.begin() : nullptr;
-  out.buffers = keep_params && B > 0 ? buffers.begin() : nullptr;
+  out.params = keep_params && !f32 ? params.begin() : nullptr;
+  out.buffers = keep_params && !f32 && B > 0 ? buffers.begin() : nullptr;
+  out.params_f = f32 ? reinterpret_cast<float*>(params_f.begin()) : nullptr;
+  out.buffers_f = f32 && B > 0 ? reinterpret_cast<float*>(buffers_f.begin()) : nullptr;
   out.objective = objective.begin();
   out.grad_norm = grad_norm.begin();
   out.steps = steps.begin();
@@ -212,8 +218,9 @@ Rcpp::List cpp_nn_wbb(Rcpp::List spec, Rcpp::NumericVector x, Rcpp::IntegerVecto
     if (!std::isfinite(grad_norm[i])) grad_norm[i] = NA_REAL;
     if (!std::isfinite(objective[i])) objective[i] = NA_REAL;
   }
-  return Rcpp::List::create(Rcpp::Named("pred") = pred, Rcpp::Named("params") = params,
-                            Rcpp::Named("buffers") = buffers,
+  return Rcpp::List::create(Rcpp::Named("pred") = pred,
+                            Rcpp::Named("params") = f32 ? Rcpp::RObject(params_f) : Rcpp::RObject(params),
+                            Rcpp::Named("buffers") = f32 ? Rcpp::RObject(buffers_f) : Rcpp::RObject(buffers),
                             Rcpp::Named("objective") = objective, Rcpp::Named("grad_norm") = grad_norm,
                             Rcpp::Named("steps") = steps, Rcpp::Named("status") = status,
                             Rcpp::Named("history") = history, Rcpp::Named("history_rows") = static_cast<double>(rows),
@@ -313,6 +320,7 @@ Rcpp::List cpp_nn_sgmcmc(Rcpp::List spec, Rcpp::NumericVector x, Rcpp::IntegerVe
   const R_xlen_t stride = sbglue::has(nnctl, "keep_stride") ? static_cast<R_xlen_t>(Rcpp::as<double>(nnctl["keep_stride"])) : 1;
   if (stride < 1) Rcpp::stop("keep_stride must be at least 1");
   const R_xlen_t S = (ctl.n_saved() + stride - 1) / stride;
+  const bool f32 = pb.keep_params && dev.dtype == torch::kFloat;  // kept draws as float32 bytes (what R stores)
   Rcpp::NumericVector init_params;  // P x chains (R checked the shape), or absent: default initialization
   if (sbglue::has(nnctl, "init")) {
     init_params = Rcpp::NumericVector(nnctl["init"]);
@@ -323,16 +331,20 @@ Rcpp::List cpp_nn_sgmcmc(Rcpp::List spec, Rcpp::NumericVector x, Rcpp::IntegerVe
   Rcpp::List chains(ctl.chains);
   for (int c = 0; c < ctl.chains; ++c) {
     Rcpp::NumericVector pred_mean(m, NA_REAL), pred_draws(pb.keep_pred ? S * m : 0), param_mean(P), param_final(P),
-        param_draws(pb.keep_params ? S * P : 0), rho(P), trace(Tr * nn::NT_NCOL), delta(G), scalars(6),
-        buffer_draws(pb.keep_params ? S * B : 0), buffer_final(B);
+        param_draws(pb.keep_params && !f32 ? S * P : 0), rho(P), trace(Tr * nn::NT_NCOL), delta(G), scalars(6),
+        buffer_draws(pb.keep_params && !f32 ? S * B : 0), buffer_final(B);
+    Rcpp::RawVector param_draws_f(f32 ? S * P * static_cast<R_xlen_t>(sizeof(float)) : 0),
+        buffer_draws_f(f32 ? S * B * static_cast<R_xlen_t>(sizeof(float)) : 0);
     nn::NetChainOutput& o = outs[static_cast<std::size_t>(c)];
     o.pred_mean = has_new ? pred_mean.begin() : nullptr;
     o.pred_draws = pb.keep_pred ? pred_draws.begin() : nullptr;
     o.param_mean = param_mean.begin();
     o.param_final = param_final.begin();
-    o.param_draws = pb.keep_params ? param_draws.begin() : nullptr;
+    o.param_draws = pb.keep_params && !f32 ? param_draws.begin() : nullptr;
+    o.param_draws_f = f32 ? reinterpret_cast<float*>(param_draws_f.begin()) : nullptr;
+    o.buffer_draws_f = f32 && B > 0 ? reinterpret_cast<float*>(buffer_draws_f.begin()) : nullptr;
     o.keep_stride = static_cast<std::size_t>(stride);
-    o.buffer_draws = pb.keep_params && B > 0 ? buffer_draws.begin() : nullptr;
+    o.buffer_draws = pb.keep_params && !f32 && B > 0 ? buffer_draws.begin() : nullptr;
     o.buffer_final = B > 0 ? buffer_final.begin() : nullptr;
     o.rho = rho.begin();
     o.trace = trace.begin();
@@ -340,9 +352,11 @@ Rcpp::List cpp_nn_sgmcmc(Rcpp::List spec, Rcpp::NumericVector x, Rcpp::IntegerVe
     o.scalars = scalars.begin();
     chains[c] = Rcpp::List::create(Rcpp::Named("pred_mean") = pred_mean, Rcpp::Named("pred_draws") = pred_draws,
                                    Rcpp::Named("param_mean") = param_mean, Rcpp::Named("param_final") = param_final,
-                                   Rcpp::Named("param_draws") = param_draws, Rcpp::Named("rho") = rho,
+                                   Rcpp::Named("param_draws") = f32 ? Rcpp::RObject(param_draws_f) : Rcpp::RObject(param_draws),
+                                   Rcpp::Named("rho") = rho,
                                    Rcpp::Named("trace") = trace, Rcpp::Named("delta") = delta,
-                                   Rcpp::Named("scalars") = scalars, Rcpp::Named("buffer_draws") = buffer_draws,
+                                   Rcpp::Named("scalars") = scalars,
+                                   Rcpp::Named("buffer_draws") = f32 ? Rcpp::RObject(buffer_draws_f) : Rcpp::RObject(buffer_draws),
                                    Rcpp::Named("buffer_final") = buffer_final);
   }
   std::vector<scalebayes::sgmcmc::ChainStatus> status;

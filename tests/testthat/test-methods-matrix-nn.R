@@ -159,8 +159,10 @@ test_that("kept draws are stored as float32 without names, and decoded on access
   expect_length(st$raw, 4 * 5 * f$n_parameters)
   w <- f$weights
   expect_identical(dim(w), c(5L, as.integer(f$n_parameters)))
-  expect_identical(w, matrix(readBin(st$raw, "double", n = length(st$raw) / 4, size = 4, endian = "little"), 5,
-                             dimnames = list(NULL, colnames(w))))
+  # one block of P float32 values per draw (the engine's layout), shown as draws x parameters
+  v <- readBin(st$raw, "double", n = length(st$raw) / 4, size = 4, endian = "little")
+  expect_identical(w, t(matrix(v, f$n_parameters, 5, dimnames = list(colnames(w), NULL))))
+  expect_identical(unname(w[2, ]), v[f$n_parameters + seq_len(f$n_parameters)])
   # float64 networks keep float64 draws, exactly
   f64 <- wbb_nn(nnm$x, as.double(nnm$x[, 1] > 0), model = nn_mlp(2), draws = 2, epochs = 1,
                 seed = 1, quiet = TRUE, control = nn_control(float64 = TRUE))

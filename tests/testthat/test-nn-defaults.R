@@ -50,9 +50,9 @@ test_that("the deprecated network argument names still work, with a classed warn
   y <- factor(rep(c("a", "b"), 15))
   a <- wbb_nn(x, y, model = nn_mlp(2), draws = 2, epochs = 1, quiet = TRUE, seed = 3)
   expect_warning(b <- wbb_nn(x, y, model = nn_mlp(2), draws = 2, epochs = 1, quiet = TRUE, seed = 3,
-                             keep_draws = TRUE), class = "scalebayes_warning_deprecated")
+                             keep_weights = TRUE), class = "scalebayes_warning_deprecated")
   expect_identical(a$weights, b$weights)
-  expect_error(wbb_nn(x, y, model = nn_mlp(2), keep_draws = TRUE, keep_draws = TRUE), "keep_draws")
+  expect_error(wbb_nn(x, y, model = nn_mlp(2), keep_weights = TRUE, keep_draws = TRUE), "keep_draws")
   expect_warning(c1 <- wbb_nn(x, y, model = nn_mlp(2), draws = 2, quiet = TRUE, seed = 3,
                               control = nn_control(epochs = 1, chunks = 2)), class = "scalebayes_warning_deprecated")
   expect_identical(c1$weights, a$weights)

@@ -234,13 +234,17 @@ class NetImpl : public torch::nn::Module {
     if (has_dropout_) gen_.set_current_seed(s.next());
   }
 
-  // All parameters as one double vector (group order, row-major within a tensor) and back.
-  void copy_to(double* out) const {
+  // All parameters as one vector (group order, row-major within a tensor; T = double, or float for compact
+  // stored draws) and back.
+  template <class T>
+  void copy_to(T* out) const {
+    static_assert(std::is_same<T, double>::value || std::is_same<T, float>::value, "double or float");
     torch::NoGradGuard ng;
+    const auto kind = std::is_same<T, float>::value ? torch::kFloat : torch::kDouble;
     for (const auto& g : groups_) {
-      torch::Tensor c = g.tensor.detach().to(torch::kCPU, torch::kDouble).contiguous();
+      torch::Tensor c = g.tensor.detach().to(torch::kCPU, kind).contiguous();
       const std::int64_t m = c.numel();
-      std::copy(c.data_ptr<double>(), c.data_ptr<double>() + m, out);
+      std::copy(c.data_ptr<T>(), c.data_ptr<T>() + m, out);
       out += m;
     }
   }
@@ -265,11 +269,13 @@ class NetImpl : public torch::nn::Module {
     for (const auto& b : this->named_buffers(/*recurse=*/true)) out.emplace_back(b.key(), b.value().numel());
     return out;
   }
-  void copy_buffers_to(double* out) const {
+  template <class T>
+  void copy_buffers_to(T* out) const {
     torch::NoGradGuard ng;
+    const auto kind = std::is_same<T, float>::value ? torch::kFloat : torch::kDouble;
     for (const auto& b : this->named_buffers(/*recurse=*/true)) {
-      torch::Tensor c = b.value().detach().to(torch::kCPU, torch::kDouble).contiguous();
-      std::copy(c.data_ptr<double>(), c.data_ptr<double>() + c.numel(), out);
+      torch::Tensor c = b.value().detach().to(torch::kCPU, kind).contiguous();
+      std::copy(c.data_ptr<T>(), c.data_ptr<T>() + c.numel(), out);
       out += c.numel();
     }
   }

@@ -251,6 +251,8 @@ struct NetChainOutput {
   double* pred_draws = nullptr;   // n_kept blocks of n_new x out (keep_pred)
   double* param_mean = nullptr;   // P (Net::copy_to order): posterior mean of every parameter
   double* param_draws = nullptr;  // n_kept blocks of P (keep_params)
+  float* param_draws_f = nullptr; // the same in float32 (compact stored draws; one of the two is set)
+  float* buffer_draws_f = nullptr;
   double* param_final = nullptr;  // P: the last state
   double* buffer_draws = nullptr; // n_kept blocks of B buffer values (keep_params; B = 0 without batch norm)
   // Draws stored: every keep_stride-th saved iteration (saved iterations 0, stride, 2 stride, ...: n_kept =
@@ -287,7 +289,9 @@ class NetRecorder {
       if (out_.pred_draws && store) copy_host(p, out_.pred_draws + slot * static_cast<std::size_t>(p.numel()));
     }
     if (out_.param_draws && store) model.net()->copy_to(out_.param_draws + slot * P_);
+    if (out_.param_draws_f && store) model.net()->copy_to(out_.param_draws_f + slot * P_);
     if (out_.buffer_draws && store && B_ > 0) model.net()->copy_buffers_to(out_.buffer_draws + slot * B_);
+    if (out_.buffer_draws_f && store && B_ > 0) model.net()->copy_buffers_to(out_.buffer_draws_f + slot * B_);
     ++saved_;
   }
   void trace(NetModel& model, long k, const torch::Tensor& sigma, double eps, double tau) {

@@ -42,6 +42,8 @@ struct NetWbbOutput {
   double* pred = nullptr;       // draw i: n_new x out, row-major, at pred + i * n_new * out
   double* params = nullptr;     // draw i: n_parameters values (Net::copy_to order) at params + i * P
   double* buffers = nullptr;    // draw i: the buffer values (Net::copy_buffers_to order) at buffers + i * B
+  float* params_f = nullptr;    // the same two in float32 (compact stored draws; instead of params / buffers)
+  float* buffers_f = nullptr;
   double* objective = nullptr;  // F at the end of training (sum scale)
   double* grad_norm = nullptr;  // ||grad F / n|| at the end (when the stopping rule computed it)
   double* steps = nullptr;      // optimizer steps taken
@@ -90,6 +92,8 @@ class NetWbbSolver {
     if (st == interrupted) return;
     if (out_.params) net_->copy_to(out_.params + i * static_cast<std::size_t>(net_->n_parameters()));
     if (out_.buffers) net_->copy_buffers_to(out_.buffers + i * static_cast<std::size_t>(net_->n_buffer_values()));
+    if (out_.params_f) net_->copy_to(out_.params_f + i * static_cast<std::size_t>(net_->n_parameters()));
+    if (out_.buffers_f) net_->copy_buffers_to(out_.buffers_f + i * static_cast<std::size_t>(net_->n_buffer_values()));
     if (out_.pred && pb_.x_new.defined()) {
       torch::Tensor p = predict(net_, pb_.spec.family, pb_.x_new).to(torch::kCPU, torch::kDouble).contiguous();
       const std::size_t m = static_cast<std::size_t>(p.numel());
