@@ -223,8 +223,12 @@ nn_sgmcmc_fit <- function(res, tab, desc, spec, family, levels, model, method, s
   if (n_kept > 0) {
     # each chain's stored draws are contiguous blocks of P values (float32 bytes for a float32 network)
     per <- if (float64) 1 else 4
-    take <- function(name, m) unlist(Map(function(ch, k) ch[[name]][seq_len(k * m * per)], chains, stored),
-                                     use.names = FALSE)
+    take <- function(name, m) {
+      unlist(Map(function(ch, k) {
+        v <- ch[[name]]
+        if (length(v) == k * m * per) v else v[seq_len(k * m * per)]  # (an index vector of 1e8 costs seconds)
+      }, chains, stored), use.names = FALSE)
+    }
     weights <- nn_store_engine(take("param_draws", length(pnames)), length(pnames), sum(stored))
     if (B > 0) buffers <- nn_store_engine(take("buffer_draws", B), B, sum(stored))
   }
