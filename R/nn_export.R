@@ -1,5 +1,5 @@
 # Export of a network fit to PyTorch: nn_export() writes one draw (or the posterior mean) as a state dict file
-# (engine: cpp_nn_export() in src/torch_nn.cpp, torch::pickle_save), nn_torch_code() the Python source of the
+# (engine: cpp_nn_export() in src/torch_nn.cpp, LibTorch's pickler), nn_torch_code() the Python source of the
 # matching torch.nn.Sequential. The key of a tensor is the 0-based position of its layer in the engine's layer
 # list (the fit's `layers` table, output layer last) and the torch name: "0.weight", "3.running_mean".
 
@@ -41,8 +41,9 @@
 #' store it). The engine's parameter names (`colnames(as.matrix(fit))`, e.g. `"layer2_linear.weight[5]"`) are
 #' the same tensors, `"layer<i + 1>_<kind>.<name>"`, flattened row-major. Tensors are float32, or float64
 #' for fits trained in double precision (`float64 = TRUE` in [nn_control()] / [sgmcmc_control()]). The file is
-#' written by LibTorch's `torch::pickle_save()`: the zip container of Python's `torch.save()`, read by
-#' `torch.load(path)` (PyTorch 1.6 or later).
+#' the zip container of Python's `torch.save()` holding a plain dict of tensors, written by LibTorch's pickler
+#' (as `torch::pickle_save()`, without its type tag), so `torch.load(path)` reads it (PyTorch 1.6 or later),
+#' also with `weights_only = True` (the default from PyTorch 2.6).
 #'
 #' @param fit A network fit (class `sb_nn_fit`: [wbb_nn()], or [sgld_sa()] with a `model`) that kept its
 #'   weights (`keep_weights = TRUE` for [wbb_nn()], `keep_draws = TRUE` for [sgld_sa()]). A network with batch

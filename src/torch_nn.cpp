@@ -663,13 +663,20 @@ Rcpp::List cpp_nn_train_check(Rcpp::NumericMatrix x, Rcpp::NumericVector y, Rcpp
 }
 
 #ifdef SCALEBAYES_HAVE_TORCH
+#include <caffe2/serialize/inline_container.h>
+#include <torch/csrc/jit/serialization/export.h>
+#include <torch/csrc/jit/serialization/pickler.h>
+
 #include <fstream>
 #include <map>
 #endif
 
 // Writes one parameter vector of a network (params: Net::copy_to order, as a fit's weights columns) and its
-// batch-norm buffers as a PyTorch state dict file at path: torch::pickle_save of a Dict<string, Tensor>, the
-// zip container that Python's torch.load() reads. Keys are those of the matching torch.nn.Sequential: the
+// batch-norm buffers as a PyTorch state dict file at path: a Dict<string, Tensor> in the zip container of
+// Python's torch.save(), which torch.load() reads. It is what torch::pickle_save() writes, except that the dict is
+// pickled without LibTorch's type tag (Pickler's tag_aggregates): the tag is a call of
+// torch.jit._pickle.restore_type_tag, which torch.load(weights_only=True), the default since PyTorch 2.6,
+// refuses; untagged, the file holds only a plain dict of tensors (rebuilt by torch._utils._rebuild_tensor_v2). Keys are those of the matching torch.nn.Sequential: the
 // 0-based position of the layer in the engine's layer list, then the torch name ("3.weight",
 // "1.running_mean"); parameters and then buffers per layer, layer by layer. buffers: a list named by the
 // engine's buffer names ("layer2_batchnorm1d.running_mean", ".running_var", ".num_batches_tracked"), each a
@@ -723,7 +730,22 @@ Rcpp::CharacterVector cpp_nn_export(Rcpp::List spec, Rcpp::NumericVector params,
       keys.push_back(prefix + kv.key());
     }
   }
-  const std::vector<char> bytes = torch::pickle_save(dict);
+  std::vector<char> pkl;
+  torch::jit::Pickler pickler([&](const char* b, std::size_t n) { pkl.insert(pkl.end(), b, b + n); }, nullptr, nullptr,
+                              nullptr, nullptr, /*tag_aggregates=*/false);
+  pickler.protocol();
+  pickler.pushIValue(c10::IValue(dict));
+  pickler.stop();
+  std::vector<char> bytes;
+  {
+    caffe2::serialize::PyTorchStreamWriter writer([&](const void* b, std::size_t n) {
+      const char* c = static_cast<const char*>(b);
+      bytes.insert(bytes.end(), c, c + n);
+      return n;
+    });
+    torch::jit::writeArchiveAndTensors("data", pkl.data(), pkl.size(), pickler.tensorData(), writer);
+    writer.writeEndOfFile();
+  }
   std::ofstream f(path, std::ios::binary | std::ios::trunc);
   if (!f) throw std::runtime_error("cannot open " + path + " for writing");
   f.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));

@@ -102,6 +102,7 @@ if [ "${SCALEBAYES_SKIP_INSTALL:-0}" != 1 ]; then
        R CMD INSTALL --no-test-load "$tarball" >>/tmp/scalebayes-install.log 2>&1) || {
       tail -n 60 /tmp/scalebayes-install.log >&2; log "R CMD INSTALL failed (log: /tmp/scalebayes-install.log)"; exit 1; }
     inst_dir=$(Rscript --vanilla -e 'cat(system.file(package = "scalebayes"))')
+    [ -f "$inst_dir/doc/index.html" ] || { log "the installed package has no vignettes ($inst_dir/doc)"; exit 1; }
     echo "$src_hash" > "$inst_dir/source-hash"
     log "scalebayes installed with its vignettes (build $((t1 - t0)) s, install $(($(date +%s) - t1)) s)"
   fi

@@ -19,7 +19,7 @@ py_eval <- function(code, x, state_dicts) {
   vals <- as.vector(aperm(x, rev(seq_along(d))))  # row-major, as Python's reshape reads it
   writeLines(c(paste(d, collapse = " "), sprintf("%.17g", vals)), file.path(dir, "x.txt"))
   script <- '
-import sys, torch
+import sys, inspect, torch
 code, xpath = sys.argv[1], sys.argv[2]
 ns = {}
 exec(open(code).read(), ns)
@@ -30,7 +30,11 @@ with open(xpath) as f:
 dtype = next(model.parameters()).dtype
 x = torch.tensor(vals, dtype=torch.float64).reshape(shape).to(dtype)
 for sd_path in sys.argv[3:]:
-    sd = torch.load(sd_path)
+    if "weights_only" in inspect.signature(torch.load).parameters:  # PyTorch >= 1.13: the safe loader (the default from 2.6)
+        sd = torch.load(sd_path, weights_only=True)
+        assert list(sd.keys()) == list(torch.load(sd_path).keys())
+    else:
+        sd = torch.load(sd_path)
     model.load_state_dict(sd)  # strict: the same keys, the same shapes
     model.eval()
     with torch.no_grad():
