@@ -86,6 +86,7 @@ nn_export <- function(fit, path, draw = "mean") {
 #' @param output For a specification: the number of outputs (units of the output layer). Taken from the fit.
 #' @param family For a specification: the family that `response()` follows (`"multinomial"`, `"binomial"` or
 #'   `"gaussian"`). Taken from the fit.
+#' @param ... Unused.
 #' @export
 nn_torch_code <- function(x, input = NULL, output = NULL, family = c("multinomial", "binomial", "gaussian")) {
   call <- rlang::current_env()
