@@ -97,6 +97,10 @@ cpp_nn_train_check <- function(x, y, params0, offset0, lambda, control, seed) {
     .Call(`_scalebayes_cpp_nn_train_check`, x, y, params0, offset0, lambda, control, seed)
 }
 
+cpp_nn_export <- function(spec, params, buffers, float64, path) {
+    .Call(`_scalebayes_cpp_nn_export`, spec, params, buffers, float64, path)
+}
+
 cpp_tf_difference <- function(x, k) {
     .Call(`_scalebayes_cpp_tf_difference`, x, k)
 }

@@ -377,6 +377,21 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
+// cpp_nn_export
+Rcpp::CharacterVector cpp_nn_export(Rcpp::List spec, Rcpp::NumericVector params, Rcpp::List buffers, bool float64, std::string path);
+RcppExport SEXP _scalebayes_cpp_nn_export(SEXP specSEXP, SEXP paramsSEXP, SEXP buffersSEXP, SEXP float64SEXP, SEXP pathSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< Rcpp::List >::type spec(specSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type params(paramsSEXP);
+    Rcpp::traits::input_parameter< Rcpp::List >::type buffers(buffersSEXP);
+    Rcpp::traits::input_parameter< bool >::type float64(float64SEXP);
+    Rcpp::traits::input_parameter< std::string >::type path(pathSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_nn_export(spec, params, buffers, float64, path));
+    return rcpp_result_gen;
+END_RCPP
+}
 // cpp_tf_difference
 Rcpp::NumericMatrix cpp_tf_difference(Rcpp::NumericVector x, int k);
 RcppExport SEXP _scalebayes_cpp_tf_difference(SEXP xSEXP, SEXP kSEXP) {
@@ -611,6 +626,7 @@ static const R_CallMethodDef CallEntries[] = {
     {"_scalebayes_cpp_test_storage_ops", (DL_FUNC) &_scalebayes_cpp_test_storage_ops, 6},
     {"_scalebayes_cpp_test_net_regradient", (DL_FUNC) &_scalebayes_cpp_test_net_regradient, 7},
     {"_scalebayes_cpp_nn_train_check", (DL_FUNC) &_scalebayes_cpp_nn_train_check, 7},
+    {"_scalebayes_cpp_nn_export", (DL_FUNC) &_scalebayes_cpp_nn_export, 5},
     {"_scalebayes_cpp_tf_difference", (DL_FUNC) &_scalebayes_cpp_tf_difference, 2},
     {"_scalebayes_cpp_tf_lambda_max", (DL_FUNC) &_scalebayes_cpp_tf_lambda_max, 5},
     {"_scalebayes_cpp_tf_path", (DL_FUNC) &_scalebayes_cpp_tf_path, 8},

@@ -705,3 +705,98 @@ Rcpp::List cpp_nn_train_check(Rcpp::NumericMatrix x, Rcpp::NumericVector y, Rcpp
   Rcpp::stop("scalebayes was built without LibTorch");
 #endif
 }
+
+#ifdef SCALEBAYES_HAVE_TORCH
+#include <caffe2/serialize/inline_container.h>
+#include <torch/csrc/jit/serialization/export.h>
+#include <torch/csrc/jit/serialization/pickler.h>
+
+#include <fstream>
+#include <map>
+#endif
+
+// Writes one parameter vector of a network (params: Net::copy_to order, as a fit's weights columns) and its
+// batch-norm buffers as a PyTorch state dict file at path: a Dict<string, Tensor> in the zip container of
+// Python's torch.save(), which torch.load() reads. It is what torch::pickle_save() writes, except that the dict is
+// pickled without LibTorch's type tag (Pickler's tag_aggregates): the tag is a call of
+// torch.jit._pickle.restore_type_tag, which torch.load(weights_only=True), the default since PyTorch 2.6,
+// refuses; untagged, the file holds only a plain dict of tensors (rebuilt by torch._utils._rebuild_tensor_v2). Keys are those of the matching torch.nn.Sequential: the
+// 0-based position of the layer in the engine's layer list, then the torch name ("3.weight",
+// "1.running_mean"); parameters and then buffers per layer, layer by layer. buffers: a list named by the
+// engine's buffer names ("layer2_batchnorm1d.running_mean", ".running_var", ".num_batches_tracked"), each a
+// numeric vector of the buffer's size; running_mean and running_var are required for every batch-norm layer,
+// num_batches_tracked keeps the module's 0 when absent. Tensors are float32, or float64 with float64 = TRUE
+// (num_batches_tracked: int64). Returns the keys written.
+// [[Rcpp::export]]
+Rcpp::CharacterVector cpp_nn_export(Rcpp::List spec, Rcpp::NumericVector params, Rcpp::List buffers, bool float64,
+                                    std::string path) {
+#ifdef SCALEBAYES_HAVE_TORCH
+  torch::NoGradGuard ng;
+  const nn::ModelSpec ms = spec_from(spec);
+  const nn::NetPlan p = nn::plan(ms);
+  nn::Net net(ms, torch::kCPU, float64 ? torch::kDouble : torch::kFloat);
+  if (params.size() != net->n_parameters())
+    throw std::invalid_argument("params has " + std::to_string(params.size()) + " values, the network " +
+                                std::to_string(net->n_parameters()) + " parameters");
+  net->copy_from(params.begin());
+  std::map<std::string, Rcpp::NumericVector> given;
+  if (buffers.size() > 0) {
+    const Rcpp::CharacterVector bn = buffers.names();
+    for (R_xlen_t i = 0; i < buffers.size(); ++i) given[Rcpp::as<std::string>(bn[i])] = Rcpp::NumericVector(buffers[i]);
+  }
+  const auto children = net->named_children();
+  c10::Dict<std::string, at::Tensor> dict;
+  Rcpp::CharacterVector keys;
+  for (std::size_t i = 0; i < p.layers.size(); ++i) {
+    const std::string& base = p.layers[i].base;
+    const auto* child = children.find(base);
+    if (!child) continue;  // a layer without a module (activation, pooling, flatten, reshape, dropout)
+    const std::string prefix = std::to_string(i) + ".";
+    for (const auto& kv : (*child)->named_parameters(/*recurse=*/false)) {
+      dict.insert(prefix + kv.key(), kv.value().detach().clone().contiguous());
+      keys.push_back(prefix + kv.key());
+    }
+    for (const auto& kv : (*child)->named_buffers(/*recurse=*/false)) {
+      const std::string name = base + "." + kv.key();
+      torch::Tensor b = kv.value().detach().clone().contiguous();
+      if (kv.key() == "num_batches_tracked") b = b.to(torch::kLong);  // Net::to(dtype) made it floating point
+      const auto it = given.find(name);
+      if (it != given.end()) {
+        if (static_cast<std::int64_t>(it->second.size()) != b.numel())
+          throw std::invalid_argument("buffer " + name + " has " + std::to_string(it->second.size()) + " values, the layer " +
+                                      std::to_string(b.numel()));
+        const std::vector<std::int64_t> sizes(b.sizes().begin(), b.sizes().end());
+        b.copy_(torch::from_blob(it->second.begin(), sizes, torch::kDouble));  // (rounds to int64 for the counter)
+      } else if (kv.key() != "num_batches_tracked") {
+        throw std::invalid_argument("buffer " + name + " is missing");
+      }
+      dict.insert(prefix + kv.key(), b);
+      keys.push_back(prefix + kv.key());
+    }
+  }
+  std::vector<char> pkl;
+  torch::jit::Pickler pickler([&](const char* b, std::size_t n) { pkl.insert(pkl.end(), b, b + n); }, nullptr, nullptr,
+                              nullptr, nullptr, /*tag_aggregates=*/false);
+  pickler.protocol();
+  pickler.pushIValue(c10::IValue(dict));
+  pickler.stop();
+  std::vector<char> bytes;
+  {
+    caffe2::serialize::PyTorchStreamWriter writer([&](const void* b, std::size_t n) {
+      const char* c = static_cast<const char*>(b);
+      bytes.insert(bytes.end(), c, c + n);
+      return n;
+    });
+    torch::jit::writeArchiveAndTensors("data", pkl.data(), pkl.size(), pickler.tensorData(), writer);
+    writer.writeEndOfFile();
+  }
+  std::ofstream f(path, std::ios::binary | std::ios::trunc);
+  if (!f) throw std::runtime_error("cannot open " + path + " for writing");
+  f.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  f.close();
+  if (!f) throw std::runtime_error("could not write " + path);
+  return keys;
+#else
+  Rcpp::stop("scalebayes was built without LibTorch");
+#endif
+}

@@ -33,5 +33,8 @@ R_LIBS="$lib" Rscript --vanilla -e '
   stopifnot(sum(scalebayes:::nn_resolve(net, c(1L, 28L, 28L), 10L)$params) == 80 + 156900 + 1010)  # engine planner
   e3 <- tryCatch(print(nn_sequential(layer_reshape(c(3, 3))), input = 10, output = 2), error = identity)
   stopifnot(inherits(e3, "scalebayes_error_input"))
-  cat("no-LibTorch build: all 10 checks OK\n")
+  e4 <- tryCatch(nn_export(structure(list(), class = c("sb_wbb_nn", "sb_nn_fit")), tempfile()), error = identity)
+  stopifnot(inherits(e4, "scalebayes_error_backend"))  # the export needs LibTorch (torch::pickle_save)
+  stopifnot(grepl("nn.Linear(100, 10)", nn_torch_code(net, input = c(1, 28, 28), output = 10), fixed = TRUE))
+  cat("no-LibTorch build: all 12 checks OK\n")
 '

