@@ -46,7 +46,7 @@
 #' also with `weights_only = True` (the default from PyTorch 2.6).
 #'
 #' @param fit A network fit (class `sb_nn_fit`: [wbb_nn()], or [sgld_sa()] with a `model`) that kept its
-#'   weights (`keep_weights = TRUE` for [wbb_nn()], `keep_draws = TRUE` for [sgld_sa()]). A network with batch
+#'   draws (`keep_draws = TRUE`, the default; the posterior mean of an [sgld_sa()] fit needs none). A network with batch
 #'   normalization also needs its running statistics (`fit$buffers`).
 #' @param path File to write (overwritten; its folder must exist). By convention `.pt`.
 #' @param draw `"mean"` (default): the posterior mean of the parameters (and of the batch-norm running
@@ -59,11 +59,14 @@
 #' @examples
 #' # the Python module of a specification
 #' nn_torch_code(nn_cnn(channels = 8, hidden = 32), input = c(1, 28, 28), output = 10)
-#' \dontrun{
-#' fit <- wbb_nn(x, y, model = nn_mlp(c(64, 32)), draws = 20, keep_weights = TRUE)
-#' nn_export(fit, "mean.pt")             # posterior mean
-#' nn_export(fit, "draw3.pt", draw = 3)  # the third kept draw
-#' writeLines(nn_torch_code(fit), "net.py")
+#' if (sb_torch_available()) {
+#'   set.seed(1)
+#'   x <- matrix(rnorm(200), 100, 2)
+#'   y <- factor(ifelse(x[, 1] > 0, "a", "b"))
+#'   fit <- wbb_nn(x, y, model = nn_mlp(4), draws = 3, epochs = 2, seed = 1, quiet = TRUE)
+#'   nn_export(fit, file.path(tempdir(), "mean.pt"))              # posterior mean
+#'   nn_export(fit, file.path(tempdir(), "draw3.pt"), draw = 3)   # the third kept draw
+#'   nn_torch_code(fit)                                           # the matching torch.nn module
 #' }
 nn_export <- function(fit, path, draw = "mean") {
   call <- rlang::current_env()
@@ -179,7 +182,7 @@ print.sb_nn_torch_code <- function(x, ...) {
 nn_fit_params <- function(fit, draw, call = rlang::caller_env()) {
   P <- fit$n_parameters
   if (identical(draw, "mean")) {
-    cf <- stats::coef(fit)
+    cf <- tryCatch(stats::coef(fit), scalebayes_error_state = function(e) NULL)  # no kept draws: below
     if (!is.null(cf) && length(cf) == P) return(as.double(cf))
     return(colMeans(nn_fit_weights(fit, call)))
   }
@@ -191,7 +194,7 @@ nn_fit_weights <- function(fit, call = rlang::caller_env()) {
   W <- tryCatch(as.matrix(fit), error = function(e) NULL)
   if (is.null(W) || ncol(W) != fit$n_parameters) {
     sb_abort(c("{.arg fit} did not keep the weights of its draws.",
-               i = "Refit with {.code keep_weights = TRUE} ({.fn wbb_nn}) or {.code keep_draws = TRUE} ({.fn sgld_sa})."),
+               i = "Refit with {.code keep_draws = TRUE} (the default)."),
              arg = "fit", call = call)
   }
   W

@@ -41,15 +41,16 @@ nn_unpack <- function(s, names = NULL, engine = FALSE) {
 
 # Kept, finished draws in the engine's layout (P x draws) for the engine's entry points; buffers: B x draws, or
 # a 0 x 0 matrix for a network without batch norm.
-nn_engine_params <- function(fit) {
-  w <- nn_unpack(.subset2(fit, "weights"), engine = TRUE)
-  if (is.null(w)) return(NULL)
-  w[, fit$status == "done", drop = FALSE]
-}
+# (A plain draws x values matrix in the field, as in fits of earlier versions or set by hand, works too.)
+nn_engine_params <- function(fit) nn_engine_layout(.subset2(fit, "weights"), fit$status == "done")
 nn_engine_buffers <- function(fit) {
-  b <- .subset2(fit, "buffers")
-  if (is.null(b) || !b$dim[2]) return(matrix(0, 0, 0))
-  nn_unpack(b, engine = TRUE)[, fit$status == "done", drop = FALSE]
+  b <- nn_engine_layout(.subset2(fit, "buffers"), fit$status == "done")
+  if (is.null(b) || !nrow(b)) matrix(0, 0, 0) else b
+}
+nn_engine_layout <- function(s, ok) {
+  if (is.null(s)) return(NULL)
+  m <- if (inherits(s, "sb_nn_store")) nn_unpack(s, engine = TRUE) else t(unname(as.matrix(s)))
+  m[, ok, drop = FALSE]
 }
 
 nn_store_bytes <- function(s) {
@@ -246,7 +247,7 @@ coef.sb_nn_fit <- function(object, type = c("mean", "median"), ...) {
   if (is.null(w) || !nrow(w)) {
     m <- object$weights_mean
     if (type == "mean" && !is.null(m)) return(stats::setNames(m, nn_fit_param_names(object)))
-    w <- nn_need_draws(object, "{.fn coef}", arg = "object")
+    w <- nn_need_draws(object, "coef()", arg = "object")
   }
   if (type == "mean") colMeans(w) else apply(w, 2, stats::median)
 }
@@ -528,7 +529,7 @@ plot.sb_nn_fit <- function(x, type = NULL, pars = NULL, ...) {
       }
     }
   } else {
-    d <- nn_need_draws(x, "{.code plot(type = \"weights\")}")
+    d <- nn_need_draws(x, "plot(type = \"weights\")")
     d <- select_pars(d, pars)
     if (is.null(pars) && ncol(d) > 16L) d <- d[, seq_len(16L), drop = FALSE]
     plot.sb_fit(list(draws = d), breaks = 30, ...)

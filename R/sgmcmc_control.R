@@ -59,8 +59,8 @@
 #'   initialization from the chain's random stream), a vector of all its parameters (the order of the columns
 #'   of a fit's `weights`), a matrix with one column per chain, or a network fit of the same architecture to
 #'   continue from (fine-tuning a pre-trained network, as the pruning runs of Deng et al. do): an [sgld_sa()]
-#'   fit starts chain `c` from the final state of its chain `c` (recycled), a [wbb_nn()] fit kept with
-#'   `keep_weights = TRUE` from its draw `c` (recycled). Batch-normalization running statistics are not
+#'   fit starts chain `c` from the final state of its chain `c` (recycled), a [wbb_nn()] fit with its kept
+#'   draws (the default) from its draw `c` (recycled). Batch-normalization running statistics are not
 #'   parameters and start afresh.
 #' @param float64 Networks ([sgld_sa()] with a `model`): run the network in double precision (default single,
 #'   as deep-learning libraries do).

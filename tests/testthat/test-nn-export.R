@@ -97,7 +97,7 @@ check_export <- function(fit, x) {
   for (nm in names(exp_m)) expect_equal(res[[3]]$tensors[[nm]]$values, exp_m[[nm]], tolerance = 1e-6, info = nm)
   nd <- scalebayes:::nn_prepare_x(x)
   k <- if (fit$family == "multinomial") length(fit$levels) else fit$settings$n_out
-  ref <- scalebayes:::cpp_nn_predict(fit$spec, matrix(m), nd$x, nd$dim, FALSE)  # k x n, column-major
+  ref <- scalebayes:::cpp_nn_predict(fit$spec, matrix(m), matrix(0, 0, 0), nd$x, nd$dim, FALSE)  # k x n, column-major
   expect_equal(res[[3]]$pred, as.vector(matrix(ref, k)), tolerance = 1e-5)
   invisible(res)
 }
@@ -108,7 +108,7 @@ test_that("an MLP draw and the posterior mean load into PyTorch and predict as t
   set.seed(11)
   x <- matrix(rnorm(120 * 4), 120, 4)
   y <- factor(cut(2 * x[, 1] - x[, 2]^2, 3, labels = c("a", "b", "c")))
-  fit <- wbb_nn(x, y, model = nn_mlp(c(8, 4), dropout = 0.2), draws = 3, keep_weights = TRUE, seed = 3, quiet = TRUE,
+  fit <- wbb_nn(x, y, model = nn_mlp(c(8, 4), dropout = 0.2), draws = 3, keep_draws = TRUE, seed = 3, quiet = TRUE,
                 control = nn_control(epochs = 3, batch_size = 32))
   code <- nn_torch_code(fit)
   expect_s3_class(code, "sb_nn_torch_code")
@@ -119,7 +119,7 @@ test_that("an MLP draw and the posterior mean load into PyTorch and predict as t
   res <- check_export(fit, x[1:7, ])
   expect_equal(length(res[[1]]$pred), 7 * 3)
   # a double-precision fit exports float64 tensors and a double module: the same numbers to rounding
-  fit64 <- wbb_nn(x, y, model = nn_mlp(5), draws = 2, keep_weights = TRUE, seed = 3, quiet = TRUE,
+  fit64 <- wbb_nn(x, y, model = nn_mlp(5), draws = 2, keep_draws = TRUE, seed = 3, quiet = TRUE,
                   control = nn_control(epochs = 2, batch_size = 32, float64 = TRUE))
   code64 <- nn_torch_code(fit64)
   expect_match(code64, "model = model.double()", fixed = TRUE)
@@ -140,7 +140,7 @@ test_that("a gaussian network with pooling and reshape, and a CNN sampled by sgl
   net <- nn_sequential(layer_conv2d(3, 3), layer_tanh(), layer_avgpool2d(2), layer_flatten(), layer_dense(16),
                        layer_reshape(c(1, 4, 4)), layer_conv2d(2, 3, padding = "valid"), layer_sigmoid(),
                        layer_flatten())
-  fit <- wbb_nn(x, yg, model = net, draws = 2, keep_weights = TRUE, seed = 4, quiet = TRUE,
+  fit <- wbb_nn(x, yg, model = net, draws = 2, keep_draws = TRUE, seed = 4, quiet = TRUE,
                 control = nn_control(epochs = 2, batch_size = 20))
   code <- nn_torch_code(fit)
   expect_match(code, "nn.Unflatten(1, (1, 4, 4)),  # 5", fixed = TRUE)
@@ -161,7 +161,7 @@ test_that("batch normalization exports the running statistics, and needs them", 
   set.seed(13)
   x <- matrix(rnorm(80 * 3), 80, 3)
   y <- factor(x[, 1] + x[, 3] > 0)
-  fit <- wbb_nn(x, y, model = nn_mlp(c(5), batchnorm = TRUE), draws = 2, keep_weights = TRUE, seed = 5,
+  fit <- wbb_nn(x, y, model = nn_mlp(c(5), batchnorm = TRUE), draws = 2, keep_draws = TRUE, seed = 5,
                 quiet = TRUE, control = nn_control(epochs = 2, batch_size = 20, optimizer = "sgd", lr = 0.05))
   path <- withr::local_tempfile(fileext = ".pt")
   fit$buffers <- NULL
@@ -222,7 +222,7 @@ test_that("nn_export() stops with classed errors naming the argument", {
   set.seed(14)
   x <- matrix(rnorm(40 * 2), 40, 2)
   y <- x[, 1] + rnorm(40)
-  fit <- wbb_nn(x, y, model = nn_mlp(3), draws = 2, keep_weights = TRUE, seed = 1, quiet = TRUE,
+  fit <- wbb_nn(x, y, model = nn_mlp(3), draws = 2, keep_draws = TRUE, seed = 1, quiet = TRUE,
                 control = nn_control(epochs = 1, batch_size = 20))
   path <- withr::local_tempfile(fileext = ".pt")
   e <- expect_error(nn_export(list(), path), class = "scalebayes_error_input")
@@ -236,10 +236,10 @@ test_that("nn_export() stops with classed errors naming the argument", {
   expect_match(conditionMessage(e), "path")
   expect_error(nn_export(fit, tempdir()), class = "scalebayes_error_input")
   expect_error(nn_export(fit, c("a.pt", "b.pt")), class = "scalebayes_error_input")
-  nokeep <- wbb_nn(x, y, model = nn_mlp(3), draws = 2, seed = 1, quiet = TRUE, newx = x[1:3, ], newy = y[1:3],
+  nokeep <- wbb_nn(x, y, model = nn_mlp(3), draws = 2, seed = 1, quiet = TRUE, newx = x[1:3, ], newy = y[1:3], keep_draws = FALSE,
                    control = nn_control(epochs = 1, batch_size = 20))
   e <- expect_error(nn_export(nokeep, path), class = "scalebayes_error_input")
-  expect_match(conditionMessage(e), "keep_weights")
+  expect_match(conditionMessage(e), "keep_draws")
   expect_false(file.exists(path))
   nn_export(fit, path, draw = 2)
   expect_gt(file.size(path), 0)
@@ -250,7 +250,7 @@ test_that("a network fit survives saveRDS() / readRDS(): predict() and print() a
   set.seed(15)
   x <- matrix(rnorm(60 * 3), 60, 3)
   y <- factor(x[, 1] - x[, 2] > 0)
-  fit <- wbb_nn(x, y, model = nn_mlp(4), draws = 3, keep_weights = TRUE, seed = 2, quiet = TRUE,
+  fit <- wbb_nn(x, y, model = nn_mlp(4), draws = 3, keep_draws = TRUE, seed = 2, quiet = TRUE,
                 newx = x[1:5, ], newy = y[1:5], control = nn_control(epochs = 2, batch_size = 20))
   f <- withr::local_tempfile(fileext = ".rds")
   saveRDS(fit, f)
