@@ -70,6 +70,17 @@ struct LbfgsControl {
   }
 };
 
+namespace lbfgs_detail {
+// A deep copy (a torch tensor aliases on `=`: every vector that is changed in place is cloned first).
+template <class Ops>
+GroupVector<Ops> clone(const GroupVector<Ops>& o) {
+  GroupVector<Ops> v;
+  v.parts.resize(o.parts.size());
+  for (std::size_t g = 0; g < o.parts.size(); ++g) Ops::assign(v.parts[g], o.parts[g]);
+  return v;
+}
+}  // namespace lbfgs_detail
+
 // The online damped L-BFGS memory (Algorithm 1) over GroupVector<Ops>.
 template <class Ops>
 class DampedLbfgs {
@@ -118,7 +129,7 @@ class DampedLbfgs {
       const Scalar damp = r_ * sBs - p.sy;                  // > 0: damp
       const Scalar th = Ops::where(damp, (1.0 - r_) * sBs / (sBs - p.sy), zero + 1.0);
       p.theta = th;
-      p.ybar = p.y;
+      p.ybar = lbfgs_detail::clone<Ops>(p.y);
       p.ybar.scale(th);
       p.ybar.axpy((1.0 - th) * gamma_, p.s);              // ybar = theta y + (1 - theta) gamma s
       p.sybar = th * p.sy + (1.0 - th) * sBs;             // s'ybar (= r s'B0 s when damped)
@@ -127,7 +138,7 @@ class DampedLbfgs {
     // a_i = B_{i-1} s_i = gamma s_i + sum_{l < i} [ybar_l (ybar_l's_i) / s_l'ybar_l - a_l (a_l's_i) / s_l'a_l]
     for (std::size_t i = 0; i < pairs_.size(); ++i) {
       Pair& pi = pairs_[i];
-      pi.a = pi.s;
+      pi.a = lbfgs_detail::clone<Ops>(pi.s);
       pi.a.scale(gamma_);
       for (std::size_t l = 0; l < i; ++l) {
         const Pair& pl = pairs_[l];
@@ -145,7 +156,7 @@ class DampedLbfgs {
   // G~ v (two-loop recursion).
   GV apply_G(const GV& v) const {
     check_prepared();
-    GV w = v;
+    GV w = lbfgs_detail::clone<Ops>(v);
     std::vector<Scalar> alpha(pairs_.size());
     for (std::size_t j = pairs_.size(); j-- > 0;) {
       const Pair& p = pairs_[j];
@@ -164,7 +175,7 @@ class DampedLbfgs {
   // S~ z with S~ S~' = G~ (line 15).
   GV apply_S(const GV& z) const {
     check_prepared();
-    GV eta = z;
+    GV eta = lbfgs_detail::clone<Ops>(z);
     eta.scale(inv_sqrt_gamma_);
     for (const Pair& p : pairs_) {
       const Scalar coef = p.a.dot(eta) * p.c_a + p.ybar.dot(eta) * p.rho;
@@ -219,7 +230,7 @@ void set_values(std::vector<Group<Ops>>& groups, const GroupVector<Ops>& v) {
 template <class Ops>
 GroupVector<Ops> move(std::vector<Group<Ops>>& groups, const GroupVector<Ops>& xi, double eps,
                       const GroupVector<Ops>& eta, double sd, const typename Ops::Scalar& like) {
-  GroupVector<Ops> s = xi;
+  GroupVector<Ops> s = clone<Ops>(xi);
   s.scale(like + eps);
   s.axpy(like + sd, eta);
   for (std::size_t g = 0; g < groups.size(); ++g) groups[g].value += s.parts[g];
@@ -304,23 +315,23 @@ struct HamcmcSaStep {
       if (lc.sa_form == SaForm::matrix) {
         matrix_step(g, z, w);
       } else if (first) {
-        u = g;
+        u = lbfgs_detail::clone<Ops>(g);
         u.scale(like + (1.0 - w));
         u.axpy(like + w, mem.apply_G(g));
-        v = z;
+        v = lbfgs_detail::clone<Ops>(z);
         v.scale(like + (1.0 - w));
         v.axpy(like + w, mem.apply_S(z));
       } else {
-        GV dg = g;
+        GV dg = lbfgs_detail::clone<Ops>(g);
         dg.axpy(like - (1.0 - w), g_prev);
         u.scale(like + (1.0 - w));
         u.axpy(like + 1.0, mem.apply_G(dg));
-        GV dz = z;
+        GV dz = lbfgs_detail::clone<Ops>(z);
         dz.axpy(like - (1.0 - w), z_prev);
         v.scale(like + (1.0 - w));
         v.axpy(like + 1.0, mem.apply_S(dz));
       }
-      GV xi = u, eta = v;
+      GV xi = lbfgs_detail::clone<Ops>(u), eta = lbfgs_detail::clone<Ops>(v);
       if (lc.normalize) {
         lbfgs_detail::normalize<Ops>(xi);
         lbfgs_detail::normalize<Ops>(eta);
