@@ -6,6 +6,7 @@
 # only.
 #   Rscript bench/hamcmc.R [reps]
 suppressPackageStartupMessages(library(scalebayes))
+options(width = 200)
 `%||%` <- function(a, b) if (is.null(a)) b else a
 args <- commandArgs(trailingOnly = TRUE)
 reps <- if (length(args) >= 1) as.integer(args[1]) else 3L
