@@ -89,6 +89,10 @@ cpp_test_storage_ops <- function(a, b, c, alpha, sigma, delta) {
     .Call(`_scalebayes_cpp_test_storage_ops`, a, b, c, alpha, sigma, delta)
 }
 
+cpp_test_lbfgs_ops <- function(S, Y, v, z, memory, r, gamma_min, split) {
+    .Call(`_scalebayes_cpp_test_lbfgs_ops`, S, Y, v, z, memory, r, gamma_min, split)
+}
+
 cpp_test_net_regradient <- function(spec, x, xdim, y, idx, weights, seed) {
     .Call(`_scalebayes_cpp_test_net_regradient`, spec, x, xdim, y, idx, weights, seed)
 }

@@ -44,7 +44,9 @@
 #' @param y Response: numeric for `"gaussian"`, 0/1 (or a two-level factor / logical) for `"binomial"`.
 #' @param family `"gaussian"` (linear regression, noise variance \eqn{\sigma^2}) or `"binomial"` (logistic).
 #' @param method `"sa"`, `"em"` or `"none"`, see Details.
-#' @param sampler `"sgld"` or `"sghmc"`.
+#' @param sampler `"sgld"`, `"sghmc"`, `"hamcmc_sa"` (Hessian-approximated SG-MCMC with stochastic
+#'   approximation of the preconditioner, Wang, Deng & Lin 2021) or `"hamcmc"` (Simsekli et al. 2016); see
+#'   [hamcmc_sa()] and the L-BFGS knobs of [sgmcmc_control()].
 #' @param weights Networks only: optional non-negative per-example weights \eqn{w_i} of the log-likelihood
 #'   \eqn{\sum_i w_i \log p(y_i \mid x_i, \theta)} (one per row of `x`; `NULL`: all 1).
 #' @param iterations Number of iterations per chain.
@@ -123,7 +125,7 @@
 #' round(head(coef(fit)), 2)
 #' round(head(fit$inclusion), 2)
 sgld_sa <- function(x, y, family = c("gaussian", "binomial"), method = c("sa", "em", "none"),
-                    sampler = c("sgld", "sghmc"), iterations = 10000L, batch_size = NULL, v0 = 0.1, v1 = 10,
+                    sampler = c("sgld", "sghmc", "hamcmc_sa", "hamcmc"), iterations = 10000L, batch_size = NULL, v0 = 0.1, v1 = 10,
                     sparse = TRUE, intercept = TRUE, burnin = NULL, thin = NULL, keep_draws = TRUE, newx = NULL,
                     chains = 1L, threads = NULL, future = FALSE, chunks = NULL, seed = NULL, quiet = NULL,
                     control = sgmcmc_control(), model = NULL, epochs = NULL, sparse_layers = NULL, newy = NULL,
@@ -206,6 +208,8 @@ sgld_sa <- function(x, y, family = c("gaussian", "binomial"), method = c("sa", "
   }
   init <- resolve_init(control$init, P, chains)
   check_anneal(control, iterations)
+  check_hamcmc_control(control, sampler, P)
+  control$sa_form <- control$sa_form %||% (if (P <= 2000) "matrix" else "transport")
   trace_every <- control$trace_every %||% max(1L, iterations %/% 1000L)
   check_result_size(as.double(chains) * (iterations %/% trace_every), 7, "control$trace_every")
   # plain SGLD freezes kappa0 = kappa1 = 1 (the authors' baseline); otherwise kappa starts where rho implies
@@ -270,7 +274,7 @@ sgld_sa <- function(x, y, family = c("gaussian", "binomial"), method = c("sa", "
                  response = Reduce(`+`, Map(function(ch, w) ch$pred_mean * w, chain_fits, wts)),
                  newx = newx)
   }
-  label <- paste0(toupper(sampler), switch(method, sa = "-SA", em = "-EM", none = ""))
+  label <- sgmcmc_label(sampler, method)
   settings <- list(family = family, method = method, sampler = sampler, iterations = iterations,
                    batch_size = batch_size, burnin = burnin, thin = thin, v0 = v0, v1 = v1, sparse = sparse,
                    intercept = intercept, chains = chains, nobs = n, coef_names = coef_names, control = control,
@@ -449,4 +453,39 @@ plot.sb_sgld_sa <- function(x, type = c("latent", "draws"), pars = NULL, ...) {
     }
   }
   invisible(x)
+}
+
+# The method label of a fit: "SGLD-SA", "SGHMC-EM", "SGLD" as before; the quasi-Newton samplers name the sampler
+# and the SSGL adaptation apart ("HAMCMC-SA + SSGL-SA": the SA of the preconditioner and of the latents).
+sgmcmc_label <- function(sampler, method) {
+  if (sampler %in% c("hamcmc_sa", "hamcmc")) {
+    return(paste0(if (sampler == "hamcmc_sa") "HAMCMC-SA" else "HAMCMC",
+                  switch(method, sa = " + SSGL-SA", em = " + SSGL-EM", none = "")))
+  }
+  paste0(toupper(sampler), switch(method, sa = "-SA", em = "-EM", none = ""))
+}
+
+# The quasi-Newton samplers' settings that depend on the run: HAMCMC needs memory >= 2; the dense ("matrix") form
+# is for at most 2,000 parameters of a regression (n_par: their number; NA for a network: not available).
+check_hamcmc_control <- function(control, sampler, n_par, call = rlang::caller_env()) {
+  if (!sampler %in% c("hamcmc_sa", "hamcmc")) return(invisible())
+  if (sampler == "hamcmc" && (control$memory %||% 2) < 2) {
+    sb_abort(c("{.arg memory} must be at least 2 for {.code sampler = \"hamcmc\"}.",
+               x = "You supplied {.code sgmcmc_control(memory = {control$memory})}.",
+               i = "HAMCMC keeps 2 M - 1 samples and moves from the one M iterations back; use memory >= 2."),
+             arg = "memory", call = call)
+  }
+  if (sampler == "hamcmc_sa" && identical(control$sa_form, "matrix")) {
+    if (is.na(n_par)) {
+      sb_abort(c("{.code sgmcmc_control(sa_form = \"matrix\")} is implemented for regression only.",
+                 i = "Use {.code sa_form = \"transport\"} (the default for a network)."), arg = "sa_form", call = call)
+    }
+    if (n_par > 2000) {
+      sb_abort(c("{.code sgmcmc_control(sa_form = \"matrix\")} keeps a dense {n_par} x {n_par} preconditioner.",
+                 x = "The matrix form is for at most 2,000 parameters; this model has {n_par}.",
+                 i = "Use {.code sa_form = \"transport\"} (the default above 2,000 parameters), which is linear in the number of parameters."),
+               arg = "sa_form", call = call)
+    }
+  }
+  invisible()
 }

@@ -62,6 +62,8 @@ sgld_sa_nn <- function(x, y, model, family, method, sampler, iterations, epochs,
                x = "You supplied {.obj_type_friendly {control}}."), arg = "control", call = call)
   }
   check_nn_sgmcmc_float32(control, v0, v1, iterations, call)  # single-precision range of the numbers (R/validate.R)
+  check_hamcmc_control(control, sampler, NA_real_, call = call)
+  control$sa_form <- control$sa_form %||% "transport"
   init <- nn_resolve_init(control$init, desc, chains, call)
   run <- run_settings(seed, threads, quiet)
   trace_every <- control$trace_every %||% max(per_epoch, iterations %/% 1000L)
@@ -119,7 +121,9 @@ sgld_sa_nn <- function(x, y, model, family, method, sampler, iterations, epochs,
 # 0.1 / 0.3 give 7.3 / 3.4 / 3.2. On 8,000 MNIST digits (nn_mlp(c(128, 64)), 5 epochs) SGHMC 0.01 / 0.03 / 0.1
 # reach 0.63 / 0.87 / 0.91 and SGLD 0.01 / 0.1 / 0.3 reach 0.13 / 0.68 / 0.88. SGHMC's momentum form moves
 # about 1 / friction = 10 times further per step than SGLD at the same step size.
-sgmcmc_default_lr <- c(sgld = 0.3, sghmc = 0.03)
+# The quasi-Newton samplers start from G_0 = I (their first steps are SGLD's) and take SGLD's rate (not measured
+# for them).
+sgmcmc_default_lr <- c(sgld = 0.3, sghmc = 0.03, hamcmc_sa = 0.3, hamcmc = 0.3)
 
 # Draws stored per chain (every stride-th saved iteration): TRUE = at most 100, and at most 512 MB of stored
 # parameters over all chains (a big network keeps fewer); a number = at most that many (Inf: every kept
@@ -237,7 +241,7 @@ nn_sgmcmc_fit <- function(res, tab, desc, spec, family, levels, model, method, s
   delta <- do.call(rbind, lapply(chains, `[[`, "delta"))
   colnames(delta) <- desc$group
   delta <- delta[, desc$penalized, drop = FALSE]
-  label <- paste0(toupper(sampler), switch(method, sa = "-SA", em = "-EM", none = ""))
+  label <- sgmcmc_label(sampler, method)
   if (settings$control$anneal != 1) label <- paste0("A-", label)
   s <- settings
   details <- c(

@@ -62,6 +62,29 @@
 #'   fit starts chain `c` from the final state of its chain `c` (recycled), a [wbb_nn()] fit with its kept
 #'   draws (the default) from its draw `c` (recycled). Batch-normalization running statistics are not
 #'   parameters and start afresh.
+#' @param memory HAMCMC-SA / HAMCMC ([sgld_sa()] with `sampler = "hamcmc_sa"` or `"hamcmc"`, see [hamcmc_sa()]):
+#'   the L-BFGS memory M, a whole number \eqn{\ge 1} (HAMCMC: \eqn{\ge 2}; it keeps 2M - 1 samples and 2M - 3
+#'   curvature pairs). Default 2.
+#' @param precond_A,precond_Z,precond_alpha SA step of the preconditioner (HAMCMC-SA, eq. 15 of Wang, Deng & Lin
+#'   2021): \eqn{\omega_k = \min(1, A (k + Z)^{-\alpha})}; default 2, 50, 0.75, the paper's regression setting
+#'   \eqn{2 (50 + k)^{-0.75}}.
+#' @param damping_r Powell damping constant \eqn{r \in (0, 1)}: a curvature pair with \eqn{s'y < r s'B_0 s} is
+#'   damped so that \eqn{s'\bar y = r s'B_0 s}. Default 0.2.
+#' @param gamma_min Lower bound \eqn{\delta > 0} of the initial Hessian scale \eqn{\gamma = \max(y'y/s'y, \delta)}
+#'   (\eqn{B_0 = \gamma I}); also the scale of the empty memory (\eqn{\tilde G = I/\delta}). Default 1 (the paper's).
+#' @param sa_form How HAMCMC-SA forms \eqn{G_k g_k} and \eqn{S_k z_k}: `NULL` (default): `"matrix"` for a
+#'   regression with at most 2,000 coefficients, else `"transport"`; `"transport"` (linear in the
+#'   number of parameters: \eqn{G_{k-1} g_k \approx G_{k-1} g_{k-1} + \tilde G_k (g_k - g_{k-1})}, the four
+#'   products of line 4 of Algorithm 2) or `"matrix"` (the dense \eqn{G_k} of the paper's section 4 and
+#'   \eqn{S_k} its Cholesky factor; regression with at most 2,000 coefficients). See [hamcmc_sa()] for what each
+#'   samples: the transport form's errors accumulate over about \eqn{1/\omega_k} iterations and can make a chain
+#'   drift away when \eqn{\omega_k} is small.
+#' @param normalize Use the unit-length directions \eqn{G_k g_k / \|G_k g_k\|} and \eqn{S_k z_k / \|S_k z_k\|}
+#'   (lines 7-8 of Algorithm 2 as printed). Default `FALSE`.
+#' @param curvature Gradient difference of a curvature pair: `"same_batch"` (default; the second gradient on the
+#'   same minibatch, online L-BFGS: two gradients per iteration) or `"consecutive"` (gradients of consecutive
+#'   iterations on their own minibatches: one gradient per iteration). HAMCMC always uses the gradients of its
+#'   history (consecutive).
 #' @param float64 Networks ([sgld_sa()] with a `model`): run the network in double precision (default single,
 #'   as deep-learning libraries do).
 #' @return A list of class `sb_sgmcmc_control`.
@@ -75,8 +98,13 @@ sgmcmc_control <- function(step_schedule = c("polynomial", "constant", "stepwise
                            prior_var = 1e4, sigma_init = 1, delta_init = 0.5, rho_init = NULL,
                            kappa0_init = NULL, kappa1_init = NULL, sa_start = 1, fixed_sigma = FALSE,
                            likelihood_sd = NULL, prune = FALSE, prune_S = 0.9, prune_D = 0.99, prune_U = 50,
-                           trace_every = NULL, init = NULL, float64 = FALSE) {
+                           trace_every = NULL, init = NULL, float64 = FALSE, memory = 2, precond_A = 2,
+                           precond_Z = 50, precond_alpha = 0.75, damping_r = 0.2, gamma_min = 1,
+                           sa_form = NULL, normalize = FALSE,
+                           curvature = c("same_batch", "consecutive")) {
   step_schedule <- sb_match_arg(step_schedule)
+  if (!is.null(sa_form)) sa_form <- sb_match_arg(sa_form, c("transport", "matrix"))
+  curvature <- sb_match_arg(curvature)
   out <- list(
     step_schedule = step_schedule,
     step_size = check_number(step_size, lower = 0, upper = Inf, upper_open = TRUE, allow_null = TRUE),
@@ -112,7 +140,16 @@ sgmcmc_control <- function(step_schedule = c("polynomial", "constant", "stepwise
     prune_U = check_number(prune_U, lower = 0, lower_open = TRUE, upper = Inf, upper_open = TRUE),
     trace_every = check_count(trace_every, allow_null = TRUE),
     init = init,
-    float64 = check_flag(float64)
+    float64 = check_flag(float64),
+    memory = check_count(memory, max = 1000L),
+    precond_A = check_number(precond_A, lower = 0, lower_open = TRUE, upper = Inf, upper_open = TRUE),
+    precond_Z = check_number(precond_Z, lower = 0, upper = Inf, upper_open = TRUE),
+    precond_alpha = check_number(precond_alpha, lower = 0, lower_open = TRUE, upper = 1),
+    damping_r = check_number(damping_r, lower = 0, lower_open = TRUE, upper = 1, upper_open = TRUE),
+    gamma_min = check_number(gamma_min, lower = 0, lower_open = TRUE, upper = Inf, upper_open = TRUE),
+    sa_form = sa_form,
+    normalize = check_flag(normalize),
+    curvature = curvature
   )
   if (out$noise_estimate >= out$friction) {
     sb_abort(c("{.arg noise_estimate} must be smaller than {.arg friction}.",

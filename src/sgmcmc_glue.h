@@ -50,6 +50,27 @@ inline void map_step_control(const Rcpp::List& c, scalebayes::sgmcmc::StepContro
   if (has(c, "anneal_every")) ctl.temperature.every = static_cast<long>(sgmcmc_num(c, "anneal_every"));
   ctl.friction = sgmcmc_num(c, "friction");
   ctl.noise_estimate = sgmcmc_num(c, "noise_estimate");
+  // HAMCMC-SA / HAMCMC (sgmcmc/lbfgs.hpp); optional entries, defaults of LbfgsControl otherwise
+  auto& lb = ctl.lbfgs;
+  if (has(c, "memory")) lb.memory = static_cast<int>(sgmcmc_num(c, "memory"));
+  if (has(c, "precond_A")) lb.precond.A = sgmcmc_num(c, "precond_A");
+  if (has(c, "precond_Z")) lb.precond.Z = sgmcmc_num(c, "precond_Z");
+  if (has(c, "precond_alpha")) lb.precond.alpha = sgmcmc_num(c, "precond_alpha");
+  if (has(c, "damping_r")) lb.damping_r = sgmcmc_num(c, "damping_r");
+  if (has(c, "gamma_min")) lb.gamma_min = sgmcmc_num(c, "gamma_min");
+  if (has(c, "normalize")) lb.normalize = Rcpp::as<bool>(c["normalize"]);
+  if (has(c, "sa_form")) {
+    const std::string f = Rcpp::as<std::string>(c["sa_form"]);
+    if (f == "transport") lb.sa_form = sg::SaForm::transport;
+    else if (f == "matrix") lb.sa_form = sg::SaForm::matrix;
+    else throw std::invalid_argument("unknown sa_form '" + f + "'");
+  }
+  if (has(c, "curvature")) {
+    const std::string f = Rcpp::as<std::string>(c["curvature"]);
+    if (f == "same_batch") lb.curvature = sg::Curvature::same_batch;
+    else if (f == "consecutive") lb.curvature = sg::Curvature::consecutive;
+    else throw std::invalid_argument("unknown curvature '" + f + "'");
+  }
 }
 
 inline void map_prior_control(const Rcpp::List& c, scalebayes::sgmcmc::PriorControl& ctl) {

@@ -536,6 +536,67 @@ Rcpp::List cpp_test_storage_ops(Rcpp::NumericVector a, Rcpp::NumericVector b, Rc
 #endif
 }
 
+// Test hook of the damped L-BFGS memory (sgmcmc/lbfgs.hpp) through the Eigen and the LibTorch storage (CPU,
+// float64): the pairs are the columns of S and Y (oldest first), split into two groups after `split` rows; the
+// memory keeps `memory` of them. Returns list(eigen = , torch = ), each with G (G~ v), S (S~ z), gamma and sybar
+// (s'ybar of the kept pairs).
+// [[Rcpp::export]]
+Rcpp::List cpp_test_lbfgs_ops(Rcpp::NumericMatrix S, Rcpp::NumericMatrix Y, Rcpp::NumericVector v,
+                              Rcpp::NumericVector z, int memory, double r, double gamma_min, int split) {
+#ifdef SCALEBAYES_HAVE_TORCH
+  namespace sg = scalebayes::sgmcmc;
+  const long d = S.nrow(), m = S.ncol();
+  if (Y.nrow() != d || Y.ncol() != m || v.size() != d || z.size() != d || split < 0 || split > d)
+    Rcpp::stop("S, Y, v, z must have matching sizes and 0 <= split <= nrow(S)");
+  auto run = [&](auto ops_tag, auto to_array, auto to_host, auto scalar0) {
+    using O = decltype(ops_tag);
+    using GV = sg::GroupVector<O>;
+    auto gv = [&](const double* p) {
+      GV g;
+      g.parts.push_back(to_array(p, split));
+      g.parts.push_back(to_array(p + split, d - split));
+      return g;
+    };
+    auto host = [&](const GV& g) {
+      Rcpp::NumericVector out(d);
+      long o = 0;
+      for (const auto& part : g.parts) {
+        const std::vector<double> h = to_host(part);
+        for (double e : h) out[o++] = e;
+      }
+      return out;
+    };
+    sg::DampedLbfgs<O> mem(memory, r, gamma_min);
+    for (long k = 0; k < m; ++k) mem.push(gv(&S(0, k)), gv(&Y(0, k)));
+    mem.prepare(scalar0());
+    Rcpp::NumericVector sy(mem.size());
+    for (int i = 0; i < mem.size(); ++i) sy[i] = O::value(mem.sybar(i));
+    return Rcpp::List::create(Rcpp::Named("G") = host(mem.apply_G(gv(v.begin()))),
+                              Rcpp::Named("S") = host(mem.apply_S(gv(z.begin()))),
+                              Rcpp::Named("gamma") = O::value(mem.gamma()), Rcpp::Named("sybar") = sy);
+  };
+  Rcpp::List out(2);
+  out[0] = run(
+      sg::EigenOps{}, [](const double* p, long n) { return Eigen::ArrayXd(Eigen::Map<const Eigen::ArrayXd>(p, n)); },
+      [](const Eigen::ArrayXd& a) { return std::vector<double>(a.data(), a.data() + a.size()); },
+      []() { return 0.0; });
+  out[1] = run(
+      nn::TorchOps{},
+      [](const double* p, long n) {
+        return torch::from_blob(const_cast<double*>(p), {static_cast<std::int64_t>(n)}, torch::kDouble).clone();
+      },
+      [](const torch::Tensor& t) {
+        const torch::Tensor u = t.detach().contiguous();
+        return std::vector<double>(u.data_ptr<double>(), u.data_ptr<double>() + u.numel());
+      },
+      []() { return torch::zeros({}, torch::kDouble); });
+  out.names() = Rcpp::CharacterVector::create("eigen", "torch");
+  return out;
+#else
+  Rcpp::stop("scalebayes was built without LibTorch");
+#endif
+}
+
 // Test hook of the network model's second gradient (nn/sgmcmc.hpp, NetModel::gradient): a chain model of the
 // network (seed, chain 0, its substream for the initial weights) draws minibatch idx (1-based) replayable, then
 // asks for the gradient again on the same minibatch. Returns both gradients (flattened, group order), whether the

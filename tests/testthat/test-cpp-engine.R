@@ -21,8 +21,8 @@ test_that("the C++ unit tests of the engine headers pass", {
   status <- attr(out, "status")
   if (is.null(status)) status <- 0L
   summaries <- grep("^[0-9]+ passed, [0-9]+ failed", out, value = TRUE)
-  # all three programs ran to their summary, and none reported a failure
-  expect_equal(length(summaries), 3L, info = paste(utils::tail(out, 60), collapse = "\n"))
+  # all four programs ran to their summary, and none reported a failure
+  expect_equal(length(summaries), 4L, info = paste(utils::tail(out, 60), collapse = "\n"))
   expect_true(all(grepl(" 0 failed", summaries)), info = paste(grep("FAIL", out, value = TRUE), collapse = "\n"))
   expect_equal(status, 0L, info = paste(utils::tail(out, 60), collapse = "\n"))
 })

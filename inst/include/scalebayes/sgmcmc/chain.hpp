@@ -148,8 +148,9 @@ ChainStatus run_chain(Model& model, Recorder& rec, const Control& ctl, Step& pol
   const long n = std::min<long>(ctl.batch_size, N);
   const bool regression = model.regression();
   Scalar sigma = model.scalar(ctl.sigma_init);
-  bool has_sparse = false;
+  bool has_sparse = false, has_prunable = false;
   for (auto& g : groups) {
+    has_prunable = has_prunable || (g.can_prune() && Ops::size(g.value) > 0);
     if (!g.sparse) continue;
     init_latents<Ops>(g, ctl.rho_init, model.scalar(ctl.delta_init), ctl.hyper);
     has_sparse = has_sparse || Ops::size(g.value) > 0;
@@ -226,7 +227,7 @@ ChainStatus run_chain(Model& model, Recorder& rec, const Control& ctl, Step& pol
       }
     }
     //    magnitude pruning of theta^(k+1) (Algorithm 1); pruned weights get gradients and noise next time
-    if (ctl.pruning.on && has_sparse)
+    if (ctl.pruning.on && has_prunable)
       for (auto& g : groups) prune<Ops>(g, ctl.pruning.at(k));
     if (check)
       for (std::size_t g = 0; g < groups.size(); ++g) Ops::assign(snap[g], groups[g].value);

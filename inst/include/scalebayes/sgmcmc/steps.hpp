@@ -18,7 +18,8 @@
 // the model's random state as it found it, so a policy that calls it changes no other random number of the
 // chain. The policy's noise comes from `rng` (the model's noise source) only.
 //
-// SgldStep and SghmcStep are the two policies of Deng et al. (2019); `with_step_policy(StepControl, f)` builds the
+// SgldStep and SghmcStep are the two policies of Deng et al. (2019); HamcmcSaStep and HamcmcStep (lbfgs.hpp) the
+// quasi-Newton ones of Wang, Deng & Lin (2021); `with_step_policy(StepControl, f)` builds the
 // policy a control names and calls f(policy) (a switch once per run, not once per group and iteration). A new
 // sampler is a new policy class plus one case here and one name in the glue (design-sgmcmc.md shows one).
 // Header-only, std, no R.
@@ -28,19 +29,30 @@
 #include <string>
 #include <vector>
 
+#include "scalebayes/sgmcmc/lbfgs.hpp"
 #include "scalebayes/sgmcmc/schedules.hpp"
 #include "scalebayes/sgmcmc/updates.hpp"
 
 namespace scalebayes {
 namespace sgmcmc {
 
-enum class Sampler { sgld, sghmc };
+enum class Sampler { sgld, sghmc, hamcmc_sa, hamcmc };
 
-inline const char* sampler_name(Sampler s) { return s == Sampler::sgld ? "sgld" : "sghmc"; }
+inline const char* sampler_name(Sampler s) {
+  switch (s) {
+    case Sampler::sgld: return "sgld";
+    case Sampler::sghmc: return "sghmc";
+    case Sampler::hamcmc_sa: return "hamcmc_sa";
+    case Sampler::hamcmc: return "hamcmc";
+  }
+  return "?";
+}
 inline Sampler sampler_from_name(const std::string& s) {
   if (s == "sgld") return Sampler::sgld;
   if (s == "sghmc") return Sampler::sghmc;
-  throw std::invalid_argument("unknown sampler '" + s + "' (known: \"sgld\", \"sghmc\")");
+  if (s == "hamcmc_sa") return Sampler::hamcmc_sa;
+  if (s == "hamcmc") return Sampler::hamcmc;
+  throw std::invalid_argument("unknown sampler '" + s + "' (known: \"sgld\", \"sghmc\", \"hamcmc_sa\", \"hamcmc\")");
 }
 
 // The step part of a chain's settings: which policy, its learning-rate schedule and temperature, and the
@@ -50,7 +62,10 @@ struct StepControl {
   StepSchedule step;        // eps_k (SGLD step size; SGHMC learning rate eta)
   Annealing temperature;    // inverse temperature tau_k
   double friction = 0.1, noise_estimate = 0.0;  // SGHMC
+  LbfgsControl lbfgs;       // HAMCMC-SA, HAMCMC (lbfgs.hpp)
   void validate() const {
+    lbfgs.validate();
+    if (sampler == Sampler::hamcmc && lbfgs.memory < 2) throw std::invalid_argument("HAMCMC needs memory >= 2");
     if (!(friction > 0.0 && friction <= 1.0)) throw std::invalid_argument("friction must lie in (0, 1]");
     if (!(noise_estimate >= 0.0 && noise_estimate < friction))
       throw std::invalid_argument("noise_estimate must lie in [0, friction)");
@@ -113,6 +128,14 @@ decltype(auto) with_step_policy(const StepControl& sc, F&& f) {
     }
     case Sampler::sghmc: {
       SghmcStep s(sc);
+      return f(s);
+    }
+    case Sampler::hamcmc_sa: {
+      HamcmcSaStep s(sc.lbfgs);
+      return f(s);
+    }
+    case Sampler::hamcmc: {
+      HamcmcStep s(sc.lbfgs);
       return f(s);
     }
   }

@@ -27,6 +27,10 @@ struct Group {
   using Scalar = typename Ops::Scalar;
   Array value, grad, momentum;
   bool sparse = true;
+  // Magnitude pruning applies to this group: -1 (default) = as `sparse`; 0 / 1 set it apart from the prior (a
+  // network pruned without the SSGL prior, as the PDE study of Wang, Deng & Lin 2021 does).
+  signed char prunable = -1;
+  bool can_prune() const { return prunable < 0 ? sparse : prunable > 0; }
   Array rho, kappa0, kappa1;  // E[gamma_j], E[1/(v0 (1-gamma_j))], E[1/(v1 gamma_j)]  (sparse groups)
   Scalar delta{};             // prior inclusion probability of this group (sparse groups)
   double prior_var = 1.0;     // sigma_0^2 of the Gaussian prior (non-sparse groups)
@@ -192,11 +196,11 @@ void sa_update(std::vector<Group<Ops>>& groups, typename Ops::Scalar& sigma, dou
   sigma = w1 * sigma + w * st;
 }
 
-// Magnitude pruning of a sparse group to sparse rate s: the floor(s p) smallest |beta_j| are set to 0. Pruned
+// Magnitude pruning of a prunable group (by default: a sparse group, Group::can_prune) to sparse rate s: the floor(s p) smallest |beta_j| are set to 0. Pruned
 // weights keep receiving gradients and noise and come back if they grow (regrowth).
 template <class Ops>
 void prune(Group<Ops>& g, double s) {
-  if (!g.sparse || s <= 0.0) return;
+  if (!g.can_prune() || s <= 0.0) return;
   Ops::prune_smallest(g.value, s);
 }
 

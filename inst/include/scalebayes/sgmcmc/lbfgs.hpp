@@ -1,0 +1,463 @@
+// scalebayes/sgmcmc/lbfgs.hpp -- Hessian-approximated SG-MCMC: the online damped L-BFGS memory of Wang, Deng &
+// Lin (2021, Algorithm 1) and the step policies HAMCMC-SA (their Algorithm 2) and HAMCMC (Simsekli et al. 2016,
+// as Wang et al. run it), written once over the storage policy `Ops` (storage.hpp).
+//
+// Conventions. The groups' `grad` is the gradient g of the LOG posterior (what the driver hands a policy), so
+// the curvature pairs use the gradient of the NEGATIVE log posterior: s = theta_{k+1} - theta_k,
+// y = -(g(theta_{k+1}) - g(theta_k)), both gradients on the same minibatch ("same_batch", the online L-BFGS of
+// Schraudolph et al. that the paper follows) or on consecutive minibatches ("consecutive"). The approximation
+// G~ of the inverse Hessian of -log posterior is then positive definite and the drift is + eps G g.
+//
+// Damping (Powell, as the proof of Lemma 1 uses it): B0 = gamma I with gamma = max(y'y / s'y, gamma_min) from the
+// NEWEST pair (gamma_min when s'y <= 0, and when the memory is empty), and for every pair
+//   ybar = theta y + (1 - theta) B0 s,   theta = (1 - r) s'B0 s / (s'B0 s - s'y)  if s'y < r s'B0 s, else 1,
+// so that s'ybar >= r s'B0 s > 0 (s != 0). Eq. (4) as printed (ybar = theta y + (1 - theta) s, theta with s's in
+// the numerator) does not give this; the proof's version is used (design-sgmcmc.md, "HAMCMC-SA: the step policy").
+// Because gamma changes with every new pair, ybar, s'ybar and the vectors a_i = B_{i-1} s_i are recomputed from
+// the raw pairs at every `prepare()` (O(M^2) vector operations; M = memory, 2 by default).
+//
+//   apply_G(v)  = G~ v   (the two-loop recursion, lines 1-4, 10, 12-14; ybar in place of y)
+//   apply_S(z)  = S~ z   with S~ S~' = G~: S_0 = gamma^{-1/2} I, S_{i+1} = (I - p_i q_i') S_i, applied oldest pair
+//                 last-multiplied first, p = s / s'ybar, q = sqrt(s'ybar / s'a) a + ybar, a = B_{i-1} s (line 15;
+//                 eq. (8)'s minus sign would break S S' = G~; line 8 with ybar, not y).
+// A pair with s = 0 (a step of size zero) contributes nothing (its reciprocal curvature is taken as 0), without a
+// branch, so the policy never reads a number back from a device.
+// Header-only, std, no R.
+#pragma once
+#include <algorithm>
+#include <cmath>
+#include <deque>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include <Eigen/Cholesky>
+#include <Eigen/Core>
+
+#include "scalebayes/sgmcmc/schedules.hpp"
+#include "scalebayes/sgmcmc/storage.hpp"
+#include "scalebayes/sgmcmc/updates.hpp"
+
+namespace scalebayes {
+namespace sgmcmc {
+
+// Settings of the quasi-Newton step policies (part of StepControl).
+enum class SaForm { transport, matrix };
+enum class Curvature { same_batch, consecutive };
+
+struct LbfgsControl {
+  int memory = 2;              // M: pairs kept (HAMCMC: 2M - 2 samples, 2M - 3 pairs)
+  double damping_r = 0.2;      // r in (0, 1) of Powell's damping
+  double gamma_min = 1.0;      // delta: lower bound of gamma (B0 = gamma I)
+  SAStep precond;              // omega_k of the preconditioner's SA (eq. 15): min(cap, A (k + Z)^-alpha)
+  SaForm sa_form = SaForm::transport;
+  bool normalize = false;      // Algorithm 2, lines 7-8: unit-length drift and noise directions
+  Curvature curvature = Curvature::same_batch;
+  LbfgsControl() {
+    precond.A = 2.0;
+    precond.Z = 50.0;
+    precond.alpha = 0.75;
+    precond.cap = 1.0;
+  }
+  void validate() const {
+    if (memory < 1) throw std::invalid_argument("memory must be >= 1");
+    if (!(damping_r > 0.0 && damping_r < 1.0)) throw std::invalid_argument("damping_r must lie in (0, 1)");
+    if (!(gamma_min > 0.0) || !std::isfinite(gamma_min)) throw std::invalid_argument("gamma_min must be > 0 and finite");
+    precond.validate();
+  }
+};
+
+namespace lbfgs_detail {
+// A deep copy (a torch tensor aliases on `=`: every vector that is changed in place is cloned first).
+template <class Ops>
+GroupVector<Ops> clone(const GroupVector<Ops>& o) {
+  GroupVector<Ops> v;
+  v.parts.resize(o.parts.size());
+  for (std::size_t g = 0; g < o.parts.size(); ++g) Ops::assign(v.parts[g], o.parts[g]);
+  return v;
+}
+}  // namespace lbfgs_detail
+
+// The online damped L-BFGS memory (Algorithm 1) over GroupVector<Ops>.
+template <class Ops>
+class DampedLbfgs {
+ public:
+  using GV = GroupVector<Ops>;
+  using Scalar = typename Ops::Scalar;
+
+  DampedLbfgs(int memory, double r, double gamma_min) : M_(memory), r_(r), gmin_(gamma_min) {
+    if (memory < 1) throw std::invalid_argument("DampedLbfgs: memory must be >= 1");
+  }
+
+  // Adds the pair (s, y) (y from the NEGATIVE log-posterior gradient); the oldest beyond M is dropped.
+  void push(GV s, GV y) {
+    Pair p;
+    p.ss = s.dot(s);
+    p.sy = s.dot(y);
+    p.yy = y.dot(y);
+    p.s = std::move(s);
+    p.y = std::move(y);
+    pairs_.push_back(std::move(p));
+    while (static_cast<int>(pairs_.size()) > M_) pairs_.pop_front();
+    prepared_ = false;
+  }
+  void clear() {
+    pairs_.clear();
+    prepared_ = false;
+  }
+  int size() const { return static_cast<int>(pairs_.size()); }
+
+  // gamma, ybar, 1/s'ybar and a_i = B_{i-1} s_i for the current pairs; `like` places the scalars (a Scalar where
+  // the data live). Called once after the pairs change, before apply_G / apply_S.
+  void prepare(const Scalar& like) {
+    const Scalar zero = Ops::zero_scalar(like);
+    const Scalar dmin = zero + gmin_;
+    if (pairs_.empty()) {
+      gamma_ = dmin;
+    } else {
+      const Pair& nw = pairs_.back();
+      const Scalar ratio = nw.yy / nw.sy;  // NaN / -inf / negative when s'y <= 0: gamma_min then
+      gamma_ = Ops::where(nw.sy, Ops::where(ratio - dmin, ratio, dmin), dmin);
+    }
+    inv_gamma_ = 1.0 / gamma_;
+    inv_sqrt_gamma_ = 1.0 / Ops::sqrt(gamma_);
+    for (auto& p : pairs_) {
+      const Scalar sBs = gamma_ * p.ss;
+      const Scalar damp = r_ * sBs - p.sy;                  // > 0: damp
+      const Scalar th = Ops::where(damp, (1.0 - r_) * sBs / (sBs - p.sy), zero + 1.0);
+      p.theta = th;
+      p.ybar = lbfgs_detail::clone<Ops>(p.y);
+      p.ybar.scale(th);
+      p.ybar.axpy((1.0 - th) * gamma_, p.s);              // ybar = theta y + (1 - theta) gamma s
+      p.sybar = th * p.sy + (1.0 - th) * sBs;             // s'ybar (= r s'B0 s when damped)
+      p.rho = safe_inv(p.sybar, zero);
+    }
+    // a_i = B_{i-1} s_i = gamma s_i + sum_{l < i} [ybar_l (ybar_l's_i) / s_l'ybar_l - a_l (a_l's_i) / s_l'a_l]
+    for (std::size_t i = 0; i < pairs_.size(); ++i) {
+      Pair& pi = pairs_[i];
+      pi.a = lbfgs_detail::clone<Ops>(pi.s);
+      pi.a.scale(gamma_);
+      for (std::size_t l = 0; l < i; ++l) {
+        const Pair& pl = pairs_[l];
+        pi.a.axpy(pl.ybar.dot(pi.s) * pl.rho, pl.ybar);
+        pi.a.axpy(-(pl.a.dot(pi.s) * pl.inv_sa), pl.a);
+      }
+      pi.sa = pi.s.dot(pi.a);
+      pi.inv_sa = safe_inv(pi.sa, zero);
+      // coefficient of a'eta in line 15: 1 / (sqrt(s'ybar) sqrt(s'a))
+      pi.c_a = safe_inv(Ops::sqrt(pi.sybar) * Ops::sqrt(pi.sa), zero);
+    }
+    prepared_ = true;
+  }
+
+  // G~ v (two-loop recursion).
+  GV apply_G(const GV& v) const {
+    check_prepared();
+    GV w = lbfgs_detail::clone<Ops>(v);
+    std::vector<Scalar> alpha(pairs_.size());
+    for (std::size_t j = pairs_.size(); j-- > 0;) {
+      const Pair& p = pairs_[j];
+      alpha[j] = p.s.dot(w) * p.rho;
+      w.axpy(-alpha[j], p.ybar);
+    }
+    w.scale(inv_gamma_);
+    for (std::size_t j = 0; j < pairs_.size(); ++j) {
+      const Pair& p = pairs_[j];
+      const Scalar beta = p.ybar.dot(w) * p.rho;
+      w.axpy(alpha[j] - beta, p.s);
+    }
+    return w;
+  }
+
+  // S~ z with S~ S~' = G~ (line 15).
+  GV apply_S(const GV& z) const {
+    check_prepared();
+    GV eta = lbfgs_detail::clone<Ops>(z);
+    eta.scale(inv_sqrt_gamma_);
+    for (const Pair& p : pairs_) {
+      const Scalar coef = p.a.dot(eta) * p.c_a + p.ybar.dot(eta) * p.rho;
+      eta.axpy(-coef, p.s);
+    }
+    return eta;
+  }
+
+  // For tests: the damped pairs as prepared.
+  const Scalar& gamma() const { return gamma_; }
+  const GV& s(int i) const { return pairs_[static_cast<std::size_t>(i)].s; }
+  const GV& ybar(int i) const { return pairs_[static_cast<std::size_t>(i)].ybar; }
+  const Scalar& sybar(int i) const { return pairs_[static_cast<std::size_t>(i)].sybar; }
+  const Scalar& ss(int i) const { return pairs_[static_cast<std::size_t>(i)].ss; }
+
+  static Scalar safe_inv(const Scalar& x, const Scalar& zero) { return Ops::where(x, 1.0 / x, zero); }
+
+ private:
+  struct Pair {
+    GV s, y, ybar, a;
+    Scalar ss{}, sy{}, yy{}, theta{}, sybar{}, rho{}, sa{}, inv_sa{}, c_a{};
+  };
+  void check_prepared() const {
+    if (!prepared_) throw std::logic_error("DampedLbfgs: prepare() must follow push()");
+  }
+  int M_;
+  double r_, gmin_;
+  std::deque<Pair> pairs_;
+  Scalar gamma_{}, inv_gamma_{}, inv_sqrt_gamma_{};
+  bool prepared_ = false;
+};
+
+namespace lbfgs_detail {
+template <class Ops>
+GroupVector<Ops> normals_like(const GroupVector<Ops>& like, typename Ops::Rng& rng) {
+  GroupVector<Ops> z = GroupVector<Ops>::zeros_like(like);
+  for (auto& p : z.parts) Ops::add_gaussian(p, 1.0, rng);
+  return z;
+}
+// v / ||v|| (0 for v = 0)
+template <class Ops>
+void normalize(GroupVector<Ops>& v) {
+  const auto n2 = v.dot(v);
+  const auto zero = Ops::zero_scalar(n2);
+  v.scale(DampedLbfgs<Ops>::safe_inv(Ops::sqrt(n2), zero));
+}
+template <class Ops>
+void set_values(std::vector<Group<Ops>>& groups, const GroupVector<Ops>& v) {
+  for (std::size_t g = 0; g < groups.size(); ++g) Ops::assign(groups[g].value, v.parts[g]);
+}
+// theta += eps xi + sd eta, in place (values may alias a network's parameters); returns the increment.
+template <class Ops>
+GroupVector<Ops> move(std::vector<Group<Ops>>& groups, const GroupVector<Ops>& xi, double eps,
+                      const GroupVector<Ops>& eta, double sd, const typename Ops::Scalar& like) {
+  GroupVector<Ops> s = clone<Ops>(xi);
+  s.scale(like + eps);
+  s.axpy(like + sd, eta);
+  for (std::size_t g = 0; g < groups.size(); ++g) groups[g].value += s.parts[g];
+  return s;
+}
+inline Eigen::VectorXd flat(const GroupVector<EigenOps>& v) {
+  Eigen::Index n = 0;
+  for (const auto& p : v.parts) n += p.size();
+  Eigen::VectorXd out(n);
+  Eigen::Index o = 0;
+  for (const auto& p : v.parts) {
+    out.segment(o, p.size()) = p.matrix();
+    o += p.size();
+  }
+  return out;
+}
+inline GroupVector<EigenOps> unflat(const Eigen::VectorXd& x, const GroupVector<EigenOps>& like) {
+  GroupVector<EigenOps> v;
+  Eigen::Index o = 0;
+  for (const auto& p : like.parts) {
+    v.parts.push_back(x.segment(o, p.size()).array());
+    o += p.size();
+  }
+  return v;
+}
+}  // namespace lbfgs_detail
+
+// HAMCMC-SA (Algorithm 2). Per iteration k, with g_k the posterior gradient at theta_k on minibatch d_k:
+//   z_k ~ N(0, I) (one normal per parameter, group order, from the model's noise source)
+//   G~_k, S~_k from the memory (Algorithm 1)
+//   "transport": G_{k-1} g_k is approximated by G_{k-1} g_{k-1} + G~_k (g_k - g_{k-1}) (line 4's four products), so
+//       u_k = G_k g_k = (1 - w) u_{k-1} + G~_k (g_k - (1 - w) g_{k-1}),  v_k = S_k z_k likewise with z
+//     (two applications of the memory instead of four: the operators are linear); u_1 = (1 - w) g_1 + w G~_1 g_1
+//     (G_0 = I), v_1 likewise.
+//   "matrix" (Eigen storage only): G_k = (1 - w) G_{k-1} + w G~_k dense (G~_k by recursion (6)), S_k = chol(G_k),
+//     u_k = G_k g_k, v_k = S_k z_k.
+//   normalize: u / ||u||, v / ||v|| (lines 7-8).
+//   theta_{k+1} = theta_k + eps u_k + sqrt(2 eps / tau) v_k
+//   then the curvature pair: "same_batch" s = the increment, y = -(g(theta_{k+1}; d_k) - g_k) (a second gradient
+//   through regrad()); "consecutive" the pair (theta_k - theta_{k-1}, -(g_k - g_{k-1})) is added at the start of
+//   iteration k instead (no second gradient).
+struct HamcmcSaStep {
+  static constexpr bool needs_regradient = true;
+  explicit HamcmcSaStep(const LbfgsControl& lc) : lc_(lc) {}
+  template <class Ops>
+  void start(std::vector<Group<Ops>>&) {}
+
+  // Ctx: steps.hpp's StepContext (k, eps, tau)
+  template <class Ops, class Ctx, class Regrad>
+  void step(std::vector<Group<Ops>>& groups, const Ctx& c, typename Ops::Rng& rng, Regrad& regrad) {
+    state<Ops>().step(groups, c, rng, regrad, lc_);
+  }
+
+ private:
+  template <class Ops>
+  struct State {
+    using GV = GroupVector<Ops>;
+    DampedLbfgs<Ops> mem;
+    GV g_prev, z_prev, u, v, theta_prev;
+    typename Ops::Scalar zero{};
+    bool first = true;
+    Eigen::MatrixXd G;  // matrix form
+    explicit State(const LbfgsControl& lc) : mem(lc.memory, lc.damping_r, lc.gamma_min) {}
+
+    template <class Ctx, class Regrad>
+    void step(std::vector<Group<Ops>>& groups, const Ctx& c, typename Ops::Rng& rng, Regrad& regrad,
+              const LbfgsControl& lc) {
+      GV g = GV::grads(groups);
+      if (first) zero = Ops::zero_scalar(g.dot(g));  // a 0 where the data live, once
+      const auto& like = zero;
+      if (lc.curvature == Curvature::consecutive) {
+        GV th = GV::values(groups);
+        if (!first) {
+          GV y = GV::difference(g_prev, g);  // -(g_k - g_{k-1})
+          mem.push(GV::difference(th, theta_prev), std::move(y));
+        }
+        theta_prev = std::move(th);
+      }
+      mem.prepare(like);
+      GV z = lbfgs_detail::normals_like<Ops>(g, rng);
+      const double w = lc.precond.at(c.k);
+      if (lc.sa_form == SaForm::matrix) {
+        matrix_step(g, z, w);
+      } else if (first) {
+        u = lbfgs_detail::clone<Ops>(g);
+        u.scale(like + (1.0 - w));
+        u.axpy(like + w, mem.apply_G(g));
+        v = lbfgs_detail::clone<Ops>(z);
+        v.scale(like + (1.0 - w));
+        v.axpy(like + w, mem.apply_S(z));
+      } else {
+        GV dg = lbfgs_detail::clone<Ops>(g);
+        dg.axpy(like - (1.0 - w), g_prev);
+        u.scale(like + (1.0 - w));
+        u.axpy(like + 1.0, mem.apply_G(dg));
+        GV dz = lbfgs_detail::clone<Ops>(z);
+        dz.axpy(like - (1.0 - w), z_prev);
+        v.scale(like + (1.0 - w));
+        v.axpy(like + 1.0, mem.apply_S(dz));
+      }
+      GV xi = lbfgs_detail::clone<Ops>(u), eta = lbfgs_detail::clone<Ops>(v);
+      if (lc.normalize) {
+        lbfgs_detail::normalize<Ops>(xi);
+        lbfgs_detail::normalize<Ops>(eta);
+      }
+      GV s = lbfgs_detail::move<Ops>(groups, xi, c.eps, eta, std::sqrt(2.0 * c.eps / c.tau), like);
+      if (lc.curvature == Curvature::same_batch) {
+        regrad();
+        GV y = GV::grads(groups);
+        GV yneg = GV::difference(g, y);  // -(g(theta_{k+1}) - g(theta_k))
+        mem.push(std::move(s), std::move(yneg));
+      }
+      g_prev = std::move(g);
+      z_prev = std::move(z);
+      first = false;
+    }
+
+    void matrix_step(const GV& g, const GV& z, double w) {
+      if constexpr (std::is_same<Ops, EigenOps>::value) {
+        const Eigen::VectorXd gf = lbfgs_detail::flat(g), zf = lbfgs_detail::flat(z);
+        const Eigen::Index d = gf.size();
+        if (G.rows() != d) G = Eigen::MatrixXd::Identity(d, d);
+        // G~ column by column through the memory (exactly the operator the transport form uses)
+        Eigen::MatrixXd Gt(d, d);
+        for (Eigen::Index j = 0; j < d; ++j) {
+          Eigen::VectorXd ej = Eigen::VectorXd::Zero(d);
+          ej[j] = 1.0;
+          Gt.col(j) = lbfgs_detail::flat(mem.apply_G(lbfgs_detail::unflat(ej, g)));
+        }
+        G = (1.0 - w) * G + w * (0.5 * (Gt + Gt.transpose()));
+        Eigen::LLT<Eigen::MatrixXd> llt(G);
+        if (llt.info() != Eigen::Success)
+          throw std::runtime_error("HAMCMC-SA: the preconditioning matrix lost positive definiteness");
+        u = lbfgs_detail::unflat(G * gf, g);
+        v = lbfgs_detail::unflat(llt.matrixL() * zf, g);
+      } else {
+        (void)g;
+        (void)z;
+        (void)w;
+        throw std::invalid_argument("sa_form = \"matrix\" is implemented for the Eigen (regression) storage only");
+      }
+    }
+  };
+
+  // The per-chain state, built at the first step for the storage the chain uses (a policy object serves one
+  // chain, hence one Ops type).
+  template <class Ops>
+  State<Ops>& state() {
+    if (!state_) state_ = std::make_shared<State<Ops>>(lc_);
+    return *static_cast<State<Ops>*>(state_.get());
+  }
+
+  LbfgsControl lc_;
+  std::shared_ptr<void> state_;
+};
+
+// HAMCMC (Simsekli, Durmus, Badeau, Richard, Moulines & Cemgil 2016) as Wang et al. run it (sec. 5.1, "without
+// the other tricks"): at iteration t
+//   theta_t = theta_{t-M} + eps G~ g(theta_{t-M}; d_t) + sqrt(2 eps / tau) S~ z_t,
+// where G~ (S~) is the damped L-BFGS memory (above) of the 2M - 3 pairs of consecutive entries of the samples
+// (theta_{t-2M+1}, ..., theta_{t-M-1}, theta_{t-M+1}, ..., theta_{t-1}) -- theta_{t-M} left out, so the
+// preconditioner does not depend on the point it moves -- each with the gradient it got on the minibatch of the
+// iteration after it (the driver's gradient at the current state). The gradient at theta_{t-M} on d_t is the
+// policy's second gradient (regrad()). Until 2M - 1 samples exist (t <= 2M - 1) the step starts from theta_{t-1}
+// with the empty memory (G~ = I / gamma_min). No SA of the preconditioner (the control's precond_* and sa_form do
+// not apply; `curvature` does not either: the pairs' gradients are those of the history).
+struct HamcmcStep {
+  static constexpr bool needs_regradient = true;
+  explicit HamcmcStep(const LbfgsControl& lc) : lc_(lc) {
+    if (lc.memory < 2) throw std::invalid_argument("HAMCMC needs memory >= 2");
+  }
+  template <class Ops>
+  void start(std::vector<Group<Ops>>&) {}
+
+  template <class Ops, class Ctx, class Regrad>
+  void step(std::vector<Group<Ops>>& groups, const Ctx& c, typename Ops::Rng& rng, Regrad& regrad) {
+    using GV = GroupVector<Ops>;
+    if (!state_) state_ = std::make_shared<State<Ops>>(lc_);
+    State<Ops>& st = *static_cast<State<Ops>*>(state_.get());
+    const int M = lc_.memory;
+    const std::size_t need = static_cast<std::size_t>(2 * M - 1);
+    st.hist.emplace_back(GV::values(groups), GV::grads(groups));  // theta_{t-1}, g(theta_{t-1}; d_t)
+    while (st.hist.size() > need) st.hist.pop_front();
+    const GV& g_cur = st.hist.back().second;
+    if (st.hist.size() == 1) st.zero = Ops::zero_scalar(g_cur.dot(g_cur));  // a 0 where the data live, once
+    const auto& like = st.zero;
+    GV z = lbfgs_detail::normals_like<Ops>(g_cur, rng);
+    st.mem.clear();
+    GV gb;
+    if (st.hist.size() < need) {  // warm-up: from theta_{t-1}, empty memory
+      st.mem.prepare(like);
+      gb = g_cur;
+    } else {
+      // entries 0 .. 2M-2 are theta_{t-2M+1} .. theta_{t-1}; entry M-1 is the base theta_{t-M}
+      std::vector<std::size_t> seq;
+      for (std::size_t i = 0; i < need; ++i)
+        if (i != static_cast<std::size_t>(M - 1)) seq.push_back(i);
+      for (std::size_t j = 1; j < seq.size(); ++j) {
+        const auto& a = st.hist[seq[j - 1]];
+        const auto& b = st.hist[seq[j]];
+        st.mem.push(GV::difference(b.first, a.first), GV::difference(a.second, b.second));  // y = -(g_b - g_a)
+      }
+      st.mem.prepare(like);
+      lbfgs_detail::set_values<Ops>(groups, st.hist[static_cast<std::size_t>(M - 1)].first);
+      regrad();
+      gb = GV::grads(groups);
+    }
+    GV xi = st.mem.apply_G(gb), eta = st.mem.apply_S(z);
+    if (lc_.normalize) {
+      lbfgs_detail::normalize<Ops>(xi);
+      lbfgs_detail::normalize<Ops>(eta);
+    }
+    lbfgs_detail::move<Ops>(groups, xi, c.eps, eta, std::sqrt(2.0 * c.eps / c.tau), like);
+  }
+
+ private:
+  template <class Ops>
+  struct State {
+    using GV = GroupVector<Ops>;
+    std::deque<std::pair<GV, GV>> hist;
+    DampedLbfgs<Ops> mem;
+    typename Ops::Scalar zero{};
+    explicit State(const LbfgsControl& lc) : mem(std::max(1, 2 * lc.memory - 3), lc.damping_r, lc.gamma_min) {}
+  };
+  LbfgsControl lc_;
+  std::shared_ptr<void> state_;
+};
+
+}  // namespace sgmcmc
+}  // namespace scalebayes

@@ -1,0 +1,185 @@
+# HAMCMC-SA and HAMCMC (sgmcmc/lbfgs.hpp; sgld_sa(sampler = "hamcmc_sa" | "hamcmc"), hamcmc_sa()). The engine's
+# recursions are checked against dense computations in tests/cpp/test_lbfgs.cpp; here: the LibTorch storage
+# gives the Eigen numbers, the R interface, thread invariance, a sampling check of the matrix form against the
+# exact Gaussian posterior, divergence and bad inputs.
+
+# The damped inverse-BFGS matrix and its square-root factor written directly (Powell damping with B0 = gamma I,
+# gamma = max(y'y / s'y, gamma_min) from the newest pair).
+dense_lbfgs <- function(S, Y, r, gmin) {
+  d <- nrow(S)
+  m <- ncol(S)
+  s <- S[, m]
+  y <- Y[, m]
+  gam <- if (sum(s * y) > 0) max(sum(y * y) / sum(s * y), gmin) else gmin
+  H <- diag(d) / gam
+  R <- diag(d) / sqrt(gam)
+  B <- diag(d) * gam
+  sybar <- numeric(m)
+  for (i in seq_len(m)) {
+    s <- S[, i]
+    y <- Y[, i]
+    sBs0 <- gam * sum(s * s)
+    th <- if (sum(s * y) < r * sBs0) (1 - r) * sBs0 / (sBs0 - sum(s * y)) else 1
+    yb <- th * y + (1 - th) * gam * s
+    rho <- 1 / sum(s * yb)
+    sybar[i] <- sum(s * yb)
+    V <- diag(d) - rho * s %*% t(yb)
+    Bs <- drop(B %*% s)
+    q <- sqrt(sum(s * yb) / sum(s * Bs)) * Bs + yb
+    R <- (diag(d) - rho * s %*% t(q)) %*% R
+    H <- V %*% H %*% t(V) + rho * s %*% t(s)
+    B <- B + rho * yb %*% t(yb) - Bs %*% t(Bs) / sum(s * Bs)
+  }
+  list(H = H, R = R, gamma = gam, sybar = sybar, B = B)
+}
+
+test_that("the LibTorch storage gives the Eigen numbers of the damped L-BFGS memory (float64)", {
+  skip_if_not(isTRUE(scalebayes_info()$torch$available), "built without LibTorch")
+  set.seed(3)
+  d <- 9
+  A <- matrix(rnorm(d * d), d) / 3
+  Hs <- crossprod(A) + diag(d) * 0.3
+  S <- matrix(rnorm(d * 4), d)
+  Y <- Hs %*% S + matrix(rnorm(d * 4, sd = 2), d)  # noisy pairs: some are damped
+  Y[, 2] <- -Y[, 2]
+  v <- rnorm(d)
+  z <- rnorm(d)
+  r <- scalebayes:::cpp_test_lbfgs_ops(S, Y, v, z, 3L, 0.2, 0.7, 4L)
+  for (nm in names(r$eigen)) expect_equal(r$torch[[nm]], r$eigen[[nm]], tolerance = 1e-12, info = nm)
+  ref <- dense_lbfgs(S[, 2:4], Y[, 2:4], 0.2, 0.7)
+  expect_equal(r$eigen$G, drop(ref$H %*% v), tolerance = 1e-10)
+  expect_equal(r$eigen$S, drop(ref$R %*% z), tolerance = 1e-10)
+  expect_equal(r$eigen$gamma, ref$gamma, tolerance = 1e-12)
+  expect_equal(r$eigen$sybar, ref$sybar, tolerance = 1e-10)
+  # independent identities: G~ = B^{-1} (recursion 5), S~ S~' = G~, s'ybar >= r s'B0 s
+  expect_equal(ref$H, solve(ref$B), tolerance = 1e-8)
+  expect_equal(tcrossprod(ref$R), ref$H, tolerance = 1e-10)
+  expect_true(all(r$eigen$sybar >= 0.2 * ref$gamma * colSums(S[, 2:4]^2) * (1 - 1e-12)))
+})
+
+hamcmc_data <- function(n = 60, p = 8, seed = 1) {
+  set.seed(seed)
+  x <- matrix(rnorm(n * p), n, p)
+  for (j in 2:p) x[, j] <- 0.8 * x[, j - 1] + 0.6 * x[, j]  # correlated columns
+  y <- drop(x[, 1:2] %*% c(2, -1)) + rnorm(n)
+  list(x = x, y = y)
+}
+
+test_that("hamcmc_sa() runs regression chains, labels them and is thread invariant", {
+  d <- hamcmc_data()
+  for (smp in c("hamcmc_sa", "hamcmc")) {
+    ctl <- sgmcmc_control(step_size = 0.02, step_schedule = "constant")
+    f1 <- hamcmc_sa(d$x, d$y, sampler = smp, iterations = 2000, chains = 3, threads = 1, seed = 5, quiet = TRUE,
+                    control = ctl)
+    f2 <- hamcmc_sa(d$x, d$y, sampler = smp, iterations = 2000, chains = 3, threads = 2, seed = 5, quiet = TRUE,
+                    control = ctl)
+    expect_identical(f1$draws, f2$draws)
+    expect_identical(f1$method, if (smp == "hamcmc_sa") "HAMCMC-SA + SSGL-SA" else "HAMCMC + SSGL-SA")
+    expect_true(all(is.finite(f1$draws)))
+    # HAMCMC-SA (matrix form, the default here) finds the strong signal (posterior mean of beta_1 near 2); HAMCMC
+    # with minibatch curvature pairs is not stable on this target at this step (see ?hamcmc_sa)
+    if (smp == "hamcmc_sa") expect_lt(abs(coef(f1)[[2]] - 2), 0.6)
+    # sgld_sa(sampler = ) is the same call
+    f3 <- sgld_sa(d$x, d$y, sampler = smp, iterations = 2000, chains = 3, threads = 1, seed = 5, quiet = TRUE,
+                  control = ctl)
+    expect_identical(f3$draws, f1$draws)
+  }
+  # transport is thread invariant too
+  ctl <- sgmcmc_control(step_size = 0.02, sa_form = "transport", precond_A = 1, precond_Z = 0, precond_alpha = 0.01)
+  t1 <- hamcmc_sa(d$x, d$y, iterations = 1000, chains = 2, threads = 1, seed = 5, quiet = TRUE, control = ctl)
+  t2 <- hamcmc_sa(d$x, d$y, iterations = 1000, chains = 2, threads = 2, seed = 5, quiet = TRUE, control = ctl)
+  expect_identical(t1$draws, t2$draws)
+  expect_lt(abs(coef(t1)[[2]] - 2), 1)
+  # every form and curvature runs; they differ from each other and from SGLD
+  base <- list(x = d$x, y = d$y, iterations = 500, seed = 2, quiet = TRUE)
+  fits <- list(
+    transport = do.call(hamcmc_sa, c(base, list(control = sgmcmc_control(step_size = 0.02, sa_form = "transport")))),
+    consecutive = do.call(hamcmc_sa, c(base, list(control = sgmcmc_control(step_size = 0.02, sa_form = "transport",
+                                                                          curvature = "consecutive")))),
+    matrix = do.call(hamcmc_sa, c(base, list(control = sgmcmc_control(step_size = 0.02)))),
+    normalize = do.call(hamcmc_sa, c(base, list(control = sgmcmc_control(step_size = 0.02, normalize = TRUE)))),
+    sgld = do.call(sgld_sa, c(base, list(control = sgmcmc_control(step_size = 0.02)))))
+  for (f in fits) expect_true(all(is.finite(coef(f))))
+  expect_identical(fits$matrix$settings$control$sa_form, "matrix")
+  cf <- sapply(fits, function(f) f$draws[nrow(f$draws), ])
+  expect_equal(nrow(unique(t(round(cf, 12)))), length(fits))
+})
+
+test_that("the matrix form samples the Gaussian posterior of a fixed-prior linear model", {
+  skip_on_cran()
+  d <- hamcmc_data(n = 80, p = 4, seed = 2)
+  s0 <- 1
+  pv <- 4
+  # method = "none", no SSGL prior (sparse = FALSE), no intercept, sigma fixed at sigma_init: a Gaussian posterior
+  P <- crossprod(d$x) / s0^2 + diag(4) / pv
+  V <- solve(P)
+  m <- drop(V %*% crossprod(d$x, d$y)) / s0^2
+  fit <- hamcmc_sa(d$x, d$y, method = "none", sparse = FALSE, intercept = FALSE, iterations = 40000,
+                   burnin = 5000, batch_size = 80, seed = 9, quiet = TRUE,
+                   control = sgmcmc_control(step_size = 0.05, step_schedule = "constant", sa_form = "matrix",
+                                            prior_var = pv, sigma_init = s0, precond_A = 1, precond_Z = 10,
+                                            precond_alpha = 1))
+  sdv <- sqrt(diag(V))
+  expect_lt(max(abs(coef(fit) - m) / sdv), 0.25)
+  expect_equal(apply(fit$draws, 2, sd), sdv, tolerance = 0.15, ignore_attr = TRUE)
+  # the posterior correlation of the correlated columns is reproduced
+  expect_equal(cor(fit$draws)[1, 2], cov2cor(V)[1, 2], tolerance = 0.1)
+})
+
+test_that("HAMCMC samples a Gaussian posterior with full-batch curvature pairs", {
+  skip_on_cran()
+  d <- hamcmc_data()
+  P <- crossprod(d$x) + diag(8) / 4
+  V <- solve(P)
+  m <- drop(solve(P, crossprod(d$x, d$y)))
+  fit <- hamcmc_sa(d$x, d$y, sampler = "hamcmc", method = "none", sparse = FALSE, intercept = FALSE,
+                   iterations = 4000, batch_size = 60, seed = 5, quiet = TRUE,
+                   control = sgmcmc_control(step_size = 0.05, step_schedule = "constant", prior_var = 4, memory = 3))
+  sdv <- sqrt(diag(V))
+  expect_lt(max(abs(coef(fit) - m) / sdv), 0.6)
+  expect_equal(apply(fit$draws, 2, sd), sdv, tolerance = 0.3, ignore_attr = TRUE)
+})
+
+test_that("a diverging HAMCMC-SA chain is a classed error with the last good state", {
+  d <- hamcmc_data()
+  err <- expect_error(hamcmc_sa(d$x * 1e3, d$y, method = "none", iterations = 200, seed = 1, quiet = TRUE,
+                                control = sgmcmc_control(step_size = 1e4, step_schedule = "constant")),
+                      class = "scalebayes_error_divergence")
+  expect_true(all(is.finite(err$last_state$beta)))
+})
+
+test_that("bad HAMCMC settings are classed errors that name the argument", {
+  expect_error(sgmcmc_control(memory = 0), class = "scalebayes_error", regexp = "memory")
+  expect_error(sgmcmc_control(memory = 1.5), class = "scalebayes_error", regexp = "memory")
+  expect_error(sgmcmc_control(damping_r = 1), class = "scalebayes_error", regexp = "damping_r")
+  expect_error(sgmcmc_control(gamma_min = 0), class = "scalebayes_error", regexp = "gamma_min")
+  expect_error(sgmcmc_control(sa_form = "dense"), class = "scalebayes_error", regexp = "sa_form")
+  expect_error(sgmcmc_control(curvature = "same"), class = "scalebayes_error", regexp = "curvature")
+  expect_error(sgmcmc_control(precond_alpha = 2), class = "scalebayes_error", regexp = "precond_alpha")
+  d <- hamcmc_data()
+  expect_error(hamcmc_sa(d$x, d$y, sampler = "hamcmc", iterations = 10, quiet = TRUE,
+                         control = sgmcmc_control(memory = 1)), class = "scalebayes_error", regexp = "memory")
+  expect_error(sgld_sa(d$x, d$y, sampler = "hamcmc_x", iterations = 10, quiet = TRUE), class = "scalebayes_error",
+               regexp = "sampler")
+  x <- matrix(rnorm(5 * 2001), 5)
+  e <- expect_error(hamcmc_sa(x, rnorm(5), iterations = 10, quiet = TRUE, intercept = FALSE,
+                              control = sgmcmc_control(sa_form = "matrix")), class = "scalebayes_error")
+  expect_match(conditionMessage(e), "2,000")
+  expect_identical(e$arg, "sa_form")
+})
+
+test_that("HAMCMC-SA samples a network's weights (LibTorch), thread invariant; matrix form is regression only", {
+  skip_if_not(isTRUE(scalebayes_info()$torch$available), "built without LibTorch")
+  set.seed(4)
+  x <- matrix(rnorm(120 * 3), 120)
+  y <- drop(x %*% c(1, -1, 0.5)) + rnorm(120, sd = 0.3)
+  args <- list(x = x, y = y, model = nn_mlp(4), epochs = 3, batch_size = 30, chains = 2, seed = 3, quiet = TRUE,
+               control = sgmcmc_control(step_size = 1e-3))
+  f1 <- do.call(hamcmc_sa, c(args, threads = 1))
+  f2 <- do.call(hamcmc_sa, c(args, threads = 2))
+  expect_identical(f1$method, "HAMCMC-SA + SSGL-SA")
+  expect_equal(f1$weights, f2$weights)
+  expect_true(all(is.finite(unlist(f1$weights))))
+  expect_error(do.call(hamcmc_sa, utils::modifyList(args, list(control = sgmcmc_control(sa_form = "matrix")))),
+               class = "scalebayes_error", regexp = "regression only")
+})
