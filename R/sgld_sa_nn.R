@@ -64,6 +64,7 @@ sgld_sa_nn <- function(x, y, model, family, method, sampler, iterations, epochs,
   check_nn_sgmcmc_float32(control, v0, v1, iterations, call)  # single-precision range of the numbers (R/validate.R)
   check_hamcmc_control(control, sampler, NA_real_, call = call)
   control$sa_form <- control$sa_form %||% "transport"
+  warn_hamcmc_experimental(control, sampler, TRUE)
   init <- nn_resolve_init(control$init, desc, chains, call)
   run <- run_settings(seed, threads, quiet)
   trace_every <- control$trace_every %||% max(per_epoch, iterations %/% 1000L)
