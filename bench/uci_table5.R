@@ -1,7 +1,8 @@
 # Prints Table 5 of Deng et al. (2019) beside the stored reproduction (vignettes/sgld-sa-networks-results.rds,
 # made by vignettes/precompute-sgld-networks.R): per data set and method, the paper's mean +- se, the paper-code
 # route's last-sample RMSE mean +- se (sd / sqrt(n)) over the splits run, z = difference / combined se, and the
-# exact route's posterior-mean RMSE where run. Run from the package root: Rscript bench/uci_table5.R
+# exact route's posterior-mean RMSE where run. Run from the package root: Rscript bench/uci_table5.R [md]
+# (md: a markdown table, as pasted into bench/RESULTS.md)
 r <- readRDS(Sys.getenv("SB_UCI_OUT", "vignettes/sgld-sa-networks-results.rds"))$per_split
 labs <- c("SGHMC", "A-SGHMC", "SGHMC-EM", "A-SGHMC-EM", "SGHMC-SA", "A-SGHMC-SA")
 paper <- data.frame(data = rep(c("Boston", "Yacht", "Energy", "Wine", "Concrete"), each = 6), label = rep(labs, 5),
@@ -35,5 +36,9 @@ out <- data.frame(data = tab$data, method = tab$label, paper = sprintf("%.3f ± 
                   paper_code = sprintf("%.3f ± %.3f", tab$m, tab$se), n = tab$n, diverged = tab$diverged,
                   z = sprintf("%+.1f", tab$z), s_per_fit = sprintf("%.1f", tab$sec))
 if (!is.null(tab$ex_m)) out$exact_pm_sd <- ifelse(is.na(tab$ex_m), "", sprintf("%.3f (n %d)", tab$ex_m, tab$ex_n))
-print(out, row.names = FALSE, right = FALSE)
+if (identical(commandArgs(TRUE), "md")) {
+  cat(knitr::kable(out, format = "pipe", align = "l"), sep = "\n")
+} else {
+  print(out, row.names = FALSE, right = FALSE)
+}
 cat(sprintf("\nwithin 2 se: %d of %d\n", sum(abs(tab$z) <= 2), nrow(tab)))
