@@ -3,14 +3,17 @@
 # on the SAME simulated datasets (scalebayes:::cpp_compare_data draws dataset b exactly as the comparison does),
 # and against the committed results of the earlier preset (data-raw/blasso-compare-paper-parts). Reports the
 # coefficient MSE per arm and the paired differences with their standard errors.
-# Run from the package root:  Rscript bench/blasso_monomvn_paired.R [datasets = 60] [part = all|monomvn|ours]
+# Run from the package root:  Rscript bench/blasso_monomvn_paired.R [datasets = 60] [part = all|monomvn|ours|report] [p]
+# (part = monomvn with a p runs that cell only, saving bench/out/paired-monomvn-<datasets>-p<p>.rds; report reads
+# the per-cell files when the all-cells one is absent)
 suppressMessages(library(scalebayes))
 args <- commandArgs(trailingOnly = TRUE)
 K <- if (length(args) >= 1) as.integer(args[1]) else 60L
 part <- if (length(args) >= 2) args[2] else "all"
 seed <- 20210421
 ps <- c(40L, 60L, 80L)
-cells <- scalebayes:::compare_cells("B", ps, "50")
+one_p <- if (length(args) >= 3) as.integer(args[3]) else NA_integer_
+cells <- scalebayes:::compare_cells("B", if (is.na(one_p)) ps else one_p, "50")
 dir.create("bench/out", showWarnings = FALSE)
 if (part %in% c("all", "monomvn")) {
   t0 <- proc.time()[["elapsed"]]
@@ -25,7 +28,8 @@ if (part %in% c("all", "monomvn")) {
     }))
   }))
   attr(mono, "seconds") <- proc.time()[["elapsed"]] - t0
-  saveRDS(mono, sprintf("bench/out/paired-monomvn-%d.rds", K))
+  saveRDS(mono, if (is.na(one_p)) sprintf("bench/out/paired-monomvn-%d.rds", K) else
+    sprintf("bench/out/paired-monomvn-%d-p%d.rds", K, one_p))
 }
 if (part %in% c("all", "ours")) {
   t0 <- proc.time()[["elapsed"]]
@@ -36,7 +40,12 @@ if (part %in% c("all", "ours")) {
   saveRDS(ours, sprintf("bench/out/paired-ours-%d.rds", K))
 }
 if (part == "all" || part == "report") {
-  mono <- readRDS(sprintf("bench/out/paired-monomvn-%d.rds", K))
+  mf <- sprintf("bench/out/paired-monomvn-%d.rds", K)
+  if (file.exists(mf)) mono <- readRDS(mf) else {
+    parts <- lapply(ps, function(p) readRDS(sprintf("bench/out/paired-monomvn-%d-p%d.rds", K, p)))
+    mono <- do.call(rbind, parts)
+    attr(mono, "seconds") <- sum(vapply(parts, attr, numeric(1), "seconds"))
+  }
   ours <- readRDS(sprintf("bench/out/paired-ours-%d.rds", K))
   old <- do.call(rbind, lapply(list.files("data-raw/blasso-compare-paper-parts", full.names = TRUE), function(f) {
     x <- attr(readRDS(f), "per_dataset")
