@@ -25,6 +25,10 @@ cpp_coverage_all_pairs <- function(lo, hi, beta) {
     .Call(`_scalebayes_cpp_coverage_all_pairs`, lo, hi, beta)
 }
 
+cpp_compare_data <- function(n, p, setting, cell_id, seed, b, paper_route) {
+    .Call(`_scalebayes_cpp_compare_data`, n, p, setting, cell_id, seed, b, paper_route)
+}
+
 cpp_build_info <- function() {
     .Call(`_scalebayes_cpp_build_info`)
 }

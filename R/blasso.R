@@ -36,10 +36,15 @@
 #' equal to prior), which makes it a valid Metropolis-within-Gibbs step targeting the same posterior as
 #' monomvn's reversible-jump sampler (not the same proposal, so not the same draws). Active sets are limited
 #' to at most n - 2 coefficients (n - 1 without intercept). `blasso_control(preset = "monomvn")` sets
-#' monomvn's defaults: RJ, \eqn{\lambda^2 \sim} Gamma(2, 0.1), an intercept (`icept = TRUE`; monomvn
-#' centres `x` and `y` even with `icept = FALSE`, so the fit is the same), columns centred and scaled to unit
-#' L2 norm (`normalize = TRUE`; the Gamma prior on \eqn{\lambda^2} refers to that scale), the improper
-#' \eqn{1/\sigma^2} prior (`ab = c(0, 0)`, monomvn's default with RJ) and `thin = min(p, n - 1)`.
+#' monomvn's defaults: RJ, \eqn{\lambda^2 \sim} Gamma(2, 0.1), an intercept (`icept = TRUE`), columns
+#' centred and scaled to unit L2 norm (`normalize = TRUE`; the Gamma prior on \eqn{\lambda^2} refers to that
+#' scale), the improper \eqn{1/\sigma^2} prior (`ab = c(0, 0)`, monomvn's default with RJ), active sets of
+#' up to n - 1 coefficients (monomvn's `M = min(p, n - 1)`) and `thin = min(p, n - 1)`. With the preset,
+#' `intercept = FALSE` is monomvn's `icept = FALSE`, which is not a model without intercept: monomvn still
+#' centres the columns of `x` but not `y` (the mean of `y` stays in the residuals) and keeps n - 1 degrees of
+#' freedom for \eqn{\sigma^2}; the preset does the same and draws no intercept. (monomvn's add/delete
+#' proposal at the largest size `M` uses half the Hastings ratio of the move into it; the preset samples the
+#' posterior itself, which differs from monomvn's chain only where the posterior reaches size `M`.)
 #'
 #' Draws of different chains come from independent random streams keyed by `(seed, chain)`, so the result
 #' does not depend on `threads`, nor on `chunks` and `future`: the chains can be split into chunks run through
@@ -236,7 +241,11 @@ blasso_engine_ctrl <- function(mode, lambda0, control, s2p, chains, iter, burnin
     em_tol = control$em_tol, lambda_min = control$lambda_range[1], lambda_max = control$lambda_range[2],
     sigma2_floor = sigma2_floor, rj = control$rj, rj_moves = control$rj_moves,
     rj_prior = if (control$rj_prior == "models") 0L else 1L,
-    fixed_tau2 = control$fixed_tau2
+    fixed_tau2 = control$fixed_tau2,
+    # preset "monomvn": active sets up to n - 1 (monomvn's M = min(p, n - 1)), and intercept = FALSE as
+    # monomvn's icept = FALSE (x centred, y not, n - 1 degrees of freedom for sigma2)
+    center_x = identical(control$preset, "monomvn") && !control$intercept,
+    rj_cap = if (identical(control$preset, "monomvn")) 1L else 0L
   )
 }
 
@@ -304,8 +313,9 @@ blasso_diagnostics <- function(fit, include_lambda = FALSE) {
 #'   `print(fit)`, computed when read (they are never computed inside [blasso()]); `FALSE`: `fit$diagnostics`
 #'   is an empty list.
 #' @param preset `"none"` or `"monomvn"` (monomvn::blasso defaults: `rj = TRUE`, `gamma_prior = c(2, 0.1)`,
-#'   `intercept = TRUE`, `standardize = TRUE` with `scale = "l2"`, `sigma2_prior = c(0, 0)`, and
-#'   `thin = min(p, n - 1)` in [blasso()]); arguments given explicitly override the preset.
+#'   `intercept = TRUE`, `standardize = TRUE` with `scale = "l2"`, `sigma2_prior = c(0, 0)`, active sets of up
+#'   to n - 1 coefficients, and `thin = min(p, n - 1)` in [blasso()]); arguments given explicitly override the
+#'   preset. With the preset, `intercept = FALSE` means monomvn's `icept = FALSE` (see [blasso()]).
 #' @return A list of class `blasso_control`.
 #' @export
 #' @examples

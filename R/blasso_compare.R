@@ -29,7 +29,9 @@
 #' rows; each WBB draw `glmnet(x, y, weights = w, penalty.factor = w0, intercept = FALSE)` on glmnet's
 #' default lambda path read at `coef(s = lambda)` (clamped to the end of the path; an emulation of glmnet's
 #' path rule, checked against glmnet in the tests); the Bayesian lasso as `monomvn::blasso(x, y, T = 500,
-#' icept = FALSE)` with draws 301-500 kept (`blasso` must then be `"monomvn"`; `burnin` is not used);
+#' icept = FALSE)` with draws 301-500 kept (`blasso` must then be `"monomvn"`; `burnin` is not used), i.e.
+#' `blasso_control(preset = "monomvn", intercept = FALSE)`: monomvn's `icept = FALSE` centres the columns of x
+#' but not y and keeps n - 1 degrees of freedom for sigma^2;
 #' predictions without intercept; and coverage as the mean of the p x p matrix of indicators
 #' `lower_j <= beta_i <= upper_j` (every true coefficient against every coefficient's interval). Both
 #' routes use n training rows and n test rows.

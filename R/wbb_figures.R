@@ -412,10 +412,22 @@ plot.sb_wbb_figure2 <- function(x, ...) {
 #' @param quiet Hide the progress bars of the four fits.
 #' @param chunks,future Passed to [wbb()] and [blasso()]: split the draws (chains) into chunks run through
 #'   the user's [future::plan()]; results do not depend on them.
+#' @param paper_code Also run the two WBB schemes as the authors' script (`wbb_supplemetary.R`) computed them
+#'   (arms `"WBB (common, paper code)"` and `"WBB (separate, paper code)"`, beside the exact ones). The script
+#'   calls `glmnet(X, y, lambda = rexp(1) * l, weights = rexp(N))` and, for separate weights, the same with
+#'   `penalty.factor = rexp(p)`: lambda is multiplied by one Exp(1) draw in BOTH schemes, so its "separate"
+#'   prior weights are separate weights normalized to mean 1 (glmnet rescales `penalty.factor` to sum p)
+#'   times a common Exp(1) weight; glmnet also divides the loss by the sum of the data weights and
+#'   standardizes the columns with the weighted SDs of each draw. Each draw here solves that problem exactly
+#'   ([weighted_lasso()] with penalty factors `w0 * v_j / mean(v) * sd_w(x_j)`, lambda `l * sum(w)`), with `l`
+#'   the exact arms' cross-validated lambda on glmnet's scale (the script's own `cv.glmnet(nfolds = 10)` has
+#'   random folds); the Exp(1) weights come from R's generator under `seed` (the caller's random state is
+#'   left as it was).
 #' @return A list of class `sb_wbb_figure3`: `draws` (a named list of `draws x p` coefficient matrices,
 #'   no intercept), `p_zero` (methods x coefficients), `fits` (the four fits: `wbb_common`,
 #'   `wbb_separate`, `blasso_eb`, `blasso_rj`), `column_norms` (the norms of the centred columns of `x`
-#'   used by the RJ arm); with a `plot()` method.
+#'   used by the RJ arm), and with `paper_code = TRUE` `paper_code` (`lambda_glmnet` and the `w0` draws of
+#'   both schemes); with a `plot()` method.
 #' @export
 #' @examples
 #' \donttest{
@@ -425,7 +437,7 @@ plot.sb_wbb_figure2 <- function(x, ...) {
 #' plot(f3)
 #' }
 wbb_figure3 <- function(x, y, draws = 1000L, chains = 4L, burnin = 500L, seed = 2021, threads = NULL, quiet = TRUE,
-                        chunks = NULL, future = FALSE) {
+                        chunks = NULL, future = FALSE, paper_code = FALSE) {
   x <- check_x_matrix(x)
   y <- check_y_vector(y, nrow(x))
   if (is.null(colnames(x))) colnames(x) <- paste0("x", seq_len(ncol(x)))
@@ -433,6 +445,7 @@ wbb_figure3 <- function(x, y, draws = 1000L, chains = 4L, burnin = 500L, seed = 
   chains <- check_count(chains)
   burnin <- check_count(burnin, min = 0L)
   seed <- resolve_seed(seed)
+  paper_code <- check_flag(paper_code)
   n <- nrow(x); p <- ncol(x)
   # monomvn's normalization (centre, then unit Euclidean norm), done here so that the RJ arm does not depend
   # on what the "monomvn" preset does with the columns
@@ -457,9 +470,43 @@ wbb_figure3 <- function(x, y, draws = 1000L, chains = 4L, burnin = 500L, seed = 
             "WBB (separate)" = fit_sep$draws[, colnames(x), drop = FALSE],
             "BLASSO (EB)" = bl_eb$draws[, colnames(x), drop = FALSE],
             "BLASSO (RJ, monomvn defaults)" = rj)
+  pc <- NULL
+  if (paper_code) {
+    lam_g <- fit_sep$lambda / n  # the exact arms' CV lambda on glmnet's scale
+    com <- wbb_figure3_paper_wbb(x, y, lam_g, draws, seed, separate = FALSE)
+    sep <- wbb_figure3_paper_wbb(x, y, lam_g, draws, seed + 1, separate = TRUE)
+    d[["WBB (common, paper code)"]] <- com$draws
+    d[["WBB (separate, paper code)"]] <- sep$draws
+    pc <- list(lambda_glmnet = lam_g, w0_common = com$w0, w0_separate = sep$w0)
+  }
   structure(list(draws = d, p_zero = t(vapply(d, function(m) colMeans(m == 0), numeric(p))),
                  fits = list(wbb_common = fit_com, wbb_separate = fit_sep, blasso_eb = bl_eb, blasso_rj = bl_rj),
-                 column_norms = nrm), class = "sb_wbb_figure3")
+                 column_norms = nrm, paper_code = pc), class = "sb_wbb_figure3")
+}
+
+# The WBB arms of Figure 3 as wbb_supplemetary.R computed them: per draw glmnet(x, y, lambda = w0 * lam_g,
+# weights = w[, t], penalty.factor = v[t, ] (separate) or none (common), standardize = TRUE, intercept = TRUE),
+# w ~ Exp(1)^n, w0 ~ Exp(1), v ~ Exp(1)^p. glmnet's problem, multiplied by sum(w):
+#   sum_i w_i (y_i - b0 - x_i'b)^2 / 2 + lam_g * w0 * sum(w) * sum_j (v_j / mean(v)) * sd_w(x_j) |b_j|,
+# sd_w the weighted SD (weights w / sum(w)) of glmnet's internal standardization; solved exactly on x's scale.
+wbb_figure3_paper_wbb <- function(x, y, lam_g, draws, seed, separate) {
+  n <- nrow(x); p <- ncol(x)
+  wts <- withr::with_seed(as.integer(seed %% .Machine$integer.max), {
+    list(w = matrix(stats::rexp(n * draws), n, draws), w0 = stats::rexp(draws),
+         v = if (separate) matrix(stats::rexp(p * draws), draws, p) else matrix(1, draws, p))
+  })
+  out <- matrix(NA_real_, draws, p, dimnames = list(NULL, colnames(x)))
+  for (t in seq_len(draws)) {
+    w <- wts$w[, t]
+    wn <- w / sum(w)
+    xm <- colSums(x * wn)
+    sdw <- sqrt(colSums(sweep(x, 2, xm)^2 * wn))
+    v <- wts$v[t, ] / mean(wts$v[t, ])
+    fit <- weighted_lasso(x, y, weights = w, penalty_factor = wts$w0[t] * v * sdw, lambda = lam_g * sum(w),
+                          standardize = FALSE, intercept = TRUE)
+    out[t, ] <- fit$coefficients[-1, 1]
+  }
+  list(draws = out, w0 = wts$w0)
 }
 
 #' @export

@@ -100,6 +100,23 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
+// cpp_compare_data
+Rcpp::List cpp_compare_data(int n, int p, int setting, int cell_id, double seed, double b, bool paper_route);
+RcppExport SEXP _scalebayes_cpp_compare_data(SEXP nSEXP, SEXP pSEXP, SEXP settingSEXP, SEXP cell_idSEXP, SEXP seedSEXP, SEXP bSEXP, SEXP paper_routeSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< int >::type n(nSEXP);
+    Rcpp::traits::input_parameter< int >::type p(pSEXP);
+    Rcpp::traits::input_parameter< int >::type setting(settingSEXP);
+    Rcpp::traits::input_parameter< int >::type cell_id(cell_idSEXP);
+    Rcpp::traits::input_parameter< double >::type seed(seedSEXP);
+    Rcpp::traits::input_parameter< double >::type b(bSEXP);
+    Rcpp::traits::input_parameter< bool >::type paper_route(paper_routeSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_compare_data(n, p, setting, cell_id, seed, b, paper_route));
+    return rcpp_result_gen;
+END_RCPP
+}
 // cpp_build_info
 Rcpp::List cpp_build_info();
 RcppExport SEXP _scalebayes_cpp_build_info() {
@@ -626,6 +643,7 @@ static const R_CallMethodDef CallEntries[] = {
     {"_scalebayes_cpp_glmnet_path_coef", (DL_FUNC) &_scalebayes_cpp_glmnet_path_coef, 7},
     {"_scalebayes_cpp_glmnet_cv_lambda_min", (DL_FUNC) &_scalebayes_cpp_glmnet_cv_lambda_min, 4},
     {"_scalebayes_cpp_coverage_all_pairs", (DL_FUNC) &_scalebayes_cpp_coverage_all_pairs, 3},
+    {"_scalebayes_cpp_compare_data", (DL_FUNC) &_scalebayes_cpp_compare_data, 7},
     {"_scalebayes_cpp_build_info", (DL_FUNC) &_scalebayes_cpp_build_info, 0},
     {"_scalebayes_cpp_test_driver", (DL_FUNC) &_scalebayes_cpp_test_driver, 4},
     {"_scalebayes_cpp_test_rng", (DL_FUNC) &_scalebayes_cpp_test_rng, 6},

@@ -32,6 +32,8 @@ scalebayes::gibbs::BlassoControl blasso_control_from(const Rcpp::List& ctrl) {
   c.rj = Rcpp::as<bool>(ctrl["rj"]);
   c.rj_moves = Rcpp::as<int>(ctrl["rj_moves"]);
   c.rj_prior = Rcpp::as<int>(ctrl["rj_prior"]);
+  if (ctrl.containsElementNamed("center_x")) c.center_x = Rcpp::as<bool>(ctrl["center_x"]);
+  if (ctrl.containsElementNamed("rj_cap")) c.rj_cap = Rcpp::as<int>(ctrl["rj_cap"]);
   return c;
 }
 }  // namespace
@@ -142,4 +144,22 @@ double cpp_glmnet_cv_lambda_min(const Rcpp::NumericMatrix& x, const Rcpp::Numeri
 double cpp_coverage_all_pairs(const Rcpp::NumericVector& lo, const Rcpp::NumericVector& hi,
                               const Rcpp::NumericVector& beta) {
   return scalebayes::gibbs::coverage_all_pairs(sbglue::as_map(lo), sbglue::as_map(hi), sbglue::as_map(beta));
+}
+
+// Test hook: dataset b (0-based: dataset b + 1) of one cell of the WBB-paper simulation exactly as
+// run_compare draws it (gibbs::compare_data), so that other software can be run on the same data.
+// [[Rcpp::export]]
+Rcpp::List cpp_compare_data(int n, int p, int setting, int cell_id, double seed, double b, bool paper_route) {
+  namespace G = scalebayes::gibbs;
+  G::CompareCell cell;
+  cell.n = n;
+  cell.p = p;
+  cell.setting = setting;
+  cell.id = cell_id;
+  if (!(b >= 0) || b > 2147483647.0) Rcpp::stop("internal: invalid dataset index");
+  const std::uint64_t s = sbglue::seed_from_r(seed);
+  const G::CompareData d = G::compare_data(cell, s, G::compare_key(cell, static_cast<std::size_t>(b)), paper_route);
+  return Rcpp::List::create(Rcpp::Named("x") = Rcpp::wrap(d.x), Rcpp::Named("y") = Rcpp::wrap(d.y),
+                            Rcpp::Named("xt") = Rcpp::wrap(d.xt), Rcpp::Named("yt") = Rcpp::wrap(d.yt),
+                            Rcpp::Named("beta") = Rcpp::wrap(d.beta));
 }

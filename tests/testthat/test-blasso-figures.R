@@ -232,6 +232,41 @@ test_that("wbb_figure3: RJ arm with point masses, EB arm without, back on the sc
   expect_error(wbb_figure3(x, y, draws = 0), class = "scalebayes_error_input")
 })
 
+test_that("wbb_figure3(paper_code = TRUE): the script's glmnet draws, lambda times one Exp(1) in both schemes", {
+  skip_if_not_installed("glmnet")
+  set.seed(8)
+  n <- 60
+  x <- matrix(rnorm(n * 4), n) %*% diag(c(1, 5, 0.2, 1))
+  colnames(x) <- c("a", "b", "c", "d")
+  y <- drop(3 + x %*% c(1, 0, 0, -1) + rnorm(n))
+  lam <- 0.3
+  seed_before <- .Random.seed
+  sep <- scalebayes:::wbb_figure3_paper_wbb(x, y, lam, draws = 4, seed = 5, separate = TRUE)
+  com <- scalebayes:::wbb_figure3_paper_wbb(x, y, lam, draws = 4, seed = 5, separate = FALSE)
+  expect_identical(.Random.seed, seed_before)  # the caller's random state is left alone
+  # the weights: n data weights per draw, then one Exp(1) lambda multiplier per draw, then p prior weights
+  set.seed(5)
+  w <- matrix(rexp(n * 4), n, 4); w0 <- rexp(4); v <- matrix(rexp(4 * 4), 4, 4)
+  expect_equal(sep$w0, w0)
+  expect_equal(com$w0, w0)
+  for (t in 1:4) {
+    # glmnet as the script calls it (on scale(x); coefficients back to x's scale), converged tightly
+    g_sep <- glmnet::glmnet(scale(x), y, lambda = w0[t] * lam, weights = w[, t], penalty.factor = v[t, ],
+                            thresh = 1e-16)
+    g_com <- glmnet::glmnet(scale(x), y, lambda = w0[t] * lam, weights = w[, t], thresh = 1e-16)
+    expect_equal(unname(sep$draws[t, ]), unname(as.numeric(g_sep$beta) / apply(x, 2, stats::sd)), tolerance = 1e-5)
+    expect_equal(unname(com$draws[t, ]), unname(as.numeric(g_com$beta) / apply(x, 2, stats::sd)), tolerance = 1e-5)
+  }
+  f3 <- wbb_figure3(x, y, draws = 200, chains = 2, burnin = 100, seed = 1, paper_code = TRUE)
+  expect_equal(rownames(f3$p_zero)[5:6], c("WBB (common, paper code)", "WBB (separate, paper code)"))
+  expect_equal(f3$paper_code$lambda_glmnet, f3$fits$wbb_separate$lambda / n)
+  # the exact arms are those of the default call
+  f0 <- wbb_figure3(x, y, draws = 200, chains = 2, burnin = 100, seed = 1)
+  expect_identical(f3$draws[1:4], f0$draws)
+  expect_null(f0$paper_code)
+  expect_error(wbb_figure3(x, y, paper_code = NA), class = "scalebayes_error_input")
+})
+
 test_that("route = 'paper_code': coverage counts every true coefficient against every interval (p x p)", {
   lo <- c(0.5, -0.2, -0.1, 5)
   hi <- c(1.5, 0.2, 1.2, 6)

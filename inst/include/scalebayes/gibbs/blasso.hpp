@@ -50,6 +50,9 @@ struct BlassoControl {
   double sigma2_shape = 0.0;    // a   (0, 0: the improper 1/sigma2 prior)
   double sigma2_scale = 0.0;    // b
   bool intercept = true;        // centre x and y; draw the intercept from N(ybar - xbar'beta, sigma2 / n)
+  // monomvn::blasso(icept = FALSE): with intercept = false, still centre the columns of x (not y) and keep n - 1
+  // degrees of freedom for sigma2 (monomvn hard-codes the shape (n - 1) / 2 + a); no intercept is drawn.
+  bool center_x = false;
   int chains = 4;
   // Run only chains first_chain .. first_chain + chain_count - 1 of the `chains` (chain k always draws from
   // rng::Stream(seed, k)), so that a run split over processes gives the same draws as one run. Under Monte-Carlo
@@ -73,6 +76,9 @@ struct BlassoControl {
   bool rj = false;
   int rj_moves = 1;             // add/delete proposals per sweep
   int rj_prior = 0;             // 0: uniform over models (monomvn's effective default), 1: uniform on the size
+  // largest active set: 0: n_eff - 1 (n - 2 with an intercept); 1: n - 1, monomvn's M = min(p, n - 1) (the lasso
+  // prior keeps the active-set regression proper either way)
+  int rj_cap = 0;
   // Testing hook: if non-empty, tau^2 is held at these values (no tau / lambda updates). The model is then the
   // conjugate normal-inverse-gamma regression, whose posterior is known exactly.
   std::vector<double> fixed_tau2;
@@ -128,8 +134,8 @@ class BlassoChain {
     }
     if (c_.rj) {
       // start from the empty model plus a random half, so chains start dispersed
-      // a random start of at most min(p, n_eff - 1) / 2 coefficients (active sets are capped at n_eff - 1)
-      const int cap = std::max(0, static_cast<int>(std::min<double>(p, d.n_eff - 1.0)) / 2);
+      // a random start of at most min(p, max_active()) / 2 coefficients (active sets are capped at max_active())
+      const int cap = std::max(0, static_cast<int>(std::min<double>(p, max_active())) / 2);
       std::fill(active_.begin(), active_.end(), 0);
       int k = 0;
       for (int j = 0; j < p && k < cap; ++j)
@@ -162,6 +168,8 @@ class BlassoChain {
     return s;
   }
   long rj_proposed = 0, rj_accepted = 0;
+  // the largest active set of the rj mode (BlassoControl::rj_cap)
+  double max_active() const { return c_.rj_cap == 1 ? d_.n - 1.0 : d_.n_eff - 1.0; }
 
   void sweep() {
     if (c_.rj) {
@@ -302,7 +310,7 @@ class BlassoChain {
     active_[j] = 1 - active_[j];
     std::vector<int> prop = active_index();
     const int kp = static_cast<int>(prop.size());
-    if (kp > d_.n_eff - 1) {  // keep the active set estimable
+    if (kp > max_active()) {  // keep the active set estimable (monomvn's M with rj_cap = 1)
       active_[j] = 1 - active_[j];
       return;
     }
@@ -350,6 +358,11 @@ inline BlassoData prepare_data(const Eigen::Ref<const Eigen::MatrixXd>& x, const
     d.ybar = d.y.mean();
     d.X.rowwise() -= d.xbar.transpose();
     d.y.array() -= d.ybar;
+    d.n_eff = d.n - 1.0;
+  } else if (c.center_x) {  // monomvn's icept = FALSE: x centred, y not, n - 1 degrees of freedom
+    const Eigen::VectorXd xm = d.X.colwise().mean().transpose();
+    d.X.rowwise() -= xm.transpose();
+    d.xbar.setZero(d.p);
     d.n_eff = d.n - 1.0;
   } else {
     d.xbar.setZero(d.p);

@@ -189,8 +189,10 @@ inline Eigen::VectorXd l2_column_scale(const Eigen::MatrixXd& x) {
 //     each draw is glmnet(x, y, weights = Exp(1), penalty.factor = Exp(1), intercept = FALSE) on its DEFAULT
 //     path read at coef(s = lambda) (cd/glmnet_path.hpp: beyond the end of the path, its last solution);
 //   * Bayesian lasso: monomvn::blasso(x, y, T = 500, icept = FALSE) with draws 301-500 kept: st.blasso (the
-//     "monomvn" preset: RJ, lambda^2 ~ Gamma(2, 0.1), intercept integrated out, improper 1/sigma2), columns
-//     centred and scaled to unit L2 norm, thin = min(p, n - 1), blasso_burn_draws thinned draws discarded;
+//     "monomvn" preset: RJ, lambda^2 ~ Gamma(2, 0.1), improper 1/sigma2, active sets up to n - 1), columns
+//     centred and scaled to unit L2 norm, thin = min(p, n - 1), blasso_burn_draws thinned draws discarded; and
+//     icept = FALSE as monomvn's C code has it: y is NOT centred (its mean stays in the residuals) while the
+//     sigma2 draw keeps n - 1 degrees of freedom (BlassoControl::center_x);
 //   * metrics: predictions x* b without intercept (the script drops it), coverage over all p x p pairs
 //     (coverage_all_pairs).
 // Called by compare_one with the dataset (compare_data(..., true)) and out already set to NaN.
@@ -236,6 +238,9 @@ inline bool compare_one_paper(const CompareCell& c, const CompareSettings& st, s
       bc.sigma2_shape = 0.0;
       bc.sigma2_scale = 0.0;
     }
+    // icept = FALSE as monomvn has it: x centred, y NOT centred, n - 1 degrees of freedom for sigma2, no intercept
+    bc.intercept = false;
+    bc.center_x = true;
     const Eigen::VectorXd scale = l2_column_scale(x);
     const Eigen::MatrixXd xb = x * scale.cwiseInverse().asDiagonal();
     if (bc.mode == LambdaMode::em) bc.lambda = 0.0;
