@@ -225,8 +225,8 @@ print.sb_nn_fit <- function(x, ...) {
 #' @param pars Parameter names or indices (default all; `plot()` shows at most 16).
 #' @param type `coef()`: `"mean"` or `"median"`. `predict()`: `"response"` (posterior predictive mean: the
 #'   mean for gaussian, class probabilities for classification), `"class"` (most probable class under the
-#'   posterior predictive mean), `"draws"` (per-draw response-scale predictions, draws x examples [x
-#'   outputs]) or `"interval"` (mean and central credible interval of every output). `plot()`: `"metric"`
+#'   posterior predictive mean), `"draws"` (per-draw response-scale predictions, draws x examples (x
+#'   outputs)) or `"interval"` (mean and central credible interval of every output). `plot()`: `"metric"`
 #'   (posterior of the test accuracy or RMSE; needs `newy` at fit time), `"training"` (loss and accuracy per
 #'   epoch of every draw, or per trace point of every chain) or `"weights"` (marginal histograms).
 #' @param newx New inputs with the example shape the network was trained on; `NULL`: the fit's `newx`.
