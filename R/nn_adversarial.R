@@ -63,7 +63,7 @@ nn_adversarial <- function(fit, x, y, zeta = c(0, 0.1, 0.2, 0.3, 0.4, 0.5), clip
     sb_abort(c("{.arg fit} must be a network fit ({.fn wbb_nn} or {.fn sgld_sa} with a {.arg model}).",
                x = "You supplied {.obj_type_friendly {fit}}."), arg = "fit", call = call)
   }
-  if (is.null(fit$weights)) {
+  if (is.null(.subset2(fit, "weights"))) {  # (fit$weights would decode every draw)
     sb_abort(c("{.arg fit} keeps no weights: the attack needs every draw's parameters.",
                i = "Refit with {.code keep_draws = TRUE} (the default)."),
              arg = "fit", call = call)
