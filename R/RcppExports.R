@@ -81,6 +81,14 @@ cpp_nn_sgmcmc <- function(spec, x, xdim, y, newx, newdim, control, nnctl, run) {
     .Call(`_scalebayes_cpp_nn_sgmcmc`, spec, x, xdim, y, newx, newdim, control, nnctl, run)
 }
 
+cpp_nn_vi <- function(spec, x, xdim, y, newx, newdim, control, vi, run) {
+    .Call(`_scalebayes_cpp_nn_vi`, spec, x, xdim, y, newx, newdim, control, vi, run)
+}
+
+cpp_vi_test <- function(spec, x, xdim, y, params, rho, logit, vi, what, reps, seed) {
+    .Call(`_scalebayes_cpp_vi_test`, spec, x, xdim, y, params, rho, logit, vi, what, reps, seed)
+}
+
 cpp_nn_adversarial <- function(spec, params, buffers, x, xdim, y, zeta, clip, batch, device, float64, keep_x, source, predicted_label) {
     .Call(`_scalebayes_cpp_nn_adversarial`, spec, params, buffers, x, xdim, y, zeta, clip, batch, device, float64, keep_x, source, predicted_label)
 }

@@ -302,6 +302,46 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
+// cpp_nn_vi
+Rcpp::List cpp_nn_vi(Rcpp::List spec, Rcpp::NumericVector x, Rcpp::IntegerVector xdim, Rcpp::NumericVector y, Rcpp::NumericVector newx, Rcpp::IntegerVector newdim, Rcpp::List control, Rcpp::List vi, Rcpp::List run);
+RcppExport SEXP _scalebayes_cpp_nn_vi(SEXP specSEXP, SEXP xSEXP, SEXP xdimSEXP, SEXP ySEXP, SEXP newxSEXP, SEXP newdimSEXP, SEXP controlSEXP, SEXP viSEXP, SEXP runSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< Rcpp::List >::type spec(specSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type x(xSEXP);
+    Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type xdim(xdimSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type y(ySEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type newx(newxSEXP);
+    Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type newdim(newdimSEXP);
+    Rcpp::traits::input_parameter< Rcpp::List >::type control(controlSEXP);
+    Rcpp::traits::input_parameter< Rcpp::List >::type vi(viSEXP);
+    Rcpp::traits::input_parameter< Rcpp::List >::type run(runSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_nn_vi(spec, x, xdim, y, newx, newdim, control, vi, run));
+    return rcpp_result_gen;
+END_RCPP
+}
+// cpp_vi_test
+Rcpp::NumericMatrix cpp_vi_test(Rcpp::List spec, Rcpp::NumericVector x, Rcpp::IntegerVector xdim, Rcpp::NumericVector y, Rcpp::NumericVector params, Rcpp::NumericVector rho, Rcpp::NumericVector logit, Rcpp::List vi, std::string what, int reps, double seed);
+RcppExport SEXP _scalebayes_cpp_vi_test(SEXP specSEXP, SEXP xSEXP, SEXP xdimSEXP, SEXP ySEXP, SEXP paramsSEXP, SEXP rhoSEXP, SEXP logitSEXP, SEXP viSEXP, SEXP whatSEXP, SEXP repsSEXP, SEXP seedSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< Rcpp::List >::type spec(specSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type x(xSEXP);
+    Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type xdim(xdimSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type y(ySEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type params(paramsSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type rho(rhoSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type logit(logitSEXP);
+    Rcpp::traits::input_parameter< Rcpp::List >::type vi(viSEXP);
+    Rcpp::traits::input_parameter< std::string >::type what(whatSEXP);
+    Rcpp::traits::input_parameter< int >::type reps(repsSEXP);
+    Rcpp::traits::input_parameter< double >::type seed(seedSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_vi_test(spec, x, xdim, y, params, rho, logit, vi, what, reps, seed));
+    return rcpp_result_gen;
+END_RCPP
+}
 // cpp_nn_adversarial
 Rcpp::List cpp_nn_adversarial(Rcpp::List spec, Rcpp::NumericMatrix params, Rcpp::NumericMatrix buffers, Rcpp::NumericVector x, Rcpp::IntegerVector xdim, Rcpp::NumericVector y, Rcpp::NumericVector zeta, Rcpp::NumericVector clip, double batch, std::string device, bool float64, bool keep_x, Rcpp::IntegerVector source, bool predicted_label);
 RcppExport SEXP _scalebayes_cpp_nn_adversarial(SEXP specSEXP, SEXP paramsSEXP, SEXP buffersSEXP, SEXP xSEXP, SEXP xdimSEXP, SEXP ySEXP, SEXP zetaSEXP, SEXP clipSEXP, SEXP batchSEXP, SEXP deviceSEXP, SEXP float64SEXP, SEXP keep_xSEXP, SEXP sourceSEXP, SEXP predicted_labelSEXP) {
@@ -657,6 +697,8 @@ static const R_CallMethodDef CallEntries[] = {
     {"_scalebayes_cpp_nn_objective", (DL_FUNC) &_scalebayes_cpp_nn_objective, 8},
     {"_scalebayes_cpp_nn_predict", (DL_FUNC) &_scalebayes_cpp_nn_predict, 6},
     {"_scalebayes_cpp_nn_sgmcmc", (DL_FUNC) &_scalebayes_cpp_nn_sgmcmc, 9},
+    {"_scalebayes_cpp_nn_vi", (DL_FUNC) &_scalebayes_cpp_nn_vi, 9},
+    {"_scalebayes_cpp_vi_test", (DL_FUNC) &_scalebayes_cpp_vi_test, 11},
     {"_scalebayes_cpp_nn_adversarial", (DL_FUNC) &_scalebayes_cpp_nn_adversarial, 14},
     {"_scalebayes_cpp_nn_forward", (DL_FUNC) &_scalebayes_cpp_nn_forward, 8},
     {"_scalebayes_cpp_test_storage_ops", (DL_FUNC) &_scalebayes_cpp_test_storage_ops, 6},

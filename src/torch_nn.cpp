@@ -9,6 +9,7 @@
 #include "scalebayes/nn/predict.hpp"
 #include "scalebayes/nn/sgmcmc.hpp"
 #include "scalebayes/nn/train.hpp"
+#include "scalebayes/nn/vi/fit.hpp"
 #include "scalebayes/nn/wbb.hpp"
 #endif
 
@@ -383,6 +384,232 @@ Rcpp::List cpp_nn_sgmcmc(Rcpp::List spec, Rcpp::NumericVector x, Rcpp::IntegerVe
   return Rcpp::List::create(Rcpp::Named("chains") = chains, Rcpp::Named("messages") = messages,
                             Rcpp::Named("interrupted") = rs.interrupted || prog.interrupted(),
                             Rcpp::Named("device") = dev.device.str());
+#else
+  Rcpp::stop("scalebayes was built without LibTorch");
+#endif
+}
+
+// Variational fits (engine: nn/vi/fit.hpp): one fit per entry of vi$log_lambda (the other settings are
+// shared), each from rng::Stream(seed, i). control: the nn_control() engine list; vi: the vi_control() engine
+// list plus log_lambda (a vector), draws, prune (NA: none), retrain_epochs; run: seed, threads, quiet.
+// [[Rcpp::export]]
+Rcpp::List cpp_nn_vi(Rcpp::List spec, Rcpp::NumericVector x, Rcpp::IntegerVector xdim, Rcpp::NumericVector y,
+                     Rcpp::NumericVector newx, Rcpp::IntegerVector newdim, Rcpp::List control, Rcpp::List vi,
+                     Rcpp::List run) {
+#ifdef SCALEBAYES_HAVE_TORCH
+  namespace V = scalebayes::nn::vi;
+  nn::TorchThreadGuard torch_threads0;
+  nn::BlasThreadGuard blas1;
+  const nn::DeviceChoice dev = run_device(control);
+  V::ViProblem pb;
+  pb.spec = spec_from(spec);
+  pb.dev = dev;
+  const DeviceData data = device_data(pb.spec, dev, x, xdim, y, newx, newdim);
+  pb.data = &data.train;
+  pb.x_new = data.x_new;
+  pb.train = train_from(control);
+  pb.torch_threads = Rcpp::as<int>(control["torch_threads"]);
+  pb.draws = static_cast<std::int64_t>(Rcpp::as<double>(vi["draws"]));
+  pb.prune = Rcpp::as<double>(vi["prune"]);
+  if (!std::isfinite(pb.prune)) pb.prune = NAN;
+  pb.retrain_epochs = static_cast<std::int64_t>(Rcpp::as<double>(vi["retrain_epochs"]));
+  V::Settings st;
+  st.prior = static_cast<V::Prior>(Rcpp::as<int>(vi["prior"]));
+  st.estimator = static_cast<V::Estimator>(Rcpp::as<int>(vi["estimator"]));
+  st.samples = Rcpp::as<int>(vi["samples"]);
+  st.tau = Rcpp::as<double>(vi["tau"]);
+  st.prior_sd = Rcpp::as<double>(vi["prior_sd"]);
+  st.mix_pi = Rcpp::as<double>(vi["mix_pi"]);
+  st.mix_sd1 = Rcpp::as<double>(vi["mix_sd1"]);
+  st.mix_sd2 = Rcpp::as<double>(vi["mix_sd2"]);
+  st.alpha_max = Rcpp::as<double>(vi["alpha_max"]);
+  st.bias_spike = Rcpp::as<bool>(vi["bias_spike"]);
+  st.init_sigma = Rcpp::as<double>(vi["init_sigma"]);
+  st.init_phi = Rcpp::as<double>(vi["init_phi"]);
+  st.init_mu = Rcpp::as<double>(vi["init_mu"]);
+  st.noise_sd = Rcpp::as<double>(vi["noise_sd"]);
+  st.kl_weight = Rcpp::as<double>(vi["kl_weight"]);
+  Rcpp::NumericVector log_lambda = vi["log_lambda"];
+  for (double ll : log_lambda) {
+    V::Settings s1 = st;
+    s1.log_lambda = ll;
+    pb.fits.push_back(s1);
+  }
+  const R_xlen_t F = static_cast<R_xlen_t>(pb.fits.size());
+  nn::Net probe(pb.spec, torch::kCPU, torch::kFloat);
+  { V::Variational check(probe, pb.fits[0]); }  // the settings' errors before any thread starts
+  const R_xlen_t P = static_cast<R_xlen_t>(probe->n_parameters());
+  const R_xlen_t B = static_cast<R_xlen_t>(probe->n_buffer_values());
+  const bool has_new = data.x_new.defined();
+  const R_xlen_t O = has_new ? static_cast<R_xlen_t>(newdim[0]) * probe->out_dim() : 0;
+  const R_xlen_t D = static_cast<R_xlen_t>(pb.draws);
+  const bool keep = Rcpp::as<bool>(vi["keep_draws"]);
+  const bool f32 = keep && dev.dtype == torch::kFloat;
+  const bool pruning = std::isfinite(pb.prune);
+  const std::int64_t rows = nn::max_epochs(pb.train, data.train.n()) + (pruning ? pb.retrain_epochs : 0);
+  Rcpp::NumericVector mu(P * F, NA_REAL), sigma(P * F, NA_REAL), phi(P * F, NA_REAL), mask(P * F, NA_REAL);
+  Rcpp::NumericVector params(keep && !f32 ? P * D * F : 0), buffers(keep && !f32 ? B * D * F : 0);
+  Rcpp::RawVector params_f(f32 ? P * D * F * static_cast<R_xlen_t>(sizeof(float)) : 0),
+      buffers_f(f32 ? B * D * F * static_cast<R_xlen_t>(sizeof(float)) : 0);
+  Rcpp::NumericVector pred(O * D * F, NA_REAL), pred_mean_q(O * F, NA_REAL), pred_stages(pruning ? 2 * O * F : 0, NA_REAL);
+  Rcpp::NumericVector trace(static_cast<R_xlen_t>(rows) * 6 * F, NA_REAL), accuracy(static_cast<R_xlen_t>(rows) * F, NA_REAL);
+  Rcpp::NumericVector epochs(F, 0.0), steps(F, 0.0), kept(F, NA_REAL);
+  Rcpp::IntegerVector status(F, 0);
+  V::ViOutput out;
+  out.mu = mu.begin();
+  out.sigma = sigma.begin();
+  out.phi = phi.begin();
+  out.mask = mask.begin();
+  out.params = keep && !f32 ? params.begin() : nullptr;
+  out.buffers = keep && !f32 && B > 0 ? buffers.begin() : nullptr;
+  out.params_f = f32 ? reinterpret_cast<float*>(params_f.begin()) : nullptr;
+  out.buffers_f = f32 && B > 0 ? reinterpret_cast<float*>(buffers_f.begin()) : nullptr;
+  out.pred = O > 0 ? pred.begin() : nullptr;
+  out.pred_mean_q = O > 0 ? pred_mean_q.begin() : nullptr;
+  out.pred_stages = pruning && O > 0 ? pred_stages.begin() : nullptr;
+  out.trace_rows = rows;
+  out.trace = trace.begin();
+  out.accuracy = accuracy.begin();
+  out.epochs = epochs.begin();
+  out.steps = steps.begin();
+  out.kept = kept.begin();
+  out.status = status.begin();
+  nn::TrainProgress tp;
+  pb.progress = &tp;
+  const double per_fit = static_cast<double>(nn::total_steps(pb.train, data.train.n()) +
+                                             (pruning ? pb.retrain_epochs * nn::steps_per_epoch(pb.train, data.train.n()) : 0));
+  const scalebayes::parallel::RunSettings rs0 = sbglue::run_settings(run);
+  const int threads = nn::device_worker_threads(dev.device, rs0.threads);
+  const std::string label = Rcpp::as<std::string>(vi["label"]);
+  sbglue::Progress prog(per_fit * static_cast<double>(F), run, label.c_str());
+  std::string shown;
+  auto monitor = [&](std::size_t done) {
+    char buf[200];
+    const double loss = tp.loss.load(), acc = tp.accuracy.load(), sp = tp.sparsity.load();
+    int k = std::snprintf(buf, sizeof buf, "%s", label.c_str());
+    if (F > 1 && k > 0 && k < static_cast<int>(sizeof buf)) k += std::snprintf(buf + k, sizeof buf - k, " %zu/%d", done, static_cast<int>(F));
+    if (!std::isnan(loss) && k > 0 && k < static_cast<int>(sizeof buf))
+      k += std::snprintf(buf + k, sizeof buf - k, " | -ELBO/n %.4g", loss);
+    if (!std::isnan(acc) && k > 0 && k < static_cast<int>(sizeof buf))
+      k += std::snprintf(buf + k, sizeof buf - k, " | acc %.3f", acc);
+    if (!std::isnan(sp) && k > 0 && k < static_cast<int>(sizeof buf))
+      std::snprintf(buf + k, sizeof buf - k, " | kept %.3g", sp);
+    if (shown != buf) {
+      shown = buf;
+      prog.set_name(shown);
+    }
+    return prog(static_cast<std::size_t>(tp.steps.load() + tp.skipped.load()));
+  };
+  const auto rs = V::run_vi(pb, out, rs0.seed, threads, monitor);
+  return Rcpp::List::create(
+      Rcpp::Named("mu") = mu, Rcpp::Named("sigma") = sigma, Rcpp::Named("phi") = phi, Rcpp::Named("mask") = mask,
+      Rcpp::Named("params") = f32 ? Rcpp::RObject(params_f) : Rcpp::RObject(params),
+      Rcpp::Named("buffers") = f32 ? Rcpp::RObject(buffers_f) : Rcpp::RObject(buffers),
+      Rcpp::Named("pred") = pred, Rcpp::Named("pred_mean_q") = pred_mean_q, Rcpp::Named("pred_stages") = pred_stages,
+      Rcpp::Named("trace") = trace, Rcpp::Named("accuracy") = accuracy, Rcpp::Named("trace_rows") = static_cast<double>(rows),
+      Rcpp::Named("epochs") = epochs, Rcpp::Named("steps") = steps, Rcpp::Named("kept") = kept,
+      Rcpp::Named("status") = status, Rcpp::Named("interrupted") = rs.interrupted || prog.interrupted(),
+      Rcpp::Named("device") = dev.device.str());
+#else
+  Rcpp::stop("scalebayes was built without LibTorch");
+#endif
+}
+
+// Test hook of the variational engine (float64, CPU): a network at mean parameters `params` (Net::copy_to
+// order) with q's rho and logit (one value per parameter; logit ignored unless the prior is spike_slab) and the
+// vi settings list of cpp_nn_vi (log_lambda its first entry). what = "kl": KL(q || p) (one value); "grad": `reps`
+// replications of the gradient of the minibatch NLL mean over all of x with respect to (mu, rho), a reps x 2P
+// matrix; "gamma": `reps` hard Gumbel-softmax inclusions of the variational weights, reps x (weights of q).
+// [[Rcpp::export]]
+Rcpp::NumericMatrix cpp_vi_test(Rcpp::List spec, Rcpp::NumericVector x, Rcpp::IntegerVector xdim, Rcpp::NumericVector y,
+                                Rcpp::NumericVector params, Rcpp::NumericVector rho, Rcpp::NumericVector logit,
+                                Rcpp::List vi, std::string what, int reps, double seed) {
+#ifdef SCALEBAYES_HAVE_TORCH
+  namespace V = scalebayes::nn::vi;
+  nn::TorchThreadGuard torch_threads0;
+  nn::set_worker_threads(1);
+  const nn::ModelSpec ms = spec_from(spec);
+  nn::Net net(ms, torch::kCPU, torch::kDouble);
+  V::Settings st;
+  st.prior = static_cast<V::Prior>(Rcpp::as<int>(vi["prior"]));
+  st.estimator = static_cast<V::Estimator>(Rcpp::as<int>(vi["estimator"]));
+  st.tau = Rcpp::as<double>(vi["tau"]);
+  st.prior_sd = Rcpp::as<double>(vi["prior_sd"]);
+  st.mix_pi = Rcpp::as<double>(vi["mix_pi"]);
+  st.mix_sd1 = Rcpp::as<double>(vi["mix_sd1"]);
+  st.mix_sd2 = Rcpp::as<double>(vi["mix_sd2"]);
+  st.alpha_max = Rcpp::as<double>(vi["alpha_max"]);
+  st.bias_spike = Rcpp::as<bool>(vi["bias_spike"]);
+  st.noise_sd = Rcpp::as<double>(vi["noise_sd"]);
+  st.log_lambda = Rcpp::NumericVector(vi["log_lambda"])[0];
+  V::Variational v(net, st);
+  scalebayes::rng::Stream s(sbglue::seed_from_r(seed), 0);
+  net->init_from(s);
+  v.init_from(s);
+  const std::int64_t P = net->n_parameters();
+  if (params.size() != P || rho.size() != P || logit.size() != P) Rcpp::stop("params, rho and logit need P values");
+  net->copy_from(params.begin());
+  std::vector<std::int64_t> start;
+  std::int64_t a = 0;
+  for (const auto& g : net->groups()) {
+    start.push_back(a);
+    a += g.tensor.numel();
+  }
+  {
+    torch::NoGradGuard ng;
+    for (auto& g : v.groups()) {
+      const auto sz = net->groups()[g.g].tensor.sizes();
+      g.rho.copy_(torch::from_blob(rho.begin() + start[g.g], sz, torch::kDouble));
+      if (g.logit.defined()) g.logit.copy_(torch::from_blob(logit.begin() + start[g.g], sz, torch::kDouble));
+    }
+  }
+  if (what == "kl") {
+    Rcpp::NumericMatrix r(1, 1);
+    torch::NoGradGuard ng;
+    r(0, 0) = v.kl().item<double>();
+    return r;
+  }
+  if (what == "gamma") {
+    std::int64_t m = 0;
+    for (auto& g : v.groups()) m += g.logit.defined() ? g.logit.numel() : 0;
+    Rcpp::NumericMatrix r(reps, m);
+    torch::NoGradGuard ng;
+    for (int k = 0; k < reps; ++k) {
+      std::int64_t c = 0;
+      for (auto& g : v.groups()) {
+        if (!g.logit.defined()) continue;
+        torch::Tensor t = v.gamma(g).flatten().contiguous();
+        for (std::int64_t j = 0; j < t.numel(); ++j) r(k, c + j) = t[j].item<double>();
+        c += t.numel();
+      }
+    }
+    return r;
+  }
+  if (what != "grad") Rcpp::stop("unknown test");
+  const nn::DeviceChoice dev = nn::choose_device("cpu", true);
+  nn::Dataset d = nn::make_dataset(x.begin(), dims_of(xdim), y.begin(), ms.family, dev.options(), y_columns(y, xdim));
+  V::ViObjective obj(net, v, d);
+  V::SampleHook hook(v, net);
+  Rcpp::NumericMatrix r(reps, 2 * P);
+  for (int k = 0; k < reps; ++k) {
+    net->zero_grad();
+    for (auto& g : v.groups()) if (g.rho.grad().defined()) g.rho.grad().zero_();
+    torch::Tensor l = obj.nll_examples(net->forward(d.x, hook), d.y).mean();
+    l.backward();
+    for (std::size_t gi = 0; gi < net->groups().size(); ++gi) {
+      torch::Tensor gr = net->groups()[gi].tensor.grad();
+      if (!gr.defined()) continue;
+      gr = gr.flatten().contiguous();
+      for (std::int64_t j = 0; j < gr.numel(); ++j) r(k, start[gi] + j) = gr[j].item<double>();
+    }
+    for (auto& g : v.groups()) {
+      torch::Tensor gr = g.rho.grad();
+      if (!gr.defined()) continue;
+      gr = gr.flatten().contiguous();
+      for (std::int64_t j = 0; j < gr.numel(); ++j) r(k, P + start[g.g] + j) = gr[j].item<double>();
+    }
+  }
+  return r;
 #else
   Rcpp::stop("scalebayes was built without LibTorch");
 #endif

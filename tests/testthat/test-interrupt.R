@@ -165,3 +165,14 @@ test_that("sgld_sa() on a network interrupted before the first kept draw returns
                         "    any(grepl('interrupted', out)) && identical(e, 'state')) rlang::interrupt()"),
                   "cpp_nn_sgmcmc", limit = 5)  # the time is taken after print() and predict() too: 2 s more
 })
+
+test_that("sparse_vi() stops on Ctrl-C and returns the state q reached", {
+  skip_if_not(sb_torch_available())
+  # 1e5 epochs would take hours; the fit comes back with a warning, interrupted = TRUE and draws of the q reached
+  interrupt_child(c("set.seed(1); x <- matrix(runif(2000 * 50, -1, 1), 2000, 50)", "y <- x[, 1] + rnorm(2000)"),
+                  paste("f <- suppressWarnings(sparse_vi(x, y, model = nn_mlp(c(64, 64)), epochs = 1e5, draws = 5,",
+                        "seed = 1, quiet = TRUE));",
+                        "if (isTRUE(f$interrupted) && nrow(f$trace) < 1e5 && nrow(f$weights) == 5 &&",
+                        "    all(is.finite(f$weights))) rlang::interrupt()"),
+                  "cpp_nn_vi")
+})

@@ -147,6 +147,17 @@ struct Torch<kinds::DropoutKind> : NoModule {
 
 }  // namespace torch_kinds
 
+// A layer hook replaces the forward of chosen parameter layers (linear, conv2d) for one forward pass: the
+// variational objectives (nn/vi/) compute those layers from sampled weights or from the pre-activation
+// distribution (local reparameterization) while every other layer (activations, pooling, reshape, dropout,
+// batch norm) runs as written once above. active(i): whether layer i (0-based, the ModelSpec's order) is
+// replaced; forward(i, spec, x): its output on x.
+struct LayerHook {
+  virtual ~LayerHook() = default;
+  virtual bool active(std::size_t layer) const = 0;
+  virtual torch::Tensor forward(std::size_t layer, const LayerSpec& spec, const torch::Tensor& x) = 0;
+};
+
 class NetImpl : public torch::nn::Module {
  public:
   NetImpl(const ModelSpec& spec, torch::Device device, torch::Dtype dtype) : spec_(spec) {
@@ -172,6 +183,7 @@ class NetImpl : public torch::nn::Module {
           const torch::Tensor* t = own.find(d.name);
           if (!t || !t->sizes().equals(d.shape))
             throw std::logic_error(lp.base + "." + d.name + ": module and plan disagree on the tensor");
+          group_layer_.push_back(i);
           groups_.push_back({lp.base + "." + d.name, *t, d.penalized, d.init_bound, d.init_value});
         }
       }
@@ -194,7 +206,21 @@ class NetImpl : public torch::nn::Module {
     return x;
   }
 
+  // The forward pass with the layers the hook marks active computed by the hook (nn/vi/).
+  torch::Tensor forward(torch::Tensor x, LayerHook& hook) {
+    torch_kinds::ForwardContext c{is_training(), has_dropout_ ? &gen_ : nullptr};
+    for (std::size_t i = 0; i < layers_.size(); ++i) {
+      torch_kinds::Slot& lay = layers_[i];
+      x = hook.active(i) ? hook.forward(i, lay.spec, x) : lay.forward(lay, std::move(x), c);
+    }
+    return x;
+  }
+
   const std::vector<ParamGroup>& groups() const { return groups_; }
+  // The layer (0-based) each parameter group belongs to, and each layer's resolved spec.
+  std::size_t group_layer(std::size_t g) const { return group_layer_[g]; }
+  std::size_t n_layers() const { return layers_.size(); }
+  const LayerSpec& layer_spec(std::size_t i) const { return layers_[i].spec; }
   std::int64_t out_dim() const { return out_dim_; }
   bool has_dropout() const { return has_dropout_; }
   // Training needs minibatches of at least two examples (a batch-norm layer: NetPlan::needs_two_examples()).
@@ -299,6 +325,7 @@ class NetImpl : public torch::nn::Module {
   at::Generator gen_;  // dropout masks (defined only with dropout layers)
   std::vector<torch_kinds::Slot> layers_;
   std::vector<ParamGroup> groups_;
+  std::vector<std::size_t> group_layer_;
   std::int64_t out_dim_ = 0;
 };
 TORCH_MODULE(Net);

@@ -27,6 +27,9 @@
 //       // the stream (as dropout's masks do), never from torch's global state.
 //   Certificate certify(std::int64_t chunk); // the objective and ||grad (objective / n)|| over parameters(),
 //                                           // in chunks of `chunk` examples (grad_tol checks, final check)
+// and optionally
+//   void end_epoch(std::int64_t epochs);    // after every completed epoch (a variational objective records
+//                                           // its epoch's NLL, KL and sparsity there: one host read)
 // The loop calls zero_grad, minibatch, backward and the optimizer step, in that order, once per step.
 #pragma once
 #include <torch/torch.h>
@@ -35,6 +38,8 @@
 #include <cmath>
 #include <cstdint>
 #include <memory>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "scalebayes/nn/objective.hpp"
@@ -106,6 +111,7 @@ struct TrainProgress {
   std::atomic<long> steps{0};
   std::atomic<long> skipped{0};
   std::atomic<double> loss{NAN}, accuracy{NAN};
+  std::atomic<double> sparsity{NAN};  // variational fits: the share of weights kept (NaN otherwise)
 };
 
 inline std::unique_ptr<torch::optim::Optimizer> make_optimizer(const std::vector<torch::Tensor>& params,
@@ -125,6 +131,11 @@ inline std::unique_ptr<torch::optim::Optimizer> make_optimizer(const std::vector
 inline std::unique_ptr<torch::optim::Optimizer> make_optimizer(Net& net, const TrainConfig& c) {
   return make_optimizer(net->parameters(), c);
 }
+
+template <class O, class = void>
+struct has_end_epoch : std::false_type {};
+template <class O>
+struct has_end_epoch<O, std::void_t<decltype(std::declval<O&>().end_epoch(std::int64_t()))>> : std::true_type {};
 
 // Minimize the objective from its current parameters. `final_check` evaluates the certificate at the end
 // (when c.certify). `progress` (optional) counts steps for a display.
@@ -214,6 +225,7 @@ TrainResult train_loop(Objective& obj, const TrainConfig& c, rng::Stream& s,
       }
     }
     ++r.epochs;
+    if constexpr (has_end_epoch<Objective>::value) obj.end_epoch(r.epochs);
     if (c.grad_tol > 0 && step < total) {
       if (obj.certify(B).grad_norm < c.grad_tol) {
         r.converged = true;

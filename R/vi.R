@@ -1,0 +1,369 @@
+# Variational inference for networks: sparse_vi() (Bai, Song & Cheng 2020) and bbb() (Bayes by Backprop,
+# variational dropout, pruning). Both are thin wrappers over vi_run(): the engine (nn/vi/) minimizes the negative
+# ELBO with the one training loop of every network method, and the fit is built by new_sb_nn_fit().
+
+#' Spike-and-slab variational inference for sparse networks
+#'
+#' Bai, Song & Cheng (2020), Algorithm 1. Every weight (and, with `vi_control(bias_spike = TRUE)`, every
+#' bias) of the linear and convolution layers has the spike-and-slab prior \eqn{\lambda N(0, \sigma_0^2) +
+#' (1 - \lambda) \delta_0} and the variational family \eqn{\gamma N(\mu, \sigma^2)}, \eqn{\gamma \sim}
+#' Bernoulli(\eqn{\phi}). The negative ELBO, with the closed-form KL per weight
+#' \deqn{\phi \log\frac{\phi}{\lambda} + (1-\phi)\log\frac{1-\phi}{1-\lambda} + \phi\left[\log\frac{\sigma_0}{\sigma} + \frac{\sigma^2 + \mu^2}{2\sigma_0^2} - \frac12\right],}{phi log(phi/lambda) + (1-phi) log((1-phi)/(1-lambda)) + phi [log(sigma0/sigma) + (sigma^2+mu^2)/(2 sigma0^2) - 1/2],}
+#' is minimized by minibatch steps of [nn_control()]'s optimizer, the KL weighted by m / n for a minibatch of
+#' m of the n examples, the inclusions sampled by the hard Gumbel-softmax with the straight-through gradient
+#' (`vi_control(tau = )`). A weight is selected when \eqn{\phi > 0.5}.
+#'
+#' @inheritParams wbb_nn
+#' @param lambda Prior inclusion probability, in (0, 1]: `NULL` (default) uses the paper's
+#'   \eqn{\lambda_{opt} = \exp(-\{\log T + \delta[(L+1)\log N + \log(\sqrt{n} p)]\})} with T the number of
+#'   variational parameters (weights and biases), L the hidden layers, N the widest hidden layer, n the
+#'   examples and p the inputs. 1 fixes \eqn{\phi = 1}: a dense Bayesian network with the slab as its Gaussian
+#'   prior. A vector gives one fit each (run in parallel, each with its own random stream): a list of fits.
+#' @param log_lambda The same on the log scale (for values below double precision's range, e.g. -460 on the
+#'   Figure 1 grid); give `lambda` or `log_lambda`.
+#' @param delta The constant of \eqn{\lambda_{opt}} (Bai et al.'s code: 0.1).
+#' @param draws Draws of q kept (their parameters and predictions on `newx`): the posterior sample every
+#'   generic works on.
+#' @param control [nn_control()]: optimizer, learning rate, epochs, minibatch size. The default learning rate
+#'   of [sparse_vi()] is Bai et al.'s 5e-3 (the inclusion logits start at logit(0.99) = 4.6 and must travel).
+#'   Settings of the weighted bootstrap (`weight_dist`, `weight_mode`, `normalize_weights`, `grad_tol`) are
+#'   errors.
+#' @param vi [vi_control()].
+#' @return A network fit of class `c("sb_vi_nn", "sb_nn_fit", "sb_fit")` (see [sb_nn_fit-methods]) with, beside
+#'   the common fields, `variational` (a data frame of `mu`, `sigma`, `phi` per parameter), `inclusion` (the
+#'   \eqn{\phi} of every weight), `trace` (per epoch: negative ELBO, negative log-likelihood and KL on the sum
+#'   scale, share of weights kept, training accuracy, noise sd), `description_length` (the KL in bits and per
+#'   weight), `lambda`, `noise_sd`; `weights_mean` is the mean of q (\eqn{\phi\mu}). A vector `lambda` gives
+#'   an `sb_vi_grid`: a list of such fits with a summary table.
+#' @references Bai, J., Song, Q. and Cheng, G. (2020). Efficient variational inference for sparse deep learning
+#'   with theoretical guarantee. *NeurIPS 33*.
+#' @seealso [bbb()], [vi_control()], [sparse_vi_sim()].
+#' @export
+#' @examples
+#' if (sb_torch_available()) {
+#'   set.seed(1)
+#'   x <- matrix(runif(400 * 10, -1, 1), 400, 10)
+#'   y <- 2 * x[, 1] - x[, 2] + rnorm(400, sd = 0.3)
+#'   fit <- sparse_vi(x, y, model = nn_mlp(8), epochs = 30, draws = 20, seed = 1,
+#'                    control = nn_control(lr = 5e-3))
+#'   fit
+#'   head(predict(fit, x[1:5, ], type = "interval"))
+#' }
+sparse_vi <- function(x, y, model = nn_mlp(), family = NULL, lambda = NULL, log_lambda = NULL, delta = 0.1,
+                      draws = 100L, newx = NULL, newy = NULL, keep_draws = TRUE, epochs = NULL, batch_size = NULL,
+                      device = "cpu", threads = NULL, seed = NULL, quiet = NULL, control = nn_control(lr = 5e-3),
+                      vi = vi_control()) {
+  call <- rlang::current_env()
+  if (!is.null(lambda) && !is.null(log_lambda)) {
+    sb_abort("Give {.arg lambda} or {.arg log_lambda}, not both.", arg = "lambda", call = call)
+  }
+  if (!is.null(lambda)) {
+    if (!is.numeric(lambda) || !length(lambda) || anyNA(lambda) || any(lambda <= 0 | lambda > 1)) {
+      sb_abort(c("{.arg lambda} must be prior inclusion probabilities in (0, 1].",
+                 x = "You supplied {.val {format(lambda)}}.",
+                 i = "For values below 1e-300 use {.arg log_lambda}."), arg = "lambda", call = call)
+    }
+    log_lambda <- log(lambda)
+  } else if (!is.null(log_lambda)) {
+    if (!is.numeric(log_lambda) || !length(log_lambda) || anyNA(log_lambda) || any(log_lambda > 0) ||
+        any(!is.finite(log_lambda))) {
+      sb_abort(c("{.arg log_lambda} must be finite numbers at most 0.", x = "You supplied {.val {format(log_lambda)}}."),
+               arg = "log_lambda", call = call)
+    }
+  }
+  delta <- check_number(delta, lower = 0, upper = 100, arg = "delta", call = call)
+  if (!inherits(vi, "sb_vi_control")) {
+    sb_abort(c("{.arg vi} must be made by {.fn vi_control}.", x = "You supplied {.obj_type_friendly {vi}}."),
+             arg = "vi", call = call)
+  }
+  if (identical(vi$estimator, "local") || identical(vi$estimator, "per_example")) {
+    sb_abort(c("{.code estimator = \"{vi$estimator}\"} needs Gaussian pre-activations; spike-and-slab q does not have them.",
+               i = "Use {.code vi_control(estimator = \"weights\")} (the default of {.fn sparse_vi})."),
+             arg = "vi", call = call)
+  }
+  vi$estimator <- "weights"
+  vi$prior_sd <- vi$prior_sd %||% 1.3
+  vi_run("sparse_vi", "spike_slab", mcall = match.call(), call = call, x = x, y = y, model = model, family = family,
+         log_lambda = log_lambda, delta = delta, draws = draws, newx = newx, newy = newy, keep_draws = keep_draws,
+         epochs = epochs, batch_size = batch_size, device = device, threads = threads, seed = seed, quiet = quiet,
+         control = control, vi = vi)
+}
+
+#' Bayes by Backprop, variational dropout and pruning
+#'
+#' Mean-field Gaussian variational inference for a network (Blundell et al. 2015), by default with the local
+#' reparameterization trick (Kingma, Salimans & Welling 2015; `vi_control(estimator = )`), the prior
+#' `"gaussian"` \eqn{N(0, s^2)} (`vi_control(prior_sd = )`), `"scale_mixture"` (Blundell et al.;
+#' `vi_control(mixture = )`, KL by Monte Carlo) or `"log_uniform"` (variational dropout with a learned
+#' \eqn{\alpha = \sigma^2/\mu^2} per weight: sparse variational dropout, Molchanov et al. 2017, or with
+#' `vi_control(alpha_max = 1)` Kingma et al.'s). With `prune`, the weights whose signal-to-noise ratio
+#' \eqn{|\mu|/\sigma} is below `prune` (log-uniform prior: whose \eqn{\log\alpha} is above `prune`, 3 in
+#' Molchanov et al.) leave q, and the rest is trained for `retrain_epochs` more epochs (Graves 2011; the
+#' tutorial's Table 2).
+#'
+#' @inheritParams sparse_vi
+#' @param prior `"gaussian"`, `"scale_mixture"` or `"log_uniform"`.
+#' @param prune `NULL` (no pruning) or the threshold described above.
+#' @param retrain_epochs Epochs of training after pruning.
+#' @return As [sparse_vi()]: class `c("sb_vi_nn", "sb_nn_fit", "sb_fit")`; with `prune`, also `pruning` (weights
+#'   kept, their share, and the test error of the mean of q before pruning, after pruning and after retraining
+#'   when `newy` was given).
+#' @references Blundell, C., Cornebise, J., Kavukcuoglu, K. and Wierstra, D. (2015). Weight uncertainty in
+#'   neural networks. *ICML*. Kingma, D. P., Salimans, T. and Welling, M. (2015). Variational dropout and the
+#'   local reparameterization trick. *NeurIPS*. Molchanov, D., Ashukha, A. and Vetrov, D. (2017). Variational
+#'   dropout sparsifies deep neural networks. *ICML*.
+#' @seealso [sparse_vi()], [vi_control()].
+#' @export
+#' @examples
+#' if (sb_torch_available()) {
+#'   set.seed(1)
+#'   x <- matrix(rnorm(300 * 4), 300, 4)
+#'   y <- factor(ifelse(x[, 1] + x[, 2] > 0, "a", "b"))
+#'   fit <- bbb(x, y, model = nn_mlp(16), epochs = 20, draws = 20, newx = x, newy = y, seed = 1)
+#'   fit
+#' }
+bbb <- function(x, y, model = nn_mlp(), family = NULL, prior = c("gaussian", "scale_mixture", "log_uniform"),
+                prune = NULL, retrain_epochs = 0L, draws = 100L, newx = NULL, newy = NULL, keep_draws = TRUE,
+                epochs = NULL, batch_size = NULL, device = "cpu", threads = NULL, seed = NULL, quiet = NULL,
+                control = nn_control(), vi = vi_control()) {
+  call <- rlang::current_env()
+  prior <- sb_match_arg(prior)
+  if (!inherits(vi, "sb_vi_control")) {
+    sb_abort(c("{.arg vi} must be made by {.fn vi_control}.", x = "You supplied {.obj_type_friendly {vi}}."),
+             arg = "vi", call = call)
+  }
+  if (!is.null(prune)) prune <- check_number(prune, lower = -1e6, upper = 1e6, arg = "prune", call = call)
+  retrain_epochs <- check_count(retrain_epochs, min = 0L, max = 1e7, arg = "retrain_epochs", call = call)
+  if (retrain_epochs > 0 && is.null(prune)) {
+    sb_abort(c("{.arg retrain_epochs} retrains after pruning, and {.arg prune} is {.code NULL}.",
+               i = "Give a pruning threshold, e.g. {.code prune = 1}, or drop {.arg retrain_epochs}."),
+             arg = "retrain_epochs", call = call)
+  }
+  vi$estimator <- vi$estimator %||% "local"
+  vi$prior_sd <- vi$prior_sd %||% 1
+  vi_run("bbb", prior, mcall = match.call(), call = call, x = x, y = y, model = model, family = family,
+         log_lambda = 0, delta = 0, draws = draws, newx = newx, newy = newy, keep_draws = keep_draws,
+         epochs = epochs, batch_size = batch_size, device = device, threads = threads, seed = seed, quiet = quiet,
+         control = control, vi = vi, prune = prune, retrain_epochs = retrain_epochs)
+}
+
+# nn_control() settings that belong to the weighted bootstrap: an error in a variational method.
+vi_check_control <- function(control, call) {
+  if (!inherits(control, "sb_nn_control")) {
+    sb_abort(c("{.arg control} must be made by {.fn nn_control}.", x = "You supplied {.obj_type_friendly {control}}."),
+             arg = "control", call = call)
+  }
+  wbb_only <- c(weight_dist = control$weight_dist != "exponential", normalize_weights = isTRUE(control$normalize_weights),
+                weight_mode = control$weight_mode != "example", grad_tol = control$grad_tol > 0)
+  if (any(wbb_only)) {
+    bad <- names(wbb_only)[wbb_only]
+    sb_abort(c("{.code nn_control({bad[1]} = )} is a setting of the weighted bootstrap ({.fn wbb_nn}), not of variational inference.",
+               i = "Leave it at its default in {.fn nn_control}."), arg = "control", call = call)
+  }
+  control
+}
+
+# The paper's lambda_opt (Bai et al. 2020, Theorem 4.1's rate): log lambda = -(log T + delta ((L + 1) log N +
+# log(sqrt(n) p))) with T the variational parameters, L the hidden parameter layers, N the widest of them (the
+# paper's networks have equal widths), n the examples, p the inputs.
+vi_log_lambda_opt <- function(tab, input, n, delta) {
+  pl <- tab[tab$params > 0 & tab$kind %in% c("linear", "conv2d"), , drop = FALSE]
+  T <- sum(pl$params)
+  L <- nrow(pl) - 1L
+  N <- if (L > 0) max(pl$out[seq_len(L)]) else 1
+
+  -(log(T) + delta * ((L + 1) * log(N) + log(sqrt(n) * prod(input))))
+}
+
+vi_run <- function(method, prior, mcall, call, x, y, model, family, log_lambda, delta, draws, newx, newy, keep_draws,
+                   epochs, batch_size, device, threads, seed, quiet, control, vi, prune = NULL, retrain_epochs = 0L) {
+  t0 <- proc.time()[["elapsed"]]
+  device <- check_backend(device, call)
+  if (!inherits(model, "sb_nn_spec")) {
+    sb_abort(c("{.arg model} must be a network made by {.fn nn_sequential}, {.fn nn_mlp} or {.fn nn_cnn}.",
+               x = "You supplied {.obj_type_friendly {model}}."), arg = "model", call = call)
+  }
+  if (!is.null(family)) family <- sb_match_arg(family, c("multinomial", "binomial", "gaussian"), call = call)
+  control <- vi_check_control(control, call)
+  draws <- check_count(draws, max = 1e6, arg = "draws", call = call)
+  keep_draws <- check_flag(keep_draws, arg = "keep_draws", call = call)
+  if (!is.null(epochs)) control$epochs <- check_count(epochs, max = 1e7, arg = "epochs", call = call)
+  if (!is.null(batch_size)) control$batch_size <- check_count(batch_size, max = 1e8, arg = "batch_size", call = call)
+  rs <- run_settings(seed, threads, quiet, call = call)
+  xd <- nn_prepare_x(x, "x", call)
+  yd <- nn_prepare_y(y, xd$n, family, arg = "y", call = call)
+  family <- yd$family
+  n_out <- if (family == "multinomial") length(yd$levels) else yd$q
+  tab <- nn_resolve(model, xd$shape, n_out, call = call)
+  control$batch_size <- check_nn_batch_size(control$batch_size, xd$n, tab, call = call, in_control = TRUE)
+  spec <- nn_engine_spec(tab, xd$shape, family)
+  spec$init <- match(control$init, c("fan_in", "glorot")) - 1L
+  nd <- nn_prepare_newx(newx, xd, call)
+  if (!is.null(newy)) {
+    if (is.null(nd)) sb_abort("{.arg newy} needs {.arg newx}.", arg = "newy", call = call)
+    newy_d <- nn_prepare_y(newy, nd$n, family, levels = yd$levels, arg = "newy", call = call, q_expected = yd$q)
+  }
+  if (method == "sparse_vi" && is.null(log_lambda)) log_lambda <- vi_log_lambda_opt(tab, xd$shape, xd$n, delta)
+  fits <- length(log_lambda)
+  if (!is.null(nd)) check_result_size(as.double(draws) * fits, nd$n * n_out, "draws", call = call)
+  if (keep_draws) check_result_size(as.double(draws) * fits, sum(tab$params), "draws", call = call)
+  if (vi$estimator == "per_example" && any(tab$kind[tab$params > 0] == "conv2d")) {
+    sb_abort(c("{.code estimator = \"per_example\"} is for linear layers; this network has a convolution.",
+               i = "Use {.code \"local\"} or {.code \"weights\"}."), arg = "vi", call = call)
+  }
+  label <- switch(method, sparse_vi = "Sparse VI", bbb = "Bayes by Backprop")
+  ctrl <- nn_engine_control(control, device, keep_draws)
+  vctl <- list(prior = match(prior, c("gaussian", "scale_mixture", "log_uniform", "spike_slab")) - 1L,
+               estimator = match(vi$estimator, c("local", "weights", "per_example")) - 1L, samples = vi$samples,
+               tau = vi$tau, prior_sd = vi$prior_sd, mix_pi = vi$mixture[[1]], mix_sd1 = vi$mixture[[2]],
+               mix_sd2 = vi$mixture[[3]], alpha_max = vi$alpha_max, bias_spike = vi$bias_spike,
+               init_sigma = vi$init_sigma, init_phi = vi$init_phi, init_mu = vi$init_mu %||% 0,
+               noise_sd = vi$noise_sd %||% 0, kl_weight = vi$kl_weight, log_lambda = as.double(log_lambda),
+               draws = as.double(draws), prune = if (is.null(prune)) NA_real_ else prune,
+               retrain_epochs = as.double(retrain_epochs), keep_draws = keep_draws, label = label)
+  res <- sb_call_engine(cpp_nn_vi(spec, xd$x, xd$dim, yd$y, if (is.null(nd)) double() else nd$x,
+                                  if (is.null(nd)) integer() else nd$dim, ctrl, vctl, engine_run(rs)), call = call)
+  desc <- cpp_nn_describe(spec)
+  P <- desc$n_parameters
+  B <- sum(desc$buffer_size)
+  status_all <- factor(c("not run", "done", "diverged", "interrupted")[res$status + 1L],
+                       levels = c("done", "diverged", "interrupted", "not run"))
+  if (all(status_all == "diverged")) {
+    sb_abort(c("The variational fit diverged (the negative ELBO became infinite or NaN).",
+               i = "Lower {.arg lr} in {.fn nn_control}, or standardize the inputs and responses."),
+             kind = "convergence", arg = "control", call = call)
+  }
+  interrupted <- isTRUE(res$interrupted)
+  rows <- res$trace_rows
+  m <- if (is.null(nd)) 0L else nd$n * n_out
+  one <- function(i) {
+    st <- status_all[i]
+    idx <- (i - 1) * P + seq_len(P)
+    sl <- function(v, n, k) if (length(v)) v[(k - 1) * n + seq_len(n)] else v
+    slice_raw <- function(v, n, k) v[((k - 1) * n * 4) + seq_len(n * 4)]
+    weights <- buffers <- NULL
+    draw_status <- factor(rep(if (st == "diverged") "diverged" else "done", draws),
+                          levels = c("done", "diverged", "interrupted", "not run"))
+    if (st == "not run") draw_status[] <- "not run"
+    if (keep_draws) {
+      pv <- if (is.raw(res$params)) slice_raw(res$params, P * draws, i) else sl(res$params, P * draws, i)
+      weights <- nn_store_engine(pv, P, draws)
+      if (B > 0) {
+        bv <- if (is.raw(res$buffers)) slice_raw(res$buffers, B * draws, i) else sl(res$buffers, B * draws, i)
+        buffers <- nn_store_engine(bv, B, draws)
+      }
+    }
+    pred <- pred_mean <- NULL
+    if (m > 0) {
+      pred <- array(sl(res$pred, m * draws, i), c(n_out, nd$n, draws))
+      pred <- aperm(pred, c(3L, 2L, 1L))
+      if (n_out == 1L) pred <- matrix(pred, draws, nd$n)
+      if (family == "multinomial") dimnames(pred) <- list(NULL, NULL, yd$levels)
+      okd <- draw_status == "done"
+      pred_mean <- if (!any(okd)) NULL else if (n_out == 1L) colMeans(pred[okd, , drop = FALSE]) else
+        apply(pred[okd, , , drop = FALSE], c(2L, 3L), mean)
+    }
+    ep <- res$epochs[i]
+    tr <- matrix(sl(res$trace, rows * 6, i), ncol = 6L, byrow = TRUE)[seq_len(ep), , drop = FALSE]
+    acc <- sl(res$accuracy, rows, i)[seq_len(ep)]
+    trace <- data.frame(epoch = tr[, 1], neg_elbo = tr[, 2], nll = tr[, 3], kl = tr[, 4], kept = tr[, 5],
+                        accuracy = acc, noise_sd = tr[, 6])
+    training <- data.frame(fit = rep(i, ep), epoch = tr[, 1], loss = tr[, 2] / xd$n, accuracy = acc)
+    mu <- sl(res$mu, P, i); sg <- sl(res$sigma, P, i); ph <- sl(res$phi, P, i); mk <- sl(res$mask, P, i)
+    pn <- nn_param_names(desc)
+    variational <- data.frame(parameter = pn, mu = mu, sigma = sg, phi = ph, kept = mk > 0, stringsAsFactors = FALSE)
+    is_weight <- rep(vapply(desc$group, function(g) grepl("weight$", g), logical(1)), desc$size) & sg > 0
+    kl_last <- if (ep > 0) tr[ep, 4] else NA_real_
+    n_var <- sum(sg > 0)
+    dl <- c(kl_bits = kl_last / log(2), bits_per_weight = kl_last / log(2) / max(1, sum(mk > 0 & sg > 0)),
+            weights = n_var)
+    noise <- if (family == "gaussian" && ep > 0) tr[ep, 6] else NA_real_
+    lam <- exp(log_lambda[i])
+    details <- c(
+      switch(method,
+             sparse_vi = sprintf("spike-and-slab q, lambda %s (log %.4g), slab sd %.3g, tau %.3g, K %d, %s estimator",
+                                 format(lam, digits = 3), log_lambda[i], vi$prior_sd, vi$tau, vi$samples, vi$estimator),
+             bbb = sprintf("Gaussian q, %s prior%s, K %d, %s estimator", prior,
+                           switch(prior, gaussian = sprintf(" (sd %.3g)", vi$prior_sd),
+                                  scale_mixture = sprintf(" (pi %.3g, sds %.3g, %.3g)", vi$mixture[1], vi$mixture[2], vi$mixture[3]),
+                                  log_uniform = if (is.finite(vi$alpha_max)) sprintf(" (alpha <= %.3g)", vi$alpha_max) else " (sparse VD)"),
+                           vi$samples, vi$estimator)),
+      sprintf("%s lr %.3g, %d epochs%s, batch %d; weights kept by q: %s of %s (%.1f%%); KL %.4g bits (%.3g per weight)",
+              control$optimizer, control$lr, control$epochs,
+              if (!is.null(prune)) sprintf(" + %d retraining after pruning at %.3g", retrain_epochs, prune) else "",
+              min(control$batch_size, xd$n),
+              format(sum(is_weight & mk > 0 & (ph > 0.5)), big.mark = ","), format(sum(is_weight), big.mark = ","),
+              100 * mean((mk > 0 & ph > 0.5)[is_weight]), dl[["kl_bits"]], dl[["bits_per_weight"]]),
+      if (family == "gaussian") sprintf("noise sd %.4g%s", noise, if (is.null(vi$noise_sd)) " (estimated)" else " (fixed)")
+    )
+    fit <- new_sb_nn_fit(
+      "sb_vi_nn", method = label, weights = weights, buffers = buffers, status = draw_status, pred = pred,
+      pred_mean = pred_mean, newy = if (!is.null(newy)) newy_d$y, family = family, levels = yd$levels, model = model,
+      layers = tab, spec = spec, desc = desc, device = res$device,
+      settings = list(draws = draws, threads = rs$threads, control = control, vi = vi, prior = prior,
+                      nobs = xd$n, n_new = if (is.null(nd)) 0L else nd$n, input = xd$shape, n_out = n_out,
+                      keep_draws = keep_draws, prune = prune, retrain_epochs = retrain_epochs),
+      seed = rs$seed, call = mcall, timing = c(elapsed = proc.time()[["elapsed"]] - t0), details = details,
+      training = training, float64 = isTRUE(control$float64), weights_mean = mu * ph * (mk > 0),
+      variational = variational, inclusion = stats::setNames(ph[is_weight], pn[is_weight]), trace = trace,
+      description_length = dl, lambda = lam, log_lambda = log_lambda[i], noise_sd = noise,
+      fit_status = as.character(st), steps = res$steps[i], interrupted = interrupted && st != "done",
+      pred_mean_q = if (m > 0) vi_shape_pred(sl(res$pred_mean_q, m, i), nd$n, n_out, family, yd$levels)
+    )
+    if (!is.null(prune) && st != "not run") {
+      stages <- sl(res$pred_stages, 2 * m, i)
+      err <- function(p) if (is.null(newy) || m == 0) NA_real_ else vi_error(vi_shape_pred(p, nd$n, n_out, family, yd$levels), newy_d$y, family)
+      kept_w <- sum(is_weight & mk > 0)
+      fit$pruning <- data.frame(threshold = prune, weights = sum(is_weight), kept = kept_w,
+                                percent = 100 * kept_w / sum(is_weight),
+                                error_before = if (m > 0) err(stages[seq_len(m)]) else NA_real_,
+                                error_pruned = if (m > 0) err(stages[m + seq_len(m)]) else NA_real_,
+                                error_retrained = if (retrain_epochs > 0 && !is.null(fit$pred_mean_q)) vi_error(fit$pred_mean_q, newy_d$y, family) else NA_real_,
+                                retrain_epochs = retrain_epochs)
+    }
+    fit
+  }
+  out <- lapply(seq_len(fits), one)
+  if (interrupted) {
+    sb_warn(c("Interrupted: the fit holds the state q reached (epochs done: {paste(res$epochs, collapse = ', ')}).",
+              i = "Its draws are draws of that q."), kind = "interrupted")
+  }
+  if (any(status_all == "diverged") && fits > 1) {
+    sb_warn("{sum(status_all == 'diverged')} of {fits} fits diverged.", kind = "convergence")
+  }
+  if (fits == 1L) return(out[[1L]])
+  structure(out, class = "sb_vi_grid", lambda = exp(log_lambda), log_lambda = log_lambda)
+}
+
+# Response-scale predictions of one network (examples x outputs from the engine's row-major block).
+vi_shape_pred <- function(v, n, n_out, family, levels) {
+  if (n_out == 1L) return(v)
+  p <- matrix(v, n, n_out, byrow = TRUE)
+  if (family == "multinomial") colnames(p) <- levels
+  p
+}
+
+# Test error of one network's predictions: RMSE (gaussian) or 1 - accuracy.
+vi_error <- function(p, y, family) {
+  if (family == "gaussian") return(sqrt(mean((p - y)^2)))
+  1 - mean(nn_class(p, family) == y)
+}
+
+#' @export
+print.sb_vi_grid <- function(x, ...) {
+  cat(sprintf("<sb_vi_grid> %d variational fits over lambda\n", length(x)))
+  print(summary(x), row.names = FALSE)
+  invisible(x)
+}
+
+#' @export
+summary.sb_vi_grid <- function(object, ...) {
+  data.frame(
+    log_lambda = attr(object, "log_lambda"),
+    kept = vapply(object, function(f) mean(f$inclusion > 0.5), numeric(1)),
+    neg_elbo = vapply(object, function(f) utils::tail(f$trace$neg_elbo, 1) %||% NA_real_, numeric(1)),
+    train_nll = vapply(object, function(f) utils::tail(f$trace$nll, 1) %||% NA_real_, numeric(1)),
+    test = vapply(object, function(f) f$rmse_mean %||% f$accuracy_mean %||% NA_real_, numeric(1)),
+    status = vapply(object, function(f) f$fit_status, character(1))
+  )
+}
