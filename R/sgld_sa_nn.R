@@ -145,7 +145,7 @@ nn_keep_per_chain <- function(keep_draws, n_saved, chains, P, float64, call) {
 
 # The starting parameters of a network's chains, n_parameters x chains (NULL: the default initialization), from
 # sgmcmc_control(init = ): a vector, a matrix, or a network fit of the same architecture (sgld_sa: the final
-# state of chain c; wbb_nn with kept weights: draw c; both recycled).
+# state of chain c; wbb_nn with kept weights: draw c; both recycled; a variational fit: the mean of q).
 nn_resolve_init <- function(init, desc, chains, call) {
   if (is.null(init)) return(NULL)
   P <- desc$n_parameters
@@ -156,6 +156,9 @@ nn_resolve_init <- function(init, desc, chains, call) {
                  x = "It has {format(init$n_parameters, big.mark = ',')} parameters in {length(other$size)} tensor{?s}; this network has {format(P, big.mark = ',')} in {length(desc$size)}.",
                  i = "Start from a fit of the same {.arg model} on inputs of the same shape."),
                arg = "init", call = call)
+    }
+    if (inherits(init, "sb_vi_nn")) {  # the mean of q (phi mu), every chain
+      return(matrix(init$weights_mean, P, chains))
     }
     src <- if (inherits(init, "sb_sgld_sa_nn")) init$weights_final else init$weights
     if (is.null(src)) {

@@ -19,8 +19,13 @@ nnm <- local({
                 newy = yg[1:8], seed = 2, quiet = TRUE, threads = 1)
   sn <- sgld_sa(x, yg, model = nn_mlp(4), iterations = 60, burnin = 20, chains = 2, newx = newx, newy = yg[1:8],
                 seed = 2, quiet = TRUE, threads = 1, keep_draws = FALSE)
-  list(x = x, newx = newx, fits = list(wbb_kept = wk, wbb_none = wn, sgld_kept = sk, sgld_none = sn),
-       chains = c(wbb_kept = 1L, wbb_none = 1L, sgld_kept = 2L, sgld_none = 2L))
+  vk <- bbb(x, yc, model = nn_mlp(4), draws = 6, epochs = 3, newx = newx, newy = yc[1:8], seed = 3, quiet = TRUE,
+           threads = 1)
+  svk <- sparse_vi(x, yg, model = nn_mlp(4, batchnorm = TRUE), draws = 6, epochs = 3, newx = newx, newy = yg[1:8],
+                   seed = 3, quiet = TRUE, threads = 1)
+  list(x = x, newx = newx,
+       fits = list(wbb_kept = wk, wbb_none = wn, sgld_kept = sk, sgld_none = sn, bbb_kept = vk, sparse_vi_kept = svk),
+       chains = c(wbb_kept = 1L, wbb_none = 1L, sgld_kept = 2L, sgld_none = 2L, bbb_kept = 1L, sparse_vi_kept = 1L))
 })
 
 kept <- function(f) !is.null(f[["weights"]])
@@ -142,7 +147,7 @@ for (g in names(nn_generics)) {
 
 test_that("network fits are sb_fit objects of both classes, and survive saveRDS()", {
   classes <- vapply(nnm$fits, function(f) class(f)[1], "")
-  expect_setequal(unique(classes), c("sb_wbb_nn", "sb_sgld_sa_nn"))
+  expect_setequal(unique(classes), c("sb_wbb_nn", "sb_sgld_sa_nn", "sb_vi_nn"))
   for (f in nnm$fits) expect_true(inherits(f, "sb_nn_fit") && inherits(f, "sb_fit"))
   p <- tempfile(fileext = ".rds")
   saveRDS(nnm$fits$sgld_kept, p)

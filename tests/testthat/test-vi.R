@@ -223,8 +223,14 @@ test_that("a VI fit answers every generic of a network fit", {
   pdf(NULL); on.exit(grDevices::dev.off(), add = TRUE)
   expect_no_error(plot(fit))
   expect_no_error(plot(fit, type = "training"))
-  # a state for SG-MCMC from the mean of q
-  expect_no_error(sgmcmc_control(init = fit))
+  # SG-MCMC started from the mean of q: with a zero step size its chains stay there
+  sg <- sgld_sa(x, y, model = nn_mlp(6), iterations = 3, burnin = 0, chains = 2, seed = 1, quiet = TRUE,
+                control = sgmcmc_control(init = fit, step_size = 1e-30))
+  expect_equal(unname(sg$weights_final[1, ]), fit$weights_mean, tolerance = 1e-6)
+  # export of the mean network
+  pt <- tempfile(fileext = ".pt")
+  nn_export(fit, pt)
+  expect_true(file.exists(pt))
 })
 
 test_that("pruning by signal-to-noise ratio keeps the weights above the threshold and retrains", {
