@@ -51,28 +51,23 @@ class SpikeSlabLinear(nn.Module):
         self.b_rho = nn.Parameter(torch.full((fan_out,), rho0))
         self.b_logit = nn.Parameter(torch.full((fan_out,), logit0))
 
-    @staticmethod
-    def draw(mu, rho, logit, tau):
-        u = torch.rand_like(logit)
-        soft = torch.sigmoid((logit + torch.log(u) - torch.log1p(-u)) / tau)  # relaxed gamma (backward)
-        hard = (soft > 0.5).to(soft.dtype)                                    # Bernoulli(phi) (forward)
-        gamma = hard + (soft - soft.detach())
-        return gamma * (mu + F.softplus(rho) * torch.randn_like(mu))
-
-    def forward(self, x, tau):
-        w = self.draw(self.w_mu, self.w_rho, self.w_logit, tau)
-        b = self.draw(self.b_mu, self.b_rho, self.b_logit, tau)
-        return F.linear(x, w, b)
-
-    def kl(self, log_lam, log1m_lam, log_sigma0, sigma0_sq):
-        total = 0.0
+    def forward(self, x, tau, kl_consts):
+        # one draw of the weights and biases for the whole minibatch; the closed-form KL of the same parameters
+        log_lam, log1m_lam, log_sigma0, sigma0_sq = kl_consts
+        out, kl = [], 0.0
         for mu, rho, logit in ((self.w_mu, self.w_rho, self.w_logit), (self.b_mu, self.b_rho, self.b_logit)):
-            phi = torch.sigmoid(logit)
             sigma = F.softplus(rho)
-            kl = (phi * (F.logsigmoid(logit) - log_lam) + (1 - phi) * (F.logsigmoid(-logit) - log1m_lam)
-                  + phi * (log_sigma0 - torch.log(sigma) + (sigma * sigma + mu * mu) / (2 * sigma0_sq) - 0.5))
-            total = total + kl.sum()
-        return total
+            u = torch.rand_like(logit)
+            soft = torch.sigmoid((logit + torch.log(u) - torch.log1p(-u)) / tau)  # relaxed gamma (backward)
+            hard = (soft > 0.5).to(soft.dtype)                                    # Bernoulli(phi) (forward)
+            gamma = hard + (soft - soft.detach())
+            out.append(gamma * (mu + sigma * torch.randn_like(mu)))
+            phi = torch.sigmoid(logit)
+            kl = kl + (phi * (F.logsigmoid(logit) - log_lam) + (1 - phi) * (F.logsigmoid(-logit) - log1m_lam)
+                       + phi * (log_sigma0 - torch.log(sigma) + (sigma * sigma + mu * mu) / (2 * sigma0_sq) - 0.5)
+                       ).sum()
+        self.kl = kl
+        return F.linear(x, out[0], out[1])
 
 
 class SparseVINet(nn.Module):
@@ -89,13 +84,13 @@ class SparseVINet(nn.Module):
 
     def forward(self, x, tau):
         for i, layer in enumerate(self.layers):
-            x = layer(x, tau)
+            x = layer(x, tau, self.kl_consts)
             if i < len(self.layers) - 1:
                 x = F.relu(x)
         return x.squeeze(-1)
 
-    def kl(self):
-        return sum(layer.kl(*self.kl_consts) for layer in self.layers)
+    def kl(self):  # KL of q || prior, as computed in the last forward pass (it does not depend on the draw)
+        return sum(layer.kl for layer in self.layers)
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -110,16 +105,13 @@ class LocalGaussLinear(nn.Module):
         self.b_rho = nn.Parameter(torch.full((fan_out,), rho0))
 
     def forward(self, x):
+        w_sigma, b_sigma = F.softplus(self.w_rho), F.softplus(self.b_rho)
         mean = F.linear(x, self.w_mu, self.b_mu)
-        var = F.linear(x * x, F.softplus(self.w_rho) ** 2, F.softplus(self.b_rho) ** 2)
+        var = F.linear(x * x, w_sigma * w_sigma, b_sigma * b_sigma)
+        # KL(N(mu, sigma^2) || N(0, 1)), summed, from the same sigma
+        self.kl = sum((-torch.log(sd) + 0.5 * (sd * sd + mu * mu) - 0.5).sum()
+                      for mu, sd in ((self.w_mu, w_sigma), (self.b_mu, b_sigma)))
         return mean + var.sqrt() * torch.randn_like(mean)
-
-    def kl(self):  # KL(N(mu, sigma^2) || N(0, 1)), summed
-        total = 0.0
-        for mu, rho in ((self.w_mu, self.w_rho), (self.b_mu, self.b_rho)):
-            sigma = F.softplus(rho)
-            total = total + (-torch.log(sigma) + 0.5 * (sigma * sigma + mu * mu) - 0.5).sum()
-        return total
 
 
 class BBBNet(nn.Module):
@@ -134,8 +126,8 @@ class BBBNet(nn.Module):
                 x = F.relu(x)
         return x
 
-    def kl(self):
-        return sum(layer.kl() for layer in self.layers)
+    def kl(self):  # as computed in the last forward pass
+        return sum(layer.kl for layer in self.layers)
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -211,7 +203,8 @@ def main():
         for i in range(0, n, batch):
             idx = perm[i:i + batch]
             opt.zero_grad(set_to_none=True)
-            loss = nll_fn(x[idx], y[idx]) + kl_weight * net.kl()
+            nll = nll_fn(x[idx], y[idx])  # forward pass(es); sets the layers' KL
+            loss = nll + kl_weight * net.kl()
             loss.backward()
             opt.step()
             acc += loss.detach()
@@ -219,7 +212,7 @@ def main():
         times.append(time.perf_counter() - t0)
         losses.append(acc.item() / nb)
 
-    # summary at the end (not timed): full-data NLL (one draw) and KL; sparse_vi: 30-draw train RMSE, sparsity
+    # summary at the end (not timed): KL; sparse_vi: 30-draw train RMSE, sparsity
     with torch.no_grad():
         out = {"task": args.task, "threads": args.threads, "dtype": args.dtype, "n": n, "p": p, "batch": batch,
                "lr": lr, "epochs": args.epochs, "warmup": args.warmup, "torch": torch.__version__,
@@ -228,7 +221,6 @@ def main():
                "loss_first_epoch": losses[0], "loss_last_epoch": losses[-1]}
         if args.epochs <= 50:
             out["epoch_seconds"] = [round(t, 5) for t in times]
-        out["kl"] = float(net.kl())
         if sparse:
             out["lambda"], out["T"] = net.lam, net.T
             pred = torch.stack([net(x, args.tau) for _ in range(30)]).mean(0)
@@ -237,10 +229,12 @@ def main():
             out["share_phi_gt_half"] = float((phis > 0.5).double().mean())
             w1 = torch.sigmoid(net.layers[0].w_logit) > 0.5  # fan_out x p
             out["inputs_selected"] = [int(j) + 1 for j in torch.nonzero(w1.any(0)).flatten()][:20]
+            out["kl"] = float(net.kl())
         else:
             logits = net(x)
             out["train_nll_per_point"] = float(F.cross_entropy(logits, y))
             out["train_accuracy"] = float((logits.argmax(1) == y).double().mean())
+            out["kl"] = float(net.kl())
     print(json.dumps(out))
 
 
