@@ -197,3 +197,25 @@ nn_warn_scale <- function(big, arg, what) {
   }
   invisible(NULL)
 }
+
+# The data and network of a network fit (wbb_nn(), sparse_vi(), bbb()): inputs, responses and family, the
+# resolved layer table and engine spec (with the control's initialization), the minibatch size, and the test
+# inputs / responses.
+nn_prepare_fit <- function(x, y, model, family, newx, newy, control, call) {
+  xd <- nn_prepare_x(x, "x", call)
+  yd <- nn_prepare_y(y, xd$n, family, arg = "y", call = call)
+  family <- yd$family
+  n_out <- if (family == "multinomial") length(yd$levels) else yd$q
+  tab <- nn_resolve(model, xd$shape, n_out, call = call)
+  batch_size <- check_nn_batch_size(control$batch_size, xd$n, tab, call = call, in_control = TRUE)  # R/validate.R
+  spec <- nn_engine_spec(tab, xd$shape, family)
+  spec$init <- match(control$init, c("fan_in", "glorot")) - 1L
+  nd <- nn_prepare_newx(newx, xd, call)
+  newy_d <- NULL
+  if (!is.null(newy)) {
+    if (is.null(nd)) sb_abort("{.arg newy} needs {.arg newx}.", arg = "newy", call = call)
+    newy_d <- nn_prepare_y(newy, nd$n, family, levels = yd$levels, arg = "newy", call = call, q_expected = yd$q)
+  }
+  list(xd = xd, yd = yd, family = family, n_out = n_out, tab = tab, spec = spec, nd = nd, newy_d = newy_d,
+       batch_size = batch_size)
+}

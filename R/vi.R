@@ -190,19 +190,10 @@ vi_run <- function(method, prior, mcall, call, x, y, model, family, log_lambda, 
   if (!is.null(epochs)) control$epochs <- check_count(epochs, max = 1e7, arg = "epochs", call = call)
   if (!is.null(batch_size)) control$batch_size <- check_count(batch_size, max = 1e8, arg = "batch_size", call = call)
   rs <- run_settings(seed, threads, quiet, call = call)
-  xd <- nn_prepare_x(x, "x", call)
-  yd <- nn_prepare_y(y, xd$n, family, arg = "y", call = call)
-  family <- yd$family
-  n_out <- if (family == "multinomial") length(yd$levels) else yd$q
-  tab <- nn_resolve(model, xd$shape, n_out, call = call)
-  control$batch_size <- check_nn_batch_size(control$batch_size, xd$n, tab, call = call, in_control = TRUE)
-  spec <- nn_engine_spec(tab, xd$shape, family)
-  spec$init <- match(control$init, c("fan_in", "glorot")) - 1L
-  nd <- nn_prepare_newx(newx, xd, call)
-  if (!is.null(newy)) {
-    if (is.null(nd)) sb_abort("{.arg newy} needs {.arg newx}.", arg = "newy", call = call)
-    newy_d <- nn_prepare_y(newy, nd$n, family, levels = yd$levels, arg = "newy", call = call, q_expected = yd$q)
-  }
+  pd <- nn_prepare_fit(x, y, model, family, newx, newy, control, call)
+  xd <- pd$xd; yd <- pd$yd; family <- pd$family; n_out <- pd$n_out; tab <- pd$tab; spec <- pd$spec; nd <- pd$nd
+  newy_d <- pd$newy_d
+  control$batch_size <- pd$batch_size
   if (method == "sparse_vi" && is.null(log_lambda)) log_lambda <- vi_log_lambda_opt(tab, xd$shape, xd$n, delta)
   fits <- length(log_lambda)
   if (!is.null(nd)) check_result_size(as.double(draws) * fits, nd$n * n_out, "draws", call = call)

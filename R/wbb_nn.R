@@ -98,19 +98,10 @@ wbb_nn <- function(x, y, model = nn_mlp(), family = NULL, lambda = 1e-4,
   if (missing(future) && isTRUE(control$future)) future <- TRUE  # nn_control(future = ) (deprecated there)
   if (is.null(chunks)) chunks <- control$chunks
   rs <- wbb_run_settings(draws, threads, seed, quiet, chunks, future, call = call)
-  xd <- nn_prepare_x(x, "x", call)
-  yd <- nn_prepare_y(y, xd$n, family, arg = "y", call = call)
-  family <- yd$family
-  n_out <- if (family == "multinomial") length(yd$levels) else yd$q
-  tab <- nn_resolve(model, xd$shape, n_out, call = call)
-  control$batch_size <- check_nn_batch_size(control$batch_size, xd$n, tab, call = call, in_control = TRUE)  # R/validate.R
-  spec <- nn_engine_spec(tab, xd$shape, family)
-  spec$init <- match(control$init, c("fan_in", "glorot")) - 1L
-  nd <- nn_prepare_newx(newx, xd, call)
-  if (!is.null(newy)) {
-    if (is.null(nd)) sb_abort("{.arg newy} needs {.arg newx}.", arg = "newy", call = call)
-    newy_d <- nn_prepare_y(newy, nd$n, family, levels = yd$levels, arg = "newy", call = call, q_expected = yd$q)
-  }
+  pd <- nn_prepare_fit(x, y, model, family, newx, newy, control, call)
+  xd <- pd$xd; yd <- pd$yd; family <- pd$family; n_out <- pd$n_out; tab <- pd$tab; spec <- pd$spec; nd <- pd$nd
+  newy_d <- pd$newy_d
+  control$batch_size <- pd$batch_size
   if (!is.null(nd)) check_result_size(draws, nd$n * n_out, "draws", call = call)  # predictions
   if (keep_draws) check_result_size(draws, sum(tab$params), "draws", call = call)  # every parameter
   keep_history <- isTRUE(control$history %||% TRUE)  # controls made before the option existed: TRUE

@@ -75,6 +75,32 @@ DeviceData device_data(const nn::ModelSpec& spec, const nn::DeviceChoice& dev, R
   return d;
 }
 
+
+// The variational settings list (R/vi.R: vi_run()); entries the test hook leaves out keep their defaults.
+scalebayes::nn::vi::Settings vi_settings_from(const Rcpp::List& vi) {
+  namespace V = scalebayes::nn::vi;
+  V::Settings st;
+  auto num = [&](const char* k, double& v) {
+    if (sbglue::has(vi, k)) v = Rcpp::as<double>(vi[k]);
+  };
+  st.prior = static_cast<V::Prior>(Rcpp::as<int>(vi["prior"]));
+  st.estimator = static_cast<V::Estimator>(Rcpp::as<int>(vi["estimator"]));
+  if (sbglue::has(vi, "samples")) st.samples = Rcpp::as<int>(vi["samples"]);
+  if (sbglue::has(vi, "bias_spike")) st.bias_spike = Rcpp::as<bool>(vi["bias_spike"]);
+  num("tau", st.tau);
+  num("prior_sd", st.prior_sd);
+  num("mix_pi", st.mix_pi);
+  num("mix_sd1", st.mix_sd1);
+  num("mix_sd2", st.mix_sd2);
+  num("alpha_max", st.alpha_max);
+  num("init_sigma", st.init_sigma);
+  num("init_phi", st.init_phi);
+  num("init_mu", st.init_mu);
+  num("noise_sd", st.noise_sd);
+  num("kl_weight", st.kl_weight);
+  return st;
+}
+
 }  // namespace
 #endif
 
@@ -413,22 +439,7 @@ Rcpp::List cpp_nn_vi(Rcpp::List spec, Rcpp::NumericVector x, Rcpp::IntegerVector
   pb.prune = Rcpp::as<double>(vi["prune"]);
   if (!std::isfinite(pb.prune)) pb.prune = NAN;
   pb.retrain_epochs = static_cast<std::int64_t>(Rcpp::as<double>(vi["retrain_epochs"]));
-  V::Settings st;
-  st.prior = static_cast<V::Prior>(Rcpp::as<int>(vi["prior"]));
-  st.estimator = static_cast<V::Estimator>(Rcpp::as<int>(vi["estimator"]));
-  st.samples = Rcpp::as<int>(vi["samples"]);
-  st.tau = Rcpp::as<double>(vi["tau"]);
-  st.prior_sd = Rcpp::as<double>(vi["prior_sd"]);
-  st.mix_pi = Rcpp::as<double>(vi["mix_pi"]);
-  st.mix_sd1 = Rcpp::as<double>(vi["mix_sd1"]);
-  st.mix_sd2 = Rcpp::as<double>(vi["mix_sd2"]);
-  st.alpha_max = Rcpp::as<double>(vi["alpha_max"]);
-  st.bias_spike = Rcpp::as<bool>(vi["bias_spike"]);
-  st.init_sigma = Rcpp::as<double>(vi["init_sigma"]);
-  st.init_phi = Rcpp::as<double>(vi["init_phi"]);
-  st.init_mu = Rcpp::as<double>(vi["init_mu"]);
-  st.noise_sd = Rcpp::as<double>(vi["noise_sd"]);
-  st.kl_weight = Rcpp::as<double>(vi["kl_weight"]);
+  const V::Settings st = vi_settings_from(vi);
   Rcpp::NumericVector log_lambda = vi["log_lambda"];
   for (double ll : log_lambda) {
     V::Settings s1 = st;
@@ -530,17 +541,7 @@ Rcpp::NumericMatrix cpp_vi_test(Rcpp::List spec, Rcpp::NumericVector x, Rcpp::In
   nn::set_worker_threads(1);
   const nn::ModelSpec ms = spec_from(spec);
   nn::Net net(ms, torch::kCPU, torch::kDouble);
-  V::Settings st;
-  st.prior = static_cast<V::Prior>(Rcpp::as<int>(vi["prior"]));
-  st.estimator = static_cast<V::Estimator>(Rcpp::as<int>(vi["estimator"]));
-  st.tau = Rcpp::as<double>(vi["tau"]);
-  st.prior_sd = Rcpp::as<double>(vi["prior_sd"]);
-  st.mix_pi = Rcpp::as<double>(vi["mix_pi"]);
-  st.mix_sd1 = Rcpp::as<double>(vi["mix_sd1"]);
-  st.mix_sd2 = Rcpp::as<double>(vi["mix_sd2"]);
-  st.alpha_max = Rcpp::as<double>(vi["alpha_max"]);
-  st.bias_spike = Rcpp::as<bool>(vi["bias_spike"]);
-  st.noise_sd = Rcpp::as<double>(vi["noise_sd"]);
+  V::Settings st = vi_settings_from(vi);
   st.log_lambda = Rcpp::NumericVector(vi["log_lambda"])[0];
   V::Variational v(net, st);
   scalebayes::rng::Stream s(sbglue::seed_from_r(seed), 0);
