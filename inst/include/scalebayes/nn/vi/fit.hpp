@@ -53,6 +53,7 @@ class ViObjective {
   MinibatchLoss minibatch(const torch::Tensor& idx, const StepInfo&) {
     const torch::Tensor xb = d_.x.index_select(0, idx), yb = d_.y.index_select(0, idx);
     const int K = std::max(1, v_.settings().samples);
+    v_.begin_step();
     torch::Tensor nll, out;
     for (int k = 0; k < K; ++k) {
       out = net_->forward(xb, hook_);
@@ -62,6 +63,7 @@ class ViObjective {
     if (K > 1) nll = nll / static_cast<double>(K);
     MinibatchLoss r;
     r.loss = nll + v_.kl() * (v_.settings().kl_weight / static_cast<double>(n()));
+    v_.end_step();  // the graph keeps what it needs; the cache goes
     r.correct = correct_count(d_.family, out, yb);
     {
       torch::NoGradGuard ng;
@@ -236,7 +238,7 @@ inline int run_vi_fit(const ViProblem& pb, const ViOutput& out, std::size_t i, s
       std::copy(c.data_ptr<double>(), c.data_ptr<double>() + c.numel(), dst.begin() + at);
     };
     for (const VarGroup& g : v.groups()) {
-      put(sg, start[g.g], v.sigma(g) * g.mask);
+      put(sg, start[g.g], v.masked(g, v.sigma(g)));
       put(ph, start[g.g], v.phi(g));
       put(mk, start[g.g], g.mask);
     }

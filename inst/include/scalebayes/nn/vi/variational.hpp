@@ -80,6 +80,7 @@ struct VarGroup {
   torch::Tensor logit;     // phi = logistic(logit); undefined: phi = 1
   torch::Tensor mask;      // 1 kept, 0 pruned (no gradient)
   bool weight = true;      // a weight tensor (false: a bias)
+  double kept = 0;         // entries of mask that are 1 (set by init_from and prune)
 };
 
 class Variational {
@@ -134,7 +135,9 @@ class Variational {
       v.rho.fill_(rho0);
       if (v.logit.defined()) v.logit.fill_(lg0);
       v.mask.fill_(1.0);
+      v.kept = static_cast<double>(v.mask.numel());
     }
+    pruned_ = false;
     if (log_noise_.defined()) log_noise_.fill_(0.0);
     gen_.set_current_seed(s.next());
   }
@@ -156,7 +159,23 @@ class Variational {
   }
 
   torch::Tensor mu(const VarGroup& v) const { return net_->groups()[v.g].tensor; }
-  torch::Tensor sigma(const VarGroup& v) const {
+  // Within a training step (begin_step() .. end_step()) sigma is computed once per group and shared by the
+  // forward passes and the KL (one softplus and its backward per step, not one per use).
+  void begin_step() {
+    cache_.assign(vg_.size(), torch::Tensor());
+    caching_ = true;
+  }
+  void end_step() {
+    caching_ = false;
+    cache_.clear();
+  }
+  torch::Tensor sigma(const VarGroup& v) {
+    if (!caching_) return sigma_of(v);
+    torch::Tensor& c = cache_[static_cast<std::size_t>(&v - vg_.data())];
+    if (!c.defined()) c = sigma_of(v);
+    return c;
+  }
+  torch::Tensor sigma_of(const VarGroup& v) const {
     torch::Tensor s = torch::nn::functional::softplus(v.rho);
     if (st_.prior == Prior::log_uniform && std::isfinite(st_.alpha_max))  // sigma^2 <= alpha_max mu^2
       s = torch::minimum(s, std::sqrt(st_.alpha_max) * mu(v).abs());
@@ -166,7 +185,7 @@ class Variational {
     return v.logit.defined() ? torch::sigmoid(v.logit) : torch::ones_like(v.rho);
   }
   // log alpha = log sigma^2 - log mu^2 (log_uniform), clamped to [-20, 20] as a KL argument
-  torch::Tensor log_alpha(const VarGroup& v) const {
+  torch::Tensor log_alpha(const VarGroup& v) {
     return (2.0 * torch::log(sigma(v)) - torch::log(mu(v).square() + 1e-16)).clamp(-20.0, 20.0);
   }
 
@@ -177,16 +196,19 @@ class Variational {
   // Standard normal noise of a shape, from the generator.
   torch::Tensor randn(at::IntArrayRef shape, const torch::TensorOptions& o) { return torch::randn(shape, gen_, o); }
 
+  // t times the group's mask, or t itself while nothing is pruned (no multiplication by ones).
+  torch::Tensor masked(const VarGroup& v, const torch::Tensor& t) const { return pruned_ ? t * v.mask : t; }
+
   // A reparameterized draw of one group (mask applied): mu + sigma eps, times the hard straight-through gamma.
   torch::Tensor sample(const VarGroup& v) {
     torch::Tensor m = mu(v);
     torch::Tensor w = m + sigma(v) * randn(m.sizes(), m.options());
     if (v.logit.defined()) w = w * gamma(v);
-    return w * v.mask;
+    return masked(v, w);
   }
   // Hard Gumbel-softmax inclusion with the straight-through gradient of the relaxed one.
   torch::Tensor gamma(const VarGroup& v) {
-    torch::Tensor u = torch::empty_like(v.logit).uniform_(0.0, 1.0, gen_).clamp(1e-7, 1.0 - 1e-7);
+    torch::Tensor u = torch::empty_like(v.logit).uniform_(1e-7, 1.0 - 1e-7, gen_);
     torch::Tensor z = v.logit + (torch::log(u) - torch::log1p(-u));
     torch::Tensor soft = torch::sigmoid(z / st_.tau);
     torch::Tensor hard = (z > 0).to(soft.dtype());
@@ -205,21 +227,21 @@ class Variational {
   torch::Tensor kl_group(const VarGroup& v) {
     const torch::Tensor m = mu(v), s = sigma(v);
     switch (st_.prior) {
-      case Prior::gaussian: return (gauss_kl(m, s, st_.prior_sd) * v.mask).sum();
+      case Prior::gaussian: return gauss_kl_sum(v, m, s, st_.prior_sd);
       case Prior::spike_slab: {
+        if (!v.logit.defined()) return gauss_kl_sum(v, m, s, st_.prior_sd);
         torch::Tensor g = gauss_kl(m, s, st_.prior_sd);
-        if (!v.logit.defined()) return (g * v.mask).sum();
         const torch::Tensor p = torch::sigmoid(v.logit);
         namespace F = torch::nn::functional;
         const torch::Tensor bern = p * (F::logsigmoid(v.logit) - st_.log_lambda) +
                                    (1.0 - p) * (F::logsigmoid(-v.logit) - log1m_lambda_);
-        return ((bern + p * g) * v.mask).sum();
+        return masked(v, bern + p * g).sum();
       }
       case Prior::log_uniform: {
         const double k1 = 0.63576, k2 = 1.87320, k3 = 1.48695;
         const torch::Tensor la = log_alpha(v);
         const torch::Tensor neg = k1 * torch::sigmoid(k2 + k3 * la) - 0.5 * torch::log1p(torch::exp(-la)) - k1;
-        return (-neg * v.mask).sum();
+        return masked(v, -neg).sum();
       }
       case Prior::scale_mixture: {
         const torch::Tensor eps = randn(m.sizes(), m.options());
@@ -228,13 +250,18 @@ class Variational {
         const torch::Tensor logq = -torch::log(s) - c - 0.5 * eps.square();
         const torch::Tensor l1 = std::log(st_.mix_pi) - std::log(st_.mix_sd1) - c - 0.5 * (w / st_.mix_sd1).square();
         const torch::Tensor l2 = std::log1p(-st_.mix_pi) - std::log(st_.mix_sd2) - c - 0.5 * (w / st_.mix_sd2).square();
-        return ((logq - torch::logaddexp(l1, l2)) * v.mask).sum();
+        return masked(v, logq - torch::logaddexp(l1, l2)).sum();
       }
     }
     throw std::invalid_argument("unknown prior");
   }
   static torch::Tensor gauss_kl(const torch::Tensor& m, const torch::Tensor& s, double s0) {
     return std::log(s0) - torch::log(s) + (s.square() + m.square()) / (2.0 * s0 * s0) - 0.5;
+  }
+  // The same summed over a group: the constant log(s0) - 1/2 once per kept weight, not per element.
+  torch::Tensor gauss_kl_sum(const VarGroup& v, const torch::Tensor& m, const torch::Tensor& s, double s0) {
+    return masked(v, (s.square() + m.square()) * (0.5 / (s0 * s0)) - torch::log(s)).sum() +
+           v.kept * (std::log(s0) - 0.5);
   }
 
   // Weights kept by q: spike_slab, phi > 0.5; log_uniform, log alpha < 3 (Molchanov et al.'s rule); else the
@@ -289,7 +316,9 @@ class Variational {
       else keep = (mu(v).abs() / sigma(v)) >= threshold;
       v.mask.mul_(keep.to(v.mask.dtype()));
       mu(v).mul_(v.mask);
-      kept += v.mask.sum().item<double>();
+      pruned_ = true;
+      v.kept = v.mask.sum().item<double>();
+      kept += v.kept;
     }
     return kept;
   }
@@ -307,6 +336,9 @@ class Variational {
   double log1m_lambda_ = -std::numeric_limits<double>::infinity();
   at::Generator gen_;
   std::vector<torch::Tensor> saved_;
+  std::vector<torch::Tensor> cache_;  // sigma per group within a training step
+  bool caching_ = false;
+  bool pruned_ = false;  // some mask entry is 0 (prune() was called)
 };
 
 // The layer hook of one stochastic forward pass: every variational layer from q by the settings' estimator.
@@ -334,11 +366,11 @@ class SampleHook : public LayerHook {
       case Estimator::weights:
         return apply(x, v_.sample(w), b ? v_.sample(*b) : torch::Tensor());
       case Estimator::local: {
-        const torch::Tensor mw = v_.mu(w) * w.mask, sw = v_.sigma(w) * w.mask;
+        const torch::Tensor mw = v_.masked(w, v_.mu(w)), sw = v_.masked(w, v_.sigma(w));
         torch::Tensor mb, sb;
         if (b) {
-          mb = v_.mu(*b) * b->mask;
-          sb = v_.sigma(*b) * b->mask;
+          mb = v_.masked(*b, v_.mu(*b));
+          sb = v_.masked(*b, v_.sigma(*b));
         }
         const torch::Tensor mean = apply(x, mw, mb);
         const torch::Tensor var = apply(x.square(), sw.square(), b ? sb.square() : torch::Tensor());
@@ -346,11 +378,11 @@ class SampleHook : public LayerHook {
       }
       case Estimator::per_example: {  // linear only (checked): W_i = mu + sigma eps_i for every example i
         const std::int64_t n = x.size(0);
-        const torch::Tensor mw = v_.mu(w) * w.mask, sw = v_.sigma(w) * w.mask;
+        const torch::Tensor mw = v_.masked(w, v_.mu(w)), sw = v_.masked(w, v_.sigma(w));
         const torch::Tensor W = mw.unsqueeze(0) + sw.unsqueeze(0) * v_.randn({n, mw.size(0), mw.size(1)}, mw.options());
         torch::Tensor out = torch::bmm(W, x.unsqueeze(2)).squeeze(2);
         if (b) {
-          const torch::Tensor mb = v_.mu(*b) * b->mask, sb = v_.sigma(*b) * b->mask;
+          const torch::Tensor mb = v_.masked(*b, v_.mu(*b)), sb = v_.masked(*b, v_.sigma(*b));
           out = out + mb.unsqueeze(0) + sb.unsqueeze(0) * v_.randn({n, mb.size(0)}, mb.options());
         }
         return out;
