@@ -50,9 +50,12 @@
 #'     if (runif(1) < 0.5) m[sample(4, 1), ] <- 1 else m[, sample(4, 1)] <- 1
 #'     pmin(1, pmax(0, m + rnorm(16, sd = 0.05)))
 #'   }))
-#'   fit <- vae(bars, latent = 2, encoder = nn_mlp(32), decoder = nn_mlp(32), epochs = 20, seed = 1)
-#'   fit
-#'   round(vae_decode(fit, rbind(c(0, 0), c(1, -1))), 2)
+#'   fit <- vae(bars, latent = 2, encoder = nn_mlp(32), decoder = nn_mlp(32), epochs = 60, seed = 1,
+#'              control = nn_control(lr = 5e-3))
+#'   print(fit)
+#'   # two points of the latent space, decoded: bars
+#'   round(matrix(vae_decode(fit, c(1.5, 0)), 4), 2)
+#'   round(matrix(vae_decode(fit, c(0, 1.5)), 4), 2)
 #' }
 vae <- function(x, latent = 2L, encoder = nn_mlp(c(512)), decoder = nn_mlp(c(512)), epochs = NULL, batch_size = NULL,
                 samples = 1L, device = "cpu", threads = NULL, seed = NULL, quiet = NULL, control = nn_control()) {
@@ -243,7 +246,7 @@ vae_manifold <- function(fit, n = 20L, call = rlang::caller_env()) {
   }
   hw <- vae_image_dim(fit, call)
   n <- check_count(n, min = 2L, max = 200L, arg = "n", call = call)
-  u <- qnorm(seq(0.5 / n, 1 - 0.5 / n, length.out = n))
+  u <- stats::qnorm(seq(0.5 / n, 1 - 0.5 / n, length.out = n))
   g <- expand.grid(z1 = u, z2 = rev(u))  # z1 fastest: row a of the grid holds z2 = rev(u)[a]
   p <- vae_apply(fit, "decode", as.matrix(g), c(nrow(g), 2L), call = call)$prob
   img <- vae_images(fit, p, hw)
@@ -321,9 +324,9 @@ plot.sb_vae <- function(x, type = c("manifold", "latent", "trace"), n = 20L, lab
 
 #' @export
 print.sb_vae <- function(x, ...) {
-  cat(sprintf("<sb_vae> variational autoencoder: %d latent dimension%s, %s data (n = %d)\n", x$latent,
+  cat(sprintf("<sb_vae> variational autoencoder: %d latent dimension%s, %s (n = %d)\n", x$latent,
               if (x$latent == 1L) "" else "s",
-              if (is.null(x$image)) paste(x$D, "values per example") else paste(x$image, collapse = " x "), x$n))
+              if (is.null(x$image)) paste(x$D, "values per example,") else paste(x$image, collapse = " x "), x$n))
   cat(sprintf("Encoder %s | decoder %s | %s parameters\n", nn_arch_string(x$encoder_table, x$input_shape),
               nn_arch_string(x$decoder_table, x$latent),
               format(length(x$params$encoder) + length(x$params$decoder), big.mark = ",")))

@@ -9,7 +9,8 @@
 # the top), the ELBO trace (ELBO, reconstruction NLL and KL per digit, per epoch), a Monte-Carlo ELBO per digit at
 # the final networks (20 draws of z per digit), the encoded means of 2000 digits with their labels, a few
 # reconstructions, the settings and the elapsed time.
-# Run from the package root (one core, about 5 minutes; bench/RESULTS-style timing in the saved `elapsed`):
+# Run from the package root (one core; measured 298 s for the fit, 316 s in all, under nice -n 10 on the shared
+# 2-core machine with load ~9, 2026-11-24; the saved `elapsed`):
 #   nice -n 10 Rscript vignettes/precompute-vae.R
 suppressMessages(library(scalebayes))
 epochs <- as.integer(Sys.getenv("SB_VAE_EPOCHS", "50"))
@@ -30,7 +31,7 @@ res <- list(
   trace = fit$trace,
   elbo_final = c(elbo = mean(elbo_final[, "elbo"]), nll = mean(elbo_final[, "nll"]), kl = mean(elbo_final[, "kl"]),
                  se = sd(elbo_final[, "elbo"]) / sqrt(nrow(elbo_final))),
-  manifold = structure(round(manifold, 4), z = attr(manifold, "z")),
+  manifold = structure(round(manifold, 3), z = attr(manifold, "z")),
   latent = data.frame(z1 = fit$latent_means[idx, 1], z2 = fit$latent_means[idx, 2], label = d$y[idx]),
   reconstructions = list(x = d$x[1:8, , ], recon = round(predict(fit, d$x[1:8, , ]), 4)),
   generated = round(vae_generate(fit, 8L, seed = 1), 4),
