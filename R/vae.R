@@ -324,9 +324,9 @@ plot.sb_vae <- function(x, type = c("manifold", "latent", "trace"), n = 20L, lab
 
 #' @export
 print.sb_vae <- function(x, ...) {
-  cat(sprintf("<sb_vae> variational autoencoder: %d latent dimension%s, %s (n = %d)\n", x$latent,
-              if (x$latent == 1L) "" else "s",
-              if (is.null(x$image)) paste(x$D, "values per example,") else paste(x$image, collapse = " x "), x$n))
+  cat(sprintf("<sb_vae> variational autoencoder: %d latent dimension%s; n = %d examples of %s\n", x$latent,
+              if (x$latent == 1L) "" else "s", x$n,
+              if (is.null(x$image)) paste(x$D, "values") else paste(paste(x$image, collapse = " x "), "pixels")))
   cat(sprintf("Encoder %s | decoder %s | %s parameters\n", nn_arch_string(x$encoder_table, x$input_shape),
               nn_arch_string(x$decoder_table, x$latent),
               format(length(x$params$encoder) + length(x$params$decoder), big.mark = ",")))
