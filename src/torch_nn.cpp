@@ -1225,8 +1225,8 @@ Rcpp::List cpp_nn_vae_apply(Rcpp::List enc_spec, Rcpp::List dec_spec, Rcpp::Nume
   }
   if (what == "generate") {
     scalebayes::rng::Stream s(sd, 0);
-    const torch::Tensor z = V::stream_normals(s, xdim[0], latent, opt);
-    return Rcpp::List::create(Rcpp::Named("z") = to_r(z), Rcpp::Named("prob") = to_r(V::decode(dec, z)));
+    const auto g = V::generate(dec, xdim[0], latent, s);
+    return Rcpp::List::create(Rcpp::Named("z") = to_r(g.first), Rcpp::Named("prob") = to_r(g.second));
   }
   throw std::invalid_argument("unknown what '" + what + "'");
 #else

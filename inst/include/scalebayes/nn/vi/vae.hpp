@@ -20,7 +20,7 @@
 // seeds the noise generator, then gives the loop its minibatch orders.
 //
 // Helpers on trained networks (eval mode, in chunks): encode() (means and standard deviations of q(z | x)),
-// decode() (pixel probabilities sigmoid(f(z))), elbo() (a Monte-Carlo estimate of L_i with K draws per
+// decode() (pixel probabilities sigmoid(f(z))), generate() (decoded draws of the prior), elbo() (a Monte-Carlo estimate of L_i with K draws per
 // example, noise from an rng::Stream drawn in double on the host, so the estimate does not depend on the
 // device or the thread count).
 #pragma once
@@ -190,6 +190,13 @@ inline torch::Tensor stream_normals(rng::Stream& s, std::int64_t rows, std::int6
   std::vector<double> v(static_cast<std::size_t>(rows * cols));
   for (auto& e : v) e = s.normal();
   return torch::from_blob(v.data(), {rows, cols}, torch::kDouble).to(opt, false, true);
+}
+
+// n new examples from the model: z ~ N(0, I) (n x q standard normals from s, in that order), decoded to pixel
+// probabilities. Returns {z [n, q], probabilities [n, D]} in the decoder's dtype.
+inline std::pair<torch::Tensor, torch::Tensor> generate(Net& dec, std::int64_t n, std::int64_t latent, rng::Stream& s) {
+  const torch::Tensor z = stream_normals(s, n, latent, dec->groups().front().tensor.options());
+  return {z, decode(dec, z)};
 }
 
 // A Monte-Carlo estimate of the ELBO per example with K draws of z per example (eval mode), and its two terms:
