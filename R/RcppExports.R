@@ -117,6 +117,14 @@ cpp_nn_export <- function(spec, params, buffers, float64, path) {
     .Call(`_scalebayes_cpp_nn_export`, spec, params, buffers, float64, path)
 }
 
+cpp_nn_vae <- function(enc_spec, dec_spec, x, xdim, control, vae, run) {
+    .Call(`_scalebayes_cpp_nn_vae`, enc_spec, dec_spec, x, xdim, control, vae, run)
+}
+
+cpp_nn_vae_apply <- function(enc_spec, dec_spec, enc_params, enc_buffers, dec_params, dec_buffers, what, x, xdim, samples, seed, float64) {
+    .Call(`_scalebayes_cpp_nn_vae_apply`, enc_spec, dec_spec, enc_params, enc_buffers, dec_params, dec_buffers, what, x, xdim, samples, seed, float64)
+}
+
 cpp_tf_difference <- function(x, k) {
     .Call(`_scalebayes_cpp_tf_difference`, x, k)
 }

@@ -467,6 +467,45 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
+// cpp_nn_vae
+Rcpp::List cpp_nn_vae(Rcpp::List enc_spec, Rcpp::List dec_spec, Rcpp::NumericVector x, Rcpp::IntegerVector xdim, Rcpp::List control, Rcpp::List vae, Rcpp::List run);
+RcppExport SEXP _scalebayes_cpp_nn_vae(SEXP enc_specSEXP, SEXP dec_specSEXP, SEXP xSEXP, SEXP xdimSEXP, SEXP controlSEXP, SEXP vaeSEXP, SEXP runSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< Rcpp::List >::type enc_spec(enc_specSEXP);
+    Rcpp::traits::input_parameter< Rcpp::List >::type dec_spec(dec_specSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type x(xSEXP);
+    Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type xdim(xdimSEXP);
+    Rcpp::traits::input_parameter< Rcpp::List >::type control(controlSEXP);
+    Rcpp::traits::input_parameter< Rcpp::List >::type vae(vaeSEXP);
+    Rcpp::traits::input_parameter< Rcpp::List >::type run(runSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_nn_vae(enc_spec, dec_spec, x, xdim, control, vae, run));
+    return rcpp_result_gen;
+END_RCPP
+}
+// cpp_nn_vae_apply
+Rcpp::List cpp_nn_vae_apply(Rcpp::List enc_spec, Rcpp::List dec_spec, Rcpp::NumericVector enc_params, Rcpp::NumericVector enc_buffers, Rcpp::NumericVector dec_params, Rcpp::NumericVector dec_buffers, std::string what, Rcpp::NumericVector x, Rcpp::IntegerVector xdim, int samples, double seed, bool float64);
+RcppExport SEXP _scalebayes_cpp_nn_vae_apply(SEXP enc_specSEXP, SEXP dec_specSEXP, SEXP enc_paramsSEXP, SEXP enc_buffersSEXP, SEXP dec_paramsSEXP, SEXP dec_buffersSEXP, SEXP whatSEXP, SEXP xSEXP, SEXP xdimSEXP, SEXP samplesSEXP, SEXP seedSEXP, SEXP float64SEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< Rcpp::List >::type enc_spec(enc_specSEXP);
+    Rcpp::traits::input_parameter< Rcpp::List >::type dec_spec(dec_specSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type enc_params(enc_paramsSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type enc_buffers(enc_buffersSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type dec_params(dec_paramsSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type dec_buffers(dec_buffersSEXP);
+    Rcpp::traits::input_parameter< std::string >::type what(whatSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type x(xSEXP);
+    Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type xdim(xdimSEXP);
+    Rcpp::traits::input_parameter< int >::type samples(samplesSEXP);
+    Rcpp::traits::input_parameter< double >::type seed(seedSEXP);
+    Rcpp::traits::input_parameter< bool >::type float64(float64SEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_nn_vae_apply(enc_spec, dec_spec, enc_params, enc_buffers, dec_params, dec_buffers, what, x, xdim, samples, seed, float64));
+    return rcpp_result_gen;
+END_RCPP
+}
 // cpp_tf_difference
 Rcpp::NumericMatrix cpp_tf_difference(Rcpp::NumericVector x, int k);
 RcppExport SEXP _scalebayes_cpp_tf_difference(SEXP xSEXP, SEXP kSEXP) {
@@ -706,6 +745,8 @@ static const R_CallMethodDef CallEntries[] = {
     {"_scalebayes_cpp_test_net_regradient", (DL_FUNC) &_scalebayes_cpp_test_net_regradient, 7},
     {"_scalebayes_cpp_nn_train_check", (DL_FUNC) &_scalebayes_cpp_nn_train_check, 7},
     {"_scalebayes_cpp_nn_export", (DL_FUNC) &_scalebayes_cpp_nn_export, 5},
+    {"_scalebayes_cpp_nn_vae", (DL_FUNC) &_scalebayes_cpp_nn_vae, 7},
+    {"_scalebayes_cpp_nn_vae_apply", (DL_FUNC) &_scalebayes_cpp_nn_vae_apply, 12},
     {"_scalebayes_cpp_tf_difference", (DL_FUNC) &_scalebayes_cpp_tf_difference, 2},
     {"_scalebayes_cpp_tf_lambda_max", (DL_FUNC) &_scalebayes_cpp_tf_lambda_max, 5},
     {"_scalebayes_cpp_tf_path", (DL_FUNC) &_scalebayes_cpp_tf_path, 8},

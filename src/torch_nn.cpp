@@ -1089,3 +1089,148 @@ Rcpp::CharacterVector cpp_nn_export(Rcpp::List spec, Rcpp::NumericVector params,
   Rcpp::stop("scalebayes was built without LibTorch");
 #endif
 }
+
+// ==== Variational autoencoder (vae(), R/vae.R; engine: nn/vi/vae.hpp) ==========================================
+// This section is self-contained: its own include and helpers; nothing above depends on it.
+#include <functional>
+#include <numeric>
+#ifdef SCALEBAYES_HAVE_TORCH
+#include "scalebayes/nn/vi/vae.hpp"
+#endif
+
+// The VAE fit: encoder and decoder specs (engine lists of nn_engine_spec(); the encoder ends in 2 * latent
+// outputs, the decoder takes latent inputs and ends in D = prod(xdim[-1]) outputs), x (values in [0, 1], R's
+// column-major n x ... array), control: the nn_control() engine list; vae: latent, samples, label; run: seed,
+// threads, quiet. Returns both networks' parameters and buffers, the trace (rows x 4 row-major: epoch, ELBO, NLL,
+// KL per example), the loop's per-epoch loss, epochs, steps, status and whether the run was interrupted.
+// [[Rcpp::export]]
+Rcpp::List cpp_nn_vae(Rcpp::List enc_spec, Rcpp::List dec_spec, Rcpp::NumericVector x, Rcpp::IntegerVector xdim,
+                      Rcpp::List control, Rcpp::List vae, Rcpp::List run) {
+#ifdef SCALEBAYES_HAVE_TORCH
+  namespace V = scalebayes::nn::vi;
+  nn::TorchThreadGuard torch_threads0;
+  nn::BlasThreadGuard blas1;
+  const nn::DeviceChoice dev = run_device(control);
+  V::VaeProblem pb;
+  pb.encoder = spec_from(enc_spec);
+  pb.decoder = spec_from(dec_spec);
+  pb.latent = static_cast<std::int64_t>(Rcpp::as<double>(vae["latent"]));
+  pb.samples = Rcpp::as<int>(vae["samples"]);
+  pb.dev = dev;
+  pb.x = nn::from_col_major(x.begin(), dims_of(xdim), dev.options());
+  pb.train = train_from(control);
+  pb.torch_threads = Rcpp::as<int>(control["torch_threads"]);
+  const std::int64_t n = pb.x.size(0);
+  V::check_vae_specs(pb.encoder, pb.decoder, pb.latent, pb.x[0].numel());  // before any thread starts
+  nn::Net pe(pb.encoder, torch::kCPU, torch::kFloat), pd(pb.decoder, torch::kCPU, torch::kFloat);
+  const std::int64_t rows = nn::max_epochs(pb.train, n);
+  Rcpp::NumericVector enc_params(pe->n_parameters(), NA_REAL), dec_params(pd->n_parameters(), NA_REAL),
+      enc_buffers(pe->n_buffer_values()), dec_buffers(pd->n_buffer_values()),
+      trace(static_cast<R_xlen_t>(rows) * 4, NA_REAL), loss(static_cast<R_xlen_t>(rows), NA_REAL), epochs(1, 0.0),
+      steps(1, 0.0);
+  Rcpp::IntegerVector status(1, 0);
+  V::VaeOutput out;
+  out.enc_params = enc_params.begin();
+  out.dec_params = dec_params.begin();
+  out.enc_buffers = enc_buffers.size() ? enc_buffers.begin() : nullptr;
+  out.dec_buffers = dec_buffers.size() ? dec_buffers.begin() : nullptr;
+  out.trace_rows = rows;
+  out.trace = trace.begin();
+  out.loss = loss.begin();
+  out.epochs = epochs.begin();
+  out.steps = steps.begin();
+  out.status = status.begin();
+  nn::TrainProgress tp;
+  pb.progress = &tp;
+  const scalebayes::parallel::RunSettings rs0 = sbglue::run_settings(run);
+  const int threads = nn::device_worker_threads(dev.device, rs0.threads);
+  const std::string label = Rcpp::as<std::string>(vae["label"]);
+  sbglue::Progress prog(static_cast<double>(nn::total_steps(pb.train, n)), run, label.c_str());
+  std::string shown;
+  auto monitor = [&](std::size_t) {
+    char buf[200];
+    const double l = tp.loss.load();
+    if (std::isnan(l)) std::snprintf(buf, sizeof buf, "%s", label.c_str());
+    else std::snprintf(buf, sizeof buf, "%s | ELBO/example %.5g", label.c_str(), -l);
+    if (shown != buf) {
+      shown = buf;
+      prog.set_name(shown);
+    }
+    return prog(static_cast<std::size_t>(tp.steps.load() + tp.skipped.load()));
+  };
+  const auto rs = V::run_vae(pb, out, rs0.seed, threads, monitor);
+  return Rcpp::List::create(
+      Rcpp::Named("enc_params") = enc_params, Rcpp::Named("dec_params") = dec_params,
+      Rcpp::Named("enc_buffers") = enc_buffers, Rcpp::Named("dec_buffers") = dec_buffers,
+      Rcpp::Named("trace") = trace, Rcpp::Named("loss") = loss, Rcpp::Named("trace_rows") = static_cast<double>(rows),
+      Rcpp::Named("epochs") = epochs[0], Rcpp::Named("steps") = steps[0], Rcpp::Named("status") = status[0],
+      Rcpp::Named("interrupted") = rs.interrupted || prog.interrupted(), Rcpp::Named("device") = dev.device.str());
+#else
+  Rcpp::stop("scalebayes was built without LibTorch");
+#endif
+}
+
+// Encoder and decoder of a stored VAE fit applied on the CPU (float64 or float32 as trained). what = "encode":
+// x (n x ... column-major, xdim) -> list(mean, sd), n x latent each; "decode": x is an n x latent matrix of z
+// -> list(prob) n x D; "generate": n = xdim[0] draws z ~ N(0, I) from rng::Stream(seed, 0) -> list(z, prob);
+// "elbo": x as for "encode" -> list(elbo) an n x 3 matrix (ELBO, NLL, KL per example) estimated with `samples`
+// draws per example from rng::Stream(seed, 0).
+// [[Rcpp::export]]
+Rcpp::List cpp_nn_vae_apply(Rcpp::List enc_spec, Rcpp::List dec_spec, Rcpp::NumericVector enc_params,
+                            Rcpp::NumericVector enc_buffers, Rcpp::NumericVector dec_params,
+                            Rcpp::NumericVector dec_buffers, std::string what, Rcpp::NumericVector x,
+                            Rcpp::IntegerVector xdim, int samples, double seed, bool float64) {
+#ifdef SCALEBAYES_HAVE_TORCH
+  namespace V = scalebayes::nn::vi;
+  nn::TorchThreadGuard torch_threads0;
+  nn::BlasThreadGuard blas1;
+  nn::set_worker_threads(1);
+  const nn::ModelSpec es = spec_from(enc_spec), ds = spec_from(dec_spec);
+  const std::int64_t latent = ds.input.at(0);
+  const auto dt = float64 ? torch::kDouble : torch::kFloat;
+  const auto opt = torch::TensorOptions().dtype(dt);
+  nn::Net enc(es, torch::kCPU, dt), dec(ds, torch::kCPU, dt);
+  auto load = [](nn::Net& net, const Rcpp::NumericVector& p, const Rcpp::NumericVector& b, const char* who) {
+    if (p.size() != net->n_parameters())
+      throw std::invalid_argument(std::string("the stored ") + who + " has " + std::to_string(p.size()) +
+                                  " parameters, its network " + std::to_string(net->n_parameters()));
+    net->copy_from(p.begin());
+    if (net->n_buffer_values() > 0) {
+      if (b.size() != net->n_buffer_values()) throw std::invalid_argument(std::string("the stored ") + who + "'s buffers do not fit");
+      net->copy_buffers_from(b.begin());
+    }
+  };
+  load(enc, enc_params, enc_buffers, "encoder");
+  load(dec, dec_params, dec_buffers, "decoder");
+  auto to_r = [](const torch::Tensor& t) {  // [n, k] -> n x k R matrix
+    const torch::Tensor c = t.to(torch::kCPU, torch::kDouble).t().contiguous();
+    Rcpp::NumericMatrix m(static_cast<int>(t.size(0)), static_cast<int>(t.size(1)));
+    std::copy(c.data_ptr<double>(), c.data_ptr<double>() + c.numel(), m.begin());
+    return m;
+  };
+  const std::uint64_t sd = static_cast<std::uint64_t>(seed);
+  if (what == "encode" || what == "elbo") {
+    V::check_vae_specs(es, ds, latent, std::accumulate(xdim.begin() + 1, xdim.end(), std::int64_t(1), std::multiplies<std::int64_t>()));
+    const torch::Tensor xt = nn::from_col_major(x.begin(), dims_of(xdim), opt);
+    if (what == "encode") {
+      const auto e = V::encode(enc, xt, latent);
+      return Rcpp::List::create(Rcpp::Named("mean") = to_r(e.first), Rcpp::Named("sd") = to_r(e.second));
+    }
+    scalebayes::rng::Stream s(sd, 0);
+    return Rcpp::List::create(Rcpp::Named("elbo") = to_r(V::elbo(enc, dec, xt, latent, samples, s)));
+  }
+  if (what == "decode") {
+    if (xdim.size() != 2 || xdim[1] != latent) throw std::invalid_argument("z must have one column per latent dimension");
+    const torch::Tensor z = nn::from_col_major(x.begin(), dims_of(xdim), opt);
+    return Rcpp::List::create(Rcpp::Named("prob") = to_r(V::decode(dec, z)));
+  }
+  if (what == "generate") {
+    scalebayes::rng::Stream s(sd, 0);
+    const auto g = V::generate(dec, xdim[0], latent, s);
+    return Rcpp::List::create(Rcpp::Named("z") = to_r(g.first), Rcpp::Named("prob") = to_r(g.second));
+  }
+  throw std::invalid_argument("unknown what '" + what + "'");
+#else
+  Rcpp::stop("scalebayes was built without LibTorch");
+#endif
+}

@@ -176,3 +176,17 @@ test_that("sparse_vi() stops on Ctrl-C and returns the state q reached", {
                         "    all(is.finite(f$weights))) rlang::interrupt()"),
                   "cpp_nn_vi")
 })
+
+test_that("vae() stops on Ctrl-C and returns the networks reached, with a warning", {
+  skip_if_not(sb_torch_available())
+  # 1e5 epochs would take hours; the fit comes back with a classed warning, interrupted = TRUE, a partial trace
+  # and finite networks that decode
+  interrupt_child("set.seed(1); x <- matrix(runif(2000 * 64), 2000, 64)",
+                  paste("w <- NULL; f <- withCallingHandlers(vae(x, encoder = nn_mlp(64), decoder = nn_mlp(64),",
+                        "epochs = 1e5, seed = 1, quiet = TRUE), scalebayes_warning_interrupted = function(c) {",
+                        "w <<- c; invokeRestart('muffleWarning')});",
+                        "if (!is.null(w) && isTRUE(f$interrupted) && nrow(f$trace) < 1e5 &&",
+                        "    all(is.finite(f$params$decoder)) && all(is.finite(vae_generate(f, 2, seed = 1))))",
+                        "  rlang::interrupt()"),
+                  "cpp_nn_vae")
+})

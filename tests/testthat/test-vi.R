@@ -227,6 +227,9 @@ test_that("a VI fit answers every generic of a network fit", {
   sg <- sgld_sa(x, y, model = nn_mlp(6), iterations = 3, burnin = 0, chains = 2, seed = 1, quiet = TRUE,
                 control = sgmcmc_control(init = fit, step_size = 1e-30))
   expect_equal(unname(sg$weights_final[1, ]), fit$weights_mean, tolerance = 1e-6)
+  # FGSM against the model average of the draws of q: zeta = 0 is the plain accuracy of the predictive mean
+  adv <- nn_adversarial(fit, x[1:30, ], y[1:30], zeta = c(0, 0.2), clip = c(-10, 10))
+  expect_equal(adv$accuracy[1], mean(predict(fit, x[1:30, ], type = "class") == y[1:30]))
   # export of the mean network
   pt <- tempfile(fileext = ".pt")
   nn_export(fit, pt)

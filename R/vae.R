@@ -1,0 +1,381 @@
+# The variational autoencoder (Kingma & Welling 2014): vae() and its methods. The engine (nn/vi/vae.hpp)
+# minimizes the negative ELBO with the one training loop of every network method (src/torch_nn.cpp: cpp_nn_vae,
+# cpp_nn_vae_apply).
+
+#' Variational autoencoder
+#'
+#' Kingma & Welling (2014), as in the VAE section of the Toronto tutorial on variational inference for
+#' networks. The encoder network maps an example \eqn{x} to the mean \eqn{m(x)} and the log-variance
+#' \eqn{v(x)} of the Gaussian \eqn{q(z \mid x) = N(m(x), \mathrm{diag}\, e^{v(x)})} over `latent` latent
+#' values (its output layer has `2 * latent` units); the decoder network maps \eqn{z} to one Bernoulli logit
+#' \eqn{f_d(z)} per value of \eqn{x} (its output layer has \eqn{D} units). With the prior \eqn{p(z) = N(0, I)}
+#' the ELBO of an example is
+#' \deqn{\mathcal{L}(x) = E_{q(z|x)}\Big[\sum_d x_d f_d(z) - \log(1 + e^{f_d(z)})\Big] - \frac12 \sum_j
+#'   \big(m_j^2 + e^{v_j} - 1 - v_j\big),}{L(x) = E_q[ sum_d x_d f_d(z) - log(1 + exp(f_d(z))) ] -
+#'   (1/2) sum_j (m_j^2 + exp(v_j) - 1 - v_j),}
+#' the expected reconstruction log-likelihood minus the KL divergence from the prior (closed form). Its
+#' mean over the data is maximized by minibatch steps of [nn_control()]'s optimizer with the
+#' reparameterization \eqn{z = m(x) + e^{v(x)/2} \epsilon}, \eqn{\epsilon \sim N(0, I)} (`samples` draws of
+#' \eqn{\epsilon} per example and step), the noise drawn from the fit's own random stream: the same `seed`
+#' gives the same fit for any `threads`.
+#'
+#' @param x Data with values in \[0, 1\]: an n x D matrix, or an n x height x width array of images (as
+#'   [mnist_digits()]'s `x`). Values between 0 and 1 are used as they are (the cross-entropy of
+#'   Kingma & Welling's MNIST experiments); nothing is binarized.
+#' @param latent Dimension of the latent space (2 for the manifold plot).
+#' @param encoder,decoder Networks made by [nn_mlp()] or [nn_sequential()]; their output layers are added
+#'   (`2 * latent` units for the encoder, D for the decoder). The decoder's input is the `latent` values.
+#' @param epochs,batch_size Override those of `control`.
+#' @param samples Draws of \eqn{z} per example and step (Kingma & Welling's L; 1 suffices with minibatches
+#'   of 100, their setting).
+#' @param device,threads,seed,quiet As for [wbb_nn()]. One fit runs on one worker: `threads` changes nothing
+#'   in the result.
+#' @param control [nn_control()]: optimizer, learning rate, epochs, minibatch size, `float64`,
+#'   `torch_threads`. Settings of the weighted bootstrap (`weight_dist`, `weight_mode`, `normalize_weights`,
+#'   `grad_tol`) are errors.
+#' @return An object of class `sb_vae`: `trace` (per epoch: the mean ELBO, reconstruction negative
+#'   log-likelihood and KL per example over the epoch's minibatches), `elbo` (the last epoch's), `latent_means`
+#'   (the encoder's means of the training data), the networks' parameters and specifications, settings,
+#'   `interrupted`, `elapsed`. Methods: `print()`, `summary()`, `plot()` (see [plot.sb_vae()]), `predict()`
+#'   (reconstructions), and [vae_encode()], [vae_decode()], [vae_generate()].
+#' @references Kingma, D. P. and Welling, M. (2014). Auto-encoding variational Bayes. *ICLR*.
+#' @seealso [plot.sb_vae()], [vae_encode()].
+#' @export
+#' @examples
+#' if (sb_torch_available()) {
+#'   set.seed(1)
+#'   # 300 noisy 4 x 4 "bars": horizontal or vertical
+#'   bars <- t(replicate(300, {
+#'     m <- matrix(0, 4, 4)
+#'     if (runif(1) < 0.5) m[sample(4, 1), ] <- 1 else m[, sample(4, 1)] <- 1
+#'     pmin(1, pmax(0, m + rnorm(16, sd = 0.05)))
+#'   }))
+#'   fit <- vae(bars, latent = 2, encoder = nn_mlp(32), decoder = nn_mlp(32), epochs = 60, seed = 1,
+#'              control = nn_control(lr = 5e-3))
+#'   print(fit)
+#'   # two points of the latent space, decoded: bars
+#'   round(matrix(vae_decode(fit, c(1.5, 0)), 4), 2)
+#'   round(matrix(vae_decode(fit, c(0, 1.5)), 4), 2)
+#' }
+vae <- function(x, latent = 2L, encoder = nn_mlp(c(512)), decoder = nn_mlp(c(512)), epochs = NULL, batch_size = NULL,
+                samples = 1L, device = "cpu", threads = NULL, seed = NULL, quiet = NULL, control = nn_control()) {
+  call <- rlang::current_env()
+  t0 <- proc.time()[["elapsed"]]
+  latent <- check_count(latent, min = 1L, max = 10000L, arg = "latent", call = call)
+  samples <- check_count(samples, min = 1L, max = 10000L, arg = "samples", call = call)
+  for (a in c("encoder", "decoder")) {
+    if (!inherits(get(a), "sb_nn_spec")) {
+      sb_abort(c("{.arg {a}} must be a network made by {.fn nn_mlp} or {.fn nn_sequential}.",
+                 x = "You supplied {.obj_type_friendly {get(a)}}."), arg = a, call = call)
+    }
+  }
+  control <- vi_check_control(control, call)
+  device <- check_backend(device, call)
+  if (!is.null(epochs)) control$epochs <- check_count(epochs, max = 1e7, arg = "epochs", call = call)
+  if (!is.null(batch_size)) control$batch_size <- check_count(batch_size, max = 1e8, arg = "batch_size", call = call)
+  rs <- run_settings(seed, threads, quiet, call = call)
+  xd <- vae_prepare_x(x, "x", call)
+  D <- prod(xd$shape)
+  etab <- tryCatch(nn_resolve(encoder, xd$shape, 2L * latent, call = call), scalebayes_error = function(e) {
+    sb_abort(c("The encoder does not fit the data (one example: {paste(xd$shape, collapse = ' x ')}).",
+               x = "{conditionMessage(e)}"), arg = "encoder", call = call)
+  })
+  dtab <- tryCatch(nn_resolve(decoder, latent, D, call = call), scalebayes_error = function(e) {
+    sb_abort(c("The decoder does not fit its input of {latent} latent value{?s}.", x = "{conditionMessage(e)}"),
+             arg = "decoder", call = call)
+  })
+  bs_tab <- rbind(etab[, c("kind", "params")], dtab[, c("kind", "params")])
+  control$batch_size <- check_nn_batch_size(control$batch_size, xd$n, bs_tab, call = call, in_control = TRUE)
+  init <- match(control$init, c("fan_in", "glorot")) - 1L
+  espec <- nn_engine_spec(etab, xd$shape, "gaussian")
+  dspec <- nn_engine_spec(dtab, latent, "binomial")
+  espec$init <- dspec$init <- init
+  ctrl <- nn_engine_control(control, device, FALSE)
+  res <- sb_call_engine(cpp_nn_vae(espec, dspec, xd$x, xd$dim, ctrl,
+                                   list(latent = as.double(latent), samples = samples, label = "VAE"),
+                                   engine_run(rs)), call = call)
+  if (res$status == 2L) {
+    sb_abort(c("The VAE fit diverged (the negative ELBO became infinite or NaN).",
+               i = "Lower {.arg lr} in {.fn nn_control}."), kind = "convergence", arg = "control", call = call)
+  }
+  rows <- res$epochs
+  tr <- matrix(res$trace, ncol = 4L, byrow = TRUE)[seq_len(rows), , drop = FALSE]
+  trace <- data.frame(epoch = tr[, 1], elbo = tr[, 2], nll = tr[, 3], kl = tr[, 4], loss = res$loss[seq_len(rows)])
+  fit <- structure(list(
+    latent = latent, input_shape = xd$shape, image = xd$image, n = xd$n, D = D,
+    encoder_spec = espec, decoder_spec = dspec, encoder_table = etab, decoder_table = dtab,
+    encoder = encoder, decoder = decoder,
+    params = list(encoder = res$enc_params, decoder = res$dec_params, encoder_buffers = res$enc_buffers,
+                  decoder_buffers = res$dec_buffers),
+    trace = trace, elbo = if (rows) trace$elbo[rows] else NA_real_,
+    settings = list(epochs = control$epochs, batch_size = control$batch_size, optimizer = control$optimizer,
+                    lr = control$lr, samples = samples, float64 = control$float64, seed = rs$seed),
+    control = control, steps = res$steps, interrupted = isTRUE(res$interrupted),
+    status = c("not run", "done", "diverged", "interrupted")[res$status + 1L], device = res$device,
+    call = match.call()
+  ), class = "sb_vae")
+  fit$latent_means <- vae_encode(fit, x)$mean
+  fit$elapsed <- proc.time()[["elapsed"]] - t0
+  if (fit$interrupted) {
+    sb_warn(c("Interrupted: the fit holds the networks reached after {rows} epoch{?s} ({res$steps} steps).",
+              i = "Its trace stops there."), kind = "interrupted")
+  }
+  fit
+}
+
+# Data of a VAE: nn_prepare_x() (finite, a matrix or an image array), values in [0, 1]. `image`: c(height, width)
+# for an n x height x width array (the engine flattens row by row), NULL for a matrix.
+vae_prepare_x <- function(x, arg, call, shape = NULL) {
+  xd <- nn_prepare_x(x, arg, call)
+  r <- range(xd$x)
+  if (r[1] < 0 || r[2] > 1) {
+    sb_abort(c("{.arg {arg}} must have values in [0, 1]: the decoder's likelihood is Bernoulli per value.",
+               x = "Its values range from {format(r[1], digits = 4)} to {format(r[2], digits = 4)}.",
+               i = "Scale the data to [0, 1] first (images: divide by 255)."), arg = arg, call = call)
+  }
+  d <- dim(x)
+  xd$image <- if (length(d) == 3L) as.integer(d[2:3]) else NULL
+  if (!is.null(shape) && !identical(as.integer(xd$shape), as.integer(shape))) {
+    sb_abort(c("{.arg {arg}} must have the shape of the fit's data.",
+               x = "One example of {.arg {arg}} is {paste(xd$shape, collapse = ' x ')}; the fit's are {paste(shape, collapse = ' x ')}."),
+             arg = arg, call = call)
+  }
+  xd
+}
+
+vae_check_fit <- function(fit, call) {
+  if (!inherits(fit, "sb_vae")) {
+    sb_abort(c("{.arg fit} must be a fit made by {.fn vae}.", x = "You supplied {.obj_type_friendly {fit}}."),
+             arg = "fit", call = call)
+  }
+  check_backend("cpu", call)
+}
+
+vae_apply <- function(fit, what, x = double(), xdim = integer(), samples = 1L, seed = 0, call = rlang::caller_env()) {
+  p <- fit$params
+  sb_call_engine(cpp_nn_vae_apply(fit$encoder_spec, fit$decoder_spec, p$encoder, p$encoder_buffers, p$decoder,
+                                  p$decoder_buffers, what, x, as.integer(xdim), as.integer(samples), as.double(seed),
+                                  isTRUE(fit$settings$float64)), call = call)
+}
+
+# Decoded probabilities (n x D, the engine's order) in the shape of the fit's data: an n x D matrix, or for
+# image data an n x height x width array.
+vae_shape_out <- function(fit, prob) {
+  if (is.null(fit$image)) return(prob)
+  h <- fit$image[1]
+  w <- fit$image[2]
+  aperm(array(prob, c(nrow(prob), w, h)), c(1L, 3L, 2L))  # the engine's value d = (row - 1) * w + col
+}
+
+#' Encode, decode and generate with a variational autoencoder
+#'
+#' `vae_encode()` returns the means and standard deviations of \eqn{q(z \mid x)} for new data;
+#' `vae_decode()` the decoder's pixel probabilities \eqn{\mathrm{sigmoid}(f(z))} for given latent values;
+#' `vae_generate()` decodes `n` draws \eqn{z \sim N(0, I)} of the prior (new examples, as probabilities).
+#'
+#' @param fit A fit made by [vae()].
+#' @param x Data of the fit's shape (a matrix, or an array of images), values in \[0, 1\].
+#' @param z Latent values: an n x latent matrix (or a vector of `latent` values).
+#' @param n Number of examples to generate.
+#' @param seed Seed of the draws of \eqn{z} (`NULL`: from R's generator).
+#' @return `vae_encode()`: a list of n x latent matrices `mean` and `sd`. `vae_decode()`, `vae_generate()`:
+#'   probabilities in the fit's data shape (an n x D matrix, or an n x height x width array); `vae_generate()`
+#'   adds the draws as attribute `"z"`.
+#' @export
+#' @examples
+#' if (sb_torch_available()) {
+#'   x <- matrix(rbinom(200 * 9, 1, 0.3), 200, 9)
+#'   fit <- vae(x, encoder = nn_mlp(16), decoder = nn_mlp(16), epochs = 5, seed = 1, quiet = TRUE)
+#'   str(vae_encode(fit, x[1:3, ]))
+#'   dim(vae_generate(fit, 4, seed = 1))
+#' }
+vae_encode <- function(fit, x) {
+  call <- rlang::current_env()
+  vae_check_fit(fit, call)
+  if (is.null(fit$image) && is.null(dim(x)) && is.numeric(x) && length(x) == fit$D) x <- matrix(x, 1L)
+  xd <- vae_prepare_x(x, "x", call, shape = fit$input_shape)
+  vae_apply(fit, "encode", xd$x, xd$dim, call = call)
+}
+
+#' @rdname vae_encode
+#' @export
+vae_decode <- function(fit, z) {
+  call <- rlang::current_env()
+  vae_check_fit(fit, call)
+  if (is.numeric(z) && is.null(dim(z)) && length(z) == fit$latent) z <- matrix(z, 1L)
+  if (!is.numeric(z) || !is.matrix(z) || ncol(z) != fit$latent || nrow(z) < 1L || any(!is.finite(z))) {
+    sb_abort(c("{.arg z} must be a finite numeric matrix with {fit$latent} column{?s} (one per latent dimension).",
+               x = "You supplied {.obj_type_friendly {z}}{if (is.matrix(z)) paste0(' with ', ncol(z), ' columns') else ''}."),
+             arg = "z", call = call)
+  }
+  storage.mode(z) <- "double"
+  vae_shape_out(fit, vae_apply(fit, "decode", z, dim(z), call = call)$prob)
+}
+
+#' @rdname vae_encode
+#' @export
+vae_generate <- function(fit, n = 16L, seed = NULL) {
+  call <- rlang::current_env()
+  vae_check_fit(fit, call)
+  n <- check_count(n, min = 1L, max = 1e6, arg = "n", call = call)
+  seed <- resolve_seed(seed, call)
+  r <- vae_apply(fit, "generate", xdim = c(n, fit$latent), seed = seed, call = call)
+  out <- vae_shape_out(fit, r$prob)
+  attr(out, "z") <- r$z
+  out
+}
+
+# A Monte-Carlo estimate of the ELBO per example at the fit's networks (`samples` draws of z per example from
+# rng::Stream(seed, 0)): an n x 3 matrix (elbo, nll, kl).
+vae_elbo <- function(fit, x, samples = 1L, seed = 1) {
+  call <- rlang::current_env()
+  vae_check_fit(fit, call)
+  xd <- vae_prepare_x(x, "x", call, shape = fit$input_shape)
+  m <- vae_apply(fit, "elbo", xd$x, xd$dim, samples = samples, seed = seed, call = call)$elbo
+  colnames(m) <- c("elbo", "nll", "kl")
+  m
+}
+
+# The latent manifold (Kingma & Welling 2014, Figure 4; the tutorial's Figure 3): decoded images on an n x n grid
+# of z = (qnorm(u1), qnorm(u2)) over linearly spaced u in (0, 1), z2 decreasing down the rows, z1 increasing along
+# the columns; one (n h) x (n w) matrix of probabilities, row 1 at the top.
+vae_manifold <- function(fit, n = 20L, call = rlang::caller_env()) {
+  if (fit$latent != 2L) {
+    sb_abort(c("The manifold plot needs a 2-dimensional latent space; this fit has {fit$latent}.",
+               i = "Fit with {.code latent = 2}, or use {.code type = \"latent\"}."), arg = "type", call = call)
+  }
+  hw <- vae_image_dim(fit, call)
+  n <- check_count(n, min = 2L, max = 200L, arg = "n", call = call)
+  u <- stats::qnorm(seq(0.5 / n, 1 - 0.5 / n, length.out = n))
+  g <- expand.grid(z1 = u, z2 = rev(u))  # z1 fastest: row a of the grid holds z2 = rev(u)[a]
+  p <- vae_apply(fit, "decode", as.matrix(g), c(nrow(g), 2L), call = call)$prob
+  img <- vae_images(fit, p, hw)
+  out <- matrix(0, n * hw[1], n * hw[2])
+  for (k in seq_len(nrow(g))) {
+    a <- (k - 1L) %/% n
+    b <- (k - 1L) %% n
+    out[a * hw[1] + seq_len(hw[1]), b * hw[2] + seq_len(hw[2])] <- img[k, , ]
+  }
+  attr(out, "z") <- u
+  out
+}
+
+# Height and width of one example as an image: the array's, or a square matrix row (R's column-major order).
+vae_image_dim <- function(fit, call) {
+  if (!is.null(fit$image)) return(fit$image)
+  s <- round(sqrt(fit$D))
+  if (s * s != fit$D) {
+    sb_abort(c("The fit's examples are not images ({fit$D} values, not a square).",
+               i = "Fit with an n x height x width array to plot decoded examples."), arg = "x", call = call)
+  }
+  c(s, s)
+}
+# Probabilities (n x D, engine order) as an n x h x w array [example, row, col].
+vae_images <- function(fit, p, hw) {
+  if (!is.null(fit$image)) return(vae_shape_out(fit, p))
+  array(p, c(nrow(p), hw[1], hw[2]))  # a matrix row x[i, ] = c(image) in R's column-major order
+}
+
+#' Plot a variational autoencoder
+#'
+#' `type = "manifold"`: decoded examples on a grid of the 2-dimensional latent space, \eqn{z = (\Phi^{-1}(u_1),
+#' \Phi^{-1}(u_2))} for linearly spaced \eqn{u} (Kingma & Welling 2014, Figure 4; Figure 3 of the Toronto
+#' tutorial). `"latent"`: the encoder's means of the training data (or of `newx`), coloured by `labels`.
+#' `"trace"`: the ELBO per example over the epochs.
+#'
+#' @param x A fit made by [vae()].
+#' @param type `"manifold"`, `"latent"` or `"trace"`.
+#' @param n Grid size of the manifold (n x n examples).
+#' @param labels Labels of the points (e.g. digit classes) for `"latent"`: one per row of the data.
+#' @param newx Data to encode for `"latent"` (default: the training data's stored means).
+#' @param ... Passed to the plotting function.
+#' @return `x`, invisibly; for `"manifold"` the image matrix (probabilities, row 1 at the top), invisibly.
+#' @export
+plot.sb_vae <- function(x, type = c("manifold", "latent", "trace"), n = 20L, labels = NULL, newx = NULL, ...) {
+  call <- rlang::current_env()
+  type <- sb_match_arg(type)
+  if (type == "trace") {
+    graphics::plot(x$trace$epoch, x$trace$elbo, type = "l", xlab = "epoch", ylab = "ELBO per example", ...)
+    return(invisible(x))
+  }
+  if (type == "manifold") {
+    vae_check_fit(x, call)
+    m <- vae_manifold(x, n, call = call)
+    graphics::image(seq_len(ncol(m)), seq_len(nrow(m)), t(m[nrow(m):1, , drop = FALSE]), col = grDevices::gray(seq(1, 0, length.out = 64)),
+                    axes = FALSE, xlab = "z1", ylab = "z2", asp = 1, ...)
+    return(invisible(m))
+  }
+  mu <- if (is.null(newx)) x$latent_means else vae_encode(x, newx)$mean
+  if (ncol(mu) < 2L) {
+    sb_abort("The latent plot needs at least 2 latent dimensions; this fit has {ncol(mu)}.", arg = "type", call = call)
+  }
+  if (!is.null(labels) && length(labels) != nrow(mu)) {
+    sb_abort(c("{.arg labels} must have one value per example.", x = "{length(labels)} labels for {nrow(mu)} examples."),
+             arg = "labels", call = call)
+  }
+  col <- if (is.null(labels)) "black" else grDevices::hcl.colors(nlevels(factor(labels)), "Dark 3")[as.integer(factor(labels))]
+  graphics::plot(mu[, 1], mu[, 2], col = col, pch = 20, cex = 0.5, xlab = "z1 (mean of q)", ylab = "z2 (mean of q)", ...)
+  if (!is.null(labels)) {
+    graphics::legend("topright", legend = levels(factor(labels)), col = grDevices::hcl.colors(nlevels(factor(labels)), "Dark 3"),
+                     pch = 20, bty = "n", cex = 0.8)
+  }
+  invisible(x)
+}
+
+#' @export
+print.sb_vae <- function(x, ...) {
+  cat(sprintf("<sb_vae> variational autoencoder: %d latent dimension%s; n = %d examples of %s\n", x$latent,
+              if (x$latent == 1L) "" else "s", x$n,
+              if (is.null(x$image)) paste(x$D, "values") else paste(paste(x$image, collapse = " x "), "pixels")))
+  cat(sprintf("Encoder %s | decoder %s | %s parameters\n", nn_arch_string(x$encoder_table, x$input_shape),
+              nn_arch_string(x$decoder_table, x$latent),
+              format(length(x$params$encoder) + length(x$params$decoder), big.mark = ",")))
+  tr <- x$trace
+  if (nrow(tr)) {
+    last <- tr[nrow(tr), ]
+    cat(sprintf("%d epochs (%s, lr %g, batch %d): ELBO per example %.2f (reconstruction NLL %.2f, KL %.2f)%s\n",
+                nrow(tr), x$settings$optimizer, x$settings$lr, x$settings$batch_size, last$elbo, last$nll, last$kl,
+                if (x$interrupted) " [interrupted]" else ""))
+  }
+  invisible(x)
+}
+
+#' @export
+summary.sb_vae <- function(object, ...) {
+  tr <- object$trace
+  structure(list(latent = object$latent, n = object$n, D = object$D, epochs = nrow(tr),
+                 final = if (nrow(tr)) tr[nrow(tr), c("elbo", "nll", "kl")] else NULL,
+                 best_elbo = if (nrow(tr)) max(tr$elbo) else NA_real_,
+                 latent_sd = apply(object$latent_means, 2, stats::sd), settings = object$settings,
+                 elapsed = object$elapsed, interrupted = object$interrupted), class = "summary.sb_vae")
+}
+
+#' @export
+print.summary.sb_vae <- function(x, ...) {
+  cat(sprintf("Variational autoencoder: %d latent dimensions, n = %d, D = %d\n", x$latent, x$n, x$D))
+  if (!is.null(x$final)) {
+    cat(sprintf("After %d epochs: ELBO per example %.3f = -(NLL %.3f + KL %.3f); best epoch %.3f\n", x$epochs,
+                x$final$elbo, x$final$nll, x$final$kl, x$best_elbo))
+  }
+  cat("SD of the encoded means per latent dimension:", format(x$latent_sd, digits = 3), "\n")
+  cat(sprintf("Settings: %s, lr %g, batch %d, %d sample%s of z per example, seed %s; %.1f s%s\n", x$settings$optimizer,
+              x$settings$lr, x$settings$batch_size, x$settings$samples, if (x$settings$samples == 1L) "" else "s",
+              format(x$settings$seed), x$elapsed, if (x$interrupted) " (interrupted)" else ""))
+  invisible(x)
+}
+
+#' @export
+#' @rdname vae
+#' @param object A fit made by [vae()].
+#' @param newx For `predict()`: data to reconstruct (default: none; give the data).
+#' @param type For `predict()`: `"reconstruction"` (decoded probabilities at the mean of \eqn{q(z \mid x)}) or
+#'   `"latent"` (the means of \eqn{q(z \mid x)}).
+#' @param ... Unused.
+predict.sb_vae <- function(object, newx, type = c("reconstruction", "latent"), ...) {
+  call <- rlang::current_env()
+  type <- sb_match_arg(type)
+  if (missing(newx)) sb_abort("Give the data to reconstruct as {.arg newx}.", arg = "newx", call = call)
+  mu <- vae_encode(object, newx)$mean
+  if (type == "latent") return(mu)
+  vae_decode(object, mu)
+}
