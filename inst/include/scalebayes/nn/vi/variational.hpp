@@ -374,7 +374,9 @@ class SampleHook : public LayerHook {
         }
         const torch::Tensor mean = apply(x, mw, mb);
         const torch::Tensor var = apply(x.square(), sw.square(), b ? sb.square() : torch::Tensor());
-        return mean + torch::sqrt(var.clamp_min(1e-16)) * v_.randn(mean.sizes(), mean.options());
+        // with a bias the variance is at least sigma_b^2 > 0; without one it can be 0 (sqrt's gradient is not)
+        const torch::Tensor sd = b ? var.sqrt() : var.clamp_min(1e-16).sqrt();
+        return mean + sd * v_.randn(mean.sizes(), mean.options());
       }
       case Estimator::per_example: {  // linear only (checked): W_i = mu + sigma eps_i for every example i
         const std::int64_t n = x.size(0);
