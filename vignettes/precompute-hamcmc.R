@@ -77,8 +77,8 @@ for (r in seq_len(datasets)) {
     err <- sweep(pred, 2, d$y_test)
     half <- seq(nrow(dr) %/% 2 + 1, nrow(dr))
     runs[[a]] <- list(diverged = FALSE, iteration = seq_len(nrow(dr)) * thin, mse = rowMeans(err^2),
-                      mae = rowMeans(abs(err)), beta_hat = colMeans(dr[half, , drop = FALSE]),
-                      inclusion = fit$inclusion, seconds = secs)
+                      mae = rowMeans(abs(err)), beta_hat = unname(colMeans(dr[half, , drop = FALSE])),
+                      seconds = secs)
   }
   names(runs) <- fig2_arms$label
   res$fig2$runs[[key]] <- runs

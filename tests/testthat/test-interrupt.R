@@ -165,3 +165,26 @@ test_that("sgld_sa() on a network interrupted before the first kept draw returns
                         "    any(grepl('interrupted', out)) && identical(e, 'state')) rlang::interrupt()"),
                   "cpp_nn_sgmcmc", limit = 5)  # the time is taken after print() and predict() too: 2 s more
 })
+
+test_that("sgmcmc_density() with a target written in R stops on Ctrl-C and returns the draws reached", {
+  # the target runs on the main thread (run_chains' inline mode); an interrupt inside it is held until the next
+  # report point (16 iterations); the fit comes back with a warning and interrupted = TRUE, which the child turns
+  # into the interrupt the harness measures. 1e8 iterations would take hours.
+  interrupt_child(c("banana <- function(b) {",
+                    "  u <- 4 * (b[2] + 1.2) - b[1] * b[1]",
+                    "  list(log_density = -(b[1]^4) / 10 - 0.5 * u * u, gradient = c(-0.4 * b[1]^3 + 2 * b[1] * u, -4 * u))",
+                    "}"),
+                  paste("f <- suppressWarnings(sgmcmc_density(banana, init = c(0, 0), sampler = 'hamcmc_sa',",
+                        "iterations = 1e8, burnin = 0, thin = 1e4, seed = 1, quiet = TRUE,",
+                        "control = sgmcmc_control(step_size = 0.01, step_schedule = 'constant', gamma_min = 16)));",
+                        "if (isTRUE(f$interrupted) && f$iterations_done < 1e8 && nrow(as.matrix(f)) > 0 &&",
+                        "    all(is.finite(as.matrix(f)))) rlang::interrupt()"),
+                  "cpp_sgmcmc_density", wait = 2)
+  # interrupted before the first kept draw: the R interrupt itself
+  interrupt_child(c("banana <- function(b) {",
+                    "  u <- 4 * (b[2] + 1.2) - b[1] * b[1]",
+                    "  list(log_density = -(b[1]^4) / 10 - 0.5 * u * u, gradient = c(-0.4 * b[1]^3 + 2 * b[1] * u, -4 * u))",
+                    "}"),
+                  "f <- sgmcmc_density(banana, init = c(0, 0), iterations = 1e8, seed = 1, quiet = TRUE)",
+                  "cpp_sgmcmc_density")
+})
