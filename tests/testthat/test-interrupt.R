@@ -174,11 +174,13 @@ test_that("sgmcmc_density() with a target written in R stops on Ctrl-C and retur
                     "  u <- 4 * (b[2] + 1.2) - b[1] * b[1]",
                     "  list(log_density = -(b[1]^4) / 10 - 0.5 * u * u, gradient = c(-0.4 * b[1]^3 + 2 * b[1] * u, -4 * u))",
                     "}"),
+                  # two chains: the second never starts (it keeps its starting state and no draw)
                   paste("f <- suppressWarnings(sgmcmc_density(banana, init = c(0, 0), sampler = 'hamcmc_sa',",
-                        "iterations = 1e8, burnin = 0, thin = 1e4, seed = 1, quiet = TRUE,",
+                        "iterations = 1e8, burnin = 0, thin = 1e4, chains = 2, seed = 1, quiet = TRUE,",
                         "control = sgmcmc_control(step_size = 0.01, step_schedule = 'constant', gamma_min = 16)));",
-                        "if (isTRUE(f$interrupted) && f$iterations_done < 1e8 && nrow(as.matrix(f)) > 0 &&",
-                        "    all(is.finite(as.matrix(f)))) rlang::interrupt()"),
+                        "if (isTRUE(f$interrupted) && f$iterations_done[1] < 1e8 && f$iterations_done[2] == 0 &&",
+                        "    nrow(as.matrix(f)) > 0 && all(f$chain == 1) && all(is.finite(as.matrix(f))) &&",
+                        "    identical(unname(f$final_state[, 2]), c(0, 0))) rlang::interrupt()"),
                   "cpp_sgmcmc_density", wait = 2)
   # interrupted before the first kept draw: the R interrupt itself
   interrupt_child(c("banana <- function(b) {",

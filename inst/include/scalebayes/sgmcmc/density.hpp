@@ -197,6 +197,12 @@ DensityRunResult run_density(const Target& target, const Control& ctl, const par
   if (init.rows() != d || init.cols() != ctl.chains) throw std::invalid_argument("init must be d x chains");
   DensityRunResult out;
   out.chains.resize(static_cast<std::size_t>(ctl.chains));
+  for (int c = 0; c < ctl.chains; ++c) {  // a chain that never runs (a stop before it): no draws, still at init
+    DensityChainResult& r = out.chains[static_cast<std::size_t>(c)];
+    r.draws.resize(0, d);
+    r.trace.resize(0, DT_NCOL);
+    r.state = init.col(c);
+  }
   auto chain = [&](std::size_t c, std::atomic<long>& progress, const parallel::StopToken& stop) {
     rng::Stream rs(run.seed, static_cast<std::uint64_t>(ctl.chain_offset + static_cast<long>(c)));
     DensityModel<Target> model(target, init.col(static_cast<long>(c)), rs);
