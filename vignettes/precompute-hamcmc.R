@@ -20,6 +20,22 @@ if (is.null(res$fig1)) {
   save_res()
 }
 
+# Replicates: the energy distances of five seeds, for the long chains (40 000 iterations) and short ones (4 000,
+# burn-in 2 000: how fast each arm mixes, not only its bias).
+if (is.null(res$fig1_reps)) {
+  t0 <- proc.time()[["elapsed"]]
+  one <- function(seed, iterations, burnin) {
+    s <- hamcmc_banana_study(iterations = iterations, burnin = burnin, chains = 4, trajectory = 2, n_energy = 2000,
+                             seed = seed, threads = threads)
+    data.frame(seed = seed, iterations = iterations, label = s$arms$label, energy = s$arms$energy,
+               diverged_at = s$arms$diverged_at, floor = s$floor)
+  }
+  res$fig1_reps <- do.call(rbind, c(lapply(1:5, one, iterations = 40000, burnin = 2000),
+                                    lapply(1:5, one, iterations = 4000, burnin = 2000)))
+  res$fig1_reps_seconds <- proc.time()[["elapsed"]] - t0
+  save_res()
+}
+
 # ---- Figure 2: large p, small n regression with the SSGL prior (section 5.1) ----
 # n = 100, p = 200, x ~ N_p(0, Sigma), Sigma_ij = 0.8^|i-j|, beta = (3, 1, 0, ..., 0), noise variance 3; 50 new
 # points. SSGL nu = lambda = 1, v1 = 100, v0 = 0.1, delta = 0.5, a = 1, b = p; omega_k = 2 (50 + k)^-0.75 for the
