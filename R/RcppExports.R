@@ -53,6 +53,18 @@ cpp_sgmcmc_normals <- function(n, seed) {
     .Call(`_scalebayes_cpp_sgmcmc_normals`, n, seed)
 }
 
+cpp_sgmcmc_density <- function(target, init, control, run) {
+    .Call(`_scalebayes_cpp_sgmcmc_density`, target, init, control, run)
+}
+
+cpp_sgmcmc_target_eval <- function(target, x) {
+    .Call(`_scalebayes_cpp_sgmcmc_target_eval`, target, x)
+}
+
+cpp_banana_exact <- function(n, seed) {
+    .Call(`_scalebayes_cpp_banana_exact`, n, seed)
+}
+
 cpp_torch_info <- function() {
     .Call(`_scalebayes_cpp_torch_info`)
 }

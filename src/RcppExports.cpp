@@ -198,6 +198,44 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
+// cpp_sgmcmc_density
+Rcpp::List cpp_sgmcmc_density(const Rcpp::List& target, const Rcpp::NumericMatrix& init, const Rcpp::List& control, const Rcpp::List& run);
+RcppExport SEXP _scalebayes_cpp_sgmcmc_density(SEXP targetSEXP, SEXP initSEXP, SEXP controlSEXP, SEXP runSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< const Rcpp::List& >::type target(targetSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::NumericMatrix& >::type init(initSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::List& >::type control(controlSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::List& >::type run(runSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_sgmcmc_density(target, init, control, run));
+    return rcpp_result_gen;
+END_RCPP
+}
+// cpp_sgmcmc_target_eval
+Rcpp::List cpp_sgmcmc_target_eval(const Rcpp::List& target, const Rcpp::NumericMatrix& x);
+RcppExport SEXP _scalebayes_cpp_sgmcmc_target_eval(SEXP targetSEXP, SEXP xSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< const Rcpp::List& >::type target(targetSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::NumericMatrix& >::type x(xSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_sgmcmc_target_eval(target, x));
+    return rcpp_result_gen;
+END_RCPP
+}
+// cpp_banana_exact
+Rcpp::NumericMatrix cpp_banana_exact(double n, double seed);
+RcppExport SEXP _scalebayes_cpp_banana_exact(SEXP nSEXP, SEXP seedSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< double >::type n(nSEXP);
+    Rcpp::traits::input_parameter< double >::type seed(seedSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_banana_exact(n, seed));
+    return rcpp_result_gen;
+END_RCPP
+}
 // cpp_torch_info
 Rcpp::List cpp_torch_info();
 RcppExport SEXP _scalebayes_cpp_torch_info() {
@@ -729,6 +767,9 @@ static const R_CallMethodDef CallEntries[] = {
     {"_scalebayes_cpp_nn_plan", (DL_FUNC) &_scalebayes_cpp_nn_plan, 1},
     {"_scalebayes_cpp_sgld_sa", (DL_FUNC) &_scalebayes_cpp_sgld_sa, 8},
     {"_scalebayes_cpp_sgmcmc_normals", (DL_FUNC) &_scalebayes_cpp_sgmcmc_normals, 2},
+    {"_scalebayes_cpp_sgmcmc_density", (DL_FUNC) &_scalebayes_cpp_sgmcmc_density, 4},
+    {"_scalebayes_cpp_sgmcmc_target_eval", (DL_FUNC) &_scalebayes_cpp_sgmcmc_target_eval, 2},
+    {"_scalebayes_cpp_banana_exact", (DL_FUNC) &_scalebayes_cpp_banana_exact, 2},
     {"_scalebayes_cpp_torch_info", (DL_FUNC) &_scalebayes_cpp_torch_info, 0},
     {"_scalebayes_cpp_nn_resolve_device", (DL_FUNC) &_scalebayes_cpp_nn_resolve_device, 1},
     {"_scalebayes_cpp_nn_describe", (DL_FUNC) &_scalebayes_cpp_nn_describe, 1},

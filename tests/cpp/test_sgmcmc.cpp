@@ -5,9 +5,11 @@
 #include <Eigen/Dense>
 #include <atomic>
 #include <cmath>
+#include <thread>
 #include <vector>
 
 #include "check.hpp"
+#include "scalebayes/sgmcmc/density.hpp"
 #include "scalebayes/sgmcmc/glm.hpp"
 
 namespace sg = scalebayes::sgmcmc;
@@ -225,6 +227,108 @@ TEST(sampler_and_method_names) {
   CHECK_THROWS(ctl.validate(), std::invalid_argument);
   const sg::StepControl& part = ctl;
   CHECK_THROWS(part.validate(), std::invalid_argument);
+}
+
+// The density model (density.hpp) through run_chains: SGLD on N(mu, S) written independently (one normal per
+// parameter from the chain's stream, nothing else drawn), threaded and inline modes identical.
+sg::Control density_control(long T) {
+  sg::Control ctl;
+  ctl.method = sg::Method::none;
+  ctl.batch_size = 1;
+  ctl.iterations = T;
+  ctl.burnin = 0;
+  ctl.thin = 1;
+  ctl.trace_every = 1;
+  ctl.report_every = 8;
+  ctl.chains = 3;
+  ctl.step.type = sg::StepSchedule::Type::constant;
+  ctl.step.eps0 = 0.05;
+  return ctl;
+}
+
+TEST(density_model_sgld_matches_independent_code) {
+  Eigen::VectorXd mu(2);
+  mu << 1.0, -1.0;
+  Eigen::MatrixXd S(2, 2);
+  S << 1.0, 0.5, 0.5, 2.0;
+  sg::GaussianTarget tg(mu, S);
+  const Eigen::MatrixXd Q = S.inverse();
+  sg::Control ctl = density_control(40);
+  Eigen::MatrixXd init = Eigen::MatrixXd::Zero(2, 3);
+  scalebayes::parallel::RunSettings run;
+  run.seed = 17;
+  run.threads = 2;
+  sg::DensityRunResult r = sg::run_density(tg, ctl, run, init);
+  CHECK(!r.interrupted);
+  for (int c = 0; c < 3; ++c) {
+    Stream rs(17, static_cast<std::uint64_t>(c));
+    Eigen::VectorXd x = Eigen::VectorXd::Zero(2);
+    double maxdiff = 0.0;
+    for (long k = 0; k < 40; ++k) {
+      const Eigen::VectorXd g = -(Q * (x - mu));
+      x += 0.05 * g;
+      for (int j = 0; j < 2; ++j) x[j] += std::sqrt(2.0 * 0.05) * sg::Ziggurat::normal(rs);
+      maxdiff = std::max(maxdiff, (r.chains[c].draws.row(k).transpose() - x).cwiseAbs().maxCoeff());
+    }
+    CHECK(maxdiff < 1e-12);
+    CHECK(r.chains[c].iterations_done == 40 && r.chains[c].saved == 40);
+  }
+  // inline mode: the same draws, on this thread
+  sg::DensityRunResult ri = sg::run_density(tg, ctl, run, init, scalebayes::parallel::Monitor(), true);
+  for (int c = 0; c < 3; ++c) CHECK((ri.chains[c].draws.array() == r.chains[c].draws.array()).all());
+}
+
+TEST(inline_mode_calls_the_monitor_at_report_points_and_stops) {
+  sg::BananaTarget tg;
+  sg::Control ctl = density_control(200);
+  ctl.sampler = sg::Sampler::hamcmc_sa;
+  ctl.lbfgs.sa_form = sg::SaForm::matrix;
+  ctl.lbfgs.gamma_min = 16.0;
+  ctl.step.eps0 = 0.02;
+  Eigen::MatrixXd init = Eigen::MatrixXd::Zero(2, 3);
+  scalebayes::parallel::RunSettings run;
+  run.seed = 3;
+  run.threads = 1;
+  // an uninterrupted inline run: the monitor sees the progress at every report point (200 / 8 per chain) and
+  // once at the end, always from this thread
+  std::vector<std::size_t> seen;
+  const auto me = std::this_thread::get_id();
+  bool same_thread = true;
+  scalebayes::parallel::Monitor count = [&](std::size_t done) {
+    same_thread = same_thread && std::this_thread::get_id() == me;
+    seen.push_back(done);
+    return true;
+  };
+  sg::DensityRunResult all = sg::run_density(tg, ctl, run, init, count, true);
+  CHECK(same_thread);
+  CHECK(!all.interrupted);
+  CHECK(seen.size() == 3 * (200 / 8) + 1);
+  CHECK(seen.back() == 600);
+  // a monitor that asks to stop at its 5th call: chain 0 stops at iteration 40, chains 1 and 2 never start
+  int calls = 0;
+  scalebayes::parallel::Monitor stop5 = [&](std::size_t) { return ++calls < 5; };
+  sg::DensityRunResult part = sg::run_density(tg, ctl, run, init, stop5, true);
+  CHECK(part.interrupted);
+  CHECK(calls == 5);
+  CHECK(part.chains[0].iterations_done == 39 && part.chains[0].saved == 39);
+  CHECK((part.chains[0].draws.array() == all.chains[0].draws.topRows(39).array()).all());
+  CHECK(part.chains[1].iterations_done == 0 && part.chains[1].draws.rows() == 0 && part.chains[1].draws.cols() == 2);
+  CHECK(part.chains[2].state == init.col(2));
+  // threaded, any number of threads: the same draws as inline
+  run.threads = 2;
+  sg::DensityRunResult thr = sg::run_density(tg, ctl, run, init);
+  for (int c = 0; c < 3; ++c) CHECK((thr.chains[c].draws.array() == all.chains[c].draws.array()).all());
+}
+
+TEST(banana_exact_draws_moments) {
+  const Eigen::MatrixXd x = sg::banana_exact(200000, 5);
+  const double m2 = std::tgamma(0.75) / std::tgamma(0.25) * std::sqrt(10.0);
+  const double e1 = x.col(0).mean(), e2 = x.col(0).array().square().mean();
+  const double sd2 = std::sqrt((x.col(0).array().square() - e2).square().mean() / 200000.0);
+  CHECK(std::abs(e1) < 4.0 * std::sqrt(m2 / 200000.0));
+  CHECK(std::abs(e2 - m2) < 4.0 * sd2);
+  const Eigen::ArrayXd r = x.col(1).array() - (x.col(0).array().square() / 4.0 - 1.2);
+  CHECK(std::abs(r.mean()) < 4.0 * 0.25 / std::sqrt(200000.0));
 }
 
 int main() { return sbtest::run_all(); }

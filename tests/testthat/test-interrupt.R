@@ -189,4 +189,28 @@ test_that("vae() stops on Ctrl-C and returns the networks reached, with a warnin
                         "    all(is.finite(f$params$decoder)) && all(is.finite(vae_generate(f, 2, seed = 1))))",
                         "  rlang::interrupt()"),
                   "cpp_nn_vae")
+
+test_that("sgmcmc_density() with a target written in R stops on Ctrl-C and returns the draws reached", {
+  # the target runs on the main thread (run_chains' inline mode); an interrupt inside it is held until the next
+  # report point (16 iterations); the fit comes back with a warning and interrupted = TRUE, which the child turns
+  # into the interrupt the harness measures. 1e8 iterations would take hours.
+  interrupt_child(c("banana <- function(b) {",
+                    "  u <- 4 * (b[2] + 1.2) - b[1] * b[1]",
+                    "  list(log_density = -(b[1]^4) / 10 - 0.5 * u * u, gradient = c(-0.4 * b[1]^3 + 2 * b[1] * u, -4 * u))",
+                    "}"),
+                  # two chains: the second never starts (it keeps its starting state and no draw)
+                  paste("f <- suppressWarnings(sgmcmc_density(banana, init = c(0, 0), sampler = 'hamcmc_sa',",
+                        "iterations = 1e8, burnin = 0, thin = 1e4, chains = 2, seed = 1, quiet = TRUE,",
+                        "control = sgmcmc_control(step_size = 0.01, step_schedule = 'constant', gamma_min = 16)));",
+                        "if (isTRUE(f$interrupted) && f$iterations_done[1] < 1e8 && f$iterations_done[2] == 0 &&",
+                        "    nrow(as.matrix(f)) > 0 && all(f$chain == 1) && all(is.finite(as.matrix(f))) &&",
+                        "    identical(unname(f$final_state[, 2]), c(0, 0))) rlang::interrupt()"),
+                  "cpp_sgmcmc_density", wait = 2)
+  # interrupted before the first kept draw: the R interrupt itself
+  interrupt_child(c("banana <- function(b) {",
+                    "  u <- 4 * (b[2] + 1.2) - b[1] * b[1]",
+                    "  list(log_density = -(b[1]^4) / 10 - 0.5 * u * u, gradient = c(-0.4 * b[1]^3 + 2 * b[1] * u, -4 * u))",
+                    "}"),
+                  "f <- sgmcmc_density(banana, init = c(0, 0), iterations = 1e8, seed = 1, quiet = TRUE)",
+                  "cpp_sgmcmc_density")
 })

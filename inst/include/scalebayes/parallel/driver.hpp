@@ -44,15 +44,22 @@ struct RunStatus {
 using Monitor = std::function<bool(std::size_t done)>;
 
 // Read-only view of a run's stop flag (set when the monitor asks to stop or another item threw). A
-// default-constructed token never requests a stop.
+// default-constructed token never requests a stop. An inline run (items on the calling thread, e.g. a target
+// written in R) gives the token a `poll` function: stop_requested() calls it first (it runs the monitor, which
+// may set the flag), so the monitor is called wherever the item checks for a stop.
 class StopToken {
  public:
   StopToken() = default;
-  explicit StopToken(const std::atomic<bool>* flag) : flag_(flag) {}
-  bool stop_requested() const { return flag_ != nullptr && flag_->load(std::memory_order_relaxed); }
+  explicit StopToken(const std::atomic<bool>* flag, const std::function<void()>* poll = nullptr)
+      : flag_(flag), poll_(poll) {}
+  bool stop_requested() const {
+    if (poll_ != nullptr) (*poll_)();
+    return flag_ != nullptr && flag_->load(std::memory_order_relaxed);
+  }
 
  private:
   const std::atomic<bool>* flag_ = nullptr;
+  const std::function<void()>* poll_ = nullptr;
 };
 
 template <class Body>

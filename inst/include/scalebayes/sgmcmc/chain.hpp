@@ -47,6 +47,7 @@
 #include <atomic>
 #include <cmath>
 #include <cstdint>
+#include <functional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -252,10 +253,33 @@ ChainStatus run_chain(Model& model, Recorder& rec, const Control& ctl, rng::Stre
 // recorder on the worker thread and calls run_chain with the shared progress counter). monitor(iterations of
 // all chains) is called on the calling thread about every 100 ms; returning false stops every chain within
 // report_every iterations.
+//
+// Inline mode (`inline_run`): the chains run one after the other on the CALLING thread (`threads` is ignored),
+// for a model that may only be evaluated there (a target written in R). The monitor is then called at the
+// chain's report points (every report_every iterations, where run_chain asks its StopToken) and once at the end;
+// returning false stops the chain in hand at that point and runs no further chain. An exception of a chain
+// propagates at once. The draws are those of the threaded mode: chain c's randomness is its own stream.
 template <class ChainBody>
 parallel::RunStatus run_chains(int chains, int threads, ChainBody chain_body,
-                               const parallel::Monitor& monitor = parallel::Monitor()) {
+                               const parallel::Monitor& monitor = parallel::Monitor(), bool inline_run = false) {
   std::atomic<long> progress{0};
+  if (inline_run) {
+    parallel::RunStatus st;
+    std::atomic<bool> stop{false};
+    const std::function<void()> poll = [&]() {
+      if (monitor && !stop.load() && !monitor(static_cast<std::size_t>(progress.load()))) {
+        stop = true;
+        st.interrupted = true;
+      }
+    };
+    const parallel::StopToken token(&stop, &poll);
+    for (int c = 0; c < chains && !stop.load(); ++c) {
+      chain_body(static_cast<std::size_t>(c), progress, token);
+      if (!stop.load()) ++st.completed;
+    }
+    if (monitor && !st.interrupted) monitor(static_cast<std::size_t>(progress.load()));
+    return st;
+  }
   auto body = [&](std::size_t c, int, const parallel::StopToken& stop) { chain_body(c, progress, stop); };
   parallel::Monitor mon;
   if (monitor) mon = [&](std::size_t) { return monitor(static_cast<std::size_t>(progress.load())); };

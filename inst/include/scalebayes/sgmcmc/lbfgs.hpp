@@ -27,6 +27,7 @@
 #include <algorithm>
 #include <cmath>
 #include <deque>
+#include <limits>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -362,8 +363,16 @@ struct HamcmcSaStep {
         }
         G = (1.0 - w) * G + w * (0.5 * (Gt + Gt.transpose()));
         Eigen::LLT<Eigen::MatrixXd> llt(G);
-        if (llt.info() != Eigen::Success)
+        if (llt.info() != Eigen::Success) {
+          // A non-finite G (the chain ran off: infinite gradients or steps) is the driver's divergence, reported
+          // at its next check with the last good state; a finite G that is not positive definite is a bug.
+          if (!G.allFinite() || !gf.allFinite()) {
+            u = lbfgs_detail::unflat(Eigen::VectorXd::Constant(d, std::numeric_limits<double>::quiet_NaN()), g);
+            v = u;
+            return;
+          }
           throw std::runtime_error("HAMCMC-SA: the preconditioning matrix lost positive definiteness");
+        }
         u = lbfgs_detail::unflat(G * gf, g);
         v = lbfgs_detail::unflat(llt.matrixL() * zf, g);
       } else {

@@ -1,0 +1,320 @@
+#' SG-MCMC of a target given by its log density and gradient
+#'
+#' `sgmcmc_density()` runs the SG-MCMC samplers of [sgld_sa()] (SGLD, SGHMC, HAMCMC-SA, HAMCMC; see
+#' [hamcmc_sa()]) on any target written as a log density and its gradient: no data, no minibatches, the full
+#' gradient at every step. The chain driver, step policies, schedules, temperature and divergence handling are
+#' those of [sgld_sa()]; there is no prior (the SSGL settings of [sgmcmc_control()] do not apply) and no
+#' stochastic approximation of latent variables (the preconditioner's SA of HAMCMC-SA does apply).
+#'
+#' The target is either
+#' * an R function `target(beta)` returning `list(log_density = , gradient = )` (the log density up to a
+#'   constant, a number, and its gradient, a vector of `length(init)` numbers). R code may run on R's main
+#'   thread only, so the chains then run one after the other in this process (`threads` does not apply).
+#'   Ctrl-C stops the run at the next report point (every 16 iterations) and returns the draws reached, with a
+#'   warning (class `scalebayes_warning_interrupted`); an interrupt inside the target is held until then.
+#' * a built-in target made by [sgmcmc_target()] (`"banana"`, `"gaussian"`), evaluated in C++: the chains run
+#'   on `threads` threads. The same seed gives the same draws for any number of threads.
+#'
+#' Chain c uses random stream c of `seed`, and a built-in target and an R function computing the same numbers
+#' give the same draws (the banana of [sgmcmc_target()] is, operation for operation, the function in the
+#' examples).
+#'
+#' A target must return a finite log density and gradient at `init` (checked first: a classed error naming
+#' `target`); a gradient of the wrong length at any point is a classed error. A chain whose state becomes
+#' non-finite later (step too large, or a non-finite gradient) stops at that iteration and keeps the draws before
+#' it; the fit reports it (`fit$diverged`, with a warning of class `scalebayes_warning_divergence`); if no draw
+#' was kept, the result is the classed error `scalebayes_error_divergence` with the last good state.
+#'
+#' @param target An R function of one argument (the parameter vector) returning
+#'   `list(log_density, gradient)`, or a target from [sgmcmc_target()].
+#' @param init Starting values: a vector (every chain starts there) or a matrix with one column per chain. Its
+#'   length (rows) is the number of parameters d. `NULL`: the target's default (banana: (0, 0); gaussian: its
+#'   mean); required for an R function.
+#' @param sampler `"sgld"`, `"sghmc"`, `"hamcmc_sa"` or `"hamcmc"`.
+#' @param iterations Iterations per chain.
+#' @param control [sgmcmc_control()] settings: `step_schedule`, `step_size` (the learning rate; default 1e-3
+#'   with the polynomial schedule \eqn{\epsilon_0 k^{-1/3}}; `step_schedule = "constant"` for a constant rate),
+#'   `temperature`, `anneal`, `friction`, `noise_estimate`, the L-BFGS knobs `memory`, `precond_A`, `precond_Z`,
+#'   `precond_alpha`, `damping_r`, `gamma_min`, `sa_form` (default `"matrix"` for at most 2,000 parameters),
+#'   `normalize`, `curvature`, and `trace_every`. The SSGL and pruning settings do not apply.
+#' @param chains Number of chains.
+#' @param burnin,thin Iterations discarded first (default half) and thinning of the kept ones (default: about
+#'   1000 kept draws per chain).
+#' @param seed,threads,quiet As in [sgld_sa()] (`threads` applies to built-in targets).
+#' @return An object of class `c("sb_sgmcmc_density", "sb_fit")` (see [sb_fit-methods]: `print()`,
+#'   `summary()`, `plot()`, `coef()`, `as.matrix()`, `as_draws_*()`, `posterior_interval()`) with, in
+#'   addition, `trace` (data frame: chain, iteration, log_density at the start of the iteration, eps, tau),
+#'   `final_state` (d x chains), `iterations_done`, `diverged` (per chain), `interrupted` and `target`.
+#'   `predict()` is an error: a density target has no data to predict.
+#' @seealso [sgmcmc_target()], [hamcmc_sa()], [hamcmc_banana_study()].
+#' @export
+#' @examples
+#' # the banana target as an R function (the same numbers as sgmcmc_target("banana"))
+#' banana <- function(b) {
+#'   u <- 4 * (b[2] + 1.2) - b[1] * b[1]
+#'   list(log_density = -(b[1] * b[1] * b[1] * b[1]) / 10 - 0.5 * u * u,
+#'        gradient = c(-0.4 * b[1] * b[1] * b[1] + 2 * b[1] * u, -4 * u))
+#' }
+#' ctl <- sgmcmc_control(step_size = 0.01, step_schedule = "constant")
+#' fit <- sgmcmc_density(banana, init = c(0, 0), iterations = 2000, control = ctl, seed = 1)
+#' fit
+#' fit2 <- sgmcmc_density(sgmcmc_target("banana"), init = c(0, 0), iterations = 2000, control = ctl, seed = 1)
+#' identical(as.matrix(fit), as.matrix(fit2))
+#' # HAMCMC-SA on a correlated Gaussian, four chains on two threads
+#' S <- matrix(c(1, 0.9, 0.9, 1), 2)
+#' g <- sgmcmc_density(sgmcmc_target("gaussian", mean = c(1, -1), cov = S), sampler = "hamcmc_sa",
+#'                     iterations = 4000, chains = 4, threads = 2, seed = 1,
+#'                     control = sgmcmc_control(step_size = 0.05, step_schedule = "constant"))
+#' round(coef(g), 2)
+#' round(cov(as.matrix(g)), 2)
+sgmcmc_density <- function(target, init = NULL, sampler = c("sgld", "sghmc", "hamcmc_sa", "hamcmc"),
+                           iterations = 10000L, control = sgmcmc_control(), chains = 1L, burnin = NULL, thin = NULL,
+                           seed = NULL, threads = NULL, quiet = NULL) {
+  call <- match.call()
+  sampler <- sb_match_arg(sampler)
+  if (missing(target)) {
+    sb_abort(c("{.arg target} is missing.",
+               i = "Give an R function returning {.code list(log_density, gradient)}, or {.code sgmcmc_target(\"banana\")}."),
+             arg = "target")
+  }
+  is_r <- is.function(target)
+  if (!is_r && !inherits(target, "sb_sgmcmc_target")) {
+    sb_abort(c("{.arg target} must be a function or a target made by {.fn sgmcmc_target}.",
+               x = "You supplied {.obj_type_friendly {target}}.",
+               i = "An R target is {.code function(beta) list(log_density = , gradient = )}."), arg = "target")
+  }
+  chains <- check_count(chains)
+  iterations <- check_count(iterations)
+  if (!inherits(control, "sb_sgmcmc_control")) {
+    sb_abort(c("{.arg control} must be created by {.fn sgmcmc_control}.",
+               x = "You supplied {.obj_type_friendly {control}}."), arg = "control")
+  }
+  if (is.null(init)) {
+    if (is_r) {
+      sb_abort(c("{.arg init} is required for a target written in R.",
+                 i = "Give a vector with one starting value per parameter."), arg = "init")
+    }
+    init <- target$init
+  }
+  if (!is.numeric(init) || !length(init) || any(!is.finite(init))) {
+    sb_abort(c("{.arg init} must be a vector (or a matrix with one column per chain) of finite numbers.",
+               x = "You supplied {.obj_type_friendly {init}}."), arg = "init")
+  }
+  d <- if (is.matrix(init)) nrow(init) else length(init)
+  par_names <- (if (is.matrix(init)) rownames(init) else names(init)) %||%
+    (if (!is_r && !is.null(target$names)) target$names else paste0("b", seq_len(d)))
+  if (!is_r && d != target$dim) {
+    sb_abort(c("{.arg init} must have one value per parameter of the target ({target$dim}).",
+               x = "It has {d}."), arg = "init")
+  }
+  if (is.matrix(init) && ncol(init) != chains) {
+    sb_abort(c("A matrix {.arg init} must have one column per chain ({chains}).", x = "It has {ncol(init)}."),
+             arg = "init")
+  }
+  init <- matrix(as.double(init), d, chains)
+  lens <- sgmcmc_lengths(iterations, burnin, thin)
+  check_result_memory(8 * as.double(chains) * ((iterations - lens$burnin) %/% lens$thin) * d, "iterations",
+                      peak = 16 * as.double(chains) * ((iterations - lens$burnin) %/% lens$thin) * d,
+                      fix = "Use fewer {.arg iterations} or {.arg chains}, or a larger {.arg burnin} or {.arg thin}.")
+  check_anneal(control, iterations)
+  check_hamcmc_control(control, sampler, d)
+  control$sa_form <- control$sa_form %||% (if (d <= 2000) "matrix" else "transport")
+  warn_hamcmc_experimental(control, sampler, FALSE)
+  run <- run_settings(seed, threads, quiet)
+  seed <- run$seed
+  trace_every <- control$trace_every %||% max(1L, iterations %/% 1000L)
+  check_result_size(as.double(chains) * (iterations %/% trace_every), 4, "control$trace_every")
+  if (is_r) {
+    fun <- density_r_target(target, d)
+    for (c in seq_len(chains)) density_check_start(target, init[, c], d)
+    eng_target <- list(type = "r", fun = fun, dim = d)
+  } else {
+    eng_target <- unclass(target)[c("type", "mean", "cov")]
+    eng_target <- eng_target[!vapply(eng_target, is.null, logical(1))]
+    for (c in seq_len(chains)) {
+      ev <- cpp_sgmcmc_target_eval(eng_target, init[, c, drop = FALSE])
+      if (!is.finite(ev$log_density) || any(!is.finite(ev$gradient))) {
+        sb_abort(c("The target's log density or gradient is not finite at {.arg init} (chain {c}).",
+                   i = "Start where the density is positive."), arg = "init")
+      }
+    }
+  }
+  ctl <- sgmcmc_engine_control(control, 0, 1, trace_every = trace_every, family = "gaussian", method = "none",
+                               sampler = sampler, iterations = iterations, batch_size = 1, burnin = lens$burnin,
+                               thin = lens$thin, keep = seq_len(d), chains = chains, chain_offset = 0,
+                               report_every = if (is_r) 16 else 256, prune = FALSE)
+  t0 <- proc.time()
+  res <- sb_call_engine(cpp_sgmcmc_density(eng_target, init, ctl, run))
+  timing <- proc.time() - t0
+  ch <- res$chains
+  interrupted <- isTRUE(res$interrupted)
+  saved <- vapply(ch, `[[`, numeric(1), "saved")
+  diverged <- vapply(ch, function(x) isTRUE(x$diverged), logical(1))
+  done <- vapply(ch, `[[`, numeric(1), "iterations_done")
+  state <- matrix(unlist(lapply(ch, `[[`, "state")), d, length(ch), dimnames = list(par_names, NULL))
+  if (sum(saved) == 0) {
+    if (any(diverged)) {
+      b <- which(diverged)[1]
+      sb_abort(c("SG-MCMC diverged in chain {b} at iteration {ch[[b]]$diverged_at}, before the first kept draw.",
+                 x = "{ch[[b]]$message}",
+                 i = "Reduce {.code sgmcmc_control(step_size = )}.",
+                 i = "The last good state is in the {.field last_state} field of this error (rlang::catch_cnd())."),
+               kind = "divergence", last_state = state[, b], diverged_at = ch[[b]]$diverged_at)
+    }
+    if (interrupted) rlang::interrupt()
+  }
+  draws <- do.call(rbind, lapply(ch, `[[`, "draws"))
+  colnames(draws) <- par_names
+  chain_id <- rep(seq_along(ch), saved)
+  trace <- do.call(rbind, lapply(seq_along(ch), function(c) {
+    tr <- ch[[c]]$trace
+    colnames(tr) <- c("iteration", "log_density", "eps", "tau")
+    data.frame(chain = rep(c, nrow(tr)), tr)
+  }))
+  label <- switch(sampler, sgld = "SGLD", sghmc = "SGHMC", hamcmc_sa = "HAMCMC-SA", hamcmc = "HAMCMC")
+  tname <- if (is_r) "R function" else target$name
+  settings <- list(sampler = sampler, iterations = iterations, burnin = lens$burnin, thin = lens$thin,
+                   chains = chains, control = control, target = tname, dim = d, nobs = NULL,
+                   print_info = c(target = tname, iterations = iterations, chains = chains,
+                                  status = if (interrupted) "interrupted: the draws reached"
+                                           else if (any(diverged)) "diverged: the draws before" else NULL))
+  fit <- new_sb_fit(draws = draws, estimate = colMeans(draws), method = paste(label, "(density target)"),
+                    subclass = "sb_sgmcmc_density", call = call, chain = chain_id, settings = settings, seed = seed,
+                    timing = timing, diagnostics = list(saved = saved), trace = trace, final_state = state,
+                    iterations_done = done, diverged = diverged,
+                    diverged_at = ifelse(diverged, vapply(ch, `[[`, numeric(1), "diverged_at"), NA),
+                    interrupted = interrupted, target = target)
+  if (any(diverged)) {
+    bad <- which(diverged)
+    where <- paste0("chain ", bad, " at iteration ", fit$diverged_at[bad], collapse = ", ")
+    sb_warn(c("The sampler diverged (non-finite state): {where}; the fit keeps the draws before.",
+              i = "Reduce {.code sgmcmc_control(step_size = )} (now {format(ctl$step_size)})."), kind = "divergence")
+  }
+  if (interrupted) {
+    per_chain <- paste(done, collapse = ", ")
+    kept <- paste(saved, collapse = ", ")
+    sb_warn(c("Interrupted: the fit holds the draws reached (iterations per chain: {per_chain}; kept draws: {kept}).",
+              i = "{.code fit$final_state} is the last state of every chain."), kind = "interrupted")
+  }
+  fit
+}
+
+# The user's R target as the engine calls it: c(log density, gradient), checked (a wrong length is a classed
+# error at any point; non-finite numbers pass: at a finite point the driver reports the divergence they cause).
+density_r_target <- function(target, d) {
+  force(target)
+  function(b) {
+    r <- target(b)
+    density_check_value(r, d)
+    c(as.double(r$log_density), as.double(r$gradient))
+  }
+}
+
+density_check_value <- function(r, d, call = rlang::caller_env(2)) {
+  if (!is.list(r) || !is.numeric(r$log_density) || length(r$log_density) != 1L || !is.numeric(r$gradient)) {
+    sb_abort(c("{.arg target} must return {.code list(log_density = <number>, gradient = <numeric vector>)}.",
+               x = "It returned {.obj_type_friendly {r}}."), arg = "target", call = call)
+  }
+  if (length(r$gradient) != d) {
+    sb_abort(c("{.arg target} returned a gradient of length {length(r$gradient)}.",
+               x = "The parameter vector ({.arg init}) has length {d}; the gradient must have one entry per parameter."),
+             arg = "target", call = call)
+  }
+  invisible(r)
+}
+
+density_check_start <- function(target, b, d, call = rlang::caller_env()) {
+  r <- target(b)
+  density_check_value(r, d, call = call)
+  if (!is.finite(r$log_density) || any(!is.finite(r$gradient))) {
+    bad <- if (!is.finite(r$log_density)) "log density" else "gradient"
+    sb_abort(c("{.arg target} returned a non-finite {bad} at {.arg init}.",
+               x = "{.arg target} must give a finite log density and gradient where the chain starts.",
+               i = "Start where the density is positive, or check the gradient's formula."), arg = "target",
+             call = call)
+  }
+  invisible(r)
+}
+
+#' Built-in targets of sgmcmc_density()
+#'
+#' Targets evaluated in C++, so that [sgmcmc_density()] runs their chains on worker threads.
+#' * `"banana"`: \eqn{p(b) \propto \exp(-b_1^4/10 - (4(b_2 + 1.2) - b_1^2)^2/2)}, the "2D correlated
+#'   distribution" of Wang, Deng and Lin (2021, section 5.1; after Simsekli et al. 2016). The paper prints the
+#'   density without the exponential, i.e. it prints the log density. Exact draws: [banana_exact_draws()].
+#' * `"gaussian"`: \eqn{N(\mu, \Sigma)} with `mean` \eqn{\mu} and `cov` \eqn{\Sigma} (symmetric positive
+#'   definite).
+#'
+#' @param name `"banana"` or `"gaussian"`.
+#' @param mean,cov Mean vector and covariance matrix of `"gaussian"`.
+#' @return An object of class `sb_sgmcmc_target`.
+#' @references Wang, Y., Deng, W. and Lin, G. (2021). An adaptive Hessian approximated stochastic gradient MCMC
+#'   method. Journal of Computational Physics 432, 110150.
+#' @export
+#' @examples
+#' sgmcmc_target("banana")
+#' sgmcmc_target("gaussian", mean = c(0, 0), cov = diag(2))
+sgmcmc_target <- function(name = c("banana", "gaussian"), mean = NULL, cov = NULL) {
+  name <- sb_match_arg(name)
+  if (name == "banana") {
+    if (!is.null(mean) || !is.null(cov)) {
+      sb_abort("The banana target has no {.arg mean} or {.arg cov}.", arg = if (!is.null(mean)) "mean" else "cov")
+    }
+    return(structure(list(type = "banana", name = "banana", dim = 2L, init = c(0, 0), names = c("b1", "b2")),
+                     class = "sb_sgmcmc_target"))
+  }
+  if (!is.numeric(mean) || !length(mean) || any(!is.finite(mean))) {
+    sb_abort(c("{.arg mean} must be a vector of finite numbers.", x = "You supplied {.obj_type_friendly {mean}}."),
+             arg = "mean")
+  }
+  d <- length(mean)
+  if (!is.numeric(cov) || !is.matrix(cov) || any(dim(cov) != d) || any(!is.finite(cov))) {
+    sb_abort(c("{.arg cov} must be a {d} x {d} matrix of finite numbers (one row and column per entry of {.arg mean}).",
+               x = "You supplied {.obj_type_friendly {cov}}{if (is.matrix(cov)) paste0(' of dimension ', nrow(cov), ' x ', ncol(cov)) else ''}."),
+             arg = "cov")
+  }
+  if (max(abs(cov - t(cov))) > 1e-10 * (1 + max(abs(cov)))) {
+    sb_abort("{.arg cov} must be symmetric.", arg = "cov")
+  }
+  ev <- eigen(cov, symmetric = TRUE, only.values = TRUE)$values
+  if (min(ev) <= 1e-12 * max(abs(ev))) {
+    sb_abort(c("{.arg cov} must be positive definite.", x = "Its smallest eigenvalue is {signif(min(ev), 3)}."),
+             arg = "cov")
+  }
+  structure(list(type = "gaussian", name = "gaussian", dim = d, init = as.double(mean), mean = as.double(mean),
+                 cov = matrix(as.double(cov), d, d), names = names(mean)), class = "sb_sgmcmc_target")
+}
+
+#' @export
+print.sb_sgmcmc_target <- function(x, ...) {
+  if (x$type == "banana") cat("<sb_sgmcmc_target> banana: log p(b) = -b1^4/10 - (4 (b2 + 1.2) - b1^2)^2/2\n")
+  else cat(sprintf("<sb_sgmcmc_target> gaussian in %d dimension%s\n", x$dim, if (x$dim > 1) "s" else ""))
+  invisible(x)
+}
+
+#' Exact draws of the banana target
+#'
+#' Independent draws of the banana target of [sgmcmc_target()]: \eqn{b_1} from its marginal
+#' \eqn{\propto \exp(-b_1^4/10)} by inverse CDF (trapezoid rule on 20,001 points over \[-6, 6\], outside which the
+#' mass is below \eqn{e^{-129}}), then \eqn{b_2 \mid b_1 \sim N(b_1^2/4 - 1.2, 1/16)}.
+#' @param n Number of draws.
+#' @param seed Seed (`NULL`: drawn from R's RNG).
+#' @return An n x 2 matrix with columns `b1`, `b2`.
+#' @export
+#' @examples
+#' x <- banana_exact_draws(1000, seed = 1)
+#' colMeans(x)
+banana_exact_draws <- function(n, seed = NULL) {
+  n <- check_count(n, min = 0L)
+  seed <- resolve_seed(seed)
+  out <- cpp_banana_exact(n, seed)
+  colnames(out) <- c("b1", "b2")
+  out
+}
+
+#' @export
+predict.sb_sgmcmc_density <- function(object, ...) {
+  sb_abort(c("A density target has no data, so there is nothing to predict.",
+             i = "Use {.fn as.matrix} for the draws, {.fn coef} / {.fn summary} for posterior summaries, or apply your function to the draws."),
+           kind = "state")
+}

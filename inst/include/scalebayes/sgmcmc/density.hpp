@@ -1,0 +1,252 @@
+// scalebayes/sgmcmc/density.hpp -- SG-MCMC of a target given as a log density and its gradient: the "density
+// model" of the chain driver (chain.hpp), and the built-in targets.
+//
+// A Target provides
+//   int dim() const;                                  // d
+//   double eval(const double* x, double* grad) const; // log p(x) up to a constant, and grad = d log p / dx
+// (eval is called only from the thread that runs the chain; a built-in target is a pure function, so one object
+// serves every worker thread; a target written in R lives in the glue, src/sgmcmc_density.cpp, and runs in
+// run_chains' inline mode on the calling thread).
+//
+// DensityModel<Target> is a Model of run_chain with one non-sparse group of d parameters, no data and no
+// minibatches: n_obs() = 1, so the driver draws no minibatch indices (no random number), and minibatch() /
+// gradient() both evaluate the FULL gradient at the current values. Its prior variance is +inf (the prior term
+// -value / prior_var adds an exact 0: the posterior gradient is the target's), the likelihood has no sigma
+// (regression() is false) and the control's method must be "none" (no SSGL latents). The Langevin noise comes
+// from the chain's stream, so chain c of a run is a function of (seed, c) and of nothing else.
+// DensityRecorder keeps the draws, the running mean, a trace (iteration, log density at the start of the
+// iteration, eps, tau) and the final state.
+//
+// Built-in targets:
+//   BananaTarget    log p(b) = -b1^4 / 10 - (4 (b2 + 1.2) - b1^2)^2 / 2 (the "2D correlated distribution" of
+//                   Wang, Deng & Lin 2021, sec. 5.1, after Simsekli et al. 2016; the paper prints the density
+//                   without the exp, i.e. this log density). Exact draws: banana_exact() (b1 from its marginal
+//                   by inverse CDF on a grid, b2 | b1 Gaussian).
+//   GaussianTarget  N(mean, cov), cov symmetric positive definite.
+// Header-only, Eigen + std, no R.
+#pragma once
+#include <Eigen/Cholesky>
+#include <Eigen/Core>
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "scalebayes/parallel/driver.hpp"
+#include "scalebayes/rng/stream.hpp"
+#include "scalebayes/sgmcmc/chain.hpp"
+#include "scalebayes/sgmcmc/storage.hpp"
+
+namespace scalebayes {
+namespace sgmcmc {
+
+// p(b) proportional to exp(-b1^4 / 10 - (4 (b2 + 1.2) - b1^2)^2 / 2).
+struct BananaTarget {
+  int dim() const { return 2; }
+  double eval(const double* x, double* grad) const {
+    const double b1 = x[0], b2 = x[1];
+    const double u = 4.0 * (b2 + 1.2) - b1 * b1;
+    grad[0] = -0.4 * b1 * b1 * b1 + 2.0 * b1 * u;
+    grad[1] = -4.0 * u;
+    return -(b1 * b1 * b1 * b1) / 10.0 - 0.5 * u * u;
+  }
+};
+
+// N(mean, cov): log p = -(x - mean)' Q (x - mean) / 2, Q = cov^-1; gradient -Q (x - mean).
+class GaussianTarget {
+ public:
+  GaussianTarget(const Eigen::VectorXd& mean, const Eigen::MatrixXd& cov) : mean_(mean) {
+    const Eigen::Index d = mean.size();
+    if (d < 1) throw std::invalid_argument("gaussian target: mean must have length >= 1");
+    if (cov.rows() != d || cov.cols() != d) throw std::invalid_argument("gaussian target: cov must be d x d");
+    if (!mean.allFinite() || !cov.allFinite()) throw std::invalid_argument("gaussian target: non-finite mean or cov");
+    if ((cov - cov.transpose()).cwiseAbs().maxCoeff() > 1e-10 * (1.0 + cov.cwiseAbs().maxCoeff()))
+      throw std::invalid_argument("gaussian target: cov must be symmetric");
+    Eigen::LLT<Eigen::MatrixXd> llt(cov);
+    if (llt.info() != Eigen::Success) throw std::invalid_argument("gaussian target: cov must be positive definite");
+    prec_ = llt.solve(Eigen::MatrixXd::Identity(d, d));
+    prec_ = 0.5 * (prec_ + prec_.transpose());
+  }
+  int dim() const { return static_cast<int>(mean_.size()); }
+  double eval(const double* x, double* grad) const {
+    const Eigen::Index d = mean_.size();
+    const Eigen::VectorXd r = Eigen::Map<const Eigen::VectorXd>(x, d) - mean_;
+    Eigen::Map<Eigen::VectorXd> g(grad, d);
+    g.noalias() = -(prec_ * r);
+    return 0.5 * r.dot(g);
+  }
+
+ private:
+  Eigen::VectorXd mean_;
+  Eigen::MatrixXd prec_;
+};
+
+// The density model of the chain driver (see the file comment).
+template <class Target>
+class DensityModel {
+ public:
+  using Ops = EigenOps;
+  DensityModel(const Target& target, const Eigen::VectorXd& init, rng::Stream& rs)
+      : target_(target), rs_(rs), groups_(1) {
+    const int d = target.dim();
+    if (init.size() != d) throw std::invalid_argument("init must have one value per parameter of the target");
+    Group<EigenOps>& g = groups_[0];
+    g.sparse = false;
+    g.prior_var = std::numeric_limits<double>::infinity();
+    g.value = init.array();
+    g.grad = Eigen::ArrayXd::Zero(d);
+    g.momentum = Eigen::ArrayXd::Zero(d);
+  }
+  std::vector<Group<EigenOps>>& groups() { return groups_; }
+  long n_obs() const { return 1; }
+  double lik_terms() const { return 1.0; }
+  bool regression() const { return false; }
+  rng::Stream& noise_rng() { return rs_; }
+  double scalar(double v) const { return v; }
+  // The full gradient at the current values; minibatch() also records the log density there.
+  void minibatch(const std::vector<long>&, long, bool = false) {
+    Group<EigenOps>& g = groups_[0];
+    logd_ = target_.eval(g.value.data(), g.grad.data());
+  }
+  void gradient(const std::vector<long>&, long) {
+    Group<EigenOps>& g = groups_[0];
+    target_.eval(g.value.data(), g.grad.data());
+  }
+  double resid_ss() const { return 0.0; }
+  double log_density() const { return logd_; }
+  const Eigen::ArrayXd& value() const { return groups_[0].value; }
+
+ private:
+  const Target& target_;
+  rng::Stream& rs_;
+  std::vector<Group<EigenOps>> groups_;
+  double logd_ = std::numeric_limits<double>::quiet_NaN();
+};
+
+// Trace columns of a density chain.
+enum DensityTraceCol { DT_ITER = 0, DT_LOGD, DT_EPS, DT_TAU, DT_NCOL };
+
+struct DensityChainResult {
+  Eigen::MatrixXd draws;   // saved x d
+  Eigen::MatrixXd trace;   // traced x DT_NCOL
+  Eigen::VectorXd state;   // final (or last good) state
+  long saved = 0, traced = 0, iterations_done = 0;
+  bool diverged = false;
+  long diverged_at = 0;
+  std::string message;
+};
+
+class DensityRecorder {
+ public:
+  DensityRecorder(int d, const Control& ctl) {
+    res.draws.resize(ctl.n_saved(), d);
+    res.trace.resize(ctl.n_traced(), DT_NCOL);
+  }
+  template <class Model>
+  void save(const Model& model, double) {
+    res.draws.row(res.saved++) = model.value().matrix().transpose();
+  }
+  template <class Model>
+  void trace(const Model& model, long k, double, double eps, double tau) {
+    const long t = res.traced++;
+    res.trace(t, DT_ITER) = static_cast<double>(k);
+    res.trace(t, DT_LOGD) = model.log_density();
+    res.trace(t, DT_EPS) = eps;
+    res.trace(t, DT_TAU) = tau;
+  }
+  template <class Model>
+  void finish(const Model& model, double, const ChainStatus& st) {
+    res.iterations_done = st.iterations_done;
+    res.diverged = st.diverged;
+    res.diverged_at = st.diverged_at;
+    res.message = st.message;
+    res.draws.conservativeResize(res.saved, res.draws.cols());
+    res.trace.conservativeResize(res.traced, DT_NCOL);
+    res.state = model.value().matrix();
+  }
+  DensityChainResult res;
+};
+
+struct DensityRunResult {
+  std::vector<DensityChainResult> chains;
+  bool interrupted = false;
+};
+
+// The settings a density run needs (no minibatches, no latents); thrown as std::invalid_argument otherwise.
+inline void validate_density_control(const Control& ctl) {
+  ctl.validate();
+  if (ctl.method != Method::none)
+    throw std::invalid_argument("a density target has no SSGL latent variables: method must be \"none\"");
+  if (ctl.pruning.on) throw std::invalid_argument("a density target is not pruned");
+}
+
+// Runs ctl.chains chains of `target` from the columns of init (d x chains); chain c uses
+// rng::Stream(run.seed, chain_offset + c). inline_run: on the calling thread (run_chains' inline mode; a target
+// that may only be evaluated there), else on run.threads worker threads (the target's eval must then be
+// thread-safe). The draws do not depend on the mode nor on the number of threads.
+template <class Target>
+DensityRunResult run_density(const Target& target, const Control& ctl, const parallel::RunSettings& run,
+                             const Eigen::MatrixXd& init, const parallel::Monitor& monitor = parallel::Monitor(),
+                             bool inline_run = false) {
+  validate_density_control(ctl);
+  const int d = target.dim();
+  if (init.rows() != d || init.cols() != ctl.chains) throw std::invalid_argument("init must be d x chains");
+  DensityRunResult out;
+  out.chains.resize(static_cast<std::size_t>(ctl.chains));
+  for (int c = 0; c < ctl.chains; ++c) {  // a chain that never runs (a stop before it): no draws, still at init
+    DensityChainResult& r = out.chains[static_cast<std::size_t>(c)];
+    r.draws.resize(0, d);
+    r.trace.resize(0, DT_NCOL);
+    r.state = init.col(c);
+  }
+  auto chain = [&](std::size_t c, std::atomic<long>& progress, const parallel::StopToken& stop) {
+    rng::Stream rs(run.seed, static_cast<std::uint64_t>(ctl.chain_offset + static_cast<long>(c)));
+    DensityModel<Target> model(target, init.col(static_cast<long>(c)), rs);
+    DensityRecorder rec(d, ctl);
+    run_chain(model, rec, ctl, rs, progress, stop);
+    out.chains[c] = std::move(rec.res);
+  };
+  out.interrupted = run_chains(ctl.chains, run.threads, chain, monitor, inline_run).interrupted;
+  return out;
+}
+
+// n exact draws of the banana target (n x 2), stream (seed, 0): b1 by inverse CDF of its marginal,
+// p(b1) proportional to exp(-b1^4 / 10) (b2 | b1 ~ N(b1^2 / 4 - 1.2, 1/16) integrates to a constant), tabulated on
+// a grid of `grid` points over [-6, 6] (mass outside: exp(-129.6)), linear interpolation of the CDF (trapezoid
+// rule); b2 | b1 Gaussian.
+inline Eigen::MatrixXd banana_exact(long n, std::uint64_t seed, int grid = 20001) {
+  if (n < 0 || grid < 3) throw std::invalid_argument("banana_exact: n >= 0, grid >= 3");
+  const double lo = -6.0, hi = 6.0, h = (hi - lo) / (grid - 1);
+  std::vector<double> x(static_cast<std::size_t>(grid)), cdf(static_cast<std::size_t>(grid));
+  for (int i = 0; i < grid; ++i) x[i] = lo + h * i;
+  cdf[0] = 0.0;
+  for (int i = 1; i < grid; ++i) {
+    const double f0 = std::exp(-std::pow(x[i - 1], 4) / 10.0), f1 = std::exp(-std::pow(x[i], 4) / 10.0);
+    cdf[i] = cdf[i - 1] + 0.5 * h * (f0 + f1);
+  }
+  const double total = cdf[grid - 1];
+  for (auto& v : cdf) v /= total;
+  rng::Stream rs(seed, 0);
+  Eigen::MatrixXd out(n, 2);
+  for (long s = 0; s < n; ++s) {
+    const double u = rs.uniform();
+    const auto it = std::upper_bound(cdf.begin(), cdf.end(), u);
+    std::size_t j = static_cast<std::size_t>(it - cdf.begin());
+    if (j < 1) j = 1;
+    if (j >= cdf.size()) j = cdf.size() - 1;
+    // within [x_{j-1}, x_j] the density is nearly linear: invert the linear interpolation of the CDF
+    const double w = (u - cdf[j - 1]) / (cdf[j] - cdf[j - 1]);
+    const double b1 = x[j - 1] + w * h;
+    const double b2 = b1 * b1 / 4.0 - 1.2 + 0.25 * Ziggurat::normal(rs);
+    out(s, 0) = b1;
+    out(s, 1) = b2;
+  }
+  return out;
+}
+
+}  // namespace sgmcmc
+}  // namespace scalebayes

@@ -1,0 +1,124 @@
+// Glue for sgmcmc_density(): a target written in R (run inline, on this thread) or a built-in target (banana,
+// gaussian; worker threads) -> sgmcmc::run_density. No algorithmic code here.
+#include "sb_glue.h"
+#include "sgmcmc_glue.h"
+// after R's headers: R_interrupts_suspended (the variable of BEGIN_SUSPEND_INTERRUPTS)
+#include <R_ext/GraphicsEngine.h>
+#include "scalebayes/sgmcmc/density.hpp"
+
+namespace sg = scalebayes::sgmcmc;
+
+namespace {
+
+// A target written in R: f(beta) returns c(log density, gradient) (R/sgmcmc_density.R wraps the user's function,
+// which returns list(log_density, gradient), and checks what it returns). Called on the main thread only
+// (run_chains' inline mode). Interrupts are suspended while it runs, so a Ctrl-C inside the user's function
+// stays pending until the driver's next report point, where the monitor sees it and the chain stops with the
+// draws it has (instead of an R interrupt unwinding through the engine).
+class RTarget {
+ public:
+  RTarget(const Rcpp::Function& f, int d) : f_(f), d_(d), arg_(d) {}
+  int dim() const { return d_; }
+  double eval(const double* x, double* grad) const {
+    std::copy(x, x + d_, arg_.begin());
+    Rcpp::NumericVector r;
+    {
+      Suspend s;
+      r = f_(arg_);
+    }
+    if (r.size() != d_ + 1)
+      throw std::invalid_argument("the target's wrapper returned " + std::to_string(r.size()) + " numbers, not " +
+                                  std::to_string(d_ + 1));
+    std::copy(r.begin() + 1, r.end(), grad);
+    return r[0];
+  }
+
+ private:
+  struct Suspend {
+    Rboolean old;
+    Suspend() : old(R_interrupts_suspended) { R_interrupts_suspended = TRUE; }
+    ~Suspend() { R_interrupts_suspended = old; }
+  };
+  Rcpp::Function f_;
+  int d_;
+  mutable Rcpp::NumericVector arg_;
+};
+
+Rcpp::NumericMatrix as_r(const Eigen::MatrixXd& m) {
+  Rcpp::NumericMatrix out(m.rows(), m.cols());
+  std::copy(m.data(), m.data() + m.size(), out.begin());
+  return out;
+}
+
+template <class Target>
+Rcpp::List run(const Target& target, const Rcpp::NumericMatrix& init, const Rcpp::List& control,
+               const Rcpp::List& run, bool inline_run) {
+  sg::Control ctl;
+  sbglue::map_chain_control(control, ctl);
+  sbglue::map_step_control(control, ctl);
+  ctl.method = sg::Method::none;
+  ctl.batch_size = 1;
+  Eigen::MatrixXd x0 = sbglue::as_map(init);
+  sbglue::Progress prog(static_cast<double>(ctl.iterations) * ctl.chains, run, "SG-MCMC");
+  sg::DensityRunResult rr = sg::run_density(target, ctl, sbglue::run_settings(run), x0, prog.monitor(), inline_run);
+  Rcpp::List chains(rr.chains.size());
+  for (std::size_t c = 0; c < rr.chains.size(); ++c) {
+    const sg::DensityChainResult& r = rr.chains[c];
+    chains[c] = Rcpp::List::create(
+        Rcpp::Named("draws") = as_r(r.draws), Rcpp::Named("trace") = as_r(r.trace),
+        Rcpp::Named("state") = Rcpp::NumericVector(r.state.data(), r.state.data() + r.state.size()),
+        Rcpp::Named("saved") = static_cast<double>(r.saved),
+        Rcpp::Named("iterations_done") = static_cast<double>(r.iterations_done),
+        Rcpp::Named("diverged") = r.diverged, Rcpp::Named("diverged_at") = static_cast<double>(r.diverged_at),
+        Rcpp::Named("message") = r.message);
+  }
+  return Rcpp::List::create(Rcpp::Named("chains") = chains,
+                            Rcpp::Named("interrupted") = rr.interrupted || prog.interrupted());
+}
+
+}  // namespace
+
+// target: list(type = "r", fun, dim) | list(type = "banana") | list(type = "gaussian", mean, cov);
+// init: d x chains; control: the engine control list (R/sgmcmc_density.R); run: run_settings().
+// [[Rcpp::export]]
+Rcpp::List cpp_sgmcmc_density(const Rcpp::List& target, const Rcpp::NumericMatrix& init, const Rcpp::List& control,
+                              const Rcpp::List& run) {
+  const std::string type = Rcpp::as<std::string>(target["type"]);
+  if (type == "r") {
+    RTarget t(Rcpp::as<Rcpp::Function>(target["fun"]), Rcpp::as<int>(target["dim"]));
+    return ::run(t, init, control, run, true);
+  }
+  if (type == "banana") return ::run(sg::BananaTarget(), init, control, run, false);
+  if (type == "gaussian") {
+    Rcpp::NumericVector m = target["mean"];
+    Rcpp::NumericMatrix S = target["cov"];
+    sg::GaussianTarget t(sbglue::as_map(m), sbglue::as_map(S));
+    return ::run(t, init, control, run, false);
+  }
+  throw std::invalid_argument("unknown target type '" + type + "'");
+}
+
+// The log density and gradient of a built-in target at the columns of x (d x m): list(log_density, gradient).
+// [[Rcpp::export]]
+Rcpp::List cpp_sgmcmc_target_eval(const Rcpp::List& target, const Rcpp::NumericMatrix& x) {
+  const std::string type = Rcpp::as<std::string>(target["type"]);
+  Rcpp::NumericVector ld(x.ncol());
+  Rcpp::NumericMatrix gr(x.nrow(), x.ncol());
+  auto go = [&](const auto& t) {
+    if (t.dim() != x.nrow()) throw std::invalid_argument("x must have one row per parameter of the target");
+    for (int j = 0; j < x.ncol(); ++j) ld[j] = t.eval(x.begin() + j * x.nrow(), gr.begin() + j * x.nrow());
+  };
+  if (type == "banana") go(sg::BananaTarget());
+  else if (type == "gaussian") {
+    Rcpp::NumericVector m = target["mean"];
+    Rcpp::NumericMatrix S = target["cov"];
+    go(sg::GaussianTarget(sbglue::as_map(m), sbglue::as_map(S)));
+  } else throw std::invalid_argument("unknown built-in target '" + type + "'");
+  return Rcpp::List::create(Rcpp::Named("log_density") = ld, Rcpp::Named("gradient") = gr);
+}
+
+// n exact draws of the banana target (n x 2) from stream (seed, 0).
+// [[Rcpp::export]]
+Rcpp::NumericMatrix cpp_banana_exact(double n, double seed) {
+  return as_r(sg::banana_exact(static_cast<long>(n), sbglue::seed_from_r(seed)));
+}

@@ -1,0 +1,200 @@
+# sgmcmc_density(): SG-MCMC of a log-density target (sgmcmc/density.hpp; the inline mode of run_chains for R
+# targets). Sampling checks against exact moments with Monte-Carlo standard errors from the effective sample size;
+# R and C++ targets give the same draws; thread invariance; divergence; bad inputs. Ctrl-C: test-interrupt.R.
+
+# The banana log density, operation for operation as BananaTarget::eval (sgmcmc/density.hpp).
+banana_r <- function(b) {
+  u <- 4 * (b[2] + 1.2) - b[1] * b[1]
+  list(log_density = -(b[1] * b[1] * b[1] * b[1]) / 10 - 0.5 * u * u,
+       gradient = c(-0.4 * b[1] * b[1] * b[1] + 2 * b[1] * u, -4 * u))
+}
+
+gauss5 <- function() {
+  S <- 0.6^abs(outer(1:5, 1:5, "-")) * outer(c(1, 2, 0.5, 1, 1.5), c(1, 2, 0.5, 1, 1.5))
+  list(mean = c(1, -2, 0.5, 0, 3), cov = S)
+}
+
+# z-scores of the mean and covariance entries of a fit against the exact ones; the standard errors use the
+# effective sample size (posterior::ess_mean over the chains) of x_i and of (x_i - m_i)(x_j - m_j).
+moment_z <- function(fit, mean, cov) {
+  d <- length(mean)
+  arr <- posterior::as_draws_array(fit)
+  x <- unclass(arr)  # iterations x chains x d
+  m <- colMeans(as.matrix(fit))
+  zm <- vapply(seq_len(d), function(i) {
+    v <- x[, , i]
+    (mean(v) - mean[i]) / (stats::sd(v) / sqrt(posterior::ess_mean(v)))
+  }, numeric(1))
+  zc <- c()
+  for (i in seq_len(d)) for (j in i:d) {
+    v <- (x[, , i] - m[i]) * (x[, , j] - m[j])
+    zc <- c(zc, (mean(v) - cov[i, j]) / (stats::sd(v) / sqrt(posterior::ess_mean(v))))
+  }
+  list(mean = zm, cov = zc)
+}
+
+test_that("HAMCMC-SA (matrix form, unnormalized) and SGLD sample a correlated 5-d Gaussian", {
+  skip_on_cran()
+  skip_if_not_installed("posterior")
+  g <- gauss5()
+  tg <- sgmcmc_target("gaussian", mean = g$mean, cov = g$cov)
+  fit <- sgmcmc_density(tg, init = rep(0, 5), sampler = "hamcmc_sa", iterations = 30000, burnin = 2000, thin = 4,
+                        chains = 4, seed = 11, quiet = TRUE,
+                        control = sgmcmc_control(step_size = 0.01, step_schedule = "constant", sa_form = "matrix",
+                                                 memory = 3))
+  z <- moment_z(fit, g$mean, g$cov)
+  # 20 z-scores: each |z| < 4 (a false alarm has probability about 1e-3 in all)
+  expect_lt(max(abs(z$mean)), 4)
+  expect_lt(max(abs(z$cov)), 4)
+  # plain SGLD at a small step: its discretisation bias, at most eps lambda_max(Q) / 2 = 0.9 % of a variance
+  # (precision eigenvalues 0.20 .. 9.1), is below the Monte-Carlo error (effective sample size about 2 000: the
+  # slowest direction mixes in 1 / (eps 0.2) = 2 500 iterations)
+  fs <- sgmcmc_density(tg, init = rep(0, 5), sampler = "sgld", iterations = 1.25e6, burnin = 5e4, thin = 100,
+                       chains = 4, seed = 12, quiet = TRUE,
+                       control = sgmcmc_control(step_size = 0.002, step_schedule = "constant"))
+  z <- moment_z(fs, g$mean, g$cov)
+  expect_lt(max(abs(z$mean)), 4)
+  expect_lt(max(abs(z$cov)), 4)
+  # the check can fail: a variance off by 25 % is far outside these errors
+  fs$draws[, 2] <- g$mean[2] + (fs$draws[, 2] - g$mean[2]) * sqrt(1.25)
+  expect_gt(max(abs(moment_z(fs, g$mean, g$cov)$cov)), 4)
+})
+
+test_that("a target written in R and the built-in banana give the same draws for the same seed", {
+  ctl <- sgmcmc_control(step_size = 0.03, step_schedule = "constant", memory = 3, gamma_min = 16)
+  for (s in c("sgld", "sghmc", "hamcmc_sa", "hamcmc")) {
+    f1 <- sgmcmc_density(banana_r, init = c(0.5, -1), sampler = s, iterations = 1500, chains = 2, seed = 3,
+                         quiet = TRUE, control = ctl)
+    f2 <- sgmcmc_density(sgmcmc_target("banana"), init = c(0.5, -1), sampler = s, iterations = 1500, chains = 2,
+                         seed = 3, threads = 2, quiet = TRUE, control = ctl)
+    expect_identical(as.matrix(f1), as.matrix(f2), info = s)
+    expect_identical(f1$trace, f2$trace, info = s)
+    expect_true(all(is.finite(as.matrix(f1))), info = s)
+  }
+  # the built-in evaluates the same numbers as the R function
+  b <- c(0.7, -0.3)
+  ev <- scalebayes:::cpp_sgmcmc_target_eval(list(type = "banana"), matrix(b))
+  expect_identical(ev$log_density, banana_r(b)$log_density)
+  expect_identical(drop(ev$gradient), banana_r(b)$gradient)
+})
+
+test_that("built-in targets are thread invariant and chains differ", {
+  g <- gauss5()
+  for (tg in list(sgmcmc_target("banana"), sgmcmc_target("gaussian", mean = g$mean, cov = g$cov))) {
+    for (s in c("sgld", "hamcmc_sa")) {
+      args <- list(target = tg, sampler = s, iterations = 2000, chains = 3, seed = 9, quiet = TRUE,
+                   control = sgmcmc_control(step_size = 0.01, step_schedule = "constant", gamma_min = 16))
+      f1 <- do.call(sgmcmc_density, c(args, threads = 1))
+      f2 <- do.call(sgmcmc_density, c(args, threads = 2))
+      expect_identical(f1$draws, f2$draws)
+      expect_false(identical(f1$draws[f1$chain == 1, ], f1$draws[f1$chain == 2, ]))
+    }
+  }
+})
+
+test_that("the banana's exact draws have the exact moments", {
+  x <- banana_exact_draws(2e5, seed = 1)
+  # E b1 = 0, E b1^2 = Gamma(3/4) / Gamma(1/4) sqrt(10) (marginal exp(-b1^4/10)), E b2 = E b1^2 / 4 - 1.2
+  m2 <- gamma(3 / 4) / gamma(1 / 4) * sqrt(10)
+  se <- function(v) stats::sd(v) / sqrt(length(v))
+  expect_lt(abs(mean(x[, 1])) / se(x[, 1]), 4)
+  expect_lt(abs(mean(x[, 1]^2) - m2) / se(x[, 1]^2), 4)
+  expect_lt(abs(mean(x[, 2]) - (m2 / 4 - 1.2)) / se(x[, 2]), 4)
+  r <- x[, 2] - (x[, 1]^2 / 4 - 1.2)
+  expect_lt(abs(stats::sd(r) - 0.25), 0.005)
+  expect_identical(banana_exact_draws(10, seed = 2), banana_exact_draws(10, seed = 2))
+})
+
+test_that("a diverging chain is reported with the draws before it, not a crash", {
+  big <- sgmcmc_control(step_size = 5, step_schedule = "constant", gamma_min = 1)
+  for (s in c("sgld", "hamcmc_sa", "hamcmc")) {
+    expect_warning(f <- sgmcmc_density(sgmcmc_target("banana"), init = c(2, 0), sampler = s, iterations = 200,
+                                       burnin = 0, seed = 1, quiet = TRUE, control = big),
+                   class = "scalebayes_warning_divergence")
+    expect_true(f$diverged, info = s)
+    expect_true(all(is.finite(as.matrix(f))), info = s)
+    expect_lt(f$iterations_done, 200)
+    # no kept draw: a classed error with the last good state
+    e <- expect_error(sgmcmc_density(banana_r, init = c(2, 0), sampler = s, iterations = 200, seed = 1,
+                                     quiet = TRUE, control = big), class = "scalebayes_error_divergence")
+    expect_true(all(is.finite(e$last_state)))
+  }
+})
+
+test_that("fits answer the sb_fit methods; predict() explains there are no data", {
+  f <- sgmcmc_density(sgmcmc_target("banana"), iterations = 2000, chains = 2, seed = 1, quiet = TRUE,
+                      control = sgmcmc_control(step_size = 0.02, step_schedule = "constant"))
+  expect_s3_class(f, "sb_fit")
+  expect_output(print(f), "SGLD \\(density target\\)")
+  expect_identical(colnames(as.matrix(f)), c("b1", "b2"))
+  expect_equal(coef(f), colMeans(as.matrix(f)))
+  expect_identical(summary(f)$parameter, c("b1", "b2"))
+  expect_identical(dim(posterior_interval(f)), c(2L, 2L))
+  expect_identical(dim(posterior::as_draws_array(f)), c(1000L, 2L, 2L))
+  expect_identical(nrow(posterior::as_draws_df(f)), 2000L)
+  pdf(NULL)
+  on.exit(grDevices::dev.off())
+  expect_invisible(plot(f))
+  expect_error(predict(f), class = "scalebayes_error_state", regexp = "no data")
+  expect_identical(names(f$trace), c("chain", "iteration", "log_density", "eps", "tau"))
+  # the trace's log density is that of the state at the start of the iteration: the previous kept draw
+  g <- sgmcmc_density(sgmcmc_target("banana"), iterations = 50, burnin = 0, thin = 1, seed = 2, quiet = TRUE,
+                      control = sgmcmc_control(step_size = 0.02, step_schedule = "constant", trace_every = 1))
+  dr <- as.matrix(g)
+  expect_identical(g$trace$log_density[-1], apply(dr[-50, ], 1, function(b) banana_r(b)$log_density),
+                   ignore_attr = TRUE)
+  expect_identical(g$final_state[, 1], dr[50, ])
+})
+
+test_that("bad inputs are classed errors that name the argument", {
+  ctl <- sgmcmc_control(step_size = 0.01, step_schedule = "constant")
+  expect_error(sgmcmc_density("banana", init = c(0, 0)), class = "scalebayes_error_input", regexp = "target")
+  expect_error(sgmcmc_density(banana_r), class = "scalebayes_error_input", regexp = "init")
+  expect_error(sgmcmc_density(sgmcmc_target("banana"), init = c(0, 0, 0), quiet = TRUE),
+               class = "scalebayes_error_input", regexp = "init")
+  expect_error(sgmcmc_density(sgmcmc_target("banana"), init = matrix(0, 2, 3), chains = 2, quiet = TRUE),
+               class = "scalebayes_error_input", regexp = "column per chain")
+  expect_error(sgmcmc_density(banana_r, init = c(0, NA)), class = "scalebayes_error_input", regexp = "init")
+  # wrong-length gradient, at the start and later in the run
+  bad_len <- function(b) list(log_density = 0, gradient = c(1, 2, 3))
+  e <- expect_error(sgmcmc_density(bad_len, init = c(0, 0), quiet = TRUE), class = "scalebayes_error_input")
+  expect_identical(e$arg, "target")
+  expect_match(conditionMessage(e), "length 3")
+  calls <- 0
+  later <- function(b) {
+    calls <<- calls + 1
+    if (calls > 50) list(log_density = 0, gradient = 1) else banana_r(b)
+  }
+  e <- expect_error(sgmcmc_density(later, init = c(0, 0), iterations = 200, quiet = TRUE, control = ctl),
+                    class = "scalebayes_error_input")
+  expect_identical(e$arg, "target")
+  # non-finite gradient or log density where the chain starts; a malformed return value
+  expect_error(sgmcmc_density(function(b) list(log_density = 0, gradient = c(NaN, 0)), init = c(0, 0)),
+               class = "scalebayes_error_input", regexp = "non-finite gradient")
+  expect_error(sgmcmc_density(function(b) list(log_density = -Inf, gradient = c(0, 0)), init = c(0, 0)),
+               class = "scalebayes_error_input", regexp = "non-finite log density")
+  expect_error(sgmcmc_density(function(b) sum(b), init = c(0, 0)), class = "scalebayes_error_input",
+               regexp = "log_density")
+  # the L-BFGS settings
+  expect_error(sgmcmc_control(memory = 0), class = "scalebayes_error", regexp = "memory")
+  expect_error(sgmcmc_density(banana_r, init = c(0, 0), sampler = "hamcmc", control = sgmcmc_control(memory = 1)),
+               class = "scalebayes_error", regexp = "memory")
+  big <- function(b) list(log_density = -sum(b * b) / 2, gradient = -b)
+  e <- expect_error(sgmcmc_density(big, init = rep(0, 2001), sampler = "hamcmc_sa",
+                                   control = sgmcmc_control(sa_form = "matrix")), class = "scalebayes_error")
+  expect_identical(e$arg, "sa_form")
+  expect_match(conditionMessage(e), "2,000")
+  expect_error(sgmcmc_density(banana_r, init = c(0, 0), sampler = "mala"), class = "scalebayes_error_input",
+               regexp = "sampler")
+  expect_error(sgmcmc_density(banana_r, init = c(0, 0), control = list(step_size = 1)),
+               class = "scalebayes_error_input", regexp = "control")
+  # built-in targets
+  expect_error(sgmcmc_target("gaussian", mean = c(0, 0), cov = diag(3)), class = "scalebayes_error_input",
+               regexp = "cov")
+  expect_error(sgmcmc_target("gaussian", mean = c(0, 0), cov = matrix(c(1, 2, 2, 1), 2)),
+               class = "scalebayes_error_input", regexp = "positive definite")
+  expect_error(sgmcmc_target("gaussian", mean = c(0, NA), cov = diag(2)), class = "scalebayes_error_input",
+               regexp = "mean")
+  expect_error(sgmcmc_target("banana", mean = 1), class = "scalebayes_error_input", regexp = "mean")
+  expect_error(sgmcmc_target("rosenbrock"), class = "scalebayes_error_input", regexp = "name")
+})
