@@ -96,7 +96,7 @@ saveRDS(list(grid = tab, full = full_row, full_trace = thin(full$trace), full_se
              grid_traces = do.call(rbind, lapply(fits, function(f) cbind(rep = f$rep, log_lambda = f$log_lambda,
                                                                         thin(f$trace)))),
              grid_units = lapply(fits[tab$log_lambda == log_lambda_opt], `[`, c("rep", "units_in", "units_connected", "selected")),
-             log_lambda_opt = log_lambda_opt, epochs = epochs, reps = reps,
+             log_lambda_opt = log_lambda_opt, epochs = epochs, reps = reps, y_test_sd = sd(test$y_test),
              settings = "n 3000, p 200, 10000 test points, 200-7-7-7-1 ReLU, sigma0 1.3, tau 0.5, K 1, 30 predictive draws, mu ~ U(-0.6, 0.6), sigma softplus(-6), phi 0.99, noise sd 1 fixed, Adam 5e-3, batch 512",
              session = sessionInfo()$R.version$version.string, date = Sys.time()),
         "sparse-vi-results.rds")
