@@ -27,10 +27,11 @@ grid <- c(-460, -300, -200, -100, -50, -25, log_lambda_opt, -4, -1, 0)
 test <- sparse_vi_sim(n = 10, n_test = 10000, p = p, seed = 1000)  # one test set for all data sets (as the authors)
 
 layer_of <- function(nm) {
-  m <- regmatches(nm, regexec("^layer([0-9]+)_linear\\.(weight|bias)\\[([0-9]+)\\]$", nm))
+  # a group of one parameter (the output bias) is named without "[1]"
+  m <- regmatches(nm, regexec("^layer([0-9]+)_linear\\.(weight|bias)(\\[([0-9]+)\\])?$", nm))
   # the layer walk numbers the ReLUs too: linear layers are layer1, layer3, layer5, layer7
   data.frame(layer = match(as.integer(vapply(m, `[`, "", 2)), c(1L, 3L, 5L, 7L)), kind = vapply(m, `[`, "", 3),
-             k = as.integer(vapply(m, `[`, "", 4)))
+             k = as.integer(vapply(m, function(v) if (nzchar(v[5])) v[5] else "1", "")))
 }
 dims <- list(c(7, 200), c(7, 7), c(7, 7), c(1, 7))  # out x in of the four weight matrices
 
