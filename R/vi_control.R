@@ -35,6 +35,13 @@
 #'   estimate that maximizes the ELBO).
 #' @param kl_weight Multiplies the KL term of the negative ELBO (1: the ELBO; other values are tempered or
 #'   "cold" posteriors, not the method).
+#' @param kl_warmup Epochs of KL warm-up (0: none): epoch e weights the KL by \eqn{\min(1, e / }`kl_warmup`\eqn{)},
+#'   as variational dropout is often started (Molchanov et al. 2017 also start from a pretrained network). It
+#'   changes the path, not the optimum: with the log-uniform prior the KL, whose size does not grow with n,
+#'   competes with a log-likelihood that does, and on small data the ELBO's optimum is a nearly empty network.
+#'   Measured on 1,000 MNIST digits with a 784-100-100-10 network (10 epochs): accuracy at chance with or without a
+#'   5-epoch warm-up; with `kl_weight = 0.01` (the KL's weight at n = 100,000) 84% with 30% of the weights kept.
+#'   The trace's negative ELBO always uses the full KL.
 #' @return A list of class `sb_vi_control`.
 #' @seealso [sparse_vi()], [bbb()], [nn_control()].
 #' @export
@@ -42,7 +49,7 @@
 #' vi_control(samples = 2, init_mu = 0.6)
 vi_control <- function(samples = 1L, tau = 0.5, estimator = NULL, init_sigma = log1p(exp(-6)), init_phi = 0.99,
                        init_mu = NULL, prior_sd = NULL, mixture = c(0.5, 1, exp(-6)), alpha_max = Inf,
-                       bias_spike = TRUE, noise_sd = NULL, kl_weight = 1) {
+                       bias_spike = TRUE, noise_sd = NULL, kl_weight = 1, kl_warmup = 0) {
   if (!is.null(estimator)) estimator <- sb_match_arg(estimator, c("local", "weights", "per_example"))
   if (!is.numeric(mixture) || length(mixture) != 3L || anyNA(mixture) || !(mixture[1] > 0 && mixture[1] < 1) ||
       any(mixture[2:3] <= 0) || any(!is.finite(mixture))) {
@@ -65,7 +72,8 @@ vi_control <- function(samples = 1L, tau = 0.5, estimator = NULL, init_sigma = l
     alpha_max = as.double(alpha_max),
     bias_spike = check_flag(bias_spike, arg = "bias_spike"),
     noise_sd = if (!is.null(noise_sd)) check_number(noise_sd, lower = 0, upper = 1e12, lower_open = TRUE, arg = "noise_sd"),
-    kl_weight = check_number(kl_weight, lower = 0, upper = 1e6, arg = "kl_weight")
+    kl_weight = check_number(kl_weight, lower = 0, upper = 1e6, arg = "kl_weight"),
+    kl_warmup = check_number(kl_warmup, lower = 0, upper = 1e7, arg = "kl_warmup")
   ), class = "sb_vi_control")
 }
 

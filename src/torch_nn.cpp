@@ -98,6 +98,7 @@ scalebayes::nn::vi::Settings vi_settings_from(const Rcpp::List& vi) {
   num("init_mu", st.init_mu);
   num("noise_sd", st.noise_sd);
   num("kl_weight", st.kl_weight);
+  num("kl_warmup", st.kl_warmup);
   return st;
 }
 
@@ -592,23 +593,24 @@ Rcpp::NumericMatrix cpp_vi_test(Rcpp::List spec, Rcpp::NumericVector x, Rcpp::In
   V::ViObjective obj(net, v, d);
   V::SampleHook hook(v, net);
   Rcpp::NumericMatrix r(reps, 2 * P);
+  std::vector<double> row(static_cast<std::size_t>(2 * P));
+  auto put = [&](std::int64_t at, const torch::Tensor& g) {  // one contiguous copy per tensor
+    const torch::Tensor c = g.detach().to(torch::kDouble).contiguous();
+    std::copy(c.data_ptr<double>(), c.data_ptr<double>() + c.numel(), row.begin() + at);
+  };
   for (int k = 0; k < reps; ++k) {
     net->zero_grad();
     for (auto& g : v.groups()) if (g.rho.grad().defined()) g.rho.grad().zero_();
     torch::Tensor l = obj.nll_examples(net->forward(d.x, hook), d.y).mean();
     l.backward();
+    std::fill(row.begin(), row.end(), 0.0);
     for (std::size_t gi = 0; gi < net->groups().size(); ++gi) {
-      torch::Tensor gr = net->groups()[gi].tensor.grad();
-      if (!gr.defined()) continue;
-      gr = gr.flatten().contiguous();
-      for (std::int64_t j = 0; j < gr.numel(); ++j) r(k, start[gi] + j) = gr[j].item<double>();
+      const torch::Tensor gr = net->groups()[gi].tensor.grad();
+      if (gr.defined()) put(start[gi], gr);
     }
-    for (auto& g : v.groups()) {
-      torch::Tensor gr = g.rho.grad();
-      if (!gr.defined()) continue;
-      gr = gr.flatten().contiguous();
-      for (std::int64_t j = 0; j < gr.numel(); ++j) r(k, P + start[g.g] + j) = gr[j].item<double>();
-    }
+    for (auto& g : v.groups())
+      if (g.rho.grad().defined()) put(P + start[g.g], g.rho.grad());
+    for (std::int64_t j = 0; j < 2 * P; ++j) r(k, j) = row[static_cast<std::size_t>(j)];
   }
   return r;
 #else

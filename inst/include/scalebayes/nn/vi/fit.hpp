@@ -3,7 +3,7 @@
 //
 // ViObjective: on a minibatch B of an n-example data set, the loop minimizes the unbiased estimate of -ELBO / n
 //     (1 / K) sum_k (1 / |B|) sum_{i in B} nll_i(theta_k) + kl_weight * KL(q || p) / n
-// (Bai et al.'s "KL weighted by m / n", divided by m; theta_k the K reparameterized forward passes of the layer
+// (times min(1, epoch / kl_warmup) during a KL warm-up; Bai et al.'s "KL weighted by m / n", divided by m; theta_k the K reparameterized forward passes of the layer
 // hook, nn/vi/variational.hpp). nll_i: the cross-entropy (multinomial), the Bernoulli negative log-likelihood
 // log(1 + e^f) - y f (binomial), and for gaussian (y - f)^2 / (2 s^2) + log s + log(2 pi) / 2
 // with the noise sd s fixed or learned: a real negative log-likelihood, so -ELBO is a number with a meaning
@@ -50,7 +50,7 @@ class ViObjective {
     batches_ = 0;
   }
   void begin_epoch(rng::Stream&) {}
-  MinibatchLoss minibatch(const torch::Tensor& idx, const StepInfo&) {
+  MinibatchLoss minibatch(const torch::Tensor& idx, const StepInfo& info) {
     const torch::Tensor xb = d_.x.index_select(0, idx), yb = d_.y.index_select(0, idx);
     const int K = std::max(1, v_.settings().samples);
     v_.begin_step();
@@ -62,7 +62,10 @@ class ViObjective {
     }
     if (K > 1) nll = nll / static_cast<double>(K);
     MinibatchLoss r;
-    r.loss = nll + v_.kl() * (v_.settings().kl_weight / static_cast<double>(n()));
+    const double warm = v_.settings().kl_warmup > 0
+                            ? std::min(1.0, static_cast<double>(info.epoch + 1) / v_.settings().kl_warmup)
+                            : 1.0;
+    r.loss = nll + v_.kl() * (warm * v_.settings().kl_weight / static_cast<double>(n()));
     v_.end_step();  // the graph keeps what it needs; the cache goes
     r.correct = correct_count(d_.family, out, yb);
     {

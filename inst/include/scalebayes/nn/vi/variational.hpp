@@ -72,6 +72,7 @@ struct Settings {
   double init_mu = 0.0;      // > 0: mu ~ U(-init_mu, init_mu) for every variational tensor; 0: the network's init
   double noise_sd = 1.0;     // gaussian family: > 0 fixed; 0 learned (a point estimate, log scale)
   double kl_weight = 1.0;    // multiplies the KL (1: the ELBO)
+  double kl_warmup = 0.0;    // epochs of KL warm-up: epoch e (1-based) weights the KL by min(1, e / kl_warmup)
 };
 
 struct VarGroup {
