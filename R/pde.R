@@ -169,7 +169,7 @@ print.sb_elliptic_data <- function(x, ...) {
   cat(sprintf("<sb_elliptic_data> %d Darcy-flow samples on a %d x %d grid: %d inputs (%s), %d face velocities\n",
               nrow(x$x), x$grid, x$grid, ncol(x$x), if (x$link == "log") "log permeability" else "permeability",
               ncol(x$y)))
-  cat(sprintf("KLE: %d terms of the Gaussian covariance, variance %g, correlation lengths %g x %g, kappa0 %g (%s link); %.1f%% of the variance kept\n",
+  cat(sprintf("KLE: %d terms of the Gaussian covariance, variance %g, correlation lengths %g x %g, kappa0 %g (%s link); %.2f%% of the variance kept\n",
               s$terms, s$variance, s$corr_length[1], s$corr_length[2], s$kappa0, x$link,
               100 * sum(x$eigen$value) / s$variance))
   invisible(x)
