@@ -118,3 +118,44 @@ table2_epoch <- function(reps) {
   invisible(res)
 }
 table2_epoch(reps)
+
+# The same comparison per iteration, without the fixed costs of a call: 300 samples (3 iterations per epoch),
+# 2 and 6 epochs each; the marginal cost of the 12 extra iterations. (scalebayes's fixed cost per network fit, about
+# 40 CPU s for 8.7 million parameters, is mostly R-side result assembly: parameter names, packing.)
+table2_marginal <- function() {
+  G <- 50L; n <- 300L
+  d <- elliptic_kle_data(n, grid = G, seed = 1, threads = 1, quiet = TRUE)
+  x <- array(d$x, c(n, 1L, G, G)); y <- d$y; w <- 1 / rowSums(y^2)
+  net <- nn_sequential(layer_conv2d(64, 3), layer_relu(), layer_conv2d(32, 3), layer_relu(), layer_avgpool2d(2),
+                       layer_flatten(), layer_dense(100), layer_relu(), layer_reshape(c(1, 10, 10)),
+                       layer_conv2d(64, 3), layer_relu(), layer_conv2d(32, 3), layer_relu(), layer_flatten(),
+                       layer_dense(800), layer_relu())
+  ss <- 1 / n
+  ctl <- sgmcmc_control(step_size = ss, step_schedule = "constant", temperature = ss * 50000 / 0.01,
+                        likelihood_sd = sqrt(0.5), kappa0_init = 0, kappa1_init = 1e-4, precond_A = 5,
+                        precond_Z = 10, precond_alpha = 0.9, memory = 2, sa_form = "transport")
+  dir <- tempfile("hamcmc_marginal"); dir.create(dir)
+  writeBin(as.vector(aperm(x, c(4, 3, 2, 1))), file.path(dir, "x.f32"), size = 4)
+  writeBin(as.vector(t(y)), file.path(dir, "y.f32"), size = 4)
+  writeBin(w, file.path(dir, "w.f32"), size = 4)
+  script <- if (file.exists("bench/hamcmc_torch.py")) "bench/hamcmc_torch.py" else "hamcmc_torch.py"
+  cpu <- function(t) t[["user.self"]] + t[["sys.self"]]
+  out <- NULL
+  for (ep in c(2, 6)) {
+    t <- system.time(suppressWarnings(sgld_sa(x, y, model = net, sampler = "hamcmc_sa", method = "none", epochs = ep,
+                                              batch_size = 100, sparse_layers = c(3, 6, 7), weights = w, threads = 1,
+                                              seed = 1, quiet = TRUE, keep_draws = FALSE, control = ctl)))
+    set <- list(step_size = ss, temperature = ss * 50000 / 0.01, likelihood_sd = sqrt(0.5), precond_A = 5,
+                precond_Z = 10, precond_alpha = 0.9, memory = 2L, damping_r = 0.2, gamma_min = 1, kappa1 = 1e-4,
+                prior_var = 1e4)
+    meta <- c(n = n, grid = G, q = ncol(y), epochs = ep, batch = 100, unlist(set))
+    writeLines(paste(names(meta), format(meta, scientific = FALSE, digits = 15, trim = TRUE)), file.path(dir, "meta.txt"))
+    o <- system2("/usr/bin/python3", c(script, dir), stdout = TRUE, env = "OMP_NUM_THREADS=1")
+    v <- strsplit(o[length(o)], " ")[[1]]
+    out <- rbind(out, c(epochs = ep, ours = cpu(t), torch = as.numeric(v[4])))
+  }
+  per_ours <- diff(out[, "ours"]) / 12; per_torch <- diff(out[, "torch"]) / 12
+  cat(sprintf("\nPer iteration (marginal, 12 iterations): scalebayes %.2f CPU s, PyTorch %.2f CPU s, ratio %.2f; fixed cost of the R call %.1f CPU s\n",
+              per_ours, per_torch, per_torch / per_ours, out[1, "ours"] - 6 * per_ours))
+}
+table2_marginal()
