@@ -45,6 +45,18 @@ cpp_nn_plan <- function(spec) {
     .Call(`_scalebayes_cpp_nn_plan`, spec)
 }
 
+cpp_kle_basis <- function(nx, ny, l1, l2, variance, terms, nystrom) {
+    .Call(`_scalebayes_cpp_kle_basis`, nx, ny, l1, l2, variance, terms, nystrom)
+}
+
+cpp_kle_darcy_data <- function(n, s, run) {
+    .Call(`_scalebayes_cpp_kle_darcy_data`, n, s, run)
+}
+
+cpp_darcy_solve <- function(kappa, source, grid, run) {
+    .Call(`_scalebayes_cpp_darcy_solve`, kappa, source, grid, run)
+}
+
 cpp_sgld_sa <- function(x, y, sparse, intercept, x_test, beta_init, control, run) {
     .Call(`_scalebayes_cpp_sgld_sa`, x, y, sparse, intercept, x_test, beta_init, control, run)
 }

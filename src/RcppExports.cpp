@@ -168,6 +168,50 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
+// cpp_kle_basis
+Rcpp::List cpp_kle_basis(int nx, int ny, double l1, double l2, double variance, int terms, int nystrom);
+RcppExport SEXP _scalebayes_cpp_kle_basis(SEXP nxSEXP, SEXP nySEXP, SEXP l1SEXP, SEXP l2SEXP, SEXP varianceSEXP, SEXP termsSEXP, SEXP nystromSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< int >::type nx(nxSEXP);
+    Rcpp::traits::input_parameter< int >::type ny(nySEXP);
+    Rcpp::traits::input_parameter< double >::type l1(l1SEXP);
+    Rcpp::traits::input_parameter< double >::type l2(l2SEXP);
+    Rcpp::traits::input_parameter< double >::type variance(varianceSEXP);
+    Rcpp::traits::input_parameter< int >::type terms(termsSEXP);
+    Rcpp::traits::input_parameter< int >::type nystrom(nystromSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_kle_basis(nx, ny, l1, l2, variance, terms, nystrom));
+    return rcpp_result_gen;
+END_RCPP
+}
+// cpp_kle_darcy_data
+Rcpp::List cpp_kle_darcy_data(int n, Rcpp::List s, Rcpp::List run);
+RcppExport SEXP _scalebayes_cpp_kle_darcy_data(SEXP nSEXP, SEXP sSEXP, SEXP runSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< int >::type n(nSEXP);
+    Rcpp::traits::input_parameter< Rcpp::List >::type s(sSEXP);
+    Rcpp::traits::input_parameter< Rcpp::List >::type run(runSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_kle_darcy_data(n, s, run));
+    return rcpp_result_gen;
+END_RCPP
+}
+// cpp_darcy_solve
+Rcpp::List cpp_darcy_solve(Rcpp::NumericMatrix kappa, Rcpp::NumericVector source, Rcpp::List grid, Rcpp::List run);
+RcppExport SEXP _scalebayes_cpp_darcy_solve(SEXP kappaSEXP, SEXP sourceSEXP, SEXP gridSEXP, SEXP runSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< Rcpp::NumericMatrix >::type kappa(kappaSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type source(sourceSEXP);
+    Rcpp::traits::input_parameter< Rcpp::List >::type grid(gridSEXP);
+    Rcpp::traits::input_parameter< Rcpp::List >::type run(runSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_darcy_solve(kappa, source, grid, run));
+    return rcpp_result_gen;
+END_RCPP
+}
 // cpp_sgld_sa
 Rcpp::List cpp_sgld_sa(const Rcpp::NumericMatrix& x, const Rcpp::NumericVector& y, const Rcpp::IntegerVector& sparse, bool intercept, const Rcpp::NumericMatrix& x_test, const Rcpp::NumericMatrix& beta_init, const Rcpp::List& control, const Rcpp::List& run);
 RcppExport SEXP _scalebayes_cpp_sgld_sa(SEXP xSEXP, SEXP ySEXP, SEXP sparseSEXP, SEXP interceptSEXP, SEXP x_testSEXP, SEXP beta_initSEXP, SEXP controlSEXP, SEXP runSEXP) {
@@ -765,6 +809,9 @@ static const R_CallMethodDef CallEntries[] = {
     {"_scalebayes_cpp_test_driver", (DL_FUNC) &_scalebayes_cpp_test_driver, 4},
     {"_scalebayes_cpp_test_rng", (DL_FUNC) &_scalebayes_cpp_test_rng, 6},
     {"_scalebayes_cpp_nn_plan", (DL_FUNC) &_scalebayes_cpp_nn_plan, 1},
+    {"_scalebayes_cpp_kle_basis", (DL_FUNC) &_scalebayes_cpp_kle_basis, 7},
+    {"_scalebayes_cpp_kle_darcy_data", (DL_FUNC) &_scalebayes_cpp_kle_darcy_data, 3},
+    {"_scalebayes_cpp_darcy_solve", (DL_FUNC) &_scalebayes_cpp_darcy_solve, 4},
     {"_scalebayes_cpp_sgld_sa", (DL_FUNC) &_scalebayes_cpp_sgld_sa, 8},
     {"_scalebayes_cpp_sgmcmc_normals", (DL_FUNC) &_scalebayes_cpp_sgmcmc_normals, 2},
     {"_scalebayes_cpp_sgmcmc_density", (DL_FUNC) &_scalebayes_cpp_sgmcmc_density, 4},
