@@ -58,9 +58,23 @@ nn_store_bytes <- function(s) {
   if (is.null(s$raw)) 8 * length(s$values) else length(s$raw)
 }
 
+# Per-parameter values of some groups whose names are made on access (`$.sb_nn_fit`): `values` (a vector, or a data
+# frame that gets a first column `parameter`) for the parameters of the groups in `groups` (logical, one per
+# parameter group), in the engine's order. Naming millions of parameters costs seconds, so a fit pays it only
+# when the field is read.
+nn_lazy_names <- function(values, groups) structure(list(values = values, groups = groups), class = "sb_nn_lazy_names")
+
+nn_lazy_decode <- function(fit, v) {
+  g <- .subset2(fit, "param_groups")
+  nm <- nn_param_names(list(group = g$group[v$groups], size = g$size[v$groups]))
+  if (is.data.frame(v$values)) return(cbind(data.frame(parameter = nm, stringsAsFactors = FALSE), v$values))
+  stats::setNames(v$values, nm)
+}
+
 #' @export
 `$.sb_nn_fit` <- function(x, name) {
   v <- .subset2(x, name)
+  if (inherits(v, "sb_nn_lazy_names")) return(nn_lazy_decode(x, v))
   if (!inherits(v, "sb_nn_store")) return(v)
   nn_unpack(v, switch(name, buffers = , buffers_final = nn_buffer_names(x), nn_fit_param_names(x)))
 }

@@ -204,7 +204,7 @@ nn_sgmcmc_fit <- function(res, tab, desc, spec, family, levels, model, method, s
   stride <- settings$keep_stride
   stored <- if (n_kept > 0) ceiling(saved / stride) else 0 * saved  # draws stored per chain
   wts <- if (sum(saved) > 0) saved / sum(saved) else saved
-  pnames <- nn_param_names(desc)
+  P <- desc$n_parameters
   wavg <- function(name) Reduce(`+`, Map(function(ch, w) if (w > 0) ch[[name]] * w else 0, chains, wts))
   param_mean <- if (sum(saved) > 0) wavg("param_mean") else NULL
   rho <- rowMeans(do.call(cbind, lapply(chains, `[[`, "rho")))
@@ -237,7 +237,7 @@ nn_sgmcmc_fit <- function(res, tab, desc, spec, family, levels, model, method, s
         if (length(v) == k * m * per) v else v[seq_len(k * m * per)]  # (an index vector of 1e8 costs seconds)
       }, chains, stored), use.names = FALSE)
     }
-    weights <- nn_store_engine(take("param_draws", length(pnames)), length(pnames), sum(stored))
+    weights <- nn_store_engine(take("param_draws", P), P, sum(stored))
     if (B > 0) buffers <- nn_store_engine(take("buffer_draws", B), B, sum(stored))
   }
   sparse_w <- rep(desc$penalized, desc$size)
@@ -267,7 +267,7 @@ nn_sgmcmc_fit <- function(res, tab, desc, spec, family, levels, model, method, s
     training = trace[c("chain", "iteration", "loss", "accuracy")], weights_mean = param_mean, float64 = float64,
     weights_final = nn_pack(t(final), TRUE),  # the chains' last states in full precision (to continue them)
     buffers_final = if (B > 0) nn_pack(do.call(cbind, lapply(chains, `[[`, "buffer_final")), TRUE),
-    inclusion = stats::setNames(rho, pnames)[sparse_w],
+    inclusion = nn_lazy_names(rho[sparse_w], desc$penalized),  # named on access
     sparsity = if (any(sparse_w)) rowMeans(final[, sparse_w, drop = FALSE] == 0) else NA_real_,
     trace = trace, latent = data.frame(chain = seq_along(chains), sigma = sc[, "sigma"]), delta = delta,
     saved = saved, iterations_done = sc[, "iterations_done"],

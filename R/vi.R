@@ -262,9 +262,9 @@ vi_run <- function(method, prior, mcall, call, x, y, model, family, log_lambda, 
                         accuracy = acc, noise_sd = tr[, 6])
     training <- data.frame(fit = rep(i, ep), epoch = tr[, 1], loss = tr[, 2] / xd$n, accuracy = acc)
     mu <- sl(res$mu, P, i); sg <- sl(res$sigma, P, i); ph <- sl(res$phi, P, i); mk <- sl(res$mask, P, i)
-    pn <- nn_param_names(desc)
-    variational <- data.frame(parameter = pn, mu = mu, sigma = sg, phi = ph, kept = mk > 0, stringsAsFactors = FALSE)
-    is_weight <- rep(vapply(desc$group, function(g) grepl("weight$", g), logical(1)), desc$size) & sg > 0
+    variational <- nn_lazy_names(data.frame(mu = mu, sigma = sg, phi = ph, kept = mk > 0), rep(TRUE, length(desc$size)))
+    w_group <- grepl("_(linear|conv2d)\\.weight$", desc$group)  # the weight tensors of q (not batch norm's)
+    is_weight <- rep(w_group, desc$size)
     kl_last <- if (ep > 0) tr[ep, 4] else NA_real_
     n_var <- sum(sg > 0)
     dl <- c(kl_bits = kl_last / log(2), bits_per_weight = kl_last / log(2) / max(1, sum(mk > 0 & sg > 0)),
@@ -297,7 +297,7 @@ vi_run <- function(method, prior, mcall, call, x, y, model, family, log_lambda, 
                       keep_draws = keep_draws, prune = prune, retrain_epochs = retrain_epochs),
       seed = rs$seed, call = mcall, timing = c(elapsed = proc.time()[["elapsed"]] - t0), details = details,
       training = training, float64 = isTRUE(control$float64), weights_mean = mu * ph * (mk > 0),
-      variational = variational, inclusion = stats::setNames(ph[is_weight], pn[is_weight]), trace = trace,
+      variational = variational, inclusion = nn_lazy_names(ph[is_weight], w_group), trace = trace,
       description_length = dl, lambda = lam, log_lambda = log_lambda[i], noise_sd = noise,
       fit_status = as.character(st), steps = res$steps[i], interrupted = interrupted && st != "done",
       pred_mean_q = if (m > 0) vi_shape_pred(sl(res$pred_mean_q, m, i), nd$n, n_out, family, yd$levels)
@@ -352,7 +352,7 @@ print.sb_vi_grid <- function(x, ...) {
 summary.sb_vi_grid <- function(object, ...) {
   data.frame(
     log_lambda = attr(object, "log_lambda"),
-    kept = vapply(object, function(f) mean(f$inclusion > 0.5), numeric(1)),
+    kept = vapply(object, function(f) mean(.subset2(f, "inclusion")$values > 0.5), numeric(1)),
     neg_elbo = vapply(object, function(f) utils::tail(f$trace$neg_elbo, 1) %||% NA_real_, numeric(1)),
     train_nll = vapply(object, function(f) utils::tail(f$trace$nll, 1) %||% NA_real_, numeric(1)),
     test = vapply(object, function(f) f$rmse_mean %||% f$accuracy_mean %||% NA_real_, numeric(1)),

