@@ -76,6 +76,19 @@ DeviceData device_data(const nn::ModelSpec& spec, const nn::DeviceChoice& dev, R
 }
 
 
+// The name of a network run's progress bar: `head`, then " | <name> <value>" for every part that is a number
+// (the most recent epoch's loss, accuracy, ...), so a bar shows what the run has measured so far.
+std::string bar_name(const std::string& head, std::initializer_list<std::pair<const char*, double>> parts) {
+  std::string r = head;
+  char b[64];
+  for (const auto& p : parts) {
+    if (std::isnan(p.second)) continue;
+    std::snprintf(b, sizeof b, " | %s %.4g", p.first, p.second);
+    r += b;
+  }
+  return r;
+}
+
 // The variational settings list (R/vi.R: vi_run()); entries the test hook leaves out keep their defaults.
 scalebayes::nn::vi::Settings vi_settings_from(const Rcpp::List& vi) {
   namespace V = scalebayes::nn::vi;
@@ -228,13 +241,8 @@ Rcpp::List cpp_nn_wbb(Rcpp::List spec, Rcpp::NumericVector x, Rcpp::IntegerVecto
   sbglue::Progress prog(per_draw * count, settings, "WBB draws");
   std::string shown;
   auto monitor = [&](std::size_t done) {
-    char buf[200];
-    const double loss = tp.loss.load(), acc = tp.accuracy.load();
-    int k = std::snprintf(buf, sizeof buf, "WBB draws %zu/%d", done, count);
-    if (!std::isnan(loss) && k > 0 && k < static_cast<int>(sizeof buf))
-      k += std::snprintf(buf + k, sizeof buf - k, " | loss %.3g", loss);
-    if (!std::isnan(acc) && k > 0 && k < static_cast<int>(sizeof buf))
-      std::snprintf(buf + k, sizeof buf - k, " | acc %.3f", acc);
+    const std::string buf = bar_name("WBB draws " + std::to_string(done) + "/" + std::to_string(count),
+                                     {{"loss", tp.loss.load()}, {"acc", tp.accuracy.load()}});
     if (shown != buf) {
       shown = buf;
       prog.set_name(shown);
@@ -496,16 +504,9 @@ Rcpp::List cpp_nn_vi(Rcpp::List spec, Rcpp::NumericVector x, Rcpp::IntegerVector
   sbglue::Progress prog(per_fit * static_cast<double>(F), run, label.c_str());
   std::string shown;
   auto monitor = [&](std::size_t done) {
-    char buf[200];
-    const double loss = tp.loss.load(), acc = tp.accuracy.load(), sp = tp.sparsity.load();
-    int k = std::snprintf(buf, sizeof buf, "%s", label.c_str());
-    if (F > 1 && k > 0 && k < static_cast<int>(sizeof buf)) k += std::snprintf(buf + k, sizeof buf - k, " %zu/%d", done, static_cast<int>(F));
-    if (!std::isnan(loss) && k > 0 && k < static_cast<int>(sizeof buf))
-      k += std::snprintf(buf + k, sizeof buf - k, " | -ELBO/n %.4g", loss);
-    if (!std::isnan(acc) && k > 0 && k < static_cast<int>(sizeof buf))
-      k += std::snprintf(buf + k, sizeof buf - k, " | acc %.3f", acc);
-    if (!std::isnan(sp) && k > 0 && k < static_cast<int>(sizeof buf))
-      std::snprintf(buf + k, sizeof buf - k, " | kept %.3g", sp);
+    const std::string head = F > 1 ? label + " " + std::to_string(done) + "/" + std::to_string(F) : label;
+    const std::string buf = bar_name(head, {{"-ELBO/n", tp.loss.load()}, {"acc", tp.accuracy.load()},
+                                            {"kept", tp.sparsity.load()}});
     if (shown != buf) {
       shown = buf;
       prog.set_name(shown);
@@ -1150,10 +1151,7 @@ Rcpp::List cpp_nn_vae(Rcpp::List enc_spec, Rcpp::List dec_spec, Rcpp::NumericVec
   sbglue::Progress prog(static_cast<double>(nn::total_steps(pb.train, n)), run, label.c_str());
   std::string shown;
   auto monitor = [&](std::size_t) {
-    char buf[200];
-    const double l = tp.loss.load();
-    if (std::isnan(l)) std::snprintf(buf, sizeof buf, "%s", label.c_str());
-    else std::snprintf(buf, sizeof buf, "%s | ELBO/example %.5g", label.c_str(), -l);
+    const std::string buf = bar_name(label, {{"ELBO/example", -tp.loss.load()}});
     if (shown != buf) {
       shown = buf;
       prog.set_name(shown);
