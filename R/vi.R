@@ -230,7 +230,6 @@ vi_run <- function(method, prior, mcall, call, x, y, model, family, log_lambda, 
   m <- if (is.null(nd)) 0L else nd$n * n_out
   one <- function(i) {
     st <- status_all[i]
-    idx <- (i - 1) * P + seq_len(P)
     sl <- function(v, n, k) if (length(v)) v[(k - 1) * n + seq_len(n)] else v
     slice_raw <- function(v, n, k) v[((k - 1) * n * 4) + seq_len(n * 4)]
     weights <- buffers <- NULL

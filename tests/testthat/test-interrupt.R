@@ -189,6 +189,7 @@ test_that("vae() stops on Ctrl-C and returns the networks reached, with a warnin
                         "    all(is.finite(f$params$decoder)) && all(is.finite(vae_generate(f, 2, seed = 1))))",
                         "  rlang::interrupt()"),
                   "cpp_nn_vae")
+})
 
 test_that("sgmcmc_density() with a target written in R stops on Ctrl-C and returns the draws reached", {
   # the target runs on the main thread (run_chains' inline mode); an interrupt inside it is held until the next
