@@ -58,7 +58,8 @@
 #' ctl <- sgmcmc_control(step_size = 0.01, step_schedule = "constant")
 #' fit <- sgmcmc_density(banana, init = c(0, 0), iterations = 2000, control = ctl, seed = 1)
 #' fit
-#' fit2 <- sgmcmc_density(sgmcmc_target("banana"), init = c(0, 0), iterations = 2000, control = ctl, seed = 1)
+#' fit2 <- sgmcmc_density(sgmcmc_target("banana"), init = c(0, 0), iterations = 2000, control = ctl,
+#'                        seed = 1)
 #' identical(as.matrix(fit), as.matrix(fit2))
 #' # HAMCMC-SA on a correlated Gaussian, four chains on two threads
 #' S <- matrix(c(1, 0.9, 0.9, 1), 2)
