@@ -52,7 +52,11 @@ mm_fits <- local({
                             expected_mean = function(fit, newx) {
                               stats::approx(fit$x, colMeans(as.matrix(fit)), newx)$y
                             },
-                            chains = 1L, nobs = 50L)
+                            chains = 1L, nobs = 50L),
+    # a density target has no data: predict() says so with a classed error, nobs() has none
+    sgmcmc_density = list(fit = sgmcmc_density(sgmcmc_target("gaussian", c(0, 1), diag(2)), iterations = 200,
+                                               chains = 2, seed = 5, quiet = TRUE, threads = 1),
+                          newx = d$newx, no_data = TRUE, chains = 2L, nobs = integer(0))
   )
 })
 
@@ -78,6 +82,7 @@ mm_generics <- list(
     expect_identical(plot(row$fit), row$fit)
   },
   predict = function(row) {
+    if (isTRUE(row$no_data)) return(expect_error(predict(row$fit, row$newx), class = "scalebayes_error_state"))
     m <- row$predict_mean(predict(row$fit, row$newx))
     expect_length(m, NROW(row$newx))
     expect_equal(unname(m), unname(row$expected_mean(row$fit, row$newx)), tolerance = 1e-10)
@@ -147,7 +152,8 @@ for (g in names(mm_generics)) {
 
 test_that("the matrix covers every fit class with draws", {
   classes <- vapply(mm_fits, function(r) class(r$fit)[1], "")
-  expect_setequal(unique(classes), c("sb_wbb", "sb_blasso", "sb_sgld_sa", "sb_trend_filter_wbb"))
+  expect_setequal(unique(classes), c("sb_wbb", "sb_blasso", "sb_sgld_sa", "sb_trend_filter_wbb",
+                                       "sb_sgmcmc_density"))
 })
 
 test_that("unequal chains: as_draws_df() and as_draws_matrix() keep them, as_draws_array() says why it cannot", {
