@@ -79,6 +79,9 @@ nn_prepare_x <- function(x, arg = "x", call = rlang::caller_env()) {
 nn_default_family <- function(y, arg, call) {
   if (is.logical(y)) return("binomial")
   if (!is.numeric(y)) return("gaussian")
+  if (is.double(y) && length(y) > 1000L && any(y[seq_len(1000L)] != round(y[seq_len(1000L)]), na.rm = TRUE)) {
+    return("gaussian")  # a non-integer among the first values: no need for unique() over millions
+  }
   v <- unique(as.vector(y))
   v <- v[is.finite(v)]
   if (length(v) && all(v %in% c(0, 1))) return("binomial")

@@ -209,7 +209,7 @@ sgld_sa <- function(x, y, family = c("gaussian", "binomial"), method = c("sa", "
   init <- resolve_init(control$init, P, chains)
   check_anneal(control, iterations)
   check_hamcmc_control(control, sampler, P)
-  control$sa_form <- control$sa_form %||% (if (P <= 2000) "matrix" else "transport")
+  control$sa_form <- control$sa_form %||% (if (P <= 2000) "matrix" else "diagonal")
   warn_hamcmc_experimental(control, sampler, batch_size < n)
   trace_every <- control$trace_every %||% max(1L, iterations %/% 1000L)
   check_result_size(as.double(chains) * (iterations %/% trace_every), 7, "control$trace_every")
@@ -467,12 +467,12 @@ sgmcmc_label <- function(sampler, method) {
 }
 
 # The two quasi-Newton forms that drifted in our tests (inst/design-sgmcmc.md, "HAMCMC-SA: the step policy"): the
-# linear-cost transport form of HAMCMC-SA (its noise error is an autoregression with coefficient 1 - omega), and
-# HAMCMC with minibatch curvature pairs. They run, with a classed warning, until a stable form replaces them.
+# transport form of HAMCMC-SA (its noise error is an autoregression with coefficient 1 - omega; the diagonal form
+# is the stable linear-cost default), and HAMCMC with minibatch curvature pairs. They run with a classed warning.
 warn_hamcmc_experimental <- function(control, sampler, minibatch) {
   if (sampler == "hamcmc_sa" && identical(control$sa_form, "transport")) {
     sb_warn(c("The transport form of HAMCMC-SA (linear in the number of parameters) is experimental: its noise error accumulates over about 1 / omega iterations and made test chains drift.",
-              i = "Check the trace; for at most 2,000 regression coefficients use {.code sgmcmc_control(sa_form = \"matrix\")}, the form with a known target (see {.help scalebayes::hamcmc_sa})."),
+              i = "Use {.code sgmcmc_control(sa_form = \"diagonal\")} (linear cost, stable) or, for at most 2,000 regression coefficients, {.code sa_form = \"matrix\"} (see {.help scalebayes::hamcmc_sa})."),
             kind = "experimental")
   } else if (sampler == "hamcmc" && minibatch) {
     sb_warn(c("HAMCMC with minibatch curvature pairs is experimental: it drifted on the minibatch SSGL regression in our tests.",
@@ -495,12 +495,12 @@ check_hamcmc_control <- function(control, sampler, n_par, call = rlang::caller_e
   if (sampler == "hamcmc_sa" && identical(control$sa_form, "matrix")) {
     if (is.na(n_par)) {
       sb_abort(c("{.code sgmcmc_control(sa_form = \"matrix\")} is implemented for regression only.",
-                 i = "Use {.code sa_form = \"transport\"} (the default for a network)."), arg = "sa_form", call = call)
+                 i = "Use {.code sa_form = \"diagonal\"} (the default for a network)."), arg = "sa_form", call = call)
     }
     if (n_par > 2000) {
       sb_abort(c("{.code sgmcmc_control(sa_form = \"matrix\")} keeps a dense {n_par} x {n_par} preconditioner.",
                  x = "The matrix form is for at most 2,000 parameters; this model has {n_par}.",
-                 i = "Use {.code sa_form = \"transport\"} (the default above 2,000 parameters), which is linear in the number of parameters."),
+                 i = "Use {.code sa_form = \"diagonal\"} (the default above 2,000 parameters), which is linear in the number of parameters."),
                arg = "sa_form", call = call)
     }
   }

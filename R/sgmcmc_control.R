@@ -73,12 +73,13 @@
 #' @param gamma_min Lower bound \eqn{\delta > 0} of the initial Hessian scale \eqn{\gamma = \max(y'y/s'y, \delta)}
 #'   (\eqn{B_0 = \gamma I}); also the scale of the empty memory (\eqn{\tilde G = I/\delta}). Default 1 (the paper's).
 #' @param sa_form How HAMCMC-SA forms \eqn{G_k g_k} and \eqn{S_k z_k}: `NULL` (default): `"matrix"` for a
-#'   regression with at most 2,000 coefficients, else `"transport"`; `"transport"` (linear in the
-#'   number of parameters: \eqn{G_{k-1} g_k \approx G_{k-1} g_{k-1} + \tilde G_k (g_k - g_{k-1})}, the four
-#'   products of line 4 of Algorithm 2) or `"matrix"` (the dense \eqn{G_k} of the paper's section 4 and
-#'   \eqn{S_k} its Cholesky factor; regression with at most 2,000 coefficients). See [hamcmc_sa()] for what each
-#'   samples: the transport form's errors accumulate over about \eqn{1/\omega_k} iterations and can make a chain
-#'   drift away when \eqn{\omega_k} is small.
+#'   regression with at most 2,000 coefficients, else `"diagonal"`; `"matrix"` (the dense \eqn{G_k} of the
+#'   paper's section 4 and \eqn{S_k} its Cholesky factor; regression with at most 2,000 coefficients),
+#'   `"diagonal"` (linear in the number of parameters: the exact diagonal of \eqn{G_k}, with
+#'   \eqn{\mathrm{diag}(\tilde G_k)} from the memory; the off-diagonal part is dropped) or `"transport"` (linear:
+#'   \eqn{G_{k-1} g_k \approx G_{k-1} g_{k-1} + \tilde G_k (g_k - g_{k-1})}, the four products of line 4 of
+#'   Algorithm 2; experimental). See [hamcmc_sa()] for what each samples: the transport form's errors accumulate
+#'   over about \eqn{1/\omega_k} iterations and can make a chain drift away when \eqn{\omega_k} is small.
 #' @param normalize Use the unit-length directions \eqn{G_k g_k / \|G_k g_k\|} and \eqn{S_k z_k / \|S_k z_k\|}
 #'   (lines 7-8 of Algorithm 2 as printed). Default `FALSE`.
 #' @param curvature Gradient difference of a curvature pair: `"same_batch"` (default; the second gradient on the
@@ -103,7 +104,7 @@ sgmcmc_control <- function(step_schedule = c("polynomial", "constant", "stepwise
                            sa_form = NULL, normalize = FALSE,
                            curvature = c("same_batch", "consecutive")) {
   step_schedule <- sb_match_arg(step_schedule)
-  if (!is.null(sa_form)) sa_form <- sb_match_arg(sa_form, c("transport", "matrix"))
+  if (!is.null(sa_form)) sa_form <- sb_match_arg(sa_form, c("transport", "matrix", "diagonal"))
   curvature <- sb_match_arg(curvature)
   out <- list(
     step_schedule = step_schedule,

@@ -119,7 +119,7 @@ sgmcmc_density <- function(target, init = NULL, sampler = c("sgld", "sghmc", "ha
                       fix = "Use fewer {.arg iterations} or {.arg chains}, or a larger {.arg burnin} or {.arg thin}.")
   check_anneal(control, iterations)
   check_hamcmc_control(control, sampler, d)
-  control$sa_form <- control$sa_form %||% (if (d <= 2000) "matrix" else "transport")
+  control$sa_form <- control$sa_form %||% (if (d <= 2000) "matrix" else "diagonal")
   warn_hamcmc_experimental(control, sampler, FALSE)
   run <- run_settings(seed, threads, quiet)
   seed <- run$seed

@@ -28,6 +28,7 @@ forms <- list(
   "HAMCMC-SA matrix, normalized" = list(sampler = "hamcmc_sa", sa_form = "matrix", normalize = TRUE),
   "HAMCMC-SA transport" = list(sampler = "hamcmc_sa", sa_form = "transport"),
   "HAMCMC-SA transport, omega ~ 1" = list(sampler = "hamcmc_sa", sa_form = "transport", pA = 1, pZ = 0, palpha = 0.01),
+  "HAMCMC-SA diagonal" = list(sampler = "hamcmc_sa", sa_form = "diagonal"),
   "HAMCMC" = list(sampler = "hamcmc"),
   "HAMCMC, normalized" = list(sampler = "hamcmc", normalize = TRUE))
 rows <- list()

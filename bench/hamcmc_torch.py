@@ -1,6 +1,6 @@
 # PyTorch reference for bench/hamcmc.R: one HAMCMC-SA epoch of the Table 2 network of Wang, Deng & Lin (2021,
 # section 5.3.2), written directly in PyTorch as scalebayes runs it (sgmcmc/lbfgs.hpp: HamcmcSaStep, "transport"
-# form, curvature pairs on the same minibatch, Powell-damped L-BFGS memory M, omega_k = A (k + Z)^-alpha; the
+# or "diagonal" form (meta.txt: sa_form), curvature pairs on the same minibatch, Powell-damped L-BFGS memory M, omega_k = A (k + Z)^-alpha; the
 # Gaussian likelihood with per-example weights w_i, sum scale N/n, likelihood sd s; the prior of method = "none"
 # with kappa0 = 0: N(0, sigma^2 / kappa1) on the dense weights, N(0, prior_var) on the rest). All parameters are
 # one flat vector for the L-BFGS algebra (what a PyTorch user would write); one intra-op thread.
@@ -20,6 +20,7 @@ eps, tau, lsd = float(meta["step_size"]), float(meta["temperature"]), float(meta
 A, Z, alpha = float(meta["precond_A"]), float(meta["precond_Z"]), float(meta["precond_alpha"])
 r, gmin = float(meta["damping_r"]), float(meta["gamma_min"])
 kappa1, prior_var = float(meta["kappa1"]), float(meta["prior_var"])
+form = meta.get("sa_form", "transport")
 xs = np.fromfile(d + "/x.f32", dtype=np.float32)
 ys = np.fromfile(d + "/y.f32", dtype=np.float32)
 ws = np.fromfile(d + "/w.f32", dtype=np.float32)
@@ -89,6 +90,22 @@ def apply_S(gam, prep, z):
         e.add_(s, alpha=-(float(a @ e) * c_a + float(ybar @ e) * rho))
     return e
 
+def diag_G(gam, prep, like):
+    """diag(G~) from the memory (sgmcmc/lbfgs.hpp, DampedLbfgs::diag_G): r_i = q_i - sum_{l<i} r_l (s_l'q_i)."""
+    rs = []
+    for s, ybar, rho, sybar, a, inv_sa, c_a in prep:
+        q = c_a * a + rho * ybar
+        ri = q.clone()
+        for (sl, *_), rl in zip(prep, rs):
+            ri.add_(rl, alpha=-float(sl @ q))
+        rs.append(ri)
+    out = torch.ones_like(like)
+    for i, (si, *_) in enumerate(prep):
+        out.add_(si * rs[i], alpha=-2.0)
+        for l in range(i + 1):
+            out.add_(si * prep[l][0], alpha=float(rs[i] @ rs[l]) * (1.0 if l == i else 2.0))
+    return out / gam
+
 T = epochs * math.ceil(n / batch)
 u = v = gprev = zprev = None
 for k in range(1, T + 1):
@@ -99,7 +116,12 @@ for k in range(1, T + 1):
         gam, prep = prepare()
         z = torch.randn(theta.shape, generator=g)
         w = min(1.0, A * (k + Z) ** -alpha)
-        if u is None:
+        if form == "diagonal":
+            D = torch.ones_like(gk) if u is None else D
+            D = (1 - w) * D + w * diag_G(gam, prep, gk)
+            u = D * gk
+            v = D.sqrt() * z
+        elif u is None:
             u = (1 - w) * gk + w * apply_G(gam, prep, gk)
             v = (1 - w) * z + w * apply_S(gam, prep, z)
         else:

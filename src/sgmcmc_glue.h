@@ -63,6 +63,7 @@ inline void map_step_control(const Rcpp::List& c, scalebayes::sgmcmc::StepContro
     const std::string f = Rcpp::as<std::string>(c["sa_form"]);
     if (f == "transport") lb.sa_form = sg::SaForm::transport;
     else if (f == "matrix") lb.sa_form = sg::SaForm::matrix;
+    else if (f == "diagonal") lb.sa_form = sg::SaForm::diagonal;
     else throw std::invalid_argument("unknown sa_form '" + f + "'");
   }
   if (has(c, "curvature")) {

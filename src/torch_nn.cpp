@@ -769,7 +769,7 @@ Rcpp::List cpp_test_storage_ops(Rcpp::NumericVector a, Rcpp::NumericVector b, Rc
 
 // Test hook of the damped L-BFGS memory (sgmcmc/lbfgs.hpp) through the Eigen and the LibTorch storage (CPU,
 // float64): the pairs are the columns of S and Y (oldest first), split into two groups after `split` rows; the
-// memory keeps `memory` of them. Returns list(eigen = , torch = ), each with G (G~ v), S (S~ z), gamma and sybar
+// memory keeps `memory` of them. Returns list(eigen = , torch = ), each with G (G~ v), S (S~ z), diag (diag G~), gamma and sybar
 // (s'ybar of the kept pairs).
 // [[Rcpp::export]]
 Rcpp::List cpp_test_lbfgs_ops(Rcpp::NumericMatrix S, Rcpp::NumericMatrix Y, Rcpp::NumericVector v,
@@ -804,6 +804,7 @@ Rcpp::List cpp_test_lbfgs_ops(Rcpp::NumericMatrix S, Rcpp::NumericMatrix Y, Rcpp
     for (int i = 0; i < mem.size(); ++i) sy[i] = O::value(mem.sybar(i));
     return Rcpp::List::create(Rcpp::Named("G") = host(mem.apply_G(gv(v.begin()))),
                               Rcpp::Named("S") = host(mem.apply_S(gv(z.begin()))),
+                              Rcpp::Named("diag") = host(mem.diag_G(gv(v.begin()))),
                               Rcpp::Named("gamma") = O::value(mem.gamma()), Rcpp::Named("sybar") = sy);
   };
   Rcpp::List out(2);

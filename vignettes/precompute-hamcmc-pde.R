@@ -19,6 +19,8 @@
 # and lr / 5. About 12 CPU minutes in all at grid 25 and 6 epochs. Pruning: sgmcmc_control(prune = TRUE, prune_S = rate) on the three dense
 # layers, method "none" with kappa0 = 0 (no SSGL prior: a N(0, 1e4) prior on all weights).
 #
+# PDE_OUT: another results file (e.g. for a longer run); PDE_CELLS: a regular expression of the cell keys to run
+# (e.g. "^SGLD 0$").
 # Run from the package root (the command used for vignettes/hamcmc-pde-results.rds is recorded in it):
 #   PDE_GRID=25 PDE_EPOCHS=6 PDE_LR=1 nice -n 10 Rscript vignettes/precompute-hamcmc-pde.R
 library(scalebayes)
@@ -26,7 +28,12 @@ env_num <- function(name, default) { v <- Sys.getenv(name); if (nzchar(v)) as.nu
 G <- as.integer(env_num("PDE_GRID", 25))
 epochs <- as.integer(env_num("PDE_EPOCHS", 6))
 lr <- env_num("PDE_LR", 1)
-out <- "vignettes/hamcmc-pde-results.rds"
+# HAMCMC-SA's form: "transport" (the first run's) or "diagonal" (the stable linear-cost form, run after it). The
+# cells of a form other than transport are stored under their own keys; SGLD's cells do not depend on it, and
+# the two extra cells below belong to the transport run.
+form <- Sys.getenv("PDE_FORM", "transport")
+out <- Sys.getenv("PDE_OUT", "vignettes/hamcmc-pde-results.rds")
+cell_filter <- Sys.getenv("PDE_CELLS")  # a regular expression of the cell keys to run ("": all)
 n <- 1500L; n_train <- 1300L
 t_data <- system.time(d <- elliptic_kle_data(n, grid = G, seed = 2021, threads = 1, quiet = TRUE))[["elapsed"]]
 x <- array(d$x, c(n, 1L, G, G)); y <- d$y
@@ -54,6 +61,7 @@ cells$omega_one <- FALSE
 cells$lr <- lr
 cells <- rbind(cells, data.frame(sampler = "HAMCMC-SA (M=2)", prune = 0, omega_one = TRUE, lr = lr),
                data.frame(sampler = "HAMCMC-SA (M=2)", prune = 0, omega_one = FALSE, lr = lr / 5))
+if (form != "transport") cells <- cells[cells$sampler != "SGLD" & !cells$omega_one & cells$lr == lr, ]
 res <- if (file.exists(out) && !nzchar(Sys.getenv("PDE_FRESH"))) readRDS(out) else NULL
 if (!is.null(res) && (res$settings$grid != G || res$settings$epochs != epochs || res$settings$lr != lr)) {
   stop("The stored results used other settings (grid ", res$settings$grid, ", epochs ", res$settings$epochs,
@@ -67,15 +75,19 @@ if (is.null(res)) {
                                               prune_D = 0.99, prune_U = 1, sparse_layers = c(3, 6, 7)),
               paper = cbind(cells[1:9, c("sampler", "prune")], paper = paper))
 }
-res$command <- sprintf("PDE_GRID=%d PDE_EPOCHS=%d PDE_LR=%g nice -n 10 Rscript vignettes/precompute-hamcmc-pde.R",
-                       G, epochs, lr)
+cmd <- sprintf("PDE_GRID=%d PDE_EPOCHS=%d PDE_LR=%g %s%s%snice -n 10 Rscript vignettes/precompute-hamcmc-pde.R",
+               G, epochs, lr, if (form != "transport") paste0("PDE_FORM=", form, " ") else "",
+               if (nzchar(Sys.getenv("PDE_OUT"))) paste0("PDE_OUT=", out, " ") else "",
+               if (nzchar(cell_filter)) paste0("PDE_CELLS='", cell_filter, "' ") else "")
+if (form == "transport") res$command <- cmd else res$commands[[form]] <- cmd
 res$data_seconds <- t_data
 res$parameters <- sum(scalebayes:::nn_resolve(net, c(1L, G, G), ncol(y))$params)
 for (i in seq_len(nrow(cells))) {
   key <- paste(cells$sampler[i], cells$prune[i], if (cells$omega_one[i]) "omega=1" else "",
                if (cells$lr[i] != lr) paste0("lr=", cells$lr[i]) else "")
-  key <- trimws(key)
+  key <- trimws(paste(key, if (form != "transport") paste0("form=", form) else ""))
   if (!is.null(res$cells[[key]])) next
+  if (nzchar(cell_filter) && !grepl(cell_filter, key)) next
   M <- if (grepl("M=1", cells$sampler[i])) 1L else 2L
   sampler <- if (cells$sampler[i] == "SGLD") "sgld" else "hamcmc_sa"
   om1 <- cells$omega_one[i]
@@ -83,7 +95,7 @@ for (i in seq_len(nrow(cells))) {
   ctl <- sgmcmc_control(step_size = ssi, step_schedule = "constant", temperature = ssi * 50000 / 0.01,
                         likelihood_sd = sqrt(0.5), kappa0_init = 0, kappa1_init = 1e-4,
                         precond_A = if (om1) 1 else 5, precond_Z = if (om1) 0 else 10,
-                        precond_alpha = if (om1) 1e-9 else 0.9, memory = M, sa_form = "transport",
+                        precond_alpha = if (om1) 1e-9 else 0.9, memory = M, sa_form = form,
                         prune = cells$prune[i] > 0, prune_S = max(cells$prune[i], 0.01), prune_D = 0.99, prune_U = 1)
   msg <- NA_character_
   tm <- system.time(fit <- tryCatch(suppressWarnings(
@@ -92,7 +104,8 @@ for (i in seq_len(nrow(cells))) {
             seed = 2021 + i, quiet = TRUE, keep_draws = FALSE, newx = x[te, , , , drop = FALSE], control = ctl)),
     scalebayes_error_divergence = function(e) { msg <<- conditionMessage(e); NULL }))
   e <- if (is.null(fit)) NA_real_ else rel_err(fit$pred_mean)
-  res$cells[[key]] <- list(sampler = cells$sampler[i], prune = cells$prune[i], omega_one = om1, lr = cells$lr[i], mean_rel_err = 100 * mean(e),
+  res$cells[[key]] <- list(sampler = cells$sampler[i], prune = cells$prune[i], omega_one = om1, lr = cells$lr[i],
+                           form = if (sampler == "sgld") NA_character_ else form, mean_rel_err = 100 * mean(e),
                            se = 100 * sd(e) / sqrt(length(e)), sparsity = fit$sparsity, diverged = msg,
                            trace = fit$trace[c("iteration", "loss", "sparsity")],
                            cpu_seconds = tm[["user.self"]] + tm[["sys.self"]], wall_seconds = tm[["elapsed"]],
@@ -105,6 +118,7 @@ for (i in seq_len(nrow(cells))) {
               paste0(if (om1) "omega = 1 " else "", if (cells$lr[i] != lr) paste0("lr ", cells$lr[i]) else ""), cells$prune[i], 100 * mean(e), 100 * sd(e) / sqrt(length(e)), tm[["user.self"]] + tm[["sys.self"]]))
 }
 tab <- do.call(rbind, lapply(res$cells, function(r) data.frame(sampler = paste0(r$sampler, if (isTRUE(r$omega_one)) ", omega = 1",
+                                                                                     if (identical(r$form, "diagonal")) ", diagonal",
                                                                                      if (!is.null(r$lr) && r$lr != lr) paste0(", lr ", r$lr)),
                                                                 prune = r$prune,
                                                                 ours = r$mean_rel_err, se = r$se,

@@ -76,6 +76,9 @@ timed <- function(expr) {
 }
 
 out <- list(N = N, NTEST = NTEST, EPOCHS = EPOCHS, H = H, WBB = WBB, PR_EPOCHS = PR_EPOCHS, PR_RETRAIN = PR_RETRAIN)
+# a part not rerun (SB_CMP_WHAT) is carried over from the stored results
+old <- if (file.exists("vi-compare-results.rds")) readRDS("vi-compare-results.rds")
+for (part in c("compare", "pruning")) if (!grepl(part, what) && !is.null(old)) out[[part]] <- old[[part]]
 if (grepl("compare", what)) {
   model <- nn_mlp(H)
   common <- list(x = x, y = y, model = model, newx = newx, epochs = EPOCHS, batch_size = 100, threads = 1,
@@ -85,7 +88,13 @@ if (grepl("compare", what)) {
     bbb = function() do.call(bbb, c(common, list(draws = 30))),
     sgld = function() do.call(sgld_sa, c(common, list(sampler = "sgld", iterations = NULL))),
     sghmc = function() do.call(sgld_sa, c(common, list(sampler = "sghmc", iterations = NULL))),
-    hamcmc_sa = function() do.call(sgld_sa, c(common, list(sampler = "hamcmc_sa", iterations = NULL))),
+    # the default (diagonal) form, and the transport form (experimental: it drifts; ?hamcmc_sa)
+    hamcmc_sa = function() do.call(sgld_sa, c(common, list(sampler = "hamcmc_sa", iterations = NULL,
+                                                           control = sgmcmc_control(sa_form = "diagonal")))),
+    hamcmc_sa_transport = function() {
+      suppressWarnings(do.call(sgld_sa, c(common, list(sampler = "hamcmc_sa", iterations = NULL,
+                                                       control = sgmcmc_control(sa_form = "transport")))))
+    },
     wbb_nn = function() do.call(wbb_nn, c(common, list(draws = WBB)))
   )
   tab <- list()

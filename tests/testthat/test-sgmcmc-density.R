@@ -38,14 +38,21 @@ test_that("HAMCMC-SA (matrix form, unnormalized) and SGLD sample a correlated 5-
   skip_if_not_installed("posterior")
   g <- gauss5()
   tg <- sgmcmc_target("gaussian", mean = g$mean, cov = g$cov)
-  fit <- sgmcmc_density(tg, init = rep(0, 5), sampler = "hamcmc_sa", iterations = 30000, burnin = 2000, thin = 4,
-                        chains = 4, seed = 11, quiet = TRUE,
-                        control = sgmcmc_control(step_size = 0.01, step_schedule = "constant", sa_form = "matrix",
-                                                 memory = 3))
-  z <- moment_z(fit, g$mean, g$cov)
-  # 20 z-scores: each |z| < 4 (a false alarm has probability about 1e-3 in all)
-  expect_lt(max(abs(z$mean)), 4)
-  expect_lt(max(abs(z$cov)), 4)
+  hs <- function(form, normalize = FALSE) {
+    sgmcmc_density(tg, init = rep(0, 5), sampler = "hamcmc_sa", iterations = 30000, burnin = 2000, thin = 4,
+                   chains = 4, seed = 11, quiet = TRUE,
+                   control = sgmcmc_control(step_size = 0.01, step_schedule = "constant", sa_form = form,
+                                            memory = 3, normalize = normalize))
+  }
+  # the dense form and the diagonal form (linear cost, the default above 2,000 parameters)
+  for (form in c("matrix", "diagonal")) {
+    z <- moment_z(hs(form), g$mean, g$cov)
+    # 20 z-scores: each |z| < 4 (a false alarm has probability about 1e-3 in all)
+    expect_lt(max(abs(z$mean)), 4, label = form)
+    expect_lt(max(abs(z$cov)), 4, label = form)
+  }
+  # normalized (lines 7-8 as printed) the diagonal form does not sample the target: the check sees it
+  expect_gt(max(abs(unlist(moment_z(hs("diagonal", TRUE), g$mean, g$cov)))), 4)
   # plain SGLD at a small step: its discretisation bias, at most eps lambda_max(Q) / 2 = 0.9 % of a variance
   # (precision eigenvalues 0.20 .. 9.1), is below the Monte-Carlo error (effective sample size about 2 000: the
   # slowest direction mixes in 1 / (eps 0.2) = 2 500 iterations)

@@ -46,7 +46,7 @@ namespace scalebayes {
 namespace sgmcmc {
 
 // Settings of the quasi-Newton step policies (part of StepControl).
-enum class SaForm { transport, matrix };
+enum class SaForm { transport, matrix, diagonal };
 enum class Curvature { same_batch, consecutive };
 
 struct LbfgsControl {
@@ -115,6 +115,7 @@ class DampedLbfgs {
   // the data live). Called once after the pairs change, before apply_G / apply_S.
   void prepare(const Scalar& like) {
     const Scalar zero = Ops::zero_scalar(like);
+    zero_ = zero;
     const Scalar dmin = zero + gmin_;
     if (pairs_.empty()) {
       gamma_ = dmin;
@@ -185,6 +186,33 @@ class DampedLbfgs {
     return eta;
   }
 
+  // diag(G~) at linear cost. With q_i = c_a a_i + rho_i ybar_i (the vector of line 15 that apply_S uses),
+  // S~ = gamma^{-1/2} T_M, T_i = (I - s_i q_i') T_{i-1}, T_0 = I; by induction T_i = I - sum_{l <= i} s_l r_l'
+  // with r_i = T_{i-1}' q_i = q_i - sum_{l < i} r_l (s_l'q_i). So G~ = S~ S~' has the diagonal
+  //   diag_j = (1 - 2 sum_i s_ij r_ij + sum_{i,l} s_ij s_lj r_i'r_l) / gamma   (the squared norm of row j of T_M),
+  // which is >= 0 by construction: M^2 dot products and M(M + 3)/2 elementwise products.
+  GV diag_G(const GV& like) const {
+    check_prepared();
+    const std::size_t m = pairs_.size();
+    std::vector<GV> r(m);
+    for (std::size_t i = 0; i < m; ++i) {
+      const Pair& p = pairs_[i];
+      r[i] = lbfgs_detail::clone<Ops>(p.a);
+      r[i].scale(p.c_a);
+      r[i].axpy(p.rho, p.ybar);
+      const GV qi = lbfgs_detail::clone<Ops>(r[i]);
+      for (std::size_t l = 0; l < i; ++l) r[i].axpy(zero_ - pairs_[l].s.dot(qi), r[l]);
+    }
+    GV out = GV::constant_like(like, 1.0);
+    for (std::size_t i = 0; i < m; ++i) {
+      out.add_product(zero_ - 2.0, pairs_[i].s, r[i]);
+      for (std::size_t l = 0; l <= i; ++l)
+        out.add_product(r[i].dot(r[l]) * (l == i ? 1.0 : 2.0), pairs_[i].s, pairs_[l].s);
+    }
+    out.scale(inv_gamma_);
+    return out;
+  }
+
   // For tests: the damped pairs as prepared.
   const Scalar& gamma() const { return gamma_; }
   const GV& s(int i) const { return pairs_[static_cast<std::size_t>(i)].s; }
@@ -205,7 +233,7 @@ class DampedLbfgs {
   int M_;
   double r_, gmin_;
   std::deque<Pair> pairs_;
-  Scalar gamma_{}, inv_gamma_{}, inv_sqrt_gamma_{};
+  Scalar gamma_{}, inv_gamma_{}, inv_sqrt_gamma_{}, zero_{};
   bool prepared_ = false;
 };
 
@@ -268,6 +296,10 @@ inline GroupVector<EigenOps> unflat(const Eigen::VectorXd& x, const GroupVector<
 //     (G_0 = I), v_1 likewise.
 //   "matrix" (Eigen storage only): G_k = (1 - w) G_{k-1} + w G~_k dense (G~_k by recursion (6)), S_k = chol(G_k),
 //     u_k = G_k g_k, v_k = S_k z_k.
+//   "diagonal": the exact diagonal of the paper's G_k, d_k = (1 - w) d_{k-1} + w diag(G~_k) (diag is linear, so
+//     this IS diag(G_k) with no approximation), d_0 = 1, diag(G~_k) from the memory at linear cost (diag_G());
+//     u_k = d_k * g_k, v_k = sqrt(d_k) * z_k: a preconditioned Langevin step with a positive diagonal
+//     preconditioner (the off-diagonal curvature is dropped), stable where the transport form drifts.
 //   normalize: u / ||u||, v / ||v|| (lines 7-8).
 //   theta_{k+1} = theta_k + eps u_k + sqrt(2 eps / tau) v_k
 //   then the curvature pair: "same_batch" s = the increment, y = -(g(theta_{k+1}; d_k) - g_k) (a second gradient
@@ -291,6 +323,7 @@ struct HamcmcSaStep {
     using GV = GroupVector<Ops>;
     DampedLbfgs<Ops> mem;
     GV g_prev, z_prev, u, v, theta_prev;
+    GV D;  // diagonal form: diag(G_k)
     typename Ops::Scalar zero{};
     bool first = true;
     Eigen::MatrixXd G;  // matrix form
@@ -315,6 +348,14 @@ struct HamcmcSaStep {
       const double w = lc.precond.at(c.k);
       if (lc.sa_form == SaForm::matrix) {
         matrix_step(g, z, w);
+      } else if (lc.sa_form == SaForm::diagonal) {
+        if (first) D = GV::constant_like(g, 1.0);  // G_0 = I
+        D.scale(like + (1.0 - w));
+        D.axpy(like + w, mem.diag_G(g));
+        u = lbfgs_detail::clone<Ops>(g);
+        u.multiply(D);
+        v = GV::sqrt(D);
+        v.multiply(z);
       } else if (first) {
         u = lbfgs_detail::clone<Ops>(g);
         u.scale(like + (1.0 - w));

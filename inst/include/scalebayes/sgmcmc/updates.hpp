@@ -79,6 +79,29 @@ struct GroupVector {
   void scale(const Scalar& alpha) {
     for (auto& p : parts) p *= alpha;
   }
+  // c in every entry, shaped like o
+  static GroupVector constant_like(const GroupVector& o, double c) {
+    GroupVector v;
+    for (const auto& p : o.parts) v.parts.push_back(Ops::zeros_like(p) + c);
+    return v;
+  }
+  // this += alpha (a * b), elementwise
+  void add_product(const Scalar& alpha, const GroupVector& a, const GroupVector& b) {
+    if (parts.size() != a.parts.size() || parts.size() != b.parts.size())
+      throw std::invalid_argument("GroupVector: sizes differ");
+    for (std::size_t g = 0; g < parts.size(); ++g) parts[g] += alpha * (a.parts[g] * b.parts[g]);
+  }
+  // this *= a, elementwise
+  void multiply(const GroupVector& a) {
+    if (parts.size() != a.parts.size()) throw std::invalid_argument("GroupVector: sizes differ");
+    for (std::size_t g = 0; g < parts.size(); ++g) parts[g] *= a.parts[g];
+  }
+  // elementwise square roots
+  static GroupVector sqrt(const GroupVector& o) {
+    GroupVector v;
+    for (const auto& p : o.parts) v.parts.push_back(p.sqrt());
+    return v;
+  }
   // a - b
   static GroupVector difference(const GroupVector& a, const GroupVector& b) {
     GroupVector v;
