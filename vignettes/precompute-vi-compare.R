@@ -21,6 +21,7 @@
 #   SB_CMP_N=60000 SB_CMP_NTEST=10000 SB_CMP_EPOCHS=100 SB_CMP_WBB=100 SB_PR_EPOCHS=100 SB_PR_RETRAIN=20 \
 #   SB_PR_RETRAIN_AT=0.01,0.05,0.1,0.2,0.5,1,2 nice -n 10 Rscript precompute-vi-compare.R
 library(scalebayes)
+`%||%` <- function(a, b) if (is.null(a)) b else a
 env_num <- function(name, default) as.numeric(strsplit(Sys.getenv(name, default), ",")[[1]])
 N <- env_num("SB_CMP_N", "5000"); NTEST <- env_num("SB_CMP_NTEST", "2000")
 EPOCHS <- env_num("SB_CMP_EPOCHS", "10"); H <- env_num("SB_CMP_H", "100"); WBB <- env_num("SB_CMP_WBB", "10")
@@ -79,6 +80,13 @@ out <- list(N = N, NTEST = NTEST, EPOCHS = EPOCHS, H = H, WBB = WBB, PR_EPOCHS =
 # a part not rerun (SB_CMP_WHAT) is carried over from the stored results
 old <- if (file.exists("vi-compare-results.rds")) readRDS("vi-compare-results.rds")
 for (part in c("compare", "pruning")) if (!grepl(part, what) && !is.null(old)) out[[part]] <- old[[part]]
+# each part's own settings (N, NTEST, ... at the top level are the comparison's)
+if (!grepl("compare", what) && !is.null(old)) out[c("N", "NTEST", "EPOCHS", "H", "WBB")] <- old[c("N", "NTEST", "EPOCHS", "H", "WBB")]
+out$pruning_settings <- if (grepl("pruning", what)) {
+  list(N = N, NTEST = NTEST, PR_EPOCHS = PR_EPOCHS, PR_RETRAIN = PR_RETRAIN)
+} else if (!is.null(old)) {
+  old$pruning_settings %||% list(N = old$N, NTEST = old$NTEST, PR_EPOCHS = old$PR_EPOCHS, PR_RETRAIN = old$PR_RETRAIN)
+}
 if (grepl("compare", what)) {
   model <- nn_mlp(H)
   common <- list(x = x, y = y, model = model, newx = newx, epochs = EPOCHS, batch_size = 100, threads = 1,
