@@ -19,13 +19,18 @@ nnm <- local({
                 newy = yg[1:8], seed = 2, quiet = TRUE, threads = 1)
   sn <- sgld_sa(x, yg, model = nn_mlp(4), iterations = 60, burnin = 20, chains = 2, newx = newx, newy = yg[1:8],
                 seed = 2, quiet = TRUE, threads = 1, keep_draws = FALSE)
+  # HAMCMC-SA on a network: the diagonal form (its default there), same class as SGLD's fits
+  hk <- hamcmc_sa(x, yg, model = nn_mlp(4), iterations = 60, burnin = 20, chains = 2, newx = newx, newy = yg[1:8],
+                  seed = 2, quiet = TRUE, threads = 1)
   vk <- bbb(x, yc, model = nn_mlp(4), draws = 6, epochs = 3, newx = newx, newy = yc[1:8], seed = 3, quiet = TRUE,
            threads = 1)
   svk <- sparse_vi(x, yg, model = nn_mlp(4, batchnorm = TRUE), draws = 6, epochs = 3, newx = newx, newy = yg[1:8],
                    seed = 3, quiet = TRUE, threads = 1)
   list(x = x, newx = newx,
-       fits = list(wbb_kept = wk, wbb_none = wn, sgld_kept = sk, sgld_none = sn, bbb_kept = vk, sparse_vi_kept = svk),
-       chains = c(wbb_kept = 1L, wbb_none = 1L, sgld_kept = 2L, sgld_none = 2L, bbb_kept = 1L, sparse_vi_kept = 1L))
+       fits = list(wbb_kept = wk, wbb_none = wn, sgld_kept = sk, sgld_none = sn, hamcmc_kept = hk, bbb_kept = vk,
+                   sparse_vi_kept = svk),
+       chains = c(wbb_kept = 1L, wbb_none = 1L, sgld_kept = 2L, sgld_none = 2L, hamcmc_kept = 2L, bbb_kept = 1L,
+                  sparse_vi_kept = 1L))
 })
 
 kept <- function(f) !is.null(f[["weights"]])
