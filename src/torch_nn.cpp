@@ -573,17 +573,17 @@ Rcpp::NumericMatrix cpp_vi_test(Rcpp::List spec, Rcpp::NumericVector x, Rcpp::In
     return r;
   }
   if (what == "gamma") {
-    std::int64_t m = 0;
-    for (auto& g : v.groups()) m += g.logit.defined() ? g.logit.numel() : 0;
+    // the flat inclusion draw of training (logit groups in group order), mapped back to group order
+    std::int64_t m = v.n_logit();
     Rcpp::NumericMatrix r(reps, m);
     torch::NoGradGuard ng;
     for (int k = 0; k < reps; ++k) {
+      const torch::Tensor t = m > 0 ? v.gamma_flat().to(torch::kDouble).contiguous() : torch::Tensor();
       std::int64_t c = 0;
       for (auto& g : v.groups()) {
         if (!g.logit.defined()) continue;
-        torch::Tensor t = v.gamma(g).flatten().contiguous();
-        for (std::int64_t j = 0; j < t.numel(); ++j) r(k, c + j) = t[j].item<double>();
-        c += t.numel();
+        for (std::int64_t j = 0; j < g.numel; ++j) r(k, c + j) = t.data_ptr<double>()[g.off + j];
+        c += g.numel;
       }
     }
     return r;
@@ -601,7 +601,7 @@ Rcpp::NumericMatrix cpp_vi_test(Rcpp::List spec, Rcpp::NumericVector x, Rcpp::In
   };
   for (int k = 0; k < reps; ++k) {
     net->zero_grad();
-    for (auto& g : v.groups()) if (g.rho.grad().defined()) g.rho.grad().zero_();
+    v.zero_rho_grad();
     torch::Tensor l = obj.nll_examples(net->forward(d.x, hook), d.y).mean();
     l.backward();
     std::fill(row.begin(), row.end(), 0.0);
@@ -609,8 +609,10 @@ Rcpp::NumericMatrix cpp_vi_test(Rcpp::List spec, Rcpp::NumericVector x, Rcpp::In
       const torch::Tensor gr = net->groups()[gi].tensor.grad();
       if (gr.defined()) put(start[gi], gr);
     }
-    for (auto& g : v.groups())
-      if (g.rho.grad().defined()) put(P + start[g.g], g.rho.grad());
+    for (auto& g : v.groups()) {
+      const torch::Tensor gr = v.rho_grad(g);
+      if (gr.defined()) put(P + start[g.g], gr);
+    }
     for (std::int64_t j = 0; j < 2 * P; ++j) r(k, j) = row[static_cast<std::size_t>(j)];
   }
   return r;

@@ -17,6 +17,13 @@ export _R_CHECK_CRAN_INCOMING_REMOTE_=false
 export _R_CHECK_FUTURE_FILE_TIMESTAMPS_=false
 export _R_CHECK_SYSTEM_CLOCK_=false
 unset NOT_CRAN
+# ccache in front of R's C++ compilers, as in tools/setup.sh: the build (for the vignettes) and the check's
+# install compile the same sources that setup compiled just before, from temporary copies under $work (left out
+# of ccache's hash), so both come from the cache; without ccache both compile from scratch
+if command -v ccache >/dev/null 2>&1; then
+  printf 'CXX17 = ccache %s\nCXX = ccache %s\n' "$(R CMD config CXX17)" "$(R CMD config CXX)" > "$work/Makevars.ccache"
+  export R_MAKEVARS_USER="$work/Makevars.ccache" CCACHE_NOHASHDIR=1 CCACHE_BASEDIR="$work"
+fi
 cd "$work"
 start=$(date +%s)
 R CMD build --no-manual "$root" > build.log 2>&1 || { cat build.log; exit 1; }

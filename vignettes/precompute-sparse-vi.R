@@ -7,17 +7,27 @@
 # Adam 5e-3, batch 512, KL weighted by m / n. The CPU-scaled defaults change only the number of epochs
 # (SB_VI_EPOCHS, default 800; the paper: 7000) and the number of data sets (SB_VI_REPS, default 2; the paper:
 # 30). One extra fit at lambda_opt with the paper's 7000 epochs (data set 1) is always run: it times the full
-# fit and shows what the shorter runs leave out. Each (data set, lambda) fit is saved to its own file under
-# SB_VI_CACHE (default "precompute-cache/sparse-vi"), so an interrupted run resumes.
+# fit and shows what the shorter runs leave out. Each (data set, lambda) fit is saved to its own small file (the
+# trace thinned to 80 log-spaced epochs) under SB_VI_CACHE (default ../data-raw/sparse-vi-parts, kept in the
+# repository), so an interrupted run resumes and a long run accumulates across machines; commit the new files.
+# SB_VI_SHARD = "k/m" runs only the data sets r with (r - 1) %% m == k - 1 (one process per core), and combines
+# the results into the .rds only when every fit of the grid is there (run once more without a shard to combine).
 #
 # Run from vignettes/:  nice -n 10 Rscript precompute-sparse-vi.R
-# Paper size (30 data sets x 10 lambdas x 7000 epochs, about 27 hours of one core at 46 ms an epoch):
-#   SB_VI_EPOCHS=7000 SB_VI_REPS=30 nice -n 10 Rscript precompute-sparse-vi.R
+# Paper size (30 data sets x 10 lambdas x 7000 epochs, about 8 hours of one core at 14 ms an epoch; 27 hours
+# before q's quantities were flat, bench/RESULTS.md), on two cores:
+#   SB_VI_EPOCHS=7000 SB_VI_REPS=30 SB_VI_SHARD=1/2 nice -n 10 Rscript precompute-sparse-vi.R &
+#   SB_VI_EPOCHS=7000 SB_VI_REPS=30 SB_VI_SHARD=2/2 nice -n 10 Rscript precompute-sparse-vi.R
+#   SB_VI_EPOCHS=7000 SB_VI_REPS=30 Rscript precompute-sparse-vi.R    # combine
 library(scalebayes)
 epochs <- as.integer(Sys.getenv("SB_VI_EPOCHS", "800"))
 reps <- as.integer(Sys.getenv("SB_VI_REPS", "2"))
-cache <- Sys.getenv("SB_VI_CACHE", "precompute-cache/sparse-vi")
+cache <- Sys.getenv("SB_VI_CACHE", "../data-raw/sparse-vi-parts")
 dir.create(cache, recursive = TRUE, showWarnings = FALSE)
+shard <- Sys.getenv("SB_VI_SHARD", "")
+shard <- if (nzchar(shard)) as.integer(strsplit(shard, "/", fixed = TRUE)[[1]]) else c(1L, 1L)
+stopifnot(length(shard) == 2L, !anyNA(shard), shard[1] >= 1L, shard[1] <= shard[2])
+thin <- function(tr) tr[tr$epoch %in% unique(round(exp(seq(0, log(max(tr$epoch)), length.out = 80)))), ]
 
 p <- 200L
 model <- nn_mlp(c(7, 7, 7))
@@ -35,8 +45,9 @@ layer_of <- function(nm) {
 }
 dims <- list(c(7, 200), c(7, 7), c(7, 7), c(1, 7))  # out x in of the four weight matrices
 
+fit_file <- function(r, ll, ep) file.path(cache, sprintf("rep%02d_ll%s_ep%d.rds", r, format(round(ll, 4)), ep))
 one_fit <- function(r, ll, ep) {
-  file <- file.path(cache, sprintf("rep%02d_ll%s_ep%d.rds", r, format(round(ll, 4)), ep))
+  file <- fit_file(r, ll, ep)
   if (file.exists(file)) return(readRDS(file))
   d <- sparse_vi_sim(n = 3000, n_test = 10, p = p, seed = r)
   newx <- rbind(test$x_test, d$x)
@@ -69,27 +80,37 @@ one_fit <- function(r, ll, ep) {
               share_kept = mean(kept),  # over all T = 1527 weights and biases (main L114-124)
               fnr = mean(!sel[1:5]), fpr = mean(sel[6:p]), selected = which(sel),
               units_in = units_in, units_connected = units_conn,
-              trace = fit$trace[, c("epoch", "neg_elbo", "nll", "kl", "kept")],
+              trace = thin(fit$trace[, c("epoch", "neg_elbo", "nll", "kl", "kept")]),
               cpu = cpu, elapsed = fit$timing[["elapsed"]])
   saveRDS(res, file)
   res
 }
 
 # 1. The grid on `reps` data sets with `epochs` epochs.
-fits <- list()
-for (r in seq_len(reps)) for (ll in grid) {
-  f <- one_fit(r, ll, epochs)
-  fits[[length(fits) + 1L]] <- f
-  cat(sprintf("rep %d log lambda %7.2f: test %.3f train %.3f log share %.2f FNR %.2f FPR %.3f (%.0f s)\n", r, ll,
-              f$test_rmse, f$train_rmse, log(f$share_kept), f$fnr, f$fpr, f$cpu))
+for (r in seq_len(reps)) {
+  if ((r - 1L) %% shard[2] != shard[1] - 1L) next
+  for (ll in grid) {
+    f <- one_fit(r, ll, epochs)
+    cat(sprintf("%s rep %d log lambda %7.2f: test %.3f train %.3f log share %.2f FNR %.2f FPR %.3f (%.0f s)\n",
+                format(Sys.time(), "%H:%M:%S"), r, ll, f$test_rmse, f$train_rmse, log(f$share_kept), f$fnr, f$fpr,
+                f$cpu))
+  }
 }
 # 2. One fit with the paper's 7000 epochs at lambda_opt (data set 1): the full-size reference and its time.
+if (shard[1] == 1L) full <- one_fit(1L, log_lambda_opt, 7000L)
+want <- expand.grid(ll = grid, r = seq_len(reps))
+have <- file.exists(vapply(seq_len(nrow(want)), function(i) fit_file(want$r[i], want$ll[i], epochs), ""))
+if (!all(have) || !file.exists(fit_file(1L, log_lambda_opt, 7000L))) {
+  cat(sprintf("%d of %d fits of the grid are in %s: the results are combined when all are (another shard runs?)\n",
+              sum(have), length(have), cache))
+  quit(save = "no")
+}
+fits <- lapply(seq_len(nrow(want)), function(i) one_fit(want$r[i], want$ll[i], epochs))
 full <- one_fit(1L, log_lambda_opt, 7000L)
 cat(sprintf("7000 epochs: %.0f s CPU, test RMSE %.3f, log share %.2f\n", full$cpu, full$test_rmse, log(full$share_kept)))
 tab <- do.call(rbind, lapply(fits, function(f) data.frame(rep = f$rep, log_lambda = f$log_lambda, epochs = f$epochs,
   test_rmse = f$test_rmse, train_rmse = f$train_rmse, share_kept = f$share_kept, fnr = f$fnr, fpr = f$fpr,
   units = paste(f$units_connected, collapse = "-"), units_in = paste(f$units_in, collapse = "-"), cpu = f$cpu)))
-thin <- function(tr) tr[tr$epoch %in% unique(round(exp(seq(0, log(max(tr$epoch)), length.out = 80)))), ]
 full_row <- with(full, data.frame(rep = rep, log_lambda = log_lambda, epochs = epochs, test_rmse = test_rmse,
   train_rmse = train_rmse, share_kept = share_kept, fnr = fnr, fpr = fpr,
   units = paste(units_connected, collapse = "-"), units_in = paste(units_in, collapse = "-"), cpu = cpu))

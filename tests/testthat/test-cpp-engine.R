@@ -1,6 +1,6 @@
 # The engine's own C++ unit tests (tests/cpp, see its README): built with the system compiler against the
 # headers (the source tree's inst/include when present, else the installed package's) and run; any failing
-# C++ test fails here. About a minute, most of it compiling Eigen code.
+# C++ test fails here. About a minute, most of it compiling Eigen code (two programs at a time).
 test_that("the C++ unit tests of the engine headers pass", {
   skip_on_cran()
   cpp_dir <- normalizePath(test_path("..", "cpp"), mustWork = FALSE)
@@ -14,7 +14,9 @@ test_that("the C++ unit tests of the engine headers pass", {
   inc <- normalizePath(file.path(cpp_dir, "..", "..", "inst", "include"), mustWork = FALSE)
   if (!dir.exists(file.path(inc, "scalebayes"))) inc <- system.file("include", package = "scalebayes")
   build <- file.path(tempdir(), "scalebayes-cpp-tests")
-  out <- suppressWarnings(system2(make, c("-s", "-C", shQuote(cpp_dir), paste0("CXX=", shQuote(cxx)),
+  # the four programs compile two at a time, through ccache where it is installed (a rerun compiles nothing)
+  if (nzchar(Sys.which("ccache"))) cxx <- paste("ccache", cxx)
+  out <- suppressWarnings(system2(make, c("-s", "-j2", "-C", shQuote(cpp_dir), paste0("CXX=", shQuote(cxx)),
                                           paste0("SB_INCLUDE=", shQuote(inc)), paste0("EIGEN=", shQuote(eigen)),
                                           paste0("BUILD=", shQuote(build)), "run"),
                                   stdout = TRUE, stderr = TRUE))

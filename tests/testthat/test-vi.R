@@ -52,6 +52,17 @@ test_that("closed-form KLs equal Monte-Carlo KLs of the same q and prior", {
   k2 <- kl("spike_slab", estimator = "weights", prior_sd = 1.3, log_lambda = -460)
   expect_true(is.finite(k1) && is.finite(k2))
   expect_equal(k2 - k1, 60 * sum(phi), tolerance = 1e-8)
+  # the closed forms written out: with the spike on the weights only (the bias keeps the slab alone), and with
+  # lambda = 1 (no inclusion at all: the slab's Gaussian KL everywhere); the engine computes these over one
+  # flat vector whose first part has the inclusions, so these check its layout too
+  gk <- log(1.3 / s) + (s^2 + mu^2) / (2 * 1.3^2) - 0.5
+  bern <- phi * log(phi / lam) + (1 - phi) * log((1 - phi) / (1 - lam))
+  w <- seq_len(20)
+  expect_equal(kl("spike_slab", estimator = "weights", prior_sd = 1.3, log_lambda = log(lam), bias_spike = FALSE),
+               sum(bern[w] + phi[w] * gk[w]) + gk[21], tolerance = 1e-10)
+  expect_equal(kl("spike_slab", estimator = "weights", prior_sd = 1.3, log_lambda = log(lam)),
+               sum(bern + phi * gk), tolerance = 1e-10)
+  expect_equal(kl("spike_slab", estimator = "weights", prior_sd = 1.3, log_lambda = 0), sum(gk), tolerance = 1e-10)
   # scale mixture: the engine's own estimate is Monte Carlo (one draw per weight); average many
   mix <- c(0.25, 1, 0.1)
   ks <- vapply(seq_len(4000), function(i) kl("scale_mixture", mixture = mix, seed = i), numeric(1))
@@ -96,6 +107,13 @@ test_that("the hard Gumbel-softmax inclusion is Bernoulli(phi) for any temperatu
     phi <- plogis(logit)
     expect_true(all(abs(colMeans(g) - phi) < 4 * sqrt(phi * (1 - phi) / reps)))
   }
+  # without a spike on the bias only the 6 weights have an inclusion, in their order
+  g <- scalebayes:::cpp_vi_test(spec, 0, c(1L, 6L), 0, rep(0.1, 7), rep(-3, 7), logit,
+                                vi_engine_list("spike_slab", "weights", log_lambda = log(0.1), bias_spike = FALSE),
+                                "gamma", reps, 7)
+  phi <- plogis(logit[1:6])
+  expect_equal(ncol(g), 6L)
+  expect_true(all(abs(colMeans(g) - phi) < 4 * sqrt(phi * (1 - phi) / reps)))
 })
 
 test_that("local and weight-sampling gradients have the same expectation (and the local one less variance)", {

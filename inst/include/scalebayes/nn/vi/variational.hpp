@@ -37,6 +37,7 @@
 #pragma once
 #include <torch/torch.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -75,6 +76,8 @@ struct Settings {
   double kl_warmup = 0.0;    // epochs of KL warm-up: epoch e (1-based) weights the KL by min(1, e / kl_warmup)
 };
 
+// One variational group: a weight or bias tensor of a linear / convolution layer. rho, logit and mask are views
+// of the flat tensors the optimizer sees (below): writing into them (under NoGradGuard) writes q.
 struct VarGroup {
   std::size_t g = 0;       // the network's parameter group
   torch::Tensor rho;       // sigma = softplus(rho)
@@ -82,8 +85,18 @@ struct VarGroup {
   torch::Tensor mask;      // 1 kept, 0 pruned (no gradient)
   bool weight = true;      // a weight tensor (false: a bias)
   double kept = 0;         // entries of mask that are 1 (set by init_from and prune)
+  std::int64_t off = 0;    // offset in the flat layout (groups with a logit first, then the others)
+  std::int64_t numel = 0;
 };
 
+// Storage and computation are flat: rho, the inclusion logits and the masks of all groups are each ONE tensor
+// (the groups with a logit first, in group order, then the groups without one), and a training step computes
+// sigma, the weight draw, the Gumbel inclusion and the KL once over the flat vector, splitting it into the
+// layers' shapes by views. The network is tiny next to the number of tensor operations per step on the
+// problems these methods are run on (Bai et al.'s Figure 1: 1,527 weights in 8 tensors), so the operation
+// count is the cost: one operation per quantity instead of one per quantity and tensor, forward and backward,
+// and two optimizer tensors instead of sixteen. The flat mean mu is a concatenation of the network's own
+// parameter tensors (which stay the network's: mu IS the network).
 class Variational {
  public:
   Variational(Net& net, const Settings& st) : net_(net), st_(st) {
@@ -95,22 +108,44 @@ class Variational {
       VarGroup v;
       v.g = g;
       v.weight = groups[g].tensor.dim() > 1;
-      v.rho = torch::zeros(groups[g].tensor.sizes(), opt).requires_grad_(true);
-      if (st.prior == Prior::spike_slab && st.log_lambda < 0 && (v.weight || st.bias_spike))
-        v.logit = torch::zeros(groups[g].tensor.sizes(), opt).requires_grad_(true);
-      v.mask = torch::ones(groups[g].tensor.sizes(), opt);
+      v.numel = groups[g].tensor.numel();
       layer_active_.resize(net->n_layers(), false);
       layer_active_[net->group_layer(g)] = true;
       vg_.push_back(v);
     }
     if (vg_.empty()) throw std::invalid_argument("the network has no linear or convolution layer to put q on");
-    if (st.noise_sd <= 0) log_noise_ = torch::zeros({}, opt).requires_grad_(true);
     if (st.prior == Prior::spike_slab && st.estimator == Estimator::local)
       throw std::invalid_argument("the local estimator needs Gaussian pre-activations: spike-and-slab q takes \"weights\"");
     if (st.estimator == Estimator::per_example)
       for (const VarGroup& v : vg_)
         if (net->layer_spec(net->group_layer(v.g)).kind != LayerKind::linear)
           throw std::invalid_argument("the per-example estimator is for linear layers only");
+    // the flat layout: groups with an inclusion logit first
+    auto has_logit = [&](const VarGroup& v) {
+      return st.prior == Prior::spike_slab && st.log_lambda < 0 && (v.weight || st.bias_spike);
+    };
+    for (int pass = 0; pass < 2; ++pass)
+      for (std::size_t i = 0; i < vg_.size(); ++i)
+        if (has_logit(vg_[i]) == (pass == 0)) {
+          vg_[i].off = total_;
+          total_ += vg_[i].numel;
+          if (pass == 0) n_logit_ = total_;
+          order_.push_back(i);
+        }
+    rho_ = torch::zeros({total_}, opt).requires_grad_(true);
+    mask_ = torch::ones({total_}, opt);
+    if (n_logit_ > 0) logit_ = torch::zeros({n_logit_}, opt).requires_grad_(true);
+    const torch::Tensor rho_d = rho_.detach();
+    const torch::Tensor logit_d = n_logit_ > 0 ? logit_.detach() : torch::Tensor();
+    for (VarGroup& v : vg_) {
+      const auto sz = groups[v.g].tensor.sizes();
+      v.rho = rho_d.narrow(0, v.off, v.numel).view(sz);
+      v.mask = mask_.narrow(0, v.off, v.numel).view(sz);
+      if (v.off < n_logit_) v.logit = logit_d.narrow(0, v.off, v.numel).view(sz);
+    }
+    split_sizes_.clear();
+    for (std::size_t i : order_) split_sizes_.push_back(vg_[i].numel);
+    if (st.noise_sd <= 0) log_noise_ = torch::zeros({}, opt).requires_grad_(true);
     // the scalar constants of the spike-and-slab KL, in double
     log1m_lambda_ = std::log1p(-std::exp(st.log_lambda));
     gen_ = at::globalContext().defaultGenerator(opt.device()).clone();
@@ -130,14 +165,10 @@ class Variational {
         t.copy_(torch::from_blob(buf.data(), t.sizes(), torch::kDouble));
       }
     }
-    const double rho0 = inv_softplus(st_.init_sigma);
-    const double lg0 = std::log(st_.init_phi) - std::log1p(-st_.init_phi);
-    for (VarGroup& v : vg_) {
-      v.rho.fill_(rho0);
-      if (v.logit.defined()) v.logit.fill_(lg0);
-      v.mask.fill_(1.0);
-      v.kept = static_cast<double>(v.mask.numel());
-    }
+    rho_.fill_(inv_softplus(st_.init_sigma));
+    if (logit_.defined()) logit_.fill_(std::log(st_.init_phi) - std::log1p(-st_.init_phi));
+    mask_.fill_(1.0);
+    for (VarGroup& v : vg_) v.kept = static_cast<double>(v.numel);
     pruned_ = false;
     if (log_noise_.defined()) log_noise_.fill_(0.0);
     gen_.set_current_seed(s.next());
@@ -148,37 +179,62 @@ class Variational {
   bool layer_active(std::size_t layer) const { return layer < layer_active_.size() && layer_active_[layer]; }
   at::Generator& generator() { return gen_; }
 
-  // What the optimizer updates besides the network's own parameters (mu and batch norm).
+  // What the optimizer updates besides the network's own parameters (mu and batch norm): flat rho, flat logits.
   std::vector<torch::Tensor> parameters() const {
-    std::vector<torch::Tensor> p;
-    for (const VarGroup& v : vg_) {
-      p.push_back(v.rho);
-      if (v.logit.defined()) p.push_back(v.logit);
-    }
+    std::vector<torch::Tensor> p{rho_};
+    if (logit_.defined()) p.push_back(logit_);
     if (log_noise_.defined()) p.push_back(log_noise_);
     return p;
   }
+  // The gradient of a group's rho after a backward pass (undefined before the first one).
+  torch::Tensor rho_grad(const VarGroup& v) const {
+    const torch::Tensor& gr = rho_.grad();
+    return gr.defined() ? gr.narrow(0, v.off, v.numel).view(v.rho.sizes()) : torch::Tensor();
+  }
+  void zero_rho_grad() {
+    if (rho_.grad().defined()) rho_.mutable_grad().zero_();
+  }
 
   torch::Tensor mu(const VarGroup& v) const { return net_->groups()[v.g].tensor; }
-  // Within a training step (begin_step() .. end_step()) sigma is computed once per group and shared by the
-  // forward passes and the KL (one softplus and its backward per step, not one per use).
+  // Within a training step (begin_step() .. end_step()) the flat mu and sigma are computed once and shared by
+  // the forward passes and the KL; outside a step every call computes them afresh.
   void begin_step() {
-    cache_.assign(vg_.size(), torch::Tensor());
+    step_ = Step();
     caching_ = true;
   }
   void end_step() {
     caching_ = false;
-    cache_.clear();
+    step_ = Step();
+    draw_.clear();
   }
+  // The flat mean (the network's tensors concatenated in the flat layout), with its graph.
+  torch::Tensor mu_flat() {
+    if (caching_ && step_.mu.defined()) return step_.mu;
+    std::vector<torch::Tensor> parts;
+    parts.reserve(order_.size());
+    for (std::size_t i : order_) parts.push_back(mu(vg_[i]).reshape({-1}));
+    torch::Tensor m = torch::cat(parts);
+    if (caching_) step_.mu = m;
+    return m;
+  }
+  torch::Tensor sigma_flat() {
+    if (caching_ && step_.sigma.defined()) return step_.sigma;
+    torch::Tensor s = torch::nn::functional::softplus(rho_);
+    if (st_.prior == Prior::log_uniform && std::isfinite(st_.alpha_max))  // sigma^2 <= alpha_max mu^2
+      s = torch::minimum(s, std::sqrt(st_.alpha_max) * mu_flat().abs());
+    if (caching_) step_.sigma = s;
+    return s;
+  }
+  // A group's sigma with its graph: a view of the flat sigma (computed once per training step). sigma_of(v)
+  // computes it from the group's own values without a graph (pruning, draws, summaries).
   torch::Tensor sigma(const VarGroup& v) {
-    if (!caching_) return sigma_of(v);
-    torch::Tensor& c = cache_[static_cast<std::size_t>(&v - vg_.data())];
-    if (!c.defined()) c = sigma_of(v);
-    return c;
+    if (!caching_) return split_layout(sigma_flat())[index_of(v)];
+    if (step_.sigma_parts.empty()) step_.sigma_parts = split_layout(sigma_flat());
+    return step_.sigma_parts[index_of(v)];
   }
   torch::Tensor sigma_of(const VarGroup& v) const {
     torch::Tensor s = torch::nn::functional::softplus(v.rho);
-    if (st_.prior == Prior::log_uniform && std::isfinite(st_.alpha_max))  // sigma^2 <= alpha_max mu^2
+    if (st_.prior == Prior::log_uniform && std::isfinite(st_.alpha_max))
       s = torch::minimum(s, std::sqrt(st_.alpha_max) * mu(v).abs());
     return s;
   }
@@ -186,8 +242,9 @@ class Variational {
     return v.logit.defined() ? torch::sigmoid(v.logit) : torch::ones_like(v.rho);
   }
   // log alpha = log sigma^2 - log mu^2 (log_uniform), clamped to [-20, 20] as a KL argument
-  torch::Tensor log_alpha(const VarGroup& v) {
-    return (2.0 * torch::log(sigma(v)) - torch::log(mu(v).square() + 1e-16)).clamp(-20.0, 20.0);
+  torch::Tensor log_alpha(const VarGroup& v) const { return log_alpha_of(mu(v), sigma_of(v)); }
+  static torch::Tensor log_alpha_of(const torch::Tensor& m, const torch::Tensor& s) {
+    return (2.0 * torch::log(s) - torch::log(m.square() + 1e-16)).clamp(-20.0, 20.0);
   }
 
   // The noise sd of a gaussian likelihood: fixed, or exp(log_noise) (a 0-dim tensor with a graph).
@@ -199,59 +256,86 @@ class Variational {
 
   // t times the group's mask, or t itself while nothing is pruned (no multiplication by ones).
   torch::Tensor masked(const VarGroup& v, const torch::Tensor& t) const { return pruned_ ? t * v.mask : t; }
+  torch::Tensor masked_flat(const torch::Tensor& t) const { return pruned_ ? t * mask_ : t; }
 
-  // A reparameterized draw of one group (mask applied): mu + sigma eps, times the hard straight-through gamma.
-  torch::Tensor sample(const VarGroup& v) {
-    torch::Tensor m = mu(v);
-    torch::Tensor w = m + sigma(v) * randn(m.sizes(), m.options());
-    if (v.logit.defined()) w = w * gamma(v);
-    return masked(v, w);
-  }
-  // Hard Gumbel-softmax inclusion with the straight-through gradient of the relaxed one.
-  torch::Tensor gamma(const VarGroup& v) {
-    torch::Tensor u = torch::empty_like(v.logit).uniform_(1e-7, 1.0 - 1e-7, gen_);
-    torch::Tensor z = v.logit + (torch::log(u) - torch::log1p(-u));
-    torch::Tensor soft = torch::sigmoid(z / st_.tau);
-    torch::Tensor hard = (z > 0).to(soft.dtype());
-    return hard - soft.detach() + soft;
-  }
-
-  // KL(q || p), summed over every variational weight (a 0-dim tensor with a graph).
-  torch::Tensor kl() {
-    torch::Tensor total;
-    for (const VarGroup& v : vg_) {
-      torch::Tensor k = kl_group(v);
-      total = total.defined() ? total + k : k;
+  // A new reparameterized draw of every group (one per forward pass of the "weights" estimator): the flat
+  // mu + sigma eps (eps: one normal vector over the flat layout), times the hard straight-through inclusion on
+  // the groups that have one, masked; sample(v) then returns group v's view of it.
+  void new_draw() {
+    const torch::Tensor m = mu_flat();
+    torch::Tensor w = m + sigma_flat() * randn({total_}, m.options());
+    if (n_logit_ > 0) {
+      const torch::Tensor g = gamma_flat();
+      w = n_logit_ == total_ ? w * g : torch::cat({w.narrow(0, 0, n_logit_) * g, w.narrow(0, n_logit_, total_ - n_logit_)});
     }
-    return total;
+    draw_ = split_layout(masked_flat(w));
   }
-  torch::Tensor kl_group(const VarGroup& v) {
-    const torch::Tensor m = mu(v), s = sigma(v);
+  torch::Tensor sample(const VarGroup& v) {
+    if (draw_.empty()) new_draw();
+    return draw_[index_of(v)];
+  }
+  // Hard Gumbel-softmax inclusion of every logit (flat) with the straight-through gradient of the relaxed one:
+  // forward 1{logit + L > 0}, L standard logistic noise (so exactly Bernoulli(phi)); backward the gradient of
+  // sigmoid((logit + L) / tau).
+  torch::Tensor gamma_flat() {
+    torch::Tensor L;
+    {
+      torch::NoGradGuard ng;
+      const torch::Tensor u = torch::empty({n_logit_}, logit_.options()).uniform_(1e-7, 1.0 - 1e-7, gen_);
+      L = torch::log(u) - torch::log1p(-u);
+    }
+    const torch::Tensor z = logit_ + L;
+    const torch::Tensor soft = torch::sigmoid(z * (1.0 / st_.tau));
+    torch::Tensor hard;
+    {
+      torch::NoGradGuard ng;
+      hard = (z > 0).to(soft.dtype()) - soft;
+    }
+    return soft + hard;
+  }
+  std::int64_t n_logit() const { return n_logit_; }
+
+  // KL(q || p), summed over every variational weight (a 0-dim tensor with a graph), computed over the flat
+  // layout: [0, n_logit) spike-and-slab, the rest by the prior's Gaussian-type KL.
+  torch::Tensor kl() {
+    const torch::Tensor m = mu_flat(), s = sigma_flat();
     switch (st_.prior) {
-      case Prior::gaussian: return gauss_kl_sum(v, m, s, st_.prior_sd);
+      case Prior::gaussian: return gauss_kl_sum(m, s, mask_, kept_in(0, total_), st_.prior_sd);
       case Prior::spike_slab: {
-        if (!v.logit.defined()) return gauss_kl_sum(v, m, s, st_.prior_sd);
-        torch::Tensor g = gauss_kl(m, s, st_.prior_sd);
-        const torch::Tensor p = torch::sigmoid(v.logit);
-        namespace F = torch::nn::functional;
-        const torch::Tensor bern = p * (F::logsigmoid(v.logit) - st_.log_lambda) +
-                                   (1.0 - p) * (F::logsigmoid(-v.logit) - log1m_lambda_);
-        return masked(v, bern + p * g).sum();
+        torch::Tensor total;
+        if (n_logit_ > 0) {
+          namespace F = torch::nn::functional;
+          const torch::Tensor ms = m.narrow(0, 0, n_logit_), ss = s.narrow(0, 0, n_logit_);
+          const torch::Tensor g = gauss_kl(ms, ss, st_.prior_sd);
+          const torch::Tensor p = torch::sigmoid(logit_);
+          const torch::Tensor bern = p * (F::logsigmoid(logit_) - st_.log_lambda) +
+                                     (1.0 - p) * (F::logsigmoid(-logit_) - log1m_lambda_);
+          torch::Tensor k = bern + p * g;
+          if (pruned_) k = k * mask_.narrow(0, 0, n_logit_);
+          total = k.sum();
+        }
+        if (n_logit_ < total_) {
+          const std::int64_t r = total_ - n_logit_;
+          torch::Tensor k = gauss_kl_sum(m.narrow(0, n_logit_, r), s.narrow(0, n_logit_, r),
+                                         mask_.narrow(0, n_logit_, r), kept_in(n_logit_, total_), st_.prior_sd);
+          total = total.defined() ? total + k : k;
+        }
+        return total;
       }
       case Prior::log_uniform: {
         const double k1 = 0.63576, k2 = 1.87320, k3 = 1.48695;
-        const torch::Tensor la = log_alpha(v);
+        const torch::Tensor la = log_alpha_of(m, s);
         const torch::Tensor neg = k1 * torch::sigmoid(k2 + k3 * la) - 0.5 * torch::log1p(torch::exp(-la)) - k1;
-        return masked(v, -neg).sum();
+        return masked_flat(-neg).sum();
       }
       case Prior::scale_mixture: {
-        const torch::Tensor eps = randn(m.sizes(), m.options());
+        const torch::Tensor eps = randn({total_}, m.options());
         const torch::Tensor w = m + s * eps;
         const double c = 0.5 * std::log(2.0 * M_PI);
         const torch::Tensor logq = -torch::log(s) - c - 0.5 * eps.square();
         const torch::Tensor l1 = std::log(st_.mix_pi) - std::log(st_.mix_sd1) - c - 0.5 * (w / st_.mix_sd1).square();
         const torch::Tensor l2 = std::log1p(-st_.mix_pi) - std::log(st_.mix_sd2) - c - 0.5 * (w / st_.mix_sd2).square();
-        return masked(v, logq - torch::logaddexp(l1, l2)).sum();
+        return masked_flat(logq - torch::logaddexp(l1, l2)).sum();
       }
     }
     throw std::invalid_argument("unknown prior");
@@ -259,10 +343,12 @@ class Variational {
   static torch::Tensor gauss_kl(const torch::Tensor& m, const torch::Tensor& s, double s0) {
     return std::log(s0) - torch::log(s) + (s.square() + m.square()) / (2.0 * s0 * s0) - 0.5;
   }
-  // The same summed over a group: the constant log(s0) - 1/2 once per kept weight, not per element.
-  torch::Tensor gauss_kl_sum(const VarGroup& v, const torch::Tensor& m, const torch::Tensor& s, double s0) {
-    return masked(v, (s.square() + m.square()) * (0.5 / (s0 * s0)) - torch::log(s)).sum() +
-           v.kept * (std::log(s0) - 0.5);
+  // The same summed: the constant log(s0) - 1/2 once per kept weight, not per element.
+  torch::Tensor gauss_kl_sum(const torch::Tensor& m, const torch::Tensor& s, const torch::Tensor& mask, double kept,
+                             double s0) const {
+    torch::Tensor k = (s.square() + m.square()) * (0.5 / (s0 * s0)) - torch::log(s);
+    if (pruned_) k = k * mask;
+    return k.sum() + kept * (std::log(s0) - 0.5);
   }
 
   // Weights kept by q: spike_slab, phi > 0.5; log_uniform, log alpha < 3 (Molchanov et al.'s rule); else the
@@ -293,7 +379,7 @@ class Variational {
     save();
     for (VarGroup& v : vg_) {
       torch::Tensor m = mu(v);
-      torch::Tensor w = m + sigma(v) * randn(m.sizes(), m.options());
+      torch::Tensor w = m + sigma_of(v) * randn(m.sizes(), m.options());
       if (v.logit.defined()) w = w * torch::bernoulli(torch::sigmoid(v.logit), gen_);
       m.copy_(w * v.mask);
     }
@@ -314,7 +400,7 @@ class Variational {
       torch::Tensor keep;
       if (st_.prior == Prior::log_uniform) keep = log_alpha(v) < threshold;
       else if (v.logit.defined()) keep = v.logit > 0;
-      else keep = (mu(v).abs() / sigma(v)) >= threshold;
+      else keep = (mu(v).abs() / sigma_of(v)) >= threshold;
       v.mask.mul_(keep.to(v.mask.dtype()));
       mu(v).mul_(v.mask);
       pruned_ = true;
@@ -324,7 +410,31 @@ class Variational {
     return kept;
   }
 
+  // Called by the layer hook at the start of every forward pass: the next sample() calls draw afresh.
+  void begin_forward() { draw_.clear(); }
+
  private:
+  struct Step {
+    torch::Tensor mu, sigma;
+    std::vector<torch::Tensor> sigma_parts;
+  };
+  // A flat tensor split into the groups' shapes, indexed like vg_ (views: the graph keeps one split node).
+  std::vector<torch::Tensor> split_layout(const torch::Tensor& flat) const {
+    std::vector<torch::Tensor> parts = flat.split_with_sizes(split_sizes_);
+    std::vector<torch::Tensor> out(vg_.size());
+    for (std::size_t j = 0; j < order_.size(); ++j) {
+      const std::size_t i = order_[j];
+      out[i] = parts[j].view(net_->groups()[vg_[i].g].tensor.sizes());
+    }
+    return out;
+  }
+  std::size_t index_of(const VarGroup& v) const { return static_cast<std::size_t>(&v - vg_.data()); }
+  double kept_in(std::int64_t a, std::int64_t b) const {
+    double k = 0;
+    for (const VarGroup& v : vg_)
+      if (v.off >= a && v.off < b) k += v.kept;
+    return k;
+  }
   void save() {
     saved_.resize(vg_.size());
     for (std::size_t i = 0; i < vg_.size(); ++i) saved_[i] = mu(vg_[i]).detach().clone();
@@ -332,12 +442,17 @@ class Variational {
   Net& net_;
   Settings st_;
   std::vector<VarGroup> vg_;
+  std::vector<std::size_t> order_;         // vg_ indices in the flat layout's order
+  std::vector<std::int64_t> split_sizes_;  // their sizes, in that order
+  std::int64_t total_ = 0, n_logit_ = 0;
+  torch::Tensor rho_, logit_, mask_;       // flat (rho_, logit_: the optimizer's leaves)
   std::vector<bool> layer_active_;
   torch::Tensor log_noise_;
   double log1m_lambda_ = -std::numeric_limits<double>::infinity();
   at::Generator gen_;
   std::vector<torch::Tensor> saved_;
-  std::vector<torch::Tensor> cache_;  // sigma per group within a training step
+  Step step_;                              // the flat mu and sigma within a training step
+  std::vector<torch::Tensor> draw_;        // the current forward pass's draw, per group
   bool caching_ = false;
   bool pruned_ = false;  // some mask entry is 0 (prune() was called)
 };
@@ -351,6 +466,7 @@ class SampleHook : public LayerHook {
       const std::size_t layer = net->group_layer(gs[i].g);
       if (layer >= by_layer_.size()) by_layer_.resize(layer + 1, {-1, -1});
       (gs[i].weight ? by_layer_[layer].first : by_layer_[layer].second) = static_cast<int>(i);
+      first_layer_ = std::min(first_layer_, layer);
     }
   }
   bool active(std::size_t layer) const override { return v_.layer_active(layer); }
@@ -365,6 +481,7 @@ class SampleHook : public LayerHook {
     };
     switch (v_.settings().estimator) {
       case Estimator::weights:
+        if (layer == first_layer_) v_.begin_forward();  // one draw of every weight per forward pass
         return apply(x, v_.sample(w), b ? v_.sample(*b) : torch::Tensor());
       case Estimator::local: {
         const torch::Tensor mw = v_.masked(w, v_.mu(w)), sw = v_.masked(w, v_.sigma(w));
@@ -398,6 +515,7 @@ class SampleHook : public LayerHook {
   Variational& v_;
   Net& net_;
   std::vector<std::pair<int, int>> by_layer_;
+  std::size_t first_layer_ = std::numeric_limits<std::size_t>::max();
 };
 
 }  // namespace vi
