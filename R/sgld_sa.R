@@ -106,12 +106,17 @@
 #' "sb_nn_fit", "sb_fit")`, see [sb_nn_fit-methods]) holds them with the stored draws (`keep_draws`), the
 #' posterior-mean and final weights, the per-weight inclusion probabilities \eqn{\rho}, the sparsity (share of exactly-zero sparse
 #' weights, from pruning), and a trace per chain (sigma, mean delta, mean rho, mean minibatch loss, step size,
-#' temperature, sparsity, minibatch accuracy); the progress bar shows the loss, accuracy and sparsity of the first
+#' temperature, sparsity, minibatch accuracy; for HAMCMC-SA / HAMCMC also `drift_ratio`, `noise_ratio` and `gamma`,
+#' as below); the progress bar shows the loss, accuracy and sparsity of the first
 #' chain. Interrupting a network run (Ctrl-C) returns the state reached, with a warning.
 #' @return An object of class `c("sb_sgld_sa", "sb_fit")`: the common draws object (see [sb_fit-methods])
 #'   with, in addition, `coefficients` (running posterior means of all coefficients over the kept
 #'   iterations of all chains), `coef_sd`, `inclusion` (selection probabilities \eqn{\rho_j}, averaged over
-#'   chains), `trace` (data frame: chain, iteration, sigma, delta, mean_rho, loglik, eps, tau), `latent`
+#'   chains), `trace` (data frame: chain, iteration, sigma, delta, mean_rho, loglik, eps, tau; for the
+#'   preconditioned samplers HAMCMC-SA and HAMCMC also `drift_ratio` = \eqn{\|\xi_k\| / \|g_k\|}, the length of
+#'   the drift taken relative to the posterior gradient's (1 for SGLD), `noise_ratio` = \eqn{\|\eta_k\| /
+#'   \|z_k\|}, the same for the injected noise, and `gamma`, the scale of the L-BFGS memory's initial Hessian
+#'   \eqn{\gamma I}), `latent`
 #'   (final sigma and delta per chain), `pred` (predictive averages for `newx`) and `final_state`.
 #' @references Deng, W., Zhang, X., Liang, F. and Lin, G. (2019). An adaptive empirical Bayesian method for
 #'   sparse deep learning. NeurIPS 32. arXiv:1910.09987.
@@ -212,7 +217,7 @@ sgld_sa <- function(x, y, family = c("gaussian", "binomial"), method = c("sa", "
   control$sa_form <- control$sa_form %||% (if (P <= 2000) "matrix" else "diagonal")
   warn_hamcmc_experimental(control, sampler, batch_size < n)
   trace_every <- control$trace_every %||% max(1L, iterations %/% 1000L)
-  check_result_size(as.double(chains) * (iterations %/% trace_every), 7, "control$trace_every")
+  check_result_size(as.double(chains) * (iterations %/% trace_every), 10, "control$trace_every")
   # plain SGLD freezes kappa0 = kappa1 = 1 (the authors' baseline); otherwise kappa starts where rho implies
   ctl <- sgmcmc_engine_control(control, sum(sparse), if (method == "none") 1 else NaN, trace_every = trace_every,
                                family = family, method = method, sampler = sampler, iterations = iterations,
@@ -264,11 +269,8 @@ sgld_sa <- function(x, y, family = c("gaussian", "binomial"), method = c("sa", "
   rho <- rowMeans(do.call(cbind, lapply(chain_fits, `[[`, "rho")))
   names(rho) <- coef_names
   rho <- rho[!is.na(rho)]
-  trace <- do.call(rbind, lapply(seq_along(chain_fits), function(c) {
-    tr <- chain_fits[[c]]$trace
-    colnames(tr) <- c("iteration", "sigma", "delta", "mean_rho", "loglik", "eps", "tau")
-    data.frame(chain = rep(c, nrow(tr)), tr)
-  }))
+  trace <- sgmcmc_trace_frame(lapply(chain_fits, `[[`, "trace"),
+                              c("iteration", "sigma", "delta", "mean_rho", "loglik", "eps", "tau"))
   pred <- NULL
   if (!is.null(newx)) {
     pred <- list(link = Reduce(`+`, Map(function(ch, w) ch$pred_link * w, chain_fits, wts)),
@@ -505,4 +507,20 @@ check_hamcmc_control <- function(control, sampler, n_par, call = rlang::caller_e
     }
   }
   invisible()
+}
+
+# The chains' trace matrices (one per chain, the engine's columns: `cols`, then the step's report of
+# steps.hpp's StepStats) as one data frame with a chain column. The report (drift_ratio = ||xi|| / ||g||,
+# noise_ratio = ||eta|| / ||z||, gamma) exists for the preconditioned samplers only: its columns are dropped
+# when no chain reported them.
+sgmcmc_trace_frame <- function(mats, cols) {
+  cols <- c(cols, "drift_ratio", "noise_ratio", "gamma")
+  tr <- do.call(rbind, lapply(seq_along(mats), function(c) {
+    m <- mats[[c]]
+    colnames(m) <- cols
+    data.frame(chain = rep(c, nrow(m)), m)
+  }))
+  stats <- c("drift_ratio", "noise_ratio", "gamma")
+  if (all(is.na(tr[stats]))) tr[stats] <- NULL
+  tr
 }

@@ -68,7 +68,7 @@ sgld_sa_nn <- function(x, y, model, family, method, sampler, iterations, epochs,
   init <- nn_resolve_init(control$init, desc, chains, call)
   run <- run_settings(seed, threads, quiet)
   trace_every <- control$trace_every %||% max(per_epoch, iterations %/% 1000L)
-  check_result_size(as.double(iterations %/% trace_every), 9, "control$trace_every", call = call)
+  check_result_size(as.double(iterations %/% trace_every), 12, "control$trace_every", call = call)
   n_sparse <- sum(desc$size[desc$penalized])
   # a network's "none" keeps the latent variables where they start: kappa implied by rho unless given
   step_size <- control$step_size %||% (sgmcmc_default_lr[[sampler]] / n)  # per-example default (see ?sgld_sa)
@@ -210,12 +210,9 @@ nn_sgmcmc_fit <- function(res, tab, desc, spec, family, levels, model, method, s
   wavg <- function(name) Reduce(`+`, Map(function(ch, w) if (w > 0) ch[[name]] * w else 0, chains, wts))
   param_mean <- if (sum(saved) > 0) wavg("param_mean") else NULL
   rho <- rowMeans(do.call(cbind, lapply(chains, `[[`, "rho")))
-  trace <- do.call(rbind, lapply(seq_along(chains), function(c) {
-    k <- sc[c, "traced"]
-    tr <- matrix(chains[[c]]$trace, ncol = 9L, byrow = TRUE)[seq_len(k), , drop = FALSE]
-    colnames(tr) <- c("iteration", "sigma", "delta", "mean_rho", "loss", "eps", "tau", "sparsity", "accuracy")
-    data.frame(chain = rep(c, k), tr)
-  }))
+  trace <- sgmcmc_trace_frame(lapply(seq_along(chains), function(c) {
+    matrix(chains[[c]]$trace, ncol = 12L, byrow = TRUE)[seq_len(sc[c, "traced"]), , drop = FALSE]
+  }), c("iteration", "sigma", "delta", "mean_rho", "loss", "eps", "tau", "sparsity", "accuracy"))
   pred_mean <- pred <- NULL
   if (!is.null(nd) && sum(saved) > 0) {
     pm <- matrix(wavg("pred_mean"), nd$n, n_out, byrow = TRUE)

@@ -43,7 +43,8 @@
 #' @param seed,threads,quiet As in [sgld_sa()] (`threads` applies to built-in targets).
 #' @return An object of class `c("sb_sgmcmc_density", "sb_fit")` (see [sb_fit-methods]: `print()`,
 #'   `summary()`, `plot()`, `coef()`, `as.matrix()`, `as_draws_*()`, `posterior_interval()`) with, in
-#'   addition, `trace` (data frame: chain, iteration, log_density at the start of the iteration, eps, tau),
+#'   addition, `trace` (data frame: chain, iteration, log_density at the start of the iteration, eps, tau;
+#'   for HAMCMC-SA and HAMCMC also `drift_ratio`, `noise_ratio` and `gamma`, as in [sgld_sa()]),
 #'   `final_state` (d x chains), `iterations_done`, `diverged` (per chain), `interrupted` and `target`.
 #'   `predict()` is an error: a density target has no data to predict.
 #' @seealso [sgmcmc_target()], [hamcmc_sa()], [hamcmc_banana_study()].
@@ -124,7 +125,7 @@ sgmcmc_density <- function(target, init = NULL, sampler = c("sgld", "sghmc", "ha
   run <- run_settings(seed, threads, quiet)
   seed <- run$seed
   trace_every <- control$trace_every %||% max(1L, iterations %/% 1000L)
-  check_result_size(as.double(chains) * (iterations %/% trace_every), 4, "control$trace_every")
+  check_result_size(as.double(chains) * (iterations %/% trace_every), 7, "control$trace_every")
   if (is_r) {
     fun <- density_r_target(target, d)
     for (c in seq_len(chains)) density_check_start(target, init[, c], d)
@@ -167,11 +168,7 @@ sgmcmc_density <- function(target, init = NULL, sampler = c("sgld", "sghmc", "ha
   draws <- do.call(rbind, lapply(ch, `[[`, "draws"))
   colnames(draws) <- par_names
   chain_id <- rep(seq_along(ch), saved)
-  trace <- do.call(rbind, lapply(seq_along(ch), function(c) {
-    tr <- ch[[c]]$trace
-    colnames(tr) <- c("iteration", "log_density", "eps", "tau")
-    data.frame(chain = rep(c, nrow(tr)), tr)
-  }))
+  trace <- sgmcmc_trace_frame(lapply(ch, `[[`, "trace"), c("iteration", "log_density", "eps", "tau"))
   label <- switch(sampler, sgld = "SGLD", sghmc = "SGHMC", hamcmc_sa = "HAMCMC-SA", hamcmc = "HAMCMC")
   tname <- if (is_r) "R function" else target$name
   settings <- list(sampler = sampler, iterations = iterations, burnin = lens$burnin, thin = lens$thin,

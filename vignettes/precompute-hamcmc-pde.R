@@ -107,7 +107,10 @@ for (i in seq_len(nrow(cells))) {
   res$cells[[key]] <- list(sampler = cells$sampler[i], prune = cells$prune[i], omega_one = om1, lr = cells$lr[i],
                            form = if (sampler == "sgld") NA_character_ else form, mean_rel_err = 100 * mean(e),
                            se = 100 * sd(e) / sqrt(length(e)), sparsity = fit$sparsity, diverged = msg,
-                           trace = fit$trace[c("iteration", "loss", "sparsity")],
+                           # with the preconditioned step's report (drift / noise length ratios, gamma) where the
+                           # engine records it
+                           trace = fit$trace[intersect(c("iteration", "loss", "sparsity", "drift_ratio",
+                                                         "noise_ratio", "gamma"), names(fit$trace))],
                            cpu_seconds = tm[["user.self"]] + tm[["sys.self"]], wall_seconds = tm[["elapsed"]],
                            iterations_done = fit$iterations_done)
   res$date <- format(Sys.time(), "%Y-%m-%d %H:%M UTC", tz = "UTC")

@@ -236,3 +236,30 @@ test_that("HAMCMC-SA samples a network's weights (LibTorch), thread invariant; m
   expect_error(do.call(hamcmc_sa, utils::modifyList(args, list(control = sgmcmc_control(sa_form = "matrix")))),
                class = "scalebayes_error", regexp = "regression only")
 })
+
+test_that("the trace reports the preconditioned step exactly on an isotropic Gaussian", {
+  # target N(0, 0.25 I): every curvature pair is exact (y = 4 s), so gamma = 4, no damping, the L-BFGS inverse
+  # Hessian is 0.25 I, and the SA average G_k tends to it from G_0 = I: the drift is 0.25 g and the noise 0.5 z
+  # once sum(omega_k) is large (about 24 over 1,000 iterations: the start's weight is below e^-24). HAMCMC, with
+  # no SA of the preconditioner, has 0.25 I from its first full memory on. SGLD reports nothing.
+  tg <- sgmcmc_target("gaussian", mean = rep(0, 5), cov = diag(0.25, 5))
+  for (form in c("diagonal", "matrix", "transport")) {
+    f <- suppressWarnings(sgmcmc_density(tg, init = rep(1, 5), sampler = "hamcmc_sa", iterations = 1000,
+                                         seed = 1, quiet = TRUE,
+                                         control = sgmcmc_control(step_size = 0.01, sa_form = form, trace_every = 100)))
+    last <- f$trace[nrow(f$trace), ]
+    expect_equal(last$gamma, 4, tolerance = 1e-8, info = form)
+    expect_equal(last$drift_ratio, 0.25, tolerance = 1e-6, info = form)
+    if (form != "transport") expect_equal(last$noise_ratio, 0.5, tolerance = 1e-6, info = form)
+    # the diagonal and matrix forms average G~ = 0.25 I into G_0 = I: every step in between is in [0.25, 1]
+    # (the transport form's drift mixes past gradients and has no such bound)
+    if (form != "transport")
+      expect_true(all(f$trace$drift_ratio > 0.25 - 1e-6 & f$trace$drift_ratio <= 1 + 1e-8), info = form)
+  }
+  h <- sgmcmc_density(tg, init = rep(1, 5), sampler = "hamcmc", iterations = 200, seed = 1, quiet = TRUE,
+                      control = sgmcmc_control(step_size = 0.01, trace_every = 50))
+  expect_equal(h$trace$drift_ratio, rep(0.25, 4), tolerance = 1e-6)
+  expect_equal(h$trace$gamma, rep(4, 4), tolerance = 1e-8)
+  s <- sgmcmc_density(tg, init = rep(1, 5), sampler = "sgld", iterations = 200, seed = 1, quiet = TRUE)
+  expect_false(any(c("drift_ratio", "noise_ratio", "gamma") %in% names(s$trace)))
+})

@@ -20,7 +20,8 @@
 // NetRecorder: running averages over kept iterations of the response-scale predictions on x_new and of every
 // parameter (the posterior-mean network), optionally every kept draw's predictions and parameters; a trace
 // (iteration, sigma, mean delta, mean rho, mean minibatch loss since the last trace point, eps, tau, fraction of
-// exactly-zero sparse weights, minibatch accuracy since the last trace point); at the end the final parameters
+// exactly-zero sparse weights, minibatch accuracy since the last trace point; for a preconditioned step policy
+// the relative drift and noise lengths and gamma of that iteration, steps.hpp's StepStats); at the end the final parameters
 // and per-weight inclusion probabilities rho.
 #pragma once
 #include <torch/torch.h>
@@ -237,7 +238,10 @@ class NetModel {
   long loss_count_ = 0, acc_count_ = 0;
 };
 
-enum NetTraceCol { NT_ITER = 0, NT_SIGMA, NT_DELTA, NT_MEANRHO, NT_LOSS, NT_EPS, NT_TAU, NT_SPARSITY, NT_ACCURACY, NT_NCOL };
+enum NetTraceCol {
+  NT_ITER = 0, NT_SIGMA, NT_DELTA, NT_MEANRHO, NT_LOSS, NT_EPS, NT_TAU, NT_SPARSITY, NT_ACCURACY, NT_DRIFT, NT_NOISE, NT_GAMMA,
+  NT_NCOL
+};
 
 // What the first chain last traced, for a progress display on the main thread (written by the worker).
 struct NetStatus {
@@ -294,7 +298,7 @@ class NetRecorder {
     if (out_.buffer_draws_f && store && B_ > 0) model.net()->copy_buffers_to(out_.buffer_draws_f + slot * B_);
     ++saved_;
   }
-  void trace(NetModel& model, long k, const torch::Tensor& sigma, double eps, double tau) {
+  void trace(NetModel& model, long k, const torch::Tensor& sigma, double eps, double tau, const sgmcmc::StepStats& st) {
     if (!out_.trace) return;
     double* row = out_.trace + traced_ * NT_NCOL;
     double dsum = 0.0, rsum = 0.0, nrho = 0.0, nzero = 0.0;
@@ -314,6 +318,9 @@ class NetRecorder {
     model.take_means(&row[NT_LOSS], &row[NT_ACCURACY]);
     row[NT_EPS] = eps;
     row[NT_TAU] = tau;
+    row[NT_DRIFT] = st.drift_ratio;
+    row[NT_NOISE] = st.noise_ratio;
+    row[NT_GAMMA] = st.gamma;
     row[NT_SPARSITY] = nrho > 0 ? nzero / nrho : NAN;
     if (out_.status) {
       out_.status->loss.store(row[NT_LOSS]);

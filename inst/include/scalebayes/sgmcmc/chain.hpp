@@ -21,7 +21,7 @@
 // gradient() needs to replay the minibatch (a network's dropout generator state); false costs nothing.
 // and a Recorder (the storage of the chain's output) provides
 //   void save(Model&, const Scalar& sigma);            // a kept iteration (after burn-in, every thin-th)
-//   void trace(Model&, long k, const Scalar& sigma, double eps, double tau);
+//   void trace(Model&, long k, const Scalar& sigma, double eps, double tau, const StepStats&);
 //   void finish(Model&, const Scalar& sigma, const ChainStatus&);
 //
 // Per iteration k = 1..T (Algorithm 1, with the SA step for theta^(k) done at the start of iteration k):
@@ -205,14 +205,16 @@ ChainStatus run_chain(Model& model, Recorder& rec, const Control& ctl, Step& pol
       sa_update<Ops>(groups, sigma, ctl.sa.at(k - ctl.sa_start), ctl.hyper, sain, !ctl.fixed_sigma);
     }
     // 3. posterior gradient and the step
+    const bool trace = k % ctl.trace_every == 0;
     StepContext sc;
+    StepStats stats;
     sc.k = k;
     sc.tau = ctl.temperature.at(k);
     sc.eps = ctl.step.at(k);
+    if (trace) sc.stats = &stats;
     to_posterior();
     policy.step(groups, sc, model.noise_rng(), regrad);
     const bool save = k > ctl.burnin && (k - ctl.burnin) % ctl.thin == 0;
-    const bool trace = k % ctl.trace_every == 0;
     const bool check = k % ctl.check_every == 0 || save || trace || k == T;
     // 4. divergence: back to the last checked state
     if (check) {
@@ -234,7 +236,7 @@ ChainStatus run_chain(Model& model, Recorder& rec, const Control& ctl, Step& pol
       for (std::size_t g = 0; g < groups.size(); ++g) Ops::assign(snap[g], groups[g].value);
     // 5. output
     if (save) rec.save(model, sigma);
-    if (trace) rec.trace(model, k, sigma, sc.eps, sc.tau);
+    if (trace) rec.trace(model, k, sigma, sc.eps, sc.tau, stats);
   }
   progress.fetch_add((k > T ? T : k) - last_report, std::memory_order_relaxed);
   st.iterations_done = st.diverged ? k - 1 : std::min(k - 1, T);

@@ -128,7 +128,7 @@ class DensityModel {
 };
 
 // Trace columns of a density chain.
-enum DensityTraceCol { DT_ITER = 0, DT_LOGD, DT_EPS, DT_TAU, DT_NCOL };
+enum DensityTraceCol { DT_ITER = 0, DT_LOGD, DT_EPS, DT_TAU, DT_DRIFT, DT_NOISE, DT_GAMMA, DT_NCOL };
 
 struct DensityChainResult {
   Eigen::MatrixXd draws;   // saved x d
@@ -151,12 +151,15 @@ class DensityRecorder {
     res.draws.row(res.saved++) = model.value().matrix().transpose();
   }
   template <class Model>
-  void trace(const Model& model, long k, double, double eps, double tau) {
+  void trace(const Model& model, long k, double, double eps, double tau, const StepStats& st) {
     const long t = res.traced++;
     res.trace(t, DT_ITER) = static_cast<double>(k);
     res.trace(t, DT_LOGD) = model.log_density();
     res.trace(t, DT_EPS) = eps;
     res.trace(t, DT_TAU) = tau;
+    res.trace(t, DT_DRIFT) = st.drift_ratio;
+    res.trace(t, DT_NOISE) = st.noise_ratio;
+    res.trace(t, DT_GAMMA) = st.gamma;
   }
   template <class Model>
   void finish(const Model& model, double, const ChainStatus& st) {

@@ -31,7 +31,7 @@ namespace scalebayes {
 namespace sgmcmc {
 
 // Trace columns.
-enum TraceCol { T_ITER = 0, T_SIGMA, T_DELTA, T_MEANRHO, T_LOGLIK, T_EPS, T_TAU, T_NCOL };
+enum TraceCol { T_ITER = 0, T_SIGMA, T_DELTA, T_MEANRHO, T_LOGLIK, T_EPS, T_TAU, T_DRIFT, T_NOISE, T_GAMMA, T_NCOL };
 
 struct ChainResult {
   Eigen::MatrixXd draws;        // saved x keep.size()
@@ -235,7 +235,7 @@ class GlmRecorder {
         for (long i = 0; i < eta.size(); ++i) pmean_[i] += inv_logit(eta[i]);
     }
   }
-  void trace(const GlmModel& model, long k, double sigma, double eps, double tau) {
+  void trace(const GlmModel& model, long k, double sigma, double eps, double tau, const StepStats& st) {
     const Grp& gs = model.sparse_group();
     const long t = res.traced++;
     res.trace(t, T_ITER) = static_cast<double>(k);
@@ -245,6 +245,9 @@ class GlmRecorder {
     res.trace(t, T_LOGLIK) = full_loglik(d_, gs, model.dense_group(), sigma);
     res.trace(t, T_EPS) = eps;
     res.trace(t, T_TAU) = tau;
+    res.trace(t, T_DRIFT) = st.drift_ratio;
+    res.trace(t, T_NOISE) = st.noise_ratio;
+    res.trace(t, T_GAMMA) = st.gamma;
   }
   void finish(const GlmModel& model, double sigma, const ChainStatus& st) {
     const long P = d_.ps + d_.pd, m = d_.xtest.cols();

@@ -80,6 +80,14 @@ GroupVector<Ops> clone(const GroupVector<Ops>& o) {
   for (std::size_t g = 0; g < o.parts.size(); ++g) Ops::assign(v.parts[g], o.parts[g]);
   return v;
 }
+// A step's report at a traced iteration (steps.hpp's StepStats): ||xi|| / ||g||, ||eta|| / ||z||, gamma.
+template <class Ops, class Stats>
+void report(Stats& st, const GroupVector<Ops>& g, const GroupVector<Ops>& xi, const GroupVector<Ops>& z,
+            const GroupVector<Ops>& eta, const typename Ops::Scalar& gamma) {
+  st.drift_ratio = std::sqrt(Ops::value(xi.dot(xi)) / Ops::value(g.dot(g)));
+  st.noise_ratio = std::sqrt(Ops::value(eta.dot(eta)) / Ops::value(z.dot(z)));
+  st.gamma = Ops::value(gamma);
+}
 }  // namespace lbfgs_detail
 
 // The online damped L-BFGS memory (Algorithm 1) over GroupVector<Ops>.
@@ -378,6 +386,7 @@ struct HamcmcSaStep {
         lbfgs_detail::normalize<Ops>(xi);
         lbfgs_detail::normalize<Ops>(eta);
       }
+      if (c.stats) lbfgs_detail::report<Ops>(*c.stats, g, xi, z, eta, mem.gamma());
       GV s = lbfgs_detail::move<Ops>(groups, xi, c.eps, eta, std::sqrt(2.0 * c.eps / c.tau), like);
       if (lc.curvature == Curvature::same_batch) {
         regrad();
@@ -493,6 +502,7 @@ struct HamcmcStep {
       lbfgs_detail::normalize<Ops>(xi);
       lbfgs_detail::normalize<Ops>(eta);
     }
+    if (c.stats) lbfgs_detail::report<Ops>(*c.stats, gb, xi, z, eta, st.mem.gamma());
     lbfgs_detail::move<Ops>(groups, xi, c.eps, eta, std::sqrt(2.0 * c.eps / c.tau), like);
   }
 

@@ -25,6 +25,7 @@
 // Header-only, std, no R.
 #pragma once
 #include <cmath>
+#include <limits>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -74,11 +75,23 @@ struct StepControl {
   }
 };
 
-// What a step needs of the iteration: its number, step size and inverse temperature.
+// What a preconditioned step reports of itself at a traced iteration (NaN: not reported, e.g. SGLD / SGHMC):
+// the length of the drift actually taken relative to the posterior gradient's, ||xi|| / ||g|| (1 for SGLD),
+// the same for the injected noise, ||eta|| / ||z|| (z the standard normal vector; 1 for SGLD), and the scale
+// gamma of the L-BFGS memory's initial Hessian B0 = gamma I.
+struct StepStats {
+  double drift_ratio = std::numeric_limits<double>::quiet_NaN();
+  double noise_ratio = std::numeric_limits<double>::quiet_NaN();
+  double gamma = std::numeric_limits<double>::quiet_NaN();
+};
+
+// What a step needs of the iteration: its number, step size and inverse temperature; `stats`, when not null,
+// asks the step to report itself there (traced iterations only: it costs a few inner products).
 struct StepContext {
   long k = 1;
   double eps = 0.0;
   double tau = 1.0;
+  StepStats* stats = nullptr;
 };
 
 // grad <- grad * (likelihood precision) + gradient of the log prior, for every group. `lik_scale` is 1/sigma^2 for
