@@ -7,7 +7,9 @@
 # as its cells), with the trace at every iteration. HAMCMC-SA's learning rate, gamma_min and the preconditioner's
 # SA weights omega_k = A (Z + k)^-0.9 can be changed (defaults: the precompute's lr 1, gamma_min 1, A 5, Z 10).
 # Run: Rscript bench/hamcmc_pde_stats.R [epochs = 2] [out.rds] [lr = 1] [gamma_min = 1] [A = 5] [Z = 10] [sgld = 1]
-#   (sgld = 0: leave the SGLD run out)
+#          [sgld_noise = 1] [hamcmc = 1]
+#   (sgld = 0: leave the SGLD run out; sgld_noise: SGLD's noise sd times this factor, through its temperature;
+#   hamcmc = 0: leave the two HAMCMC-SA runs out)
 #   (about 1 CPU minute per epoch for the three runs; out.rds: also save the table and errors, as
 #   vignettes/hamcmc-pde-steps.rds for vignette("hamcmc-sa"); "" for none)
 suppressPackageStartupMessages(library(scalebayes))
@@ -28,9 +30,9 @@ net <- nn_sequential(layer_conv2d(64, 3), layer_relu(), layer_conv2d(32, 3), lay
 per_epoch <- ceiling(n_train / 100)
 iters <- epochs * per_epoch
 rel_err <- function(pred) 100 * mean(sqrt(rowSums((sweep(pred, 2, ybar, "+") - y[te, ])^2) / rowSums(y[te, ]^2)))
-run <- function(sampler, M, seed, lr) {
+run <- function(sampler, M, seed, lr, noise = 1) {
   ss <- lr / n_train
-  ctl <- sgmcmc_control(step_size = ss, step_schedule = "constant", temperature = ss * 50000 / 0.01,
+  ctl <- sgmcmc_control(step_size = ss, step_schedule = "constant", temperature = ss * 50000 / 0.01 / noise^2,
                         likelihood_sd = sqrt(0.5), kappa0_init = 0, kappa1_init = 1e-4, precond_A = pA,
                         precond_Z = pZ, precond_alpha = 0.9, memory = M, sa_form = "diagonal",
                         gamma_min = gamma_min, trace_every = 1)
@@ -44,17 +46,18 @@ run <- function(sampler, M, seed, lr) {
 }
 # the seeds of precompute-hamcmc-pde.R's cells without pruning (seed 2021 + the cell's row: SGLD is row 1 of the
 # first run; M = 1 and M = 2 rows 1 and 2 of the diagonal-form run)
-s <- if (arg_num(7, 1) != 0) run("sgld", 1L, 2022, 1) else list(trace = NULL, error = NA_real_)
-h1 <- run("hamcmc_sa", 1L, 2022, lr_h)
-h2 <- run("hamcmc_sa", 2L, 2023, lr_h)
+none <- list(trace = NULL, error = NA_real_)
+s <- if (arg_num(7, 1) != 0) run("sgld", 1L, 2022, 1, arg_num(8, 1)) else none
+h1 <- if (arg_num(9, 1) != 0) run("hamcmc_sa", 1L, 2022, lr_h) else none
+h2 <- if (arg_num(9, 1) != 0) run("hamcmc_sa", 2L, 2023, lr_h) else none
 col <- function(r, v) if (is.null(r$trace)) rep(NA_real_, iters) else r$trace[[v]][seq_len(iters)]
 out <- data.frame(iteration = seq_len(iters), loss_sgld = col(s, "loss"), loss_m1 = col(h1, "loss"),
                   drift_m1 = col(h1, "drift_ratio"), noise_m1 = col(h1, "noise_ratio"), gamma_m1 = col(h1, "gamma"),
                   loss_m2 = col(h2, "loss"), drift_m2 = col(h2, "drift_ratio"), noise_m2 = col(h2, "noise_ratio"),
                   gamma_m2 = col(h2, "gamma"))
 errors <- c(sgld = s$error, m1 = h1$error, m2 = h2$error)
-cat(sprintf("scalebayes %s, %s; grid %d, %d epochs; SGLD lr 1; HAMCMC-SA lr %g, gamma_min %g, omega_k = %g (%g + k)^-0.9\n",
-            utils::packageVersion("scalebayes"), format(Sys.time(), "%Y-%m-%d %H:%M %Z"), G, epochs, lr_h,
+cat(sprintf("scalebayes %s, %s; grid %d, %d epochs; SGLD lr 1 (noise x %g); HAMCMC-SA lr %g, gamma_min %g, omega_k = %g (%g + k)^-0.9\n",
+            utils::packageVersion("scalebayes"), format(Sys.time(), "%Y-%m-%d %H:%M %Z"), G, epochs, arg_num(8, 1), lr_h,
             gamma_min, pA, pZ))
 cat("mean relative test error (%): ", paste(names(errors), round(errors, 2), collapse = ", "), "\n")
 print(signif(out, 3), row.names = FALSE)
