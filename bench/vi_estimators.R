@@ -20,6 +20,7 @@ ms <- sapply(names(tasks), function(k) replicate(rounds, {
   t1 <- call_time(5, tasks[[k]]$fun, tasks[[k]]$vi); t2 <- call_time(45, tasks[[k]]$fun, tasks[[k]]$vi)
   1000 * (t2 - t1) / 40
 }))
+if (!is.matrix(ms)) ms <- matrix(ms, nrow = 1L, dimnames = list(NULL, names(tasks)))  # one round
 cat(sprintf("scalebayes %s, ms per epoch, %d rounds, %s, load %s\n", utils::packageVersion("scalebayes"), rounds,
             format(Sys.time(), "%Y-%m-%d %H:%M %Z"), paste(readLines("/proc/loadavg", warn = FALSE), collapse = "")))
 print(round(rbind(ms, median = apply(ms, 2, stats::median)), 1))

@@ -15,7 +15,8 @@
 # Sampler settings: batch 100, omega_k = 5 (10 + k)^-0.9 (HAMCMC-SA's preconditioner SA), transport form with
 # same-batch curvature pairs; temperature chosen so that the Langevin noise per step is the paper's
 # N(0, 2 * 0.01 / 50000); the drift's learning rate PDE_LR (per example: step_size = PDE_LR / 1300) was tuned
-# on 3 epochs (SGLD stable at 0.3 and 3, diverged at 5 and 10; HAMCMC-SA diverged at 3). Two extra cells: omega_k = 1,
+# on 3 epochs (SGLD stable at 0.3 and 3, diverged at 5 and 10; HAMCMC-SA diverged at 3; over 60 epochs SGLD at 3
+# diverges at iteration 253, see vignette("hamcmc-sa")). Two extra cells: omega_k = 1,
 # and lr / 5. About 12 CPU minutes in all at grid 25 and 6 epochs. Pruning: sgmcmc_control(prune = TRUE, prune_S = rate) on the three dense
 # layers, method "none" with kappa0 = 0 (no SSGL prior: a N(0, 1e4) prior on all weights).
 #
