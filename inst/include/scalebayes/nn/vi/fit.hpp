@@ -241,7 +241,7 @@ inline int run_vi_fit(const ViProblem& pb, const ViOutput& out, std::size_t i, s
       std::copy(c.data_ptr<double>(), c.data_ptr<double>() + c.numel(), dst.begin() + at);
     };
     for (const VarGroup& g : v.groups()) {
-      put(sg, start[g.g], v.masked(g, v.sigma(g)));
+      put(sg, start[g.g], v.masked(g, v.sigma_of(g)));  // no graph: the group alone
       put(ph, start[g.g], v.phi(g));
       put(mk, start[g.g], g.mask);
     }
