@@ -42,8 +42,13 @@ fingerprint_runs <- function() {
   sg <- function(sampler, method, family = "gaussian", ...) {
     function() {
       d <- sim(100, 20, 5, family)
+      # the chains start from zero, as every chain did when the reference was made (the default intercept
+      # start is now its maximum-likelihood value; see intercept_start())
+      ctl <- list(...)$control
+      ctl$init <- numeric(21)
       f <- sgld_sa(d$x, d$y, family = family, method = method, sampler = sampler, iterations = 300,
-                   batch_size = 20, chains = 2, seed = 15, threads = 2, quiet = quiet, newx = d$x[1:5, ], ...)
+                   batch_size = 20, chains = 2, seed = 15, threads = 2, quiet = quiet, newx = d$x[1:5, ],
+                   control = ctl)
       list(draws = as.numeric(as.matrix(f)), sigma = as.numeric(f$trace$sigma %||% numeric()))
     }
   }

@@ -383,3 +383,29 @@ test_that("chains split into future chunks give the same draws as one process", 
   expect_identical(a$draws, b$draws)
   expect_identical(a$trace, b$trace)
 })
+
+test_that("a default chain starts the intercept at its ML value: uncentred responses converge", {
+  # Diabetes: mean(y) = 152, and the predictors are centred, so the intercept's posterior is about
+  # N(mean(y), sigma^2 / n) whatever the slopes. Started at zero (the earlier default), the default run ended
+  # at 72 with sigma 108.
+  data(diabetes, package = "scalebayes", envir = environment())
+  x <- diabetes$x
+  y <- diabetes$y
+  n <- length(y)
+  for (sampler in c("sgld", "hamcmc_sa")) {
+    fit <- sgld_sa(x, y, sampler = sampler, seed = 1, quiet = TRUE)
+    b0 <- coef(fit)[["(Intercept)"]]
+    sig <- fit$latent$sigma
+    expect_lt(abs(b0 - mean(y)), 4 * sig / sqrt(n), label = paste(sampler, "intercept - mean(y)"))
+    expect_lt(sig, stats::sd(y), label = paste(sampler, "sigma"))  # below the marginal sd (108 before)
+  }
+  # the start itself: mean(y) for gaussian, the logit of the share of ones (bounded) for binomial
+  expect_equal(intercept_start(y, "gaussian"), mean(y))
+  expect_equal(intercept_start(c(1, 1, 0, 1), "binomial"), stats::qlogis(0.75))
+  expect_equal(intercept_start(rep(1, 10), "binomial"), stats::qlogis(1 - 1 / 20))
+  expect_true(is.finite(intercept_start(rep(0, 10), "binomial")))
+  # an explicit init is used as given
+  fit0 <- sgld_sa(x, y, iterations = 2, burnin = 0, thin = 1, seed = 1, quiet = TRUE,
+                  control = sgmcmc_control(init = numeric(11), step_size = 0))
+  expect_equal(unname(as.matrix(fit0)[1, 1]), 0)
+})
