@@ -18,7 +18,9 @@
 # first n of a fixed permutation for training, the last 2,000 for testing) n = 2,000 / 4,000 / 8,000; each
 # SCNN_EPOCHS epochs (default 30; the paper: 1,000 on a GPU), seeds SCNN_SEEDS (default 1,2). Resumable: every
 # finished (data, n, arm, seed) is stored in vignettes/sgld-sa-cnn-scaling.rds at once and skipped when the script
-# is run again; SCNN_MAX_MINUTES (default Inf) stops starting new cells after that many minutes.
+# is run again; SCNN_MAX_MINUTES (default Inf) stops starting new cells after that many minutes. SCNN_DATA
+# (default "fmnist,mnist") and SCNN_N (default: all sizes) restrict the grid, so that two processes (each with its
+# own SCNN_OUT) can share the cells; SCNN_MERGE="a.rds,b.rds" adds the cells of those files to SCNN_OUT and stops.
 #
 # Cost (this machine, one thread): about 100 s per epoch per arm at 60,000 Fashion-MNIST images (linear in n), so
 # the default grid is about 2 x 2 x 30 x (7.5 + 15 + 30 + 60) / 60 x 100 s = 10.4 h for Fashion-MNIST and 1.8 h
@@ -27,12 +29,27 @@
 # (run from the package root; device = "cuda" through SCNN_DEVICE=cuda).
 suppressMessages(library(scalebayes))
 env <- function(name, default) { v <- Sys.getenv(name); if (nzchar(v)) v else default }
+`%||%` <- function(a, b) if (is.null(a)) b else a
 epochs <- as.integer(env("SCNN_EPOCHS", "30"))
 seeds <- as.integer(strsplit(env("SCNN_SEEDS", "1,2"), ",")[[1]])
 max_min <- as.numeric(env("SCNN_MAX_MINUTES", "Inf"))
 device <- env("SCNN_DEVICE", "cpu")
 out <- env("SCNN_OUT", "vignettes/sgld-sa-cnn-scaling.rds")
 res <- if (file.exists(out)) readRDS(out) else list(cells = list())
+merge <- env("SCNN_MERGE", "")
+if (nzchar(merge)) {
+  for (f in strsplit(merge, ",")[[1]]) {
+    other <- readRDS(f)
+    new <- setdiff(names(other$cells), names(res$cells))
+    res$cells[new] <- other$cells[new]
+    res$date <- max(res$date, other$date)
+    res$session <- res$session %||% other$session
+    res$settings <- res$settings %||% other$settings
+    cat(sprintf("%s: %d new cells\n", f, length(new)))
+  }
+  saveRDS(res, out)
+  quit(save = "no")
+}
 res$settings <- list(epochs = epochs, batch = 1000, lr = "5e-7 * 60000 / n (sum scale)",
                      tau = c(mnist = 1000, fmnist = 2500), v0 = 1, v1 = 0.1, friction = 0.1,
                      omega = "(k + 1000)^-0.75", nu = 1000, lambda = 1000)
@@ -65,6 +82,9 @@ accuracy_by_epoch <- function(pred, newy) {
 
 grid <- rbind(data.frame(data = "fmnist", n = c(7500L, 15000L, 30000L, 60000L)),
               data.frame(data = "mnist", n = c(2000L, 4000L, 8000L)))
+grid <- grid[grid$data %in% strsplit(env("SCNN_DATA", "fmnist,mnist"), ",")[[1]], ]
+n_only <- env("SCNN_N", "")
+if (nzchar(n_only)) grid <- grid[grid$n %in% as.integer(strsplit(n_only, ",")[[1]]), ]
 grid <- grid[order(grid$n), ]
 for (g in seq_len(nrow(grid))) for (seed in seeds) for (arm in c("SGHMC", "SGHMC-SA")) {
   key <- sprintf("%s_n%d_%s_seed%d_ep%d", grid$data[g], grid$n[g], arm, seed, epochs)

@@ -393,7 +393,9 @@ test_that("a default chain starts the intercept at its ML value: uncentred respo
   y <- diabetes$y
   n <- length(y)
   for (sampler in c("sgld", "hamcmc_sa")) {
-    fit <- sgld_sa(x, y, sampler = sampler, seed = 1, quiet = TRUE)
+    # unit-norm columns: the default step size is far too small for the slopes, and the call says so
+    expect_warning(fit <- sgld_sa(x, y, sampler = sampler, seed = 1, quiet = TRUE),
+                   class = "scalebayes_warning_scale")
     b0 <- coef(fit)[["(Intercept)"]]
     sig <- fit$latent$sigma
     expect_lt(abs(b0 - mean(y)), 4 * sig / sqrt(n), label = paste(sampler, "intercept - mean(y)"))
@@ -408,4 +410,21 @@ test_that("a default chain starts the intercept at its ML value: uncentred respo
   fit0 <- sgld_sa(x, y, iterations = 2, burnin = 0, thin = 1, seed = 1, quiet = TRUE,
                   control = sgmcmc_control(init = numeric(11), step_size = 0))
   expect_equal(unname(as.matrix(fit0)[1, 1]), 0)
+})
+
+test_that("predictors far from unit scale warn (classed) under the default step size only", {
+  data(diabetes, package = "scalebayes", envir = environment())
+  x <- diabetes$x  # columns of unit Euclidean norm: mean square 1 / 442
+  y <- diabetes$y
+  w <- tryCatch(sgld_sa(x, y, iterations = 10, seed = 1, quiet = TRUE), warning = function(w) w)
+  expect_s3_class(w, "scalebayes_warning_scale")
+  expect_match(conditionMessage(w), "0.0023", fixed = TRUE)  # the median column mean square, 1 / 442
+  expect_warning(sgld_sa(x * 1000, y, iterations = 10, seed = 1, quiet = TRUE),
+                 class = "scalebayes_warning_scale")  # mean square 2262
+  expect_no_warning(sgld_sa(scale(x), y, iterations = 10, seed = 1, quiet = TRUE))
+  expect_no_warning(sgld_sa(x, y, iterations = 10, seed = 1, quiet = TRUE,
+                            control = sgmcmc_control(step_size = 1)))
+  # just inside the band (root mean square a factor 9 from 1) stays quiet
+  expect_no_warning(sgld_sa(scale(x) / 9, y, iterations = 10, seed = 1, quiet = TRUE))
+  expect_no_warning(sgld_sa(scale(x) * 9, y, iterations = 10, seed = 1, quiet = TRUE))
 })
