@@ -490,14 +490,12 @@ sgmcmc_label <- function(sampler, method) {
   paste0(toupper(sampler), switch(method, sa = "-SA", em = "-EM", none = ""))
 }
 
-# The two quasi-Newton forms that drifted in our tests (inst/design-sgmcmc.md, "HAMCMC-SA: the step policy"): the
-# transport form of HAMCMC-SA (its noise error is an autoregression with coefficient 1 - omega; the diagonal form
-# is the stable linear-cost default), and HAMCMC with minibatch curvature pairs. They run with a classed warning.
 # The default regression step size (1e-3 on the summed scale) suits predictors of about unit variance. With
 # columns of mean square m the posterior sd of a slope is about sigma / sqrt(n m) while a step's noise stays
 # sqrt(1e-3), so a chain needs ~ 1 / m times as many iterations to move across it: on the diabetes data
-# (unit-norm columns, m = 1 / 442) the default run left every slope near its start. Warn (classed) outside a
-# factor 10 of unit scale in the root mean square.
+# (unit-norm columns, m = 1 / 442) the default run left every slope near its start. Columns of large mean square
+# make the drift ~ m times too large instead. Warn (classed) outside a factor 10 of unit scale in the root mean
+# square.
 warn_predictor_scale <- function(x) {
   m <- colMeans(x^2)
   m <- m[m > 0]
@@ -505,13 +503,16 @@ warn_predictor_scale <- function(x) {
   med <- stats::median(m)
   if (med < 0.01 || med > 100) {
     sb_warn(c("The predictors' scale does not suit the default step size: the median column mean square of {.arg x} is {signif(med, 2)}.",
-              i = "The default {.code sgmcmc_control(step_size = 1e-3)} is for columns of about unit variance; at this scale the chain needs about {signif(max(med, 1 / med), 2)} times as many iterations to move across the posterior.",
+              i = if (med < 1) "The default {.code sgmcmc_control(step_size = 1e-3)} is for columns of about unit variance; at this scale the chain needs about {signif(1 / med, 2)} times as many iterations to move across the posterior." else "The default {.code sgmcmc_control(step_size = 1e-3)} is for columns of about unit variance; at this scale its steps are about {signif(med, 2)} times too large for the posterior's curvature (noisy draws or divergence).",
               i = "Standardize the predictors (e.g. {.code scale(x)}) or set {.code sgmcmc_control(step_size = )}."),
             kind = "scale")
   }
   invisible()
 }
 
+# The two quasi-Newton forms that drifted in our tests (inst/design-sgmcmc.md, "HAMCMC-SA: the step policy"): the
+# transport form of HAMCMC-SA (its noise error is an autoregression with coefficient 1 - omega; the diagonal form
+# is the stable linear-cost default), and HAMCMC with minibatch curvature pairs. They run with a classed warning.
 warn_hamcmc_experimental <- function(control, sampler, minibatch) {
   if (sampler == "hamcmc_sa" && identical(control$sa_form, "transport")) {
     sb_warn(c("The transport form of HAMCMC-SA (linear in the number of parameters) is experimental: its noise error accumulates over about 1 / omega iterations and made test chains drift.",
