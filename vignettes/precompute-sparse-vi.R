@@ -19,6 +19,7 @@
 #   SB_VI_EPOCHS=7000 SB_VI_REPS=30 SB_VI_SHARD=1/2 nice -n 10 Rscript precompute-sparse-vi.R &
 #   SB_VI_EPOCHS=7000 SB_VI_REPS=30 SB_VI_SHARD=2/2 nice -n 10 Rscript precompute-sparse-vi.R
 #   SB_VI_EPOCHS=7000 SB_VI_REPS=30 Rscript precompute-sparse-vi.R    # combine
+#   SB_VI_EPOCHS=7000 SB_VI_REPS=30 SB_VI_COMPLETE=1 Rscript precompute-sparse-vi.R    # the complete data sets so far
 library(scalebayes)
 epochs <- as.integer(Sys.getenv("SB_VI_EPOCHS", "800"))
 reps <- as.integer(Sys.getenv("SB_VI_REPS", "2"))
@@ -86,8 +87,11 @@ one_fit <- function(r, ll, ep) {
   res
 }
 
-# 1. The grid on `reps` data sets with `epochs` epochs.
-for (r in seq_len(reps)) {
+# 1. The grid on `reps` data sets with `epochs` epochs (none is fitted when only combining: SB_VI_COMPLETE=1;
+# SB_VI_END_ONLY=1 runs only section 1b).
+complete_only <- Sys.getenv("SB_VI_COMPLETE", "0") == "1"
+end_only <- Sys.getenv("SB_VI_END_ONLY", "0") == "1"
+for (r in seq_len(if (complete_only || end_only) 0L else reps)) {
   if ((r - 1L) %% shard[2] != shard[1] - 1L) next
   for (ll in grid) {
     f <- one_fit(r, ll, epochs)
@@ -96,17 +100,44 @@ for (r in seq_len(reps)) {
                 f$cpu))
   }
 }
+# 1b. The right end of the figure: "towards lambda = 1" the figure reads test RMSE ~1.55 with training RMSE below 1,
+# which lies between our log lambda = -1 and 0; two more values there on the first SB_VI_END_REPS data sets.
+end_grid <- c(-0.5, -0.1)
+end_reps <- as.integer(Sys.getenv("SB_VI_END_REPS", "4"))
+if (!complete_only && shard[1] == 1L) {
+  for (r in seq_len(end_reps)) for (ll in end_grid) {
+    f <- one_fit(r, ll, epochs)
+    cat(sprintf("%s end: rep %d log lambda %5.2f: test %.3f train %.3f log share %.2f (%.0f s)\n",
+                format(Sys.time(), "%H:%M:%S"), r, ll, f$test_rmse, f$train_rmse, log(f$share_kept), f$cpu))
+  }
+}
+if (end_only) quit(save = "no")
 # 2. One fit with the paper's 7000 epochs at lambda_opt (data set 1): the full-size reference and its time.
-if (shard[1] == 1L) full <- one_fit(1L, log_lambda_opt, 7000L)
+if (shard[1] == 1L && !complete_only) full <- one_fit(1L, log_lambda_opt, 7000L)
 want <- expand.grid(ll = grid, r = seq_len(reps))
 have <- file.exists(vapply(seq_len(nrow(want)), function(i) fit_file(want$r[i], want$ll[i], epochs), ""))
-if (!all(have) || !file.exists(fit_file(1L, log_lambda_opt, 7000L))) {
+# SB_VI_COMPLETE=1: combine the data sets whose whole grid is there (an interim table while a long run goes on;
+# the data sets are exchangeable, so any complete ones do); the vignette says how many of `reps` it holds.
+if (complete_only) {
+  done <- tapply(have, want$r, all)
+  keep <- want$r %in% as.integer(names(done)[done])
+  want <- want[keep, ]
+  have <- have[keep]
+  cat(sprintf("combining the %d complete data sets of %d\n", sum(done), reps))
+}
+planned <- reps
+if (!length(have) || !all(have) || !file.exists(fit_file(1L, log_lambda_opt, 7000L))) {
   cat(sprintf("%d of %d fits of the grid are in %s: the results are combined when all are (another shard runs?)\n",
               sum(have), length(have), cache))
   quit(save = "no")
 }
 fits <- lapply(seq_len(nrow(want)), function(i) one_fit(want$r[i], want$ll[i], epochs))
+reps <- length(unique(want$r))
 full <- one_fit(1L, log_lambda_opt, 7000L)
+end_files <- outer(seq_len(end_reps), end_grid, Vectorize(function(r, ll) fit_file(r, ll, epochs)))
+end <- if (all(file.exists(end_files))) do.call(rbind, lapply(end_files, function(f) with(readRDS(f), data.frame(
+  rep = rep, log_lambda = log_lambda, test_rmse = test_rmse, train_rmse = train_rmse, share_kept = share_kept,
+  fnr = fnr, fpr = fpr, cpu = cpu)))) else NULL
 cat(sprintf("7000 epochs: %.0f s CPU, test RMSE %.3f, log share %.2f\n", full$cpu, full$test_rmse, log(full$share_kept)))
 tab <- do.call(rbind, lapply(fits, function(f) data.frame(rep = f$rep, log_lambda = f$log_lambda, epochs = f$epochs,
   test_rmse = f$test_rmse, train_rmse = f$train_rmse, share_kept = f$share_kept, fnr = f$fnr, fpr = f$fpr,
@@ -114,11 +145,11 @@ tab <- do.call(rbind, lapply(fits, function(f) data.frame(rep = f$rep, log_lambd
 full_row <- with(full, data.frame(rep = rep, log_lambda = log_lambda, epochs = epochs, test_rmse = test_rmse,
   train_rmse = train_rmse, share_kept = share_kept, fnr = fnr, fpr = fpr,
   units = paste(units_connected, collapse = "-"), units_in = paste(units_in, collapse = "-"), cpu = cpu))
-saveRDS(list(grid = tab, full = full_row, full_trace = thin(full$trace), full_selected = full$selected,
+saveRDS(list(grid = tab, full = full_row, end = end, full_trace = thin(full$trace), full_selected = full$selected,
              grid_traces = do.call(rbind, lapply(fits, function(f) cbind(rep = f$rep, log_lambda = f$log_lambda,
                                                                         thin(f$trace)))),
              grid_units = lapply(fits[tab$log_lambda == log_lambda_opt], `[`, c("rep", "units_in", "units_connected", "selected")),
-             log_lambda_opt = log_lambda_opt, epochs = epochs, reps = reps, y_test_sd = sd(test$y_test),
+             log_lambda_opt = log_lambda_opt, epochs = epochs, reps = reps, planned_reps = planned, y_test_sd = sd(test$y_test),
              settings = "n 3000, p 200, 10000 test points, 200-7-7-7-1 ReLU, sigma0 1.3, tau 0.5, K 1, 30 predictive draws, mu ~ U(-0.6, 0.6), sigma softplus(-6), phi 0.99, noise sd 1 fixed, Adam 5e-3, batch 512",
              session = sessionInfo()$R.version$version.string, date = Sys.time()),
         "sparse-vi-results.rds")
