@@ -231,17 +231,18 @@ mnist <- function(path = NULL, split = c("both", "train", "test"), scale = TRUE)
 }
 
 # `path` of a loader: NULL (the default places) or one directory.
-check_data_dir <- function(path) {
+check_data_dir <- function(path, call = rlang::caller_env()) {
   if (!is.null(path) && (!is.character(path) || length(path) != 1L || is.na(path) || !nzchar(path))) {
     sb_abort(c("{.arg path} must be NULL or a single directory path.", x = "You supplied {.obj_type_friendly {path}}."),
-             kind = "data", arg = "path")
+             kind = "data", arg = "path", call = call)
   }
   invisible(path)
 }
 
 # The standard four IDX files of an image set (train-images-idx3-ubyte[.gz], train-labels-idx1-ubyte[.gz], t10k-...)
-# from the first of `dirs` that holds them; labels 0..9 become a factor with the given level names.
-read_idx_set <- function(dirs, split, scale, labels, what, how) {
+# from the first of `dirs` that holds them; labels 0..9 become a factor with the given level names. Errors name the
+# loader that called it.
+read_idx_set <- function(dirs, split, scale, labels, what, how, call = rlang::caller_env()) {
   dirs <- dirs[nzchar(dirs)]
   find <- function(stem) {
     for (d in dirs) for (f in file.path(d, paste0(stem, c("", ".gz")))) if (file.exists(f)) return(f)
@@ -252,19 +253,20 @@ read_idx_set <- function(dirs, split, scale, labels, what, how) {
   if (any(lengths(files) < 2L)) {
     sb_abort(c("{what} IDX files were not found.",
                i = paste0(how, "; or pass {.arg path}, a directory with {.file train-images-idx3-ubyte[.gz]} and the other three files."),
-               i = "Looked in: {.path {dirs}}."), kind = "data", arg = "path")
+               i = "Looked in: {.path {dirs}}."), kind = "data", arg = "path", call = call)
   }
   load <- function(f) {
     x <- read_idx(f[1])
     y <- read_idx(f[2])
     if (length(dim(x)) != 3L || dim(x)[1] != length(y)) {
-      sb_abort("{.file {f[1]}} and {.file {f[2]}} do not match ({dim(x)[1]} images, {length(y)} labels).", kind = "data")
+      sb_abort("{.file {f[1]}} and {.file {f[2]}} do not match ({dim(x)[1]} images, {length(y)} labels).", kind = "data",
+               call = call)
     }
     bad <- !(y %in% 0:9)
     if (any(bad)) {
       sb_abort(c("{.file {f[2]}} holds {sum(bad)} label{?s} outside the classes 0 to 9, e.g. {.val {utils::head(unique(y[bad]), 3)}}.",
                  i = "The file is corrupt or not a {what} label file: download or copy it again."),
-               kind = "data", arg = "path")
+               kind = "data", arg = "path", call = call)
     }
     if (scale) x <- x / 255
     list(x = x, y = factor(y, levels = 0:9, labels = labels))
