@@ -148,6 +148,11 @@ nn_prepare_y <- function(y, n, family, levels = NULL, arg = "y", call = rlang::c
     nn_warn_scale(max(abs(y)), arg, "responses")
     return(list(y = as.double(y), family = family, levels = NULL, q = 1L))
   }
+  if (family == "multinomial" && is.numeric(y) && any(y != round(y))) {
+    sb_abort(c("{.arg {arg}} must be class labels for {.code family = \"multinomial\"}: a factor, or whole numbers.",
+               x = "Found values that are not whole numbers, e.g. {.val {signif(utils::head(unique(y[y != round(y)]), 3), 3)}}.",
+               i = "For a numeric response use {.code family = \"gaussian\"}."), arg = arg, call = call)
+  }
   if (family == "binomial" && (is.numeric(y) || is.logical(y))) {
     # the package's one binomial rule (0/1 or logical), as for the GLMs; class labels "0"/"1"
     y <- binomial_response(y, n, call = call, both_classes = is.null(levels), arg = arg)

@@ -91,8 +91,14 @@ one_fit <- function(r, ll, ep) {
 # SB_VI_END_ONLY=1 runs only section 1b).
 complete_only <- Sys.getenv("SB_VI_COMPLETE", "0") == "1"
 end_only <- Sys.getenv("SB_VI_END_ONLY", "0") == "1"
-for (r in seq_len(if (complete_only || end_only) 0L else reps)) {
-  if ((r - 1L) %% shard[2] != shard[1] - 1L) next
+# SB_VI_ONLY = "12,14,30": fit only these data sets, in this order (to balance two processes when resuming a run
+# whose shards are unequally advanced; the shard is then ignored).
+only <- Sys.getenv("SB_VI_ONLY", "")
+rs <- if (nzchar(only)) as.integer(strsplit(only, ",", fixed = TRUE)[[1]]) else seq_len(reps)
+if (complete_only || end_only) rs <- integer(0)
+stopifnot(!anyNA(rs), all(rs >= 1L & rs <= reps))
+for (r in rs) {
+  if (!nzchar(only) && (r - 1L) %% shard[2] != shard[1] - 1L) next
   for (ll in grid) {
     f <- one_fit(r, ll, epochs)
     cat(sprintf("%s rep %d log lambda %7.2f: test %.3f train %.3f log share %.2f FNR %.2f FPR %.3f (%.0f s)\n",

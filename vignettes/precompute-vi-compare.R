@@ -107,6 +107,10 @@ if (grepl("compare", what)) {
       suppressWarnings(do.call(sgld_sa, c(common, list(sampler = "hamcmc_sa", iterations = NULL,
                                                        control = sgmcmc_control(sa_form = "transport")))))
     },
+    # plain HAMCMC (no SA, no sparse prior) with minibatch curvature pairs: experimental on minibatches (?hamcmc_sa)
+    hamcmc = function() {
+      suppressWarnings(do.call(sgld_sa, c(common, list(sampler = "hamcmc", iterations = NULL))))
+    },
     wbb_nn = function() do.call(wbb_nn, c(common, list(draws = WBB)))
   )
   tab <- list()
@@ -123,6 +127,17 @@ if (grepl("compare", what)) {
     tab[[m]] <- r
   }
   out$compare <- do.call(rbind, tab)
+  # plain HAMCMC diverges at the default step size: where does it diverge at smaller ones?
+  out$hamcmc_steps <- do.call(rbind, lapply(c(2e-5, 6e-6, 2e-6), function(ss) {
+    msg <- tryCatch({
+      suppressWarnings(do.call(sgld_sa, c(common, list(sampler = "hamcmc", iterations = NULL,
+                                                      control = sgmcmc_control(step_size = ss)))))
+      NA_character_
+    }, error = function(e) conditionMessage(e))
+    it <- suppressWarnings(as.integer(sub(".*at iteration ([0-9]+).*", "\\1", msg)))
+    data.frame(step_size = ss, diverged_at = it, error = msg)
+  }))
+  print(out$hamcmc_steps[, 1:2])
 }
 
 if (grepl("pruning", what)) {

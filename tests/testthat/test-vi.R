@@ -287,6 +287,13 @@ test_that("bad inputs to the variational methods are classed errors naming the a
   expect_error(bbb(x, y, retrain_epochs = 3), "prune")
   expect_error(bbb(x, y, vi = list()), "vi_control")
   expect_error(bbb(x, factor(rep(letters[1:2], 10)), family = "gaussian"), class = "scalebayes_error")
+  # a numeric response is not a set of class labels (it used to fit one class per distinct value)
+  e <- tryCatch(bbb(x, y, family = "multinomial"), error = identity)
+  expect_s3_class(e, "scalebayes_error_input")
+  expect_match(conditionMessage(e), "`y` must be class labels")
+  expect_match(conditionMessage(e), "gaussian")
+  expect_error(wbb_nn(x, y, family = "multinomial"), "`y` must be class labels", class = "scalebayes_error_input")
+  expect_error(bbb(x, rep(0:3, 5), family = "multinomial", newx = x, newy = y + 0.5), "`newy` must be class labels")
   expect_error(bbb(array(rnorm(20 * 64), c(20, 1, 8, 8)), y, model = nn_cnn(channels = 2, hidden = 4),
                    vi = vi_control(estimator = "per_example")), "linear")
 })
