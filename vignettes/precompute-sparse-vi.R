@@ -14,12 +14,13 @@
 # the results into the .rds only when every fit of the grid is there (run once more without a shard to combine).
 #
 # Run from vignettes/:  nice -n 10 Rscript precompute-sparse-vi.R
-# Paper size (30 data sets x 10 lambdas x 7000 epochs, about 8 hours of one core at 14 ms an epoch; 27 hours
+# Paper size (30 data sets x 10 lambdas x 7000 epochs: 6.1 hours of one core here, 73 s a fit on average; 27 hours
 # before q's quantities were flat, bench/RESULTS.md), on two cores:
 #   SB_VI_EPOCHS=7000 SB_VI_REPS=30 SB_VI_SHARD=1/2 nice -n 10 Rscript precompute-sparse-vi.R &
 #   SB_VI_EPOCHS=7000 SB_VI_REPS=30 SB_VI_SHARD=2/2 nice -n 10 Rscript precompute-sparse-vi.R
 #   SB_VI_EPOCHS=7000 SB_VI_REPS=30 Rscript precompute-sparse-vi.R    # combine
 #   SB_VI_EPOCHS=7000 SB_VI_REPS=30 SB_VI_COMPLETE=1 Rscript precompute-sparse-vi.R    # the complete data sets so far
+#   SB_VI_EPOCHS=7000 SB_VI_REPS=30 SB_VI_ONLY=19,21,23 ...    # resume: these data sets only, in this order
 library(scalebayes)
 epochs <- as.integer(Sys.getenv("SB_VI_EPOCHS", "800"))
 reps <- as.integer(Sys.getenv("SB_VI_REPS", "2"))
