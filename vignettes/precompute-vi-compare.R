@@ -107,7 +107,8 @@ if (grepl("compare", what)) {
       suppressWarnings(do.call(sgld_sa, c(common, list(sampler = "hamcmc_sa", iterations = NULL,
                                                        control = sgmcmc_control(sa_form = "transport")))))
     },
-    # plain HAMCMC (no SA, no sparse prior) with minibatch curvature pairs: experimental on minibatches (?hamcmc_sa)
+    # plain HAMCMC (Simsekli et al. 2016: L-BFGS over past draws, no SA of the preconditioner); its curvature pairs
+    # come from different minibatches, the form sgld_sa() marks experimental (?hamcmc_sa)
     hamcmc = function() {
       suppressWarnings(do.call(sgld_sa, c(common, list(sampler = "hamcmc", iterations = NULL))))
     },
