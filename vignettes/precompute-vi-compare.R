@@ -7,7 +7,7 @@
 # images: accuracy, negative log-likelihood per image, expected calibration error (15 equal-width bins of the top
 # probability, |accuracy - confidence| weighted by the bin's share), mean predictive entropy (nats) on the test
 # images and on MNIST digits (out of distribution: a method that knows what it does not know is less sure
-# there), and CPU time of the fit (user time, one thread).
+# there), and CPU and wall time of the fit (user and elapsed seconds, one thread).
 #
 # CPU scaling (defaults): SB_CMP_N = 5000 training images (the first of Fashion-MNIST's 60 000), the first
 # SB_CMP_NTEST = 2000 test images, 2000 MNIST digits, SB_CMP_EPOCHS = 10 epochs of minibatches of 100 for every
@@ -66,18 +66,19 @@ ece <- function(p, y, bins = 15) {
   sum(tapply(seq_along(conf), b, function(i) length(i) * abs(mean(hit[i]) - mean(conf[i]))), na.rm = TRUE) / length(conf)
 }
 entropy <- function(p) mean(-rowSums(p * log(pmax(p, 1e-300))))
-metrics <- function(fit, cpu) {
+metrics <- function(fit, cpu, wall = NA_real_) {
   p <- probs(fit)
   pt <- p[it, , drop = FALSE]
   yi <- as.integer(yt)
   data.frame(accuracy = mean(max.col(pt, "first") == yi), nll = -mean(log(pmax(pt[cbind(seq_along(yi), yi)], 1e-300))),
              ece = ece(pt, yt), entropy_test = entropy(pt), entropy_ood = entropy(p[io, , drop = FALSE]),
-             cpu = cpu, draws = dim(fit$pred)[1])
+             cpu = cpu, wall = wall, draws = dim(fit$pred)[1])
 }
 timed <- function(expr) {
   t0 <- proc.time()
   fit <- expr
-  list(fit = fit, cpu = (proc.time() - t0)[["user.self"]])
+  dt <- proc.time() - t0
+  list(fit = fit, cpu = dt[["user.self"]], wall = dt[["elapsed"]])
 }
 
 out <- list(N = N, NTEST = NTEST, EPOCHS = EPOCHS, H = H, WBB = WBB, PR_EPOCHS = PR_EPOCHS, PR_RETRAIN = PR_RETRAIN)
@@ -119,9 +120,9 @@ if (grepl("compare", what)) {
     r <- cached(sprintf("cmp_%s_N%d_E%d_H%d", m, N, EPOCHS, H), {
       res <- tryCatch({
         tf <- timed(runs[[m]]())
-        cbind(method = m, metrics(tf$fit, tf$cpu), error = NA_character_)
+        cbind(method = m, metrics(tf$fit, tf$cpu, tf$wall), error = NA_character_)
       }, error = function(e) data.frame(method = m, accuracy = NA, nll = NA, ece = NA, entropy_test = NA,
-                                        entropy_ood = NA, cpu = NA, draws = NA, error = conditionMessage(e)))
+                                        entropy_ood = NA, cpu = NA, wall = NA, draws = NA, error = conditionMessage(e)))
       res
     })
     print(r)
