@@ -20,7 +20,8 @@
 # finished (data, n, arm, seed) is stored in vignettes/sgld-sa-cnn-scaling.rds at once and skipped when the script
 # is run again; SCNN_MAX_MINUTES (default Inf) stops starting new cells after that many minutes. SCNN_DATA
 # (default "fmnist,mnist") and SCNN_N (default: all sizes) restrict the grid, so that two processes (each with its
-# own SCNN_OUT) can share the cells; SCNN_MERGE="a.rds,b.rds" adds the cells of those files to SCNN_OUT and stops.
+# own SCNN_OUT) can share the cells; SCNN_ARM ("SGHMC" or "SGHMC-SA"; default both) splits one size's two arms
+# between two processes; SCNN_MERGE="a.rds,b.rds" adds the cells of those files to SCNN_OUT and stops.
 #
 # Cost (this machine, one thread): about 100 s per epoch per arm at 60,000 Fashion-MNIST images (linear in n), so
 # the default grid is about 2 x 2 x 30 x (7.5 + 15 + 30 + 60) / 60 x 100 s = 10.4 h for Fashion-MNIST and 1.8 h
@@ -86,7 +87,9 @@ grid <- grid[grid$data %in% strsplit(env("SCNN_DATA", "fmnist,mnist"), ",")[[1]]
 n_only <- env("SCNN_N", "")
 if (nzchar(n_only)) grid <- grid[grid$n %in% as.integer(strsplit(n_only, ",")[[1]]), ]
 grid <- grid[order(grid$n), ]
-for (g in seq_len(nrow(grid))) for (seed in seeds) for (arm in c("SGHMC", "SGHMC-SA")) {
+arms <- strsplit(env("SCNN_ARM", "SGHMC,SGHMC-SA"), ",")[[1]]
+if (!all(arms %in% c("SGHMC", "SGHMC-SA"))) stop("SCNN_ARM must be SGHMC, SGHMC-SA or both (comma-separated)")
+for (g in seq_len(nrow(grid))) for (seed in seeds) for (arm in arms) {
   key <- sprintf("%s_n%d_%s_seed%d_ep%d", grid$data[g], grid$n[g], arm, seed, epochs)
   if (!is.null(res$cells[[key]])) next
   if ((proc.time()[["elapsed"]] - t_start) / 60 > max_min) {
