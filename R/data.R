@@ -24,9 +24,9 @@
 #' (the fifth, Boston housing, is `MASS::Boston`, identical to their file), as numeric data frames in the
 #' row order of the UCI files. Made by `data-raw/uci.R` from the copies the authors keep with their code
 #' (GitHub repository WayneDW/Bayesian-Sparse-Deep-Learning, folder `data/uci`), which are the UCI Machine
-#' Learning Repository's files; the raw files and their SHA-256 sums are in the package sources under
-#' `data-raw/uci/`. `uci_prepare()` returns the authors' 90/10 splits of each, standardized as their code
-#' does.
+#' Learning Repository's files; the raw files and their SHA-256 sums are in the package's source repository
+#' under `data-raw/uci/` (not in the built package). `uci_prepare()` returns the authors' 90/10 splits of each,
+#' standardized as their code does.
 #'
 #' @format
 #' `uci_yacht`: 308 rows, 7 columns: `lcb` (longitudinal position of the centre of buoyancy), `prismatic`

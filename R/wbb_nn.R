@@ -186,6 +186,7 @@ wbb_nn <- function(x, y, model = nn_mlp(), family = NULL, lambda = 1e-4,
 # names take 11 s here against 23 s group by group, which is why fits keep names on demand (R/nn_fit.R).
 nn_param_names <- function(desc) {
   sz <- as.integer(desc$size)
+  if (!sum(sz)) return(character())  # paste0() would give "[]" for no parameters
   r <- paste0(rep.int(desc$group, sz), "[", sequence(sz), "]")
   one <- sz == 1L
   if (any(one)) r[cumsum(sz)[one]] <- desc$group[one]

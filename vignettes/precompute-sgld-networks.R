@@ -49,7 +49,7 @@ one <- function(set, split, method, anneal, route) {
   iters <- if (paper) 201L * (length(d$y) %/% 50) else 200L * per_epoch  # the authors drop the last batch
   t0 <- proc.time()[["elapsed"]]
   fit <- tryCatch(
-    sgld_sa(d$x, d$y - shift, model = nn_mlp(50), sampler = "sghmc", method = if (method == "none") "none" else method,
+    sgld_sa(d$x, d$y - shift, model = nn_mlp(50), family = "gaussian", sampler = "sghmc", method = if (method == "none") "none" else method,
             sparse_layers = method != "none", iterations = iters, batch_size = 50, v0 = hp[["v0"]], v1 = 10,
             burnin = if (paper) iters - 1L else iters / 2, thin = 1, newx = d$newx, newy = d$newy - shift,
             keep_draws = TRUE, seed = d$seed, quiet = TRUE, threads = 1,

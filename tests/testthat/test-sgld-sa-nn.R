@@ -109,6 +109,10 @@ test_that("likelihood_sd fixes the Gaussian likelihood's variance (the authors' 
   }
   expect_equal(unname(fit$weights), path, tolerance = 1e-12)
   expect_false(isTRUE(all.equal(fit$latent$sigma, 3)))  # sigma still adapts (here: no sparse weights, so from I)
+  # no sparse layer: the per-weight fields are empty, not an error (a regression of the lazily named fields)
+  expect_identical(fit$inclusion, stats::setNames(numeric(), character()))
+  expect_identical(ncol(fit$delta), 0L)
+  expect_true(is.na(mean(fit$inclusion)))
   expect_error(sgmcmc_control(likelihood_sd = 0), class = "scalebayes_error_input")
 })
 

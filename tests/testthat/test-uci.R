@@ -50,7 +50,7 @@ test_that("uci_splits() reproduces numpy's RandomState(seed).permutation (scikit
   boston777 <- c(208L, 426L, 409L, 64L, 291L, 133L, 55L, 162L, 144L, 98L, 178L, 240L)
   expect_identical(attr(uci_splits(506, seeds = 5)[[1]], "order"), boston5)
   expect_identical(attr(uci_splits(1030, seeds = 9999)[[1]], "order")[1:20], concrete9999)
-  s <- uci_splits(MASS::Boston)
+  s <- uci_splits(data.frame(row = seq_len(506)))  # a data frame counts its rows, like MASS::Boston
   expect_identical(attr(s$seed_777, "order")[1:12], boston777)
   expect_named(s, paste0("seed_", c(5, 55, 555, 5555, 6, 66, 666, 6666, 7, 77, 777, 7777, 8, 88, 888, 8888, 9, 99,
                                     999, 9999)))
@@ -96,6 +96,10 @@ test_that("uci_prepare() standardizes with the training rows as the authors do",
   expect_equal(length(y$train) + length(y$test), 307L)
   expect_identical(y$test, uci_splits(307, seeds = 5)[[1]]$test + 1L)
   expect_equal(dim(uci_prepare("wine", split = 20)$newx), c(160L, 11L))
+})
+
+test_that("uci_prepare(\"boston\") takes MASS::Boston with the authors' first split", {
+  skip_if_not_installed("MASS")
   b <- uci_prepare("boston", split = 1)
   expect_identical(sort(b$test), sort(c(227L, 293L, 91L, 374L, 274L, 418L, 504L, 235L, 112L, 473L, 100L, 340L,
     310L, 305L, 273L, 347L, 413L, 152L, 497L, 411L, 491L, 133L, 225L, 319L, 285L, 445L, 322L, 117L, 334L, 352L,
