@@ -254,11 +254,12 @@ nn_sgmcmc_fit <- function(res, tab, desc, spec, family, levels, model, method, s
     sprintf("%d chain%s x %s iterations (%.4g epochs of batch %d), burn-in %s, thin %s: %s kept iterations; step size %.3g (sum scale)",
             s$chains, if (s$chains > 1) "s" else "", format(s$iterations, big.mark = ","), s$epochs, s$batch_size,
             format(s$burnin, big.mark = ","), s$thin, sum(saved), s$step_size),
-    sprintf("SSGL prior on weight layer%s %s (v0 %.3g, v1 %.3g); final sparsity %s; mean inclusion %.3f",
-            if (length(s$sparse_layers) == 1) "" else "s",
-            if (length(s$sparse_layers)) paste(s$sparse_layers, collapse = ", ") else "none", s$v0, s$v1,
-            paste(sprintf("%.3f", sparsity), collapse = "/"),
-            if (any(sparse_w)) mean(rho[sparse_w]) else NA))
+    if (any(sparse_w))
+      sprintf("SSGL prior on weight layer%s %s (v0 %.3g, v1 %.3g); final sparsity %s; mean inclusion %.3f",
+              if (length(s$sparse_layers) == 1) "" else "s", paste(s$sparse_layers, collapse = ", "), s$v0, s$v1,
+              paste(sprintf("%.3f", sparsity), collapse = "/"), mean(rho[sparse_w]))
+    else
+      sprintf("no sparse layer: Gaussian prior (variance %.3g) on every parameter", s$control$prior_var))
   n_draws <- sum(stored)
   fit <- new_sb_nn_fit(
     "sb_sgld_sa_nn", method = label, weights = weights, buffers = buffers,

@@ -113,6 +113,7 @@ test_that("likelihood_sd fixes the Gaussian likelihood's variance (the authors' 
   expect_identical(fit$inclusion, stats::setNames(numeric(), character()))
   expect_identical(ncol(fit$delta), 0L)
   expect_true(is.na(mean(fit$inclusion)))
+  expect_output(print(fit), "no sparse layer: Gaussian prior (variance 1e+300) on every parameter", fixed = TRUE)
   expect_error(sgmcmc_control(likelihood_sd = 0), class = "scalebayes_error_input")
 })
 
