@@ -19,6 +19,9 @@ nnm <- local({
                 newy = yg[1:8], seed = 2, quiet = TRUE, threads = 1)
   sn <- sgld_sa(x, yg, model = nn_mlp(4), iterations = 60, burnin = 20, chains = 2, newx = newx, newy = yg[1:8],
                 seed = 2, quiet = TRUE, threads = 1, keep_draws = FALSE)
+  # plain SGHMC without a sparse layer: the per-weight fields of the SSGL prior are empty
+  s0 <- sgld_sa(x, yg, model = nn_mlp(4), sampler = "sghmc", method = "none", sparse_layers = FALSE,
+                iterations = 60, burnin = 20, newx = newx, newy = yg[1:8], seed = 2, quiet = TRUE, threads = 1)
   # HAMCMC-SA on a network: the diagonal form (its default there), same class as SGLD's fits
   hk <- hamcmc_sa(x, yg, model = nn_mlp(4), iterations = 60, burnin = 20, chains = 2, newx = newx, newy = yg[1:8],
                   seed = 2, quiet = TRUE, threads = 1)
@@ -27,10 +30,10 @@ nnm <- local({
   svk <- sparse_vi(x, yg, model = nn_mlp(4, batchnorm = TRUE), draws = 6, epochs = 3, newx = newx, newy = yg[1:8],
                    seed = 3, quiet = TRUE, threads = 1)
   list(x = x, newx = newx,
-       fits = list(wbb_kept = wk, wbb_none = wn, sgld_kept = sk, sgld_none = sn, hamcmc_kept = hk, bbb_kept = vk,
-                   sparse_vi_kept = svk),
-       chains = c(wbb_kept = 1L, wbb_none = 1L, sgld_kept = 2L, sgld_none = 2L, hamcmc_kept = 2L, bbb_kept = 1L,
-                  sparse_vi_kept = 1L))
+       fits = list(wbb_kept = wk, wbb_none = wn, sgld_kept = sk, sgld_none = sn, sghmc_dense = s0, hamcmc_kept = hk,
+                   bbb_kept = vk, sparse_vi_kept = svk),
+       chains = c(wbb_kept = 1L, wbb_none = 1L, sgld_kept = 2L, sgld_none = 2L, sghmc_dense = 1L, hamcmc_kept = 2L,
+                  bbb_kept = 1L, sparse_vi_kept = 1L))
 })
 
 kept <- function(f) !is.null(f[["weights"]])
@@ -134,7 +137,15 @@ nn_generics <- list(
     expect_identical(colnames(pi), c("10%", "90%"))
     expect_equal(unname(pi[, 2]), unname(apply(d, 2, quantile, 0.9)))
   },
-  nobs = function(f, nm) expect_identical(as.integer(nobs(f)), nrow(nnm$x))
+  nobs = function(f, nm) expect_identical(as.integer(nobs(f)), nrow(nnm$x)),
+  # every stored field reads through `$` (some are decoded or named on access)
+  fields = function(f, nm) {
+    for (field in names(f)) {
+      v <- expect_no_error(do.call(`$`, list(f, field)))
+      if (!is.null(names(v)) && is.atomic(v)) expect_length(names(v), length(v))
+    }
+    if (!is.null(f[["inclusion"]])) expect_true(all(f$inclusion >= 0 & f$inclusion <= 1))
+  }
 )
 
 for (g in names(nn_generics)) {
