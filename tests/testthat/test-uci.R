@@ -50,6 +50,14 @@ test_that("uci_splits() reproduces numpy's RandomState(seed).permutation (scikit
   boston777 <- c(208L, 426L, 409L, 64L, 291L, 133L, 55L, 162L, 144L, 98L, 178L, 240L)
   expect_identical(attr(uci_splits(506, seeds = 5)[[1]], "order"), boston5)
   expect_identical(attr(uci_splits(1030, seeds = 9999)[[1]], "order")[1:20], concrete9999)
+  # the other sizes (yacht as the authors read it, energy, wine), numpy 1.24: RandomState(s).permutation(n)[:12] + 1
+  expect_identical(attr(uci_splits(307, seeds = 55)[[1]], "order")[1:12],
+                   c(292L, 243L, 27L, 100L, 240L, 168L, 132L, 185L, 71L, 267L, 92L, 239L))
+  expect_identical(attr(uci_splits(768, seeds = 6666)[[1]], "order")[1:12],
+                   c(72L, 206L, 559L, 555L, 670L, 320L, 317L, 622L, 429L, 151L, 22L, 238L))
+  expect_identical(attr(uci_splits(1599, seeds = 88)[[1]], "order")[1:12],
+                   c(107L, 842L, 1534L, 1166L, 283L, 1521L, 529L, 780L, 1103L, 544L, 1324L, 914L))
+  expect_length(uci_splits(1599, seeds = 88)[[1]]$test, 160L)  # ceiling(0.1 n), as train_test_split
   s <- uci_splits(data.frame(row = seq_len(506)))  # a data frame counts its rows, like MASS::Boston
   expect_identical(attr(s$seed_777, "order")[1:12], boston777)
   expect_named(s, paste0("seed_", c(5, 55, 555, 5555, 6, 66, 666, 6666, 7, 77, 777, 7777, 8, 88, 888, 8888, 9, 99,
