@@ -23,9 +23,10 @@
 # own SCNN_OUT) can share the cells; SCNN_ARM ("SGHMC" or "SGHMC-SA"; default both) splits one size's two arms
 # between two processes; SCNN_MERGE="a.rds,b.rds" adds the cells of those files to SCNN_OUT and stops.
 #
-# Cost (this machine, one thread): about 100 s per epoch per arm at 60,000 Fashion-MNIST images (linear in n), so
-# the default grid is about 2 x 2 x 30 x (7.5 + 15 + 30 + 60) / 60 x 100 s = 10.4 h for Fashion-MNIST and 1.8 h
-# for MNIST. A GPU machine reruns all of it with one command:
+# Cost (measured on a 2-core Debian 12 VM, one thread per chain, two chains at a time, 30 epochs): a Fashion-MNIST
+# chain took 640-690 CPU s at 7,500 images, 850-960 s at 15,000, about 1,600 s at 30,000 and about 3,090 s at
+# 60,000 (SGHMC and SGHMC-SA alike), so the Fashion-MNIST grid (two arms x two seeds) is about 7 CPU hours,
+# and MNIST's 2,000-8,000 digits about 1 hour. A GPU machine reruns all of it with one command:
 #   SCNN_EPOCHS=30 nice -n 10 Rscript vignettes/precompute-sgld-cnn-scaling.R
 # (run from the package root; device = "cuda" through SCNN_DEVICE=cuda).
 suppressMessages(library(scalebayes))
