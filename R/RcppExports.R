@@ -41,6 +41,10 @@ cpp_test_rng <- function(kind, n, a, b, seed, stream) {
     .Call(`_scalebayes_cpp_test_rng`, kind, n, a, b, seed, stream)
 }
 
+cpp_ksd <- function(x, score, weights, c, beta) {
+    .Call(`_scalebayes_cpp_ksd`, x, score, weights, c, beta)
+}
+
 cpp_nn_plan <- function(spec) {
     .Call(`_scalebayes_cpp_nn_plan`, spec)
 }

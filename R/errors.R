@@ -1,16 +1,17 @@
 # Classed conditions. Every user-facing error carries class "scalebayes_error" plus a specific subclass
 # "scalebayes_error_<kind>", names the argument and says what to do.
 
+# `also`: further kinds the condition carries (e.g. a renamed class kept for one release).
 sb_abort <- function(message, kind = "input", arg = NULL, call = rlang::caller_env(), ...,
-                     .envir = parent.frame()) {
+                     .envir = parent.frame(), also = NULL) {
   cli::cli_abort(message,
-    class = c(paste0("scalebayes_error_", kind), "scalebayes_error"),
+    class = c(paste0("scalebayes_error_", c(also, kind)), "scalebayes_error"),
     call = call, arg = arg, ..., .envir = .envir
   )
 }
 
-sb_warn <- function(message, kind = "warning", ..., .envir = parent.frame()) {
-  cli::cli_warn(message, class = c(paste0("scalebayes_warning_", kind), "scalebayes_warning"), ...,
+sb_warn <- function(message, kind = "warning", ..., .envir = parent.frame(), also = NULL) {
+  cli::cli_warn(message, class = c(paste0("scalebayes_warning_", c(also, kind)), "scalebayes_warning"), ...,
                 .envir = .envir)
 }
 

@@ -133,18 +133,19 @@
 #' round(head(coef(fit)), 2)
 #' round(head(fit$inclusion), 2)
 sgld_sa <- function(x, y, family = c("gaussian", "binomial"), method = c("sa", "em", "none"),
-                    sampler = c("sgld", "sghmc", "hamcmc_sa", "hamcmc"), iterations = 10000L, batch_size = NULL, v0 = 0.1, v1 = 10,
+                    sampler = c("sgld", "sghmc", "hamcmc_sa", "hamcmc"), iterations = 40000L, batch_size = NULL, v0 = 0.1, v1 = 10,
                     sparse = TRUE, intercept = TRUE, burnin = NULL, thin = NULL, keep_draws = TRUE, newx = NULL,
-                    chains = 1L, threads = NULL, future = FALSE, chunks = NULL, seed = NULL, quiet = NULL,
+                    chains = NULL, threads = NULL, future = FALSE, chunks = NULL, seed = NULL, quiet = NULL,
                     control = sgmcmc_control(), model = NULL, epochs = NULL, sparse_layers = NULL, newy = NULL,
-                    device = "cpu", weights = NULL, keep) {
+                    device = "cpu", weights = NULL, standardize = TRUE, keep) {
   call <- match.call()
+  iterations_given <- !missing(iterations)
   method <- sb_match_arg(method)
   sampler <- sb_match_arg(sampler)
   keep_draws <- sb_renamed_arg(if (!missing(keep)) keep, keep_draws, "keep", "keep_draws", missing(keep_draws),
                                "sgld_sa", call = rlang::current_env(), old_missing = missing(keep))
   if (!is.null(model)) {
-    not_for_nets <- c("sparse", "intercept")[!c(missing(sparse), missing(intercept))]
+    not_for_nets <- c("sparse", "intercept", "standardize")[!c(missing(sparse), missing(intercept), missing(standardize))]
     if (length(not_for_nets)) {
       sb_abort(c("{.arg {not_for_nets[1]}} applies to regression, not to a network {.arg model}.",
                  i = "For networks choose the sparse layers with {.arg sparse_layers}."), arg = not_for_nets[1])
@@ -155,7 +156,7 @@ sgld_sa <- function(x, y, family = c("gaussian", "binomial"), method = c("sa", "
     return(sgld_sa_nn(x, y, model = model, family = family, method = method, sampler = sampler,
                       iterations = if (missing(iterations)) NULL else iterations, epochs = epochs,
                       batch_size = batch_size, v0 = v0, v1 = v1, sparse_layers = sparse_layers, burnin = burnin,
-                      thin = thin, newx = newx, newy = newy, chains = chains, threads = threads, seed = seed,
+                      thin = thin, newx = newx, newy = newy, chains = chains %||% 1L, threads = threads, seed = seed,
                       quiet = quiet, control = control, device = device, keep_draws = keep_draws,
                       future = future, chunks = chunks, weights = weights, call = rlang::current_env(), mcall = call))
   }
@@ -190,6 +191,8 @@ sgld_sa <- function(x, y, family = c("gaussian", "binomial"), method = c("sa", "
   }
   sparse <- rep_len(sparse, p)
   intercept <- check_flag(intercept)
+  burnin_arg <- burnin
+  thin_arg <- thin
   lens <- sgmcmc_lengths(iterations, burnin, thin)
   burnin <- lens$burnin
   thin <- lens$thin
@@ -203,9 +206,11 @@ sgld_sa <- function(x, y, family = c("gaussian", "binomial"), method = c("sa", "
                  x = "{.arg newx} has {ncol(newx)}, {.arg x} has {p}."), arg = "newx")
     }
   }
-  chains <- check_count(chains)
-  check_result_memory(8 * as.double(chains) * ((iterations - burnin) %/% thin) * length(keep), "iterations",
-                      peak = 8 * as.double(chains) * ((iterations - burnin) %/% thin) * length(keep) * 2,
+  chains <- if (is.null(chains)) 4L else check_count(chains)
+  standardize <- check_flag(standardize)
+  n_keep <- if (standardize) P else length(keep)
+  check_result_memory(8 * as.double(chains) * ((iterations - burnin) %/% thin) * n_keep, "iterations",
+                      peak = 8 * as.double(chains) * ((iterations - burnin) %/% thin) * n_keep * 2,
                       fix = "Use fewer {.arg iterations} or {.arg chains}, a larger {.arg burnin} or {.arg thin}, or keep fewer coefficients ({.arg keep}).")
   future <- check_flag(future)
   run <- run_settings(seed, threads, quiet)
@@ -214,25 +219,55 @@ sgld_sa <- function(x, y, family = c("gaussian", "binomial"), method = c("sa", "
     sb_abort(c("{.arg control} must be created by {.fn sgmcmc_control}.",
                x = "You supplied {.obj_type_friendly {control}}."), arg = "control")
   }
-  init <- resolve_init(control$init, P, chains,
-                       start = if (intercept) intercept_start(y, family) else NULL)
+  # the scale the sampler works on (R/sgmcmc_scale.R); init and likelihood_sd are given on the user's scale
+  sc <- if (standardize) sgmcmc_scaling(x, y, family, intercept) else NULL
+  xs <- sgmcmc_apply_x(x, sc)
+  ys <- sgmcmc_apply_y(y, sc)
+  init <- resolve_init(control$init, P, chains, start = if (intercept) intercept_start(ys, family) else NULL)
+  if (!is.null(control$init) && !is.null(sc)) init <- t(sgmcmc_to_sampler_scale(t(init), sc))
+  if (!is.null(control$likelihood_sd) && !is.null(sc)) control$likelihood_sd <- control$likelihood_sd / sc$y_scale
   check_anneal(control, iterations)
   check_hamcmc_control(control, sampler, P)
   control$sa_form <- control$sa_form %||% (if (P <= 2000) "matrix" else "diagonal")
   warn_hamcmc_experimental(control, sampler, batch_size < n)
-  if (is.null(control$step_size)) warn_predictor_scale(x)
+  auto_step <- is.null(control$step_size) || identical(control$step_size, "auto")
+  control$step_schedule <- control$step_schedule %||% (if (auto_step) "constant" else "polynomial")
+  if (!auto_step && !standardize) warn_predictor_scale(x)
   trace_every <- control$trace_every %||% max(1L, iterations %/% 1000L)
   check_result_size(as.double(chains) * (iterations %/% trace_every), 10, "control$trace_every")
-  # plain SGLD freezes kappa0 = kappa1 = 1 (the authors' baseline); otherwise kappa starts where rho implies
-  ctl <- sgmcmc_engine_control(control, sum(sparse), if (method == "none") 1 else NaN, trace_every = trace_every,
-                               family = family, method = method, sampler = sampler, iterations = iterations,
-                               batch_size = batch_size, burnin = burnin, thin = thin, v0 = v0, v1 = v1, keep = keep,
-                               chains = chains)
-  x_test <- if (is.null(newx)) matrix(0, 0, p) else newx
+  keep_engine <- if (is.null(sc)) keep else seq_len(P)  # the user-scale intercept needs every slope's draw
+  score_data <- sgmcmc_score_data(xs, ys, family, intercept, sparse)
+  kappa_default <- if (method == "none") 1 else NaN  # plain SGLD freezes kappa0 = kappa1 = 1 (authors' baseline)
+  engine_ctl <- function(control, method_ = method, ...) {
+    sgmcmc_engine_control(control, sum(sparse), kappa_default, family = family, method = method_, sampler = sampler,
+                          batch_size = batch_size, v0 = v0, v1 = v1, ...)
+  }
+  warmup <- NULL
+  if (auto_step) {
+    t_w <- proc.time()
+    warmup <- sgmcmc_glm_warmup(xs, ys, sparse, intercept, init[, 1L, drop = FALSE], control, engine_ctl, run,
+                                score_data, sampler, n, batch_size)
+    warmup$seconds <- (proc.time() - t_w)[["elapsed"]]
+    control$step_size <- warmup$step_size
+    # a step capped for accuracy mixes ksd_step / step_size times more slowly: the default run is that much
+    # longer (at most 50 times, 1,000,000 iterations)
+    warmup$length_factor <- 1L
+    if (!iterations_given && warmup$capped) {
+      warmup$length_factor <- as.integer(min(50, ceiling(warmup$ksd_step / warmup$step_size)))
+      iterations <- iterations * warmup$length_factor
+      lens <- sgmcmc_lengths(iterations, burnin_arg, thin_arg)
+      burnin <- lens$burnin
+      thin <- lens$thin
+      trace_every <- control$trace_every %||% max(1L, iterations %/% 1000L)
+    }
+  }
+  ctl <- engine_ctl(control, trace_every = trace_every, iterations = iterations, burnin = burnin, thin = thin,
+                    keep = keep_engine, chains = chains)
+  x_test <- if (is.null(newx)) matrix(0, 0, p) else sgmcmc_apply_x(newx, sc)
   t0 <- proc.time()
   if (!future || chains == 1L) {
     ctl$chain_offset <- 0
-    res <- sb_call_engine(cpp_sgld_sa(x, y, as.integer(sparse), intercept, x_test, init, ctl, run))
+    res <- sb_call_engine(cpp_sgld_sa(xs, ys, as.integer(sparse), intercept, x_test, init, ctl, run))
   } else {
     chunks <- if (!is.null(chunks)) min(chains, check_count(chunks, arg = "chunks"))
               else if (requireNamespace("future", quietly = TRUE)) min(chains, future::nbrOfWorkers()) else 2L
@@ -241,7 +276,7 @@ sgld_sa <- function(x, y, family = c("gaussian", "binomial"), method = c("sa", "
       cc <- ctl
       cc$chains <- count
       cc$chain_offset <- first
-      cpp_sgld_sa(x, y, as.integer(sparse), intercept, x_test, init[, first + seq_len(count), drop = FALSE], cc,
+      cpp_sgld_sa(xs, ys, as.integer(sparse), intercept, x_test, init[, first + seq_len(count), drop = FALSE], cc,
                   run_chunk)
     }, use_future = TRUE))
     res <- list(chains = do.call(c, lapply(parts, `[[`, "chains")),
@@ -249,60 +284,133 @@ sgld_sa <- function(x, y, family = c("gaussian", "binomial"), method = c("sa", "
   }
   timing <- proc.time() - t0
   if (isTRUE(res$interrupted)) rlang::interrupt()
-  bad <- which(vapply(res$chains, function(ch) isTRUE(ch$diverged), logical(1)))
-  if (length(bad)) {
-    ch <- res$chains[[bad[1]]]
-    last <- list(beta = stats::setNames(ch$beta, coef_names), rho = ch$rho, sigma = ch$sigma, delta = ch$delta,
-                 iteration = ch$diverged_at - 1)
-    sb_abort(c("SG-MCMC diverged in chain {bad[1]} at iteration {ch$diverged_at}.",
+  all_chains <- res$chains
+  diverged <- vapply(all_chains, function(ch) isTRUE(ch$diverged), logical(1))
+  diverged_at <- ifelse(diverged, vapply(all_chains, function(ch) as.double(ch$diverged_at), numeric(1)), NA_real_)
+  if (all(diverged)) {
+    ch <- all_chains[[1]]
+    last <- list(beta = stats::setNames(drop(sgmcmc_to_user_scale(matrix(ch$beta, 1L), sc)), coef_names),
+                 rho = ch$rho, sigma = ch$sigma * (sc$y_scale %||% 1), delta = ch$delta, iteration = ch$diverged_at - 1)
+    sb_abort(c("SG-MCMC diverged in every chain (chain 1 at iteration {ch$diverged_at}).",
                x = "{ch$message}",
-               i = "Reduce {.code sgmcmc_control(step_size = )} (now {control$step_size %||% 1e-3}), or standardize {.arg x}.",
-               i = "The last good state is in the {.field last_state} field of this error (rlang::catch_cnd())."),
-             kind = "divergence", last_state = last)
+               i = "Reduce {.code sgmcmc_control(step_size = )} (now {signif(control$step_size, 3)}){if (auto_step) ', chosen by the warm-up' else ''}{if (!standardize) ', or standardize the predictors' else ''}.",
+               i = "The last good state of chain 1 is in the {.field last_state} field of this error (rlang::catch_cnd())."),
+             kind = "divergence", also = "diverged", last_state = last)
   }
-  chain_fits <- res$chains
-  draws <- do.call(rbind, lapply(chain_fits, `[[`, "draws"))
-  colnames(draws) <- coef_names[keep]
-  chain_id <- rep(seq_len(chains), vapply(chain_fits, function(ch) nrow(ch$draws), numeric(1)))
-  saved <- vapply(chain_fits, `[[`, numeric(1), "saved")
-  wts <- saved / sum(saved)
-  pm <- Reduce(`+`, Map(function(ch, w) ch$post_mean * w, chain_fits, wts))
+  chain_fits <- all_chains[!diverged]
+  used <- which(!diverged)
+  to_user <- function(m) sgmcmc_to_user_scale(m, sc)
+  draws <- to_user(do.call(rbind, lapply(chain_fits, `[[`, "draws")))
+  colnames(draws) <- coef_names[keep_engine]
+  if (!is.null(sc)) draws <- draws[, keep, drop = FALSE]
+  chain_id <- rep(used, vapply(chain_fits, function(ch) nrow(ch$draws), numeric(1)))
+  saved <- vapply(all_chains, `[[`, numeric(1), "saved")
+  wts <- saved[used] / sum(saved[used])
+  pm_s <- Reduce(`+`, Map(function(ch, w) ch$post_mean * w, chain_fits, wts))
   # pooled sd: within-chain second moments around the pooled mean
   m2 <- Reduce(`+`, Map(function(ch, w) (ch$post_sd^2 + ch$post_mean^2) * w, chain_fits, wts))
-  psd <- sqrt(pmax(0, m2 - pm^2))
+  psd <- sqrt(pmax(0, m2 - pm_s^2))
+  pm <- drop(to_user(matrix(pm_s, 1L)))
+  if (!is.null(sc)) {
+    slopes <- seq_len(P) > intercept
+    psd[slopes] <- psd[slopes] * sc$y_scale / sc$x_scale
+    # the intercept mixes every coefficient: its sd from the stored draws (every kept iteration, thinned)
+    if (intercept) psd[1L] <- stats::sd(draws[, "(Intercept)"] %||% NA_real_)
+  }
   names(pm) <- names(psd) <- coef_names
   rho <- rowMeans(do.call(cbind, lapply(chain_fits, `[[`, "rho")))
   names(rho) <- coef_names
   rho <- rho[!is.na(rho)]
-  trace <- sgmcmc_trace_frame(lapply(chain_fits, `[[`, "trace"),
+  sy <- sc$y_scale %||% 1
+  trace <- sgmcmc_trace_frame(lapply(all_chains, `[[`, "trace"),
                               c("iteration", "sigma", "delta", "mean_rho", "loglik", "eps", "tau"))
+  if (!is.null(sc) && family == "gaussian") {
+    trace$sigma <- trace$sigma * sy
+    trace$loglik <- trace$loglik - n * log(sy)
+  }
   pred <- NULL
   if (!is.null(newx)) {
-    pred <- list(link = Reduce(`+`, Map(function(ch, w) ch$pred_link * w, chain_fits, wts)),
-                 response = Reduce(`+`, Map(function(ch, w) ch$pred_mean * w, chain_fits, wts)),
-                 newx = newx)
+    link <- Reduce(`+`, Map(function(ch, w) ch$pred_link * w, chain_fits, wts))
+    resp <- Reduce(`+`, Map(function(ch, w) ch$pred_mean * w, chain_fits, wts))
+    if (!is.null(sc) && family == "gaussian") {
+      link <- sc$y_center + sy * link
+      resp <- sc$y_center + sy * resp
+    }
+    pred <- list(link = link, response = resp, newx = newx)
   }
+  sigma_user <- vapply(all_chains, `[[`, 1, "sigma") * (if (family == "gaussian") sy else 1)
+  convergence <- sgmcmc_convergence(draws, chain_id)
   label <- sgmcmc_label(sampler, method)
   settings <- list(family = family, method = method, sampler = sampler, iterations = iterations,
                    batch_size = batch_size, burnin = burnin, thin = thin, v0 = v0, v1 = v1, sparse = sparse,
                    intercept = intercept, chains = chains, nobs = n, coef_names = coef_names, control = control,
+                   standardize = standardize, scaling = sc, step_size = control$step_size, auto_step = auto_step,
                    print_info = c(family = family, iterations = iterations, batch = batch_size, chains = chains,
-                                  sigma = if (family == "gaussian") signif(mean(vapply(chain_fits, `[[`, 1, "sigma")), 4) else NULL))
-  new_sb_fit(
+                                  step = sgmcmc_step_label(control$step_size, n, auto_step, sampler),
+                                  sigma = if (family == "gaussian") signif(mean(sigma_user[used]), 4) else NULL,
+                                  sgmcmc_convergence_info(convergence)))
+  latent_state <- lapply(all_chains, function(ch) {
+    list(sigma = ch$sigma, kappa0 = ch$kappa0, kappa1 = ch$kappa1,
+         lik_var = if (is.null(control$likelihood_sd)) 0 else control$likelihood_sd^2)
+  })
+  fit <- new_sb_fit(
     draws = draws, estimate = pm[keep], method = label, subclass = "sb_sgld_sa", call = call,
     chain = chain_id, settings = settings, seed = seed, timing = timing,
-    diagnostics = list(saved = saved),
+    diagnostics = list(saved = saved, convergence = convergence),
     coefficients = pm, coef_sd = psd, inclusion = rho, trace = trace,
-    latent = data.frame(chain = seq_len(chains), sigma = vapply(chain_fits, `[[`, 1, "sigma"),
-                        delta = vapply(chain_fits, `[[`, 1, "delta")),
-    pred = pred,
-    final_state = lapply(chain_fits, function(ch) {
+    latent = data.frame(chain = seq_along(all_chains), sigma = sigma_user,
+                        delta = vapply(all_chains, `[[`, 1, "delta"), diverged = diverged),
+    pred = pred, diverged = diverged, diverged_at = diverged_at, warmup = warmup,
+    score_data = score_data, latent_state = latent_state,
+    final_state = lapply(all_chains, function(ch) {
       na <- function(v) replace(v, is.nan(v), NA_real_)  # not applicable (non-sparse coefficients)
-      list(beta = stats::setNames(ch$beta, coef_names), rho = stats::setNames(na(ch$rho), coef_names),
+      list(beta = stats::setNames(drop(to_user(matrix(ch$beta, 1L))), coef_names),
+           rho = stats::setNames(na(ch$rho), coef_names),
            kappa0 = stats::setNames(na(ch$kappa0), coef_names), kappa1 = stats::setNames(na(ch$kappa1), coef_names),
-           sigma = ch$sigma, delta = ch$delta)
+           sigma = ch$sigma * (if (family == "gaussian") sy else 1), delta = ch$delta)
     })
   )
+  sgmcmc_report_divergence(fit, control$step_size, auto_step)
+  sgmcmc_warn_convergence(convergence, iterations, arg = "iterations")
+  fit
+}
+
+# The step-size warm-up of a regression (R/sgmcmc_warmup.R): the grid is per example (eps = h / N for SGLD
+# and SGHMC, whose drift is the summed gradient) and on the summed scale for the preconditioned samplers (their
+# preconditioner divides by the curvature); pilots of one chain on stream 2^20 of the seed. The pilots keep the
+# latent variables fixed where the chains start (sigma_init, kappa as rho_init implies; method "none"), so
+# every candidate is scored against the same posterior: with the SA running in the pilots a step that
+# scatters the coefficients also inflates sigma, which flattens the posterior its own draws are scored
+# against (HAMCMC-SA at step 4 on the diabetes data: sigma 8,500 against 54, KSD 0.6 against 7 for a sound
+# step).
+sgmcmc_glm_warmup <- function(xs, ys, sparse, intercept, init1, control, engine_ctl, run, score_data, sampler, n,
+                              batch_size) {
+  P <- nrow(init1)
+  h <- 2^(2:-14)
+  grid <- if (sampler %in% c("sgld", "sghmc")) h / n else h
+  run_pilot <- utils::modifyList(run, list(quiet = TRUE, threads = 1L))
+  lik_var <- if (is.null(control$likelihood_sd)) 0 else control$likelihood_sd^2
+  pilot <- function(eps, len) {
+    cc <- control
+    cc$step_size <- eps
+    ctl <- engine_ctl(cc, method_ = "none", trace_every = len, iterations = len, burnin = len %/% 2L,
+                      thin = warmup_thin(len), keep = seq_len(P), chains = 1L)
+    ctl$chain_offset <- 2^20
+    r <- cpp_sgld_sa(xs, ys, as.integer(sparse), intercept, matrix(0, 0, ncol(xs)), init1, ctl, run_pilot)
+    if (isTRUE(r$interrupted)) rlang::interrupt()
+    ch <- r$chains[[1]]
+    list(draws = ch$draws, diverged = isTRUE(ch$diverged),
+         latent = list(sigma = ch$sigma, kappa0 = ch$kappa0, kappa1 = ch$kappa1, lik_var = lik_var))
+  }
+  score <- function(draws, latent) sgmcmc_glm_score(draws, score_data, latent, control$prior_var)
+  nb <- min(batch_size, n)
+  # the variance a step adds per coordinate (R/sgmcmc_warmup.R); none for the preconditioned samplers, whose
+  # noise has the preconditioner's covariance (their accuracy is measured in ?hamcmc_sa)
+  excess <- switch(sampler,
+                   sgld = function(eps) eps / 2 * (1 + (n - nb) / nb),
+                   sghmc = function(eps) eps / control$friction / 2 * (1 + (n - nb) / nb),
+                   NULL)
+  sb_call_engine(sgmcmc_step_warmup(grid, pilot, score, excess = excess))
 }
 
 `%||%` <- function(a, b) if (is.null(a)) b else a

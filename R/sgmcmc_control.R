@@ -7,11 +7,16 @@
 #'
 #' @param step_schedule Learning-rate schedule \eqn{\epsilon_k}: `"polynomial"` (\eqn{\epsilon_0 k^{-\gamma}},
 #'   the paper's \eqn{0.001 k^{-1/3}}), `"constant"` (\eqn{\epsilon_0}) or `"stepwise"`
-#'   (\eqn{\epsilon_0} times `step_decay` to the number of `step_milestones` passed).
-#' @param step_size \eqn{\epsilon_0 \ge 0}, on the scale of the summed log-posterior (the papers' scale: the
-#'   minibatch gradient is multiplied by N / n). For SGHMC this is the learning rate \eqn{\eta}. `NULL`
-#'   (default): `1e-3` for regression; for a network on N examples `0.3 / N` (SGLD) or `0.03 / N` (SGHMC),
-#'   a per-example step that does not grow with the data set (see [sgld_sa()], "Networks").
+#'   (\eqn{\epsilon_0} times `step_decay` to the number of `step_milestones` passed). `NULL` (default):
+#'   `"constant"` when the step is chosen by the warm-up (`step_size = "auto"`), `"polynomial"` when a step is
+#'   given.
+#' @param step_size \eqn{\epsilon_0 > 0}, on the scale of the summed log-posterior (the papers' scale: the
+#'   minibatch gradient is multiplied by N / n), or `"auto"`: a warm-up chooses it for the model at hand (see
+#'   "Step-size warm-up" in [sgld_sa()]). For SGHMC this is the learning rate \eqn{\eta}. `NULL` (default):
+#'   `"auto"` for regression ([sgld_sa()], [hamcmc_sa()]) and [sgmcmc_density()]; for a network on N examples
+#'   `0.3 / N` (SGLD) or `0.03 / N` (SGHMC), a per-example step that does not grow with the data set (see
+#'   [sgld_sa()], "Networks"). A given step switches the warm-up off. `0` is an error (a chain that never
+#'   moves).
 #' @param step_power \eqn{\gamma \ge 0} of the polynomial schedule.
 #' @param step_decay,step_milestones Factor and iterations of the stepwise schedule.
 #' @param sa_A,sa_Z,sa_alpha,sa_cap SA step \eqn{\omega_k = \min(c, A (k + Z)^{-\alpha})} with cap
@@ -93,7 +98,7 @@
 #' @export
 #' @examples
 #' sgmcmc_control(step_size = 1e-3, sa_A = 10)
-sgmcmc_control <- function(step_schedule = c("polynomial", "constant", "stepwise"), step_size = NULL,
+sgmcmc_control <- function(step_schedule = NULL, step_size = NULL,
                            step_power = 1 / 3, step_decay = 0.1, step_milestones = numeric(),
                            sa_A = 10, sa_Z = 1000, sa_alpha = 0.7, sa_cap = 1, temperature = 1, anneal = 1,
                            anneal_every = 1, friction = 0.1, noise_estimate = 0, a = 1, b = NULL, nu = 1, lambda = 1,
@@ -104,12 +109,14 @@ sgmcmc_control <- function(step_schedule = c("polynomial", "constant", "stepwise
                            precond_Z = 50, precond_alpha = 0.75, damping_r = 0.2, gamma_min = 1,
                            sa_form = NULL, normalize = FALSE,
                            curvature = c("same_batch", "consecutive")) {
-  step_schedule <- sb_match_arg(step_schedule)
+  if (!is.null(step_schedule)) step_schedule <- sb_match_arg(step_schedule, c("polynomial", "constant", "stepwise"))
   if (!is.null(sa_form)) sa_form <- sb_match_arg(sa_form, c("transport", "matrix", "diagonal"))
   curvature <- sb_match_arg(curvature)
   out <- list(
     step_schedule = step_schedule,
-    step_size = check_number(step_size, lower = 0, upper = Inf, upper_open = TRUE, allow_null = TRUE),
+    step_size = if (identical(step_size, "auto")) "auto" else
+      check_number(step_size, lower = 0, lower_open = TRUE, upper = Inf, upper_open = TRUE, allow_null = TRUE,
+                   what = "a positive number or \"auto\""),
     step_power = check_number(step_power, lower = 0, upper = 10),
     step_decay = check_number(step_decay, lower = 0, lower_open = TRUE, upper = Inf, upper_open = TRUE),
     step_milestones = check_milestones(step_milestones),
@@ -190,7 +197,9 @@ sgmcmc_engine_control <- function(control, n_sparse, kappa_default, ...) {
   ctl <- control
   ctl$init <- NULL
   ctl$float64 <- NULL
-  ctl$step_size <- control$step_size %||% 1e-3  # the regression default; networks pass theirs in `...`
+  # a number here: the front end resolved "auto" / NULL (the warm-up's step, or a network's default in `...`)
+  ctl$step_size <- if (is.numeric(control$step_size)) control$step_size else 1e-3
+  ctl$step_schedule <- control$step_schedule %||% "polynomial"
   ctl$b <- control$b %||% max(1, n_sparse)
   ctl$rho_init <- control$rho_init %||% control$delta_init
   ctl$kappa0_init <- control$kappa0_init %||% kappa_default

@@ -70,9 +70,10 @@
 #' round(coef(g), 2)
 #' round(cov(as.matrix(g)), 2)
 sgmcmc_density <- function(target, init = NULL, sampler = c("sgld", "sghmc", "hamcmc_sa", "hamcmc"),
-                           iterations = 10000L, control = sgmcmc_control(), chains = 1L, burnin = NULL, thin = NULL,
+                           iterations = 100000L, control = sgmcmc_control(), chains = 4L, burnin = NULL, thin = NULL,
                            seed = NULL, threads = NULL, quiet = NULL) {
   call <- match.call()
+  iterations_given <- !missing(iterations)
   sampler <- sb_match_arg(sampler)
   if (missing(target)) {
     sb_abort(c("{.arg target} is missing.",
@@ -114,6 +115,8 @@ sgmcmc_density <- function(target, init = NULL, sampler = c("sgld", "sghmc", "ha
              arg = "init")
   }
   init <- matrix(as.double(init), d, chains)
+  burnin_arg <- burnin
+  thin_arg <- thin
   lens <- sgmcmc_lengths(iterations, burnin, thin)
   check_result_memory(8 * as.double(chains) * ((iterations - lens$burnin) %/% lens$thin) * d, "iterations",
                       peak = 16 * as.double(chains) * ((iterations - lens$burnin) %/% lens$thin) * d,
@@ -124,8 +127,8 @@ sgmcmc_density <- function(target, init = NULL, sampler = c("sgld", "sghmc", "ha
   warn_hamcmc_experimental(control, sampler, FALSE)
   run <- run_settings(seed, threads, quiet)
   seed <- run$seed
-  trace_every <- control$trace_every %||% max(1L, iterations %/% 1000L)
-  check_result_size(as.double(chains) * (iterations %/% trace_every), 7, "control$trace_every")
+  auto_step <- is.null(control$step_size) || identical(control$step_size, "auto")
+  control$step_schedule <- control$step_schedule %||% (if (auto_step) "constant" else "polynomial")
   if (is_r) {
     fun <- density_r_target(target, d)
     for (c in seq_len(chains)) density_check_start(target, init[, c], d)
@@ -141,10 +144,28 @@ sgmcmc_density <- function(target, init = NULL, sampler = c("sgld", "sghmc", "ha
       }
     }
   }
-  ctl <- sgmcmc_engine_control(control, 0, 1, trace_every = trace_every, family = "gaussian", method = "none",
-                               sampler = sampler, iterations = iterations, batch_size = 1, burnin = lens$burnin,
-                               thin = lens$thin, keep = seq_len(d), chains = chains, chain_offset = 0,
-                               report_every = if (is_r) 16 else 256, prune = FALSE)
+  engine_ctl <- function(control, ...) {
+    sgmcmc_engine_control(control, 0, 1, family = "gaussian", method = "none", sampler = sampler, batch_size = 1,
+                          report_every = if (is_r) 16 else 256, prune = FALSE, ...)
+  }
+  score <- function(draws, latent) density_score(eng_target, target, is_r, draws)
+  warmup <- NULL
+  if (auto_step) {
+    t_w <- proc.time()
+    warmup <- density_warmup(eng_target, init[, 1L, drop = FALSE], control, engine_ctl, run, score, sampler)
+    warmup$seconds <- (proc.time() - t_w)[["elapsed"]]
+    control$step_size <- warmup$step_size
+    warmup$length_factor <- 1L
+    if (!iterations_given && warmup$capped) {
+      warmup$length_factor <- as.integer(min(50, ceiling(warmup$ksd_step / warmup$step_size)))
+      iterations <- iterations * warmup$length_factor
+      lens <- sgmcmc_lengths(iterations, burnin_arg, thin_arg)
+    }
+  }
+  trace_every <- control$trace_every %||% max(1L, iterations %/% 1000L)
+  check_result_size(as.double(chains) * (iterations %/% trace_every), 7, "control$trace_every")
+  ctl <- engine_ctl(control, trace_every = trace_every, iterations = iterations, burnin = lens$burnin,
+                    thin = lens$thin, keep = seq_len(d), chains = chains, chain_offset = 0)
   t0 <- proc.time()
   res <- sb_call_engine(cpp_sgmcmc_density(eng_target, init, ctl, run))
   timing <- proc.time() - t0
@@ -154,40 +175,38 @@ sgmcmc_density <- function(target, init = NULL, sampler = c("sgld", "sghmc", "ha
   diverged <- vapply(ch, function(x) isTRUE(x$diverged), logical(1))
   done <- vapply(ch, `[[`, numeric(1), "iterations_done")
   state <- matrix(unlist(lapply(ch, `[[`, "state")), d, length(ch), dimnames = list(par_names, NULL))
-  if (sum(saved) == 0) {
-    if (any(diverged)) {
-      b <- which(diverged)[1]
-      sb_abort(c("SG-MCMC diverged in chain {b} at iteration {ch[[b]]$diverged_at}, before the first kept draw.",
-                 x = "{ch[[b]]$message}",
-                 i = "Reduce {.code sgmcmc_control(step_size = )}.",
-                 i = "The last good state is in the {.field last_state} field of this error (rlang::catch_cnd())."),
-               kind = "divergence", last_state = state[, b], diverged_at = ch[[b]]$diverged_at)
-    }
-    if (interrupted) rlang::interrupt()
+  if (all(diverged)) {
+    b <- which(diverged)[1]
+    sb_abort(c("SG-MCMC diverged in every chain (chain {b} at iteration {ch[[b]]$diverged_at}).",
+               x = "{ch[[b]]$message}",
+               i = "Reduce {.code sgmcmc_control(step_size = )} (now {signif(control$step_size, 3)}{if (auto_step) ', chosen by the warm-up' else ''}).",
+               i = "The last good state is in the {.field last_state} field of this error (rlang::catch_cnd())."),
+             kind = "divergence", also = "diverged", last_state = state[, b], diverged_at = ch[[b]]$diverged_at)
   }
-  draws <- do.call(rbind, lapply(ch, `[[`, "draws"))
+  if (sum(saved[!diverged]) == 0 && interrupted) rlang::interrupt()
+  # a diverged chain is left out of the draws and every summary (its state stays in final_state)
+  draws <- do.call(rbind, lapply(ch[!diverged], `[[`, "draws"))
   colnames(draws) <- par_names
-  chain_id <- rep(seq_along(ch), saved)
+  chain_id <- rep(which(!diverged), saved[!diverged])
   trace <- sgmcmc_trace_frame(lapply(ch, `[[`, "trace"), c("iteration", "log_density", "eps", "tau"))
   label <- switch(sampler, sgld = "SGLD", sghmc = "SGHMC", hamcmc_sa = "HAMCMC-SA", hamcmc = "HAMCMC")
   tname <- if (is_r) "R function" else target$name
+  convergence <- if (nrow(draws)) sgmcmc_convergence(draws, chain_id) else NULL
   settings <- list(sampler = sampler, iterations = iterations, burnin = lens$burnin, thin = lens$thin,
                    chains = chains, control = control, target = tname, dim = d, nobs = NULL,
+                   step_size = control$step_size, auto_step = auto_step,
                    print_info = c(target = tname, iterations = iterations, chains = chains,
-                                  status = if (interrupted) "interrupted: the draws reached"
-                                           else if (any(diverged)) "diverged: the draws before" else NULL))
+                                  step = sgmcmc_step_label(control$step_size, NULL, auto_step, sampler),
+                                  status = if (interrupted) "interrupted: the draws reached" else NULL,
+                                  sgmcmc_convergence_info(convergence)))
   fit <- new_sb_fit(draws = draws, estimate = colMeans(draws), method = paste(label, "(density target)"),
                     subclass = "sb_sgmcmc_density", call = call, chain = chain_id, settings = settings, seed = seed,
-                    timing = timing, diagnostics = list(saved = saved), trace = trace, final_state = state,
-                    iterations_done = done, diverged = diverged,
+                    timing = timing, diagnostics = list(saved = saved, convergence = convergence), trace = trace,
+                    final_state = state, iterations_done = done, diverged = diverged,
                     diverged_at = ifelse(diverged, vapply(ch, `[[`, numeric(1), "diverged_at"), NA),
-                    interrupted = interrupted, target = target)
-  if (any(diverged)) {
-    bad <- which(diverged)
-    where <- paste0("chain ", bad, " at iteration ", fit$diverged_at[bad], collapse = ", ")
-    sb_warn(c("The sampler diverged (non-finite state): {where}; the fit keeps the draws before.",
-              i = "Reduce {.code sgmcmc_control(step_size = )} (now {format(ctl$step_size)})."), kind = "divergence")
-  }
+                    interrupted = interrupted, target = target, warmup = warmup)
+  sgmcmc_report_divergence(fit, control$step_size, auto_step)
+  if (!interrupted) sgmcmc_warn_convergence(convergence, iterations, arg = "iterations")
   if (interrupted) {
     per_chain <- paste(done, collapse = ", ")
     kept <- paste(saved, collapse = ", ")
@@ -195,6 +214,42 @@ sgmcmc_density <- function(target, init = NULL, sampler = c("sgld", "sghmc", "ha
               i = "{.code fit$final_state} is the last state of every chain."), kind = "interrupted")
   }
   fit
+}
+
+# The score (gradient of the log density) of the target at the rows of `draws`.
+density_score <- function(eng_target, target, is_r, draws) {
+  if (is_r) {
+    sc <- t(apply(draws, 1L, function(b) as.double(target(b)$gradient)))
+    if (ncol(draws) == 1L) sc <- t(sc)
+    return(sc)
+  }
+  t(cpp_sgmcmc_target_eval(eng_target, t(draws))$gradient)
+}
+
+# The step-size warm-up of a density target (R/sgmcmc_warmup.R): no data scale to go by, so the grid spans
+# 2^4 .. 2^-20 in factors of 4 (13 steps), the winner refined against its neighbours at factors of 2 in one
+# more round. Full gradients: the excess variance of a step is the discretization's eps / 2 (SGLD) or
+# eta / (2 alpha) (SGHMC). Pilots run on stream 2^20 of the seed.
+density_warmup <- function(eng_target, init1, control, engine_ctl, run, score, sampler) {
+  run_pilot <- utils::modifyList(run, list(quiet = TRUE, threads = 1L))
+  d <- nrow(init1)
+  pilot <- function(eps, len) {
+    cc <- control
+    cc$step_size <- eps
+    ctl <- engine_ctl(cc, trace_every = len, iterations = len, burnin = len %/% 2L, thin = warmup_thin(len),
+                      keep = seq_len(d), chains = 1L, chain_offset = 2^20)
+    r <- cpp_sgmcmc_density(eng_target, init1, ctl, run_pilot)
+    if (isTRUE(r$interrupted)) rlang::interrupt()
+    ch <- r$chains[[1]]
+    list(draws = ch$draws, diverged = isTRUE(ch$diverged), latent = NULL)
+  }
+  excess <- switch(sampler, sgld = function(eps) eps / 2, sghmc = function(eps) eps / control$friction / 2, NULL)
+  coarse <- sgmcmc_step_warmup(4^(2:-10), pilot, score, excess = NULL)
+  fine <- sgmcmc_step_warmup(coarse$ksd_step * c(2, 1, 0.5), pilot, score, excess = excess,
+                             pilot_iterations = max(coarse$table$pilot_iterations))
+  fine$table <- rbind(coarse$table, transform(fine$table, round = fine$table$round + max(coarse$table$round)))
+  fine$iterations <- coarse$iterations + fine$iterations
+  fine
 }
 
 # The user's R target as the engine calls it: c(log density, gradient), checked (a wrong length is a classed

@@ -73,7 +73,8 @@ check_number <- function(x, arg = rlang::caller_arg(x), call = rlang::caller_env
                          lower_open = FALSE, upper_open = FALSE, allow_null = FALSE, what = "a number") {
   if (is.null(x) && allow_null) return(NULL)
   if (!is.numeric(x) || length(x) != 1L || is.na(x) || is.infinite(x)) {
-    sb_abort(c("{.arg {arg}} must be {what}.", x = "You supplied {.obj_type_friendly {x}}."),
+    sb_abort(c("{.arg {arg}} must be {what}{if (is.numeric(x) && length(x) == 1L && is.infinite(x)) ' (finite)' else ''}.",
+               x = if (is.numeric(x) && length(x) == 1L && !is.na(x)) "You supplied {format(x)}." else "You supplied {.obj_type_friendly {x}}."),
              arg = arg, call = call)
   }
   below <- if (lower_open) x <= lower else x < lower

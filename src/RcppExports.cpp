@@ -157,6 +157,21 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
+// cpp_ksd
+Rcpp::List cpp_ksd(const Rcpp::NumericMatrix& x, const Rcpp::NumericMatrix& score, const Rcpp::NumericVector& weights, double c, double beta);
+RcppExport SEXP _scalebayes_cpp_ksd(SEXP xSEXP, SEXP scoreSEXP, SEXP weightsSEXP, SEXP cSEXP, SEXP betaSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< const Rcpp::NumericMatrix& >::type x(xSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::NumericMatrix& >::type score(scoreSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::NumericVector& >::type weights(weightsSEXP);
+    Rcpp::traits::input_parameter< double >::type c(cSEXP);
+    Rcpp::traits::input_parameter< double >::type beta(betaSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_ksd(x, score, weights, c, beta));
+    return rcpp_result_gen;
+END_RCPP
+}
 // cpp_nn_plan
 Rcpp::List cpp_nn_plan(Rcpp::List spec);
 RcppExport SEXP _scalebayes_cpp_nn_plan(SEXP specSEXP) {
@@ -808,6 +823,7 @@ static const R_CallMethodDef CallEntries[] = {
     {"_scalebayes_cpp_build_info", (DL_FUNC) &_scalebayes_cpp_build_info, 0},
     {"_scalebayes_cpp_test_driver", (DL_FUNC) &_scalebayes_cpp_test_driver, 4},
     {"_scalebayes_cpp_test_rng", (DL_FUNC) &_scalebayes_cpp_test_rng, 6},
+    {"_scalebayes_cpp_ksd", (DL_FUNC) &_scalebayes_cpp_ksd, 5},
     {"_scalebayes_cpp_nn_plan", (DL_FUNC) &_scalebayes_cpp_nn_plan, 1},
     {"_scalebayes_cpp_kle_basis", (DL_FUNC) &_scalebayes_cpp_kle_basis, 7},
     {"_scalebayes_cpp_kle_darcy_data", (DL_FUNC) &_scalebayes_cpp_kle_darcy_data, 3},

@@ -46,9 +46,11 @@ fingerprint_runs <- function() {
       # start is now its maximum-likelihood value; see intercept_start())
       ctl <- list(...)$control
       ctl$init <- numeric(21)
+      # standardize = FALSE: the engine on the data as given, as when the reference was made (the default
+      # standardization is a front-end transform; the engine's draws must not change)
       f <- sgld_sa(d$x, d$y, family = family, method = method, sampler = sampler, iterations = 300,
                    batch_size = 20, chains = 2, seed = 15, threads = 2, quiet = quiet, newx = d$x[1:5, ],
-                   control = ctl)
+                   control = ctl, standardize = FALSE)
       list(draws = as.numeric(as.matrix(f)), sigma = as.numeric(f$trace$sigma %||% numeric()))
     }
   }

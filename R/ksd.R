@@ -1,0 +1,196 @@
+#' Kernel Stein discrepancy of posterior draws
+#'
+#' The kernel Stein discrepancy (KSD) measures how far a sample is from a target known only through its score
+#' \eqn{s(x) = \nabla \log p(x)} (no normalizing constant, no exact draws): with the inverse multiquadric
+#' kernel \eqn{k(x, y) = (c^2 + \|x - y\|^2)^\beta} of Gorham and Mackey (2017),
+#' \deqn{\mathrm{KSD}^2 = \sum_{i,j} w_i w_j k_0(x_i, x_j),}
+#' where \eqn{k_0} is the Stein kernel built from \eqn{k} and the scores. It is zero exactly when the sample
+#' is the target, and, for \eqn{\beta \in (-1, 0)}, a sample whose KSD goes to zero converges to the target. It
+#' penalizes both bias (a step that is too long) and poor coverage (a chain that has not moved far enough), so
+#' it compares samplers, step sizes and run lengths on the same target; [sgld_sa()] uses it to choose its
+#' step (`step_size = "auto"`). KSD values are comparable only between samples of the same target in the same
+#' coordinates (it is not scale free).
+#'
+#' Methods:
+#' * a matrix of draws (one row per draw) with `score`: a matrix of the same shape, or a function returning
+#'   the score (gradient of the log density) at one draw;
+#' * an [sgmcmc_density()] fit: the score of its target;
+#' * an [sgld_sa()] / [hamcmc_sa()] regression fit: the full-data score of the log posterior (likelihood plus
+#'   prior) on the scale the sampler works (standardized coefficients when the fit standardized), with each
+#'   chain's final latent variables (\eqn{\sigma}, \eqn{\kappa_0}, \eqn{\kappa_1}); the draws of every
+#'   coefficient must have been kept. The temperature is taken to be 1.
+#' Draws of diverged chains are left out.
+#'
+#' Cost: \eqn{O(m^2 d)} for m draws of d coordinates; `max_draws` thins a longer sample evenly (per chain).
+#'
+#' @param x Draws (a matrix, one row per draw) or a fit.
+#' @param score For a matrix: a matrix of scores of the same dimension, or a function of one draw returning its
+#'   score.
+#' @param weights Optional non-negative weights of the draws (default equal).
+#' @param c,beta Kernel parameters: \eqn{c > 0}, \eqn{\beta \in (-1, 0)} (default 1 and -1/2, Gorham and
+#'   Mackey's choice).
+#' @param max_draws At most this many draws are used (evenly thinned; per chain for a fit).
+#' @param ... Unused; an unknown argument is an error.
+#' @return An object of class `sb_ksd`: a list with `ksd` (of all draws pooled), `per_chain` (for a fit with
+#'   several chains, `NA` otherwise), `draws` (the number used), `dim`, `c` and `beta`. `as.numeric()` gives
+#'   `ksd`.
+#' @references Gorham, J. and Mackey, L. (2017). Measuring sample quality with kernels. ICML.
+#'   Coullon, J., South, L. and Nemeth, C. (2021). Efficient and generalizable tuning strategies for stochastic
+#'   gradient MCMC. arXiv:2105.13059.
+#' @export
+#' @examples
+#' set.seed(1)
+#' good <- matrix(rnorm(1000), 500, 2)
+#' biased <- good + 0.5
+#' ksd(good, score = -good)$ksd      # N(0, I): score -x
+#' ksd(biased, score = -biased)$ksd  # larger
+ksd <- function(x, ...) UseMethod("ksd")
+
+#' @rdname ksd
+#' @export
+ksd.default <- function(x, score, weights = NULL, c = 1, beta = -0.5, max_draws = 2000L, ...) {
+  rlang::check_dots_empty()
+  if (!is.numeric(x) || !is.matrix(x) || !nrow(x) || !ncol(x) || any(!is.finite(x))) {
+    sb_abort(c("{.arg x} must be a matrix of finite draws (one row per draw) or a scalebayes fit.",
+               x = "You supplied {.obj_type_friendly {x}}."), arg = "x")
+  }
+  if (missing(score)) {
+    sb_abort(c("{.arg score} is missing.",
+               i = "Give the scores (gradient of the log density) at the draws, as a matrix like {.arg x}, or a function of one draw."),
+             arg = "score")
+  }
+  if (is.function(score)) {
+    f <- score
+    score <- t(apply(x, 1, function(b) {
+      g <- f(b)
+      if (!is.numeric(g) || length(g) != ncol(x)) {
+        sb_abort(c("{.arg score} must return one number per column of {.arg x} ({ncol(x)}).",
+                   x = "It returned {.obj_type_friendly {g}} of length {length(g)}."), arg = "score", call = NULL)
+      }
+      g
+    }))
+    if (ncol(x) == 1L) score <- t(score)
+  }
+  if (!is.numeric(score) || !is.matrix(score) || any(dim(score) != dim(x))) {
+    sb_abort(c("{.arg score} must be a matrix with the dimension of {.arg x} ({nrow(x)} x {ncol(x)}).",
+               x = "It is {.obj_type_friendly {score}}{if (is.matrix(score)) paste0(' of dimension ', nrow(score), ' x ', ncol(score)) else ''}."),
+             arg = "score")
+  }
+  if (any(!is.finite(score))) {
+    sb_abort(c("{.arg score} must be finite at every draw.",
+               x = "{sum(!is.finite(score))} value{?s} {?is/are} not finite.",
+               i = "Leave out draws where the log density is not differentiable or not finite."), arg = "score")
+  }
+  ksd_compute(x, score, weights, c, beta, max_draws, chain = NULL)
+}
+
+#' @rdname ksd
+#' @export
+ksd.sb_sgmcmc_density <- function(x, c = 1, beta = -0.5, max_draws = 2000L, ...) {
+  rlang::check_dots_empty()
+  fit <- x
+  d <- ksd_fit_draws(fit, max_draws)
+  tg <- fit$target
+  if (is.function(tg)) {
+    sc <- t(apply(d$draws, 1, function(b) as.double(tg(b)$gradient)))
+    if (ncol(d$draws) == 1L) sc <- t(sc)
+  } else {
+    eng <- unclass(tg)[c("type", "mean", "cov")]
+    eng <- eng[!vapply(eng, is.null, logical(1))]
+    sc <- t(cpp_sgmcmc_target_eval(eng, t(d$draws))$gradient)
+  }
+  if (any(!is.finite(sc))) {
+    sb_abort("The target's gradient is not finite at some draws of the fit, so the KSD is not defined.",
+             kind = "state")
+  }
+  ksd_compute(d$draws, sc, NULL, c, beta, Inf, chain = d$chain)
+}
+
+#' @rdname ksd
+#' @export
+ksd.sb_sgld_sa <- function(x, c = 1, beta = -0.5, max_draws = 2000L, ...) {
+  rlang::check_dots_empty()
+  fit <- x
+  s <- fit$settings
+  if (ncol(fit$draws) != length(s$coef_names)) {
+    sb_abort(c("The KSD of a regression fit needs the draws of every coefficient.",
+               i = "Refit with {.code keep_draws = TRUE} (the default)."), kind = "state")
+  }
+  d <- ksd_fit_draws(fit, max_draws)
+  b <- sgmcmc_to_sampler_scale(d$draws, s$scaling)  # the coordinates the sampler works in
+  sc <- matrix(0, nrow(b), ncol(b))
+  for (ch in unique(d$chain)) {
+    rows <- d$chain == ch
+    sc[rows, ] <- sgmcmc_glm_score(b[rows, , drop = FALSE], fit$score_data, fit$latent_state[[ch]], s$control$prior_var)
+  }
+  colnames(b) <- colnames(d$draws)
+  ksd_compute(b, sc, NULL, c, beta, Inf, chain = d$chain)
+}
+
+# The draws of a fit with their chains, diverged chains left out, each chain evenly thinned to
+# max_draws / (number of chains).
+ksd_fit_draws <- function(fit, max_draws) {
+  max_draws <- check_count(max_draws, min = 2L, arg = "max_draws")
+  dr <- fit$draws
+  ch <- fit$chain %||% rep(1L, nrow(dr))
+  chains <- unique(ch)
+  per <- max(1L, max_draws %/% length(chains))
+  rows <- unlist(lapply(chains, function(k) {
+    r <- which(ch == k)
+    if (length(r) > per) r[unique(round(seq(1, length(r), length.out = per)))] else r
+  }))
+  if (!length(rows)) sb_abort("The fit has no draws.", kind = "state")
+  list(draws = dr[rows, , drop = FALSE], chain = ch[rows])
+}
+
+ksd_compute <- function(x, score, weights, c, beta, max_draws, chain, call = rlang::caller_env()) {
+  c <- check_number(c, lower = 0, lower_open = TRUE, upper = Inf, upper_open = TRUE, arg = "c", call = call)
+  beta <- check_number(beta, lower = -1, lower_open = TRUE, upper = 0, upper_open = TRUE, arg = "beta",
+                       call = call)
+  if (!is.null(weights) && (!is.numeric(weights) || length(weights) != nrow(x) || any(!is.finite(weights)) ||
+                            any(weights < 0) || sum(weights) <= 0)) {
+    sb_abort(c("{.arg weights} must be {nrow(x)} finite non-negative numbers, not all zero (one per draw).",
+               x = "You supplied {.obj_type_friendly {weights}} of length {length(weights)}."), arg = "weights",
+             call = call)
+  }
+  if (is.finite(max_draws)) {
+    max_draws <- check_count(max_draws, min = 2L, arg = "max_draws", call = call)
+    if (nrow(x) > max_draws) {
+      rows <- unique(round(seq(1, nrow(x), length.out = max_draws)))
+      x <- x[rows, , drop = FALSE]
+      score <- score[rows, , drop = FALSE]
+      if (!is.null(weights)) weights <- weights[rows]
+    }
+  }
+  storage.mode(x) <- "double"
+  storage.mode(score) <- "double"
+  one <- function(rows) {
+    r <- sb_call_engine(cpp_ksd(x[rows, , drop = FALSE], score[rows, , drop = FALSE],
+                                if (is.null(weights)) numeric() else as.double(weights[rows]), c, beta), call = call)
+    if (isTRUE(r$interrupted)) rlang::interrupt()
+    r$ksd
+  }
+  all <- one(seq_len(nrow(x)))
+  per_chain <- if (!is.null(chain) && length(unique(chain)) > 1L) {
+    vapply(sort(unique(chain)), function(k) one(which(chain == k)), numeric(1))
+  } else NA_real_
+  structure(list(ksd = all, per_chain = per_chain, draws = nrow(x), dim = ncol(x), c = c, beta = beta),
+            class = "sb_ksd")
+}
+
+#' @export
+print.sb_ksd <- function(x, digits = 4, ...) {
+  cat(sprintf("Kernel Stein discrepancy (IMQ kernel, c = %g, beta = %g): %s\n", x$c, x$beta,
+              format(signif(x$ksd, digits))))
+  cat(sprintf("  %d draws of %d coordinates\n", x$draws, x$dim))
+  if (length(x$per_chain) > 1L || !is.na(x$per_chain[1])) {
+    cat("  per chain:", paste(format(signif(x$per_chain, digits)), collapse = ", "), "\n")
+  }
+  invisible(x)
+}
+
+#' @export
+as.numeric.sb_ksd <- function(x, ...) x$ksd
+
+#' @export
+as.double.sb_ksd <- function(x, ...) x$ksd

@@ -1,0 +1,115 @@
+# What an SG-MCMC fit says about itself: split R-hat and bulk / tail ESS per kept coefficient (posterior
+# package, rank-normalized, Vehtari et al. 2021), the classed convergence warning at Stan's thresholds, and the
+# report of diverged chains. Shared by sgld_sa() / hamcmc_sa() regression and sgmcmc_density().
+
+# Stan's thresholds: max R-hat above 1.01 or min bulk ESS below 100 (Vehtari et al. 2021, section 4).
+sgmcmc_rhat_max <- 1.01
+sgmcmc_ess_min <- 100
+
+# draws: kept draws (rows) of the chains in `chain`; chains are cut to a common length (an interrupted chain
+# may be shorter). NULL when no chain has 4 draws.
+sgmcmc_convergence <- function(draws, chain) {
+  ids <- unique(chain)
+  len <- min(vapply(ids, function(k) sum(chain == k), numeric(1)))
+  if (!length(ids) || len < 4L) return(NULL)
+  arr <- array(NA_real_, dim = c(len, length(ids), ncol(draws)))
+  for (i in seq_along(ids)) arr[, i, ] <- draws[which(chain == ids[i])[seq_len(len)], , drop = FALSE]
+  # posterior warns "The ESS has been capped" for (near-)antithetic chains; the value is still right
+  each <- function(f) {
+    withCallingHandlers(
+      vapply(seq_len(ncol(draws)), function(j) {
+        v <- arr[, , j, drop = TRUE]
+        if (!is.matrix(v)) v <- matrix(v, ncol = 1L)
+        if (stats::var(as.vector(v)) == 0) return(NA_real_)  # a constant coefficient (e.g. pruned): undefined
+        as.double(f(v))
+      }, numeric(1)),
+      warning = function(w) if (grepl("ESS has been capped", conditionMessage(w))) invokeRestart("muffleWarning")
+    )
+  }
+  data.frame(parameter = colnames(draws), rhat = each(posterior::rhat), ess_bulk = each(posterior::ess_bulk),
+             ess_tail = each(posterior::ess_tail), row.names = NULL)
+}
+
+# The print() lines: max R-hat and min bulk ESS (over the coefficients where they are defined).
+sgmcmc_convergence_info <- function(conv) {
+  if (is.null(conv) || all(is.na(conv$rhat))) return(NULL)
+  c(`max R-hat` = sprintf("%.3f", max(conv$rhat, na.rm = TRUE)),
+    `min bulk ESS` = sprintf("%.0f", min(conv$ess_bulk, na.rm = TRUE)))
+}
+
+sgmcmc_warn_convergence <- function(conv, iterations, arg = "iterations") {
+  if (is.null(conv) || all(is.na(conv$rhat))) return(invisible(FALSE))
+  rh <- max(conv$rhat, na.rm = TRUE)
+  es <- min(conv$ess_bulk, na.rm = TRUE)
+  if (rh <= sgmcmc_rhat_max && es >= sgmcmc_ess_min) return(invisible(FALSE))
+  worst <- conv$parameter[which.max(conv$rhat)]
+  sb_warn(c("The chains have not converged: max R-hat {sprintf('%.3f', rh)} ({worst}), min bulk ESS {sprintf('%.0f', es)} (thresholds: R-hat <= {sgmcmc_rhat_max}, ESS >= {sgmcmc_ess_min}).",
+            i = "Run longer chains ({.arg {arg}} = {format(iterations, big.mark = ',', scientific = FALSE)} now; e.g. 4 times as many), or keep more chains; {.code fit$diagnostics$convergence} has R-hat and ESS per coefficient."),
+          kind = "convergence")
+  invisible(TRUE)
+}
+
+# A classed warning naming the diverged chains, their iteration and the knob (all chains diverged is an error
+# raised by the front end before this).
+sgmcmc_report_divergence <- function(fit, step_size, auto_step) {
+  bad <- which(fit$diverged)
+  if (!length(bad)) return(invisible())
+  where <- paste0("chain ", bad, " at iteration ", fit$diverged_at[bad], collapse = ", ")
+  sb_warn(c("{length(bad)} of {length(fit$diverged)} chain{?s} diverged (non-finite state): {where}; {?it is/they are} left out of the draws and every average.",
+            i = "Reduce {.code sgmcmc_control(step_size = )} (now {signif(step_size, 3)}{if (auto_step) ', chosen by the warm-up' else ''})."),
+          kind = "diverged", also = "divergence")
+  invisible()
+}
+
+# How print() shows the step: per example (eps N) for SGLD / SGHMC, with "(warm-up)" when chosen by it.
+sgmcmc_step_label <- function(eps, n, auto, sampler) {
+  per <- if (!is.null(n) && sampler %in% c("sgld", "sghmc")) sprintf(" (%s per example)", format(signif(eps * n, 3))) else ""
+  paste0(format(signif(eps, 3)), per, if (auto) ", chosen by the warm-up" else "")
+}
+
+# summary() of an SG-MCMC fit: the draws' summary with R-hat and bulk / tail ESS per coefficient.
+sgmcmc_summary <- function(object, probs, pars) {
+  out <- summary.sb_fit(object, probs = probs, pars = pars)
+  conv <- object$diagnostics$convergence
+  if (!is.null(conv)) {
+    m <- match(out$parameter, conv$parameter)
+    out$rhat <- conv$rhat[m]
+    out$ess_bulk <- round(conv$ess_bulk[m])
+    out$ess_tail <- round(conv$ess_tail[m])
+  }
+  class(out) <- c("summary_sb_fit", "data.frame")
+  out
+}
+
+sgmcmc_print <- function(x, digits) {
+  d <- x$diverged
+  if (any(d)) {
+    cat(sprintf("DIVERGED: %d of %d chains (%s), left out of the draws and every average\n", sum(d), length(d),
+                paste0("chain ", which(d), " at iteration ", x$diverged_at[d], collapse = ", ")))
+  }
+  print.sb_fit(x, digits = digits)
+}
+
+#' @rdname sb_fit-methods
+#' @export
+summary.sb_sgld_sa <- function(object, probs = c(0.025, 0.5, 0.975), pars = NULL, ...) {
+  sgmcmc_summary(object, probs, pars)
+}
+
+#' @rdname sb_fit-methods
+#' @export
+summary.sb_sgmcmc_density <- function(object, probs = c(0.025, 0.5, 0.975), pars = NULL, ...) {
+  sgmcmc_summary(object, probs, pars)
+}
+
+#' @export
+print.sb_sgld_sa <- function(x, digits = 3, ...) {
+  sgmcmc_print(x, digits)
+  invisible(x)
+}
+
+#' @export
+print.sb_sgmcmc_density <- function(x, digits = 3, ...) {
+  sgmcmc_print(x, digits)
+  invisible(x)
+}

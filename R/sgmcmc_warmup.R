@@ -1,0 +1,78 @@
+# The step-size warm-up of the SG-MCMC front ends (sgmcmc_control(step_size = "auto"), the default for
+# regression and density targets): successive halving over a geometric grid of steps, each candidate scored
+# by the kernel Stein discrepancy (ksd()) of the draws of a short pilot chain, after Coullon, South & Nemeth
+# (2021). Every candidate's pilot starts where the chains start and runs on its own random stream (seeded from
+# the run's seed, apart from every chain's stream), so the choice depends on the seed only, not on threads.
+#
+#   round 1: every grid step, pilot of `len` iterations (the first half discarded, at most 500 draws kept);
+#            a pilot that diverged, or whose draws have a non-finite score, is ruled out (KSD = Inf)
+#   round r: the better half (smaller KSD) of round r - 1, pilots twice as long
+#   until one step is left. Then the accuracy cap: the KSD of a few hundred pilot draws rewards mixing more than
+#   it punishes the variance a step adds, so the chosen step is capped where that excess is at most
+#   `delta` (10 %) of the smallest marginal posterior variance. For SGLD at step eps with minibatches of n of N
+#   rows the excess is about eps / 2 (1 + (N - n) / n) in every coordinate (the discretization's eps / 2 plus
+#   the minibatch noise's eps N (1 - n / N) / (2 n) when the per-example gradients' covariance times N is the
+#   Hessian, as for a well-specified GLM); SGHMC with learning rate eta and friction alpha behaves as SGLD at
+#   eps = eta / alpha. The smallest variance v is read off the winner's pilot draws (their variance less the
+#   predicted excess), so the cap is eps <= 2 delta v / (1 + (N - n) / n). A capped step mixes more slowly:
+#   the front end scales its default run length by the ratio (see sgld_sa(), "Step-size warm-up").
+# With G grid steps and a first pilot of L iterations the warm-up runs L (G + 2 ceiling(G / 2) + 4 ceiling(G / 4)
+# + ...) pilot iterations of one chain, about L G log2(G): 15 steps and L = 1,000 give 63,000 (measured times
+# in bench/RESULTS.md), plus one KSD of at most 500 draws per pilot (29 of them).
+#
+# run_pilot(eps, iterations, stream) -> list(draws = m x d matrix on the scale the score uses, diverged = TRUE /
+#   FALSE, latent = whatever score needs); score(draws, latent) -> m x d matrix.
+# excess(eps): the variance a step adds per coordinate, on the scale of the draws (NULL: no cap).
+sgmcmc_step_warmup <- function(grid, run_pilot, score, excess = NULL, delta = 0.1, pilot_iterations = 1000L,
+                               call = rlang::caller_env()) {
+  cand <- sort(unique(grid), decreasing = TRUE)
+  len <- pilot_iterations
+  rows <- list()
+  round <- 0L
+  last <- NULL
+  repeat {
+    round <- round + 1L
+    k <- vapply(seq_along(cand), function(i) {
+      pr <- run_pilot(cand[i], len)
+      if (length(cand) == 1L) last <<- pr
+      if (isTRUE(pr$diverged) || !nrow(pr$draws) || any(!is.finite(pr$draws))) return(Inf)
+      sc <- score(pr$draws, pr$latent)
+      if (any(!is.finite(sc))) return(Inf)
+      r <- cpp_ksd(pr$draws, sc, numeric(), 1, -0.5)
+      if (isTRUE(r$interrupted)) rlang::interrupt()
+      r$ksd
+    }, numeric(1))
+    rows[[round]] <- data.frame(round = round, step_size = cand, pilot_iterations = len, ksd = k)
+    if (all(!is.finite(k))) {
+      tab <- do.call(rbind, rows)
+      sb_abort(c("The step-size warm-up found no step on its grid that did not diverge.",
+                 x = "Every pilot chain from {signif(max(grid), 3)} down to {signif(min(grid), 3)} diverged or left the region where the log posterior is finite.",
+                 i = "Check the model and the data for non-finite values, or give {.code sgmcmc_control(step_size = )} yourself."),
+               kind = "divergence", warmup = tab, call = call)
+    }
+    if (length(cand) == 1L) break
+    keep <- order(k)[seq_len(ceiling(length(cand) / 2))]
+    keep <- keep[is.finite(k[keep])]
+    cand <- cand[keep]
+    len <- 2L * len
+  }
+  tab <- do.call(rbind, rows)
+  chosen <- cand[1]
+  step <- chosen
+  v_min <- NA_real_
+  if (!is.null(excess) && nrow(last$draws) >= 10L) {
+    v <- apply(last$draws, 2L, stats::var)
+    v <- v[v > 0]
+    if (length(v)) {
+      v_min <- min(v)
+      ex <- excess(chosen)
+      v_min <- if (v_min > 2 * ex) v_min - ex else v_min / 2  # less the excess, never below half the measured
+      step <- min(chosen, chosen * delta * v_min / ex)
+    }
+  }
+  list(step_size = step, ksd_step = chosen, capped = step < chosen, min_variance = v_min, delta = delta,
+       table = tab, iterations = sum(tab$pilot_iterations))
+}
+
+# The thinning that keeps at most `max_draws` of the second half of a pilot of `len` iterations.
+warmup_thin <- function(len, max_draws = 500L) max(1L, ceiling((len - len %/% 2L) / max_draws))
