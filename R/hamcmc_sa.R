@@ -102,10 +102,10 @@
 #' n <- 60; p <- 20
 #' x <- matrix(rnorm(n * p), n, p)
 #' y <- drop(x[, 1:3] %*% c(3, 2, 1)) + rnorm(n)
-#' fit <- hamcmc_sa(x, y, iterations = 3000, intercept = FALSE, seed = 1,
-#'                  control = sgmcmc_control(step_size = 0.05))
+#' fit <- hamcmc_sa(x, y, intercept = FALSE, seed = 1)  # step and run length from the warm-up
 #' fit$method
 #' round(head(coef(fit)), 2)
+#' fit$warmup$step_size
 hamcmc_sa <- function(x, y, ..., sampler = c("hamcmc_sa", "hamcmc")) {
   sampler <- sb_match_arg(sampler)
   sgld_sa(x, y, ..., sampler = sampler)

@@ -68,17 +68,19 @@
 #'   list(log_density = -(b[1] * b[1] * b[1] * b[1]) / 10 - 0.5 * u * u,
 #'        gradient = c(-0.4 * b[1] * b[1] * b[1] + 2 * b[1] * u, -4 * u))
 #' }
-#' ctl <- sgmcmc_control(step_size = 0.01, step_schedule = "constant")
-#' fit <- sgmcmc_density(banana, init = c(0, 0), iterations = 2000, control = ctl, seed = 1)
+#' # defaults: four chains, step and run length chosen by the warm-up, R-hat and ESS in print()
+#' fit <- sgmcmc_density(sgmcmc_target("banana"), seed = 1)
 #' fit
-#' fit2 <- sgmcmc_density(sgmcmc_target("banana"), init = c(0, 0), iterations = 2000, control = ctl,
-#'                        seed = 1)
-#' identical(as.matrix(fit), as.matrix(fit2))
+#' ksd(fit)
+#' # the R function gives the same draws as the built-in target (a short fixed-step run, to show it)
+#' ctl <- sgmcmc_control(step_size = 0.01, step_schedule = "constant")
+#' short <- function(tg) suppressWarnings(sgmcmc_density(tg, init = c(0, 0), iterations = 2000, chains = 1,
+#'                                                        control = ctl, seed = 1))
+#' identical(as.matrix(short(banana)), as.matrix(short(sgmcmc_target("banana"))))
 #' # HAMCMC-SA on a correlated Gaussian, four chains on two threads
 #' S <- matrix(c(1, 0.9, 0.9, 1), 2)
 #' g <- sgmcmc_density(sgmcmc_target("gaussian", mean = c(1, -1), cov = S), sampler = "hamcmc_sa",
-#'                     iterations = 4000, chains = 4, threads = 2, seed = 1,
-#'                     control = sgmcmc_control(step_size = 0.05, step_schedule = "constant"))
+#'                     threads = 2, seed = 1)
 #' round(coef(g), 2)
 #' round(cov(as.matrix(g)), 2)
 sgmcmc_density <- function(target, init = NULL, sampler = c("sgld", "sghmc", "hamcmc_sa", "hamcmc"),
