@@ -74,8 +74,10 @@
 #' ksd(fit)
 #' # the R function gives the same draws as the built-in target (a short fixed-step run, to show it)
 #' ctl <- sgmcmc_control(step_size = 0.01, step_schedule = "constant")
-#' short <- function(tg) suppressWarnings(sgmcmc_density(tg, init = c(0, 0), iterations = 2000, chains = 1,
-#'                                                        control = ctl, seed = 1))
+#' short <- function(tg) {
+#'   suppressWarnings(sgmcmc_density(tg, init = c(0, 0), iterations = 2000, chains = 1, control = ctl,
+#'                                   seed = 1))
+#' }
 #' identical(as.matrix(short(banana)), as.matrix(short(sgmcmc_target("banana"))))
 #' # HAMCMC-SA on a correlated Gaussian, four chains on two threads
 #' S <- matrix(c(1, 0.9, 0.9, 1), 2)

@@ -7,20 +7,18 @@ engine_control <- function(control) {
   if (inherits(control, "sb_sgmcmc_control") && is.null(control$step_size)) control$step_size <- 1e-3
   control
 }
-sgld_sa_engine <- function(..., control = sgmcmc_control()) {
-  args <- list(...)
-  if (!is.null(args$model)) return(sgld_sa(..., control = control))
-  if (is.null(args$standardize)) args$standardize <- FALSE
-  if (is.null(args$chains)) args$chains <- 1L
-  do.call(sgld_sa, c(args, list(control = engine_control(control))))
+engine_front_end <- function(fun) {
+  force(fun)
+  function(..., control = sgmcmc_control()) {
+    args <- list(...)
+    if (!is.null(args$model)) return(fun(..., control = control))
+    if (is.null(args$standardize)) args$standardize <- FALSE
+    if (is.null(args$chains)) args$chains <- 1L
+    do.call(fun, c(args, list(control = engine_control(control))))
+  }
 }
-hamcmc_sa_engine <- function(..., control = sgmcmc_control()) {
-  args <- list(...)
-  if (!is.null(args$model)) return(hamcmc_sa(..., control = control))
-  if (is.null(args$standardize)) args$standardize <- FALSE
-  if (is.null(args$chains)) args$chains <- 1L
-  do.call(hamcmc_sa, c(args, list(control = engine_control(control))))
-}
+sgld_sa_engine <- engine_front_end(sgld_sa)
+hamcmc_sa_engine <- engine_front_end(hamcmc_sa)
 sgmcmc_density_engine <- function(..., iterations = 10000L, chains = 1L, control = sgmcmc_control()) {
   sgmcmc_density(..., iterations = iterations, chains = chains, control = engine_control(control))
 }

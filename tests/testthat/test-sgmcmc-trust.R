@@ -73,6 +73,7 @@ test_that("standardize = TRUE is the sampler on the standardized data, mapped ba
 })
 
 test_that("SGLD and SGHMC with the warm-up's step match an exact Gaussian posterior", {
+  skip_on_cran()  # long runs with defaults (tools/run-tests.sh runs them)
   # means within 0.1 posterior sd and sds within 10 % (the issue's bounds). Monte-Carlo error at the bulk ESS
   # of these runs (>= 900 per coefficient, checked below): se of a mean <= 1 / sqrt(900) = 0.033 sd, of an sd
   # about 1 / sqrt(2 * 900) = 2.4 %, so the bounds are 3 and 4 standard errors.
@@ -90,6 +91,7 @@ test_that("SGLD and SGHMC with the warm-up's step match an exact Gaussian poster
 })
 
 test_that("first call on raw diabetes: defaults give lm's held-out RMSE, converged chains, the right intercept", {
+  skip_on_cran()  # long runs with defaults (tools/run-tests.sh runs them)
   data(diabetes, package = "scalebayes", envir = environment())
   x <- diabetes$x; y <- diabetes$y
   set.seed(42)
@@ -110,6 +112,7 @@ test_that("first call on raw diabetes: defaults give lm's held-out RMSE, converg
 })
 
 test_that("the banana target with defaults: quantiles within Monte-Carlo error of exact draws", {
+  skip_on_cran()  # long runs with defaults (tools/run-tests.sh runs them)
   ex <- banana_exact_draws(4e5, seed = 1)
   f <- sgmcmc_density(sgmcmc_target("banana"), seed = 1, quiet = TRUE)
   probs <- c(0.025, 0.25, 0.5, 0.75, 0.975)
@@ -187,6 +190,7 @@ test_that("step-size settings are validated", {
 })
 
 test_that("ksd() of a regression fit uses the sampler's scale and needs every coefficient's draws", {
+  skip_on_cran()  # long runs with defaults (tools/run-tests.sh runs them)
   data(diabetes, package = "scalebayes", envir = environment())
   f <- sgld_sa(diabetes$x, diabetes$y, seed = 2, quiet = TRUE)
   k <- ksd(f)
@@ -199,6 +203,7 @@ test_that("ksd() of a regression fit uses the sampler's scale and needs every co
 })
 
 test_that("Bayesian logistic regression: every sampler with defaults agrees with Stan's NUTS", {
+  skip_on_cran()  # long runs with defaults (tools/run-tests.sh runs them)
   # inst/extdata/nuts_logistic.rds: 100,000 NUTS draws (rstan, data-raw/nuts_logistic.R) of a logistic
   # regression with N(0, 4) priors on 6 coefficients; x is standardized exactly, so the default
   # standardization leaves the model unchanged. Bounds of the issue: means within 0.2 NUTS sd, sds within
