@@ -181,7 +181,13 @@ blasso <- function(x, y, lambda = "eb", chains = 4L, iterations = 1000L, burnin 
     seed = seed, timing = NULL,
     sigma2 = r$sigma2, lambda = r$lambda, model_size = r$model_size,
     lambda_hat = if (mode$mode == 1L) r$lambda[1] else NA_real_, lambda_start = r$lambda_start,
-    em_trace = r$em_lambda, rj_accept = if (control$rj) r$accept_rate else NA_real_
+    em_trace = r$em_lambda, rj_accept = if (control$rj) r$accept_rate else NA_real_,
+    # what ksd() needs: the sampler's (centred when there is an intercept) standardized design and response
+    ksd_data = if (!control$rj && !identical(control$preset, "monomvn")) {
+      list(x = if (control$intercept) sweep(xs, 2, colMeans(xs)) else xs,
+           y = if (control$intercept) y - mean(y) else y, scale = scale,
+           slopes = colnames(draws)[seq_len(p) + control$intercept], n_eff = df)
+    }
   )
   fit$timing <- proc.time() - t0
   fit

@@ -9,7 +9,8 @@
 #' penalizes both bias (a step that is too long) and poor coverage (a chain that has not moved far enough), so
 #' it compares samplers, step sizes and run lengths on the same target; [sgld_sa()] uses it to choose its
 #' step (`step_size = "auto"`). KSD values are comparable only between samples of the same target in the same
-#' coordinates (it is not scale free).
+#' coordinates (it is not scale free; for a fit, `standardize = TRUE` measures every coordinate in posterior
+#' sds).
 #'
 #' Methods:
 #' * a matrix of draws (one row per draw) with `score`: a matrix of the same shape, or a function returning
@@ -19,6 +20,11 @@
 #'   prior) on the scale the sampler works (standardized coefficients when the fit standardized), with each
 #'   chain's final latent variables (\eqn{\sigma}, \eqn{\kappa_0}, \eqn{\kappa_1}); the draws of every
 #'   coefficient must have been kept. The temperature is taken to be 1.
+#' * a [blasso()] fit with a fixed or empirical-Bayes \eqn{\lambda}: the score of the joint posterior of the
+#'   coefficients on the sampler's scale (standardized columns) and \eqn{\log\sigma^2}, with the intercept
+#'   integrated out (the model of the Gibbs sampler: Laplace\eqn{(0, \sigma/\lambda)} coefficients given
+#'   \eqn{\sigma^2}, its inverse-gamma or \eqn{1/\sigma^2} prior). Fits with \eqn{\lambda} drawn under a
+#'   prior, reversible jump or the `"monomvn"` preset are refused (classed error).
 #' Draws of diverged chains are left out.
 #'
 #' Cost: \eqn{O(m^2 d)} for m draws of d coordinates; `max_draws` thins a longer sample evenly (per chain).
@@ -30,6 +36,10 @@
 #' @param c,beta Kernel parameters: \eqn{c > 0}, \eqn{\beta \in (-1, 0)} (default 1 and -1/2, Gorham and
 #'   Mackey's choice).
 #' @param max_draws At most this many draws are used (evenly thinned; per chain for a fit).
+#' @param standardize For a fit: measure each coordinate in units of the pooled draws' sd (the score scaled
+#'   accordingly), so that the kernel's length scale `c` is `c` posterior sds in every coordinate whatever the
+#'   parameters' units (default `TRUE`). `FALSE` uses the coordinates as they are (the step warm-up's choice, on
+#'   the sampler's standardized scale).
 #' @param ... Unused; an unknown argument is an error.
 #' @return An object of class `sb_ksd`: a list with `ksd` (of all draws pooled), `per_chain` (for a fit with
 #'   several chains, `NA` otherwise), `draws` (the number used), `dim`, `c` and `beta`. `as.numeric()` gives
@@ -86,7 +96,7 @@ ksd.default <- function(x, score, weights = NULL, c = 1, beta = -0.5, max_draws 
 
 #' @rdname ksd
 #' @export
-ksd.sb_sgmcmc_density <- function(x, c = 1, beta = -0.5, max_draws = 2000L, ...) {
+ksd.sb_sgmcmc_density <- function(x, c = 1, beta = -0.5, max_draws = 2000L, standardize = TRUE, ...) {
   rlang::check_dots_empty()
   fit <- x
   d <- ksd_fit_draws(fit, max_draws)
@@ -103,12 +113,12 @@ ksd.sb_sgmcmc_density <- function(x, c = 1, beta = -0.5, max_draws = 2000L, ...)
     sb_abort("The target's gradient is not finite at some draws of the fit, so the KSD is not defined.",
              kind = "state")
   }
-  ksd_compute(d$draws, sc, NULL, c, beta, Inf, chain = d$chain)
+  ksd_compute(d$draws, sc, NULL, c, beta, Inf, chain = d$chain, standardize = standardize)
 }
 
 #' @rdname ksd
 #' @export
-ksd.sb_sgld_sa <- function(x, c = 1, beta = -0.5, max_draws = 2000L, ...) {
+ksd.sb_sgld_sa <- function(x, c = 1, beta = -0.5, max_draws = 2000L, standardize = TRUE, ...) {
   rlang::check_dots_empty()
   fit <- x
   s <- fit$settings
@@ -124,15 +134,15 @@ ksd.sb_sgld_sa <- function(x, c = 1, beta = -0.5, max_draws = 2000L, ...) {
     sc[rows, ] <- sgmcmc_glm_score(b[rows, , drop = FALSE], fit$score_data, fit$latent_state[[ch]], s$control$prior_var)
   }
   colnames(b) <- colnames(d$draws)
-  ksd_compute(b, sc, NULL, c, beta, Inf, chain = d$chain)
+  ksd_compute(b, sc, NULL, c, beta, Inf, chain = d$chain, standardize = standardize)
 }
 
 # The draws of a fit with their chains, diverged chains left out, each chain evenly thinned to
 # max_draws / (number of chains).
-ksd_fit_draws <- function(fit, max_draws) {
+ksd_fit_draws <- function(fit, max_draws, chain = NULL) {
   max_draws <- check_count(max_draws, min = 2L, arg = "max_draws")
-  dr <- fit$draws
-  ch <- fit$chain %||% rep(1L, nrow(dr))
+  dr <- if (is.matrix(fit)) fit else fit$draws
+  ch <- (if (is.matrix(fit)) chain else fit$chain) %||% rep(1L, nrow(dr))
   chains <- unique(ch)
   per <- max(1L, max_draws %/% length(chains))
   rows <- unlist(lapply(chains, function(k) {
@@ -143,7 +153,8 @@ ksd_fit_draws <- function(fit, max_draws) {
   list(draws = dr[rows, , drop = FALSE], chain = ch[rows])
 }
 
-ksd_compute <- function(x, score, weights, c, beta, max_draws, chain, call = rlang::caller_env()) {
+ksd_compute <- function(x, score, weights, c, beta, max_draws, chain, standardize = FALSE,
+                        call = rlang::caller_env()) {
   c <- check_number(c, lower = 0, lower_open = TRUE, upper = Inf, upper_open = TRUE, arg = "c", call = call)
   beta <- check_number(beta, lower = -1, lower_open = TRUE, upper = 0, upper_open = TRUE, arg = "beta",
                        call = call)
@@ -164,6 +175,14 @@ ksd_compute <- function(x, score, weights, c, beta, max_draws, chain, call = rla
   }
   storage.mode(x) <- "double"
   storage.mode(score) <- "double"
+  if (isTRUE(standardize)) {
+    # coordinates in units of the draws' sd (the score in the inverse units): the kernel's length scale c is then
+    # c posterior sds in every coordinate, whatever the parameters' units
+    sdv <- apply(x, 2L, stats::sd)
+    sdv[!(sdv > 0) | !is.finite(sdv)] <- 1
+    x <- sweep(x, 2L, sdv, "/")
+    score <- sweep(score, 2L, sdv, "*")
+  }
   one <- function(rows) {
     r <- sb_call_engine(cpp_ksd(x[rows, , drop = FALSE], score[rows, , drop = FALSE],
                                 if (is.null(weights)) numeric() else as.double(weights[rows]), c, beta), call = call)
@@ -194,3 +213,43 @@ as.numeric.sb_ksd <- function(x, ...) x$ksd
 
 #' @export
 as.double.sb_ksd <- function(x, ...) x$ksd
+
+#' @rdname ksd
+#' @export
+ksd.sb_blasso <- function(x, c = 1, beta = -0.5, max_draws = 2000L, standardize = TRUE, ...) {
+  rlang::check_dots_empty()
+  fit <- x
+  s <- fit$settings
+  ctl <- s$control
+  if (!identical(s$lambda_mode, "fixed") && !identical(s$lambda_mode, "eb") || isTRUE(ctl$rj) ||
+      identical(ctl$preset, "monomvn")) {
+    sb_abort(c("The KSD of a {.fn blasso} fit needs one posterior: a fixed or empirical-Bayes {.arg lambda}, without reversible jump or the {.val monomvn} preset.",
+               i = "This fit has lambda mode {.val {s$lambda_mode}}{if (isTRUE(ctl$rj)) ' with reversible jump' else ''}."),
+             kind = "state")
+  }
+  dat <- fit$ksd_data
+  if (is.null(dat)) {
+    sb_abort(c("This {.fn blasso} fit does not hold the data the KSD needs.",
+               i = "Refit with the current version of scalebayes."), kind = "state")
+  }
+  d <- ksd_fit_draws(cbind(fit$draws[, dat$slopes, drop = FALSE], sigma2 = fit$sigma2), max_draws, fit$chain)
+  b <- sweep(d$draws[, seq_along(dat$scale), drop = FALSE], 2L, dat$scale, "*")  # standardized coefficients
+  z <- cbind(b, log_sigma2 = log(d$draws[, "sigma2"]))
+  ksd_compute(z, blasso_score(z, dat, fit$lambda[1], s$sigma2_prior), NULL, c, beta, Inf, chain = d$chain,
+              standardize = standardize)
+}
+
+# The score of the Bayesian lasso's posterior in (b, eta = log sigma^2) (rows of z), the intercept integrated
+# out: log p = -(n_eff / 2) eta - RSS / (2 sigma^2) - (p / 2) eta - lambda sum|b_j| / sigma + log pi(sigma^2) + eta,
+# with pi(sigma^2) proportional to (sigma^2)^-(a + 1) exp(-s / sigma^2) (a = s = 0: 1 / sigma^2).
+blasso_score <- function(z, dat, lambda, sigma2_prior) {
+  p <- ncol(z) - 1L
+  b <- z[, seq_len(p), drop = FALSE]
+  s2 <- exp(z[, p + 1L])
+  sg <- sqrt(s2)
+  r <- sweep(-b %*% t(dat$x), 2L, dat$y, "+")  # residuals, draws x n
+  score_b <- (r %*% dat$x) / s2 - lambda * sign(b) / sg
+  score_eta <- -dat$n_eff / 2 + rowSums(r^2) / (2 * s2) - p / 2 + lambda * rowSums(abs(b)) / (2 * sg) -
+    sigma2_prior[1] + sigma2_prior[2] / s2
+  cbind(score_b, score_eta)
+}

@@ -219,3 +219,30 @@ test_that("Bayesian logistic regression: every sampler with defaults agrees with
     expect_true(all(r > 0.8 & r < 1.25), label = paste(s, "sd ratios", paste(round(r, 3), collapse = " ")))
   }
 })
+
+test_that("ksd() of a blasso fit: its score is the gradient of the sampled posterior, and its draws score well", {
+  data(diabetes, package = "scalebayes", envir = environment())
+  f <- blasso(diabetes$x, diabetes$y, lambda = 1.5, chains = 2, iterations = 1500, seed = 1, quiet = TRUE)
+  dat <- f$ksd_data
+  # the log posterior written independently, differentiated numerically at a few draws
+  logp <- function(z) {
+    p <- length(z) - 1; b <- z[1:p]; s2 <- exp(z[p + 1])
+    -dat$n_eff / 2 * log(s2) - sum((dat$y - dat$x %*% b)^2) / (2 * s2) - p / 2 * log(s2) -
+      1.5 * sum(abs(b)) / sqrt(s2) - log(s2) + log(s2)  # the 1 / sigma^2 prior; the Jacobian of eta = log sigma^2
+  }
+  z <- cbind(sweep(f$draws[1:3, -1], 2, dat$scale, "*"), log(f$sigma2[1:3]))
+  sc <- scalebayes:::blasso_score(z, dat, 1.5, c(0, 0))
+  for (i in 1:3) {
+    num <- vapply(seq_len(ncol(z)), function(j) {
+      h <- 1e-6 * max(1, abs(z[i, j])); e <- replace(numeric(ncol(z)), j, h)
+      (logp(z[i, ] + e) - logp(z[i, ] - e)) / (2 * h)
+    }, numeric(1))
+    expect_equal(unname(sc[i, ]), num, tolerance = 1e-5)
+  }
+  k <- ksd(f)
+  g <- f
+  g$draws[, -1] <- sweep(g$draws[, -1], 2, 0.5 * apply(f$draws[, -1], 2, sd), "+")  # half a posterior sd off
+  expect_gt(ksd(g)$ksd, 3 * k$ksd)
+  expect_error(ksd(blasso(diabetes$x, diabetes$y, lambda = "gamma", iterations = 200, seed = 1, quiet = TRUE)),
+               class = "scalebayes_error_state")
+})
