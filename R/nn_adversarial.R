@@ -112,9 +112,26 @@ nn_adversarial <- function(fit, x, y, zeta = c(0, 0.1, 0.2, 0.3, 0.4, 0.5), clip
   }
   if (keep_x) check_result_size(length(zeta), length(xd$x), "zeta", call = call)
   dev <- if (!is.null(fit$device) && startsWith(fit$device, "cuda")) "cuda" else device
-  res <- sb_call_engine(cpp_nn_adversarial(fit$spec, nn_engine_params(fit), nn_engine_buffers(fit), xd$x, xd$dim, yd$y,
-                                            as.double(zeta), as.double(clip), batch, dev, float64, keep_x,
+  # a standardized fit (R/nn_standardize.R): the attack is on the raw inputs. One global scale s: the same
+  # attack on the training scale with perturbations zeta / s and clipping at (clip - m) / s; per-column scales:
+  # the transform folded into the first layer of every draw, which then takes the raw inputs.
+  sc <- fit$scaling
+  params <- nn_engine_params(fit)
+  x_eng <- xd
+  zeta_eng <- as.double(zeta)
+  clip_eng <- as.double(clip)
+  if (!is.null(sc) && sc$x_global) {
+    x_eng <- nn_scale_x(xd, sc)
+    zeta_eng <- zeta_eng / sc$x_scale
+    clip_eng <- (clip_eng - sc$x_center) / sc$x_scale
+  } else if (!is.null(sc)) {
+    g <- .subset2(fit, "param_groups")
+    params <- nn_fold_params(params, fit$layers, g$group, g$size, fit$settings$input, sc, call = call)
+  }
+  res <- sb_call_engine(cpp_nn_adversarial(fit$spec, params, nn_engine_buffers(fit), x_eng$x, x_eng$dim, yd$y,
+                                            zeta_eng, clip_eng, batch, dev, float64, keep_x,
                                             as.integer(attack_draws), label == "predicted"), call = call)
+  if (keep_x && !is.null(sc) && sc$x_global) res$x_adv <- sc$x_center + sc$x_scale * res$x_adv
   out <- data.frame(zeta = as.double(zeta), accuracy = res$accuracy, mean_draw_accuracy = res$mean_draw_accuracy,
                     n = xd$n)
   attr(out, "draws") <- sum(ok)

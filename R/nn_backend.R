@@ -208,8 +208,9 @@ nn_warn_scale <- function(big, arg, what) {
 
 # The data and network of a network fit (wbb_nn(), sparse_vi(), bbb()): inputs, responses and family, the
 # resolved layer table and engine spec (with the control's initialization), the minibatch size, and the test
-# inputs / responses.
-nn_prepare_fit <- function(x, y, model, family, newx, newy, control, call) {
+# inputs / responses. With `standardize` (R/nn_standardize.R) the inputs (x and newx) and a gaussian response
+# come back on the training scale, with the transform `sc` (NULL without); newy stays on the user's scale.
+nn_prepare_fit <- function(x, y, model, family, newx, newy, control, call, standardize = FALSE) {
   xd <- nn_prepare_x(x, "x", call)
   yd <- nn_prepare_y(y, xd$n, family, arg = "y", call = call)
   family <- yd$family
@@ -224,6 +225,7 @@ nn_prepare_fit <- function(x, y, model, family, newx, newy, control, call) {
     if (is.null(nd)) sb_abort("{.arg newy} needs {.arg newx}.", arg = "newy", call = call)
     newy_d <- nn_prepare_y(newy, nd$n, family, levels = yd$levels, arg = "newy", call = call, q_expected = yd$q)
   }
-  list(xd = xd, yd = yd, family = family, n_out = n_out, tab = tab, spec = spec, nd = nd, newy_d = newy_d,
-       batch_size = batch_size)
+  sc <- nn_scaling(xd, yd, family, tab, standardize)
+  list(xd = nn_scale_x(xd, sc), yd = nn_scale_y(yd, sc), family = family, n_out = n_out, tab = tab, spec = spec,
+       nd = nn_scale_x(nd, sc), newy_d = newy_d, batch_size = batch_size, scaling = sc)
 }

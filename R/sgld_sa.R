@@ -89,6 +89,10 @@
 #' @param newy Networks: test responses for `newx`; the fit then reports the test accuracy (or RMSE) of the
 #'   posterior predictive mean, and of every kept draw when `keep_draws = TRUE`.
 #' @param device Networks: `"cpu"`, `"cuda"` or `"auto"`.
+#' @param standardize Sample on standardized data (default `TRUE`) and report on the user's scale. Regression:
+#'   the columns of `x` (and a gaussian `y`) are centred and scaled, and draws, means, intervals, sigma and
+#'   predictions are mapped back to the original scale. Networks: see "Networks" below. `FALSE`: the data as
+#'   given.
 #' @section Networks:
 #' With `model = nn_mlp(...)` or `nn_cnn(...)` the same chain driver samples a network's weights: the
 #' minibatch gradient of the log-likelihood (cross-entropy for `"multinomial"`, Bernoulli for `"binomial"`,
@@ -112,6 +116,20 @@
 #' temperature, sparsity, minibatch accuracy; for HAMCMC-SA / HAMCMC also `drift_ratio`, `noise_ratio` and `gamma`,
 #' as below); the progress bar shows the loss, accuracy and sparsity of the first
 #' chain. Interrupting a network run (Ctrl-C) returns the state reached, with a warning.
+#'
+#' With `standardize = TRUE` (the default) a network is sampled on standardized data, as [wbb_nn()] trains
+#' (see its section "Standardization"): the inputs centred and scaled to unit sd per column (images, i.e. an
+#' array `x` or a network starting with a convolution: by one mean and sd over all pixels), and a gaussian
+#' response centred and scaled (per column for a matrix `y`). The priors (the SSGL prior with `v0`, `v1`, the
+#' \eqn{N(0, \sigma_0^2)} prior of `prior_var`, `sigma_init`), the step size and the stored parameters (draws,
+#' `weights_mean`, `weights_final`, [coef()]) and the trace's loss are those of the standardized problem;
+#' predictions (`pred`, `pred_mean`, [predict()] on new raw inputs, which applies the stored `fit$scaling`),
+#' the test RMSE, and sigma (`latent$sigma`, `trace$sigma`; with several gaussian outputs the common sigma of the
+#' standardized outputs, output j's being `sigma * fit$scaling$y_scale[j]`) are on the user's scale, and
+#' `sgmcmc_control(likelihood_sd = )` is given on it. A starting network `sgmcmc_control(init = fit)` is
+#' re-expressed for this fit's scale when it was trained on another (the same function of the raw inputs);
+#' starting parameters given as numbers are on the standardized scale. [nn_export()] folds the transform into
+#' the exported network.
 #' @return An object of class `c("sb_sgld_sa", "sb_fit")`: the common draws object (see [sb_fit-methods])
 #'   with, in addition, `coefficients` (running posterior means of all coefficients over the kept
 #'   iterations of all chains), `coef_sd`, `inclusion` (selection probabilities \eqn{\rho_j}, averaged over
@@ -145,7 +163,7 @@ sgld_sa <- function(x, y, family = c("gaussian", "binomial"), method = c("sa", "
   keep_draws <- sb_renamed_arg(if (!missing(keep)) keep, keep_draws, "keep", "keep_draws", missing(keep_draws),
                                "sgld_sa", call = rlang::current_env(), old_missing = missing(keep))
   if (!is.null(model)) {
-    not_for_nets <- c("sparse", "intercept", "standardize")[!c(missing(sparse), missing(intercept), missing(standardize))]
+    not_for_nets <- c("sparse", "intercept")[!c(missing(sparse), missing(intercept))]
     if (length(not_for_nets)) {
       sb_abort(c("{.arg {not_for_nets[1]}} applies to regression, not to a network {.arg model}.",
                  i = "For networks choose the sparse layers with {.arg sparse_layers}."), arg = not_for_nets[1])
@@ -158,7 +176,8 @@ sgld_sa <- function(x, y, family = c("gaussian", "binomial"), method = c("sa", "
                       batch_size = batch_size, v0 = v0, v1 = v1, sparse_layers = sparse_layers, burnin = burnin,
                       thin = thin, newx = newx, newy = newy, chains = chains %||% 1L, threads = threads, seed = seed,
                       quiet = quiet, control = control, device = device, keep_draws = keep_draws,
-                      future = future, chunks = chunks, weights = weights, call = rlang::current_env(), mcall = call))
+                      future = future, chunks = chunks, weights = weights, standardize = standardize,
+                      call = rlang::current_env(), mcall = call))
   }
   if (!is.null(weights)) {
     sb_abort(c("{.arg weights} applies to a network {.arg model}, not to regression.",
