@@ -19,6 +19,10 @@
 #' For a single network (one draw) the source makes no difference; for a posterior the attack from one draw
 #' is weaker against the average (measured in `vignette("sgld-sa-networks")`).
 #'
+#' A fit trained on standardized data (`standardize = TRUE`, the default) is attacked on the raw inputs: `x`,
+#' `zeta`, `clip` and the returned inputs are on the scale of the data the fit was called with (the gradient
+#' is taken through the stored transform).
+#'
 #' @param fit A network fit with kept draws ([wbb_nn()], or [sgld_sa()] with a `model`: kept by default);
 #'   multinomial or binomial.
 #' @param x Inputs with the example shape the network was trained on (matrix or array, examples first).
@@ -131,7 +135,6 @@ nn_adversarial <- function(fit, x, y, zeta = c(0, 0.1, 0.2, 0.3, 0.4, 0.5), clip
   res <- sb_call_engine(cpp_nn_adversarial(fit$spec, params, nn_engine_buffers(fit), x_eng$x, x_eng$dim, yd$y,
                                             zeta_eng, clip_eng, batch, dev, float64, keep_x,
                                             as.integer(attack_draws), label == "predicted"), call = call)
-  if (keep_x && !is.null(sc) && sc$x_global) res$x_adv <- sc$x_center + sc$x_scale * res$x_adv
   out <- data.frame(zeta = as.double(zeta), accuracy = res$accuracy, mean_draw_accuracy = res$mean_draw_accuracy,
                     n = xd$n)
   attr(out, "draws") <- sum(ok)
@@ -146,6 +149,12 @@ nn_adversarial <- function(fit, x, y, zeta = c(0, 0.1, 0.2, 0.3, 0.4, 0.5), clip
       a <- array(res$x_adv[(z - 1) * per + seq_len(per)], rev(d))  # row-major from the engine
       a <- aperm(a, rev(seq_along(d)))
       dim(a) <- dim(x)
+      if (!is.null(sc) && sc$x_global) {  # the attacked inputs on the raw scale: x + s (x_adv_s - x_s), clipped
+        x0 <- xd$x
+        dim(x0) <- dim(x)
+        a <- if (zeta[z] == 0) x0 else x0 + sc$x_scale * (a - (x0 - sc$x_center) / sc$x_scale)
+        a <- pmin(pmax(a, clip[1]), clip[2])
+      }
       a
     })
   }

@@ -125,7 +125,7 @@ test_that("SGHMC on a network without hidden layers samples the exact Gaussian p
                  sparse_layers = FALSE, iterations = 40000, burnin = 4000, thin = 2, batch_size = 40,
                  keep_draws = TRUE, seed = 3, quiet = TRUE,
                  control = sgmcmc_control(step_schedule = "constant", step_size = 5e-4, friction = 0.1,
-                                          prior_var = pv, float64 = TRUE))
+                                          prior_var = pv, float64 = TRUE), standardize = FALSE)
   X1 <- cbind(d$x, 1)
   prec <- crossprod(X1) + diag(3) / pv  # sigma = 1 (method "none" keeps sigma_init)
   V <- solve(prec)
