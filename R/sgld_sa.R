@@ -40,10 +40,10 @@
 #' * Optional warm-up `sgmcmc_control(sa_start = )` (not in the paper; default off) keeps the latent
 #'   variables fixed for the first iterations.
 #'
-#' @param x Numeric matrix (n x p) of predictors. The predictors are used as given (no standardization); the
-#'   default step size suits columns of about unit variance, and the call warns (class
-#'   `scalebayes_warning_scale`) when the median column mean square is below 0.01 or above 100 and
-#'   `sgmcmc_control(step_size = )` is not set.
+#' @param x Numeric matrix (n x p) of predictors. With `standardize = TRUE` (the default) the sampler works on
+#'   standardized columns (see "Scale"); with `standardize = FALSE` on the columns as given, and a fixed
+#'   `sgmcmc_control(step_size = )` then warns (class `scalebayes_warning_scale`) when the median column mean
+#'   square is below 0.01 or above 100.
 #' @param y Response: numeric for `"gaussian"`, 0/1 (or a two-level factor / logical) for `"binomial"`.
 #' @param family `"gaussian"` (linear regression, noise variance \eqn{\sigma^2}) or `"binomial"` (logistic).
 #' @param method `"sa"`, `"em"` or `"none"`, see Details.
@@ -52,7 +52,13 @@
 #'   [hamcmc_sa()] and the L-BFGS knobs of [sgmcmc_control()].
 #' @param weights Networks only: optional non-negative per-example weights \eqn{w_i} of the log-likelihood
 #'   \eqn{\sum_i w_i \log p(y_i \mid x_i, \theta)} (one per row of `x`; `NULL`: all 1).
-#' @param iterations Number of iterations per chain.
+#' @param iterations Number of iterations per chain. `NULL` (default): for regression with the step warm-up,
+#'   chosen from the pilot's measured mixing (see "Step-size warm-up"); with a given step 40,000. Networks: see
+#'   `epochs`.
+#' @param standardize Regression: sample on standardized predictors (centred when there is an intercept,
+#'   scaled to unit root mean square, as glmnet) and, for `"gaussian"`, a centred and scaled response (default
+#'   `TRUE`); see "Scale". Networks: sample on standardized inputs and a standardized gaussian response, with
+#'   results on the user's scale (default `TRUE`); see "Networks".
 #' @param batch_size Minibatch size n (default `min(50, nrow(x))`); `nrow(x)` gives full-batch gradients.
 #' @param v0,v1 Spike scale and slab variance factor of the SSGL prior.
 #' @param sparse Logical, length 1 or `ncol(x)`: which columns get the SSGL prior (others get
@@ -70,7 +76,8 @@
 #' @param keep Deprecated name of `keep_draws`.
 #' @param newx Optional test matrix: posterior predictive averages over all kept iterations are accumulated
 #'   during the run (see [predict.sb_sgld_sa()]).
-#' @param chains Number of independent chains (run in parallel threads, each with its own random stream).
+#' @param chains Number of independent chains (run in parallel threads, each with its own random stream); default 4
+#'   for regression (split R-hat and ESS need several), 1 for a network.
 #' @param threads Number of threads (default [sb_default_threads()]); results do not depend on it.
 #' @param future,chunks Split the chains into `chunks` (default: one per worker) run through the future
 #'   framework (`future.apply`), on the workers of the user's `future::plan()`; each chunk runs its chains on
@@ -89,10 +96,47 @@
 #' @param newy Networks: test responses for `newx`; the fit then reports the test accuracy (or RMSE) of the
 #'   posterior predictive mean, and of every kept draw when `keep_draws = TRUE`.
 #' @param device Networks: `"cpu"`, `"cuda"` or `"auto"`.
-#' @param standardize Sample on standardized data (default `TRUE`) and report on the user's scale. Regression:
-#'   the columns of `x` (and a gaussian `y`) are centred and scaled, and draws, means, intervals, sigma and
-#'   predictions are mapped back to the original scale. Networks: see "Networks" below. `FALSE`: the data as
-#'   given.
+#' @section Scale:
+#' With `standardize = TRUE` (the default) the regression is sampled on \eqn{x_s = (x - m_x) / s_x} and, for
+#' `"gaussian"`, \eqn{y_s = (y - m_y) / s_y}, so that the same defaults suit any units. The SSGL prior
+#' (`v0`, `v1`), the Gaussian prior of the non-sparse coefficients (`prior_var`), \eqn{\sigma}'s initial value
+#' and inverse-gamma prior, the step size and the inclusion probabilities act on that scale; `init` is given
+#' and `likelihood_sd` is read on the user's scale. Everything returned is on the user's scale: draws,
+#' coefficients and their sds, intervals, `predict()`, \eqn{\sigma} (times \eqn{s_y}) and the trace's
+#' log-likelihood (less \eqn{N \log s_y}); the map \eqn{\beta_j = s_y b_j / s_{x_j}}, \eqn{\beta_0 = m_y +
+#' s_y b_0 - \sum_j \beta_j m_{x_j}} is linear, so every draw maps exactly. `final_state` holds \eqn{\beta}
+#' and \eqn{\sigma} on the user's scale and \eqn{\kappa_0, \kappa_1} on the sampler's. Without an intercept
+#' nothing is centred. A column with no spread keeps scale 1.
+#' @section Step-size warm-up:
+#' With `sgmcmc_control(step_size = "auto")` (the default for regression; any given step switches it off) a
+#' warm-up chooses the step before the chains run: successive halving over the geometric grid
+#' \eqn{h = 2^2, 2^1, \dots, 2^{-14}} (per example, \eqn{\epsilon = h / N}, for SGLD and SGHMC; on the summed
+#' scale, \eqn{\epsilon = h}, for the preconditioned samplers). Round 1 runs a pilot chain of 1,000 iterations
+#' for every step; each later round keeps the better half and doubles the pilot length, until one step is left
+#' (about 143,000 pilot iterations in all). A pilot is scored by the kernel Stein discrepancy ([ksd()]) of its
+#' last half (at most 500 draws) against the full-data score of the log posterior, with the latent variables
+#' held where the chains start (so every step is scored against the same posterior); a pilot that diverges is
+#' ruled out. The KSD of a short pilot rewards mixing more than it punishes the variance a long step adds, so
+#' the chosen step is then capped where that excess is at most 10 % of the smallest marginal posterior
+#' variance of the pilot (for SGLD the excess is about \eqn{\epsilon/2 (1 + (N - n)/n)} per coordinate with
+#' minibatches of n of N rows; SGHMC behaves as SGLD at \eqn{\eta/\alpha}). When `iterations` is not given,
+#' the run length comes from the winner's last pilot: its smallest bulk ESS per iteration (scaled to the capped
+#' step) sets the iterations for an expected bulk ESS of 300 per chain after burn-in, between 20,000 and
+#' 2,000,000. The step is constant (`step_schedule = "constant"`) unless a schedule is given. The pilots run on
+#' their own random stream of `seed`, so the choice, like the draws, does not depend on `threads`.
+#' `fit$warmup` holds the table of steps, pilot lengths and KSDs, the KSD's choice (`ksd_step`), the capped
+#' step, the pilot's ESS rate and the time it took; `print()` shows the step. Measured times are in
+#' `bench/RESULTS.md` (`bench/sgmcmc_trust.R`).
+#' @section Convergence and divergence:
+#' The kept draws of the chains give split R-hat and bulk / tail ESS per coefficient (rank-normalized,
+#' posterior package; `fit$diagnostics$convergence`, `summary()`, and the largest R-hat and smallest ESS in
+#' `print()`). When the largest R-hat exceeds 1.01 or the smallest bulk ESS is below 100 (Stan's thresholds)
+#' the call warns (class `scalebayes_warning_convergence`) and says what to change. A chain whose state (or
+#' \eqn{\sigma}) becomes non-finite stops at that iteration, is marked diverged (`fit$diverged`,
+#' `fit$diverged_at`), is left out of the draws and of every average, and the call warns (class
+#' `scalebayes_warning_diverged`) naming the chain, the iteration and the step; `print()` says so on its first
+#' line. When every chain diverged the call is an error (class `scalebayes_error_diverged`) carrying the last
+#' good state of chain 1.
 #' @section Networks:
 #' With `model = nn_mlp(...)` or `nn_cnn(...)` the same chain driver samples a network's weights: the
 #' minibatch gradient of the log-likelihood (cross-entropy for `"multinomial"`, Bernoulli for `"binomial"`,
@@ -138,7 +182,10 @@
 #'   the drift taken relative to the posterior gradient's (1 for SGLD), `noise_ratio` = \eqn{\|\eta_k\| /
 #'   \|z_k\|}, the same for the injected noise, and `gamma`, the scale of the L-BFGS memory's initial Hessian
 #'   \eqn{\gamma I}), `latent`
-#'   (final sigma and delta per chain), `pred` (predictive averages for `newx`) and `final_state`.
+#'   (final sigma and delta per chain, and whether the chain diverged), `pred` (predictive averages for `newx`),
+#'   `final_state`, `diverged` / `diverged_at` (per chain), `warmup` (the step warm-up, `NULL` when a step was
+#'   given), `diagnostics$convergence` (R-hat and ESS per kept coefficient), and what [ksd()] needs
+#'   (`score_data`, `latent_state`).
 #' @references Deng, W., Zhang, X., Liang, F. and Lin, G. (2019). An adaptive empirical Bayesian method for
 #'   sparse deep learning. NeurIPS 32. arXiv:1910.09987.
 #' @export
@@ -147,17 +194,19 @@
 #' n <- 60; p <- 20
 #' x <- matrix(rnorm(n * p), n, p)
 #' y <- drop(x[, 1:3] %*% c(3, 2, 1)) + rnorm(n)
-#' fit <- sgld_sa(x, y, iterations = 5000, intercept = FALSE, seed = 1)
+#' fit <- sgld_sa(x, y, intercept = FALSE, seed = 1)
+#' fit                  # step chosen by the warm-up, R-hat and ESS of 4 chains
 #' round(head(coef(fit)), 2)
 #' round(head(fit$inclusion), 2)
+#' ksd(fit)
 sgld_sa <- function(x, y, family = c("gaussian", "binomial"), method = c("sa", "em", "none"),
-                    sampler = c("sgld", "sghmc", "hamcmc_sa", "hamcmc"), iterations = 40000L, batch_size = NULL, v0 = 0.1, v1 = 10,
+                    sampler = c("sgld", "sghmc", "hamcmc_sa", "hamcmc"), iterations = NULL, batch_size = NULL, v0 = 0.1, v1 = 10,
                     sparse = TRUE, intercept = TRUE, burnin = NULL, thin = NULL, keep_draws = TRUE, newx = NULL,
                     chains = NULL, threads = NULL, future = FALSE, chunks = NULL, seed = NULL, quiet = NULL,
                     control = sgmcmc_control(), model = NULL, epochs = NULL, sparse_layers = NULL, newy = NULL,
                     device = "cpu", weights = NULL, standardize = TRUE, keep) {
   call <- match.call()
-  iterations_given <- !missing(iterations)
+  iterations_given <- !is.null(iterations)
   method <- sb_match_arg(method)
   sampler <- sb_match_arg(sampler)
   keep_draws <- sb_renamed_arg(if (!missing(keep)) keep, keep_draws, "keep", "keep_draws", missing(keep_draws),
@@ -172,7 +221,7 @@ sgld_sa <- function(x, y, family = c("gaussian", "binomial"), method = c("sa", "
     v0 <- check_number(v0, lower = 0, lower_open = TRUE, upper = Inf, upper_open = TRUE)
     v1 <- check_number(v1, lower = 0, lower_open = TRUE, upper = Inf, upper_open = TRUE)
     return(sgld_sa_nn(x, y, model = model, family = family, method = method, sampler = sampler,
-                      iterations = if (missing(iterations)) NULL else iterations, epochs = epochs,
+                      iterations = iterations, epochs = epochs,
                       batch_size = batch_size, v0 = v0, v1 = v1, sparse_layers = sparse_layers, burnin = burnin,
                       thin = thin, newx = newx, newy = newy, chains = chains %||% 1L, threads = threads, seed = seed,
                       quiet = quiet, control = control, device = device, keep_draws = keep_draws,
@@ -196,7 +245,7 @@ sgld_sa <- function(x, y, family = c("gaussian", "binomial"), method = c("sa", "
   n <- nrow(x)
   p <- ncol(x)
   y <- if (family == "binomial") binomial_response(y, n, both_classes = FALSE) else check_y_vector(y, n)
-  iterations <- check_count(iterations)
+  iterations <- if (iterations_given) check_count(iterations) else 40000L  # a given step; else the warm-up's
   batch_size <- if (is.null(batch_size)) min(50L, n) else check_count(batch_size)
   if (batch_size > n) {
     sb_abort(c("{.arg batch_size} must not exceed the number of observations.",
@@ -268,16 +317,14 @@ sgld_sa <- function(x, y, family = c("gaussian", "binomial"), method = c("sa", "
                                 score_data, sampler, n, batch_size)
     warmup$seconds <- (proc.time() - t_w)[["elapsed"]]
     control$step_size <- warmup$step_size
-    # a step capped for accuracy mixes ksd_step / step_size times more slowly: the default run is that much
-    # longer (at most 50 times, 1,000,000 iterations)
-    warmup$length_factor <- 1L
-    if (!iterations_given && warmup$capped) {
-      warmup$length_factor <- as.integer(min(50, ceiling(warmup$ksd_step / warmup$step_size)))
-      iterations <- iterations * warmup$length_factor
+    # the default run length from the pilot's measured mixing (R/sgmcmc_warmup.R: sgmcmc_auto_length)
+    if (!iterations_given) {
+      iterations <- sgmcmc_auto_length(warmup, fallback = iterations)
       lens <- sgmcmc_lengths(iterations, burnin_arg, thin_arg)
       burnin <- lens$burnin
       thin <- lens$thin
       trace_every <- control$trace_every %||% max(1L, iterations %/% 1000L)
+      check_anneal(control, iterations)
     }
   }
   ctl <- engine_ctl(control, trace_every = trace_every, iterations = iterations, burnin = burnin, thin = thin,
@@ -321,6 +368,8 @@ sgld_sa <- function(x, y, family = c("gaussian", "binomial"), method = c("sa", "
   to_user <- function(m) sgmcmc_to_user_scale(m, sc)
   draws <- to_user(do.call(rbind, lapply(chain_fits, `[[`, "draws")))
   colnames(draws) <- coef_names[keep_engine]
+  # with standardization the engine kept every coefficient: the user-scale intercept mixes them all
+  b0_sd <- if (!is.null(sc) && intercept) stats::sd(draws[, 1L]) else NA_real_
   if (!is.null(sc)) draws <- draws[, keep, drop = FALSE]
   chain_id <- rep(used, vapply(chain_fits, function(ch) nrow(ch$draws), numeric(1)))
   saved <- vapply(all_chains, `[[`, numeric(1), "saved")
@@ -334,7 +383,7 @@ sgld_sa <- function(x, y, family = c("gaussian", "binomial"), method = c("sa", "
     slopes <- seq_len(P) > intercept
     psd[slopes] <- psd[slopes] * sc$y_scale / sc$x_scale
     # the intercept mixes every coefficient: its sd from the stored draws (every kept iteration, thinned)
-    if (intercept) psd[1L] <- stats::sd(draws[, "(Intercept)"] %||% NA_real_)
+    if (intercept) psd[1L] <- b0_sd
   }
   names(pm) <- names(psd) <- coef_names
   rho <- rowMeans(do.call(cbind, lapply(chain_fits, `[[`, "rho")))
@@ -369,7 +418,8 @@ sgld_sa <- function(x, y, family = c("gaussian", "binomial"), method = c("sa", "
                                   sigma = if (family == "gaussian") signif(mean(sigma_user[used]), 4) else NULL,
                                   sgmcmc_convergence_info(convergence)))
   latent_state <- lapply(all_chains, function(ch) {
-    list(sigma = ch$sigma, kappa0 = ch$kappa0, kappa1 = ch$kappa1,
+    na <- function(v) replace(v, is.nan(v), NA_real_)  # not applicable (non-sparse coefficients)
+    list(sigma = ch$sigma, kappa0 = na(ch$kappa0), kappa1 = na(ch$kappa1),
          lik_var = if (is.null(control$likelihood_sd)) 0 else control$likelihood_sd^2)
   })
   fit <- new_sb_fit(
@@ -617,21 +667,21 @@ sgmcmc_label <- function(sampler, method) {
   paste0(toupper(sampler), switch(method, sa = "-SA", em = "-EM", none = ""))
 }
 
-# The default regression step size (1e-3 on the summed scale) suits predictors of about unit variance. With
-# columns of mean square m the posterior sd of a slope is about sigma / sqrt(n m) while a step's noise stays
-# sqrt(1e-3), so a chain needs ~ 1 / m times as many iterations to move across it: on the diabetes data
-# (unit-norm columns, m = 1 / 442) the default run left every slope near its start. Columns of large mean square
-# make the drift ~ m times too large instead. Warn (classed) outside a factor 10 of unit scale in the root mean
-# square.
+# A fixed step size on unstandardized predictors (standardize = FALSE and a given sgmcmc_control(step_size = )):
+# a step that suits columns of about unit variance is ~ 1 / m times too short for columns of mean square m
+# (with columns of mean square m the posterior sd of a slope is about sigma / sqrt(n m) while a step's noise
+# stays sqrt(eps)), or ~ m times too long. On the diabetes data (unit-norm columns, m = 1 / 442) the old default
+# run (step 1e-3) left every slope near its start. Warn (classed) outside a factor 10 of unit scale in the root
+# mean square; standardize = TRUE (the default) or step_size = "auto" make the warning moot.
 warn_predictor_scale <- function(x) {
   m <- colMeans(x^2)
   m <- m[m > 0]
   if (!length(m)) return(invisible())
   med <- stats::median(m)
   if (med < 0.01 || med > 100) {
-    sb_warn(c("The predictors' scale does not suit the default step size: the median column mean square of {.arg x} is {signif(med, 2)}.",
-              i = if (med < 1) "The default {.code sgmcmc_control(step_size = 1e-3)} is for columns of about unit variance; at this scale the chain needs about {signif(1 / med, 2)} times as many iterations to move across the posterior." else "The default {.code sgmcmc_control(step_size = 1e-3)} is for columns of about unit variance; at this scale its steps are about {signif(med, 2)} times too large for the posterior's curvature (noisy draws or divergence).",
-              i = "Standardize the predictors (e.g. {.code scale(x)}) or set {.code sgmcmc_control(step_size = )}."),
+    sb_warn(c("The predictors' scale does not suit a fixed step size: the median column mean square of {.arg x} is {signif(med, 2)}.",
+              i = if (med < 1) "A step that suits columns of about unit variance needs about {signif(1 / med, 2)} times as many iterations to move across the posterior at this scale." else "A step that suits columns of about unit variance is about {signif(med, 2)} times too large for the posterior's curvature at this scale (noisy draws or divergence).",
+              i = "Keep {.code standardize = TRUE} (the default), or let the warm-up choose the step ({.code sgmcmc_control(step_size = \"auto\")})."),
             kind = "scale")
   }
   invisible()

@@ -32,13 +32,13 @@ sgmcmc_convergence <- function(draws, chain) {
 
 # The print() lines: max R-hat and min bulk ESS (over the coefficients where they are defined).
 sgmcmc_convergence_info <- function(conv) {
-  if (is.null(conv) || all(is.na(conv$rhat))) return(NULL)
+  if (is.null(conv) || all(is.na(conv$rhat)) || all(is.na(conv$ess_bulk))) return(NULL)
   c(`max R-hat` = sprintf("%.3f", max(conv$rhat, na.rm = TRUE)),
     `min bulk ESS` = sprintf("%.0f", min(conv$ess_bulk, na.rm = TRUE)))
 }
 
 sgmcmc_warn_convergence <- function(conv, iterations, arg = "iterations") {
-  if (is.null(conv) || all(is.na(conv$rhat))) return(invisible(FALSE))
+  if (is.null(conv) || all(is.na(conv$rhat)) || all(is.na(conv$ess_bulk))) return(invisible(FALSE))
   rh <- max(conv$rhat, na.rm = TRUE)
   es <- min(conv$ess_bulk, na.rm = TRUE)
   if (rh <= sgmcmc_rhat_max && es >= sgmcmc_ess_min) return(invisible(FALSE))

@@ -15,8 +15,8 @@
 #'   "Step-size warm-up" in [sgld_sa()]). For SGHMC this is the learning rate \eqn{\eta}. `NULL` (default):
 #'   `"auto"` for regression ([sgld_sa()], [hamcmc_sa()]) and [sgmcmc_density()]; for a network on N examples
 #'   `0.3 / N` (SGLD) or `0.03 / N` (SGHMC), a per-example step that does not grow with the data set (see
-#'   [sgld_sa()], "Networks"). A given step switches the warm-up off. `0` is an error (a chain that never
-#'   moves).
+#'   [sgld_sa()], "Networks"). A given step switches the warm-up off (`0` freezes the parameters, which the
+#'   tests use to check the latent-variable updates alone).
 #' @param step_power \eqn{\gamma \ge 0} of the polynomial schedule.
 #' @param step_decay,step_milestones Factor and iterations of the stepwise schedule.
 #' @param sa_A,sa_Z,sa_alpha,sa_cap SA step \eqn{\omega_k = \min(c, A (k + Z)^{-\alpha})} with cap
@@ -115,8 +115,8 @@ sgmcmc_control <- function(step_schedule = NULL, step_size = NULL,
   out <- list(
     step_schedule = step_schedule,
     step_size = if (identical(step_size, "auto")) "auto" else
-      check_number(step_size, lower = 0, lower_open = TRUE, upper = Inf, upper_open = TRUE, allow_null = TRUE,
-                   what = "a positive number or \"auto\""),
+      check_number(step_size, lower = 0, upper = Inf, upper_open = TRUE, allow_null = TRUE,
+                   what = "a number >= 0 or \"auto\""),
     step_power = check_number(step_power, lower = 0, upper = 10),
     step_decay = check_number(step_decay, lower = 0, lower_open = TRUE, upper = Inf, upper_open = TRUE),
     step_milestones = check_milestones(step_milestones),

@@ -21,9 +21,18 @@
 #'
 #' A target must return a finite log density and gradient at `init` (checked first: a classed error naming
 #' `target`); a gradient of the wrong length at any point is a classed error. A chain whose state becomes
-#' non-finite later (step too large, or a non-finite gradient) stops at that iteration and keeps the draws before
-#' it; the fit reports it (`fit$diverged`, with a warning of class `scalebayes_warning_divergence`); if no draw
-#' was kept, the result is the classed error `scalebayes_error_divergence` with the last good state.
+#' non-finite later (step too large, or a non-finite gradient) stops at that iteration, is marked diverged
+#' (`fit$diverged`, `fit$diverged_at`; its last state stays in `final_state`) and is left out of the draws and
+#' every summary, with a warning of class `scalebayes_warning_diverged`; when every chain diverged the call is the
+#' classed error `scalebayes_error_diverged` with the last good state.
+#'
+#' By default the step is chosen by a warm-up (`sgmcmc_control(step_size = "auto")`, as in [sgld_sa()],
+#' "Step-size warm-up"): a target has no data scale, so the grid spans \eqn{4^2, 4^1, \dots, 4^{-10}}, the
+#' KSD's winner is refined against its neighbours at factors of 2 in one more round, and the accuracy cap is the
+#' discretization's (full gradients: an excess variance of \eqn{\epsilon / 2} for SGLD, \eqn{\eta / (2\alpha)}
+#' for SGHMC). Four chains by default; `print()` and `summary()` show split R-hat and bulk / tail ESS, and
+#' the call warns (class `scalebayes_warning_convergence`) when the largest R-hat exceeds 1.01 or the smallest
+#' bulk ESS is below 100. [ksd()] of the fit measures the draws against the target.
 #'
 #' @param target An R function of one argument (the parameter vector) returning
 #'   `list(log_density, gradient)`, or a target from [sgmcmc_target()].
@@ -31,13 +40,15 @@
 #'   length (rows) is the number of parameters d. `NULL`: the target's default (banana: (0, 0); gaussian: its
 #'   mean); required for an R function.
 #' @param sampler `"sgld"`, `"sghmc"`, `"hamcmc_sa"` or `"hamcmc"`.
-#' @param iterations Iterations per chain.
-#' @param control [sgmcmc_control()] settings: `step_schedule`, `step_size` (the learning rate; default 1e-3
-#'   with the polynomial schedule \eqn{\epsilon_0 k^{-1/3}}; `step_schedule = "constant"` for a constant rate),
+#' @param iterations Iterations per chain (default 100,000; when the warm-up caps its step and `iterations` is
+#'   not given, that factor longer, at most 50 times).
+#' @param control [sgmcmc_control()] settings: `step_schedule`, `step_size` (the learning rate; default `"auto"`:
+#'   the warm-up's step on a constant schedule; a given step runs on the polynomial schedule
+#'   \eqn{\epsilon_0 k^{-1/3}} unless `step_schedule = "constant"`),
 #'   `temperature`, `anneal`, `friction`, `noise_estimate`, the L-BFGS knobs `memory`, `precond_A`, `precond_Z`,
 #'   `precond_alpha`, `damping_r`, `gamma_min`, `sa_form` (default `"matrix"` for at most 2,000 parameters),
 #'   `normalize`, `curvature`, and `trace_every`. The SSGL and pruning settings do not apply.
-#' @param chains Number of chains.
+#' @param chains Number of chains (default 4).
 #' @param burnin,thin Iterations discarded first (default half) and thinning of the kept ones (default: about
 #'   1000 kept draws per chain).
 #' @param seed,threads,quiet As in [sgld_sa()] (`threads` applies to built-in targets).
@@ -45,7 +56,8 @@
 #'   `summary()`, `plot()`, `coef()`, `as.matrix()`, `as_draws_*()`, `posterior_interval()`) with, in
 #'   addition, `trace` (data frame: chain, iteration, log_density at the start of the iteration, eps, tau;
 #'   for HAMCMC-SA and HAMCMC also `drift_ratio`, `noise_ratio` and `gamma`, as in [sgld_sa()]),
-#'   `final_state` (d x chains), `iterations_done`, `diverged` (per chain), `interrupted` and `target`.
+#'   `final_state` (d x chains), `iterations_done`, `diverged` and `diverged_at` (per chain), `interrupted`,
+#'   `target`, `warmup` (the step warm-up; `NULL` when a step was given) and `diagnostics$convergence`.
 #'   `predict()` is an error: a density target has no data to predict.
 #' @seealso [sgmcmc_target()], [hamcmc_sa()], [hamcmc_banana_study()].
 #' @export
@@ -70,10 +82,10 @@
 #' round(coef(g), 2)
 #' round(cov(as.matrix(g)), 2)
 sgmcmc_density <- function(target, init = NULL, sampler = c("sgld", "sghmc", "hamcmc_sa", "hamcmc"),
-                           iterations = 100000L, control = sgmcmc_control(), chains = 4L, burnin = NULL, thin = NULL,
+                           iterations = NULL, control = sgmcmc_control(), chains = 4L, burnin = NULL, thin = NULL,
                            seed = NULL, threads = NULL, quiet = NULL) {
   call <- match.call()
-  iterations_given <- !missing(iterations)
+  iterations_given <- !is.null(iterations)
   sampler <- sb_match_arg(sampler)
   if (missing(target)) {
     sb_abort(c("{.arg target} is missing.",
@@ -87,7 +99,7 @@ sgmcmc_density <- function(target, init = NULL, sampler = c("sgld", "sghmc", "ha
                i = "An R target is {.code function(beta) list(log_density = , gradient = )}."), arg = "target")
   }
   chains <- check_count(chains)
-  iterations <- check_count(iterations)
+  iterations <- if (iterations_given) check_count(iterations) else 100000L  # a given step; else the warm-up's
   if (!inherits(control, "sb_sgmcmc_control")) {
     sb_abort(c("{.arg control} must be created by {.fn sgmcmc_control}.",
                x = "You supplied {.obj_type_friendly {control}}."), arg = "control")
@@ -155,11 +167,10 @@ sgmcmc_density <- function(target, init = NULL, sampler = c("sgld", "sghmc", "ha
     warmup <- density_warmup(eng_target, init[, 1L, drop = FALSE], control, engine_ctl, run, score, sampler)
     warmup$seconds <- (proc.time() - t_w)[["elapsed"]]
     control$step_size <- warmup$step_size
-    warmup$length_factor <- 1L
-    if (!iterations_given && warmup$capped) {
-      warmup$length_factor <- as.integer(min(50, ceiling(warmup$ksd_step / warmup$step_size)))
-      iterations <- iterations * warmup$length_factor
+    if (!iterations_given) {
+      iterations <- sgmcmc_auto_length(warmup, fallback = iterations)
       lens <- sgmcmc_lengths(iterations, burnin_arg, thin_arg)
+      check_anneal(control, iterations)
     }
   }
   trace_every <- control$trace_every %||% max(1L, iterations %/% 1000L)

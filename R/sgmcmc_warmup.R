@@ -14,8 +14,9 @@
 #   the minibatch noise's eps N (1 - n / N) / (2 n) when the per-example gradients' covariance times N is the
 #   Hessian, as for a well-specified GLM); SGHMC with learning rate eta and friction alpha behaves as SGLD at
 #   eps = eta / alpha. The smallest variance v is read off the winner's pilot draws (their variance less the
-#   predicted excess), so the cap is eps <= 2 delta v / (1 + (N - n) / n). A capped step mixes more slowly:
-#   the front end scales its default run length by the ratio (see sgld_sa(), "Step-size warm-up").
+#   predicted excess), so the cap is eps <= 2 delta v / (1 + (N - n) / n).
+# The winner's last pilot also measures how fast the chain mixes (smallest bulk ESS per iteration, scaled to the
+# capped step): sgmcmc_auto_length() turns it into the default run length.
 # With G grid steps and a first pilot of L iterations the warm-up runs L (G + 2 ceiling(G / 2) + 4 ceiling(G / 4)
 # + ...) pilot iterations of one chain, about L G log2(G): 15 steps and L = 1,000 give 63,000 (measured times
 # in bench/RESULTS.md), plus one KSD of at most 500 draws per pilot (29 of them).
@@ -34,6 +35,7 @@ sgmcmc_step_warmup <- function(grid, run_pilot, score, excess = NULL, delta = 0.
     round <- round + 1L
     k <- vapply(seq_along(cand), function(i) {
       pr <- run_pilot(cand[i], len)
+      pr$iterations <- len
       if (length(cand) == 1L) last <<- pr
       if (isTRUE(pr$diverged) || !nrow(pr$draws) || any(!is.finite(pr$draws))) return(Inf)
       sc <- score(pr$draws, pr$latent)
@@ -42,7 +44,9 @@ sgmcmc_step_warmup <- function(grid, run_pilot, score, excess = NULL, delta = 0.
       if (isTRUE(r$interrupted)) rlang::interrupt()
       r$ksd
     }, numeric(1))
-    rows[[round]] <- data.frame(round = round, step_size = cand, pilot_iterations = len, ksd = k)
+    # a pilot ruled out (diverged, or a non-finite score) has ksd NA in the table
+    rows[[round]] <- data.frame(round = round, step_size = cand, pilot_iterations = len,
+                                ksd = ifelse(is.finite(k), k, NA_real_), ruled_out = !is.finite(k))
     if (all(!is.finite(k))) {
       tab <- do.call(rbind, rows)
       sb_abort(c("The step-size warm-up found no step on its grid that did not diverge.",
@@ -70,8 +74,28 @@ sgmcmc_step_warmup <- function(grid, run_pilot, score, excess = NULL, delta = 0.
       step <- min(chosen, chosen * delta * v_min / ex)
     }
   }
+  # how fast the winner's last pilot mixed: the smallest bulk ESS over the coordinates per kept iteration, at
+  # the final step (a capped step moves step / chosen as far per iteration)
+  ess_rate <- NA_real_
+  if (!is.null(last) && nrow(last$draws) >= 20L) {
+    kept_iter <- last$iterations - last$iterations %/% 2L
+    ess <- suppressWarnings(apply(last$draws, 2L, function(v) if (stats::var(v) > 0) posterior::ess_bulk(v) else NA_real_))
+    if (any(is.finite(ess))) ess_rate <- min(ess, na.rm = TRUE) / kept_iter * (step / chosen)
+  }
   list(step_size = step, ksd_step = chosen, capped = step < chosen, min_variance = v_min, delta = delta,
-       table = tab, iterations = sum(tab$pilot_iterations))
+       ess_rate = ess_rate, table = tab, iterations = sum(tab$pilot_iterations))
+}
+
+# The default run length after a warm-up: enough iterations for an expected bulk ESS of `target` per chain in
+# the kept half at the pilot's measured rate, rounded up to a thousand, within [lower, upper]; `fallback` when
+# the rate could not be measured. The pilot's rate (at most 500 thinned draws of one short chain) is a rough
+# guess: a target of 400 gave 700-900 per chain on the diabetes data (4 chains, 3 seeds, SGLD and SGHMC), and
+# a target of 200 gave 200 per chain for SGHMC on the logistic regression of the NUTS check (max R-hat
+# 1.0104). 300 aims at the 400 or so per chain at which R-hat is reliable at 1.01 (Vehtari et al. 2021).
+sgmcmc_auto_length <- function(warmup, fallback, target = 300, lower = 20000, upper = 2e6) {
+  r <- warmup$ess_rate
+  if (!is.finite(r) || r <= 0) return(as.integer(fallback))
+  as.integer(min(upper, max(lower, 1000 * ceiling(2 * target / r / 1000))))
 }
 
 # The thinning that keeps at most `max_draws` of the second half of a pilot of `len` iterations.

@@ -1,5 +1,10 @@
 # Tests for sgld_sa(): exact posterior of a conjugate model, SA fixed points, Table 1 ordering, thread
 # invariance, divergence handling and bad inputs.
+#
+# These tests check the engine's recursions (closed forms, schedules, the conjugate posterior) on the data as
+# given, for one chain at the step they state, so they call the sampler through sgld_sa_engine()
+# (helper-sgmcmc-engine.R): the settings that were the defaults before the scale-free defaults. The defaults
+# themselves (standardization, four chains, the step warm-up) are tested in test-sgmcmc-trust.R.
 
 conj_data <- function(seed = 11, n = 50, p = 3) {
   withr::with_seed(seed, {
@@ -16,7 +21,7 @@ test_that("SGLD with a small step matches the exact conjugate Gaussian posterior
   mu <- drop(solve(A, crossprod(d$x, d$y)))
   V <- solve(A)
   eps <- 2e-4
-  fit <- sgld_sa(d$x, d$y, method = "none", iterations = 400000, batch_size = 50, sparse = FALSE,
+  fit <- sgld_sa_engine(d$x, d$y, method = "none", iterations = 400000, batch_size = 50, sparse = FALSE,
                  intercept = FALSE, burnin = 5000, thin = 5, seed = 3, threads = 1,
                  control = sgmcmc_control(step_schedule = "constant", step_size = eps, prior_var = s0sq,
                                           sigma_init = 1))
@@ -40,7 +45,7 @@ test_that("SGHMC with a small learning rate matches the conjugate posterior mean
   A <- crossprod(d$x) + diag(1 / 4, 3)
   mu <- drop(solve(A, crossprod(d$x, d$y)))
   V <- solve(A)
-  fit <- sgld_sa(d$x, d$y, method = "none", sampler = "sghmc", iterations = 200000, batch_size = 50,
+  fit <- sgld_sa_engine(d$x, d$y, method = "none", sampler = "sghmc", iterations = 200000, batch_size = 50,
                  sparse = FALSE, intercept = FALSE, burnin = 5000, thin = 5, seed = 4, threads = 1,
                  control = sgmcmc_control(step_schedule = "constant", step_size = 1e-5, friction = 0.05,
                                           prior_var = 4, sigma_init = 1))
@@ -79,7 +84,7 @@ sa_setup <- function(family = "gaussian") {
 }
 
 run_fixed_beta <- function(s, method, iterations, family = "gaussian", sigma_init = 1.5) {
-  sgld_sa(s$x, s$y, family = family, method = method, iterations = iterations, batch_size = 40,
+  sgld_sa_engine(s$x, s$y, family = family, method = method, iterations = iterations, batch_size = 40,
           v0 = s$h$v0, v1 = s$h$v1, intercept = FALSE, burnin = 0, seed = 1, threads = 1,
           control = sgmcmc_control(step_schedule = "constant", step_size = 0, init = s$beta,
                                    sigma_init = sigma_init, delta_init = 0.3, b = s$h$b))
@@ -118,7 +123,7 @@ sa_step_by_hand <- function(s, w) {
        sigma = (1 - w) * 1.5 + w * (Rb + sqrt(Rb^2 + 4 * Ra * Rc)) / (2 * Ra))
 }
 sa_one_step <- function(s, A, Z, alpha, cap) {
-  fit <- sgld_sa(s$x, s$y, method = "sa", iterations = 2, batch_size = 40, v0 = s$h$v0, v1 = s$h$v1,
+  fit <- sgld_sa_engine(s$x, s$y, method = "sa", iterations = 2, batch_size = 40, v0 = s$h$v0, v1 = s$h$v1,
                  intercept = FALSE, burnin = 0, seed = 1, threads = 1,
                  control = sgmcmc_control(step_schedule = "constant", step_size = 0, init = s$beta, sigma_init = 1.5,
                                           delta_init = 0.3, rho_init = 0.5, kappa0_init = 1, kappa1_init = 1,
@@ -156,7 +161,7 @@ test_that("default burn-in is half the iterations and default thinning keeps abo
   # The kept draws of a default run are rows burnin + thin, burnin + 2 thin, ... of the run that keeps every
   # iteration (same seed: the chain does not depend on what is stored).
   d <- sim_gaussian(40, 3)
-  run <- function(iterations, ...) sgld_sa(d$x, d$y, iterations = iterations, seed = 2, threads = 1, quiet = TRUE, ...)
+  run <- function(iterations, ...) sgld_sa_engine(d$x, d$y, iterations = iterations, seed = 2, threads = 1, quiet = TRUE, ...)
   for (it in c(3000L, 24000L)) {
     burnin <- it %/% 2L
     thin <- max(1L, (it - burnin) %/% 1000L)
@@ -172,7 +177,7 @@ test_that("default burn-in is half the iterations and default thinning keeps abo
 test_that("plain SGLD is the authors' baseline: kappa0 = kappa1 = 1 and sigma stay frozen, v0 plays no role", {
   s <- sa_setup()
   f <- function(v0, method = "none", ...) {
-    sgld_sa(s$x, s$y, method = method, iterations = 500, batch_size = 20, v0 = v0, intercept = FALSE, burnin = 0,
+    sgld_sa_engine(s$x, s$y, method = method, iterations = 500, batch_size = 20, v0 = v0, intercept = FALSE, burnin = 0,
             seed = 3, threads = 1, control = sgmcmc_control(sigma_init = 1.5, delta_init = 0.3, ...))
   }
   a <- f(0.05)
@@ -196,7 +201,7 @@ test_that("the frozen prior of plain SGLD is the one sampled (conjugate check wi
   A <- crossprod(d$x) + diag(1 / 4, 3)
   mu <- drop(solve(A, crossprod(d$x, d$y)))
   V <- solve(A)
-  fit <- sgld_sa(d$x, d$y, method = "none", iterations = 200000, batch_size = 50, intercept = FALSE,
+  fit <- sgld_sa_engine(d$x, d$y, method = "none", iterations = 200000, batch_size = 50, intercept = FALSE,
                  burnin = 5000, thin = 5, seed = 5, threads = 1,
                  control = sgmcmc_control(step_schedule = "constant", step_size = 2e-4, sigma_init = 1,
                                           kappa0_init = 0, kappa1_init = 0.25))
@@ -208,7 +213,7 @@ test_that("the frozen prior of plain SGLD is the one sampled (conjugate check wi
   # with the default frozen kappa0 = kappa1 = 1 the prior is exp(-|beta| - beta^2 / 2): where the posterior keeps the
   # sign of beta_j it is Gaussian with mean solve(X'X + I, X'y - sign(mu)). Coefficients 1 and 2 lie 7 and 3.5
   # posterior sds from 0 (coefficient 3, 0.25, does not, so its mean is not this closed form).
-  fit1 <- sgld_sa(d$x, d$y, method = "none", iterations = 200000, batch_size = 50, intercept = FALSE,
+  fit1 <- sgld_sa_engine(d$x, d$y, method = "none", iterations = 200000, batch_size = 50, intercept = FALSE,
                   burnin = 5000, thin = 5, seed = 5, threads = 1,
                   control = sgmcmc_control(step_schedule = "constant", step_size = 2e-4, sigma_init = 1))
   A1 <- crossprod(d$x) + diag(1, 3)
@@ -240,7 +245,7 @@ test_that("the SA iteration converges to the fixed point of g on a fixed beta", 
   expect_equal(fit0$final_state[[1]]$sigma, 1.5)
   expect_equal(unname(fit0$final_state[[1]]$rho), rep(0.3, 8))
   # a warm-up longer than the run leaves them alone too; sa_start = 1 (SA from the second iteration) is the default
-  fitw <- sgld_sa(s$x, s$y, method = "sa", iterations = 50, batch_size = 40, v0 = s$h$v0, intercept = FALSE,
+  fitw <- sgld_sa_engine(s$x, s$y, method = "sa", iterations = 50, batch_size = 40, v0 = s$h$v0, intercept = FALSE,
                   burnin = 0, seed = 1, threads = 1,
                   control = sgmcmc_control(step_schedule = "constant", step_size = 0, init = s$beta,
                                            sigma_init = 1.5, delta_init = 0.3, sa_start = 60))
@@ -254,7 +259,7 @@ test_that("Table 1 ordering: SGLD-SA beats SGLD-EM beats SGLD on test MSE (reduc
   mse <- sapply(1:3, function(r) {
     d <- sgld_sa_simulate(n = 100, p = 1000, corr = 0.6, seed = r)
     sapply(c(sa = "sa", em = "em", none = "none"), function(m) {
-      fit <- sgld_sa(d$x, d$y, method = m, iterations = 20000, batch_size = 50, v0 = 0.01, v1 = 10,
+      fit <- sgld_sa_engine(d$x, d$y, method = m, iterations = 20000, batch_size = 50, v0 = 0.01, v1 = 10,
                      intercept = FALSE, keep_draws = 1:3, newx = d$x_test, seed = r, threads = 1,
                      control = sgmcmc_control(sigma_init = 1, rho_init = 1, b = 1000))
       mean((predict(fit) - d$y_test)^2)
@@ -270,7 +275,7 @@ test_that("draws are identical for 1 and 2 threads, and differ between chains", 
   d <- sgld_sa_simulate(n = 60, p = 30, corr = 0.5, seed = 2)
   for (sampler in c("sgld", "sghmc")) {
     f <- function(th) {
-      sgld_sa(d$x, d$y, sampler = sampler, iterations = 3000, batch_size = 20, chains = 3, threads = th,
+      sgld_sa_engine(d$x, d$y, sampler = sampler, iterations = 3000, batch_size = 20, chains = 3, threads = th,
               seed = 42, newx = d$x_test, control = sgmcmc_control(step_size = 1e-3))
     }
     a <- f(1)
@@ -284,7 +289,7 @@ test_that("draws are identical for 1 and 2 threads, and differ between chains", 
 
 test_that("logistic regression selects the signal and predicts probabilities", {
   d <- sgld_sa_simulate(n = 200, p = 50, corr = 0.3, family = "binomial", seed = 3)
-  fit <- sgld_sa(d$x, d$y, family = "binomial", iterations = 20000, batch_size = 50, v0 = 0.01,
+  fit <- sgld_sa_engine(d$x, d$y, family = "binomial", iterations = 20000, batch_size = 50, v0 = 0.01,
                  intercept = FALSE, newx = d$x_test, seed = 1, threads = 1)
   expect_true(all(fit$inclusion[1:2] > 0.9))
   expect_lt(mean(fit$inclusion[-(1:3)]), 0.1)
@@ -298,7 +303,7 @@ test_that("logistic regression selects the signal and predicts probabilities", {
 
 test_that("magnitude pruning zeroes the smallest weights at the scheduled rate", {
   d <- sgld_sa_simulate(n = 60, p = 40, corr = 0.5, seed = 4)
-  fit <- sgld_sa(d$x, d$y, iterations = 2000, intercept = FALSE, seed = 1, threads = 1,
+  fit <- sgld_sa_engine(d$x, d$y, iterations = 2000, intercept = FALSE, seed = 1, threads = 1,
                  control = sgmcmc_control(prune = TRUE, prune_S = 0.5, prune_D = 0.9, prune_U = 10))
   s_final <- 0.5 * (1 - 0.9^(2000 / 10))
   expect_equal(sum(fit$final_state[[1]]$beta == 0), floor(s_final * 40))
@@ -308,7 +313,7 @@ test_that("magnitude pruning zeroes the smallest weights at the scheduled rate",
 test_that("divergence stops with a classed error carrying the last good state", {
   d <- conj_data()
   cnd <- rlang::catch_cnd(
-    sgld_sa(d$x * 100, d$y, method = "none", iterations = 1000, seed = 1, threads = 1,
+    sgld_sa_engine(d$x * 100, d$y, method = "none", iterations = 1000, seed = 1, threads = 1,
             control = sgmcmc_control(step_schedule = "constant", step_size = 1)),
     classes = "scalebayes_error")
   expect_s3_class(cnd, "scalebayes_error_divergence")
@@ -318,16 +323,16 @@ test_that("divergence stops with a classed error carrying the last good state", 
 
 test_that("bad inputs give classed errors", {
   d <- conj_data()
-  expect_error(sgld_sa("a", d$y), class = "scalebayes_error")
-  expect_error(sgld_sa(d$x, d$y[-1]), class = "scalebayes_error")
-  expect_error(sgld_sa(d$x, d$y, family = "binomial"), class = "scalebayes_error")
-  expect_error(sgld_sa(d$x, d$y, batch_size = 51), class = "scalebayes_error")
-  expect_error(sgld_sa(d$x, d$y, iterations = 10, burnin = 10), class = "scalebayes_error")
-  expect_error(sgld_sa(d$x, d$y, v0 = -1), class = "scalebayes_error")
-  expect_error(sgld_sa(d$x, d$y, sparse = c(TRUE, FALSE)), class = "scalebayes_error")
-  expect_error(sgld_sa(d$x, d$y, keep_draws = "nope"), class = "scalebayes_error")
-  expect_error(sgld_sa(d$x, d$y, control = list(step_size = 1)), class = "scalebayes_error")
-  expect_error(sgld_sa(d$x, d$y, control = sgmcmc_control(init = 1:2)), class = "scalebayes_error")
+  expect_error(sgld_sa_engine("a", d$y), class = "scalebayes_error")
+  expect_error(sgld_sa_engine(d$x, d$y[-1]), class = "scalebayes_error")
+  expect_error(sgld_sa_engine(d$x, d$y, family = "binomial"), class = "scalebayes_error")
+  expect_error(sgld_sa_engine(d$x, d$y, batch_size = 51), class = "scalebayes_error")
+  expect_error(sgld_sa_engine(d$x, d$y, iterations = 10, burnin = 10), class = "scalebayes_error")
+  expect_error(sgld_sa_engine(d$x, d$y, v0 = -1), class = "scalebayes_error")
+  expect_error(sgld_sa_engine(d$x, d$y, sparse = c(TRUE, FALSE)), class = "scalebayes_error")
+  expect_error(sgld_sa_engine(d$x, d$y, keep_draws = "nope"), class = "scalebayes_error")
+  expect_error(sgld_sa_engine(d$x, d$y, control = list(step_size = 1)), class = "scalebayes_error")
+  expect_error(sgld_sa_engine(d$x, d$y, control = sgmcmc_control(init = 1:2)), class = "scalebayes_error")
   expect_error(sgmcmc_control(friction = 0.1, noise_estimate = 0.2), class = "scalebayes_error")
   expect_error(sgmcmc_control(sa_alpha = 2), class = "scalebayes_error")
   expect_error(sgmcmc_control(step_size = -1), class = "scalebayes_error")
@@ -337,8 +342,8 @@ test_that("bad inputs give classed errors", {
   expect_error(sgmcmc_control(kappa1_init = NA_real_), class = "scalebayes_error")
   expect_error(sgmcmc_control(kappa1_init = "1"), class = "scalebayes_error")
   expect_error(sgmcmc_control(kappa0_init = c(1, 2)), class = "scalebayes_error")
-  expect_error(sgld_sa(d$x, d$y, seed = -1), class = "scalebayes_error")
-  expect_error(predict(sgld_sa(d$x, d$y, iterations = 100, seed = 1)), class = "scalebayes_error")
+  expect_error(sgld_sa_engine(d$x, d$y, seed = -1), class = "scalebayes_error")
+  expect_error(predict(sgld_sa_engine(d$x, d$y, iterations = 100, seed = 1)), class = "scalebayes_error")
 })
 
 test_that("the ziggurat normals used for the SGLD noise are standard normal", {
@@ -353,18 +358,18 @@ test_that("the ziggurat normals used for the SGLD noise are standard normal", {
 
 test_that("step-size and temperature schedules follow their formulas", {
   d <- conj_data()
-  fit <- sgld_sa(d$x, d$y, iterations = 400, seed = 1, threads = 1,
+  fit <- sgld_sa_engine(d$x, d$y, iterations = 400, seed = 1, threads = 1,
                  control = sgmcmc_control(step_schedule = "stepwise", step_size = 1e-3, step_decay = 0.5,
                                           step_milestones = c(100, 300), temperature = 2, anneal = 1.001,
                                           trace_every = 1))
   k <- fit$trace$iteration
   expect_equal(fit$trace$eps, 1e-3 * 0.5^((k >= 100) + (k >= 300)))
   expect_equal(fit$trace$tau, 2 * 1.001^k)
-  fit2 <- sgld_sa(d$x, d$y, iterations = 50, seed = 1, threads = 1,
+  fit2 <- sgld_sa_engine(d$x, d$y, iterations = 50, seed = 1, threads = 1,
                   control = sgmcmc_control(step_size = 2e-3, step_power = 0.5, trace_every = 1))
   expect_equal(fit2$trace$eps, 2e-3 * (1:50)^(-0.5))
   # annealing once every 7 iterations (the per-epoch rule)
-  fit3 <- sgld_sa(d$x, d$y, iterations = 60, seed = 1, threads = 1,
+  fit3 <- sgld_sa_engine(d$x, d$y, iterations = 60, seed = 1, threads = 1,
                   control = sgmcmc_control(temperature = 3, anneal = 1.5, anneal_every = 7, trace_every = 1))
   expect_equal(fit3$trace$tau, 3 * 1.5^((1:60) %/% 7))
   expect_error(sgmcmc_control(anneal_every = 0), class = "scalebayes_error_input")
@@ -373,7 +378,7 @@ test_that("step-size and temperature schedules follow their formulas", {
 test_that("chains split into future chunks give the same draws as one process", {
   skip_if_not_installed("future.apply")
   d <- sgld_sa_simulate(n = 40, p = 10, corr = 0.5, seed = 6)
-  f <- function(fut) sgld_sa(d$x, d$y, iterations = 1000, chains = 3, threads = 1, seed = 9, future = fut)
+  f <- function(fut) sgld_sa_engine(d$x, d$y, iterations = 1000, chains = 3, threads = 1, seed = 9, future = fut)
   a <- f(FALSE)
   withr::with_options(list(future.rng.onMisuse = "ignore"), {
     oplan <- future::plan(future::sequential)
@@ -394,7 +399,7 @@ test_that("a default chain starts the intercept at its ML value: uncentred respo
   n <- length(y)
   for (sampler in c("sgld", "hamcmc_sa")) {
     # unit-norm columns: the default step size is far too small for the slopes, and the call says so
-    expect_warning(fit <- sgld_sa(x, y, sampler = sampler, seed = 1, quiet = TRUE),
+    expect_warning(fit <- sgld_sa_engine(x, y, sampler = sampler, seed = 1, quiet = TRUE),
                    class = "scalebayes_warning_scale")
     b0 <- coef(fit)[["(Intercept)"]]
     sig <- fit$latent$sigma
@@ -407,24 +412,31 @@ test_that("a default chain starts the intercept at its ML value: uncentred respo
   expect_equal(intercept_start(rep(1, 10), "binomial"), stats::qlogis(1 - 1 / 20))
   expect_true(is.finite(intercept_start(rep(0, 10), "binomial")))
   # an explicit init is used as given
-  fit0 <- sgld_sa(x, y, iterations = 2, burnin = 0, thin = 1, seed = 1, quiet = TRUE,
+  fit0 <- sgld_sa_engine(x, y, iterations = 2, burnin = 0, thin = 1, seed = 1, quiet = TRUE,
                   control = sgmcmc_control(init = numeric(11), step_size = 0))
   expect_equal(unname(as.matrix(fit0)[1, 1]), 0)
 })
 
-test_that("predictors far from unit scale warn (classed) under the default step size only", {
+test_that("predictors far from unit scale warn (classed) when a fixed step meets unstandardized data only", {
   data(diabetes, package = "scalebayes", envir = environment())
   x <- diabetes$x  # columns of unit Euclidean norm: mean square 1 / 442
   y <- diabetes$y
-  w <- tryCatch(sgld_sa(x, y, iterations = 10, seed = 1, quiet = TRUE), warning = function(w) w)
+  fixed <- sgmcmc_control(step_size = 1e-3)
+  w <- tryCatch(sgld_sa(x, y, iterations = 10, seed = 1, quiet = TRUE, standardize = FALSE, chains = 1,
+                        control = fixed), warning = function(w) w)
   expect_s3_class(w, "scalebayes_warning_scale")
   expect_match(conditionMessage(w), "0.0023", fixed = TRUE)  # the median column mean square, 1 / 442
-  expect_warning(sgld_sa(x * 1000, y, iterations = 10, seed = 1, quiet = TRUE),
-                 class = "scalebayes_warning_scale")  # mean square 2262
-  expect_no_warning(sgld_sa(scale(x), y, iterations = 10, seed = 1, quiet = TRUE))
-  expect_no_warning(sgld_sa(x, y, iterations = 10, seed = 1, quiet = TRUE,
-                            control = sgmcmc_control(step_size = 1)))
+  expect_warning(sgld_sa(x * 1000, y, iterations = 10, seed = 1, quiet = TRUE, standardize = FALSE, chains = 1,
+                         control = fixed), class = "scalebayes_warning_scale")  # mean square 2262
+  quiet_run <- function(x, ...) {
+    withCallingHandlers(sgld_sa(x, y, iterations = 10, seed = 1, quiet = TRUE, chains = 1, ...),
+                        scalebayes_warning_convergence = function(w) invokeRestart("muffleWarning"))
+  }
+  # standardized (the default), or a step chosen by the warm-up: no scale warning
+  expect_no_warning(quiet_run(x, control = fixed))
+  expect_no_warning(quiet_run(x, standardize = FALSE))
+  expect_no_warning(quiet_run(scale(x), standardize = FALSE, control = fixed))
   # just inside the band (root mean square a factor 9 from 1) stays quiet
-  expect_no_warning(sgld_sa(scale(x) / 9, y, iterations = 10, seed = 1, quiet = TRUE))
-  expect_no_warning(sgld_sa(scale(x) * 9, y, iterations = 10, seed = 1, quiet = TRUE))
+  expect_no_warning(quiet_run(scale(x) / 9, standardize = FALSE, control = fixed))
+  expect_no_warning(quiet_run(scale(x) * 9, standardize = FALSE, control = fixed))
 })

@@ -1,6 +1,9 @@
 # sgmcmc_density(): SG-MCMC of a log-density target (sgmcmc/density.hpp; the inline mode of run_chains for R
 # targets). Sampling checks against exact moments with Monte-Carlo standard errors from the effective sample size;
 # R and C++ targets give the same draws; thread invariance; divergence; bad inputs. Ctrl-C: test-interrupt.R.
+# The engine checks call the sampler through sgmcmc_density_engine() (helper-sgmcmc-engine.R: one chain, 10,000
+# iterations and step 1e-3 when none is given, the defaults before issue 37); the defaults are tested in
+# test-sgmcmc-trust.R.
 
 # The banana log density, operation for operation as BananaTarget::eval (sgmcmc/density.hpp).
 banana_r <- function(b) {
@@ -39,7 +42,7 @@ test_that("HAMCMC-SA (matrix form, unnormalized) and SGLD sample a correlated 5-
   g <- gauss5()
   tg <- sgmcmc_target("gaussian", mean = g$mean, cov = g$cov)
   hs <- function(form, normalize = FALSE) {
-    sgmcmc_density(tg, init = rep(0, 5), sampler = "hamcmc_sa", iterations = 30000, burnin = 2000, thin = 4,
+    sgmcmc_density_engine(tg, init = rep(0, 5), sampler = "hamcmc_sa", iterations = 30000, burnin = 2000, thin = 4,
                    chains = 4, seed = 11, quiet = TRUE,
                    control = sgmcmc_control(step_size = 0.01, step_schedule = "constant", sa_form = form,
                                             memory = 3, normalize = normalize))
@@ -56,7 +59,7 @@ test_that("HAMCMC-SA (matrix form, unnormalized) and SGLD sample a correlated 5-
   # plain SGLD at a small step: its discretisation bias, at most eps lambda_max(Q) / 2 = 0.9 % of a variance
   # (precision eigenvalues 0.20 .. 9.1), is below the Monte-Carlo error (effective sample size about 2 000: the
   # slowest direction mixes in 1 / (eps 0.2) = 2 500 iterations)
-  fs <- sgmcmc_density(tg, init = rep(0, 5), sampler = "sgld", iterations = 1.25e6, burnin = 5e4, thin = 100,
+  fs <- sgmcmc_density_engine(tg, init = rep(0, 5), sampler = "sgld", iterations = 1.25e6, burnin = 5e4, thin = 100,
                        chains = 4, seed = 12, quiet = TRUE,
                        control = sgmcmc_control(step_size = 0.002, step_schedule = "constant"))
   z <- moment_z(fs, g$mean, g$cov)
@@ -70,9 +73,9 @@ test_that("HAMCMC-SA (matrix form, unnormalized) and SGLD sample a correlated 5-
 test_that("a target written in R and the built-in banana give the same draws for the same seed", {
   ctl <- sgmcmc_control(step_size = 0.03, step_schedule = "constant", memory = 3, gamma_min = 16)
   for (s in c("sgld", "sghmc", "hamcmc_sa", "hamcmc")) {
-    f1 <- sgmcmc_density(banana_r, init = c(0.5, -1), sampler = s, iterations = 1500, chains = 2, seed = 3,
+    f1 <- sgmcmc_density_engine(banana_r, init = c(0.5, -1), sampler = s, iterations = 1500, chains = 2, seed = 3,
                          quiet = TRUE, control = ctl)
-    f2 <- sgmcmc_density(sgmcmc_target("banana"), init = c(0.5, -1), sampler = s, iterations = 1500, chains = 2,
+    f2 <- sgmcmc_density_engine(sgmcmc_target("banana"), init = c(0.5, -1), sampler = s, iterations = 1500, chains = 2,
                          seed = 3, threads = 2, quiet = TRUE, control = ctl)
     expect_identical(as.matrix(f1), as.matrix(f2), info = s)
     expect_identical(f1$trace, f2$trace, info = s)
@@ -91,8 +94,8 @@ test_that("built-in targets are thread invariant and chains differ", {
     for (s in c("sgld", "hamcmc_sa")) {
       args <- list(target = tg, sampler = s, iterations = 2000, chains = 3, seed = 9, quiet = TRUE,
                    control = sgmcmc_control(step_size = 0.01, step_schedule = "constant", gamma_min = 16))
-      f1 <- do.call(sgmcmc_density, c(args, threads = 1))
-      f2 <- do.call(sgmcmc_density, c(args, threads = 2))
+      f1 <- do.call(sgmcmc_density_engine, c(args, threads = 1))
+      f2 <- do.call(sgmcmc_density_engine, c(args, threads = 2))
       expect_identical(f1$draws, f2$draws)
       expect_false(identical(f1$draws[f1$chain == 1, ], f1$draws[f1$chain == 2, ]))
     }
@@ -112,24 +115,24 @@ test_that("the banana's exact draws have the exact moments", {
   expect_identical(banana_exact_draws(10, seed = 2), banana_exact_draws(10, seed = 2))
 })
 
-test_that("a diverging chain is reported with the draws before it, not a crash", {
+test_that("a chain that diverges everywhere is a classed error with its last good state, not a crash", {
+  # every chain diverged: nothing is left to average (one diverged chain among good ones is left out with a
+  # warning: test-sgmcmc-trust.R)
   big <- sgmcmc_control(step_size = 5, step_schedule = "constant", gamma_min = 1)
   for (s in c("sgld", "hamcmc_sa", "hamcmc")) {
-    expect_warning(f <- sgmcmc_density(sgmcmc_target("banana"), init = c(2, 0), sampler = s, iterations = 200,
-                                       burnin = 0, seed = 1, quiet = TRUE, control = big),
-                   class = "scalebayes_warning_divergence")
-    expect_true(f$diverged, info = s)
-    expect_true(all(is.finite(as.matrix(f))), info = s)
-    expect_lt(f$iterations_done, 200)
-    # no kept draw: a classed error with the last good state
-    e <- expect_error(sgmcmc_density(banana_r, init = c(2, 0), sampler = s, iterations = 200, seed = 1,
-                                     quiet = TRUE, control = big), class = "scalebayes_error_divergence")
-    expect_true(all(is.finite(e$last_state)))
+    for (tg in list(sgmcmc_target("banana"), banana_r)) {
+      e <- expect_error(sgmcmc_density_engine(tg, init = c(2, 0), sampler = s, iterations = 200, burnin = 0,
+                                              seed = 1, quiet = TRUE, control = big),
+                        class = "scalebayes_error_diverged")
+      expect_s3_class(e, "scalebayes_error_divergence")  # the earlier class, kept
+      expect_true(all(is.finite(e$last_state)), info = s)
+      expect_lt(e$diverged_at, 200)
+    }
   }
 })
 
 test_that("fits answer the sb_fit methods; predict() explains there are no data", {
-  f <- sgmcmc_density(sgmcmc_target("banana"), iterations = 2000, chains = 2, seed = 1, quiet = TRUE,
+  f <- sgmcmc_density_engine(sgmcmc_target("banana"), iterations = 2000, chains = 2, seed = 1, quiet = TRUE,
                       control = sgmcmc_control(step_size = 0.02, step_schedule = "constant"))
   expect_s3_class(f, "sb_fit")
   expect_output(print(f), "SGLD \\(density target\\)")
@@ -145,7 +148,7 @@ test_that("fits answer the sb_fit methods; predict() explains there are no data"
   expect_error(predict(f), class = "scalebayes_error_state", regexp = "no data")
   expect_identical(names(f$trace), c("chain", "iteration", "log_density", "eps", "tau"))
   # the trace's log density is that of the state at the start of the iteration: the previous kept draw
-  g <- sgmcmc_density(sgmcmc_target("banana"), iterations = 50, burnin = 0, thin = 1, seed = 2, quiet = TRUE,
+  g <- sgmcmc_density_engine(sgmcmc_target("banana"), iterations = 50, burnin = 0, thin = 1, seed = 2, quiet = TRUE,
                       control = sgmcmc_control(step_size = 0.02, step_schedule = "constant", trace_every = 1))
   dr <- as.matrix(g)
   expect_identical(g$trace$log_density[-1], apply(dr[-50, ], 1, function(b) banana_r(b)$log_density),
@@ -155,16 +158,16 @@ test_that("fits answer the sb_fit methods; predict() explains there are no data"
 
 test_that("bad inputs are classed errors that name the argument", {
   ctl <- sgmcmc_control(step_size = 0.01, step_schedule = "constant")
-  expect_error(sgmcmc_density("banana", init = c(0, 0)), class = "scalebayes_error_input", regexp = "target")
-  expect_error(sgmcmc_density(banana_r), class = "scalebayes_error_input", regexp = "init")
-  expect_error(sgmcmc_density(sgmcmc_target("banana"), init = c(0, 0, 0), quiet = TRUE),
+  expect_error(sgmcmc_density_engine("banana", init = c(0, 0)), class = "scalebayes_error_input", regexp = "target")
+  expect_error(sgmcmc_density_engine(banana_r), class = "scalebayes_error_input", regexp = "init")
+  expect_error(sgmcmc_density_engine(sgmcmc_target("banana"), init = c(0, 0, 0), quiet = TRUE),
                class = "scalebayes_error_input", regexp = "init")
-  expect_error(sgmcmc_density(sgmcmc_target("banana"), init = matrix(0, 2, 3), chains = 2, quiet = TRUE),
+  expect_error(sgmcmc_density_engine(sgmcmc_target("banana"), init = matrix(0, 2, 3), chains = 2, quiet = TRUE),
                class = "scalebayes_error_input", regexp = "column per chain")
-  expect_error(sgmcmc_density(banana_r, init = c(0, NA)), class = "scalebayes_error_input", regexp = "init")
+  expect_error(sgmcmc_density_engine(banana_r, init = c(0, NA)), class = "scalebayes_error_input", regexp = "init")
   # wrong-length gradient, at the start and later in the run
   bad_len <- function(b) list(log_density = 0, gradient = c(1, 2, 3))
-  e <- expect_error(sgmcmc_density(bad_len, init = c(0, 0), quiet = TRUE), class = "scalebayes_error_input")
+  e <- expect_error(sgmcmc_density_engine(bad_len, init = c(0, 0), quiet = TRUE), class = "scalebayes_error_input")
   expect_identical(e$arg, "target")
   expect_match(conditionMessage(e), "length 3")
   calls <- 0
@@ -172,28 +175,28 @@ test_that("bad inputs are classed errors that name the argument", {
     calls <<- calls + 1
     if (calls > 50) list(log_density = 0, gradient = 1) else banana_r(b)
   }
-  e <- expect_error(sgmcmc_density(later, init = c(0, 0), iterations = 200, quiet = TRUE, control = ctl),
+  e <- expect_error(sgmcmc_density_engine(later, init = c(0, 0), iterations = 200, quiet = TRUE, control = ctl),
                     class = "scalebayes_error_input")
   expect_identical(e$arg, "target")
   # non-finite gradient or log density where the chain starts; a malformed return value
-  expect_error(sgmcmc_density(function(b) list(log_density = 0, gradient = c(NaN, 0)), init = c(0, 0)),
+  expect_error(sgmcmc_density_engine(function(b) list(log_density = 0, gradient = c(NaN, 0)), init = c(0, 0)),
                class = "scalebayes_error_input", regexp = "non-finite gradient")
-  expect_error(sgmcmc_density(function(b) list(log_density = -Inf, gradient = c(0, 0)), init = c(0, 0)),
+  expect_error(sgmcmc_density_engine(function(b) list(log_density = -Inf, gradient = c(0, 0)), init = c(0, 0)),
                class = "scalebayes_error_input", regexp = "non-finite log density")
-  expect_error(sgmcmc_density(function(b) sum(b), init = c(0, 0)), class = "scalebayes_error_input",
+  expect_error(sgmcmc_density_engine(function(b) sum(b), init = c(0, 0)), class = "scalebayes_error_input",
                regexp = "log_density")
   # the L-BFGS settings
   expect_error(sgmcmc_control(memory = 0), class = "scalebayes_error", regexp = "memory")
-  expect_error(sgmcmc_density(banana_r, init = c(0, 0), sampler = "hamcmc", control = sgmcmc_control(memory = 1)),
+  expect_error(sgmcmc_density_engine(banana_r, init = c(0, 0), sampler = "hamcmc", control = sgmcmc_control(memory = 1)),
                class = "scalebayes_error", regexp = "memory")
   big <- function(b) list(log_density = -sum(b * b) / 2, gradient = -b)
-  e <- expect_error(sgmcmc_density(big, init = rep(0, 2001), sampler = "hamcmc_sa",
+  e <- expect_error(sgmcmc_density_engine(big, init = rep(0, 2001), sampler = "hamcmc_sa",
                                    control = sgmcmc_control(sa_form = "matrix")), class = "scalebayes_error")
   expect_identical(e$arg, "sa_form")
   expect_match(conditionMessage(e), "2,000")
-  expect_error(sgmcmc_density(banana_r, init = c(0, 0), sampler = "mala"), class = "scalebayes_error_input",
+  expect_error(sgmcmc_density_engine(banana_r, init = c(0, 0), sampler = "mala"), class = "scalebayes_error_input",
                regexp = "sampler")
-  expect_error(sgmcmc_density(banana_r, init = c(0, 0), control = list(step_size = 1)),
+  expect_error(sgmcmc_density_engine(banana_r, init = c(0, 0), control = list(step_size = 1)),
                class = "scalebayes_error_input", regexp = "control")
   # built-in targets
   expect_error(sgmcmc_target("gaussian", mean = c(0, 0), cov = diag(3)), class = "scalebayes_error_input",

@@ -128,6 +128,11 @@ test_that("the banana target with defaults: quantiles within Monte-Carlo error o
 
 test_that("same seed, same draws for any number of threads, the warm-up included", {
   data(diabetes, package = "scalebayes", envir = environment())
+  # short runs: their convergence warning is not what this test is about
+  sgld_sa <- function(...) {
+    withCallingHandlers(scalebayes::sgld_sa(...),
+                        scalebayes_warning_convergence = function(w) invokeRestart("muffleWarning"))
+  }
   a <- sgld_sa(diabetes$x, diabetes$y, iterations = 2000, seed = 5, threads = 1, quiet = TRUE)
   b <- sgld_sa(diabetes$x, diabetes$y, iterations = 2000, seed = 5, threads = 2, quiet = TRUE)
   expect_identical(as.matrix(a), as.matrix(b))
@@ -168,13 +173,14 @@ test_that("a diverged chain is reported, left out of every average, and all chai
   expect_output(print(f), "^DIVERGED: 1 of 2 chains")
   # every chain diverged: a classed error (regression: a step far too long)
   data(diabetes, package = "scalebayes", envir = environment())
-  expect_error(sgld_sa(diabetes$x, diabetes$y, iterations = 500, seed = 1, quiet = TRUE,
+  # (method "none": with the SA running, sigma grows with the residuals and keeps such a chain finite)
+  expect_error(sgld_sa(diabetes$x, diabetes$y, method = "none", iterations = 500, seed = 1, quiet = TRUE,
                        control = sgmcmc_control(step_size = 10)),
                class = "scalebayes_error_diverged")
 })
 
 test_that("step-size settings are validated", {
-  expect_error(sgmcmc_control(step_size = 0), class = "scalebayes_error_input")
+  expect_error(sgmcmc_control(step_size = -1), class = "scalebayes_error_input")
   expect_error(sgmcmc_control(step_size = "fast"), class = "scalebayes_error_input")
   expect_error(sgmcmc_control(step_size = Inf), "finite")
   expect_identical(sgmcmc_control(step_size = "auto")$step_size, "auto")
@@ -182,11 +188,29 @@ test_that("step-size settings are validated", {
 
 test_that("ksd() of a regression fit uses the sampler's scale and needs every coefficient's draws", {
   data(diabetes, package = "scalebayes", envir = environment())
-  f <- sgld_sa(diabetes$x, diabetes$y, iterations = 4000, seed = 2, quiet = TRUE)
+  f <- sgld_sa(diabetes$x, diabetes$y, seed = 2, quiet = TRUE)
   k <- ksd(f)
   expect_s3_class(k, "sb_ksd")
   expect_length(k$per_chain, 4)
   expect_true(all(is.finite(k$per_chain)))
-  g <- sgld_sa(diabetes$x, diabetes$y, iterations = 4000, seed = 2, quiet = TRUE, keep_draws = "bmi")
+  g <- suppressWarnings(sgld_sa(diabetes$x, diabetes$y, iterations = 4000, seed = 2, quiet = TRUE,
+                                keep_draws = "bmi"))
   expect_error(ksd(g), class = "scalebayes_error_state")
+})
+
+test_that("Bayesian logistic regression: every sampler with defaults agrees with Stan's NUTS", {
+  # inst/extdata/nuts_logistic.rds: 100,000 NUTS draws (rstan, data-raw/nuts_logistic.R) of a logistic
+  # regression with N(0, 4) priors on 6 coefficients; x is standardized exactly, so the default
+  # standardization leaves the model unchanged. Bounds of the issue: means within 0.2 NUTS sd, sds within
+  # [0.8, 1.25] times NUTS's; NUTS's own Monte-Carlo error is below 0.005 sd.
+  ref <- readRDS(system.file("extdata", "nuts_logistic.rds", package = "scalebayes"))
+  for (s in c("sgld", "sghmc", "hamcmc_sa")) {
+    f <- sgld_sa(ref$x, ref$y, family = "binomial", sampler = s, method = "none", sparse = FALSE, seed = 1,
+                 quiet = TRUE, control = sgmcmc_control(prior_var = ref$prior_var))
+    d <- as.matrix(f)
+    z <- (colMeans(d) - ref$mean) / ref$sd
+    r <- apply(d, 2, stats::sd) / ref$sd
+    expect_lt(max(abs(z)), 0.2, label = paste(s, "mean error / NUTS sd"))
+    expect_true(all(r > 0.8 & r < 1.25), label = paste(s, "sd ratios", paste(round(r, 3), collapse = " ")))
+  }
 })
