@@ -24,7 +24,7 @@ nn_scaling <- function(xd, yd, family, tab, standardize) {
   x <- xd$x
   if (global) {
     m <- mean(x)
-    s <- sqrt(mean((x - m)^2))
+    s <- sqrt(nn_sum_sq_dev(x, m) / length(x))
   } else {
     x <- matrix(x, xd$n)
     m <- colMeans(x)
@@ -41,6 +41,15 @@ nn_scaling <- function(xd, yd, family, tab, standardize) {
     out$y_scale <- unname(sy)
   }
   structure(out, class = "sb_nn_scaling")
+}
+
+# sum((x - m)^2) in chunks of 2^22 values (no second copy of a large image array).
+nn_sum_sq_dev <- function(x, m, chunk = 4194304) {
+  n <- length(x)
+  if (n <= chunk) return(sum((x - m)^2))
+  tot <- 0
+  for (a in seq(1, n, by = chunk)) tot <- tot + sum((x[a:min(n, a + chunk - 1)] - m)^2)
+  tot
 }
 
 # One mean and sd over all values: image arrays, or a network whose first layer with parameters is a
