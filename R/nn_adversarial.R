@@ -83,7 +83,7 @@ nn_adversarial <- function(fit, x, y, zeta = c(0, 0.1, 0.2, 0.3, 0.4, 0.5), clip
   device <- check_backend("cpu", call)
   ok <- fit$status == "done"
   if (!any(ok)) sb_abort("{.arg fit} has no completed draw.", i = "Refit the network.", arg = "fit", call = call)
-  xd <- nn_prepare_x(x, "x", call)
+  xd <- nn_prepare_x(x, "x", call, warn_scale = is.null(fit$scaling))
   if (!identical(xd$shape, as.integer(fit$settings$input))) {
     sb_abort(c("{.arg x} must have the example shape the network was trained on ({paste(fit$settings$input, collapse = ' x ')}).",
                x = "It has {paste(xd$shape, collapse = ' x ')}.",

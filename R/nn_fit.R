@@ -487,8 +487,8 @@ predict.sb_nn_fit <- function(object, newx = NULL, type = c("response", "class",
     pr <- object$pred
   } else {
     w <- nn_need_draws(object, "Predicting new inputs", arg = "newx")
-    nd <- nn_prepare_x(newx, "newx")
     sc <- object$scaling
+    nd <- nn_prepare_x(newx, "newx", warn_scale = is.null(sc))
     if (!identical(nd$shape, object$settings$input)) {
       sb_abort(c("{.arg newx} must have the example shape the network was trained on ({paste(object$settings$input, collapse = ' x ')}).",
                  x = "It has {paste(nd$shape, collapse = ' x ')}."), arg = "newx")

@@ -17,9 +17,11 @@
 # raw-scale outputs.
 
 # The transform of a fit, or NULL (standardize = FALSE). xd / yd: nn_prepare_x() / nn_prepare_y(); tab: the
-# layer table (nn_resolve()).
-nn_scaling <- function(xd, yd, family, tab, standardize) {
+# layer table (nn_resolve()); weights: per-example likelihood weights (sgld_sa(weights = ), checked), which make
+# the means and sds weighted (an example of weight 0 does not enter).
+nn_scaling <- function(xd, yd, family, tab, standardize, weights = NULL) {
   if (!standardize) return(NULL)
+  if (!is.null(weights)) return(nn_scaling_weighted(xd, yd, family, tab, weights))
   global <- nn_scaling_global(xd, tab)
   x <- xd$x
   if (global) {
@@ -36,6 +38,31 @@ nn_scaling <- function(xd, yd, family, tab, standardize) {
     y <- as.matrix(yd$y)
     my <- colMeans(y)
     sy <- sqrt(colMeans(sweep(y, 2L, my)^2))
+    sy[!(sy > 0) | !is.finite(sy)] <- 1
+    out$y_center <- unname(my)
+    out$y_scale <- unname(sy)
+  }
+  structure(out, class = "sb_nn_scaling")
+}
+
+nn_scaling_weighted <- function(xd, yd, family, tab, w) {
+  global <- nn_scaling_global(xd, tab)
+  w <- w / sum(w)
+  x <- matrix(xd$x, xd$n)
+  wmean <- function(v) colSums(w * v)  # v: n x k
+  if (global) {
+    m <- sum(w * rowMeans(x))
+    s <- sqrt(sum(w * rowMeans((x - m)^2)))
+  } else {
+    m <- wmean(x)
+    s <- sqrt(wmean(sweep(x, 2L, m)^2))
+  }
+  s[!(s > 0) | !is.finite(s)] <- 1
+  out <- list(x_center = unname(m), x_scale = unname(s), x_global = global, y_center = NULL, y_scale = NULL)
+  if (family == "gaussian") {
+    y <- as.matrix(yd$y)
+    my <- wmean(y)
+    sy <- sqrt(wmean(sweep(y, 2L, my)^2))
     sy[!(sy > 0) | !is.finite(sy)] <- 1
     out$y_center <- unname(my)
     out$y_scale <- unname(sy)

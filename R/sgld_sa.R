@@ -164,7 +164,8 @@
 #' With `standardize = TRUE` (the default) a network is sampled on standardized data, as [wbb_nn()] trains
 #' (see its section "Standardization"): the inputs centred and scaled to unit sd per column (images, i.e. an
 #' array `x` or a network starting with a convolution: by one mean and sd over all pixels), and a gaussian
-#' response centred and scaled (per column for a matrix `y`). The priors (the SSGL prior with `v0`, `v1`, the
+#' response centred and scaled (per column for a matrix `y`; with `weights`, weighted means and sds, so that an
+#' example of weight 0 does not enter). The priors (the SSGL prior with `v0`, `v1`, the
 #' \eqn{N(0, \sigma_0^2)} prior of `prior_var`, `sigma_init`), the step size and the stored parameters (draws,
 #' `weights_mean`, `weights_final`, [coef()]) and the trace's loss are those of the standardized problem;
 #' predictions (`pred`, `pred_mean`, [predict()] on new raw inputs, which applies the stored `fit$scaling`),

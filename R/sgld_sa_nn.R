@@ -11,8 +11,9 @@ sgld_sa_nn <- function(x, y, model, family, method, sampler, iterations, epochs,
     sb_abort(c("{.arg model} must be a network made by {.fn nn_sequential}, {.fn nn_mlp} or {.fn nn_cnn}.",
                x = "You supplied {.obj_type_friendly {model}}."), arg = "model", call = call)
   }
-  xd <- nn_prepare_x(x, "x", call)
-  yd <- nn_prepare_y(y, xd$n, family, arg = "y", call = call)
+  standardize <- check_standardize(standardize, call)
+  xd <- nn_prepare_x(x, "x", call, warn_scale = !standardize)
+  yd <- nn_prepare_y(y, xd$n, family, arg = "y", call = call, warn_scale = !standardize)
   family <- yd$family
   n <- xd$n
   n_out <- if (family == "multinomial") length(yd$levels) else yd$q  # q columns of a gaussian / binomial y
@@ -24,8 +25,8 @@ sgld_sa_nn <- function(x, y, model, family, method, sampler, iterations, epochs,
   spec <- nn_engine_spec(tab, xd$shape, family)
   spec$init <- 0L
   # the training scale (R/nn_standardize.R): x and a gaussian y standardized, results mapped back
-  standardize <- check_standardize(standardize, call)
-  scaling <- nn_scaling(xd, yd, family, tab, standardize)
+  if (!is.null(weights)) weights <- check_weights(weights, n, arg = "weights", call = call)
+  scaling <- nn_scaling(xd, yd, family, tab, standardize, weights)
   xd <- nn_scale_x(xd, scaling)
   yd <- nn_scale_y(yd, scaling)
   batch_size <- if (is.null(batch_size)) min(50L, n) else check_count(batch_size, max = 1e9)
@@ -45,11 +46,12 @@ sgld_sa_nn <- function(x, y, model, family, method, sampler, iterations, epochs,
   iterations <- check_count(iterations %||% 10000L, arg = "iterations", call = call,
                             fix = "Use fewer epochs or a larger batch_size.")
   lens <- sgmcmc_lengths(iterations, burnin, thin, call)
-  nd <- nn_scale_x(nn_prepare_newx(newx, xd, call), scaling)
+  nd <- nn_scale_x(nn_prepare_newx(newx, xd, call, warn_scale = !standardize), scaling)
   newy_d <- NULL
   if (!is.null(newy)) {
     if (is.null(nd)) sb_abort("{.arg newy} needs {.arg newx}.", arg = "newy", call = call)
-    newy_d <- nn_prepare_y(newy, nd$n, family, levels = yd$levels, arg = "newy", call = call, q_expected = yd$q)
+    newy_d <- nn_prepare_y(newy, nd$n, family, levels = yd$levels, arg = "newy", call = call, q_expected = yd$q,
+                           warn_scale = !standardize)
   }
   chains <- check_count(chains, max = 1e4)
   desc <- cpp_nn_describe(spec)

@@ -68,6 +68,22 @@ test_that("wbb_nn(): the default equals a manual standardization fitted with sta
                class = "scalebayes_error_input")
 })
 
+test_that("the default is scale-free: rescaled data give the same network and rescaled predictions", {
+  skip_if_no_torch()
+  d <- reg_data(2)
+  fit <- function(x, y) wbb_nn(x, y, model = nn_mlp(5), draws = 2, epochs = 3, newx = x[1:6, ], seed = 3, quiet = TRUE,
+                               threads = 1)
+  a <- fit(d$x, d$y)
+  # inputs beyond single precision (1e20: squares overflow float32) are standardized in double first: no warning
+  expect_no_warning(b <- fit(d$x * 1e20 + 7, d$y * 1e6 - 3))
+  expect_equal(b$weights, a$weights, tolerance = 1e-5)
+  expect_equal(b$pred, a$pred * 1e6 - 3, tolerance = 1e-5)
+  expect_equal(predict(b, d$x[7:9, ] * 1e20 + 7), predict(a, d$x[7:9, ]) * 1e6 - 3, tolerance = 1e-5)
+  # on the data as given the same call warns (and its float32 training cannot succeed)
+  expect_warning(try(wbb_nn(d$x * 1e20, d$y, model = nn_mlp(5), draws = 1, epochs = 1, seed = 3, quiet = TRUE,
+                            standardize = FALSE), silent = TRUE), class = "scalebayes_warning_scaling")
+})
+
 test_that("q gaussian outputs are scaled per column; classification responses are left alone", {
   skip_if_no_torch()
   d <- reg_data(3, q = 2)
