@@ -19,6 +19,10 @@
 #' For a single network (one draw) the source makes no difference; for a posterior the attack from one draw
 #' is weaker against the average (measured in `vignette("sgld-sa-networks")`).
 #'
+#' A fit trained on standardized data (`standardize = TRUE`, the default) is attacked on the raw inputs: `x`,
+#' `zeta`, `clip` and the returned inputs are on the scale of the data the fit was called with (the gradient
+#' is taken through the stored transform).
+#'
 #' @param fit A network fit with kept draws ([wbb_nn()], or [sgld_sa()] with a `model`: kept by default);
 #'   multinomial or binomial.
 #' @param x Inputs with the example shape the network was trained on (matrix or array, examples first).
@@ -79,7 +83,7 @@ nn_adversarial <- function(fit, x, y, zeta = c(0, 0.1, 0.2, 0.3, 0.4, 0.5), clip
   device <- check_backend("cpu", call)
   ok <- fit$status == "done"
   if (!any(ok)) sb_abort("{.arg fit} has no completed draw.", i = "Refit the network.", arg = "fit", call = call)
-  xd <- nn_prepare_x(x, "x", call)
+  xd <- nn_prepare_x(x, "x", call, warn_scale = is.null(fit$scaling))
   if (!identical(xd$shape, as.integer(fit$settings$input))) {
     sb_abort(c("{.arg x} must have the example shape the network was trained on ({paste(fit$settings$input, collapse = ' x ')}).",
                x = "It has {paste(xd$shape, collapse = ' x ')}.",
@@ -112,8 +116,24 @@ nn_adversarial <- function(fit, x, y, zeta = c(0, 0.1, 0.2, 0.3, 0.4, 0.5), clip
   }
   if (keep_x) check_result_size(length(zeta), length(xd$x), "zeta", call = call)
   dev <- if (!is.null(fit$device) && startsWith(fit$device, "cuda")) "cuda" else device
-  res <- sb_call_engine(cpp_nn_adversarial(fit$spec, nn_engine_params(fit), nn_engine_buffers(fit), xd$x, xd$dim, yd$y,
-                                            as.double(zeta), as.double(clip), batch, dev, float64, keep_x,
+  # a standardized fit (R/nn_standardize.R): the attack is on the raw inputs. One global scale s: the same
+  # attack on the training scale with perturbations zeta / s and clipping at (clip - m) / s; per-column scales:
+  # the transform folded into the first layer of every draw, which then takes the raw inputs.
+  sc <- fit$scaling
+  params <- nn_engine_params(fit)
+  x_eng <- xd
+  zeta_eng <- as.double(zeta)
+  clip_eng <- as.double(clip)
+  if (!is.null(sc) && sc$x_global) {
+    x_eng <- nn_scale_x(xd, sc)
+    zeta_eng <- zeta_eng / sc$x_scale
+    clip_eng <- (clip_eng - sc$x_center) / sc$x_scale
+  } else if (!is.null(sc)) {
+    g <- .subset2(fit, "param_groups")
+    params <- nn_fold_params(params, fit$layers, g$group, g$size, fit$settings$input, sc, call = call)
+  }
+  res <- sb_call_engine(cpp_nn_adversarial(fit$spec, params, nn_engine_buffers(fit), x_eng$x, x_eng$dim, yd$y,
+                                            zeta_eng, clip_eng, batch, dev, float64, keep_x,
                                             as.integer(attack_draws), label == "predicted"), call = call)
   out <- data.frame(zeta = as.double(zeta), accuracy = res$accuracy, mean_draw_accuracy = res$mean_draw_accuracy,
                     n = xd$n)
@@ -129,6 +149,12 @@ nn_adversarial <- function(fit, x, y, zeta = c(0, 0.1, 0.2, 0.3, 0.4, 0.5), clip
       a <- array(res$x_adv[(z - 1) * per + seq_len(per)], rev(d))  # row-major from the engine
       a <- aperm(a, rev(seq_along(d)))
       dim(a) <- dim(x)
+      if (!is.null(sc) && sc$x_global) {  # the attacked inputs on the raw scale: x + s (x_adv_s - x_s), clipped
+        x0 <- xd$x
+        dim(x0) <- dim(x)
+        a <- if (zeta[z] == 0) x0 else x0 + sc$x_scale * (a - (x0 - sc$x_center) / sc$x_scale)
+        a <- pmin(pmax(a, clip[1]), clip[2])
+      }
       a
     })
   }

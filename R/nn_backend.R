@@ -38,8 +38,9 @@ check_backend <- function(device, call = rlang::caller_env()) {
 
 # Network inputs: a numeric matrix (n x features), or an array n x height x width (one channel) or
 # n x channels x height x width. Returns the data as a double array (R's column-major layout, n first)
-# and the shape of one example.
-nn_prepare_x <- function(x, arg = "x", call = rlang::caller_env()) {
+# and the shape of one example. warn_scale = FALSE: no warning for values that overflow single precision (the
+# front end standardizes them in double precision first).
+nn_prepare_x <- function(x, arg = "x", call = rlang::caller_env(), warn_scale = TRUE) {
   if (is.data.frame(x)) x <- check_x_matrix(x, arg = arg, call = call)
   d <- dim(x)
   if (!is.numeric(x) && !is.logical(x) || is.null(d) || length(d) < 2L || length(d) > 4L) {
@@ -61,7 +62,7 @@ nn_prepare_x <- function(x, arg = "x", call = rlang::caller_env()) {
     sb_abort(c("{.arg {arg}} has values as large as {format(big, digits = 3)}: beyond what a network can train on (single precision ends at 3.4e38).",
                i = "Standardize the inputs (e.g. {.code scale()}), or divide images by 255."), arg = arg, call = call)
   }
-  nn_warn_scale(big, arg, "inputs")
+  if (warn_scale) nn_warn_scale(big, arg, "inputs")
   if (length(d) == 3L) d <- c(d[1], 1L, d[2], d[3])
   storage.mode(x) <- "double"
   dim(x) <- d
@@ -93,7 +94,8 @@ nn_default_family <- function(y, arg, call) {
   "gaussian"
 }
 
-nn_prepare_y <- function(y, n, family, levels = NULL, arg = "y", call = rlang::caller_env(), q_expected = NULL) {
+nn_prepare_y <- function(y, n, family, levels = NULL, arg = "y", call = rlang::caller_env(), q_expected = NULL,
+                         warn_scale = TRUE) {
   if (is.data.frame(y)) y <- as.matrix(y)
   if (is.matrix(y) && ncol(y) == 1L) y <- drop(y)
   q <- if (is.matrix(y)) ncol(y) else 1L
@@ -127,7 +129,7 @@ nn_prepare_y <- function(y, n, family, levels = NULL, arg = "y", call = rlang::c
                arg = arg, call = call)
     }
     dimnames(y) <- NULL
-    if (family == "gaussian") nn_warn_scale(max(abs(y)), arg, "responses")
+    if (family == "gaussian" && warn_scale) nn_warn_scale(max(abs(y)), arg, "responses")
     return(list(y = y, family = family, levels = if (family == "binomial") c("0", "1"), q = q))
   }
   if (length(y) != n) {
@@ -145,7 +147,7 @@ nn_prepare_y <- function(y, n, family, levels = NULL, arg = "y", call = rlang::c
       sb_abort(c("For {.code family = \"gaussian\"}, {.arg {arg}} must be finite numbers.",
                  i = "For class labels use {.code family = \"multinomial\"} or {.code \"binomial\"}."), arg = arg, call = call)
     }
-    nn_warn_scale(max(abs(y)), arg, "responses")
+    if (warn_scale) nn_warn_scale(max(abs(y)), arg, "responses")
     return(list(y = as.double(y), family = family, levels = NULL, q = 1L))
   }
   if (family == "multinomial" && is.numeric(y) && any(y != round(y))) {
@@ -182,9 +184,9 @@ nn_prepare_y <- function(y, n, family, levels = NULL, arg = "y", call = rlang::c
 }
 
 # Test inputs of a network: prepared like x and required to have its example shape (NULL stays NULL).
-nn_prepare_newx <- function(newx, xd, call = rlang::caller_env()) {
+nn_prepare_newx <- function(newx, xd, call = rlang::caller_env(), warn_scale = TRUE) {
   if (is.null(newx)) return(NULL)
-  nd <- nn_prepare_x(newx, "newx", call)
+  nd <- nn_prepare_x(newx, "newx", call, warn_scale = warn_scale)
   if (!identical(nd$shape, xd$shape)) {
     sb_abort(c("{.arg newx} must have the example shape of {.arg x}.",
                x = "{.arg x}: {paste(xd$shape, collapse = ' x ')}; {.arg newx}: {paste(nd$shape, collapse = ' x ')}."),
@@ -200,7 +202,7 @@ nn_scale_warn_above <- 1e15
 nn_warn_scale <- function(big, arg, what) {
   if (is.finite(big) && big > nn_scale_warn_above) {
     sb_warn(c("{.arg {arg}} has {what} as large as {format(big, digits = 3)}: single-precision training is likely to overflow (non-finite loss or gradient).",
-              i = "Standardize them (e.g. {.code scale()}), or train in double precision ({.code float64 = TRUE})."),
+              i = "Standardize them ({.code standardize = TRUE}, the default of the network front ends, or {.code scale()}), or train in double precision ({.code float64 = TRUE})."),
             kind = "scaling")
   }
   invisible(NULL)
@@ -208,22 +210,25 @@ nn_warn_scale <- function(big, arg, what) {
 
 # The data and network of a network fit (wbb_nn(), sparse_vi(), bbb()): inputs, responses and family, the
 # resolved layer table and engine spec (with the control's initialization), the minibatch size, and the test
-# inputs / responses.
-nn_prepare_fit <- function(x, y, model, family, newx, newy, control, call) {
-  xd <- nn_prepare_x(x, "x", call)
-  yd <- nn_prepare_y(y, xd$n, family, arg = "y", call = call)
+# inputs / responses. With `standardize` (R/nn_standardize.R) the inputs (x and newx) and a gaussian response
+# come back on the training scale, with the transform `sc` (NULL without); newy stays on the user's scale.
+nn_prepare_fit <- function(x, y, model, family, newx, newy, control, call, standardize = FALSE) {
+  xd <- nn_prepare_x(x, "x", call, warn_scale = !standardize)
+  yd <- nn_prepare_y(y, xd$n, family, arg = "y", call = call, warn_scale = !standardize)
   family <- yd$family
   n_out <- if (family == "multinomial") length(yd$levels) else yd$q
   tab <- nn_resolve(model, xd$shape, n_out, call = call)
   batch_size <- check_nn_batch_size(control$batch_size, xd$n, tab, call = call, in_control = TRUE)  # R/validate.R
   spec <- nn_engine_spec(tab, xd$shape, family)
   spec$init <- match(control$init, c("fan_in", "glorot")) - 1L
-  nd <- nn_prepare_newx(newx, xd, call)
+  nd <- nn_prepare_newx(newx, xd, call, warn_scale = !standardize)
   newy_d <- NULL
   if (!is.null(newy)) {
     if (is.null(nd)) sb_abort("{.arg newy} needs {.arg newx}.", arg = "newy", call = call)
-    newy_d <- nn_prepare_y(newy, nd$n, family, levels = yd$levels, arg = "newy", call = call, q_expected = yd$q)
+    newy_d <- nn_prepare_y(newy, nd$n, family, levels = yd$levels, arg = "newy", call = call, q_expected = yd$q,
+                           warn_scale = !standardize)
   }
-  list(xd = xd, yd = yd, family = family, n_out = n_out, tab = tab, spec = spec, nd = nd, newy_d = newy_d,
-       batch_size = batch_size)
+  sc <- nn_scaling(xd, yd, family, tab, standardize)
+  list(xd = nn_scale_x(xd, sc), yd = nn_scale_y(yd, sc), family = family, n_out = n_out, tab = tab, spec = spec,
+       nd = nn_scale_x(nd, sc), newy_d = newy_d, batch_size = batch_size, scaling = sc)
 }

@@ -45,6 +45,18 @@
 #' (as `torch::pickle_save()`, without its type tag), so `torch.load(path)` reads it (PyTorch 1.6 or later),
 #' also with `weights_only = True` (the default from PyTorch 2.6).
 #'
+#' **Standardized fits.** A fit trained on standardized data (`standardize = TRUE`, the default of the network
+#' front ends) has parameters on that scale. The export folds the transforms into the network, so that the
+#' exported module takes raw inputs and returns outputs on the user's scale, as [predict()] does: the first
+#' linear or convolution layer absorbs the input standardization (\eqn{W' = W / s}, \eqn{b' = b - W' m}, per
+#' input column, or with one mean m and sd s for images) and the output layer the response's (\eqn{W' = s_y W},
+#' \eqn{b' = m_y + s_y b}, gaussian only). The tensors of those two layers are then not the columns of
+#' `as.matrix(fit)`, every other tensor is. Folding needs the first layer with parameters to be a linear or a
+#' convolution layer with only flatten, reshape, dropout (and for images pooling) before it (otherwise an
+#' error of class `scalebayes_error_export`). A convolution with zero padding of standardized images pads the
+#' raw images with their mean: `nn_torch_code()` writes that first layer as `MeanPadConv2d`, an `nn.Conv2d`
+#' (the same state-dict keys) that pads with the training mean.
+#'
 #' @param fit A network fit (class `sb_nn_fit`: [wbb_nn()], or [sgld_sa()] with a `model`) that kept its
 #'   draws (`keep_draws = TRUE`, the default; the posterior mean of an [sgld_sa()] fit needs none). A network with batch
 #'   normalization also needs its running statistics (`fit$buffers`).
@@ -75,6 +87,9 @@ nn_export <- function(fit, path, draw = "mean") {
   path <- nn_check_out_path(path, call)
   draw <- nn_check_draw(draw, fit, call)
   params <- nn_fit_params(fit, draw, call)
+  # a standardized fit: the transforms folded into the first and the output layer (raw inputs, raw outputs)
+  g <- .subset2(fit, "param_groups")
+  params <- drop(nn_fold_params(params, fit$layers, g$group, g$size, fit$settings$input, fit$scaling, call = call))
   bn <- fit$layers$kind %in% c("batchnorm1d", "batchnorm2d")
   buffers <- if (any(bn)) nn_fit_buffers(fit, draw, call) else list()
   float64 <- isTRUE(fit$settings$float64) || isTRUE(fit$settings$control$float64)
@@ -116,6 +131,9 @@ nn_torch_code <- function(x, input = NULL, output = NULL, family = c("multinomia
     sb_abort(c("{.arg x} must be a network fit ({.fn wbb_nn}, {.fn sgld_sa} with a {.arg model}) or a specification ({.fn nn_sequential}, {.fn nn_mlp}, {.fn nn_cnn}).",
                x = "You supplied {.obj_type_friendly {x}}."), arg = "x", call = call)
   }
+  sc <- if (inherits(x, "sb_nn_fit")) x$scaling
+  pad_first <- 0L  # a standardized fit whose first convolution pads: pad raw inputs with the training mean
+  if (nn_fold_pads(tab, sc)) pad_first <- nn_fold_first_layer(tab, sc)
   shapes <- lapply(strsplit(tab$shape, " x ", fixed = TRUE), as.integer)
   ins <- c(list(input), shapes)[seq_len(nrow(tab))]
   tup <- function(v) paste0("(", paste(v, collapse = ", "), if (length(v) == 1L) "," else "", ")")
@@ -124,8 +142,12 @@ nn_torch_code <- function(x, input = NULL, output = NULL, family = c("multinomia
     inp <- ins[[i]]
     switch(r$kind,
       linear = sprintf("nn.Linear(%d, %d)", inp[1], r$out),
-      conv2d = sprintf("nn.Conv2d(%d, %d, kernel_size=%d, stride=%d, padding=%d)", inp[1], r$out, r$kernel,
-                       r$stride, r$padding),
+      conv2d = if (i == pad_first) {
+        sprintf("MeanPadConv2d(%d, %d, kernel_size=%d, stride=%d, padding=%d, pad_value=%s)", inp[1], r$out, r$kernel,
+                r$stride, r$padding, format(sc$x_center, digits = 17))
+      } else {
+        sprintf("nn.Conv2d(%d, %d, kernel_size=%d, stride=%d, padding=%d)", inp[1], r$out, r$kernel, r$stride, r$padding)
+      },
       maxpool2d = sprintf("nn.MaxPool2d(kernel_size=%d, stride=%d)", r$kernel, r$stride),
       avgpool2d = sprintf("nn.AvgPool2d(kernel_size=%d, stride=%d)", r$kernel, r$stride),
       batchnorm1d = sprintf("nn.BatchNorm1d(%d)", inp[1]),
@@ -154,9 +176,28 @@ nn_torch_code <- function(x, input = NULL, output = NULL, family = c("multinomia
             paste(input, collapse = ", "), shapes[[length(shapes)]][1]),
     sprintf("# response() maps them to the response scale (%s), as predict() does.", family),
     "# Load a state dict written by scalebayes::nn_export(): model.load_state_dict(torch.load(path)); model.eval()",
+    if (!is.null(sc)) c(
+      "# The fit was trained on standardized data (standardize = TRUE); nn_export() folds the transforms into the first",
+      "# linear or convolution layer and the output layer: the module takes raw inputs, and returns outputs on the original scale."),
     "import torch",
     "from torch import nn",
     "",
+    if (pad_first > 0L) c(
+      "",
+      "class MeanPadConv2d(nn.Conv2d):",
+      "    \"\"\"nn.Conv2d that pads with pad_value instead of zeros: the network was trained on standardized images, whose",
+      "    zero padding is padding with the training mean of the raw pixels.\"\"\"",
+      "",
+      "    def __init__(self, *args, pad_value=0.0, **kwargs):",
+      "        super().__init__(*args, **kwargs)",
+      "        self.pad_value = pad_value",
+      "",
+      "    def forward(self, x):",
+      "        ph, pw = self.padding",
+      "        x = nn.functional.pad(x, (pw, pw, ph, ph), value=self.pad_value)",
+      "        return nn.functional.conv2d(x, self.weight, self.bias, self.stride)",
+      "",
+      ""),
     "model = nn.Sequential(",
     lines,
     ")",

@@ -98,11 +98,13 @@ nn_buffer_names <- function(fit) {
 # one); pred: draws x examples [x outputs] predictions on the fit's newx; pred_mean: the posterior predictive
 # mean there; newy: the test responses (0-based classes for classification); details: method-specific lines
 # for print(); training: a data frame (draw or chain, epoch or iteration, loss, accuracy) of the training
-# history; weights_mean: the posterior mean of every parameter when it is known without the kept draws.
+# history; weights_mean: the posterior mean of every parameter when it is known without the kept draws;
+# scaling: the transform the network was trained under (R/nn_standardize.R; NULL: none), with pred and
+# pred_mean already on the user's scale.
 new_sb_nn_fit <- function(subclass, method, weights, buffers = NULL, status, chain = NULL, pred = NULL,
                           pred_mean = NULL, newy = NULL, family, levels, model, layers, spec, desc, settings, seed,
                           call, device, timing, details = character(), training = NULL, weights_mean = NULL,
-                          float64 = FALSE, ...) {
+                          float64 = FALSE, scaling = NULL, ...) {
   ok <- status == "done"
   fit <- list(
     method = method, weights = nn_pack(weights, float64), buffers = nn_pack(buffers, float64),
@@ -113,7 +115,7 @@ new_sb_nn_fit <- function(subclass, method, weights, buffers = NULL, status, cha
     param_groups = list(group = desc$group, size = desc$size, penalized = desc$penalized),
     buffer_groups = list(group = desc$buffer %||% character(), size = desc$buffer_size %||% numeric()),
     training = training, details = details, seed = seed, call = call, device = device,
-    settings = c(settings, list(float64 = float64)), timing = timing, ...
+    settings = c(settings, list(float64 = float64)), timing = timing, scaling = scaling, ...
   )
   if (!is.null(newy) && !is.null(pred_mean)) {
     if (family == "gaussian") {
@@ -176,6 +178,7 @@ print.sb_nn_fit <- function(x, ...) {
   cat(sprintf("<%s> %s posterior of a network (%s parameters), %s, on %s\n", class(x)[1], x$method,
               format(x$n_parameters, big.mark = ","), x$family, x$device))
   cat("  network: ", nn_arch_string(x$layers, s$input), "\n", sep = "")
+  if (!is.null(x$scaling)) cat("  scale: ", nn_scaling_line(x$scaling), "\n", sep = "")
   for (l in x$details) cat("  ", l, "\n", sep = "")
   tab <- table(x$status)
   tab <- tab[tab > 0]
@@ -234,6 +237,12 @@ print.sb_nn_fit <- function(x, ...) {
 #'   entropy), and per-tensor summaries of the parameters.
 #' * `predict()`: on the fit's `newx` (stored at fit time) or on any new inputs (from the kept draws).
 #' * `plot()`: the posterior of the test metric, the training history, or the marginals of parameters.
+#'
+#' A network trained on standardized data (`standardize = TRUE`, the default of [wbb_nn()], [sgld_sa()],
+#' [bbb()], [sparse_vi()]) has its parameters on that scale (`coef()`, `as.matrix()`, `posterior_interval()`
+#' and the training history describe the network on standardized data), while `predict()` takes raw inputs
+#' (the stored transform `fit$scaling` is applied) and returns predictions on the user's scale, as are the
+#' stored predictions and test metrics. [nn_export()] folds the transform into the exported network.
 #'
 #' @param x,object A network fit.
 #' @param pars Parameter names or indices (default all; `plot()` shows at most 16).
@@ -478,16 +487,19 @@ predict.sb_nn_fit <- function(object, newx = NULL, type = c("response", "class",
     pr <- object$pred
   } else {
     w <- nn_need_draws(object, "Predicting new inputs", arg = "newx")
-    nd <- nn_prepare_x(newx, "newx")
+    sc <- object$scaling
+    nd <- nn_prepare_x(newx, "newx", warn_scale = is.null(sc))
     if (!identical(nd$shape, object$settings$input)) {
       sb_abort(c("{.arg newx} must have the example shape the network was trained on ({paste(object$settings$input, collapse = ' x ')}).",
                  x = "It has {paste(nd$shape, collapse = ' x ')}."), arg = "newx")
     }
+    nd <- nn_scale_x(nd, sc)  # the training scale (R/nn_standardize.R)
     flat <- sb_call_engine(cpp_nn_predict(object$spec, nn_engine_params(object), nn_engine_buffers(object), nd$x,
                                           nd$dim, isTRUE(object$settings$float64)))
     k <- if (object$family == "multinomial") length(object$levels) else object$settings$n_out %||% 1L
     pr <- aperm(array(flat, c(k, nd$n, nrow(w))), c(3L, 2L, 1L))
     if (k == 1L) pr <- matrix(pr, nrow(w), nd$n) else if (object$family == "multinomial") dimnames(pr) <- list(NULL, NULL, object$levels)
+    pr <- nn_unscale_pred(pr, sc)
     ok <- rep(TRUE, nrow(w))
   }
   multi <- length(dim(pr)) == 3L

@@ -57,7 +57,8 @@
 #'   `epochs`.
 #' @param standardize Regression: sample on standardized predictors (centred when there is an intercept,
 #'   scaled to unit root mean square, as glmnet) and, for `"gaussian"`, a centred and scaled response (default
-#'   `TRUE`); see "Scale".
+#'   `TRUE`); see "Scale". Networks: sample on standardized inputs and a standardized gaussian response, with
+#'   results on the user's scale (default `TRUE`); see "Networks".
 #' @param batch_size Minibatch size n (default `min(50, nrow(x))`); `nrow(x)` gives full-batch gradients.
 #' @param v0,v1 Spike scale and slab variance factor of the SSGL prior.
 #' @param sparse Logical, length 1 or `ncol(x)`: which columns get the SSGL prior (others get
@@ -159,6 +160,21 @@
 #' temperature, sparsity, minibatch accuracy; for HAMCMC-SA / HAMCMC also `drift_ratio`, `noise_ratio` and `gamma`,
 #' as below); the progress bar shows the loss, accuracy and sparsity of the first
 #' chain. Interrupting a network run (Ctrl-C) returns the state reached, with a warning.
+#'
+#' With `standardize = TRUE` (the default) a network is sampled on standardized data, as [wbb_nn()] trains
+#' (see its section "Standardization"): the inputs centred and scaled to unit sd per column (images, i.e. an
+#' array `x` or a network starting with a convolution: by one mean and sd over all pixels), and a gaussian
+#' response centred and scaled (per column for a matrix `y`; with `weights`, weighted means and sds, so that an
+#' example of weight 0 does not enter). The priors (the SSGL prior with `v0`, `v1`, the
+#' \eqn{N(0, \sigma_0^2)} prior of `prior_var`, `sigma_init`), the step size and the stored parameters (draws,
+#' `weights_mean`, `weights_final`, [coef()]) and the trace's loss are those of the standardized problem;
+#' predictions (`pred`, `pred_mean`, [predict()] on new raw inputs, which applies the stored `fit$scaling`),
+#' the test RMSE, and sigma (`latent$sigma`, `trace$sigma`; with several gaussian outputs the common sigma of the
+#' standardized outputs, output j's being `sigma * fit$scaling$y_scale[j]`) are on the user's scale, and
+#' `sgmcmc_control(likelihood_sd = )` is given on it. A starting network `sgmcmc_control(init = fit)` is
+#' re-expressed for this fit's scale when it was trained on another (the same function of the raw inputs);
+#' starting parameters given as numbers are on the standardized scale. [nn_export()] folds the transform into
+#' the exported network.
 #' @return An object of class `c("sb_sgld_sa", "sb_fit")`: the common draws object (see [sb_fit-methods])
 #'   with, in addition, `coefficients` (running posterior means of all coefficients over the kept
 #'   iterations of all chains), `coef_sd`, `inclusion` (selection probabilities \eqn{\rho_j}, averaged over
@@ -197,7 +213,7 @@ sgld_sa <- function(x, y, family = c("gaussian", "binomial"), method = c("sa", "
   keep_draws <- sb_renamed_arg(if (!missing(keep)) keep, keep_draws, "keep", "keep_draws", missing(keep_draws),
                                "sgld_sa", call = rlang::current_env(), old_missing = missing(keep))
   if (!is.null(model)) {
-    not_for_nets <- c("sparse", "intercept", "standardize")[!c(missing(sparse), missing(intercept), missing(standardize))]
+    not_for_nets <- c("sparse", "intercept")[!c(missing(sparse), missing(intercept))]
     if (length(not_for_nets)) {
       sb_abort(c("{.arg {not_for_nets[1]}} applies to regression, not to a network {.arg model}.",
                  i = "For networks choose the sparse layers with {.arg sparse_layers}."), arg = not_for_nets[1])
@@ -210,7 +226,8 @@ sgld_sa <- function(x, y, family = c("gaussian", "binomial"), method = c("sa", "
                       batch_size = batch_size, v0 = v0, v1 = v1, sparse_layers = sparse_layers, burnin = burnin,
                       thin = thin, newx = newx, newy = newy, chains = chains %||% 1L, threads = threads, seed = seed,
                       quiet = quiet, control = control, device = device, keep_draws = keep_draws,
-                      future = future, chunks = chunks, weights = weights, call = rlang::current_env(), mcall = call))
+                      future = future, chunks = chunks, weights = weights, standardize = standardize,
+                      call = rlang::current_env(), mcall = call))
   }
   if (!is.null(weights)) {
     sb_abort(c("{.arg weights} applies to a network {.arg model}, not to regression.",

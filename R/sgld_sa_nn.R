@@ -4,15 +4,16 @@
 # Called by sgld_sa() when `model` is a network. Arguments are sgld_sa()'s, already matched where shared.
 sgld_sa_nn <- function(x, y, model, family, method, sampler, iterations, epochs, batch_size, v0, v1,
                        sparse_layers, burnin, thin, newx, newy, chains, threads, seed, quiet, control, device,
-                       keep_draws, weights = NULL, future = FALSE, chunks = NULL, call, mcall) {
+                       keep_draws, weights = NULL, future = FALSE, chunks = NULL, standardize = FALSE, call, mcall) {
   t0 <- proc.time()[["elapsed"]]
   device <- check_backend(device, call)
   if (!inherits(model, "sb_nn_spec")) {
     sb_abort(c("{.arg model} must be a network made by {.fn nn_sequential}, {.fn nn_mlp} or {.fn nn_cnn}.",
                x = "You supplied {.obj_type_friendly {model}}."), arg = "model", call = call)
   }
-  xd <- nn_prepare_x(x, "x", call)
-  yd <- nn_prepare_y(y, xd$n, family, arg = "y", call = call)
+  standardize <- check_standardize(standardize, call)
+  xd <- nn_prepare_x(x, "x", call, warn_scale = !standardize)
+  yd <- nn_prepare_y(y, xd$n, family, arg = "y", call = call, warn_scale = !standardize)
   family <- yd$family
   n <- xd$n
   n_out <- if (family == "multinomial") length(yd$levels) else yd$q  # q columns of a gaussian / binomial y
@@ -23,6 +24,11 @@ sgld_sa_nn <- function(x, y, model, family, method, sampler, iterations, epochs,
   tab$penalized[weight_rows[sparse_layers]] <- TRUE
   spec <- nn_engine_spec(tab, xd$shape, family)
   spec$init <- 0L
+  # the training scale (R/nn_standardize.R): x and a gaussian y standardized, results mapped back
+  if (!is.null(weights)) weights <- check_weights(weights, n, arg = "weights", call = call)
+  scaling <- nn_scaling(xd, yd, family, tab, standardize, weights)
+  xd <- nn_scale_x(xd, scaling)
+  yd <- nn_scale_y(yd, scaling)
   batch_size <- if (is.null(batch_size)) min(50L, n) else check_count(batch_size, max = 1e9)
   if (batch_size > n) {
     sb_abort(c("{.arg batch_size} must not exceed the number of examples.",
@@ -40,11 +46,12 @@ sgld_sa_nn <- function(x, y, model, family, method, sampler, iterations, epochs,
   iterations <- check_count(iterations %||% 10000L, arg = "iterations", call = call,
                             fix = "Use fewer epochs or a larger batch_size.")
   lens <- sgmcmc_lengths(iterations, burnin, thin, call)
-  nd <- nn_prepare_newx(newx, xd, call)
+  nd <- nn_scale_x(nn_prepare_newx(newx, xd, call, warn_scale = !standardize), scaling)
   newy_d <- NULL
   if (!is.null(newy)) {
     if (is.null(nd)) sb_abort("{.arg newy} needs {.arg newx}.", arg = "newy", call = call)
-    newy_d <- nn_prepare_y(newy, nd$n, family, levels = yd$levels, arg = "newy", call = call, q_expected = yd$q)
+    newy_d <- nn_prepare_y(newy, nd$n, family, levels = yd$levels, arg = "newy", call = call, q_expected = yd$q,
+                           warn_scale = !standardize)
   }
   chains <- check_count(chains, max = 1e4)
   desc <- cpp_nn_describe(spec)
@@ -66,6 +73,11 @@ sgld_sa_nn <- function(x, y, model, family, method, sampler, iterations, epochs,
   control$sa_form <- control$sa_form %||% "diagonal"
   warn_hamcmc_experimental(control, sampler, TRUE)
   init <- nn_resolve_init(control$init, desc, chains, call)
+  if (inherits(control$init, "sb_nn_fit")) {  # the starting network as the same function of the raw inputs
+    init <- nn_convert_params(init, tab, desc$group, desc$size, xd$shape, control$init$scaling, scaling, call)
+  }
+  control_user <- control
+  control$likelihood_sd <- nn_scale_sigma_arg(control$likelihood_sd, scaling, "sgmcmc_control(likelihood_sd = )", call)
   run <- run_settings(seed, threads, quiet)
   trace_every <- control$trace_every %||% max(per_epoch, iterations %/% 1000L)
   check_result_size(as.double(iterations %/% trace_every), 12, "control$trace_every", call = call)
@@ -110,10 +122,10 @@ sgld_sa_nn <- function(x, y, model, family, method, sampler, iterations, epochs,
                 settings = list(family = family, method = method, sampler = sampler, iterations = iterations,
                                 epochs = iterations / per_epoch, batch_size = batch_size, burnin = lens$burnin,
                                 thin = lens$thin, v0 = v0, v1 = v1, sparse_layers = sparse_layers, chains = chains,
-                                nobs = n, input = xd$shape, control = control, step_size = step_size,
+                                nobs = n, input = xd$shape, control = control_user, step_size = step_size,
                                 threads = run$threads, keep_draws = n_kept, keep_stride = stride, n_out = n_out,
-                                n_saved = n_saved, future = future),
-                float64 = float64, seed = run$seed, call = mcall, t0 = t0)
+                                n_saved = n_saved, future = future, standardize = standardize),
+                float64 = float64, seed = run$seed, call = mcall, t0 = t0, scaling = scaling)
 }
 
 # The learning rate per example of a network's default step size: step_size = sgmcmc_default_lr / N (N the
@@ -191,7 +203,7 @@ nn_sparse_layers <- function(sparse_layers, n_layers, call) {
 
 # Assemble the fit from the engine's per-chain lists.
 nn_sgmcmc_fit <- function(res, tab, desc, spec, family, levels, model, method, sampler, nd, newy, n_out, n_kept,
-                          settings, float64, seed, call, t0) {
+                          settings, float64, seed, call, t0, scaling = NULL) {
   chains <- res$chains
   sc <- do.call(rbind, lapply(chains, `[[`, "scalars"))
   colnames(sc) <- c("sigma", "saved", "traced", "iterations_done", "diverged", "diverged_at")
@@ -213,16 +225,19 @@ nn_sgmcmc_fit <- function(res, tab, desc, spec, family, levels, model, method, s
   trace <- sgmcmc_trace_frame(lapply(seq_along(chains), function(c) {
     matrix(chains[[c]]$trace, ncol = 12L, byrow = TRUE)[seq_len(sc[c, "traced"]), , drop = FALSE]
   }), c("iteration", "sigma", "delta", "mean_rho", "loss", "eps", "tau", "sparsity", "accuracy"))
+  trace$sigma <- nn_unscale_sigma(trace$sigma, scaling)  # a gaussian network's noise sd on the user's scale
   pred_mean <- pred <- NULL
   if (!is.null(nd) && sum(saved) > 0) {
     pm <- matrix(wavg("pred_mean"), nd$n, n_out, byrow = TRUE)
     pred_mean <- if (n_out == 1L) drop(pm) else if (family == "multinomial") `dimnames<-`(pm, list(NULL, levels)) else pm
+    pred_mean <- nn_unscale_pred(pred_mean, scaling)
     if (n_kept > 0) {
       m <- nd$n * n_out
       flat <- unlist(Map(function(ch, k) ch$pred_draws[seq_len(k * m)], chains, stored), use.names = FALSE)
       pred <- aperm(array(flat, c(n_out, nd$n, sum(stored))), c(3L, 2L, 1L))  # draws x examples x outputs
       if (n_out == 1L) pred <- matrix(pred, sum(stored), nd$n)
       else if (family == "multinomial") dimnames(pred) <- list(NULL, NULL, levels)  # else draws x n x q outputs
+      pred <- nn_unscale_pred(pred, scaling)
     }
   }
   weights <- buffers <- NULL
@@ -272,7 +287,8 @@ nn_sgmcmc_fit <- function(res, tab, desc, spec, family, levels, model, method, s
     buffers_final = if (B > 0) nn_pack(do.call(cbind, lapply(chains, `[[`, "buffer_final")), TRUE),
     inclusion = nn_lazy_names(rho[sparse_w], desc$penalized),  # named on access
     sparsity = sparsity,
-    trace = trace, latent = data.frame(chain = seq_along(chains), sigma = sc[, "sigma"]), delta = delta,
+    trace = trace, latent = data.frame(chain = seq_along(chains), sigma = nn_unscale_sigma(sc[, "sigma"], scaling)),
+    delta = delta, scaling = scaling,
     saved = saved, iterations_done = sc[, "iterations_done"],
     diverged_at = ifelse(sc[, "diverged"] > 0, sc[, "diverged_at"], NA), interrupted = interrupted
   )

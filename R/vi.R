@@ -29,6 +29,15 @@
 #'   Settings of the weighted bootstrap (`weight_dist`, `weight_mode`, `normalize_weights`, `grad_tol`) are
 #'   errors.
 #' @param vi [vi_control()].
+#' @param standardize Fit q on standardized data (default `TRUE`), as [wbb_nn()] trains (see its section
+#'   "Standardization"): inputs centred and scaled to unit sd per column (images: one mean and sd over all
+#'   pixels), a gaussian response centred and scaled (per column for a matrix `y`). The prior (the slab sd or
+#'   prior sd, the inclusion probability, the mixture or log-uniform prior), the learning rate, q itself
+#'   (`variational`, the draws, `weights_mean`, [coef()]) and the `trace` (negative ELBO, NLL, KL) are those of
+#'   the standardized problem; the predictions (`pred`, `pred_mean`, `pred_mean_q`, [predict()] on new raw
+#'   inputs through the stored `fit$scaling`), the test RMSE (also in `pruning`) and the noise sd `noise_sd` (one
+#'   per output for a matrix `y`) are on the user's scale, and so is a fixed `vi_control(noise_sd = )`.
+#'   [nn_export()] folds the transform into the exported network. `FALSE`: the data as given.
 #' @return A network fit of class `c("sb_vi_nn", "sb_nn_fit", "sb_fit")` (see [sb_nn_fit-methods]) with, beside
 #'   the common fields, `variational` (a data frame of `mu`, `sigma`, `phi` per parameter), `inclusion` (the
 #'   \eqn{\phi} of every weight), `trace` (per epoch: negative ELBO, negative log-likelihood and KL on the sum
@@ -52,7 +61,7 @@
 sparse_vi <- function(x, y, model = nn_mlp(), family = NULL, lambda = NULL, log_lambda = NULL, delta = 0.1,
                       draws = 100L, newx = NULL, newy = NULL, keep_draws = TRUE, epochs = NULL, batch_size = NULL,
                       device = "cpu", threads = NULL, seed = NULL, quiet = NULL, control = nn_control(lr = 5e-3),
-                      vi = vi_control()) {
+                      vi = vi_control(), standardize = TRUE) {
   call <- rlang::current_env()
   if (!is.null(lambda) && !is.null(log_lambda)) {
     sb_abort("Give {.arg lambda} or {.arg log_lambda}, not both.", arg = "lambda", call = call)
@@ -86,7 +95,7 @@ sparse_vi <- function(x, y, model = nn_mlp(), family = NULL, lambda = NULL, log_
   vi_run("sparse_vi", "spike_slab", mcall = match.call(), call = call, x = x, y = y, model = model, family = family,
          log_lambda = log_lambda, delta = delta, draws = draws, newx = newx, newy = newy, keep_draws = keep_draws,
          epochs = epochs, batch_size = batch_size, device = device, threads = threads, seed = seed, quiet = quiet,
-         control = control, vi = vi)
+         control = control, vi = vi, standardize = standardize)
 }
 
 #' Bayes by Backprop, variational dropout and pruning
@@ -125,7 +134,7 @@ sparse_vi <- function(x, y, model = nn_mlp(), family = NULL, lambda = NULL, log_
 bbb <- function(x, y, model = nn_mlp(), family = NULL, prior = c("gaussian", "scale_mixture", "log_uniform"),
                 prune = NULL, retrain_epochs = 0L, draws = 100L, newx = NULL, newy = NULL, keep_draws = TRUE,
                 epochs = NULL, batch_size = NULL, device = "cpu", threads = NULL, seed = NULL, quiet = NULL,
-                control = nn_control(), vi = vi_control()) {
+                control = nn_control(), vi = vi_control(), standardize = TRUE) {
   call <- rlang::current_env()
   prior <- sb_match_arg(prior)
   if (!inherits(vi, "sb_vi_control")) {
@@ -144,7 +153,7 @@ bbb <- function(x, y, model = nn_mlp(), family = NULL, prior = c("gaussian", "sc
   vi_run("bbb", prior, mcall = match.call(), call = call, x = x, y = y, model = model, family = family,
          log_lambda = 0, delta = 0, draws = draws, newx = newx, newy = newy, keep_draws = keep_draws,
          epochs = epochs, batch_size = batch_size, device = device, threads = threads, seed = seed, quiet = quiet,
-         control = control, vi = vi, prune = prune, retrain_epochs = retrain_epochs)
+         control = control, vi = vi, prune = prune, retrain_epochs = retrain_epochs, standardize = standardize)
 }
 
 # nn_control() settings that belong to the weighted bootstrap: an error in a variational method.
@@ -176,7 +185,8 @@ vi_log_lambda_opt <- function(tab, input, n, delta) {
 }
 
 vi_run <- function(method, prior, mcall, call, x, y, model, family, log_lambda, delta, draws, newx, newy, keep_draws,
-                   epochs, batch_size, device, threads, seed, quiet, control, vi, prune = NULL, retrain_epochs = 0L) {
+                   epochs, batch_size, device, threads, seed, quiet, control, vi, prune = NULL, retrain_epochs = 0L,
+                   standardize = TRUE) {
   t0 <- proc.time()[["elapsed"]]
   device <- check_backend(device, call)
   if (!inherits(model, "sb_nn_spec")) {
@@ -189,10 +199,12 @@ vi_run <- function(method, prior, mcall, call, x, y, model, family, log_lambda, 
   keep_draws <- check_flag(keep_draws, arg = "keep_draws", call = call)
   if (!is.null(epochs)) control$epochs <- check_count(epochs, max = 1e7, arg = "epochs", call = call)
   if (!is.null(batch_size)) control$batch_size <- check_count(batch_size, max = 1e8, arg = "batch_size", call = call)
+  standardize <- check_standardize(standardize, call)
   rs <- run_settings(seed, threads, quiet, call = call)
-  pd <- nn_prepare_fit(x, y, model, family, newx, newy, control, call)
+  pd <- nn_prepare_fit(x, y, model, family, newx, newy, control, call, standardize = standardize)
   xd <- pd$xd; yd <- pd$yd; family <- pd$family; n_out <- pd$n_out; tab <- pd$tab; spec <- pd$spec; nd <- pd$nd
   newy_d <- pd$newy_d
+  sc <- pd$scaling
   control$batch_size <- pd$batch_size
   if (method == "sparse_vi" && is.null(log_lambda)) log_lambda <- vi_log_lambda_opt(tab, xd$shape, xd$n, delta)
   fits <- length(log_lambda)
@@ -209,7 +221,7 @@ vi_run <- function(method, prior, mcall, call, x, y, model, family, log_lambda, 
                tau = vi$tau, prior_sd = vi$prior_sd, mix_pi = vi$mixture[[1]], mix_sd1 = vi$mixture[[2]],
                mix_sd2 = vi$mixture[[3]], alpha_max = vi$alpha_max, bias_spike = vi$bias_spike,
                init_sigma = vi$init_sigma, init_phi = vi$init_phi, init_mu = vi$init_mu %||% 0,
-               noise_sd = vi$noise_sd %||% 0, kl_weight = vi$kl_weight, kl_warmup = vi$kl_warmup %||% 0,
+               noise_sd = nn_scale_sigma_arg(vi$noise_sd, sc, "vi_control(noise_sd = )", call) %||% 0, kl_weight = vi$kl_weight, kl_warmup = vi$kl_warmup %||% 0,
                log_lambda = as.double(log_lambda),
                draws = as.double(draws), prune = if (is.null(prune)) NA_real_ else prune,
                retrain_epochs = as.double(retrain_epochs), keep_draws = keep_draws, label = label)
@@ -222,7 +234,7 @@ vi_run <- function(method, prior, mcall, call, x, y, model, family, log_lambda, 
                        levels = c("done", "diverged", "interrupted", "not run"))
   if (all(status_all == "diverged")) {
     sb_abort(c("The variational fit diverged (the negative ELBO became infinite or NaN).",
-               i = "Lower {.arg lr} in {.fn nn_control}, or standardize the inputs and responses."),
+               i = "Lower {.arg lr} in {.fn nn_control}{if (standardize) '' else ', or standardize the inputs and responses (standardize = TRUE)'}."),
              kind = "convergence", arg = "control", call = call)
   }
   interrupted <- isTRUE(res$interrupted)
@@ -250,6 +262,7 @@ vi_run <- function(method, prior, mcall, call, x, y, model, family, log_lambda, 
       pred <- aperm(pred, c(3L, 2L, 1L))
       if (n_out == 1L) pred <- matrix(pred, draws, nd$n)
       if (family == "multinomial") dimnames(pred) <- list(NULL, NULL, yd$levels)
+      pred <- nn_unscale_pred(pred, sc)
       okd <- draw_status == "done"
       pred_mean <- if (!any(okd)) NULL else if (n_out == 1L) colMeans(pred[okd, , drop = FALSE]) else
         apply(pred[okd, , , drop = FALSE], c(2L, 3L), mean)
@@ -269,6 +282,11 @@ vi_run <- function(method, prior, mcall, call, x, y, model, family, log_lambda, 
     dl <- c(kl_bits = kl_last / log(2), bits_per_weight = kl_last / log(2) / max(1, sum(mk > 0 & sg > 0)),
             weights = n_var)
     noise <- if (family == "gaussian" && ep > 0) tr[ep, 6] else NA_real_
+    # the noise sd on the user's scale (one per output when the q > 1 outputs were scaled separately)
+    if (!is.null(sc$y_scale)) {
+      noise <- noise * sc$y_scale
+      trace$noise_sd <- nn_unscale_sigma(trace$noise_sd, sc)
+    }
     lam <- exp(log_lambda[i])
     details <- c(
       switch(method,
@@ -285,7 +303,8 @@ vi_run <- function(method, prior, mcall, call, x, y, model, family, log_lambda, 
               min(control$batch_size, xd$n),
               format(sum(is_weight & mk > 0 & (ph > 0.5)), big.mark = ","), format(sum(is_weight), big.mark = ","),
               100 * mean((mk > 0 & ph > 0.5)[is_weight]), dl[["kl_bits"]], dl[["bits_per_weight"]]),
-      if (family == "gaussian") sprintf("noise sd %.4g%s", noise, if (is.null(vi$noise_sd)) " (estimated)" else " (fixed)")
+      if (family == "gaussian") sprintf("noise sd %s%s", paste(sprintf("%.4g", noise), collapse = "/"),
+                                        if (is.null(vi$noise_sd)) " (estimated)" else " (fixed)")
     )
     fit <- new_sb_nn_fit(
       "sb_vi_nn", method = label, weights = weights, buffers = buffers, status = draw_status, pred = pred,
@@ -293,17 +312,18 @@ vi_run <- function(method, prior, mcall, call, x, y, model, family, log_lambda, 
       layers = tab, spec = spec, desc = desc, device = res$device,
       settings = list(draws = draws, threads = rs$threads, control = control, vi = vi, prior = prior,
                       nobs = xd$n, n_new = if (is.null(nd)) 0L else nd$n, input = xd$shape, n_out = n_out,
-                      keep_draws = keep_draws, prune = prune, retrain_epochs = retrain_epochs),
-      seed = rs$seed, call = mcall, timing = c(elapsed = proc.time()[["elapsed"]] - t0), details = details,
+                      keep_draws = keep_draws, prune = prune, retrain_epochs = retrain_epochs,
+                      standardize = standardize),
+      scaling = sc, seed = rs$seed, call = mcall, timing = c(elapsed = proc.time()[["elapsed"]] - t0), details = details,
       training = training, float64 = isTRUE(control$float64), weights_mean = mu * ph * (mk > 0),
       variational = variational, inclusion = nn_lazy_names(ph[is_weight], w_group), trace = trace,
       description_length = dl, lambda = lam, log_lambda = log_lambda[i], noise_sd = noise,
       fit_status = as.character(st), steps = res$steps[i], interrupted = interrupted && st != "done",
-      pred_mean_q = if (m > 0) vi_shape_pred(sl(res$pred_mean_q, m, i), nd$n, n_out, family, yd$levels)
+      pred_mean_q = if (m > 0) nn_unscale_pred(vi_shape_pred(sl(res$pred_mean_q, m, i), nd$n, n_out, family, yd$levels), sc)
     )
     if (!is.null(prune) && st != "not run") {
       stages <- sl(res$pred_stages, 2 * m, i)
-      err <- function(p) if (is.null(newy) || m == 0) NA_real_ else vi_error(vi_shape_pred(p, nd$n, n_out, family, yd$levels), newy_d$y, family)
+      err <- function(p) if (is.null(newy) || m == 0) NA_real_ else vi_error(nn_unscale_pred(vi_shape_pred(p, nd$n, n_out, family, yd$levels), sc), newy_d$y, family)
       kept_w <- sum(is_weight & mk > 0)
       fit$pruning <- data.frame(threshold = prune, weights = sum(is_weight), kept = kept_w,
                                 percent = 100 * kept_w / sum(is_weight),

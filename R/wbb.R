@@ -87,10 +87,13 @@ wbb_control <- function(nfolds = 10L, lambda_rule = c("min", "1se"), nlambda = 1
 #'   The result is identical to a single-process run with the same seed.
 #' @param model A network ([nn_sequential()], [nn_mlp()], [nn_cnn()]): `wbb(x, y, model = nn_mlp(c(128, 64)),
 #'   ...)` draws network posteriors; the call is passed to [wbb_nn()], which documents its further arguments
-#'   (`newx`, `newy`, `keep_draws`, `epochs`, `batch_size`, `device`, `control = nn_control()`). Its defaults
-#'   differ from the linear model's: `family` is chosen from `y` (a factor: multinomial; 0/1: binomial), `lambda
-#'   = 1e-4` on the sum scale (no cross-validation), `prior_weights = "common"` (the paper's network setting)
-#'   and `draws = 100`; `alpha` and `penalty_factor` do not apply.
+#'   (`newx`, `newy`, `keep_draws`, `epochs`, `batch_size`, `device`, `control = nn_control()`, `standardize`).
+#'   Its defaults differ from the linear model's: `family` is chosen from `y` (a factor: multinomial; 0/1:
+#'   binomial), `lambda = 1e-4` on the sum scale (no cross-validation), `prior_weights = "common"` (the paper's
+#'   network setting) and `draws = 100`; `alpha` and `penalty_factor` do not apply. As for the linear model the
+#'   data are standardized by default (`standardize = TRUE`, an argument of [wbb_nn()]: inputs per column, or
+#'   one scale for images, and a gaussian response), the penalty acts on that scale and every prediction comes
+#'   back on the user's scale (see [wbb_nn()], "Standardization").
 #' @param formula,data For the formula method: a model formula and a data frame.
 #' @param ... Arguments passed to the default method.
 #' @return An object of class `c("sb_wbb", "sb_fit")`: `draws` (T x (p + 1), original scale, intercept

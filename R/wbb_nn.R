@@ -46,6 +46,25 @@
 #' @param threads Worker threads on the CPU (default [sb_default_threads()]).
 #' @param seed,quiet As in [wbb()].
 #' @param control [nn_control()].
+#' @param standardize Train on standardized data (default `TRUE`; see "Standardization"). `FALSE`: on the data
+#'   as given, as earlier versions did (a seed then gives the draws it gave before).
+#' @section Standardization:
+#' With `standardize = TRUE` the inputs are centred and scaled to unit standard deviation (divisor n) before
+#' training: column by column for a matrix `x` (a constant column keeps scale 1), and by one mean and one sd
+#' over all values for images (an array `x`, or a network whose first layer with parameters is a convolution),
+#' so that an image stays an image (every pixel and channel gets the same affine map, and convolutions,
+#' pooling and padding keep their meaning). A gaussian response is centred and scaled as well (each column of
+#' a matrix `y`); classification responses are left alone. The transform is computed from the training data
+#' and stored in the fit (`fit$scaling`).
+#'
+#' The network is trained on that scale, and everything it returns is on the user's scale: the predictions on
+#' `newx` (`pred`, `pred_mean`) and the test RMSE against `newy`, and [predict()] on new raw inputs (it
+#' applies the stored transform, and maps a gaussian network's outputs back), with its intervals and per-draw
+#' predictions. The prior acts on the standardized scale: `lambda` penalizes the weights of the network on
+#' standardized data, the learning rate and the optimizer's steps are those of the standardized problem, and
+#' so are the parameters (`weights`, [coef()], [as.matrix()]), the per-draw `objective` and `grad_norm` and the
+#' training `history`. [nn_export()] folds the transform into the exported network (first and output layer),
+#' which therefore takes raw inputs and returns raw-scale outputs.
 #' @return A network fit (class `c("sb_wbb_nn", "sb_nn_fit", "sb_fit")`, see [sb_nn_fit-methods]) with
 #'   `weights` (draws x parameters, when kept), `pred` (draws x examples x classes array of class
 #'   probabilities, or draws x examples for binomial / gaussian with a vector `y`, draws x examples x q for a
@@ -73,7 +92,7 @@ wbb_nn <- function(x, y, model = nn_mlp(), family = NULL, lambda = 1e-4,
                    prior_weights = c("common", "separate", "none"), draws = 100L, newx = NULL, newy = NULL,
                    keep_draws = TRUE, epochs = NULL, batch_size = NULL, future = FALSE, chunks = NULL,
                    device = "cpu", threads = NULL, seed = NULL, quiet = NULL, control = nn_control(),
-                   keep_weights) {
+                   standardize = TRUE, keep_weights) {
   call <- rlang::current_env()
   mcall <- match.call()
   t0 <- proc.time()[["elapsed"]]
@@ -97,10 +116,12 @@ wbb_nn <- function(x, y, model = nn_mlp(), family = NULL, lambda = 1e-4,
   if (!is.null(batch_size)) control$batch_size <- check_count(batch_size, max = 1e8, arg = "batch_size", call = call)
   if (missing(future) && isTRUE(control$future)) future <- TRUE  # nn_control(future = ) (deprecated there)
   if (is.null(chunks)) chunks <- control$chunks
+  standardize <- check_standardize(standardize, call)
   rs <- wbb_run_settings(draws, threads, seed, quiet, chunks, future, call = call)
-  pd <- nn_prepare_fit(x, y, model, family, newx, newy, control, call)
+  pd <- nn_prepare_fit(x, y, model, family, newx, newy, control, call, standardize = standardize)
   xd <- pd$xd; yd <- pd$yd; family <- pd$family; n_out <- pd$n_out; tab <- pd$tab; spec <- pd$spec; nd <- pd$nd
   newy_d <- pd$newy_d
+  sc <- pd$scaling
   control$batch_size <- pd$batch_size
   if (!is.null(nd)) check_result_size(draws, nd$n * n_out, "draws", call = call)  # predictions
   if (keep_draws) check_result_size(draws, sum(tab$params), "draws", call = call)  # every parameter
@@ -129,7 +150,7 @@ wbb_nn <- function(x, y, model = nn_mlp(), family = NULL, lambda = 1e-4,
   n_bad <- sum(status == "diverged")
   if (!any(ok)) {
     sb_abort(c("Every draw diverged (the training loss became infinite or NaN).",
-               i = "Lower {.arg lr} in {.fn nn_control}, or standardize the inputs and responses."),
+               i = "Lower {.arg lr} in {.fn nn_control}{if (standardize) '' else ', or standardize the inputs and responses (standardize = TRUE)'}."),
              kind = "convergence", arg = "control", call = call)
   }
   desc <- cpp_nn_describe(spec)
@@ -141,6 +162,7 @@ wbb_nn <- function(x, y, model = nn_mlp(), family = NULL, lambda = 1e-4,
     if (n_out == 1L) pred <- matrix(pred, draws, nd$n)
     if (family == "multinomial") dimnames(pred) <- list(NULL, NULL, yd$levels)  # else q outputs: draws x n x q
     if (n_out == 1L) pred[!ok, ] <- NA else pred[!ok, , ] <- NA
+    pred <- nn_unscale_pred(pred, sc)  # (a gaussian network's outputs on the user's scale)
     pred_mean <- if (n_out == 1L) colMeans(pred[ok, , drop = FALSE]) else apply(pred[ok, , , drop = FALSE], c(2L, 3L), mean)
   }
   weights <- buffers <- NULL
@@ -174,8 +196,8 @@ wbb_nn <- function(x, y, model = nn_mlp(), family = NULL, lambda = 1e-4,
     layers = tab, spec = spec, desc = desc, device = parts[[1L]]$device,
     settings = list(draws = draws, prior_weights = prior_weights, lambda = lambda, threads = rs$threads,
                     control = control, nobs = xd$n, n_new = if (is.null(nd)) 0L else nd$n, input = xd$shape,
-                    n_out = n_out, keep_draws = keep_draws),
-    seed = rs$seed, call = mcall, timing = c(elapsed = proc.time()[["elapsed"]] - t0), details = details,
+                    n_out = n_out, keep_draws = keep_draws, standardize = standardize),
+    scaling = sc, seed = rs$seed, call = mcall, timing = c(elapsed = proc.time()[["elapsed"]] - t0), details = details,
     training = history, float64 = isTRUE(control$float64),
     objective = cat_num("objective"), grad_norm = cat_num("grad_norm"), steps = cat_num("steps"),
     steps_counted = sum(cat_num("steps_counted")), lambda = lambda, history = history

@@ -73,9 +73,10 @@ fingerprint_runs <- function() {
     wn <- function(family, model, ...) {
       function() {
         d <- net_data(family)
+        # standardize = FALSE: the networks on the data as given, as when the reference was made
         f <- wbb_nn(d$x, d$y, model = model, family = family, draws = 3, newx = d$x[1:10, ],
                     keep_draws = TRUE, seed = 16, threads = 2, quiet = quiet,
-                    control = nn_control(epochs = 3, batch_size = 32, ...))
+                    control = nn_control(epochs = 3, batch_size = 32, ...), standardize = FALSE)
         list(weights = as.numeric(f$weights), pred = as.numeric(f$pred))
       }
     }
@@ -87,7 +88,7 @@ fingerprint_runs <- function() {
         d <- net_data(family)
         f <- sgld_sa(d$x, d$y, model = model, family = family, sampler = sampler, epochs = 3, batch_size = 30,
                      chains = 2, seed = 17, threads = 2, quiet = quiet, newx = d$x[1:10, ], keep_draws = TRUE,
-                     control = sgmcmc_control(step_size = 1e-3, ...))
+                     control = sgmcmc_control(step_size = 1e-3, ...), standardize = FALSE)
         list(weights = as.numeric(as.matrix(f)), pred = as.numeric(f$pred), pred_mean = as.numeric(f$pred_mean),
              trace = as.numeric(as.matrix(f$trace[, c("sigma", "delta", "mean_rho", "loss", "sparsity")])))
       }
@@ -101,7 +102,7 @@ fingerprint_runs <- function() {
       y <- factor(sample(1:3, 60, TRUE))
       f <- sgld_sa(x, y, model = nn_cnn(channels = 2, kernel = 3, hidden = 6), sampler = "sghmc", epochs = 2,
                    batch_size = 20, chains = 1, seed = 18, threads = 1, quiet = quiet, keep_draws = TRUE,
-                   control = sgmcmc_control(step_size = 1e-3))
+                   control = sgmcmc_control(step_size = 1e-3), standardize = FALSE)
       list(weights = as.numeric(as.matrix(f)))
     }
   }

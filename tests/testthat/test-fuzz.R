@@ -334,7 +334,12 @@ if (sb_torch_available()) {
              b_bn, expect = "error"),
     fz_cases("wbb_nn", "control", list(batch_above_n = nn_control(epochs = 1, batch_size = n + 1)), b_nn, expect = "error"),
     fz_cases("wbb_nn", "control", list(batch_default_small_n = nn_control(epochs = 1)), b_nn, expect = "valid"),
-    fz_cases("wbb_nn", "x", list(huge_1e25 = x * 1e25, huge_1e29 = x * 1e29), b_nn, expect = "error"),
+    # inputs that overflow single precision: on the data as given a classed error; standardized (the default) in
+    # double precision first, a valid fit
+    fz_cases("wbb_nn", "x", list(huge_1e25 = x * 1e25, huge_1e29 = x * 1e29), modifyList(b_nn, list(standardize = FALSE)),
+             expect = "error"),
+    fz_cases("wbb_nn", "x", list(huge_1e25_standardized = x * 1e25, huge_1e29_standardized = x * 1e29), b_nn,
+             expect = "valid"),
     fz_cases("sgld_sa", "batch_size", list(bn_batch_one = 1), list(x = x, y = yf, model = nn_mlp(4, batchnorm = TRUE),
                                                                    iterations = 20, quiet = TRUE, seed = 1, threads = 1),
              expect = "error"),

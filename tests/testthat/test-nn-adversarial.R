@@ -42,7 +42,7 @@ test_that("against a softmax regression the adversarial inputs are x + zeta * si
   zeta <- c(0, 0.05, 0.3)
   for (draws in c(1, 3)) {
     fit <- wbb_nn(x, y, model = nn_mlp(integer()), draws = draws, keep_draws = TRUE, seed = 3, quiet = TRUE,
-                  control = nn_control(epochs = 2, batch_size = 10, float64 = TRUE))
+                  control = nn_control(epochs = 2, batch_size = 10, float64 = TRUE), standardize = FALSE)
     for (clip in list(NULL, c(0.1, 0.9))) {
       adv <- nn_adversarial(fit, x, y, zeta = zeta, clip = clip, keep_x = TRUE)
       want <- fgsm_softmax_r(fit$weights, x, as.integer(y) - 1L, 3L, zeta, clip %||% c(-Inf, Inf))
@@ -59,7 +59,7 @@ test_that("the authors' variant: attack from some draws at the predicted class, 
   d <- three_class_data(13)
   x <- d$x; y <- d$y
   fit <- wbb_nn(x, y, model = nn_mlp(integer()), draws = 4, keep_draws = TRUE, seed = 5, quiet = TRUE,
-                control = nn_control(epochs = 2, batch_size = 10, float64 = TRUE))
+                control = nn_control(epochs = 2, batch_size = 10, float64 = TRUE), standardize = FALSE)
   zeta <- c(0, 0.4)
   src <- c(4, 2)
   W <- fit$weights
@@ -89,7 +89,7 @@ test_that("against a logistic regression (binomial) the adversarial inputs follo
   x <- matrix(rnorm(n * 2), n, 2)
   y <- as.integer(x[, 1] + rnorm(n) > 0)
   fit <- wbb_nn(x, y, model = nn_mlp(integer()), family = "binomial", draws = 1, keep_draws = TRUE, seed = 4,
-                quiet = TRUE, control = nn_control(epochs = 2, batch_size = 10, float64 = TRUE))
+                quiet = TRUE, control = nn_control(epochs = 2, batch_size = 10, float64 = TRUE), standardize = FALSE)
   w <- unname(fit$weights[1, ])
   pr <- plogis(drop(x %*% w[1:2]) + w[3])
   g <- (pr - y) %o% w[1:2]

@@ -1,5 +1,7 @@
 # nn_export() / nn_torch_code(): the exported state dict loads strictly into the generated torch.nn.Sequential
 # in Python (PyTorch) and reproduces predict() for the draw; tensors are the fit's weights in PyTorch's layout.
+# The fits here use standardize = FALSE, so that the exported tensors are the fit's own; the export of
+# standardized fits (the transforms folded into the first and last layers) is tested in test-nn-standardize.R.
 
 python_torch <- function() {
   py <- "/usr/bin/python3"
@@ -109,7 +111,7 @@ test_that("an MLP draw and the posterior mean load into PyTorch and predict as t
   x <- matrix(rnorm(120 * 4), 120, 4)
   y <- factor(cut(2 * x[, 1] - x[, 2]^2, 3, labels = c("a", "b", "c")))
   fit <- wbb_nn(x, y, model = nn_mlp(c(8, 4), dropout = 0.2), draws = 3, keep_draws = TRUE, seed = 3, quiet = TRUE,
-                control = nn_control(epochs = 3, batch_size = 32))
+                control = nn_control(epochs = 3, batch_size = 32), standardize = FALSE)
   code <- nn_torch_code(fit)
   expect_s3_class(code, "sb_nn_torch_code")
   expect_match(code, "nn.Linear(4, 8),  # 0: layer1_linear", fixed = TRUE)
@@ -120,7 +122,7 @@ test_that("an MLP draw and the posterior mean load into PyTorch and predict as t
   expect_equal(length(res[[1]]$pred), 7 * 3)
   # a double-precision fit exports float64 tensors and a double module: the same numbers to rounding
   fit64 <- wbb_nn(x, y, model = nn_mlp(5), draws = 2, keep_draws = TRUE, seed = 3, quiet = TRUE,
-                  control = nn_control(epochs = 2, batch_size = 32, float64 = TRUE))
+                  control = nn_control(epochs = 2, batch_size = 32, float64 = TRUE), standardize = FALSE)
   code64 <- nn_torch_code(fit64)
   expect_match(code64, "model = model.double()", fixed = TRUE)
   p <- withr::local_tempfile(fileext = ".pt")
@@ -141,7 +143,7 @@ test_that("a gaussian network with pooling and reshape, and a CNN sampled by sgl
                        layer_reshape(c(1, 4, 4)), layer_conv2d(2, 3, padding = "valid"), layer_sigmoid(),
                        layer_flatten())
   fit <- wbb_nn(x, yg, model = net, draws = 2, keep_draws = TRUE, seed = 4, quiet = TRUE,
-                control = nn_control(epochs = 2, batch_size = 20))
+                control = nn_control(epochs = 2, batch_size = 20), standardize = FALSE)
   code <- nn_torch_code(fit)
   expect_match(code, "nn.Unflatten(1, (1, 4, 4)),  # 5", fixed = TRUE)
   expect_match(code, "nn.AvgPool2d(kernel_size=2, stride=2)", fixed = TRUE)
@@ -151,7 +153,7 @@ test_that("a gaussian network with pooling and reshape, and a CNN sampled by sgl
   yc <- factor(sample(1:3, 60, TRUE))
   fit2 <- sgld_sa(x[, 1, , ], yc, model = nn_cnn(channels = 2, kernel = 3, hidden = 6), sampler = "sghmc",
                   epochs = 2, batch_size = 20, seed = 18, threads = 1, quiet = TRUE, keep_draws = TRUE,
-                  control = sgmcmc_control(step_size = 1e-3))  # n x 8 x 8: one channel
+                  control = sgmcmc_control(step_size = 1e-3), standardize = FALSE)  # n x 8 x 8: one channel
   expect_match(nn_torch_code(fit2), "nn.Conv2d(1, 2, kernel_size=3, stride=1, padding=1),  # 0", fixed = TRUE)
   check_export(fit2, x[1:4, 1, , ])
 })
@@ -162,7 +164,7 @@ test_that("batch normalization exports the running statistics, and needs them", 
   x <- matrix(rnorm(80 * 3), 80, 3)
   y <- factor(x[, 1] + x[, 3] > 0)
   fit <- wbb_nn(x, y, model = nn_mlp(c(5), batchnorm = TRUE), draws = 2, keep_draws = TRUE, seed = 5,
-                quiet = TRUE, control = nn_control(epochs = 2, batch_size = 20, optimizer = "sgd", lr = 0.05))
+                quiet = TRUE, control = nn_control(epochs = 2, batch_size = 20, optimizer = "sgd", lr = 0.05), standardize = FALSE)
   path <- withr::local_tempfile(fileext = ".pt")
   fit$buffers <- NULL
   expect_error(nn_export(fit, path, draw = 1), class = "scalebayes_error_export")

@@ -168,7 +168,7 @@ test_that("diverged draws show in the history and in print()", {
   xs <- scale(matrix(rnorm(400), 200, 2)); ys <- drop(xs %*% c(1, -1)) + rnorm(200)
   f <- suppressWarnings(wbb_nn(xs, ys, model = nn_mlp(16), draws = 6, newx = xs[1:5, ], newy = ys[1:5],
                                quiet = TRUE, seed = 3,
-                               control = nn_control(optimizer = "sgd", lr = 0.5, momentum = 0.9, epochs = 5)))
+                               control = nn_control(optimizer = "sgd", lr = 0.5, momentum = 0.9, epochs = 5), standardize = FALSE))
   bad <- which(f$status == "diverged")
   skip_if(length(bad) == 0 || length(bad) == 6, "no mixed divergence with this LibTorch")
   last <- tapply(f$history$loss, f$history$draw, function(l) l[length(l)])
@@ -276,7 +276,7 @@ test_that("inputs that overflow single precision warn at preparation and their d
   expect_warning(scalebayes:::nn_prepare_y(rnorm(20) * 1e20, 20, "gaussian"), class = "scalebayes_warning_scaling")
   # every draw has a non-finite loss or certificate: a classed error, never status "done" with NA norms
   expect_error(suppressWarnings(wbb_nn(x * 1e25, y, model = nn_mlp(4), draws = 2, quiet = TRUE, seed = 1,
-                                       control = nn_control(epochs = 1))),
+                                       control = nn_control(epochs = 1), standardize = FALSE)),
                class = "scalebayes_error_convergence")
   # the engine's rule: a finite loss but a non-finite certificate is a divergence (test objective, float32:
   # gradients of about 1e20 square to Inf in single precision)

@@ -22,7 +22,7 @@ test_that("with the prior off and no noise, a network chain is plain gradient de
   run <- function(step, iters) {
     sgld_sa(d$x, d$y, model = nn_mlp(hidden = integer()), method = "none", sparse_layers = FALSE,
             iterations = iters, burnin = 0, thin = 1, batch_size = n, keep_draws = TRUE, seed = 5, quiet = TRUE,
-            control = sgd_control(step))
+            control = sgd_control(step), standardize = FALSE)
   }
   init <- run(0, 2)$weights[1, ]  # step 0: the initial network
   eps <- 0.004
@@ -45,7 +45,7 @@ test_that("without noise, the SSGL prior gradient of a sparse layer is the paper
   run <- function(step) {
     sgld_sa(d$x, d$y, model = nn_mlp(hidden = integer()), method = "none", v0 = 0.1, v1 = 10,
             iterations = 25, burnin = 0, thin = 1, batch_size = n, keep_draws = TRUE, seed = 6, quiet = TRUE,
-            control = sgd_control(step, rho_init = 0.3, sigma_init = 2))
+            control = sgd_control(step, rho_init = 0.3, sigma_init = 2), standardize = FALSE)
   }
   init <- run(0)$weights[1, ]
   eps <- 0.003
@@ -96,7 +96,7 @@ test_that("likelihood_sd fixes the Gaussian likelihood's variance (the authors' 
   run <- function(step) {
     sgld_sa(d$x, d$y, model = nn_mlp(hidden = integer()), method = "sa", sparse_layers = FALSE,
             iterations = 20, burnin = 0, thin = 1, batch_size = n, keep_draws = TRUE, seed = 7, quiet = TRUE,
-            control = sgd_control(step, sigma_init = 3, likelihood_sd = sqrt(1 / 2)))
+            control = sgd_control(step, sigma_init = 3, likelihood_sd = sqrt(1 / 2)), standardize = FALSE)
   }
   init <- run(0)$weights[1, ]
   fit <- run(0.002)
@@ -125,7 +125,7 @@ test_that("SGHMC on a network without hidden layers samples the exact Gaussian p
                  sparse_layers = FALSE, iterations = 40000, burnin = 4000, thin = 2, batch_size = 40,
                  keep_draws = TRUE, seed = 3, quiet = TRUE,
                  control = sgmcmc_control(step_schedule = "constant", step_size = 5e-4, friction = 0.1,
-                                          prior_var = pv, float64 = TRUE))
+                                          prior_var = pv, float64 = TRUE), standardize = FALSE)
   X1 <- cbind(d$x, 1)
   prec <- crossprod(X1) + diag(3) / pv  # sigma = 1 (method "none" keeps sigma_init)
   V <- solve(prec)

@@ -154,7 +154,7 @@ test_that("Gaussian VI of a network without hidden layers reaches the exact mean
   sd_mf <- 1 / sqrt(diag(L))
   fit <- bbb(x, y, model = nn_mlp(integer(0)), epochs = 2500, batch_size = n, draws = 2000, seed = 2, quiet = TRUE,
              control = nn_control(lr = 0.003, float64 = TRUE),
-             vi = vi_control(prior_sd = s0, noise_sd = sig, init_sigma = 0.05, samples = 4))
+             vi = vi_control(prior_sd = s0, noise_sd = sig, init_sigma = 0.05, samples = 4), standardize = FALSE)
   v <- fit$variational
   # Adam at a constant rate leaves the iterate jittering around the optimum: over seeds 1-6 the measured sd
   # was 0.030 posterior sd for the means and 1.2% for the sds; the bounds are 5 of those sds
@@ -306,11 +306,16 @@ test_that("a first call with default settings gives a sensible fit", {
   xt <- matrix(rnorm(400 * 5), 400, 5)
   yt <- xt[, 1] * 2 - xt[, 2] + rnorm(400, sd = 0.5)
   fit <- bbb(x, y, draws = 20, newx = xt, newy = yt, seed = 1, quiet = TRUE)
-  # the noise sd is estimated (true 0.5; measured 0.61 after the default 100 epochs, the KL still falling);
-  # the test RMSE of the predictive mean is near the noise sd (sd(y) is 2.3)
-  expect_gt(fit$noise_sd, 0.35)
-  expect_lt(fit$noise_sd, 0.8)
+  # the test RMSE of the predictive mean is near the noise sd (0.5; sd(y) is 2.3)
   expect_lt(fit$rmse_mean, 0.8)
+  # the noise sd is estimated (true 0.5). On the standardized response it starts at 1 (= sd(y), 2.3 on the user's
+  # scale) and Adam moves its log by at most lr = 1e-3 per step: after the default 100 epochs (800 steps) it is
+  # still travelling (measured 0.97; on the raw response, where it starts at 1 too, 0.61), after 200 epochs 0.49
+  expect_gt(fit$noise_sd, 0.5)
+  expect_lt(fit$noise_sd, 2.3)
+  fit2 <- bbb(x, y, draws = 20, epochs = 200, seed = 1, quiet = TRUE)
+  expect_gt(fit2$noise_sd, 0.35)
+  expect_lt(fit2$noise_sd, 0.65)
   fs <- sparse_vi(x, y, draws = 20, newx = xt, newy = yt, seed = 1, quiet = TRUE)
   expect_lt(fs$rmse_mean, 0.8)
 })
