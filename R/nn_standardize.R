@@ -32,12 +32,18 @@ nn_scaling <- function(xd, yd, family, tab, standardize, weights = NULL) {
     m <- colMeans(x)
     s <- sqrt(colMeans(sweep(x, 2L, m)^2))
   }
+  nn_scaling_object(m, s, global, yd, family, colMeans)
+}
+
+# The transform from the inputs' centre m and scale s (a scale of 0 becomes 1) and, for a gaussian network, the
+# responses' per-column mean and sd under the (weighted) column mean `cmean`.
+nn_scaling_object <- function(m, s, global, yd, family, cmean) {
   s[!(s > 0) | !is.finite(s)] <- 1
   out <- list(x_center = unname(m), x_scale = unname(s), x_global = global, y_center = NULL, y_scale = NULL)
   if (family == "gaussian") {
     y <- as.matrix(yd$y)
-    my <- colMeans(y)
-    sy <- sqrt(colMeans(sweep(y, 2L, my)^2))
+    my <- cmean(y)
+    sy <- sqrt(cmean(sweep(y, 2L, my)^2))
     sy[!(sy > 0) | !is.finite(sy)] <- 1
     out$y_center <- unname(my)
     out$y_scale <- unname(sy)
@@ -57,17 +63,7 @@ nn_scaling_weighted <- function(xd, yd, family, tab, w) {
     m <- wmean(x)
     s <- sqrt(wmean(sweep(x, 2L, m)^2))
   }
-  s[!(s > 0) | !is.finite(s)] <- 1
-  out <- list(x_center = unname(m), x_scale = unname(s), x_global = global, y_center = NULL, y_scale = NULL)
-  if (family == "gaussian") {
-    y <- as.matrix(yd$y)
-    my <- wmean(y)
-    sy <- sqrt(wmean(sweep(y, 2L, my)^2))
-    sy[!(sy > 0) | !is.finite(sy)] <- 1
-    out$y_center <- unname(my)
-    out$y_scale <- unname(sy)
-  }
-  structure(out, class = "sb_nn_scaling")
+  nn_scaling_object(m, s, global, yd, family, wmean)
 }
 
 # sum((x - m)^2) in chunks of 2^22 values (no second copy of a large image array).
