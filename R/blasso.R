@@ -182,10 +182,11 @@ blasso <- function(x, y, lambda = "eb", chains = 4L, iterations = 1000L, burnin 
     sigma2 = r$sigma2, lambda = r$lambda, model_size = r$model_size,
     lambda_hat = if (mode$mode == 1L) r$lambda[1] else NA_real_, lambda_start = r$lambda_start,
     em_trace = r$em_lambda, rj_accept = if (control$rj) r$accept_rate else NA_real_,
-    # what ksd() needs: the sampler's (centred when there is an intercept) standardized design and response
+    # what ksd() needs: cross products of the sampler's design (standardized, centred with an intercept) and y
     ksd_data = if (!control$rj && !identical(control$preset, "monomvn")) {
-      list(x = if (control$intercept) sweep(xs, 2, colMeans(xs)) else xs,
-           y = if (control$intercept) y - mean(y) else y, scale = scale,
+      xc <- if (control$intercept) sweep(xs, 2, colMeans(xs)) else xs
+      yc <- if (control$intercept) y - mean(y) else y
+      list(xtx = crossprod(xc), xty = drop(crossprod(xc, yc)), yty = sum(yc^2), scale = scale,
            slopes = colnames(draws)[seq_len(p) + control$intercept], n_eff = df)
     }
   )

@@ -101,14 +101,9 @@ ksd.sb_sgmcmc_density <- function(x, c = 1, beta = -0.5, max_draws = 2000L, stan
   fit <- x
   d <- ksd_fit_draws(fit, max_draws)
   tg <- fit$target
-  if (is.function(tg)) {
-    sc <- t(apply(d$draws, 1, function(b) as.double(tg(b)$gradient)))
-    if (ncol(d$draws) == 1L) sc <- t(sc)
-  } else {
-    eng <- unclass(tg)[c("type", "mean", "cov")]
-    eng <- eng[!vapply(eng, is.null, logical(1))]
-    sc <- t(cpp_sgmcmc_target_eval(eng, t(d$draws))$gradient)
-  }
+  eng <- if (is.function(tg)) NULL else unclass(tg)[c("type", "mean", "cov")]
+  if (!is.null(eng)) eng <- eng[!vapply(eng, is.null, logical(1))]
+  sc <- density_score(eng, tg, is.function(tg), d$draws)
   if (any(!is.finite(sc))) {
     sb_abort("The target's gradient is not finite at some draws of the fit, so the KSD is not defined.",
              kind = "state")
@@ -247,9 +242,11 @@ blasso_score <- function(z, dat, lambda, sigma2_prior) {
   b <- z[, seq_len(p), drop = FALSE]
   s2 <- exp(z[, p + 1L])
   sg <- sqrt(s2)
-  r <- sweep(-b %*% t(dat$x), 2L, dat$y, "+")  # residuals, draws x n
-  score_b <- (r %*% dat$x) / s2 - lambda * sign(b) / sg
-  score_eta <- -dat$n_eff / 2 + rowSums(r^2) / (2 * s2) - p / 2 + lambda * rowSums(abs(b)) / (2 * sg) -
+  # X'r and the residual sum of squares from the cross products (the fit keeps no copy of x)
+  xtr <- sweep(-b %*% dat$xtx, 2L, dat$xty, "+")
+  rss <- dat$yty - 2 * drop(b %*% dat$xty) + rowSums((b %*% dat$xtx) * b)
+  score_b <- xtr / s2 - lambda * sign(b) / sg
+  score_eta <- -dat$n_eff / 2 + rss / (2 * s2) - p / 2 + lambda * rowSums(abs(b)) / (2 * sg) -
     sigma2_prior[1] + sigma2_prior[2] / s2
   cbind(score_b, score_eta)
 }

@@ -224,10 +224,12 @@ test_that("ksd() of a blasso fit: its score is the gradient of the sampled poste
   data(diabetes, package = "scalebayes", envir = environment())
   f <- blasso(diabetes$x, diabetes$y, lambda = 1.5, chains = 2, iterations = 1500, seed = 1, quiet = TRUE)
   dat <- f$ksd_data
-  # the log posterior written independently, differentiated numerically at a few draws
+  # the log posterior written independently (on the centred data), differentiated numerically at a few draws
+  xc <- sweep(sweep(diabetes$x, 2, colMeans(diabetes$x)), 2, dat$scale, "/")
+  yc <- diabetes$y - mean(diabetes$y)
   logp <- function(z) {
     p <- length(z) - 1; b <- z[1:p]; s2 <- exp(z[p + 1])
-    -dat$n_eff / 2 * log(s2) - sum((dat$y - dat$x %*% b)^2) / (2 * s2) - p / 2 * log(s2) -
+    -dat$n_eff / 2 * log(s2) - sum((yc - xc %*% b)^2) / (2 * s2) - p / 2 * log(s2) -
       1.5 * sum(abs(b)) / sqrt(s2) - log(s2) + log(s2)  # the 1 / sigma^2 prior; the Jacobian of eta = log sigma^2
   }
   z <- cbind(sweep(f$draws[1:3, -1], 2, dat$scale, "*"), log(f$sigma2[1:3]))
