@@ -175,6 +175,7 @@ nn_format_bytes <- function(b) {
 #' @export
 print.sb_nn_fit <- function(x, ...) {
   s <- x$settings
+  sgmcmc_print_diverged(x)  # SG-MCMC chains (R/sgmcmc_checks.R); NULL for the other network fits
   cat(sprintf("<%s> %s posterior of a network (%s parameters), %s, on %s\n", class(x)[1], x$method,
               format(x$n_parameters, big.mark = ","), x$family, x$device))
   cat("  network: ", nn_arch_string(x$layers, s$input), "\n", sep = "")

@@ -82,20 +82,39 @@ sgld_sa_nn <- function(x, y, model, family, method, sampler, iterations, epochs,
   trace_every <- control$trace_every %||% max(per_epoch, iterations %/% 1000L)
   check_result_size(as.double(iterations %/% trace_every), 12, "control$trace_every", call = call)
   n_sparse <- sum(desc$size[desc$penalized])
-  # a network's "none" keeps the latent variables where they start: kappa implied by rho unless given
-  step_size <- control$step_size %||% (sgmcmc_default_lr[[sampler]] / n)  # per-example default (see ?sgld_sa)
+  # the loss rule of divergence (sgmcmc/chain.hpp): a mean training loss above diverge_loss times the larger of
+  # the chain's lowest and a constant prediction's loss stops the chain
+  loss_factor <- if (is.finite(control$diverge_loss)) control$diverge_loss else 0
+  loss_floor <- nn_constant_loss(yd$y, family)
+  auto_step <- is.null(control$step_size) || identical(control$step_size, "auto")
+  float64 <- isTRUE(control$float64)
+  nn_weights <- if (!is.null(weights)) check_weights(weights, n, arg = "weights", call = call)
+  warmup <- NULL
+  step_size <- control$step_size
+  if (auto_step) {
+    t_w <- proc.time()[["elapsed"]]
+    warmup <- sgmcmc_nn_warmup(spec, xd, yd, control, sampler = sampler, n = n, n_sparse = n_sparse,
+                               iterations = iterations, batch_size = batch_size, loss_factor = loss_factor,
+                               loss_floor = loss_floor, init1 = if (!is.null(init)) init[, 1L, drop = FALSE],
+                               device = device, float64 = float64, weights = nn_weights, run = run, v0 = v0, v1 = v1)
+    warmup$seconds <- proc.time()[["elapsed"]] - t_w
+    step_size <- warmup$step_size
+  }
   ctl <- sgmcmc_engine_control(control, n_sparse, NaN, trace_every = trace_every, step_size = step_size,
+                               loss_factor = loss_factor, loss_floor = loss_floor,
                                check_every = if (device == "cpu") 1L else 100L,  # a check reads the device
                                report_every = 1L,  # progress and Ctrl-C every iteration (an iteration is expensive)
                                family = family, method = method, sampler = sampler, iterations = iterations,
                                batch_size = batch_size, burnin = lens$burnin, thin = lens$thin, v0 = v0, v1 = v1,
                                keep = integer(), chains = chains, chain_offset = 0)
-  float64 <- isTRUE(control$float64)
   nnctl <- list(device = device, float64 = float64, torch_threads = 1L, keep_pred = n_kept > 0,
-                keep_params = n_kept > 0, keep_stride = stride, init = init,
-                weights = if (!is.null(weights)) check_weights(weights, n, arg = "weights", call = call))
-  newx_arr <- if (is.null(nd)) double() else nd$x
-  newdim <- if (is.null(nd)) integer() else nd$dim
+                keep_params = n_kept > 0, keep_stride = stride, init = init, weights = nn_weights)
+  # the probe inputs of the function-space convergence checks ride along with newx (their predictions are kept
+  # with the test predictions and split off in nn_sgmcmc_fit())
+  probe <- if (n_kept > 0) nn_probe_index(n) else integer()
+  both <- nn_bind_rows(nd, nn_rows(xd, probe))
+  newx_arr <- if (is.null(both)) double() else both$x
+  newdim <- if (is.null(both)) integer() else both$dim
   engine <- function(first, count, run_chunk) {
     cc <- ctl
     cc$chains <- count
@@ -124,8 +143,91 @@ sgld_sa_nn <- function(x, y, model, family, method, sampler, iterations, epochs,
                                 thin = lens$thin, v0 = v0, v1 = v1, sparse_layers = sparse_layers, chains = chains,
                                 nobs = n, input = xd$shape, control = control_user, step_size = step_size,
                                 threads = run$threads, keep_draws = n_kept, keep_stride = stride, n_out = n_out,
-                                n_saved = n_saved, future = future, standardize = standardize),
-                float64 = float64, seed = run$seed, call = mcall, t0 = t0, scaling = scaling)
+                                n_saved = n_saved, future = future, standardize = standardize,
+                                auto_step = auto_step, warmup = warmup),
+                float64 = float64, seed = run$seed, call = mcall, t0 = t0, scaling = scaling, probe = probe)
+}
+
+# ---- function-space convergence and the loss rule of divergence ----------------------------------------
+
+# The training examples whose predictions are the function-space summaries of a network's chains (a network's
+# weights are not identifiable: chains that agree on the function may hold permuted weights): up to 8, evenly
+# spread over the training set.
+nn_probe_index <- function(n, size = 8L) unique(round(seq(1, n, length.out = min(n, size))))
+
+# Rows `idx` of prepared inputs (an nn_prepare_x() list), and two such lists stacked (either may be NULL).
+nn_rows <- function(xd, idx) {
+  if (!length(idx)) return(NULL)
+  m <- matrix(xd$x, xd$n)[idx, , drop = FALSE]
+  d <- c(length(idx), xd$shape)
+  dim(m) <- d
+  list(x = m, dim = as.integer(d), shape = xd$shape, n = length(idx))
+}
+nn_bind_rows <- function(a, b) {
+  if (is.null(a) || is.null(b)) return(a %||% b)
+  m <- rbind(matrix(a$x, a$n), matrix(b$x, b$n))
+  d <- c(a$n + b$n, a$shape)
+  dim(m) <- d
+  list(x = m, dim = as.integer(d), shape = a$shape, n = a$n + b$n)
+}
+
+# The training loss per example of the best constant prediction (on the training scale): half the summed
+# variances of a gaussian response, the entropy of the class (or 0/1) frequencies otherwise; at least 1e-3. The
+# floor of the loss rule of divergence: loss_factor times it is a loss no chain in the posterior comes near.
+nn_constant_loss <- function(y, family) {
+  ent <- function(p) -sum(ifelse(p > 0, p * log(p), 0))
+  v <- switch(family,
+    gaussian = if (is.matrix(y)) 0.5 * sum(colMeans(sweep(y, 2L, colMeans(y))^2)) else 0.5 * mean((y - mean(y))^2),
+    binomial = if (is.matrix(y)) sum(vapply(colMeans(y), function(p) ent(c(p, 1 - p)), 0)) else ent(c(mean(y), 1 - mean(y))),
+    multinomial = ent(tabulate(as.integer(y) + 1L) / length(y)))
+  max(v, 1e-3)
+}
+
+# R-hat and ESS of a network's chains on function-space summaries: the training loss per example at the trace
+# points after burn-in, and the predictions (every output) at the probe examples from the stored draws.
+# `ok`: the chains that enter (not diverged).
+nn_convergence <- function(trace, burnin, ok, probe_draws, probe_chain) {
+  tl <- trace[trace$iteration > burnin & trace$chain %in% which(ok), , drop = FALSE]
+  parts <- list(
+    if (nrow(tl)) sgmcmc_convergence(matrix(tl$loss, dimnames = list(NULL, "training loss")), tl$chain),
+    if (!is.null(probe_draws) && nrow(probe_draws)) sgmcmc_convergence(probe_draws, probe_chain))
+  parts <- parts[!vapply(parts, is.null, logical(1))]
+  if (!length(parts)) NULL else do.call(rbind, parts)
+}
+
+# The step-size warm-up of a network (R/sgmcmc_warmup.R with a criterion in place of the KSD: a network's
+# weights are not identifiable and number in the thousands, so no Stein discrepancy of a few hundred pilot draws
+# means anything). The grid is per example, 9, 3, 1, 1/3 and 1/9 times the sampler's measured rate
+# (sgmcmc_default_lr / N); each pilot is one chain from where chain 1 starts, on stream 2^20 of the seed, with
+# the latent variables held where they start (method "none", as for regression), scored by its mean training
+# loss per example over its second half: a step too small has not come down yet, a step too large stays high
+# (its noise) or is stopped by the divergence rules and ruled out. Successive halving (pilots of
+# max(200, iterations / 50) iterations, doubled each round: 27 times that in all, about 14 % of 4 chains) keeps
+# the lower half; when the grid step above the winner was ruled out, the step below the winner is taken
+# (back_off): on standardized Boston 0.3 / N diverged in 1 of 4 SGLD chains of batch 32 while 0.1 / N did not.
+sgmcmc_nn_warmup <- function(spec, xd, yd, control, sampler, n, n_sparse, iterations, batch_size, loss_factor,
+                             loss_floor, init1, device, float64, weights, run, v0, v1) {
+  grid <- sgmcmc_default_lr[[sampler]] * 3^(2:-2) / n
+  len <- max(200L, iterations %/% 50L)
+  run_pilot <- utils::modifyList(run, list(quiet = TRUE, threads = 1L))
+  nc <- list(device = device, float64 = float64, torch_threads = 1L, keep_pred = FALSE, keep_params = FALSE,
+             keep_stride = 1, init = init1, weights = weights)
+  pilot <- function(eps, len) {
+    ctl <- sgmcmc_engine_control(control, n_sparse, NaN, trace_every = max(1L, len %/% 20L), step_size = eps,
+                                 loss_factor = loss_factor, loss_floor = loss_floor, check_every = 1L,
+                                 report_every = 1L, family = yd$family, method = "none", sampler = sampler,
+                                 iterations = len, batch_size = batch_size, burnin = len %/% 2L, thin = 1L,
+                                 v0 = v0, v1 = v1, keep = integer(), chains = 1L,
+                                 chain_offset = 2^20)
+    r <- cpp_nn_sgmcmc(spec, xd$x, xd$dim, yd$y, double(), integer(), ctl, nc, run_pilot)
+    if (isTRUE(r$interrupted)) rlang::interrupt()
+    ch <- r$chains[[1]]
+    tr <- matrix(ch$trace, ncol = 12L, byrow = TRUE)[seq_len(ch$scalars[3]), , drop = FALSE]
+    list(diverged = ch$scalars[5] > 0, loss = tr[tr[, 1] > len %/% 2L, 5L])
+  }
+  criterion <- function(pr) if (length(pr$loss)) mean(pr$loss) else Inf
+  sgmcmc_step_warmup(grid, pilot, criterion = criterion, criterion_name = "loss", back_off = TRUE,
+                     pilot_iterations = len)
 }
 
 # The learning rate per example of a network's default step size: step_size = sgmcmc_default_lr / N (N the
@@ -203,43 +305,56 @@ nn_sparse_layers <- function(sparse_layers, n_layers, call) {
 
 # Assemble the fit from the engine's per-chain lists.
 nn_sgmcmc_fit <- function(res, tab, desc, spec, family, levels, model, method, sampler, nd, newy, n_out, n_kept,
-                          settings, float64, seed, call, t0, scaling = NULL) {
+                          settings, float64, seed, call, t0, scaling = NULL, probe = integer()) {
   chains <- res$chains
   sc <- do.call(rbind, lapply(chains, `[[`, "scalars"))
   colnames(sc) <- c("sigma", "saved", "traced", "iterations_done", "diverged", "diverged_at")
   interrupted <- isTRUE(res$interrupted)
-  saved <- sc[, "saved"]
-  if (all(saved == 0) && !interrupted) {
-    sb_abort(c("No draw was kept: every chain {if (any(sc[, 'diverged'] > 0)) 'diverged' else 'stopped'} before the end of burn-in.",
-               x = "{res$messages[res$messages != ''][1]}",
+  diverged <- sc[, "diverged"] > 0
+  if ((all(diverged) || all(sc[, "saved"] == 0)) && !interrupted) {
+    sb_abort(c(if (all(diverged)) "Every chain diverged." else "No draw was kept: every chain stopped before the end of burn-in.",
+               x = "{res$messages[res$messages != ''][1]}.",
                i = "Reduce {.code sgmcmc_control(step_size = )} (now {format(settings$step_size)}), or standardize the inputs."),
-             kind = "divergence")
+             kind = "diverged", also = "divergence")
   }
+  # a diverged chain is left out of every average and of the stored draws (its trace stays, to show it)
+  saved <- ifelse(diverged, 0, sc[, "saved"])
   stride <- settings$keep_stride
   stored <- if (n_kept > 0) ceiling(saved / stride) else 0 * saved  # draws stored per chain
   wts <- if (sum(saved) > 0) saved / sum(saved) else saved
   P <- desc$n_parameters
   wavg <- function(name) Reduce(`+`, Map(function(ch, w) if (w > 0) ch[[name]] * w else 0, chains, wts))
   param_mean <- if (sum(saved) > 0) wavg("param_mean") else NULL
-  rho <- rowMeans(do.call(cbind, lapply(chains, `[[`, "rho")))
+  rho <- rowMeans(do.call(cbind, lapply(chains[!diverged], `[[`, "rho")))
   trace <- sgmcmc_trace_frame(lapply(seq_along(chains), function(c) {
     matrix(chains[[c]]$trace, ncol = 12L, byrow = TRUE)[seq_len(sc[c, "traced"]), , drop = FALSE]
   }), c("iteration", "sigma", "delta", "mean_rho", "loss", "eps", "tau", "sparsity", "accuracy"))
   trace$sigma <- nn_unscale_sigma(trace$sigma, scaling)  # a gaussian network's noise sd on the user's scale
-  pred_mean <- pred <- NULL
-  if (!is.null(nd) && sum(saved) > 0) {
-    pm <- matrix(wavg("pred_mean"), nd$n, n_out, byrow = TRUE)
+  pred_mean <- pred <- probe_draws <- NULL
+  n_test <- if (is.null(nd)) 0L else nd$n
+  n_pred <- n_test + length(probe)  # the engine's prediction rows: the test inputs, then the probe examples
+  if (n_test > 0 && sum(saved) > 0) {
+    pm <- matrix(wavg("pred_mean"), n_pred, n_out, byrow = TRUE)[seq_len(n_test), , drop = FALSE]
     pred_mean <- if (n_out == 1L) drop(pm) else if (family == "multinomial") `dimnames<-`(pm, list(NULL, levels)) else pm
     pred_mean <- nn_unscale_pred(pred_mean, scaling)
-    if (n_kept > 0) {
-      m <- nd$n * n_out
-      flat <- unlist(Map(function(ch, k) ch$pred_draws[seq_len(k * m)], chains, stored), use.names = FALSE)
-      pred <- aperm(array(flat, c(n_out, nd$n, sum(stored))), c(3L, 2L, 1L))  # draws x examples x outputs
-      if (n_out == 1L) pred <- matrix(pred, sum(stored), nd$n)
+  }
+  if (n_pred > 0 && n_kept > 0 && sum(stored) > 0) {
+    m <- n_pred * n_out
+    flat <- unlist(Map(function(ch, k) ch$pred_draws[seq_len(k * m)], chains, stored), use.names = FALSE)
+    all_pred <- aperm(array(flat, c(n_out, n_pred, sum(stored))), c(3L, 2L, 1L))  # draws x examples x outputs
+    if (length(probe)) {
+      probe_draws <- matrix(all_pred[, n_test + seq_along(probe), , drop = FALSE], sum(stored))
+      colnames(probe_draws) <- if (n_out == 1L) sprintf("prediction[%d]", probe)
+                               else sprintf("prediction[%d,%d]", rep(probe, n_out), rep(seq_len(n_out), each = length(probe)))
+    }
+    if (n_test > 0) {
+      pred <- all_pred[, seq_len(n_test), , drop = FALSE]
+      if (n_out == 1L) pred <- matrix(pred, sum(stored), n_test)
       else if (family == "multinomial") dimnames(pred) <- list(NULL, NULL, levels)  # else draws x n x q outputs
       pred <- nn_unscale_pred(pred, scaling)
     }
   }
+  convergence <- nn_convergence(trace, settings$burnin, !diverged, probe_draws, rep(seq_along(chains), stored))
   weights <- buffers <- NULL
   B <- sum(desc$buffer_size %||% 0)
   if (n_kept > 0) {
@@ -266,15 +381,21 @@ nn_sgmcmc_fit <- function(res, tab, desc, spec, family, levels, model, method, s
   if (settings$control$anneal != 1) label <- paste0("A-", label)
   s <- settings
   details <- c(
-    sprintf("%d chain%s x %s iterations (%.4g epochs of batch %d), burn-in %s, thin %s: %s kept iterations; step size %.3g (sum scale)",
+    sprintf("%d chain%s x %s iterations (%.4g epochs of batch %d), burn-in %s, thin %s: %s kept iterations; step size %.3g (sum scale; %.3g per example%s)",
             s$chains, if (s$chains > 1) "s" else "", format(s$iterations, big.mark = ","), s$epochs, s$batch_size,
-            format(s$burnin, big.mark = ","), s$thin, sum(saved), s$step_size),
+            format(s$burnin, big.mark = ","), s$thin, sum(saved), s$step_size, s$step_size * s$nobs,
+            if (isTRUE(s$auto_step)) ", chosen by the warm-up" else ""),
     if (any(sparse_w))
       sprintf("SSGL prior on weight layer%s %s (v0 %.3g, v1 %.3g); final sparsity %s; mean inclusion %.3f",
               if (length(s$sparse_layers) == 1) "" else "s", paste(s$sparse_layers, collapse = ", "), s$v0, s$v1,
               paste(sprintf("%.3f", sparsity), collapse = "/"), mean(rho[sparse_w]))
     else
       sprintf("no sparse layer: Gaussian prior (variance %.3g) on every parameter", s$control$prior_var))
+  conv_info <- sgmcmc_convergence_info(convergence)
+  if (!is.null(conv_info)) {
+    details <- c(details, sprintf("convergence (training loss, predictions at %d training examples): %s", length(probe),
+                                  paste(names(conv_info), conv_info, collapse = ", ")))
+  }
   n_draws <- sum(stored)
   fit <- new_sb_nn_fit(
     "sb_sgld_sa_nn", method = label, weights = weights, buffers = buffers,
@@ -282,21 +403,20 @@ nn_sgmcmc_fit <- function(res, tab, desc, spec, family, levels, model, method, s
     chain = rep(seq_along(chains), stored), pred = pred, pred_mean = pred_mean, newy = newy, family = family,
     levels = levels, model = model, layers = tab, spec = spec, desc = desc, settings = settings, seed = seed,
     call = call, device = res$device, timing = c(elapsed = proc.time()[["elapsed"]] - t0), details = details,
-    training = trace[c("chain", "iteration", "loss", "accuracy")], weights_mean = param_mean, float64 = float64,
+    training = trace[trace$chain %in% which(!diverged), c("chain", "iteration", "loss", "accuracy")],
+    weights_mean = param_mean, float64 = float64,
     weights_final = nn_pack(t(final), TRUE),  # the chains' last states in full precision (to continue them)
     buffers_final = if (B > 0) nn_pack(do.call(cbind, lapply(chains, `[[`, "buffer_final")), TRUE),
     inclusion = nn_lazy_names(rho[sparse_w], desc$penalized),  # named on access
     sparsity = sparsity,
     trace = trace, latent = data.frame(chain = seq_along(chains), sigma = nn_unscale_sigma(sc[, "sigma"], scaling)),
     delta = delta, scaling = scaling,
-    saved = saved, iterations_done = sc[, "iterations_done"],
-    diverged_at = ifelse(sc[, "diverged"] > 0, sc[, "diverged_at"], NA), interrupted = interrupted
+    saved = saved, iterations_done = sc[, "iterations_done"], diverged = diverged,
+    diverged_at = ifelse(diverged, sc[, "diverged_at"], NA), diverged_why = ifelse(diverged, res$messages, NA),
+    interrupted = interrupted, diagnostics = list(convergence = convergence, probe = probe)
   )
-  if (any(sc[, "diverged"] > 0)) {
-    bad <- which(sc[, "diverged"] > 0)
-    sb_warn(c("{cli::qty(length(bad))}Chain{?s} {bad} diverged (non-finite state) at iteration{?s} {sc[bad, 'diverged_at']}; the fit uses the iterations before.",
-              i = "Reduce {.code sgmcmc_control(step_size = )} (now {format(settings$step_size)})."), kind = "convergence")
-  }
+  sgmcmc_report_divergence(fit, settings$step_size, isTRUE(settings$auto_step))
+  if (!interrupted) sgmcmc_warn_convergence(convergence, settings$iterations, arg = "iterations")
   if (interrupted) {
     sb_warn(c("Interrupted: the fit holds the state reached (iterations per chain: {sc[, 'iterations_done']}; kept iterations: {saved}).",
               i = "Averages use the draws kept until then; {.code fit$weights_final} is the last state of every chain."),

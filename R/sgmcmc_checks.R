@@ -54,8 +54,11 @@ sgmcmc_warn_convergence <- function(conv, iterations, arg = "iterations") {
 sgmcmc_report_divergence <- function(fit, step_size, auto_step) {
   bad <- which(fit$diverged)
   if (!length(bad)) return(invisible())
-  where <- paste0("chain ", bad, " at iteration ", fit$diverged_at[bad], collapse = ", ")
-  sb_warn(c("{length(bad)} of {length(fit$diverged)} chain{?s} diverged (non-finite state): {where}; {?it is/they are} left out of the draws and every average.",
+  why <- fit$diverged_why[bad] %||% rep(NA, length(bad))
+  how <- if (all(is.na(why))) " (non-finite state)" else ""
+  where <- paste0("chain ", bad, " at iteration ", fit$diverged_at[bad],
+                  ifelse(is.na(why), "", paste0(" (", sub(" at iteration [0-9]+", "", why), ")")), collapse = ", ")
+  sb_warn(c("{length(bad)} of {length(fit$diverged)} chain{?s} diverged{how}: {where}; {?it is/they are} left out of the draws and every average.",
             i = "Reduce {.code sgmcmc_control(step_size = )} (now {signif(step_size, 3)}{if (auto_step) ', chosen by the warm-up' else ''})."),
           kind = "diverged", also = "divergence")
   invisible()
@@ -82,12 +85,17 @@ sgmcmc_summary <- function(object, probs, pars) {
 }
 
 sgmcmc_print <- function(x, digits) {
+  sgmcmc_print_diverged(x)
+  print.sb_fit(x, digits = digits)
+}
+
+# The first line of print() when chains diverged (regression, density and network fits).
+sgmcmc_print_diverged <- function(x) {
   d <- x$diverged
   if (any(d)) {
     cat(sprintf("DIVERGED: %d of %d chains (%s), left out of the draws and every average\n", sum(d), length(d),
                 paste0("chain ", which(d), " at iteration ", x$diverged_at[d], collapse = ", ")))
   }
-  print.sb_fit(x, digits = digits)
 }
 
 #' @rdname sb_fit-methods

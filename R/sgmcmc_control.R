@@ -13,10 +13,10 @@
 #' @param step_size \eqn{\epsilon_0 > 0}, on the scale of the summed log-posterior (the papers' scale: the
 #'   minibatch gradient is multiplied by N / n), or `"auto"`: a warm-up chooses it for the model at hand (see
 #'   "Step-size warm-up" in [sgld_sa()]). For SGHMC this is the learning rate \eqn{\eta}. `NULL` (default):
-#'   `"auto"` for regression ([sgld_sa()], [hamcmc_sa()]) and [sgmcmc_density()]; for a network on N examples
-#'   `0.3 / N` (SGLD) or `0.03 / N` (SGHMC), a per-example step that does not grow with the data set (see
-#'   [sgld_sa()], "Networks"). A given step switches the warm-up off (`0` freezes the parameters, which the
-#'   tests use to check the latent-variable updates alone).
+#'   `"auto"` for every front end: regression ([sgld_sa()], [hamcmc_sa()]), networks (a warm-up scored by
+#'   the pilots' training loss, see [sgld_sa()], "Networks") and [sgmcmc_density()]. A given step switches
+#'   the warm-up off (`0` freezes the parameters, which the tests use to check the latent-variable updates
+#'   alone).
 #' @param step_power \eqn{\gamma \ge 0} of the polynomial schedule.
 #' @param step_decay,step_milestones Factor and iterations of the stepwise schedule.
 #' @param sa_A,sa_Z,sa_alpha,sa_cap SA step \eqn{\omega_k = \min(c, A (k + Z)^{-\alpha})} with cap
@@ -94,6 +94,12 @@
 #'   history (consecutive).
 #' @param float64 Networks ([sgld_sa()] with a `model`): run the network in double precision (default single,
 #'   as deep-learning libraries do).
+#' @param diverge_loss Networks: the loss rule of divergence. A chain whose mean training loss per example
+#'   since the last trace point is not finite, or exceeds `diverge_loss` times the larger of the lowest such
+#'   loss it reached before and the loss of the best constant prediction (half the response variance for a
+#'   gaussian network, the entropy of the class frequencies for a classifier), stops and is reported as
+#'   diverged, as a chain with a non-finite state is (see "Divergence" in [sgld_sa()]). `Inf` keeps only the
+#'   non-finite rule.
 #' @return A list of class `sb_sgmcmc_control`.
 #' @export
 #' @examples
@@ -108,7 +114,7 @@ sgmcmc_control <- function(step_schedule = NULL, step_size = NULL,
                            trace_every = NULL, init = NULL, float64 = FALSE, memory = 2, precond_A = 2,
                            precond_Z = 50, precond_alpha = 0.75, damping_r = 0.2, gamma_min = 1,
                            sa_form = NULL, normalize = FALSE,
-                           curvature = c("same_batch", "consecutive")) {
+                           curvature = c("same_batch", "consecutive"), diverge_loss = 10) {
   if (!is.null(step_schedule)) step_schedule <- sb_match_arg(step_schedule, c("polynomial", "constant", "stepwise"))
   if (!is.null(sa_form)) sa_form <- sb_match_arg(sa_form, c("transport", "matrix", "diagonal"))
   curvature <- sb_match_arg(curvature)
@@ -158,7 +164,9 @@ sgmcmc_control <- function(step_schedule = NULL, step_size = NULL,
     gamma_min = check_number(gamma_min, lower = 0, lower_open = TRUE, upper = Inf, upper_open = TRUE),
     sa_form = sa_form,
     normalize = check_flag(normalize),
-    curvature = curvature
+    curvature = curvature,
+    diverge_loss = if (identical(diverge_loss, Inf)) Inf else
+      check_number(diverge_loss, lower = 1, lower_open = TRUE, what = "a number > 1 or Inf")
   )
   if (out$noise_estimate >= out$friction) {
     sb_abort(c("{.arg noise_estimate} must be smaller than {.arg friction}.",

@@ -24,8 +24,14 @@
 # run_pilot(eps, iterations, stream) -> list(draws = m x d matrix on the scale the score uses, diverged = TRUE /
 #   FALSE, latent = whatever score needs); score(draws, latent) -> m x d matrix.
 # excess(eps): the variance a step adds per coordinate, on the scale of the draws (NULL: no cap).
-sgmcmc_step_warmup <- function(grid, run_pilot, score, excess = NULL, delta = 0.1, pilot_iterations = 1000L,
+# criterion(pilot) -> a number, smaller better: replaces the KSD where no score is at hand (a network, whose
+#   weights are not identifiable and number in the thousands: sgmcmc_nn_warmup()); the table's column is then
+#   `criterion_name`. back_off: when the grid step just above the winner was ruled out (diverged), take the
+#   next smaller grid step: a step next to one that diverges within a pilot may diverge in a longer chain.
+sgmcmc_step_warmup <- function(grid, run_pilot, score = NULL, excess = NULL, delta = 0.1, pilot_iterations = 1000L,
+                               criterion = NULL, criterion_name = "ksd", back_off = FALSE,
                                call = rlang::caller_env()) {
+  grid <- sort(unique(grid), decreasing = TRUE)
   cand <- sort(unique(grid), decreasing = TRUE)
   len <- pilot_iterations
   rows <- list()
@@ -33,10 +39,15 @@ sgmcmc_step_warmup <- function(grid, run_pilot, score, excess = NULL, delta = 0.
   last <- NULL
   repeat {
     round <- round + 1L
+    if (length(cand) == 1L && !is.null(criterion) && round > 1L) break  # no last pilot: no mixing rate here
     k <- vapply(seq_along(cand), function(i) {
       pr <- run_pilot(cand[i], len)
       pr$iterations <- len
       if (length(cand) == 1L) last <<- pr
+      if (!is.null(criterion)) {
+        v <- if (isTRUE(pr$diverged)) Inf else criterion(pr)
+        return(if (is.finite(v)) v else Inf)
+      }
       if (isTRUE(pr$diverged) || !nrow(pr$draws) || any(!is.finite(pr$draws))) return(Inf)
       sc <- score(pr$draws, pr$latent)
       if (any(!is.finite(sc))) return(Inf)
@@ -47,6 +58,7 @@ sgmcmc_step_warmup <- function(grid, run_pilot, score, excess = NULL, delta = 0.
     # a pilot ruled out (diverged, or a non-finite score) has ksd NA in the table
     rows[[round]] <- data.frame(round = round, step_size = cand, pilot_iterations = len,
                                 ksd = ifelse(is.finite(k), k, NA_real_), ruled_out = !is.finite(k))
+    names(rows[[round]])[4L] <- criterion_name
     if (all(!is.finite(k))) {
       tab <- do.call(rbind, rows)
       sb_abort(c("The step-size warm-up found no step on its grid that did not diverge.",
@@ -63,6 +75,12 @@ sgmcmc_step_warmup <- function(grid, run_pilot, score, excess = NULL, delta = 0.
   tab <- do.call(rbind, rows)
   chosen <- cand[1]
   step <- chosen
+  if (back_off) {
+    above <- grid[match(chosen, grid) - 1L]
+    if (length(above) && !is.na(above) && any(tab$ruled_out[tab$step_size == above])) {
+      step <- grid[min(length(grid), match(chosen, grid) + 1L)]
+    }
+  }
   v_min <- NA_real_
   if (!is.null(excess) && nrow(last$draws) >= 10L) {
     v <- apply(last$draws, 2L, stats::var)
@@ -77,7 +95,7 @@ sgmcmc_step_warmup <- function(grid, run_pilot, score, excess = NULL, delta = 0.
   # how fast the winner's last pilot mixed: the smallest bulk ESS over the coordinates per kept iteration, at
   # the final step (a capped step moves step / chosen as far per iteration)
   ess_rate <- NA_real_
-  if (!is.null(last) && nrow(last$draws) >= 20L) {
+  if (!is.null(last) && !is.null(last$draws) && nrow(last$draws) >= 20L) {
     kept_iter <- last$iterations - last$iterations %/% 2L
     ess <- suppressWarnings(apply(last$draws, 2L, function(v) if (stats::var(v) > 0) posterior::ess_bulk(v) else NA_real_))
     if (any(is.finite(ess))) ess_rate <- min(ess, na.rm = TRUE) / kept_iter * (step / chosen)

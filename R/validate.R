@@ -272,7 +272,8 @@ check_float32 <- function(x, arg, call = rlang::caller_env(), squared = FALSE, w
 check_nn_sgmcmc_float32 <- function(control, v0, v1, iterations, call = rlang::caller_env()) {
   check_anneal(control, iterations, float32 = !isTRUE(control$float64), call = call)
   if (isTRUE(control$float64)) return(invisible(control))
-  counts <- c("anneal_every", "sa_start", "trace_every", "step_milestones", "init", "float64", "fixed_sigma", "prune")
+  counts <- c("anneal_every", "sa_start", "trace_every", "step_milestones", "init", "float64", "fixed_sigma", "prune",
+              "diverge_loss")  # (diverge_loss is compared in double precision)
   for (nm in setdiff(names(control), counts)) {
     if (is.numeric(control[[nm]])) {
       check_float32(control[[nm]], nm, call, squared = nm %in% c("sigma_init", "likelihood_sd"))

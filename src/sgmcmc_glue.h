@@ -30,6 +30,8 @@ inline void map_chain_control(const Rcpp::List& c, scalebayes::sgmcmc::ChainCont
   ctl.chain_offset = static_cast<long>(sgmcmc_num(c, "chain_offset"));
   if (has(c, "check_every")) ctl.check_every = static_cast<long>(sgmcmc_num(c, "check_every"));
   if (has(c, "report_every")) ctl.report_every = static_cast<long>(sgmcmc_num(c, "report_every"));
+  if (has(c, "loss_factor")) ctl.loss_factor = sgmcmc_num(c, "loss_factor");
+  if (has(c, "loss_floor")) ctl.loss_floor = sgmcmc_num(c, "loss_floor");
 }
 
 inline void map_step_control(const Rcpp::List& c, scalebayes::sgmcmc::StepControl& ctl) {

@@ -86,7 +86,7 @@ fingerprint_runs <- function() {
     sn <- function(family, model, sampler, ...) {
       function() {
         d <- net_data(family)
-        f <- sgld_sa(d$x, d$y, model = model, family = family, sampler = sampler, epochs = 3, batch_size = 30,
+        f <- sgld_sa_engine(d$x, d$y, model = model, family = family, sampler = sampler, epochs = 3, batch_size = 30,
                      chains = 2, seed = 17, threads = 2, quiet = quiet, newx = d$x[1:10, ], keep_draws = TRUE,
                      control = sgmcmc_control(step_size = 1e-3, ...), standardize = FALSE)
         list(weights = as.numeric(as.matrix(f)), pred = as.numeric(f$pred), pred_mean = as.numeric(f$pred_mean),
@@ -100,7 +100,7 @@ fingerprint_runs <- function() {
       set.seed(7)
       x <- array(stats::runif(60 * 1 * 8 * 8), c(60, 1, 8, 8))
       y <- factor(sample(1:3, 60, TRUE))
-      f <- sgld_sa(x, y, model = nn_cnn(channels = 2, kernel = 3, hidden = 6), sampler = "sghmc", epochs = 2,
+      f <- sgld_sa_engine(x, y, model = nn_cnn(channels = 2, kernel = 3, hidden = 6), sampler = "sghmc", epochs = 2,
                    batch_size = 20, chains = 1, seed = 18, threads = 1, quiet = quiet, keep_draws = TRUE,
                    control = sgmcmc_control(step_size = 1e-3), standardize = FALSE)
       list(weights = as.numeric(as.matrix(f)))

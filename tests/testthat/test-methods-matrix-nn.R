@@ -15,16 +15,16 @@ nnm <- local({
                threads = 1)
   wn <- wbb_nn(x, yc, model = nn_mlp(4), draws = 5, epochs = 3, newx = newx, newy = yc[1:8], seed = 1, quiet = TRUE,
                threads = 1, keep_draws = FALSE)
-  sk <- sgld_sa(x, yg, model = nn_mlp(4, batchnorm = TRUE), iterations = 60, burnin = 20, chains = 2, newx = newx,
+  sk <- sgld_sa_engine(x, yg, model = nn_mlp(4, batchnorm = TRUE), iterations = 60, burnin = 20, chains = 2, newx = newx,
                 newy = yg[1:8], seed = 2, quiet = TRUE, threads = 1)
-  sn <- sgld_sa(x, yg, model = nn_mlp(4), iterations = 60, burnin = 20, chains = 2, newx = newx, newy = yg[1:8],
+  sn <- sgld_sa_engine(x, yg, model = nn_mlp(4), iterations = 60, burnin = 20, chains = 2, newx = newx, newy = yg[1:8],
                 seed = 2, quiet = TRUE, threads = 1, keep_draws = FALSE)
   # plain SGHMC without a sparse layer: the per-weight fields of the SSGL prior are empty
-  s0 <- sgld_sa(x, yg, model = nn_mlp(4), sampler = "sghmc", method = "none", sparse_layers = FALSE,
+  s0 <- sgld_sa_engine(x, yg, model = nn_mlp(4), sampler = "sghmc", method = "none", sparse_layers = FALSE,
                 iterations = 60, burnin = 20, newx = newx, newy = yg[1:8], seed = 2, quiet = TRUE, threads = 1)
   # HAMCMC-SA on a network: the diagonal form (its default there), same class as SGLD's fits
-  hk <- hamcmc_sa(x, yg, model = nn_mlp(4), iterations = 60, burnin = 20, chains = 2, newx = newx, newy = yg[1:8],
-                  seed = 2, quiet = TRUE, threads = 1)
+  hk <- hamcmc_sa_engine(x, yg, model = nn_mlp(4), iterations = 60, burnin = 20, chains = 2, newx = newx, newy = yg[1:8],
+                  seed = 2, quiet = TRUE, threads = 1, control = sgmcmc_control(step_size = 1e-4))
   vk <- bbb(x, yc, model = nn_mlp(4), draws = 6, epochs = 3, newx = newx, newy = yc[1:8], seed = 3, quiet = TRUE,
            threads = 1)
   svk <- sparse_vi(x, yg, model = nn_mlp(4, batchnorm = TRUE), draws = 6, epochs = 3, newx = newx, newy = yg[1:8],

@@ -133,7 +133,7 @@ test_that("a trained network loses accuracy under attack (wbb_nn and sgld_sa fit
   pdf(NULL)
   expect_identical(plot(adv), adv)
   dev.off()
-  sg <- sgld_sa(x, y, model = nn_mlp(8, dropout = 0.2), iterations = 200, burnin = 100, thin = 20,
+  sg <- sgld_sa_engine(x, y, model = nn_mlp(8, dropout = 0.2), iterations = 200, burnin = 100, thin = 20,
                 batch_size = 30, keep_draws = TRUE, seed = 2, quiet = TRUE)
   a2 <- nn_adversarial(sg, x, y, zeta = c(0, 0.5))
   expect_equal(attr(a2, "draws"), nrow(sg$weights))

@@ -2,14 +2,14 @@
 
 skip_if_no_torch()
 
-test_that("sgld_sa() on standardized Boston with the default step size fits (test RMSE below 4)", {
+test_that("the centre of the network warm-up grid (sgmcmc_default_lr / N, the fixed default before) fits standardized Boston", {
   skip_if_not_installed("MASS")
   data(Boston, package = "MASS", envir = environment())
   x <- as.matrix(Boston[, -14]); y <- Boston$medv
   set.seed(1); te <- sample(nrow(x), 51)
   xs <- scale(x, colMeans(x[-te, ]), apply(x[-te, ], 2, sd))
   for (s in c("sghmc", "sgld")) {
-    f <- sgld_sa(xs[-te, ], y[-te], model = nn_mlp(50), sampler = s, epochs = 200, batch_size = 50,
+    f <- sgld_sa_engine(xs[-te, ], y[-te], model = nn_mlp(50), sampler = s, epochs = 200, batch_size = 50,
                  newx = xs[te, ], newy = y[te], seed = 1, quiet = TRUE, threads = 1)
     # measured: SGHMC 3.1, SGLD 3.1 with the response standardized too (the default since standardize = TRUE for
     # networks); x standardized and y as given (standardize = FALSE): 3.6, 3.2; the old step default 1e-3 gave about 25
@@ -18,7 +18,7 @@ test_that("sgld_sa() on standardized Boston with the default step size fits (tes
   }
 })
 
-test_that("sgld_sa() on the 128-64 MNIST MLP with defaults does not diverge and learns", {
+test_that("the centre of the network warm-up grid trains the 128-64 MNIST MLP without diverging", {
   m <- tryCatch(mnist_digits(), error = function(e) NULL)
   skip_if(is.null(m), "MNIST digits not available")
   n <- 5000  # mnist_digits() is in a fixed random order: every class is in the first 5000
@@ -26,7 +26,7 @@ test_that("sgld_sa() on the 128-64 MNIST MLP with defaults does not diverge and 
   y <- factor(m$y[seq_len(n)])
   te <- 4001:5000
   for (s in c("sghmc", "sgld")) {
-    f <- sgld_sa(x[-te, ], y[-te], model = nn_mlp(c(128, 64)), sampler = s, epochs = 5, newx = x[te, ],
+    f <- sgld_sa_engine(x[-te, ], y[-te], model = nn_mlp(c(128, 64)), sampler = s, epochs = 5, newx = x[te, ],
                  newy = y[te], seed = 1, quiet = TRUE, threads = 1)
     expect_true(all(is.na(f$diverged_at)))
     # measured here: SGHMC 0.88, SGLD 0.88 on pixels standardized per column (the default; standardize = FALSE:
@@ -63,7 +63,7 @@ test_that("the deprecated network argument names still work, with a classed warn
   # epochs / batch_size at the top level are nn_control()'s
   d <- wbb_nn(x, y, model = nn_mlp(2), draws = 2, quiet = TRUE, seed = 3, control = nn_control(epochs = 1))
   expect_identical(d$weights, a$weights)
-  expect_warning(s <- sgld_sa(x, y, model = nn_mlp(2), iterations = 20, quiet = TRUE, seed = 1, keep = 3),
+  expect_warning(s <- sgld_sa_engine(x, y, model = nn_mlp(2), iterations = 20, quiet = TRUE, seed = 1, keep = 3),
                  class = "scalebayes_warning_deprecated")
   expect_equal(nrow(s$weights), 3)  # at most 3 stored draws per chain
 })
@@ -72,10 +72,10 @@ test_that("sgld_sa() network chains through future give the draws of one process
   skip_if_not_installed("future.apply")
   x <- matrix(rnorm(80), 40, 2)
   y <- x[, 1] + rnorm(40)
-  one <- sgld_sa(x, y, model = nn_mlp(3), iterations = 40, chains = 3, seed = 9, quiet = TRUE, threads = 1)
+  one <- sgld_sa_engine(x, y, model = nn_mlp(3), iterations = 40, chains = 3, seed = 9, quiet = TRUE, threads = 1)
   future::plan(future::sequential)
   on.exit(future::plan(future::sequential), add = TRUE)
-  fut <- sgld_sa(x, y, model = nn_mlp(3), iterations = 40, chains = 3, seed = 9, quiet = TRUE, threads = 1,
+  fut <- sgld_sa_engine(x, y, model = nn_mlp(3), iterations = 40, chains = 3, seed = 9, quiet = TRUE, threads = 1,
                  future = TRUE, chunks = 2)
   expect_identical(fut$weights, one$weights)
   expect_identical(fut$chain, one$chain)
@@ -85,9 +85,9 @@ test_that("sgld_sa() network chains through future give the draws of one process
 test_that("keep_draws stores evenly spaced draws; the running means use every kept iteration", {
   x <- matrix(rnorm(80), 40, 2)
   y <- x[, 1] + rnorm(40)
-  all <- sgld_sa(x, y, model = nn_mlp(3), iterations = 100, burnin = 50, seed = 4, quiet = TRUE, keep_draws = Inf,
+  all <- sgld_sa_engine(x, y, model = nn_mlp(3), iterations = 100, burnin = 50, seed = 4, quiet = TRUE, keep_draws = Inf,
                  newx = x[1:3, ])
-  few <- sgld_sa(x, y, model = nn_mlp(3), iterations = 100, burnin = 50, seed = 4, quiet = TRUE, keep_draws = 10,
+  few <- sgld_sa_engine(x, y, model = nn_mlp(3), iterations = 100, burnin = 50, seed = 4, quiet = TRUE, keep_draws = 10,
                  newx = x[1:3, ])
   expect_equal(nrow(all$weights), 50)
   expect_identical(few$weights, all$weights[seq(1, 50, by = 5), ])

@@ -120,7 +120,7 @@ test_that("sgld_sa networks with dropout: a chain depends only on (seed, chain)"
   x <- matrix(rnorm(80 * 3), 80, 3)
   y <- factor(ifelse(x[, 1] > 0, "a", "b"))
   run <- function(threads) {
-    sgld_sa(x, y, model = nn_mlp(6, dropout = 0.3), iterations = 30, burnin = 10, thin = 5, batch_size = 16,
+    sgld_sa_engine(x, y, model = nn_mlp(6, dropout = 0.3), iterations = 30, burnin = 10, thin = 5, batch_size = 16,
             chains = 2, threads = threads, keep_draws = TRUE, seed = 9, quiet = TRUE)$weights
   }
   expect_identical(run(1), run(2))

@@ -151,7 +151,7 @@ test_that("a gaussian network with pooling and reshape, and a CNN sampled by sgl
   check_export(fit, x[1:5, , , , drop = FALSE])
 
   yc <- factor(sample(1:3, 60, TRUE))
-  fit2 <- sgld_sa(x[, 1, , ], yc, model = nn_cnn(channels = 2, kernel = 3, hidden = 6), sampler = "sghmc",
+  fit2 <- sgld_sa_engine(x[, 1, , ], yc, model = nn_cnn(channels = 2, kernel = 3, hidden = 6), sampler = "sghmc",
                   epochs = 2, batch_size = 20, seed = 18, threads = 1, quiet = TRUE, keep_draws = TRUE,
                   control = sgmcmc_control(step_size = 1e-3), standardize = FALSE)  # n x 8 x 8: one channel
   expect_match(nn_torch_code(fit2), "nn.Conv2d(1, 2, kernel_size=3, stride=1, padding=1),  # 0", fixed = TRUE)
@@ -260,7 +260,7 @@ test_that("a network fit survives saveRDS() / readRDS(): predict() and print() a
   expect_identical(predict(back, x[6:12, ], type = "draws"), predict(fit, x[6:12, ], type = "draws"))
   expect_identical(predict(back), predict(fit))
   expect_identical(capture.output(print(back)), capture.output(print(fit)))
-  fit2 <- sgld_sa(x, y, model = nn_mlp(4), epochs = 2, batch_size = 20, seed = 3, threads = 1, quiet = TRUE,
+  fit2 <- sgld_sa_engine(x, y, model = nn_mlp(4), epochs = 2, batch_size = 20, seed = 3, threads = 1, quiet = TRUE,
                   keep_draws = TRUE, newx = x[1:5, ], newy = y[1:5])
   saveRDS(fit2, f)
   back2 <- readRDS(f)

@@ -302,7 +302,7 @@ test_that("every network function accepts an nn_sequential() specification", {
   expect_equal(ncol(w$weights), (2 * 9 + 2) + (18 * 5 + 5) + (5 * 3 + 3))
   adv <- nn_adversarial(w, x, y, zeta = 0, clip = NULL)
   expect_equal(adv$accuracy, mean(predict(w, newx = x, type = "class") == y))
-  s <- sgld_sa(x, y, model = net, iterations = 20, batch_size = 10, keep_draws = TRUE, seed = 2, quiet = TRUE)
+  s <- sgld_sa_engine(x, y, model = net, iterations = 20, batch_size = 10, keep_draws = TRUE, seed = 2, quiet = TRUE)
   expect_s3_class(s, "sb_sgld_sa_nn")
   expect_equal(ncol(s$weights), ncol(w$weights))
   expect_error(wbb_nn(x, y, model = list(layers = list()), draws = 1, quiet = TRUE), class = "scalebayes_error_input",

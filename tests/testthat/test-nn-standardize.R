@@ -129,15 +129,15 @@ test_that("sgld_sa() and hamcmc_sa() networks: the round trip, sigma on the user
   expect_true(f$settings$standardize)
   # the regression-only arguments are still refused for networks; standardize is not
   expect_error(sgld_sa(d$x, d$y, model = nn_mlp(2), intercept = FALSE), class = "scalebayes_error_input")
-  h <- hamcmc_sa(d$x, d$y, model = nn_mlp(4), iterations = 30, batch_size = 30, seed = 7, quiet = TRUE,
+  h <- hamcmc_sa_engine(d$x, d$y, model = nn_mlp(4), iterations = 30, batch_size = 30, seed = 7, quiet = TRUE,
                  threads = 1, newx = d$x[1:4, ], control = sgmcmc_control(step_size = 1e-3))
-  hg <- hamcmc_sa(sx$x, (d$y - my) / sy, model = nn_mlp(4), iterations = 30, batch_size = 30, seed = 7, quiet = TRUE,
+  hg <- hamcmc_sa_engine(sx$x, (d$y - my) / sy, model = nn_mlp(4), iterations = 30, batch_size = 30, seed = 7, quiet = TRUE,
                   threads = 1, newx = sx$x[1:4, ], control = sgmcmc_control(step_size = 1e-3), standardize = FALSE)
   expect_equal(h$pred_mean, my + sy * hg$pred_mean, tolerance = 1e-6)
   # likelihood_sd is given on the user's scale
-  l1 <- sgld_sa(d$x, d$y, model = nn_mlp(3), iterations = 20, batch_size = 30, seed = 8, quiet = TRUE, threads = 1,
+  l1 <- sgld_sa_engine(d$x, d$y, model = nn_mlp(3), iterations = 20, batch_size = 30, seed = 8, quiet = TRUE, threads = 1,
                 control = sgmcmc_control(step_size = 1e-3, likelihood_sd = 2 * sy))
-  l2 <- sgld_sa(sx$x, (d$y - my) / sy, model = nn_mlp(3), iterations = 20, batch_size = 30, seed = 8, quiet = TRUE,
+  l2 <- sgld_sa_engine(sx$x, (d$y - my) / sy, model = nn_mlp(3), iterations = 20, batch_size = 30, seed = 8, quiet = TRUE,
                 threads = 1, standardize = FALSE, control = sgmcmc_control(step_size = 1e-3, likelihood_sd = 2))
   expect_equal(l1$weights_final, l2$weights_final, tolerance = 1e-6)
   d2 <- reg_data(5, q = 2)
@@ -329,7 +329,7 @@ test_that("sgmcmc_control(init = fit) starts from the same function of the raw i
               control = nn_control(float64 = TRUE))
   # a chain that barely moves (tiny steps) keeps the starting network: its predictions on raw inputs are w's
   for (st in c(TRUE, FALSE)) {
-    s <- sgld_sa(d$x, d$y, model = nn_mlp(5), iterations = 4, batch_size = 30, seed = 27, quiet = TRUE,
+    s <- sgld_sa_engine(d$x, d$y, model = nn_mlp(5), iterations = 4, batch_size = 30, seed = 27, quiet = TRUE,
                  standardize = st, newx = d$x[1:6, ], keep_draws = TRUE,
                  control = sgmcmc_control(init = w, step_size = 1e-14, float64 = TRUE))
     expect_equal(unname(s$pred_mean), unname(predict(w, d$x[1:6, ])), tolerance = 1e-5, info = st)

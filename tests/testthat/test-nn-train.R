@@ -262,7 +262,7 @@ test_that("nn_control(torch_threads = ) leaves the session's LibTorch thread cou
   wbb_nn(x, y, model = nn_mlp(3), draws = 1, quiet = TRUE, threads = 1,
          control = nn_control(epochs = 1, torch_threads = before + 1))
   expect_equal(scalebayes:::cpp_torch_info()$threads, before)
-  sgld_sa(x, y, model = nn_mlp(3), iterations = 5, quiet = TRUE, threads = 1)
+  sgld_sa_engine(x, y, model = nn_mlp(3), iterations = 5, quiet = TRUE, threads = 1)
   expect_equal(scalebayes:::cpp_torch_info()$threads, before)
 })
 
@@ -306,6 +306,6 @@ test_that("the SG-MCMC engine refuses one-example minibatches for batch norm its
   expect_error(sgld_sa(x, y, model = nn_mlp(4, batchnorm = TRUE), batch_size = 1, iterations = 5, quiet = TRUE),
                "at least 2 for a network with batch norm", class = "scalebayes_error_engine")
   # batch_size 2 trains
-  expect_s3_class(sgld_sa(x, y, model = nn_mlp(4, batchnorm = TRUE), batch_size = 2, iterations = 5, quiet = TRUE, seed = 1),
+  expect_s3_class(sgld_sa_engine(x, y, model = nn_mlp(4, batchnorm = TRUE), batch_size = 2, iterations = 5, quiet = TRUE, seed = 1),
                   "sb_nn_fit")
 })

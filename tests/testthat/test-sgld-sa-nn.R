@@ -20,7 +20,7 @@ test_that("with the prior off and no noise, a network chain is plain gradient de
   d <- lin_data()
   n <- nrow(d$x)
   run <- function(step, iters) {
-    sgld_sa(d$x, d$y, model = nn_mlp(hidden = integer()), method = "none", sparse_layers = FALSE,
+    sgld_sa_engine(d$x, d$y, model = nn_mlp(hidden = integer()), method = "none", sparse_layers = FALSE,
             iterations = iters, burnin = 0, thin = 1, batch_size = n, keep_draws = TRUE, seed = 5, quiet = TRUE,
             control = sgd_control(step), standardize = FALSE)
   }
@@ -43,7 +43,7 @@ test_that("without noise, the SSGL prior gradient of a sparse layer is the paper
   d <- lin_data()
   n <- nrow(d$x)
   run <- function(step) {
-    sgld_sa(d$x, d$y, model = nn_mlp(hidden = integer()), method = "none", v0 = 0.1, v1 = 10,
+    sgld_sa_engine(d$x, d$y, model = nn_mlp(hidden = integer()), method = "none", v0 = 0.1, v1 = 10,
             iterations = 25, burnin = 0, thin = 1, batch_size = n, keep_draws = TRUE, seed = 6, quiet = TRUE,
             control = sgd_control(step, rho_init = 0.3, sigma_init = 2), standardize = FALSE)
   }
@@ -73,7 +73,7 @@ test_that("one SA step off the cap uses omega = A (1 + Z)^-alpha: A, Z and alpha
   skip_if_no_torch()
   d <- lin_data()
   run <- function(A, Z, alpha, cap) {
-    sgld_sa(d$x, d$y, model = nn_mlp(hidden = integer()), method = "sa", v0 = 0.1, v1 = 10,
+    sgld_sa_engine(d$x, d$y, model = nn_mlp(hidden = integer()), method = "sa", v0 = 0.1, v1 = 10,
             iterations = 2, burnin = 0, thin = 1, batch_size = nrow(d$x), seed = 6, quiet = TRUE,
             control = sgd_control(0, rho_init = 0.4, sigma_init = 2, delta_init = 0.3, sa_A = A, sa_Z = Z,
                                   sa_alpha = alpha, sa_cap = cap))$inclusion
@@ -94,7 +94,7 @@ test_that("likelihood_sd fixes the Gaussian likelihood's variance (the authors' 
   d <- lin_data()
   n <- nrow(d$x)
   run <- function(step) {
-    sgld_sa(d$x, d$y, model = nn_mlp(hidden = integer()), method = "sa", sparse_layers = FALSE,
+    sgld_sa_engine(d$x, d$y, model = nn_mlp(hidden = integer()), method = "sa", sparse_layers = FALSE,
             iterations = 20, burnin = 0, thin = 1, batch_size = n, keep_draws = TRUE, seed = 7, quiet = TRUE,
             control = sgd_control(step, sigma_init = 3, likelihood_sd = sqrt(1 / 2)), standardize = FALSE)
   }
@@ -121,7 +121,7 @@ test_that("SGHMC on a network without hidden layers samples the exact Gaussian p
   skip_if_no_torch()
   d <- lin_data(40, seed = 4)
   pv <- 4
-  fit <- sgld_sa(d$x, d$y, model = nn_mlp(hidden = integer()), sampler = "sghmc", method = "none",
+  fit <- sgld_sa_engine(d$x, d$y, model = nn_mlp(hidden = integer()), sampler = "sghmc", method = "none",
                  sparse_layers = FALSE, iterations = 40000, burnin = 4000, thin = 2, batch_size = 40,
                  keep_draws = TRUE, seed = 3, quiet = TRUE,
                  control = sgmcmc_control(step_schedule = "constant", step_size = 5e-4, friction = 0.1,
@@ -154,7 +154,7 @@ test_that("SGHMC on a one-hidden-unit tanh network agrees with a long random-wal
   xs <- matrix(c(-1.5, 0, 1.5), 3, 1)
   s2 <- 0.3^2  # method "none": sigma stays at sigma_init, the likelihood's sd
   pv <- 4      # N(0, 4) on all four parameters
-  fit <- sgld_sa(x, y, model = nn_mlp(1, activation = "tanh"), sampler = "sghmc", method = "none",
+  fit <- sgld_sa_engine(x, y, model = nn_mlp(1, activation = "tanh"), sampler = "sghmc", method = "none",
                  sparse_layers = FALSE, iterations = 60000, burnin = 5000, thin = 5, batch_size = n, newx = xs,
                  keep_draws = TRUE, seed = 2, quiet = TRUE,
                  control = sgmcmc_control(step_schedule = "constant", step_size = 1e-4, friction = 0.1,
@@ -197,7 +197,7 @@ test_that("draws do not depend on the number of threads; chains differ", {
   x <- matrix(rnorm(100 * 4), 100, 4)
   y <- factor(ifelse(x[, 1] - x[, 2] > 0, "a", "b"))
   f <- function(threads) {
-    sgld_sa(x, y, model = nn_mlp(6), sampler = "sghmc", iterations = 300, batch_size = 20, chains = 2,
+    sgld_sa_engine(x, y, model = nn_mlp(6), sampler = "sghmc", iterations = 300, batch_size = 20, chains = 2,
             threads = threads, newx = x[1:10, ], keep_draws = Inf, seed = 4, quiet = TRUE,
             control = sgmcmc_control(step_size = 1e-3, step_schedule = "constant"))
   }
@@ -219,7 +219,7 @@ test_that("a classification chain learns, and SA adapts the inclusion probabilit
   x <- matrix(rnorm(300 * 6), 300, 6)
   cls <- max.col(cbind(x[, 1], x[, 2], -x[, 1] - x[, 2]))
   y <- factor(c("u", "v", "w")[cls])
-  fit <- sgld_sa(x[1:200, ], y[1:200], model = nn_mlp(8), sampler = "sghmc", method = "sa", epochs = 60,
+  fit <- sgld_sa_engine(x[1:200, ], y[1:200], model = nn_mlp(8), sampler = "sghmc", method = "sa", epochs = 60,
                  batch_size = 20, newx = x[201:300, ], newy = y[201:300], seed = 2, quiet = TRUE,
                  control = sgmcmc_control(step_size = 5e-4, step_schedule = "constant", sa_Z = 10))
   expect_s3_class(fit, "sb_sgld_sa_nn")
@@ -235,14 +235,14 @@ test_that("a classification chain learns, and SA adapts the inclusion probabilit
   expect_gt(tail(fit$trace$accuracy, 1), 0.7)  # minibatch accuracy since the previous trace point
   expect_output(print(fit), "SGHMC-SA posterior of a network")
   # only the chosen layer gets the prior
-  f2 <- sgld_sa(x[1:200, ], y[1:200], model = nn_mlp(8), sparse_layers = 2, iterations = 50, seed = 2, quiet = TRUE)
+  f2 <- sgld_sa_engine(x[1:200, ], y[1:200], model = nn_mlp(8), sparse_layers = 2, iterations = 50, seed = 2, quiet = TRUE)
   expect_equal(length(f2$inclusion), 8 * 3)
 })
 
 test_that("magnitude pruning reaches the scheduled sparsity; annealing is labelled", {
   skip_if_no_torch()
   d <- lin_data(80)
-  fit <- sgld_sa(d$x[, c(1, 2, 1, 2)] + rnorm(320, sd = 0.1), d$y, model = nn_mlp(10), sampler = "sghmc",
+  fit <- sgld_sa_engine(d$x[, c(1, 2, 1, 2)] + rnorm(320, sd = 0.1), d$y, model = nn_mlp(10), sampler = "sghmc",
                  iterations = 2000, batch_size = 20, seed = 1, quiet = TRUE,
                  control = sgmcmc_control(step_size = 1e-4, step_schedule = "constant", prune = TRUE, prune_S = 0.5,
                                           prune_D = 0.9, prune_U = 50, anneal = 1.001))
@@ -258,7 +258,7 @@ test_that("a network chain continues from given parameters or from a fit (sgmcmc
   d <- lin_data()
   n <- nrow(d$x)
   run <- function(iters, init = NULL, chains = 1, step = 0.004) {
-    sgld_sa(d$x, d$y, model = nn_mlp(3), method = "none", sparse_layers = FALSE, iterations = iters, burnin = 0,
+    sgld_sa_engine(d$x, d$y, model = nn_mlp(3), method = "none", sparse_layers = FALSE, iterations = iters, burnin = 0,
             thin = 1, batch_size = n, keep_draws = TRUE, seed = 5, quiet = TRUE, chains = chains,
             control = sgd_control(step, init = init))
   }
@@ -279,7 +279,7 @@ test_that("a network chain continues from given parameters or from a fit (sgmcmc
   # wrong starts are classed errors naming init
   expect_error(run(2, init = rep(0, 5)), "one value per network parameter", class = "scalebayes_error_input")
   expect_error(run(2, init = matrix(0, 3, 1)), "network parameters x chains", class = "scalebayes_error_input")
-  other <- sgld_sa(d$x, d$y, model = nn_mlp(4), iterations = 2, seed = 1, quiet = TRUE)
+  other <- sgld_sa_engine(d$x, d$y, model = nn_mlp(4), iterations = 2, seed = 1, quiet = TRUE)
   expect_error(run(2, init = other), "different architecture", class = "scalebayes_error_input")
   wb0 <- wbb_nn(d$x, d$y, model = nn_mlp(3), draws = 1, seed = 3, quiet = TRUE, control = nn_control(epochs = 1),
                 keep_draws = FALSE)
@@ -290,17 +290,37 @@ test_that("a network chain continues from given parameters or from a fit (sgmcmc
   expect_output(print(sgmcmc_control(init = first)), "sb_sgld_sa_nn")
 })
 
-test_that("a diverging network chain keeps the last good state and warns", {
+test_that("a diverging network chain is stopped, reported and left out; all chains diverged is an error", {
   skip_if_no_torch()
   d <- lin_data(50)
-  expect_warning(
-    fit <- sgld_sa(d$x, d$y * 1e3, model = nn_mlp(5), method = "none", iterations = 400, burnin = 0, seed = 1,
-                   quiet = TRUE,
-                   control = sgmcmc_control(step_size = 10, step_schedule = "constant")),
-    class = "scalebayes_warning_convergence")
-  expect_true(all(is.finite(fit$weights_final)))
-  expect_true(is.finite(fit$diverged_at))
-  expect_lt(fit$iterations_done, 400)
+  P <- sgld_sa_engine(d$x, d$y, model = nn_mlp(5), iterations = 2, quiet = TRUE, seed = 1)$n_parameters
+  set.seed(3)
+  init <- cbind(rnorm(P, sd = 0.3), rnorm(P, sd = 30))  # chain 2 starts where a step of 0.01 explodes
+  args <- list(d$x, d$y, model = nn_mlp(5), method = "none", iterations = 400, chains = 2, seed = 1, quiet = TRUE,
+               newx = d$x[1:5, ], control = sgmcmc_control(step_size = 0.01, init = init))
+  expect_warning(fit <- suppress_convergence(do.call(sgld_sa, args)), class = "scalebayes_warning_diverged")
+  expect_identical(fit$diverged, c(FALSE, TRUE))
+  expect_match(fit$diverged_why[2], "training loss per example reached")
+  expect_lt(fit$iterations_done[2], 400)
+  # left out of the draws and every average: the fit is chain 1's alone
+  one <- suppress_convergence(do.call(sgld_sa, utils::modifyList(args, list(chains = 1L,
+           control = sgmcmc_control(step_size = 0.01, init = init[, 1, drop = FALSE])))))
+  expect_identical(unique(fit$chain), 1L)
+  expect_equal(fit$weights_mean, one$weights_mean, tolerance = 1e-6)
+  expect_equal(fit$pred_mean, one$pred_mean, tolerance = 1e-6)
+  expect_output(print(fit), "^DIVERGED: 1 of 2 chains \\(chain 2 at iteration")
+  # the loss rule off (diverge_loss = Inf): only a non-finite state stops the chain, later
+  args$control <- sgmcmc_control(step_size = 0.01, init = init, diverge_loss = Inf)
+  late <- suppressWarnings(do.call(sgld_sa, args))
+  expect_true(is.na(late$diverged_why[2]) || late$diverged_at[2] > fit$diverged_at[2])
+  # every chain diverged: a classed error naming the step
+  e <- expect_error(sgld_sa_engine(d$x, d$y * 1e3, model = nn_mlp(5), method = "none", iterations = 400, burnin = 0,
+                                   seed = 1, quiet = TRUE, standardize = FALSE,
+                                   control = sgmcmc_control(step_size = 10, step_schedule = "constant")),
+                    class = "scalebayes_error_diverged")
+  expect_s3_class(e, "scalebayes_error_divergence")
+  expect_match(conditionMessage(e), "step_size")
+  expect_error(sgmcmc_control(diverge_loss = 1), class = "scalebayes_error_input")
 })
 
 test_that("bad network arguments are classed errors naming the argument", {
@@ -324,7 +344,7 @@ test_that("bad network arguments are classed errors naming the argument", {
   # the classed backend error
   info <- scalebayes_info()$torch
   if (isTRUE(info$cuda_available) && isTRUE(info$cuda_devices > 0)) {
-    fc <- sgld_sa(d$x, d$y, model = nn_mlp(4), device = "cuda", iterations = 20, seed = 1, quiet = TRUE)
+    fc <- sgld_sa_engine(d$x, d$y, model = nn_mlp(4), device = "cuda", iterations = 20, seed = 1, quiet = TRUE)
     expect_match(fc$device, "cuda")
     expect_true(all(is.finite(fc$weights_mean)))
   } else {

@@ -104,7 +104,7 @@ test_that("sgld_sa(weights = ) for networks: zero weights drop examples exactly,
   x <- matrix(runif(80 * 3, -1, 1), 80, 3)
   y <- x[, 1] - x[, 2] + rnorm(80, sd = 0.2)
   fit_w <- function(w, xx = x, yy = y) {
-    sgld_sa(xx, yy, model = nn_mlp(c(4)), method = "none", epochs = 2, batch_size = nrow(xx), seed = 1,
+    sgld_sa_engine(xx, yy, model = nn_mlp(c(4)), method = "none", epochs = 2, batch_size = nrow(xx), seed = 1,
             quiet = TRUE, weights = w, keep_draws = TRUE, control = sgmcmc_control(step_size = 1e-3))
   }
   # full batch (no minibatch draws), latent variables and sigma fixed: weights 1 on the first 60 rows and 0 on
@@ -125,7 +125,7 @@ test_that("sgld_sa() networks take an n x q gaussian or binomial y: one likeliho
   set.seed(8)
   x <- matrix(runif(90 * 3, -1, 1), 90, 3)
   y <- cbind(x[, 1] + rnorm(90, sd = 0.1), x[, 2] - x[, 3] + rnorm(90, sd = 0.1))
-  fit <- sgld_sa(x, y, model = nn_mlp(c(6)), epochs = 3, batch_size = 30, seed = 2, quiet = TRUE,
+  fit <- sgld_sa_engine(x, y, model = nn_mlp(c(6)), epochs = 3, batch_size = 30, seed = 2, quiet = TRUE,
                  newx = x[1:7, ], newy = y[1:7, ], keep_draws = TRUE, control = sgmcmc_control(step_size = 1e-3))
   expect_equal(dim(fit$pred_mean), c(7L, 2L))
   expect_equal(dim(fit$pred), c(length(fit$rmse), 7L, 2L))
@@ -133,12 +133,12 @@ test_that("sgld_sa() networks take an n x q gaussian or binomial y: one likeliho
   expect_equal(fit$rmse, apply(fit$pred, 1, function(p) sqrt(mean((p - y[1:7, ])^2))), tolerance = 1e-12)
   expect_equal(fit$rmse_mean, sqrt(mean((fit$pred_mean - y[1:7, ])^2)), tolerance = 1e-12)
   # a one-column matrix is the vector case, draw for draw
-  a <- sgld_sa(x, y[, 1, drop = FALSE], model = nn_mlp(c(6)), epochs = 2, seed = 3, quiet = TRUE, keep_draws = TRUE)
-  b <- sgld_sa(x, y[, 1], model = nn_mlp(c(6)), epochs = 2, seed = 3, quiet = TRUE, keep_draws = TRUE)
+  a <- sgld_sa_engine(x, y[, 1, drop = FALSE], model = nn_mlp(c(6)), epochs = 2, seed = 3, quiet = TRUE, keep_draws = TRUE)
+  b <- sgld_sa_engine(x, y[, 1], model = nn_mlp(c(6)), epochs = 2, seed = 3, quiet = TRUE, keep_draws = TRUE)
   expect_identical(as.matrix(a), as.matrix(b))
   # binomial q outputs: the trace's minibatch accuracy is over examples and outputs
   yb <- (y > 0) * 1
-  fb <- sgld_sa(x, yb, model = nn_mlp(c(6)), family = "binomial", epochs = 3, batch_size = 30, seed = 4,
+  fb <- sgld_sa_engine(x, yb, model = nn_mlp(c(6)), family = "binomial", epochs = 3, batch_size = 30, seed = 4,
                 quiet = TRUE, newx = x, newy = yb, keep_draws = TRUE)
   expect_true(all(fb$trace$accuracy >= 0 & fb$trace$accuracy <= 1))
   expect_equal(fb$accuracy_mean, mean((fb$pred_mean > 0.5) == yb))

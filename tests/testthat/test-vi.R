@@ -242,7 +242,7 @@ test_that("a VI fit answers every generic of a network fit", {
   expect_no_error(plot(fit))
   expect_no_error(plot(fit, type = "training"))
   # SG-MCMC started from the mean of q: with a zero step size its chains stay there
-  sg <- sgld_sa(x, y, model = nn_mlp(6), iterations = 3, burnin = 0, chains = 2, seed = 1, quiet = TRUE,
+  sg <- sgld_sa_engine(x, y, model = nn_mlp(6), iterations = 3, burnin = 0, chains = 2, seed = 1, quiet = TRUE,
                 control = sgmcmc_control(init = fit, step_size = 1e-30))
   expect_equal(unname(sg$weights_final[1, ]), fit$weights_mean, tolerance = 1e-6)
   # FGSM against the model average of the draws of q: zeta = 0 is the plain accuracy of the predictive mean

@@ -299,8 +299,8 @@ class NetRecorder {
     ++saved_;
   }
   void trace(NetModel& model, long k, const torch::Tensor& sigma, double eps, double tau, const sgmcmc::StepStats& st) {
-    if (!out_.trace) return;
-    double* row = out_.trace + traced_ * NT_NCOL;
+    double local[NT_NCOL];
+    double* row = out_.trace ? out_.trace + traced_ * NT_NCOL : local;
     double dsum = 0.0, rsum = 0.0, nrho = 0.0, nzero = 0.0;
     int nd = 0;
     for (auto& g : model.groups()) {
@@ -316,6 +316,7 @@ class NetRecorder {
     row[NT_DELTA] = nd ? dsum / nd : NAN;
     row[NT_MEANRHO] = nrho > 0 ? rsum / nrho : NAN;
     model.take_means(&row[NT_LOSS], &row[NT_ACCURACY]);
+    last_loss_ = row[NT_LOSS];
     row[NT_EPS] = eps;
     row[NT_TAU] = tau;
     row[NT_DRIFT] = st.drift_ratio;
@@ -328,8 +329,9 @@ class NetRecorder {
       out_.status->sparsity.store(row[NT_SPARSITY]);
       out_.status->iteration.store(k);
     }
-    ++traced_;
+    if (out_.trace) ++traced_;
   }
+  double last_loss() const { return last_loss_; }  // the divergence loss rule (sgmcmc/chain.hpp)
   void finish(NetModel& model, const torch::Tensor& sigma, const sgmcmc::ChainStatus& st) {
     torch::NoGradGuard ng;
     auto& gs = model.groups();
@@ -372,6 +374,7 @@ class NetRecorder {
   }
   NetChainOutput out_;
   std::size_t P_ = 0, B_ = 0, saved_ = 0, traced_ = 0;
+  double last_loss_ = NAN;
   std::vector<torch::Tensor> psum_;
   torch::Tensor pred_sum_;
 };

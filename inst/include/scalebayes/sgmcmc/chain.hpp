@@ -23,6 +23,9 @@
 //   void save(Model&, const Scalar& sigma);            // a kept iteration (after burn-in, every thin-th)
 //   void trace(Model&, long k, const Scalar& sigma, double eps, double tau, const StepStats&);
 //   void finish(Model&, const Scalar& sigma, const ChainStatus&);
+// and optionally
+//   double last_loss() const;                          // the mean training loss per example traced last (the
+//                                                      // loss rule of step 4 below; a Recorder without it has none)
 //
 // Per iteration k = 1..T (Algorithm 1, with the SA step for theta^(k) done at the start of iteration k):
 //   1. draw a minibatch B_k (without replacement; partial Fisher-Yates on a persistent permutation drawn from the
@@ -35,7 +38,12 @@
 //      S (1 - D^(k/U)) when on
 //   4. divergence: at check points (every check_every iterations, and at save / trace points and the last
 //      iteration) a non-finite state restores the last checked state (values are COPIED into place: a group's
-//      value may be a network's parameter) and stops the chain
+//      value may be a network's parameter) and stops the chain. The loss rule (loss_factor > 0, a Recorder with
+//      last_loss()): at a trace point, a mean training loss per example (since the previous trace point) that is
+//      not finite, or exceeds loss_factor * max(the lowest traced before, loss_floor), also stops the chain as
+//      diverged (its state is finite but has left the posterior: an SGLD network whose loss went from 0.19 to
+//      9.5e18 in a few hundred iterations before turning non-finite). loss_floor is the caller's loss of a
+//      constant prediction, so a chain starting near a perfect fit is not stopped by noise around a tiny loss.
 //   5. output through the Recorder.
 // Nothing in a step reads a number back from a device: the check, save and trace points are the only
 // synchronisations, so check_every > 1 keeps a GPU busy. Progress is published every report_every iterations
@@ -47,6 +55,9 @@
 #include <atomic>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
+#include <type_traits>
+#include <utility>
 #include <functional>
 #include <stdexcept>
 #include <string>
@@ -77,6 +88,8 @@ struct ChainControl {
   long iterations = 1000, batch_size = 50, burnin = 0, thin = 1, trace_every = 1;
   long check_every = 1;             // divergence check interval (iterations)
   long report_every = 256;          // progress / stop-request interval (iterations): 1 for expensive models
+  double loss_factor = 0.0;         // > 0: the loss rule of divergence (see the head of this file); 0: off
+  double loss_floor = 0.0;          // its floor: the training loss per example of a constant prediction
   PruneSchedule pruning;
   std::vector<long> keep;           // GLM: coefficient indices (output order) whose draws are stored
   int chains = 1;
@@ -88,6 +101,7 @@ struct ChainControl {
     if (thin < 1 || trace_every < 1) throw std::invalid_argument("thin and trace_every must be >= 1");
     if (check_every < 1 || report_every < 1) throw std::invalid_argument("check_every and report_every must be >= 1");
     if (chains < 1) throw std::invalid_argument("chains must be >= 1");
+    if (!(loss_factor >= 0.0) || !(loss_floor >= 0.0)) throw std::invalid_argument("loss_factor and loss_floor must be >= 0");
     pruning.validate();
   }
   long n_saved() const { return (iterations - burnin) / thin; }
@@ -128,6 +142,12 @@ struct Control : ChainControl, StepControl, PriorControl {
     PriorControl::validate();
   }
 };
+
+// Whether a Recorder reports its last traced loss (the loss rule of divergence).
+template <class R, class = void>
+struct has_last_loss : std::false_type {};
+template <class R>
+struct has_last_loss<R, std::void_t<decltype(std::declval<const R&>().last_loss())>> : std::true_type {};
 
 struct ChainStatus {
   long iterations_done = 0;
@@ -184,6 +204,7 @@ ChainStatus run_chain(Model& model, Recorder& rec, const Control& ctl, Step& pol
   ChainStatus st;
   const long T = ctl.iterations;
   long last_report = 0;
+  double best_loss = INFINITY;  // the lowest traced loss so far (the loss rule)
   long k = 1;
   for (; k <= T; ++k) {
     if (k % ctl.report_every == 0) {
@@ -236,7 +257,25 @@ ChainStatus run_chain(Model& model, Recorder& rec, const Control& ctl, Step& pol
       for (std::size_t g = 0; g < groups.size(); ++g) Ops::assign(snap[g], groups[g].value);
     // 5. output
     if (save) rec.save(model, sigma);
-    if (trace) rec.trace(model, k, sigma, sc.eps, sc.tau, stats);
+    if (trace) {
+      rec.trace(model, k, sigma, sc.eps, sc.tau, stats);
+      if constexpr (has_last_loss<Recorder>::value) {
+        if (ctl.loss_factor > 0.0) {
+          const double L = rec.last_loss();
+          if (!std::isfinite(L) || L > ctl.loss_factor * std::max(best_loss, ctl.loss_floor)) {
+            st.diverged = true;
+            st.diverged_at = k;
+            char buf[160];
+            std::snprintf(buf, sizeof buf, "the training loss per example reached %.4g at iteration %ld (lowest before %.4g)",
+                          L, k, best_loss);
+            st.message = buf;
+            ++k;  // iteration k was done and recorded
+            break;
+          }
+          best_loss = std::min(best_loss, L);
+        }
+      }
+    }
   }
   progress.fetch_add((k > T ? T : k) - last_report, std::memory_order_relaxed);
   st.iterations_done = st.diverged ? k - 1 : std::min(k - 1, T);
