@@ -93,10 +93,11 @@ sgld_sa_nn <- function(x, y, model, family, method, sampler, iterations, epochs,
   step_size <- control$step_size
   if (auto_step) {
     t_w <- proc.time()[["elapsed"]]
-    warmup <- sgmcmc_nn_warmup(spec, xd, yd, control, sampler = sampler, n = n, n_sparse = n_sparse,
-                               iterations = iterations, batch_size = batch_size, loss_factor = loss_factor,
-                               loss_floor = loss_floor, init1 = if (!is.null(init)) init[, 1L, drop = FALSE],
-                               device = device, float64 = float64, weights = nn_weights, run = run, v0 = v0, v1 = v1)
+    warmup <- sb_call_engine(sgmcmc_nn_warmup(
+      spec, xd, yd, control, sampler = sampler, n = n, n_sparse = n_sparse, iterations = iterations,
+      batch_size = batch_size, loss_factor = loss_factor, loss_floor = loss_floor,
+      init1 = if (!is.null(init)) init[, 1L, drop = FALSE], device = device, float64 = float64, weights = nn_weights,
+      run = run, v0 = v0, v1 = v1), call = call)
     warmup$seconds <- proc.time()[["elapsed"]] - t_w
     step_size <- warmup$step_size
   }

@@ -146,8 +146,8 @@ test_that("sgld_sa() on a network stops on Ctrl-C and returns the state reached"
   # burn-in 0 so draws are kept from the start; the run would take minutes. The fit comes back with a warning
   # and interrupted = TRUE; the child turns that into the interrupt the harness measures.
   interrupt_child(c("set.seed(1); x <- matrix(rnorm(2000 * 50), 2000, 50)", "y <- factor(sample(letters[1:4], 2000, TRUE))"),
-                  paste("f <- suppressWarnings(sgld_sa_engine(x, y, model = nn_mlp(c(256, 256)), iterations = 1e6, burnin = 0,",
-                        "thin = 10, threads = 2, seed = 1, quiet = TRUE));",
+                  paste("f <- suppressWarnings(sgld_sa(x, y, model = nn_mlp(c(256, 256)), iterations = 1e6, burnin = 0,",
+                        "thin = 10, threads = 2, chains = 2, seed = 1, quiet = TRUE, control = sgmcmc_control(step_size = 1e-4)));",
                         "if (isTRUE(f$interrupted) && f$iterations_done < 1e6 && sum(f$saved) > 0) rlang::interrupt()"),
                   "cpp_nn_sgmcmc")
 })
@@ -157,8 +157,8 @@ test_that("sgld_sa() on a network interrupted before the first kept draw returns
   # the default burn-in (half of 1e6 iterations) is not reached: the fit has no kept draw, but it has the chains'
   # last states, prints as interrupted, and its predictions / summaries say why they cannot answer
   interrupt_child(c("set.seed(1); x <- matrix(rnorm(2000 * 50), 2000, 50)", "y <- factor(sample(letters[1:4], 2000, TRUE))"),
-                  paste("f <- suppressWarnings(sgld_sa_engine(x, y, model = nn_mlp(c(256, 256)), iterations = 1e6,",
-                        "threads = 2, seed = 1, quiet = TRUE));",
+                  paste("f <- suppressWarnings(sgld_sa(x, y, model = nn_mlp(c(256, 256)), iterations = 1e6,",
+                        "threads = 2, chains = 2, seed = 1, quiet = TRUE, control = sgmcmc_control(step_size = 1e-4)));",
                         "out <- capture.output(print(f));",
                         "e <- tryCatch(predict(f, x[1:2, ]), scalebayes_error_state = function(e) 'state');",
                         "if (isTRUE(f$interrupted) && sum(f$saved) == 0 && all(is.finite(f$weights_final)) &&",

@@ -345,14 +345,17 @@ test_that("a first call on raw Boston housing: every network front end beats lm(
   rmse_lm <- sqrt(mean((predict(stats::lm(medv ~ ., data = Boston[-te, ]), Boston[te, ]) - y[te])^2))
   expect_equal(rmse_lm, 5.99, tolerance = 0.01)
   fit <- function(fn, ...) fn(x[-te, ], y[-te], newx = x[te, ], newy = y[te], seed = 1, quiet = TRUE, ...)
-  # default settings, with fewer draws / a shorter chain than the defaults to keep the test short. Measured
-  # here (seed 1): WBB 4.36 (defaults, 100 draws: 4.38), SGLD-SA on nn_mlp(50) 5.11 (defaults, 10,000
-  # iterations: 4.53), BBB 4.08 (4.09), sparse VI 5.72 (5.75); lm() 5.99. Not tested because it does not beat
-  # lm(): SGLD-SA with its defaults on the default nn_mlp() (128-64) gives 6.28 (seeds 2, 3: 5.89, 5.85): the
-  # network's SSGL spike Laplace(0, sigma v0) with sigma ~ 0.4 on the standardized response shrinks every weight
-  # once the SA has sent the inclusion probabilities to 0 (v0 = 1: 4.64; SGHMC: 5.70; see NEWS.md).
+  # default settings, with fewer draws than the defaults for the WBB and VI fits to keep the test short; the
+  # SG-MCMC front ends with every default (nn_mlp() 128-64, 4 chains of 10,000 iterations, the step warm-up,
+  # v0 = 1; about 30 s each). Measured here (seed 1): WBB 4.36 (defaults, 100 draws: 4.38), SGLD-SA 3.72
+  # (seed 2: 3.95), BBB 4.08 (4.09), sparse VI 5.72 (5.75); lm() 5.99. The networks' function-space R-hat is
+  # above 1.01 (1.22: the chains settle in different modes), which the convergence warning says.
+  sg <- suppress_convergence(fit(sgld_sa, model = nn_mlp()))
+  expect_identical(sg$settings$chains, 4L)
+  expect_true(sg$settings$auto_step)
+  expect_false(any(sg$diverged))
   r <- c(wbb_nn = fit(wbb_nn, draws = 5)$rmse_mean,
-         sgld_sa = fit(sgld_sa, model = nn_mlp(50), epochs = 300)$rmse_mean,
+         sgld_sa = sg$rmse_mean,
          bbb = fit(bbb, draws = 20)$rmse_mean,
          sparse_vi = fit(sparse_vi, draws = 20)$rmse_mean)
   for (nm in names(r)) expect_lt(r[[nm]], rmse_lm, label = nm)

@@ -351,5 +351,5 @@ test_that("bad network arguments are classed errors naming the argument", {
     expect_error(sgld_sa(d$x, d$y, model = nn_mlp(4), device = "cuda"), class = "scalebayes_error_backend")
   }
   expect_error(sgld_sa(d$x, c(d$y[-1], NA), model = nn_mlp(4)), "NA")
-  expect_error(predict(sgld_sa(d$x, d$y, model = nn_mlp(4), iterations = 20, quiet = TRUE, keep_draws = FALSE), newx = d$x), "keep_draws")
+  expect_error(predict(sgld_sa_engine(d$x, d$y, model = nn_mlp(4), iterations = 20, quiet = TRUE, keep_draws = FALSE), newx = d$x), "keep_draws")
 })
