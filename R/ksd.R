@@ -25,6 +25,9 @@
 #'   integrated out (the model of the Gibbs sampler: Laplace\eqn{(0, \sigma/\lambda)} coefficients given
 #'   \eqn{\sigma^2}, its inverse-gamma or \eqn{1/\sigma^2} prior). Fits with \eqn{\lambda} drawn under a
 #'   prior, reversible jump or the `"monomvn"` preset are refused (classed error).
+#' * a [bbb()] fit with its Gaussian prior, given its training data: the score of the posterior the ELBO
+#'   targets at draws of q (see `x_train`), so that q can be compared with a sampler's draws of the same
+#'   network posterior on one scale.
 #' Draws of diverged chains are left out.
 #'
 #' Cost: \eqn{O(m^2 d)} for m draws of d coordinates; `max_draws` thins a longer sample evenly (per chain).
@@ -249,4 +252,68 @@ blasso_score <- function(z, dat, lambda, sigma2_prior) {
   score_eta <- -dat$n_eff / 2 + rss / (2 * s2) - p / 2 + lambda * rowSums(abs(b)) / (2 * sg) -
     sigma2_prior[1] + sigma2_prior[2] / s2
   cbind(score_b, score_eta)
+}
+
+#' @rdname ksd
+#' @param x_train,y_train For a variational network fit ([bbb()] with its Gaussian prior): the training inputs
+#'   and responses the fit was made on (a network fit does not keep them). The score is that of the posterior
+#'   the ELBO targets, \eqn{p(\theta) \exp(-\sum_i \mathrm{nll}_i(\theta) / w)} with `vi_control(kl_weight = w)`,
+#'   on the training scale (standardized data when the fit standardized; a Gaussian likelihood with the fit's
+#'   noise sd), in the coordinates q treats as random (point-estimated and pruned parameters held at their
+#'   draws' values); it is evaluated on the full data at every draw of q (one forward and backward pass each).
+#'   [sparse_vi()] (a point mass in q and prior: no score), other priors, and networks with dropout or batch
+#'   norm (random or batch-dependent outputs) are refused with a classed error.
+#' @export
+ksd.sb_vi_nn <- function(x, x_train, y_train, c = 1, beta = -0.5, max_draws = 2000L, standardize = TRUE, ...) {
+  rlang::check_dots_empty()
+  fit <- x
+  call <- rlang::current_env()
+  s <- fit$settings
+  if (!identical(s$prior, "gaussian")) {
+    sb_abort(c("{.fn ksd} of a variational fit needs a prior with a score: {.fn bbb} with {.code prior = \"gaussian\"}.",
+               x = "This fit's prior is {.val {s$prior}}{if (identical(s$prior, 'spike_slab')) ' (a point mass at 0 has no score)' else ''}."),
+             kind = "state", arg = "x", call = call)
+  }
+  if (any(fit$layers$kind %in% c("dropout", "batchnorm1d", "batchnorm2d"))) {
+    sb_abort(c("{.fn ksd} needs a network whose output is a function of its parameters alone.",
+               x = "This network has dropout or batch norm."), kind = "state", arg = "x", call = call)
+  }
+  if (!(s$vi$kl_weight > 0)) {
+    sb_abort("With {.code kl_weight = 0} the ELBO targets no posterior; {.fn ksd} is not defined.",
+             kind = "state", arg = "x", call = call)
+  }
+  if (missing(x_train) || missing(y_train)) {
+    sb_abort(c("{.fn ksd} of a network fit needs its training data: {.arg x_train} and {.arg y_train}.",
+               i = "A network fit does not keep them."), arg = "x_train", call = call)
+  }
+  xd <- nn_prepare_x(x_train, "x_train", call, warn_scale = FALSE)
+  if (!identical(xd$shape, s$input) || xd$n != s$nobs) {
+    sb_abort(c("{.arg x_train} must be the {s$nobs} training example{?s} of shape {paste(s$input, collapse = ' x ')} the fit was made on.",
+               x = "It has {xd$n} of shape {paste(xd$shape, collapse = ' x ')}."), arg = "x_train", call = call)
+  }
+  yd <- nn_prepare_y(y_train, xd$n, fit$family, levels = fit$levels, arg = "y_train", call = call,
+                     q_expected = if (fit$family != "multinomial") s$n_out, warn_scale = FALSE)
+  xd <- nn_scale_x(xd, fit$scaling)
+  yd <- nn_scale_y(yd, fit$scaling)
+  w <- nn_need_draws(fit, "ksd()", call = call)
+  w <- matrix(as.double(w), nrow(w), ncol(w), dimnames = dimnames(w))
+  if (nrow(w) > max_draws) w <- w[unique(round(seq(1, nrow(w), length.out = max_draws))), , drop = FALSE]
+  v <- fit$variational
+  random <- v$sigma > 0 & v$kept
+  # the likelihood's scale on the training scale: 1 / s^2 for a gaussian network (its noise sd, one for all
+  # standardized outputs), 1 for a classifier; the tempering 1 / kl_weight
+  lik <- 1 / s$vi$kl_weight
+  if (fit$family == "gaussian") lik <- lik / (fit$noise_sd[1] / (fit$scaling$y_scale[1] %||% 1))^2
+  ones <- rep(1, xd$n)
+  score <- do.call(rbind, lapply(seq_len(nrow(w)), function(i) {
+    theta <- w[i, ]
+    o <- sb_call_engine(cpp_nn_objective(fit$spec, xd$x, xd$dim, yd$y, ones, theta, 0, numeric()), call = call)
+    (-lik * o$gradient - theta / s$vi$prior_sd^2)[random]
+  }))
+  if (any(!is.finite(score))) {
+    sb_abort("The log posterior's gradient is not finite at some draws of q, so the KSD is not defined.",
+             kind = "state", call = call)
+  }
+  ksd_compute(w[, random, drop = FALSE], score, NULL, c, beta, Inf, chain = NULL, standardize = standardize,
+              call = call)
 }

@@ -158,7 +158,7 @@
 #' by default (`step_size = "auto"`): a grid of per-example steps 9, 3, 1, 1/3, 1/9 times a measured rate
 #' (0.3 / N for SGLD and the quasi-Newton samplers, 0.03 / N for SGHMC, whose momentum moves about
 #' 1 / friction times further per step; N training examples), each scored by the mean training loss per
-#' example over the second half of a one-chain pilot from where chain 1 starts (latent variables held;
+#' example over the second half of a one-chain pilot on its own stream (from chain 1's start when `init` is given; latent variables held;
 #' pilots that diverge are ruled out), successive halving from pilots of max(200, iterations / 50)
 #' iterations (27 times that in all, about 14 % of the cost of 4 chains); when the grid step above the winner
 #' diverged, the step below the winner is taken, since a step next to a diverging one may diverge in a

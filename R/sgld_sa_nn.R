@@ -199,7 +199,7 @@ nn_convergence <- function(trace, burnin, ok, probe_draws, probe_chain) {
 # The step-size warm-up of a network (R/sgmcmc_warmup.R with a criterion in place of the KSD: a network's
 # weights are not identifiable and number in the thousands, so no Stein discrepancy of a few hundred pilot draws
 # means anything). The grid is per example, 9, 3, 1, 1/3 and 1/9 times the sampler's measured rate
-# (sgmcmc_default_lr / N); each pilot is one chain from where chain 1 starts, on stream 2^20 of the seed, with
+# (sgmcmc_default_lr / N); each pilot is one chain on stream 2^20 of the seed (its own default initialization, or chain 1's init), with
 # the latent variables held where they start (method "none", as for regression), scored by its mean training
 # loss per example over its second half: a step too small has not come down yet, a step too large stays high
 # (its noise) or is stopped by the divergence rules and ruled out. Successive halving (pilots of
@@ -313,9 +313,14 @@ nn_sgmcmc_fit <- function(res, tab, desc, spec, family, levels, model, method, s
   interrupted <- isTRUE(res$interrupted)
   diverged <- sc[, "diverged"] > 0
   if ((all(diverged) || all(sc[, "saved"] == 0)) && !interrupted) {
+    fix <- paste0("Give a smaller {.code sgmcmc_control(step_size = )} (now {format(signif(settings$step_size, 3))}",
+                  if (isTRUE(settings$auto_step)) ", chosen by the warm-up, whose pilots did not diverge" else "", ")",
+                  if (!isTRUE(settings$standardize)) ", or standardize the data ({.code standardize = TRUE})" else "",
+                  if (settings$sampler %in% c("hamcmc_sa", "hamcmc")) "; or use {.code sampler = \"sgld\"} or {.code \"sghmc\"}" else "",
+                  ".")
     sb_abort(c(if (all(diverged)) "Every chain diverged." else "No draw was kept: every chain stopped before the end of burn-in.",
                x = "{res$messages[res$messages != ''][1]}.",
-               i = "Reduce {.code sgmcmc_control(step_size = )} (now {format(settings$step_size)}), or standardize the inputs."),
+               i = fix),
              kind = "diverged", also = "divergence")
   }
   # a diverged chain is left out of every average and of the stored draws (its trace stays, to show it)

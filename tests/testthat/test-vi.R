@@ -319,3 +319,33 @@ test_that("a first call with default settings gives a sensible fit", {
   fs <- sparse_vi(x, y, draws = 20, newx = xt, newy = yt, seed = 1, quiet = TRUE)
   expect_lt(fs$rmse_mean, 0.8)
 })
+
+test_that("ksd() of a bbb() fit uses the exact score of the posterior the ELBO targets (linear-Gaussian check)", {
+  skip_if_no_torch()
+  set.seed(5)
+  n <- 60; p <- 3
+  x <- matrix(rnorm(n * p), n)
+  y <- drop(x %*% c(1, -0.5, 0.25)) + 0.3 + rnorm(n, sd = 0.5)
+  s_noise <- 0.5; sp <- 1.5
+  fit <- bbb(x, y, model = nn_mlp(hidden = integer()), draws = 40, epochs = 30, seed = 2, quiet = TRUE,
+             standardize = FALSE, vi = vi_control(noise_sd = s_noise, prior_sd = sp))
+  w <- as.matrix(fit)  # draws of q: the p weights, then the bias (the engine's order)
+  exact_score <- function(th) {
+    r <- y - drop(x %*% th[1:p]) - th[p + 1]
+    c(crossprod(x, r), sum(r)) / s_noise^2 - th / sp^2
+  }
+  ref <- ksd(w, exact_score)
+  got <- ksd(fit, x, y, standardize = FALSE)
+  expect_equal(got$ksd, ref$ksd, tolerance = 1e-6)
+  # the exact Gaussian posterior's draws are closer to it than q's draws inflated 3-fold about their mean
+  prec <- (crossprod(cbind(x, 1)) / s_noise^2 + diag(p + 1) / sp^2)
+  mu <- solve(prec, crossprod(cbind(x, 1), y) / s_noise^2)
+  ex <- t(drop(mu) + t(chol(solve(prec))) %*% matrix(rnorm((p + 1) * 40), p + 1))
+  wide <- sweep(sweep(w, 2, colMeans(w)) * 3, 2, colMeans(w), "+")
+  expect_lt(ksd(ex, exact_score)$ksd, ksd(wide, exact_score)$ksd)
+  # what has no score is refused, and the data are required
+  expect_error(ksd(fit), class = "scalebayes_error_input")
+  expect_error(ksd(fit, x[-1, ], y[-1]), "training example", class = "scalebayes_error_input")
+  sv <- sparse_vi(x, y, model = nn_mlp(hidden = integer()), draws = 5, epochs = 2, seed = 1, quiet = TRUE)
+  expect_error(ksd(sv, x, y), "point mass", class = "scalebayes_error_state")
+})
