@@ -2,8 +2,9 @@
 # the data as given (standardize = FALSE), one chain, and, when no step is given, the fixed step 1e-3 on the
 # polynomial schedule (sgmcmc_density(): also 10,000 iterations). Tests of the engine's recursions, schedules
 # and closed forms state their references on those settings and call these; the defaults themselves are tested
-# in test-sgmcmc-trust.R. A network call (`model =`) gets the network defaults of before: one chain, v0 = 0.1
-# and the fixed per-example step sgmcmc_default_lr / N (no warm-up); its data scale is left to the call.
+# in test-sgmcmc-trust.R. Their short runs' convergence warnings are muffled (the warning is tested there). A
+# network call (`model =`) gets the network defaults of before: one chain, v0 = 0.1 and the fixed per-example
+# step sgmcmc_default_lr / N (no warm-up); its data scale is left to the call.
 engine_control <- function(control) {
   if (inherits(control, "sb_sgmcmc_control") && is.null(control$step_size)) control$step_size <- 1e-3
   control
@@ -25,13 +26,13 @@ engine_front_end <- function(fun, sampler_default) {
     }
     if (is.null(args$standardize)) args$standardize <- FALSE
     if (is.null(args$chains)) args$chains <- 1L
-    do.call(fun, c(args, list(control = engine_control(control))))
+    suppress_convergence(do.call(fun, c(args, list(control = engine_control(control)))))
   }
 }
 sgld_sa_engine <- engine_front_end(sgld_sa, "sgld")
 hamcmc_sa_engine <- engine_front_end(hamcmc_sa, "hamcmc_sa")
 sgmcmc_density_engine <- function(..., iterations = 10000L, chains = 1L, control = sgmcmc_control()) {
-  sgmcmc_density(..., iterations = iterations, chains = chains, control = engine_control(control))
+  suppress_convergence(sgmcmc_density(..., iterations = iterations, chains = chains, control = engine_control(control)))
 }
 
 # Evaluate `expr`, muffling the classed convergence warning only (short test chains).
