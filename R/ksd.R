@@ -296,8 +296,7 @@ ksd.sb_vi_nn <- function(x, x_train, y_train, c = 1, beta = -0.5, max_draws = 20
   xd <- nn_scale_x(xd, fit$scaling)
   yd <- nn_scale_y(yd, fit$scaling)
   w <- nn_need_draws(fit, "ksd()", call = call)
-  w <- matrix(as.double(w), nrow(w), ncol(w), dimnames = dimnames(w))
-  if (nrow(w) > max_draws) w <- w[unique(round(seq(1, nrow(w), length.out = max_draws))), , drop = FALSE]
+  w <- ksd_fit_draws(matrix(as.double(w), nrow(w), ncol(w), dimnames = dimnames(w)), max_draws)$draws
   v <- fit$variational
   random <- v$sigma > 0 & v$kept
   # the likelihood's scale on the training scale: 1 / s^2 for a gaussian network (its noise sd, one for all

@@ -162,7 +162,7 @@
 #' pilots that diverge are ruled out), successive halving from pilots of max(200, iterations / 50)
 #' iterations (27 times that in all, about 14 % of the cost of 4 chains); when the grid step above the winner
 #' diverged, the step below the winner is taken, since a step next to a diverging one may diverge in a
-#' longer chain. `fit$settings$warmup` holds the table; an explicit `sgmcmc_control(step_size = )` (on the
+#' longer chain. `fit$warmup` holds the table; an explicit `sgmcmc_control(step_size = )` (on the
 #' summed scale of the paper) switches it off.
 #'
 #' A network's weights are not identifiable (chains that agree on the function may hold permuted weights),

@@ -88,7 +88,6 @@ sgld_sa_nn <- function(x, y, model, family, method, sampler, iterations, epochs,
   loss_floor <- nn_constant_loss(yd$y, family)
   auto_step <- is.null(control$step_size) || identical(control$step_size, "auto")
   float64 <- isTRUE(control$float64)
-  nn_weights <- if (!is.null(weights)) check_weights(weights, n, arg = "weights", call = call)
   warmup <- NULL
   step_size <- control$step_size
   if (auto_step) {
@@ -96,7 +95,7 @@ sgld_sa_nn <- function(x, y, model, family, method, sampler, iterations, epochs,
     warmup <- sb_call_engine(sgmcmc_nn_warmup(
       spec, xd, yd, control, sampler = sampler, n = n, n_sparse = n_sparse, iterations = iterations,
       batch_size = batch_size, loss_factor = loss_factor, loss_floor = loss_floor,
-      init1 = if (!is.null(init)) init[, 1L, drop = FALSE], device = device, float64 = float64, weights = nn_weights,
+      init1 = if (!is.null(init)) init[, 1L, drop = FALSE], device = device, float64 = float64, weights = weights,
       run = run, v0 = v0, v1 = v1), call = call)
     warmup$seconds <- proc.time()[["elapsed"]] - t_w
     step_size <- warmup$step_size
@@ -109,11 +108,11 @@ sgld_sa_nn <- function(x, y, model, family, method, sampler, iterations, epochs,
                                batch_size = batch_size, burnin = lens$burnin, thin = lens$thin, v0 = v0, v1 = v1,
                                keep = integer(), chains = chains, chain_offset = 0)
   nnctl <- list(device = device, float64 = float64, torch_threads = 1L, keep_pred = n_kept > 0,
-                keep_params = n_kept > 0, keep_stride = stride, init = init, weights = nn_weights)
+                keep_params = n_kept > 0, keep_stride = stride, init = init, weights = weights)
   # the probe inputs of the function-space convergence checks ride along with newx (their predictions are kept
   # with the test predictions and split off in nn_sgmcmc_fit())
   probe <- if (n_kept > 0) nn_probe_index(n) else integer()
-  both <- nn_bind_rows(nd, nn_rows(xd, probe))
+  both <- nn_append_rows(nd, xd, probe)
   newx_arr <- if (is.null(both)) double() else both$x
   newdim <- if (is.null(both)) integer() else both$dim
   engine <- function(first, count, run_chunk) {
@@ -145,8 +144,9 @@ sgld_sa_nn <- function(x, y, model, family, method, sampler, iterations, epochs,
                                 nobs = n, input = xd$shape, control = control_user, step_size = step_size,
                                 threads = run$threads, keep_draws = n_kept, keep_stride = stride, n_out = n_out,
                                 n_saved = n_saved, future = future, standardize = standardize,
-                                auto_step = auto_step, warmup = warmup),
-                float64 = float64, seed = run$seed, call = mcall, t0 = t0, scaling = scaling, probe = probe)
+                                auto_step = auto_step),
+                float64 = float64, seed = run$seed, call = mcall, t0 = t0, scaling = scaling, probe = probe,
+                warmup = warmup)
 }
 
 # ---- function-space convergence and the loss rule of divergence ----------------------------------------
@@ -156,20 +156,14 @@ sgld_sa_nn <- function(x, y, model, family, method, sampler, iterations, epochs,
 # spread over the training set.
 nn_probe_index <- function(n, size = 8L) unique(round(seq(1, n, length.out = min(n, size))))
 
-# Rows `idx` of prepared inputs (an nn_prepare_x() list), and two such lists stacked (either may be NULL).
-nn_rows <- function(xd, idx) {
-  if (!length(idx)) return(NULL)
-  m <- matrix(xd$x, xd$n)[idx, , drop = FALSE]
-  d <- c(length(idx), xd$shape)
+# Prepared test inputs `nd` (an nn_prepare_x() list, or NULL) with rows `idx` of the training inputs `xd`
+# appended (the probe examples); NULL when there is neither.
+nn_append_rows <- function(nd, xd, idx) {
+  if (!length(idx)) return(nd)
+  m <- rbind(if (!is.null(nd)) matrix(nd$x, nd$n), matrix(xd$x, xd$n)[idx, , drop = FALSE])
+  d <- c(nrow(m), xd$shape)
   dim(m) <- d
-  list(x = m, dim = as.integer(d), shape = xd$shape, n = length(idx))
-}
-nn_bind_rows <- function(a, b) {
-  if (is.null(a) || is.null(b)) return(a %||% b)
-  m <- rbind(matrix(a$x, a$n), matrix(b$x, b$n))
-  d <- c(a$n + b$n, a$shape)
-  dim(m) <- d
-  list(x = m, dim = as.integer(d), shape = a$shape, n = a$n + b$n)
+  list(x = m, dim = as.integer(d), shape = xd$shape, n = nrow(m))
 }
 
 # The training loss per example of the best constant prediction (on the training scale): half the summed
@@ -306,7 +300,7 @@ nn_sparse_layers <- function(sparse_layers, n_layers, call) {
 
 # Assemble the fit from the engine's per-chain lists.
 nn_sgmcmc_fit <- function(res, tab, desc, spec, family, levels, model, method, sampler, nd, newy, n_out, n_kept,
-                          settings, float64, seed, call, t0, scaling = NULL, probe = integer()) {
+                          settings, float64, seed, call, t0, scaling = NULL, probe = integer(), warmup = NULL) {
   chains <- res$chains
   sc <- do.call(rbind, lapply(chains, `[[`, "scalars"))
   colnames(sc) <- c("sigma", "saved", "traced", "iterations_done", "diverged", "diverged_at")
@@ -419,7 +413,7 @@ nn_sgmcmc_fit <- function(res, tab, desc, spec, family, levels, model, method, s
     delta = delta, scaling = scaling,
     saved = saved, iterations_done = sc[, "iterations_done"], diverged = diverged,
     diverged_at = ifelse(diverged, sc[, "diverged_at"], NA), diverged_why = ifelse(diverged, res$messages, NA),
-    interrupted = interrupted, diagnostics = list(convergence = convergence, probe = probe)
+    interrupted = interrupted, diagnostics = list(convergence = convergence, probe = probe), warmup = warmup
   )
   sgmcmc_report_divergence(fit, settings$step_size, isTRUE(settings$auto_step))
   if (!interrupted) sgmcmc_warn_convergence(convergence, settings$iterations, arg = "iterations")

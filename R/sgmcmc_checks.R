@@ -91,7 +91,7 @@ sgmcmc_print <- function(x, digits) {
 
 # The first line of print() when chains diverged (regression, density and network fits).
 sgmcmc_print_diverged <- function(x) {
-  d <- x$diverged
+  d <- .subset2(x, "diverged")  # exact name: `$` would match diverged_at of a fit without it
   if (any(d)) {
     cat(sprintf("DIVERGED: %d of %d chains (%s), left out of the draws and every average\n", sum(d), length(d),
                 paste0("chain ", which(d), " at iteration ", x$diverged_at[d], collapse = ", ")))

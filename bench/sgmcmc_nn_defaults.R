@@ -31,6 +31,6 @@ for (s in c("sgld", "sghmc", "hamcmc_sa")) for (seed in 1:2) {
   cv <- f$diagnostics$convergence
   cat(sprintf("%-9s seed %d: RMSE %.3f (lm %.3f, ratio %.3f); step %.3g per example (warm-up %.1f s); call %.1f s; max R-hat %.3f, min bulk ESS %.0f; diverged %d of 4; warnings: %s\n",
               s, seed, f$rmse_mean, rmse_lm, f$rmse_mean / rmse_lm, f$settings$step_size * f$settings$nobs,
-              f$settings$warmup$seconds, el, max(cv$rhat, na.rm = TRUE), min(cv$ess_bulk, na.rm = TRUE),
+              f$warmup$seconds, el, max(cv$rhat, na.rm = TRUE), min(cv$ess_bulk, na.rm = TRUE),
               sum(f$diverged), if (length(warn)) paste(unique(warn), collapse = ", ") else "none"))
 }
