@@ -170,7 +170,8 @@
 #' are computed on function-space summaries: the training loss per example at the trace points after burn-in,
 #' and the predictions at 8 training examples spread over the data (`fit$diagnostics$probe`) from the stored
 #' draws. Besides a non-finite state, a chain whose mean training loss per example is not finite or exceeds
-#' `sgmcmc_control(diverge_loss = 10)` times the larger of its lowest before and the loss of the best
+#' `sgmcmc_control(diverge_loss = 10)` times the larger of its lowest before (from the loss of a zero output
+#' on) and the loss of the best
 #' constant prediction is stopped and reported as diverged (the reason in `fit$diverged_why`). With `newx`, predictions are
 #' averaged over the kept iterations (posterior predictive mean); the fit (class `c("sb_sgld_sa_nn",
 #' "sb_nn_fit", "sb_fit")`, see [sb_nn_fit-methods]) holds them with the stored draws (`keep_draws`), the

@@ -86,6 +86,7 @@ sgld_sa_nn <- function(x, y, model, family, method, sampler, iterations, epochs,
   # the chain's lowest and a constant prediction's loss stops the chain
   loss_factor <- if (is.finite(control$diverge_loss)) control$diverge_loss else 0
   loss_floor <- nn_constant_loss(yd$y, family)
+  loss_start <- nn_zero_output_loss(yd$y, family, n_out)
   auto_step <- is.null(control$step_size) || identical(control$step_size, "auto")
   float64 <- isTRUE(control$float64)
   warmup <- NULL
@@ -94,14 +95,14 @@ sgld_sa_nn <- function(x, y, model, family, method, sampler, iterations, epochs,
     t_w <- proc.time()[["elapsed"]]
     warmup <- sb_call_engine(sgmcmc_nn_warmup(
       spec, xd, yd, control, sampler = sampler, n = n, n_sparse = n_sparse, iterations = iterations,
-      batch_size = batch_size, loss_factor = loss_factor, loss_floor = loss_floor,
+      batch_size = batch_size, loss_factor = loss_factor, loss_floor = loss_floor, loss_start = loss_start,
       init1 = if (!is.null(init)) init[, 1L, drop = FALSE], device = device, float64 = float64, weights = weights,
       run = run, v0 = v0, v1 = v1), call = call)
     warmup$seconds <- proc.time()[["elapsed"]] - t_w
     step_size <- warmup$step_size
   }
   ctl <- sgmcmc_engine_control(control, n_sparse, NaN, trace_every = trace_every, step_size = step_size,
-                               loss_factor = loss_factor, loss_floor = loss_floor,
+                               loss_factor = loss_factor, loss_floor = loss_floor, loss_start = loss_start,
                                check_every = if (device == "cpu") 1L else 100L,  # a check reads the device
                                report_every = 1L,  # progress and Ctrl-C every iteration (an iteration is expensive)
                                family = family, method = method, sampler = sampler, iterations = iterations,
@@ -178,6 +179,15 @@ nn_constant_loss <- function(y, family) {
   max(v, 1e-3)
 }
 
+# The training loss per example of a zero output (where an untrained network starts, about; on the training
+# scale): half the summed mean squares of a gaussian response, log 2 per binomial output, log K for K classes.
+# The loss rule's level before a chain's first trace point (sgmcmc/chain.hpp: loss_start), so that a chain
+# that explodes before it is caught there (SGLD at step 0.01 on raw Boston responses: loss 7.6e27 at the first
+# trace point, and never 10 times above that).
+nn_zero_output_loss <- function(y, family, n_out) {
+  switch(family, gaussian = 0.5 * sum(y^2) / NROW(y), binomial = n_out * log(2), multinomial = log(n_out))
+}
+
 # R-hat and ESS of a network's chains on function-space summaries: the training loss per example at the trace
 # points after burn-in, and the predictions (every output) at the probe examples from the stored draws.
 # `ok`: the chains that enter (not diverged).
@@ -201,7 +211,7 @@ nn_convergence <- function(trace, burnin, ok, probe_draws, probe_chain) {
 # the lower half; when the grid step above the winner was ruled out, the step below the winner is taken
 # (back_off): on standardized Boston 0.3 / N diverged in 1 of 4 SGLD chains of batch 32 while 0.1 / N did not.
 sgmcmc_nn_warmup <- function(spec, xd, yd, control, sampler, n, n_sparse, iterations, batch_size, loss_factor,
-                             loss_floor, init1, device, float64, weights, run, v0, v1) {
+                             loss_floor, loss_start, init1, device, float64, weights, run, v0, v1) {
   grid <- sgmcmc_default_lr[[sampler]] * 3^(2:-2) / n
   len <- max(200L, iterations %/% 50L)
   run_pilot <- utils::modifyList(run, list(quiet = TRUE, threads = 1L))
@@ -209,7 +219,8 @@ sgmcmc_nn_warmup <- function(spec, xd, yd, control, sampler, n, n_sparse, iterat
              keep_stride = 1, init = init1, weights = weights)
   pilot <- function(eps, len) {
     ctl <- sgmcmc_engine_control(control, n_sparse, NaN, trace_every = max(1L, len %/% 20L), step_size = eps,
-                                 loss_factor = loss_factor, loss_floor = loss_floor, check_every = 1L,
+                                 loss_factor = loss_factor, loss_floor = loss_floor, loss_start = loss_start,
+                                 check_every = 1L,
                                  report_every = 1L, family = yd$family, method = "none", sampler = sampler,
                                  iterations = len, batch_size = batch_size, burnin = len %/% 2L, thin = 1L,
                                  v0 = v0, v1 = v1, keep = integer(), chains = 1L,

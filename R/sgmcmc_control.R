@@ -96,7 +96,9 @@
 #'   as deep-learning libraries do).
 #' @param diverge_loss Networks: the loss rule of divergence. A chain whose mean training loss per example
 #'   since the last trace point is not finite, or exceeds `diverge_loss` times the larger of the lowest such
-#'   loss it reached before and the loss of the best constant prediction (half the response variance for a
+#'   loss it reached before (counting the loss of a zero output, where an untrained network starts, so that a
+#'   chain that explodes before its first trace point is caught there) and the loss of the best constant
+#'   prediction (half the response variance for a
 #'   gaussian network, the entropy of the class frequencies for a classifier), stops and is reported as
 #'   diverged, as a chain with a non-finite state is (see "Divergence" in [sgld_sa()]). `Inf` keeps only the
 #'   non-finite rule.

@@ -32,6 +32,7 @@ inline void map_chain_control(const Rcpp::List& c, scalebayes::sgmcmc::ChainCont
   if (has(c, "report_every")) ctl.report_every = static_cast<long>(sgmcmc_num(c, "report_every"));
   if (has(c, "loss_factor")) ctl.loss_factor = sgmcmc_num(c, "loss_factor");
   if (has(c, "loss_floor")) ctl.loss_floor = sgmcmc_num(c, "loss_floor");
+  if (has(c, "loss_start")) ctl.loss_start = sgmcmc_num(c, "loss_start");
 }
 
 inline void map_step_control(const Rcpp::List& c, scalebayes::sgmcmc::StepControl& ctl) {

@@ -353,3 +353,20 @@ test_that("bad network arguments are classed errors naming the argument", {
   expect_error(sgld_sa(d$x, c(d$y[-1], NA), model = nn_mlp(4)), "NA")
   expect_error(predict(sgld_sa_engine(d$x, d$y, model = nn_mlp(4), iterations = 20, quiet = TRUE, keep_draws = FALSE), newx = d$x), "keep_draws")
 })
+
+test_that("a chain that explodes before its first trace point is stopped there (the loss rule's start level)", {
+  skip_if_no_torch()
+  skip_if_not_installed("MASS")
+  B <- MASS::Boston
+  x <- as.matrix(B[, -14]); y <- B$medv
+  # raw responses, step 0.01: the training loss is about 1e28 at the first trace point and stays there, so a
+  # reference taken from the first traced loss alone would never stop it
+  args <- list(x, y, model = nn_mlp(), standardize = FALSE, iterations = 200, chains = 1L, seed = 1, quiet = TRUE,
+               control = sgmcmc_control(step_size = 0.01, trace_every = 10))
+  e <- expect_error(do.call(sgld_sa, args), class = "scalebayes_error_diverged")
+  expect_match(conditionMessage(e), "training loss per example reached .* at iteration 10 ")
+  args$control <- sgmcmc_control(step_size = 0.01, trace_every = 10, diverge_loss = Inf)
+  late <- suppressWarnings(do.call(sgld_sa, args))  # without the rule: "done", at a loss of 2e28
+  expect_false(any(late$diverged))
+  expect_gt(min(late$trace$loss), 1e6)
+})

@@ -40,10 +40,12 @@
 //      iteration) a non-finite state restores the last checked state (values are COPIED into place: a group's
 //      value may be a network's parameter) and stops the chain. The loss rule (loss_factor > 0, a Recorder with
 //      last_loss()): at a trace point, a mean training loss per example (since the previous trace point) that is
-//      not finite, or exceeds loss_factor * max(the lowest traced before, loss_floor), also stops the chain as
-//      diverged (its state is finite but has left the posterior: an SGLD network whose loss went from 0.19 to
-//      9.5e18 in a few hundred iterations before turning non-finite). loss_floor is the caller's loss of a
-//      constant prediction, so a chain starting near a perfect fit is not stopped by noise around a tiny loss.
+//      not finite, or exceeds loss_factor * max(min(loss_start, the lowest traced before), loss_floor), also
+//      stops the chain as diverged (its state is finite but has left the posterior: an SGLD network whose loss
+//      went from 0.19 to 9.5e18 in a few hundred iterations before turning non-finite). loss_floor is the
+//      caller's loss of a constant prediction, so a chain near a perfect fit is not stopped by noise around a
+//      tiny loss; loss_start (0: none) the loss where a chain starts (a network's untrained output: about 0),
+//      so that a chain that explodes before its first trace point is caught there too.
 //   5. output through the Recorder.
 // Nothing in a step reads a number back from a device: the check, save and trace points are the only
 // synchronisations, so check_every > 1 keeps a GPU busy. Progress is published every report_every iterations
@@ -90,6 +92,7 @@ struct ChainControl {
   long report_every = 256;          // progress / stop-request interval (iterations): 1 for expensive models
   double loss_factor = 0.0;         // > 0: the loss rule of divergence (see the head of this file); 0: off
   double loss_floor = 0.0;          // its floor: the training loss per example of a constant prediction
+  double loss_start = 0.0;          // its level before the first trace point (0: none)
   PruneSchedule pruning;
   std::vector<long> keep;           // GLM: coefficient indices (output order) whose draws are stored
   int chains = 1;
@@ -101,7 +104,8 @@ struct ChainControl {
     if (thin < 1 || trace_every < 1) throw std::invalid_argument("thin and trace_every must be >= 1");
     if (check_every < 1 || report_every < 1) throw std::invalid_argument("check_every and report_every must be >= 1");
     if (chains < 1) throw std::invalid_argument("chains must be >= 1");
-    if (!(loss_factor >= 0.0) || !(loss_floor >= 0.0)) throw std::invalid_argument("loss_factor and loss_floor must be >= 0");
+    if (!(loss_factor >= 0.0) || !(loss_floor >= 0.0) || !(loss_start >= 0.0))
+      throw std::invalid_argument("loss_factor, loss_floor and loss_start must be >= 0");
     pruning.validate();
   }
   long n_saved() const { return (iterations - burnin) / thin; }
@@ -204,7 +208,7 @@ ChainStatus run_chain(Model& model, Recorder& rec, const Control& ctl, Step& pol
   ChainStatus st;
   const long T = ctl.iterations;
   long last_report = 0;
-  double best_loss = INFINITY;  // the lowest traced loss so far (the loss rule)
+  double best_loss = ctl.loss_start > 0.0 ? ctl.loss_start : INFINITY;  // the loss rule's lowest level so far
   long k = 1;
   for (; k <= T; ++k) {
     if (k % ctl.report_every == 0) {
@@ -266,7 +270,7 @@ ChainStatus run_chain(Model& model, Recorder& rec, const Control& ctl, Step& pol
             st.diverged = true;
             st.diverged_at = k;
             char buf[160];
-            std::snprintf(buf, sizeof buf, "the training loss per example reached %.4g at iteration %ld (lowest before %.4g)",
+            std::snprintf(buf, sizeof buf, "the training loss per example reached %.4g at iteration %ld (reference level %.4g)",
                           L, k, best_loss);
             st.message = buf;
             ++k;  // iteration k was done and recorded
