@@ -13,7 +13,13 @@
 #' intercept, and the likelihood \eqn{N(x_i'\beta, \sigma^2)} (`"gaussian"`) or logistic (`"binomial"`).
 #' Each iteration draws a minibatch of `batch_size` rows (gradients scaled by \eqn{N/n}), takes one SGLD step
 #' (eq. 2 of the paper) or SGHMC step (eq. 3, in the SGD-with-momentum form of Saatci and Wilson) at inverse
-#' temperature \eqn{\tau}, and then updates the latent variables:
+#' temperature \eqn{\tau}, and then updates the latent variables. `sampler = "sgnht"` is the stochastic-gradient
+#' Nose-Hoover thermostat (Ding et al. 2014, Algorithm 2) in the same momentum form:
+#' \eqn{v \leftarrow (1 - \xi) v + \eta g + N(0, 2 a \eta / \tau)}, \eqn{\beta \leftarrow \beta + v},
+#' \eqn{\xi \leftarrow \xi + v'v/d - \eta/\tau} with one thermostat \eqn{\xi} for all d parameters,
+#' \eqn{\xi_0 = a} = `sgmcmc_control(friction = )`: the friction adapts until the kinetic energy per
+#' parameter is the target's, which absorbs the minibatch gradient noise that SGHMC must be told
+#' (`noise_estimate`). Then the latent variables:
 #' \itemize{
 #'   \item `method = "sa"`: \eqn{\theta \leftarrow (1-\omega_k)\theta + \omega_k \tilde\theta} for
 #'     \eqn{\theta = (\rho, \kappa_0, \kappa_1, \sigma, \delta)} with \eqn{\omega_k = A(k+Z)^{-\alpha}}
@@ -47,7 +53,9 @@
 #' @param y Response: numeric for `"gaussian"`, 0/1 (or a two-level factor / logical) for `"binomial"`.
 #' @param family `"gaussian"` (linear regression, noise variance \eqn{\sigma^2}) or `"binomial"` (logistic).
 #' @param method `"sa"`, `"em"` or `"none"`, see Details.
-#' @param sampler `"sgld"`, `"sghmc"`, `"hamcmc_sa"` (Hessian-approximated SG-MCMC with stochastic
+#' @param sampler `"sgld"`, `"sghmc"`, `"sgnht"` (the stochastic-gradient Nose-Hoover thermostat of Ding et al.
+#'   2014: SGHMC whose friction adapts so that the kinetic energy matches the temperature, absorbing the
+#'   minibatch noise; see Details), `"hamcmc_sa"` (Hessian-approximated SG-MCMC with stochastic
 #'   approximation of the preconditioner, Wang, Deng & Lin 2021) or `"hamcmc"` (Simsekli et al. 2016); see
 #'   [hamcmc_sa()] and the L-BFGS knobs of [sgmcmc_control()].
 #' @param weights Networks only: optional non-negative per-example weights \eqn{w_i} of the log-likelihood
@@ -221,7 +229,7 @@
 #' round(head(fit$inclusion), 2)
 #' ksd(fit)
 sgld_sa <- function(x, y, family = c("gaussian", "binomial"), method = c("sa", "em", "none"),
-                    sampler = c("sgld", "sghmc", "hamcmc_sa", "hamcmc"), iterations = NULL, batch_size = NULL, v0 = NULL, v1 = 10,
+                    sampler = c("sgld", "sghmc", "sgnht", "hamcmc_sa", "hamcmc"), iterations = NULL, batch_size = NULL, v0 = NULL, v1 = 10,
                     sparse = TRUE, intercept = TRUE, burnin = NULL, thin = NULL, keep_draws = TRUE, newx = NULL,
                     chains = NULL, threads = NULL, future = FALSE, chunks = NULL, seed = NULL, quiet = NULL,
                     control = sgmcmc_control(), model = NULL, epochs = NULL, sparse_layers = NULL, newy = NULL,
@@ -477,7 +485,7 @@ sgmcmc_glm_warmup <- function(xs, ys, sparse, intercept, init1, control, engine_
                               batch_size) {
   P <- nrow(init1)
   h <- 2^(2:-14)
-  grid <- if (sampler %in% c("sgld", "sghmc")) h / n else h
+  grid <- if (sgmcmc_sampler_info(sampler)$per_example) h / n else h
   run_pilot <- utils::modifyList(run, list(quiet = TRUE, threads = 1L))
   lik_var <- if (is.null(control$likelihood_sd)) 0 else control$likelihood_sd^2
   pilot <- function(eps, len) {
@@ -498,7 +506,8 @@ sgmcmc_glm_warmup <- function(xs, ys, sparse, intercept, init1, control, engine_
   # noise has the preconditioner's covariance (their accuracy is measured in ?hamcmc_sa)
   excess <- switch(sampler,
                    sgld = function(eps) eps / 2 * (1 + (n - nb) / nb),
-                   sghmc = function(eps) eps / control$friction / 2 * (1 + (n - nb) / nb),
+                   sghmc = ,
+                   sgnht = function(eps) eps / control$friction / 2 * (1 + (n - nb) / nb),
                    NULL)
   sb_call_engine(sgmcmc_step_warmup(grid, pilot, score, excess = excess))
 }
@@ -681,11 +690,9 @@ plot.sb_sgld_sa <- function(x, type = c("latent", "draws"), pars = NULL, ...) {
 # The method label of a fit: "SGLD-SA", "SGHMC-EM", "SGLD" as before; the quasi-Newton samplers name the sampler
 # and the SSGL adaptation apart ("HAMCMC-SA + SSGL-SA": the SA of the preconditioner and of the latents).
 sgmcmc_label <- function(sampler, method) {
-  if (sampler %in% c("hamcmc_sa", "hamcmc")) {
-    return(paste0(if (sampler == "hamcmc_sa") "HAMCMC-SA" else "HAMCMC",
-                  switch(method, sa = " + SSGL-SA", em = " + SSGL-EM", none = "")))
-  }
-  paste0(toupper(sampler), switch(method, sa = "-SA", em = "-EM", none = ""))
+  info <- sgmcmc_sampler_info(sampler)
+  if (!info$per_example) return(paste0(info$label, switch(method, sa = " + SSGL-SA", em = " + SSGL-EM", none = "")))
+  paste0(info$label, switch(method, sa = "-SA", em = "-EM", none = ""))
 }
 
 # A fixed step size on unstandardized predictors (standardize = FALSE and a given sgmcmc_control(step_size = )):

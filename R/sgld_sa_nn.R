@@ -246,7 +246,8 @@ sgmcmc_nn_warmup <- function(spec, xd, yd, control, sampler, n, n_sparse, iterat
 # HAMCMC-SA (diagonal form; 2026-11-24): Boston as above 0.1 / 0.3 give 3.6 / 3.6, 1 and 3 run off (RMSE ~ 300);
 # 5,000 Fashion-MNIST images (nn_mlp(100), 10 epochs of 100) 0.3 / 1 / 3 / 10 reach 0.60 / 0.65 / 0.62 / 0.28
 # (SGLD at 0.3: 0.75): the preconditioner is mostly 1 / gamma <= 1 (gamma_min = 1), so its steps are shorter.
-sgmcmc_default_lr <- c(sgld = 0.3, sghmc = 0.03, hamcmc_sa = 0.3, hamcmc = 0.3)
+# SGNHT takes SGHMC's (the same momentum form; its thermostat starts at the friction). The rates are the
+# net_lr column of the sampler table (R/sgmcmc_control.R, sgmcmc_samplers), which defines sgmcmc_default_lr.
 
 # Draws stored per chain (every stride-th saved iteration): TRUE = at most 100, and at most 512 MB of stored
 # parameters over all chains (a big network keeps fewer); a number = at most that many (Inf: every kept

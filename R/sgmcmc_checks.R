@@ -66,7 +66,7 @@ sgmcmc_report_divergence <- function(fit, step_size, auto_step) {
 
 # How print() shows the step: per example (eps N) for SGLD / SGHMC, with "(warm-up)" when chosen by it.
 sgmcmc_step_label <- function(eps, n, auto, sampler) {
-  per <- if (!is.null(n) && sampler %in% c("sgld", "sghmc")) sprintf(" (%s per example)", format(signif(eps * n, 3))) else ""
+  per <- if (!is.null(n) && sgmcmc_sampler_info(sampler)$per_example) sprintf(" (%s per example)", format(signif(eps * n, 3))) else ""
   paste0(format(signif(eps, 3)), per, if (auto) ", chosen by the warm-up" else "")
 }
 

@@ -33,7 +33,9 @@
 #'   r^{\lfloor k / m \rfloor}}. 1 (default) anneals every iteration; one epoch (`ceiling(n / batch_size)`) gives
 #'   the paper's per-epoch rule for networks ("multiply tau by 1.005 every epoch").
 #' @param friction,noise_estimate SGHMC friction (momentum decay) \eqn{\alpha \in (0, 1]} and gradient-noise
-#'   estimate \eqn{\hat\beta \in [0, \alpha)}.
+#'   estimate \eqn{\hat\beta \in [0, \alpha)}. For SGNHT (`sampler = "sgnht"`) `friction` is the diffusion
+#'   \eqn{a} of the injected noise and the thermostat's start \eqn{\xi_0}; `noise_estimate` does not apply
+#'   (the thermostat absorbs the minibatch noise).
 #' @param a,b Beta prior of \eqn{\delta}; `b = NULL` means the number of sparse coefficients p (paper).
 #' @param nu,lambda Inverse-gamma prior \eqn{IG(\nu/2, \nu\lambda/2)} of \eqn{\sigma^2}.
 #' @param prior_var Variance \eqn{\sigma_0^2} of the Gaussian prior of the non-sparse coefficients (intercept
@@ -216,3 +218,18 @@ sgmcmc_engine_control <- function(control, n_sparse, kappa_default, ...) {
   ctl$kappa1_init <- control$kappa1_init %||% kappa_default
   utils::modifyList(ctl, list(...))
 }
+
+# The samplers, defined once: the engine's name, the label of a fit, whether the step is per example (the
+# drift is the summed minibatch gradient with no preconditioner: the warm-up's grid and print() divide by N),
+# whether the sampler carries a momentum (SGHMC, SGNHT: it moves about 1 / friction times further per step than
+# SGLD at the same step) and the measured per-example network rate (R/sgld_sa_nn.R, sgmcmc_default_lr).
+sgmcmc_samplers <- data.frame(
+  name = c("sgld", "sghmc", "sgnht", "hamcmc_sa", "hamcmc"),
+  label = c("SGLD", "SGHMC", "SGNHT", "HAMCMC-SA", "HAMCMC"),
+  per_example = c(TRUE, TRUE, TRUE, FALSE, FALSE),
+  momentum = c(FALSE, TRUE, TRUE, FALSE, FALSE),
+  net_lr = c(0.3, 0.03, 0.03, 0.3, 0.3),
+  stringsAsFactors = FALSE
+)
+sgmcmc_default_lr <- stats::setNames(sgmcmc_samplers$net_lr, sgmcmc_samplers$name)
+sgmcmc_sampler_info <- function(sampler) as.list(sgmcmc_samplers[match(sampler, sgmcmc_samplers$name), ])

@@ -39,7 +39,7 @@
 #' @param init Starting values: a vector (every chain starts there) or a matrix with one column per chain. Its
 #'   length (rows) is the number of parameters d. `NULL`: the target's default (banana: (0, 0); gaussian: its
 #'   mean); required for an R function.
-#' @param sampler `"sgld"`, `"sghmc"`, `"hamcmc_sa"` or `"hamcmc"`.
+#' @param sampler `"sgld"`, `"sghmc"`, `"sgnht"`, `"hamcmc_sa"` or `"hamcmc"`.
 #' @param iterations Iterations per chain (default 100,000; when the warm-up caps its step and `iterations` is
 #'   not given, that factor longer, at most 50 times).
 #' @param control [sgmcmc_control()] settings: `step_schedule`, `step_size` (the learning rate; default `"auto"`:
@@ -85,7 +85,7 @@
 #'                     threads = 2, seed = 1)
 #' round(coef(g), 2)
 #' round(cov(as.matrix(g)), 2)
-sgmcmc_density <- function(target, init = NULL, sampler = c("sgld", "sghmc", "hamcmc_sa", "hamcmc"),
+sgmcmc_density <- function(target, init = NULL, sampler = c("sgld", "sghmc", "sgnht", "hamcmc_sa", "hamcmc"),
                            iterations = NULL, control = sgmcmc_control(), chains = 4L, burnin = NULL, thin = NULL,
                            seed = NULL, threads = NULL, quiet = NULL) {
   call <- match.call()
@@ -204,7 +204,7 @@ sgmcmc_density <- function(target, init = NULL, sampler = c("sgld", "sghmc", "ha
   colnames(draws) <- par_names
   chain_id <- rep(which(!diverged), saved[!diverged])
   trace <- sgmcmc_trace_frame(lapply(ch, `[[`, "trace"), c("iteration", "log_density", "eps", "tau"))
-  label <- switch(sampler, sgld = "SGLD", sghmc = "SGHMC", hamcmc_sa = "HAMCMC-SA", hamcmc = "HAMCMC")
+  label <- sgmcmc_sampler_info(sampler)$label
   tname <- if (is_r) "R function" else target$name
   convergence <- if (nrow(draws)) sgmcmc_convergence(draws, chain_id) else NULL
   settings <- list(sampler = sampler, iterations = iterations, burnin = lens$burnin, thin = lens$thin,
@@ -258,7 +258,7 @@ density_warmup <- function(eng_target, init1, control, engine_ctl, run, score, s
     ch <- r$chains[[1]]
     list(draws = ch$draws, diverged = isTRUE(ch$diverged), latent = NULL)
   }
-  excess <- switch(sampler, sgld = function(eps) eps / 2, sghmc = function(eps) eps / control$friction / 2, NULL)
+  excess <- switch(sampler, sgld = function(eps) eps / 2, sghmc = , sgnht = function(eps) eps / control$friction / 2, NULL)
   coarse <- sgmcmc_step_warmup(4^(2:-10), pilot, score, excess = NULL)
   fine <- sgmcmc_step_warmup(coarse$ksd_step * c(2, 1, 0.5), pilot, score, excess = excess,
                              pilot_iterations = max(coarse$table$pilot_iterations))

@@ -15,7 +15,7 @@ set.seed(42); test <- sample(nrow(x), nrow(x) %/% 5)
 lmf <- stats::lm.fit(cbind(1, x[-test, ]), y[-test])
 rmse_lm <- sqrt(mean((y[test] - cbind(1, x[test, ]) %*% lmf$coefficients)^2))
 cat(sprintf("lm held-out RMSE %.3f\n", rmse_lm))
-for (s in c("sgld", "sghmc", "hamcmc_sa")) for (seed in 1:2) {
+for (s in c("sgld", "sghmc", "sgnht", "hamcmc_sa")) for (seed in 1:2) {
   t0 <- proc.time()[["elapsed"]]
   warn <- character()
   f <- tryCatch(withCallingHandlers(

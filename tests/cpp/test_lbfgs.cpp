@@ -48,7 +48,18 @@ DenseMem dense_memory(const std::vector<VectorXd>& s, const std::vector<VectorXd
   for (std::size_t i = 0; i < s.size(); ++i) {
     const VectorXd& si = s[i];
     const double sB0s = g * si.squaredNorm(), sy = si.dot(y[i]);
-    const double th = sy < r * sB0s ? (1 - r) * sB0s / (sB0s - sy) : 1.0;
+    double th = sy < r * sB0s ? (1 - r) * sB0s / (sB0s - sy) : 1.0;
+    // the upper side: the largest theta <= th with ybar'ybar <= (gamma / r) s'ybar, by bisection (the excess
+    // is a convex quadratic in theta, negative at 0)
+    auto excess = [&](double t) {
+      const VectorXd yb = t * y[i] + (1 - t) * g * si;
+      return yb.squaredNorm() - g / r * si.dot(yb);
+    };
+    if (excess(th) > 0) {
+      double lo = 0, hi = th;
+      for (int it = 0; it < 200; ++it) (excess(0.5 * (lo + hi)) > 0 ? hi : lo) = 0.5 * (lo + hi);
+      th = lo;
+    }
     const VectorXd yb = th * y[i] + (1 - th) * g * si;
     m.ybar.push_back(yb);
     const double rho = 1.0 / si.dot(yb);
@@ -116,10 +127,54 @@ TEST(two_loop_equals_explicit_damped_bfgs_inverse) {
     for (int i = 0; i < mem.size(); ++i) {
       const double sB0s = mem.gamma() * mem.ss(i);
       CHECK(mem.sybar(i) >= 0.2 * sB0s * (1 - 1e-12));
+      // and the upper side: ybar'ybar <= (gamma / r) s'ybar
+      CHECK(join(mem.ybar(i)).squaredNorm() <= mem.gamma() / 0.2 * mem.sybar(i) * (1 + 1e-10));
       CHECK_NEAR(mem.sybar(i), join(mem.s(i)).dot(join(mem.ybar(i))), 1e-10 * std::abs(mem.sybar(i)));
       CHECK((join(mem.ybar(i)) - ref.ybar[static_cast<std::size_t>(i)]).norm() < 1e-12 * ref.ybar[i].norm());
     }
   }
+}
+
+TEST(upper_damping_bounds_the_inverse_hessian) {
+  // A pair whose y is long and nearly orthogonal to s passes Powell's test (s'y >= r s'B0 s) but, undamped on
+  // the upper side, gives G~ an eigenvalue ~ K / (r gamma) with K = y'y / (s'y gamma). With both sides the
+  // pair's curvatures lie in [r gamma, gamma / r] and, for one pair, G~ <= (1 + r) / (r^2 gamma).
+  const long d = 5;
+  const double r = 0.2;
+  VectorXd s = VectorXd::Zero(d), y = VectorXd::Zero(d);
+  s[0] = 1;
+  y[0] = 1;      // s'y = 1
+  y[1] = 300;    // y'y / s'y = 90001
+  sg::DampedLbfgs<O> newest(1, r, 1.0);
+  newest.push(split(s, 2), split(y, 2));
+  newest.prepare(0.0);
+  // gamma from this pair is y'y / s'y: the pair is then within [r gamma, gamma / r] and needs no damping;
+  // against a B0 of a smaller gamma (an older pair, a newer gamma) it does
+  CHECK_NEAR(newest.gamma(), 90001.0, 1e-6);
+  sg::DampedLbfgs<O> mem(2, r, 1.0);
+  mem.push(split(s, 2), split(y, 2));
+  VectorXd s2 = VectorXd::Unit(d, 3), y2 = 10.0 * VectorXd::Unit(d, 3);  // newest pair: gamma = 10
+  mem.push(split(s2, 2), split(y2, 2));
+  mem.prepare(0.0);
+  CHECK_NEAR(mem.gamma(), 10.0, 1e-12);
+  const VectorXd yb = join(mem.ybar(0));
+  CHECK(yb.squaredNorm() <= 10.0 / r * mem.sybar(0) * (1 + 1e-10));
+  CHECK(mem.sybar(0) >= r * 10.0 * mem.ss(0) * (1 - 1e-12));
+  MatrixXd Gt(d, d);
+  for (long j = 0; j < d; ++j) Gt.col(j) = join(mem.apply_G(split(VectorXd::Unit(d, j), 2)));
+  Eigen::SelfAdjointEigenSolver<MatrixXd> es(0.5 * (Gt + Gt.transpose()));
+  // the second pair is exact at gamma (no change of G~ beyond its own direction); the first one bounded
+  CHECK(es.eigenvalues().maxCoeff() <= (1 + r) / (r * r * 10.0) * (1 + 1e-10));
+  CHECK(es.eigenvalues().minCoeff() > 0);
+  // Powell's damping alone (the reference without the upper side) gives a far longer G~ along the pair
+  const double sB0s = 10.0, sy = 1.0;  // s's = 1
+  const double th = sy < r * sB0s ? (1 - r) * sB0s / (sB0s - sy) : 1.0;
+  const VectorXd yp = th * y + (1 - th) * 10.0 * s;
+  const double rho = 1.0 / s.dot(yp);
+  const MatrixXd V = MatrixXd::Identity(d, d) - rho * s * yp.transpose();
+  const MatrixXd Hp = V * (MatrixXd::Identity(d, d) / 10.0) * V.transpose() + rho * s * s.transpose();
+  Eigen::SelfAdjointEigenSolver<MatrixXd> ep(Hp);
+  CHECK(ep.eigenvalues().maxCoeff() > 100 * (1 + r) / (r * r * 10.0));
 }
 
 TEST(damping_engages_only_below_the_curvature_bound) {

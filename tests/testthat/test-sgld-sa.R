@@ -273,7 +273,7 @@ test_that("Table 1 ordering: SGLD-SA beats SGLD-EM beats SGLD on test MSE (reduc
 
 test_that("draws are identical for 1 and 2 threads, and differ between chains", {
   d <- sgld_sa_simulate(n = 60, p = 30, corr = 0.5, seed = 2)
-  for (sampler in c("sgld", "sghmc")) {
+  for (sampler in c("sgld", "sghmc", "sgnht")) {
     f <- function(th) {
       sgld_sa_engine(d$x, d$y, sampler = sampler, iterations = 3000, batch_size = 20, chains = 3, threads = th,
               seed = 42, newx = d$x_test, control = sgmcmc_control(step_size = 1e-3))

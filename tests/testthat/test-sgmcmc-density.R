@@ -72,7 +72,7 @@ test_that("HAMCMC-SA (matrix form, unnormalized) and SGLD sample a correlated 5-
 
 test_that("a target written in R and the built-in banana give the same draws for the same seed", {
   ctl <- sgmcmc_control(step_size = 0.03, step_schedule = "constant", memory = 3, gamma_min = 16)
-  for (s in c("sgld", "sghmc", "hamcmc_sa", "hamcmc")) {
+  for (s in c("sgld", "sghmc", "sgnht", "hamcmc_sa", "hamcmc")) {
     f1 <- sgmcmc_density_engine(banana_r, init = c(0.5, -1), sampler = s, iterations = 1500, chains = 2, seed = 3,
                          quiet = TRUE, control = ctl)
     f2 <- sgmcmc_density_engine(sgmcmc_target("banana"), init = c(0.5, -1), sampler = s, iterations = 1500, chains = 2,
@@ -86,6 +86,21 @@ test_that("a target written in R and the built-in banana give the same draws for
   ev <- scalebayes:::cpp_sgmcmc_target_eval(list(type = "banana"), matrix(b))
   expect_identical(ev$log_density, banana_r(b)$log_density)
   expect_identical(drop(ev$gradient), banana_r(b)$gradient)
+})
+
+test_that("SGNHT's thermostat samples a Gaussian at temperature 1 / tau with the warm-up's step", {
+  skip_on_cran()  # default-length runs (tools/run-tests.sh runs them)
+  # variances cov / tau; the bound 10 % is the warm-up's accuracy cap (at most 10 % excess variance) and more
+  # than 3 Monte-Carlo standard errors of a variance at the bulk ESS checked (sqrt(2 / 2000) = 3.2 %)
+  S <- diag(c(1, 4))
+  for (tau in c(1, 2)) {
+    g <- sgmcmc_density(sgmcmc_target("gaussian", mean = c(0, 0), cov = S), sampler = "sgnht", seed = 2,
+                        quiet = TRUE, control = sgmcmc_control(temperature = tau))
+    expect_gte(min(g$diagnostics$convergence$ess_bulk), 2000)
+    r <- apply(as.matrix(g), 2, stats::var) / (diag(S) / tau)
+    expect_true(all(abs(r - 1) < 0.1), label = paste("tau", tau, "variance ratios", paste(round(r, 3), collapse = " ")))
+    expect_lt(max(abs(colMeans(as.matrix(g))) / sqrt(diag(S) / tau)), 0.1)
+  }
 })
 
 test_that("built-in targets are thread invariant and chains differ", {

@@ -72,13 +72,13 @@ test_that("standardize = TRUE is the sampler on the standardized data, mapped ba
   expect_equal(predict(f1, x[1:3, ]), drop(cbind(1, x[1:3, ]) %*% coef(f1)), tolerance = 1e-10)
 })
 
-test_that("SGLD and SGHMC with the warm-up's step match an exact Gaussian posterior", {
+test_that("SGLD, SGHMC and SGNHT with the warm-up's step match an exact Gaussian posterior", {
   skip_on_cran()  # long runs with defaults (tools/run-tests.sh runs them)
   # means within 0.1 posterior sd and sds within 10 % (the issue's bounds). Monte-Carlo error at the bulk ESS
   # of these runs (>= 900 per coefficient, checked below): se of a mean <= 1 / sqrt(900) = 0.033 sd, of an sd
   # about 1 / sqrt(2 * 900) = 2.4 %, so the bounds are 3 and 4 standard errors.
   e <- exact_lg
-  for (s in c("sgld", "sghmc")) {
+  for (s in c("sgld", "sghmc", "sgnht")) {
     f <- sgld_sa(e$x, e$y, sampler = s, method = "none", sparse = FALSE, seed = 1, quiet = TRUE,
                  control = sgmcmc_control(likelihood_sd = e$noise_sd, prior_var = e$pv))
     d <- as.matrix(f)
@@ -209,7 +209,7 @@ test_that("Bayesian logistic regression: every sampler with defaults agrees with
   # standardization leaves the model unchanged. Bounds of the issue: means within 0.2 NUTS sd, sds within
   # [0.8, 1.25] times NUTS's; NUTS's own Monte-Carlo error is below 0.005 sd.
   ref <- readRDS(system.file("extdata", "nuts_logistic.rds", package = "scalebayes"))
-  for (s in c("sgld", "sghmc", "hamcmc_sa")) {
+  for (s in c("sgld", "sghmc", "sgnht", "hamcmc_sa")) {
     f <- sgld_sa(ref$x, ref$y, family = "binomial", sampler = s, method = "none", sparse = FALSE, seed = 1,
                  quiet = TRUE, control = sgmcmc_control(prior_var = ref$prior_var))
     d <- as.matrix(f)

@@ -137,7 +137,23 @@ class DampedLbfgs {
     for (auto& p : pairs_) {
       const Scalar sBs = gamma_ * p.ss;
       const Scalar damp = r_ * sBs - p.sy;                  // > 0: damp
-      const Scalar th = Ops::where(damp, (1.0 - r_) * sBs / (sBs - p.sy), zero + 1.0);
+      const Scalar th_low = Ops::where(damp, (1.0 - r_) * sBs / (sBs - p.sy), zero + 1.0);
+      // The upper side (a safeguard, not in the paper): the largest theta in [0, 1] with
+      // ybar'ybar <= (gamma / r) s'ybar, ybar = theta y + (1 - theta) gamma s. A pair whose y is long and nearly
+      // orthogonal to s passes Powell's test but gives B an eigenvalue ~ gamma r / K, hence G~ one ~ K / (gamma r)
+      // with K = ybar'ybar / (s'ybar gamma) unbounded (measured on a network: K ~ 1e3, the preconditioner ~ 1e3
+      // times too long for one iteration, and the chain diverged). With both sides each pair's curvatures lie in
+      // [r gamma, gamma / r], so G~'s spectrum is bounded by the memory. The quadratic in theta
+      // A theta^2 + B theta + C <= 0 has C = gamma^2 s's (1 - 1 / r) < 0, so its positive root is the bound,
+      // computed in the form without cancellation.
+      const double c = 1.0 / r_;
+      const Scalar A = p.yy - 2.0 * gamma_ * p.sy + gamma_ * gamma_ * p.ss;
+      const Scalar B = 2.0 * gamma_ * p.sy - 2.0 * gamma_ * sBs - c * gamma_ * (p.sy - sBs);
+      const Scalar negC = (c - 1.0) * gamma_ * sBs;
+      const Scalar sq = Ops::sqrt(B * B + 4.0 * A * negC);
+      const Scalar root = Ops::where(B, 2.0 * negC / (B + sq), Ops::where(A, (sq - B) / (2.0 * A), zero + 1.0));
+      const Scalar th_up = Ops::where(root - 1.0, zero + 1.0, root);
+      const Scalar th = Ops::where(th_low - th_up, th_up, th_low);
       p.theta = th;
       p.ybar = lbfgs_detail::clone<Ops>(p.y);
       p.ybar.scale(th);

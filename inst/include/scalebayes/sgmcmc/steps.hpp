@@ -18,7 +18,7 @@
 // the model's random state as it found it, so a policy that calls it changes no other random number of the
 // chain. The policy's noise comes from `rng` (the model's noise source) only.
 //
-// SgldStep and SghmcStep are the two policies of Deng et al. (2019); HamcmcSaStep and HamcmcStep (lbfgs.hpp) the
+// SgldStep and SghmcStep are the two policies of Deng et al. (2019), SgnhtStep the thermostat of Ding et al. (2014); HamcmcSaStep and HamcmcStep (lbfgs.hpp) the
 // quasi-Newton ones of Wang, Deng & Lin (2021); `with_step_policy(StepControl, f)` builds the
 // policy a control names and calls f(policy) (a switch once per run, not once per group and iteration). A new
 // sampler is a new policy class plus one case here and one name in the glue (design-sgmcmc.md shows one).
@@ -26,6 +26,7 @@
 #pragma once
 #include <cmath>
 #include <limits>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -37,12 +38,13 @@
 namespace scalebayes {
 namespace sgmcmc {
 
-enum class Sampler { sgld, sghmc, hamcmc_sa, hamcmc };
+enum class Sampler { sgld, sghmc, sgnht, hamcmc_sa, hamcmc };
 
 inline const char* sampler_name(Sampler s) {
   switch (s) {
     case Sampler::sgld: return "sgld";
     case Sampler::sghmc: return "sghmc";
+    case Sampler::sgnht: return "sgnht";
     case Sampler::hamcmc_sa: return "hamcmc_sa";
     case Sampler::hamcmc: return "hamcmc";
   }
@@ -51,9 +53,10 @@ inline const char* sampler_name(Sampler s) {
 inline Sampler sampler_from_name(const std::string& s) {
   if (s == "sgld") return Sampler::sgld;
   if (s == "sghmc") return Sampler::sghmc;
+  if (s == "sgnht") return Sampler::sgnht;
   if (s == "hamcmc_sa") return Sampler::hamcmc_sa;
   if (s == "hamcmc") return Sampler::hamcmc;
-  throw std::invalid_argument("unknown sampler '" + s + "' (known: \"sgld\", \"sghmc\", \"hamcmc_sa\", \"hamcmc\")");
+  throw std::invalid_argument("unknown sampler '" + s + "' (known: \"sgld\", \"sghmc\", \"sgnht\", \"hamcmc_sa\", \"hamcmc\")");
 }
 
 // The step part of a chain's settings: which policy, its learning-rate schedule and temperature, and the
@@ -62,7 +65,7 @@ struct StepControl {
   Sampler sampler = Sampler::sgld;
   StepSchedule step;        // eps_k (SGLD step size; SGHMC learning rate eta)
   Annealing temperature;    // inverse temperature tau_k
-  double friction = 0.1, noise_estimate = 0.0;  // SGHMC
+  double friction = 0.1, noise_estimate = 0.0;  // SGHMC; SGNHT: friction is the diffusion a (and xi_0)
   LbfgsControl lbfgs;       // HAMCMC-SA, HAMCMC (lbfgs.hpp)
   void validate() const {
     lbfgs.validate();
@@ -131,6 +134,56 @@ struct SghmcStep {
   double friction, noise_estimate;
 };
 
+// SGNHT, the stochastic-gradient Nose-Hoover thermostat (Ding, Fang, Babbush, Chen, Skeel & Neven 2014,
+// Algorithm 2), in the SGD-with-momentum form of SGHMC above (v = p h, eta = h^2, xi and a times h):
+//   v <- (1 - xi) v + eta g + N(0, 2 a eta / tau),   theta <- theta + v,   xi <- xi + v'v / d - eta / tau,
+// with ONE thermostat xi for the whole parameter vector (d parameters), xi_0 = a (`friction`). The thermostat
+// raises the friction until the kinetic energy per parameter is that of the target at temperature 1/tau
+// (E v_j^2 = eta / tau), which absorbs the unknown variance of the minibatch gradient that SGHMC must be told
+// (`noise_estimate`). The momentum lives in the groups (as SGHMC's); xi lives where the data live (a 0-dim
+// tensor on a device), so a step reads nothing back.
+struct SgnhtStep {
+  static constexpr bool needs_regradient = false;
+  explicit SgnhtStep(const StepControl& sc) : a(sc.friction) {}
+  template <class Ops>
+  void start(std::vector<Group<Ops>>&) {}
+  template <class Ops, class Regrad>
+  void step(std::vector<Group<Ops>>& groups, const StepContext& c, typename Ops::Rng& rng, Regrad&) {
+    using Scalar = typename Ops::Scalar;
+    if (!state_) {
+      auto st = std::make_shared<State<Ops>>();
+      const Group<Ops>* like = nullptr;
+      for (const auto& g : groups) {
+        st->d += static_cast<double>(Ops::size(g.value));
+        if (!like && Ops::size(g.value) > 0) like = &g;
+      }
+      if (!like) throw std::invalid_argument("SGNHT needs at least one parameter");
+      st->xi = Ops::zero_scalar(Ops::dot(like->value, like->value)) + a;
+      state_ = st;
+    }
+    State<Ops>& st = *static_cast<State<Ops>*>(state_.get());
+    const double noise_sd = std::sqrt(2.0 * a * c.eps / c.tau);
+    Scalar kinetic = Ops::zero_scalar(st.xi);
+    for (auto& g : groups) {
+      if (Ops::size(g.value) == 0) continue;
+      g.momentum = (1.0 - st.xi) * g.momentum + c.eps * g.grad;
+      Ops::add_gaussian(g.momentum, noise_sd, rng);
+      g.value += g.momentum;
+      kinetic = kinetic + Ops::dot(g.momentum, g.momentum);
+    }
+    st.xi = st.xi + kinetic * (1.0 / st.d) - c.eps / c.tau;
+  }
+  double a;
+
+ private:
+  template <class Ops>
+  struct State {
+    typename Ops::Scalar xi{};
+    double d = 0.0;
+  };
+  std::shared_ptr<void> state_;
+};
+
 // Builds the policy `sc` names and returns f(policy).
 template <class F>
 decltype(auto) with_step_policy(const StepControl& sc, F&& f) {
@@ -141,6 +194,10 @@ decltype(auto) with_step_policy(const StepControl& sc, F&& f) {
     }
     case Sampler::sghmc: {
       SghmcStep s(sc);
+      return f(s);
+    }
+    case Sampler::sgnht: {
+      SgnhtStep s(sc);
       return f(s);
     }
     case Sampler::hamcmc_sa: {
