@@ -412,7 +412,6 @@ sgmcmc_target <- function(name = c("banana", "gaussian"), mean = NULL, cov = NUL
                  cov = matrix(as.double(cov), d, d), names = names(mean)), class = "sb_sgmcmc_target")
 }
 
-#' @export
 # Positive definiteness of a covariance by a Cholesky factorization (d^3 / 3 flops; an eigendecomposition costs
 # several times that and cannot be interrupted for minutes at d = 5,000) of its correlation form
 # D^-1/2 cov D^-1/2, so that the scale of a variable does not decide: diag(c(1e300, 1)) is fine. A pivot of the
@@ -440,6 +439,7 @@ check_cov_pd <- function(cov, arg = "cov", call = rlang::caller_env()) {
   invisible(cov)
 }
 
+#' @export
 print.sb_sgmcmc_target <- function(x, ...) {
   if (x$type == "banana") cat("<sb_sgmcmc_target> banana: log p(b) = -b1^4/10 - (4 (b2 + 1.2) - b1^2)^2/2\n")
   else cat(sprintf("<sb_sgmcmc_target> gaussian in %d dimension%s\n", x$dim, if (x$dim > 1) "s" else ""))
