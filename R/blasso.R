@@ -96,6 +96,8 @@ blasso <- function(x, y, lambda = "eb", chains = 4L, iterations = 1000L, burnin 
                                "blasso", old_missing = missing(iter))
   x <- check_x_matrix(x)
   y <- check_y_vector(y, nrow(x))
+  check_square_sums(x, "x")  # else the Gibbs sampler's sigma2 draw fails and blames the prior
+  check_square_sums(y, "y")
   n <- nrow(x); p <- ncol(x)
   if (!inherits(control, "blasso_control")) {
     sb_abort(c("{.arg control} must be made by {.fn blasso_control}.",

@@ -282,12 +282,28 @@ nn_check_out_path <- function(path, call) {
     sb_abort(c("{.arg path} is a folder: {.path {path}}.", i = "Give a file name, e.g. {.path {file.path(path, 'net.pt')}}."),
              arg = "path", call = call)
   }
-  if (!dir.exists(dir) || file.access(dir, 2L) != 0L || (file.exists(path) && file.access(path, 2L) != 0L)) {
+  if (!dir.exists(dir) || file.access(dir, 2L) != 0L || (file.exists(path) && file.access(path, 2L) != 0L) ||
+      !nn_can_write(path)) {
     sb_abort(c("{.arg path} cannot be written: {.path {path}}.",
                i = if (!dir.exists(dir)) "Its folder {.path {dir}} does not exist: create it first." else "Choose a file in a folder you can write to."),
              arg = "path", call = call)
   }
   path
+}
+
+# Whether path can be opened for writing, tried (file.access() says yes to root everywhere, and a read-only file
+# system or /proc refuses anyway): an existing file is opened for appending (nothing written), a new one created
+# and removed.
+nn_can_write <- function(path) {
+  if (file.exists(path)) {
+    con <- tryCatch(suppressWarnings(file(path, open = "ab")), error = function(e) NULL)
+    if (is.null(con)) return(FALSE)
+    close(con)
+    return(TRUE)
+  }
+  ok <- suppressWarnings(file.create(path, showWarnings = FALSE))
+  if (ok) unlink(path)
+  isTRUE(ok)
 }
 
 nn_check_draw <- function(draw, fit, call) {

@@ -141,6 +141,16 @@ darcy_tpfa <- function(kappa, f = 1, pressure = c(1, 0), threads = NULL, quiet =
                x = "{sum(!is.finite(kappa) | kappa <= 0, na.rm = TRUE) + sum(is.na(kappa))} value{?s} {?is/are} not."),
              arg = "kappa")
   }
+  # the solver's transmissibility 2 k1 k2 / (k1 + k2) multiplies neighbouring permeabilities: beyond 1e150
+  # their product overflows (NaN pressures), below 1e-150 it underflows (a singular system)
+  rng <- range(kappa)
+  if (rng[2] > darcy_kappa_max || rng[1] < 1 / darcy_kappa_max) {
+    bad <- if (rng[2] > darcy_kappa_max) rng[2] else rng[1]
+    sb_abort(c("{.arg kappa} must lie in [1e-150, 1e150] in every cell: the solver multiplies neighbouring permeabilities.",
+               x = "It has a value of {format(bad, digits = 3)}.",
+               i = "Rescale {.arg kappa} (for a source {.arg f} = 0 the pressures do not change; otherwise they scale by the inverse factor)."),
+             arg = "kappa", kind = "scaling")
+  }
   if (!is.numeric(f) || !(length(f) %in% c(1L, G^2)) || anyNA(f) || any(!is.finite(f))) {
     sb_abort(c("{.arg f} must be one finite number or one per cell ({G^2}).",
                x = "It has {length(f)} value{?s}."), arg = "f")
@@ -152,8 +162,15 @@ darcy_tpfa <- function(kappa, f = 1, pressure = c(1, 0), threads = NULL, quiet =
                                         list(nx = G, ny = G, p_left = pressure[1], p_right = pressure[2]),
                                         engine_run(run)))
   if (isTRUE(res$interrupted)) rlang::interrupt()
+  if (any(!is.finite(res$pressure)) || any(!is.finite(res$velocity))) {
+    sb_abort(c("The solution is not finite: the permeabilities in {.arg kappa} (range {format(rng[1], digits = 3)} to {format(rng[2], digits = 3)}) and the source {.arg f} are beyond what the solver resolves in double precision.",
+               i = "Rescale {.arg kappa} and {.arg f} nearer 1."), arg = "kappa", kind = "scaling")
+  }
   res[c("velocity", "pressure")]
 }
+
+# The largest permeability darcy_tpfa() takes (and 1 / it the smallest): products of two stay in double range.
+darcy_kappa_max <- 1e150
 
 check_pressure <- function(pressure, call = rlang::caller_env()) {
   if (!is.numeric(pressure) || length(pressure) != 2L || anyNA(pressure) || any(!is.finite(pressure))) {

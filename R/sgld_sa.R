@@ -208,7 +208,8 @@
 #'   iterations of all chains), `coef_sd`, `inclusion` (selection probabilities \eqn{\rho_j}, averaged over
 #'   chains), `trace` (data frame: chain, iteration, sigma, delta, mean_rho, loglik, eps, tau; for the
 #'   preconditioned samplers HAMCMC-SA and HAMCMC also `drift_ratio` = \eqn{\|\xi_k\| / \|g_k\|}, the length of
-#'   the drift taken relative to the posterior gradient's (1 for SGLD), `noise_ratio` = \eqn{\|\eta_k\| /
+#'   the drift taken relative to the posterior gradient's (1 for SGLD; `NA` where the gradient is exactly zero, e.g.
+#'   at a chain started at the mode), `noise_ratio` = \eqn{\|\eta_k\| /
 #'   \|z_k\|}, the same for the injected noise, and `gamma`, the scale of the L-BFGS memory's initial Hessian
 #'   \eqn{\gamma I}), `latent`
 #'   (final sigma and delta per chain, and whether the chain diverged), `pred` (predictive averages for `newx`),
@@ -282,6 +283,7 @@ sgld_sa <- function(x, y, family = c("gaussian", "binomial"), method = c("sa", "
   }
   v0 <- check_number(v0 %||% 0.1, lower = 0, lower_open = TRUE, upper = Inf, upper_open = TRUE, arg = "v0")
   v1 <- check_number(v1, lower = 0, lower_open = TRUE, upper = Inf, upper_open = TRUE)
+  check_spike_slab(v0, v1, method)
   if (!is.logical(sparse) || anyNA(sparse) || !(length(sparse) %in% c(1L, p))) {
     sb_abort(c("{.arg sparse} must be TRUE/FALSE or a logical vector with one entry per column of {.arg x}.",
                x = "It has length {length(sparse)}; {.arg x} has {p} columns."), arg = "sparse")
@@ -316,6 +318,7 @@ sgld_sa <- function(x, y, family = c("gaussian", "binomial"), method = c("sa", "
     sb_abort(c("{.arg control} must be created by {.fn sgmcmc_control}.",
                x = "You supplied {.obj_type_friendly {control}}."), arg = "control")
   }
+  check_frozen_step(control, moves = method != "none", what = 'method = "none"')
   # the scale the sampler works on (R/sgmcmc_scale.R); init and likelihood_sd are given on the user's scale
   sc <- if (standardize) sgmcmc_scaling(x, y, family, intercept) else NULL
   xs <- sgmcmc_apply_x(x, sc)
@@ -407,6 +410,7 @@ sgld_sa <- function(x, y, family = c("gaussian", "binomial"), method = c("sa", "
   # pooled sd: within-chain second moments around the pooled mean
   m2 <- Reduce(`+`, Map(function(ch, w) (ch$post_sd^2 + ch$post_mean^2) * w, chain_fits, wts))
   psd <- sqrt(pmax(0, m2 - pm_s^2))
+  if (warn_one_draw(sum(saved[used]))) psd[] <- NA_real_
   pm <- drop(to_user(matrix(pm_s, 1L)))
   if (!is.null(sc)) {
     slopes <- seq_len(P) > intercept
@@ -769,5 +773,7 @@ sgmcmc_trace_frame <- function(mats, cols) {
   }))
   stats <- c("drift_ratio", "noise_ratio", "gamma")
   if (all(is.na(tr[stats]))) tr[stats] <- NULL
+  # a ratio at a zero gradient (a chain started at the mode) is undefined: NA, not the engine's NaN
+  for (v in intersect(stats, names(tr))) tr[[v]][is.nan(tr[[v]])] <- NA_real_
   tr
 }

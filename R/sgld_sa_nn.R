@@ -68,6 +68,7 @@ sgld_sa_nn <- function(x, y, model, family, method, sampler, iterations, epochs,
     sb_abort(c("{.arg control} must be created by {.fn sgmcmc_control}.",
                x = "You supplied {.obj_type_friendly {control}}."), arg = "control", call = call)
   }
+  check_frozen_step(control, moves = method != "none", what = 'method = "none"', call = call)
   check_nn_sgmcmc_float32(control, v0, v1, iterations, call)  # single-precision range of the numbers (R/validate.R)
   check_hamcmc_control(control, sampler, NA_real_, call = call)
   control$sa_form <- control$sa_form %||% "diagonal"

@@ -121,3 +121,32 @@ print.sb_sgmcmc_density <- function(x, digits = 3, ...) {
   sgmcmc_print(x, digits)
   invisible(x)
 }
+
+# step_size = 0 freezes the parameters: allowed where something else still moves (the SSGL latent variables of
+# method = "sa" / "em", which the tests check alone that way), an error where nothing would (method = "none", a
+# density target): every draw would be the starting value.
+check_frozen_step <- function(control, moves, what, call = rlang::caller_env()) {
+  if (moves || !is.numeric(control$step_size) || control$step_size != 0) return(invisible(control))
+  sb_abort(c("{.code sgmcmc_control(step_size = 0)} freezes the chain: with {what} nothing else moves, so every draw would be the starting value.",
+             i = "Use a positive {.arg step_size}, or {.code \"auto\"} (the default) to let the warm-up choose it."),
+           arg = "step_size", call = call)
+}
+
+# The SSGL prior of a regression: spike Laplace(0, sigma v0) (sd sqrt(2) sigma v0) and slab N(0, sigma^2 v1) (sd
+# sigma sqrt(v1)). A spike as wide as the slab swaps their roles (rho would estimate the probability of the
+# narrower, "slab" part): an error when the latent variables use them (method "sa" / "em").
+check_spike_slab <- function(v0, v1, method, call = rlang::caller_env()) {
+  if (method == "none" || sqrt(2) * v0 < sqrt(v1)) return(invisible())
+  sb_abort(c("The spike must be narrower than the slab: {.arg v0} = {format(v0)} gives a spike sd of {format(signif(sqrt(2) * v0, 3))} sigma, {.arg v1} = {format(v1)} a slab sd of {format(signif(sqrt(v1), 3))} sigma.",
+             i = "Use {.arg v0} below {format(signif(sqrt(v1 / 2), 3))} (sqrt(v1 / 2)) or a larger {.arg v1}; the defaults are v0 = 0.1, v1 = 10."),
+           arg = "v0", call = call)
+}
+
+# One kept draw in all: no posterior sd, R-hat or ESS (sd() of one value is NA). A classed warning; the sds are NA.
+warn_one_draw <- function(total, call = rlang::caller_env()) {
+  if (total >= 2) return(invisible(FALSE))
+  sb_warn(c("Only {total} draw{?s} kept: the posterior sd ({.field coef_sd}, {.code summary()}'s sd), R-hat and ESS need at least 2 and are NA.",
+            i = "Keep more draws: more {.arg iterations} or {.arg chains}, or a smaller {.arg burnin} or {.arg thin}."),
+          kind = "draws")
+  invisible(TRUE)
+}

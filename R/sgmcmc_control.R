@@ -23,7 +23,8 @@
 #'   \eqn{c} = `sa_cap` in (0, 1]; paper: 10, 1000, 0.7, 1. The authors' simulation code used
 #'   \eqn{\min(0.1, 1000 (k + 100)^{-0.7})} (`sa_A = 1000, sa_Z = 100, sa_cap = 0.1`), a constant 0.1 for
 #'   the first 518 000 iterations (see `vignette("sgld-sa")`).
-#' @param temperature Inverse temperature \eqn{\tau_0} (target \eqn{e^{\tau L(\beta)}}).
+#' @param temperature Inverse temperature \eqn{\tau_0} (target \eqn{e^{\tau L(\beta)}}), at least 1e-8 (the
+#'   spread of the draws grows as \eqn{1/\sqrt{\tau}}: 1e-300 would give draws of about 1e150).
 #' @param anneal Ratio \eqn{r} of simulated annealing \eqn{\tau_k = \tau_0 r^k} (1 = none; the paper's "A-"
 #'   variants use e.g. 1.003). [sgld_sa()] checks it against the run length: a ratio that would drive
 #'   \eqn{\tau} past 1e300 (or below 1e-300) by the last iteration (past the float32 range, 3.4e38, for a
@@ -104,6 +105,8 @@
 #'   gaussian network, the entropy of the class frequencies for a classifier), stops and is reported as
 #'   diverged, as a chain with a non-finite state is (see "Divergence" in [sgld_sa()]). `Inf` keeps only the
 #'   non-finite rule.
+#' @param ... Nothing: a name that is not one of the settings above is an error that names it and the closest
+#'   setting.
 #' @return A list of class `sb_sgmcmc_control`.
 #' @export
 #' @examples
@@ -118,7 +121,8 @@ sgmcmc_control <- function(step_schedule = NULL, step_size = NULL,
                            trace_every = NULL, init = NULL, float64 = FALSE, memory = 2, precond_A = 2,
                            precond_Z = 50, precond_alpha = 0.75, damping_r = 0.2, gamma_min = 1,
                            sa_form = NULL, normalize = FALSE,
-                           curvature = c("same_batch", "consecutive"), diverge_loss = 10) {
+                           curvature = c("same_batch", "consecutive"), diverge_loss = 10, ...) {
+  check_unknown_args(...names(), ...length(), "sgmcmc_control")
   if (!is.null(step_schedule)) step_schedule <- sb_match_arg(step_schedule, c("polynomial", "constant", "stepwise"))
   if (!is.null(sa_form)) sa_form <- sb_match_arg(sa_form, c("transport", "matrix", "diagonal"))
   curvature <- sb_match_arg(curvature)
@@ -134,7 +138,7 @@ sgmcmc_control <- function(step_schedule = NULL, step_size = NULL,
     sa_Z = check_number(sa_Z, lower = 0, upper = Inf, upper_open = TRUE),
     sa_alpha = check_number(sa_alpha, lower = 0, lower_open = TRUE, upper = 1),
     sa_cap = check_number(sa_cap, lower = 0, lower_open = TRUE, upper = 1),
-    temperature = check_number(temperature, lower = 0, lower_open = TRUE, upper = Inf, upper_open = TRUE),
+    temperature = check_temperature(temperature),
     anneal = check_number(anneal, lower = 0, lower_open = TRUE, upper = Inf, upper_open = TRUE),
     anneal_every = check_count(anneal_every),
     friction = check_number(friction, lower = 0, lower_open = TRUE, upper = 1),
@@ -170,7 +174,7 @@ sgmcmc_control <- function(step_schedule = NULL, step_size = NULL,
     normalize = check_flag(normalize),
     curvature = curvature,
     diverge_loss = if (identical(diverge_loss, Inf)) Inf else
-      check_number(diverge_loss, lower = 1, lower_open = TRUE, what = "a number > 1 or Inf")
+      check_number(diverge_loss, lower = 1, lower_open = TRUE, what = "a number > 1, or Inf (the non-finite rule only)")
   )
   if (out$noise_estimate >= out$friction) {
     sb_abort(c("{.arg noise_estimate} must be smaller than {.arg friction}.",
@@ -182,6 +186,21 @@ sgmcmc_control <- function(step_schedule = NULL, step_size = NULL,
                x = "You supplied {.obj_type_friendly {init}}."), arg = "init")
   }
   structure(out, class = "sb_sgmcmc_control")
+}
+
+# The smallest inverse temperature: the chain samples exp(tau L), whose spread grows as 1 / sqrt(tau), so a tau
+# of 1e-300 gives draws of about 1e150 (and a tau below 1e-8 widens the posterior more than 10^4-fold).
+min_temperature <- 1e-8
+
+check_temperature <- function(temperature, call = rlang::caller_env()) {
+  temperature <- check_number(temperature, lower = 0, lower_open = TRUE, upper = Inf, upper_open = TRUE, call = call)
+  if (temperature < min_temperature) {
+    sb_abort(c("{.arg temperature} must be at least {format(min_temperature)}.",
+               x = "You supplied {format(temperature)}: the chain samples exp(temperature x log posterior), whose spread grows as 1 / sqrt(temperature) (draws of about {format(signif(1 / sqrt(temperature), 2))} times the posterior's).",
+               i = "Use 1 for the posterior, or a tempered value of at least {format(min_temperature)}."),
+             arg = "temperature", call = call)
+  }
+  temperature
 }
 
 check_milestones <- function(x, call = rlang::caller_env()) {

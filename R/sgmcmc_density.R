@@ -102,12 +102,14 @@ sgmcmc_density <- function(target, init = NULL, sampler = c("sgld", "sghmc", "sg
                x = "You supplied {.obj_type_friendly {target}}.",
                i = "An R target is {.code function(beta) list(log_density = , gradient = )}."), arg = "target")
   }
+  if (is_r) density_check_arity(target)
   chains <- check_count(chains)
   iterations <- if (iterations_given) check_count(iterations) else 100000L  # a given step; else the warm-up's
   if (!inherits(control, "sb_sgmcmc_control")) {
     sb_abort(c("{.arg control} must be created by {.fn sgmcmc_control}.",
                x = "You supplied {.obj_type_friendly {control}}."), arg = "control")
   }
+  check_frozen_step(control, moves = FALSE, what = "a density target (no latent variables)")
   if (is.null(init)) {
     if (is_r) {
       sb_abort(c("{.arg init} is required for a target written in R.",
@@ -147,7 +149,7 @@ sgmcmc_density <- function(target, init = NULL, sampler = c("sgld", "sghmc", "sg
   control$step_schedule <- control$step_schedule %||% (if (auto_step) "constant" else "polynomial")
   if (is_r) {
     fun <- density_r_target(target, d)
-    for (c in seq_len(chains)) density_check_start(target, init[, c], d)
+    for (c in seq_len(chains)) density_check_start(target, init[, c], d, chain = c)
     eng_target <- list(type = "r", fun = fun, dim = d)
   } else {
     eng_target <- unclass(target)[c("type", "mean", "cov")]
@@ -164,7 +166,7 @@ sgmcmc_density <- function(target, init = NULL, sampler = c("sgld", "sghmc", "sg
     sgmcmc_engine_control(control, 0, 1, family = "gaussian", method = "none", sampler = sampler, batch_size = 1,
                           report_every = if (is_r) 16 else 256, prune = FALSE, ...)
   }
-  score <- function(draws, latent) density_score(eng_target, target, is_r, draws)
+  score <- function(draws, latent) density_score(eng_target, target, is_r, draws, call = rlang::current_env())
   warmup <- NULL
   if (auto_step) {
     t_w <- proc.time()
@@ -190,6 +192,19 @@ sgmcmc_density <- function(target, init = NULL, sampler = c("sgld", "sghmc", "sg
   diverged <- vapply(ch, function(x) isTRUE(x$diverged), logical(1))
   done <- vapply(ch, `[[`, numeric(1), "iterations_done")
   state <- matrix(unlist(lapply(ch, `[[`, "state")), d, length(ch), dimnames = list(par_names, NULL))
+  bad_grad <- vapply(ch, function(x) as.double(x$bad_gradient_at %||% 0), numeric(1))
+  bad_logd <- vapply(ch, function(x) as.double(x$bad_log_density_at %||% 0), numeric(1))
+  # an R target that returned a non-finite gradient at a finite state (before the chain's state turned
+  # non-finite): the target's fault, not the step's (a built-in target's gradient overflows only far out)
+  target_grad <- is_r & diverged & bad_grad > 0 & bad_grad <= vapply(ch, function(x) as.double(x$diverged_at), numeric(1))
+  if (all(diverged) && target_grad[which(diverged)[1]]) {
+    b <- which(diverged)[1]
+    sb_abort(c("{.arg target} returned a non-finite gradient at iteration {bad_grad[b]} (chain {b}), at a finite parameter value; the chain stopped there.",
+               i = "Check the gradient of {.arg target} near the last good state (the {.field last_state} field of this error, rlang::catch_cnd()): it must be finite wherever the density is positive.",
+               i = "If that state lies far out in the tails, a smaller {.code sgmcmc_control(step_size = )} (now {signif(control$step_size, 3)}) keeps the chain nearer the mass."),
+             kind = "target", also = c("diverged", "divergence"), arg = "target", last_state = state[, b],
+             diverged_at = ch[[b]]$diverged_at)
+  }
   if (all(diverged)) {
     b <- which(diverged)[1]
     sb_abort(c("SG-MCMC diverged in every chain (chain {b} at iteration {ch[[b]]$diverged_at}).",
@@ -219,8 +234,16 @@ sgmcmc_density <- function(target, init = NULL, sampler = c("sgld", "sghmc", "sg
                     timing = timing, diagnostics = list(saved = saved, convergence = convergence), trace = trace,
                     final_state = state, iterations_done = done, diverged = diverged,
                     diverged_at = ifelse(diverged, vapply(ch, `[[`, numeric(1), "diverged_at"), NA),
-                    interrupted = interrupted, target = target, warmup = warmup)
+                    interrupted = interrupted, target = target, warmup = warmup,
+                    diverged_why = ifelse(target_grad, "the target returned a non-finite gradient at a finite state", NA))
   sgmcmc_report_divergence(fit, control$step_size, auto_step)
+  if (any(bad_logd > 0)) {
+    b <- which(bad_logd > 0)[1]
+    sb_warn(c("{.arg target} returned a non-finite log density at iteration {bad_logd[b]} (chain {b}) at a finite parameter value, with a finite gradient.",
+              i = "The draws follow the gradient, but {.code fit$trace$log_density} is not finite there; check the log density of {.arg target}."),
+            kind = "target")
+  }
+  warn_one_draw(nrow(draws))
   if (!interrupted) sgmcmc_warn_convergence(convergence, iterations, arg = "iterations")
   if (interrupted) {
     per_chain <- paste(done, collapse = ", ")
@@ -232,9 +255,11 @@ sgmcmc_density <- function(target, init = NULL, sampler = c("sgld", "sghmc", "sg
 }
 
 # The score (gradient of the log density) of the target at the rows of `draws`.
-density_score <- function(eng_target, target, is_r, draws) {
+density_score <- function(eng_target, target, is_r, draws, call = rlang::caller_env()) {
   if (is_r) {
-    sc <- t(apply(draws, 1L, function(b) as.double(target(b)$gradient)))
+    sc <- t(apply(draws, 1L, function(b) {
+      as.double(density_call_target(target, b, "while the warm-up scored its pilot draws", call)$gradient)
+    }))
     if (ncol(draws) == 1L) sc <- t(sc)
     return(sc)
   }
@@ -269,13 +294,51 @@ density_warmup <- function(eng_target, init1, control, engine_ctl, run, score, s
 
 # The user's R target as the engine calls it: c(log density, gradient), checked (a wrong length is a classed
 # error at any point; non-finite numbers pass: at a finite point the driver reports the divergence they cause).
-density_r_target <- function(target, d) {
+# An error in the target is a classed error naming it, with its message and the call's count (the engine's
+# unwinding carries the classed condition through, as sb_call_engine() rethrows it).
+density_r_target <- function(target, d, call = rlang::caller_env()) {
   force(target)
+  force(call)
+  calls <- 0
   function(b) {
-    r <- target(b)
+    calls <<- calls + 1
+    r <- density_call_target(target, b, sprintf("during the run (call %s of the target)", format(calls)), call)
     density_check_value(r, d)
     c(as.double(r$log_density), as.double(r$gradient))
   }
+}
+
+# target(b), an error in it turned into a classed error (kind "target") naming `target`, with the user's message
+# and the point. when: where the call happened ("at `init` (chain 1)", ...).
+density_call_target <- function(target, b, when, call) {
+  tryCatch(target(b), error = function(e) {
+    at <- paste0(paste(format(signif(utils::head(b, 6), 4)), collapse = ", "), if (length(b) > 6) ", ..." else "")
+    sb_abort(c("{.arg target} stopped with an error {when}.",
+               i = "It was called at b = ({at}); it must return {.code list(log_density = , gradient = )} wherever the chain can go."),
+             kind = "target", arg = "target", call = call, parent = e)  # the parent: the user's error and message
+  })
+}
+
+# An R target is called with one argument, the parameter vector: a function without one (base R's "unused
+# argument" from the engine) or with further arguments that have no default is an error up front.
+density_check_arity <- function(target, call = rlang::caller_env()) {
+  if (is.primitive(target)) return(invisible())
+  f <- formals(target)
+  nm <- names(f)
+  if (!length(nm)) {
+    sb_abort(c("{.arg target} must take one argument, the parameter vector.", x = "It takes none.",
+               i = "Write it as {.code function(b) list(log_density = , gradient = )}."), arg = "target", call = call)
+  }
+  rest <- setdiff(nm[-1L], "...")
+  no_default <- vapply(rest, function(a) identical(f[[a]], quote(expr = )), logical(1))
+  if (nm[1L] != "..." && any(no_default)) {
+    req <- rest[no_default]
+    sb_abort(c("{.arg target} must be callable with one argument, the parameter vector: {.code function(b)}.",
+               x = "{cli::qty(length(req))}Argument{?s} {.arg {req}} {?has/have} no default.",
+               i = "{cli::qty(length(req))}Give {?it/them} a default, or wrap the function: {.code function(b) target(b, <value>)}."),
+             arg = "target", call = call)
+  }
+  invisible()
 }
 
 density_check_value <- function(r, d, call = rlang::caller_env(2)) {
@@ -291,8 +354,8 @@ density_check_value <- function(r, d, call = rlang::caller_env(2)) {
   invisible(r)
 }
 
-density_check_start <- function(target, b, d, call = rlang::caller_env()) {
-  r <- target(b)
+density_check_start <- function(target, b, d, call = rlang::caller_env(), chain = 1L) {
+  r <- density_call_target(target, b, sprintf("at `init` (chain %d)", chain), call)
   density_check_value(r, d, call = call)
   if (!is.finite(r$log_density) || any(!is.finite(r$gradient))) {
     bad <- if (!is.finite(r$log_density)) "log density" else "gradient"
@@ -344,13 +407,36 @@ sgmcmc_target <- function(name = c("banana", "gaussian"), mean = NULL, cov = NUL
   if (max(abs(cov - t(cov))) > 1e-10 * (1 + max(abs(cov)))) {
     sb_abort("{.arg cov} must be symmetric.", arg = "cov")
   }
-  ev <- eigen(cov, symmetric = TRUE, only.values = TRUE)$values
-  if (min(ev) <= 1e-12 * max(abs(ev))) {
-    sb_abort(c("{.arg cov} must be positive definite.", x = "Its smallest eigenvalue is {signif(min(ev), 3)}."),
-             arg = "cov")
-  }
+  check_cov_pd(cov)
   structure(list(type = "gaussian", name = "gaussian", dim = d, init = as.double(mean), mean = as.double(mean),
                  cov = matrix(as.double(cov), d, d), names = names(mean)), class = "sb_sgmcmc_target")
+}
+
+# Positive definiteness of a covariance by a Cholesky factorization (d^3 / 3 flops; an eigendecomposition costs
+# several times that and cannot be interrupted for minutes at d = 5,000) of its correlation form
+# D^-1/2 cov D^-1/2, so that the scale of a variable does not decide: diag(c(1e300, 1)) is fine. A pivot of the
+# correlation form below 1e-12 (the conditional variance of a variable given the earlier ones, relative to its
+# own) is refused as numerically singular, as the engine's solve would be meaningless there.
+check_cov_pd <- function(cov, arg = "cov", call = rlang::caller_env()) {
+  v <- diag(cov)
+  if (any(v <= 0)) {
+    j <- which(v <= 0)[1]
+    sb_abort(c("{.arg {arg}} must be positive definite.", x = "Its diagonal entry {j} is {format(v[j])}: a variance must be positive."),
+             arg = arg, call = call)
+  }
+  s <- 1 / sqrt(v)
+  r <- cov * outer(s, s)
+  R <- tryCatch(chol(r), error = function(e) NULL)
+  piv <- if (is.null(R)) NA_real_ else diag(R)^2
+  if (is.null(R) || min(piv) < 1e-12) {
+    k <- if (is.null(R)) NA else which.min(piv)
+    sb_abort(c("{.arg {arg}} must be positive definite.",
+               x = if (is.null(R)) "Its Cholesky factorization fails: a variable is (or is beyond) a linear combination of the others."
+                   else "Variable {k} is a linear combination of the earlier ones to within 1e-12 of its variance (numerically singular).",
+               i = "Use a full-rank covariance (e.g. add a small multiple of the identity)."),
+             arg = arg, call = call)
+  }
+  invisible(cov)
 }
 
 #' @export

@@ -60,6 +60,7 @@ check_tf_data <- function(y, x, k, weights = NULL, call = rlang::caller_env()) {
     sb_abort(c("{.arg y} must contain only finite values.",
                x = "Found {sum(!is.finite(y))} NA/NaN/Inf value{?s}."), arg = "y", call = call)
   }
+  check_square_sums(y, "y", call = call)  # cross-validation and the solver form sums of squares of y
   if (is.null(x)) x <- seq_len(n)
   if (!is.numeric(x) || length(x) != n) {
     sb_abort(c("{.arg x} must be a numeric vector with one value per element of {.arg y}.",

@@ -209,7 +209,15 @@ vae_decode <- function(fit, z) {
              arg = "z", call = call)
   }
   storage.mode(z) <- "double"
-  vae_shape_out(fit, vae_apply(fit, "decode", z, dim(z), call = call)$prob)
+  prob <- vae_apply(fit, "decode", z, dim(z), call = call)$prob
+  bad <- which(rowSums(!is.finite(prob)) > 0)
+  if (length(bad)) {
+    # a decoder's activations overflow (Inf - Inf in the output layer) far out in the latent space
+    sb_abort(c("{.arg z} is too far from the prior's mass: decoding gives non-finite probabilities for {length(bad)} row{?s}, the first row {bad[1]} (largest |z| {format(max(abs(z[bad[1], ])), digits = 3)}).",
+               i = "The prior of the latent space is N(0, I): use points within a few units of 0."),
+             arg = "z", call = call)
+  }
+  vae_shape_out(fit, prob)
 }
 
 #' @rdname vae_encode

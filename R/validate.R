@@ -1,6 +1,10 @@
 # Argument validation shared by all fitting functions. Each check names the argument and the fix.
 
+# The validators that reassign their input (check_x_matrix(), check_y_vector()) force `arg` first: its default,
+# rlang::caller_arg(), reads the caller's expression lazily, and after the reassignment it would name the value
+# (`<dbl[,5]>`) instead of the argument.
 check_x_matrix <- function(x, arg = rlang::caller_arg(x), call = rlang::caller_env(), min_cols = 1L) {
+  force(arg)
   if (is.data.frame(x)) {
     ok <- vapply(x, function(v) is.numeric(v) || is.logical(v), logical(1))
     if (!all(ok)) {
@@ -48,6 +52,7 @@ clean_colnames <- function(cn, p) {
 }
 
 check_y_vector <- function(y, n, arg = rlang::caller_arg(y), call = rlang::caller_env()) {
+  force(arg)  # before y is reassigned (see check_x_matrix())
   if (is.matrix(y) && ncol(y) == 1L) y <- drop(y)
   if (is.factor(y) || is.character(y)) {
     sb_abort(c("{.arg {arg}} must be numeric.", i = "For a two-class factor use {.code family = \"binomial\"}, which accepts it."),
@@ -72,9 +77,15 @@ check_y_vector <- function(y, n, arg = rlang::caller_arg(y), call = rlang::calle
 check_number <- function(x, arg = rlang::caller_arg(x), call = rlang::caller_env(), lower = -Inf, upper = Inf,
                          lower_open = FALSE, upper_open = FALSE, allow_null = FALSE, what = "a number") {
   if (is.null(x) && allow_null) return(NULL)
-  if (!is.numeric(x) || length(x) != 1L || is.na(x) || is.infinite(x)) {
-    sb_abort(c("{.arg {arg}} must be {what}{if (is.numeric(x) && length(x) == 1L && is.infinite(x)) ' (finite)' else ''}.",
-               x = if (is.numeric(x) && length(x) == 1L && !is.na(x)) "You supplied {format(x)}." else "You supplied {.obj_type_friendly {x}}."),
+  if (!is.numeric(x) || length(x) != 1L || is.na(x)) {
+    sb_abort(c("{.arg {arg}} must be {what}.", x = "You supplied {.obj_type_friendly {x}}."),
+             arg = arg, call = call)
+  }
+  if (is.infinite(x)) {
+    # a number the engine uses: never Inf (the range says which finite values are allowed)
+    sb_abort(c("{.arg {arg}} must be finite{number_range(lower, upper, lower_open, upper_open)}.",
+               x = "You supplied {format(x)}.",
+               i = if (what != "a number") "Allowed: {what}."),
              arg = arg, call = call)
   }
   below <- if (lower_open) x <= lower else x < lower
@@ -86,6 +97,19 @@ check_number <- function(x, arg = rlang::caller_arg(x), call = rlang::caller_env
              arg = arg, call = call)
   }
   as.double(x)
+}
+
+# The finite range of check_number() in words: "" (any finite number), ": a number > 0", ": a number in [0, 1]".
+number_range <- function(lower, upper, lower_open, upper_open) {
+  lo <- is.finite(lower)
+  hi <- is.finite(upper)
+  if (lo && hi) {
+    return(sprintf(": a number in %s%s, %s%s", if (lower_open) "(" else "[", format(lower), format(upper),
+                   if (upper_open) ")" else "]"))
+  }
+  if (lo) return(sprintf(": a number %s %s", if (lower_open) ">" else ">=", format(lower)))
+  if (hi) return(sprintf(": a number %s %s", if (upper_open) "<" else "<=", format(upper)))
+  ""
 }
 
 # A whole number in [min, max]. `max` defaults to the largest R integer (larger values would become NA in
@@ -350,4 +374,45 @@ check_nn_fit_done <- function(object, arg = "object", call = rlang::caller_env()
              kind = "convergence", arg = arg, call = call)
   }
   invisible(object)
+}
+
+# ---- Unknown arguments ---------------------------------------------------------------------------------------
+
+# A settings function with `...` last (sgmcmc_control(), vi_control()) refuses whatever reached its dots: a
+# misspelt name is an error naming it and the closest valid name (base R's "unused argument" names neither the
+# function's arguments nor a fix). dots_names: ...names() of the caller (NULL when none is named); n: ...length().
+check_unknown_args <- function(dots_names, n, fun, call = rlang::caller_env()) {
+  if (n == 0L) return(invisible())
+  valid <- setdiff(names(formals(fun, envir = asNamespace("scalebayes"))), "...")
+  nm <- if (is.null(dots_names)) rep("", n) else dots_names
+  named <- nm[!is.na(nm) & nzchar(nm)]
+  if (!length(named)) {
+    sb_abort(c("{.fn {fun}} takes named arguments only after its {length(valid)} settings.",
+               x = "It got {n} more unnamed argument{?s}.",
+               i = "Name every setting, e.g. {.code {fun}({valid[1]} = )}; see {.code ?{fun}}."),
+             arg = "...", call = call)
+  }
+  bad <- named[1]
+  d <- utils::adist(bad, valid, ignore.case = TRUE)[1, ]
+  best <- valid[which.min(d)]
+  sb_abort(c("{.fn {fun}} has no argument {.arg {bad}}.",
+             i = "Did you mean {.arg {best}}? The settings are listed in {.code ?{fun}}."),
+           arg = bad, call = call)
+}
+
+# ---- Scale --------------------------------------------------------------------------------------------------
+
+# The sums of squares of the (centred) columns of x (a vector: one column) must be finite: a sampler or solver
+# that forms x'x or a residual sum of squares would otherwise return Inf / NaN or blame the wrong setting. An
+# error of kind "scaling" naming `arg`, with a power of two to divide by (which changes no digit of the data).
+check_square_sums <- function(x, arg, call = rlang::caller_env()) {
+  m <- if (is.matrix(x)) x else matrix(x, ncol = 1L)
+  ss <- colSums(sweep(m, 2L, colMeans(m))^2) + colMeans(m)^2 * nrow(m)
+  bad <- which(!is.finite(ss))
+  if (!length(bad)) return(invisible(x))
+  big <- max(abs(m[, bad]))
+  where <- if (is.matrix(x)) " of column {bad[1]}" else ""
+  sb_abort(c(paste0("{.arg {arg}} is too large: the sum of squares", where, " overflows double precision (values as large as {format(big, digits = 3)})."),
+             i = "Rescale {.arg {arg}} (e.g. divide by {format(2^round(log2(big)), digits = 3)}); the results scale back by the same factor."),
+           arg = arg, kind = "scaling", call = call)
 }

@@ -42,6 +42,8 @@
 #'   Measured on 1,000 MNIST digits with a 784-100-100-10 network (10 epochs): accuracy at chance with or without a
 #'   5-epoch warm-up; with `kl_weight = 0.01` (the KL's weight at n = 100,000) 84% with 30% of the weights kept.
 #'   The trace's negative ELBO always uses the full KL.
+#' @param ... Nothing: a name that is not one of the settings above is an error that names it and the closest
+#'   setting.
 #' @return A list of class `sb_vi_control`.
 #' @seealso [sparse_vi()], [bbb()], [nn_control()].
 #' @export
@@ -49,7 +51,8 @@
 #' vi_control(samples = 2, init_mu = 0.6)
 vi_control <- function(samples = 1L, tau = 0.5, estimator = NULL, init_sigma = log1p(exp(-6)), init_phi = 0.99,
                        init_mu = NULL, prior_sd = NULL, mixture = c(0.5, 1, exp(-6)), alpha_max = Inf,
-                       bias_spike = TRUE, noise_sd = NULL, kl_weight = 1, kl_warmup = 0) {
+                       bias_spike = TRUE, noise_sd = NULL, kl_weight = 1, kl_warmup = 0, ...) {
+  check_unknown_args(...names(), ...length(), "vi_control")
   if (!is.null(estimator)) estimator <- sb_match_arg(estimator, c("local", "weights", "per_example"))
   if (!is.numeric(mixture) || length(mixture) != 3L || anyNA(mixture) || !(mixture[1] > 0 && mixture[1] < 1) ||
       any(mixture[2:3] <= 0) || any(!is.finite(mixture))) {

@@ -70,7 +70,8 @@ Rcpp::List run(const Target& target, const Rcpp::NumericMatrix& init, const Rcpp
         Rcpp::Named("saved") = static_cast<double>(r.saved),
         Rcpp::Named("iterations_done") = static_cast<double>(r.iterations_done),
         Rcpp::Named("diverged") = r.diverged, Rcpp::Named("diverged_at") = static_cast<double>(r.diverged_at),
-        Rcpp::Named("message") = r.message);
+        Rcpp::Named("message") = r.message, Rcpp::Named("bad_gradient_at") = static_cast<double>(r.bad_gradient_at),
+        Rcpp::Named("bad_log_density_at") = static_cast<double>(r.bad_log_density_at));
   }
   return Rcpp::List::create(Rcpp::Named("chains") = chains,
                             Rcpp::Named("interrupted") = rr.interrupted || prog.interrupted());

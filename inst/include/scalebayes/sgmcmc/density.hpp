@@ -107,24 +107,40 @@ class DensityModel {
   bool regression() const { return false; }
   rng::Stream& noise_rng() { return rs_; }
   double scalar(double v) const { return v; }
-  // The full gradient at the current values; minibatch() also records the log density there.
+  // The full gradient at the current values; minibatch() also records the log density there. minibatch() is
+  // called once per iteration (chain.hpp), so it counts them: the first iteration where the target returned a
+  // non-finite gradient (or log density) at a finite state is kept, which tells a target that fails from a
+  // step that overflows (a non-finite state).
   void minibatch(const std::vector<long>&, long, bool = false) {
+    ++iter_;
     Group<EigenOps>& g = groups_[0];
     logd_ = target_.eval(g.value.data(), g.grad.data());
+    note_nonfinite(true);
   }
   void gradient(const std::vector<long>&, long) {
     Group<EigenOps>& g = groups_[0];
     target_.eval(g.value.data(), g.grad.data());
+    note_nonfinite(false);
   }
   double resid_ss() const { return 0.0; }
   double log_density() const { return logd_; }
   const Eigen::ArrayXd& value() const { return groups_[0].value; }
+  long bad_gradient_at() const { return bad_grad_at_; }
+  long bad_log_density_at() const { return bad_logd_at_; }
 
  private:
   const Target& target_;
   rng::Stream& rs_;
   std::vector<Group<EigenOps>> groups_;
   double logd_ = std::numeric_limits<double>::quiet_NaN();
+  long iter_ = 0, bad_grad_at_ = 0, bad_logd_at_ = 0;
+
+  void note_nonfinite(bool with_logd) {
+    const Group<EigenOps>& g = groups_[0];
+    if ((bad_grad_at_ && (bad_logd_at_ || !with_logd)) || !g.value.allFinite()) return;
+    if (!bad_grad_at_ && !g.grad.allFinite()) bad_grad_at_ = iter_;
+    if (with_logd && !bad_logd_at_ && !std::isfinite(logd_)) bad_logd_at_ = iter_;
+  }
 };
 
 // Trace columns of a density chain.
@@ -138,6 +154,8 @@ struct DensityChainResult {
   bool diverged = false;
   long diverged_at = 0;
   std::string message;
+  long bad_gradient_at = 0;     // first iteration with a non-finite gradient at a finite state (0: none)
+  long bad_log_density_at = 0;  // the same for the log density
 };
 
 class DensityRecorder {
@@ -167,6 +185,8 @@ class DensityRecorder {
     res.diverged = st.diverged;
     res.diverged_at = st.diverged_at;
     res.message = st.message;
+    res.bad_gradient_at = model.bad_gradient_at();
+    res.bad_log_density_at = model.bad_log_density_at();
     res.draws.conservativeResize(res.saved, res.draws.cols());
     res.trace.conservativeResize(res.traced, DT_NCOL);
     res.state = model.value().matrix();
