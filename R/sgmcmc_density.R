@@ -1,6 +1,6 @@
 #' SG-MCMC of a target given by its log density and gradient
 #'
-#' `sgmcmc_density()` runs the SG-MCMC samplers of [sgld_sa()] (SGLD, SGHMC, HAMCMC-SA, HAMCMC; see
+#' `sgmcmc_density()` runs the SG-MCMC samplers of [sgld_sa()] (SGLD, SGHMC, SGNHT, HAMCMC-SA, HAMCMC; see
 #' [hamcmc_sa()]) on any target written as a log density and its gradient: no data, no minibatches, the full
 #' gradient at every step. The chain driver, step policies, schedules, temperature and divergence handling are
 #' those of [sgld_sa()]; there is no prior (the SSGL settings of [sgmcmc_control()] do not apply) and no
