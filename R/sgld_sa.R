@@ -123,7 +123,7 @@
 #' @section Step-size warm-up:
 #' With `sgmcmc_control(step_size = "auto")` (the default for regression; any given step switches it off) a
 #' warm-up chooses the step before the chains run: successive halving over the geometric grid
-#' \eqn{h = 2^2, 2^1, \dots, 2^{-14}} (per example, \eqn{\epsilon = h / N}, for SGLD and SGHMC; on the summed
+#' \eqn{h = 2^2, 2^1, \dots, 2^{-14}} (per example, \eqn{\epsilon = h / N}, for SGLD, SGHMC and SGNHT; on the summed
 #' scale, \eqn{\epsilon = h}, for the preconditioned samplers). Round 1 runs a pilot chain of 1,000 iterations
 #' for every step; each later round keeps the better half and doubles the pilot length, until one step is left
 #' (about 143,000 pilot iterations in all). A pilot is scored by the kernel Stein discrepancy ([ksd()]) of its
@@ -132,7 +132,9 @@
 #' ruled out. The KSD of a short pilot rewards mixing more than it punishes the variance a long step adds, so
 #' the chosen step is then capped where that excess is at most 10 % of the smallest marginal posterior
 #' variance of the pilot (for SGLD the excess is about \eqn{\epsilon/2 (1 + (N - n)/n)} per coordinate with
-#' minibatches of n of N rows; SGHMC behaves as SGLD at \eqn{\eta/\alpha}). When `iterations` is not given,
+#' minibatches of n of N rows; SGHMC and SGNHT behave as SGLD at \eqn{\eta/\alpha}; for the preconditioned
+#' samplers, whose preconditioner is about the inverse Hessian, the same excess is a fraction
+#' \eqn{\epsilon/2 (1 + (N - n)/n)} of each coordinate's variance and is capped at 10 %). When `iterations` is not given,
 #' the run length comes from the winner's last pilot: its smallest bulk ESS per iteration (scaled to the capped
 #' step) sets the iterations for an expected bulk ESS of 300 per chain after burn-in, between 20,000 and
 #' 2,000,000. The step is constant (`step_schedule = "constant"`) unless a schedule is given. The pilots run on
@@ -506,13 +508,14 @@ sgmcmc_glm_warmup <- function(xs, ys, sparse, intercept, init1, control, engine_
   }
   score <- function(draws, latent) sgmcmc_glm_score(draws, score_data, latent, control$prior_var)
   nb <- min(batch_size, n)
-  # the variance a step adds per coordinate (R/sgmcmc_warmup.R); none for the preconditioned samplers, whose
-  # noise has the preconditioner's covariance (their accuracy is measured in ?hamcmc_sa)
+  # the variance a step adds per coordinate (R/sgmcmc_warmup.R); for the preconditioned samplers as a fraction
+  # of each coordinate's variance (their noise has the preconditioner's covariance, G about the inverse
+  # Hessian, so the minibatch noise adds eps / 2 (1 + (N - n) / n) G)
   excess <- switch(sampler,
                    sgld = function(eps) eps / 2 * (1 + (n - nb) / nb),
                    sghmc = ,
                    sgnht = function(eps) eps / control$friction / 2 * (1 + (n - nb) / nb),
-                   NULL)
+                   structure(function(eps) eps / 2 * (1 + (n - nb) / nb), relative = TRUE))
   sb_call_engine(sgmcmc_step_warmup(grid, pilot, score, excess = excess))
 }
 
@@ -721,15 +724,16 @@ warn_predictor_scale <- function(x) {
 
 # The two quasi-Newton forms that drifted in our tests (inst/design-sgmcmc.md, "HAMCMC-SA: the step policy"): the
 # transport form of HAMCMC-SA (its noise error is an autoregression with coefficient 1 - omega; the diagonal form
-# is the stable linear-cost default), and HAMCMC with minibatch curvature pairs. They run with a classed warning.
+# is the stable linear-cost default), and HAMCMC with curvature pairs from consecutive minibatches (its pairs'
+# y is dominated by the difference of two minibatches' noise). They run with a classed warning.
 warn_hamcmc_experimental <- function(control, sampler, minibatch) {
   if (sampler == "hamcmc_sa" && identical(control$sa_form, "transport")) {
     sb_warn(c("The transport form of HAMCMC-SA (linear in the number of parameters) is experimental: its noise error accumulates over about 1 / omega iterations and made test chains drift.",
               i = "Use {.code sgmcmc_control(sa_form = \"diagonal\")} (linear cost, stable) or, for at most 2,000 regression coefficients, {.code sa_form = \"matrix\"} (see {.help scalebayes::hamcmc_sa})."),
             kind = "experimental")
-  } else if (sampler == "hamcmc" && minibatch) {
-    sb_warn(c("HAMCMC with minibatch curvature pairs is experimental: it drifted on the minibatch SSGL regression in our tests.",
-              i = "Full-batch gradients ({.code batch_size = nrow(x)}) reproduce a Gaussian posterior (see {.help scalebayes::hamcmc_sa})."),
+  } else if (sampler == "hamcmc" && minibatch && identical(control$curvature, "consecutive")) {
+    sb_warn(c("HAMCMC with curvature pairs from consecutive minibatches is experimental: it drifted on the minibatch SSGL regression in our tests.",
+              i = "Use {.code sgmcmc_control(curvature = \"same_batch\")} (the default) or full-batch gradients ({.code batch_size = nrow(x)}) (see {.help scalebayes::hamcmc_sa})."),
             kind = "experimental")
   }
   invisible()

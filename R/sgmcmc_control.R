@@ -77,8 +77,11 @@
 #' @param precond_A,precond_Z,precond_alpha SA step of the preconditioner (HAMCMC-SA, eq. 15 of Wang, Deng & Lin
 #'   2021): \eqn{\omega_k = \min(1, A (k + Z)^{-\alpha})}; default 2, 50, 0.75, the paper's regression setting
 #'   \eqn{2 (50 + k)^{-0.75}}.
-#' @param damping_r Powell damping constant \eqn{r \in (0, 1)}: a curvature pair with \eqn{s'y < r s'B_0 s} is
-#'   damped so that \eqn{s'\bar y = r s'B_0 s}. Default 0.2.
+#' @param damping_r Damping constant \eqn{r \in (0, 1)}: a curvature pair with \eqn{s'y < r s'B_0 s} is
+#'   damped so that \eqn{s'\bar y = r s'B_0 s} (Powell's, the paper's), and one with
+#'   \eqn{\bar y'\bar y > (\gamma / r) s'\bar y} further, so that equality holds (a safeguard, not in the
+#'   paper: a long \eqn{y} nearly orthogonal to \eqn{s} otherwise gives the inverse Hessian an unbounded
+#'   eigenvalue; measured on a network, see [hamcmc_sa()]). Default 0.2.
 #' @param gamma_min Lower bound \eqn{\delta > 0} of the initial Hessian scale \eqn{\gamma = \max(y'y/s'y, \delta)}
 #'   (\eqn{B_0 = \gamma I}); also the scale of the empty memory (\eqn{\tilde G = I/\delta}). Default 1 (the paper's).
 #' @param sa_form How HAMCMC-SA forms \eqn{G_k g_k} and \eqn{S_k z_k}: `NULL` (default): `"matrix"` for a
@@ -93,8 +96,10 @@
 #'   (lines 7-8 of Algorithm 2 as printed). Default `FALSE`.
 #' @param curvature Gradient difference of a curvature pair: `"same_batch"` (default; the second gradient on the
 #'   same minibatch, online L-BFGS: two gradients per iteration) or `"consecutive"` (gradients of consecutive
-#'   iterations on their own minibatches: one gradient per iteration). HAMCMC always uses the gradients of its
-#'   history (consecutive).
+#'   iterations on their own minibatches: one gradient per iteration). HAMCMC: `"same_batch"` evaluates every
+#'   sample of its memory on the current minibatch (2M - 1 gradients per iteration), `"consecutive"` uses the
+#'   gradient each sample got on the next iteration's minibatch (experimental: the pairs are dominated by
+#'   minibatch noise).
 #' @param float64 Networks ([sgld_sa()] with a `model`): run the network in double precision (default single,
 #'   as deep-learning libraries do).
 #' @param diverge_loss Networks: the loss rule of divergence. A chain whose mean training loss per example

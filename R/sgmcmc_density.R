@@ -283,7 +283,8 @@ density_warmup <- function(eng_target, init1, control, engine_ctl, run, score, s
     ch <- r$chains[[1]]
     list(draws = ch$draws, diverged = isTRUE(ch$diverged), latent = NULL)
   }
-  excess <- switch(sampler, sgld = function(eps) eps / 2, sghmc = , sgnht = function(eps) eps / control$friction / 2, NULL)
+  excess <- switch(sampler, sgld = function(eps) eps / 2, sghmc = , sgnht = function(eps) eps / control$friction / 2,
+                   structure(function(eps) eps / 2, relative = TRUE))
   coarse <- sgmcmc_step_warmup(4^(2:-10), pilot, score, excess = NULL)
   fine <- sgmcmc_step_warmup(coarse$ksd_step * c(2, 1, 0.5), pilot, score, excess = excess,
                              pilot_iterations = max(coarse$table$pilot_iterations))

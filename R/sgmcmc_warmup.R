@@ -23,7 +23,10 @@
 #
 # run_pilot(eps, iterations, stream) -> list(draws = m x d matrix on the scale the score uses, diverged = TRUE /
 #   FALSE, latent = whatever score needs); score(draws, latent) -> m x d matrix.
-# excess(eps): the variance a step adds per coordinate, on the scale of the draws (NULL: no cap).
+# excess(eps): the variance a step adds per coordinate, on the scale of the draws (NULL: no cap); with the
+# attribute relative = TRUE, that variance as a fraction of the coordinate's (the preconditioned samplers: with
+# G about the inverse Hessian, the minibatch noise adds eps / 2 (1 + (N - n) / n) G, i.e. that fraction of the
+# posterior variance), and the cap is eps <= delta / that fraction.
 # criterion(pilot) -> a number, smaller better: replaces the KSD where no score is at hand (a network, whose
 #   weights are not identifiable and number in the thousands: sgmcmc_nn_warmup()); the table's column is then
 #   `criterion_name`. back_off: when the grid step just above the winner was ruled out (diverged), take the
@@ -82,7 +85,11 @@ sgmcmc_step_warmup <- function(grid, run_pilot, score = NULL, excess = NULL, del
     }
   }
   v_min <- NA_real_
-  if (!is.null(excess) && nrow(last$draws) >= 10L) {
+  if (!is.null(excess) && isTRUE(attr(excess, "relative"))) {
+    # a preconditioned sampler (G ~ the inverse Hessian): its excess is relative to each coordinate's variance
+    ex <- excess(chosen)
+    step <- min(step, chosen * delta / ex)
+  } else if (!is.null(excess) && nrow(last$draws) >= 10L) {
     v <- apply(last$draws, 2L, stats::var)
     v <- v[v > 0]
     if (length(v)) {

@@ -359,8 +359,13 @@ TEST(hamcmc_through_run_chain_equals_dense_reference) {
     const long last = t - 1;  // index of theta_{t-1}
     VectorXd bn;
     if (last + 1 < 2 * M - 1) {
-      const DenseMem m = dense_memory({}, {}, 0.2, 1.0, p);
-      bn = th[last] + eps * m.H * grad(pb, th[last]) + sd * m.S * z;
+      // the first steps: one probe pair along the gradient, a 0.1 % perturbation
+      const VectorXd g0 = grad(pb, th[last]);
+      const double rms = std::max(th[last].norm() / std::sqrt(double(p)), 1e-3);
+      const VectorXd s = g0 / g0.norm() * (1e-3 * std::sqrt(double(p)) * rms);
+      const VectorXd y = -(grad(pb, th[last] + s) - g0);
+      const DenseMem m = dense_memory({s}, {y}, 0.2, 1.0, p);
+      bn = th[last] + eps * m.H * g0 + sd * m.S * z;
     } else {
       std::vector<long> seq;
       for (long j = last - (2 * M - 2); j <= last; ++j)
@@ -391,6 +396,7 @@ TEST(lbfgs_control_validation) {
   CHECK_THROWS(ctl.validate(), std::invalid_argument);
   CHECK(sg::sampler_from_name("hamcmc_sa") == sg::Sampler::hamcmc_sa);
   CHECK(sg::sampler_from_name("hamcmc") == sg::Sampler::hamcmc);
+  CHECK(sg::sampler_from_name("sgnht") == sg::Sampler::sgnht);
 }
 
 TEST(prunable_apart_from_sparse) {

@@ -73,8 +73,12 @@ test_that("the experimental forms warn, the matrix form does not", {
   d <- hamcmc_data()
   expect_warning(hamcmc_sa_engine(d$x, d$y, iterations = 50, seed = 1, quiet = TRUE,
                            control = sgmcmc_control(sa_form = "transport")), class = "scalebayes_warning_experimental")
-  expect_warning(hamcmc_sa_engine(d$x, d$y, sampler = "hamcmc", iterations = 50, seed = 1, quiet = TRUE),
+  expect_warning(hamcmc_sa_engine(d$x, d$y, sampler = "hamcmc", iterations = 50, seed = 1, quiet = TRUE,
+                                  control = sgmcmc_control(curvature = "consecutive")),
                  class = "scalebayes_warning_experimental")
+  # same-batch pairs (the default) are not experimental
+  expect_no_warning(hamcmc_sa_engine(d$x, d$y, sampler = "hamcmc", iterations = 50, seed = 1, quiet = TRUE),
+                    class = "scalebayes_warning_experimental")
   expect_no_warning(hamcmc_sa_engine(d$x, d$y, iterations = 50, seed = 1, quiet = TRUE),
                     class = "scalebayes_warning_experimental")
   expect_no_warning(hamcmc_sa_engine(d$x, d$y, sampler = "hamcmc", batch_size = nrow(d$x), iterations = 50,

@@ -467,11 +467,21 @@ struct HamcmcSaStep {
 //   theta_t = theta_{t-M} + eps G~ g(theta_{t-M}; d_t) + sqrt(2 eps / tau) S~ z_t,
 // where G~ (S~) is the damped L-BFGS memory (above) of the 2M - 3 pairs of consecutive entries of the samples
 // (theta_{t-2M+1}, ..., theta_{t-M-1}, theta_{t-M+1}, ..., theta_{t-1}) -- theta_{t-M} left out, so the
-// preconditioner does not depend on the point it moves -- each with the gradient it got on the minibatch of the
-// iteration after it (the driver's gradient at the current state). The gradient at theta_{t-M} on d_t is the
-// policy's second gradient (regrad()). Until 2M - 1 samples exist (t <= 2M - 1) the step starts from theta_{t-1}
-// with the empty memory (G~ = I / gamma_min). No SA of the preconditioner (the control's precond_* and sa_form do
-// not apply; `curvature` does not either: the pairs' gradients are those of the history).
+// preconditioner does not depend on the point it moves. The gradient at theta_{t-M} on d_t is a second gradient
+// (regrad()). The pairs' gradient differences:
+//   "same_batch" (the default): every history entry's gradient on d_t, so a pair's y is the minibatch Hessian's
+//     action on s (exact for a quadratic) -- 2M - 1 gradients per iteration (3 for M = 2: the driver's at
+//     theta_{t-1}, theta_{t-M} and theta_{t-2M+1});
+//   "consecutive": each entry's gradient on the minibatch of the iteration after it (the driver's), one extra
+//     gradient per iteration. Measured: its y is dominated by the difference of two minibatches' noise, which
+//     does not shrink with the step, so G~ swings between 1 / (a noise-inflated gamma) and I / gamma_min: at the
+//     warm-up's step the exact Gaussian posterior came out with sds 1.6-1.7 times the exact, the logistic
+//     regression 2.1-2.3 times NUTS's, and before the two-sided damping it diverged.
+// Until 2M - 1 samples exist (t <= 2M - 1) the step starts from theta_{t-1} with a memory of one probe pair on
+// d_t: s = delta g / ||g|| along the current gradient, ||s|| = 1e-3 sqrt(d) max(rms(theta), 1e-3) (a 0.1 %
+// perturbation), y = -(g(theta_{t-1} + s; d_t) - g(theta_{t-1}; d_t)); with an empty memory (G~ = I / gamma_min)
+// those first steps were SGLD steps at a step meant for a preconditioned one, and the warm-up had to choose a
+// step 1 / lambda_max(H) small. No SA of the preconditioner (the control's precond_* and sa_form do not apply).
 struct HamcmcStep {
   static constexpr bool needs_regradient = true;
   explicit HamcmcStep(const LbfgsControl& lc) : lc_(lc) {
@@ -490,28 +500,61 @@ struct HamcmcStep {
     st.hist.emplace_back(GV::values(groups), GV::grads(groups));  // theta_{t-1}, g(theta_{t-1}; d_t)
     while (st.hist.size() > need) st.hist.pop_front();
     const GV& g_cur = st.hist.back().second;
-    if (st.hist.size() == 1) st.zero = Ops::zero_scalar(g_cur.dot(g_cur));  // a 0 where the data live, once
+    if (st.hist.size() == 1) {
+      st.zero = Ops::zero_scalar(g_cur.dot(g_cur));  // a 0 where the data live, once
+      st.d = 0.0;
+      for (const auto& p : g_cur.parts) st.d += static_cast<double>(Ops::size(p));
+    }
     const auto& like = st.zero;
     GV z = lbfgs_detail::normals_like<Ops>(g_cur, rng);
     st.mem.clear();
     GV gb;
-    if (st.hist.size() < need) {  // warm-up: from theta_{t-1}, empty memory
+    if (st.hist.size() < need) {  // the first steps: from theta_{t-1}, a memory of one probe pair on d_t
+      const GV& th = st.hist.back().first;
+      const auto rms = Ops::sqrt(th.dot(th) * (1.0 / st.d));
+      const auto scale = Ops::where(rms - 1e-3, rms, like + 1e-3);
+      GV s = lbfgs_detail::clone<Ops>(g_cur);
+      s.scale(DampedLbfgs<Ops>::safe_inv(Ops::sqrt(g_cur.dot(g_cur)), like) * scale * (1e-3 * std::sqrt(st.d)));
+      GV probe = lbfgs_detail::clone<Ops>(th);
+      probe.axpy(like + 1.0, s);
+      lbfgs_detail::set_values<Ops>(groups, probe);
+      regrad();
+      GV y = GV::difference(g_cur, GV::grads(groups));  // -(g(theta + s) - g(theta))
+      lbfgs_detail::set_values<Ops>(groups, th);
+      st.mem.push(std::move(s), std::move(y));
       st.mem.prepare(like);
       gb = g_cur;
     } else {
       // entries 0 .. 2M-2 are theta_{t-2M+1} .. theta_{t-1}; entry M-1 is the base theta_{t-M}
+      std::vector<GV> grads;
+      if (lc_.curvature == Curvature::same_batch) {
+        grads.resize(need);
+        for (std::size_t i = 0; i + 1 < need; ++i) {
+          lbfgs_detail::set_values<Ops>(groups, st.hist[i].first);
+          regrad();
+          grads[i] = GV::grads(groups);
+        }
+        grads[need - 1] = g_cur;
+      }
+      auto grad_of = [&](std::size_t i) -> const GV& {
+        return lc_.curvature == Curvature::same_batch ? grads[i] : st.hist[i].second;
+      };
       std::vector<std::size_t> seq;
       for (std::size_t i = 0; i < need; ++i)
         if (i != static_cast<std::size_t>(M - 1)) seq.push_back(i);
       for (std::size_t j = 1; j < seq.size(); ++j) {
-        const auto& a = st.hist[seq[j - 1]];
-        const auto& b = st.hist[seq[j]];
-        st.mem.push(GV::difference(b.first, a.first), GV::difference(a.second, b.second));  // y = -(g_b - g_a)
+        const std::size_t a = seq[j - 1], b = seq[j];
+        st.mem.push(GV::difference(st.hist[b].first, st.hist[a].first), GV::difference(grad_of(a), grad_of(b)));
       }
       st.mem.prepare(like);
-      lbfgs_detail::set_values<Ops>(groups, st.hist[static_cast<std::size_t>(M - 1)].first);
-      regrad();
-      gb = GV::grads(groups);
+      if (lc_.curvature == Curvature::same_batch) {
+        gb = grads[static_cast<std::size_t>(M - 1)];
+      } else {
+        lbfgs_detail::set_values<Ops>(groups, st.hist[static_cast<std::size_t>(M - 1)].first);
+        regrad();
+        gb = GV::grads(groups);
+      }
+      lbfgs_detail::set_values<Ops>(groups, st.hist[static_cast<std::size_t>(M - 1)].first);  // move from the base
     }
     GV xi = st.mem.apply_G(gb), eta = st.mem.apply_S(z);
     if (lc_.normalize) {
@@ -529,6 +572,7 @@ struct HamcmcStep {
     std::deque<std::pair<GV, GV>> hist;
     DampedLbfgs<Ops> mem;
     typename Ops::Scalar zero{};
+    double d = 0.0;
     explicit State(const LbfgsControl& lc) : mem(std::max(1, 2 * lc.memory - 3), lc.damping_r, lc.gamma_min) {}
   };
   LbfgsControl lc_;
