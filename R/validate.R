@@ -1,6 +1,6 @@
 # Argument validation shared by all fitting functions. Each check names the argument and the fix.
 
-check_x_matrix <- function(x, arg = rlang::caller_arg(x), call = rlang::caller_env(), min_cols = 1L) {
+check_x_matrix <- function(x, arg = rlang::caller_arg(x), call = rlang::caller_env(), min_cols = 1L, min_rows = 2L) {
   if (is.data.frame(x)) {
     ok <- vapply(x, function(v) is.numeric(v) || is.logical(v), logical(1))
     if (!all(ok)) {
@@ -18,8 +18,8 @@ check_x_matrix <- function(x, arg = rlang::caller_arg(x), call = rlang::caller_e
                x = "You supplied {.obj_type_friendly {x}}."), arg = arg, call = call)
   }
   storage.mode(x) <- "double"
-  if (nrow(x) < 2L) {
-    sb_abort(c("{.arg {arg}} must have at least 2 rows (observations).",
+  if (nrow(x) < min_rows) {
+    sb_abort(c("{.arg {arg}} must have at least {min_rows} row{?s} (observation{?s}).",
                x = "It has {nrow(x)}."), arg = arg, call = call)
   }
   if (ncol(x) < min_cols) {
