@@ -384,7 +384,7 @@ posterior::ndraws
 #' squared error): each draw uses the maximum-likelihood sd given its mean function, the root mean squared residual
 #' of that draw on the training data (on `newdata` for a network, which keeps no training data).
 #'
-#' @param object A fit.
+#' @param object,x A fit (`x` for `ndraws()`, posterior's generic).
 #' @param newdata New inputs (see [predict.sb_fit()]); `NULL`: the training data kept by the fit.
 #' @param newy The observed responses of `newdata` (`log_lik()`, `residuals()`).
 #' @param newx Synonym of `newdata`.
