@@ -422,3 +422,16 @@ test_that("predict() without new data: a classed error where the fit keeps no da
   tf <- mm_fits$trend_filter_wbb$fit
   expect_equal(predict(tf)$fit, unname(colMeans(as.matrix(tf))))
 })
+
+test_that("loo and bayesplot take the generics' output as they take rstanarm's", {
+  skip_if_not_installed("loo")
+  skip_if_not_installed("bayesplot")
+  fit <- mm_fits$blasso$fit
+  ll <- log_lik(fit)
+  r_eff <- loo::relative_eff(exp(ll), chain_id = fit$chain)
+  expect_s3_class(suppressWarnings(loo::loo(ll, r_eff = r_eff)), "psis_loo")
+  p <- bayesplot::ppc_dens_overlay(mm_data$y, posterior_predict(fit, seed = 1)[1:10, ])
+  expect_s3_class(p, "ggplot")
+  p <- bayesplot::ppc_intervals(mm_data$y, posterior_predict(fit, seed = 1))
+  expect_s3_class(p, "ggplot")
+})
