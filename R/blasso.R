@@ -75,7 +75,7 @@
 #'   R-hat, bulk and tail ESS from the posterior package for every coefficient, sigma2 and, under the
 #'   gamma prior, lambda; computed each time `fit$diagnostics` is read, not stored), `estimate` (posterior
 #'   mean), `timing` (of the whole call). Methods: those of [sb_fit-methods] plus
-#'   [predict.sb_blasso()].
+#'   [predict.sb_fit()] and [sb_fit-generics] (`data` keeps the training `x` and `y` for them).
 #' @references Park, T. and Casella, G. (2008). The Bayesian lasso. JASA 103, 681-686.
 #'   Bhattacharya, A., Chakraborty, A. and Mallick, B. K. (2016). Fast sampling with Gaussian scale mixture
 #'   priors in high-dimensional regression. Biometrika 103, 985-991.
@@ -181,7 +181,7 @@ blasso <- function(x, y, lambda = "eb", chains = 4L, iterations = 1000L, burnin 
       )
     ),
     seed = seed, timing = NULL,
-    sigma2 = r$sigma2, lambda = r$lambda, model_size = r$model_size,
+    sigma2 = r$sigma2, lambda = r$lambda, model_size = r$model_size, data = list(x = x, y = y),
     lambda_hat = if (mode$mode == 1L) r$lambda[1] else NA_real_, lambda_start = r$lambda_start,
     em_trace = r$em_lambda, rj_accept = if (control$rj) r$accept_rate else NA_real_,
     # what ksd() needs: cross products of the sampler's design (standardized, centred with an intercept) and y
@@ -376,52 +376,4 @@ blasso_control <- function(sigma2_prior = "auto", gamma_prior = c(2, 0.1), em_ma
       as.double(fixed_tau2)
     }
   ), class = "blasso_control")
-}
-
-#' Predictions from a Bayesian-lasso fit
-#'
-#' @param object An `sb_blasso` fit.
-#' @param newx Matrix of new predictors with the same columns as the training `x`.
-#' @param type `"summary"` (mean and interval per row), or `"draws"` (a draws x rows matrix).
-#' @param interval `"credible"` (for the mean \eqn{x'\beta}) or `"prediction"` (adds
-#'   \eqn{N(0, \sigma^2)} noise to each draw).
-#' @param level Interval mass.
-#' @param ... Unused.
-#' @return For `type = "summary"` a data frame with `fit`, `lower`, `upper`; else a matrix of draws.
-#' @export
-#' @examples
-#' set.seed(1)
-#' x <- matrix(rnorm(60 * 3), 60, 3)
-#' y <- drop(x %*% c(1, 0, -1)) + rnorm(60)
-#' fit <- blasso(x, y, lambda = 1, chains = 2, iterations = 200, burnin = 100, quiet = TRUE)
-#' predict(fit, x[1:3, ])
-predict.sb_blasso <- function(object, newx, type = c("summary", "draws"), interval = c("credible", "prediction"),
-                              level = 0.95, ...) {
-  type <- sb_match_arg(type, partial = TRUE)
-  interval <- sb_match_arg(interval, partial = TRUE)
-  level <- check_number(level, lower = 0, upper = 1, lower_open = TRUE, upper_open = TRUE)
-  if (missing(newx) || is.null(newx)) {
-    sb_abort(c("Supply {.arg newx}: a Bayesian-lasso fit does not keep the training {.arg x}.",
-               i = "For fitted values use {.code predict(fit, x)} with the {.arg x} of the fit."), arg = "newx")
-  }
-  if (is.null(dim(newx))) newx <- matrix(newx, nrow = 1L)
-  newx <- check_x_matrix(newx, arg = "newx")
-  p <- object$settings$p
-  if (ncol(newx) != p) {
-    sb_abort(c("{.arg newx} must have {p} column{?s}, like the training {.arg x}.",
-               x = "It has {ncol(newx)}."), arg = "newx")
-  }
-  d <- object$draws
-  has_icept <- "(Intercept)" %in% colnames(d)
-  b <- if (has_icept) d[, -1, drop = FALSE] else d
-  mu <- b %*% t(newx)
-  if (has_icept) mu <- mu + d[, 1]
-  if (interval == "prediction") {
-    mu <- mu + matrix(stats::rnorm(length(mu)), nrow(mu)) * sqrt(object$sigma2)
-  }
-  if (type == "draws") return(mu)
-  a <- (1 - level) / 2
-  data.frame(fit = colMeans(mu),
-             lower = apply(mu, 2, stats::quantile, probs = a, names = FALSE),
-             upper = apply(mu, 2, stats::quantile, probs = 1 - a, names = FALSE))
 }

@@ -28,7 +28,7 @@ new_sb_fit <- function(draws, estimate, method, subclass, call = NULL, chain = N
 #' @param digits Digits to print.
 #' @param type For `coef()`: `"mean"` (posterior mean, default), `"median"`, or `"estimate"` (the point
 #'   estimate, e.g. the unweighted optimum for WBB).
-#' @param ... Unused.
+#' @param ... Not used: any argument given here is an error (class `scalebayes_error_dots`).
 #' @return `summary()` a data frame of class `summary_sb_fit` with posterior mean, sd, quantiles and
 #'   `p_zero`, the share of draws that are exactly zero (1 minus the inclusion frequency); `coef()` a named
 #'   vector; `as.matrix()` the T x p draws; `as_draws_matrix()` / `as_draws_df()` / `as_draws_array()` the
@@ -55,6 +55,7 @@ print.sb_fit <- function(x, digits = 3, ...) {
 #' @rdname sb_fit-methods
 #' @export
 summary.sb_fit <- function(object, probs = c(0.025, 0.5, 0.975), pars = NULL, ...) {
+  sb_check_dots(..., fn = "summary")
   if (!is.numeric(probs) || !length(probs) || anyNA(probs) || any(probs < 0 | probs > 1)) {
     sb_abort(c("{.arg probs} must be probabilities in [0, 1].",
                x = "You supplied {.val {format(probs)}}."), arg = "probs")
@@ -107,6 +108,7 @@ select_pars <- function(d, pars) {
 #' @rdname sb_fit-methods
 #' @export
 coef.sb_fit <- function(object, type = c("mean", "median", "estimate"), ...) {
+  sb_check_dots(..., fn = "coef")
   type <- sb_match_arg(type, partial = TRUE)
   switch(type,
     mean = colMeans(object$draws),
@@ -117,17 +119,24 @@ coef.sb_fit <- function(object, type = c("mean", "median", "estimate"), ...) {
 
 #' @rdname sb_fit-methods
 #' @export
-as.matrix.sb_fit <- function(x, pars = NULL, ...) select_pars(x$draws, pars)
+as.matrix.sb_fit <- function(x, pars = NULL, ...) {
+  sb_check_dots(..., fn = "as.matrix")
+  select_pars(x$draws, pars)
+}
 
 #' @rdname sb_fit-methods
 #' @export
-nobs.sb_fit <- function(object, ...) object$settings$nobs
+nobs.sb_fit <- function(object, ...) {
+  sb_check_dots(..., fn = "nobs")
+  object$settings$nobs
+}
 
 #' @importFrom posterior as_draws_matrix as_draws_df as_draws_array
 #' @rdname sb_fit-methods
 #' @method as_draws_matrix sb_fit
 #' @export
 as_draws_matrix.sb_fit <- function(x, pars = NULL, ...) {
+  sb_check_dots(..., fn = "as_draws_matrix")
   posterior::as_draws_matrix(as_draws_df.sb_fit(x, pars = pars))
 }
 
@@ -135,6 +144,7 @@ as_draws_matrix.sb_fit <- function(x, pars = NULL, ...) {
 #' @method as_draws_df sb_fit
 #' @export
 as_draws_df.sb_fit <- function(x, pars = NULL, ...) {
+  sb_check_dots(..., fn = "as_draws_df")
   d <- select_pars(x$draws, pars)
   chain <- sb_fit_chain(x, nrow(d))
   o <- order(chain, seq_along(chain))  # chain-major (the order of every fit already)
@@ -151,6 +161,7 @@ as_draws_df.sb_fit <- function(x, pars = NULL, ...) {
 #' @method as_draws_array sb_fit
 #' @export
 as_draws_array.sb_fit <- function(x, pars = NULL, ...) {
+  sb_check_dots(..., fn = "as_draws_array")
   d <- select_pars(x$draws, pars)
   chain <- sb_fit_chain(x, nrow(d))
   per <- tabulate(chain)
@@ -192,14 +203,17 @@ rstantools::posterior_interval
 #' The method of the `posterior_interval()` generic of the rstantools package (re-exported here, so it is
 #' the same generic that rstanarm and brms use) for scalebayes fits.
 #' @param object An `sb_fit`.
-#' @param prob Mass of the central interval.
+#' @param prob Mass of the central interval (the name in every method).
 #' @param pars Parameters to keep.
-#' @param ... Unused.
+#' @param level,probs Deprecated names of `prob` (work for one release, with a warning; before, they were
+#'   silently ignored here).
+#' @param ... Not used: any argument given here is an error (class `scalebayes_error_dots`).
 #' @return A matrix with one row per parameter and columns for the lower and upper limits.
 #' @method posterior_interval sb_fit
 #' @export
-posterior_interval.sb_fit <- function(object, prob = 0.95, pars = NULL, ...) {
-  prob <- check_number(prob, lower = 0, upper = 1, lower_open = TRUE, upper_open = TRUE)
+posterior_interval.sb_fit <- function(object, prob = 0.95, pars = NULL, ..., level = NULL, probs = NULL) {
+  sb_check_dots(..., fn = "posterior_interval")
+  prob <- sb_interval_prob(prob, missing(prob), level, probs, "posterior_interval")
   d <- select_pars(object$draws, pars)
   a <- (1 - prob) / 2
   out <- t(apply(d, 2, stats::quantile, probs = c(a, 1 - a), names = FALSE))

@@ -1,11 +1,12 @@
 # Classed conditions. Every user-facing error carries class "scalebayes_error" plus a specific subclass
 # "scalebayes_error_<kind>", names the argument and says what to do.
 
-# `also`: further kinds the condition carries (e.g. a renamed class kept for one release).
+# `also`: further kinds the condition carries (e.g. a renamed class kept for one release); `class`: classes of
+# other packages the condition also carries (e.g. rlang's "rlib_error_dots_nonempty" for unknown `...`).
 sb_abort <- function(message, kind = "input", arg = NULL, call = rlang::caller_env(), ...,
-                     .envir = parent.frame(), also = NULL) {
+                     .envir = parent.frame(), also = NULL, class = NULL) {
   cli::cli_abort(message,
-    class = c(paste0("scalebayes_error_", c(also, kind)), "scalebayes_error"),
+    class = c(paste0("scalebayes_error_", c(also, kind)), class, "scalebayes_error"),
     call = call, arg = arg, ..., .envir = .envir
   )
 }

@@ -112,6 +112,9 @@
 #' round(head(coef(fit)), 2)
 #' fit$warmup$step_size
 hamcmc_sa <- function(x, y, ..., sampler = c("hamcmc_sa", "hamcmc")) {
+  call <- match.call()
   sampler <- sb_match_arg(sampler)
-  sgld_sa(x, y, ..., sampler = sampler)
+  fit <- sgld_sa(x, y, ..., sampler = sampler)
+  fit$call <- call  # the user's call (update() reruns it), not the inner sgld_sa() call
+  fit
 }

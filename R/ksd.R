@@ -62,7 +62,7 @@ ksd <- function(x, ...) UseMethod("ksd")
 #' @rdname ksd
 #' @export
 ksd.default <- function(x, score, weights = NULL, c = 1, beta = -0.5, max_draws = 2000L, ...) {
-  rlang::check_dots_empty()
+  sb_check_dots(...)
   if (!is.numeric(x) || !is.matrix(x) || !nrow(x) || !ncol(x) || any(!is.finite(x))) {
     sb_abort(c("{.arg x} must be a matrix of finite draws (one row per draw) or a scalebayes fit.",
                x = "You supplied {.obj_type_friendly {x}}."), arg = "x")
@@ -100,7 +100,7 @@ ksd.default <- function(x, score, weights = NULL, c = 1, beta = -0.5, max_draws 
 #' @rdname ksd
 #' @export
 ksd.sb_sgmcmc_density <- function(x, c = 1, beta = -0.5, max_draws = 2000L, standardize = TRUE, ...) {
-  rlang::check_dots_empty()
+  sb_check_dots(...)
   fit <- x
   d <- ksd_fit_draws(fit, max_draws)
   tg <- fit$target
@@ -117,7 +117,7 @@ ksd.sb_sgmcmc_density <- function(x, c = 1, beta = -0.5, max_draws = 2000L, stan
 #' @rdname ksd
 #' @export
 ksd.sb_sgld_sa <- function(x, c = 1, beta = -0.5, max_draws = 2000L, standardize = TRUE, ...) {
-  rlang::check_dots_empty()
+  sb_check_dots(...)
   fit <- x
   s <- fit$settings
   if (ncol(fit$draws) != length(s$coef_names)) {
@@ -215,7 +215,7 @@ as.double.sb_ksd <- function(x, ...) x$ksd
 #' @rdname ksd
 #' @export
 ksd.sb_blasso <- function(x, c = 1, beta = -0.5, max_draws = 2000L, standardize = TRUE, ...) {
-  rlang::check_dots_empty()
+  sb_check_dots(...)
   fit <- x
   s <- fit$settings
   ctl <- s$control
@@ -265,7 +265,7 @@ blasso_score <- function(z, dat, lambda, sigma2_prior) {
 #'   norm (random or batch-dependent outputs) are refused with a classed error.
 #' @export
 ksd.sb_vi_nn <- function(x, x_train, y_train, c = 1, beta = -0.5, max_draws = 2000L, standardize = TRUE, ...) {
-  rlang::check_dots_empty()
+  sb_check_dots(...)
   fit <- x
   call <- rlang::current_env()
   s <- fit$settings

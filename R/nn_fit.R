@@ -236,7 +236,11 @@ print.sb_nn_fit <- function(x, ...) {
 #' * `summary()`: the posterior of the test accuracy (or RMSE), the accuracy of the posterior-mean predictor,
 #'   per-example predictive summaries (predicted class, its probability and credible interval, predictive
 #'   entropy), and per-tensor summaries of the parameters.
-#' * `predict()`: on the fit's `newx` (stored at fit time) or on any new inputs (from the kept draws).
+#' * `predict()`: on the fit's `newx` (stored at fit time) or on any new inputs (from the kept draws), one or many.
+#' * `vcov()`: the posterior covariance of the kept parameter draws (parameters x parameters: large for big
+#'   networks). `ndraws()`: the number of finished draws. `log_lik()`, `posterior_epred()`, `posterior_predict()`,
+#'   `residuals()` and the other generics of [sb_fit-generics] take the data as `newdata` (and `newy`): a network
+#'   fit keeps no training data.
 #' * `plot()`: the posterior of the test metric, the training history, or the marginals of parameters.
 #'
 #' A network trained on standardized data (`standardize = TRUE`, the default of [wbb_nn()], [sgld_sa()],
@@ -255,9 +259,10 @@ print.sb_nn_fit <- function(x, ...) {
 #'   epoch of every draw, or per trace point of every chain) or `"weights"` (marginal histograms).
 #' @param newx New inputs with the example shape the network was trained on; `NULL`: the fit's `newx`.
 #' @param newdata Synonym of `newx`.
-#' @param level Mass of the central credible intervals.
-#' @param prob Mass of the central intervals (`posterior_interval()`, the rstantools generic's name).
-#' @param ... Unused; a misspelled argument is an error.
+#' @param prob Mass of the central intervals (the name in every method, as in rstantools).
+#' @param level,probs Deprecated names of `prob` (work for one release, with a warning).
+#' @param draws `predict()`: `TRUE` is `type = "draws"` (the argument of every fit's `predict()`).
+#' @param ... Unused; a misspelled argument is an error (class `scalebayes_error_dots`).
 #' @return See the list above.
 #' @name sb_nn_fit-methods
 NULL
@@ -265,7 +270,7 @@ NULL
 #' @rdname sb_nn_fit-methods
 #' @export
 coef.sb_nn_fit <- function(object, type = c("mean", "median"), ...) {
-  rlang::check_dots_empty()
+  sb_check_dots(...)
   type <- sb_match_arg(type)
   w <- nn_fit_draws(object)
   if (is.null(w) || !nrow(w)) {
@@ -299,7 +304,7 @@ nn_draws_or_metrics <- function(x, pars, call = rlang::caller_env()) {
 #' @rdname sb_nn_fit-methods
 #' @export
 as.matrix.sb_nn_fit <- function(x, pars = NULL, ...) {
-  rlang::check_dots_empty()
+  sb_check_dots(...)
   nn_draws_or_metrics(x, pars)
 }
 
@@ -307,7 +312,7 @@ as.matrix.sb_nn_fit <- function(x, pars = NULL, ...) {
 #' @method as_draws_array sb_nn_fit
 #' @export
 as_draws_array.sb_nn_fit <- function(x, pars = NULL, ...) {
-  rlang::check_dots_empty()
+  sb_check_dots(...)
   d <- nn_draws_or_metrics(x, pars)
   chain <- x$chain
   if (is.null(chain) || is.null(nn_fit_draws(x))) chain <- rep(1L, nrow(d)) else chain <- chain[x$status == "done"]
@@ -325,7 +330,7 @@ as_draws_array.sb_nn_fit <- function(x, pars = NULL, ...) {
 #' @method as_draws_matrix sb_nn_fit
 #' @export
 as_draws_matrix.sb_nn_fit <- function(x, pars = NULL, ...) {
-  rlang::check_dots_empty()
+  sb_check_dots(...)
   d <- nn_draws_or_metrics(x, pars)
   chain <- x$chain
   if (!is.null(chain) && !is.null(nn_fit_draws(x))) {
@@ -342,16 +347,16 @@ as_draws_matrix.sb_nn_fit <- function(x, pars = NULL, ...) {
 #' @method as_draws_df sb_nn_fit
 #' @export
 as_draws_df.sb_nn_fit <- function(x, pars = NULL, ...) {
-  rlang::check_dots_empty()
+  sb_check_dots(...)
   posterior::as_draws_df(as_draws_matrix.sb_nn_fit(x, pars = pars))
 }
 
 #' @rdname sb_nn_fit-methods
 #' @method posterior_interval sb_nn_fit
 #' @export
-posterior_interval.sb_nn_fit <- function(object, prob = 0.95, pars = NULL, ...) {
-  rlang::check_dots_empty()
-  prob <- check_number(prob, lower = 0, upper = 1, lower_open = TRUE, upper_open = TRUE)
+posterior_interval.sb_nn_fit <- function(object, prob = 0.95, pars = NULL, ..., level = NULL, probs = NULL) {
+  sb_check_dots(..., fn = "posterior_interval")
+  prob <- sb_interval_prob(prob, missing(prob), level, probs, "posterior_interval")
   d <- nn_draws_or_metrics(object, pars)
   a <- (1 - prob) / 2
   out <- t(apply(d, 2, stats::quantile, probs = c(a, 1 - a), names = FALSE))
@@ -363,13 +368,22 @@ posterior_interval.sb_nn_fit <- function(object, prob = 0.95, pars = NULL, ...) 
 #' @export
 nobs.sb_nn_fit <- function(object, ...) object$settings$nobs
 
+#' @rdname sb_nn_fit-methods
+#' @export
+vcov.sb_nn_fit <- function(object, ...) {
+  sb_check_dots(..., fn = "vcov")
+  w <- nn_need_draws(object, "vcov()", arg = "object")
+  if (nrow(w) < 2L) sb_abort("{.fn vcov} needs at least 2 finished draws.", kind = "state")
+  stats::cov(w)
+}
+
 # ---- summary ---------------------------------------------------------------------------------------------
 
 #' @rdname sb_nn_fit-methods
 #' @export
-summary.sb_nn_fit <- function(object, level = 0.95, ...) {
-  rlang::check_dots_empty()
-  level <- check_number(level, lower = 0, upper = 1, lower_open = TRUE, upper_open = TRUE)
+summary.sb_nn_fit <- function(object, prob = 0.95, ..., level = NULL) {
+  sb_check_dots(..., fn = "summary")
+  level <- sb_interval_prob(prob, missing(prob), level, NULL, "summary")
   if (length(object$status)) check_nn_fit_done(object)  # draws, none completed: a classed error (R/validate.R)
   ok <- object$status == "done"
   a <- (1 - level) / 2
@@ -452,14 +466,10 @@ print.summary_sb_nn_fit <- function(x, ...) {
 #' @rdname sb_nn_fit-methods
 #' @export
 predict.sb_nn_fit <- function(object, newx = NULL, type = c("response", "class", "draws", "interval"),
-                              level = 0.95, ..., newdata = NULL) {
-  dots <- list(...)
-  if (length(dots)) {
-    nm <- names(dots)
-    bad <- if (is.null(nm)) "(unnamed)" else ifelse(nm == "", "(unnamed)", nm)
-    sb_abort(c("Unknown argument{?s} to {.fn predict} for a network fit: {.arg {bad}}.",
-               i = "The arguments are {.arg newx} (or {.arg newdata}), {.arg type} and {.arg level}."), arg = bad[1])
-  }
+                              prob = 0.95, ..., newdata = NULL, draws = FALSE, level = NULL) {
+  sb_check_dots(..., fn = "predict")
+  prob <- sb_interval_prob(prob, missing(prob), level, NULL, "predict")
+  if (check_flag(draws)) type <- "draws"
   if (!is.null(newdata)) {
     if (!is.null(newx)) sb_abort("Give {.arg newx} or {.arg newdata}, not both.", arg = "newdata")
     newx <- newdata
@@ -469,7 +479,6 @@ predict.sb_nn_fit <- function(object, newx = NULL, type = c("response", "class",
     type <- "response"
   }
   type <- sb_match_arg(type)
-  level <- check_number(level, lower = 0, upper = 1, lower_open = TRUE, upper_open = TRUE)
   if (type == "class" && object$family == "gaussian") {
     sb_abort("{.code type = \"class\"} needs a classification fit; this one is gaussian.", arg = "type")
   }
@@ -509,7 +518,7 @@ predict.sb_nn_fit <- function(object, newx = NULL, type = c("response", "class",
   m <- if (multi) apply(prd, c(2L, 3L), mean) else colMeans(prd)
   if (type == "response") return(m)
   if (type == "class") return(as_class(m))
-  a <- (1 - level) / 2
+  a <- (1 - prob) / 2
   if (multi) {
     lo <- apply(prd, c(2L, 3L), stats::quantile, a, names = FALSE)
     hi <- apply(prd, c(2L, 3L), stats::quantile, 1 - a, names = FALSE)

@@ -87,7 +87,7 @@
 #'   Posterior-mean predictions and parameters always average over every kept iteration.
 #' @param keep Deprecated name of `keep_draws`.
 #' @param newx Optional test matrix: posterior predictive averages over all kept iterations are accumulated
-#'   during the run (see [predict.sb_sgld_sa()]).
+#'   during the run (see [predict.sb_fit()]).
 #' @param chains Number of independent chains (run in parallel threads, each with its own random stream); default 4
 #'   (split R-hat and ESS need several; for a network they are computed on function-space summaries, see
 #'   "Networks").
@@ -465,7 +465,7 @@ sgld_sa <- function(x, y, family = c("gaussian", "binomial"), method = c("sa", "
     latent = data.frame(chain = seq_along(all_chains), sigma = sigma_user,
                         delta = vapply(all_chains, `[[`, 1, "delta"), diverged = diverged),
     pred = pred, diverged = diverged, diverged_at = diverged_at, warmup = warmup,
-    score_data = score_data, latent_state = latent_state,
+    score_data = score_data, latent_state = latent_state, data = list(x = x, y = y),
     final_state = lapply(all_chains, function(ch) {
       na <- function(v) replace(v, is.nan(v), NA_real_)  # not applicable (non-sparse coefficients)
       list(beta = stats::setNames(drop(to_user(matrix(ch$beta, 1L))), coef_names),
@@ -604,54 +604,9 @@ init_matrix <- function(init, P, chains, what, order, call) {
   matrix(as.double(init), P, chains)
 }
 
-#' Predictions from an adaptive SG-MCMC fit
-#'
-#' Posterior predictive averages. For `family = "gaussian"` the prediction is
-#' `newx %*% coef(object)`, which equals the average of \eqn{x'\beta} over all kept iterations. For
-#' `"binomial"` and `type = "response"` the probabilities \eqn{1/(1+e^{-x'\beta})} are averaged over the
-#' stored draws (all coefficients must have been kept), or, when `newx` is missing, the running averages
-#' accumulated during the fit for its `newx` are returned.
-#'
-#' @param object An `sb_sgld_sa` fit.
-#' @param newx Matrix of new predictors (missing: the `newx` given at fit time).
-#' @param type `"link"` or `"response"`.
-#' @param ... Unused.
-#' @return A numeric vector of predictions.
-#' @export
-#' @examples
-#' set.seed(1)
-#' x <- matrix(rnorm(200), 50, 4); y <- 2 * x[, 1] + rnorm(50)
-#' fit <- sgld_sa(x, y, iterations = 4000, newx = x[1:5, ], seed = 1,
-#'                control = sgmcmc_control(sa_start = 200))
-#' predict(fit)
-#' predict(fit, x[1:5, ])
-predict.sb_sgld_sa <- function(object, newx, type = c("link", "response"), ...) {
-  type <- sb_match_arg(type)
-  if (missing(newx)) {
-    if (is.null(object$pred)) {
-      sb_abort("{.arg newx} is missing and the fit was run without {.arg newx}.", arg = "newx")
-    }
-    return(object$pred[[type]])
-  }
-  s <- object$settings
-  newx <- check_x_matrix(newx)
-  p <- length(s$coef_names) - s$intercept
-  if (ncol(newx) != p) {
-    sb_abort(c("{.arg newx} must have {p} columns.", x = "It has {ncol(newx)}."), arg = "newx")
-  }
-  X <- if (s$intercept) cbind(1, newx) else newx
-  if (s$family == "gaussian" || type == "link") return(drop(X %*% object$coefficients))
-  if (ncol(object$draws) != length(s$coef_names)) {
-    sb_abort(c("Response predictions need the draws of all coefficients.",
-               i = "Refit with {.code keep_draws = TRUE}, or pass {.arg newx} to {.fn sgld_sa}."), arg = "newx",
-             kind = "state")
-  }
-  eta <- X %*% t(object$draws)
-  rowMeans(stats::plogis(eta))
-}
-
 #' @export
 coef.sb_sgld_sa <- function(object, type = c("mean", "median", "estimate"), ...) {
+  sb_check_dots(..., fn = "coef")
   type <- sb_match_arg(type)
   if (type == "mean") return(object$coefficients)
   NextMethod()

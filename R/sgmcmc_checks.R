@@ -101,12 +101,14 @@ sgmcmc_print_diverged <- function(x) {
 #' @rdname sb_fit-methods
 #' @export
 summary.sb_sgld_sa <- function(object, probs = c(0.025, 0.5, 0.975), pars = NULL, ...) {
+  sb_check_dots(..., fn = "summary")
   sgmcmc_summary(object, probs, pars)
 }
 
 #' @rdname sb_fit-methods
 #' @export
 summary.sb_sgmcmc_density <- function(object, probs = c(0.025, 0.5, 0.975), pars = NULL, ...) {
+  sb_check_dots(..., fn = "summary")
   sgmcmc_summary(object, probs, pars)
 }
 

@@ -43,7 +43,8 @@
 #'   columns `f[1]`, ...), `estimate`, `se`, `x`, `y`, `lambda`, `w0` (the common prior weights), settings,
 #'   seed, `timing` (seconds: `elapsed` for the whole call, `cv` for the cross-validation, as in [wbb()]) and
 #'   `diagnostics` (`rel_gap`, `iter` per draw).
-#' @seealso [trend_filter()], [predict.sb_trend_filter_wbb()], [plot.sb_trend_filter_wbb()].
+#' @seealso [trend_filter()], [predict.sb_fit()] (interpolated draws and bands at new inputs),
+#'   [plot.sb_trend_filter_wbb()].
 #' @export
 #' @examples
 #' set.seed(1)
@@ -106,60 +107,24 @@ trend_filter_wbb <- function(y, x = seq_along(y), k = 3, lambda = NULL, draws = 
   )
 }
 
-#' Predictions and credible bands from a trend-filtering WBB fit
-#'
-#' Interpolates every draw at `newx` (discrete-spline interpolation, see [predict.sb_trend_filter()]) and
-#' summarises the draws pointwise.
-#' @param object An `sb_trend_filter_wbb` fit.
-#' @param newx New inputs (default: the data `x`).
-#' @param level Mass of the central credible band.
-#' @param draws Return the T x length(newx) matrix of interpolated draws instead of the summary.
-#' @param ... Unused.
-#' @param prob Deprecated name of `level` (works for one release, with a warning).
-#' @return A data frame with `x`, `estimate` (unweighted fit), `mean`, `se` (posterior sd), `lower`, `upper`
-#'   (quantile band), or the matrix of draws.
-#' @export
-predict.sb_trend_filter_wbb <- function(object, newx = NULL, level = 0.95, draws = FALSE, ..., prob) {
-  level <- sb_renamed_arg(if (!missing(prob)) prob, level, "prob", "level", missing(level),
-                          "predict.sb_trend_filter_wbb", old_missing = missing(prob))
-  level <- check_number(level, lower = 0, upper = 1, lower_open = TRUE, upper_open = TRUE)
-  draws <- check_flag(draws)
-  k <- object$settings$k
-  if (is.null(newx)) {
-    newx <- object$x
-    dr <- object$draws
-    est <- object$estimate
-  } else {
-    newx <- check_newx(newx)
-    dr <- t(tf_interpolate(object$x, t(object$draws), k, newx))
-    est <- drop(tf_interpolate(object$x, object$estimate, k, newx))
-  }
-  if (draws) return(dr)
-  a <- (1 - level) / 2
-  q <- apply(dr, 2, stats::quantile, probs = c(a, 1 - a), names = FALSE)
-  data.frame(x = newx, estimate = unname(est), mean = colMeans(dr), se = apply(dr, 2, stats::sd),
-             lower = q[1, ], upper = q[2, ], row.names = NULL)
-}
-
 #' Plot a trend-filtering WBB fit (Figure 4 of Newton, Polson & Xu 2021)
 #'
 #' Data (grey points), the unweighted fit (red), the band `estimate +/- 2 se` (blue, as in the paper) and/or
 #' the central quantile band of the draws (dashed), and optionally the true curve.
 #' @param x An `sb_trend_filter_wbb` fit.
 #' @param band `"se"` (paper's +/- 2 se), `"quantile"`, or `"both"`.
-#' @param level Mass of the quantile band.
+#' @param prob Mass of the quantile band.
 #' @param truth Optional true curve at the data `x` (drawn in black).
 #' @param main,xlab,ylab Titles.
 #' @param ... Passed to [graphics::plot()].
-#' @param prob Deprecated name of `level` (works for one release, with a warning).
+#' @param level Deprecated name of `prob` (works for one release, with a warning).
 #' @return `x`, invisibly.
 #' @export
-plot.sb_trend_filter_wbb <- function(x, band = c("se", "quantile", "both"), level = 0.95, truth = NULL,
-                                     main = NULL, xlab = "x", ylab = "y", ..., prob) {
-  level <- sb_renamed_arg(if (!missing(prob)) prob, level, "prob", "level", missing(level),
-                          "plot.sb_trend_filter_wbb", old_missing = missing(prob))
+plot.sb_trend_filter_wbb <- function(x, band = c("se", "quantile", "both"), prob = 0.95, truth = NULL,
+                                     main = NULL, xlab = "x", ylab = "y", ..., level = NULL) {
+  prob <- sb_interval_prob(prob, missing(prob), level, NULL, "plot.sb_trend_filter_wbb")
   band <- sb_match_arg(band)
-  p <- predict.sb_trend_filter_wbb(x, level = level)
+  p <- predict.sb_fit(x, prob = prob)
   if (is.null(main)) {
     main <- sprintf("Trend filtering (k = %d), lambda = %s, T = %d WBB draws", x$settings$k,
                     format(signif(x$lambda, 4)), nrow(x$draws))
@@ -177,7 +142,7 @@ plot.sb_trend_filter_wbb <- function(x, band = c("se", "quantile", "both"), leve
   }
   graphics::lines(x$x, p$estimate, col = "red", lwd = 2)
   leg <- c("data", "estimate", if (band %in% c("se", "both")) "estimate +/- 2 se",
-           if (band %in% c("quantile", "both")) sprintf("%g%% quantile band", 100 * level),
+           if (band %in% c("quantile", "both")) sprintf("%g%% quantile band", 100 * prob),
            if (!is.null(truth)) "truth")
   col <- c("grey70", "red", if (band %in% c("se", "both")) "blue", if (band %in% c("quantile", "both")) "darkgreen",
            if (!is.null(truth)) "black")

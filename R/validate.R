@@ -3,7 +3,7 @@
 # The validators that reassign their input (check_x_matrix(), check_y_vector()) force `arg` first: its default,
 # rlang::caller_arg(), reads the caller's expression lazily, and after the reassignment it would name the value
 # (`<dbl[,5]>`) instead of the argument.
-check_x_matrix <- function(x, arg = rlang::caller_arg(x), call = rlang::caller_env(), min_cols = 1L) {
+check_x_matrix <- function(x, arg = rlang::caller_arg(x), call = rlang::caller_env(), min_cols = 1L, min_rows = 2L) {
   force(arg)
   if (is.data.frame(x)) {
     ok <- vapply(x, function(v) is.numeric(v) || is.logical(v), logical(1))
@@ -22,8 +22,8 @@ check_x_matrix <- function(x, arg = rlang::caller_arg(x), call = rlang::caller_e
                x = "You supplied {.obj_type_friendly {x}}."), arg = arg, call = call)
   }
   storage.mode(x) <- "double"
-  if (nrow(x) < 2L) {
-    sb_abort(c("{.arg {arg}} must have at least 2 rows (observations).",
+  if (nrow(x) < min_rows) {
+    sb_abort(c("{.arg {arg}} must have at least {min_rows} row{?s} (observation{?s}).",
                x = "It has {nrow(x)}."), arg = arg, call = call)
   }
   if (ncol(x) < min_cols) {

@@ -100,7 +100,8 @@ wbb_control <- function(nfolds = 10L, lambda_rule = c("min", "1se"), nlambda = 1
 #'   first), `estimate` (the unweighted optimum at lambda), `lambda`, `lambda_glmnet` (glmnet's scale for unit
 #'   weights), `cv` (an [cv_weighted_lasso()] result when lambda was chosen by CV), `seed`, `timing` (seconds:
 #'   `elapsed` for the whole call, `cv` for the cross-validation),
-#'   `diagnostics` (KKT violations), with the methods of [sb_fit-methods] and [predict.sb_wbb()].
+#'   `diagnostics` (KKT violations), with the methods of [sb_fit-methods], [predict.sb_fit()] and
+#'   [sb_fit-generics]; `data`, the training `x` and `y` (for [fitted()], [log_lik()], ...).
 #' @references Newton, M. A., Polson, N. G. and Xu, J. (2021). Weighted Bayesian bootstrap for scalable
 #'   posterior distributions. *Canadian Journal of Statistics* 49, 421-437.
 #' @export
@@ -114,7 +115,7 @@ wbb <- function(x, ...) UseMethod("wbb")
 #' @rdname wbb
 #' @export
 wbb.formula <- function(formula, data = NULL, ...) {
-  call <- match.call()
+  call <- sb_user_call(match.call(), quote(wbb))
   mf <- sb_model_frame(formula, data, arg = "data")
   tt <- stats::terms(mf)
   x <- stats::model.matrix(tt, mf)
@@ -135,9 +136,10 @@ wbb_network_call <- function(mcall, env, call) {
                i = "Networks take a ridge penalty {.code lambda * w0 * sum ||W||^2}; see {.fn wbb_nn}."),
              arg = bad[1], call = call)
   }
+  user_call <- mcall
   mcall[[1L]] <- quote(scalebayes::wbb_nn)
   fit <- eval(mcall, env)
-  fit$call <- mcall
+  fit$call <- user_call
   fit
 }
 
@@ -148,9 +150,9 @@ wbb.default <- function(x, y, family = c("gaussian", "binomial"), alpha = 1, lam
                         seed = NULL, quiet = NULL, penalty_factor = NULL, control = wbb_control(), chunks = NULL,
                         future = FALSE, ..., model = NULL) {
   call <- rlang::current_env()
-  mcall <- match.call()
+  mcall <- sb_user_call(match.call(), quote(wbb))
   if (!is.null(model)) return(wbb_network_call(mcall, parent.frame(), call))
-  rlang::check_dots_empty()
+  sb_check_dots(...)
   family <- sb_match_arg(family)
   prior_weights <- sb_match_arg(prior_weights)
   d <- prepare_glm_data(x, y, family, alpha, penalty_factor, call)
@@ -222,7 +224,7 @@ wbb.default <- function(x, y, family = c("gaussian", "binomial"), alpha = 1, lam
       timing = c(elapsed = elapsed, cv = t_cv),
       diagnostics = list(kkt = kkt, kkt_max = max(kkt), kkt_estimate = est$kkt[l], not_converged = not_conv),
       lambda = lambda[l], lambda_glmnet = lambda[l] / d$n, cv = cv, family = family,
-      scaling = list(center = st$center, scale = st$scale)
+      scaling = list(center = st$center, scale = st$scale), data = list(x = d$x, y = d$y)
     )
   })
   if (length(fits) == 1L) return(fits[[1L]])
@@ -241,47 +243,11 @@ wbb_moved_arg <- function(old, new, name, missing_new, call) {
   old
 }
 
-#' Posterior predictions from a WBB fit
-#'
-#' @param object An `sb_wbb` fit.
-#' @param newx New design matrix (default: none, in which case `newdata` or an error).
-#' @param newdata For fits from the formula method: a data frame.
-#' @param type `"link"` (linear predictor) or `"response"` (probability for binomial).
-#' @param level Credible level of the interval.
-#' @param draws Return the T x m matrix of predictive draws instead of a summary.
-#' @param ... Unused.
-#' @return A data frame with the posterior mean `fit`, `se` (posterior SD) and the credible interval
-#'   `lower`, `upper` per new observation; or the draws.
-#' @export
-#' @examples
-#' data(diabetes)
-#' fit <- wbb(diabetes$x, diabetes$y, draws = 100, seed = 1)
-#' head(predict(fit, diabetes$x[1:5, ]))
-predict.sb_wbb <- function(object, newx = NULL, newdata = NULL, type = c("link", "response"), level = 0.95,
-                           draws = FALSE, ...) {
-  type <- sb_match_arg(type, partial = TRUE)
-  level <- check_number(level, lower = 0, upper = 1, lower_open = TRUE, upper_open = TRUE)
-  if (!is.null(newdata)) {
-    if (is.null(object$terms)) sb_abort("{.arg newdata} needs a fit from the formula method; use {.arg newx}.", arg = "newdata")
-    tt <- stats::delete.response(object$terms)
-    mf <- sb_model_frame(tt, newdata, xlev = object$xlevels, arg = "newdata")
-    newx <- stats::model.matrix(tt, mf)
-    newx <- newx[, colnames(newx) != "(Intercept)", drop = FALSE]
-  }
-  if (is.null(newx)) sb_abort("Supply {.arg newx} (a matrix) or {.arg newdata}.", arg = "newx")
-  if (is.null(dim(newx))) newx <- matrix(newx, nrow = 1L)
-  newx <- check_x_matrix(newx, arg = "newx", min_cols = 0L)
-  p <- ncol(object$draws) - 1L
-  if (ncol(newx) != p) {
-    sb_abort(c("{.arg newx} must have {p} column{?s}, as the data the model was fitted to.",
-               x = "It has {ncol(newx)}."), arg = "newx")
-  }
-  eta <- object$draws %*% t(cbind(1, newx))  # T x m
-  if (type == "response" && object$family == "binomial") eta <- stats::plogis(eta)
-  if (draws) return(eta)
-  a <- (1 - level) / 2
-  q <- apply(eta, 2, stats::quantile, probs = c(a, 1 - a), names = FALSE)
-  data.frame(fit = colMeans(eta), se = apply(eta, 2, stats::sd), lower = q[1, ], upper = q[2, ])
+# The user's call of a fit made by an S3 method: match.call() in a method names the method (`wbb.default`, not
+# exported); update() needs the generic.
+sb_user_call <- function(mcall, generic) {
+  mcall[[1L]] <- generic
+  mcall
 }
 
 # stats::model.frame() with missing values refused, its errors (unknown variables, NA, new factor levels)
@@ -315,19 +281,17 @@ print.sb_wbb_path <- function(x, ...) {
 #' Posterior mean (line) and central credible band (shaded) of each coefficient against \eqn{\log\lambda}.
 #' @param x An `sb_wbb_path` ([wbb()] with several lambda values).
 #' @param pars Coefficients to draw (default: the first 10).
-#' @param level Mass of the central band.
-#' @param prob Deprecated name of `level` (works for one release, with a warning).
+#' @param prob Mass of the central band.
+#' @param level Deprecated name of `prob` (works for one release, with a warning).
 #' @param ... Passed to [graphics::plot()].
 #' @return `x`, invisibly.
 #' @export
-plot.sb_wbb_path <- function(x, pars = NULL, level = 0.9, ..., prob) {
-  level <- sb_renamed_arg(if (!missing(prob)) prob, level, "prob", "level", missing(level), "plot.sb_wbb_path",
-                          old_missing = missing(prob))
+plot.sb_wbb_path <- function(x, pars = NULL, prob = 0.9, ..., level = NULL) {
+  prob <- sb_interval_prob(prob, missing(prob), level, NULL, "plot.sb_wbb_path")
   pn <- colnames(x$fits[[1L]]$draws)[-1L]
   if (is.null(pars)) pars <- pn[seq_len(min(10L, length(pn)))]
   pars <- colnames(select_pars(x$fits[[1L]]$draws[, -1L, drop = FALSE], pars))
-  level <- check_number(level, lower = 0, upper = 1, lower_open = TRUE, upper_open = TRUE)
-  a <- (1 - level) / 2
+  a <- (1 - prob) / 2
   stats_for <- function(f) {
     d <- f$draws[, pars, drop = FALSE]
     rbind(colMeans(d), apply(d, 2, stats::quantile, a), apply(d, 2, stats::quantile, 1 - a))

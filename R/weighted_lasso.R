@@ -142,7 +142,8 @@ prepare_glm_data <- function(x, y, family, alpha, penalty_factor, call) {
 #' @param control [cd_control()].
 #' @return An object of class `sb_weighted_lasso`: `coefficients` ((p + 1) x L matrix, original scale),
 #'   `lambda`, `kkt` (largest KKT violation per lambda, relative to lambda, on the standardized problem),
-#'   `iterations`, `converged`, and the settings.
+#'   `iterations`, `converged`, the settings, `call` and `data` (the training `x` and `y`); methods in
+#'   [predict.sb_weighted_lasso()].
 #' @export
 #' @examples
 #' data(diabetes)
@@ -152,6 +153,7 @@ weighted_lasso <- function(x, y, family = c("gaussian", "binomial"), weights = N
                            lambda = NULL, alpha = 1, standardize = TRUE, intercept = TRUE, nlambda = 100L,
                            lambda_min_ratio = NULL, control = cd_control()) {
   call <- rlang::current_env()
+  mcall <- match.call()
   family <- sb_match_arg(family)
   d <- prepare_glm_data(x, y, family, alpha, penalty_factor, call)
   standardize <- check_flag(standardize)
@@ -187,7 +189,7 @@ weighted_lasso <- function(x, y, family = c("gaussian", "binomial"), weights = N
   structure(list(
     coefficients = coefs, lambda = lambda, kkt = r$kkt, iterations = r$iterations, converged = r$converged,
     family = family, alpha = d$alpha, weights = w_user, penalty_factor = d$penalty_factor,
-    standardize = standardize, intercept = intercept, nobs = d$n
+    standardize = standardize, intercept = intercept, nobs = d$n, call = mcall, data = list(x = d$x, y = d$y)
   ), class = "sb_weighted_lasso")
 }
 
@@ -232,18 +234,6 @@ print.sb_weighted_lasso <- function(x, ...) {
   nz <- colSums(x$coefficients[-1L, , drop = FALSE] != 0)
   print(data.frame(lambda = signif(x$lambda, 4), nonzero = nz, row.names = NULL)[seq_len(min(10L, length(nz))), ])
   invisible(x)
-}
-
-#' @export
-predict.sb_weighted_lasso <- function(object, newx, type = c("link", "response"), ...) {
-  type <- sb_match_arg(type, partial = TRUE)
-  newx <- check_x_matrix(newx, arg = "newx")
-  if (ncol(newx) != nrow(object$coefficients) - 1L) {
-    sb_abort("{.arg newx} must have {nrow(object$coefficients) - 1L} columns.", arg = "newx")
-  }
-  eta <- cbind(1, newx) %*% object$coefficients
-  if (type == "response" && object$family == "binomial") eta <- stats::plogis(eta)
-  eta
 }
 
 #' glmnet's arguments for the same weighted problem

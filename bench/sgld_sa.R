@@ -53,7 +53,7 @@ t_cpp <- system.time(fit <- sgld_sa(d$x, d$y, method = "sa", iterations = T_full
                                     v1 = 10, intercept = FALSE, newx = d$x_test, threads = 1, seed = 1,
                                     quiet = TRUE,
                                     control = sgmcmc_control(sigma_init = sigma0, rho_init = 1, b = 1000)))
-mse_cpp <- mean((predict(fit) - d$y_test)^2)
+mse_cpp <- mean((predict(fit)$fit - d$y_test)^2)
 
 t_r <- system.time(fr <- sgld_sa_r(d$x, d$y, it_r, v0 = v0, sigma = sigma0, b = 1000))
 t_r_extrap <- t_r[["elapsed"]] * T_full / it_r

@@ -4,8 +4,8 @@
 # mean (lm()'s beside it), the warm-up's per-example step and time, the whole call's time, the function-space
 # convergence (max R-hat, min bulk ESS over the training loss and the 8 probe predictions), diverged chains
 # and the warnings raised.
-# Run from the package root:  Rscript bench/sgmcmc_nn_defaults.R  (about 5 minutes on 2 cores; output in
-# bench/sgmcmc_nn_defaults.out.txt).
+# Run from the package root:  Rscript bench/sgmcmc_nn_defaults.R [sampler ...]  (about 10 minutes on 2 cores for
+# all five samplers; output in bench/sgmcmc_nn_defaults.out.txt).
 suppressPackageStartupMessages(library(scalebayes))
 cat("scalebayes", format(utils::packageVersion("scalebayes")), "|", R.version.string, "|", format(Sys.time()), "\n")
 cat("cores:", parallel::detectCores(), "\n\n")
@@ -15,7 +15,9 @@ set.seed(42); test <- sample(nrow(x), nrow(x) %/% 5)
 lmf <- stats::lm.fit(cbind(1, x[-test, ]), y[-test])
 rmse_lm <- sqrt(mean((y[test] - cbind(1, x[test, ]) %*% lmf$coefficients)^2))
 cat(sprintf("lm held-out RMSE %.3f\n", rmse_lm))
-for (s in c("sgld", "sghmc", "sgnht", "hamcmc_sa")) for (seed in 1:2) {
+samplers <- commandArgs(TRUE)
+if (!length(samplers)) samplers <- c("sgld", "sghmc", "sgnht", "hamcmc_sa", "hamcmc")
+for (s in samplers) for (seed in 1:2) {
   t0 <- proc.time()[["elapsed"]]
   warn <- character()
   f <- tryCatch(withCallingHandlers(

@@ -33,7 +33,7 @@ for (s in samplers) for (seed in 1:2) {
   cv <- f$diagnostics$convergence
   ci <- posterior_interval(f)["(Intercept)", ]
   rows[[length(rows) + 1]] <- data.frame(
-    sampler = s, seed = seed, rmse_ratio = sqrt(mean((y[test] - predict(f, x[test, ]))^2)) / rmse_lm,
+    sampler = s, seed = seed, rmse_ratio = sqrt(mean((y[test] - predict(f, x[test, ])$fit)^2)) / rmse_lm,
     max_rhat = max(cv$rhat), min_ess = min(cv$ess_bulk), step = signif(f$settings$step_size, 3),
     capped = f$warmup$capped, iterations = f$settings$iterations, warmup_s = round(f$warmup$seconds, 2),
     total_s = round(el, 2), intercept_ci_holds_mean = ci[1] < mean(y[-test]) && mean(y[-test]) < ci[2])

@@ -49,7 +49,7 @@ test_that("posterior_interval(prob) is quantile() at (1 - prob) / 2 and 1 - (1 -
   expect_equal(unname(drop(posterior_interval(fit, prob = 0.9, pars = 2))), unname(quantile(D[, 2], c(0.05, 0.95))))
 })
 
-test_that("predict() on a WBB fit is the mean, sd and level quantiles of the draws' linear predictors", {
+test_that("predict() on a WBB fit is the mean, sd and prob quantiles of the draws' linear predictors", {
   fit <- methods_fit()
   data(diabetes, package = "scalebayes")
   nx <- diabetes$x[1:7, ]
@@ -58,7 +58,7 @@ test_that("predict() on a WBB fit is the mean, sd and level quantiles of the dra
     for (i in 1:7) eta[t, i] <- fit$draws[t, 1] + sum(fit$draws[t, -1] * nx[i, ])
   }
   expect_equal(predict(fit, nx, draws = TRUE), eta, ignore_attr = TRUE)
-  pr <- predict(fit, nx, level = 0.8)
+  pr <- predict(fit, nx, prob = 0.8)
   expect_equal(pr$fit, colMeans(eta))
   expect_equal(pr$se, apply(eta, 2, sd))
   expect_equal(pr$lower, unname(apply(eta, 2, quantile, 0.1)))
@@ -67,7 +67,7 @@ test_that("predict() on a WBB fit is the mean, sd and level quantiles of the dra
   d <- sim_binomial(120, 3)
   fb <- wbb(d$x, d$y, family = "binomial", lambda = 2, draws = 40, seed = 2, quiet = TRUE)
   eb <- plogis(cbind(1, d$x[1:5, ]) %*% t(fb$draws))
-  pb <- predict(fb, d$x[1:5, ], type = "response", level = 0.5)
+  pb <- predict(fb, d$x[1:5, ], type = "response", prob = 0.5)
   expect_equal(pb$fit, rowMeans(eb))
   expect_equal(pb$lower, unname(apply(eb, 1, quantile, 0.25)))
   expect_equal(pb$upper, unname(apply(eb, 1, quantile, 0.75)))

@@ -72,7 +72,7 @@ nn_generics <- list(
       # the kept draws reproduce the predictions the engine stored for the fit's newx (float32 weights are
       # stored exactly; batch-norm nets need the stored running statistics for this)
       expect_equal(d, f$pred, tolerance = 1e-6, ignore_attr = TRUE)
-      iv <- predict(f, nnm$newx, type = "interval", level = 0.5)
+      iv <- predict(f, nnm$newx, type = "interval", prob = 0.5)
       expect_equal(iv$lower, unname(apply(d, 2, quantile, 0.25)))
     } else {
       expect_error(predict(f, nnm$newx), "keep_draws", class = "scalebayes_error_state")
@@ -148,6 +148,89 @@ nn_generics <- list(
   }
 )
 
+# ---- the model generics of issue 39 on network fits: a network keeps no training data, so the data generics take
+# `newdata` (and `newy`); each is checked against the kept draws' predictions (predict(type = "draws")).
+nn_y <- function(f) if (f$family == "gaussian") f$newy else factor(f$levels[f$newy + 1L], levels = f$levels)
+nn_sigma <- function(f, pd) {
+  ok <- f$status == "done"
+  if (inherits(f, "sb_sgld_sa_nn")) return(f$latent$sigma[match(f$chain[ok], f$latent$chain)])
+  if (inherits(f, "sb_vi_nn")) return(rep(f$noise_sd[1], nrow(pd)))
+  sqrt(rowMeans((pd - rep(f$newy, each = nrow(pd)))^2))  # WBB: the per-draw plug-in on the data scored
+}
+
+nn_generics <- c(nn_generics, list(
+  ndraws = function(f, nm) expect_identical(ndraws(f), sum(f$status == "done")),
+  vcov = function(f, nm) {
+    if (!kept(f)) return(expect_error(vcov(f), "keep_draws", class = "scalebayes_error_state"))
+    expect_equal(vcov(f), cov(as.matrix(f)))
+  },
+  predict_draws_arg = function(f, nm) {
+    if (!kept(f)) return(expect_error(predict(f, nnm$newx, draws = TRUE), class = "scalebayes_error_state"))
+    expect_identical(predict(f, nnm$newx, draws = TRUE), predict(f, nnm$newx, type = "draws"))
+    # one example
+    one <- predict(f, nnm$newx[1, , drop = FALSE], type = "draws")
+    all <- predict(f, nnm$newx, type = "draws")
+    if (length(dim(all)) == 3L) expect_equal(one[, 1, ], all[, 1, ], tolerance = 1e-6) else expect_equal(drop(one), all[, 1], tolerance = 1e-6)
+    new <- predict(f, nnm$newx, type = "interval", prob = 0.5)
+    expect_warning(old <- predict(f, nnm$newx, type = "interval", level = 0.5), class = "scalebayes_warning_deprecated")
+    expect_identical(old, new)
+  },
+  posterior_epred = function(f, nm) {
+    expect_error(posterior_epred(f), class = "scalebayes_error_not_applicable")  # no training data kept
+    if (!kept(f)) return(expect_error(posterior_epred(f, newdata = nnm$newx), class = "scalebayes_error_state"))
+    expect_identical(posterior_epred(f, newdata = nnm$newx), predict(f, nnm$newx, type = "draws"))
+  },
+  fitted_residuals = function(f, nm) {
+    expect_error(fitted(f), class = "scalebayes_error_not_applicable")
+    expect_error(residuals(f), class = "scalebayes_error_not_applicable")
+    if (!kept(f)) return()
+    if (f$family == "multinomial") {
+      return(expect_error(residuals(f, newdata = nnm$newx, newy = nn_y(f)), class = "scalebayes_error_not_applicable"))
+    }
+    # response residuals (binomial: the 0/1 class minus its probability)
+    expect_equal(residuals(f, newdata = nnm$newx, newy = nn_y(f)), f$newy - colMeans(predict(f, nnm$newx, type = "draws")))
+  },
+  log_lik = function(f, nm) {
+    expect_error(log_lik(f), class = "scalebayes_error_not_applicable")
+    if (!kept(f)) return(expect_error(log_lik(f, newdata = nnm$newx, newy = nn_y(f)), class = "scalebayes_error_state"))
+    ll <- log_lik(f, newdata = nnm$newx, newy = nn_y(f))
+    pd <- predict(f, nnm$newx, type = "draws")
+    expect_identical(dim(ll), c(dim(pd)[1], nrow(nnm$newx)))
+    if (f$family == "multinomial") {
+      for (i in seq_len(nrow(nnm$newx))) expect_equal(ll[, i], log(pd[, i, f$newy[i] + 1L]))
+    } else if (f$family == "binomial") {
+      expect_equal(ll, log(ifelse(rep(f$newy, each = nrow(pd)) == 1, pd, 1 - pd)), ignore_attr = TRUE, tolerance = 1e-6)
+    } else {
+      expect_equal(ll, dnorm(rep(f$newy, each = nrow(pd)), pd, nn_sigma(f, pd), log = TRUE), ignore_attr = TRUE)
+    }
+    expect_error(log_lik(f, newdata = nnm$newx), class = "scalebayes_error_input")  # newy is needed
+    skip_if_not_installed("loo")
+    expect_s3_class(suppressWarnings(loo::loo(ll)), "psis_loo")
+  },
+  posterior_predict = function(f, nm) {
+    if (!kept(f)) return(expect_error(posterior_predict(f, newdata = nnm$newx), class = "scalebayes_error_state"))
+    pp <- posterior_predict(f, newdata = nnm$newx, seed = 3)
+    expect_identical(dim(pp), c(ndraws(f), nrow(nnm$newx)))
+    expect_identical(pp, posterior_predict(f, newdata = nnm$newx, seed = 3))
+    if (f$family == "multinomial") expect_true(all(pp %in% seq_along(f$levels)))
+    if (f$family == "binomial") expect_true(all(pp %in% 0:1))
+    pi <- predictive_interval(f, newdata = nnm$newx, seed = 3, prob = 0.5)
+    expect_equal(unname(pi[, 1]), unname(apply(pp, 2, quantile, 0.25)))
+  },
+  prior_summary = function(f, nm) expect_s3_class(prior_summary(f), "sb_prior_summary"),
+  update = function(f, nm) {
+    cl <- update(f, seed = 7, evaluate = FALSE)
+    expect_true(is.call(cl))
+    expect_identical(cl$seed, 7)
+    if (startsWith(nm, "wbb")) expect_identical(cl[[1]], quote(wbb_nn))
+  },
+  dots = function(f, nm) {
+    expect_error(log_lik(f, newdata = nnm$newx, bogus = 1), "bogus", class = "scalebayes_error_dots")
+    expect_error(summary(f, bogus = 1), "bogus", class = "scalebayes_error_dots")
+    expect_error(vcov(f, bogus = 1), "bogus", class = "scalebayes_error_dots")
+  }
+))
+
 for (g in names(nn_generics)) {
   for (nm in names(nnm$fits)) {
     local({
@@ -160,6 +243,16 @@ for (g in names(nn_generics)) {
     })
   }
 }
+
+test_that("wbb(x, y, model = ) keeps the user's wbb() call, which update() reruns", {
+  x <- nnm$x
+  y <- x[, 1] + rnorm(nrow(x), sd = 0.1)
+  f <- wbb(x, y, model = nn_mlp(2), draws = 2, epochs = 1, seed = 1, quiet = TRUE, threads = 1)
+  expect_identical(f$call[[1]], quote(wbb))
+  g <- update(f, draws = 3)
+  expect_s3_class(g, "sb_wbb_nn")
+  expect_identical(ndraws(g), 3L)
+})
 
 test_that("network fits are sb_fit objects of both classes, and survive saveRDS()", {
   classes <- vapply(nnm$fits, function(f) class(f)[1], "")

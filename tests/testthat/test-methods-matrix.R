@@ -36,19 +36,25 @@ mm_fits <- local({
                                threads = 1),
                   newx = d$newx, predict_mean = function(out) out$fit, expected_mean = mm_linear_mean, chains = 3L,
                   nobs = 60L),
-    sgld_sa = list(fit = sg_full, newx = d$newx, predict_mean = identity, expected_mean = mm_linear_mean,
+    sgld_sa = list(fit = sg_full, newx = d$newx, predict_mean = function(out) out$fit, expected_mean = mm_linear_mean,
                    chains = 2L, nobs = 60L),
+    # HAMCMC-SA: the same class; its call is the user's hamcmc_sa() call
+    hamcmc_sa = list(fit = suppressWarnings(hamcmc_sa(d$x, d$y, iterations = 600, burnin = 300, thin = 1, chains = 2,
+                                                      seed = 6, quiet = TRUE, threads = 1,
+                                                      control = sgmcmc_control(step_size = 0.05))),
+                     newx = d$newx, predict_mean = function(out) out$fit, expected_mean = mm_linear_mean,
+                     chains = 2L, nobs = 60L, fun = "hamcmc_sa"),
     # only some coefficients' draws kept: predictions use the running means of all coefficients, which are those
     # of the same run keeping every draw (same seed), checked against that run's draws
     sgld_sa_keep = list(fit = sgld_sa(d$x, d$y, iterations = 2000, burnin = 1000, thin = 1, chains = 2, seed = 3,
                                       quiet = TRUE, threads = 1, keep_draws = c("x1", "x3")),
-                        newx = d$newx, predict_mean = identity,
+                        newx = d$newx, predict_mean = function(out) out$fit,
                         expected_mean = function(fit, newx) mm_linear_mean(sg_full, newx), chains = 2L, nobs = 60L,
                         coef_cols = c("x1", "x3")),
     # k = 1: the discrete spline is the piecewise-linear interpolant of the fitted values
     trend_filter_wbb = list(fit = trend_filter_wbb(d$tf_y, d$tf_x, k = 1, lambda = 2, draws = 30, seed = 4,
                                                    quiet = TRUE, threads = 1),
-                            newx = d$tf_newx, predict_mean = function(out) out$mean,
+                            newx = d$tf_newx, predict_mean = function(out) out$fit,
                             expected_mean = function(fit, newx) {
                               stats::approx(fit$x, colMeans(as.matrix(fit)), newx)$y
                             },
@@ -138,6 +144,185 @@ mm_generics <- list(
   }
 )
 
+# ---- the model generics of issue 39: one predict, fitted / residuals / update / vcov / ndraws and the rstantools
+# generics, each against an independent computation from the draws and the training data.
+
+# training data of a row, the linear predictor draws (draws x n) at inputs x computed here, and the noise sd of
+# every draw (the fit's sigma draws, the SA estimate of the chain, or the per-draw plug-in of the bootstrap)
+mm_train <- function(row) {
+  if (inherits(row$fit, "sb_trend_filter_wbb")) list(x = mm_data$tf_x, y = mm_data$tf_y) else list(x = mm_data$x, y = mm_data$y)
+}
+mm_eta <- function(row, x) {
+  f <- row$fit
+  if (inherits(f, "sb_trend_filter_wbb")) {
+    return(t(apply(as.matrix(f), 1, function(v) stats::approx(f$x, v, x, rule = 2)$y)))
+  }
+  d <- if (is.null(row$coef_cols)) as.matrix(f) else as.matrix(mm_fits$sgld_sa$fit)
+  d %*% t(cbind(1, x))
+}
+mm_sigma <- function(row) {
+  f <- row$fit
+  if (inherits(f, "sb_blasso")) return(sqrt(f$sigma2))
+  if (inherits(f, "sb_sgld_sa")) return(f$latent$sigma[match(f$chain, f$latent$chain)])
+  tr <- mm_train(row)
+  eta <- if (inherits(f, "sb_trend_filter_wbb")) as.matrix(f) else mm_eta(row, tr$x)
+  sqrt(rowMeans((eta - rep(tr$y, each = nrow(eta)))^2))
+}
+mm_no_data <- function(expr) expect_error(expr, class = "scalebayes_error_not_applicable")
+mm_partial <- function(row) !is.null(row$coef_cols)  # sgld_sa keeping some coefficients' draws
+
+mm_generics <- c(mm_generics, list(
+  predict_shape = function(row) {
+    if (isTRUE(row$no_data)) return(expect_error(predict(row$fit, row$newx), class = "scalebayes_error_state"))
+    out <- predict(row$fit, row$newx, prob = 0.5)
+    expect_s3_class(out, "data.frame")
+    expect_true(all(c("fit", "se", "lower", "upper") %in% names(out)))
+    expect_identical(nrow(out), NROW(row$newx))
+    if (mm_partial(row)) {
+      expect_true(all(is.na(out$se)))
+      return(expect_error(predict(row$fit, row$newx, draws = TRUE), class = "scalebayes_error_state"))
+    }
+    d <- predict(row$fit, row$newx, draws = TRUE)
+    eta <- mm_eta(row, row$newx)
+    expect_equal(unname(d), unname(eta), tolerance = 1e-10)
+    expect_equal(out$se, unname(apply(eta, 2, sd)), tolerance = 1e-10)
+    expect_equal(out$lower, unname(apply(eta, 2, quantile, 0.25)), tolerance = 1e-10)
+    expect_equal(out$upper, unname(apply(eta, 2, quantile, 0.75)), tolerance = 1e-10)
+  },
+  predict_one_row = function(row) {
+    if (isTRUE(row$no_data)) return(expect_error(predict(row$fit, row$newx[1, ]), class = "scalebayes_error_state"))
+    one <- if (is.matrix(row$newx)) row$newx[1, ] else row$newx[1]
+    p1 <- predict(row$fit, one)
+    pn <- predict(row$fit, row$newx)
+    expect_identical(nrow(p1), 1L)
+    expect_equal(p1, pn[1, , drop = FALSE], ignore_attr = TRUE, tolerance = 1e-12)
+    # a one-row matrix is the same
+    if (is.matrix(row$newx)) expect_equal(predict(row$fit, row$newx[1, , drop = FALSE]), p1)
+    # newdata = and newx = are the same argument; giving both is an error
+    expect_equal(predict(row$fit, newx = row$newx), pn)
+    expect_error(predict(row$fit, newdata = row$newx, newx = row$newx), class = "scalebayes_error_input")
+  },
+  predict_prob = function(row) {
+    if (isTRUE(row$no_data) || mm_partial(row)) return(expect_true(TRUE))
+    new <- predict(row$fit, row$newx, prob = 0.8)
+    expect_warning(old <- predict(row$fit, row$newx, level = 0.8), class = "scalebayes_warning_deprecated")
+    expect_identical(old, new)
+    expect_warning(old <- predict(row$fit, row$newx, probs = 0.8), class = "scalebayes_warning_deprecated")
+    expect_identical(old, new)
+    expect_error(predict(row$fit, row$newx, prob = 0.8, level = 0.8), class = "scalebayes_error_input")
+    expect_false(isTRUE(all.equal(new, predict(row$fit, row$newx))))  # never silently the 95 % band
+  },
+  dots = function(row) {
+    f <- row$fit
+    if (!isTRUE(row$no_data)) expect_error(predict(f, row$newx, levle = 0.5), "levle", class = "scalebayes_error_dots")
+    expect_error(posterior_interval(f, pobr = 0.5), "pobr", class = "scalebayes_error_dots")
+    expect_error(coef(f, bogus = 1), "bogus", class = "scalebayes_error_dots")
+    expect_error(summary(f, bogus = 1), "bogus", class = "scalebayes_error_dots")
+    expect_error(log_lik(f, bogus = 1), "bogus", class = "scalebayes_error_dots")
+    expect_error(posterior_predict(f, bogus = 1), "bogus", class = "scalebayes_error_dots")
+    expect_error(vcov(f, bogus = 1), "bogus", class = "scalebayes_error_dots")
+  },
+  posterior_interval_prob = function(row) {
+    new <- posterior_interval(row$fit, prob = 0.5)
+    expect_warning(old <- posterior_interval(row$fit, level = 0.5), class = "scalebayes_warning_deprecated")
+    expect_identical(old, new)
+    expect_identical(colnames(new), c("25%", "75%"))
+  },
+  fitted = function(row) {
+    if (isTRUE(row$no_data)) return(mm_no_data(fitted(row$fit)))
+    tr <- mm_train(row)
+    fv <- fitted(row$fit)
+    expect_length(fv, length(tr$y))
+    expect_equal(unname(fv), unname(colMeans(mm_eta(row, tr$x))), tolerance = 1e-10)
+  },
+  residuals = function(row) {
+    if (isTRUE(row$no_data)) return(mm_no_data(residuals(row$fit)))
+    tr <- mm_train(row)
+    expect_equal(residuals(row$fit), tr$y - unname(fitted(row$fit)), tolerance = 1e-12)
+    if (mm_partial(row)) return()
+    # on new data with their responses: y minus the posterior mean at those inputs
+    ynew <- seq_len(NROW(row$newx))
+    expect_equal(residuals(row$fit, newdata = row$newx, newy = ynew), ynew - unname(colMeans(mm_eta(row, row$newx))),
+                 tolerance = 1e-10)
+    expect_error(residuals(row$fit, newdata = row$newx), class = "scalebayes_error_input")
+  },
+  log_lik = function(row) {
+    if (isTRUE(row$no_data)) return(mm_no_data(log_lik(row$fit)))
+    if (mm_partial(row)) return(expect_error(log_lik(row$fit), class = "scalebayes_error_state"))
+    tr <- mm_train(row)
+    ll <- log_lik(row$fit)
+    eta <- mm_eta(row, tr$x)
+    expect_identical(dim(ll), c(nrow(as.matrix(row$fit)), length(tr$y)))
+    expect_equal(ll, dnorm(rep(tr$y, each = nrow(eta)), eta, mm_sigma(row), log = TRUE), ignore_attr = TRUE,
+                 tolerance = 1e-10)
+    skip_if_not_installed("loo")
+    lo <- suppressWarnings(loo::loo(ll))
+    expect_s3_class(lo, "psis_loo")
+    expect_true(is.finite(lo$estimates["elpd_loo", "Estimate"]))
+  },
+  posterior_linpred = function(row) {
+    if (isTRUE(row$no_data)) return(mm_no_data(posterior_linpred(row$fit, newdata = row$newx)))
+    if (mm_partial(row)) return(expect_error(posterior_linpred(row$fit), class = "scalebayes_error_state"))
+    expect_equal(posterior_linpred(row$fit, newdata = row$newx), mm_eta(row, row$newx), ignore_attr = TRUE,
+                 tolerance = 1e-10)
+    expect_equal(posterior_linpred(row$fit), mm_eta(row, mm_train(row)$x), ignore_attr = TRUE, tolerance = 1e-10)
+  },
+  posterior_epred = function(row) {
+    if (isTRUE(row$no_data)) return(mm_no_data(posterior_epred(row$fit)))
+    if (mm_partial(row)) return(expect_error(posterior_epred(row$fit), class = "scalebayes_error_state"))
+    # gaussian: the expected response is the linear predictor
+    expect_equal(posterior_epred(row$fit, newdata = row$newx), mm_eta(row, row$newx), ignore_attr = TRUE,
+                 tolerance = 1e-10)
+    expect_identical(posterior_linpred(row$fit, transform = TRUE), posterior_epred(row$fit))
+  },
+  posterior_predict = function(row) {
+    if (isTRUE(row$no_data)) return(mm_no_data(posterior_predict(row$fit)))
+    if (mm_partial(row)) return(expect_error(posterior_predict(row$fit), class = "scalebayes_error_state"))
+    pp <- posterior_predict(row$fit, newdata = row$newx, seed = 1)
+    eta <- mm_eta(row, row$newx)
+    expect_identical(dim(pp), dim(eta))
+    expect_identical(pp, posterior_predict(row$fit, newdata = row$newx, seed = 1))
+    # the draws are eta + sigma z with z standard normal (seed 1)
+    z <- withr::with_seed(1, matrix(rnorm(length(eta)), nrow(eta)))
+    expect_equal(unname(pp), unname(eta + z * mm_sigma(row)), tolerance = 1e-10)
+    expect_identical(dim(posterior_predict(row$fit)), c(nrow(eta), length(mm_train(row)$y)))
+  },
+  predictive_interval = function(row) {
+    if (isTRUE(row$no_data)) return(mm_no_data(predictive_interval(row$fit)))
+    if (mm_partial(row)) return(expect_error(predictive_interval(row$fit), class = "scalebayes_error_state"))
+    pi <- predictive_interval(row$fit, newdata = row$newx, prob = 0.8, seed = 2)
+    pp <- posterior_predict(row$fit, newdata = row$newx, seed = 2)
+    expect_identical(colnames(pi), c("10%", "90%"))
+    expect_equal(unname(pi[, 1]), unname(apply(pp, 2, quantile, 0.1)))
+    expect_equal(unname(pi[, 2]), unname(apply(pp, 2, quantile, 0.9)))
+  },
+  ndraws = function(row) expect_identical(ndraws(row$fit), nrow(as.matrix(row$fit))),
+  vcov = function(row) {
+    v <- vcov(row$fit)
+    d <- as.matrix(row$fit)
+    expect_identical(dim(v), c(ncol(d), ncol(d)))
+    expect_equal(v, cov(d))
+  },
+  prior_summary = function(row) {
+    ps <- prior_summary(row$fit)
+    expect_s3_class(ps, "sb_prior_summary")
+    expect_true(is.character(ps$prior) && nzchar(ps$prior))
+    expect_output(print(ps), class(row$fit)[1], fixed = TRUE)
+  },
+  update = function(row) {
+    f <- row$fit
+    cl <- update(f, seed = 99, evaluate = FALSE)
+    fun <- if (is.null(row$fun)) sub("^sb_", "", class(f)[1]) else row$fun
+    expect_identical(cl[[1]], as.name(fun))
+    expect_identical(cl$seed, 99)
+    expect_identical(f$call[[1]], cl[[1]])
+    # the call reruns: evaluated where the data are
+    new <- suppressWarnings(eval(cl, list2env(list(d = mm_data), envir = environment())))
+    expect_s3_class(new, class(f)[1])
+    expect_identical(new$seed, 99)
+  }
+))
+
 for (g in names(mm_generics)) {
   for (f in names(mm_fits)) {
     local({
@@ -149,6 +334,65 @@ for (g in names(mm_generics)) {
     })
   }
 }
+
+test_that("weighted_lasso(): one-row predict, fitted, residuals, nobs, update; no posterior generics", {
+  d <- mm_data
+  fit <- weighted_lasso(d$x, d$y, lambda = c(20, 5))
+  expect_equal(predict(fit, d$x[1, ]), predict(fit, d$x[1:3, ])[1, , drop = FALSE], ignore_attr = TRUE)
+  expect_equal(unname(predict(fit, d$x[1:3, ])), unname(cbind(1, d$x[1:3, ]) %*% coef(fit)))
+  expect_equal(unname(fitted(fit)), unname(cbind(1, d$x) %*% coef(fit)))
+  expect_equal(residuals(fit), d$y - fitted(fit))
+  expect_identical(nobs(fit), 60L)
+  cl <- update(fit, lambda = 3, evaluate = FALSE)
+  expect_identical(cl[[1]], quote(weighted_lasso))
+  expect_error(predict(fit, d$x, levle = 1), "levle", class = "scalebayes_error_dots")
+  for (g in list(log_lik, posterior_predict, posterior_epred, posterior_linpred, predictive_interval, vcov,
+                 posterior_interval, prior_summary)) {
+    expect_error(g(fit), "no posterior draws", class = "scalebayes_error_not_applicable")
+  }
+  expect_error(ndraws(fit), class = "scalebayes_error_not_applicable")
+})
+
+test_that("update() of wbb(): the formula method and a lambda path keep the user's call", {
+  d <- mm_data
+  df <- data.frame(y = d$y, d$x)
+  fit <- wbb(y ~ x1 + x2, data = df, lambda = 5, draws = 10, seed = 1, quiet = TRUE, threads = 1)
+  expect_identical(fit$call[[1]], quote(wbb))
+  new <- update(fit, draws = 12)
+  expect_identical(nrow(as.matrix(new)), 12L)
+  expect_equal(predict(fit, newdata = df[1, ]), predict(fit, newdata = df[1:2, ])[1, ], ignore_attr = TRUE)
+  expect_equal(fitted(fit), colMeans(as.matrix(fit) %*% t(cbind(1, d$x[, 1:2]))), ignore_attr = TRUE)
+})
+
+test_that("binomial fits: response-scale predict, log_lik and posterior_predict", {
+  set.seed(3)
+  x <- matrix(rnorm(80 * 3), 80, 3)
+  y <- rbinom(80, 1, plogis(x[, 1] - x[, 2]))
+  fit <- wbb(x, y, family = "binomial", lambda = 2, draws = 30, seed = 2, quiet = TRUE, threads = 1)
+  eta <- as.matrix(fit) %*% t(cbind(1, x))
+  expect_equal(posterior_epred(fit), plogis(eta), ignore_attr = TRUE)
+  expect_equal(fitted(fit), colMeans(plogis(eta)), ignore_attr = TRUE)
+  expect_equal(log_lik(fit), dbinom(rep(y, each = 30), 1, plogis(eta), log = TRUE), ignore_attr = TRUE)
+  pp <- posterior_predict(fit, seed = 1)
+  expect_true(all(pp %in% c(0, 1)))
+  p1 <- predict(fit, x[1, ], type = "response")
+  expect_true(p1$lower >= 0 && p1$upper <= 1)
+  expect_equal(predict(fit, x[1:2, ], type = "response", interval = "prediction", draws = TRUE) %in% c(0, 1),
+               rep(TRUE, 60))
+})
+
+test_that("a VAE has no response: the data generics say so", {
+  skip_if_no_torch()
+  x <- matrix(runif(40 * 4), 40, 4)
+  v <- vae(x, latent = 1, encoder = nn_mlp(4), decoder = nn_mlp(4), epochs = 1, seed = 1, quiet = TRUE)
+  for (g in list(fitted, residuals, log_lik, posterior_predict, posterior_epred, posterior_linpred,
+                 predictive_interval, vcov, ndraws)) {
+    expect_error(g(v), class = "scalebayes_error_not_applicable")
+  }
+  expect_equal(nobs(v), 40)
+  expect_s3_class(prior_summary(v), "sb_prior_summary")
+  expect_identical(update(v, epochs = 2, evaluate = FALSE)[[1]], quote(vae))
+})
 
 test_that("the matrix covers every fit class with draws", {
   classes <- vapply(mm_fits, function(r) class(r$fit)[1], "")
@@ -176,5 +420,18 @@ test_that("predict() without new data: a classed error where the fit keeps no da
   expect_error(predict(mm_fits$sgld_sa$fit), class = "scalebayes_error_input")
   # trend filtering keeps its inputs: predict() gives the fit at the data
   tf <- mm_fits$trend_filter_wbb$fit
-  expect_equal(predict(tf)$mean, unname(colMeans(as.matrix(tf))))
+  expect_equal(predict(tf)$fit, unname(colMeans(as.matrix(tf))))
+})
+
+test_that("loo and bayesplot take the generics' output as they take rstanarm's", {
+  skip_if_not_installed("loo")
+  skip_if_not_installed("bayesplot")
+  fit <- mm_fits$blasso$fit
+  ll <- log_lik(fit)
+  r_eff <- loo::relative_eff(exp(ll), chain_id = fit$chain)
+  expect_s3_class(suppressWarnings(loo::loo(ll, r_eff = r_eff)), "psis_loo")
+  p <- bayesplot::ppc_dens_overlay(mm_data$y, posterior_predict(fit, seed = 1)[1:10, ])
+  expect_s3_class(p, "ggplot")
+  p <- bayesplot::ppc_intervals(mm_data$y, posterior_predict(fit, seed = 1))
+  expect_s3_class(p, "ggplot")
 })

@@ -85,23 +85,25 @@ test_that("wbb_control(chunks = , future = ) still work with a deprecation warni
                    new$draws)
 })
 
-test_that("predict() and plot() of trend_filter_wbb and plot() of a WBB path take level (prob deprecated)", {
+test_that("predict() and plot() of trend_filter_wbb and plot() of a WBB path take prob (level deprecated)", {
+  # the interval mass is `prob` in every method (rstantools's name; issue 39); `level`, its name in the release
+  # before, works for one release with a warning
   d <- nm_data
   fit <- trend_filter_wbb(d$tf_y, k = 1, lambda = 2, draws = 30, seed = 1, quiet = TRUE)
-  new <- predict(fit, level = 0.8)
-  expect_deprecated(old <- predict(fit, prob = 0.8))
+  new <- predict(fit, prob = 0.8)
+  expect_deprecated(old <- predict(fit, level = 0.8))
   expect_identical(old, new)
   # the band is the central 80% of the draws
   expect_equal(new$lower, unname(apply(fit$draws, 2, quantile, 0.1)))
   expect_error(predict(fit, prob = 0.8, level = 0.8), class = "scalebayes_error_input")
   grDevices::pdf(NULL)
   on.exit(grDevices::dev.off(), add = TRUE)
-  expect_deprecated(plot(fit, band = "quantile", prob = 0.8))
-  expect_no_warning(plot(fit, band = "quantile", level = 0.8))
+  expect_deprecated(plot(fit, band = "quantile", level = 0.8))
+  expect_no_warning(plot(fit, band = "quantile", prob = 0.8))
   expect_error(plot(fit, prob = 0.8, level = 0.8), class = "scalebayes_error_input")
   path <- wbb(d$x, d$y, lambda = c(5, 2), draws = 10, seed = 1, quiet = TRUE)
-  expect_deprecated(plot(path, prob = 0.5))
-  expect_no_warning(plot(path, level = 0.5))
+  expect_deprecated(plot(path, level = 0.5))
+  expect_no_warning(plot(path, prob = 0.5))
   expect_error(plot(path, prob = 0.5, level = 0.5), class = "scalebayes_error_input")
 })
 

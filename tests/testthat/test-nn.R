@@ -124,7 +124,7 @@ test_that("draws do not depend on threads or chunks, and predictions match store
     mean(vapply(1:30, function(i) colnames(P)[which.max(P[i, ])], "") == yt)
   }, 0)
   expect_equal(f1$accuracy, acc)
-  s0 <- summary(f1, level = 0.8)
+  s0 <- summary(f1, prob = 0.8)
   expect_equal(unname(s0$metric), unname(c(mean(acc), sd(acc), quantile(acc, c(0.1, 0.5, 0.9)))))
   pm <- apply(f1$pred, c(2, 3), mean)
   expect_equal(f1$pred_mean, pm, ignore_attr = TRUE)

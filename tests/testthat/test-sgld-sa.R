@@ -262,7 +262,7 @@ test_that("Table 1 ordering: SGLD-SA beats SGLD-EM beats SGLD on test MSE (reduc
       fit <- sgld_sa_engine(d$x, d$y, method = m, iterations = 20000, batch_size = 50, v0 = 0.01, v1 = 10,
                      intercept = FALSE, keep_draws = 1:3, newx = d$x_test, seed = r, threads = 1,
                      control = sgmcmc_control(sigma_init = 1, rho_init = 1, b = 1000))
-      mean((predict(fit) - d$y_test)^2)
+      mean((predict(fit)$fit - d$y_test)^2)
     })
   })
   avg <- rowMeans(mse)
@@ -293,10 +293,10 @@ test_that("logistic regression selects the signal and predicts probabilities", {
                  intercept = FALSE, newx = d$x_test, seed = 1, threads = 1)
   expect_true(all(fit$inclusion[1:2] > 0.9))
   expect_lt(mean(fit$inclusion[-(1:3)]), 0.1)
-  pr <- predict(fit, type = "response")
+  pr <- predict(fit, type = "response")$fit
   expect_true(all(pr > 0 & pr < 1))
   # running predictive average equals the average over the stored draws when every kept iteration is stored
-  expect_equal(pr, predict(fit, d$x_test, type = "response"), tolerance = 1e-10)
+  expect_equal(pr, predict(fit, d$x_test, type = "response")$fit, tolerance = 1e-10)
   expect_s3_class(posterior::as_draws_df(fit), "draws_df")
   expect_true(all(c("sigma", "delta", "mean_rho", "loglik") %in% names(fit$trace)))
 })

@@ -66,10 +66,10 @@ test_that("standardize = TRUE is the sampler on the standardized data, mapped ba
                ignore_attr = TRUE)
   expect_equal(coef(f1), drop(scalebayes:::sgmcmc_to_user_scale(matrix(coef(f0), 1), sc)), tolerance = 1e-10,
                ignore_attr = TRUE)
-  expect_equal(predict(f1), sc$y_center + sc$y_scale * predict(f0), tolerance = 1e-10)
+  expect_equal(predict(f1)$fit, sc$y_center + sc$y_scale * predict(f0)$fit, tolerance = 1e-10)
   expect_equal(f1$latent$sigma, f0$latent$sigma * sc$y_scale, tolerance = 1e-12)
   # predict on new data uses the user's scale
-  expect_equal(predict(f1, x[1:3, ]), drop(cbind(1, x[1:3, ]) %*% coef(f1)), tolerance = 1e-10)
+  expect_equal(predict(f1, x[1:3, ])$fit, drop(cbind(1, x[1:3, ]) %*% coef(f1)), tolerance = 1e-10)
 })
 
 test_that("SGLD, SGHMC and SGNHT with the warm-up's step match an exact Gaussian posterior", {
@@ -126,7 +126,7 @@ test_that("first call on raw diabetes: defaults give lm's held-out RMSE, converg
   for (s in c("sgld", "sghmc")) {
     f <- expect_no_warning(sgld_sa(x[-test, ], y[-test], sampler = s, seed = 1, quiet = TRUE))
     expect_equal(f$settings$chains, 4)
-    rmse <- sqrt(mean((y[test] - predict(f, x[test, ]))^2))
+    rmse <- sqrt(mean((y[test] - predict(f, x[test, ])$fit)^2))
     expect_lt(rmse / rmse_lm, 1.03, label = paste(s, "RMSE / lm's"))
     expect_lte(max(f$diagnostics$convergence$rhat), 1.01)
     ci <- posterior_interval(f)["(Intercept)", ]

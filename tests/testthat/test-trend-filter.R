@@ -250,7 +250,7 @@ test_that("trend_filter_wbb draws are identical for 1 and 2 threads and reproduc
   d0 <- trend_filter_wbb(p$y, k = 0, lambda = 5, draws = 10, seed = 1, threads = 2)
   expect_true(all(d0$diagnostics$rel_gap < 1e-12))
   pr <- predict(a, newx = c(10.5, 60))
-  expect_named(pr, c("x", "estimate", "mean", "se", "lower", "upper"))
+  expect_named(pr, c("x", "estimate", "fit", "se", "lower", "upper"))
   expect_true(all(pr$se > 0))
 })
 

@@ -1,0 +1,728 @@
+# The model generics of every fit (issue 39): predict(), fitted(), residuals(), vcov(), ndraws() and the rstantools
+# generics log_lik(), posterior_linpred(), posterior_epred(), posterior_predict(), predictive_interval() and
+# prior_summary(). Each is written once over a small internal interface that a fit class answers:
+#
+#   sb_linpred_draws(object, x)   draws x n linear predictor at x (NULL: the training inputs)
+#   sb_epred_draws(object, x)     draws x n expected response (default: the inverse link of the linear predictor)
+#   sb_fit_family(object)         "gaussian", "binomial" or "multinomial"
+#   sb_training_data(object)      list(x, y) kept by the fit, or NULL
+#   sb_sigma_draws(object, ...)   the noise sd per draw (gaussian), see ?sb_fit-generics
+#
+# Fits that cannot answer (a density target has no data; a VAE has no response; a penalized fit has no draws) say
+# why with a classed error (scalebayes_error_not_applicable, also scalebayes_error_state).
+
+# ---- arguments shared by every method ------------------------------------------------------------------------
+
+# Unknown arguments in `...` are an error that names them (never silently ignored).
+sb_check_dots <- function(..., fn = NULL, call = rlang::caller_env()) {
+  n <- ...length()
+  if (!n) return(invisible(NULL))
+  nm <- ...names()
+  if (is.null(nm)) nm <- rep("", n)
+  nm[is.na(nm)] <- ""
+  bad <- ifelse(nzchar(nm), nm, paste0("..", seq_len(n), " (unnamed)"))
+  head <- paste0("Unknown argument", if (n > 1L) "s" else "", if (is.null(fn)) "" else paste0(" to ", fn, "()"))
+  sb_abort(c("{head}: {.arg {bad}}.",
+             i = "Arguments are never ignored: check the spelling against the help page."),
+           arg = bad[1], call = call, also = "dots", class = c("rlib_error_dots_nonempty", "rlib_error_dots"))
+}
+
+# The interval mass is `prob` in every method (rstantools's name); `level` and `probs` (a single number) are its
+# deprecated names for one release.
+sb_interval_prob <- function(prob, missing_prob, level = NULL, probs = NULL, fn, call = rlang::caller_env()) {
+  if (!is.null(level)) {
+    prob <- sb_renamed_arg(level, prob, "level", "prob", missing_prob, fn, call = call)
+    missing_prob <- FALSE
+  }
+  if (!is.null(probs)) prob <- sb_renamed_arg(probs, prob, "probs", "prob", missing_prob, fn, call = call)
+  check_number(prob, arg = "prob", lower = 0, upper = 1, lower_open = TRUE, upper_open = TRUE, call = call)
+}
+
+sb_not_applicable <- function(message, call = rlang::caller_env(), arg = NULL) {
+  sb_abort(message, kind = "not_applicable", also = "state", call = call, arg = arg)
+}
+
+# `newdata` (the rstantools name: a matrix, or a data frame for fits of a formula) or `newx` (its synonym).
+sb_newdata <- function(object, newdata, newx, call = rlang::caller_env()) {
+  if (!is.null(newdata) && !is.null(newx)) sb_abort("Give {.arg newdata} or {.arg newx}, not both.", arg = "newdata", call = call)
+  nd <- newdata %||% newx
+  if (is.null(nd)) return(NULL)
+  tt <- .subset2(object, "terms")
+  if (is.data.frame(nd) && !is.null(tt)) {
+    tt <- stats::delete.response(tt)
+    mf <- sb_model_frame(tt, nd, xlev = .subset2(object, "xlevels"), arg = "newdata", call = call)
+    nd <- stats::model.matrix(tt, mf)
+    nd <- nd[, colnames(nd) != "(Intercept)", drop = FALSE]
+  }
+  nd
+}
+
+# New inputs of a linear model with p columns: one row (a vector of length p) or many.
+sb_check_newx <- function(x, p, call = rlang::caller_env()) {
+  if (is.null(dim(x)) && !is.data.frame(x) && length(x) == p) x <- matrix(x, nrow = 1L, dimnames = list(NULL, names(x)))
+  x <- check_x_matrix(x, arg = "newdata", call = call, min_cols = 0L, min_rows = 1L)
+  if (ncol(x) != p) {
+    sb_abort(c("{.arg newdata} must have {p} column{?s}, as the data the model was fitted to.",
+               x = "It has {ncol(x)}."), arg = "newdata", call = call)
+  }
+  x
+}
+
+# Observed responses for `newdata` (log_lik(), residuals()): numeric, 0/1 for binomial, class index for multinomial.
+sb_check_newy <- function(object, newy, n, call = rlang::caller_env()) {
+  fam <- sb_fit_family(object)
+  if (is.null(newy)) {
+    sb_abort(c("{.arg newy} is needed with {.arg newdata}: the observed responses of the new rows.",
+               i = "Leave both out to use the training data kept by the fit."), arg = "newy", call = call)
+  }
+  if (fam == "multinomial") {
+    lev <- .subset2(object, "levels")
+    y <- if (is.factor(newy) || is.character(newy)) match(as.character(newy), lev) else as.integer(newy) + 1L
+    if (length(y) != n || anyNA(y)) {
+      sb_abort(c("{.arg newy} must give one class of {.val {lev}} per row of {.arg newdata}."), arg = "newy", call = call)
+    }
+    return(y - 1L)
+  }
+  if (fam == "binomial") {
+    if (is.factor(newy) && !is.null(.subset2(object, "levels"))) newy <- match(as.character(newy), .subset2(object, "levels")) - 1L
+    return(binomial_response(newy, n, call = call, both_classes = FALSE, arg = "newy"))
+  }
+  check_y_vector(newy, n, arg = "newy", call = call)
+}
+
+# ---- the interface a fit class answers -------------------------------------------------------------------------
+
+sb_fit_family <- function(object) {
+  .subset2(object, "family") %||% .subset2(object, "settings")$family %||% "gaussian"
+}
+
+sb_training_data <- function(object) UseMethod("sb_training_data")
+sb_training_data.default <- function(object) .subset2(object, "data")
+sb_training_data.sb_trend_filter_wbb <- function(object) list(x = object$x, y = object$y)
+
+# The inputs at which to evaluate: validated new data, or the training inputs (NULL stands for them).
+sb_eval_data <- function(object, newdata, newx, newy = NULL, need_y = FALSE, call = rlang::caller_env()) {
+  nd <- sb_newdata(object, newdata, newx, call = call)
+  if (is.null(nd)) {
+    if (!is.null(newy)) sb_abort("{.arg newy} needs {.arg newdata}.", arg = "newy", call = call)
+    td <- sb_training_data(object)
+    if (is.null(td)) sb_no_training_data(object, call)
+    return(list(x = NULL, y = td$y, n = length(td$y)))
+  }
+  x <- sb_prepare_x(object, nd, call = call)
+  n <- NROW(x)
+  list(x = x, y = if (need_y) sb_check_newy(object, newy, n, call = call), n = n)
+}
+
+sb_no_training_data <- function(object, call) UseMethod("sb_no_training_data")
+sb_no_training_data.default <- function(object, call) {
+  sb_not_applicable(c("This fit keeps no training data.",
+                      i = "Pass the data as {.arg newdata} (and {.arg newy} for {.fn log_lik} or {.fn residuals})."),
+                    call = call, arg = "newdata")
+}
+sb_no_training_data.sb_nn_fit <- function(object, call) {
+  sb_not_applicable(c("A network fit does not keep its training data (it can be large).",
+                      i = "Pass the inputs as {.arg newdata} (and the responses as {.arg newy} for {.fn log_lik} or {.fn residuals})."),
+                    call = call, arg = "newdata")
+}
+sb_no_training_data.sb_sgmcmc_density <- function(object, call) {
+  sb_not_applicable(c("A density target has no data: there are no observations to fit, predict or score.",
+                      i = "{.fn sgmcmc_density} samples a log-density; use {.fn as.matrix} or {.fn summary} for its draws."),
+                    call = call)
+}
+
+# New inputs in the form the class evaluates.
+sb_prepare_x <- function(object, x, call = rlang::caller_env()) UseMethod("sb_prepare_x")
+sb_prepare_x.sb_fit <- function(object, x, call = rlang::caller_env()) {
+  d <- object$draws
+  cn <- .subset2(object, "settings")$coef_names %||% colnames(d)
+  sb_check_newx(x, length(cn) - ("(Intercept)" %in% cn), call = call)
+}
+sb_prepare_x.sb_trend_filter_wbb <- function(object, x, call = rlang::caller_env()) check_newx(x, call = call)
+sb_prepare_x.sb_nn_fit <- function(object, x, call = rlang::caller_env()) x  # checked by predict.sb_nn_fit()
+sb_prepare_x.sb_sgmcmc_density <- function(object, x, call = rlang::caller_env()) sb_no_training_data(object, call)
+
+sb_linpred_draws <- function(object, x, call = rlang::caller_env()) UseMethod("sb_linpred_draws")
+sb_linpred_draws.sb_fit <- function(object, x, call = rlang::caller_env()) {
+  d <- object$draws
+  cn <- .subset2(object, "settings")$coef_names
+  if (!is.null(cn) && !identical(colnames(d), cn)) {
+    sb_abort(c("This needs the draws of every coefficient, and the fit kept only {ncol(d)} of {length(cn)}.",
+               i = "Refit with {.code keep_draws = TRUE} (the default)."), kind = "state", call = call)
+  }
+  if (is.null(x)) x <- sb_training_data(object)$x
+  icpt <- colnames(d)[1] == "(Intercept)"
+  b <- if (icpt) d[, -1L, drop = FALSE] else d
+  eta <- b %*% t(x)
+  if (icpt) eta <- eta + d[, 1L]
+  dimnames(eta) <- NULL
+  eta
+}
+sb_linpred_draws.sb_trend_filter_wbb <- function(object, x, call = rlang::caller_env()) {
+  if (is.null(x)) return(unname(object$draws))
+  t(tf_interpolate(object$x, t(object$draws), object$settings$k, x))
+}
+sb_linpred_draws.sb_nn_fit <- function(object, x, call = rlang::caller_env()) {
+  fam <- sb_fit_family(object)
+  mu <- sb_epred_draws(object, x, call = call)
+  switch(fam, gaussian = mu, binomial = stats::qlogis(mu),
+         sb_not_applicable(c("A multinomial network has no single linear predictor per example.",
+                             i = "Use {.fn posterior_epred} for the class probabilities."), call = call))
+}
+sb_linpred_draws.sb_sgmcmc_density <- function(object, x, call = rlang::caller_env()) sb_no_training_data(object, call)
+
+sb_epred_draws <- function(object, x, call = rlang::caller_env()) UseMethod("sb_epred_draws")
+sb_epred_draws.default <- function(object, x, call = rlang::caller_env()) {
+  eta <- sb_linpred_draws(object, x, call = call)
+  if (sb_fit_family(object) == "binomial") stats::plogis(eta) else eta
+}
+sb_epred_draws.sb_nn_fit <- function(object, x, call = rlang::caller_env()) {
+  if (is.null(x)) sb_no_training_data(object, call)
+  predict.sb_nn_fit(object, newx = x, type = "draws")
+}
+
+# The noise sd of every draw of a gaussian fit (a vector, one per draw). `eta` and `y`: the linear predictor
+# draws and responses of the data scored (the plug-in of fits without a noise parameter).
+sb_sigma_draws <- function(object, eta, y) UseMethod("sb_sigma_draws")
+sb_sigma_draws.default <- function(object, eta, y) {
+  # no noise parameter in the model (WBB, trend-filtering WBB): per draw, the maximum-likelihood sd given that
+  # draw's mean function, on the training data (on the data scored when the fit keeps none)
+  td <- sb_training_data(object)
+  if (!is.null(td)) {
+    eta <- sb_linpred_draws(object, NULL)
+    y <- td$y
+  }
+  sqrt(rowMeans(sweep(eta, 2, y)^2))
+}
+sb_sigma_draws.sb_blasso <- function(object, eta, y) sqrt(object$sigma2)
+sb_sigma_draws.sb_sgld_sa <- function(object, eta, y) {
+  lat <- object$latent  # the SA estimate of sigma at the end of each chain
+  lat$sigma[match(object$chain, lat$chain)]
+}
+sb_sigma_draws.sb_sgld_sa_nn <- function(object, eta, y) {
+  lat <- object$latent
+  ch <- object$chain
+  if (is.null(ch)) return(rep(lat$sigma[1], nrow(eta)))
+  lat$sigma[match(ch[object$status == "done"], lat$chain)]
+}
+sb_sigma_draws.sb_vi_nn <- function(object, eta, y) rep(object$noise_sd[1], nrow(eta))
+
+# ---- predict() ---------------------------------------------------------------------------------------------------
+
+#' Predictions from a fit: one shape for every model with draws
+#'
+#' `predict()` evaluates the posterior at new inputs, one row or many, and returns, for every fit class with
+#' posterior draws ([wbb()], [blasso()], [sgld_sa()] / [hamcmc_sa()], [trend_filter_wbb()]), the same shape: a
+#' data frame with one row per new observation and columns `fit` (the posterior mean), `se` (the posterior sd),
+#' `lower` and `upper` (the central interval of mass `prob`); with `draws = TRUE` the draws x observations
+#' matrix behind it. [trend_filter_wbb()] fits add the columns `x` (the inputs) and `estimate` (the unweighted
+#' fit) in front.
+#'
+#' Class details: for [sgld_sa()] fits `fit` is the average over every kept iteration (`newdata %*% coef(fit)`;
+#' for binomial responses the average probability over the stored draws), and without `newdata` the averages
+#' accumulated during the run for the `newx` given to [sgld_sa()] are returned; `se`, `lower` and `upper` come
+#' from the stored draws and are `NA` when only some coefficients' draws were kept (`keep_draws`). Without new
+#' data, a [trend_filter_wbb()] fit predicts at its inputs; [wbb()], [blasso()] and [sgld_sa()] fits (without a
+#' fit-time `newx`) need new data (use [fitted()] for the training data). Network fits are described in
+#' [sb_nn_fit-methods], [weighted_lasso()] fits in [predict.sb_weighted_lasso()].
+#'
+#' @param object A fit.
+#' @param newdata New inputs: a matrix (or a vector for one observation) with the columns of the training `x`,
+#'   or, for a fit of the formula method, a data frame. [trend_filter_wbb()] fits: a vector of inputs.
+#' @param type `"link"` (linear predictor, default) or `"response"` (probabilities for binomial fits).
+#'   `"summary"` and `"draws"` (the old values of [blasso()] fits) still work for one release, with a warning.
+#' @param draws Return the draws x observations matrix instead of the summary.
+#' @param interval `"credible"` (the posterior of the mean) or `"prediction"` (of a new observation: gaussian
+#'   noise with the noise sd of each draw, see [sb_fit-generics], or Bernoulli draws on the response scale).
+#' @param ... Not used: any argument given here is an error (class `scalebayes_error_dots`).
+#' @param newx Synonym of `newdata` (the name of earlier versions).
+#' @param prob Mass of the central interval.
+#' @param level,probs Deprecated names of `prob` (work for one release, with a warning).
+#' @return A data frame (`fit`, `se`, `lower`, `upper`), or with `draws = TRUE` a draws x observations matrix.
+#' @name predict.sb_fit
+#' @examples
+#' data(diabetes)
+#' fit <- wbb(diabetes$x, diabetes$y, draws = 100, seed = 1)
+#' predict(fit, diabetes$x[1:3, ])
+#' predict(fit, diabetes$x[1, ], prob = 0.5)  # one row
+NULL
+
+#' @rdname predict.sb_fit
+#' @export
+predict.sb_fit <- function(object, newdata = NULL, type = c("link", "response"), draws = FALSE,
+                           interval = c("credible", "prediction"), ..., newx = NULL, prob = 0.95, level = NULL,
+                           probs = NULL) {
+  sb_check_dots(..., fn = "predict")
+  call <- rlang::current_env()
+  prob <- sb_interval_prob(prob, missing(prob), level, probs, "predict")
+  if (is.character(type) && length(type) == 1L && type %in% c("summary", "draws")) {
+    sb_deprecated(paste0("type = \"", type, "\""), if (type == "draws") "draws = TRUE" else "type = \"link\"",
+                  "predict", what = "value")
+    if (type == "draws") draws <- TRUE
+    type <- "link"
+  }
+  type <- sb_match_arg(type, partial = TRUE)
+  interval <- sb_match_arg(interval, partial = TRUE)
+  draws <- check_flag(draws)
+  nd <- sb_newdata(object, newdata, newx)
+  x <- if (is.null(nd)) sb_predict_default_x(object, call) else sb_prepare_x(object, nd, call = call)
+  sb_predict_summary(object, x, type, draws, interval, prob, call = call)
+}
+
+# The inputs predict() uses without new data: the fit's inputs for trend filtering, else an error.
+sb_predict_default_x <- function(object, call) UseMethod("sb_predict_default_x")
+sb_predict_default_x.default <- function(object, call) {
+  sb_abort(c("Supply {.arg newdata}: {.fn predict} evaluates the posterior at new inputs.",
+             i = "For the fit at the training data use {.fn fitted} (or {.fn posterior_epred})."),
+           arg = "newdata", call = call)
+}
+sb_predict_default_x.sb_trend_filter_wbb <- function(object, call) NULL
+sb_predict_default_x.sb_sgld_sa <- function(object, call) {
+  if (is.null(object$pred)) {
+    sb_abort(c("Supply {.arg newdata}: the fit was run without {.arg newx}.",
+               i = "For the fit at the training data use {.fn fitted}."), arg = "newdata", call = call)
+  }
+  structure(object$pred$newx, sb_fit_newx = TRUE)  # the running averages of the run answer there
+}
+sb_predict_default_x.sb_sgmcmc_density <- function(object, call) sb_no_training_data(object, call)
+
+sb_predict_summary <- function(object, x, type, draws, interval, prob, call) {
+  pd <- sb_predict_draws(object, x, type, interval, call)
+  if (draws) {
+    if (is.null(pd)) sb_predict_draws(object, x, type, interval, call, need = TRUE)
+    return(pd)
+  }
+  a <- (1 - prob) / 2
+  m <- sb_predict_mean(object, x, type, interval, pd)
+  out <- if (is.null(pd)) {
+    data.frame(fit = unname(m), se = NA_real_, lower = NA_real_, upper = NA_real_)
+  } else {
+    q <- apply(pd, 2, stats::quantile, probs = c(a, 1 - a), names = FALSE)
+    data.frame(fit = unname(m), se = apply(pd, 2, stats::sd), lower = q[1, ], upper = q[2, ])
+  }
+  sb_predict_decorate(object, x, out)
+}
+
+# Draws of the prediction (NULL where the fit cannot give them: sgld_sa with some coefficients' draws kept).
+sb_predict_draws <- function(object, x, type, interval, call, need = FALSE) {
+  if (!need && inherits(object, "sb_sgld_sa") && !identical(colnames(object$draws), object$settings$coef_names)) {
+    return(NULL)
+  }
+  if (interval == "prediction") return(sb_posterior_predict(object, x, call = call))
+  if (type == "response") sb_epred_draws(object, x, call = call) else sb_linpred_draws(object, x, call = call)
+}
+
+sb_predict_mean <- function(object, x, type, interval, pd) UseMethod("sb_predict_mean")
+sb_predict_mean.default <- function(object, x, type, interval, pd) colMeans(pd)
+sb_predict_mean.sb_sgld_sa <- function(object, x, type, interval, pd) {
+  if (interval == "prediction") return(colMeans(pd))
+  s <- object$settings
+  if (isTRUE(attr(x, "sb_fit_newx"))) return(object$pred[[type]])
+  if (s$family == "gaussian" || type == "link") {
+    X <- if (s$intercept) cbind(1, x) else x
+    return(drop(X %*% object$coefficients))  # the average over every kept iteration
+  }
+  if (is.null(pd)) {
+    sb_abort(c("Response predictions need the draws of all coefficients.",
+               i = "Refit with {.code keep_draws = TRUE}, or pass {.arg newx} to {.fn sgld_sa}."), arg = "newdata",
+             kind = "state")
+  }
+  colMeans(pd)
+}
+
+sb_predict_decorate <- function(object, x, out) UseMethod("sb_predict_decorate")
+sb_predict_decorate.default <- function(object, x, out) out
+sb_predict_decorate.sb_trend_filter_wbb <- function(object, x, out) {
+  est <- if (is.null(x)) object$estimate else drop(tf_interpolate(object$x, object$estimate, object$settings$k, x))
+  cbind(data.frame(x = if (is.null(x)) object$x else as.vector(x), estimate = unname(est), row.names = NULL), out)
+}
+
+# ---- the generics --------------------------------------------------------------------------------------------------
+
+#' @importFrom rstantools log_lik
+#' @export
+rstantools::log_lik
+#' @importFrom rstantools posterior_predict
+#' @export
+rstantools::posterior_predict
+#' @importFrom rstantools posterior_epred
+#' @export
+rstantools::posterior_epred
+#' @importFrom rstantools posterior_linpred
+#' @export
+rstantools::posterior_linpred
+#' @importFrom rstantools predictive_interval
+#' @export
+rstantools::predictive_interval
+#' @importFrom rstantools prior_summary
+#' @export
+rstantools::prior_summary
+#' @importFrom posterior ndraws
+#' @export
+posterior::ndraws
+
+#' Model generics of scalebayes fits: fitted values, log-likelihood, posterior predictions
+#'
+#' Every fit with posterior draws answers the model generics of R (`fitted()`, `residuals()`, `update()`,
+#' `nobs()`, `vcov()`) and those of the rstantools package that rstanarm and brms use (re-exported here):
+#' `log_lik()`, `posterior_linpred()`, `posterior_epred()`, `posterior_predict()`, `predictive_interval()`,
+#' `prior_summary()`, and posterior's `ndraws()`. So `loo::loo(log_lik(fit))` and bayesplot's
+#' `ppc_dens_overlay(y, posterior_predict(fit))` work on a fit as they do on an rstanarm fit.
+#'
+#' **Data.** Linear fits ([wbb()], [blasso()], [sgld_sa()] / [hamcmc_sa()], [weighted_lasso()]) keep their training
+#' data (`fit$data`: the checked `x` and `y`) and [trend_filter_wbb()] fits their inputs and responses, so that
+#' without `newdata` every generic is evaluated at the training data. Network fits keep no training data (it can
+#' be large): give `newdata` (and `newy` for `log_lik()` and `residuals()`). A [sgmcmc_density()] fit has no data
+#' and a [vae()] no response: the data generics are classed errors (`scalebayes_error_not_applicable`) that say so,
+#' as are the posterior generics of a [weighted_lasso()] fit (a penalized estimate, no draws).
+#'
+#' **Gaussian noise sd.** `log_lik()` and `posterior_predict()` of a gaussian model need the noise sd of every
+#' draw. [blasso()] fits use their draws of \eqn{\sigma^2}; [sgld_sa()] / [hamcmc_sa()] fits (linear or network)
+#' the stochastic-approximation estimate of \eqn{\sigma} of the draw's chain (`fit$latent$sigma`; it is a latent
+#' variable adapted during the run, not sampled); [bbb()] / [sparse_vi()] fits their noise sd (`fit$noise_sd`). The
+#' weighted Bayesian bootstrap ([wbb()], [trend_filter_wbb()], [wbb_nn()]) has no noise parameter (its loss is the
+#' squared error): each draw uses the maximum-likelihood sd given its mean function, the root mean squared residual
+#' of that draw on the training data (on `newdata` for a network, which keeps no training data).
+#'
+#' @param object,x A fit (`x` for `ndraws()`, posterior's generic).
+#' @param newdata New inputs (see [predict.sb_fit()]); `NULL`: the training data kept by the fit.
+#' @param newy The observed responses of `newdata` (`log_lik()`, `residuals()`).
+#' @param newx Synonym of `newdata`.
+#' @param transform `posterior_linpred()`: `TRUE` gives the expected response (as `posterior_epred()`).
+#' @param seed `posterior_predict()`, `predictive_interval()`: a seed for the noise draws (`NULL`: R's RNG).
+#' @param type `residuals()`: `"response"` (observed minus fitted; the only type).
+#' @param prob Mass of the central interval.
+#' @param level,probs Deprecated names of `prob` (work for one release, with a warning).
+#' @param ... Not used: any argument given here is an error (class `scalebayes_error_dots`).
+#' @return `fitted()`: the posterior mean of the expected response at every training observation (the `fit` column
+#'   of `predict(type = "response")`); `residuals()`: `y` minus it; `vcov()`: the posterior covariance of the
+#'   parameters (the draws' covariance); `ndraws()`: the number of draws; `log_lik()`: a draws x observations matrix
+#'   of pointwise log-likelihoods; `posterior_linpred()` / `posterior_epred()` / `posterior_predict()`: draws x
+#'   observations matrices of the linear predictor, the expected response and simulated responses;
+#'   `predictive_interval()`: an observations x 2 matrix of central intervals of `posterior_predict()`;
+#'   `prior_summary()`: a list of class `sb_prior_summary` describing the prior (or, for the bootstrap, the
+#'   weights and penalty that stand in for it).
+#' @name sb_fit-generics
+#' @examples
+#' data(diabetes)
+#' fit <- blasso(diabetes$x, diabetes$y, chains = 2, iterations = 200, burnin = 100, seed = 1, quiet = TRUE)
+#' head(fitted(fit))
+#' ll <- log_lik(fit)
+#' dim(ll)
+#' if (requireNamespace("loo", quietly = TRUE)) loo::loo(ll)
+#' predictive_interval(fit, newdata = diabetes$x[1:3, ], prob = 0.8)
+NULL
+
+#' @rdname sb_fit-generics
+#' @export
+fitted.sb_fit <- function(object, ...) {
+  sb_check_dots(..., fn = "fitted")
+  call <- rlang::current_env()
+  ev <- sb_eval_data(object, NULL, NULL, call = call)
+  pd <- sb_predict_draws(object, NULL, "response", "credible", call)
+  sb_predict_mean(object, sb_training_data(object)$x, "response", "credible", pd)
+}
+
+#' @rdname sb_fit-generics
+#' @export
+residuals.sb_fit <- function(object, type = "response", newdata = NULL, newy = NULL, ..., newx = NULL) {
+  sb_check_dots(..., fn = "residuals")
+  call <- rlang::current_env()
+  sb_match_arg(type, "response")
+  if (sb_fit_family(object) == "multinomial") {
+    sb_not_applicable(c("Residuals of a multinomial fit are not defined.", i = "Use {.fn log_lik} to score it."))
+  }
+  ev <- sb_eval_data(object, newdata, newx, newy, need_y = TRUE, call = call)
+  m <- if (is.null(ev$x)) fitted.sb_fit(object) else colMeans(sb_epred_draws(object, ev$x, call = call))
+  unname(ev$y - m)
+}
+
+#' @rdname sb_fit-generics
+#' @export
+vcov.sb_fit <- function(object, ...) {
+  sb_check_dots(..., fn = "vcov")
+  d <- as.matrix(object)
+  if (nrow(d) < 2L) sb_abort("{.fn vcov} needs at least 2 draws.", kind = "state")
+  stats::cov(d)
+}
+
+#' @rdname sb_fit-generics
+#' @method ndraws sb_fit
+#' @export
+ndraws.sb_fit <- function(x) nrow(x$draws)
+
+#' @rdname sb_fit-generics
+#' @method ndraws sb_nn_fit
+#' @export
+ndraws.sb_nn_fit <- function(x) sum(x$status == "done")
+
+#' @rdname sb_fit-generics
+#' @method posterior_linpred sb_fit
+#' @export
+posterior_linpred.sb_fit <- function(object, transform = FALSE, newdata = NULL, ..., newx = NULL) {
+  sb_check_dots(..., fn = "posterior_linpred")
+  call <- rlang::current_env()
+  transform <- check_flag(transform)
+  ev <- sb_eval_data(object, newdata, newx, call = call)
+  if (transform) sb_epred_draws(object, ev$x, call = call) else sb_linpred_draws(object, ev$x, call = call)
+}
+
+#' @rdname sb_fit-generics
+#' @method posterior_epred sb_fit
+#' @export
+posterior_epred.sb_fit <- function(object, newdata = NULL, ..., newx = NULL) {
+  sb_check_dots(..., fn = "posterior_epred")
+  call <- rlang::current_env()
+  ev <- sb_eval_data(object, newdata, newx, call = call)
+  sb_epred_draws(object, ev$x, call = call)
+}
+
+#' @rdname sb_fit-generics
+#' @method posterior_predict sb_fit
+#' @export
+posterior_predict.sb_fit <- function(object, newdata = NULL, seed = NULL, ..., newx = NULL) {
+  sb_check_dots(..., fn = "posterior_predict")
+  call <- rlang::current_env()
+  ev <- sb_eval_data(object, newdata, newx, call = call)
+  if (is.null(seed)) return(sb_posterior_predict(object, ev$x, call = call))
+  withr::with_seed(check_seed_value(seed, call), sb_posterior_predict(object, ev$x, call = call))
+}
+
+check_seed_value <- function(seed, call) {
+  check_number(seed, arg = "seed", call = call)
+}
+
+sb_posterior_predict <- function(object, x, call = rlang::caller_env()) {
+  fam <- sb_fit_family(object)
+  mu <- sb_epred_draws(object, x, call = call)
+  if (fam == "gaussian") {
+    y <- if (is.null(x)) sb_training_data(object)$y
+    sigma <- sb_sigma_draws(object, mu, y)
+    return(mu + matrix(stats::rnorm(length(mu)), nrow(mu)) * sigma)
+  }
+  if (fam == "binomial") return(matrix(stats::rbinom(length(mu), 1L, mu), nrow(mu)))
+  # multinomial: the class index (1..K) drawn from each draw's probabilities
+  d <- dim(mu)
+  u <- array(stats::runif(d[1] * d[2]), d[1:2])
+  cum <- mu
+  for (k in seq_len(d[3])[-1L]) cum[, , k] <- cum[, , k - 1L] + mu[, , k]
+  out <- matrix(1L, d[1], d[2])
+  for (k in seq_len(d[3] - 1L)) out <- out + (u > cum[, , k])
+  out
+}
+
+#' @rdname sb_fit-generics
+#' @method predictive_interval sb_fit
+#' @export
+predictive_interval.sb_fit <- function(object, newdata = NULL, seed = NULL, ..., newx = NULL, prob = 0.95,
+                                       level = NULL, probs = NULL) {
+  sb_check_dots(..., fn = "predictive_interval")
+  prob <- sb_interval_prob(prob, missing(prob), level, probs, "predictive_interval")
+  pp <- posterior_predict.sb_fit(object, newdata = newdata, seed = seed, newx = newx)
+  a <- (1 - prob) / 2
+  out <- t(apply(pp, 2, stats::quantile, probs = c(a, 1 - a), names = FALSE))
+  colnames(out) <- paste0(format(100 * c(a, 1 - a), trim = TRUE), "%")
+  out
+}
+
+#' @rdname sb_fit-generics
+#' @method log_lik sb_fit
+#' @export
+log_lik.sb_fit <- function(object, newdata = NULL, newy = NULL, ..., newx = NULL) {
+  sb_check_dots(..., fn = "log_lik")
+  call <- rlang::current_env()
+  ev <- sb_eval_data(object, newdata, newx, newy, need_y = TRUE, call = call)
+  y <- ev$y
+  fam <- sb_fit_family(object)
+  if (fam == "multinomial") {
+    p <- sb_epred_draws(object, ev$x, call = call)
+    idx <- cbind(rep(seq_len(dim(p)[1]), length(y)), rep(seq_along(y), each = dim(p)[1]), rep(y + 1L, each = dim(p)[1]))
+    return(matrix(log(p[idx]), dim(p)[1], length(y)))
+  }
+  eta <- sb_linpred_draws(object, ev$x, call = call)
+  if (fam == "binomial") {
+    yy <- rep(y, each = nrow(eta))
+    return(matrix(ifelse(yy == 1, stats::plogis(eta, log.p = TRUE),
+                         stats::plogis(eta, lower.tail = FALSE, log.p = TRUE)), nrow(eta)))
+  }
+  sigma <- sb_sigma_draws(object, eta, y)
+  matrix(stats::dnorm(rep(y, each = nrow(eta)), eta, sigma, log = TRUE), nrow(eta))
+}
+
+#' @rdname sb_fit-generics
+#' @method prior_summary sb_fit
+#' @export
+prior_summary.sb_fit <- function(object, ...) {
+  sb_check_dots(..., fn = "prior_summary")
+  structure(c(list(class = class(object)[1], method = object$method), sb_prior(object)), class = "sb_prior_summary")
+}
+
+sb_prior <- function(object) UseMethod("sb_prior")
+sb_prior.default <- function(object) list(prior = "not recorded for this fit class")
+sb_prior.sb_wbb <- function(object) {
+  s <- object$settings
+  list(prior = sprintf("weighted Bayesian bootstrap: %s penalty lambda = %g (alpha = %g) times %s prior weights",
+                       if (s$alpha == 1) "lasso" else "elastic-net", object$lambda, s$alpha, s$prior_weights),
+       lambda = object$lambda, alpha = s$alpha, prior_weights = s$prior_weights, weight_dist = s$weight_dist,
+       penalty_factor = s$penalty_factor)
+}
+sb_prior.sb_trend_filter_wbb <- function(object) {
+  s <- object$settings
+  list(prior = sprintf("weighted Bayesian bootstrap of trend filtering (order %d): penalty lambda = %g times %s prior weights",
+                       s$k, s$lambda, s$prior_weights), lambda = s$lambda, k = s$k, prior_weights = s$prior_weights)
+}
+sb_prior.sb_blasso <- function(object) {
+  s <- object$settings
+  list(prior = sprintf("Laplace(0, sigma / lambda) on each coefficient (Park & Casella), lambda %s; sigma^2 ~ %s",
+                       s$lambda_mode, if (all(s$sigma2_prior == 0)) "1/sigma^2 (improper)" else
+                         sprintf("InvGamma(%g, %g)", s$sigma2_prior[1], s$sigma2_prior[2])),
+       lambda = s$lambda, lambda_mode = s$lambda_mode, sigma2_prior = s$sigma2_prior,
+       gamma_prior = if (s$lambda_mode == "gamma") s$control$gamma_prior)
+}
+sb_prior.sb_sgld_sa <- function(object) {
+  s <- object$settings
+  list(prior = sprintf("spike-and-slab: Laplace(0, sigma v0) spike, Laplace(0, sigma v1) slab, v0 = %g, v1 = %g; inclusion and sigma by %s",
+                       s$v0, s$v1, switch(s$method, sa = "stochastic approximation", em = "EM", none = "fixed")),
+       v0 = s$v0, v1 = s$v1, method = s$method, sparse = s$sparse)
+}
+sb_prior.sb_sgmcmc_density <- function(object) list(prior = "none: the draws target the given log-density",
+                                                    target = object$settings$target)
+sb_prior.sb_nn_fit <- function(object) {
+  s <- object$settings
+  list(prior = sprintf("%s network posterior; see the help page of the fitting function", object$method),
+       lambda = .subset2(object, "lambda") %||% s$lambda, v0 = s$v0, v1 = s$v1, prior_weights = s$prior_weights)
+}
+
+#' @export
+print.sb_prior_summary <- function(x, ...) {
+  cat(sprintf("Prior of a %s fit (%s):\n  %s\n", x$class, x$method, x$prior))
+  invisible(x)
+}
+
+# ---- fits without draws, without data or without a response ---------------------------------------------------
+
+sb_no_draws <- function(object, ...) {
+  sb_not_applicable(c("A {.fn weighted_lasso} fit is a penalized point estimate: it has no posterior draws.",
+                      i = "Use {.fn wbb} for posterior draws of the same model."), call = rlang::caller_env())
+}
+sb_vae_no_response <- function(object, ...) {
+  sb_not_applicable(c("A VAE has no response: fitted values, residuals and predictive draws of a response do not apply.",
+                      i = "Use {.fn predict} (reconstructions), {.fn vae_encode}, {.fn vae_generate} or {.fn summary} (the ELBO)."),
+                    call = rlang::caller_env())
+}
+
+#' Methods of weighted-lasso fits
+#'
+#' `predict()` gives the linear predictor (or, for binomial, probabilities) at new inputs, one row or many: a
+#' vector for one lambda, an observations x lambda matrix for a path. `fitted()` and `residuals()` are those at the
+#' training data (kept by the fit in `fit$data`); `nobs()` the number of observations. A weighted lasso is a
+#' penalized point estimate with no posterior: `log_lik()`, `posterior_predict()`, `vcov()` and the other
+#' posterior generics are classed errors (`scalebayes_error_not_applicable`); use [wbb()] for draws.
+#' @param object A [weighted_lasso()] fit.
+#' @param newdata New inputs: a matrix with the columns of `x`, or a vector for one observation.
+#' @param type `"link"` or `"response"`.
+#' @param newx Synonym of `newdata`.
+#' @param ... Not used: any argument given here is an error.
+#' @return See above.
+#' @export
+predict.sb_weighted_lasso <- function(object, newdata = NULL, type = c("link", "response"), ..., newx = NULL) {
+  sb_check_dots(..., fn = "predict")
+  type <- sb_match_arg(type, partial = TRUE)
+  nd <- sb_newdata(object, newdata, newx)
+  if (is.null(nd)) sb_abort(c("Supply {.arg newdata}.", i = "For the training data use {.fn fitted}."), arg = "newdata")
+  sb_wl_eval(object, sb_check_newx(nd, nrow(object$coefficients) - 1L), type)
+}
+
+sb_wl_eval <- function(object, x, type) {
+  eta <- cbind(1, x) %*% object$coefficients
+  if (type == "response" && object$family == "binomial") eta <- stats::plogis(eta)
+  if (ncol(eta) == 1L) drop(eta) else eta
+}
+
+#' @rdname predict.sb_weighted_lasso
+#' @export
+fitted.sb_weighted_lasso <- function(object, ...) {
+  sb_check_dots(..., fn = "fitted")
+  sb_wl_eval(object, sb_wl_data(object)$x, "response")
+}
+
+#' @rdname predict.sb_weighted_lasso
+#' @export
+residuals.sb_weighted_lasso <- function(object, ...) {
+  sb_check_dots(..., fn = "residuals")
+  sb_wl_data(object)$y - fitted.sb_weighted_lasso(object)
+}
+
+sb_wl_data <- function(object, call = rlang::caller_env()) {
+  td <- sb_training_data(object)
+  if (is.null(td)) sb_no_training_data(object, call)
+  td
+}
+
+#' @rdname predict.sb_weighted_lasso
+#' @export
+nobs.sb_weighted_lasso <- function(object, ...) object$nobs
+
+#' @method log_lik sb_weighted_lasso
+#' @export
+log_lik.sb_weighted_lasso <- sb_no_draws
+#' @method posterior_predict sb_weighted_lasso
+#' @export
+posterior_predict.sb_weighted_lasso <- sb_no_draws
+#' @method posterior_epred sb_weighted_lasso
+#' @export
+posterior_epred.sb_weighted_lasso <- sb_no_draws
+#' @method posterior_linpred sb_weighted_lasso
+#' @export
+posterior_linpred.sb_weighted_lasso <- sb_no_draws
+#' @method predictive_interval sb_weighted_lasso
+#' @export
+predictive_interval.sb_weighted_lasso <- sb_no_draws
+#' @export
+vcov.sb_weighted_lasso <- sb_no_draws
+#' @method ndraws sb_weighted_lasso
+#' @export
+ndraws.sb_weighted_lasso <- function(x) sb_no_draws(x)
+#' @method posterior_interval sb_weighted_lasso
+#' @export
+posterior_interval.sb_weighted_lasso <- sb_no_draws
+#' @method prior_summary sb_weighted_lasso
+#' @export
+prior_summary.sb_weighted_lasso <- sb_no_draws
+
+#' @export
+fitted.sb_vae <- sb_vae_no_response
+#' @export
+residuals.sb_vae <- sb_vae_no_response
+#' @method log_lik sb_vae
+#' @export
+log_lik.sb_vae <- sb_vae_no_response
+#' @method posterior_predict sb_vae
+#' @export
+posterior_predict.sb_vae <- sb_vae_no_response
+#' @method posterior_epred sb_vae
+#' @export
+posterior_epred.sb_vae <- sb_vae_no_response
+#' @method posterior_linpred sb_vae
+#' @export
+posterior_linpred.sb_vae <- sb_vae_no_response
+#' @method predictive_interval sb_vae
+#' @export
+predictive_interval.sb_vae <- sb_vae_no_response
+#' @export
+vcov.sb_vae <- function(object, ...) {
+  sb_not_applicable(c("A VAE is fitted by variational inference of its latent codes; its network weights are point estimates with no posterior covariance."))
+}
+#' @method ndraws sb_vae
+#' @export
+ndraws.sb_vae <- function(x) vcov.sb_vae(x)
+#' @export
+nobs.sb_vae <- function(object, ...) object$n
+#' @method prior_summary sb_vae
+#' @export
+prior_summary.sb_vae <- function(object, ...) {
+  sb_check_dots(..., fn = "prior_summary")
+  structure(list(class = "sb_vae", method = "variational autoencoder",
+                 prior = sprintf("N(0, I) on the %d-dimensional latent code of each example", object$latent)),
+            class = "sb_prior_summary")
+}
