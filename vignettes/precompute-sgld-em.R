@@ -26,7 +26,7 @@ one_run <- function(d, r, arm, chain) {
                                   quiet = TRUE, control = sgmcmc_control(b = 1000, rho_init = 1,
                                                                          sigma_init = 1)))[["elapsed"]]
   row <- data.frame(rep = r, chain = chain, arm = arm, iterations = iters,
-                    MSE = mean((predict(fit) - d$y_test)^2), b3 = coef(fit)[[3]], beta3 = d$beta[3],
+                    MSE = mean((predict(fit)$fit - d$y_test)^2), b3 = coef(fit)[[3]], beta3 = d$beta[3],
                     selected_true = sum(fit$inclusion[1:3] > 0.5),
                     selected_false = sum(fit$inclusion[-(1:3)] > 0.5), seconds = t)
   saveRDS(row, file)

@@ -86,7 +86,7 @@ run_grid <- function(d, family, grid, route, sampler = "sgld", fig_setting = NUL
                                       intercept = FALSE, burnin = s$burnin, thin = s$thin, keep_draws = 1:3,
                                       newx = d$x_test, seed = 2019, threads = 1, quiet = TRUE,
                                       control = do.call(sgmcmc_control, s$control)))
-      pr <- predict(fit, type = "response")
+      pr <- predict(fit, type = "response")$fit
       rows[[length(rows) + 1]] <- data.frame(
         family = family, route = route, sampler = sampler, arm = arm, v0 = grid$v0[g], sigma_init = grid$sigma[g],
         MAE = mean(abs(pr - d$y_test)), MSE = mean((pr - d$y_test)^2),
@@ -116,7 +116,7 @@ robustness <- function(reps = 101:110, iters = 100000L) {
       fit <- sgld_sa(d$x, d$y, method = arms[[arm]], iterations = iters, batch_size = 50, v0 = 0.01, v1 = 10,
                      intercept = FALSE, keep_draws = 1:3, newx = d$x_test, seed = r, threads = 1, quiet = TRUE,
                      control = sgmcmc_control(b = 1000, rho_init = 1, sigma_init = 1))
-      rows[[length(rows) + 1]] <- data.frame(rep = r, arm = arm, MSE = mean((predict(fit) - d$y_test)^2),
+      rows[[length(rows) + 1]] <- data.frame(rep = r, arm = arm, MSE = mean((predict(fit)$fit - d$y_test)^2),
                                              b3 = coef(fit)[[3]], beta3 = d$beta[3],
                                              selected_true = sum(fit$inclusion[1:3] > 0.5),
                                              selected_false = sum(fit$inclusion[-(1:3)] > 0.5))
@@ -152,7 +152,7 @@ authors_replicates <- function(seeds = 0:5, iters = 100000L) {
                      v1 = 10, intercept = FALSE, burnin = s$burnin, thin = s$thin, keep_draws = 1:3, newx = d$x_test,
                      seed = if (run == "EM2") 2020 else 2019, threads = 1, quiet = TRUE,
                      control = do.call(sgmcmc_control, s$control))
-      rows[[length(rows) + 1]] <- data.frame(seed = sd, v0 = v0, arm = run, MSE = mean((predict(fit) - d$y_test)^2),
+      rows[[length(rows) + 1]] <- data.frame(seed = sd, v0 = v0, arm = run, MSE = mean((predict(fit)$fit - d$y_test)^2),
                                              b1 = coef(fit)[[1]], b2 = coef(fit)[[2]], b3 = coef(fit)[[3]],
                                              beta3 = d$beta[3], selected = sum(fit$inclusion > 0.5))
     }
@@ -170,7 +170,7 @@ plain_readings <- function(d) {
                    intercept = FALSE, keep_draws = 1:3, newx = d$x_test, seed = 2019, threads = 1, quiet = TRUE,
                    control = sgmcmc_control(b = ncol(d$x), rho_init = 1, sigma_init = sig, kappa0_init = k0,
                                             kappa1_init = 1))
-    pr <- predict(fit)
+    pr <- predict(fit)$fit
     rows[[length(rows) + 1]] <- data.frame(sigma_init = sig, kappa0 = k0, kappa1 = 1, MAE = mean(abs(pr - d$y_test)),
                                            MSE = mean((pr - d$y_test)^2))
   }

@@ -31,7 +31,7 @@ for (r in seq_len(R)) {
   y <- f0 + rnorm(n, sd = sd)
   t_wbb <- t_wbb + system.time(
     fit <- trend_filter_wbb(y, k = 3, lambda = lambda, draws = T, seed = r, quiet = TRUE))[["elapsed"]]
-  p <- predict(fit, level = 0.95)
+  p <- predict(fit, prob = 0.95)
   cov_wbb_q[r, ] <- p$lower <= f0 & f0 <= p$upper
   cov_wbb_se[r, ] <- abs(p$estimate - f0) <= 2 * p$se
   width_wbb[r] <- mean(p$upper - p$lower)
