@@ -15,7 +15,7 @@ muffle <- function(expr) withCallingHandlers(expr, warning = function(w) {
   cat("  [warning] ", conditionMessage(w), "\n", sep = "")
   invokeRestart("muffleWarning")
 })
-samplers <- c("sgld", "sghmc", "hamcmc_sa", "hamcmc")
+samplers <- c("sgld", "sghmc", "sgnht", "hamcmc_sa", "hamcmc")
 
 cat("== 1. Raw diabetes, defaults, held-out fifth (set.seed(42)) ==\n")
 data(diabetes)
