@@ -54,16 +54,19 @@ sb_newdata <- function(object, newdata, newx, call = rlang::caller_env()) {
     nd <- stats::model.matrix(tt, mf)
     nd <- nd[, colnames(nd) != "(Intercept)", drop = FALSE]
   }
+  attr(nd, "sb_arg") <- if (is.null(newdata)) "newx" else "newdata"  # the name the checks report
   nd
 }
 
 # New inputs of a linear model with p columns: one row (a vector of length p) or many.
 sb_check_newx <- function(x, p, call = rlang::caller_env()) {
+  arg <- attr(x, "sb_arg") %||% "newdata"
+  attr(x, "sb_arg") <- NULL
   if (is.null(dim(x)) && !is.data.frame(x) && length(x) == p) x <- matrix(x, nrow = 1L, dimnames = list(NULL, names(x)))
-  x <- check_x_matrix(x, arg = "newdata", call = call, min_cols = 0L, min_rows = 1L)
+  x <- check_x_matrix(x, arg = arg, call = call, min_cols = 0L, min_rows = 1L)
   if (ncol(x) != p) {
-    sb_abort(c("{.arg newdata} must have {p} column{?s}, as the data the model was fitted to.",
-               x = "It has {ncol(x)}."), arg = "newdata", call = call)
+    sb_abort(c("{.arg {arg}} must have {p} column{?s}, as the data the model was fitted to.",
+               x = "It has {ncol(x)}."), arg = arg, call = call)
   }
   x
 }

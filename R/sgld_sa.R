@@ -342,7 +342,8 @@ sgld_sa <- function(x, y, family = c("gaussian", "binomial"), method = c("sa", "
   kappa_default <- if (method == "none") 1 else NaN  # plain SGLD freezes kappa0 = kappa1 = 1 (authors' baseline)
   engine_ctl <- function(control, method_ = method, ...) {
     sgmcmc_engine_control(control, sum(sparse), kappa_default, family = family, method = method_, sampler = sampler,
-                          batch_size = batch_size, v0 = v0, v1 = v1, ...)
+                          batch_size = batch_size, v0 = v0, v1 = v1,
+                          report_every = sgmcmc_report_every(sampler, control$sa_form, P), ...)
   }
   warmup <- NULL
   if (auto_step) {

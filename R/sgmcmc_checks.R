@@ -125,13 +125,16 @@ print.sb_sgmcmc_density <- function(x, digits = 3, ...) {
 }
 
 # step_size = 0 freezes the parameters: allowed where something else still moves (the SSGL latent variables of
-# method = "sa" / "em", which the tests check alone that way), an error where nothing would (method = "none", a
-# density target): every draw would be the starting value.
-check_frozen_step <- function(control, moves, what, call = rlang::caller_env()) {
+# method = "sa" / "em", which the tests check alone that way); where nothing would (method = "none") every draw is
+# the starting value, which is still what was asked (the starting network or state, e.g. to inspect an `init`):
+# a classed warning; a density target, where such a run can only be a mistake, an error.
+check_frozen_step <- function(control, moves, what, error = FALSE, call = rlang::caller_env()) {
   if (moves || !is.numeric(control$step_size) || control$step_size != 0) return(invisible(control))
-  sb_abort(c("{.code sgmcmc_control(step_size = 0)} freezes the chain: with {what} nothing else moves, so every draw would be the starting value.",
-             i = "Use a positive {.arg step_size}, or {.code \"auto\"} (the default) to let the warm-up choose it."),
-           arg = "step_size", call = call)
+  msg <- c("{.code sgmcmc_control(step_size = 0)} freezes the chain: with {what} nothing else moves, so every draw is the starting value.",
+           i = "Use a positive {.arg step_size}, or {.code \"auto\"} (the default) to let the warm-up choose it.")
+  if (error) sb_abort(msg, arg = "step_size", call = call)
+  sb_warn(msg, kind = "frozen")
+  invisible(control)
 }
 
 # The SSGL prior of a regression: spike Laplace(0, sigma v0) (sd sqrt(2) sigma v0) and slab N(0, sigma^2 v1) (sd

@@ -88,10 +88,15 @@
 #'   regression with at most 2,000 coefficients, else `"diagonal"`; `"matrix"` (the dense \eqn{G_k} of the
 #'   paper's section 4 and \eqn{S_k} its Cholesky factor; regression with at most 2,000 coefficients),
 #'   `"diagonal"` (linear in the number of parameters: the exact diagonal of \eqn{G_k}, with
-#'   \eqn{\mathrm{diag}(\tilde G_k)} from the memory; the off-diagonal part is dropped) or `"transport"` (linear:
+#'   \eqn{\mathrm{diag}(\tilde G_k)} from the memory; the off-diagonal part is dropped), `"lowrank"` (linear:
+#'   the `sa_memories` newest memories kept whole, older ones by their exact diagonal, noise with exactly the
+#'   preconditioner's covariance) or `"transport"` (linear:
 #'   \eqn{G_{k-1} g_k \approx G_{k-1} g_{k-1} + \tilde G_k (g_k - g_{k-1})}, the four products of line 4 of
 #'   Algorithm 2; experimental). See [hamcmc_sa()] for what each samples: the transport form's errors accumulate
 #'   over about \eqn{1/\omega_k} iterations and can make a chain drift away when \eqn{\omega_k} is small.
+#' @param sa_memories `sa_form = "lowrank"`: K, the number of the newest L-BFGS memories (one per iteration) kept
+#'   whole in \eqn{G_k}; older memories and \eqn{G_0 = I} enter by their exact diagonal. Each costs two
+#'   applications of a memory and one normal vector per parameter per iteration. Default 4.
 #' @param normalize Use the unit-length directions \eqn{G_k g_k / \|G_k g_k\|} and \eqn{S_k z_k / \|S_k z_k\|}
 #'   (lines 7-8 of Algorithm 2 as printed). Default `FALSE`.
 #' @param curvature Gradient difference of a curvature pair: `"same_batch"` (default; the second gradient on the
@@ -125,11 +130,11 @@ sgmcmc_control <- function(step_schedule = NULL, step_size = NULL,
                            likelihood_sd = NULL, prune = FALSE, prune_S = 0.9, prune_D = 0.99, prune_U = 50,
                            trace_every = NULL, init = NULL, float64 = FALSE, memory = 2, precond_A = 2,
                            precond_Z = 50, precond_alpha = 0.75, damping_r = 0.2, gamma_min = 1,
-                           sa_form = NULL, normalize = FALSE,
+                           sa_form = NULL, sa_memories = 4, normalize = FALSE,
                            curvature = c("same_batch", "consecutive"), diverge_loss = 10, ...) {
   check_unknown_args(...names(), ...length(), "sgmcmc_control")
   if (!is.null(step_schedule)) step_schedule <- sb_match_arg(step_schedule, c("polynomial", "constant", "stepwise"))
-  if (!is.null(sa_form)) sa_form <- sb_match_arg(sa_form, c("transport", "matrix", "diagonal"))
+  if (!is.null(sa_form)) sa_form <- sb_match_arg(sa_form, c("transport", "matrix", "diagonal", "lowrank"))
   curvature <- sb_match_arg(curvature)
   out <- list(
     step_schedule = step_schedule,
@@ -176,6 +181,7 @@ sgmcmc_control <- function(step_schedule = NULL, step_size = NULL,
     damping_r = check_number(damping_r, lower = 0, lower_open = TRUE, upper = 1, upper_open = TRUE),
     gamma_min = check_number(gamma_min, lower = 0, lower_open = TRUE, upper = Inf, upper_open = TRUE),
     sa_form = sa_form,
+    sa_memories = check_count(sa_memories, max = 1000L),
     normalize = check_flag(normalize),
     curvature = curvature,
     diverge_loss = if (identical(diverge_loss, Inf)) Inf else
@@ -257,3 +263,14 @@ sgmcmc_samplers <- data.frame(
 )
 sgmcmc_default_lr <- stats::setNames(sgmcmc_samplers$net_lr, sgmcmc_samplers$name)
 sgmcmc_sampler_info <- function(sampler) as.list(sgmcmc_samplers[match(sampler, sgmcmc_samplers$name), ])
+
+# How often a chain publishes progress and polls Ctrl-C (iterations): 256, fewer for the dense ("matrix") form of
+# HAMCMC-SA, whose iteration costs O(P^3) (a Cholesky factor and P applications of the memory: 0.17 s at 1,500
+# coefficients, so 256 iterations were 44 s deaf to Ctrl-C): about 256 (100 / P)^3, at least 1, which keeps the
+# interval near 256 iterations of a 100-coefficient matrix form (about 15 ms).
+sgmcmc_report_every <- function(sampler, sa_form, P) {
+  if (identical(sampler, "hamcmc_sa") && identical(sa_form, "matrix")) {
+    return(as.integer(max(1, min(256, floor(256 * (100 / P)^3)))))
+  }
+  256L
+}

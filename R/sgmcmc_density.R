@@ -109,7 +109,7 @@ sgmcmc_density <- function(target, init = NULL, sampler = c("sgld", "sghmc", "sg
     sb_abort(c("{.arg control} must be created by {.fn sgmcmc_control}.",
                x = "You supplied {.obj_type_friendly {control}}."), arg = "control")
   }
-  check_frozen_step(control, moves = FALSE, what = "a density target (no latent variables)")
+  check_frozen_step(control, moves = FALSE, what = "a density target (no latent variables)", error = TRUE)
   if (is.null(init)) {
     if (is_r) {
       sb_abort(c("{.arg init} is required for a target written in R.",
@@ -164,7 +164,8 @@ sgmcmc_density <- function(target, init = NULL, sampler = c("sgld", "sghmc", "sg
   }
   engine_ctl <- function(control, ...) {
     sgmcmc_engine_control(control, 0, 1, family = "gaussian", method = "none", sampler = sampler, batch_size = 1,
-                          report_every = if (is_r) 16 else 256, prune = FALSE, ...)
+                          report_every = if (is_r) 16 else sgmcmc_report_every(sampler, control$sa_form, d),
+                          prune = FALSE, ...)
   }
   score <- function(draws, latent) density_score(eng_target, target, is_r, draws, call = rlang::current_env())
   warmup <- NULL

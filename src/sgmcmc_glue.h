@@ -62,11 +62,13 @@ inline void map_step_control(const Rcpp::List& c, scalebayes::sgmcmc::StepContro
   if (has(c, "damping_r")) lb.damping_r = sgmcmc_num(c, "damping_r");
   if (has(c, "gamma_min")) lb.gamma_min = sgmcmc_num(c, "gamma_min");
   if (has(c, "normalize")) lb.normalize = Rcpp::as<bool>(c["normalize"]);
+  if (has(c, "sa_memories")) lb.sa_memories = static_cast<int>(sgmcmc_num(c, "sa_memories"));
   if (has(c, "sa_form")) {
     const std::string f = Rcpp::as<std::string>(c["sa_form"]);
     if (f == "transport") lb.sa_form = sg::SaForm::transport;
     else if (f == "matrix") lb.sa_form = sg::SaForm::matrix;
     else if (f == "diagonal") lb.sa_form = sg::SaForm::diagonal;
+    else if (f == "lowrank") lb.sa_form = sg::SaForm::lowrank;
     else throw std::invalid_argument("unknown sa_form '" + f + "'");
   }
   if (has(c, "curvature")) {

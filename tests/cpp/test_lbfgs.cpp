@@ -343,6 +343,61 @@ TEST(hamcmc_sa_through_run_chain_equals_dense_algorithm_2) {
   }
 }
 
+// The lowrank form: G_k = diag(D_k) + sum over the K newest memories of w_j G~_j (older ones and G_0 = I by their
+// exact diagonal), noise sqrt(D_k) z_0 + sum_j sqrt(w_j) S~_j z_j with K + 1 normal vectors drawn in that order.
+TEST(hamcmc_sa_lowrank_through_run_chain_equals_dense_reference) {
+  const long p = 5;
+  for (int K : {1, 3, 100}) {
+    Problem pb = make_problem(40, p);
+    pb.ctl.sampler = sg::Sampler::hamcmc_sa;
+    auto& lc = pb.ctl.lbfgs;
+    lc.memory = 2;
+    lc.sa_form = sg::SaForm::lowrank;
+    lc.sa_memories = K;
+    const VectorXd init = VectorXd::LinSpaced(p, -0.5, 0.5);
+    const sg::ChainResult res = run(pb, init);
+    CHECK(res.iterations_done == pb.ctl.iterations);
+    Stream rs(3, 0);
+    VectorXd b = init, D = VectorXd::Ones(p);
+    std::vector<DenseMem> mems;
+    std::vector<double> wts;
+    std::vector<VectorXd> S, Y;
+    MatrixXd Gfull = MatrixXd::Identity(p, p);  // the matrix form's G_k, to compare with K >= k
+    const double eps = pb.ctl.step.eps0, sd = std::sqrt(2 * eps);
+    double max_gap = 0;
+    for (long k = 1; k <= pb.ctl.iterations; ++k) {
+      const VectorXd g = grad(pb, b);
+      while (static_cast<int>(S.size()) > lc.memory) S.erase(S.begin()), Y.erase(Y.begin());
+      const DenseMem m = dense_memory(S, Y, lc.damping_r, lc.gamma_min, p);
+      const VectorXd z0 = normals(rs, p);
+      const double w = std::min(1.0, 2.0 * std::pow(k + 50.0, -0.75));
+      D *= (1 - w);
+      for (double& x : wts) x *= (1 - w);
+      mems.push_back(m);
+      wts.push_back(w);
+      if (static_cast<int>(mems.size()) > K) {
+        D += wts.front() * mems.front().H.diagonal();
+        mems.erase(mems.begin());
+        wts.erase(wts.begin());
+      }
+      MatrixXd G = D.asDiagonal();
+      VectorXd v = D.cwiseSqrt().cwiseProduct(z0);
+      for (std::size_t j = 0; j < mems.size(); ++j) {
+        G += wts[j] * mems[j].H;
+        v += std::sqrt(wts[j]) * mems[j].S * normals(rs, p);
+      }
+      Gfull = (1 - w) * Gfull + w * m.H;
+      if (K >= k) max_gap = std::max(max_gap, (G - Gfull).norm() / Gfull.norm());
+      const VectorXd bn = b + eps * (G * g) + sd * v;
+      S.push_back(bn - b);
+      Y.push_back(-(grad(pb, bn) - g));
+      b = bn;
+    }
+    for (long j = 0; j < p; ++j) CHECK_NEAR(res.beta[j], b[j], 1e-9 * (1 + std::abs(b[j])));
+    CHECK(max_gap < 1e-12);  // while no memory has been folded into the diagonal, G_k is the matrix form's
+  }
+}
+
 TEST(hamcmc_through_run_chain_equals_dense_reference) {
   const long p = 4;
   Problem pb = make_problem(40, p);

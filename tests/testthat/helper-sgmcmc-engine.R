@@ -35,7 +35,9 @@ sgmcmc_density_engine <- function(..., iterations = 10000L, chains = 1L, control
   suppress_convergence(sgmcmc_density(..., iterations = iterations, chains = chains, control = engine_control(control)))
 }
 
-# Evaluate `expr`, muffling the classed convergence warning only (short test chains).
+# Evaluate `expr`, muffling the classed convergence warning (short test chains) and the frozen-step warning (the
+# engine tests read a chain's start with step_size = 0; the warning itself is tested in test-input.R) only.
 suppress_convergence <- function(expr) {
-  withCallingHandlers(expr, scalebayes_warning_convergence = function(w) invokeRestart("muffleWarning"))
+  withCallingHandlers(expr, scalebayes_warning_convergence = function(w) invokeRestart("muffleWarning"),
+                      scalebayes_warning_frozen = function(w) invokeRestart("muffleWarning"))
 }

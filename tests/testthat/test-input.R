@@ -123,17 +123,22 @@ test_that("a misspelt setting of sgmcmc_control() / vi_control() is named, with 
   expect_identical(vi_control(tau = 0.25)$tau, 0.25)
 })
 
-test_that("temperature has a lower bound; a frozen chain and a spike wider than the slab are errors", {
+test_that("temperature has a lower bound; a frozen chain warns (an error for a density), a spike wider than the slab is an error", {
   d <- sim_gaussian(30, 4)
   e <- expect_error(sgmcmc_control(temperature = 1e-300), class = "scalebayes_error_input")
   expect_identical(e$arg, "temperature")
   expect_match(flat_msg(e), "at least 1e-08", fixed = TRUE)
   expect_identical(sgmcmc_control(temperature = 1e-8)$temperature, 1e-8)
-  # step_size = 0 where nothing else moves
-  e <- expect_error(sgld_sa(d$x, d$y, method = "none", control = sgmcmc_control(step_size = 0)),
-                    class = "scalebayes_error_input")
-  expect_identical(e$arg, "step_size")
-  expect_match(flat_msg(e), "freezes the chain", fixed = TRUE)
+  # step_size = 0 where nothing else moves: every draw is the start (a warning; the draws are what was asked)
+  w <- NULL
+  f <- withCallingHandlers(sgld_sa(d$x, d$y, method = "none", iterations = 200, chains = 1, quiet = TRUE,
+                                   standardize = FALSE, control = sgmcmc_control(step_size = 0)),
+                           scalebayes_warning_frozen = function(c) { w <<- c; invokeRestart("muffleWarning") },
+                           scalebayes_warning_convergence = function(c) invokeRestart("muffleWarning"),
+                           scalebayes_warning_draws = function(c) invokeRestart("muffleWarning"))
+  expect_s3_class(w, "scalebayes_warning_frozen")
+  expect_match(flat_msg(w), "freezes the chain", fixed = TRUE)
+  expect_true(all(apply(as.matrix(f), 2, function(v) length(unique(v)) == 1)))
   e <- expect_error(sgmcmc_density(sgmcmc_target("banana"), control = sgmcmc_control(step_size = 0)),
                     class = "scalebayes_error_input")
   expect_identical(e$arg, "step_size")

@@ -133,6 +133,15 @@ test_that("sgld_sa() stops on Ctrl-C", {
                   "cpp_sgld_sa")
 })
 
+test_that("hamcmc_sa()'s dense (matrix) form at 1,500 coefficients stops on Ctrl-C", {
+  # an iteration costs about 0.17 s here (O(P^3)); the stop check used to come every 256 iterations (over 40 s),
+  # now every max(1, 256 (100 / P)^3) (sgmcmc_report_every())
+  interrupt_child(sim_setup(3000, 1500),
+                  paste("hamcmc_sa(x, y, iterations = 1e6, chains = 1, seed = 1, quiet = TRUE,",
+                        "control = sgmcmc_control(step_size = 1e-4, sa_form = 'matrix'))"),
+                  "cpp_sgld_sa", wait = 2)
+})
+
 test_that("wbb_nn() stops on Ctrl-C inside a network's training", {
   skip_if_not(sb_torch_available())
   # one draw trains for minutes; the training loop reads the stop flag before every optimizer step

@@ -46,7 +46,7 @@ namespace scalebayes {
 namespace sgmcmc {
 
 // Settings of the quasi-Newton step policies (part of StepControl).
-enum class SaForm { transport, matrix, diagonal };
+enum class SaForm { transport, matrix, diagonal, lowrank };
 enum class Curvature { same_batch, consecutive };
 
 struct LbfgsControl {
@@ -57,6 +57,7 @@ struct LbfgsControl {
   SaForm sa_form = SaForm::transport;
   bool normalize = false;      // Algorithm 2, lines 7-8: unit-length drift and noise directions
   Curvature curvature = Curvature::same_batch;
+  int sa_memories = 4;         // "lowrank": K, the memories kept whole (older ones by their diagonal)
   LbfgsControl() {
     precond.A = 2.0;
     precond.Z = 50.0;
@@ -65,6 +66,7 @@ struct LbfgsControl {
   }
   void validate() const {
     if (memory < 1) throw std::invalid_argument("memory must be >= 1");
+    if (sa_memories < 1) throw std::invalid_argument("sa_memories must be >= 1");
     if (!(damping_r > 0.0 && damping_r < 1.0)) throw std::invalid_argument("damping_r must lie in (0, 1)");
     if (!(gamma_min > 0.0) || !std::isfinite(gamma_min)) throw std::invalid_argument("gamma_min must be > 0 and finite");
     precond.validate();
@@ -324,6 +326,14 @@ inline GroupVector<EigenOps> unflat(const Eigen::VectorXd& x, const GroupVector<
 //     this IS diag(G_k) with no approximation), d_0 = 1, diag(G~_k) from the memory at linear cost (diag_G());
 //     u_k = d_k * g_k, v_k = sqrt(d_k) * z_k: a preconditioned Langevin step with a positive diagonal
 //     preconditioner (the off-diagonal curvature is dropped), stable where the transport form drifts.
+//   "lowrank": the paper's G_k = sum_j w_{k,j} G~_j (SA weights w_{k,j} = omega_j prod_{i > j} (1 - omega_i), and
+//     w_{k,0} = prod (1 - omega_i) on G_0 = I) with the K newest memories kept whole and the older ones (and G_0)
+//     by their diagonal: G_k = diag(D_k) + sum_{j > k - K} w_{k,j} G~_j, D_k = w_{k,0} 1 + sum_{j <= k - K}
+//     w_{k,j} diag(G~_j) (exact diagonals, diag_G()). u_k = G_k g_k; v_k = sqrt(D_k) * z_0 + sum_j sqrt(w_{k,j})
+//     S~_j z_j with K + 1 independent normal vectors, so v_k has EXACTLY the covariance G_k of the drift's
+//     operator (a preconditioned Langevin step with a positive definite G_k that depends on the current point
+//     only through omega_k G~_k, as the matrix form). Linear in the number of parameters: 2K applications of a
+//     memory; with K >= k it is the matrix form's G_k (tested).
 //   normalize: u / ||u||, v / ||v|| (lines 7-8).
 //   theta_{k+1} = theta_k + eps u_k + sqrt(2 eps / tau) v_k
 //   then the curvature pair: "same_batch" s = the increment, y = -(g(theta_{k+1}; d_k) - g_k) (a second gradient
@@ -347,7 +357,8 @@ struct HamcmcSaStep {
     using GV = GroupVector<Ops>;
     DampedLbfgs<Ops> mem;
     GV g_prev, z_prev, u, v, theta_prev;
-    GV D;  // diagonal form: diag(G_k)
+    GV D;  // diagonal form: diag(G_k); lowrank form: the diagonal part D_k
+    std::deque<std::pair<DampedLbfgs<Ops>, typename Ops::Scalar>> recent;  // lowrank: K memories and weights
     typename Ops::Scalar zero{};
     bool first = true;
     Eigen::MatrixXd G;  // matrix form
@@ -372,6 +383,24 @@ struct HamcmcSaStep {
       const double w = lc.precond.at(c.k);
       if (lc.sa_form == SaForm::matrix) {
         matrix_step(g, z, w);
+      } else if (lc.sa_form == SaForm::lowrank) {
+        if (first) D = GV::constant_like(g, 1.0);  // G_0 = I, kept by its diagonal
+        D.scale(like + (1.0 - w));
+        for (auto& r : recent) r.second = r.second * (1.0 - w);
+        recent.emplace_back(mem, like + w);  // the prepared memory (read only from here on)
+        if (static_cast<int>(recent.size()) > lc.sa_memories) {
+          D.axpy(recent.front().second, recent.front().first.diag_G(g));
+          recent.pop_front();
+        }
+        u = lbfgs_detail::clone<Ops>(g);
+        u.multiply(D);
+        v = GV::sqrt(D);
+        v.multiply(z);
+        for (auto& r : recent) {
+          u.axpy(r.second, r.first.apply_G(g));
+          const GV zj = lbfgs_detail::normals_like<Ops>(g, rng);
+          v.axpy(Ops::sqrt(r.second), r.first.apply_S(zj));
+        }
       } else if (lc.sa_form == SaForm::diagonal) {
         if (first) D = GV::constant_like(g, 1.0);  // G_0 = I
         D.scale(like + (1.0 - w));
