@@ -89,7 +89,11 @@
 #' coef(fit)
 blasso <- function(x, y, lambda = "eb", chains = 4L, iterations = 1000L, burnin = 500L, thin = NULL,
                    threads = NULL, seed = NULL, quiet = NULL, control = blasso_control(), chunks = NULL,
-                   future = FALSE, iter) {
+                   future = FALSE, iter, data = NULL, subset = NULL, na.action = NULL, contrasts = NULL) {
+  if (!missing(x) && sb_is_formula(x)) {
+    return(sb_formula_fit(environment(), "blasso", blasso, match.call(), intercept = "control", response = "numeric"))
+  }
+  sb_formula_only(environment())
   t0 <- proc.time()  # `timing` covers the whole call
   call <- match.call()
   iterations <- sb_renamed_arg(if (!missing(iter)) iter, iterations, "iter", "iterations", missing(iterations),

@@ -47,12 +47,9 @@ sb_newdata <- function(object, newdata, newx, call = rlang::caller_env()) {
   if (!is.null(newdata) && !is.null(newx)) sb_abort("Give {.arg newdata} or {.arg newx}, not both.", arg = "newdata", call = call)
   nd <- newdata %||% newx
   if (is.null(nd)) return(NULL)
-  tt <- .subset2(object, "terms")
-  if (is.data.frame(nd) && !is.null(tt)) {
-    tt <- stats::delete.response(tt)
-    mf <- sb_model_frame(tt, nd, xlev = .subset2(object, "xlevels"), arg = "newdata", call = call)
-    nd <- stats::model.matrix(tt, mf)
-    nd <- nd[, colnames(nd) != "(Intercept)", drop = FALSE]
+  # a fit of the formula interface: the design of a data frame from the stored terms (R/model_frame.R)
+  if (is.data.frame(nd) && !is.null(.subset2(object, "terms"))) {
+    nd <- sb_model_matrix_new(object, nd, arg = if (is.null(newdata)) "newx" else "newdata", call = call)
   }
   nd
 }

@@ -236,7 +236,13 @@ sgld_sa <- function(x, y, family = c("gaussian", "binomial"), method = c("sa", "
                     sparse = TRUE, intercept = TRUE, burnin = NULL, thin = NULL, keep_draws = TRUE, newx = NULL,
                     chains = NULL, threads = NULL, future = FALSE, chunks = NULL, seed = NULL, quiet = NULL,
                     control = sgmcmc_control(), model = NULL, epochs = NULL, sparse_layers = NULL, newy = NULL,
-                    device = "cpu", weights = NULL, standardize = TRUE, keep) {
+                    device = "cpu", weights = NULL, standardize = TRUE, keep, data = NULL, subset = NULL, na.action = NULL, contrasts = NULL) {
+  if (!missing(x) && sb_is_formula(x)) {
+    net <- !is.null(model)
+    return(sb_formula_fit(environment(), "sgld_sa", sgld_sa, match.call(), intercept = if (net) "none" else "arg",
+                          response = if (net) "network" else "glm"))
+  }
+  sb_formula_only(environment())
   call <- match.call()
   iterations_given <- !is.null(iterations)
   method <- sb_match_arg(method)

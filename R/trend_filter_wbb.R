@@ -56,7 +56,20 @@
 trend_filter_wbb <- function(y, x = seq_along(y), k = 3, lambda = NULL, draws = 1000,
                              prior_weights = c("common", "separate"), threads = NULL, seed = NULL,
                              quiet = NULL, control = tf_control(), nfolds = 5,
-                             lambda_rule = c("min", "1se"), future = FALSE, chunks = NULL) {
+                             lambda_rule = c("min", "1se"), future = FALSE, chunks = NULL, data = NULL, subset = NULL, na.action = NULL, contrasts = NULL) {
+  if (!missing(y) && sb_is_formula(y)) {
+    frame <- environment()
+    one_input <- function(x) {
+      if (ncol(x) != 1L) {
+        sb_abort(c("Trend filtering has one input: the formula must be {.code y ~ x}.",
+                   x = "Its design has {ncol(x)} columns ({.var {colnames(x)}})."), arg = "y", call = frame)
+      }
+      x[, 1L]
+    }
+    return(sb_formula_fit(frame, "trend_filter_wbb", trend_filter_wbb, match.call(), intercept = "none",
+                          response = "numeric", x_arg = "y", y_arg = "x", design = one_input))
+  }
+  sb_formula_only(environment(), what = "y")
   call <- match.call()
   d <- check_tf_data(y, x, k)
   prior_weights <- sb_match_arg(prior_weights)

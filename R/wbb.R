@@ -114,18 +114,12 @@ wbb <- function(x, ...) UseMethod("wbb")
 
 #' @rdname wbb
 #' @export
-wbb.formula <- function(formula, data = NULL, ...) {
+wbb.formula <- function(formula, data = NULL, ..., subset = NULL, na.action = NULL, contrasts = NULL) {
   call <- sb_user_call(match.call(), quote(wbb))
-  mf <- sb_model_frame(formula, data, arg = "data")
-  tt <- stats::terms(mf)
-  x <- stats::model.matrix(tt, mf)
-  x <- x[, colnames(x) != "(Intercept)", drop = FALSE]
-  y <- stats::model.response(mf)
-  fit <- wbb.default(x, y, ...)
-  fit$call <- call
-  fit$terms <- tt
-  fit$xlevels <- stats::.getXlevels(tt, mf)
-  fit
+  frame <- environment()
+  net <- !is.null(list(...)$model)
+  sb_formula_fit(frame, "wbb", wbb.formula, call, intercept = if (net) "none" else "control", y_arg = NULL,
+                 response = if (net) "network" else "glm", x_arg = "formula", target = wbb.default)
 }
 
 # wbb(x, y, model = <network>, ...) is wbb_nn(x, y, model = <network>, ...).
@@ -248,23 +242,6 @@ wbb_moved_arg <- function(old, new, name, missing_new, call) {
 sb_user_call <- function(mcall, generic) {
   mcall[[1L]] <- generic
   mcall
-}
-
-# stats::model.frame() with missing values refused, its errors (unknown variables, NA, new factor levels)
-# turned into classed errors naming the data argument.
-sb_model_frame <- function(formula, data, xlev = NULL, arg = "data", call = rlang::caller_env()) {
-  if (!is.null(data) && !is.data.frame(data) && !is.list(data) && !is.environment(data)) {
-    sb_abort(c("{.arg {arg}} must be a data frame.", x = "You supplied {.obj_type_friendly {data}}."),
-             arg = arg, call = call)
-  }
-  tryCatch(stats::model.frame(formula, data = data, xlev = xlev, na.action = stats::na.fail),
-           error = function(e) {
-             msg <- conditionMessage(e)
-             fix <- if (grepl("missing values", msg)) "Remove or impute the rows with NA (e.g. {.code na.omit({arg})})."
-                    else if (grepl("new level", msg)) "Use only the factor levels seen when fitting."
-                    else "Check the formula and the variables in {.arg {arg}}."
-             sb_abort(c("Cannot build the model frame from {.arg {arg}}.", x = "{msg}", i = fix), arg = arg, call = call)
-           })
 }
 
 #' @export

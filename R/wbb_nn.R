@@ -92,7 +92,11 @@ wbb_nn <- function(x, y, model = nn_mlp(), family = NULL, lambda = 1e-4,
                    prior_weights = c("common", "separate", "none"), draws = 100L, newx = NULL, newy = NULL,
                    keep_draws = TRUE, epochs = NULL, batch_size = NULL, future = FALSE, chunks = NULL,
                    device = "cpu", threads = NULL, seed = NULL, quiet = NULL, control = nn_control(),
-                   standardize = TRUE, keep_weights) {
+                   standardize = TRUE, keep_weights, data = NULL, subset = NULL, na.action = NULL, contrasts = NULL) {
+  if (!missing(x) && sb_is_formula(x)) {
+    return(sb_formula_fit(environment(), "wbb_nn", wbb_nn, match.call(), intercept = "none", response = "network"))
+  }
+  sb_formula_only(environment())
   call <- rlang::current_env()
   mcall <- match.call()
   t0 <- proc.time()[["elapsed"]]

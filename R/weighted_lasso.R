@@ -151,7 +151,12 @@ prepare_glm_data <- function(x, y, family, alpha, penalty_factor, call) {
 #' coef(fit)
 weighted_lasso <- function(x, y, family = c("gaussian", "binomial"), weights = NULL, penalty_factor = NULL,
                            lambda = NULL, alpha = 1, standardize = TRUE, intercept = TRUE, nlambda = 100L,
-                           lambda_min_ratio = NULL, control = cd_control()) {
+                           lambda_min_ratio = NULL, control = cd_control(), data = NULL, subset = NULL, na.action = NULL, contrasts = NULL) {
+  if (!missing(x) && sb_is_formula(x)) {
+    return(sb_formula_fit(environment(), "weighted_lasso", weighted_lasso, match.call(), intercept = "arg",
+                          response = "glm"))
+  }
+  sb_formula_only(environment())
   call <- rlang::current_env()
   mcall <- match.call()
   family <- sb_match_arg(family)
