@@ -9,6 +9,46 @@
 # A formula's intercept maps to the front end's own intercept setting (`intercept = ` or `control$intercept`); it
 # is never a column of x. Front ends with no such setting (networks, trend filtering) refuse `- 1`.
 
+#' The formula interface of the fitting functions
+#'
+#' Every fitting function takes its data either as a numeric matrix `x` and a response `y`, or as a model formula
+#' and a data frame: [wbb()], [blasso()], [sgld_sa()], [hamcmc_sa()], [weighted_lasso()], [cv_weighted_lasso()],
+#' the networks of [wbb_nn()], [bbb()] and [sparse_vi()] (and `sgld_sa(model = )`), and [trend_filter_wbb()]
+#' (`y ~ x`, one input). `f(y ~ ., data = d, ...)` fits exactly `f(x, y, ...)` with `x` the design of the
+#' formula (`model.matrix()` without its column of ones: factors expanded into indicator columns by their
+#' contrasts, interactions and transformations such as `log(x1)` or `poly(x1, 2)` included) and `y` its response:
+#' with the same seed, the same draws.
+#'
+#' * **Intercept.** The formula's intercept is the function's own intercept setting, never a column of ones in
+#'   `x`: `intercept` of [sgld_sa()], [hamcmc_sa()], [weighted_lasso()] and [cv_weighted_lasso()],
+#'   `control$intercept` of [wbb()] and [blasso()]. `y ~ . - 1` (or `+ 0`) fits without it; an intercept setting
+#'   that contradicts the formula is an error. Networks (their biases) and trend filtering (its constants) always
+#'   have one: there `- 1` is an error.
+#' * **Data.** `data` (a data frame; `NULL`: the variables are looked up in the formula's environment), `subset`
+#'   (evaluated in `data`, as in [stats::lm()]), `na.action` (default: an error on `NA`; `na.omit` drops the rows)
+#'   and `contrasts` (as in [stats::model.matrix()]). With a matrix `x` these arguments are an error.
+#' * **The fit** keeps the user's call (so [update()] reruns it, and `update(fit, . ~ . - x1)` changes the
+#'   formula), the `terms`, the factor levels (`xlevels`), the `contrasts` used and `na.action`.
+#' * **New data.** `predict(fit, newdata = <data frame>)` (and `fitted()`-style generics with `newdata`,
+#'   [sb_fit-generics]; `newx` given to the fitting function) rebuilds the design from the stored terms, one row
+#'   or many; a factor level not seen when fitting is an error naming the column (class
+#'   `scalebayes_error_new_levels`). A matrix `newdata` is taken as the design itself.
+#' * **Errors** (class `scalebayes_error_input`, naming the argument): a formula without a response, `data` that
+#'   is not a data frame, variables not found, a response of the wrong type (a factor for a gaussian model: give
+#'   `family = "binomial"`; characters), a formula without predictors.
+#'
+#' Image arrays (convolutional networks) keep the `x`, `y` form.
+#' @name sb_formula
+#' @examples
+#' data(diabetes)
+#' d <- data.frame(y = diabetes$y, diabetes$x)
+#' d$bmi_high <- factor(ifelse(d$bmi > 0, "high", "low"))
+#' fit <- wbb(y ~ age + sex + bmi_high + map, data = d, lambda = 200, draws = 100, seed = 1, quiet = TRUE)
+#' colnames(as.matrix(fit))
+#' predict(fit, newdata = d[1, ])
+#' fit2 <- update(fit, . ~ . - sex)
+NULL
+
 sb_is_formula <- function(x) inherits(x, "formula")
 
 # stats::model.frame() with its errors (unknown variables, NA, new factor levels) turned into classed errors
@@ -100,6 +140,16 @@ sb_model_matrix_new <- function(object, newdata, arg = "newdata", call = rlang::
   mf <- sb_frame(tt, newdata, xlev = xlev, arg = arg, call = call)
   x <- stats::model.matrix(tt, mf, contrasts.arg = .subset2(object, "contrasts"))
   x[, colnames(x) != "(Intercept)", drop = FALSE]
+}
+
+# The response of new rows of a formula fit, when the data frame holds it (NULL otherwise): log_lik() and
+# residuals() with `newdata` need no `newy` then.
+sb_response_new <- function(object, newdata) {
+  tt <- .subset2(object, "terms")
+  if (is.null(tt) || !is.data.frame(newdata) || attr(tt, "response") == 0L) return(NULL)
+  v <- attr(tt, "variables")[[attr(tt, "response") + 1L]]
+  if (!all(all.vars(v) %in% names(newdata))) return(NULL)
+  tryCatch(eval(v, newdata, environment(tt)), error = function(e) NULL)
 }
 
 # The arguments the user gave a front end (its frame `frame`, its function `fn`), evaluated, without `exclude`;

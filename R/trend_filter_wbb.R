@@ -21,8 +21,10 @@
 #' * `k = 0` draws are exact (dynamic programming); `k >= 1` draws are interior-point solves to a relative
 #'   duality gap of `control$tol`; the gaps are kept in `$diagnostics`.
 #'
-#' @param y Numeric response.
-#' @param x Sorted distinct inputs (default `seq_along(y)`).
+#' @param y Numeric response, or a formula `y ~ x` (one numeric input) with the variables in `data` (see
+#'   [sb_formula]); the rows must be sorted by the input. The constants are always in the model: `- 1` is an error.
+#' @param x Sorted distinct inputs (default `seq_along(y)`); not given with a formula.
+#' @inheritParams wbb
 #' @param k Trend-filtering order (3 = cubic, as in the paper's Figure 4).
 #' @param lambda Penalty, or `NULL` to choose it by cross-validation on the unweighted problem.
 #' @param draws Number of WBB draws T.

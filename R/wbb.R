@@ -68,7 +68,7 @@ wbb_control <- function(nfolds = 10L, lambda_rule = c("min", "1se"), nlambda = 1
 #' **Reproducibility.** `seed` (default drawn from R's RNG, so [set.seed()] works) keys one random stream per
 #' draw: the draws are identical for any `threads` and any split into `chunks` / future workers.
 #'
-#' @param x Numeric matrix (n x p), or a formula for the formula method.
+#' @param x Numeric matrix (n x p), or a formula for the formula method (see [sb_formula]).
 #' @param y Response (numeric; 0/1, logical or two-level factor for binomial).
 #' @param family `"gaussian"` or `"binomial"`.
 #' @param alpha Elastic-net mixing parameter in \[0, 1\] (1 = lasso).
@@ -94,7 +94,18 @@ wbb_control <- function(nfolds = 10L, lambda_rule = c("min", "1se"), nlambda = 1
 #'   data are standardized by default (`standardize = TRUE`, an argument of [wbb_nn()]: inputs per column, or
 #'   one scale for images, and a gaussian response), the penalty acts on that scale and every prediction comes
 #'   back on the user's scale (see [wbb_nn()], "Standardization").
-#' @param formula,data For the formula method: a model formula and a data frame.
+#' @param formula For the formula method: a model formula, `y ~ x1 + x2` or `y ~ .`; its intercept is
+#'   `control$intercept` (`y ~ . - 1`: none). With `model` (a network) its numeric design is `x` and `- 1` is an
+#'   error.
+#' @param data A data frame (or a list) holding the variables of the formula (`NULL`: they are looked up in the
+#'   formula's environment). `f(y ~ ., d)` is `f(y ~ ., data = d)`. Only with a formula, as are `subset`,
+#'   `na.action` and `contrasts`; see [sb_formula].
+#' @param subset Rows of `data` to fit: an expression evaluated in `data` (`subset = age > 30`, as in
+#'   [stats::lm()]), or a logical or index vector.
+#' @param na.action Rows with `NA`: `NULL` (default) is [stats::na.fail()], a classed error that says how to fix
+#'   it; `na.omit` drops them (the dropped rows are kept in `fit$na.action`).
+#' @param contrasts Contrasts of the factors: a named list, as `contrasts.arg` of [stats::model.matrix()] (default:
+#'   `options("contrasts")`, treatment contrasts). The contrasts used are kept in `fit$contrasts`.
 #' @param ... Arguments passed to the default method.
 #' @return An object of class `c("sb_wbb", "sb_fit")`: `draws` (T x (p + 1), original scale, intercept
 #'   first), `estimate` (the unweighted optimum at lambda), `lambda`, `lambda_glmnet` (glmnet's scale for unit
