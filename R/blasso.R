@@ -52,8 +52,10 @@
 #' `lambda = "eb"` every chunk runs the Monte-Carlo EM phase of all chains (its E-step averages over chains), so
 #' only the burn-in and the kept sweeps are shared out.
 #'
-#' @param x Numeric matrix of predictors (n x p); p > n is allowed.
-#' @param y Numeric response of length n.
+#' @param x Numeric matrix of predictors (n x p); p > n is allowed. Or a model formula, `y ~ x1 + x2` or `y ~ .`, with the variables in `data`: see [sb_formula]. The formula's intercept is
+#'   `control$intercept` (`y ~ . - 1`: none).
+#' @param y Numeric response of length n (not given with a formula).
+#' @inheritParams wbb
 #' @param lambda `"eb"` (empirical Bayes by Monte-Carlo EM, default), `"gamma"` (Gamma hyperprior on
 #'   \eqn{\lambda^2}) or a positive number (fixed).
 #' @param chains Number of chains.
@@ -89,7 +91,11 @@
 #' coef(fit)
 blasso <- function(x, y, lambda = "eb", chains = 4L, iterations = 1000L, burnin = 500L, thin = NULL,
                    threads = NULL, seed = NULL, quiet = NULL, control = blasso_control(), chunks = NULL,
-                   future = FALSE, iter) {
+                   future = FALSE, iter, data = NULL, subset = NULL, na.action = NULL, contrasts = NULL) {
+  if (!missing(x) && sb_is_formula(x)) {
+    return(sb_formula_fit(environment(), "blasso", blasso, match.call(), intercept = "control", response = "numeric"))
+  }
+  sb_formula_only(environment())
   t0 <- proc.time()  # `timing` covers the whole call
   call <- match.call()
   iterations <- sb_renamed_arg(if (!missing(iter)) iter, iterations, "iter", "iterations", missing(iterations),

@@ -30,7 +30,12 @@ make_foldid <- function(n, nfolds, seed, call) {
 cv_weighted_lasso <- function(x, y, family = c("gaussian", "binomial"), weights = NULL, penalty_factor = NULL,
                               alpha = 1, nfolds = 10L, foldid = NULL, nlambda = 100L, lambda_min_ratio = NULL,
                               standardize = TRUE, intercept = TRUE, threads = NULL, seed = NULL, quiet = NULL,
-                              control = cd_control()) {
+                              control = cd_control(), data = NULL, subset = NULL, na.action = NULL, contrasts = NULL) {
+  if (!missing(x) && sb_is_formula(x)) {
+    return(sb_formula_fit(environment(), "cv_weighted_lasso", cv_weighted_lasso, match.call(), intercept = "arg",
+                          response = "glm"))
+  }
+  sb_formula_only(environment())
   call <- rlang::current_env()
   family <- sb_match_arg(family)
   d <- prepare_glm_data(x, y, family, alpha, penalty_factor, call)

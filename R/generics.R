@@ -47,12 +47,9 @@ sb_newdata <- function(object, newdata, newx, call = rlang::caller_env()) {
   if (!is.null(newdata) && !is.null(newx)) sb_abort("Give {.arg newdata} or {.arg newx}, not both.", arg = "newdata", call = call)
   nd <- newdata %||% newx
   if (is.null(nd)) return(NULL)
-  tt <- .subset2(object, "terms")
-  if (is.data.frame(nd) && !is.null(tt)) {
-    tt <- stats::delete.response(tt)
-    mf <- sb_model_frame(tt, nd, xlev = .subset2(object, "xlevels"), arg = "newdata", call = call)
-    nd <- stats::model.matrix(tt, mf)
-    nd <- nd[, colnames(nd) != "(Intercept)", drop = FALSE]
+  # a fit of the formula interface: the design of a data frame from the stored terms (R/model_frame.R)
+  if (is.data.frame(nd) && !is.null(.subset2(object, "terms"))) {
+    nd <- sb_model_matrix_new(object, nd, arg = if (is.null(newdata)) "newx" else "newdata", call = call)
   }
   attr(nd, "sb_arg") <- if (is.null(newdata)) "newx" else "newdata"  # the name the checks report
   nd
@@ -105,6 +102,7 @@ sb_training_data.sb_trend_filter_wbb <- function(object) list(x = object$x, y = 
 
 # The inputs at which to evaluate: validated new data, or the training inputs (NULL stands for them).
 sb_eval_data <- function(object, newdata, newx, newy = NULL, need_y = FALSE, call = rlang::caller_env()) {
+  if (need_y && is.null(newy)) newy <- sb_response_new(object, newdata %||% newx)
   nd <- sb_newdata(object, newdata, newx, call = call)
   if (is.null(nd)) {
     if (!is.null(newy)) sb_abort("{.arg newy} needs {.arg newdata}.", arg = "newy", call = call)
@@ -389,7 +387,8 @@ posterior::ndraws
 #'
 #' @param object,x A fit (`x` for `ndraws()`, posterior's generic).
 #' @param newdata New inputs (see [predict.sb_fit()]); `NULL`: the training data kept by the fit.
-#' @param newy The observed responses of `newdata` (`log_lik()`, `residuals()`).
+#' @param newy The observed responses of `newdata` (`log_lik()`, `residuals()`); for a fit of a formula and a
+#'   data frame `newdata` that holds the response, taken from it when not given.
 #' @param newx Synonym of `newdata`.
 #' @param transform `posterior_linpred()`: `TRUE` gives the expected response (as `posterior_epred()`).
 #' @param seed `posterior_predict()`, `predictive_interval()`: a seed for the noise draws (`NULL`: R's RNG).

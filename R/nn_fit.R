@@ -474,6 +474,10 @@ predict.sb_nn_fit <- function(object, newx = NULL, type = c("response", "class",
     if (!is.null(newx)) sb_abort("Give {.arg newx} or {.arg newdata}, not both.", arg = "newdata")
     newx <- newdata
   }
+  # a fit of the formula interface: a data frame's design from the stored terms (R/model_frame.R)
+  if (is.data.frame(newx) && !is.null(object$terms)) {
+    newx <- sb_model_matrix_new(object, newx, arg = if (is.null(newdata)) "newx" else "newdata")
+  }
   if (identical(type, "prob")) {
     sb_deprecated("type = \"prob\"", "type = \"response\"", "predict", what = "value")
     type <- "response"

@@ -49,8 +49,11 @@
 #' @param x Numeric matrix (n x p) of predictors. With `standardize = TRUE` (the default) the sampler works on
 #'   standardized columns (see "Scale"); with `standardize = FALSE` on the columns as given, and a fixed
 #'   `sgmcmc_control(step_size = )` then warns (class `scalebayes_warning_scale`) when the median column mean
-#'   square is below 0.01 or above 100.
-#' @param y Response: numeric for `"gaussian"`, 0/1 (or a two-level factor / logical) for `"binomial"`.
+#'   square is below 0.01 or above 100. Or a model formula, `y ~ x1 + x2` or `y ~ .`, with the variables in `data`: see [sb_formula]. The formula's intercept
+#'   is `intercept` (`y ~ . - 1`: none); for a network `model` its numeric design (factors expanded) is `x`.
+#' @param y Response: numeric for `"gaussian"`, 0/1 (or a two-level factor / logical) for `"binomial"` (not
+#'   given with a formula).
+#' @inheritParams wbb
 #' @param family `"gaussian"` (linear regression, noise variance \eqn{\sigma^2}) or `"binomial"` (logistic).
 #' @param method `"sa"`, `"em"` or `"none"`, see Details.
 #' @param sampler `"sgld"`, `"sghmc"`, `"sgnht"` (the stochastic-gradient Nose-Hoover thermostat of Ding et al.
@@ -236,7 +239,13 @@ sgld_sa <- function(x, y, family = c("gaussian", "binomial"), method = c("sa", "
                     sparse = TRUE, intercept = TRUE, burnin = NULL, thin = NULL, keep_draws = TRUE, newx = NULL,
                     chains = NULL, threads = NULL, future = FALSE, chunks = NULL, seed = NULL, quiet = NULL,
                     control = sgmcmc_control(), model = NULL, epochs = NULL, sparse_layers = NULL, newy = NULL,
-                    device = "cpu", weights = NULL, standardize = TRUE, keep) {
+                    device = "cpu", weights = NULL, standardize = TRUE, keep, data = NULL, subset = NULL, na.action = NULL, contrasts = NULL) {
+  if (!missing(x) && sb_is_formula(x)) {
+    net <- !is.null(model)
+    return(sb_formula_fit(environment(), "sgld_sa", sgld_sa, match.call(), intercept = if (net) "none" else "arg",
+                          response = if (net) "network" else "glm"))
+  }
+  sb_formula_only(environment())
   call <- match.call()
   iterations_given <- !is.null(iterations)
   method <- sb_match_arg(method)

@@ -21,8 +21,10 @@
 #' * `k = 0` draws are exact (dynamic programming); `k >= 1` draws are interior-point solves to a relative
 #'   duality gap of `control$tol`; the gaps are kept in `$diagnostics`.
 #'
-#' @param y Numeric response.
-#' @param x Sorted distinct inputs (default `seq_along(y)`).
+#' @param y Numeric response, or a formula `y ~ x` (one numeric input) with the variables in `data` (see
+#'   [sb_formula]); the rows must be sorted by the input. The constants are always in the model: `- 1` is an error.
+#' @param x Sorted distinct inputs (default `seq_along(y)`); not given with a formula.
+#' @inheritParams wbb
 #' @param k Trend-filtering order (3 = cubic, as in the paper's Figure 4).
 #' @param lambda Penalty, or `NULL` to choose it by cross-validation on the unweighted problem.
 #' @param draws Number of WBB draws T.
@@ -56,7 +58,20 @@
 trend_filter_wbb <- function(y, x = seq_along(y), k = 3, lambda = NULL, draws = 1000,
                              prior_weights = c("common", "separate"), threads = NULL, seed = NULL,
                              quiet = NULL, control = tf_control(), nfolds = 5,
-                             lambda_rule = c("min", "1se"), future = FALSE, chunks = NULL) {
+                             lambda_rule = c("min", "1se"), future = FALSE, chunks = NULL, data = NULL, subset = NULL, na.action = NULL, contrasts = NULL) {
+  if (!missing(y) && sb_is_formula(y)) {
+    frame <- environment()
+    one_input <- function(x) {
+      if (ncol(x) != 1L) {
+        sb_abort(c("Trend filtering has one input: the formula must be {.code y ~ x}.",
+                   x = "Its design has {ncol(x)} columns ({.var {colnames(x)}})."), arg = "y", call = frame)
+      }
+      x[, 1L]
+    }
+    return(sb_formula_fit(frame, "trend_filter_wbb", trend_filter_wbb, match.call(), intercept = "none",
+                          response = "numeric", x_arg = "y", y_arg = "x", design = one_input))
+  }
+  sb_formula_only(environment(), what = "y")
   call <- match.call()
   d <- check_tf_data(y, x, k)
   prior_weights <- sb_match_arg(prior_weights)

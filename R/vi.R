@@ -68,7 +68,12 @@
 sparse_vi <- function(x, y, model = nn_mlp(), family = NULL, lambda = NULL, log_lambda = NULL, delta = 0.1,
                       draws = 100L, newx = NULL, newy = NULL, keep_draws = TRUE, epochs = NULL, batch_size = NULL,
                       device = "cpu", threads = NULL, seed = NULL, quiet = NULL, control = nn_control(lr = 5e-3),
-                      vi = vi_control(), standardize = TRUE) {
+                      vi = vi_control(), standardize = TRUE, data = NULL, subset = NULL, na.action = NULL, contrasts = NULL) {
+  if (!missing(x) && sb_is_formula(x)) {
+    return(sb_formula_fit(environment(), "sparse_vi", sparse_vi, match.call(), intercept = "none",
+                          response = "network"))
+  }
+  sb_formula_only(environment())
   call <- rlang::current_env()
   if (!is.null(lambda) && !is.null(log_lambda)) {
     sb_abort("Give {.arg lambda} or {.arg log_lambda}, not both.", arg = "lambda", call = call)
@@ -141,7 +146,11 @@ sparse_vi <- function(x, y, model = nn_mlp(), family = NULL, lambda = NULL, log_
 bbb <- function(x, y, model = nn_mlp(), family = NULL, prior = c("gaussian", "scale_mixture", "log_uniform"),
                 prune = NULL, retrain_epochs = 0L, draws = 100L, newx = NULL, newy = NULL, keep_draws = TRUE,
                 epochs = NULL, batch_size = NULL, device = "cpu", threads = NULL, seed = NULL, quiet = NULL,
-                control = nn_control(), vi = vi_control(), standardize = TRUE) {
+                control = nn_control(), vi = vi_control(), standardize = TRUE, data = NULL, subset = NULL, na.action = NULL, contrasts = NULL) {
+  if (!missing(x) && sb_is_formula(x)) {
+    return(sb_formula_fit(environment(), "bbb", bbb, match.call(), intercept = "none", response = "network"))
+  }
+  sb_formula_only(environment())
   call <- rlang::current_env()
   prior <- sb_match_arg(prior)
   if (!inherits(vi, "sb_vi_control")) {

@@ -68,7 +68,7 @@ wbb_control <- function(nfolds = 10L, lambda_rule = c("min", "1se"), nlambda = 1
 #' **Reproducibility.** `seed` (default drawn from R's RNG, so [set.seed()] works) keys one random stream per
 #' draw: the draws are identical for any `threads` and any split into `chunks` / future workers.
 #'
-#' @param x Numeric matrix (n x p), or a formula for the formula method.
+#' @param x Numeric matrix (n x p), or a formula for the formula method (see [sb_formula]).
 #' @param y Response (numeric; 0/1, logical or two-level factor for binomial).
 #' @param family `"gaussian"` or `"binomial"`.
 #' @param alpha Elastic-net mixing parameter in \[0, 1\] (1 = lasso).
@@ -94,7 +94,18 @@ wbb_control <- function(nfolds = 10L, lambda_rule = c("min", "1se"), nlambda = 1
 #'   data are standardized by default (`standardize = TRUE`, an argument of [wbb_nn()]: inputs per column, or
 #'   one scale for images, and a gaussian response), the penalty acts on that scale and every prediction comes
 #'   back on the user's scale (see [wbb_nn()], "Standardization").
-#' @param formula,data For the formula method: a model formula and a data frame.
+#' @param formula For the formula method: a model formula, `y ~ x1 + x2` or `y ~ .`; its intercept is
+#'   `control$intercept` (`y ~ . - 1`: none). With `model` (a network) its numeric design is `x` and `- 1` is an
+#'   error.
+#' @param data A data frame (or a list) holding the variables of the formula (`NULL`: they are looked up in the
+#'   formula's environment). `f(y ~ ., d)` is `f(y ~ ., data = d)`. Only with a formula, as are `subset`,
+#'   `na.action` and `contrasts`; see [sb_formula].
+#' @param subset Rows of `data` to fit: an expression evaluated in `data` (`subset = age > 30`, as in
+#'   [stats::lm()]), or a logical or index vector.
+#' @param na.action Rows with `NA`: `NULL` (default) is [stats::na.fail()], a classed error that says how to fix
+#'   it; `na.omit` drops them (the dropped rows are kept in `fit$na.action`).
+#' @param contrasts Contrasts of the factors: a named list, as `contrasts.arg` of [stats::model.matrix()] (default:
+#'   `options("contrasts")`, treatment contrasts). The contrasts used are kept in `fit$contrasts`.
 #' @param ... Arguments passed to the default method.
 #' @return An object of class `c("sb_wbb", "sb_fit")`: `draws` (T x (p + 1), original scale, intercept
 #'   first), `estimate` (the unweighted optimum at lambda), `lambda`, `lambda_glmnet` (glmnet's scale for unit
@@ -114,18 +125,12 @@ wbb <- function(x, ...) UseMethod("wbb")
 
 #' @rdname wbb
 #' @export
-wbb.formula <- function(formula, data = NULL, ...) {
+wbb.formula <- function(formula, data = NULL, ..., subset = NULL, na.action = NULL, contrasts = NULL) {
   call <- sb_user_call(match.call(), quote(wbb))
-  mf <- sb_model_frame(formula, data, arg = "data")
-  tt <- stats::terms(mf)
-  x <- stats::model.matrix(tt, mf)
-  x <- x[, colnames(x) != "(Intercept)", drop = FALSE]
-  y <- stats::model.response(mf)
-  fit <- wbb.default(x, y, ...)
-  fit$call <- call
-  fit$terms <- tt
-  fit$xlevels <- stats::.getXlevels(tt, mf)
-  fit
+  frame <- environment()
+  net <- !is.null(list(...)$model)
+  sb_formula_fit(frame, "wbb", wbb.formula, call, intercept = if (net) "none" else "control", y_arg = NULL,
+                 response = if (net) "network" else "glm", x_arg = "formula", target = wbb.default)
 }
 
 # wbb(x, y, model = <network>, ...) is wbb_nn(x, y, model = <network>, ...).
@@ -248,23 +253,6 @@ wbb_moved_arg <- function(old, new, name, missing_new, call) {
 sb_user_call <- function(mcall, generic) {
   mcall[[1L]] <- generic
   mcall
-}
-
-# stats::model.frame() with missing values refused, its errors (unknown variables, NA, new factor levels)
-# turned into classed errors naming the data argument.
-sb_model_frame <- function(formula, data, xlev = NULL, arg = "data", call = rlang::caller_env()) {
-  if (!is.null(data) && !is.data.frame(data) && !is.list(data) && !is.environment(data)) {
-    sb_abort(c("{.arg {arg}} must be a data frame.", x = "You supplied {.obj_type_friendly {data}}."),
-             arg = arg, call = call)
-  }
-  tryCatch(stats::model.frame(formula, data = data, xlev = xlev, na.action = stats::na.fail),
-           error = function(e) {
-             msg <- conditionMessage(e)
-             fix <- if (grepl("missing values", msg)) "Remove or impute the rows with NA (e.g. {.code na.omit({arg})})."
-                    else if (grepl("new level", msg)) "Use only the factor levels seen when fitting."
-                    else "Check the formula and the variables in {.arg {arg}}."
-             sb_abort(c("Cannot build the model frame from {.arg {arg}}.", x = "{msg}", i = fix), arg = arg, call = call)
-           })
 }
 
 #' @export

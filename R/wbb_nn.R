@@ -20,10 +20,14 @@
 #' each), and one after another on a GPU (`device = "cuda"`).
 #'
 #' @param x Inputs: a numeric matrix (examples x features) or an array (examples x height x width, or
-#'   examples x channels x height x width) for convolutional networks.
+#'   examples x channels x height x width) for convolutional networks. Or a model formula, `y ~ x1 + x2` or `y ~ .`, with the variables in `data`: see [sb_formula]. The design
+#'   (factors expanded into indicator columns) is then `x`; the intercept is the network's biases, so the formula
+#'   keeps it (`- 1` is an error). Image arrays take the `x`, `y` form.
 #' @param y Responses: a factor (classes), 0/1 or logical (binomial), or numbers (gaussian). For gaussian and
 #'   binomial networks, an n x q matrix gives q outputs (the output layer has q units; the loss of an example
-#'   is the sum of its q losses, and predictions come back with q columns).
+#'   is the sum of its q losses, and predictions come back with q columns). Not given with a formula, whose
+#'   left side is the response (`cbind(y1, y2) ~ .` for q outputs).
+#' @inheritParams wbb
 #' @param model A network: [nn_sequential()], or its shortcuts [nn_mlp()] and [nn_cnn()]. The output layer
 #'   (one unit per output) is appended from the data.
 #' @param family `"multinomial"`, `"binomial"` or `"gaussian"`; `NULL` chooses from `y`.
@@ -92,7 +96,11 @@ wbb_nn <- function(x, y, model = nn_mlp(), family = NULL, lambda = 1e-4,
                    prior_weights = c("common", "separate", "none"), draws = 100L, newx = NULL, newy = NULL,
                    keep_draws = TRUE, epochs = NULL, batch_size = NULL, future = FALSE, chunks = NULL,
                    device = "cpu", threads = NULL, seed = NULL, quiet = NULL, control = nn_control(),
-                   standardize = TRUE, keep_weights) {
+                   standardize = TRUE, keep_weights, data = NULL, subset = NULL, na.action = NULL, contrasts = NULL) {
+  if (!missing(x) && sb_is_formula(x)) {
+    return(sb_formula_fit(environment(), "wbb_nn", wbb_nn, match.call(), intercept = "none", response = "network"))
+  }
+  sb_formula_only(environment())
   call <- rlang::current_env()
   mcall <- match.call()
   t0 <- proc.time()[["elapsed"]]

@@ -128,8 +128,11 @@ prepare_glm_data <- function(x, y, family, alpha, penalty_factor, call) {
 #' screening and a full KKT check after convergence, warm starts along the path; binomial by proximal Newton
 #' with step halving. Every fit returns its largest KKT violation.
 #'
-#' @param x Numeric matrix (n x p).
-#' @param y Response: numeric (gaussian), or 0/1, logical or a two-level factor (binomial).
+#' @param x Numeric matrix (n x p). Or a model formula, `y ~ x1 + x2` or `y ~ .`, with the variables in `data`: see [sb_formula]. The formula's intercept is
+#'   `intercept` (`y ~ . - 1`: none).
+#' @param y Response: numeric (gaussian), or 0/1, logical or a two-level factor (binomial); not given with a
+#'   formula.
+#' @inheritParams wbb
 #' @param family `"gaussian"` or `"binomial"`.
 #' @param weights Observation weights (non-negative, default 1). Zero weights drop rows.
 #' @param penalty_factor Penalty weights \eqn{v_j} (non-negative, default 1; 0 leaves a coefficient
@@ -151,7 +154,12 @@ prepare_glm_data <- function(x, y, family, alpha, penalty_factor, call) {
 #' coef(fit)
 weighted_lasso <- function(x, y, family = c("gaussian", "binomial"), weights = NULL, penalty_factor = NULL,
                            lambda = NULL, alpha = 1, standardize = TRUE, intercept = TRUE, nlambda = 100L,
-                           lambda_min_ratio = NULL, control = cd_control()) {
+                           lambda_min_ratio = NULL, control = cd_control(), data = NULL, subset = NULL, na.action = NULL, contrasts = NULL) {
+  if (!missing(x) && sb_is_formula(x)) {
+    return(sb_formula_fit(environment(), "weighted_lasso", weighted_lasso, match.call(), intercept = "arg",
+                          response = "glm"))
+  }
+  sb_formula_only(environment())
   call <- rlang::current_env()
   mcall <- match.call()
   family <- sb_match_arg(family)
