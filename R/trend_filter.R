@@ -247,12 +247,15 @@ coef.sb_trend_filter <- function(object, lambda = NULL, ...) {
 #' polynomial through the fitted values at \eqn{x_{i-k+1}, \dots, x_{i+1}} (at the left end the first
 #' k + 1 points; beyond the data the end polynomials are extended).
 #' @param object An `sb_trend_filter` fit.
-#' @param newx New inputs (default: the fitted `x`).
+#' @param newdata New inputs (default: the fitted `x`).
 #' @param lambda Penalty values (default: those of the fit). Values not on the fitted path are solved for.
-#' @param ... Unused.
-#' @return A matrix with one row per `newx` and one column per lambda (a vector when there is one lambda).
+#' @param ... Not used: any argument given here is an error.
+#' @param newx Synonym of `newdata` (the package's one name for new inputs is `newdata`).
+#' @return A matrix with one row per new input and one column per lambda (a vector when there is one lambda).
 #' @export
-predict.sb_trend_filter <- function(object, newx = NULL, lambda = NULL, ...) {
+predict.sb_trend_filter <- function(object, newdata = NULL, lambda = NULL, ..., newx = NULL) {
+  sb_check_dots(..., fn = "predict")
+  newx <- sb_newdata(object, newdata, newx)
   beta <- object$beta
   if (!is.null(lambda)) {
     lambda <- check_lambda(lambda)
@@ -297,6 +300,7 @@ tf_interpolate <- function(x, beta, k, newx) {
   exact <- match(newx, x)
   hit <- !is.na(exact)
   if (any(hit)) out[hit, ] <- beta[exact[hit], , drop = FALSE]
+  dimnames(out) <- list(NULL, colnames(beta))  # rows: the new inputs by position (not a neighbour's name)
   out
 }
 
