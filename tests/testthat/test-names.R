@@ -166,3 +166,33 @@ test_that("predict() of trend_filter() and vae() fits take newdata (newx its syn
   # rows by position: no name taken from the neighbouring fitted value
   expect_null(names(predict(tf, c(2.5, 7))))
 })
+
+test_that("trend_filter(), generalized_lasso() and tf_lambda_max() take penalty_factor (penalty_weights deprecated)", {
+  d <- nm_data
+  m <- length(d$tf_y) - 2L  # k = 1: n - k - 1 differences
+  pf <- seq(0.5, 1.5, length.out = m)
+  new <- trend_filter(d$tf_y, k = 1, lambda = 2, penalty_factor = pf)
+  expect_deprecated(old <- trend_filter(d$tf_y, k = 1, lambda = 2, penalty_weights = pf))
+  expect_identical(old$beta, new$beta)
+  expect_false(identical(new$beta, trend_filter(d$tf_y, k = 1, lambda = 2)$beta))
+  expect_error(trend_filter(d$tf_y, k = 1, lambda = 2, penalty_factor = pf, penalty_weights = pf),
+               class = "scalebayes_error_input")
+  expect_error(trend_filter(d$tf_y, k = 1, lambda = 2, penalty_factor = 0), "penalty_factor", class = "scalebayes_error_input")
+  expect_deprecated(l_old <- tf_lambda_max(d$tf_y, k = 1, penalty_weights = pf))
+  expect_identical(l_old, tf_lambda_max(d$tf_y, k = 1, penalty_factor = pf))
+  D <- diff(diag(length(d$tf_y)))
+  g_new <- generalized_lasso(d$tf_y, D, lambda = 1, penalty_factor = 2)
+  expect_deprecated(g_old <- generalized_lasso(d$tf_y, D, lambda = 1, penalty_weights = 2))
+  expect_identical(g_old$beta, g_new$beta)
+})
+
+test_that("trend_filter_wbb(lambda = \"1se\") is cross-validation with that rule, as wbb()", {
+  d <- nm_data
+  a <- trend_filter_wbb(d$tf_y, k = 1, lambda = "1se", draws = 5, seed = 3, quiet = TRUE)
+  b <- trend_filter_wbb(d$tf_y, k = 1, lambda_rule = "1se", draws = 5, seed = 3, quiet = TRUE)
+  expect_identical(a$lambda, b$lambda)
+  expect_identical(a$lambda, a$cv$lambda_1se)
+  expect_identical(a$draws, b$draws)
+  expect_identical(trend_filter_wbb(d$tf_y, k = 1, lambda = "min", draws = 5, seed = 3, quiet = TRUE)$lambda, a$cv$lambda_min)
+  expect_error(trend_filter_wbb(d$tf_y, k = 1, lambda = "best", draws = 5, quiet = TRUE), class = "scalebayes_error_input")
+})
