@@ -21,7 +21,9 @@ make_foldid <- function(n, nfolds, seed, call) {
 #' @param threads Number of threads (default [sb_default_threads()]).
 #' @param seed Seed for the fold assignment (default drawn from R's RNG).
 #' @param quiet Hide the progress bar.
-#' @return An object of class `sb_cv`: `lambda`, `cvm`, `cvsd`, `lambda_min`, `lambda_1se`, `foldid`.
+#' @return An object of class `sb_cv`: `lambda`, `cvm`, `cvsd`, `lambda_min`, `lambda_1se`, `foldid`, and `fit`,
+#'   the [weighted_lasso()] fit to all the data along `lambda` (glmnet's `glmnet.fit`); [coef.sb_cv()] and
+#'   [predict.sb_cv()] read it at `lambda_min`, `lambda_1se` or any lambda, as glmnet's `coef.cv.glmnet()`.
 #' @export
 #' @examples
 #' data(diabetes)
@@ -49,6 +51,8 @@ cv_weighted_lasso <- function(x, y, family = c("gaussian", "binomial"), weights 
     out[c("lambda", "lambda_min", "lambda_1se")] <- lapply(out[c("lambda", "lambda_min", "lambda_1se")], `*`, ws$c)
     check_lambda_scale(out$lambda, call)
   }
+  # the fit to all the data along the CV path (glmnet's `glmnet.fit`): coef() and predict() at lambda_min / lambda_1se
+  out$fit <- cv_full_fit(d$x, d$y, family, w, d$penalty_factor, out$lambda, d$alpha, standardize, intercept, control)
   out
 }
 
@@ -100,4 +104,88 @@ plot.sb_cv <- function(x, ...) {
                    length = 0.02, col = "grey60")
   graphics::abline(v = log(c(x$lambda_min, x$lambda_1se)), lty = 3)
   invisible(x)
+}
+
+# weighted_lasso() on all the data along the CV path; its data warnings (constant or duplicated columns) were given
+# by cv_weighted_lasso() already.
+cv_full_fit <- function(x, y, family, weights, penalty_factor, lambda, alpha, standardize, intercept, control) {
+  fit <- withCallingHandlers(
+    weighted_lasso(x, y, family = family, weights = weights, penalty_factor = penalty_factor, lambda = lambda,
+                   alpha = alpha, standardize = standardize, intercept = intercept, control = control),
+    scalebayes_warning_constant_column = function(w) invokeRestart("muffleWarning"),
+    scalebayes_warning_duplicated_column = function(w) invokeRestart("muffleWarning"))
+  fit$control <- control  # for the exact refits of coef.sb_cv() at other lambda values
+  fit
+}
+
+#' Coefficients and predictions of a cross-validated weighted lasso
+#'
+#' As glmnet's `coef.cv.glmnet()` and `predict.cv.glmnet()`: the coefficients (or predictions) of the fit to all
+#' the data ([weighted_lasso()], kept in `object$fit`) at the lambda chosen by cross-validation, `"lambda.1se"`
+#' (default, as glmnet) or `"lambda.min"`, or at given lambda values. A lambda of the CV path reads the path's
+#' solution; any other value is solved exactly by [weighted_lasso()] with the fit's data and settings (glmnet
+#' interpolates linearly between path values instead; the two agree on the path).
+#'
+#' @param object A [cv_weighted_lasso()] result.
+#' @param s `"lambda.1se"`, `"lambda.min"` (glmnet's names; `"1se"` and `"min"`, the rule names of [wbb()], also
+#'   work), or lambda values on the SUM scale of [weighted_lasso()] (n times glmnet's lambda for unit weights).
+#' @param newdata New inputs (a matrix with the columns of `x`, or a vector for one observation).
+#' @param newx Synonym of `newdata`.
+#' @param type `"link"` or `"response"` (probabilities for binomial fits).
+#' @param ... Not used: any argument given here is an error.
+#' @return `coef()`: a named vector (intercept first) for one lambda, a (p + 1) x length(s) matrix for several.
+#'   `predict()`: a vector for one lambda, an observations x length(s) matrix for several.
+#' @export
+#' @examples
+#' data(diabetes)
+#' cv <- cv_weighted_lasso(diabetes$x, diabetes$y, seed = 1)
+#' coef(cv, s = "lambda.min")
+#' coef(cv)                    # lambda.1se
+#' coef(cv, s = c(200, 20))
+#' predict(cv, diabetes$x[1:3, ], s = "lambda.min")
+coef.sb_cv <- function(object, s = "lambda.1se", ...) {
+  sb_check_dots(..., fn = "coef")
+  coef(cv_fit_at(object, s))
+}
+
+#' @rdname coef.sb_cv
+#' @export
+predict.sb_cv <- function(object, newdata = NULL, s = "lambda.1se", type = c("link", "response"), ..., newx = NULL) {
+  sb_check_dots(..., fn = "predict")
+  type <- sb_match_arg(type, partial = TRUE)
+  predict.sb_weighted_lasso(cv_fit_at(object, s), newdata = newdata, type = type, newx = newx)
+}
+
+# The weighted_lasso() fit at s: the columns of the full-data path, or an exact refit at other lambda values.
+cv_fit_at <- function(object, s, call = rlang::caller_env()) {
+  fit <- object$fit
+  if (is.null(fit)) {
+    sb_abort(c("This cross-validation result holds no fit to all the data.",
+               i = "Rerun {.fn cv_weighted_lasso} (results of earlier versions do not keep it)."), kind = "state",
+             arg = "object", call = call)
+  }
+  rules <- c(lambda.min = "lambda_min", lambda.1se = "lambda_1se", min = "lambda_min", `1se` = "lambda_1se",
+             lambda_min = "lambda_min", lambda_1se = "lambda_1se")
+  if (is.character(s)) {
+    if (length(s) != 1L || is.na(s) || !s %in% names(rules)) {
+      sb_abort(c("{.arg s} must be {.val lambda.1se}, {.val lambda.min} or lambda values.",
+                 x = "You supplied {.val {format(utils::head(s, 5))}}."), arg = "s", call = call)
+    }
+    s <- object[[rules[[s]]]]
+  }
+  if (!is.numeric(s) || !length(s) || any(!is.finite(s)) || any(s < 0)) {
+    sb_abort(c("{.arg s} must be {.val lambda.1se}, {.val lambda.min} or finite non-negative lambda values.",
+               x = "You supplied {.obj_type_friendly {s}}."), arg = "s", call = call)
+  }
+  idx <- match(s, fit$lambda)
+  if (anyNA(idx)) {
+    fit <- cv_full_fit(fit$data$x, fit$data$y, fit$family, fit$weights, fit$penalty_factor, sort(unique(s), decreasing = TRUE),
+                       fit$alpha, fit$standardize, fit$intercept, fit$control)
+    idx <- match(s, fit$lambda)
+  }
+  fit$coefficients <- fit$coefficients[, idx, drop = FALSE]
+  colnames(fit$coefficients) <- if (length(s) > 1L) format(s, digits = 6) else NULL
+  fit$lambda <- fit$lambda[idx]
+  fit$kkt <- fit$kkt[idx]
+  fit
 }

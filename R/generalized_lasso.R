@@ -12,7 +12,9 @@
 #' @param D Penalty matrix: a base numeric matrix or a sparse `Matrix` object (m x n).
 #' @param lambda Penalty value(s); `NULL` gives a path of `nlambda` values from `lambda_max` down.
 #' @param weights Positive observation weights.
-#' @param penalty_weights One positive number or one per row of `D`.
+#' @param penalty_factor One positive number or one per row of `D`, multiplying lambda (the name of
+#'   [weighted_lasso()] and glmnet).
+#' @param penalty_weights Deprecated name of `penalty_factor` (works for one release, with a warning).
 #' @param nlambda,lambda_min_ratio Path settings when `lambda` is `NULL`.
 #' @param control [tf_control()] (`tol`, `max_iter`, `warm_start` are used).
 #' @details `lambda_max` is the smallest \eqn{\lambda} at which the weighted projection \eqn{\beta_0} of `y` onto
@@ -42,9 +44,11 @@
 #' y <- rep(c(0, 2), c(10, 15)) + rnorm(25, sd = 0.3)
 #' fit <- generalized_lasso(y, D, lambda = 0.5)
 #' round(fit$beta[, 1], 2)
-generalized_lasso <- function(y, D, lambda = NULL, weights = NULL, penalty_weights = NULL, nlambda = 50,
-                              lambda_min_ratio = 1e-4, control = tf_control()) {
+generalized_lasso <- function(y, D, lambda = NULL, weights = NULL, penalty_factor = NULL, nlambda = 50,
+                              lambda_min_ratio = 1e-4, control = tf_control(), penalty_weights = NULL) {
   call <- match.call()
+  penalty_factor <- tf_penalty_factor(penalty_weights, penalty_factor, missing(penalty_factor), "generalized_lasso",
+                                      missing(penalty_weights))
   sp <- check_penalty_matrix(D)
   n <- sp$n
   m <- sp$m
@@ -59,7 +63,7 @@ generalized_lasso <- function(y, D, lambda = NULL, weights = NULL, penalty_weigh
                i = "Divide {.arg weights} and {.arg lambda} by the same constant: the solution is the same."),
              arg = "weights", kind = "scaling")
   }
-  pw <- check_penalty_weights(penalty_weights, m)
+  pw <- check_penalty_weights(penalty_factor, m)
   lambda <- check_lambda(lambda)
   nlambda <- check_count(nlambda, max = 1e5)
   lambda_min_ratio <- check_number(lambda_min_ratio, lower = 0, upper = 1, lower_open = TRUE)

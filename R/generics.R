@@ -161,7 +161,9 @@ sb_linpred_draws.sb_fit <- function(object, x, call = rlang::caller_env()) {
 }
 sb_linpred_draws.sb_trend_filter_wbb <- function(object, x, call = rlang::caller_env()) {
   if (is.null(x)) return(unname(object$draws))
-  t(tf_interpolate(object$x, t(object$draws), object$settings$k, x))
+  # columns by position (the inputs asked for), as every fit's draws x observations matrix: the interpolation's
+  # row names are those of the neighbouring fitted values, not of x
+  unname(t(tf_interpolate(object$x, t(object$draws), object$settings$k, x)))
 }
 sb_linpred_draws.sb_nn_fit <- function(object, x, call = rlang::caller_env()) {
   fam <- sb_fit_family(object)
@@ -603,9 +605,10 @@ print.sb_prior_summary <- function(x, ...) {
 
 # ---- fits without draws, without data or without a response ---------------------------------------------------
 
-sb_no_draws <- function(object, ...) {
+# A method of its own (the generic's call is the method's frame) or called by one that passes its frame as `call`.
+sb_no_draws <- function(object, ..., call = rlang::current_env()) {
   sb_not_applicable(c("A {.fn weighted_lasso} fit is a penalized point estimate: it has no posterior draws.",
-                      i = "Use {.fn wbb} for posterior draws of the same model."), call = rlang::caller_env())
+                      i = "Use {.fn wbb} for posterior draws of the same model."), call = call)
 }
 sb_vae_no_response <- function(object, ...) {
   sb_not_applicable(c("A VAE has no response: fitted values, residuals and predictive draws of a response do not apply.",
@@ -684,7 +687,7 @@ predictive_interval.sb_weighted_lasso <- sb_no_draws
 vcov.sb_weighted_lasso <- sb_no_draws
 #' @method ndraws sb_weighted_lasso
 #' @export
-ndraws.sb_weighted_lasso <- function(x) sb_no_draws(x)
+ndraws.sb_weighted_lasso <- function(x) sb_no_draws(x, call = rlang::current_env())
 #' @method posterior_interval sb_weighted_lasso
 #' @export
 posterior_interval.sb_weighted_lasso <- sb_no_draws

@@ -57,14 +57,23 @@
 #' raw images with their mean: `nn_torch_code()` writes that first layer as `MeanPadConv2d`, an `nn.Conv2d`
 #' (the same state-dict keys) that pads with the training mean.
 #'
-#' @param fit A network fit (class `sb_nn_fit`: [wbb_nn()], or [sgld_sa()] with a `model`) that kept its
+#' **Variational autoencoders.** For a [vae()] fit, `nn_export()` writes the encoder and the decoder, one state dict
+#' each (`path`: two files, encoder first; or `network = "encoder"` or `"decoder"` with one file), and
+#' `nn_torch_code()` returns the two modules, `encoder` and `decoder`, with `encode(x)` (the means and sds of
+#' \eqn{q(z \mid x)}, as [vae_encode()]) and `decode(z)` (the probabilities, as [vae_decode()]). The encoder
+#' returns \eqn{2 \times} `latent` columns: the means, then the log-variances. A VAE's weights are a point
+#' estimate: `draw` must be `"mean"` (the fitted weights).
+#'
+#' @param fit A network fit (class `sb_nn_fit`: [wbb_nn()], or [sgld_sa()] with a `model`; or a [vae()] fit) that kept its
 #'   draws (`keep_draws = TRUE`, the default; the posterior mean of an [sgld_sa()] fit needs none). A network with batch
 #'   normalization also needs its running statistics (`fit$buffers`).
 #' @param path File to write (overwritten; its folder must exist). By convention `.pt`.
 #' @param draw `"mean"` (default): the posterior mean of the parameters (and of the batch-norm running
 #'   statistics); or a whole number, the index of a kept draw (a row of `as.matrix(fit)`, the draws of
 #'   `predict(fit, newx, type = "draws")`).
-#' @return `nn_export()`: `path`, invisibly. `nn_torch_code()`: the Python source, a character string of class
+#' @param network For a [vae()] fit: the networks to write, `"encoder"`, `"decoder"` or both (`NULL`, the default:
+#'   `c("encoder", "decoder")`), one file of `path` each. Other fits have one network (`NULL`).
+#' @return `nn_export()`: `path`, invisibly (for a VAE named by the networks). `nn_torch_code()`: the Python source, a character string of class
 #'   `sb_nn_torch_code` (printed as code; `writeLines()` writes it to a file).
 #' @seealso [wbb_nn()], [sgld_sa()], [nn_sequential()].
 #' @export
@@ -80,8 +89,13 @@
 #'   nn_export(fit, file.path(tempdir(), "draw3.pt"), draw = 3)   # the third kept draw
 #'   nn_torch_code(fit)                                           # the matching torch.nn module
 #' }
-nn_export <- function(fit, path, draw = "mean") {
+nn_export <- function(fit, path, draw = "mean", network = NULL) {
   call <- rlang::current_env()
+  if (inherits(fit, "sb_vae")) return(vae_export(fit, path, draw, network, call))
+  if (!is.null(network)) {
+    sb_abort(c("{.arg network} applies to a {.fn vae} fit (its {.val encoder} or {.val decoder}).",
+               i = "A network fit has one network: leave {.arg network} out."), arg = "network", call = call)
+  }
   nn_check_fit(fit, call)
   check_backend("cpu", call)
   path <- nn_check_out_path(path, call)
@@ -98,7 +112,7 @@ nn_export <- function(fit, path, draw = "mean") {
 }
 
 #' @rdname nn_export
-#' @param x A network fit, or a specification ([nn_sequential()], [nn_mlp()], [nn_cnn()]).
+#' @param x A network fit (a [vae()] fit included), or a specification ([nn_sequential()], [nn_mlp()], [nn_cnn()]).
 #' @param input For a specification: the shape of one example (`p` features, or `c(channels, height, width)`).
 #'   Taken from the fit for a fit.
 #' @param output For a specification: the number of outputs (units of the output layer). Taken from the fit.
@@ -108,6 +122,7 @@ nn_export <- function(fit, path, draw = "mean") {
 #' @export
 nn_torch_code <- function(x, input = NULL, output = NULL, family = c("multinomial", "binomial", "gaussian")) {
   call <- rlang::current_env()
+  if (inherits(x, "sb_vae")) return(vae_torch_code(x, call))
   if (inherits(x, "sb_nn_fit")) {
     tab <- x$layers
     input <- as.integer(x$settings$input)
@@ -128,45 +143,14 @@ nn_torch_code <- function(x, input = NULL, output = NULL, family = c("multinomia
     float64 <- FALSE
     what <- "specification"
   } else {
-    sb_abort(c("{.arg x} must be a network fit ({.fn wbb_nn}, {.fn sgld_sa} with a {.arg model}) or a specification ({.fn nn_sequential}, {.fn nn_mlp}, {.fn nn_cnn}).",
+    sb_abort(c("{.arg x} must be a network fit ({.fn wbb_nn}, {.fn sgld_sa} with a {.arg model}, {.fn vae}) or a specification ({.fn nn_sequential}, {.fn nn_mlp}, {.fn nn_cnn}).",
                x = "You supplied {.obj_type_friendly {x}}."), arg = "x", call = call)
   }
   sc <- if (inherits(x, "sb_nn_fit")) x$scaling
-  pad_first <- 0L  # a standardized fit whose first convolution pads: pad raw inputs with the training mean
-  if (nn_fold_pads(tab, sc)) pad_first <- nn_fold_first_layer(tab, sc)
-  shapes <- lapply(strsplit(tab$shape, " x ", fixed = TRUE), as.integer)
-  ins <- c(list(input), shapes)[seq_len(nrow(tab))]
-  tup <- function(v) paste0("(", paste(v, collapse = ", "), if (length(v) == 1L) "," else "", ")")
-  mods <- vapply(seq_len(nrow(tab)), function(i) {
-    r <- tab[i, ]
-    inp <- ins[[i]]
-    switch(r$kind,
-      linear = sprintf("nn.Linear(%d, %d)", inp[1], r$out),
-      conv2d = if (i == pad_first) {
-        sprintf("MeanPadConv2d(%d, %d, kernel_size=%d, stride=%d, padding=%d, pad_value=%s)", inp[1], r$out, r$kernel,
-                r$stride, r$padding, format(sc$x_center, digits = 17))
-      } else {
-        sprintf("nn.Conv2d(%d, %d, kernel_size=%d, stride=%d, padding=%d)", inp[1], r$out, r$kernel, r$stride, r$padding)
-      },
-      maxpool2d = sprintf("nn.MaxPool2d(kernel_size=%d, stride=%d)", r$kernel, r$stride),
-      avgpool2d = sprintf("nn.AvgPool2d(kernel_size=%d, stride=%d)", r$kernel, r$stride),
-      batchnorm1d = sprintf("nn.BatchNorm1d(%d)", inp[1]),
-      batchnorm2d = sprintf("nn.BatchNorm2d(%d)", inp[1]),
-      flatten = "nn.Flatten()",
-      relu = "nn.ReLU()", tanh = "nn.Tanh()", sigmoid = "nn.Sigmoid()",
-      dropout = sprintf("nn.Dropout(p=%s)", format(r$rate, digits = 15)),
-      reshape = {
-        target <- shapes[[i]]
-        if (length(target) == 1L) "nn.Flatten()"
-        else if (length(inp) == 1L) sprintf("nn.Unflatten(1, %s)", tup(target))
-        else sprintf("nn.Sequential(nn.Flatten(), nn.Unflatten(1, %s))", tup(target))
-      },
-      sb_abort("Layer {i} has kind {.val {r$kind}}, which has no PyTorch counterpart here.", kind = "engine",
-               arg = "x", call = call))
-  }, "")
-  engine_name <- sprintf("layer%d_%s", seq_len(nrow(tab)), tab$kind)
-  note <- ifelse(seq_len(nrow(tab)) == nrow(tab), paste(engine_name, "(output layer)"), engine_name)
-  lines <- sprintf("    %s,  # %d: %s, output %s", mods, seq_len(nrow(tab)) - 1L, note, tab$shape)
+  net <- nn_torch_modules(tab, input, sc, call)
+  shapes <- net$shapes
+  pad_first <- net$pad_first
+  lines <- net$lines
   resp <- switch(family, gaussian = "    return out",
                  binomial = "    return torch.sigmoid(out)",
                  multinomial = "    return torch.softmax(out, dim=1)")
@@ -208,6 +192,47 @@ nn_torch_code <- function(x, input = NULL, output = NULL, family = c("multinomia
     resp,
     "")
   structure(paste(code, collapse = "\n"), class = "sb_nn_torch_code")
+}
+
+# The torch.nn modules of a layer table, one line per row ("    nn.Linear(4, 8),  # 0: layer1_linear, output 8"), with
+# the output shapes and the position of a first convolution that pads with the training mean (0: none).
+nn_torch_modules <- function(tab, input, sc, call) {
+  pad_first <- 0L  # a standardized fit whose first convolution pads: pad raw inputs with the training mean
+  if (nn_fold_pads(tab, sc)) pad_first <- nn_fold_first_layer(tab, sc)
+  shapes <- lapply(strsplit(tab$shape, " x ", fixed = TRUE), as.integer)
+  ins <- c(list(input), shapes)[seq_len(nrow(tab))]
+  tup <- function(v) paste0("(", paste(v, collapse = ", "), if (length(v) == 1L) "," else "", ")")
+  mods <- vapply(seq_len(nrow(tab)), function(i) {
+    r <- tab[i, ]
+    inp <- ins[[i]]
+    switch(r$kind,
+      linear = sprintf("nn.Linear(%d, %d)", inp[1], r$out),
+      conv2d = if (i == pad_first) {
+        sprintf("MeanPadConv2d(%d, %d, kernel_size=%d, stride=%d, padding=%d, pad_value=%s)", inp[1], r$out, r$kernel,
+                r$stride, r$padding, format(sc$x_center, digits = 17))
+      } else {
+        sprintf("nn.Conv2d(%d, %d, kernel_size=%d, stride=%d, padding=%d)", inp[1], r$out, r$kernel, r$stride, r$padding)
+      },
+      maxpool2d = sprintf("nn.MaxPool2d(kernel_size=%d, stride=%d)", r$kernel, r$stride),
+      avgpool2d = sprintf("nn.AvgPool2d(kernel_size=%d, stride=%d)", r$kernel, r$stride),
+      batchnorm1d = sprintf("nn.BatchNorm1d(%d)", inp[1]),
+      batchnorm2d = sprintf("nn.BatchNorm2d(%d)", inp[1]),
+      flatten = "nn.Flatten()",
+      relu = "nn.ReLU()", tanh = "nn.Tanh()", sigmoid = "nn.Sigmoid()",
+      dropout = sprintf("nn.Dropout(p=%s)", format(r$rate, digits = 15)),
+      reshape = {
+        target <- shapes[[i]]
+        if (length(target) == 1L) "nn.Flatten()"
+        else if (length(inp) == 1L) sprintf("nn.Unflatten(1, %s)", tup(target))
+        else sprintf("nn.Sequential(nn.Flatten(), nn.Unflatten(1, %s))", tup(target))
+      },
+      sb_abort("Layer {i} has kind {.val {r$kind}}, which has no PyTorch counterpart here.", kind = "engine",
+               arg = "x", call = call))
+  }, "")
+  engine_name <- sprintf("layer%d_%s", seq_len(nrow(tab)), tab$kind)
+  note <- ifelse(seq_len(nrow(tab)) == nrow(tab), paste(engine_name, "(output layer)"), engine_name)
+  lines <- sprintf("    %s,  # %d: %s, output %s", mods, seq_len(nrow(tab)) - 1L, note, tab$shape)
+  list(lines = lines, shapes = shapes, pad_first = pad_first)
 }
 
 #' @rdname nn_export
@@ -266,7 +291,7 @@ nn_fit_buffers <- function(fit, draw, call = rlang::caller_env()) {
 
 nn_check_fit <- function(fit, call) {
   if (!inherits(fit, "sb_nn_fit")) {
-    sb_abort(c("{.arg fit} must be a network fit ({.fn wbb_nn}, or {.fn sgld_sa} with a {.arg model}).",
+    sb_abort(c("{.arg fit} must be a network fit ({.fn wbb_nn}, {.fn sgld_sa} with a {.arg model}, or {.fn vae}).",
                x = "You supplied {.obj_type_friendly {fit}}."), arg = "fit", call = call)
   }
 }

@@ -97,7 +97,12 @@ check_tf_data <- function(y, x, k, weights = NULL, call = rlang::caller_env()) {
   list(y = y, x = x, k = k, n = n, weights = weights)
 }
 
-check_penalty_weights <- function(pw, m, arg = "penalty_weights", call = rlang::caller_env()) {
+# penalty_factor, the one name of a penalty weight per penalty term; penalty_weights its deprecated name.
+tf_penalty_factor <- function(old, new, missing_new, fn, old_missing, call = rlang::caller_env()) {
+  sb_renamed_arg(old, new, "penalty_weights", "penalty_factor", missing_new, fn, call = call, old_missing = old_missing)
+}
+
+check_penalty_weights <- function(pw, m, arg = "penalty_factor", call = rlang::caller_env()) {
   if (is.null(pw)) return(1)
   if (!is.numeric(pw) || !(length(pw) %in% c(1L, m)) || any(!is.finite(pw)) || any(pw <= 0)) {
     sb_abort(c("{.arg {arg}} must be one positive number or {m} positive numbers (one per difference).",
@@ -143,7 +148,9 @@ check_penalty_weights <- function(pw, m, arg = "penalty_weights", call = rlang::
 #'   lambda at which the fit is a polynomial of degree k, computed exactly) down to
 #'   `lambda_min_ratio * lambda_max`.
 #' @param weights Positive observation weights (default 1).
-#' @param penalty_weights One positive number or one per difference (`n - k - 1`), multiplying lambda.
+#' @param penalty_factor One positive number or one per difference (`n - k - 1`), multiplying lambda (the name of
+#'   [weighted_lasso()] and glmnet).
+#' @param penalty_weights Deprecated name of `penalty_factor` (works for one release, with a warning).
 #' @param nlambda,lambda_min_ratio Path length and end when `lambda` is `NULL`.
 #' @param control [tf_control()].
 #' @return An object of class `sb_trend_filter`: `beta` (n x L matrix of fits), `lambda`, `lambda_max`,
@@ -159,13 +166,15 @@ check_penalty_weights <- function(pw, m, arg = "penalty_weights", call = rlang::
 #' fit$rel_gap
 #' plot(x, y); lines(x, fit$beta[, 1], col = "red")
 #' predict(fit, newx = c(10.5, 50.25))
-trend_filter <- function(y, x = NULL, k = 3, lambda = NULL, weights = NULL, penalty_weights = NULL,
-                         nlambda = 50, lambda_min_ratio = 1e-5, control = tf_control()) {
+trend_filter <- function(y, x = NULL, k = 3, lambda = NULL, weights = NULL, penalty_factor = NULL,
+                         nlambda = 50, lambda_min_ratio = 1e-5, control = tf_control(), penalty_weights = NULL) {
   call <- match.call()
+  penalty_factor <- tf_penalty_factor(penalty_weights, penalty_factor, missing(penalty_factor), "trend_filter",
+                                      missing(penalty_weights))
   d <- check_tf_data(y, x, k, weights)
   control <- check_tf_control(control)
   m <- d$n - d$k - 1L
-  pw <- check_penalty_weights(penalty_weights, m)
+  pw <- check_penalty_weights(penalty_factor, m)
   lambda <- check_lambda(lambda)
   nlambda <- check_count(nlambda, max = 1e5)
   lambda_min_ratio <- check_number(lambda_min_ratio, lower = 0, upper = 1, lower_open = TRUE)
@@ -247,19 +256,22 @@ coef.sb_trend_filter <- function(object, lambda = NULL, ...) {
 #' polynomial through the fitted values at \eqn{x_{i-k+1}, \dots, x_{i+1}} (at the left end the first
 #' k + 1 points; beyond the data the end polynomials are extended).
 #' @param object An `sb_trend_filter` fit.
-#' @param newx New inputs (default: the fitted `x`).
+#' @param newdata New inputs (default: the fitted `x`).
 #' @param lambda Penalty values (default: those of the fit). Values not on the fitted path are solved for.
-#' @param ... Unused.
-#' @return A matrix with one row per `newx` and one column per lambda (a vector when there is one lambda).
+#' @param ... Not used: any argument given here is an error.
+#' @param newx Synonym of `newdata` (the package's one name for new inputs is `newdata`).
+#' @return A matrix with one row per new input and one column per lambda (a vector when there is one lambda).
 #' @export
-predict.sb_trend_filter <- function(object, newx = NULL, lambda = NULL, ...) {
+predict.sb_trend_filter <- function(object, newdata = NULL, lambda = NULL, ..., newx = NULL) {
+  sb_check_dots(..., fn = "predict")
+  newx <- sb_newdata(object, newdata, newx)
   beta <- object$beta
   if (!is.null(lambda)) {
     lambda <- check_lambda(lambda)
     idx <- match(lambda, object$lambda)
     if (anyNA(idx)) {
       refit <- trend_filter(object$y, object$x, object$k, lambda = lambda, weights = object$weights,
-                            penalty_weights = object$penalty_weights, control = object$control)
+                            penalty_factor = object$penalty_weights, control = object$control)
       beta <- refit$beta
     } else {
       beta <- beta[, idx, drop = FALSE]
@@ -297,6 +309,7 @@ tf_interpolate <- function(x, beta, k, newx) {
   exact <- match(newx, x)
   hit <- !is.na(exact)
   if (any(hit)) out[hit, ] <- beta[exact[hit], , drop = FALSE]
+  dimnames(out) <- list(NULL, colnames(beta))  # rows: the new inputs by position (not a neighbour's name)
   out
 }
 
@@ -384,8 +397,10 @@ plot.sb_trend_filter <- function(x, lambda_index = 1L, ...) {
 #' @export
 #' @examples
 #' tf_lambda_max(sin(1:50 / 5), k = 1)
-tf_lambda_max <- function(y, x = NULL, k = 3, weights = NULL, penalty_weights = NULL) {
+tf_lambda_max <- function(y, x = NULL, k = 3, weights = NULL, penalty_factor = NULL, penalty_weights = NULL) {
+  penalty_factor <- tf_penalty_factor(penalty_weights, penalty_factor, missing(penalty_factor), "tf_lambda_max",
+                                      missing(penalty_weights))
   d <- check_tf_data(y, x, k, weights)
-  pw <- check_penalty_weights(penalty_weights, d$n - d$k - 1L)
+  pw <- check_penalty_weights(penalty_factor, d$n - d$k - 1L)
   sb_call_engine(cpp_tf_lambda_max(d$y, d$x, d$weights, d$k, pw))$lambda_max
 }

@@ -26,7 +26,8 @@
 #' @param x Sorted distinct inputs (default `seq_along(y)`); not given with a formula.
 #' @inheritParams wbb
 #' @param k Trend-filtering order (3 = cubic, as in the paper's Figure 4).
-#' @param lambda Penalty, or `NULL` to choose it by cross-validation on the unweighted problem.
+#' @param lambda Penalty; `"min"` or `"1se"` to choose it by cross-validation on the unweighted problem with that
+#'   rule (as [wbb()]); or `NULL`, cross-validation with the rule `lambda_rule`.
 #' @param draws Number of WBB draws T.
 #' @param prior_weights `"common"` (default: one Exp(1) prior weight per draw, the penalty
 #'   \eqn{\lambda w_0 \|D\beta\|_1} of the paper's section 3.3) or `"separate"` (one per difference). [wbb()]
@@ -80,6 +81,10 @@ trend_filter_wbb <- function(y, x = seq_along(y), k = 3, lambda = NULL, draws = 
   check_result_memory(8 * as.double(draws) * d$n, "draws", peak = 8 * as.double(draws) * d$n * 2,
                       fix = "Use fewer {.arg draws}, or run them in chunks and combine the fits.")
   control <- check_tf_control(control)
+  if (is.character(lambda)) {  # lambda = "min" / "1se": cross-validation with that rule, as wbb()
+    lambda_rule <- wbb_lambda_choice(lambda, rlang::current_env())
+    lambda <- NULL
+  }
   if (!is.null(lambda)) {
     lambda <- check_number(lambda, lower = 0, what = "a single non-negative number or NULL")
   }

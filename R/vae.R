@@ -35,9 +35,11 @@
 #'   `grad_tol`) are errors.
 #' @return An object of class `sb_vae`: `trace` (per epoch: the mean ELBO, reconstruction negative
 #'   log-likelihood and KL per example over the epoch's minibatches), `elbo` (the last epoch's), `latent_means`
-#'   (the encoder's means of the training data), the networks' parameters and specifications, settings,
-#'   `interrupted`, `elapsed`. Methods: `print()`, `summary()`, `plot()` (see [plot.sb_vae()]), `predict()`
-#'   (reconstructions), and [vae_encode()], [vae_decode()], [vae_generate()].
+#'   and `latent_sds` (the encoder's means and sds of \eqn{q(z \mid x)} for the training data), the networks'
+#'   parameters and specifications, settings, `interrupted`, `elapsed`. Methods: `print()`, `summary()`, `plot()`
+#'   (see [plot.sb_vae()]), `predict()` (reconstructions), `as.matrix()` (the latent means), `as_draws_df()`
+#'   (draws of latent codes; see [sb_vae-methods]), [nn_export()] and [nn_torch_code()] (the encoder and the
+#'   decoder for PyTorch), and [vae_encode()], [vae_decode()], [vae_generate()].
 #' @references Kingma, D. P. and Welling, M. (2014). Auto-encoding variational Bayes. *ICLR*.
 #' @seealso [plot.sb_vae()], [vae_encode()].
 #' @export
@@ -114,7 +116,9 @@ vae <- function(x, latent = 2L, encoder = nn_mlp(c(512)), decoder = nn_mlp(c(512
     status = c("not run", "done", "diverged", "interrupted")[res$status + 1L], device = res$device,
     call = match.call()
   ), class = "sb_vae")
-  fit$latent_means <- vae_encode(fit, x)$mean
+  enc <- vae_encode(fit, x)
+  fit$latent_means <- enc$mean
+  fit$latent_sds <- enc$sd  # q(z | x) of the training data: as_draws_df() draws from it
   fit$elapsed <- proc.time()[["elapsed"]] - t0
   if (fit$interrupted) {
     sb_warn(c("Interrupted: the fit holds the networks reached after {rows} epoch{?s} ({res$steps} steps).",
@@ -375,15 +379,206 @@ print.summary.sb_vae <- function(x, ...) {
 #' @export
 #' @rdname vae
 #' @param object A fit made by [vae()].
-#' @param newx For `predict()`: data to reconstruct (default: none; give the data).
+#' @param newdata For `predict()`: data to reconstruct (no default: give the data).
+#' @param newx Synonym of `newdata` (its name before; the package's one name for new inputs is `newdata`).
 #' @param type For `predict()`: `"reconstruction"` (decoded probabilities at the mean of \eqn{q(z \mid x)}) or
 #'   `"latent"` (the means of \eqn{q(z \mid x)}).
-#' @param ... Unused.
-predict.sb_vae <- function(object, newx, type = c("reconstruction", "latent"), ...) {
+#' @param ... Not used: any argument given here is an error.
+predict.sb_vae <- function(object, newdata = NULL, type = c("reconstruction", "latent"), ..., newx = NULL) {
   call <- rlang::current_env()
+  sb_check_dots(..., fn = "predict")
   type <- sb_match_arg(type)
-  if (missing(newx)) sb_abort("Give the data to reconstruct as {.arg newx}.", arg = "newx", call = call)
-  mu <- vae_encode(object, newx)$mean
+  nd <- sb_newdata(object, newdata, newx, call = call)
+  if (is.null(nd)) sb_abort("Give the data to reconstruct as {.arg newdata}.", arg = "newdata", call = call)
+  mu <- vae_encode(object, nd)$mean
   if (type == "latent") return(mu)
   vae_decode(object, mu)
+}
+
+# ---- export of the encoder and the decoder (nn_export(), nn_torch_code()) -----------------------------------------
+
+# nn_export() of a VAE: one state dict per network, through the export of every network fit (cpp_nn_export()).
+vae_export <- function(fit, path, draw, network, call) {
+  vae_check_fit(fit, call)
+  if (!identical(draw, "mean")) {
+    sb_abort(c("A {.fn vae} fit has one set of network weights (fitted by maximizing the ELBO), not posterior draws.",
+               i = "Leave {.arg draw} at {.val mean}: the export writes the fitted weights."),
+             kind = "not_applicable", also = "state", arg = "draw", call = call)
+  }
+  nets <- c("encoder", "decoder")
+  if (is.null(network)) network <- nets
+  if (!is.character(network) || !length(network) || anyNA(network) || !all(network %in% nets) || anyDuplicated(network)) {
+    sb_abort(c("{.arg network} must be {.val encoder}, {.val decoder} or both (the default).",
+               x = "You supplied {.val {format(network)}}."), arg = "network", call = call)
+  }
+  if (!is.character(path) || length(path) != length(network)) {
+    sb_abort(c("{.arg path} must give one file per network exported: {length(network)} ({.val {network}}).",
+               x = "You supplied {length(path)} value{?s}.",
+               i = "E.g. {.code nn_export(fit, c(\"encoder.pt\", \"decoder.pt\"))}, or {.code network = \"encoder\"} with one file."),
+             arg = "path", call = call)
+  }
+  out <- character(length(network))
+  for (k in seq_along(network)) {
+    out[k] <- nn_check_out_path(path[k], call)
+    net <- network[k]
+    spec <- fit[[paste0(net, "_spec")]]
+    sb_call_engine(cpp_nn_export(spec, as.double(fit$params[[net]]), vae_buffers(fit, net),
+                                 isTRUE(fit$settings$float64), out[k]), call = call)
+  }
+  invisible(stats::setNames(out, network))
+}
+
+# The batch-norm running statistics of one network as nn_fit_buffers() gives them: a list named by the engine's buffer
+# names, in the engine's order (cpp_nn_describe()).
+vae_buffers <- function(fit, net) {
+  b <- fit$params[[paste0(net, "_buffers")]]
+  if (!length(b)) return(list())
+  desc <- cpp_nn_describe(fit[[paste0(net, "_spec")]])
+  out <- split(as.double(b), factor(rep(desc$buffer, desc$buffer_size), levels = desc$buffer))
+  nbt <- grepl("\\.num_batches_tracked$", names(out))
+  out[nbt] <- lapply(out[nbt], round)
+  out
+}
+
+# nn_torch_code() of a VAE: the two torch.nn.Sequential modules and encode() / decode() as vae_encode() / vae_decode().
+vae_torch_code <- function(x, call) {
+  enc <- nn_torch_modules(x$encoder_table, as.integer(x$input_shape), NULL, call)
+  dec <- nn_torch_modules(x$decoder_table, as.integer(x$latent), NULL, call)
+  L <- x$latent
+  float64 <- isTRUE(x$settings$float64)
+  img <- !is.null(x$image)
+  code <- c(
+    sprintf("# PyTorch modules of a scalebayes variational autoencoder (vae(): %d latent dimension%s, %s parameters);",
+            L, if (L == 1L) "" else "s",
+            format(length(x$params$encoder) + length(x$params$decoder), big.mark = ",")),
+    "# generated by scalebayes::nn_torch_code().",
+    sprintf("# encoder: [n, %s] -> [n, %d]: the means (columns 0..%d) and log-variances (columns %d..%d) of q(z | x).",
+            paste(x$input_shape, collapse = ", "), 2L * L, L - 1L, L, 2L * L - 1L),
+    sprintf("# decoder: z [n, %d] -> [n, %d] Bernoulli logits of the %d values of an example%s.", L, x$D, x$D,
+            if (img) sprintf(" (row by row: reshape to [n, %d, %d])", x$image[1], x$image[2]) else ""),
+    "# encode(x) gives the means and sds of q(z | x) (vae_encode()), decode(z) the probabilities (vae_decode()).",
+    "# Load the state dicts written by scalebayes::nn_export(fit, c(\"encoder.pt\", \"decoder.pt\")):",
+    "#   encoder.load_state_dict(torch.load(\"encoder.pt\")); decoder.load_state_dict(torch.load(\"decoder.pt\"))",
+    "#   encoder.eval(); decoder.eval()",
+    "import torch",
+    "from torch import nn",
+    "",
+    "encoder = nn.Sequential(", enc$lines, ")",
+    "decoder = nn.Sequential(", dec$lines, ")",
+    if (float64) c("encoder = encoder.double()  # the fit was trained in double precision", "decoder = decoder.double()"),
+    "",
+    "",
+    "def encode(x):",
+    "    h = encoder(x)",
+    sprintf("    return h[:, :%d], torch.exp(0.5 * h[:, %d:])", L, L),
+    "",
+    "",
+    "def decode(z):",
+    if (img) sprintf("    return torch.sigmoid(decoder(z)).reshape(-1, %d, %d)", x$image[1], x$image[2])
+    else "    return torch.sigmoid(decoder(z))",
+    "")
+  structure(paste(code, collapse = "\n"), class = "sb_nn_torch_code")
+}
+
+# ---- the draws methods of a VAE ----------------------------------------------------------------------------------
+
+#' Draws methods of a variational autoencoder
+#'
+#' A [vae()] fit approximates, for each example \eqn{x}, the posterior of its latent code by
+#' \eqn{q(z \mid x) = N(m(x), \mathrm{diag}\, s(x)^2)}; its network weights are point estimates (fitted by
+#' maximizing the ELBO), with no posterior. So:
+#' * `as.matrix()` returns the latent means of the training data, \eqn{m(x_i)}, an n x latent matrix with columns
+#'   `"z[1]"`, `"z[2]"`, ... (the points of `plot(fit, type = "latent")`; for other data [vae_encode()] gives the
+#'   means and the sds).
+#' * `as_draws_df()`, `as_draws_matrix()` and `as_draws_array()` give draws of the latent codes of the training
+#'   data: with `draws = T`, T draws \eqn{z_i \sim q(z \mid x_i)} for every example, as variables
+#'   `"z[i,j]"` (example i, latent dimension j). They need a `seed` for reproducible draws (`NULL`: R's RNG).
+#'   Without `pars`, at most 100 examples (the first) are drawn: `pars` chooses the examples (indices).
+#' * `coef()` is a classed error (`scalebayes_error_not_applicable`): a VAE has no regression coefficients, and
+#'   its network weights, which [nn_export()] writes for PyTorch, are no posterior.
+#'
+#' @param x,object A [vae()] fit.
+#' @param pars `as.matrix()`: latent dimensions (indices or names `"z[j]"`); the draws methods: the examples
+#'   (row indices of the training data) whose codes are drawn.
+#' @param draws Number of draws of each example's code.
+#' @param seed Seed of the draws (`NULL`: from R's generator).
+#' @param ... Not used: any argument given here is an error.
+#' @return `as.matrix()`: an n x latent matrix. The draws methods: the posterior package's formats, one chain.
+#' @name sb_vae-methods
+#' @examples
+#' if (sb_torch_available()) {
+#'   x <- matrix(rbinom(200 * 9, 1, 0.3), 200, 9)
+#'   fit <- vae(x, encoder = nn_mlp(16), decoder = nn_mlp(16), epochs = 5, seed = 1, quiet = TRUE)
+#'   head(as.matrix(fit))
+#'   posterior::summarise_draws(as_draws_df(fit, pars = 1:2, draws = 500, seed = 1))
+#' }
+NULL
+
+#' @rdname sb_vae-methods
+#' @export
+as.matrix.sb_vae <- function(x, pars = NULL, ...) {
+  sb_check_dots(..., fn = "as.matrix")
+  m <- x$latent_means
+  colnames(m) <- paste0("z[", seq_len(ncol(m)), "]")
+  select_pars(m, pars)
+}
+
+#' @rdname sb_vae-methods
+#' @export
+coef.sb_vae <- function(object, ...) {
+  sb_not_applicable(c("A VAE has no regression coefficients, and its network weights are point estimates, not a posterior.",
+                      i = "For the latent codes use {.fn as.matrix} (the training data's means), {.fn vae_encode} or {.fn as_draws_df}; {.fn nn_export} writes the networks."))
+}
+
+#' @rdname sb_vae-methods
+#' @method as_draws_df sb_vae
+#' @export
+as_draws_df.sb_vae <- function(x, pars = NULL, draws = 1000L, seed = NULL, ...) {
+  sb_check_dots(..., fn = "as_draws_df")
+  posterior::as_draws_df(vae_latent_draws(x, pars, draws, seed, rlang::current_env()))
+}
+
+#' @rdname sb_vae-methods
+#' @method as_draws_matrix sb_vae
+#' @export
+as_draws_matrix.sb_vae <- function(x, pars = NULL, draws = 1000L, seed = NULL, ...) {
+  sb_check_dots(..., fn = "as_draws_matrix")
+  posterior::as_draws_matrix(vae_latent_draws(x, pars, draws, seed, rlang::current_env()))
+}
+
+#' @rdname sb_vae-methods
+#' @method as_draws_array sb_vae
+#' @export
+as_draws_array.sb_vae <- function(x, pars = NULL, draws = 1000L, seed = NULL, ...) {
+  sb_check_dots(..., fn = "as_draws_array")
+  posterior::as_draws_array(vae_latent_draws(x, pars, draws, seed, rlang::current_env()))
+}
+
+# draws x (examples x latent) matrix of z_i ~ q(z | x_i) for the chosen training examples, columns "z[i,j]"
+# (example-major), from the stored means and sds of the training data.
+vae_latent_draws <- function(fit, pars, draws, seed, call) {
+  draws <- check_count(draws, arg = "draws", call = call, max = 1e7)
+  n <- nrow(fit$latent_means)
+  if (is.null(pars)) {
+    pars <- seq_len(min(n, 100L))
+  } else if (!is.numeric(pars) || !length(pars) || anyNA(pars) || any(pars < 1 | pars > n) || any(pars != round(pars))) {
+    sb_abort("{.arg pars} must be indices of training examples, between 1 and {n}.", arg = "pars", call = call)
+  }
+  pars <- as.integer(pars)
+  sds <- fit$latent_sds
+  if (is.null(sds)) {
+    sb_abort(c("This fit does not store the sds of q(z | x) of its training data.",
+               i = "Refit with this version of scalebayes, or draw from {.fn vae_encode}'s means and sds."),
+             kind = "state", arg = "x", call = call)
+  }
+  L <- fit$latent
+  check_result_memory(8 * as.double(draws) * length(pars) * L, "draws", call = call,
+                      fix = "Use fewer {.arg draws} or fewer examples ({.arg pars}).")
+  m <- as.vector(t(fit$latent_means[pars, , drop = FALSE]))  # example-major: (i, 1), (i, 2), ...
+  s <- as.vector(t(sds[pars, , drop = FALSE]))
+  seed <- resolve_seed(seed, call)
+  eps <- withr::with_seed(as.integer(seed %% .Machine$integer.max), matrix(stats::rnorm(draws * length(m)), draws))
+  z <- sweep(sweep(eps, 2L, s, "*"), 2L, m, "+")
+  colnames(z) <- sprintf("z[%d,%d]", rep(pars, each = L), rep(seq_len(L), length(pars)))
+  z
 }

@@ -10,7 +10,8 @@
 #' @param weight_dist Distribution of the data weights: `"exponential"` (i.i.d. Exp(1), the paper's
 #'   Algorithm 1; equivalent to Dirichlet(1, ..., 1) weights up to the scale absorbed by the prior weight) or
 #'   `"multinomial"` (counts of an n-out-of-n resample: the classical bootstrap of the penalized estimator).
-#' @param standardize Standardize the columns of `x` by their unweighted means and SDs (fixed for all draws).
+#' @param standardize Deprecated here: give it to [wbb()] (`wbb(standardize = )`). It still works in
+#'   `wbb_control()` for one release, with a deprecation warning.
 #' @param intercept Fit an unpenalized intercept.
 #' @param chunks,future Deprecated here: give them to [wbb()] (`wbb(chunks = , future = )`). They still work
 #'   in `wbb_control()` for one release, with a deprecation warning.
@@ -20,12 +21,13 @@
 #' @examples
 #' wbb_control(nfolds = 5, lambda_rule = "1se")
 wbb_control <- function(nfolds = 10L, lambda_rule = c("min", "1se"), nlambda = 100L, lambda_min_ratio = NULL,
-                        weight_dist = c("exponential", "multinomial"), standardize = TRUE, intercept = TRUE,
+                        weight_dist = c("exponential", "multinomial"), standardize = NULL, intercept = TRUE,
                         chunks = NULL, future = NULL, tol = 1e-14, max_iter = 100000L, max_outer = 100L) {
   cd <- cd_control(tol = tol, max_iter = max_iter, max_outer = max_outer)
   # the old placement of wbb(chunks = , future = ): kept (NULL when not given) and read by wbb()
   if (!missing(chunks)) sb_deprecated("chunks", "wbb(chunks = )", "wbb_control")
   if (!missing(future)) sb_deprecated("future", "wbb(future = )", "wbb_control")
+  if (!missing(standardize)) sb_deprecated("standardize", "wbb(standardize = )", "wbb_control")
   structure(c(list(
     nfolds = check_count(nfolds, min = 2L),
     lambda_rule = wbb_lambda_rule(lambda_rule),
@@ -33,7 +35,7 @@ wbb_control <- function(nfolds = 10L, lambda_rule = c("min", "1se"), nlambda = 1
     lambda_min_ratio = check_number(lambda_min_ratio, lower = 0, upper = 1, lower_open = TRUE, upper_open = TRUE,
                                     allow_null = TRUE),
     weight_dist = sb_match_arg(weight_dist),
-    standardize = check_flag(standardize),
+    standardize = if (!is.null(standardize)) check_flag(standardize),
     intercept = check_flag(intercept),
     chunks = check_count(chunks, allow_null = TRUE),
     future = if (!is.null(future)) check_flag(future)
@@ -51,9 +53,19 @@ wbb_control <- function(nfolds = 10L, lambda_rule = c("min", "1se"), nlambda = 1
 #' \eqn{l_i = (y_i - \beta_0 - x_i'\beta)^2/2}; binomial: the negative Bernoulli log-likelihood.
 #'
 #' **lambda** is on the SUM scale of [weighted_lasso()] (n times glmnet's lambda for unit weights). With
-#' `lambda = NULL` it is chosen once by K-fold cross-validation on the unweighted problem and fixed for all
-#' draws, as in the paper; a vector of lambda values gives draws along the path (prior sensitivity), all from
-#' the same weights, returned as an `sb_wbb_path` (a list of `sb_wbb` fits, one per lambda).
+#' `lambda = "min"` or `"1se"` it is chosen once by K-fold cross-validation ([cv_weighted_lasso()]'s
+#' `lambda_min` or `lambda_1se`, on the unweighted problem, on the scale of `standardize`, folds from `seed`) and
+#' fixed for all draws, as in the paper; `lambda = NULL` is the rule of `wbb_control(lambda_rule = )` (default
+#' `"min"`). A vector of lambda values gives draws along the path (prior sensitivity), all from the same
+#' weights, returned as an `sb_wbb_path` (a list of `sb_wbb` fits, one per lambda).
+#'
+#' **Standardization.** With `standardize = TRUE` (the default) the penalty acts on standardized columns, as
+#' glmnet's `standardize = TRUE`: the columns are centred and scaled by their means and population SDs
+#' (divisor n) and every draw is mapped back exactly to the scale of `x` (\eqn{\beta_j = b_j / s_j},
+#' \eqn{\beta_0 = b_0 - \sum_j \beta_j m_j}). The means and SDs are those of the UNWEIGHTED data, fixed for
+#' all draws (glmnet would use the weighted ones, which move with the bootstrap weights); for the point
+#' estimate (unit weights) the two agree: `fit$estimate` is `coef(glmnet(x, y, lambda = fit$lambda_glmnet,
+#' standardize = TRUE))` (lasso, gaussian or binomial). `FALSE`: the penalty acts on the columns as given.
 #'
 #' **Exactness.** Every draw is solved to a certified optimum (coordinate descent to `tol = 1e-14`, then a
 #' full KKT check); the largest KKT violation over draws is stored in `fit$diagnostics$kkt_max`. The paper's
@@ -72,7 +84,8 @@ wbb_control <- function(nfolds = 10L, lambda_rule = c("min", "1se"), nlambda = 1
 #' @param y Response (numeric; 0/1, logical or two-level factor for binomial).
 #' @param family `"gaussian"` or `"binomial"`.
 #' @param alpha Elastic-net mixing parameter in \[0, 1\] (1 = lasso).
-#' @param lambda `NULL` (cross-validation), one value, or a vector (a path).
+#' @param lambda `"min"` or `"1se"` (cross-validation with that rule), `NULL` (cross-validation with
+#'   `wbb_control()`'s `lambda_rule`), one value, or a vector (a path).
 #' @param prior_weights `"separate"` (default: one per coefficient, the paper's Algorithm 1 and simulation
 #'   study), `"common"` or `"none"`. [trend_filter_wbb()] defaults to `"common"`, the paper's choice there.
 #' @param draws Number of WBB draws T.
@@ -85,6 +98,14 @@ wbb_control <- function(nfolds = 10L, lambda_rule = c("min", "1se"), nlambda = 1
 #'   ([future::nbrOfWorkers()]) when `future = TRUE`, else one chunk (the rule of every function with `chunks`).
 #' @param future Run the chunks through [future.apply::future_lapply()] under the user's [future::plan()].
 #'   The result is identical to a single-process run with the same seed.
+#' @param keep_draws Which coefficients' draws are stored, as in [sgld_sa()]: `TRUE` (default, all) or names or
+#'   indices in the order of [coef()] (intercept first). With a subset the draws methods (`summary()`,
+#'   `posterior_interval()`, `as_draws_df()`, ...) cover those coefficients; `predict()`, `fitted()`, `log_lik()`
+#'   and the other generics that need every coefficient are classed errors (`scalebayes_error_state`). Every
+#'   chunk's draws are reduced as it finishes, so with `chunks` only one chunk's draws of every coefficient are
+#'   held at a time.
+#' @param standardize Penalize on standardized columns and map the draws back (see "Standardization"; before,
+#'   `wbb_control(standardize = )`, which still works for one release with a deprecation warning).
 #' @param model A network ([nn_sequential()], [nn_mlp()], [nn_cnn()]): `wbb(x, y, model = nn_mlp(c(128, 64)),
 #'   ...)` draws network posteriors; the call is passed to [wbb_nn()], which documents its further arguments
 #'   (`newx`, `newy`, `keep_draws`, `epochs`, `batch_size`, `device`, `control = nn_control()`, `standardize`).
@@ -153,7 +174,7 @@ wbb_network_call <- function(mcall, env, call) {
 wbb.default <- function(x, y, family = c("gaussian", "binomial"), alpha = 1, lambda = NULL,
                         prior_weights = c("separate", "common", "none"), draws = 1000L, threads = NULL,
                         seed = NULL, quiet = NULL, penalty_factor = NULL, control = wbb_control(), chunks = NULL,
-                        future = FALSE, ..., model = NULL) {
+                        future = FALSE, keep_draws = TRUE, standardize = TRUE, ..., model = NULL) {
   call <- rlang::current_env()
   mcall <- sb_user_call(match.call(), quote(wbb))
   if (!is.null(model)) return(wbb_network_call(mcall, parent.frame(), call))
@@ -162,23 +183,32 @@ wbb.default <- function(x, y, family = c("gaussian", "binomial"), alpha = 1, lam
   prior_weights <- sb_match_arg(prior_weights)
   d <- prepare_glm_data(x, y, family, alpha, penalty_factor, call)
   draws <- check_count(draws, arg = "draws", call = call)
-  lambda <- check_lambda(lambda, call)
-  # the draws (one row per draw and lambda) and R's copy of them while the fit is assembled
-  check_result_memory(8 * as.double(draws) * max(1, length(lambda)) * (d$p + 1), "draws", call = call,
-                      peak = 8 * as.double(draws) * max(1, length(lambda)) * (d$p + 1) * 2,
-                      fix = "Use fewer {.arg draws} or fewer {.arg lambda} values.")
   if (!inherits(control, "sb_wbb_control")) {
     sb_abort(c("{.arg control} must be made by {.fn wbb_control}.", x = "You supplied {.obj_type_friendly {control}}."),
              arg = "control", call = call)
   }
-  # wbb_control(chunks = , future = ): the deprecated placement (warned by wbb_control())
+  lambda_rule <- control$lambda_rule
+  if (is.character(lambda)) {
+    lambda_rule <- wbb_lambda_choice(lambda, call)
+    lambda <- NULL
+  }
+  lambda <- check_lambda(lambda, call)
+  names_coef <- c("(Intercept)", colnames(d$x))
+  keep <- resolve_keep(keep_draws, names_coef, call = call)
+  # the draws (one row per draw and lambda) and R's copy of them while the fit is assembled
+  check_result_memory(8 * as.double(draws) * max(1, length(lambda)) * length(keep), "draws", call = call,
+                      peak = 8 * as.double(draws) * max(1, length(lambda)) * (length(keep) + d$p + 1),
+                      fix = "Use fewer {.arg draws} or fewer {.arg lambda} values, or keep fewer coefficients ({.arg keep_draws}).")
+  # wbb_control(chunks = , future = , standardize = ): the deprecated placement (warned by wbb_control())
   chunks <- wbb_moved_arg(control$chunks, chunks, "chunks", missing(chunks), call)
   future <- wbb_moved_arg(control$future, future, "future", missing(future), call)
+  standardize <- check_flag(wbb_moved_arg(control$standardize, standardize, "standardize", missing(standardize), call),
+                            arg = "standardize", call = call)
   rs <- wbb_run_settings(draws, threads, seed, quiet, chunks, future, call = call)
   threads <- rs$threads
   seed <- rs$seed
   quiet <- rs$quiet
-  st <- standardize_x(d$x, control$standardize, control$intercept)
+  st <- standardize_x(d$x, standardize, control$intercept)
   ctrl <- list(tol = control$tol, max_iter = control$max_iter, max_outer = control$max_outer,
                intercept = control$intercept)
   unit <- rep(1, d$n)
@@ -187,7 +217,7 @@ wbb.default <- function(x, y, family = c("gaussian", "binomial"), alpha = 1, lam
   if (is.null(lambda)) {
     cv <- run_cv(st$x, d$y, family, d$alpha, unit, d$penalty_factor, control$nfolds, NULL, control$nlambda,
                  control$lambda_min_ratio, rs, ctrl, call)
-    lambda <- if (control$lambda_rule == "min") cv$lambda_min else cv$lambda_1se
+    lambda <- if (lambda_rule == "min") cv$lambda_min else cv$lambda_1se
   }
   t_cv <- wbb_elapsed(rs)
 
@@ -195,11 +225,13 @@ wbb.default <- function(x, y, family = c("gaussian", "binomial"), alpha = 1, lam
   est <- sb_call_engine(cpp_enet_path(st$x, d$y, family_code(family), d$alpha, unit, d$penalty_factor,
                                       lambda, ctrl), call = call)
   if (isTRUE(est$interrupted)) rlang::interrupt()
-  names_coef <- c("(Intercept)", colnames(d$x))
+  all_kept <- length(keep) == length(names_coef)
   engine <- function(first, count) {
-    cpp_wbb_glm(st$x, d$y, family_code(family), d$alpha, d$penalty_factor, lambda, est$a0[1L], est$beta[, 1L],
-                st$center, st$scale, names_coef,
-                wbb_engine_settings(rs, first, count, prior_weights, control$weight_dist), ctrl)
+    r <- cpp_wbb_glm(st$x, d$y, family_code(family), d$alpha, d$penalty_factor, lambda, est$a0[1L], est$beta[, 1L],
+                     st$center, st$scale, names_coef,
+                     wbb_engine_settings(rs, first, count, prior_weights, control$weight_dist), ctrl)
+    if (!all_kept) r$coef <- lapply(r$coef, function(m) m[, keep, drop = FALSE])  # keep_draws: as each chunk ends
+    r
   }
   parts <- wbb_run(rs, engine, call = call)
   kkt <- wbb_combine(parts, "kkt")
@@ -214,21 +246,22 @@ wbb.default <- function(x, y, family = c("gaussian", "binomial"), alpha = 1, lam
   rm(parts)
   fits <- lapply(seq_along(lambda), function(l) {
     dr <- coef[[l]]
-    estimate <- drop(unstandardize_coef(c(est$a0[l], est$beta[, l]), st$center, st$scale))
+    estimate <- drop(unstandardize_coef(c(est$a0[l], est$beta[, l]), st$center, st$scale))[keep]
     new_sb_fit(
       draws = dr, estimate = estimate, method = "weighted Bayesian bootstrap", subclass = "sb_wbb",
       call = mcall, seed = seed,
       settings = list(family = family, alpha = d$alpha, prior_weights = prior_weights, draws = draws,
                       threads = threads, weight_dist = control$weight_dist, nobs = d$n,
-                      penalty_factor = d$penalty_factor, standardize = control$standardize,
-                      intercept = control$intercept,
+                      penalty_factor = d$penalty_factor, standardize = standardize,
+                      intercept = control$intercept, coef_names = names_coef, keep_draws = keep,
                       print_info = c(Family = family, Prior_weights = prior_weights,
                                      lambda = sprintf("%.5g (glmnet scale %.5g)%s", lambda[l], lambda[l] / d$n,
                                                       if (is.null(cv)) "" else paste0(", by ", control$nfolds,
-                                                                                       "-fold CV (", control$lambda_rule, ")")))),
+                                                                                       "-fold CV (", lambda_rule, ")")))),
       timing = c(elapsed = elapsed, cv = t_cv),
       diagnostics = list(kkt = kkt, kkt_max = max(kkt), kkt_estimate = est$kkt[l], not_converged = not_conv),
-      lambda = lambda[l], lambda_glmnet = lambda[l] / d$n, cv = cv, family = family,
+      lambda = lambda[l], lambda_glmnet = lambda[l] / d$n, lambda_rule = if (!is.null(cv)) lambda_rule, cv = cv,
+      family = family,
       scaling = list(center = st$center, scale = st$scale), data = list(x = d$x, y = d$y)
     )
   })
@@ -236,6 +269,15 @@ wbb.default <- function(x, y, family = c("gaussian", "binomial"), alpha = 1, lam
   structure(list(fits = fits, lambda = lambda, cv = cv, seed = seed, call = mcall,
                  timing = c(elapsed = elapsed, cv = t_cv)),
             class = "sb_wbb_path")
+}
+
+# lambda = "min" / "1se": the cross-validation rule (the old spellings "lambda_min" / "lambda_1se" with a warning).
+wbb_lambda_choice <- function(lambda, call) {
+  if (length(lambda) != 1L || is.na(lambda) || !lambda %in% c("min", "1se", "lambda_min", "lambda_1se")) {
+    sb_abort(c("{.arg lambda} must be {.val min} or {.val 1se} (cross-validation), NULL, or finite non-negative numbers.",
+               x = "You supplied {.val {format(utils::head(lambda, 5))}}."), arg = "lambda", call = call)
+  }
+  wbb_lambda_rule(lambda, arg = "lambda", call = call)
 }
 
 # A run setting given in wbb_control() (old place, `old`: NULL when not given there) or to wbb() (`new`).
@@ -259,7 +301,7 @@ sb_user_call <- function(mcall, generic) {
 print.sb_wbb_path <- function(x, ...) {
   cat(sprintf("<sb_wbb_path> WBB draws at %d lambda values (the same weights for every lambda)\n",
               length(x$lambda)))
-  nz <- vapply(x$fits, function(f) mean(f$draws[, -1L] != 0), numeric(1))
+  nz <- vapply(x$fits, function(f) mean(f$draws[, colnames(f$draws) != "(Intercept)"] != 0), numeric(1))
   print(data.frame(lambda = signif(x$lambda, 5), share_nonzero = round(nz, 3)))
   invisible(x)
 }
@@ -276,9 +318,11 @@ print.sb_wbb_path <- function(x, ...) {
 #' @export
 plot.sb_wbb_path <- function(x, pars = NULL, prob = 0.9, ..., level = NULL) {
   prob <- sb_interval_prob(prob, missing(prob), level, NULL, "plot.sb_wbb_path")
-  pn <- colnames(x$fits[[1L]]$draws)[-1L]
+  d1 <- x$fits[[1L]]$draws
+  d1 <- d1[, colnames(d1) != "(Intercept)", drop = FALSE]
+  pn <- colnames(d1)
   if (is.null(pars)) pars <- pn[seq_len(min(10L, length(pn)))]
-  pars <- colnames(select_pars(x$fits[[1L]]$draws[, -1L, drop = FALSE], pars))
+  pars <- colnames(select_pars(d1, pars))
   a <- (1 - prob) / 2
   stats_for <- function(f) {
     d <- f$draws[, pars, drop = FALSE]

@@ -199,7 +199,7 @@ wbb_figure2 <- function(draws = 4000L, slab_halfwidth = 10, kappa = NULL, seed =
     return(wbb_figure2_paper_code(x, y, beta, draws, kappa, seed, mh_iter, l0_name, threads, quiet))
   }
   fw <- wbb(x, y, prior_weights = "separate", draws = draws, seed = seed, threads = threads, quiet = quiet,
-            control = wbb_control(standardize = FALSE))
+            standardize = FALSE)
   lambda <- fw$lambda
   out <- list(WBB = fw$draws[, c("beta1", "beta2")])
   out[["L1 prior"]] <- l1_posterior_p2(x, y, lambda, draws)
@@ -218,8 +218,7 @@ wbb_figure2 <- function(draws = 4000L, slab_halfwidth = 10, kappa = NULL, seed =
 wbb_figure2_paper_code <- function(x, y, beta, draws, kappa, seed, mh_iter, l0_name, threads = NULL, quiet = TRUE) {
   lambda <- 10
   fw <- wbb(x, y, lambda = lambda, prior_weights = "separate", draws = draws, seed = seed, threads = threads,
-            quiet = quiet,
-            control = wbb_control(standardize = FALSE, intercept = FALSE))
+            quiet = quiet, standardize = FALSE, control = wbb_control(intercept = FALSE))
   out <- list(WBB = fw$draws[, c("beta1", "beta2")])
   pens <- c(list("L1 prior" = function(b) lambda * sum(abs(b))),
             stats::setNames(lapply(kappa, function(k) function(b) k * lambda * sum(b != 0)),

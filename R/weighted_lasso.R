@@ -313,3 +313,147 @@ glmnet_equivalent <- function(lambda, alpha, weights, penalty_factor, family = c
   lg <- c1 + c2 * sy
   list(lambda = lg, alpha = if (lg > 0) c1 / lg else alpha)
 }
+
+# ---- summary, plot and the draw methods of a weighted-lasso fit ---------------------------------------------------
+
+#' Summary and path plot of a weighted-lasso fit
+#'
+#' `summary()` gives, for every lambda of the fit, the number of non-zero coefficients (`df`), the share of the
+#' weighted null deviance explained (`dev_ratio`, glmnet's `%Dev`: \eqn{1 - D(\lambda)/D_0} with the training
+#' data's weighted deviance \eqn{D}, the residual sum of squares for gaussian, and \eqn{D_0} that of the
+#' intercept-only fit, or of the zero fit without an intercept), glmnet's lambda ([glmnet_lambda()]) and the KKT
+#' violation; for a single lambda also the table of coefficients. `plot()` draws the coefficient paths against
+#' \eqn{\log \lambda}, as glmnet's `plot(fit, xvar = "lambda")` (the numbers of non-zero coefficients along the
+#' top).
+#'
+#' A weighted lasso is a penalized point estimate: it has no posterior draws, so `as.matrix()`,
+#' `as_draws_df()`, `as_draws_matrix()`, `as_draws_array()` and `posterior_interval()` are classed errors
+#' (`scalebayes_error_not_applicable`) that point to [wbb()], which draws from the posterior of the same model.
+#'
+#' @param object,x A [weighted_lasso()] fit (`x` also a `summary()` of one for `print()`).
+#' @param digits Significant digits printed.
+#' @param label Write the column names at the right end of the paths.
+#' @param ... `summary()`, `as.matrix()` and the draws methods: not used (an error); `plot()`: passed to
+#'   [graphics::matplot()].
+#' @return `summary()`: an object of class `summary_sb_weighted_lasso`, a list with `path` (a data frame with
+#'   one row per lambda: `lambda`, `lambda_glmnet`, `df`, `dev_ratio`, `kkt`), `coefficients` (a data frame of
+#'   the coefficients for a single lambda, `NULL` for a path) and the fit's settings. `plot()`: `x`, invisibly.
+#' @name sb_weighted_lasso-methods
+#' @examples
+#' data(diabetes)
+#' fit <- weighted_lasso(diabetes$x, diabetes$y, nlambda = 30)
+#' summary(fit)
+#' plot(fit, label = TRUE)
+#' summary(weighted_lasso(diabetes$x, diabetes$y, lambda = 500))
+NULL
+
+#' @rdname sb_weighted_lasso-methods
+#' @export
+summary.sb_weighted_lasso <- function(object, ...) {
+  sb_check_dots(..., fn = "summary")
+  co <- object$coefficients
+  td <- sb_wl_data(object)
+  w <- object$weights
+  eta <- cbind(1, td$x) %*% co
+  dev <- sb_wl_deviance(td$y, eta, w, object$family)
+  null_eta <- if (object$intercept) {
+    if (object$family == "binomial") stats::qlogis(sum(w * td$y) / sum(w)) else sum(w * td$y) / sum(w)
+  } else 0
+  dev0 <- sb_wl_deviance(td$y, matrix(null_eta, length(td$y), 1L), w, object$family)
+  nz <- colSums(co[-1L, , drop = FALSE] != 0)
+  path <- data.frame(lambda = object$lambda,
+                     lambda_glmnet = glmnet_lambda(object$lambda, w, object$penalty_factor),
+                     df = unname(nz), dev_ratio = if (dev0 > 0) unname(1 - dev / dev0) else NA_real_,
+                     kkt = object$kkt, row.names = NULL)
+  coefs <- if (ncol(co) == 1L) {
+    data.frame(coefficient = rownames(co), estimate = unname(co[, 1L]), row.names = NULL)
+  }
+  structure(list(path = path, coefficients = coefs, family = object$family, alpha = object$alpha,
+                 standardize = object$standardize, intercept = object$intercept, nobs = object$nobs,
+                 converged = object$converged, weighted = any(w != 1)),
+            class = "summary_sb_weighted_lasso")
+}
+
+# Weighted deviance of every column of eta: sum_i w_i (y_i - eta_i)^2 (gaussian), -2 sum_i w_i log p(y_i) (binomial).
+sb_wl_deviance <- function(y, eta, w, family) {
+  if (family == "binomial") {
+    ll <- matrix(ifelse(rep(y, ncol(eta)) == 1, stats::plogis(eta, log.p = TRUE),
+                        stats::plogis(eta, lower.tail = FALSE, log.p = TRUE)), nrow(eta))
+    return(-2 * colSums(w * ll))
+  }
+  colSums(w * (y - eta)^2)
+}
+
+#' @rdname sb_weighted_lasso-methods
+#' @export
+print.summary_sb_weighted_lasso <- function(x, digits = 4, ...) {
+  p <- x$path
+  cat(sprintf("Weighted %s: %s, %d observation%s%s, %s, %s\n",
+              if (x$alpha == 1) "lasso" else sprintf("elastic net (alpha = %g)", x$alpha), x$family, x$nobs,
+              if (x$nobs == 1L) "" else "s", if (x$weighted) " (weighted)" else "",
+              if (x$standardize) "penalty on standardized columns" else "penalty on the columns as given",
+              if (x$intercept) "unpenalized intercept" else "no intercept"))
+  cat(sprintf("%d lambda value%s (sum scale; lambda_glmnet: glmnet's scale); largest KKT violation %.1e%s\n",
+              nrow(p), if (nrow(p) == 1L) "" else "s", max(p$kkt), if (isTRUE(x$converged)) "" else " (NOT converged)"))
+  show <- p
+  show$dev_ratio <- round(100 * show$dev_ratio, 2)
+  names(show)[names(show) == "dev_ratio"] <- "%dev"
+  show$kkt <- signif(show$kkt, 2)
+  show$lambda <- signif(show$lambda, digits)
+  show$lambda_glmnet <- signif(show$lambda_glmnet, digits)
+  rows <- if (nrow(show) > 20L) unique(round(seq(1, nrow(show), length.out = 20L))) else seq_len(nrow(show))
+  print(show[rows, , drop = FALSE], row.names = FALSE)
+  if (length(rows) < nrow(show)) cat(sprintf("(%d of %d lambda values shown; all in summary(fit)$path)\n", length(rows), nrow(show)))
+  if (!is.null(x$coefficients)) {
+    co <- x$coefficients
+    cat(sprintf("Coefficients (%d of %d non-zero):\n", sum(co$estimate[-1L] != 0), nrow(co) - 1L))
+    est <- ifelse(co$estimate == 0, ".", format(signif(co$estimate, digits), drop0trailing = TRUE))
+    print(data.frame(estimate = est, row.names = co$coefficient), right = TRUE)
+  }
+  invisible(x)
+}
+
+#' @rdname sb_weighted_lasso-methods
+#' @export
+plot.sb_weighted_lasso <- function(x, label = FALSE, ...) {
+  label <- check_flag(label)
+  beta <- x$coefficients[-1L, , drop = FALSE]
+  ll <- log(x$lambda)
+  if (any(!is.finite(ll))) {
+    sb_abort(c("The path plot draws against log(lambda), and this fit has lambda = 0.",
+               i = "Use {.fn coef} for the coefficients at lambda = 0."), arg = "x", kind = "not_applicable",
+             also = "state")
+  }
+  cols <- grDevices::hcl.colors(max(1L, nrow(beta)), "Dark 3")
+  graphics::matplot(ll, t(beta), type = if (length(ll) == 1L) "p" else "l", lty = 1, pch = 20, col = cols,
+                    xlab = expression(log(lambda)), ylab = "Coefficients", ...)
+  graphics::abline(h = 0, col = "grey70", lty = 3)
+  at <- pretty(ll)
+  at <- at[at >= min(ll) & at <= max(ll)]
+  if (length(ll) > 1L && length(at)) {
+    df <- colSums(beta != 0)
+    graphics::axis(3, at = at, labels = df[vapply(at, function(a) which.min(abs(ll - a)), integer(1))], tick = FALSE,
+                   line = -0.5, cex.axis = 0.8)
+  }
+  if (label && nrow(beta)) {
+    end <- which.min(ll)
+    graphics::text(ll[end], beta[, end], rownames(beta), pos = 4, cex = 0.6, xpd = TRUE)
+  }
+  invisible(x)
+}
+
+#' @rdname sb_weighted_lasso-methods
+#' @export
+as.matrix.sb_weighted_lasso <- function(x, ...) sb_no_draws(x, call = rlang::current_env())
+#' @rdname sb_weighted_lasso-methods
+#' @method as_draws_df sb_weighted_lasso
+#' @export
+as_draws_df.sb_weighted_lasso <- function(x, ...) sb_no_draws(x, call = rlang::current_env())
+#' @rdname sb_weighted_lasso-methods
+#' @method as_draws_matrix sb_weighted_lasso
+#' @export
+as_draws_matrix.sb_weighted_lasso <- function(x, ...) sb_no_draws(x, call = rlang::current_env())
+#' @rdname sb_weighted_lasso-methods
+#' @method as_draws_array sb_weighted_lasso
+#' @export
+as_draws_array.sb_weighted_lasso <- function(x, ...) sb_no_draws(x, call = rlang::current_env())

@@ -93,7 +93,7 @@ for (sz in c(6, 15)) {
     g <- suppressWarnings(generalized_lasso(y, D, weights = w, nlambda = 5))
     out[[sprintf("genlasso %dx%d w=%s", sz, sz, wt)]] <- keep(unclass(g))
     g2 <- suppressWarnings(generalized_lasso(y, D, weights = w, lambda = g$lambda[3],
-                                             penalty_weights = seq(0.5, 1.5, length.out = nrow(D))))
+                                             penalty_factor = seq(0.5, 1.5, length.out = nrow(D))))
     out[[sprintf("genlasso %dx%d w=%s pw", sz, sz, wt)]] <- keep(unclass(g2))
   }
 }

@@ -24,7 +24,7 @@ glmnet_loop <- function(x, y, lambda, draws, thresh) {
 time_wbb <- function(x, y, lambda, draws, threads, reps = 3) {
   # median of `reps` runs, lambda fixed (no CV in the timing), standardization already applied
   ts <- replicate(reps, system.time(wbb(x, y, lambda = lambda, draws = draws, threads = threads, seed = 1,
-                                        quiet = TRUE, control = wbb_control(standardize = FALSE)))[["elapsed"]])
+                                        quiet = TRUE, standardize = FALSE))[["elapsed"]])
   stats::median(ts)
 }
 
@@ -53,7 +53,7 @@ for (nm in names(cases)) {
   s1 <- time_wbb(cs$x, cs$y, cs$lambda, cs$draws, 1) / cs$draws
   s2 <- time_wbb(cs$x, cs$y, cs$lambda, cs$draws, 2) / cs$draws
   fit <- wbb(cs$x, cs$y, lambda = cs$lambda, draws = 20, seed = 1, quiet = TRUE,
-             control = wbb_control(standardize = FALSE))
+             standardize = FALSE)
   rows[[nm]] <- data.frame(
     case = nm, n = nrow(cs$x), p = ncol(cs$x), T = cs$draws,
     glmnet_ms = 1000 * g7, glmnet_tight_ms = 1000 * g14, sb_1t_ms = 1000 * s1, sb_2t_ms = 1000 * s2,

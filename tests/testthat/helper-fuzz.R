@@ -58,15 +58,17 @@ fz_cases <- function(fun, arg, values, base, expect = NULL) {
 # for (NA, NaN, Inf, a string, a list, an unknown choice, a fraction where a count is needed, a negative
 # number, a short vector, a bad seed, ...) must end in a classed error. A vector is a valid lambda of the
 # functions that compute a path (and of predict() for a trend-filtering path) and valid probs of summary();
-# a zero penalty factor leaves a coefficient unpenalized: those must give a finite result. Extreme
+# a zero penalty factor leaves a coefficient unpenalized: those must give a finite result (the penalty factors of
+# trend filtering and the generalized lasso, one per difference, must be positive: zero is an error there). Extreme
 # but valid inputs (huge or tiny scales, a constant column or response, blank or duplicated names) have no one
 # right outcome: robustness checks only ("any").
 fz_robustness_only <- c("huge", "tiny", "const_col", "constant", "blank_name", "dup_names")
 fz_path_functions <- c("wbb", "weighted_lasso", "trend_filter", "generalized_lasso", "glmnet_lambda", "predict")
+fz_positive_penalty <- c("trend_filter", "generalized_lasso", "tf_lambda_max")
 fz_known_outcome <- function(fun, arg, value) {
   if (value %in% fz_robustness_only) return("any")
   if (value == "vector" && ((arg == "lambda" && fun %in% fz_path_functions) || arg == "probs")) return("valid")
-  if (value == "zero" && arg == "penalty_factor") return("valid")
+  if (value == "zero" && arg == "penalty_factor" && !fun %in% fz_positive_penalty) return("valid")
   "error"
 }
 

@@ -126,7 +126,7 @@ cases <- c(
   fz_cases("trend_filter", "k", c(fz_bad_count[-1], list(too_big = 29)), b_tf),
   fz_cases("trend_filter", "lambda", fz_bad_number, b_tf),
   fz_cases("trend_filter", "weights", fz_bad_weights(30), b_tf),
-  fz_cases("trend_filter", "penalty_weights", list(zero = 0, wrong_length = c(1, 2), na = NA), b_tf),
+  fz_cases("trend_filter", "penalty_factor", list(zero = 0, wrong_length = c(1, 2), na = NA), b_tf),
   fz_cases("trend_filter", "nlambda", fz_bad_count, b_tfp),
   fz_cases("trend_filter", "control", fz_bad_control[-3], b_tf),
   fz_cases("cv_trend_filter", "nfolds", c(fz_bad_count, list(one = 1, too_many = 40)), b_tfp),

@@ -435,3 +435,21 @@ test_that("loo and bayesplot take the generics' output as they take rstanarm's",
   p <- bayesplot::ppc_intervals(mm_data$y, posterior_predict(fit, seed = 1))
   expect_s3_class(p, "ggplot")
 })
+
+test_that("trend_filter_wbb: predict(draws = TRUE) columns are the inputs asked for, by position, as every fit's", {
+  set.seed(8)
+  y <- sin(seq_len(100) / 12) + rnorm(100, sd = 0.2)
+  fit <- trend_filter_wbb(y, k = 1, lambda = 3, draws = 20, seed = 2, quiet = TRUE)
+  nx <- c(10.5, 50, 90.5)
+  pd <- predict(fit, nx, draws = TRUE)
+  expect_equal(dim(pd), c(20L, 3L))
+  expect_null(colnames(pd))  # the draws x observations matrix of every fit (wbb(), blasso(), ...) has none
+  expect_null(colnames(predict(mm_fits$wbb$fit, mm_data$x[1:3, ], draws = TRUE)))
+  # k = 1 on x = 1..100: linear interpolation between the neighbouring fitted values, the value itself at x = 50
+  d <- as.matrix(fit)
+  expect_equal(pd[, 1], unname(0.5 * (d[, "f[10]"] + d[, "f[11]"])))
+  expect_identical(pd[, 2], unname(d[, "f[50]"]))
+  expect_equal(pd[, 3], unname(0.5 * (d[, "f[90]"] + d[, "f[91]"])))
+  expect_equal(predict(fit, nx)$fit, colMeans(pd))
+  expect_identical(posterior_linpred(fit, newdata = nx), pd)
+})

@@ -123,3 +123,76 @@ test_that("every linear function that runs several draws or chains takes seed, t
   expect_true(all(c("seed", "threads", "quiet") %in% names(formals(wbb_figure2))))
   expect_true(all(c("seed", "threads", "quiet") %in% names(formals(cv_weighted_lasso))))
 })
+
+test_that("wbb_control(standardize = ) still works with a deprecation warning; wbb(standardize = ) is the place", {
+  d <- nm_data
+  new <- wbb(d$x, d$y, lambda = 3, draws = 8, seed = 2, quiet = TRUE, standardize = FALSE)
+  expect_deprecated(ctl <- wbb_control(standardize = FALSE))
+  old <- wbb(d$x, d$y, lambda = 3, draws = 8, seed = 2, quiet = TRUE, control = ctl)
+  expect_identical(old$draws, new$draws)
+  expect_false(old$settings$standardize)
+  expect_false(identical(new$draws, wbb(d$x, d$y, lambda = 3, draws = 8, seed = 2, quiet = TRUE)$draws))
+  expect_error(wbb(d$x, d$y, lambda = 3, draws = 8, quiet = TRUE, control = ctl, standardize = TRUE),
+               class = "scalebayes_error_input")
+  expect_no_warning(wbb_control(nfolds = 4, intercept = TRUE))
+})
+
+test_that("the front ends share the names of the design table (inst/design.md, One name per thing)", {
+  has <- function(f, args) expect_true(all(args %in% names(formals(f))), label = paste(deparse(substitute(f)), toString(args)))
+  # draws, keep_draws, seed, threads, quiet in every bootstrap front end
+  for (f in list(wbb.default, wbb_nn)) has(f, c("draws", "keep_draws", "standardize", "seed", "threads", "quiet"))
+  has(trend_filter_wbb, c("draws", "seed", "threads", "quiet"))
+  # new inputs: newdata first, newx its synonym
+  for (cl in c("sb_fit", "sb_weighted_lasso", "sb_trend_filter", "sb_vae", "sb_cv", "sb_nn_fit")) {
+    expect_true(all(c("newdata", "newx") %in% names(formals(getS3method("predict", cl)))), label = cl)
+  }
+  # no second name for a concept of the table among the exported functions' arguments
+  ns <- asNamespace("scalebayes")
+  args <- unique(unlist(lapply(getNamespaceExports("scalebayes"), function(f) {
+    g <- get(f, ns)
+    if (is.function(g)) names(formals(g))
+  })))
+  expect_length(intersect(args, c("n_draws", "ndraws", "nsamples", "verbose", "progress", "n_threads", "ncores",
+                                  "cores", "level", "conf_level", "keep_draw", "new_x", "new_data")), 0L)
+})
+
+test_that("predict() of trend_filter() and vae() fits take newdata (newx its synonym)", {
+  d <- nm_data
+  tf <- trend_filter(d$tf_y, k = 1, lambda = 2)
+  expect_identical(predict(tf, newdata = c(2.5, 7)), predict(tf, newx = c(2.5, 7)))
+  expect_identical(predict(tf, c(2.5, 7)), predict(tf, newx = c(2.5, 7)))
+  expect_error(predict(tf, newdata = 1, newx = 1), class = "scalebayes_error_input")
+  expect_error(predict(tf, 2, lamda = 1), class = "scalebayes_error_dots")
+  # rows by position: no name taken from the neighbouring fitted value
+  expect_null(names(predict(tf, c(2.5, 7))))
+})
+
+test_that("trend_filter(), generalized_lasso() and tf_lambda_max() take penalty_factor (penalty_weights deprecated)", {
+  d <- nm_data
+  m <- length(d$tf_y) - 2L  # k = 1: n - k - 1 differences
+  pf <- seq(0.5, 1.5, length.out = m)
+  new <- trend_filter(d$tf_y, k = 1, lambda = 2, penalty_factor = pf)
+  expect_deprecated(old <- trend_filter(d$tf_y, k = 1, lambda = 2, penalty_weights = pf))
+  expect_identical(old$beta, new$beta)
+  expect_false(identical(new$beta, trend_filter(d$tf_y, k = 1, lambda = 2)$beta))
+  expect_error(trend_filter(d$tf_y, k = 1, lambda = 2, penalty_factor = pf, penalty_weights = pf),
+               class = "scalebayes_error_input")
+  expect_error(trend_filter(d$tf_y, k = 1, lambda = 2, penalty_factor = 0), "penalty_factor", class = "scalebayes_error_input")
+  expect_deprecated(l_old <- tf_lambda_max(d$tf_y, k = 1, penalty_weights = pf))
+  expect_identical(l_old, tf_lambda_max(d$tf_y, k = 1, penalty_factor = pf))
+  D <- diff(diag(length(d$tf_y)))
+  g_new <- generalized_lasso(d$tf_y, D, lambda = 1, penalty_factor = 2)
+  expect_deprecated(g_old <- generalized_lasso(d$tf_y, D, lambda = 1, penalty_weights = 2))
+  expect_identical(g_old$beta, g_new$beta)
+})
+
+test_that("trend_filter_wbb(lambda = \"1se\") is cross-validation with that rule, as wbb()", {
+  d <- nm_data
+  a <- trend_filter_wbb(d$tf_y, k = 1, lambda = "1se", draws = 5, seed = 3, quiet = TRUE)
+  b <- trend_filter_wbb(d$tf_y, k = 1, lambda_rule = "1se", draws = 5, seed = 3, quiet = TRUE)
+  expect_identical(a$lambda, b$lambda)
+  expect_identical(a$lambda, a$cv$lambda_1se)
+  expect_identical(a$draws, b$draws)
+  expect_identical(trend_filter_wbb(d$tf_y, k = 1, lambda = "min", draws = 5, seed = 3, quiet = TRUE)$lambda, a$cv$lambda_min)
+  expect_error(trend_filter_wbb(d$tf_y, k = 1, lambda = "best", draws = 5, quiet = TRUE), class = "scalebayes_error_input")
+})

@@ -267,3 +267,61 @@ test_that("a network fit survives saveRDS() / readRDS(): predict() and print() a
   expect_identical(predict(back2, x[6:12, ], type = "draws"), predict(fit2, x[6:12, ], type = "draws"))
   expect_identical(capture.output(print(back2)), capture.output(print(fit2)))
 })
+
+test_that("a VAE exports its encoder and decoder: in PyTorch encode() and decode() give vae_encode() and vae_decode()", {
+  skip_if_no_torch()
+  skip_if_no_python_torch()
+  set.seed(5)
+  x <- matrix(runif(150 * 6), 150, 6)
+  fit <- vae(x, latent = 2, encoder = nn_mlp(8, batchnorm = TRUE), decoder = nn_mlp(c(8, 5)), epochs = 3, seed = 1,
+             quiet = TRUE)
+  dir <- withr::local_tempdir()
+  paths <- file.path(dir, c("enc.pt", "dec.pt"))
+  expect_identical(unname(nn_export(fit, paths)), paths)
+  code <- nn_torch_code(fit)
+  expect_s3_class(code, "sb_nn_torch_code")
+  expect_match(code, "nn.BatchNorm1d(8),  # 1", fixed = TRUE)
+  expect_match(code, "nn.Linear(8, 4),  # 3: layer4_linear (output layer)", fixed = TRUE)
+  z <- matrix(c(-1, 0.5, 0, 2, 1.5, -0.3), 3, 2, byrow = TRUE)
+  writeLines(code, file.path(dir, "vae.py"))
+  write_rows <- function(m, f) writeLines(c(paste(dim(m), collapse = " "), sprintf("%.17g", as.vector(t(m)))), f)
+  write_rows(x[1:5, ], file.path(dir, "x.txt"))
+  write_rows(z, file.path(dir, "z.txt"))
+  script <- '
+import sys, torch
+d = sys.argv[1]
+ns = {}
+exec(open(d + "/vae.py").read(), ns)
+def read(f):
+    with open(f) as h:
+        shape = [int(v) for v in h.readline().split()]
+        return torch.tensor([float(v) for v in h.read().split()], dtype=torch.float64).reshape(shape).float()
+ns["encoder"].load_state_dict(torch.load(d + "/enc.pt"))  # strict
+ns["decoder"].load_state_dict(torch.load(d + "/dec.pt"))
+ns["encoder"].eval(); ns["decoder"].eval()
+with torch.no_grad():
+    m, s = ns["encode"](read(d + "/x.txt"))
+    p = ns["decode"](read(d + "/z.txt"))
+for name, t in (("m", m), ("s", s), ("p", p)):
+    with open(d + "/" + name + ".out", "w") as h:
+        h.write(" ".join(repr(float(v)) for v in t.double().reshape(-1).tolist()))
+'
+  writeLines(script, file.path(dir, "run.py"))
+  out <- system2("/usr/bin/python3", c(file.path(dir, "run.py"), dir), stdout = TRUE, stderr = TRUE)
+  expect_null(attr(out, "status"), info = paste(out, collapse = "\n"))
+  rd <- function(nm, nc) matrix(scan(file.path(dir, paste0(nm, ".out")), quiet = TRUE), ncol = nc, byrow = TRUE)
+  e <- vae_encode(fit, x[1:5, ])
+  expect_equal(rd("m", 2), e$mean, tolerance = 1e-5)
+  expect_equal(rd("s", 2), e$sd, tolerance = 1e-5)
+  expect_equal(rd("p", 6), vae_decode(fit, z), tolerance = 1e-5)
+  # one network at a time; the errors say what a VAE's export takes
+  one <- file.path(dir, "dec2.pt")
+  expect_identical(unname(nn_export(fit, one, network = "decoder")), one)
+  expect_identical(readBin(one, "raw", 1e6), readBin(paths[2], "raw", 1e6))
+  expect_error(nn_export(fit, paths[1]), "one file per network", class = "scalebayes_error_input")
+  expect_error(nn_export(fit, paths, draw = 1), class = "scalebayes_error_not_applicable")
+  expect_error(nn_export(fit, one, network = "latent"), class = "scalebayes_error_input")
+  nf <- wbb_nn(x, x[, 1], model = nn_mlp(3), draws = 2, epochs = 1, seed = 1, quiet = TRUE)
+  expect_error(nn_export(nf, one, network = "encoder"), class = "scalebayes_error_input")
+  expect_error(nn_export(list(), one), "vae", class = "scalebayes_error_input")
+})

@@ -54,9 +54,9 @@ test_that("relative duality gap <= 1e-8 on random weighted problems, k = 0..3, e
 test_that("separate penalty weights: certified gap and k = 0 DP equals interior point", {
   p <- tf_problem(100, 0, TRUE, seed = 3)
   pw <- rexp(99)
-  dp <- trend_filter(p$y, p$x, 0, lambda = c(2, 0.2), weights = p$w, penalty_weights = pw,
+  dp <- trend_filter(p$y, p$x, 0, lambda = c(2, 0.2), weights = p$w, penalty_factor = pw,
                      control = tf_control(method = "dp"))
-  ip <- trend_filter(p$y, p$x, 0, lambda = c(2, 0.2), weights = p$w, penalty_weights = pw,
+  ip <- trend_filter(p$y, p$x, 0, lambda = c(2, 0.2), weights = p$w, penalty_factor = pw,
                      control = tf_control(method = "ip", tol = 1e-12))
   expect_true(all(dp$rel_gap < 1e-12))
   expect_true(all(ip$rel_gap < 1e-11))
@@ -65,8 +65,8 @@ test_that("separate penalty weights: certified gap and k = 0 DP equals interior 
   for (k in 1:3) {
     q <- tf_problem(70, k, FALSE, seed = 20 + k)
     pw <- rexp(70 - k - 1)
-    lmax <- trend_filter(q$y, q$x, k, lambda = 1, weights = q$w, penalty_weights = pw)$lambda_max
-    f <- trend_filter(q$y, q$x, k, lambda = lmax * 1e-3, weights = q$w, penalty_weights = pw)
+    lmax <- trend_filter(q$y, q$x, k, lambda = 1, weights = q$w, penalty_factor = pw)$lambda_max
+    f <- trend_filter(q$y, q$x, k, lambda = lmax * 1e-3, weights = q$w, penalty_factor = pw)
     D <- scalebayes:::cpp_tf_difference(q$x, k)
     cert <- tf_certificate(q$y, q$w, D, lmax * 1e-3 * pw, f$beta[, 1], f$u[, 1])
     expect_true(cert$feasible)
@@ -158,7 +158,7 @@ test_that("generalized_lasso lambda_max is exact for rank-deficient D (min-cut v
     ins <- bitwAnd(S, 2^(0:11)) > 0
     brute <- max(brute, abs(sum(v[ins])) / sum(pw[ins[e[, 1]] != ins[e[, 2]]]))
   }
-  fit <- generalized_lasso(y, D, lambda = 1, weights = w, penalty_weights = pw)
+  fit <- generalized_lasso(y, D, lambda = 1, weights = w, penalty_factor = pw)
   # the LP's own certificate: lower <= lambda_max, bracket at rounding level
   expect_lte(fit$lambda_max_lower, fit$lambda_max * (1 + 1e-12))
   expect_lt(fit$lambda_max_rel_gap, 1e-9)
@@ -168,11 +168,11 @@ test_that("generalized_lasso lambda_max is exact for rank-deficient D (min-cut v
   # strictly better objective than beta0
   b0 <- rep(sum(w * y) / sum(w), 12)
   obj <- function(b, lam) 0.5 * sum(w * (y - b)^2) + lam * sum(pw * abs(D %*% b))
-  above <- generalized_lasso(y, D, lambda = fit$lambda_max * (1 + 1e-6), weights = w, penalty_weights = pw,
+  above <- generalized_lasso(y, D, lambda = fit$lambda_max * (1 + 1e-6), weights = w, penalty_factor = pw,
                              control = tf_control(tol = 1e-12))
   expect_lt(max(abs(above$beta[, 1] - b0)), 1e-6)
   lam <- fit$lambda_max * (1 - 1e-2)
-  below <- generalized_lasso(y, D, lambda = lam, weights = w, penalty_weights = pw,
+  below <- generalized_lasso(y, D, lambda = lam, weights = w, penalty_factor = pw,
                              control = tf_control(tol = 1e-12))
   expect_lt(obj(below$beta[, 1], lam) + below$gap, obj(b0, lam))
 })
@@ -288,7 +288,7 @@ test_that("bad inputs give classed errors", {
   expect_error(trend_filter(y, k = 1, lambda = NA), class = "scalebayes_error")
   expect_error(trend_filter(y, k = -1, lambda = 1), class = "scalebayes_error")
   expect_error(trend_filter(y, k = 1.5, lambda = 1), class = "scalebayes_error")
-  expect_error(trend_filter(y, k = 1, lambda = 1, penalty_weights = rep(1, 5)), class = "scalebayes_error")
+  expect_error(trend_filter(y, k = 1, lambda = 1, penalty_factor = rep(1, 5)), class = "scalebayes_error")
   expect_error(trend_filter(y, k = 2, lambda = 1, control = tf_control(method = "dp")), class = "scalebayes_error")
   expect_error(trend_filter(y, k = 1, lambda = 1, control = list(tol = 1)), class = "scalebayes_error")
   expect_error(tf_control(tol = 0), class = "scalebayes_error")
@@ -445,11 +445,11 @@ test_that("k = 1 beyond the double range of the dual normal equations: long-doub
   }
 })
 
-test_that("one common penalty weight multiplies lambda: penalty_weights = c0 equals lambda * c0", {
+test_that("one common penalty weight multiplies lambda: penalty_factor = c0 equals lambda * c0", {
   set.seed(11)
   y <- sin(seq(0, 4, length.out = 120)) + rnorm(120, sd = 0.2)
   for (k in 0:1) {
-    a <- trend_filter(y, k = k, lambda = 3, penalty_weights = 2.5)
+    a <- trend_filter(y, k = k, lambda = 3, penalty_factor = 2.5)
     b <- trend_filter(y, k = k, lambda = 7.5)
     expect_equal(coef(a), coef(b), tolerance = 1e-6, info = paste("k =", k))
     # and the weight changes the fit (it is not ignored)

@@ -155,3 +155,39 @@ test_that("bad inputs are classed errors naming the argument", {
   expect_error(plot(vae(x, latent = 3, encoder = nn_mlp(4), decoder = nn_mlp(4), epochs = 1, seed = 1, quiet = TRUE),
                     "manifold"), class = "scalebayes_error_input", regexp = "2-dimensional")
 })
+
+test_that("as.matrix() gives the latent means; as_draws_df() draws the latent codes from q(z | x); coef() says why not", {
+  skip_if_not(sb_torch_available())
+  x <- vae_bars(120)
+  fit <- vae(x, latent = 2, encoder = nn_mlp(8), decoder = nn_mlp(8), epochs = 3, seed = 3, quiet = TRUE,
+             control = nn_control(float64 = TRUE))
+  e <- vae_encode(fit, x)
+  m <- as.matrix(fit)
+  expect_identical(colnames(m), c("z[1]", "z[2]"))
+  expect_equal(unname(m), e$mean)
+  expect_equal(fit$latent_sds, e$sd)
+  expect_equal(unname(as.matrix(fit, pars = "z[2]")), e$mean[, 2, drop = FALSE])
+  # T draws of each chosen example's code: z[i, j] ~ N(mean, sd^2); 4 Monte-Carlo SEs
+  T <- 4000
+  dr <- as_draws_df(fit, pars = c(2, 50), draws = T, seed = 1)
+  expect_s3_class(dr, "draws_df")
+  expect_identical(posterior::variables(dr), c("z[2,1]", "z[2,2]", "z[50,1]", "z[50,2]"))
+  expect_equal(posterior::ndraws(dr), T)
+  mu <- c(e$mean[2, ], e$mean[50, ])
+  sd <- c(e$sd[2, ], e$sd[50, ])
+  zm <- as.matrix(posterior::as_draws_matrix(dr))
+  expect_true(all(abs(colMeans(zm) - mu) < 4 * sd / sqrt(T)))
+  expect_true(all(abs(apply(zm, 2, stats::sd) / sd - 1) < 4 * sqrt(1 / (2 * T))))
+  expect_identical(as_draws_matrix(fit, pars = c(2, 50), draws = T, seed = 1), posterior::as_draws_matrix(dr))
+  expect_equal(dim(as_draws_array(fit, draws = 10, seed = 2)), c(10L, 1L, 200L))  # the first 100 examples
+  expect_false(identical(as_draws_matrix(fit, pars = 1, draws = 5, seed = 1), as_draws_matrix(fit, pars = 1, draws = 5, seed = 2)))
+  expect_error(as_draws_df(fit, pars = 0), class = "scalebayes_error_input")
+  expect_error(as_draws_df(fit, pars = 1, draws = 0), class = "scalebayes_error_input")
+  expect_error(as_draws_df(fit, chains = 2), class = "scalebayes_error_dots")
+  expect_error(coef(fit), "no regression coefficients", class = "scalebayes_error_not_applicable")
+  # predict(): newdata, with newx its synonym
+  expect_identical(predict(fit, newdata = x[1:3, ]), predict(fit, newx = x[1:3, ]))
+  expect_equal(predict(fit, x[1:3, ], type = "latent"), e$mean[1:3, ], tolerance = 1e-12)
+  expect_error(predict(fit), class = "scalebayes_error_input")
+  expect_error(predict(fit, newdata = x[1, ], newx = x[1, ]), class = "scalebayes_error_input")
+})

@@ -37,7 +37,7 @@ test_that("draws without standardization equal glmnet at the mapped lambda and t
   skip_if_not_installed("glmnet")
   d <- sim_binomial(150, 5)
   fit <- wbb(d$x, d$y, family = "binomial", lambda = 4, draws = 4, seed = 8, quiet = TRUE,
-             control = wbb_control(standardize = FALSE))
+             standardize = FALSE)
   rec <- wbb_recorded_weights(150, 4, seed = 8, prior = "separate", n_prior = 5)
   for (t in 1:4) {
     ref <- glmnet_coef(d$x, d$y, "binomial", rec$w[t, ], rec$w0[t, ], 4)
@@ -88,7 +88,7 @@ test_that("above lambda_max the intercept draws are the exact Bayesian bootstrap
   y <- rgamma(n, 2, 1)
   x <- matrix(rnorm(n * 2), n, 2)
   fit <- wbb(x, y, lambda = 1e8, prior_weights = "none", draws = 4000, seed = 2, quiet = TRUE,
-             control = wbb_control(standardize = FALSE))
+             standardize = FALSE)
   expect_true(all(fit$draws[, -1] == 0))
   a <- fit$draws[, 1]
   s2 <- sum((y - mean(y))^2) / (n * (n + 1))
@@ -105,7 +105,7 @@ test_that("with a negligible penalty, WBB spread matches the sandwich (first-ord
   x <- matrix(rnorm(n * 3), n, 3)
   y <- drop(x %*% c(1, -0.5, 0)) + rnorm(n) * (1 + abs(x[, 1]))  # heteroscedastic on purpose
   fit <- wbb(x, y, lambda = 1e-6, alpha = 0, draws = 3000, seed = 4, quiet = TRUE,
-             control = wbb_control(standardize = FALSE))
+             standardize = FALSE)
   X <- cbind(1, x)
   e <- residuals(lm(y ~ x))
   B <- solve(crossprod(X))
@@ -188,4 +188,89 @@ test_that("p >> n runs (n = 100, p = 10000)", {
   fs <- wbb(x, y, lambda = fit$lambda, draws = 5, seed = 1, quiet = TRUE)
   expect_lt(fs$diagnostics$kkt_max, 1e-8)
   expect_gt(min(rowSums(fs$draws[, -1] != 0)), 50)
+})
+
+test_that("lambda = \"min\" / \"1se\" are the cross-validation rules of cv_weighted_lasso() with the fit's seed", {
+  # wbb()'s CV draws its folds from the fit's seed, as cv_weighted_lasso(seed = ) does: the same folds, the same
+  # lambda path and the same rule give the same lambda, and then the same draws as that lambda given by value.
+  d <- sim_gaussian(120, 10)
+  for (rule in c("min", "1se")) {
+    fit <- wbb(d$x, d$y, lambda = rule, draws = 20, seed = 5, quiet = TRUE)
+    cv <- cv_weighted_lasso(d$x, d$y, seed = 5, quiet = TRUE)
+    expect_identical(fit$lambda, cv[[paste0("lambda_", rule)]], info = rule)
+    expect_identical(fit$lambda_rule, rule)
+    expect_s3_class(fit$cv, "sb_cv")
+    expect_identical(fit$draws, wbb(d$x, d$y, lambda = fit$lambda, draws = 20, seed = 5, quiet = TRUE)$draws)
+  }
+  expect_gt(cv$lambda_1se, cv$lambda_min)
+  # lambda = NULL follows wbb_control(lambda_rule = ) (default "min"); a rule given as lambda wins
+  expect_identical(wbb(d$x, d$y, draws = 5, seed = 5, quiet = TRUE)$lambda, cv$lambda_min)
+  expect_identical(wbb(d$x, d$y, lambda = "1se", draws = 5, seed = 5, quiet = TRUE,
+                       control = wbb_control(lambda_rule = "min"))$lambda, cv$lambda_1se)
+  expect_warning(old <- wbb(d$x, d$y, lambda = "lambda_1se", draws = 5, seed = 5, quiet = TRUE),
+                 class = "scalebayes_warning_deprecated")
+  expect_identical(old$lambda, cv$lambda_1se)
+  expect_error(wbb(d$x, d$y, lambda = "max", draws = 5, quiet = TRUE), "min", class = "scalebayes_error_input")
+  expect_error(wbb(d$x, d$y, lambda = c("min", "1se"), draws = 5, quiet = TRUE), class = "scalebayes_error_input")
+})
+
+test_that("standardize = TRUE: the estimate is glmnet(standardize = TRUE); every draw is the standardized problem mapped back", {
+  # columns on very different scales, so that standardizing changes the fit
+  set.seed(17)
+  n <- 100
+  x <- sweep(matrix(rnorm(n * 5), n, 5), 2, c(0.1, 1, 10, 3, 0.5), "*") + rep(c(5, -2, 0, 1, 3), each = n)
+  colnames(x) <- paste0("v", 1:5)
+  y <- drop(x %*% c(8, 0.5, 0.05, 0, -1)) + rnorm(n)
+  lambda <- 40
+  fit <- wbb(x, y, lambda = lambda, draws = 6, seed = 9, quiet = TRUE, standardize = TRUE)
+  raw <- wbb(x, y, lambda = lambda, draws = 6, seed = 9, quiet = TRUE, standardize = FALSE)
+  expect_false(isTRUE(all.equal(fit$draws, raw$draws)))
+  expect_true(fit$settings$standardize)
+  expect_false(raw$settings$standardize)
+  if (requireNamespace("glmnet", quietly = TRUE)) {
+    g <- glmnet::glmnet(x, y, lambda = lambda / n, standardize = TRUE, thresh = 1e-14, maxit = 1e6)
+    expect_equal(unname(fit$estimate), as.numeric(stats::coef(g)), tolerance = 1e-6)
+    g0 <- glmnet::glmnet(x, y, lambda = lambda / n, standardize = FALSE, thresh = 1e-14, maxit = 1e6)
+    expect_equal(unname(raw$estimate), as.numeric(stats::coef(g0)), tolerance = 1e-6)
+  }
+  # by hand: centre and scale by the unweighted means and population sds, solve at the draw's weights, map back
+  m <- colMeans(x)
+  s <- sqrt(colMeans(sweep(x, 2, m)^2))
+  xs <- sweep(sweep(x, 2, m), 2, s, "/")
+  rec <- wbb_recorded_weights(n, 6, seed = 9, prior = "separate", n_prior = 5)
+  for (t in 1:6) {
+    b <- coef(weighted_lasso(xs, y, weights = rec$w[t, ], penalty_factor = rec$w0[t, ], lambda = lambda,
+                             standardize = FALSE))
+    beta <- b[-1] / s
+    expect_equal(unname(fit$draws[t, ]), unname(c(b[1] - sum(beta * m), beta)), tolerance = 1e-8, info = t)
+    b0 <- coef(weighted_lasso(x, y, weights = rec$w[t, ], penalty_factor = rec$w0[t, ], lambda = lambda,
+                              standardize = FALSE))
+    expect_equal(unname(raw$draws[t, ]), unname(b0), tolerance = 1e-8, info = t)
+  }
+  expect_error(wbb(x, y, lambda = 1, draws = 2, quiet = TRUE, standardize = NA), class = "scalebayes_error_input")
+})
+
+test_that("keep_draws keeps the draws of some coefficients: the same numbers as the full fit, in every chunk split", {
+  d <- sim_gaussian(80, 6)
+  full <- wbb(d$x, d$y, lambda = 20, draws = 15, seed = 4, quiet = TRUE)
+  for (keep in list(c("x2", "(Intercept)"), c(3, 1))) {
+    sub <- wbb(d$x, d$y, lambda = 20, draws = 15, seed = 4, quiet = TRUE, keep_draws = keep, chunks = 3)
+    cols <- if (is.character(keep)) keep else colnames(full$draws)[keep]
+    expect_identical(colnames(sub$draws), cols)
+    expect_identical(sub$draws, full$draws[, cols])
+    expect_identical(sub$estimate, full$estimate[cols])
+    expect_identical(summary(sub)$mean, unname(colMeans(full$draws[, cols])))
+    expect_equal(posterior_interval(sub), posterior_interval(full)[cols, ])
+    expect_identical(posterior::variables(as_draws_df(sub)), cols)
+  }
+  # generics that need every coefficient say so
+  expect_error(predict(sub, d$x[1:2, ]), "keep_draws", class = "scalebayes_error_state")
+  expect_error(fitted(sub), class = "scalebayes_error_state")
+  expect_identical(wbb(d$x, d$y, lambda = 20, draws = 15, seed = 4, quiet = TRUE, keep_draws = TRUE)$draws, full$draws)
+  # a path keeps the same columns at every lambda
+  path <- wbb(d$x, d$y, lambda = c(30, 10), draws = 5, seed = 4, quiet = TRUE, keep_draws = "x1")
+  expect_identical(lapply(path$fits, function(f) colnames(f$draws)), list("x1", "x1"))
+  expect_error(wbb(d$x, d$y, lambda = 20, draws = 5, quiet = TRUE, keep_draws = "nope"), class = "scalebayes_error_input")
+  expect_error(wbb(d$x, d$y, lambda = 20, draws = 5, quiet = TRUE, keep_draws = 99), class = "scalebayes_error_input")
+  expect_error(wbb(d$x, d$y, lambda = 20, draws = 5, quiet = TRUE, keep_draws = FALSE), class = "scalebayes_error_input")
 })

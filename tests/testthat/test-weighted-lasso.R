@@ -76,3 +76,91 @@ test_that("standardize = TRUE penalizes columns scaled by their 1/n standard dev
     expect_equal(unname(coef(f)), as.numeric(stats::coef(g)), tolerance = 1e-6, info = lg)
   }
 })
+
+test_that("coef(cv_weighted_lasso(), s = ) is glmnet's coef.cv.glmnet: the full-data fit at lambda.min, lambda.1se or a value", {
+  # unit weights and standardize = TRUE: the sum-scale problem at lambda is glmnet(standardize = TRUE) at lambda / n
+  skip_if_not_installed("glmnet")
+  d <- sim_gaussian(90, 8)
+  n <- 90
+  cv <- cv_weighted_lasso(d$x, d$y, seed = 3, quiet = TRUE, nlambda = 40)
+  ref <- function(lam) {
+    as.numeric(stats::coef(glmnet::glmnet(d$x, d$y, lambda = lam / n, standardize = TRUE, thresh = 1e-14, maxit = 1e6)))
+  }
+  cmin <- coef(cv, s = "lambda.min")
+  expect_identical(names(cmin), c("(Intercept)", colnames(d$x)))
+  expect_equal(unname(cmin), ref(cv$lambda_min), tolerance = 1e-6)
+  expect_equal(unname(coef(cv)), ref(cv$lambda_1se), tolerance = 1e-6)  # default: lambda.1se, as glmnet
+  expect_identical(coef(cv, s = "lambda.1se"), coef(cv))
+  expect_identical(coef(cv, s = "min"), cmin)
+  # a value off the CV path is solved exactly (glmnet would interpolate), several values give a matrix
+  s <- c(cv$lambda_min * 1.37, 55)
+  cs <- coef(cv, s = s)
+  expect_equal(dim(cs), c(9L, 2L))
+  expect_equal(unname(cs[, 1]), ref(s[1]), tolerance = 1e-6)
+  expect_equal(unname(cs[, 2]), ref(s[2]), tolerance = 1e-6)
+  expect_equal(unname(cs[, 2]), unname(coef(weighted_lasso(d$x, d$y, lambda = 55))), tolerance = 1e-9)
+  # on the path: the path's own column
+  expect_identical(unname(coef(cv, s = cv$lambda[7])), unname(cv$fit$coefficients[, 7]))
+  # predict() at s: the linear predictor of those coefficients
+  expect_equal(predict(cv, d$x[1:4, ], s = "lambda.min"), drop(cbind(1, d$x[1:4, ]) %*% cmin), ignore_attr = TRUE)
+  expect_equal(predict(cv, newx = d$x[1, ], s = s), drop(c(1, d$x[1, ]) %*% cs), ignore_attr = TRUE)
+  expect_error(coef(cv, s = "lambda.max"), class = "scalebayes_error_input")
+  expect_error(coef(cv, s = -1), class = "scalebayes_error_input")
+  expect_error(coef(cv, s = "lambda.min", exact = TRUE), class = "scalebayes_error_dots")
+  # weights and the binomial family: the full-data fit is weighted_lasso() with the same weights
+  db <- sim_binomial(120, 4)
+  w <- seq(0.5, 1.5, length.out = 120)
+  cvb <- cv_weighted_lasso(db$x, db$y, family = "binomial", weights = w, seed = 1, quiet = TRUE, nlambda = 20)
+  expect_equal(unname(coef(cvb, s = "lambda.min")),
+               unname(coef(weighted_lasso(db$x, db$y, family = "binomial", weights = w, lambda = cvb$lambda_min))),
+               tolerance = 1e-8)
+  expect_equal(predict(cvb, db$x[1:3, ], s = "lambda.min", type = "response"),
+               plogis(drop(cbind(1, db$x[1:3, ]) %*% coef(cvb, s = "lambda.min"))), ignore_attr = TRUE)
+})
+
+test_that("summary() of a weighted lasso: df and the deviance explained are glmnet's, printed as a table", {
+  skip_if_not_installed("glmnet")
+  d <- sim_gaussian(100, 6)
+  fit <- weighted_lasso(d$x, d$y, nlambda = 12)
+  s <- summary(fit)
+  expect_s3_class(s, "summary_sb_weighted_lasso")
+  g <- glmnet::glmnet(d$x, d$y, lambda = fit$lambda / 100, standardize = TRUE, thresh = 1e-14, maxit = 1e6)
+  expect_equal(s$path$df, as.integer(g$df))
+  expect_equal(s$path$dev_ratio, g$dev.ratio, tolerance = 1e-6)
+  expect_equal(s$path$lambda_glmnet, fit$lambda / 100)
+  expect_null(s$coefficients)
+  expect_output(print(s), "%dev")
+  db <- sim_binomial(150, 4)
+  fb <- weighted_lasso(db$x, db$y, family = "binomial", lambda = c(20, 5))
+  gb <- glmnet::glmnet(db$x, db$y, family = "binomial", lambda = c(20, 5) / 150, standardize = TRUE,
+                       thresh = 1e-14, maxit = 1e6)
+  expect_equal(summary(fb)$path$dev_ratio, gb$dev.ratio, tolerance = 1e-6)
+  # one lambda: the coefficient table, zeros printed as "."
+  one <- weighted_lasso(d$x, d$y, lambda = 150)
+  s1 <- summary(one)
+  expect_equal(s1$coefficients$estimate, unname(coef(one)))
+  expect_identical(s1$coefficients$coefficient, c("(Intercept)", colnames(d$x)))
+  out <- capture.output(print(s1))
+  expect_true(any(grepl("non-zero", out)))
+  expect_true(any(grepl("^x6 +\\.$", out)) || coef(one)[["x6"]] != 0)
+  expect_error(summary(one, digits = 2), class = "scalebayes_error_dots")
+})
+
+test_that("plot() of a weighted lasso draws the coefficient paths against log(lambda); the draw methods are classed errors", {
+  d <- sim_gaussian(60, 5)
+  fit <- weighted_lasso(d$x, d$y, nlambda = 15)
+  grDevices::pdf(NULL)
+  on.exit(grDevices::dev.off(), add = TRUE)
+  expect_invisible(plot(fit, label = TRUE))
+  # the plot's coordinates: x from log(lambda), y from the coefficients
+  usr <- graphics::par("usr")
+  expect_true(usr[1] <= min(log(fit$lambda)) && usr[2] >= max(log(fit$lambda)))
+  expect_true(usr[3] <= min(fit$coefficients[-1, ]) && usr[4] >= max(fit$coefficients[-1, ]))
+  expect_invisible(plot(weighted_lasso(d$x, d$y, lambda = 30)))
+  expect_error(plot(weighted_lasso(d$x, d$y, lambda = c(1, 0))), class = "scalebayes_error_not_applicable")
+  expect_error(plot(fit, label = NA), class = "scalebayes_error_input")
+  for (g in list(as_draws_df, as_draws_matrix, as_draws_array, as.matrix, posterior_interval)) {
+    expect_error(g(fit), "no posterior draws", class = "scalebayes_error_not_applicable")
+    expect_error(g(fit), "wbb", class = "scalebayes_error_not_applicable")
+  }
+})
