@@ -203,6 +203,27 @@ test_that("a lambda grid gives one fit each, the same for 1 and 2 threads", {
   expect_output(print(a), "variational fits")
 })
 
+test_that("sparse_vi(lambda = 1) is bbb() with the slab prior, the weight-sampling estimator and Adam 5e-3", {
+  # The dense end of sparse_vi() runs the same objective, q and random stream as bbb() with those settings: a
+  # gap between sparse_vi(lambda = 1) and bbb() with its own defaults (local estimator, prior sd 1, Adam 1e-3)
+  # comes from those settings, not from the spike-and-slab code (issue 37, item 6).
+  skip_if_no_torch()
+  set.seed(12)
+  x <- matrix(rnorm(150 * 6), 150, 6)
+  y <- factor(max.col(x[, 1:3] + matrix(rnorm(450, sd = 0.5), 150, 3)))
+  a <- sparse_vi(x, y, model = nn_mlp(8), lambda = 1, epochs = 3, draws = 4, newx = x[1:10, ], seed = 4,
+                 threads = 1, quiet = TRUE)
+  b <- bbb(x, y, model = nn_mlp(8), epochs = 3, draws = 4, newx = x[1:10, ], seed = 4, threads = 1, quiet = TRUE,
+           control = nn_control(lr = 5e-3), vi = vi_control(estimator = "weights", prior_sd = 1.3))
+  expect_true(all(a$variational$phi == 1))
+  expect_equal(a$variational[c("mu", "sigma")], b$variational[c("mu", "sigma")], tolerance = 1e-6)
+  expect_equal(a$trace[c("neg_elbo", "nll", "kl")], b$trace[c("neg_elbo", "nll", "kl")], tolerance = 1e-6)
+  expect_equal(a$pred, b$pred, tolerance = 1e-6)
+  # and bbb()'s own defaults are a different fit
+  d <- bbb(x, y, model = nn_mlp(8), epochs = 3, draws = 4, seed = 4, threads = 1, quiet = TRUE)
+  expect_gt(max(abs(a$trace$kl / d$trace$kl - 1)), 0.01)
+})
+
 test_that("lambda_opt is the paper's formula (Figure 1 network: 1.19e-4)", {
   tab <- scalebayes:::nn_resolve(nn_mlp(c(7, 7, 7)), 200L, 1L)
   expect_equal(sum(tab$params), 1527)
