@@ -694,7 +694,7 @@ warn_predictor_scale <- function(x) {
 warn_hamcmc_experimental <- function(control, sampler, minibatch) {
   if (sampler == "hamcmc_sa" && identical(control$sa_form, "transport")) {
     sb_warn(c("The transport form of HAMCMC-SA (linear in the number of parameters) is experimental: its noise error accumulates over about 1 / omega iterations and made test chains drift.",
-              i = "Use {.code sgmcmc_control(sa_form = \"diagonal\")} (linear cost, stable) or, for at most 2,000 regression coefficients, {.code sa_form = \"matrix\"} (see {.help scalebayes::hamcmc_sa})."),
+              i = "Use {.code sgmcmc_control(sa_form = \"lowrank\")} or {.code \"diagonal\"} (linear cost, noise of the preconditioner's covariance) or, for at most 2,000 regression coefficients, {.code sa_form = \"matrix\"} (see {.help scalebayes::hamcmc_sa})."),
             kind = "experimental")
   } else if (sampler == "hamcmc" && minibatch && identical(control$curvature, "consecutive")) {
     sb_warn(c("HAMCMC with curvature pairs from consecutive minibatches is experimental: it drifted on the minibatch SSGL regression in our tests.",
