@@ -190,18 +190,20 @@ wbb_loss_fit <- function(loss, init, data, n, draws, rs, weight_dist, control, m
                estimate_status = status_names[est$status + 1L])
   rm(parts)
   estimate <- drop(est$theta)
-  if (est$status != 0L) {
+  est_msg <- if (est$status != 0L) "The unweighted optimum (the {.field estimate}) did not converge either: {status_names[est$status + 1L]}."
+  bad <- sum(!converged)
+  if (bad == 0 && est$status != 0L) {
     sb_warn(c("The unweighted optimum (the {.field estimate}) did not converge: {status_names[est$status + 1L]}.",
               i = "Check the gradient of {.arg loss}, or raise {.code wbb_loss_control(max_iter = )}."),
             kind = "convergence")
   }
-  bad <- sum(!converged)
   if (bad > 0) {
     tab <- table(status[!converged])
     tab <- tab[tab > 0]
     what <- paste0(names(tab), ": ", tab, collapse = ", ")
     msg <- c("{bad} of {draws} draw{?s} did not converge ({what}).",
-             i = "{.code fit$diagnostics$status} flags them; check the gradient of {.arg loss} (a wrong gradient fails the line search), whether the weighted loss has a minimum, or raise {.code wbb_loss_control(max_iter = )}.")
+             i = "{.code fit$diagnostics$status} flags them; check the gradient of {.arg loss} (a wrong gradient fails the line search), whether the weighted loss has a minimum, or raise {.code wbb_loss_control(max_iter = )}.",
+             if (!is.null(est_msg)) c(x = est_msg))
     if (control$on_failure == "error") {
       sb_abort(msg, kind = "convergence", arg = "loss", call = call)
     }
