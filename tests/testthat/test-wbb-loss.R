@@ -172,13 +172,33 @@ test_that("a draw that does not converge is flagged, warned about, dropped or an
   expect_true(all(f$diagnostics$status == "max_iterations"))
   expect_identical(nrow(f$draws), 4L)
   expect_match(conditionMessage(w), "max_iterations: 4")
-  suppressWarnings(expect_warning(g <- wbb(loss = rosen, init = c(-1.2, 1), data = d, draws = 4, seed = 1,
-                                           quiet = TRUE, control = wbb_loss_control(max_iter = 2, on_failure = "drop")),
-                                  class = "scalebayes_warning_convergence"))
-  expect_identical(nrow(g$draws), 0L + sum(g$diagnostics$converged))
-  expect_error(suppressWarnings(wbb(loss = rosen, init = c(-1.2, 1), data = d, draws = 4, seed = 1, quiet = TRUE,
-                                    control = wbb_loss_control(max_iter = 2, on_failure = "error"))),
+  # a gradient that is wrong only in the draws whose first weight exceeds 1: those are flagged, kept or dropped
+  flaky <- function(theta, data, weights) {
+    r <- wl_sq(theta, data, weights)
+    if (weights[1] > 1) r$gradient <- -r$gradient
+    r
+  }
+  ww <- wbb_recorded_weights(nrow(d), 12, 4)$w
+  bad <- ww[, 1] > 1
+  expect_true(any(bad) && !all(bad))  # this seed mixes both
+  exact <- drop(ww %*% d$z) / rowSums(ww)
+  expect_warning(k <- wbb(loss = flaky, init = c(mu = 0), data = d, draws = 12, seed = 4, quiet = TRUE),
+                 class = "scalebayes_warning_convergence")
+  expect_identical(nrow(k$draws), 12L)
+  expect_identical(k$diagnostics$converged, !bad)
+  expect_equal(unname(k$draws[!bad, 1]), exact[!bad], tolerance = 1e-10)
+  expect_warning(g <- wbb(loss = flaky, init = c(mu = 0), data = d, draws = 12, seed = 4, quiet = TRUE,
+                          control = wbb_loss_control(on_failure = "drop")),
+                 class = "scalebayes_warning_convergence")
+  expect_identical(nrow(g$draws), sum(!bad))
+  expect_equal(unname(g$draws[, 1]), exact[!bad], tolerance = 1e-10)
+  expect_identical(g$diagnostics$status, k$diagnostics$status)  # the diagnostics keep every draw
+  expect_error(suppressWarnings(wbb(loss = flaky, init = c(mu = 0), data = d, draws = 12, seed = 4, quiet = TRUE,
+                                    control = wbb_loss_control(on_failure = "error"))),
                class = "scalebayes_error_convergence")
+  expect_error(suppressWarnings(wbb(loss = rosen, init = c(-1.2, 1), data = d, draws = 4, seed = 1, quiet = TRUE,
+                                    control = wbb_loss_control(max_iter = 2, on_failure = "drop"))),
+               class = "scalebayes_error_convergence", regexp = "No draw converged")
   # with the default cap every draw converges to the minimum (1, 1)
   h <- wbb(loss = rosen, init = c(-1.2, 1), data = d, draws = 4, seed = 1, quiet = TRUE)
   expect_true(all(h$diagnostics$converged))
