@@ -9,6 +9,9 @@
 #' @param max_iter Iterations (L-BFGS directions) per draw at most; a draw that reaches it is flagged.
 #' @param tol Convergence: the largest absolute gradient entry at most `tol * max(1, |value|)`.
 #' @param memory Number of (s, y) pairs of the L-BFGS memory.
+#' @param check_gradient Compare the gradient of `loss` at `init` (unit weights) with central finite differences
+#'   along three fixed directions before any draw (6 extra calls); a mismatch is a warning of class
+#'   `scalebayes_warning_gradient` (a wrong gradient is the usual reason why draws fail).
 #' @param on_failure What to do with draws that did not converge: `"warn"` (keep them, flagged in
 #'   `fit$diagnostics`, with a warning of class `scalebayes_warning_convergence`), `"drop"` (leave them out of the
 #'   draws, with that warning) or `"error"` (an error of class `scalebayes_error_convergence`).
@@ -17,10 +20,12 @@
 #' @examples
 #' wbb_loss_control(tol = 1e-10)
 #' @export
-wbb_loss_control <- function(max_iter = 1000L, tol = 1e-8, memory = 10L, on_failure = c("warn", "drop", "error")) {
+wbb_loss_control <- function(max_iter = 1000L, tol = 1e-8, memory = 10L, check_gradient = TRUE,
+                             on_failure = c("warn", "drop", "error")) {
   structure(list(max_iter = check_count(max_iter, max = 1e8),
                  tol = check_number(tol, lower = 0, lower_open = TRUE),
                  memory = check_count(memory, max = 1000L),
+                 check_gradient = check_flag(check_gradient),
                  on_failure = sb_match_arg(on_failure)),
             class = "sb_wbb_loss_control")
 }
@@ -169,6 +174,7 @@ wbb_loss_fit <- function(loss, init, data, n, draws, rs, weight_dist, control, m
                i = "Start where the loss and its gradient are finite."),
              kind = "loss", arg = "loss", call = call)
   }
+  if (control$check_gradient) wbb_loss_check_gradient(fun, init, v0, n)
   ctrl <- unclass(control)[c("memory", "max_iter", "tol")]
   t0 <- proc.time()[["elapsed"]]
   est <- sb_call_engine(cpp_wbb_loss(fun, init, n, wbb_engine_settings(utils::modifyList(rs, list(quiet = TRUE)), 0, 1,
@@ -323,6 +329,37 @@ wbb_loss_wrapper <- function(loss, data, p, call) {
     }
     c(as.double(value), as.double(grad))
   }
+}
+
+# The gradient of the loss at `init` (unit weights; v0 = c(value, gradient) there) against central differences
+# along three fixed directions: a warning (class scalebayes_warning_gradient) when they disagree beyond what the
+# truncation and rounding of the differences explain. Non-finite differences (init at a domain edge) are skipped.
+wbb_loss_check_gradient <- function(fun, init, v0, n) {
+  p <- length(init)
+  g <- v0[-1L]
+  f0 <- abs(v0[1L])
+  h <- 1e-5 * max(1, abs(init))
+  w <- rep(1, n)
+  for (k in 1:3) {
+    v <- sin(seq_len(p) * (k + 0.5) + k)
+    v <- v / sqrt(sum(v^2))
+    fp <- fun(init + h * v, w)[1L]
+    fm <- fun(init - h * v, w)[1L]
+    if (!is.finite(fp) || !is.finite(fm)) next
+    fd <- (fp - fm) / (2 * h)
+    gv <- sum(g * v)
+    # truncation O(h^2) relative, rounding ~ eps |f| / h
+    allowed <- 1e-4 * max(abs(fd), abs(gv), sqrt(sum(g^2))) + 1e-10 * max(1, f0) / h
+    if (abs(fd - gv) > allowed) {
+      sb_warn(c("The gradient returned by {.arg loss} does not match finite differences of its value at {.arg init}.",
+                x = "Along a test direction: gradient {signif(gv, 6)}, differences {signif(fd, 6)}.",
+                i = "Check the gradient (its sign, every term, the weights); draws with a wrong gradient fail or stop early.",
+                i = "Turn the check off with {.code wbb_loss_control(check_gradient = FALSE)} if the loss is not smooth at {.arg init}."),
+              kind = "gradient", also = "loss")
+      return(invisible(FALSE))
+    }
+  }
+  invisible(TRUE)
 }
 
 # loss(theta, data, weights) / statistic(data, weights): callable with that many arguments.

@@ -155,10 +155,21 @@ test_that("a draw that does not converge is flagged, warned about, dropped or an
     r$gradient <- -r$gradient
     r
   }
-  expect_warning(f <- wbb(loss = wrong, init = c(mu = 0), data = d, draws = 5, seed = 1, quiet = TRUE),
-                 class = "scalebayes_warning_convergence")
+  expect_warning(expect_warning(f <- wbb(loss = wrong, init = c(mu = 0), data = d, draws = 5, seed = 1, quiet = TRUE),
+                                class = "scalebayes_warning_convergence"),
+                 class = "scalebayes_warning_gradient")  # the finite-difference check at init saw it first
   expect_true(all(f$diagnostics$status == "line_search_failed"))
   expect_false(any(f$diagnostics$converged))
+  expect_warning(wbb(loss = wrong, init = c(mu = 0), data = d, draws = 5, seed = 1, quiet = TRUE,
+                     control = wbb_loss_control(check_gradient = FALSE)), class = "scalebayes_warning_convergence")
+  # a gradient off by a factor still converges to the right draws (same zero) but is warned about up front
+  half <- function(theta, data, weights) {
+    r <- wl_logistic(theta, data, weights)
+    r$gradient <- r$gradient * c(1, 0.5, 1)
+    r
+  }
+  expect_warning(wbb(loss = half, init = c(0, 0, 0), data = d, draws = 2, seed = 1, quiet = TRUE),
+                 class = "scalebayes_warning_gradient")
   # the iteration cap: Rosenbrock-like weighted loss with max_iter = 2
   rosen <- function(theta, data, weights) {
     a <- theta[2] - theta[1]^2
