@@ -201,3 +201,11 @@ cpp_wbb_glm <- function(x, y, family, alpha, pf, lambda, warm_a0, warm_beta, cen
     .Call(`_scalebayes_cpp_wbb_glm`, x, y, family, alpha, pf, lambda, warm_a0, warm_beta, center, scale, names, settings, control)
 }
 
+cpp_wbb_loss <- function(fun, init, n, settings, control) {
+    .Call(`_scalebayes_cpp_wbb_loss`, fun, init, n, settings, control)
+}
+
+cpp_wbb_weights <- function(n, settings) {
+    .Call(`_scalebayes_cpp_wbb_weights`, n, settings)
+}
+

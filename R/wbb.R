@@ -77,6 +77,10 @@ wbb_control <- function(nfolds = 10L, lambda_rule = c("min", "1se"), nlambda = 1
 #' and the draw saturates (about n non-zero coefficients), crowding out real signals: with n = 100 and
 #' p = 10000 we observed ~95 non-zeros per draw. Use `prior_weights = "common"` (or `"none"`) there.
 #'
+#' **Any loss or statistic.** `wbb(loss = , init = , data = , ...)` (a weighted loss written in R, minimized per
+#' draw by L-BFGS) and `wbb(statistic = , data = , ...)` (a weighted statistic, as in \pkg{bayesboot}) are passed
+#' to [wbb_loss()], which documents them; they use the same weights as every WBB for the same seed.
+#'
 #' **Reproducibility.** `seed` (default drawn from R's RNG, so [set.seed()] works) keys one random stream per
 #' draw: the draws are identical for any `threads` and any split into `chunks` / future workers.
 #'
@@ -178,6 +182,7 @@ wbb.default <- function(x, y, family = c("gaussian", "binomial"), alpha = 1, lam
   call <- rlang::current_env()
   mcall <- sb_user_call(match.call(), quote(wbb))
   if (!is.null(model)) return(wbb_network_call(mcall, parent.frame(), call))
+  if (any(c("loss", "statistic") %in% names(mcall))) return(wbb_loss_call(mcall, parent.frame()))
   sb_check_dots(...)
   family <- sb_match_arg(family)
   prior_weights <- sb_match_arg(prior_weights)

@@ -811,6 +811,33 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
+// cpp_wbb_loss
+Rcpp::List cpp_wbb_loss(const Rcpp::Function& fun, const Rcpp::NumericVector& init, double n, const Rcpp::List& settings, const Rcpp::List& control);
+RcppExport SEXP _scalebayes_cpp_wbb_loss(SEXP funSEXP, SEXP initSEXP, SEXP nSEXP, SEXP settingsSEXP, SEXP controlSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< const Rcpp::Function& >::type fun(funSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::NumericVector& >::type init(initSEXP);
+    Rcpp::traits::input_parameter< double >::type n(nSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::List& >::type settings(settingsSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::List& >::type control(controlSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_wbb_loss(fun, init, n, settings, control));
+    return rcpp_result_gen;
+END_RCPP
+}
+// cpp_wbb_weights
+Rcpp::NumericMatrix cpp_wbb_weights(double n, const Rcpp::List& settings);
+RcppExport SEXP _scalebayes_cpp_wbb_weights(SEXP nSEXP, SEXP settingsSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< double >::type n(nSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::List& >::type settings(settingsSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_wbb_weights(n, settings));
+    return rcpp_result_gen;
+END_RCPP
+}
 
 static const R_CallMethodDef CallEntries[] = {
     {"_scalebayes_cpp_blasso", (DL_FUNC) &_scalebayes_cpp_blasso, 4},
@@ -863,6 +890,8 @@ static const R_CallMethodDef CallEntries[] = {
     {"_scalebayes_cpp_enet_path", (DL_FUNC) &_scalebayes_cpp_enet_path, 8},
     {"_scalebayes_cpp_enet_cv", (DL_FUNC) &_scalebayes_cpp_enet_cv, 10},
     {"_scalebayes_cpp_wbb_glm", (DL_FUNC) &_scalebayes_cpp_wbb_glm, 13},
+    {"_scalebayes_cpp_wbb_loss", (DL_FUNC) &_scalebayes_cpp_wbb_loss, 5},
+    {"_scalebayes_cpp_wbb_weights", (DL_FUNC) &_scalebayes_cpp_wbb_weights, 2},
     {NULL, NULL, 0}
 };
 

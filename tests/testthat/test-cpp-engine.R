@@ -14,7 +14,7 @@ test_that("the C++ unit tests of the engine headers pass", {
   inc <- normalizePath(file.path(cpp_dir, "..", "..", "inst", "include"), mustWork = FALSE)
   if (!dir.exists(file.path(inc, "scalebayes"))) inc <- system.file("include", package = "scalebayes")
   build <- file.path(tempdir(), "scalebayes-cpp-tests")
-  # the four programs compile two at a time, through ccache where it is installed (a rerun compiles nothing)
+  # the five programs compile two at a time, through ccache where it is installed (a rerun compiles nothing)
   if (nzchar(Sys.which("ccache"))) cxx <- paste("ccache", cxx)
   out <- suppressWarnings(system2(make, c("-s", "-j2", "-C", shQuote(cpp_dir), paste0("CXX=", shQuote(cxx)),
                                           paste0("SB_INCLUDE=", shQuote(inc)), paste0("EIGEN=", shQuote(eigen)),
@@ -23,8 +23,8 @@ test_that("the C++ unit tests of the engine headers pass", {
   status <- attr(out, "status")
   if (is.null(status)) status <- 0L
   summaries <- grep("^[0-9]+ passed, [0-9]+ failed", out, value = TRUE)
-  # all four programs ran to their summary, and none reported a failure
-  expect_equal(length(summaries), 4L, info = paste(utils::tail(out, 60), collapse = "\n"))
+  # all five programs ran to their summary, and none reported a failure
+  expect_equal(length(summaries), 5L, info = paste(utils::tail(out, 60), collapse = "\n"))
   expect_true(all(grepl(" 0 failed", summaries)), info = paste(grep("FAIL", out, value = TRUE), collapse = "\n"))
   expect_equal(status, 0L, info = paste(utils::tail(out, 60), collapse = "\n"))
 })

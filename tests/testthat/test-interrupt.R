@@ -224,3 +224,17 @@ test_that("sgmcmc_density() with a target written in R stops on Ctrl-C and retur
                   "f <- sgmcmc_density(banana, init = c(0, 0), iterations = 1e8, seed = 1, quiet = TRUE)",
                   "cpp_sgmcmc_density")
 })
+
+test_that("wbb(loss = ) with a loss written in R stops on Ctrl-C", {
+  # the loss runs on the main thread (the WBB driver's inline mode) with interrupts suspended; the driver polls
+  # the monitor every L-BFGS iteration, so the run stops within one iteration and signals the R interrupt.
+  # 1e7 draws would take hours.
+  interrupt_child(c("set.seed(1); d <- data.frame(x = rnorm(200)); d$y <- rbinom(200, 1, plogis(d$x))",
+                    "lg <- function(theta, data, weights) {",
+                    "  eta <- theta[1] + theta[2] * data$x",
+                    "  list(value = sum(weights * (log1p(exp(eta)) - data$y * eta)),",
+                    "       gradient = c(sum(weights * (plogis(eta) - data$y)), sum(weights * (plogis(eta) - data$y) * data$x)))",
+                    "}"),
+                  "f <- wbb(loss = lg, init = c(0, 0), data = d, draws = 1e7, seed = 1, quiet = TRUE)",
+                  "cpp_wbb_loss")
+})

@@ -62,7 +62,12 @@ mm_fits <- local({
     # a density target has no data: predict() says so with a classed error, nobs() has none
     sgmcmc_density = list(fit = sgmcmc_density(sgmcmc_target("gaussian", c(0, 1), diag(2)), iterations = 200,
                                                chains = 2, seed = 5, quiet = TRUE, threads = 1),
-                          newx = d$newx, no_data = TRUE, chains = 2L, nobs = integer(0))
+                          newx = d$newx, no_data = TRUE, chains = 2L, nobs = integer(0)),
+    # the WBB of an R loss: the model is the user's function, so the model generics do not apply
+    wbb_loss = list(fit = wbb(loss = function(theta, data, weights) {
+                                list(value = sum(weights * (data - theta)^2) / 2, gradient = -sum(weights * (data - theta)))
+                              }, init = c(mu = 0), data = d$y, draws = 30, seed = 6, quiet = TRUE),
+                    newx = d$newx, no_data = TRUE, chains = 1L, nobs = 60L, fun = "wbb")
   )
 })
 
@@ -397,7 +402,7 @@ test_that("a VAE has no response: the data generics say so", {
 test_that("the matrix covers every fit class with draws", {
   classes <- vapply(mm_fits, function(r) class(r$fit)[1], "")
   expect_setequal(unique(classes), c("sb_wbb", "sb_blasso", "sb_sgld_sa", "sb_trend_filter_wbb",
-                                       "sb_sgmcmc_density"))
+                                       "sb_sgmcmc_density", "sb_wbb_loss"))
 })
 
 test_that("unequal chains: as_draws_df() and as_draws_matrix() keep them, as_draws_array() says why it cannot", {

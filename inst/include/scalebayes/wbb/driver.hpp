@@ -14,6 +14,12 @@
 //     destroyed on the calling thread after the run.
 //   * progress and interrupts: the parallel::Monitor (sbglue::Progress in the R glue) is called on the
 //     calling thread; a stop request ends the run after the draws in hand (RunStatus.interrupted).
+//   * inline mode (`inline_run = true`): the draws run one after the other on the CALLING thread with one solver
+//     (`threads` is ignored), for a solver that may only run there (a loss written in R: R code runs on R's main
+//     thread only). The monitor is polled before every draw and wherever the solver asks its StopToken (the
+//     token's `poll`, as sgmcmc::run_chains' inline mode does); a stop request ends the run with the draws
+//     completed (a draw cut short is not counted); a solver's exception propagates at once. The draws are those of
+//     the threaded mode: the keying above is the same code.
 //
 // Solver concept (see wbb/glm.hpp, genlasso/trend_filter.hpp, gibbs/compare.hpp and the test solvers):
 //   Eigen::Index n_obs() const;      // number of data weights per draw
@@ -27,8 +33,10 @@
 #pragma once
 #include <Eigen/Dense>
 #include <algorithm>
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <stdexcept>
 #include <type_traits>
 #include <utility>
@@ -90,9 +98,9 @@ struct takes_stop_token<S, std::void_t<decltype(std::declval<S&>().set_stop(std:
 // asked to stop; the first exception of a solver is rethrown here.
 template <class Factory>
 parallel::RunStatus run_draws(const Settings& st, Factory&& make_solver,
-                              const parallel::Monitor& monitor = parallel::Monitor()) {
+                              const parallel::Monitor& monitor = parallel::Monitor(), bool inline_run = false) {
   using SolverPtr = decltype(make_solver(0));
-  const int nt = static_cast<int>(
+  const int nt = inline_run ? 1 : static_cast<int>(
       std::max<std::size_t>(1, std::min<std::size_t>(st.draws, static_cast<std::size_t>(std::max(1, st.threads)))));
   std::vector<SolverPtr> solvers(static_cast<std::size_t>(nt));
   struct alignas(64) Scratch {  // padded: workers never share a cache line
@@ -115,6 +123,28 @@ parallel::RunStatus run_draws(const Settings& st, Factory&& make_solver,
     draw_prior_weights(s, sc.w0);
     sp->solve(i, sc.w, sc.w0, s);
   };
+  if (inline_run) {
+    parallel::RunStatus status;
+    std::atomic<bool> stop{false};
+    std::size_t done = 0;
+    const std::function<void()> poll = [&]() {
+      if (monitor && !stop.load() && !monitor(done)) {
+        stop = true;
+        status.interrupted = true;
+      }
+    };
+    const parallel::StopToken token(&stop, &poll);
+    for (std::size_t i = 0; i < st.draws; ++i) {
+      poll();
+      if (stop.load()) break;
+      body(i, 0, token);
+      if (stop.load()) break;  // the draw may have been cut short
+      ++done;
+    }
+    status.completed = done;
+    if (monitor && !status.interrupted) monitor(done);
+    return status;
+  }
   return parallel::run_parallel(st.draws, nt, body, monitor);
 }
 
