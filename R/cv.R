@@ -145,7 +145,7 @@ cv_full_fit <- function(x, y, family, weights, penalty_factor, lambda, alpha, st
 #' predict(cv, diabetes$x[1:3, ], s = "lambda.min")
 coef.sb_cv <- function(object, s = "lambda.1se", ...) {
   sb_check_dots(..., fn = "coef")
-  coef(cv_fit_at(object, s))
+  stats::coef(cv_fit_at(object, s))
 }
 
 #' @rdname coef.sb_cv

@@ -409,7 +409,8 @@ posterior::ndraws
 #' @name sb_fit-generics
 #' @examples
 #' data(diabetes)
-#' fit <- blasso(diabetes$x, diabetes$y, chains = 2, iterations = 200, burnin = 100, seed = 1, quiet = TRUE)
+#' fit <- blasso(diabetes$x, diabetes$y, chains = 2, iterations = 200, burnin = 100, seed = 1,
+#'               quiet = TRUE)
 #' head(fitted(fit))
 #' ll <- log_lik(fit)
 #' dim(ll)

@@ -43,7 +43,8 @@
 #' data(diabetes)
 #' d <- data.frame(y = diabetes$y, unclass(diabetes$x))
 #' d$bmi_high <- factor(ifelse(d$bmi > 0, "high", "low"))
-#' fit <- wbb(y ~ age + sex + bmi_high + map, data = d, lambda = 200, draws = 100, seed = 1, quiet = TRUE)
+#' fit <- wbb(y ~ age + sex + bmi_high + map, data = d, lambda = 200, draws = 100, seed = 1,
+#'            quiet = TRUE)
 #' colnames(as.matrix(fit))
 #' predict(fit, newdata = d[1, ])
 #' fit2 <- update(fit, . ~ . - sex)
@@ -349,7 +350,8 @@ sb_formula_only <- function(frame, what = "x", args = c("data", "subset", "na.ac
 #' @examples
 #' data(diabetes)
 #' df <- data.frame(y = diabetes$y, unclass(diabetes$x))
-#' fit <- blasso(y ~ age + sex + bmi, data = df, chains = 2, iterations = 100, burnin = 50, seed = 1, quiet = TRUE)
+#' fit <- blasso(y ~ age + sex + bmi, data = df, chains = 2, iterations = 100, burnin = 50, seed = 1,
+#'               quiet = TRUE)
 #' fit2 <- update(fit, . ~ . - sex)
 #' colnames(as.matrix(fit2))
 #' @export
