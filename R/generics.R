@@ -414,7 +414,10 @@ posterior::ndraws
 #' head(fitted(fit))
 #' ll <- log_lik(fit)
 #' dim(ll)
-#' if (requireNamespace("loo", quietly = TRUE)) loo::loo(ll)
+#' # the draws of the two chains come in chain order: their relative efficiency for PSIS-LOO
+#' if (requireNamespace("loo", quietly = TRUE)) {
+#'   loo::loo(ll, r_eff = loo::relative_eff(exp(ll), chain_id = rep(1:2, each = nrow(ll) / 2)))
+#' }
 #' predictive_interval(fit, newdata = diabetes$x[1:3, ], prob = 0.8)
 NULL
 
