@@ -1,0 +1,19 @@
+# hamcmc_sa() on a network with every default (issue 38, item 6: >= 0.90 asked): 2,000 of the 10,000 MNIST digits of
+# mnist_digits() for training and 1,000 held out (set.seed(1)), nn_mlp() (128-64), 4 chains, the step warm-up.
+# Run from the package root:  Rscript bench/hamcmc_mnist_defaults.R [sampler ...]  (about 13 minutes for
+# hamcmc_sa on a loaded 2-core VM; output in bench/hamcmc_mnist_defaults.out.txt).
+suppressPackageStartupMessages(library(scalebayes))
+cat("scalebayes", format(utils::packageVersion("scalebayes")), "|", R.version.string, "|", format(Sys.time()), "\n")
+samplers <- commandArgs(TRUE)
+if (!length(samplers)) samplers <- "hamcmc_sa"
+md <- mnist_digits()
+x <- matrix(md$x, dim(md$x)[1]); y <- md$y
+set.seed(1); idx <- sample(nrow(x), 3000); tr <- idx[1:2000]; te <- idx[2001:3000]
+for (s in samplers) {
+  t0 <- proc.time()[3]
+  f <- withCallingHandlers(sgld_sa(x[tr, ], y[tr], model = nn_mlp(), sampler = s, seed = 1, quiet = TRUE),
+         warning = function(w) { cat("[warning]", class(w)[1], "\n"); invokeRestart("muffleWarning") })
+  acc <- mean(predict(f, x[te, ], type = "class") == y[te])
+  cat(sprintf("%s MNIST 2000: held-out accuracy %.3f, step %.3g per example, diverged %d of %d, %.0f s\n", s, acc,
+              f$settings$step_size * f$settings$nobs, sum(f$diverged), length(f$diverged), proc.time()[3] - t0))
+}
