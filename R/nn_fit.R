@@ -470,14 +470,9 @@ predict.sb_nn_fit <- function(object, newx = NULL, type = c("response", "class",
   sb_check_dots(..., fn = "predict")
   prob <- sb_interval_prob(prob, missing(prob), level, NULL, "predict")
   if (check_flag(draws)) type <- "draws"
-  if (!is.null(newdata)) {
-    if (!is.null(newx)) sb_abort("Give {.arg newx} or {.arg newdata}, not both.", arg = "newdata")
-    newx <- newdata
-  }
-  # a fit of the formula interface: a data frame's design from the stored terms (R/model_frame.R)
-  if (is.data.frame(newx) && !is.null(object$terms)) {
-    newx <- sb_model_matrix_new(object, newx, arg = if (is.null(newdata)) "newx" else "newdata")
-  }
+  # newdata or newx; a data frame of a formula fit becomes its design (R/generics.R, the one helper of every fit)
+  newx <- sb_newdata(object, newdata, newx)
+  if (!is.null(newx)) attr(newx, "sb_arg") <- NULL  # the network's checks below name `newx`
   if (identical(type, "prob")) {
     sb_deprecated("type = \"prob\"", "type = \"response\"", "predict", what = "value")
     type <- "response"
