@@ -5,6 +5,7 @@
 #pragma once
 #include <torch/torch.h>
 
+#include <atomic>
 #include <cstdint>
 #include <stdexcept>
 #include <string>
@@ -80,6 +81,39 @@ inline DeviceChoice choose_device(const std::string& device, bool float64) {
   c.dtype = float64 ? torch::kDouble : torch::kFloat;
   c.device = resolve_device(device) == "cuda" ? torch::Device(torch::kCUDA, 0) : torch::Device(torch::kCPU);
   return c;
+}
+
+// Where the engines draw their Monte-Carlo noise (SG-MCMC's Langevin / momentum noise, a variational fit's
+// weight draws and Gumbel / Bernoulli inclusions, a VAE's latent draws): by default a generator on the device of
+// the tensors it perturbs (on a GPU a CUDA generator: fast, but its numbers differ from the CPU generator's for
+// the same seed). With host noise on -- a process-wide switch for checks, set_host_noise(true) before a run
+// starts -- every draw is made by a CPU generator and copied to the device, so a run on a GPU uses exactly the
+// random numbers of the same run on the CPU and the two agree up to floating-point rounding (slower: one copy
+// per draw). Dropout masks (Net's own generator) always come from the device.
+inline std::atomic<bool>& host_noise_flag() {
+  static std::atomic<bool> on{false};
+  return on;
+}
+inline void set_host_noise(bool on) { host_noise_flag().store(on); }
+// A fresh generator for an engine's noise on `device` (the CPU's when host noise is on); seed it before use.
+inline at::Generator noise_generator(const torch::Device& device) {
+  const torch::Device d = host_noise_flag().load() ? torch::Device(torch::kCPU) : device;
+  return at::globalContext().defaultGenerator(d).clone();
+}
+// Standard normals, U(lo, hi) and Bernoulli(p) draws of generator g as tensors with options o (dtype, device):
+// drawn where g lives, then moved to o's device.
+inline torch::Tensor noise_normal(at::Generator& g, at::IntArrayRef shape, const torch::TensorOptions& o) {
+  if (g.device() == o.device()) return torch::randn(shape, g, o);
+  return torch::randn(shape, g, o.device(g.device())).to(o.device());
+}
+inline torch::Tensor noise_uniform(at::Generator& g, at::IntArrayRef shape, double lo, double hi,
+                                   const torch::TensorOptions& o) {
+  if (g.device() == o.device()) return torch::empty(shape, o).uniform_(lo, hi, g);
+  return torch::empty(shape, o.device(g.device())).uniform_(lo, hi, g).to(o.device());
+}
+inline torch::Tensor noise_bernoulli(at::Generator& g, const torch::Tensor& p) {
+  if (g.device() == p.device()) return torch::bernoulli(p, g);
+  return torch::bernoulli(p.to(g.device()), g).to(p.device());
 }
 
 // Worker threads for networks on a device: one on a GPU (networks run one after another there), else the

@@ -71,7 +71,7 @@ struct TorchOps {
   }
   static void add_gaussian(Array& x, double sd, Rng& gen) {
     if (sd == 0.0 || x.numel() == 0) return;
-    x.add_(torch::randn(x.sizes(), gen, x.options()), sd);
+    x.add_(noise_normal(gen, x.sizes(), x.options()), sd);
   }
   static void ssgl_prior_grad(Array& g, const Array& x, const Array& k0, const Array& k1, const Scalar& sigma) {
     const Scalar is = 1.0 / sigma;
@@ -118,7 +118,7 @@ class NetModel {
       : pb_(pb), net_(pb.spec, pb.dev.device, pb.dev.dtype) {
     torch::NoGradGuard ng;
     net_->init_from(init);
-    gen_ = at::globalContext().defaultGenerator(pb.dev.device).clone();
+    gen_ = noise_generator(pb.dev.device);
     gen_.set_current_seed(init.next());
     for (const auto& pg : net_->groups()) {
       NetGroup g;

@@ -75,7 +75,7 @@ class VaeObjective {
   // example and step.
   VaeObjective(Net& encoder, Net& decoder, const torch::Tensor& x, std::int64_t latent, int samples = 1)
       : enc_(encoder), dec_(decoder), x_(x), y_(x.flatten(1)), q_(latent), K_(std::max(1, samples)) {
-    gen_ = at::globalContext().defaultGenerator(x.device()).clone();
+    gen_ = noise_generator(x.device());
     gen_.set_current_seed(0);  // seeded by seed_from() after initialization
   }
   // The noise generator's seed: the stream's next value (call after both networks' init_from).
@@ -103,7 +103,7 @@ class VaeObjective {
     const std::int64_t m = xb.size(0);
     const torch::Tensor h = enc_->forward(xb);
     const torch::Tensor mu = h.slice(1, 0, q_), logvar = h.slice(1, q_, 2 * q_);
-    const torch::Tensor eps = torch::empty({K_, m, q_}, mu.options()).normal_(0.0, 1.0, gen_);
+    const torch::Tensor eps = noise_normal(gen_, {K_, m, q_}, mu.options());
     const torch::Tensor z = (mu.unsqueeze(0) + torch::exp(0.5 * logvar).unsqueeze(0) * eps).reshape({K_ * m, q_});
     const torch::Tensor f = dec_->forward(z);
     const torch::Tensor yk = K_ > 1 ? yb.repeat({K_, 1}) : yb;

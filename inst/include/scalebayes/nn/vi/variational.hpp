@@ -148,7 +148,7 @@ class Variational {
     if (st.noise_sd <= 0) log_noise_ = torch::zeros({}, opt).requires_grad_(true);
     // the scalar constants of the spike-and-slab KL, in double
     log1m_lambda_ = std::log1p(-std::exp(st.log_lambda));
-    gen_ = at::globalContext().defaultGenerator(opt.device()).clone();
+    gen_ = noise_generator(opt.device());
     gen_.set_current_seed(0);
   }
 
@@ -252,7 +252,7 @@ class Variational {
   torch::Tensor log_noise() const { return log_noise_; }
 
   // Standard normal noise of a shape, from the generator.
-  torch::Tensor randn(at::IntArrayRef shape, const torch::TensorOptions& o) { return torch::randn(shape, gen_, o); }
+  torch::Tensor randn(at::IntArrayRef shape, const torch::TensorOptions& o) { return noise_normal(gen_, shape, o); }
 
   // t times the group's mask, or t itself while nothing is pruned (no multiplication by ones).
   torch::Tensor masked(const VarGroup& v, const torch::Tensor& t) const { return pruned_ ? t * v.mask : t; }
@@ -281,7 +281,7 @@ class Variational {
     torch::Tensor L;
     {
       torch::NoGradGuard ng;
-      const torch::Tensor u = torch::empty({n_logit_}, logit_.options()).uniform_(1e-7, 1.0 - 1e-7, gen_);
+      const torch::Tensor u = noise_uniform(gen_, {n_logit_}, 1e-7, 1.0 - 1e-7, logit_.options());
       L = torch::log(u) - torch::log1p(-u);
     }
     const torch::Tensor z = logit_ + L;
@@ -380,7 +380,7 @@ class Variational {
     for (VarGroup& v : vg_) {
       torch::Tensor m = mu(v);
       torch::Tensor w = m + sigma_of(v) * randn(m.sizes(), m.options());
-      if (v.logit.defined()) w = w * torch::bernoulli(torch::sigmoid(v.logit), gen_);
+      if (v.logit.defined()) w = w * noise_bernoulli(gen_, torch::sigmoid(v.logit));
       m.copy_(w * v.mask);
     }
   }

@@ -1,0 +1,98 @@
+// tests/device/check_sgmcmc.cpp -- SG-MCMC chains of a network (nn/sgmcmc.hpp over sgmcmc/chain.hpp): SGHMC-SA
+// and HAMCMC-SA (its linear-cost forms, "lowrank" and "diagonal") with the SSGL prior on the weights.
+#include "scalebayes/nn/sgmcmc.hpp"
+
+#include "device_check.hpp"
+
+namespace devcheck {
+
+namespace {
+
+namespace sg = scalebayes::sgmcmc;
+
+// `chains` chains of `iterations`; outputs: the posterior-mean predictions on the first 100 rows and the final
+// parameters of every chain.
+Outcome chain_run(const nn::ModelSpec& spec, const Data& d, const Target& t, sg::Sampler sampler, sg::SaForm form,
+                  int chains, long iterations, std::uint64_t seed) {
+  const nn::DeviceChoice dev = t.choice();
+  const nn::Dataset data = nn::make_dataset(d.x.data(), d.dims, d.y.data(), spec.family, dev.options());
+  nn::NetChainProblem pb;
+  pb.spec = spec;
+  pb.dev = dev;
+  pb.data = &data;
+  const std::int64_t n_new = std::min<std::int64_t>(100, d.n());
+  pb.x_new = data.x.slice(0, 0, n_new).clone();
+  pb.torch_threads = 1;
+  sg::Control ctl;
+  ctl.iterations = iterations;
+  ctl.burnin = iterations / 2;
+  ctl.trace_every = std::max<long>(1, iterations / 10);
+  ctl.batch_size = 50;
+  ctl.chains = chains;
+  ctl.sampler = sampler;
+  ctl.lbfgs.sa_form = form;
+  const double N = static_cast<double>(d.n());
+  ctl.step.type = sg::StepSchedule::Type::constant;
+  ctl.step.eps0 = sampler == sg::Sampler::sghmc ? 0.03 / N : 0.3 / N;
+  ctl.hyper.v0 = 0.1;
+  ctl.hyper.v1 = 10.0;
+  ctl.sa_start = iterations / 10;
+  nn::Net probe(spec, torch::kCPU, torch::kFloat);
+  const std::size_t P = static_cast<std::size_t>(probe->n_parameters());
+  const std::size_t G = probe->groups().size();
+  const std::size_t m = static_cast<std::size_t>(n_new * probe->out_dim());
+  std::vector<std::vector<double>> pred(chains, std::vector<double>(m)), pmean(chains, std::vector<double>(P)),
+      pfinal(chains, std::vector<double>(P)), rho(chains, std::vector<double>(P)),
+      trace(chains, std::vector<double>(static_cast<std::size_t>(ctl.n_traced()) * nn::NT_NCOL)),
+      delta(chains, std::vector<double>(G)), scalars(chains, std::vector<double>(6));
+  std::vector<nn::NetChainOutput> outs(static_cast<std::size_t>(chains));
+  for (int c = 0; c < chains; ++c) {
+    auto& o = outs[static_cast<std::size_t>(c)];
+    o.pred_mean = pred[c].data();
+    o.param_mean = pmean[c].data();
+    o.param_final = pfinal[c].data();
+    o.rho = rho[c].data();
+    o.trace = trace[c].data();
+    o.delta = delta[c].data();
+    o.scalars = scalars[c].data();
+  }
+  std::vector<sg::ChainStatus> status;
+  scalebayes::parallel::RunSettings rs;
+  rs.seed = seed;
+  rs.threads = t.threads;
+  Outcome out;
+  out.seconds = wall_seconds([&] { nn::run_net_sgmcmc(pb, ctl, rs, outs, status); });
+  for (const auto& s : status)
+    if (s.diverged) throw std::runtime_error("a chain diverged: " + s.message);
+  for (int c = 0; c < chains; ++c) {
+    out.values.insert(out.values.end(), pred[c].begin(), pred[c].end());
+    out.values.insert(out.values.end(), pfinal[c].begin(), pfinal[c].end());
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<Row> check_sgmcmc(const Options& o, const Target& ref, const Target& tgt) {
+  std::vector<Row> rows;
+  const Data d = regression(405, 13, o.seed);
+  const nn::ModelSpec spec = mlp(13, {50, 50}, 1, nn::Family::gaussian);
+  struct Case {
+    const char* name;
+    sg::Sampler sampler;
+    sg::SaForm form;
+  };
+  const Case cases[] = {{"sghmc-sa mlp 13-50-50-1", sg::Sampler::sghmc, sg::SaForm::lowrank},
+                        {"hamcmc-sa lowrank mlp", sg::Sampler::hamcmc_sa, sg::SaForm::lowrank},
+                        {"hamcmc-sa diagonal mlp", sg::Sampler::hamcmc_sa, sg::SaForm::diagonal}};
+  for (const Case& k : cases) {
+    auto run = [&](const Target& t, bool timing) {
+      return timing ? chain_run(spec, d, t, k.sampler, k.form, 4, o.quick ? 300 : 1000, o.seed)
+                    : chain_run(spec, d, t, k.sampler, k.form, 2, 200, o.seed);
+    };
+    for (auto& r : agree_and_time(k.name, o, ref, tgt, run, 1e-6)) rows.push_back(r);
+  }
+  return rows;
+}
+
+}  // namespace devcheck
