@@ -646,8 +646,10 @@ print.sb_prior_summary <- function(x, ...) {
 
 # A method of its own (the generic's call is the method's frame) or called by one that passes its frame as `call`.
 sb_no_draws <- function(object, ..., call = rlang::current_env()) {
-  sb_not_applicable(c("A {.fn weighted_lasso} fit is a penalized point estimate: it has no posterior draws.",
-                      i = "Use {.fn wbb} for posterior draws of the same model."), call = call)
+  info <- sb_point_fit_info(object)  # (the message is interpolated in sb_not_applicable(): values pasted in)
+  sb_not_applicable(c(paste0("A {.fn ", info[[1]], "} fit is a penalized point estimate: it has no posterior draws."),
+                      i = if (!is.na(info[[2]])) paste0("Use {.fn ", info[[2]], "} for posterior draws of the same model.")),
+                    call = call)
 }
 sb_vae_no_response <- function(object, ...) {
   sb_not_applicable(c("A VAE has no response: fitted values, residuals and predictive draws of a response do not apply.",
@@ -707,32 +709,7 @@ sb_wl_data <- function(object, call = rlang::caller_env()) {
 #' @export
 nobs.sb_weighted_lasso <- function(object, ...) object$nobs
 
-#' @method log_lik sb_weighted_lasso
-#' @export
-log_lik.sb_weighted_lasso <- sb_no_draws
-#' @method posterior_predict sb_weighted_lasso
-#' @export
-posterior_predict.sb_weighted_lasso <- sb_no_draws
-#' @method posterior_epred sb_weighted_lasso
-#' @export
-posterior_epred.sb_weighted_lasso <- sb_no_draws
-#' @method posterior_linpred sb_weighted_lasso
-#' @export
-posterior_linpred.sb_weighted_lasso <- sb_no_draws
-#' @method predictive_interval sb_weighted_lasso
-#' @export
-predictive_interval.sb_weighted_lasso <- sb_no_draws
-#' @export
-vcov.sb_weighted_lasso <- sb_no_draws
-#' @method ndraws sb_weighted_lasso
-#' @export
-ndraws.sb_weighted_lasso <- function(x) sb_no_draws(x, call = rlang::current_env())
-#' @method posterior_interval sb_weighted_lasso
-#' @export
-posterior_interval.sb_weighted_lasso <- sb_no_draws
-#' @method prior_summary sb_weighted_lasso
-#' @export
-prior_summary.sb_weighted_lasso <- sb_no_draws
+# the posterior generics of every penalized point estimate (class sb_point_fit): R/methods-point.R
 
 #' @export
 fitted.sb_vae <- sb_vae_no_response

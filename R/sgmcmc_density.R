@@ -489,8 +489,14 @@ banana_exact_draws <- function(n, seed = NULL) {
 }
 
 #' @export
+nobs.sb_sgmcmc_density <- function(object, ...) {
+  sb_not_applicable(c("A density target has no data: there are no observations to count.",
+                      i = "{.fn ndraws} counts the draws."), call = rlang::current_env())
+}
+
+#' @export
 predict.sb_sgmcmc_density <- function(object, ...) {
-  sb_abort(c("A density target has no data, so there is nothing to predict.",
-             i = "Use {.fn as.matrix} for the draws, {.fn coef} / {.fn summary} for posterior summaries, or apply your function to the draws."),
-           kind = "state")
+  sb_not_applicable(c("A density target has no data, so there is nothing to predict.",
+                      i = "Use {.fn as.matrix} for the draws, {.fn coef} / {.fn summary} for posterior summaries, or apply your function to the draws."),
+                    call = rlang::current_env())
 }
