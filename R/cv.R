@@ -53,6 +53,7 @@ cv_weighted_lasso <- function(x, y, family = c("gaussian", "binomial"), weights 
   }
   # the fit to all the data along the CV path (glmnet's `glmnet.fit`): coef() and predict() at lambda_min / lambda_1se
   out$fit <- cv_full_fit(d$x, d$y, family, w, d$penalty_factor, out$lambda, d$alpha, standardize, intercept, control)
+  out$call <- sb_user_call(match.call(), quote(cv_weighted_lasso))  # update() reruns it (the formula method: its own)
   out
 }
 
@@ -83,7 +84,7 @@ run_cv <- function(xs, y, family, alpha, w, pf, nfolds, foldid, nlambda, lambda_
   structure(list(lambda = r$lambda, cvm = r$cvm, cvsd = r$cvsd, lambda_min = r$lambda_min,
                  lambda_1se = r$lambda_1se, index_min = r$index_min, index_1se = r$index_1se,
                  foldid = as.integer(foldid), family = family, nobs = n),
-            class = "sb_cv")
+            class = c("sb_cv", "sb_point_fit"))
 }
 
 #' @export

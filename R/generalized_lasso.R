@@ -90,7 +90,7 @@ generalized_lasso <- function(y, D, lambda = NULL, weights = NULL, penalty_facto
                  lambda_max_lower = lm$lower, lambda_max_rel_gap = lm$rel_gap, gap = r$gap,
                  rel_gap = r$rel_gap, primal = r$primal, iter = r$iter, converged = converged, y = y,
                  weights = weights, penalty_weights = pw, call = call),
-            class = "sb_generalized_lasso")
+            class = c("sb_generalized_lasso", "sb_point_fit"))
 }
 
 #' @export

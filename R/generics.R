@@ -181,13 +181,13 @@ sb_epred_draws.default <- function(object, x, call = rlang::caller_env()) {
 }
 sb_epred_draws.sb_nn_fit <- function(object, x, call = rlang::caller_env()) {
   if (is.null(x)) sb_no_training_data(object, call)
-  predict.sb_nn_fit(object, newx = x, type = "draws")
+  nn_predict_draws(object, x, call = call)
 }
 
 # The noise sd of every draw of a gaussian fit (a vector, one per draw). `eta` and `y`: the linear predictor
 # draws and responses of the data scored (the plug-in of fits without a noise parameter).
-sb_sigma_draws <- function(object, eta, y) UseMethod("sb_sigma_draws")
-sb_sigma_draws.default <- function(object, eta, y) {
+sb_sigma_draws <- function(object, eta, y, call = rlang::caller_env()) UseMethod("sb_sigma_draws")
+sb_sigma_draws.default <- function(object, eta, y, call = rlang::caller_env()) {
   # no noise parameter in the model (WBB, trend-filtering WBB): per draw, the maximum-likelihood sd given that
   # draw's mean function, on the training data (on the data scored when the fit keeps none)
   td <- sb_training_data(object)
@@ -197,18 +197,30 @@ sb_sigma_draws.default <- function(object, eta, y) {
   }
   sqrt(rowMeans(sweep(eta, 2, y)^2))
 }
-sb_sigma_draws.sb_blasso <- function(object, eta, y) sqrt(object$sigma2)
-sb_sigma_draws.sb_sgld_sa <- function(object, eta, y) {
+sb_sigma_draws.sb_blasso <- function(object, eta, y, call = rlang::caller_env()) sqrt(object$sigma2)
+sb_sigma_draws.sb_sgld_sa <- function(object, eta, y, call = rlang::caller_env()) {
   lat <- object$latent  # the SA estimate of sigma at the end of each chain
   lat$sigma[match(object$chain, lat$chain)]
 }
-sb_sigma_draws.sb_sgld_sa_nn <- function(object, eta, y) {
+sb_sigma_draws.sb_sgld_sa_nn <- function(object, eta, y, call = rlang::caller_env()) {
   lat <- object$latent
   ch <- object$chain
   if (is.null(ch)) return(rep(lat$sigma[1], nrow(eta)))
   lat$sigma[match(ch[object$status == "done"], lat$chain)]
 }
-sb_sigma_draws.sb_vi_nn <- function(object, eta, y) rep(object$noise_sd[1], nrow(eta))
+sb_sigma_draws.sb_vi_nn <- function(object, eta, y, call = rlang::caller_env()) rep(object$noise_sd[1], nrow(eta))
+sb_sigma_draws.sb_wbb_nn <- function(object, eta, y, call = rlang::caller_env()) {
+  if (!is.null(y)) return(sb_sigma_draws.default(object, eta, y))
+  # no responses to score (posterior_predict(), predict(interval = "prediction")): the per-draw RMSE on the test
+  # data given when fitting, the same plug-in on held-out data
+  rmse <- object$rmse
+  if (is.null(rmse)) {
+    sb_not_applicable(c("The bootstrap of a network has no noise parameter: the noise sd of each draw is its root mean squared error on data with responses, and this fit has none.",
+                        i = "Fit with {.arg newx} and {.arg newy} (test data), or score data with responses by {.fn log_lik}."),
+                      call = call)
+  }
+  rmse[object$status == "done"]
+}
 
 # ---- predict() ---------------------------------------------------------------------------------------------------
 
@@ -226,8 +238,23 @@ sb_sigma_draws.sb_vi_nn <- function(object, eta, y) rep(object$noise_sd[1], nrow
 #' accumulated during the run for the `newx` given to [sgld_sa()] are returned; `se`, `lower` and `upper` come
 #' from the stored draws and are `NA` when only some coefficients' draws were kept (`keep_draws`). Without new
 #' data, a [trend_filter_wbb()] fit predicts at its inputs; [wbb()], [blasso()] and [sgld_sa()] fits (without a
-#' fit-time `newx`) need new data (use [fitted()] for the training data). Network fits are described in
-#' [sb_nn_fit-methods], [weighted_lasso()] fits in [predict.sb_weighted_lasso()].
+#' fit-time `newx`) need new data (use [fitted()] for the training data).
+#'
+#' **Network fits** ([wbb_nn()], [sgld_sa()] / [hamcmc_sa()] with a `model`, [bbb()], [sparse_vi()]) return the
+#' same shape, on the response scale by default (`type = "response"`: the network's output; `type = "link"`
+#' gives the log-odds of a binomial network): `fit`, `se`, `lower`, `upper` summarize the draws x examples matrix
+#' that `draws = TRUE` returns, the mean for gaussian and the probability of the second level of the response
+#' for binomial (as `type = "response"` of a binomial linear fit). Classification fits add a column `class`, the
+#' most probable class under the posterior predictive mean (`type = "class"` returns it alone, a factor). A
+#' multinomial network (or one with several gaussian outputs) has one probability per class: `draws = TRUE`
+#' returns a draws x examples x classes array, and in the data frame `fit`, `se`, `lower` and `upper` are
+#' examples x classes matrices (`predict(fit, x)$fit[, "b"]`: the probability of class `"b"`), one row per
+#' example as for every fit. Without new data a network predicts at the `newx` given when fitting; a fit that
+#' kept no weights (`keep_draws = FALSE`) has there only the mean (`se`, `lower`, `upper` are `NA`) and cannot
+#' predict new inputs. `type = "draws"` is `draws = TRUE`; `type = "interval"` and `"prob"` (the old default's
+#' names) work for one release with a warning. More methods of network fits: [sb_nn_fit-methods].
+#' [weighted_lasso()] fits (no draws) are described in [predict.sb_weighted_lasso()], [vae()] fits (no response:
+#' reconstructions) in [vae()].
 #'
 #' @param object A fit.
 #' @param newdata New inputs: a matrix (or a vector for one observation) with the columns of the training `x`,
@@ -241,7 +268,9 @@ sb_sigma_draws.sb_vi_nn <- function(object, eta, y) rep(object$noise_sd[1], nrow
 #' @param newx Synonym of `newdata` (the name of earlier versions).
 #' @param prob Mass of the central interval.
 #' @param level,probs Deprecated names of `prob` (work for one release, with a warning).
-#' @return A data frame (`fit`, `se`, `lower`, `upper`), or with `draws = TRUE` a draws x observations matrix.
+#' @return A data frame (`fit`, `se`, `lower`, `upper`; networks: plus `class` for classification), or with
+#'   `draws = TRUE` a draws x observations matrix (a draws x observations x classes array for a multinomial
+#'   network).
 #' @name predict.sb_fit
 #' @examples
 #' data(diabetes)
@@ -501,12 +530,18 @@ check_seed_value <- function(seed, call) {
 }
 
 sb_posterior_predict <- function(object, x, call = rlang::caller_env()) {
-  fam <- sb_fit_family(object)
   mu <- sb_epred_draws(object, x, call = call)
+  sb_draw_response(object, mu, if (is.null(x)) sb_training_data(object)$y, call = call)
+}
+
+# Responses drawn from every draw's expected response mu (draws x n; draws x n x K class probabilities): gaussian
+# noise with the draw's noise sd (y: the responses of the data, for the bootstrap's plug-in sd), Bernoulli draws,
+# or the class index (1..K).
+sb_draw_response <- function(object, mu, y = NULL, call = rlang::caller_env()) {
+  fam <- sb_fit_family(object)
   if (fam == "gaussian") {
-    y <- if (is.null(x)) sb_training_data(object)$y
-    sigma <- sb_sigma_draws(object, mu, y)
-    return(mu + matrix(stats::rnorm(length(mu)), nrow(mu)) * sigma)
+    sigma <- sb_sigma_draws(object, mu, y, call = call)
+    return(mu + array(stats::rnorm(length(mu)), dim(mu)) * sigma)
   }
   if (fam == "binomial") return(matrix(stats::rbinom(length(mu), 1L, mu), nrow(mu)))
   # multinomial: the class index (1..K) drawn from each draw's probabilities
@@ -553,7 +588,7 @@ log_lik.sb_fit <- function(object, newdata = NULL, newy = NULL, ..., newx = NULL
     return(matrix(ifelse(yy == 1, stats::plogis(eta, log.p = TRUE),
                          stats::plogis(eta, lower.tail = FALSE, log.p = TRUE)), nrow(eta)))
   }
-  sigma <- sb_sigma_draws(object, eta, y)
+  sigma <- sb_sigma_draws(object, eta, y, call = call)
   matrix(stats::dnorm(rep(y, each = nrow(eta)), eta, sigma, log = TRUE), nrow(eta))
 }
 
@@ -611,8 +646,10 @@ print.sb_prior_summary <- function(x, ...) {
 
 # A method of its own (the generic's call is the method's frame) or called by one that passes its frame as `call`.
 sb_no_draws <- function(object, ..., call = rlang::current_env()) {
-  sb_not_applicable(c("A {.fn weighted_lasso} fit is a penalized point estimate: it has no posterior draws.",
-                      i = "Use {.fn wbb} for posterior draws of the same model."), call = call)
+  info <- sb_point_fit_info(object)  # (the message is interpolated in sb_not_applicable(): values pasted in)
+  sb_not_applicable(c(paste0("A {.fn ", info[[1]], "} fit is a penalized point estimate: it has no posterior draws."),
+                      i = if (!is.na(info[[2]])) paste0("Use {.fn ", info[[2]], "} for posterior draws of the same model.")),
+                    call = call)
 }
 sb_vae_no_response <- function(object, ...) {
   sb_not_applicable(c("A VAE has no response: fitted values, residuals and predictive draws of a response do not apply.",
@@ -672,32 +709,7 @@ sb_wl_data <- function(object, call = rlang::caller_env()) {
 #' @export
 nobs.sb_weighted_lasso <- function(object, ...) object$nobs
 
-#' @method log_lik sb_weighted_lasso
-#' @export
-log_lik.sb_weighted_lasso <- sb_no_draws
-#' @method posterior_predict sb_weighted_lasso
-#' @export
-posterior_predict.sb_weighted_lasso <- sb_no_draws
-#' @method posterior_epred sb_weighted_lasso
-#' @export
-posterior_epred.sb_weighted_lasso <- sb_no_draws
-#' @method posterior_linpred sb_weighted_lasso
-#' @export
-posterior_linpred.sb_weighted_lasso <- sb_no_draws
-#' @method predictive_interval sb_weighted_lasso
-#' @export
-predictive_interval.sb_weighted_lasso <- sb_no_draws
-#' @export
-vcov.sb_weighted_lasso <- sb_no_draws
-#' @method ndraws sb_weighted_lasso
-#' @export
-ndraws.sb_weighted_lasso <- function(x) sb_no_draws(x, call = rlang::current_env())
-#' @method posterior_interval sb_weighted_lasso
-#' @export
-posterior_interval.sb_weighted_lasso <- sb_no_draws
-#' @method prior_summary sb_weighted_lasso
-#' @export
-prior_summary.sb_weighted_lasso <- sb_no_draws
+# the posterior generics of every penalized point estimate (class sb_point_fit): R/methods-point.R
 
 #' @export
 fitted.sb_vae <- sb_vae_no_response

@@ -182,6 +182,22 @@ sb_formula_fit <- function(frame, name, fn, user_call, intercept = c("arg", "con
                            design = NULL, formula_args = c("data", "subset", "na.action", "contrasts")) {
   intercept <- match.arg(intercept)
   response <- match.arg(response)
+  d <- sb_formula_frame(frame, name, user_call, x_arg, y_arg, formula_args)
+  args <- sb_supplied_args(fn, frame, c(x_arg, y_arg, formula_args))
+  sb_check_formula_response(d, response, args$family, name, arg = x_arg, call = frame)
+  args <- sb_formula_intercept(args, d$intercept, intercept, target, name, arg = x_arg, call = frame)
+  # inputs for fit-time predictions given as a data frame: the same design
+  if (is.data.frame(args$newx)) args$newx <- sb_model_matrix_new(d, args$newx, arg = "newx", call = frame)
+  x <- if (is.null(design)) d$x else design(d$x)
+  fit <- sb_call_front_end(name, target, c(list(x = x, y = d$y), args))
+  sb_formula_attach(fit, d, user_call)
+}
+
+# The model frame of a front end called with a formula (its frame `frame`): `data` (or the data given second,
+# in place of `y_arg`, as in lm()), `subset` evaluated in the data, `na.action`, `contrasts`; sb_model_frame()'s
+# design.
+sb_formula_frame <- function(frame, name, user_call, x_arg, y_arg = NULL,
+                             formula_args = c("data", "subset", "na.action", "contrasts")) {
   formula <- get(x_arg, envir = frame)
   data <- get("data", envir = frame)
   if (!is.null(y_arg) && !eval(call("missing", as.name(y_arg)), frame)) {
@@ -205,16 +221,8 @@ sb_formula_fit <- function(frame, name, fn, user_call, intercept = c("arg", "con
   na_action <- if ("na.action" %in% formula_args) get("na.action", envir = frame)
   if (is.character(na_action)) na_action <- get(na_action, mode = "function")
   contrasts <- if ("contrasts" %in% formula_args) get("contrasts", envir = frame)
-  d <- sb_model_frame(formula, data, subset = subset, na.action = na_action, contrasts = contrasts,
-                      formula_arg = x_arg, call = frame)
-  args <- sb_supplied_args(fn, frame, c(x_arg, y_arg, formula_args))
-  sb_check_formula_response(d, response, args$family, name, arg = x_arg, call = frame)
-  args <- sb_formula_intercept(args, d$intercept, intercept, target, name, arg = x_arg, call = frame)
-  # inputs for fit-time predictions given as a data frame: the same design
-  if (is.data.frame(args$newx)) args$newx <- sb_model_matrix_new(d, args$newx, arg = "newx", call = frame)
-  x <- if (is.null(design)) d$x else design(d$x)
-  fit <- sb_call_front_end(name, target, c(list(x = x, y = d$y), args))
-  sb_formula_attach(fit, d, user_call)
+  sb_model_frame(formula, data, subset = subset, na.action = na_action, contrasts = contrasts,
+                 formula_arg = x_arg, call = frame)
 }
 
 # Call a front end on values without writing them into the call (an error's call then reads `name(x = .x, ...)`,

@@ -236,7 +236,11 @@ print.sb_nn_fit <- function(x, ...) {
 #' * `summary()`: the posterior of the test accuracy (or RMSE), the accuracy of the posterior-mean predictor,
 #'   per-example predictive summaries (predicted class, its probability and credible interval, predictive
 #'   entropy), and per-tensor summaries of the parameters.
-#' * `predict()`: on the fit's `newx` (stored at fit time) or on any new inputs (from the kept draws), one or many.
+#' * `predict()`: on the fit's `newx` (stored at fit time) or on any new inputs (from the kept draws), one or many,
+#'   in the shape of every fit's `predict()` (described in one place, [predict.sb_fit()], "Network fits"): a data
+#'   frame of `fit`, `se`, `lower`, `upper` per example (plus the predicted `class` for classification; each
+#'   column an examples x classes matrix for a multinomial network), or with `draws = TRUE` the draws x examples
+#'   matrix (draws x examples x classes array). `type = "class"` gives the predicted classes.
 #' * `vcov()`: the posterior covariance of the kept parameter draws (parameters x parameters: large for big
 #'   networks). `ndraws()`: the number of finished draws. `log_lik()`, `posterior_epred()`, `posterior_predict()`,
 #'   `residuals()` and the other generics of [sb_fit-generics] take the data as `newdata` (and `newy`): a network
@@ -251,17 +255,23 @@ print.sb_nn_fit <- function(x, ...) {
 #'
 #' @param x,object A network fit.
 #' @param pars Parameter names or indices (default all; `plot()` shows at most 16).
-#' @param type `coef()`: `"mean"` or `"median"`. `predict()`: `"response"` (posterior predictive mean: the
-#'   mean for gaussian, class probabilities for classification), `"class"` (most probable class under the
-#'   posterior predictive mean), `"draws"` (per-draw response-scale predictions, draws x examples (x
-#'   outputs)) or `"interval"` (mean and central credible interval of every output). `plot()`: `"metric"`
+#' @param type `coef()`: `"mean"` or `"median"`. `predict()`: `"response"` (default: the mean for gaussian, the
+#'   class probabilities for classification), `"link"` (gaussian: the same; binomial: the log-odds; not for a
+#'   multinomial network) or `"class"` (the most probable class under the posterior predictive mean, a factor).
+#'   `"draws"` is `draws = TRUE` (kept); `"interval"` and `"prob"` (the default's old names) work for one release
+#'   with a warning. `plot()`: `"metric"`
 #'   (posterior of the test accuracy or RMSE; needs `newy` at fit time), `"training"` (loss and accuracy per
 #'   epoch of every draw, or per trace point of every chain) or `"weights"` (marginal histograms).
-#' @param newx New inputs with the example shape the network was trained on; `NULL`: the fit's `newx`.
-#' @param newdata Synonym of `newx`.
+#' @param newdata New inputs with the example shape the network was trained on (a data frame for a fit of a
+#'   formula); `NULL`: the fit's `newx`.
+#' @param newx Synonym of `newdata`.
+#' @param interval `predict()`: `"credible"` (the posterior of the mean or probability) or `"prediction"` (of a
+#'   new observation: gaussian noise with each draw's noise sd, see [sb_fit-generics], or Bernoulli draws; not
+#'   for a multinomial network).
 #' @param prob Mass of the central intervals (the name in every method, as in rstantools).
 #' @param level,probs Deprecated names of `prob` (work for one release, with a warning).
-#' @param draws `predict()`: `TRUE` is `type = "draws"` (the argument of every fit's `predict()`).
+#' @param draws `predict()`: `TRUE` gives the draws x examples matrix (draws x examples x classes array for a
+#'   multinomial network) instead of the data frame, as every fit's `predict()`.
 #' @param ... Unused; a misspelled argument is an error (class `scalebayes_error_dots`).
 #' @return See the list above.
 #' @name sb_nn_fit-methods
@@ -465,66 +475,121 @@ print.summary_sb_nn_fit <- function(x, ...) {
 
 #' @rdname sb_nn_fit-methods
 #' @export
-predict.sb_nn_fit <- function(object, newx = NULL, type = c("response", "class", "draws", "interval"),
-                              prob = 0.95, ..., newdata = NULL, draws = FALSE, level = NULL) {
+predict.sb_nn_fit <- function(object, newdata = NULL, type = c("response", "link", "class"), draws = FALSE,
+                              interval = c("credible", "prediction"), ..., newx = NULL, prob = 0.95, level = NULL) {
   sb_check_dots(..., fn = "predict")
+  call <- rlang::current_env()
   prob <- sb_interval_prob(prob, missing(prob), level, NULL, "predict")
-  if (check_flag(draws)) type <- "draws"
-  # newdata or newx; a data frame of a formula fit becomes its design (R/generics.R, the one helper of every fit)
-  newx <- sb_newdata(object, newdata, newx)
-  if (!is.null(newx)) attr(newx, "sb_arg") <- NULL  # the network's checks below name `newx`
-  if (identical(type, "prob")) {
-    sb_deprecated("type = \"prob\"", "type = \"response\"", "predict", what = "value")
-    type <- "response"
+  draws <- check_flag(draws)
+  # kept values of `type`: "draws" is draws = TRUE (no warning); "prob" and "interval" are deprecated (the
+  # default now gives the mean and the interval)
+  if (is.character(type) && length(type) == 1L) {
+    if (type == "draws") {
+      draws <- TRUE
+      type <- "response"
+    } else if (type %in% c("prob", "interval")) {
+      sb_deprecated(paste0("type = \"", type, "\""), "type = \"response\"", "predict", what = "value")
+      type <- "response"
+    }
   }
   type <- sb_match_arg(type)
-  if (type == "class" && object$family == "gaussian") {
+  interval <- sb_match_arg(interval, partial = TRUE)
+  fam <- object$family
+  if (type == "class" && fam == "gaussian") {
     sb_abort("{.code type = \"class\"} needs a classification fit; this one is gaussian.", arg = "type")
   }
+  if (type == "class" && draws) {
+    sb_abort(c("{.code type = \"class\"} has no draws.",
+               i = "{.fn posterior_predict} draws classes; {.code draws = TRUE} gives the probabilities per draw."),
+             arg = "draws")
+  }
+  if (type == "link" && fam == "multinomial") {
+    sb_not_applicable(c("A multinomial network has no single linear predictor per example.",
+                        i = "Use {.code type = \"response\"} for the class probabilities."), arg = "type")
+  }
+  if (interval == "prediction" && fam == "multinomial") {
+    sb_not_applicable(c("A prediction interval of a class label is not defined.",
+                        i = "Use {.fn posterior_predict} for draws of the class, or the credible interval of its probability."),
+                      arg = "interval")
+  }
+  # newdata or newx; a data frame of a formula fit becomes its design (R/generics.R, the one helper of every fit)
+  nd <- sb_newdata(object, newdata, newx)
+  pr <- nn_predict_draws(object, nd, call = call)  # draws x examples [x outputs], response scale, or NULL
+  need <- draws || type == "link" || interval == "prediction"
+  if (is.null(pr) && need) {
+    what <- if (draws) "{.code draws = TRUE}" else if (type == "link") "{.code type = \"link\"}" else "{.code interval = \"prediction\"}"
+    sb_abort(c(paste(what, "needs per-draw predictions, and this fit kept none."),
+               i = "Refit with {.code keep_draws = TRUE} (the default), or pass {.arg newdata} when fitting."),
+             arg = "newdata", kind = "state")
+  }
+  mean_resp <- if (is.null(pr)) object$pred_mean else nn_draws_mean(pr)
+  as_class <- function(m) factor(object$levels[nn_class(m, fam) + 1L], levels = object$levels)
+  if (type == "class") return(as_class(mean_resp))
+  if (interval == "prediction") pr <- sb_draw_response(object, pr, NULL, call = call)
+  else if (type == "link" && fam == "binomial") pr <- stats::qlogis(pr)
+  if (draws) return(pr)
+  nn_predict_frame(pr, if (is.null(pr)) mean_resp, prob, if (fam != "gaussian") as_class(mean_resp))
+}
+
+# Response-scale predictions of the finished draws: at new inputs (from the kept weights), or the stored ones at
+# the fit's newx (NULL when the fit kept only their mean).
+nn_predict_draws <- function(object, nd, call = rlang::caller_env()) {
   ok <- object$status == "done"
-  as_class <- function(m) factor(object$levels[nn_class(m, object$family) + 1L], levels = object$levels)
-  if (is.null(newx)) {
+  if (is.null(nd)) {
     if (is.null(object$pred_mean)) {
-      sb_abort(c("This fit has no stored predictions.", i = "Pass {.arg newx} here (or when fitting)."), arg = "newx")
-    }
-    if (is.null(object$pred)) {
-      if (type == "response") return(object$pred_mean)
-      if (type == "class") return(as_class(object$pred_mean))
-      sb_abort(c("{.code type = \"{type}\"} needs per-draw predictions, and this fit kept none.",
-                 i = "Refit with {.code keep_draws = TRUE} (the default), or pass {.arg newx}."), arg = "type")
+      sb_abort(c("This fit has no stored predictions.", i = "Pass {.arg newdata} here (or {.arg newx} when fitting)."),
+               arg = "newdata", call = call)
     }
     pr <- object$pred
+    if (is.null(pr)) return(NULL)
   } else {
-    w <- nn_need_draws(object, "Predicting new inputs", arg = "newx")
-    sc <- object$scaling
-    nd <- nn_prepare_x(newx, "newx", warn_scale = is.null(sc))
-    if (!identical(nd$shape, object$settings$input)) {
-      sb_abort(c("{.arg newx} must have the example shape the network was trained on ({paste(object$settings$input, collapse = ' x ')}).",
-                 x = "It has {paste(nd$shape, collapse = ' x ')}."), arg = "newx")
+    arg <- attr(nd, "sb_arg") %||% "newdata"
+    attr(nd, "sb_arg") <- NULL
+    w <- nn_need_draws(object, "Predicting new inputs", arg = arg, call = call)
+    # one example: a vector of the features (or one image, without the examples dimension)
+    input <- object$settings$input
+    if (!is.data.frame(nd) && is.numeric(nd) && length(nd) == prod(input) &&
+        (identical(as.integer(dim(nd)), as.integer(input)) || (is.null(dim(nd)) && length(input) == 1L))) {
+      nd <- array(nd, c(1L, input))
     }
-    nd <- nn_scale_x(nd, sc)  # the training scale (R/nn_standardize.R)
-    flat <- sb_call_engine(cpp_nn_predict(object$spec, nn_engine_params(object), nn_engine_buffers(object), nd$x,
-                                          nd$dim, isTRUE(object$settings$float64)))
+    sc <- object$scaling
+    x <- nn_prepare_x(nd, arg, warn_scale = is.null(sc), call = call)
+    if (!identical(x$shape, object$settings$input)) {
+      sb_abort(c("{.arg {arg}} must have the example shape the network was trained on ({paste(object$settings$input, collapse = ' x ')}).",
+                 x = "It has {paste(x$shape, collapse = ' x ')}."), arg = arg, call = call)
+    }
+    x <- nn_scale_x(x, sc)  # the training scale (R/nn_standardize.R)
+    flat <- sb_call_engine(cpp_nn_predict(object$spec, nn_engine_params(object), nn_engine_buffers(object), x$x,
+                                          x$dim, isTRUE(object$settings$float64)), call = call)
     k <- if (object$family == "multinomial") length(object$levels) else object$settings$n_out %||% 1L
-    pr <- aperm(array(flat, c(k, nd$n, nrow(w))), c(3L, 2L, 1L))
-    if (k == 1L) pr <- matrix(pr, nrow(w), nd$n) else if (object$family == "multinomial") dimnames(pr) <- list(NULL, NULL, object$levels)
-    pr <- nn_unscale_pred(pr, sc)
-    ok <- rep(TRUE, nrow(w))
+    pr <- aperm(array(flat, c(k, x$n, nrow(w))), c(3L, 2L, 1L))
+    if (k == 1L) pr <- matrix(pr, nrow(w), x$n) else if (object$family == "multinomial") dimnames(pr) <- list(NULL, NULL, object$levels)
+    return(nn_unscale_pred(pr, sc))
   }
-  multi <- length(dim(pr)) == 3L
-  prd <- if (multi) pr[ok, , , drop = FALSE] else pr[ok, , drop = FALSE]
-  if (type == "draws") return(prd)
-  m <- if (multi) apply(prd, c(2L, 3L), mean) else colMeans(prd)
-  if (type == "response") return(m)
-  if (type == "class") return(as_class(m))
+  if (length(dim(pr)) == 3L) pr[ok, , , drop = FALSE] else pr[ok, , drop = FALSE]
+}
+
+nn_draws_mean <- function(pr) if (length(dim(pr)) == 3L) apply(pr, c(2L, 3L), mean) else colMeans(pr)
+
+# predict()'s one shape (as every fit's: ?predict.sb_fit): a data frame with one row per example and columns fit,
+# se, lower, upper (the draws' mean, sd and central interval of mass prob); several outputs (the classes of a
+# multinomial network) make each column an examples x outputs matrix; classification adds the predicted class.
+# pr: draws x examples [x outputs], or NULL with `mean` (the stored mean only: se, lower, upper NA).
+nn_predict_frame <- function(pr, mean, prob, class = NULL) {
   a <- (1 - prob) / 2
-  if (multi) {
-    lo <- apply(prd, c(2L, 3L), stats::quantile, a, names = FALSE)
-    hi <- apply(prd, c(2L, 3L), stats::quantile, 1 - a, names = FALSE)
-    return(list(mean = m, lower = lo, upper = hi))
+  if (is.null(pr)) {
+    na <- mean
+    na[] <- NA_real_
+    cols <- list(fit = mean, se = na, lower = na, upper = na)
+  } else {
+    over <- if (length(dim(pr)) == 3L) c(2L, 3L) else 2L
+    q <- function(p) apply(pr, over, stats::quantile, p, names = FALSE)
+    cols <- list(fit = nn_draws_mean(pr), se = apply(pr, over, stats::sd), lower = q(a), upper = q(1 - a))
   }
-  data.frame(fit = m, lower = apply(prd, 2, stats::quantile, a, names = FALSE),
-             upper = apply(prd, 2, stats::quantile, 1 - a, names = FALSE))
+  cols <- lapply(cols, function(v) if (is.null(dim(v))) unname(v) else v)
+  if (!is.null(class)) cols$class <- class
+  n <- NROW(cols$fit)
+  structure(cols, class = "data.frame", row.names = .set_row_names(n))
 }
 
 # ---- plot ------------------------------------------------------------------------------------------------

@@ -10,8 +10,12 @@
 #' * an R function `target(beta)` returning `list(log_density = , gradient = )` (the log density up to a
 #'   constant, a number, and its gradient, a vector of `length(init)` numbers). R code may run on R's main
 #'   thread only, so the chains then run one after the other in this process (`threads` does not apply).
-#'   Ctrl-C stops the run at the next report point (every 16 iterations) and returns the draws reached, with a
-#'   warning (class `scalebayes_warning_interrupted`); an interrupt inside the target is held until then.
+#'   Ctrl-C stops the run after the iteration in hand and returns the draws reached, with a warning (class
+#'   `scalebayes_warning_interrupted`): an interrupt inside the target is held until the target returns (a
+#'   target interrupted where R cannot hold it, such as a wait in [Sys.sleep()], is called again at the same
+#'   point, so the draws are those of the uninterrupted chain); a second Ctrl-C during that call is R's
+#'   interrupt itself, without draws. Interrupted before the first kept draw (or during the warm-up), the call
+#'   signals R's interrupt.
 #' * a built-in target made by [sgmcmc_target()] (`"banana"`, `"gaussian"`), evaluated in C++: the chains run
 #'   on `threads` threads. The same seed gives the same draws for any number of threads.
 #'
@@ -164,7 +168,7 @@ sgmcmc_density <- function(target, init = NULL, sampler = c("sgld", "sghmc", "sg
   }
   engine_ctl <- function(control, ...) {
     sgmcmc_engine_control(control, 0, 1, family = "gaussian", method = "none", sampler = sampler, batch_size = 1,
-                          report_every = if (is_r) 16 else sgmcmc_report_every(sampler, control$sa_form, d),
+                          report_every = if (is_r) 1L else sgmcmc_report_every(sampler, control$sa_form, d),
                           prune = FALSE, ...)
   }
   score <- function(draws, latent) density_score(eng_target, target, is_r, draws, call = rlang::current_env())
@@ -298,15 +302,31 @@ density_warmup <- function(eng_target, init1, control, engine_ctl, run, score, s
 # error at any point; non-finite numbers pass: at a finite point the driver reports the divergence they cause).
 # An error in the target is a classed error naming it, with its message and the call's count (the engine's
 # unwinding carries the classed condition through, as sb_call_engine() rethrows it).
+#
+# Ctrl-C: the engine suspends interrupts while the target runs, so an interrupt stays pending until the driver's
+# next report point. Some R code signals it all the same (Sys.sleep() waiting in select()): that interrupt is
+# caught here, the target is called again at the same point (as if the interrupt had been held), and the value
+# is marked (attribute sb_interrupt), which the engine turns into its stop request (src/sgmcmc_density.cpp): the
+# run ends at the next report point with the draws reached and the warning, as for a target busy in R code. A
+# second interrupt during that repeated call is the R interrupt itself (the way out of a target that never
+# returns).
 density_r_target <- function(target, d, call = rlang::caller_env()) {
   force(target)
   force(call)
   calls <- 0
   function(b) {
     calls <<- calls + 1
-    r <- density_call_target(target, b, sprintf("during the run (call %s of the target)", format(calls)), call)
+    when <- sprintf("during the run (call %s of the target)", format(calls))
+    held <- FALSE
+    r <- tryCatch(density_call_target(target, b, when, call), interrupt = function(e) {
+      held <<- TRUE
+      NULL
+    })
+    if (held) r <- density_call_target(target, b, when, call)
     density_check_value(r, d)
-    c(as.double(r$log_density), as.double(r$gradient))
+    out <- c(as.double(r$log_density), as.double(r$gradient))
+    if (held) attr(out, "sb_interrupt") <- TRUE
+    out
   }
 }
 
@@ -469,8 +489,14 @@ banana_exact_draws <- function(n, seed = NULL) {
 }
 
 #' @export
+nobs.sb_sgmcmc_density <- function(object, ...) {
+  sb_not_applicable(c("A density target has no data: there are no observations to count.",
+                      i = "{.fn ndraws} counts the draws."), call = rlang::current_env())
+}
+
+#' @export
 predict.sb_sgmcmc_density <- function(object, ...) {
-  sb_abort(c("A density target has no data, so there is nothing to predict.",
-             i = "Use {.fn as.matrix} for the draws, {.fn coef} / {.fn summary} for posterior summaries, or apply your function to the draws."),
-           kind = "state")
+  sb_not_applicable(c("A density target has no data, so there is nothing to predict.",
+                      i = "Use {.fn as.matrix} for the draws, {.fn coef} / {.fn summary} for posterior summaries, or apply your function to the draws."),
+                    call = rlang::current_env())
 }

@@ -212,7 +212,7 @@ trend_filter <- function(y, x = NULL, k = 3, lambda = NULL, weights = NULL, pena
                  primal = r$primal, iter = r$iter, converged = converged, rounding_rel = r$rounding_rel, df = r$df,
                  x = d$x, y = d$y, k = d$k,
                  weights = d$weights, penalty_weights = pw, control = control, call = call, timing = timing),
-            class = "sb_trend_filter")
+            class = c("sb_trend_filter", "sb_point_fit"))
 }
 
 # D^{(x,k+1)} %*% B for a matrix B (dense D; used for degrees of freedom only).
@@ -360,7 +360,7 @@ cv_trend_filter <- function(y, x = NULL, k = 3, lambda = NULL, weights = NULL, n
   i1se <- min(which(cv <= cv[imin] + cv_se[imin]))
   structure(list(lambda = lambda, cv = cv, cv_se = cv_se, lambda_min = lambda[imin], lambda_1se = lambda[i1se],
                  index_min = imin, index_1se = i1se, fit = fit, nfolds = nfolds, call = call),
-            class = "sb_cv_trend_filter")
+            class = c("sb_cv_trend_filter", "sb_point_fit"))
 }
 
 #' @export

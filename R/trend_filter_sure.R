@@ -40,7 +40,7 @@ sure_trend_filter <- function(y, x = NULL, k = 3, lambda = NULL, sigma = NULL, n
   structure(list(lambda = fit$lambda, df = fit$df, rss = rss, sure = sure, sigma = sigma,
                  sigma_estimated = sigma_estimated, lambda_min = fit$lambda[imin], index_min = imin, fit = fit,
                  call = call),
-            class = "sb_tf_sure")
+            class = c("sb_tf_sure", "sb_point_fit"))
 }
 
 # Difference-based noise scale: median |(D y)_j| / ||D_j||_2 / qnorm(0.75).

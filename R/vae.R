@@ -296,7 +296,8 @@ vae_images <- function(fit, p, hw) {
 #' `"trace"`: the ELBO per example over the epochs.
 #'
 #' @param x A fit made by [vae()].
-#' @param type `"manifold"`, `"latent"` or `"trace"`.
+#' @param type `"manifold"` (the default for a 2-dimensional latent space), `"latent"` or `"trace"` (the default
+#'   otherwise).
 #' @param n Grid size of the manifold (n x n examples).
 #' @param labels Labels of the points (e.g. digit classes) for `"latent"`: one per row of the data.
 #' @param newx Data to encode for `"latent"` (default: the training data's stored means).
@@ -305,6 +306,8 @@ vae_images <- function(fit, p, hw) {
 #' @export
 plot.sb_vae <- function(x, type = c("manifold", "latent", "trace"), n = 20L, labels = NULL, newx = NULL, ...) {
   call <- rlang::current_env()
+  # the default: the manifold of a 2-dimensional latent space, else the ELBO trace (which every fit has)
+  if (missing(type) && !identical(as.integer(x$latent), 2L)) type <- "trace"
   type <- sb_match_arg(type)
   if (type == "trace") {
     graphics::plot(x$trace$epoch, x$trace$elbo, type = "l", xlab = "epoch", ylab = "ELBO per example", ...)

@@ -66,7 +66,7 @@
 #'   fit <- sparse_vi(x, y, model = nn_mlp(8), epochs = 30, draws = 20, seed = 1,
 #'                    control = nn_control(lr = 5e-3))
 #'   fit
-#'   head(predict(fit, x[1:5, ], type = "interval"))
+#'   predict(fit, x[1:5, ])  # posterior mean (fit), sd (se) and 95% interval (lower, upper)
 #' }
 sparse_vi <- function(x, y, model = nn_mlp(), family = NULL, lambda = NULL, log_lambda = NULL, delta = 0.1,
                       draws = 100L, newx = NULL, newy = NULL, keep_draws = TRUE, epochs = NULL, batch_size = NULL,

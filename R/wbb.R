@@ -79,7 +79,9 @@ wbb_control <- function(nfolds = 10L, lambda_rule = c("min", "1se"), nlambda = 1
 #'
 #' **Any loss or statistic.** `wbb(loss = , init = , data = , ...)` (a weighted loss written in R, minimized per
 #' draw by L-BFGS) and `wbb(statistic = , data = , ...)` (a weighted statistic, as in \pkg{bayesboot}) are passed
-#' to [wbb_loss()], which documents them; they use the same weights as every WBB for the same seed.
+#' to [wbb_loss()], which documents them; they use the same weights as every WBB for the same seed. With a formula,
+#' `wbb(y ~ ., data = d, loss = )` hands the loss the formula's design and response (`data$x`, `data$y`; see
+#' [wbb_loss()], "Formula").
 #'
 #' **Reproducibility.** `seed` (default drawn from R's RNG, so [set.seed()] works) keys one random stream per
 #' draw: the draws are identical for any `threads` and any split into `chunks` / future workers.
@@ -153,6 +155,7 @@ wbb <- function(x, ...) UseMethod("wbb")
 wbb.formula <- function(formula, data = NULL, ..., subset = NULL, na.action = NULL, contrasts = NULL) {
   call <- sb_user_call(match.call(), quote(wbb))
   frame <- environment()
+  if (any(c("loss", "statistic") %in% ...names())) return(wbb_loss_formula(frame, call))
   net <- !is.null(list(...)$model)
   sb_formula_fit(frame, "wbb", wbb.formula, call, intercept = if (net) "none" else "control", y_arg = NULL,
                  response = if (net) "network" else "glm", x_arg = "formula", target = wbb.default)

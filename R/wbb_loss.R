@@ -58,6 +58,14 @@ wbb_loss_control <- function(max_iter = 1000L, tol = 1e-8, memory = 10L, check_g
 #' `wbb(statistic = )` and the data weights of `wbb(x, y)` agree draw by draw, and the draws are identical for any
 #' split into `chunks` and future workers.
 #'
+#' **Formula.** `wbb(y ~ x1 + g, data = d, loss = , ...)` (and `statistic = `) builds the model frame of every
+#' front end ([sb_formula]: `subset`, `na.action`, `contrasts`, factors by their contrasts) and passes the
+#' function, as its `data`, a data frame of two columns, one row per observation: `y`, the response, and `x`,
+#' the design matrix of [stats::model.matrix()] (with its column `"(Intercept)"` of ones unless the formula has
+#' `- 1`). The loss reads `data$x` and `data$y` as [stats::glm.fit()] does. `init` defaults to zeros, one per
+#' column of the design, and an unnamed `init` of that length takes the design's column names (the names of the
+#' draws). The fit keeps the formula's terms, so `update(fit, . ~ . - g)` reruns it on the new design.
+#'
 #' **Threads.** R code runs on R's main thread only, so a loss or statistic written in R runs its draws one after
 #' the other in this process; `threads` is accepted for the common interface and has no effect here (use
 #' `future = TRUE` with a multi-process [future::plan()] to spread the draws over processes).
@@ -68,7 +76,8 @@ wbb_loss_control <- function(max_iter = 1000L, tol = 1e-8, memory = 10L, check_g
 #' @param init The starting values of `theta` (a numeric vector; its names name the draws' columns), for every
 #'   draw and for the unweighted estimate.
 #' @param data The data: a data frame, a matrix or a vector, with one row (element) per observation; passed to
-#'   `loss` or `statistic` unchanged. The number of weights per draw is its number of rows (length).
+#'   `loss` or `statistic` unchanged. The number of weights per draw is its number of rows (length). With a
+#'   formula (`wbb(y ~ x1 + g, data = d, loss = )`, see "Formula"), the data frame the formula is evaluated in.
 #' @param statistic A function `statistic(data, weights)` returning a numeric vector (see Details).
 #' @param draws Number of draws.
 #' @param threads Accepted and ignored (see Details).
@@ -107,6 +116,14 @@ wbb_loss_control <- function(max_iter = 1000L, tol = 1e-8, memory = 10L, check_g
 #' # a weighted statistic: the Bayesian bootstrap of a mean
 #' m <- wbb(statistic = function(d, w) weighted.mean(d$y, w), data = d, draws = 200, seed = 1)
 #' posterior_interval(m)
+#' # a formula: the loss gets data$x (the design, with its intercept column) and data$y
+#' logistic_xy <- function(theta, data, weights) {
+#'   eta <- drop(data$x %*% theta)
+#'   list(value = sum(weights * (log1p(exp(eta)) - data$y * eta)),
+#'        gradient = drop(crossprod(data$x, weights * (plogis(eta) - data$y))))
+#' }
+#' f2 <- wbb(y ~ x, data = d, loss = logistic_xy, draws = 200, seed = 1)
+#' coef(f2)  # named "(Intercept)" and "x"
 #' @export
 wbb_loss <- function(loss = NULL, init = NULL, data = NULL, statistic = NULL, draws = 1000L, threads = NULL,
                      seed = NULL, quiet = NULL, chunks = NULL, future = FALSE,
@@ -390,6 +407,36 @@ wbb_loss_call <- function(mcall, env) {
   fit <- eval(mcall, env)
   fit$call <- user_call
   fit
+}
+
+# wbb(y ~ x1 + g, data = d, loss = , statistic = ): the formula's model frame (R/model_frame.R: subset, na.action,
+# contrasts) handed to the user's function as a data frame of the response `y` and the design `x` (a matrix
+# column: model.matrix(), with its "(Intercept)" column of ones unless the formula removes it), one row per
+# observation, so the loss reads data$x and data$y as glm.fit() would. `init` defaults to zeros, one per column of
+# the design, and takes the design's column names when unnamed and of that length.
+wbb_loss_formula <- function(frame, user_call) {
+  d <- sb_formula_frame(frame, "wbb", user_call, x_arg = "formula")
+  args <- eval(quote(list(...)), frame)
+  x <- d$x
+  if (d$intercept) {
+    x <- cbind(`(Intercept)` = rep(1, NROW(x)), x)
+    attr(x, "assign") <- NULL
+  }
+  rownames(x) <- NULL
+  y <- d$y
+  if (is.null(dim(y))) names(y) <- NULL else rownames(y) <- NULL
+  data <- structure(list(y = y, x = x), class = "data.frame", row.names = .set_row_names(NROW(x)))
+  if ("loss" %in% names(args)) {
+    init <- args$init
+    if (is.null(init)) {
+      init <- stats::setNames(rep(0, ncol(x)), colnames(x))
+    } else if (is.numeric(init) && is.null(names(init)) && length(init) == ncol(x)) {
+      names(init) <- colnames(x)
+    }
+    args$init <- init
+  }
+  fit <- sb_call_front_end("wbb", wbb_loss, c(list(data = data), args))
+  sb_formula_attach(fit, d, user_call)
 }
 
 # ---- the model generics: the model is the user's function, so only the draws' methods apply ----------------

@@ -90,7 +90,8 @@
 #'   y <- factor(ifelse(x[, 1] + x[, 2] > 0, "a", "b"))
 #'   fit <- wbb_nn(x, y, model = nn_mlp(8), draws = 4, epochs = 5, newx = x, newy = y, seed = 1)
 #'   fit
-#'   head(predict(fit, x[1:5, ], type = "interval"))
+#'   predict(fit, x[1:5, ])  # probability of "b" (fit, se, lower, upper) and the predicted class
+#'   predict(fit, x[1, ])    # one example
 #' }
 wbb_nn <- function(x, y, model = nn_mlp(), family = NULL, lambda = 1e-4,
                    prior_weights = c("common", "separate", "none"), draws = 100L, newx = NULL, newy = NULL,

@@ -198,7 +198,7 @@ weighted_lasso <- function(x, y, family = c("gaussian", "binomial"), weights = N
     coefficients = coefs, lambda = lambda, kkt = r$kkt, iterations = r$iterations, converged = r$converged,
     family = family, alpha = d$alpha, weights = w_user, penalty_factor = d$penalty_factor,
     standardize = standardize, intercept = intercept, nobs = d$n, call = mcall, data = list(x = d$x, y = d$y)
-  ), class = "sb_weighted_lasso")
+  ), class = c("sb_weighted_lasso", "sb_point_fit"))
 }
 
 # Observation weights whose sum (or the weighted loss) would overflow or underflow double precision are
@@ -444,16 +444,16 @@ plot.sb_weighted_lasso <- function(x, label = FALSE, ...) {
 
 #' @rdname sb_weighted_lasso-methods
 #' @export
-as.matrix.sb_weighted_lasso <- function(x, ...) sb_no_draws(x, call = rlang::current_env())
+as.matrix.sb_point_fit <- function(x, ...) sb_no_draws(x, call = rlang::current_env())
 #' @rdname sb_weighted_lasso-methods
-#' @method as_draws_df sb_weighted_lasso
+#' @method as_draws_df sb_point_fit
 #' @export
-as_draws_df.sb_weighted_lasso <- function(x, ...) sb_no_draws(x, call = rlang::current_env())
+as_draws_df.sb_point_fit <- function(x, ...) sb_no_draws(x, call = rlang::current_env())
 #' @rdname sb_weighted_lasso-methods
-#' @method as_draws_matrix sb_weighted_lasso
+#' @method as_draws_matrix sb_point_fit
 #' @export
-as_draws_matrix.sb_weighted_lasso <- function(x, ...) sb_no_draws(x, call = rlang::current_env())
+as_draws_matrix.sb_point_fit <- function(x, ...) sb_no_draws(x, call = rlang::current_env())
 #' @rdname sb_weighted_lasso-methods
-#' @method as_draws_array sb_weighted_lasso
+#' @method as_draws_array sb_point_fit
 #' @export
-as_draws_array.sb_weighted_lasso <- function(x, ...) sb_no_draws(x, call = rlang::current_env())
+as_draws_array.sb_point_fit <- function(x, ...) sb_no_draws(x, call = rlang::current_env())

@@ -14,11 +14,15 @@ namespace {
 // which returns list(log_density, gradient), and checks what it returns). Called on the main thread only
 // (run_chains' inline mode). Interrupts are suspended while it runs, so a Ctrl-C inside the user's function
 // stays pending until the driver's next report point, where the monitor sees it and the chain stops with the
-// draws it has (instead of an R interrupt unwinding through the engine).
+// draws it has (instead of an R interrupt unwinding through the engine). Some R code signals the interrupt even
+// while interrupts are suspended (Sys.sleep() waiting in select()): the wrapper catches that condition, calls the
+// target again at the same point and marks its value (attribute "sb_interrupt"); the mark is held here and the
+// run's monitor (see run() below) turns it into the stop request at the next report point.
 class RTarget {
  public:
   RTarget(const Rcpp::Function& f, int d) : f_(f), d_(d), arg_(d) {}
   int dim() const { return d_; }
+  bool interrupt_held() const { return held_; }
   double eval(const double* x, double* grad) const {
     std::copy(x, x + d_, arg_.begin());
     Rcpp::NumericVector r;
@@ -26,6 +30,8 @@ class RTarget {
       Suspend s;
       r = f_(arg_);
     }
+    static SEXP mark = Rf_install("sb_interrupt");
+    if (Rf_getAttrib(r, mark) != R_NilValue) held_ = true;
     if (r.size() != d_ + 1)
       throw std::invalid_argument("the target's wrapper returned " + std::to_string(r.size()) + " numbers, not " +
                                   std::to_string(d_ + 1));
@@ -42,7 +48,13 @@ class RTarget {
   Rcpp::Function f_;
   int d_;
   mutable Rcpp::NumericVector arg_;
+  mutable bool held_ = false;
 };
+
+// Whether a target holds an interrupt that R signalled inside it (only a target written in R can).
+template <class Target>
+bool interrupt_held(const Target&) { return false; }
+bool interrupt_held(const RTarget& t) { return t.interrupt_held(); }
 
 Rcpp::NumericMatrix as_r(const Eigen::MatrixXd& m) {
   Rcpp::NumericMatrix out(m.rows(), m.cols());
@@ -60,7 +72,15 @@ Rcpp::List run(const Target& target, const Rcpp::NumericMatrix& init, const Rcpp
   ctl.batch_size = 1;
   Eigen::MatrixXd x0 = sbglue::as_map(init);
   sbglue::Progress prog(static_cast<double>(ctl.iterations) * ctl.chains, run, "SG-MCMC");
-  sg::DensityRunResult rr = sg::run_density(target, ctl, sbglue::run_settings(run), x0, prog.monitor(), inline_run);
+  bool held = false;
+  const scalebayes::parallel::Monitor monitor = [&](std::size_t done) {
+    if (interrupt_held(target)) {
+      held = true;
+      return false;
+    }
+    return prog(done);
+  };
+  sg::DensityRunResult rr = sg::run_density(target, ctl, sbglue::run_settings(run), x0, monitor, inline_run);
   Rcpp::List chains(rr.chains.size());
   for (std::size_t c = 0; c < rr.chains.size(); ++c) {
     const sg::DensityChainResult& r = rr.chains[c];
@@ -74,7 +94,7 @@ Rcpp::List run(const Target& target, const Rcpp::NumericMatrix& init, const Rcpp
         Rcpp::Named("bad_log_density_at") = static_cast<double>(r.bad_log_density_at));
   }
   return Rcpp::List::create(Rcpp::Named("chains") = chains,
-                            Rcpp::Named("interrupted") = rr.interrupted || prog.interrupted());
+                            Rcpp::Named("interrupted") = rr.interrupted || prog.interrupted() || held);
 }
 
 }  // namespace

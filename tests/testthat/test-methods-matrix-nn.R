@@ -29,11 +29,18 @@ nnm <- local({
            threads = 1)
   svk <- sparse_vi(x, yg, model = nn_mlp(4, batchnorm = TRUE), draws = 6, epochs = 3, newx = newx, newy = yg[1:8],
                    seed = 3, quiet = TRUE, threads = 1)
+  # a multinomial network (three classes) and a gaussian bootstrap (no noise parameter: its posterior_predict()
+  # uses the per-draw test RMSE of the fit's newx / newy)
+  ym <- cut(x[, 1] + rnorm(n, sd = 0.3), c(-Inf, -0.5, 0.5, Inf), labels = c("lo", "mid", "hi"))
+  vm <- bbb(x, ym, model = nn_mlp(4), draws = 6, epochs = 3, newx = newx, newy = ym[1:8], seed = 4, quiet = TRUE,
+            threads = 1)
+  wg <- wbb_nn(x, yg, model = nn_mlp(4), draws = 5, epochs = 3, newx = newx, newy = yg[1:8], seed = 5, quiet = TRUE,
+               threads = 1)
   list(x = x, newx = newx,
        fits = list(wbb_kept = wk, wbb_none = wn, sgld_kept = sk, sgld_none = sn, sghmc_dense = s0, hamcmc_kept = hk,
-                   bbb_kept = vk, sparse_vi_kept = svk),
+                   bbb_kept = vk, sparse_vi_kept = svk, bbb_multinomial = vm, wbb_gaussian = wg),
        chains = c(wbb_kept = 1L, wbb_none = 1L, sgld_kept = 2L, sgld_none = 2L, sghmc_dense = 1L, hamcmc_kept = 2L,
-                  bbb_kept = 1L, sparse_vi_kept = 1L))
+                  bbb_kept = 1L, sparse_vi_kept = 1L, bbb_multinomial = 1L, wbb_gaussian = 1L))
 })
 
 kept <- function(f) !is.null(f[["weights"]])
@@ -66,18 +73,77 @@ nn_generics <- list(
   },
   predict = function(f, nm) {
     if (kept(f)) {
-      d <- predict(f, nnm$newx, type = "draws")
+      d <- predict(f, nnm$newx, draws = TRUE)
       expect_equal(dim(d)[1], nrow(as.matrix(f)))
-      expect_equal(predict(f, nnm$newx), colMeans(d))
+      expect_identical(predict(f, nnm$newx, type = "draws"), d)  # the kept synonym of draws = TRUE
       # the kept draws reproduce the predictions the engine stored for the fit's newx (float32 weights are
       # stored exactly; batch-norm nets need the stored running statistics for this)
       expect_equal(d, f$pred, tolerance = 1e-6, ignore_attr = TRUE)
-      iv <- predict(f, nnm$newx, type = "interval", prob = 0.5)
-      expect_equal(iv$lower, unname(apply(d, 2, quantile, 0.25)))
+      # the one shape of every fit's predict(): a data frame of fit, se, lower, upper summarizing those draws,
+      # one row per example (columns of examples x classes for a multinomial network), plus the class
+      p <- predict(f, nnm$newx, prob = 0.5)
+      expect_s3_class(p, "data.frame")
+      expect_identical(nrow(p), nrow(nnm$newx))
+      over <- if (length(dim(d)) == 3L) c(2L, 3L) else 2L
+      expect_equal(p$fit, apply(d, over, mean), ignore_attr = TRUE)
+      expect_equal(p$se, apply(d, over, sd), ignore_attr = TRUE)
+      expect_equal(p$lower, apply(d, over, quantile, 0.25), ignore_attr = TRUE)
+      expect_equal(p$upper, apply(d, over, quantile, 0.75), ignore_attr = TRUE)
+      if (f$family == "gaussian") {
+        expect_identical(names(p), c("fit", "se", "lower", "upper"))
+      } else {
+        expect_identical(names(p), c("fit", "se", "lower", "upper", "class"))
+        expect_identical(p$class, predict(f, nnm$newx, type = "class"))
+      }
+      if (f$family == "multinomial") expect_identical(colnames(p$fit), f$levels)
+      # the old names of the default: one release with a warning
+      expect_warning(iv <- predict(f, nnm$newx, type = "interval", prob = 0.5), class = "scalebayes_warning_deprecated")
+      expect_identical(iv, p)
     } else {
       expect_error(predict(f, nnm$newx), "keep_draws", class = "scalebayes_error_state")
-      expect_equal(predict(f), f$pred_mean)  # the stored posterior predictive mean
+      # at the fit's newx: its stored per-draw predictions, or (none stored) the posterior predictive mean alone
+      p <- predict(f, prob = 0.5)
+      if (is.null(f$pred)) {
+        expect_equal(p$fit, f$pred_mean)
+        expect_true(all(is.na(p$se)) && all(is.na(p$lower)) && all(is.na(p$upper)))
+        expect_error(predict(f, draws = TRUE), "keep_draws", class = "scalebayes_error_state")
+      } else {
+        d <- predict(f, draws = TRUE)
+        expect_equal(d, f$pred[f$status == "done", , drop = FALSE], ignore_attr = TRUE)
+        expect_equal(p$fit, colMeans(d))
+        expect_equal(p$lower, unname(apply(d, 2, quantile, 0.25)))
+      }
     }
+  },
+  predict_one_row = function(f, nm) {
+    if (!kept(f)) return(expect_error(predict(f, nnm$newx[1, ]), class = "scalebayes_error_state"))
+    p1 <- predict(f, nnm$newx[1, ])  # one example as a vector of its features
+    pn <- predict(f, nnm$newx)
+    expect_identical(nrow(p1), 1L)
+    expect_equal(p1, pn[1, , drop = FALSE], tolerance = 1e-6, ignore_attr = TRUE)
+    expect_equal(predict(f, nnm$newx[1, , drop = FALSE]), p1)
+    expect_equal(predict(f, newx = nnm$newx), pn)
+  },
+  predict_link_interval = function(f, nm) {
+    if (!kept(f)) {
+      if (!is.null(f$pred)) return(expect_s3_class(predict(f, interval = "prediction"), "data.frame"))
+      return(expect_error(predict(f, interval = "prediction"), class = "scalebayes_error_state"))
+    }
+    d <- predict(f, nnm$newx, draws = TRUE)
+    if (f$family == "multinomial") {
+      expect_error(predict(f, nnm$newx, type = "link"), class = "scalebayes_error_not_applicable")
+      return(expect_error(predict(f, nnm$newx, interval = "prediction"), class = "scalebayes_error_not_applicable"))
+    }
+    lk <- predict(f, nnm$newx, type = "link", draws = TRUE)
+    expect_equal(lk, if (f$family == "binomial") qlogis(d) else d)
+    expect_equal(predict(f, nnm$newx, type = "link")$fit, colMeans(lk))
+    # prediction interval: the draws of posterior_predict() (R's RNG), summarized
+    pp <- withr::with_seed(4, predict(f, nnm$newx, interval = "prediction", draws = TRUE))
+    expect_identical(pp, withr::with_seed(4, posterior_predict(f, newdata = nnm$newx)))
+    pi <- withr::with_seed(4, predict(f, nnm$newx, interval = "prediction", prob = 0.8))
+    expect_equal(pi$lower, unname(apply(pp, 2, quantile, 0.1)))
+    if (f$family == "gaussian") expect_error(predict(f, nnm$newx, type = "class"), class = "scalebayes_error_input")
+    else expect_error(predict(f, nnm$newx, type = "class", draws = TRUE), class = "scalebayes_error_input")
   },
   coef = function(f, nm) {
     if (kept(f)) {
@@ -171,8 +237,8 @@ nn_generics <- c(nn_generics, list(
     one <- predict(f, nnm$newx[1, , drop = FALSE], type = "draws")
     all <- predict(f, nnm$newx, type = "draws")
     if (length(dim(all)) == 3L) expect_equal(one[, 1, ], all[, 1, ], tolerance = 1e-6) else expect_equal(drop(one), all[, 1], tolerance = 1e-6)
-    new <- predict(f, nnm$newx, type = "interval", prob = 0.5)
-    expect_warning(old <- predict(f, nnm$newx, type = "interval", level = 0.5), class = "scalebayes_warning_deprecated")
+    new <- predict(f, nnm$newx, prob = 0.5)
+    expect_warning(old <- predict(f, nnm$newx, level = 0.5), class = "scalebayes_warning_deprecated")
     expect_identical(old, new)
   },
   posterior_epred = function(f, nm) {
@@ -287,7 +353,7 @@ test_that("predict() refuses unknown arguments and takes newdata as newx", {
   f <- nnm$fits$wbb_kept
   expect_error(predict(f, nnm$newx, levle = 0.9), "levle", class = "scalebayes_error_input")
   expect_identical(predict(f, newdata = nnm$newx), predict(f, nnm$newx))
-  expect_error(predict(f, nnm$newx, newdata = nnm$newx), "not both", class = "scalebayes_error_input")
+  expect_error(predict(f, newx = nnm$newx, newdata = nnm$newx), "not both", class = "scalebayes_error_input")
   expect_warning(p <- predict(f, nnm$newx, type = "prob"), class = "scalebayes_warning_deprecated")
   expect_identical(p, predict(f, nnm$newx))
   expect_identical(levels(predict(f, nnm$newx, type = "class")), c("u", "v"))

@@ -52,11 +52,11 @@ test_that("wbb_nn(): the default equals a manual standardization fitted with sta
   expect_equal(f$rmse_mean, sqrt(mean((f$pred_mean - d$y[te])^2)))
   expect_equal(f$rmse, sqrt(rowMeans(sweep(f$pred, 2, d$y[te])^2)))
   # predict() on new raw inputs applies the stored transform
-  expect_equal(predict(f, d$x[te, ]), f$pred_mean, tolerance = 1e-6)
+  expect_equal(predict(f, d$x[te, ])$fit, f$pred_mean, tolerance = 1e-6)
   expect_equal(predict(f, d$x[1:7, ], type = "draws"), my + sy * predict(g, sx$x[1:7, ], type = "draws"),
                tolerance = 1e-6)
-  iv <- predict(f, d$x[1:7, ], type = "interval")
-  ivg <- predict(g, sx$x[1:7, ], type = "interval")
+  iv <- predict(f, d$x[1:7, ])
+  ivg <- predict(g, sx$x[1:7, ])
   expect_equal(iv$lower, my + sy * ivg$lower, tolerance = 1e-6)
   expect_output(print(f), "scale: trained on standardized inputs per column")
   # wbb(x, y, model = ) passes standardize through
@@ -78,7 +78,7 @@ test_that("the default is scale-free: rescaled data give the same network and re
   expect_no_warning(b <- fit(d$x * 1e20 + 7, d$y * 1e6 - 3))
   expect_equal(b$weights, a$weights, tolerance = 1e-5)
   expect_equal(b$pred, a$pred * 1e6 - 3, tolerance = 1e-5)
-  expect_equal(predict(b, d$x[7:9, ] * 1e20 + 7), predict(a, d$x[7:9, ]) * 1e6 - 3, tolerance = 1e-5)
+  expect_equal(predict(b, d$x[7:9, ] * 1e20 + 7)$fit, predict(a, d$x[7:9, ])$fit * 1e6 - 3, tolerance = 1e-5)
   # on the data as given the same call warns (and its float32 training cannot succeed)
   expect_warning(try(wbb_nn(d$x * 1e20, d$y, model = nn_mlp(5), draws = 1, epochs = 1, seed = 3, quiet = TRUE,
                             standardize = FALSE), silent = TRUE), class = "scalebayes_warning_scaling")
@@ -161,7 +161,7 @@ test_that("bbb() and sparse_vi(): the round trip; the noise sd and the pruning e
     expect_equal(f$noise_sd, sy * g$noise_sd, tolerance = 1e-6)
     expect_equal(f$trace$noise_sd, sy * g$trace$noise_sd, tolerance = 1e-6)
     expect_equal(f$trace$neg_elbo, g$trace$neg_elbo)
-    expect_equal(predict(f, d$x[9:12, ]), my + sy * predict(g, sx$x[9:12, ]), tolerance = 1e-6)
+    expect_equal(predict(f, d$x[9:12, ])$fit, my + sy * predict(g, sx$x[9:12, ])$fit, tolerance = 1e-6)
   }
   # a fixed noise sd is given on the user's scale; pruning's test errors are RMSEs on that scale
   p <- bbb(d$x, d$y, model = nn_mlp(6), epochs = 3, draws = 2, newx = d$x[1:8, ], newy = d$y[1:8], seed = 11,
@@ -303,7 +303,7 @@ test_that("nn_adversarial() attacks the raw inputs of a standardized fit", {
   adv <- nn_adversarial(f, x, y, zeta = zeta, clip = NULL, keep_x = TRUE)
   # logistic regression: dL/dx = (p - y) w / s, whose sign is that of (p - y) w on the standardized scale
   w <- as.matrix(f)[1, ]
-  p <- predict(f, x)
+  p <- predict(f, x)$fit
   g <- outer(p - (as.integer(y) - 1), unname(w[1:3]))
   for (k in seq_along(zeta)) expect_equal(attr(adv, "x_adv")[[k]], x + zeta[k] * sign(g), tolerance = 1e-12)
   expect_equal(adv$accuracy[1], mean((p > 0.5) == (as.integer(y) - 1)))
@@ -332,7 +332,7 @@ test_that("sgmcmc_control(init = fit) starts from the same function of the raw i
     s <- sgld_sa_engine(d$x, d$y, model = nn_mlp(5), iterations = 4, batch_size = 30, seed = 27, quiet = TRUE,
                  standardize = st, newx = d$x[1:6, ], keep_draws = TRUE,
                  control = sgmcmc_control(init = w, step_size = 1e-14, float64 = TRUE))
-    expect_equal(unname(s$pred_mean), unname(predict(w, d$x[1:6, ])), tolerance = 1e-5, info = st)
+    expect_equal(unname(s$pred_mean), unname(predict(w, d$x[1:6, ])$fit), tolerance = 1e-5, info = st)
   }
 })
 

@@ -210,7 +210,7 @@ test_that("draws do not depend on the number of threads; chains differ", {
   expect_equal(a$family, "binomial")
   expect_equal(dim(a$pred), c(sum(a$saved), 10L))
   expect_equal(a$pred_mean, colMeans(a$pred), tolerance = 1e-6)
-  expect_equal(predict(a), a$pred_mean, tolerance = 1e-5)  # float32 running mean vs mean of the kept draws
+  expect_equal(predict(a)$fit, a$pred_mean, tolerance = 1e-5)  # float32 running mean vs mean of the kept draws
 })
 
 test_that("a classification chain learns, and SA adapts the inclusion probabilities per weight", {

@@ -245,9 +245,9 @@ test_that("a VI fit answers every generic of a network fit", {
   # predictions on new data from the kept draws equal the engine's stored predictions
   pd <- predict(fit, x[1:30, ], type = "draws")
   expect_equal(unname(pd), unname(fit$pred), tolerance = 1e-6)
-  expect_equal(unname(predict(fit, x[1:30, ])), unname(colMeans(fit$pred)), tolerance = 1e-6)
+  expect_equal(unname(predict(fit, x[1:30, ])$fit), unname(colMeans(fit$pred)), tolerance = 1e-6)
   expect_true(all(predict(fit, x[1:5, ], type = "class") %in% levels(y)))
-  iv <- predict(fit, x[1:5, ], type = "interval")
+  iv <- predict(fit, x[1:5, ])
   expect_equal(nrow(iv), 5)
   s <- summary(fit)
   expect_s3_class(s, "summary_sb_nn_fit")

@@ -75,6 +75,54 @@ test_that("logistic regression as an R loss equals wbb(family = 'binomial', lamb
   expect_error(posterior_epred(f, newdata = x), class = "scalebayes_error_not_applicable")
 })
 
+test_that("wbb(formula, data, loss = ): the loss gets the formula's design and response, as glm.fit", {
+  d <- wl_data()
+  d$g <- factor(rep(c("u", "v", "w"), length.out = nrow(d)))
+  # the loss of glm.fit(): data$x is the design (its intercept column included), data$y the response
+  lg <- function(theta, data, weights) {
+    eta <- drop(data$x %*% theta)
+    list(value = sum(weights * (log1p(exp(eta)) - data$y * eta)),
+         gradient = drop(crossprod(data$x, weights * (stats::plogis(eta) - data$y))))
+  }
+  seen <- NULL
+  spy <- function(theta, data, weights) {
+    seen <<- data
+    lg(theta, data, weights)
+  }
+  f <- wbb(y ~ x1 + g, data = d, loss = spy, draws = 20, seed = 5, quiet = TRUE,
+           control = wbb_loss_control(tol = 1e-12))
+  X <- stats::model.matrix(~ x1 + g, d)
+  expect_s3_class(seen, "data.frame")
+  expect_identical(names(seen), c("y", "x"))
+  expect_equal(seen$x, X, ignore_attr = TRUE)
+  expect_identical(colnames(seen$x), colnames(X))
+  expect_identical(seen$y, d$y)
+  # init: zeros named by the design's columns (the names of the draws); the same draws as the matrix form
+  expect_identical(colnames(as.matrix(f)), c("(Intercept)", "x1", "gv", "gw"))
+  by_hand <- wbb(loss = lg, init = stats::setNames(rep(0, 4), colnames(X)), data = seen, draws = 20, seed = 5,
+                 quiet = TRUE, control = wbb_loss_control(tol = 1e-12))
+  expect_identical(as.matrix(f), as.matrix(by_hand))
+  expect_equal(unname(f$estimate), unname(stats::coef(stats::glm(y ~ x1 + g, stats::binomial, d))),
+               tolerance = 1e-6)
+  expect_identical(f$call[[1]], quote(wbb))
+  # an unnamed init of the design's length takes its names; subset and `- 1` go through the model frame
+  g2 <- wbb(y ~ x1 - 1, d, loss = spy, init = 0.5, draws = 5, seed = 1, quiet = TRUE, subset = x2 > 0)
+  expect_identical(colnames(as.matrix(g2)), "x1")
+  expect_identical(nobs(g2), sum(d$x2 > 0))
+  expect_identical(ncol(seen$x), 1L)
+  # update() reruns the formula on the new design
+  h <- update(f, . ~ . - g, draws = 5)
+  expect_identical(colnames(as.matrix(h)), c("(Intercept)", "x1"))
+  # a statistic gets the same data frame
+  m <- wbb(z ~ x1, data = d, statistic = function(data, weights) stats::weighted.mean(data$y, weights), draws = 10,
+           seed = 2, quiet = TRUE)
+  expect_identical(as.matrix(m), as.matrix(wbb(statistic = function(dd, w) stats::weighted.mean(dd$z, w), data = d,
+                                               draws = 10, seed = 2, quiet = TRUE)))
+  # the formula's errors are those of every front end
+  expect_error(wbb(y ~ nope, data = d, loss = lg, draws = 5, quiet = TRUE), class = "scalebayes_error_input")
+  expect_error(predict(f, newdata = d[1:2, ]), class = "scalebayes_error_not_applicable")
+})
+
 test_that("the same seed gives the same draws, in chunks and through future as in one process", {
   d <- wl_data(40)
   init <- c(a = 0, b1 = 0, b2 = 0)
