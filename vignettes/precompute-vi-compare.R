@@ -18,7 +18,8 @@
 #
 # Run from vignettes/:  nice -n 10 Rscript precompute-vi-compare.R
 # SB_CMP_WHAT=compare or =pruning reruns one part and carries the other over from the stored results. The stored
-# results (2026-11-24): the comparison at the defaults above; the pruning part on all the data,
+# results: the comparison at the defaults above (2026-11-27, SB_CMP_WHAT=compare, about 10 CPU minutes); the
+# pruning part (2026-11-24) on all the data,
 #   SB_CMP_WHAT=pruning SB_CMP_N=60000 SB_CMP_NTEST=10000 nice -n 5 Rscript precompute-vi-compare.R
 # (about 25 CPU minutes on a shared machine).
 # Full size (all 60 000 training and 10 000 test images, 100 epochs, 100 bootstrap fits, retraining everywhere):
