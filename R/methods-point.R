@@ -274,3 +274,130 @@ posterior_interval.sb_vae <- function(object, ...) {
                       i = "For intervals of latent codes use {.code posterior::summarise_draws(as_draws_df(fit))}."),
                     call = rlang::current_env())
 }
+
+# ---- summary() of the point fits and of WBB lambda paths ----------------------------------------------------
+# One shape: a header line, one table row per lambda (or per fold setting), and optional named extras (the
+# coefficients at the chosen lambda values, the posterior means of a path). print() shows the header, the
+# table (the first and last rows of a long path) and the extras.
+
+sb_table_summary <- function(header, table, extra = list(), note = NULL) {
+  structure(list(header = header, table = table, extra = extra, note = note), class = "summary_sb_table")
+}
+
+#' @export
+print.summary_sb_table <- function(x, digits = 4, max_rows = 20, ...) {
+  cat(x$header, "\n", sep = "")
+  tab <- x$table
+  num <- vapply(tab, is.numeric, logical(1))
+  tab[num] <- lapply(tab[num], signif, digits = digits)
+  if (nrow(tab) > max_rows) {
+    h <- max_rows %/% 2
+    print(utils::head(tab, h), row.names = FALSE)
+    cat(sprintf("  ... %d more rows ...\n", nrow(tab) - 2L * h))
+    print(utils::tail(tab, h), row.names = FALSE)
+  } else {
+    print(tab, row.names = FALSE)
+  }
+  for (nm in names(x$extra)) {
+    cat("\n", nm, ":\n", sep = "")
+    print(signif(x$extra[[nm]], digits))
+  }
+  if (!is.null(x$note)) cat("\n", x$note, "\n", sep = "")
+  invisible(x)
+}
+
+#' @rdname sb_point_fit-methods
+#' @details `summary()` of every such fit is a table with one row per lambda (class `summary_sb_table`: `header`,
+#'   `table`, `extra`): [cv_weighted_lasso()] the cross-validation error, its standard error and the nonzero
+#'   coefficients per lambda, with the coefficients at `lambda_min` and `lambda_1se`; [trend_filter()] and
+#'   [generalized_lasso()] the degrees of freedom (trend filtering), the weighted residual sum of squares, the
+#'   relative duality gap and the iterations; [cv_trend_filter()] and [sure_trend_filter()] their criterion per
+#'   lambda and the chosen lambda; a WBB lambda path the share of nonzero draws per lambda, with the posterior
+#'   means and sds of the coefficients at every lambda.
+#' @export
+summary.sb_cv <- function(object, ...) {
+  sb_check_dots(..., fn = "summary")
+  co <- stats::coef(object$fit)
+  nz <- colSums(co[-1L, , drop = FALSE] != 0)
+  tab <- data.frame(lambda = object$lambda, cv_error = object$cvm, cv_se = object$cvsd,
+                    nonzero = unname(nz[seq_along(object$lambda)]), chosen = "", stringsAsFactors = FALSE)
+  tab$chosen[object$index_min] <- "min"
+  tab$chosen[object$index_1se] <- paste0(tab$chosen[object$index_1se], if (object$index_1se == object$index_min) "+1se" else "1se")
+  at <- cbind(lambda_min = drop(stats::coef(object, s = "lambda.min")), lambda_1se = drop(stats::coef(object, s = "lambda.1se")))
+  sb_table_summary(sprintf("%d-fold cross-validation of the weighted lasso (%s, %d observations, sum-scale lambda): lambda_min = %s, lambda_1se = %s",
+                           length(unique(object$foldid)), object$family, object$nobs, format(signif(object$lambda_min, 5)),
+                           format(signif(object$lambda_1se, 5))),
+                   tab, list(`coefficients at lambda_min and lambda_1se` = at))
+}
+
+# Weighted residual sum of squares of every column of beta (n x L) against y.
+sb_point_rss <- function(y, beta, w) {
+  if (is.null(w)) w <- rep(1, length(y))
+  colSums(w * (y - as.matrix(beta))^2)
+}
+
+#' @rdname sb_point_fit-methods
+#' @export
+summary.sb_trend_filter <- function(object, ...) {
+  sb_check_dots(..., fn = "summary")
+  tab <- data.frame(lambda = object$lambda, df = object$df, rss = sb_point_rss(object$y, object$beta, object$weights),
+                    rel_gap = object$rel_gap, iterations = object$iter, converged = object$converged)
+  sb_table_summary(sprintf("Trend filtering of order k = %d, %d observations, %d lambda value%s (lambda_max = %s)",
+                           object$k, length(object$y), length(object$lambda), if (length(object$lambda) == 1L) "" else "s",
+                           format(signif(object$lambda_max, 5))), tab)
+}
+
+#' @rdname sb_point_fit-methods
+#' @export
+summary.sb_generalized_lasso <- function(object, ...) {
+  sb_check_dots(..., fn = "summary")
+  tab <- data.frame(lambda = object$lambda, rss = sb_point_rss(object$y, object$beta, object$weights),
+                    objective = object$primal, rel_gap = object$rel_gap, iterations = object$iter,
+                    converged = object$converged)
+  sb_table_summary(sprintf("Generalized lasso, %d observations, %d lambda value%s (lambda_max = %s)",
+                           length(object$y), length(object$lambda), if (length(object$lambda) == 1L) "" else "s",
+                           format(signif(object$lambda_max, 5))), tab)
+}
+
+#' @rdname sb_point_fit-methods
+#' @export
+summary.sb_cv_trend_filter <- function(object, ...) {
+  sb_check_dots(..., fn = "summary")
+  tab <- data.frame(lambda = object$lambda, df = object$fit$df, cv_error = object$cv, cv_se = object$cv_se,
+                    chosen = "", stringsAsFactors = FALSE)
+  tab$chosen[object$index_min] <- "min"
+  tab$chosen[object$index_1se] <- paste0(tab$chosen[object$index_1se], if (object$index_1se == object$index_min) "+1se" else "1se")
+  sb_table_summary(sprintf("%d-fold cross-validation of trend filtering (k = %d): lambda_min = %s, lambda_1se = %s",
+                           object$nfolds, object$fit$k, format(signif(object$lambda_min, 5)),
+                           format(signif(object$lambda_1se, 5))), tab,
+                   note = "The full-data path is fit$fit (its coef(), predict(), fitted(), residuals()).")
+}
+
+#' @rdname sb_point_fit-methods
+#' @export
+summary.sb_tf_sure <- function(object, ...) {
+  sb_check_dots(..., fn = "summary")
+  tab <- data.frame(lambda = object$lambda, df = object$df, rss = object$rss, sure = object$sure, chosen = "",
+                    stringsAsFactors = FALSE)
+  tab$chosen[object$index_min] <- "min"
+  sb_table_summary(sprintf("SURE of trend filtering (k = %d), sigma = %s (%s): lambda_min = %s",
+                           object$fit$k, format(signif(object$sigma, 4)),
+                           if (isTRUE(object$sigma_estimated)) "estimated" else "given",
+                           format(signif(object$lambda_min, 5))), tab,
+                   note = "The full-data path is fit$fit (its coef(), predict(), fitted(), residuals()).")
+}
+
+#' @rdname sb_point_fit-methods
+#' @export
+summary.sb_wbb_path <- function(object, ...) {
+  sb_check_dots(..., fn = "summary")
+  nz <- vapply(object$fits, function(f) mean(f$draws[, colnames(f$draws) != "(Intercept)"] != 0), numeric(1))
+  sds <- vapply(object$fits, function(f) apply(f$draws, 2, stats::sd), numeric(ncol(object$fits[[1]]$draws)))
+  colnames(sds) <- paste0("lambda=", format(object$lambda))
+  tab <- data.frame(lambda = object$lambda, draws = vapply(object$fits, function(f) nrow(f$draws), numeric(1)),
+                    share_nonzero = nz)
+  sb_table_summary(sprintf("WBB draws at %d lambda values (the same weights for every lambda), %d observations",
+                           length(object$lambda), stats::nobs(object)), tab,
+                   list(`posterior means` = stats::coef(object), `posterior sds` = sds),
+                   note = "One fit of the path, fit$fits[[i]], has every method of a WBB fit (summary(), predict(), ...).")
+}
