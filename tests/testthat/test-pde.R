@@ -172,3 +172,10 @@ test_that("bad inputs give classed errors naming the argument", {
                                         quiet = TRUE), class = "scalebayes_error")
   expect_match(conditionMessage(err), "kappa0")
 })
+
+test_that("the identity link's default kappa0 keeps the fields positive (7; the log link's is 1)", {
+  d <- elliptic_kle_data(20, grid = 20, link = "identity", seed = 2021, threads = 1, quiet = TRUE)
+  expect_identical(d$settings$kappa0, 7)
+  expect_true(all(d$x > 0))
+  expect_identical(elliptic_kle_data(2, grid = 10, seed = 1, threads = 1, quiet = TRUE)$settings$kappa0, 1)
+})
