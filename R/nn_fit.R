@@ -483,7 +483,7 @@ predict.sb_nn_fit <- function(object, newdata = NULL, type = c("response", "link
   draws <- check_flag(draws)
   # kept values of `type`: "draws" is draws = TRUE (no warning); "prob" and "interval" are deprecated (the
   # default now gives the mean and the interval)
-  if (is.character(type) && length(type) == 1L) {
+  if (is.character(type) && length(type) == 1L && !is.na(type)) {
     if (type == "draws") {
       draws <- TRUE
       type <- "response"
