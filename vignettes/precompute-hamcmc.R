@@ -63,7 +63,9 @@ thin <- 10
 datasets <- 50
 # Runs made by an older engine are not mixed with new ones: the part is recomputed when the engine's
 # HAMCMC safeguards change (two-sided damping and same-minibatch curvature pairs since 2026-11-27).
-fig2_engine <- "2026-11-27 two-sided damping, same-batch pairs"
+# One chain per arm on the paper's raw scale (the prior's v0, v1 in the units of x and y): sgld_sa()'s defaults
+# since the trust work (4 chains, standardized columns) would stack the chains' draws and change the prior.
+fig2_engine <- "2026-11-27 two-sided damping, same-batch pairs; one chain, raw scale"
 if (!identical(res$fig2$engine, fig2_engine)) res$fig2 <- NULL
 if (is.null(res$fig2)) {
   res$fig2 <- list(arms = fig2_arms, runs = list(), datasets = datasets, engine = fig2_engine,
@@ -84,7 +86,7 @@ for (r in seq_len(datasets)) {
     fit <- tryCatch(withCallingHandlers(
       sgld_sa(d$x, d$y, sampler = fig2_arms$sampler[a], iterations = iterations, batch_size = 50, v0 = 0.1,
               v1 = 100, intercept = FALSE, burnin = 0, thin = thin, seed = r, threads = threads, quiet = TRUE,
-              control = ctl),
+              chains = 1, standardize = FALSE, control = ctl),
       scalebayes_warning = function(w) invokeRestart("muffleWarning")),
       scalebayes_error_divergence = function(e) e)
     secs <- proc.time()[["elapsed"]] - t0
