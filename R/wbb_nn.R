@@ -96,7 +96,8 @@ wbb_nn <- function(x, y, model = nn_mlp(), family = NULL, lambda = 1e-4,
                    prior_weights = c("common", "separate", "none"), draws = 100L, newx = NULL, newy = NULL,
                    keep_draws = TRUE, epochs = NULL, batch_size = NULL, future = FALSE, chunks = NULL,
                    device = "cpu", threads = NULL, seed = NULL, quiet = NULL, control = nn_control(),
-                   standardize = TRUE, keep_weights, data = NULL, subset = NULL, na.action = NULL, contrasts = NULL) {
+                   standardize = TRUE, batch = "auto", keep_weights, data = NULL, subset = NULL, na.action = NULL,
+                   contrasts = NULL) {
   if (!missing(x) && sb_is_formula(x)) {
     return(sb_formula_fit(environment(), "wbb_nn", wbb_nn, match.call(), intercept = "none", response = "network"))
   }
@@ -144,6 +145,7 @@ wbb_nn <- function(x, y, model = nn_mlp(), family = NULL, lambda = 1e-4,
     }
   }
   ctrl <- nn_engine_control(control, device, keep_draws)
+  ctrl$batch <- nn_wbb_batch(batch, spec, xd, control, rs, device, call)
   newx_arr <- if (is.null(nd)) double() else nd$x
   newdim <- if (is.null(nd)) integer() else nd$dim
   engine <- function(first, count) {
