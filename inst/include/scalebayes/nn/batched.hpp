@@ -86,24 +86,33 @@ inline BatchSupport batch_support(const ModelSpec& spec) {
   return r;
 }
 
-// G networks of one (batch-supported) architecture with a leading member dimension.
+// G networks of one (batch-supported) architecture with a leading member dimension. All parameters live in
+// ONE flat buffer (group by group; group g is a contiguous [G, in, out] weight or [G, 1, out] bias block), and
+// so do their gradients: the optimizer (torch's own, make_optimizer) updates one tensor per step instead of
+// one per layer, with exactly the elementwise arithmetic it applies to each tensor. The gradient is computed
+// by hand (no autograd graph): for an MLP it is a handful of batched products, written into the gradient
+// buffer in place, with torch's own backward kernels for the activations (threshold_backward, tanh_backward,
+// sigmoid_backward).
 class BatchedNet {
  public:
   struct Layer {
     LayerKind kind = LayerKind::linear;
-    int weight = -1, bias = -1;  // indices into params_ (linear)
+    int weight = -1, bias = -1;  // group indices (linear)
   };
   struct Group {  // one parameter tensor of every member (Net's group g)
     ParamDef def;  // Net's shape ([out, in] for a weight, [out] for a bias)
-    torch::Tensor t;  // [G, in, out] weight, [G, 1, out] bias
+    std::vector<std::int64_t> shape;  // [G, in, out] or [G, 1, out]
+    std::int64_t offset = 0;          // in the flat buffer
     bool weight = false;
+    torch::Tensor t, g;  // views of the parameter and gradient buffers
   };
 
   BatchedNet(const ModelSpec& spec, std::int64_t members, torch::Device device, torch::Dtype dtype)
-      : spec_(spec), G_(members), opt_(torch::TensorOptions().dtype(dtype).device(device)) {
+      : G_(members), opt_(torch::TensorOptions().dtype(dtype).device(device)) {
     const BatchSupport bs = batch_support(spec);
     if (!bs.ok) throw std::invalid_argument("no batched network for this specification: " + bs.reason);
     const NetPlan p = plan(spec);
+    std::int64_t off = 0;
     for (const LayerPlan& lp : p.layers) {
       Layer L;
       L.kind = lp.kind;
@@ -112,17 +121,26 @@ class BatchedNet {
         const ParamDef& b = lp.params[1];
         const std::int64_t out = w.shape[0], in = w.shape[1];
         L.weight = static_cast<int>(groups_.size());
-        groups_.push_back({w, torch::zeros({G_, in, out}, opt_).requires_grad_(true), true});
+        groups_.push_back({w, {G_, in, out}, off, true, {}, {}});
+        off += G_ * in * out;
         L.bias = static_cast<int>(groups_.size());
-        groups_.push_back({b, torch::zeros({G_, 1, out}, opt_).requires_grad_(true), false});
+        groups_.push_back({b, {G_, 1, out}, off, false, {}, {}});
+        off += G_ * out;
       }
       layers_.push_back(L);
     }
-    in_numel_ = shape_numel(spec.input);
     out_dim_ = p.out[0];
     for (const auto& g : groups_) {
       P_ += g.def.numel();
       if (g.def.penalized) ++n_pen_;
+    }
+    flat_ = torch::zeros({std::max<std::int64_t>(off, 1)}, opt_).requires_grad_(true);
+    gflat_ = torch::zeros({std::max<std::int64_t>(off, 1)}, opt_);
+    flat_.mutable_grad() = gflat_;
+    const auto pv = views(flat_.detach()), gv = views(gflat_);
+    for (std::size_t k = 0; k < groups_.size(); ++k) {
+      groups_[k].t = pv[k];
+      groups_[k].g = gv[k];
     }
   }
 
@@ -132,9 +150,16 @@ class BatchedNet {
   std::int64_t out_dim() const { return out_dim_; }
   const torch::TensorOptions& options() const { return opt_; }
   std::vector<Group>& groups() { return groups_; }
-  std::vector<torch::Tensor> parameters() const {
+  // What the optimizer updates: the one flat parameter tensor (its grad() is the gradient buffer).
+  std::vector<torch::Tensor> parameters() const { return {flat_}; }
+  // The group views [G, ...] of any tensor laid out as the flat buffer (the optimizer's state, e.g.).
+  std::vector<torch::Tensor> views(const torch::Tensor& flat) const {
     std::vector<torch::Tensor> r;
-    for (const auto& g : groups_) r.push_back(g.t);
+    for (const auto& g : groups_) {
+      std::int64_t k = 1;
+      for (auto d : g.shape) k *= d;
+      r.push_back(flat.narrow(0, g.offset, k).view(g.shape));
+    }
     return r;
   }
 
@@ -153,28 +178,30 @@ class BatchedNet {
       }
       torch::Tensor src = torch::from_blob(buf.data(), g.def.shape, torch::kDouble);  // Net's [out, in] / [out]
       torch::Tensor dst = g.t.select(0, m);
-      if (g.weight) {
-        dst.copy_(src.t());
-      } else {
-        dst.copy_(src.unsqueeze(0));
-      }
+      dst.copy_(g.weight ? src.t() : src.unsqueeze(0));
     }
   }
 
   // Forward pass. x: per-member inputs [G, m, ...] (shared = false), or inputs shared by every member [m, ...]
-  // (shared = true: the certificate and predictions). Returns the outputs [G, m, out].
-  torch::Tensor forward(torch::Tensor x, bool shared) const {
+  // (shared = true: the certificate and predictions). Returns the outputs [G, m, out]. With keep, the layer
+  // inputs / outputs the backward pass needs are kept.
+  torch::Tensor forward(torch::Tensor x, bool shared, bool keep) {
     bool flat_shared = shared;  // x still without the member dimension
-    for (const Layer& L : layers_) {
+    if (keep) saved_.assign(layers_.size(), torch::Tensor());
+    first_linear_ = -1;
+    for (std::size_t i = 0; i < layers_.size(); ++i) {
+      const Layer& L = layers_[i];
       switch (L.kind) {
         case LayerKind::linear: {
-          const torch::Tensor& W = groups_[static_cast<std::size_t>(L.weight)].t;
-          const torch::Tensor& b = groups_[static_cast<std::size_t>(L.bias)].t;
+          const Group& W = groups_[static_cast<std::size_t>(L.weight)];
+          const Group& b = groups_[static_cast<std::size_t>(L.bias)];
+          if (keep) saved_[i] = x;
+          if (first_linear_ < 0) first_linear_ = static_cast<int>(i);
           if (flat_shared) {
-            x = torch::matmul(x, W) + b;  // [m, in] x [G, in, out] -> [G, m, out]
+            x = torch::matmul(x, W.t).add_(b.t);  // [m, in] x [G, in, out] -> [G, m, out]
             flat_shared = false;
           } else {
-            x = torch::baddbmm(b, x, W);
+            x = torch::baddbmm(b.t, x, W.t);
           }
           break;
         }
@@ -184,9 +211,44 @@ class BatchedNet {
         case LayerKind::sigmoid: x = torch::sigmoid(x); break;
         default: break;  // dropout with rate 0
       }
+      if (keep && L.kind != LayerKind::linear) saved_[i] = x;  // an activation's output
     }
     if (flat_shared) x = x.unsqueeze(0).expand({G_, x.size(0), x.size(1)});  // a network without linear layers
+    shared_in_ = shared;
     return x;
+  }
+
+  // The gradient of sum over members and examples of (dout . out) with respect to every parameter, from the
+  // last forward(keep = true): written into the gradient buffer (accumulate: added to it).
+  void backward(torch::Tensor d, bool accumulate) {
+    for (int i = static_cast<int>(layers_.size()) - 1; i >= 0 && i >= first_linear_; --i) {
+      const Layer& L = layers_[static_cast<std::size_t>(i)];
+      const torch::Tensor& a = saved_[static_cast<std::size_t>(i)];
+      switch (L.kind) {
+        case LayerKind::linear: {
+          Group& W = groups_[static_cast<std::size_t>(L.weight)];
+          Group& b = groups_[static_cast<std::size_t>(L.bias)];
+          const bool in_shared = shared_in_ && i == first_linear_;
+          if (accumulate) {
+            W.g.add_(in_shared ? torch::matmul(a.t(), d) : torch::bmm(a.transpose(1, 2), d));
+            b.g.add_(d.sum(1, true));
+          } else {
+            if (in_shared) {
+              W.g.copy_(torch::matmul(a.t(), d));
+            } else {
+              at::bmm_out(W.g, a.transpose(1, 2), d);
+            }
+            at::sum_out(b.g, d, {1}, true);
+          }
+          if (i > first_linear_) d = torch::bmm(d, W.t.transpose(1, 2));
+          break;
+        }
+        case LayerKind::relu: d = at::threshold_backward(d, a, 0); break;  // a: the output (> 0 iff input > 0)
+        case LayerKind::tanh: d = at::tanh_backward(d, a); break;
+        case LayerKind::sigmoid: d = at::sigmoid_backward(d, a); break;
+        default: break;  // flatten after a linear layer (already flat), dropout with rate 0
+      }
+    }
   }
 
   // Per member: sum_g w0[:, g] ||W_g||^2 over the penalized groups ([G]); w0 [G, n_penalized_groups].
@@ -201,13 +263,27 @@ class BatchedNet {
     if (!s.defined()) return torch::zeros({G_}, opt_);
     return s;
   }
+  // Adds the gradient of coef * sum_g w0[:, g] ||W_g||^2 (per member) to the gradient buffer.
+  void add_penalty_gradient(const torch::Tensor& w0, double coef) {
+    std::int64_t g = 0;
+    for (auto& grp : groups_) {
+      if (!grp.def.penalized) continue;
+      grp.g.addcmul_(grp.t, (w0.select(1, g++) * (2.0 * coef)).view({G_, 1, 1}));
+    }
+  }
+  // Per member: the squared Euclidean norm of the gradient buffer ([G], double).
+  torch::Tensor grad_norm2() const {
+    torch::Tensor s = torch::zeros({G_}, opt_.dtype(torch::kDouble));
+    for (const auto& grp : groups_) s += grp.g.pow(2).reshape({G_, -1}).sum(1).to(torch::kDouble);
+    return s;
+  }
 
   // Every member's parameters in Net::copy_to order: a CPU [G, P] tensor of kind (double or float).
   torch::Tensor flat_parameters(torch::Dtype kind) const {
     torch::NoGradGuard ng;
     std::vector<torch::Tensor> parts;
     for (const auto& g : groups_) {
-      torch::Tensor t = g.t.detach();
+      torch::Tensor t = g.t;
       if (g.weight) t = t.transpose(1, 2);  // [G, out, in]: Net's layout
       parts.push_back(t.reshape({G_, -1}));
     }
@@ -215,13 +291,34 @@ class BatchedNet {
   }
 
  private:
-  ModelSpec spec_;
   std::int64_t G_;
   torch::TensorOptions opt_;
   std::vector<Layer> layers_;
   std::vector<Group> groups_;
-  std::int64_t in_numel_ = 0, out_dim_ = 0, P_ = 0, n_pen_ = 0;
+  std::int64_t out_dim_ = 0, P_ = 0, n_pen_ = 0;
+  torch::Tensor flat_, gflat_;
+  std::vector<torch::Tensor> saved_;
+  int first_linear_ = -1;
+  bool shared_in_ = false;
 };
+
+// d loss_i / d out_i of every member's examples: out [G, m, q], y [G, m] or [G, m, q] -> [G, m, q]
+// (gaussian (out - y), binomial sigmoid(out) - y, multinomial softmax(out) - onehot(y)), times coef [G, m].
+inline torch::Tensor member_loss_gradient(Family f, const torch::Tensor& out, const torch::Tensor& y,
+                                          const torch::Tensor& coef) {
+  torch::Tensor d;
+  switch (f) {
+    case Family::gaussian: d = out - (y.dim() == 3 ? y : y.unsqueeze(2)); break;
+    case Family::binomial: d = torch::sigmoid(out) - (y.dim() == 3 ? y : y.unsqueeze(2)); break;
+    case Family::multinomial: {
+      d = torch::softmax(out, 2);
+      const torch::Tensor yi = y.unsqueeze(2);
+      d.scatter_(2, yi, d.gather(2, yi) - 1.0);
+      break;
+    }
+  }
+  return d.mul_(coef.unsqueeze(2));
+}
 
 // Per-example losses of every member: out [G, m, q], y [G, m] or [G, m, q] -> [G, m] (example_losses on the
 // flattened batch: the same elementwise operations as one network's).
@@ -285,6 +382,8 @@ class BatchedWbbGroup {
     lambda_ = pb_.lambda;
     step_lambda_ = pb_.lambda * (1.0 / static_cast<double>(n));
     const bool detached = c.weight_mode != WeightMode::example;
+    const bool batch_mean = c.weight_mode == WeightMode::batch_mean;
+    torch::NoGradGuard no_graph;  // gradients by hand (BatchedNet::backward)
 
     // 2. training (train_loop's schedule: every member takes the same steps)
     const std::int64_t B = batch_size_for(c, n);
@@ -332,7 +431,6 @@ class BatchedWbbGroup {
         const std::int64_t begin = b * B;
         const std::int64_t end = b == per_epoch - 1 ? n : std::min(n, begin + B);
         const std::int64_t bs = end - begin;
-        opt->zero_grad();
         torch::Tensor idx = perm_t.slice(1, begin, end);  // [G, bs]
         torch::Tensor flat = idx.reshape({-1});
         xshape[1] = bs;
@@ -340,11 +438,21 @@ class BatchedWbbGroup {
         torch::Tensor xb = d.x.index_select(0, flat).view(xshape);
         torch::Tensor yb = d.y.index_select(0, flat).view(yshape);
         torch::Tensor wb = w_.gather(1, detached ? wperm_t.slice(1, begin, end) : idx);
-        torch::Tensor outb = net.forward(xb, false);
-        torch::Tensor losses = member_losses(d.family, outb, yb);
-        torch::Tensor lm = c.weight_mode == WeightMode::batch_mean ? losses.mean(1) * wb.mean(1) : (wb * losses).mean(1);
-        if (lambda_ > 0) lm = lm + net.penalty(w0_) * step_lambda_;
-        lm.sum().backward();
+        torch::Tensor outb = net.forward(xb, false, true);
+        // the minibatch loss of every member (WbbObjective::minibatch's value): read for the history and the
+        // divergence test (the last step of an epoch)
+        const bool need_loss = c.history || b == per_epoch - 1 || step + 1 == total;
+        torch::Tensor lm;
+        if (need_loss) {
+          torch::Tensor losses = member_losses(d.family, outb, yb);
+          lm = batch_mean ? losses.mean(1) * wb.mean(1) : (wb * losses).mean(1);
+          if (lambda_ > 0) lm = lm + net.penalty(w0_) * step_lambda_;
+        }
+        // its gradient by hand: d loss / d out_i = l_i' w_i / bs (batch_mean: l_i' mean(w) / bs)
+        torch::Tensor coef = batch_mean ? (wb.mean(1, true) / static_cast<double>(bs)).expand({G, bs})
+                                        : wb / static_cast<double>(bs);
+        net.backward(member_loss_gradient(d.family, outb, yb, coef), false);
+        if (lambda_ > 0) net.add_penalty_gradient(w0_, step_lambda_);
         opt->step();
         if (pb_.progress) pb_.progress->steps.fetch_add(static_cast<long>(n_active_), std::memory_order_relaxed);
         torch::Tensor cm;
@@ -434,28 +542,23 @@ class BatchedWbbGroup {
     const Dataset& d = *pb_.data;
     const std::int64_t n = d.n();
     BatchedNet& net = *net_;
-    for (auto& t : net.parameters())
-      if (t.grad().defined()) t.grad().zero_();
+    for (auto& g : net.groups()) g.g.zero_();
     torch::Tensor total = torch::zeros({G_}, torch::TensorOptions().dtype(torch::kDouble).device(pb_.dev.device));
     for (std::int64_t a = 0; a < n; a += chunk) {
       const std::int64_t b = std::min(n, a + chunk);
       torch::Tensor xb = d.x.slice(0, a, b), yb = d.y.slice(0, a, b), wb = w_.slice(1, a, b);
-      torch::Tensor out = net.forward(xb, true);  // [G, m, q]
+      torch::Tensor out = net.forward(xb, true, true);  // [G, m, q]
       std::vector<std::int64_t> ys{G_};
       for (auto k : yb.sizes()) ys.push_back(k);
-      torch::Tensor l = (wb * member_losses(d.family, out, yb.unsqueeze(0).expand(ys))).sum(1);  // [G]
-      (l.sum() / static_cast<double>(n)).backward();
-      total += l.detach().to(torch::kDouble);
+      const torch::Tensor yg = yb.unsqueeze(0).expand(ys);
+      total += (wb * member_losses(d.family, out, yg)).sum(1).to(torch::kDouble);  // [G]
+      net.backward(member_loss_gradient(d.family, out, yg, wb / static_cast<double>(n)), true);
     }
-    torch::Tensor p = net.penalty(w0_) * lambda_;
-    (p.sum() / static_cast<double>(n)).backward();
-    total += p.detach().to(torch::kDouble);
-    torch::Tensor g2 = torch::zeros({G_}, total.options());
-    for (auto& t : net.parameters())
-      if (t.grad().defined()) g2 += t.grad().pow(2).reshape({G_, -1}).sum(1).to(torch::kDouble);
-    torch::Tensor h = torch::stack({total, g2.sqrt()}).to(torch::kCPU).contiguous();
-    for (auto& t : net.parameters())
-      if (t.grad().defined()) t.grad().zero_();
+    if (lambda_ > 0) {
+      total += (net.penalty(w0_) * lambda_).to(torch::kDouble);
+      net.add_penalty_gradient(w0_, lambda_ / static_cast<double>(n));
+    }
+    torch::Tensor h = torch::stack({total, net.grad_norm2().sqrt()}).to(torch::kCPU).contiguous();
     obj.assign(h.data_ptr<double>(), h.data_ptr<double>() + G_);
     gn.assign(h.data_ptr<double>() + G_, h.data_ptr<double>() + 2 * G_);
   }
@@ -512,7 +615,7 @@ class BatchedWbbGroup {
     const torch::Tensor& x = pb_.x_new;
     std::vector<torch::Tensor> parts;
     for (std::int64_t a = 0; a < x.size(0); a += chunk) {
-      torch::Tensor o = net_->forward(x.slice(0, a, std::min(x.size(0), a + chunk)), true);
+      torch::Tensor o = net_->forward(x.slice(0, a, std::min(x.size(0), a + chunk)), true, false);
       parts.push_back(pb_.spec.family == Family::multinomial ? torch::softmax(o, 2) : response(pb_.spec.family, o));
     }
     return torch::cat(parts, 1).to(torch::kCPU, torch::kDouble).contiguous();
@@ -526,15 +629,16 @@ class BatchedWbbGroup {
       if (!active_[static_cast<std::size_t>(m)]) continue;
       active_[static_cast<std::size_t>(m)] = 0;
       --n_active_;
-      for (auto& t : net_->parameters()) {
-        t.select(0, m).zero_();
-        if (t.grad().defined()) t.grad().select(0, m).zero_();
+      for (auto& g : net_->groups()) {
+        g.t.select(0, m).zero_();
+        g.g.select(0, m).zero_();
       }
       w_.select(0, m).zero_();
       w0_.select(0, m).zero_();
       for (auto& kv : opt_->state()) {
-        auto zero = [m](torch::Tensor t) {
-          if (t.defined() && t.dim() > 0) t.select(0, m).zero_();
+        auto zero = [&](const torch::Tensor& t) {  // a state tensor laid out as the flat parameter buffer
+          if (!t.defined() || t.dim() != 1) return;
+          for (auto& v : net_->views(t)) v.select(0, m).zero_();
         };
         if (auto* a = dynamic_cast<torch::optim::AdamParamState*>(kv.second.get())) {
           zero(a->exp_avg());
