@@ -1,16 +1,18 @@
 # Batched WBB draws of networks (engine: inst/include/scalebayes/nn/batched.hpp): the `batch` argument of
 # wbb_nn() / wbb(model = ) and its automatic rule (inst/design-nn-batched.md, measurements in bench/RESULTS.md).
 
-# "auto" batches networks of at most this many parameters on the CPU. Measured (bench/batched.R, 2-core AMD
-# EPYC, LibTorch 1.13.1 with OpenBLAS): batching is 8-9 times as fast at 3,301 parameters (13-50-50-1), about 5
-# times at 18,000, and about as fast as one network per thread from roughly 10^5 parameters (the 784-128-64-10
-# MLP, 109,386); above that the matrix products dominate and batching saves only per-operation overhead
-# while its batch's activations leave the cache.
-nn_batch_max_params <- 120000
-
+# "auto" batches every network with a batched form. Measured (bench/batched.R section 3, 2-core AMD EPYC shared
+# with other jobs, LibTorch 1.13.1 with OpenBLAS): with the engine's group sizes (one group per thread, at most
+# nn::kBatchGroupParams = 131,072 parameters per group, so that a group's buffers stay in the cache) batching is
+# 8 times as fast as one network per thread at 3,301 parameters (13-50-50-1), 1.6-1.8 times at 70,000,
+# 1.35-1.6 times at the 784-128-64-10 MLP and still 1.5 times at 1.3 million parameters (784-1024-512-1): one
+# network per thread did not win again in that range. Where it would have -- one group of 100 draws of the
+# 784-128-64-10 MLP, 0.73 times as fast, its optimizer sweeping 44 MB buffers every step -- the group size
+# cap takes over, down to groups of one draw from 131,072 parameters (still faster: no autograd graph, one
+# optimizer tensor).
 # The engine's code for `batch`: 0 one network per thread; g > 0 batched groups of g members; -1 batched, one
 # group per worker thread.
-nn_wbb_batch <- function(batch, spec, device, call) {
+nn_wbb_batch <- function(batch, spec, call) {
   if (is.character(batch)) {
     if (length(batch) != 1L || is.na(batch) || batch != "auto") {
       sb_abort(c("{.arg batch} must be {.val auto}, {.code TRUE}, {.code FALSE} or a number of draws per batch.",
@@ -31,7 +33,5 @@ nn_wbb_batch <- function(batch, spec, device, call) {
   }
   if (isTRUE(batch)) return(-1L)
   if (is.numeric(batch)) return(as.integer(batch))
-  # "auto": always on a GPU (one network at a time there otherwise); on the CPU for small networks
-  if (identical(cpp_nn_resolve_device(device), "cuda")) return(-1L)
-  if (cpp_nn_describe(spec)$n_parameters <= nn_batch_max_params) -1L else 0L
+  -1L  # "auto" with a batched form: batched (engine group sizes), on the CPU and on a GPU
 }

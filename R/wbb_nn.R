@@ -55,20 +55,23 @@
 #' @param standardize Train on standardized data (default `TRUE`; see "Standardization"). `FALSE`: on the data
 #'   as given, as earlier versions did (a seed then gives the draws it gave before).
 #' @param batch Train several draws at once as one batched network: `"auto"` (default: batched when the
-#'   network has a batched form and is small enough for batching to be faster, see "Batched draws"), `TRUE`
-#'   (batched, one batch per thread), `FALSE` (one network per thread), or a number of draws per batch.
+#'   network has a batched form, see "Batched draws"), `TRUE` (batched; an error for a network without a batched
+#'   form), `FALSE` (one network per thread, as before), or a number of draws per batch.
 #' @section Batched draws:
 #' A batched network holds the draws of a batch as one network whose weights have a leading draw dimension
 #' (PyTorch users write it with `torch.baddbmm`): one matrix product computes a layer for every draw, each draw
 #' with its own data weights, prior weights, initialization, minibatch order and optimizer state, so that draw
 #' t is exactly the draw of random stream t: a seed gives the same draws for any `batch`, `threads` or
 #' `chunks` (in our tests bitwise; against `batch = FALSE` up to floating-point rounding, about 1e-7 in float32
-#' after a short run). A draw that diverges stops alone. The draws are split into contiguous batches, one
-#' per thread. Networks of linear layers and activations (relu, tanh, sigmoid; no dropout) have a batched
-#' form; convolutions, pooling, batch normalization and dropout train one network per thread (`batch = TRUE`
-#' is then an error). `"auto"` batches networks of at most 700,000 parameters (measured on a 2-core CPU, see
-#' `bench/RESULTS.md`: a 13-50-50-1 MLP 9 times as fast as one network per thread, the 784-128-64-10 MLP 3
-#' times), and always on a GPU.
+#' after a short run, 1e-12 in float64). A draw that diverges stops alone. The draws are split into contiguous
+#' batches: one per thread, but at most 131,072 parameters per batch (draws x parameters), so that a batch's
+#' weights, gradients and optimizer state stay in the cache (larger networks: smaller batches, down to one draw).
+#' Networks of linear layers and activations (relu, tanh, sigmoid; no dropout: the MLPs of [nn_mlp()]) have a
+#' batched form; convolutions, pooling, batch normalization and dropout train one network per thread.
+#' Measured on a 2-core CPU (`bench/batched.R`, `bench/RESULTS.md`): 100 draws of a 13-50-50-1 MLP on 405 Boston
+#' rows about 12 times as fast as one network per thread and twice the same batched network written in
+#' PyTorch; the 784-128-64-10 MLP 1.4-1.6 times (its matrix products, the same in both, dominate); batched was
+#' faster at every size measured (up to 1.3 million parameters), so `"auto"` always batches a network that can.
 #' @section Standardization:
 #' With `standardize = TRUE` the inputs are centred and scaled to unit standard deviation (divisor n) before
 #' training: column by column for a matrix `x` (a constant column keeps scale 1), and by one mean and one sd
@@ -162,7 +165,7 @@ wbb_nn <- function(x, y, model = nn_mlp(), family = NULL, lambda = 1e-4,
     }
   }
   ctrl <- nn_engine_control(control, device, keep_draws)
-  ctrl$batch <- nn_wbb_batch(batch, spec, device, call)
+  ctrl$batch <- nn_wbb_batch(batch, spec, call)
   newx_arr <- if (is.null(nd)) double() else nd$x
   newdim <- if (is.null(nd)) integer() else nd$dim
   engine <- function(first, count) {

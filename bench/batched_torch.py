@@ -2,20 +2,22 @@
 # (weights with a leading draw dimension, torch.baddbmm, Exp(1) example weights per draw, each draw its own
 # minibatch order, one Adam over all), written the way a PyTorch user would write it.
 #
-# usage: python3 batched_torch.py X.csv Y.csv HIDDEN EPOCHS BATCH DRAWS THREADS LR FAMILY [LAMBDA]
-#   X.csv / Y.csv: plain numbers (no header), rows = examples; HIDDEN: "50,50"; FAMILY: gaussian | multinomial.
-# Prints one line: "seconds <elapsed training time>".
+# usage: python3 batched_torch.py X.f32 Y.f32 N P HIDDEN EPOCHS BATCH DRAWS THREADS LR FAMILY [LAMBDA]
+#   X.f32: n x p float32 row-major; Y.f32: n float32 (class indices 0.. for multinomial); HIDDEN: "50,50";
+#   FAMILY: gaussian | multinomial. Run with OPENBLAS_NUM_THREADS = OMP_NUM_THREADS = THREADS (bench/batched.R
+#   does): a threaded OpenBLAS under torch's own threads oversubscribes the cores.
+# Prints one line: "seconds <elapsed time of initialization and training>".
 import sys, time
 import numpy as np
 import torch
 
-xf, yf, hidden, epochs, bs, D, threads, lr, family = sys.argv[1:10]
-lam = float(sys.argv[10]) if len(sys.argv) > 10 else 1e-4
+xf, yf, n, p, hidden, epochs, bs, D, threads, lr, family = sys.argv[1:12]
+lam = float(sys.argv[12]) if len(sys.argv) > 12 else 1e-4
 torch.set_num_threads(int(threads))
 torch.manual_seed(1)
-x = torch.tensor(np.loadtxt(xf, delimiter=",", ndmin=2), dtype=torch.float32)
-yv = np.loadtxt(yf, delimiter=",")
-n, p = x.shape
+n, p = int(n), int(p)
+x = torch.from_numpy(np.fromfile(xf, dtype=np.float32).reshape(n, p).copy())
+yv = np.fromfile(yf, dtype=np.float32)
 D, epochs, bs = int(D), int(epochs), int(bs)
 sizes = [p] + [int(h) for h in hidden.split(",")]
 if family == "multinomial":
@@ -25,6 +27,7 @@ else:
     y = torch.tensor(yv, dtype=torch.float32)
     q = 1
 sizes.append(q)
+t0 = time.time()
 Ws, bs_ = [], []
 for a, b in zip(sizes[:-1], sizes[1:]):
     bound = 1 / a ** 0.5
@@ -44,7 +47,6 @@ def forward(xb):
     return h
 
 
-t0 = time.time()
 for ep in range(epochs):
     perm = torch.argsort(torch.rand(D, n), dim=1)
     for a in range(0, n, bs):
@@ -59,7 +61,7 @@ for ep in range(epochs):
         else:
             l = 0.5 * (out.squeeze(2) - yb) ** 2
         pen = sum((W ** 2).sum((1, 2)) for W in Ws) * w0[:, 0]
-        loss = ((w * 0).sum() if False else 0) + ((wb * l).mean(1) + lam / n * pen).sum()
+        loss = ((wb * l).mean(1) + lam / n * pen).sum()
         opt.zero_grad()
         loss.backward()
         opt.step()

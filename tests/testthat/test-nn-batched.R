@@ -103,6 +103,8 @@ test_that("batch = is checked, and networks without a batched form fall back or 
   expect_s3_class(f("auto", nn_mlp(4, dropout = 0.2)), "sb_wbb_nn")  # auto: one network per thread
   expect_false(f("auto", nn_mlp(4, dropout = 0.2))$settings$batch > 0)
   expect_true(f(TRUE)$settings$batch != 0)
+  expect_true(f("auto")$settings$batch != 0)  # a network with a batched form: batched
+  same_draws(f(FALSE), f(1L), tol = 1e-6)
   fit <- wbb(d$x, d$num, model = nn_mlp(4), draws = 2L, epochs = 1L, seed = 1L, quiet = TRUE, batch = 2L)
   expect_identical(fit$settings$batch, 2L)
 })

@@ -689,16 +689,28 @@ class BatchedWbbGroup {
   std::vector<std::vector<EpochRecord>> hist_;
 };
 
-// Members per group: a group size g > 0 as given (capped at the draws); 0 = one group per worker thread.
-inline std::size_t batched_group_size(std::size_t draws, int threads, std::int64_t group_size) {
+// Members per group. A group size g > 0 is taken as given (capped at the draws). 0 = automatic: one group per
+// worker thread, unless a group would hold more than kBatchGroupParams parameters (members x parameters per
+// member): then groups of at most that many, as many groups as a multiple of the threads, sizes balanced.
+// The cap keeps a group's parameters, gradient and optimizer state (4 buffers) in the cache: the optimizer's
+// elementwise passes over a flat buffer that spills to memory made 100 draws of the 784-128-64-10 MLP in one
+// group slower than one network per thread (bench/RESULTS.md). A member's result never depends on its group.
+constexpr std::int64_t kBatchGroupParams = 131072;
+inline std::size_t batched_group_size(std::size_t draws, int threads, std::int64_t group_size,
+                                      std::int64_t params_per_member = 1) {
   if (draws == 0) return 1;
   if (group_size > 0) return std::min<std::size_t>(draws, static_cast<std::size_t>(group_size));
   const std::size_t t = static_cast<std::size_t>(std::max(1, threads));
-  return std::max<std::size_t>(1, (draws + t - 1) / t);
+  const std::size_t one_per_thread = std::max<std::size_t>(1, (draws + t - 1) / t);
+  const std::size_t cap = static_cast<std::size_t>(std::max<std::int64_t>(1, kBatchGroupParams / std::max<std::int64_t>(1, params_per_member)));
+  if (one_per_thread <= cap) return one_per_thread;
+  std::size_t groups = (draws + cap - 1) / cap;
+  groups = (groups + t - 1) / t * t;
+  return std::max<std::size_t>(1, (draws + groups - 1) / groups);
 }
 
 // Runs the draws of `st` (local indices 0 .. st.draws - 1, global first_draw + i) batched: contiguous groups of
-// group_size members (0: one group per worker thread), st.threads workers, one group per worker at a time.
+// group_size members (0: automatic, batched_group_size()), st.threads workers, one group per worker at a time.
 // The same inputs and outputs as run_net_wbb() (nn/wbb.hpp); the spec must be batch_support()ed. The monitor is
 // called with the number of finished draws.
 inline parallel::RunStatus run_net_wbb_batched(const NetWbbProblem& pb, const NetWbbOutput& out,
@@ -706,7 +718,7 @@ inline parallel::RunStatus run_net_wbb_batched(const NetWbbProblem& pb, const Ne
                                                const parallel::Monitor& monitor = parallel::Monitor()) {
   const BatchSupport bs = batch_support(pb.spec);
   if (!bs.ok) throw std::invalid_argument("batched WBB draws: " + bs.reason);
-  const std::size_t G = batched_group_size(st.draws, st.threads, group_size);
+  const std::size_t G = batched_group_size(st.draws, st.threads, group_size, plan(pb.spec).n_params());
   const std::size_t groups = st.draws == 0 ? 0 : (st.draws + G - 1) / G;
   std::atomic<std::size_t> draws_done{0};
   auto body = [&](std::size_t k, int, const parallel::StopToken& stop) {
