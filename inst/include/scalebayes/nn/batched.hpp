@@ -691,7 +691,8 @@ class BatchedWbbGroup {
 
 // Members per group. A group size g > 0 is taken as given (capped at the draws). 0 = automatic: one group per
 // worker thread, unless a group would hold more than kBatchGroupParams parameters (members x parameters per
-// member): then groups of at most that many, as many groups as a multiple of the threads, sizes balanced.
+// member; run_net_wbb_batched() passes 1 on a GPU: no cap there): then groups of at most that many, as many
+// groups as a multiple of the threads, sizes balanced.
 // The cap keeps a group's parameters, gradient and optimizer state (4 buffers) in the cache: the optimizer's
 // elementwise passes over a flat buffer that spills to memory made 100 draws of the 784-128-64-10 MLP in one
 // group slower than one network per thread (bench/RESULTS.md). A member's result never depends on its group.
@@ -718,7 +719,9 @@ inline parallel::RunStatus run_net_wbb_batched(const NetWbbProblem& pb, const Ne
                                                const parallel::Monitor& monitor = parallel::Monitor()) {
   const BatchSupport bs = batch_support(pb.spec);
   if (!bs.ok) throw std::invalid_argument("batched WBB draws: " + bs.reason);
-  const std::size_t G = batched_group_size(st.draws, st.threads, group_size, plan(pb.spec).n_params());
+  // the cache cap is the CPU's: on a GPU one group of every draw (the glue runs one worker there)
+  const std::int64_t per_member = pb.dev.device.is_cpu() ? plan(pb.spec).n_params() : 1;
+  const std::size_t G = batched_group_size(st.draws, st.threads, group_size, per_member);
   const std::size_t groups = st.draws == 0 ? 0 : (st.draws + G - 1) / G;
   std::atomic<std::size_t> draws_done{0};
   auto body = [&](std::size_t k, int, const parallel::StopToken& stop) {
