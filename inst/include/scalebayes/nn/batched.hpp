@@ -6,10 +6,10 @@
 // its bias [G, 1, out] -- so one torch::baddbmm computes the layer for every member, and activations are
 // elementwise. Each member m minimizes its own WBB objective (nn/objective.hpp)
 //     F_m = sum_i w_mi l_i(theta_m) + lambda sum_g w0_mg ||W_mg||^2
-// by the minibatch estimate of F_m / n on its own minibatch (the same scale as WbbObjective), and the batched
-// loss is the SUM over members: its gradient with respect to member m's slice is exactly member m's gradient,
-// and the optimizers (Adam, SGD with momentum, RMSprop: torch's own, train.hpp's make_optimizer) are
-// elementwise, so every member takes exactly its own optimizer step.
+// by the minibatch estimate of F_m / n on its own minibatch (the same scale as WbbObjective). The gradient is
+// that of the SUM over members (computed by hand, BatchedNet::backward): in member m's slice it is exactly
+// member m's gradient, and the optimizers (Adam, SGD with momentum, RMSprop: torch's own, train.hpp's
+// make_optimizer, over one flat parameter buffer) are elementwise, so every member takes exactly its own step.
 //
 // Randomness: member m of a group is WBB draw t = first_draw + i (local index i) and uses only the stream
 // rng::Stream(seed, t), in the order of the unbatched draw (nn/wbb.hpp over wbb/driver.hpp): the n data
@@ -34,8 +34,12 @@
 // batch norm, dropout > 0, reshape) run unbatched: dropout masks come from one generator per network in
 // call order and batch norm needs per-member statistics, which this engine does not reproduce.
 //
-// Threads: run_net_wbb_batched() splits the draws into contiguous groups of `group_size` members and runs the
+// Threads: run_net_wbb_batched() splits the draws into contiguous groups (batched_group_size()) and runs the
 // groups on the worker threads (parallel::run_parallel, one group per worker at a time). R-free, header-only.
+//
+// Use (the device program, a CLI): fill NetWbbProblem, NetWbbOutput and wbb::Settings exactly as for
+// run_net_wbb() (nn/wbb.hpp) and call run_net_wbb_batched(pb, out, st) instead; batch_support(spec) says
+// first whether the spec has a batched form. Design and measurements: inst/design-nn-batched.md.
 #pragma once
 #include <torch/torch.h>
 
