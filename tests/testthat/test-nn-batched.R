@@ -35,6 +35,29 @@ test_that("batched draws do not depend on the batch size or the threads (bitwise
   }
 })
 
+test_that("batched draws split into chunks are the draws of one run", {
+  skip_if_no_torch()
+  d <- batched_data()
+  f <- function(chunks) {
+    wbb_nn(d$x, d$cls, model = nn_mlp(c(8, 6)), draws = 7L, epochs = 3L, seed = 3L, quiet = TRUE, batch = TRUE,
+           chunks = chunks, newx = d$x[1:4, ])
+  }
+  same_draws(f(NULL), f(3L))
+})
+
+test_that("a member stopped early by grad_tol stops alone, as unbatched", {
+  skip_if_no_torch()
+  d <- batched_data()
+  f <- function(batch) {
+    wbb_nn(d$x, d$num, model = nn_mlp(3), draws = 6L, epochs = 40L, seed = 2L, quiet = TRUE, batch = batch,
+           control = nn_control(float64 = TRUE, lr = 0.05, grad_tol = 0.05))
+  }
+  a <- f(FALSE)
+  b <- f(TRUE)
+  expect_true(length(unique(a$steps)) > 1L)  # some draws stopped before others
+  same_draws(a, b, tol = 1e-10)
+})
+
 test_that("a batched draw equals the unbatched draw of the same seed (float64, every family and optimizer)", {
   skip_if_no_torch()
   d <- batched_data()
