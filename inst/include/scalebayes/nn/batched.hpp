@@ -409,7 +409,7 @@ class BatchedWbbGroup {
     if (d.y.dim() == 2) yshape.push_back(d.y.size(1));
     torch::Tensor perm_t, wperm_t, loss_sum, correct_sum;
     bool has_correct = false;
-    std::int64_t step = 0, epochs = 0;
+    std::int64_t step = 0;
     while (step < total && n_active_ > 0) {
       for (std::int64_t m = 0; m < G; ++m) {
         if (!active_[static_cast<std::size_t>(m)]) continue;  // its stream is no longer read
@@ -502,7 +502,6 @@ class BatchedWbbGroup {
           if (!bad.empty()) finish(bad, diverged, nullptr, nullptr);
         }
       }
-      ++epochs;
       if (c.grad_tol > 0 && step < total && n_active_ > 0) {
         std::vector<double> obj, gn;
         certify(B, obj, gn);
