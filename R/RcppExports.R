@@ -97,6 +97,10 @@ cpp_nn_wbb <- function(spec, x, xdim, y, newx, newdim, control, lambda, settings
     .Call(`_scalebayes_cpp_nn_wbb`, spec, x, xdim, y, newx, newdim, control, lambda, settings)
 }
 
+cpp_nn_batch_support <- function(spec) {
+    .Call(`_scalebayes_cpp_nn_batch_support`, spec)
+}
+
 cpp_nn_objective <- function(spec, x, xdim, y, w, params, lambda, w0) {
     .Call(`_scalebayes_cpp_nn_objective`, spec, x, xdim, y, w, params, lambda, w0)
 }

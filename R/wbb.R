@@ -114,7 +114,8 @@ wbb_control <- function(nfolds = 10L, lambda_rule = c("min", "1se"), nlambda = 1
 #'   `wbb_control(standardize = )`, which still works for one release with a deprecation warning).
 #' @param model A network ([nn_sequential()], [nn_mlp()], [nn_cnn()]): `wbb(x, y, model = nn_mlp(c(128, 64)),
 #'   ...)` draws network posteriors; the call is passed to [wbb_nn()], which documents its further arguments
-#'   (`newx`, `newy`, `keep_draws`, `epochs`, `batch_size`, `device`, `control = nn_control()`, `standardize`).
+#'   (`newx`, `newy`, `keep_draws`, `epochs`, `batch_size`, `device`, `control = nn_control()`, `standardize`,
+#'   `batch`: several draws trained as one batched network, chosen automatically when faster).
 #'   Its defaults differ from the linear model's: `family` is chosen from `y` (a factor: multinomial; 0/1:
 #'   binomial), `lambda = 1e-4` on the sum scale (no cross-validation), `prior_weights = "common"` (the paper's
 #'   network setting) and `draws = 100`; `alpha` and `penalty_factor` do not apply. As for the linear model the

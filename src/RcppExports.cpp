@@ -346,6 +346,17 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
+// cpp_nn_batch_support
+Rcpp::List cpp_nn_batch_support(Rcpp::List spec);
+RcppExport SEXP _scalebayes_cpp_nn_batch_support(SEXP specSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< Rcpp::List >::type spec(specSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_nn_batch_support(spec));
+    return rcpp_result_gen;
+END_RCPP
+}
 // cpp_nn_objective
 Rcpp::List cpp_nn_objective(Rcpp::List spec, Rcpp::NumericVector x, Rcpp::IntegerVector xdim, Rcpp::NumericVector y, Rcpp::NumericVector w, Rcpp::NumericVector params, double lambda, Rcpp::NumericVector w0);
 RcppExport SEXP _scalebayes_cpp_nn_objective(SEXP specSEXP, SEXP xSEXP, SEXP xdimSEXP, SEXP ySEXP, SEXP wSEXP, SEXP paramsSEXP, SEXP lambdaSEXP, SEXP w0SEXP) {
@@ -864,6 +875,7 @@ static const R_CallMethodDef CallEntries[] = {
     {"_scalebayes_cpp_nn_resolve_device", (DL_FUNC) &_scalebayes_cpp_nn_resolve_device, 1},
     {"_scalebayes_cpp_nn_describe", (DL_FUNC) &_scalebayes_cpp_nn_describe, 1},
     {"_scalebayes_cpp_nn_wbb", (DL_FUNC) &_scalebayes_cpp_nn_wbb, 9},
+    {"_scalebayes_cpp_nn_batch_support", (DL_FUNC) &_scalebayes_cpp_nn_batch_support, 1},
     {"_scalebayes_cpp_nn_objective", (DL_FUNC) &_scalebayes_cpp_nn_objective, 8},
     {"_scalebayes_cpp_nn_predict", (DL_FUNC) &_scalebayes_cpp_nn_predict, 6},
     {"_scalebayes_cpp_nn_sgmcmc", (DL_FUNC) &_scalebayes_cpp_nn_sgmcmc, 9},

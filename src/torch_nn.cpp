@@ -5,6 +5,7 @@
 #include <torch/torch.h>
 
 #include "scalebayes/nn/adversarial.hpp"
+#include "scalebayes/nn/batched.hpp"
 #include "scalebayes/nn/net.hpp"
 #include "scalebayes/nn/predict.hpp"
 #include "scalebayes/nn/sgmcmc.hpp"
@@ -249,7 +250,11 @@ Rcpp::List cpp_nn_wbb(Rcpp::List spec, Rcpp::NumericVector x, Rcpp::IntegerVecto
     }
     return prog(static_cast<std::size_t>(tp.steps.load() + tp.skipped.load()));
   };
-  const auto rs = nn::run_net_wbb(pb, out, st, monitor);
+  // control$batch: 0 one network per thread (nn/wbb.hpp); g > 0 batched groups of g members; -1 batched, one
+  // group per worker thread (nn/batched.hpp). R's wbb_nn() resolves batch = "auto" / TRUE / FALSE to it.
+  const int batch = sbglue::has(control, "batch") ? Rcpp::as<int>(control["batch"]) : 0;
+  const auto rs = batch != 0 ? nn::run_net_wbb_batched(pb, out, st, batch > 0 ? batch : 0, monitor)
+                             : nn::run_net_wbb(pb, out, st, monitor);
   for (R_xlen_t i = 0; i < count; ++i) {  // not computed or not finite: NA (the status says why)
     if (!std::isfinite(grad_norm[i])) grad_norm[i] = NA_REAL;
     if (!std::isfinite(objective[i])) objective[i] = NA_REAL;
@@ -264,6 +269,17 @@ Rcpp::List cpp_nn_wbb(Rcpp::List spec, Rcpp::NumericVector x, Rcpp::IntegerVecto
                             Rcpp::Named("steps_counted") = static_cast<double>(tp.steps.load()),
                             Rcpp::Named("interrupted") = rs.interrupted || prog.interrupted(),
                             Rcpp::Named("device") = dev.device.str());
+#else
+  Rcpp::stop("scalebayes was built without LibTorch");
+#endif
+}
+
+// Whether a network specification trains batched (nn/batched.hpp), and if not, why.
+// [[Rcpp::export]]
+Rcpp::List cpp_nn_batch_support(Rcpp::List spec) {
+#ifdef SCALEBAYES_HAVE_TORCH
+  const nn::BatchSupport b = nn::batch_support(spec_from(spec));
+  return Rcpp::List::create(Rcpp::Named("ok") = b.ok, Rcpp::Named("reason") = b.reason);
 #else
   Rcpp::stop("scalebayes was built without LibTorch");
 #endif

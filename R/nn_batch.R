@@ -1,0 +1,37 @@
+# Batched WBB draws of networks (engine: inst/include/scalebayes/nn/batched.hpp): the `batch` argument of
+# wbb_nn() / wbb(model = ) and its automatic rule (inst/design-nn-batched.md, measurements in bench/RESULTS.md).
+
+# "auto" batches every network with a batched form. Measured (bench/batched.R section 3, 2-core AMD EPYC shared
+# with other jobs, LibTorch 1.13.1 with OpenBLAS): with the engine's group sizes (one group per thread, at most
+# nn::kBatchGroupParams = 131,072 parameters per group, so that a group's buffers stay in the cache) batching is
+# 8 times as fast as one network per thread at 3,301 parameters (13-50-50-1), 1.6-1.8 times at 70,000,
+# 1.35-1.6 times at the 784-128-64-10 MLP and still 1.5 times at 1.3 million parameters (784-1024-512-1): one
+# network per thread did not win again in that range. Where it would have -- one group of 100 draws of the
+# 784-128-64-10 MLP, 0.73 times as fast, its optimizer sweeping 44 MB buffers every step -- the group size
+# cap takes over, down to groups of one draw from 131,072 parameters (still faster: no autograd graph, one
+# optimizer tensor).
+# The engine's code for `batch`: 0 one network per thread; g > 0 batched groups of g members; -1 batched, one
+# group per worker thread.
+nn_wbb_batch <- function(batch, spec, call) {
+  if (is.character(batch)) {
+    if (length(batch) != 1L || is.na(batch) || batch != "auto") {
+      sb_abort(c("{.arg batch} must be {.val auto}, {.code TRUE}, {.code FALSE} or a number of draws per batch.",
+                 x = "You supplied {.obj_type_friendly {batch}}."), arg = "batch", call = call)
+    }
+  } else if (is.logical(batch)) {
+    batch <- check_flag(batch, arg = "batch", call = call)
+  } else {
+    batch <- check_count(batch, max = 1e7, arg = "batch", call = call)
+  }
+  if (isFALSE(batch)) return(0L)
+  sup <- cpp_nn_batch_support(spec)
+  if (!sup$ok) {
+    if (identical(batch, "auto")) return(0L)
+    sb_abort(c("This network cannot be trained batched: {sup$reason}.",
+               i = "Use {.code batch = FALSE} (or {.code \"auto\"}): one network per thread."),
+             arg = "batch", call = call)
+  }
+  if (isTRUE(batch)) return(-1L)
+  if (is.numeric(batch)) return(as.integer(batch))
+  -1L  # "auto" with a batched form: batched (engine group sizes), on the CPU and on a GPU
+}

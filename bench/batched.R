@@ -1,0 +1,83 @@
+# Batched WBB draws of networks (wbb_nn(batch = ), nn/batched.hpp) against one network per thread (batch = FALSE,
+# "today's" wbb_nn()) and against the same batched network written in PyTorch (bench/batched_torch.py: weights
+# with a leading draw dimension, torch.baddbmm, Exp(1) example weights per draw, one Adam over all), run in the
+# same session, one thread and two. Debian python3-torch 1.13.1 (the LibTorch scalebayes links), OpenBLAS.
+#   1. 100 WBB draws of a 13-50-50-1 MLP on 405 standardized Boston rows (MASS::Boston), 100 epochs, batch 50,
+#      Adam lr 1e-3, lambda 1e-4
+#   2. 100 draws x 5 epochs of the 784-128-64-10 MLP on 2,000 MNIST digits (batch 50)
+#   3. the crossover: batched / one network per thread for growing networks (16 draws, 3 epochs, 1,000 rows)
+# scalebayes times are whole wbb_nn() calls (standardization, draws, assembling the fit) with certify = FALSE
+# (the end-of-fit certificate has no counterpart in the PyTorch loop); PyTorch times are initialization and
+# training. Run: Rscript bench/batched.R   (about 10 minutes on 2 cores; SB_BENCH_QUICK=1: section 1 only,
+# SB_BENCH_SKIP=1,3: leave sections out)
+suppressPackageStartupMessages(library(scalebayes))
+stopifnot(sb_torch_available())
+py <- if (file.exists("/usr/bin/python3")) "/usr/bin/python3" else "python3"
+here <- dirname(sub("--file=", "", grep("--file=", commandArgs(FALSE), value = TRUE)[1]))
+ref <- file.path(here, "batched_torch.py")
+if (!file.exists(ref)) ref <- "bench/batched_torch.py"
+quick <- nzchar(Sys.getenv("SB_BENCH_QUICK"))
+skip <- as.integer(strsplit(Sys.getenv("SB_BENCH_SKIP"), ",")[[1]])
+section <- function(k) !(k %in% skip) && (!quick || k == 1L)
+
+run_torch <- function(x, y, hidden, epochs, draws, threads, family) {
+  d <- tempfile("sbb"); dir.create(d)
+  writeBin(as.vector(t(x)), file.path(d, "x.f32"), size = 4)
+  writeBin(as.double(y), file.path(d, "y.f32"), size = 4)
+  # one OpenBLAS thread under torch's own threads (scalebayes does the same, nn::BlasThreadGuard): with
+  # OPENBLAS_NUM_THREADS=2 and 2 torch threads this script took 172 s instead of 8 s on the shared 2-core VM
+  env <- sprintf(c("OPENBLAS_NUM_THREADS=1", "OMP_NUM_THREADS=%d"), threads)
+  out <- system2(py, c(ref, file.path(d, "x.f32"), file.path(d, "y.f32"), nrow(x), ncol(x), paste(hidden, collapse = ","),
+                       epochs, 50, draws, threads, "1e-3", family), stdout = TRUE, env = env)
+  as.numeric(sub("seconds ", "", out[length(out)]))
+}
+run_sb <- function(x, y, hidden, epochs, draws, threads, batch) {
+  system.time(wbb_nn(x, y, model = nn_mlp(hidden), draws = draws, epochs = epochs, batch_size = 50, seed = 1,
+                     threads = threads, quiet = TRUE, batch = batch, control = nn_control(certify = FALSE)))[["elapsed"]]
+}
+
+cat(sprintf("scalebayes %s, LibTorch %s, PyTorch %s, %d cores (%s), %s\n", packageVersion("scalebayes"),
+            scalebayes_info()$torch$version, system2(py, c("-c", shQuote("import torch; print(torch.__version__)")), stdout = TRUE),
+            parallel::detectCores(), sub(".*: *", "", grep("model name", readLines("/proc/cpuinfo"), value = TRUE)[1]),
+            format(Sys.time(), "%Y-%m-%d %H:%M")))
+cat("load average at start:", readLines("/proc/loadavg"), "\n")
+
+if (section(1L)) {
+cat("\n1. 100 WBB draws, 13-50-50-1 MLP, 405 standardized Boston rows, 100 epochs, batch 50, Adam 1e-3\n")
+b <- MASS::Boston[1:405, ]
+xb <- scale(as.matrix(b[, -14])); yb <- as.numeric(scale(b$medv))
+for (th in 1:2) {
+  t_unb <- run_sb(xb, yb, c(50, 50), 100, 100, th, FALSE)
+  t_bat <- run_sb(xb, yb, c(50, 50), 100, 100, th, TRUE)
+  t_py <- run_torch(xb, yb, c(50, 50), 100, 100, th, "gaussian")
+  cat(sprintf("   %d thread%s: wbb_nn(batch = FALSE) %.2f s   batched %.2f s   PyTorch batched %.2f s   | batched vs one network per thread %.1fx, vs PyTorch %.2fx\n",
+              th, if (th > 1) "s" else "", t_unb, t_bat, t_py, t_unb / t_bat, t_py / t_bat))
+}
+}
+
+if (section(2L)) {
+cat("\n2. 100 WBB draws x 5 epochs, 784-128-64-10 MLP, 2,000 MNIST digits, batch 50, Adam 1e-3\n")
+dg <- mnist_digits()
+xm <- matrix(dg$x[1:2000, , ], 2000); ym <- dg$y[1:2000]
+xs <- (xm - mean(xm)) / sqrt(mean((xm - mean(xm))^2))  # wbb_nn's image standardization, for PyTorch
+for (th in 1:2) {
+  t_unb <- run_sb(xm, ym, c(128, 64), 5, 100, th, FALSE)
+  t_bat <- run_sb(xm, ym, c(128, 64), 5, 100, th, TRUE)
+  t_py <- run_torch(xs, as.integer(ym) - 1L, c(128, 64), 5, 100, th, "multinomial")
+  cat(sprintf("   %d thread%s: wbb_nn(batch = FALSE) %.2f s   batched %.2f s   PyTorch batched %.2f s   | batched vs one network per thread %.2fx, vs PyTorch %.2fx\n",
+              th, if (th > 1) "s" else "", t_unb, t_bat, t_py, t_unb / t_bat, t_py / t_bat))
+}
+
+}
+
+if (section(3L)) {
+cat("\n3. Crossover: 16 draws, 2 epochs, 1,000 rows, batch 50 (time one network per thread / time batched)\n")
+set.seed(1)
+for (cf in list(c(13, 50, 50), c(13, 128, 128), c(13, 256, 256), c(784, 128, 64), c(784, 256, 128), c(784, 512, 256),
+                c(784, 1024, 512))) {
+  x <- matrix(rnorm(1000 * cf[1]), 1000); y <- rnorm(1000)
+  P <- cf[1] * cf[2] + cf[2] * cf[3] + cf[3] + cf[2] + cf[3] + 1
+  r <- vapply(1:2, function(th) run_sb(x, y, cf[-1], 2, 16, th, FALSE) / run_sb(x, y, cf[-1], 2, 16, th, TRUE), 0)
+  cat(sprintf("   %-12s %7d parameters: 1 thread %.2fx   2 threads %.2fx\n", paste(cf, collapse = "-"), P, r[1], r[2]))
+}
+}

@@ -1,0 +1,747 @@
+// scalebayes/nn/batched.hpp -- many WBB draws of one network trained as ONE batched network.
+//
+// For small networks the cost of a WBB draw is per-operation overhead (a 13-50-50-1 MLP step is ~100 tiny
+// tensor operations), not arithmetic. BatchedNet holds G networks ("members") of one architecture as one
+// network whose parameters carry a leading member dimension -- a linear layer's weight is [G, in, out] and
+// its bias [G, 1, out] -- so one torch::baddbmm computes the layer for every member, and activations are
+// elementwise. Each member m minimizes its own WBB objective (nn/objective.hpp)
+//     F_m = sum_i w_mi l_i(theta_m) + lambda sum_g w0_mg ||W_mg||^2
+// by the minibatch estimate of F_m / n on its own minibatch (the same scale as WbbObjective). The gradient is
+// that of the SUM over members (computed by hand, BatchedNet::backward): in member m's slice it is exactly
+// member m's gradient, and the optimizers (Adam, SGD with momentum, RMSprop: torch's own, train.hpp's
+// make_optimizer, over one flat parameter buffer) are elementwise, so every member takes exactly its own step.
+//
+// Randomness: member m of a group is WBB draw t = first_draw + i (local index i) and uses only the stream
+// rng::Stream(seed, t), in the order of the unbatched draw (nn/wbb.hpp over wbb/driver.hpp): the n data
+// weights, the prior weights, the initial parameters (Net::init_from's draws: group by group, every tensor in
+// the row-major order of Net's own [out, in] layout), then one Fisher-Yates permutation per epoch (and, in the
+// detached weight modes, the weight permutation after it). So each member has its own minibatch order: the
+// minibatch inputs are gathered per member ([G, bs, in], one index_select). A member's result is therefore a
+// function of its (seed, t) only, whatever the group it trains in; the batched kernels (bmm per member matrix,
+// reductions along a member's own row) make it bitwise equal across group sizes and threads in our tests, and
+// equal to the unbatched draw up to floating-point rounding (different matrix-product kernels and layouts).
+//
+// Per member: divergence (a non-finite last minibatch loss of an epoch, read once per epoch as the unbatched
+// loop does, or a non-finite final certificate) stops that member only: its outputs are written at that
+// moment, then its slice is neutralized (parameters, data and prior weights and optimizer state set to 0, so
+// it stays exactly 0 and costs nothing but arithmetic) while the others go on. grad_tol early stops likewise.
+// The stop token is read before every step (all members of a group are then interrupted). Outputs are the
+// NetWbbOutput slots of nn/wbb.hpp: predictions, parameters in Net::copy_to order, objective and gradient-norm
+// certificate, steps, status, per-epoch history.
+//
+// Supported (batch_support()): specs made of linear, flatten, relu, tanh, sigmoid and dropout with rate 0
+// layers (the MLPs of nn_mlp()), any family, weight mode and optimizer. Other layers (convolutions, pooling,
+// batch norm, dropout > 0, reshape) run unbatched: dropout masks come from one generator per network in
+// call order and batch norm needs per-member statistics, which this engine does not reproduce.
+//
+// Threads: run_net_wbb_batched() splits the draws into contiguous groups (batched_group_size()) and runs the
+// groups on the worker threads (parallel::run_parallel, one group per worker at a time). R-free, header-only.
+//
+// Use (the device program, a CLI): fill NetWbbProblem, NetWbbOutput and wbb::Settings exactly as for
+// run_net_wbb() (nn/wbb.hpp) and call run_net_wbb_batched(pb, out, st) instead; batch_support(spec) says
+// first whether the spec has a batched form. Design and measurements: inst/design-nn-batched.md.
+#pragma once
+#include <torch/torch.h>
+
+#include <Eigen/Dense>
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "scalebayes/nn/predict.hpp"
+#include "scalebayes/nn/train.hpp"
+#include "scalebayes/nn/wbb.hpp"
+#include "scalebayes/wbb/driver.hpp"
+
+namespace scalebayes {
+namespace nn {
+
+// Whether a network and training configuration can run batched, and if not, why (one sentence).
+struct BatchSupport {
+  bool ok = true;
+  std::string reason;
+};
+
+inline BatchSupport batch_support(const ModelSpec& spec) {
+  BatchSupport r;
+  for (const LayerSpec& L : spec.layers) {
+    switch (L.kind) {
+      case LayerKind::linear:
+      case LayerKind::flatten:
+      case LayerKind::relu:
+      case LayerKind::tanh:
+      case LayerKind::sigmoid:
+        break;
+      case LayerKind::dropout:
+        if (L.rate > 0.0) {
+          r.ok = false;
+          r.reason = "dropout masks come from one generator per network";
+        }
+        break;
+      default:
+        r.ok = false;
+        r.reason = std::string("a ") + layer_name(L.kind) + " layer has no batched form (only linear layers and activations)";
+    }
+    if (!r.ok) return r;
+  }
+  return r;
+}
+
+// G networks of one (batch-supported) architecture with a leading member dimension. All parameters live in
+// ONE flat buffer (group by group; group g is a contiguous [G, in, out] weight or [G, 1, out] bias block), and
+// so do their gradients: the optimizer (torch's own, make_optimizer) updates one tensor per step instead of
+// one per layer, with exactly the elementwise arithmetic it applies to each tensor. The gradient is computed
+// by hand (no autograd graph): for an MLP it is a handful of batched products, written into the gradient
+// buffer in place, with torch's own backward kernels for the activations (threshold_backward, tanh_backward,
+// sigmoid_backward).
+class BatchedNet {
+ public:
+  struct Layer {
+    LayerKind kind = LayerKind::linear;
+    int weight = -1, bias = -1;  // group indices (linear)
+  };
+  struct Group {  // one parameter tensor of every member (Net's group g)
+    ParamDef def;  // Net's shape ([out, in] for a weight, [out] for a bias)
+    std::vector<std::int64_t> shape;  // [G, in, out] or [G, 1, out]
+    std::int64_t offset = 0;          // in the flat buffer
+    bool weight = false;
+    torch::Tensor t, g;  // views of the parameter and gradient buffers
+  };
+
+  BatchedNet(const ModelSpec& spec, std::int64_t members, torch::Device device, torch::Dtype dtype)
+      : G_(members), opt_(torch::TensorOptions().dtype(dtype).device(device)) {
+    const BatchSupport bs = batch_support(spec);
+    if (!bs.ok) throw std::invalid_argument("no batched network for this specification: " + bs.reason);
+    const NetPlan p = plan(spec);
+    std::int64_t off = 0;
+    for (const LayerPlan& lp : p.layers) {
+      Layer L;
+      L.kind = lp.kind;
+      if (lp.kind == LayerKind::linear) {
+        const ParamDef& w = lp.params[0];
+        const ParamDef& b = lp.params[1];
+        const std::int64_t out = w.shape[0], in = w.shape[1];
+        L.weight = static_cast<int>(groups_.size());
+        groups_.push_back({w, {G_, in, out}, off, true, {}, {}});
+        off += G_ * in * out;
+        L.bias = static_cast<int>(groups_.size());
+        groups_.push_back({b, {G_, 1, out}, off, false, {}, {}});
+        off += G_ * out;
+      }
+      layers_.push_back(L);
+    }
+    out_dim_ = p.out[0];
+    for (const auto& g : groups_) {
+      P_ += g.def.numel();
+      if (g.def.penalized) ++n_pen_;
+    }
+    flat_ = torch::zeros({std::max<std::int64_t>(off, 1)}, opt_).requires_grad_(true);
+    gflat_ = torch::zeros({std::max<std::int64_t>(off, 1)}, opt_);
+    flat_.mutable_grad() = gflat_;
+    const auto pv = views(flat_.detach()), gv = views(gflat_);
+    for (std::size_t k = 0; k < groups_.size(); ++k) {
+      groups_[k].t = pv[k];
+      groups_[k].g = gv[k];
+    }
+  }
+
+  std::int64_t members() const { return G_; }
+  std::int64_t n_parameters() const { return P_; }  // per member
+  std::int64_t n_penalized_groups() const { return n_pen_; }
+  std::int64_t out_dim() const { return out_dim_; }
+  const torch::TensorOptions& options() const { return opt_; }
+  std::vector<Group>& groups() { return groups_; }
+  // What the optimizer updates: the one flat parameter tensor (its grad() is the gradient buffer).
+  std::vector<torch::Tensor> parameters() const { return {flat_}; }
+  // The group views [G, ...] of any tensor laid out as the flat buffer (the optimizer's state, e.g.).
+  std::vector<torch::Tensor> views(const torch::Tensor& flat) const {
+    std::vector<torch::Tensor> r;
+    for (const auto& g : groups_) {
+      std::int64_t k = 1;
+      for (auto d : g.shape) k *= d;
+      r.push_back(flat.narrow(0, g.offset, k).view(g.shape));
+    }
+    return r;
+  }
+
+  // Member m's parameters from stream s: exactly Net::init_from's draws (group by group, row-major in Net's
+  // layout, drawn in double and rounded to the dtype). Draws nothing more (no dropout in a batched network).
+  void init_member(std::int64_t m, rng::Stream& s) {
+    torch::NoGradGuard ng;
+    std::vector<double> buf;
+    for (auto& g : groups_) {
+      const std::int64_t k = g.def.numel();
+      buf.resize(static_cast<std::size_t>(k));
+      if (g.def.init_bound > 0) {
+        for (auto& v : buf) v = (2.0 * s.uniform() - 1.0) * g.def.init_bound;
+      } else {
+        for (auto& v : buf) v = g.def.init_value;
+      }
+      torch::Tensor src = torch::from_blob(buf.data(), g.def.shape, torch::kDouble);  // Net's [out, in] / [out]
+      torch::Tensor dst = g.t.select(0, m);
+      dst.copy_(g.weight ? src.t() : src.unsqueeze(0));
+    }
+  }
+
+  // Forward pass. x: per-member inputs [G, m, ...] (shared = false), or inputs shared by every member [m, ...]
+  // (shared = true: the certificate and predictions). Returns the outputs [G, m, out]. With keep, the layer
+  // inputs / outputs the backward pass needs are kept.
+  torch::Tensor forward(torch::Tensor x, bool shared, bool keep) {
+    bool flat_shared = shared;  // x still without the member dimension
+    if (keep) saved_.assign(layers_.size(), torch::Tensor());
+    first_linear_ = -1;
+    for (std::size_t i = 0; i < layers_.size(); ++i) {
+      const Layer& L = layers_[i];
+      switch (L.kind) {
+        case LayerKind::linear: {
+          const Group& W = groups_[static_cast<std::size_t>(L.weight)];
+          const Group& b = groups_[static_cast<std::size_t>(L.bias)];
+          if (keep) saved_[i] = x;
+          if (first_linear_ < 0) first_linear_ = static_cast<int>(i);
+          if (flat_shared) {
+            x = torch::matmul(x, W.t).add_(b.t);  // [m, in] x [G, in, out] -> [G, m, out]
+            flat_shared = false;
+          } else {
+            x = torch::baddbmm(b.t, x, W.t);
+          }
+          break;
+        }
+        case LayerKind::flatten: x = x.flatten(flat_shared ? 1 : 2); break;
+        case LayerKind::relu: x = torch::relu(x); break;
+        case LayerKind::tanh: x = torch::tanh(x); break;
+        case LayerKind::sigmoid: x = torch::sigmoid(x); break;
+        default: break;  // dropout with rate 0
+      }
+      if (keep && L.kind != LayerKind::linear) saved_[i] = x;  // an activation's output
+    }
+    if (flat_shared) x = x.unsqueeze(0).expand({G_, x.size(0), x.size(1)});  // a network without linear layers
+    shared_in_ = shared;
+    return x;
+  }
+
+  // The gradient of sum over members and examples of (dout . out) with respect to every parameter, from the
+  // last forward(keep = true): written into the gradient buffer (accumulate: added to it).
+  void backward(torch::Tensor d, bool accumulate) {
+    for (int i = static_cast<int>(layers_.size()) - 1; i >= 0 && i >= first_linear_; --i) {
+      const Layer& L = layers_[static_cast<std::size_t>(i)];
+      const torch::Tensor& a = saved_[static_cast<std::size_t>(i)];
+      switch (L.kind) {
+        case LayerKind::linear: {
+          Group& W = groups_[static_cast<std::size_t>(L.weight)];
+          Group& b = groups_[static_cast<std::size_t>(L.bias)];
+          const bool in_shared = shared_in_ && i == first_linear_;
+          if (accumulate) {
+            W.g.add_(in_shared ? torch::matmul(a.t(), d) : torch::bmm(a.transpose(1, 2), d));
+            b.g.add_(d.sum(1, true));
+          } else {
+            if (in_shared) {
+              W.g.copy_(torch::matmul(a.t(), d));
+            } else {
+              at::bmm_out(W.g, a.transpose(1, 2), d);
+            }
+            at::sum_out(b.g, d, {1}, true);
+          }
+          if (i > first_linear_) d = torch::bmm(d, W.t.transpose(1, 2));
+          break;
+        }
+        case LayerKind::relu: d = at::threshold_backward(d, a, 0); break;  // a: the output (> 0 iff input > 0)
+        case LayerKind::tanh: d = at::tanh_backward(d, a); break;
+        case LayerKind::sigmoid: d = at::sigmoid_backward(d, a); break;
+        default: break;  // flatten after a linear layer (already flat), dropout with rate 0
+      }
+    }
+  }
+
+  // Per member: sum_g w0[:, g] ||W_g||^2 over the penalized groups ([G]); w0 [G, n_penalized_groups].
+  torch::Tensor penalty(const torch::Tensor& w0) const {
+    torch::Tensor s;
+    std::int64_t g = 0;
+    for (const auto& grp : groups_) {
+      if (!grp.def.penalized) continue;
+      torch::Tensor t = grp.t.pow(2).sum({1, 2}) * w0.select(1, g++);
+      s = s.defined() ? s + t : t;
+    }
+    if (!s.defined()) return torch::zeros({G_}, opt_);
+    return s;
+  }
+  // Adds the gradient of coef * sum_g w0[:, g] ||W_g||^2 (per member) to the gradient buffer.
+  void add_penalty_gradient(const torch::Tensor& w0, double coef) {
+    std::int64_t g = 0;
+    for (auto& grp : groups_) {
+      if (!grp.def.penalized) continue;
+      grp.g.addcmul_(grp.t, (w0.select(1, g++) * (2.0 * coef)).view({G_, 1, 1}));
+    }
+  }
+  // Per member: the squared Euclidean norm of the gradient buffer ([G], double).
+  torch::Tensor grad_norm2() const {
+    torch::Tensor s = torch::zeros({G_}, opt_.dtype(torch::kDouble));
+    for (const auto& grp : groups_) s += grp.g.pow(2).reshape({G_, -1}).sum(1).to(torch::kDouble);
+    return s;
+  }
+
+  // Every member's parameters in Net::copy_to order: a CPU [G, P] tensor of kind (double or float).
+  torch::Tensor flat_parameters(torch::Dtype kind) const {
+    torch::NoGradGuard ng;
+    std::vector<torch::Tensor> parts;
+    for (const auto& g : groups_) {
+      torch::Tensor t = g.t;
+      if (g.weight) t = t.transpose(1, 2);  // [G, out, in]: Net's layout
+      parts.push_back(t.reshape({G_, -1}));
+    }
+    return torch::cat(parts, 1).to(torch::kCPU, kind).contiguous();
+  }
+
+ private:
+  std::int64_t G_;
+  torch::TensorOptions opt_;
+  std::vector<Layer> layers_;
+  std::vector<Group> groups_;
+  std::int64_t out_dim_ = 0, P_ = 0, n_pen_ = 0;
+  torch::Tensor flat_, gflat_;
+  std::vector<torch::Tensor> saved_;
+  int first_linear_ = -1;
+  bool shared_in_ = false;
+};
+
+// d loss_i / d out_i of every member's examples: out [G, m, q], y [G, m] or [G, m, q] -> [G, m, q]
+// (gaussian (out - y), binomial sigmoid(out) - y, multinomial softmax(out) - onehot(y)), times coef [G, m].
+inline torch::Tensor member_loss_gradient(Family f, const torch::Tensor& out, const torch::Tensor& y,
+                                          const torch::Tensor& coef) {
+  torch::Tensor d;
+  switch (f) {
+    case Family::gaussian: d = out - (y.dim() == 3 ? y : y.unsqueeze(2)); break;
+    case Family::binomial: d = torch::sigmoid(out) - (y.dim() == 3 ? y : y.unsqueeze(2)); break;
+    case Family::multinomial: {
+      d = torch::softmax(out, 2);
+      const torch::Tensor yi = y.unsqueeze(2);
+      d.scatter_(2, yi, d.gather(2, yi) - 1.0);
+      break;
+    }
+  }
+  return d.mul_(coef.unsqueeze(2));
+}
+
+// Per-example losses of every member: out [G, m, q], y [G, m] or [G, m, q] -> [G, m] (example_losses on the
+// flattened batch: the same elementwise operations as one network's).
+inline torch::Tensor member_losses(Family f, const torch::Tensor& out, const torch::Tensor& y) {
+  const std::int64_t G = out.size(0), m = out.size(1), q = out.size(2);
+  torch::Tensor yy = y.dim() == 3 ? y.reshape({G * m, q}) : y.reshape({G * m});
+  return example_losses(f, out.reshape({G * m, q}), yy).view({G, m});
+}
+
+// Correct classifications per member ([G] double, no graph; undefined for gaussian): correct_count's rule.
+inline torch::Tensor member_correct(Family f, const torch::Tensor& out, const torch::Tensor& y) {
+  torch::NoGradGuard ng;
+  switch (f) {
+    case Family::gaussian: return torch::Tensor();
+    case Family::binomial:
+      if (y.dim() == 3)
+        return out.detach().gt(0).eq(y.gt(0.5)).sum({1, 2}).to(torch::kDouble) / static_cast<double>(y.size(2));
+      return out.detach().select(2, 0).gt(0).eq(y.gt(0.5)).sum(1).to(torch::kDouble);
+    case Family::multinomial: return out.detach().argmax(2).eq(y).sum(1).to(torch::kDouble);
+  }
+  return torch::Tensor();
+}
+
+// One group of WBB draws (local indices first .. first + count - 1) trained as one batched network; writes the
+// NetWbbOutput slots of those draws.
+class BatchedWbbGroup {
+ public:
+  BatchedWbbGroup(const NetWbbProblem& pb, const NetWbbOutput& out, const wbb::Settings& st)
+      : pb_(pb), out_(out), st_(st) {}
+
+  void run(std::size_t first, std::int64_t G, const parallel::StopToken& stop) {
+    const Dataset& d = *pb_.data;
+    const std::int64_t n = d.n();
+    const torch::Device dev = pb_.dev.device;
+    BatchedNet net(pb_.spec, G, dev, pb_.dev.dtype);
+    net_ = &net;
+    first_ = first;
+    G_ = G;
+    const TrainConfig& c = pb_.train;
+    // 1. per member: data weights, prior weights, initial parameters (the unbatched draw's order)
+    std::vector<rng::Stream> s;
+    s.reserve(static_cast<std::size_t>(G));
+    const std::int64_t npen = net.n_penalized_groups();
+    const Eigen::Index nw0 = wbb::prior_weight_count(st_.prior, npen);
+    std::vector<double> wbuf(static_cast<std::size_t>(G * n)), w0buf(static_cast<std::size_t>(G * npen), 1.0);
+    Eigen::VectorXd w(n), w0(nw0);
+    for (std::int64_t m = 0; m < G; ++m) {
+      s.emplace_back(st_.seed, st_.first_draw + first + static_cast<std::size_t>(m));
+      rng::Stream& sm = s.back();
+      wbb::draw_data_weights(sm, st_.dist, w);
+      wbb::draw_prior_weights(sm, w0);
+      std::copy(w.data(), w.data() + n, wbuf.data() + m * n);
+      Penalty pen;  // Penalty::weight(): none -> 1, one -> shared, else one per group
+      pen.w0.assign(w0.data(), w0.data() + w0.size());
+      for (std::int64_t g = 0; g < npen; ++g) w0buf[static_cast<std::size_t>(m * npen + g)] = pen.weight(static_cast<std::size_t>(g));
+      net.init_member(m, sm);
+    }
+    w_ = torch::from_blob(wbuf.data(), {G, n}, torch::kDouble).to(net.options(), false, true);
+    if (pb_.normalize_weights) w_ = w_ / w_.mean(1, true);
+    w0_ = torch::from_blob(w0buf.data(), {G, npen}, torch::kDouble).to(net.options(), false, true);
+    lambda_ = pb_.lambda;
+    step_lambda_ = pb_.lambda * (1.0 / static_cast<double>(n));
+    const bool detached = c.weight_mode != WeightMode::example;
+    const bool batch_mean = c.weight_mode == WeightMode::batch_mean;
+    torch::NoGradGuard no_graph;  // gradients by hand (BatchedNet::backward)
+
+    // 2. training (train_loop's schedule: every member takes the same steps)
+    const std::int64_t B = batch_size_for(c, n);
+    const std::int64_t per_epoch = steps_per_epoch(c, n);
+    const std::int64_t total = total_steps(c, n);
+    auto opt = make_optimizer(net.parameters(), c);
+    opt_ = opt.get();
+    active_.assign(static_cast<std::size_t>(G), 1);
+    steps_.assign(static_cast<std::size_t>(G), 0);
+    hist_.assign(static_cast<std::size_t>(G), {});
+    n_active_ = G;
+    std::vector<std::int64_t> perm(static_cast<std::size_t>(n)), perms(static_cast<std::size_t>(G * n)),
+        wperms(detached ? static_cast<std::size_t>(G * n) : 0);
+    const auto idx_opt = torch::TensorOptions().dtype(torch::kLong);
+    const auto acc_opt = torch::TensorOptions().dtype(torch::kDouble).device(dev);
+    std::vector<std::int64_t> xshape{G, 0};
+    for (std::size_t k = 1; k < static_cast<std::size_t>(d.x.dim()); ++k) xshape.push_back(d.x.size(static_cast<std::int64_t>(k)));
+    std::vector<std::int64_t> yshape{G, 0};
+    if (d.y.dim() == 2) yshape.push_back(d.y.size(1));
+    torch::Tensor perm_t, wperm_t, loss_sum, correct_sum;
+    bool has_correct = false;
+    std::int64_t step = 0;
+    while (step < total && n_active_ > 0) {
+      for (std::int64_t m = 0; m < G; ++m) {
+        if (!active_[static_cast<std::size_t>(m)]) continue;  // its stream is no longer read
+        permutation(s[static_cast<std::size_t>(m)], perm);
+        std::copy(perm.begin(), perm.end(), perms.begin() + m * n);
+        if (detached) {  // WbbObjective::begin_epoch: right after the loop's permutation
+          permutation(s[static_cast<std::size_t>(m)], perm);
+          std::copy(perm.begin(), perm.end(), wperms.begin() + m * n);
+        }
+      }
+      perm_t = torch::from_blob(perms.data(), {G, n}, idx_opt).to(dev, false, true);
+      if (detached) wperm_t = torch::from_blob(wperms.data(), {G, n}, idx_opt).to(dev, false, true);
+      if (c.history) {
+        loss_sum = torch::zeros({G}, acc_opt);
+        correct_sum = torch::zeros({G}, acc_opt);
+      }
+      std::int64_t batches = 0, seen = 0;
+      for (std::int64_t b = 0; b < per_epoch && step < total; ++b, ++step) {
+        if (stop.stop_requested()) {
+          interrupt(step);
+          return;
+        }
+        const std::int64_t begin = b * B;
+        const std::int64_t end = b == per_epoch - 1 ? n : std::min(n, begin + B);
+        const std::int64_t bs = end - begin;
+        torch::Tensor idx = perm_t.slice(1, begin, end);  // [G, bs]
+        torch::Tensor flat = idx.reshape({-1});
+        xshape[1] = bs;
+        yshape[1] = bs;
+        torch::Tensor xb = d.x.index_select(0, flat).view(xshape);
+        torch::Tensor yb = d.y.index_select(0, flat).view(yshape);
+        torch::Tensor wb = w_.gather(1, detached ? wperm_t.slice(1, begin, end) : idx);
+        torch::Tensor outb = net.forward(xb, false, true);
+        // the minibatch loss of every member (WbbObjective::minibatch's value): read for the history and the
+        // divergence test (the last step of an epoch)
+        const bool need_loss = c.history || b == per_epoch - 1 || step + 1 == total;
+        torch::Tensor lm;
+        if (need_loss) {
+          torch::Tensor losses = member_losses(d.family, outb, yb);
+          lm = batch_mean ? losses.mean(1) * wb.mean(1) : (wb * losses).mean(1);
+          if (lambda_ > 0) lm = lm + net.penalty(w0_) * step_lambda_;
+        }
+        // its gradient by hand: d loss / d out_i = l_i' w_i / bs (batch_mean: l_i' mean(w) / bs)
+        torch::Tensor coef = batch_mean ? (wb.mean(1, true) / static_cast<double>(bs)).expand({G, bs})
+                                        : wb / static_cast<double>(bs);
+        net.backward(member_loss_gradient(d.family, outb, yb, coef), false);
+        if (lambda_ > 0) net.add_penalty_gradient(w0_, step_lambda_);
+        opt->step();
+        if (pb_.progress) pb_.progress->steps.fetch_add(static_cast<long>(n_active_), std::memory_order_relaxed);
+        torch::Tensor cm;
+        if (c.history) {
+          torch::NoGradGuard ng;
+          loss_sum.add_(lm.detach().to(torch::kDouble));
+          cm = member_correct(d.family, outb, yb);
+          if (cm.defined()) {
+            correct_sum.add_(cm);
+            has_correct = true;
+          }
+          ++batches;
+          seen += bs;
+        }
+        if (b == per_epoch - 1 || step + 1 == total) {  // one host read per epoch: divergence and history
+          torch::Tensor h;
+          if (c.history) {
+            h = torch::stack({lm.detach().to(torch::kDouble), loss_sum, correct_sum}).to(torch::kCPU);
+          } else {
+            h = lm.detach().to(torch::kDouble).unsqueeze(0).to(torch::kCPU);
+          }
+          h = h.contiguous();
+          const double* p = h.data_ptr<double>();
+          std::vector<std::int64_t> bad;
+          for (std::int64_t m = 0; m < G; ++m) {
+            if (!active_[static_cast<std::size_t>(m)]) continue;
+            if (c.history) {
+              EpochRecord rec;
+              rec.loss = p[G + m] / static_cast<double>(batches);
+              rec.accuracy = has_correct ? p[2 * G + m] / static_cast<double>(seen) : NAN;
+              hist_[static_cast<std::size_t>(m)].push_back(rec);
+              if (pb_.progress) {
+                pb_.progress->loss.store(rec.loss);
+                pb_.progress->accuracy.store(rec.accuracy);
+              }
+            }
+            if (!std::isfinite(p[m])) bad.push_back(m);
+          }
+          for (std::int64_t m : bad) {
+            steps_[static_cast<std::size_t>(m)] = step + 1;
+            if (pb_.progress && total > step + 1) pb_.progress->skipped.fetch_add(static_cast<long>(total - step - 1));
+          }
+          if (!bad.empty()) finish(bad, diverged, nullptr, nullptr);
+        }
+      }
+      if (c.grad_tol > 0 && step < total && n_active_ > 0) {
+        std::vector<double> obj, gn;
+        certify(B, obj, gn);
+        std::vector<std::int64_t> conv;
+        for (std::int64_t m = 0; m < G; ++m)
+          if (active_[static_cast<std::size_t>(m)] && gn[static_cast<std::size_t>(m)] < c.grad_tol) conv.push_back(m);
+        for (std::int64_t m : conv) {
+          steps_[static_cast<std::size_t>(m)] = step;
+          if (pb_.progress && total > step) pb_.progress->skipped.fetch_add(static_cast<long>(total - step));
+        }
+        if (!conv.empty()) {
+          if (c.certify) {
+            finish(conv, done, &obj, &gn);
+          } else {
+            finish(conv, done, nullptr, nullptr);
+          }
+        }
+      }
+    }
+    // 3. the members still active: the final certificate, then their outputs
+    std::vector<std::int64_t> rest;
+    for (std::int64_t m = 0; m < G; ++m)
+      if (active_[static_cast<std::size_t>(m)]) {
+        rest.push_back(m);
+        steps_[static_cast<std::size_t>(m)] = step;
+      }
+    if (rest.empty()) return;
+    if (c.certify) {
+      std::vector<double> obj, gn;
+      certify(B, obj, gn);
+      finish(rest, done, &obj, &gn);
+    } else {
+      finish(rest, done, nullptr, nullptr);
+    }
+  }
+
+ private:
+  // The objective F (sum scale) and ||grad F / n|| of every member, over the data in chunks (full_objective's
+  // computation for every member at once).
+  void certify(std::int64_t chunk, std::vector<double>& obj, std::vector<double>& gn) {
+    const Dataset& d = *pb_.data;
+    const std::int64_t n = d.n();
+    BatchedNet& net = *net_;
+    for (auto& g : net.groups()) g.g.zero_();
+    torch::Tensor total = torch::zeros({G_}, torch::TensorOptions().dtype(torch::kDouble).device(pb_.dev.device));
+    for (std::int64_t a = 0; a < n; a += chunk) {
+      const std::int64_t b = std::min(n, a + chunk);
+      torch::Tensor xb = d.x.slice(0, a, b), yb = d.y.slice(0, a, b), wb = w_.slice(1, a, b);
+      torch::Tensor out = net.forward(xb, true, true);  // [G, m, q]
+      std::vector<std::int64_t> ys{G_};
+      for (auto k : yb.sizes()) ys.push_back(k);
+      const torch::Tensor yg = yb.unsqueeze(0).expand(ys);
+      total += (wb * member_losses(d.family, out, yg)).sum(1).to(torch::kDouble);  // [G]
+      net.backward(member_loss_gradient(d.family, out, yg, wb / static_cast<double>(n)), true);
+    }
+    if (lambda_ > 0) {
+      total += (net.penalty(w0_) * lambda_).to(torch::kDouble);
+      net.add_penalty_gradient(w0_, lambda_ / static_cast<double>(n));
+    }
+    torch::Tensor h = torch::stack({total, net.grad_norm2().sqrt()}).to(torch::kCPU).contiguous();
+    obj.assign(h.data_ptr<double>(), h.data_ptr<double>() + G_);
+    gn.assign(h.data_ptr<double>() + G_, h.data_ptr<double>() + 2 * G_);
+  }
+
+  // Writes the outputs of members ms (status st; certificate values when given), then neutralizes them.
+  void finish(const std::vector<std::int64_t>& ms, int st, const std::vector<double>* obj,
+              const std::vector<double>* gn) {
+    BatchedNet& net = *net_;
+    torch::Tensor pars, pred;
+    const bool f32 = out_.params_f != nullptr;
+    if (out_.params || out_.params_f) pars = net.flat_parameters(f32 ? torch::kFloat : torch::kDouble);
+    if (out_.pred && pb_.x_new.defined()) pred = predict_all();
+    const std::size_t P = static_cast<std::size_t>(net.n_parameters());
+    for (std::int64_t m : ms) {
+      const std::size_t i = first_ + static_cast<std::size_t>(m);
+      int status = st;
+      double o = obj ? (*obj)[static_cast<std::size_t>(m)] : NAN, g = gn ? (*gn)[static_cast<std::size_t>(m)] : NAN;
+      if (obj && (!std::isfinite(o) || !std::isfinite(g))) status = diverged;
+      const auto& hist = hist_[static_cast<std::size_t>(m)];
+      if (out_.history) {
+        const std::size_t rows = std::min(hist.size(), static_cast<std::size_t>(out_.history_rows));
+        double* h = out_.history + i * static_cast<std::size_t>(out_.history_rows) * 2;
+        for (std::size_t e = 0; e < rows; ++e) {
+          h[2 * e] = hist[e].loss;
+          h[2 * e + 1] = hist[e].accuracy;
+        }
+        if (out_.epochs) out_.epochs[i] = static_cast<double>(rows);
+      }
+      if (out_.status) out_.status[i] = status;
+      if (out_.steps) out_.steps[i] = static_cast<double>(steps_[static_cast<std::size_t>(m)]);
+      if (out_.objective) out_.objective[i] = o;
+      if (out_.grad_norm) out_.grad_norm[i] = g;
+      if (pars.defined()) {
+        if (f32) {
+          const float* src = pars.data_ptr<float>() + static_cast<std::size_t>(m) * P;
+          std::copy(src, src + P, out_.params_f + i * P);
+        } else {
+          const double* src = pars.data_ptr<double>() + static_cast<std::size_t>(m) * P;
+          std::copy(src, src + P, out_.params + i * P);
+        }
+      }
+      if (pred.defined()) {
+        const std::size_t k = static_cast<std::size_t>(pred.size(1) * pred.size(2));
+        const double* src = pred.data_ptr<double>() + static_cast<std::size_t>(m) * k;
+        std::copy(src, src + k, out_.pred + i * k);
+      }
+    }
+    neutralize(ms);
+  }
+
+  // Response-scale predictions of every member on x_new: a CPU double [G, n_new, q] tensor.
+  torch::Tensor predict_all(std::int64_t chunk = 2000) {
+    torch::NoGradGuard ng;
+    const torch::Tensor& x = pb_.x_new;
+    std::vector<torch::Tensor> parts;
+    for (std::int64_t a = 0; a < x.size(0); a += chunk) {
+      torch::Tensor o = net_->forward(x.slice(0, a, std::min(x.size(0), a + chunk)), true, false);
+      parts.push_back(pb_.spec.family == Family::multinomial ? torch::softmax(o, 2) : response(pb_.spec.family, o));
+    }
+    return torch::cat(parts, 1).to(torch::kCPU, torch::kDouble).contiguous();
+  }
+
+  // A finished member's slice: parameters, data and prior weights and optimizer state 0. Its loss is then
+  // exactly 0 with a zero gradient, and every optimizer leaves it at 0: it never touches the others.
+  void neutralize(const std::vector<std::int64_t>& ms) {
+    torch::NoGradGuard ng;
+    for (std::int64_t m : ms) {
+      if (!active_[static_cast<std::size_t>(m)]) continue;
+      active_[static_cast<std::size_t>(m)] = 0;
+      --n_active_;
+      for (auto& g : net_->groups()) {
+        g.t.select(0, m).zero_();
+        g.g.select(0, m).zero_();
+      }
+      w_.select(0, m).zero_();
+      w0_.select(0, m).zero_();
+      for (auto& kv : opt_->state()) {
+        auto zero = [&](const torch::Tensor& t) {  // a state tensor laid out as the flat parameter buffer
+          if (!t.defined() || t.dim() != 1) return;
+          for (auto& v : net_->views(t)) v.select(0, m).zero_();
+        };
+        if (auto* a = dynamic_cast<torch::optim::AdamParamState*>(kv.second.get())) {
+          zero(a->exp_avg());
+          zero(a->exp_avg_sq());
+          zero(a->max_exp_avg_sq());
+        } else if (auto* sg = dynamic_cast<torch::optim::SGDParamState*>(kv.second.get())) {
+          zero(sg->momentum_buffer());
+        } else if (auto* r = dynamic_cast<torch::optim::RMSpropParamState*>(kv.second.get())) {
+          zero(r->square_avg());
+          zero(r->momentum_buffer());
+          zero(r->grad_avg());
+        }
+      }
+    }
+  }
+
+  // A stop request: every member still training is interrupted (no parameters written, as unbatched).
+  void interrupt(std::int64_t step) {
+    for (std::int64_t m = 0; m < G_; ++m) {
+      if (!active_[static_cast<std::size_t>(m)]) continue;
+      const std::size_t i = first_ + static_cast<std::size_t>(m);
+      if (out_.status) out_.status[i] = interrupted;
+      if (out_.steps) out_.steps[i] = static_cast<double>(step);
+      if (out_.history) {
+        const auto& hist = hist_[static_cast<std::size_t>(m)];
+        const std::size_t rows = std::min(hist.size(), static_cast<std::size_t>(out_.history_rows));
+        double* h = out_.history + i * static_cast<std::size_t>(out_.history_rows) * 2;
+        for (std::size_t e = 0; e < rows; ++e) {
+          h[2 * e] = hist[e].loss;
+          h[2 * e + 1] = hist[e].accuracy;
+        }
+        if (out_.epochs) out_.epochs[i] = static_cast<double>(rows);
+      }
+    }
+  }
+
+  const NetWbbProblem& pb_;
+  NetWbbOutput out_;
+  const wbb::Settings& st_;
+  BatchedNet* net_ = nullptr;
+  torch::optim::Optimizer* opt_ = nullptr;
+  std::size_t first_ = 0;
+  std::int64_t G_ = 0, n_active_ = 0;
+  torch::Tensor w_, w0_;
+  double lambda_ = 0.0, step_lambda_ = 0.0;
+  std::vector<char> active_;
+  std::vector<std::int64_t> steps_;
+  std::vector<std::vector<EpochRecord>> hist_;
+};
+
+// Members per group. A group size g > 0 is taken as given (capped at the draws). 0 = automatic: one group per
+// worker thread, unless a group would hold more than kBatchGroupParams parameters (members x parameters per
+// member; run_net_wbb_batched() passes 1 on a GPU: no cap there): then groups of at most that many, as many
+// groups as a multiple of the threads, sizes balanced.
+// The cap keeps a group's parameters, gradient and optimizer state (4 buffers) in the cache: the optimizer's
+// elementwise passes over a flat buffer that spills to memory made 100 draws of the 784-128-64-10 MLP in one
+// group slower than one network per thread (bench/RESULTS.md). A member's result never depends on its group.
+constexpr std::int64_t kBatchGroupParams = 131072;
+inline std::size_t batched_group_size(std::size_t draws, int threads, std::int64_t group_size,
+                                      std::int64_t params_per_member = 1) {
+  if (draws == 0) return 1;
+  if (group_size > 0) return std::min<std::size_t>(draws, static_cast<std::size_t>(group_size));
+  const std::size_t t = static_cast<std::size_t>(std::max(1, threads));
+  const std::size_t one_per_thread = std::max<std::size_t>(1, (draws + t - 1) / t);
+  const std::size_t cap = static_cast<std::size_t>(std::max<std::int64_t>(1, kBatchGroupParams / std::max<std::int64_t>(1, params_per_member)));
+  if (one_per_thread <= cap) return one_per_thread;
+  std::size_t groups = (draws + cap - 1) / cap;
+  groups = (groups + t - 1) / t * t;
+  return std::max<std::size_t>(1, (draws + groups - 1) / groups);
+}
+
+// Runs the draws of `st` (local indices 0 .. st.draws - 1, global first_draw + i) batched: contiguous groups of
+// group_size members (0: automatic, batched_group_size()), st.threads workers, one group per worker at a time.
+// The same inputs and outputs as run_net_wbb() (nn/wbb.hpp); the spec must be batch_support()ed. The monitor is
+// called with the number of finished draws.
+inline parallel::RunStatus run_net_wbb_batched(const NetWbbProblem& pb, const NetWbbOutput& out,
+                                               const wbb::Settings& st, std::int64_t group_size = 0,
+                                               const parallel::Monitor& monitor = parallel::Monitor()) {
+  const BatchSupport bs = batch_support(pb.spec);
+  if (!bs.ok) throw std::invalid_argument("batched WBB draws: " + bs.reason);
+  // the cache cap is the CPU's: on a GPU one group of every draw (the glue runs one worker there)
+  const std::int64_t per_member = pb.dev.device.is_cpu() ? plan(pb.spec).n_params() : 1;
+  const std::size_t G = batched_group_size(st.draws, st.threads, group_size, per_member);
+  const std::size_t groups = st.draws == 0 ? 0 : (st.draws + G - 1) / G;
+  std::atomic<std::size_t> draws_done{0};
+  auto body = [&](std::size_t k, int, const parallel::StopToken& stop) {
+    set_worker_threads(pb.torch_threads);
+    const std::size_t first = k * G;
+    const std::int64_t count = static_cast<std::int64_t>(std::min(G, st.draws - first));
+    BatchedWbbGroup grp(pb, out, st);
+    grp.run(first, count, stop);
+    if (!stop.stop_requested()) draws_done.fetch_add(static_cast<std::size_t>(count));
+  };
+  parallel::Monitor mon;
+  if (monitor) mon = [&](std::size_t) { return monitor(draws_done.load()); };
+  const int nt = static_cast<int>(std::max<std::size_t>(1, std::min<std::size_t>(groups, static_cast<std::size_t>(std::max(1, st.threads)))));
+  parallel::RunStatus rs = parallel::run_parallel(groups, nt, body, mon);
+  rs.completed = draws_done.load();
+  return rs;
+}
+
+}  // namespace nn
+}  // namespace scalebayes
