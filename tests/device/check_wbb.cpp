@@ -1,5 +1,9 @@
 // tests/device/check_wbb.cpp -- WBB draws of networks (nn/wbb.hpp over wbb/driver.hpp): an MLP regression and
-// a CNN classifier.
+// a CNN classifier, one network per draw; the same MLP as one batched network (nn/batched.hpp), on both devices
+// and against the unbatched draws.
+#include <cstdio>
+
+#include "scalebayes/nn/batched.hpp"
 #include "scalebayes/nn/wbb.hpp"
 
 #include "device_check.hpp"
@@ -9,8 +13,9 @@ namespace devcheck {
 namespace {
 
 // `draws` WBB draws of `spec` on d (first n_new rows of d as new inputs); outputs: predictions and objectives.
+// batched: the draws as one batched network per worker (group_size 0: the engine's automatic groups).
 Outcome wbb_run(const nn::ModelSpec& spec, const Data& d, std::int64_t n_new, const Target& t, std::size_t draws,
-                std::int64_t epochs, double lr, std::uint64_t seed) {
+                std::int64_t epochs, double lr, std::uint64_t seed, bool batched = false, std::int64_t group_size = 0) {
   const nn::DeviceChoice dev = t.choice();
   nn::NetWbbProblem pb;
   pb.spec = spec;
@@ -38,7 +43,10 @@ Outcome wbb_run(const nn::ModelSpec& spec, const Data& d, std::int64_t n_new, co
   st.draws = draws;
   st.threads = nn::device_worker_threads(dev.device, t.threads);
   Outcome o;
-  o.seconds = wall_seconds([&] { nn::run_net_wbb(pb, out, st); });
+  o.seconds = wall_seconds([&] {
+    if (batched) nn::run_net_wbb_batched(pb, out, st, group_size);
+    else nn::run_net_wbb(pb, out, st);
+  });
   for (int s : status)
     if (s != nn::done) throw std::runtime_error("a WBB draw did not finish (status " + std::to_string(s) + ")");
   o.values = pred;
@@ -58,6 +66,38 @@ std::vector<Row> check_wbb(const Options& o, const Target& ref, const Target& tg
                     : wbb_run(spec, d, 100, t, 3, 3, 1e-3, o.seed);
     };
     for (auto& r : agree_and_time("wbb mlp 13-50-50-1", o, ref, tgt, run, 1e-7)) rows.push_back(r);
+    // the same draws as one batched network (the bench: 100 draws x 100 epochs)
+    auto runb = [&](const Target& t, bool timing) {
+      return timing ? wbb_run(spec, d, 100, t, o.quick ? 20 : 100, o.quick ? 10 : 100, 1e-3, o.seed, true)
+                    : wbb_run(spec, d, 100, t, 6, 3, 1e-3, o.seed, true);
+    };
+    for (auto& r : agree_and_time("wbb batched mlp 13-50-50-1", o, ref, tgt, runb, 1e-7)) rows.push_back(r);
+    // batched = unbatched, and a member's draw does not depend on its group (float64, the reference device)
+    Row b;
+    b.engine = "wbb batched = unbatched";
+    b.check = "agree";
+    Target r64 = ref;
+    r64.float64 = true;
+    b.ref = r64.name() + " 1x";
+    b.target = r64.name() + " batch";
+    try {
+      const Outcome u = wbb_run(spec, d, 100, r64, 6, 3, 1e-3, o.seed);
+      const Outcome g1 = wbb_run(spec, d, 100, r64, 6, 3, 1e-3, o.seed, true, 1);
+      const Outcome g4 = wbb_run(spec, d, 100, r64, 6, 3, 1e-3, o.seed, true, 4);
+      b.ref_s = u.seconds;
+      b.target_s = g4.seconds;
+      b.rel_diff = max_rel_diff(u.values, g4.values);
+      b.tol = 1e-7;
+      const double groups = max_rel_diff(g1.values, g4.values);
+      b.pass = b.rel_diff <= b.tol && groups == 0.0;
+      char buf[96];
+      std::snprintf(buf, sizeof buf, "groups of 1 vs 4: %.1e", groups);
+      b.note = buf;
+    } catch (const std::exception& e) {
+      b.pass = false;
+      b.note = std::string("error: ") + e.what();
+    }
+    rows.push_back(b);
   }
   {  // a CNN on 28 x 28 images
     const Data d = images(o.quick ? 300 : 2000, 28, false, o.seed);
