@@ -592,16 +592,7 @@ class BatchedWbbGroup {
       int status = st;
       double o = obj ? (*obj)[static_cast<std::size_t>(m)] : NAN, g = gn ? (*gn)[static_cast<std::size_t>(m)] : NAN;
       if (obj && (!std::isfinite(o) || !std::isfinite(g))) status = diverged;
-      const auto& hist = hist_[static_cast<std::size_t>(m)];
-      if (out_.history) {
-        const std::size_t rows = std::min(hist.size(), static_cast<std::size_t>(out_.history_rows));
-        double* h = out_.history + i * static_cast<std::size_t>(out_.history_rows) * 2;
-        for (std::size_t e = 0; e < rows; ++e) {
-          h[2 * e] = hist[e].loss;
-          h[2 * e + 1] = hist[e].accuracy;
-        }
-        if (out_.epochs) out_.epochs[i] = static_cast<double>(rows);
-      }
+      write_history(m, i);
       if (out_.status) out_.status[i] = status;
       if (out_.steps) out_.steps[i] = static_cast<double>(steps_[static_cast<std::size_t>(m)]);
       if (out_.objective) out_.objective[i] = o;
@@ -622,6 +613,19 @@ class BatchedWbbGroup {
       }
     }
     neutralize(ms);
+  }
+
+  // Member m's per-epoch history into draw slot i of the output (rows recorded in out_.epochs).
+  void write_history(std::int64_t m, std::size_t i) {
+    if (!out_.history) return;
+    const auto& hist = hist_[static_cast<std::size_t>(m)];
+    const std::size_t rows = std::min(hist.size(), static_cast<std::size_t>(out_.history_rows));
+    double* h = out_.history + i * static_cast<std::size_t>(out_.history_rows) * 2;
+    for (std::size_t e = 0; e < rows; ++e) {
+      h[2 * e] = hist[e].loss;
+      h[2 * e + 1] = hist[e].accuracy;
+    }
+    if (out_.epochs) out_.epochs[i] = static_cast<double>(rows);
   }
 
   // Response-scale predictions of every member on x_new: a CPU double [G, n_new, q] tensor.
@@ -677,16 +681,7 @@ class BatchedWbbGroup {
       const std::size_t i = first_ + static_cast<std::size_t>(m);
       if (out_.status) out_.status[i] = interrupted;
       if (out_.steps) out_.steps[i] = static_cast<double>(step);
-      if (out_.history) {
-        const auto& hist = hist_[static_cast<std::size_t>(m)];
-        const std::size_t rows = std::min(hist.size(), static_cast<std::size_t>(out_.history_rows));
-        double* h = out_.history + i * static_cast<std::size_t>(out_.history_rows) * 2;
-        for (std::size_t e = 0; e < rows; ++e) {
-          h[2 * e] = hist[e].loss;
-          h[2 * e + 1] = hist[e].accuracy;
-        }
-        if (out_.epochs) out_.epochs[i] = static_cast<double>(rows);
-      }
+      write_history(m, i);
     }
   }
 
