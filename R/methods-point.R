@@ -211,7 +211,7 @@ residuals.sb_wbb_path <- sb_path_pick
 #' @export
 vcov.sb_wbb_path <- sb_path_pick
 #' @export
-as.matrix.sb_wbb_path <- sb_path_pick
+as.matrix.sb_wbb_path <- function(x, ...) sb_path_pick(x, call = rlang::current_env())
 #' @method log_lik sb_wbb_path
 #' @export
 log_lik.sb_wbb_path <- sb_path_pick
@@ -238,13 +238,13 @@ prior_summary.sb_wbb_path <- sb_path_pick
 posterior_interval.sb_wbb_path <- sb_path_pick
 #' @method as_draws_df sb_wbb_path
 #' @export
-as_draws_df.sb_wbb_path <- sb_path_pick
+as_draws_df.sb_wbb_path <- function(x, ...) sb_path_pick(x, call = rlang::current_env())
 #' @method as_draws_matrix sb_wbb_path
 #' @export
-as_draws_matrix.sb_wbb_path <- sb_path_pick
+as_draws_matrix.sb_wbb_path <- function(x, ...) sb_path_pick(x, call = rlang::current_env())
 #' @method as_draws_array sb_wbb_path
 #' @export
-as_draws_array.sb_wbb_path <- sb_path_pick
+as_draws_array.sb_wbb_path <- function(x, ...) sb_path_pick(x, call = rlang::current_env())
 
 # ---- plots of the tables without one -------------------------------------------------------------------------
 
