@@ -90,10 +90,9 @@
 #'   `"diagonal"` (linear in the number of parameters: the exact diagonal of \eqn{G_k}, with
 #'   \eqn{\mathrm{diag}(\tilde G_k)} from the memory; the off-diagonal part is dropped), `"lowrank"` (linear:
 #'   the `sa_memories` newest memories kept whole, older ones by their exact diagonal, noise with exactly the
-#'   preconditioner's covariance) or `"transport"` (linear:
-#'   \eqn{G_{k-1} g_k \approx G_{k-1} g_{k-1} + \tilde G_k (g_k - g_{k-1})}, the four products of line 4 of
-#'   Algorithm 2; experimental). See [hamcmc_sa()] for what each samples: the transport form's errors accumulate
-#'   over about \eqn{1/\omega_k} iterations and can make a chain drift away when \eqn{\omega_k} is small.
+#'   preconditioner's covariance). See [hamcmc_sa()] for what each samples. `"transport"` (line 4 of Algorithm 2
+#'   as printed) was removed: its noise error accumulated over about \eqn{1/\omega_k} iterations and made chains
+#'   drift; asking for it is an error (class `scalebayes_error_removed`) that points to `"lowrank"`.
 #' @param sa_memories `sa_form = "lowrank"`: K, the number of the newest L-BFGS memories (one per iteration) kept
 #'   whole in \eqn{G_k}; older memories and \eqn{G_0 = I} enter by their exact diagonal. Each costs two
 #'   applications of a memory and one normal vector per parameter per iteration. Default 4.
@@ -107,10 +106,14 @@
 #'   minibatch noise).
 #' @param float64 Networks ([sgld_sa()] with a `model`): run the network in double precision (default single,
 #'   as deep-learning libraries do).
-#' @param diverge_loss Networks: the loss rule of divergence. A chain whose mean training loss per example
-#'   since the last trace point is not finite, or exceeds `diverge_loss` times the larger of the lowest such
-#'   loss it reached before (counting the loss of a zero output, where an untrained network starts, so that a
-#'   chain that explodes before its first trace point is caught there) and the loss of the best constant
+#' @param diverge_loss The loss rule of divergence, for networks and regressions. A chain whose training loss
+#'   per example (a network: the mean over the minibatches since the last trace point; a regression: on the
+#'   full data at the trace point, half the mean squared residual for gaussian, and after the burn-in only,
+#'   since a preconditioned chain may make a transient excursion while its curvature memory is young and come
+#'   back) is not finite, or exceeds `diverge_loss` times the larger of the lowest such
+#'   loss it reached before (counting the loss where the chain starts: a zero output for a network, the
+#'   initial coefficients for a regression, so that a chain that explodes before its first trace point is
+#'   caught there) and the loss of the best constant
 #'   prediction (half the response variance for a
 #'   gaussian network, the entropy of the class frequencies for a classifier), stops and is reported as
 #'   diverged, as a chain with a non-finite state is (see "Divergence" in [sgld_sa()]). `Inf` keeps only the
@@ -134,7 +137,12 @@ sgmcmc_control <- function(step_schedule = NULL, step_size = NULL,
                            curvature = c("same_batch", "consecutive"), diverge_loss = 10, ...) {
   check_unknown_args(...names(), ...length(), "sgmcmc_control")
   if (!is.null(step_schedule)) step_schedule <- sb_match_arg(step_schedule, c("polynomial", "constant", "stepwise"))
-  if (!is.null(sa_form)) sa_form <- sb_match_arg(sa_form, c("transport", "matrix", "diagonal", "lowrank"))
+  if (identical(sa_form, "transport")) {
+    sb_abort(c("{.code sa_form = \"transport\"} was removed: its injected noise does not have the covariance of the preconditioner it applies, and its chains drifted (measured in {.help scalebayes::hamcmc_sa}).",
+               i = "Use {.code sa_form = \"lowrank\"}: linear cost, the paper's SA average of the L-BFGS memories with noise of exactly its covariance; or {.code \"diagonal\"}, or {.code \"matrix\"} for at most 2,000 regression coefficients."),
+             kind = "removed", also = "input", arg = "sa_form")
+  }
+  if (!is.null(sa_form)) sa_form <- sb_match_arg(sa_form, c("matrix", "diagonal", "lowrank"))
   curvature <- sb_match_arg(curvature)
   out <- list(
     step_schedule = step_schedule,

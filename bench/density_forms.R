@@ -26,8 +26,9 @@ forms <- list(
   "HAMCMC-SA matrix" = list(sampler = "hamcmc_sa", sa_form = "matrix"),
   "HAMCMC-SA matrix, consecutive" = list(sampler = "hamcmc_sa", sa_form = "matrix", curvature = "consecutive"),
   "HAMCMC-SA matrix, normalized" = list(sampler = "hamcmc_sa", sa_form = "matrix", normalize = TRUE),
-  "HAMCMC-SA transport" = list(sampler = "hamcmc_sa", sa_form = "transport"),
-  "HAMCMC-SA transport, omega ~ 1" = list(sampler = "hamcmc_sa", sa_form = "transport", pA = 1, pZ = 0, palpha = 0.01),
+  # (the rows "HAMCMC-SA transport" and "transport, omega ~ 1" of density_forms.out.txt were run before the
+  # transport form was removed: ?hamcmc_sa)
+  "HAMCMC-SA lowrank" = list(sampler = "hamcmc_sa", sa_form = "lowrank"),
   "HAMCMC-SA diagonal" = list(sampler = "hamcmc_sa", sa_form = "diagonal"),
   "HAMCMC" = list(sampler = "hamcmc"),
   "HAMCMC, normalized" = list(sampler = "hamcmc", normalize = TRUE))

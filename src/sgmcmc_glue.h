@@ -33,6 +33,7 @@ inline void map_chain_control(const Rcpp::List& c, scalebayes::sgmcmc::ChainCont
   if (has(c, "loss_factor")) ctl.loss_factor = sgmcmc_num(c, "loss_factor");
   if (has(c, "loss_floor")) ctl.loss_floor = sgmcmc_num(c, "loss_floor");
   if (has(c, "loss_start")) ctl.loss_start = sgmcmc_num(c, "loss_start");
+  if (has(c, "loss_after")) ctl.loss_after = static_cast<long>(sgmcmc_num(c, "loss_after"));
 }
 
 inline void map_step_control(const Rcpp::List& c, scalebayes::sgmcmc::StepControl& ctl) {
@@ -65,8 +66,7 @@ inline void map_step_control(const Rcpp::List& c, scalebayes::sgmcmc::StepContro
   if (has(c, "sa_memories")) lb.sa_memories = static_cast<int>(sgmcmc_num(c, "sa_memories"));
   if (has(c, "sa_form")) {
     const std::string f = Rcpp::as<std::string>(c["sa_form"]);
-    if (f == "transport") lb.sa_form = sg::SaForm::transport;
-    else if (f == "matrix") lb.sa_form = sg::SaForm::matrix;
+    if (f == "matrix") lb.sa_form = sg::SaForm::matrix;
     else if (f == "diagonal") lb.sa_form = sg::SaForm::diagonal;
     else if (f == "lowrank") lb.sa_form = sg::SaForm::lowrank;
     else throw std::invalid_argument("unknown sa_form '" + f + "'");

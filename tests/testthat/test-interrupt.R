@@ -142,6 +142,16 @@ test_that("hamcmc_sa()'s dense (matrix) form at 1,500 coefficients stops on Ctrl
                   "cpp_sgld_sa", wait = 2)
 })
 
+test_that("hamcmc_sa()'s linear-cost forms stop on Ctrl-C when an iteration is expensive", {
+  # full-batch gradients of 4,000 x 5,000 (two per iteration): tens of ms per iteration, so 256 iterations
+  # between stop checks were several seconds; the report interval now follows the iteration's cost (at most
+  # 50 ms apart: sgmcmc/chain.hpp)
+  interrupt_child(sim_setup(4000, 5000),
+                  paste("hamcmc_sa(x, y, iterations = 1e6, batch_size = 4000, chains = 1, seed = 1, quiet = TRUE,",
+                        "control = sgmcmc_control(step_size = 1e-4, sa_form = 'lowrank'))"),
+                  "cpp_sgld_sa", wait = 3)
+})
+
 test_that("wbb_nn() stops on Ctrl-C inside a network's training", {
   skip_if_not(sb_torch_available())
   # one draw trains for minutes; the training loop reads the stop flag before every optimizer step

@@ -208,6 +208,27 @@ test_that("a diverged chain is reported, left out of every average, and all chai
                class = "scalebayes_error_diverged")
 })
 
+test_that("a regression chain that explodes at a finite size is diverged: the loss rule", {
+  # SGLD at step 10 on the (standardized) diabetes data, with the SA running: sigma grows with the residuals,
+  # so the state stays finite (coefficients of 3e6 at the end) and only the loss rule sees it; before the rule
+  # every chain was reported "done"
+  data(diabetes, package = "scalebayes", envir = environment())
+  cnd <- rlang::catch_cnd(sgld_sa(diabetes$x, diabetes$y, iterations = 500, chains = 2, seed = 1, quiet = TRUE,
+                                  control = sgmcmc_control(step_size = 10)), classes = "scalebayes_error")
+  expect_s3_class(cnd, "scalebayes_error_diverged")
+  expect_match(conditionMessage(cnd), "training loss per example reached")
+  expect_gte(cnd$last_state$iteration, 250)  # after the burn-in: the rule's factor part waits for it
+  # the rule switched off: the same chains run to the end, finite and far from the data
+  f <- suppressWarnings(sgld_sa(diabetes$x, diabetes$y, iterations = 500, chains = 2, seed = 1, quiet = TRUE,
+                                control = sgmcmc_control(step_size = 10, diverge_loss = Inf)))
+  expect_false(any(f$diverged))
+  expect_gt(max(abs(coef(f))), 1e4)
+  # binomial: the mean negative log-likelihood (a step far too long for a logistic regression)
+  ref <- readRDS(system.file("extdata", "nuts_logistic.rds", package = "scalebayes"))
+  expect_error(sgld_sa(ref$x, ref$y, family = "binomial", iterations = 400, chains = 1, seed = 1, quiet = TRUE,
+                       control = sgmcmc_control(step_size = 50)), class = "scalebayes_error_diverged")
+})
+
 test_that("step-size settings are validated", {
   expect_error(sgmcmc_control(step_size = -1), class = "scalebayes_error_input")
   expect_error(sgmcmc_control(step_size = "fast"), class = "scalebayes_error_input")

@@ -45,16 +45,28 @@
 //      went from 0.19 to 9.5e18 in a few hundred iterations before turning non-finite). loss_floor is the
 //      caller's loss of a constant prediction, so a chain near a perfect fit is not stopped by noise around a
 //      tiny loss; loss_start (0: none) the loss where a chain starts (a network's untrained output: about 0),
-//      so that a chain that explodes before its first trace point is caught there too.
+//      so that a chain that explodes before its first trace point is caught there too. With loss_after > 0 the
+//      factor part applies only after iteration loss_after (a non-finite loss always stops the chain): a
+//      regression passes its burn-in, because a preconditioned chain (HAMCMC-SA) can make a transient excursion
+//      in its first iterations, while its curvature memory is young, and come back (measured: a training loss
+//      of 2e48 at iteration 40 of a linear-Gaussian posterior that the kept draws then sample within Monte-Carlo
+//      error); what the rule must catch is a chain whose kept draws are off (SGLD at 10 times a sound step:
+//      coefficients of 3e6 to the end).
 //   5. output through the Recorder.
 // Nothing in a step reads a number back from a device: the check, save and trace points are the only
-// synchronisations, so check_every > 1 keeps a GPU busy. Progress is published every report_every iterations
-// (256 for the GLM, 1 for a network) through an atomic counter and a stop request is honoured there. The chain's
-// draws depend only on its stream.
+// synchronisations, so check_every > 1 keeps a GPU busy. Progress is published through an atomic counter and a
+// stop request is honoured at report points: every report_every iterations (256 for the GLM, 1 for a network or
+// an R target), and, with report_ms > 0 (default 50), also at any iteration where more than report_ms ms have
+// passed since the last report point. The clock is read at clock points whose interval follows the iteration's
+// cost (it starts at 1, doubles while clock points come less than 5 ms apart and halves when more than 20 ms,
+// never above report_every), so a cheap iteration pays one clock read per few ms and an expensive one is
+// interrupted within about report_ms, or one iteration when an iteration takes longer, at any size and form.
+// The report points touch no random number: the chain's draws depend only on its stream.
 // Header-only, std, no R.
 #pragma once
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -90,9 +102,12 @@ struct ChainControl {
   long iterations = 1000, batch_size = 50, burnin = 0, thin = 1, trace_every = 1;
   long check_every = 1;             // divergence check interval (iterations)
   long report_every = 256;          // progress / stop-request interval (iterations): 1 for expensive models
+  double report_ms = 50.0;          // > 0: also a report point when this many ms passed since the last (0: off)
   double loss_factor = 0.0;         // > 0: the loss rule of divergence (see the head of this file); 0: off
   double loss_floor = 0.0;          // its floor: the training loss per example of a constant prediction
   double loss_start = 0.0;          // its level before the first trace point (0: none)
+  long loss_after = 0;              // the factor part of the loss rule applies after this iteration only (a
+                                    // regression's burn-in: see the head of this file)
   PruneSchedule pruning;
   std::vector<long> keep;           // GLM: coefficient indices (output order) whose draws are stored
   int chains = 1;
@@ -103,9 +118,10 @@ struct ChainControl {
     if (burnin < 0 || burnin >= iterations) throw std::invalid_argument("burnin must lie in [0, iterations)");
     if (thin < 1 || trace_every < 1) throw std::invalid_argument("thin and trace_every must be >= 1");
     if (check_every < 1 || report_every < 1) throw std::invalid_argument("check_every and report_every must be >= 1");
+    if (!(report_ms >= 0.0)) throw std::invalid_argument("report_ms must be >= 0");
     if (chains < 1) throw std::invalid_argument("chains must be >= 1");
-    if (!(loss_factor >= 0.0) || !(loss_floor >= 0.0) || !(loss_start >= 0.0))
-      throw std::invalid_argument("loss_factor, loss_floor and loss_start must be >= 0");
+    if (!(loss_factor >= 0.0) || !(loss_floor >= 0.0) || !(loss_start >= 0.0) || loss_after < 0)
+      throw std::invalid_argument("loss_factor, loss_floor, loss_start and loss_after must be >= 0");
     pruning.validate();
   }
   long n_saved() const { return (iterations - burnin) / thin; }
@@ -207,13 +223,30 @@ ChainStatus run_chain(Model& model, Recorder& rec, const Control& ctl, Step& pol
 
   ChainStatus st;
   const long T = ctl.iterations;
-  long last_report = 0;
+  long last_report = 0, clock_gap = 1, next_clock = 1;
+  using Clock = std::chrono::steady_clock;
+  const bool timed = ctl.report_ms > 0.0;
+  auto last_report_time = Clock::now(), last_clock_time = last_report_time;
+  auto ms_between = [](Clock::time_point a, Clock::time_point b) {
+    return std::chrono::duration<double, std::milli>(b - a).count();
+  };
   double best_loss = ctl.loss_start > 0.0 ? ctl.loss_start : INFINITY;  // the loss rule's lowest level so far
   long k = 1;
   for (; k <= T; ++k) {
-    if (k % ctl.report_every == 0) {
+    bool report = k % ctl.report_every == 0;
+    if (!report && timed && k >= next_clock) {
+      const auto now = Clock::now();
+      const double ms = ms_between(last_clock_time, now);
+      last_clock_time = now;
+      if (ms < 5.0) clock_gap = std::min(ctl.report_every, 2 * clock_gap);
+      else if (ms > 20.0) clock_gap = std::max(1L, clock_gap / 2);
+      next_clock = k + clock_gap;
+      report = ms_between(last_report_time, now) > ctl.report_ms;
+    }
+    if (report) {
       progress.fetch_add(k - last_report, std::memory_order_relaxed);
       last_report = k;
+      if (timed) last_report_time = Clock::now();
       if (stop.stop_requested()) break;
     }
     // 1. minibatch
@@ -266,7 +299,7 @@ ChainStatus run_chain(Model& model, Recorder& rec, const Control& ctl, Step& pol
       if constexpr (has_last_loss<Recorder>::value) {
         if (ctl.loss_factor > 0.0) {
           const double L = rec.last_loss();
-          if (!std::isfinite(L) || L > ctl.loss_factor * std::max(best_loss, ctl.loss_floor)) {
+          if (!std::isfinite(L) || (k > ctl.loss_after && L > ctl.loss_factor * std::max(best_loss, ctl.loss_floor))) {
             st.diverged = true;
             st.diverged_at = k;
             char buf[160];
@@ -297,11 +330,11 @@ ChainStatus run_chain(Model& model, Recorder& rec, const Control& ctl, rng::Stre
 // Runs `chains` chains on `threads` threads: chain_body(c, progress, stop) runs chain c (it builds its model and
 // recorder on the worker thread and calls run_chain with the shared progress counter). monitor(iterations of
 // all chains) is called on the calling thread about every 100 ms; returning false stops every chain within
-// report_every iterations.
+// report_every iterations (its report points, see run_chain).
 //
 // Inline mode (`inline_run`): the chains run one after the other on the CALLING thread (`threads` is ignored),
 // for a model that may only be evaluated there (a target written in R). The monitor is then called at the
-// chain's report points (every report_every iterations, where run_chain asks its StopToken) and once at the end;
+// chain's report points (every report_every iterations, or report_ms, where run_chain asks its StopToken) and once at the end;
 // returning false stops the chain in hand at that point and runs no further chain. An exception of a chain
 // propagates at once. The draws are those of the threaded mode: chain c's randomness is its own stream.
 template <class ChainBody>

@@ -13,6 +13,7 @@
 // Header-only, Eigen + std, no R.
 #pragma once
 #include <Eigen/Dense>
+#include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <cstdint>
@@ -135,18 +136,23 @@ inline double minibatch_pass(const GlmData& d, const std::vector<long>& idx, lon
   return scale * rss;
 }
 
-inline double full_loglik(const GlmData& d, const Grp& gs, const Grp& gd, double sigma) {
+// The full-data log-likelihood; `loss` (when given) receives the training loss per example of the loss rule of
+// divergence (chain.hpp): half the mean squared residual (gaussian, free of sigma, so a chain whose sigma grows
+// with its residuals is still seen) or the mean negative log-likelihood (binomial).
+inline double full_loglik(const GlmData& d, const Grp& gs, const Grp& gd, double sigma, double* loss = nullptr) {
   const long N = d.y.size();
-  double ll = 0.0;
+  double ll = 0.0, rss = 0.0;
   for (long i = 0; i < N; ++i) {
     const double eta = linpred(d, i, gs, gd);
     if (d.family == Family::gaussian) {
       const double r = d.y[i] - eta;
       ll += -0.5 * std::log(2.0 * M_PI * sigma * sigma) - r * r / (2.0 * sigma * sigma);
+      rss += r * r;
     } else {
       ll += d.y[i] * eta - log1pexp(eta);
     }
   }
+  if (loss) *loss = N ? (d.family == Family::gaussian ? 0.5 * rss : -ll) / static_cast<double>(N) : 0.0;
   return ll;
 }
 
@@ -242,7 +248,7 @@ class GlmRecorder {
     res.trace(t, T_SIGMA) = sigma;
     res.trace(t, T_DELTA) = gs.delta;
     res.trace(t, T_MEANRHO) = d_.ps ? gs.rho.mean() : NAN;
-    res.trace(t, T_LOGLIK) = full_loglik(d_, gs, model.dense_group(), sigma);
+    res.trace(t, T_LOGLIK) = full_loglik(d_, gs, model.dense_group(), sigma, &last_loss_);
     res.trace(t, T_EPS) = eps;
     res.trace(t, T_TAU) = tau;
     res.trace(t, T_DRIFT) = st.drift_ratio;
@@ -291,12 +297,15 @@ class GlmRecorder {
       res.pred_mean = Eigen::VectorXd::Constant(m, NAN);
     }
   }
+  // The training loss per example at the last trace point (full_loglik): the loss rule of divergence.
+  double last_loss() const { return last_loss_; }
   ChainResult res;
 
  private:
   const GlmData& d_;
   const Control& ctl_;
   Eigen::VectorXd sum1_, sum2_, plink_, pmean_, ev_;
+  double last_loss_ = 0.0;
 };
 
 struct RunResult {
@@ -321,8 +330,17 @@ inline RunResult run_sgld_sa(const GlmData& d, const Control& ctl, const paralle
   auto chain = [&](std::size_t c, std::atomic<long>& progress, const parallel::StopToken& stop) {
     rng::Stream rs(run.seed, static_cast<std::uint64_t>(ctl.chain_offset + static_cast<long>(c)));
     GlmModel model(d, ctl, beta_init.col(static_cast<long>(c)), rs);
-    GlmRecorder rec(d, ctl);
-    run_chain(model, rec, ctl, rs, progress, stop);
+    // the loss rule's level before the first trace point: the loss at the chain's start, so that a chain that
+    // explodes before it is caught there (the start is where the chain may fairly be; a caller's loss_start
+    // counts when higher)
+    Control cc = ctl;
+    if (cc.loss_factor > 0.0) {
+      double L0 = 0.0;
+      full_loglik(d, model.sparse_group(), model.dense_group(), 1.0, &L0);
+      if (std::isfinite(L0)) cc.loss_start = std::max(cc.loss_start, L0);
+    }
+    GlmRecorder rec(d, cc);
+    run_chain(model, rec, cc, rs, progress, stop);
     out.chains[c] = std::move(rec.res);
   };
   out.interrupted = run_chains(ctl.chains, run.threads, chain, monitor).interrupted;

@@ -46,7 +46,10 @@ namespace scalebayes {
 namespace sgmcmc {
 
 // Settings of the quasi-Newton step policies (part of StepControl).
-enum class SaForm { transport, matrix, diagonal, lowrank };
+// (The "transport" form of line 4 as printed, G_{k-1} g_k ~ G_{k-1} g_{k-1} + G~_k (g_k - g_{k-1}), was removed:
+// its injected noise is an autoregression of the memories' factors, not a draw with the covariance of the
+// preconditioner it applies, and its chains drifted; "lowrank" below is the valid linear-cost form.)
+enum class SaForm { matrix, diagonal, lowrank };
 enum class Curvature { same_batch, consecutive };
 
 struct LbfgsControl {
@@ -54,7 +57,7 @@ struct LbfgsControl {
   double damping_r = 0.2;      // r in (0, 1) of Powell's damping
   double gamma_min = 1.0;      // delta: lower bound of gamma (B0 = gamma I)
   SAStep precond;              // omega_k of the preconditioner's SA (eq. 15): min(cap, A (k + Z)^-alpha)
-  SaForm sa_form = SaForm::transport;
+  SaForm sa_form = SaForm::diagonal;
   bool normalize = false;      // Algorithm 2, lines 7-8: unit-length drift and noise directions
   Curvature curvature = Curvature::same_batch;
   int sa_memories = 4;         // "lowrank": K, the memories kept whole (older ones by their diagonal)
@@ -316,16 +319,12 @@ inline GroupVector<EigenOps> unflat(const Eigen::VectorXd& x, const GroupVector<
 // HAMCMC-SA (Algorithm 2). Per iteration k, with g_k the posterior gradient at theta_k on minibatch d_k:
 //   z_k ~ N(0, I) (one normal per parameter, group order, from the model's noise source)
 //   G~_k, S~_k from the memory (Algorithm 1)
-//   "transport": G_{k-1} g_k is approximated by G_{k-1} g_{k-1} + G~_k (g_k - g_{k-1}) (line 4's four products), so
-//       u_k = G_k g_k = (1 - w) u_{k-1} + G~_k (g_k - (1 - w) g_{k-1}),  v_k = S_k z_k likewise with z
-//     (two applications of the memory instead of four: the operators are linear); u_1 = (1 - w) g_1 + w G~_1 g_1
-//     (G_0 = I), v_1 likewise.
 //   "matrix" (Eigen storage only): G_k = (1 - w) G_{k-1} + w G~_k dense (G~_k by recursion (6)), S_k = chol(G_k),
 //     u_k = G_k g_k, v_k = S_k z_k.
 //   "diagonal": the exact diagonal of the paper's G_k, d_k = (1 - w) d_{k-1} + w diag(G~_k) (diag is linear, so
 //     this IS diag(G_k) with no approximation), d_0 = 1, diag(G~_k) from the memory at linear cost (diag_G());
 //     u_k = d_k * g_k, v_k = sqrt(d_k) * z_k: a preconditioned Langevin step with a positive diagonal
-//     preconditioner (the off-diagonal curvature is dropped), stable where the transport form drifts.
+//     preconditioner (the off-diagonal curvature is dropped).
 //   "lowrank": the paper's G_k = sum_j w_{k,j} G~_j (SA weights w_{k,j} = omega_j prod_{i > j} (1 - omega_i), and
 //     w_{k,0} = prod (1 - omega_i) on G_0 = I) with the K newest memories kept whole and the older ones (and G_0)
 //     by their diagonal: G_k = diag(D_k) + sum_{j > k - K} w_{k,j} G~_j, D_k = w_{k,0} 1 + sum_{j <= k - K}
@@ -356,7 +355,7 @@ struct HamcmcSaStep {
   struct State {
     using GV = GroupVector<Ops>;
     DampedLbfgs<Ops> mem;
-    GV g_prev, z_prev, u, v, theta_prev;
+    GV g_prev, u, v, theta_prev;
     GV D;  // diagonal form: diag(G_k); lowrank form: the diagonal part D_k
     std::deque<std::pair<DampedLbfgs<Ops>, typename Ops::Scalar>> recent;  // lowrank: K memories and weights
     typename Ops::Scalar zero{};
@@ -401,7 +400,7 @@ struct HamcmcSaStep {
           const GV zj = lbfgs_detail::normals_like<Ops>(g, rng);
           v.axpy(Ops::sqrt(r.second), r.first.apply_S(zj));
         }
-      } else if (lc.sa_form == SaForm::diagonal) {
+      } else {  // diagonal
         if (first) D = GV::constant_like(g, 1.0);  // G_0 = I
         D.scale(like + (1.0 - w));
         D.axpy(like + w, mem.diag_G(g));
@@ -409,22 +408,6 @@ struct HamcmcSaStep {
         u.multiply(D);
         v = GV::sqrt(D);
         v.multiply(z);
-      } else if (first) {
-        u = lbfgs_detail::clone<Ops>(g);
-        u.scale(like + (1.0 - w));
-        u.axpy(like + w, mem.apply_G(g));
-        v = lbfgs_detail::clone<Ops>(z);
-        v.scale(like + (1.0 - w));
-        v.axpy(like + w, mem.apply_S(z));
-      } else {
-        GV dg = lbfgs_detail::clone<Ops>(g);
-        dg.axpy(like - (1.0 - w), g_prev);
-        u.scale(like + (1.0 - w));
-        u.axpy(like + 1.0, mem.apply_G(dg));
-        GV dz = lbfgs_detail::clone<Ops>(z);
-        dz.axpy(like - (1.0 - w), z_prev);
-        v.scale(like + (1.0 - w));
-        v.axpy(like + 1.0, mem.apply_S(dz));
       }
       GV xi = lbfgs_detail::clone<Ops>(u), eta = lbfgs_detail::clone<Ops>(v);
       if (lc.normalize) {
@@ -440,7 +423,6 @@ struct HamcmcSaStep {
         mem.push(std::move(s), std::move(yneg));
       }
       g_prev = std::move(g);
-      z_prev = std::move(z);
       first = false;
     }
 
@@ -449,7 +431,7 @@ struct HamcmcSaStep {
         const Eigen::VectorXd gf = lbfgs_detail::flat(g), zf = lbfgs_detail::flat(z);
         const Eigen::Index d = gf.size();
         if (G.rows() != d) G = Eigen::MatrixXd::Identity(d, d);
-        // G~ column by column through the memory (exactly the operator the transport form uses)
+        // G~ column by column through the memory
         Eigen::MatrixXd Gt(d, d);
         for (Eigen::Index j = 0; j < d; ++j) {
           Eigen::VectorXd ej = Eigen::VectorXd::Zero(d);
