@@ -72,6 +72,8 @@
 #' rows about 12 times as fast as one network per thread and twice the same batched network written in
 #' PyTorch; the 784-128-64-10 MLP 1.4-1.6 times (its matrix products, the same in both, dominate); batched was
 #' faster at every size measured (up to 1.3 million parameters), so `"auto"` always batches a network that can.
+#' The fit records the choice: `fit$settings$batch` (what was asked), `fit$settings$batched` (whether the
+#' draws ran batched) and `fit$settings$batch_group` (the draws per batch asked for; `NA`: the engine's sizes).
 #' @section Standardization:
 #' With `standardize = TRUE` the inputs are centred and scaled to unit standard deviation (divisor n) before
 #' training: column by column for a matrix `x` (a constant column keeps scale 1), and by one mean and one sd
@@ -227,7 +229,10 @@ wbb_nn <- function(x, y, model = nn_mlp(), family = NULL, lambda = 1e-4,
     layers = tab, spec = spec, desc = desc, device = parts[[1L]]$device,
     settings = list(draws = draws, prior_weights = prior_weights, lambda = lambda, threads = rs$threads,
                     control = control, nobs = xd$n, n_new = if (is.null(nd)) 0L else nd$n, input = xd$shape,
-                    n_out = n_out, keep_draws = keep_draws, standardize = standardize, batch = ctrl$batch),
+                    n_out = n_out, keep_draws = keep_draws, standardize = standardize,
+                    # what was asked, whether it ran batched, and the batch size asked for (NA: the engine's)
+                    batch = batch, batched = ctrl$batch != 0L,
+                    batch_group = if (ctrl$batch > 0L) ctrl$batch else NA_integer_),
     scaling = sc, seed = rs$seed, call = mcall, timing = c(elapsed = proc.time()[["elapsed"]] - t0), details = details,
     training = history, float64 = isTRUE(control$float64),
     objective = cat_num("objective"), grad_norm = cat_num("grad_norm"), steps = cat_num("steps"),

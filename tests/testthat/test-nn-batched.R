@@ -124,12 +124,19 @@ test_that("batch = is checked, and networks without a batched form fall back or 
   expect_error(f(NA), class = "scalebayes_error")
   expect_error(f(TRUE, nn_mlp(4, dropout = 0.2)), "cannot be trained batched", class = "scalebayes_error")
   expect_s3_class(f("auto", nn_mlp(4, dropout = 0.2)), "sb_wbb_nn")  # auto: one network per thread
-  expect_false(f("auto", nn_mlp(4, dropout = 0.2))$settings$batch > 0)
-  expect_true(f(TRUE)$settings$batch != 0)
-  expect_true(f("auto")$settings$batch != 0)  # a network with a batched form: batched
+  # the fit records what was asked (batch) and what ran (batched, batch_group)
+  fd <- f("auto", nn_mlp(4, dropout = 0.2))
+  expect_identical(fd$settings$batch, "auto")
+  expect_false(fd$settings$batched)
+  expect_true(f(TRUE)$settings$batched)
+  fa <- f("auto")  # a network with a batched form: batched
+  expect_true(fa$settings$batched)
+  expect_identical(fa$settings$batch_group, NA_integer_)
+  expect_false(f(FALSE)$settings$batched)
   same_draws(f(FALSE), f(1L), tol = 1e-6)
   fit <- wbb(d$x, d$num, model = nn_mlp(4), draws = 2L, epochs = 1L, seed = 1L, quiet = TRUE, batch = 2L)
   expect_identical(fit$settings$batch, 2L)
+  expect_identical(fit$settings$batch_group, 2L)
 })
 
 test_that("the predictions and certificates of a wider network do not depend on the group either (bitwise)", {
