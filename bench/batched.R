@@ -8,7 +8,9 @@
 #   3. the crossover: batched / one network per thread for growing networks (16 draws, 3 epochs, 1,000 rows)
 #   4. SGHMC-SA, 8 chains of the 13-50-50-1 MLP on the 405 standardized Boston rows (batch 50, 2,000 iterations,
 #      fixed step 0.03 / 405 so that the step-size warm-up is not timed, predictions on the 101 other rows):
-#      whole sgld_sa() calls, batched (sgld_sa(batch = "auto"), nn/batched_sgmcmc.hpp) against batch = FALSE
+#      whole sgld_sa() calls, batched (sgld_sa(batch = "auto"), nn/batched_sgmcmc.hpp) against batch = FALSE and
+#      against the same batched chains written in PyTorch (bench/batched_sgmcmc_torch.py: baddbmm, autograd, the
+#      SSGL prior, SA of the latent variables, SGHMC, running mean of the test predictions)
 # scalebayes times are whole wbb_nn() calls (standardization, draws, assembling the fit) with certify = FALSE
 # (the end-of-fit certificate has no counterpart in the PyTorch loop); PyTorch times are initialization and
 # training. Run: Rscript bench/batched.R   (about 12 minutes on 2 cores; SB_BENCH_QUICK=1: section 1 only,
@@ -99,12 +101,28 @@ run_sg <- function(threads, batch) {
                                                    newx = xb[-tr, ], control = sgmcmc_control(step_size = 0.03 / 405))))[["elapsed"]]
   list(t = t, fit = fit)
 }
+ref_sg <- file.path(here, "batched_sgmcmc_torch.py")
+if (!file.exists(ref_sg)) ref_sg <- "bench/batched_sgmcmc_torch.py"
+run_torch_sg <- function(threads) {
+  d <- tempfile("sbs"); dir.create(d)
+  writeBin(as.vector(t(xb[tr, ])), file.path(d, "x.f32"), size = 4)
+  writeBin(as.vector(t(xb[-tr, ])), file.path(d, "t.f32"), size = 4)
+  writeBin(yb[tr], file.path(d, "y.f32"), size = 4)
+  writeBin(yb[-tr], file.path(d, "y.f32.test"), size = 4)
+  env <- sprintf(c("OPENBLAS_NUM_THREADS=1", "OMP_NUM_THREADS=%d"), threads)
+  out <- system2(py, c(ref_sg, file.path(d, "x.f32"), file.path(d, "y.f32"), file.path(d, "t.f32"), length(tr),
+                       nrow(xb) - length(tr), ncol(xb), "50,50", 2000, 50, 8, threads, 0.03 / 405), stdout = TRUE, env = env)
+  c(t = as.numeric(sub("seconds ", "", grep("^seconds", out, value = TRUE))),
+    rmse = as.numeric(sub("rmse ", "", grep("^rmse", out, value = TRUE))))
+}
 for (th in 1:2) {
   u <- run_sg(th, FALSE)
   a <- run_sg(th, "auto")
+  pt <- run_torch_sg(th)
   stopifnot(!u$fit$settings$batched, a$fit$settings$batched)
   rmse <- function(f) sqrt(mean((f$pred_mean - yb[-tr])^2))
-  cat(sprintf("   %d thread%s: sgld_sa(batch = FALSE) %.2f s   batched %.2f s   | batched vs one network per chain %.2fx   (test RMSE %.4f / %.4f, max |pred_mean difference| %.2g)\n",
-              th, if (th > 1) "s" else "", u$t, a$t, u$t / a$t, rmse(u$fit), rmse(a$fit), max(abs(u$fit$pred_mean - a$fit$pred_mean))))
+  cat(sprintf("   %d thread%s: sgld_sa(batch = FALSE) %.2f s   batched %.2f s   PyTorch batched %.2f s   | batched vs one network per chain %.2fx, vs PyTorch %.2fx   (test RMSE %.4f / %.4f / PyTorch %.4f; max |pred_mean difference| %.2g)\n",
+              th, if (th > 1) "s" else "", u$t, a$t, pt[["t"]], u$t / a$t, pt[["t"]] / a$t, rmse(u$fit), rmse(a$fit),
+              pt[["rmse"]], max(abs(u$fit$pred_mean - a$fit$pred_mean))))
 }
 }

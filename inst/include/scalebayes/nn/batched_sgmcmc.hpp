@@ -101,7 +101,10 @@ struct BatchedTorchOps {
   static void add_gaussian(Array& x, double sd, Rng& r) {
     if (sd == 0.0 || x.numel() == 0) return;
     const std::int64_t G = x.size(0);
-    torch::Tensor noise = torch::zeros({G, x.size(2), x.size(1)}, x.options());
+    bool all = true;
+    for (std::int64_t m = 0; m < G; ++m) all = all && r.active[static_cast<std::size_t>(m)];
+    torch::Tensor noise = all ? torch::empty({G, x.size(2), x.size(1)}, x.options())
+                              : torch::zeros({G, x.size(2), x.size(1)}, x.options());
     for (std::int64_t m = 0; m < G; ++m) {
       if (!r.active[static_cast<std::size_t>(m)]) continue;
       torch::Tensor dst = noise.select(0, m);  // contiguous: normal_ fills it as randn fills a fresh tensor
@@ -120,8 +123,6 @@ struct BatchedTorchOps {
                      torch::log(2.0 * v0 * sigma);
     return sigmoid_any_group(c - x.square() / (2.0 * v1 * sigma * sigma) + x.abs() / (v0 * sigma));
   }
-  // per member: whether every entry is finite ([G] bool)
-  static torch::Tensor finite_members(const Array& a) { return torch::isfinite(a).flatten(1).all(1); }
 };
 
 using BatchedGroup = sgmcmc::Group<BatchedTorchOps>;
@@ -237,8 +238,14 @@ class BatchedChainGroup {
     for (auto& v : idx)
       for (long i = 0; i < N; ++i) v[static_cast<std::size_t>(i)] = i;
     std::vector<std::int64_t> batch(static_cast<std::size_t>(G * n));
-    std::vector<torch::Tensor> snap(groups_.size());
-    for (std::size_t g = 0; g < groups_.size(); ++g) Ops::assign(snap[g], groups_[g].value);
+    // the divergence check and the last checked state over the ONE flat parameter buffer (one isfinite, one
+    // per-member count, one copy per check point instead of a few per group); member_of: each entry's member
+    const torch::Tensor flat = net.parameters()[0].detach();
+    torch::Tensor member_of = torch::zeros({flat.numel()}, torch::TensorOptions().dtype(torch::kLong));
+    for (auto& v : net.views(member_of)) v.copy_(torch::arange(G, torch::kLong).view({G, 1, 1}).expand(v.sizes()));
+    member_of = member_of.to(pb_.dev.device);
+    torch::Tensor snap = flat.clone();
+    const std::vector<torch::Tensor> snap_views = net.views(snap);
     torch::Tensor sigma_snap = sigma.clone();
     std::vector<double> best(static_cast<std::size_t>(G), ctl_.loss_start > 0.0 ? ctl_.loss_start : INFINITY);
     std::vector<std::int64_t> xshape{G, n}, yshape{G, n};
@@ -292,15 +299,15 @@ class BatchedChainGroup {
           const bool check = k % ctl_.check_every == 0 || save || trace || k == T;
           // 4. divergence of a member: back to its last checked state, its outputs, then neutral
           if (check) {
-            torch::Tensor ok = (torch::isfinite(sigma) & (sigma > 0)).flatten(1).all(1);
-            for (auto& g : groups_) ok = ok & Ops::finite_members(g.value);
+            torch::Tensor nonfinite = torch::zeros({G}, opts_).index_add_(0, member_of, torch::isfinite(flat).logical_not().to(opts_.dtype()));
+            torch::Tensor ok = (torch::isfinite(sigma) & (sigma > 0)).reshape({G}) & nonfinite.eq(0);
             ok = ok.to(torch::kCPU).contiguous();
             const bool* okp = ok.data_ptr<bool>();
             std::vector<std::int64_t> bad;
             for (std::int64_t m = 0; m < G; ++m)
               if (rng_.active[static_cast<std::size_t>(m)] && !okp[m]) bad.push_back(m);
             for (std::int64_t m : bad) {
-              for (std::size_t g = 0; g < groups_.size(); ++g) groups_[g].value.select(0, m).copy_(snap[g].select(0, m));
+              for (std::size_t g = 0; g < groups_.size(); ++g) groups_[g].value.select(0, m).copy_(snap_views[g].select(0, m));
               sigma.select(0, m).copy_(sigma_snap.select(0, m));
               auto& st = status_[first_ + static_cast<std::size_t>(m)];
               st.diverged = true;
@@ -312,7 +319,7 @@ class BatchedChainGroup {
               neutralize(m, sigma);
             }
             if (n_active_ == 0) break;
-            for (std::size_t g = 0; g < groups_.size(); ++g) Ops::assign(snap[g], groups_[g].value);
+            snap.copy_(flat);
             sigma_snap.copy_(sigma);
           }
           // 5. output
