@@ -65,6 +65,15 @@ test_that("batched chains equal the unbatched chains of the seed (float64: 1e-10
   a <- bsg_fit(d, d$cls, batch = TRUE, float64 = TRUE, activation = "tanh", anneal = 1.01)
   b <- bsg_fit(d, d$cls, batch = FALSE, float64 = TRUE, activation = "tanh", anneal = 1.01)
   bsg_same(a, b, tol = 1e-10)
+  # per-example weights of the likelihood
+  w <- rep(c(0.5, 2), length.out = nrow(d$x))
+  fw <- function(batch) {
+    suppress_convergence(sgld_sa(d$x, d$num, model = nn_mlp(c(8, 6)), sampler = "sghmc", iterations = 60L,
+                                 batch_size = 30L, burnin = 20L, chains = 3L, seed = 5L, quiet = TRUE, batch = batch,
+                                 weights = w, newx = d$x[1:4, ],
+                                 control = sgmcmc_control(step_size = 1e-3, float64 = TRUE)))
+  }
+  bsg_same(fw(TRUE), fw(FALSE), tol = 1e-10)
   # float32 (the default): the same chains up to single-precision rounding
   a <- bsg_fit(d, d$bin, batch = TRUE)
   b <- bsg_fit(d, d$bin, batch = FALSE)
@@ -99,6 +108,9 @@ test_that("a diverging batched chain stops alone; the other chains are unchanged
   expect_identical(one$diverged_at, ref$diverged_at)
   expect_identical(one$diverged_why, ref$diverged_why)
   expect_equal(one$weights_final, ref$weights_final, tolerance = 1e-10)
+  expect_equal(one$latent, ref$latent, tolerance = 1e-10)
+  expect_equal(one$delta, ref$delta, tolerance = 1e-10)
+  expect_equal(one$trace, ref$trace, tolerance = 1e-10, ignore_attr = TRUE)
 })
 
 test_that("batch = TRUE without a batched form is a classed error; 'auto' falls back", {

@@ -18,8 +18,8 @@
 // floating-point rounding (other matrix-product kernels and reduction orders: tests/testthat/
 // test-nn-batched-sgmcmc.R states the tolerance).
 //
-// Per member: divergence (a non-finite state or sigma at a check point: the member's last checked state is put
-// back; or the loss rule of chain.hpp at a trace point: loss_factor, loss_floor, loss_start, with the member's
+// Per member: divergence (a non-finite state or sigma at a check point: the member's last checked parameters are
+// put back, its latent variables and sigma left as they are, as run_chain does; or the loss rule of chain.hpp at a trace point: loss_factor, loss_floor, loss_start, with the member's
 // own lowest traced loss) stops that member only: its outputs are written at that moment and its slice is
 // neutralized (parameters, momenta and gradients held at 0, its likelihood gradient masked, no noise drawn) while
 // the others go on. Outputs are NetChainOutput slots in the format of NetRecorder (trace rows, running means,
@@ -246,7 +246,6 @@ class BatchedChainGroup {
     member_of = member_of.to(pb_.dev.device);
     torch::Tensor snap = flat.clone();
     const std::vector<torch::Tensor> snap_views = net.views(snap);
-    torch::Tensor sigma_snap = sigma.clone();
     std::vector<double> best(static_cast<std::size_t>(G), ctl_.loss_start > 0.0 ? ctl_.loss_start : INFINITY);
     std::vector<std::int64_t> xshape{G, n}, yshape{G, n};
     for (std::int64_t k = 1; k < d.x.dim(); ++k) xshape.push_back(d.x.size(k));
@@ -308,7 +307,6 @@ class BatchedChainGroup {
               if (rng_.active[static_cast<std::size_t>(m)] && !okp[m]) bad.push_back(m);
             for (std::int64_t m : bad) {
               for (std::size_t g = 0; g < groups_.size(); ++g) groups_[g].value.select(0, m).copy_(snap_views[g].select(0, m));
-              sigma.select(0, m).copy_(sigma_snap.select(0, m));
               auto& st = status_[first_ + static_cast<std::size_t>(m)];
               st.diverged = true;
               st.diverged_at = k;
@@ -320,7 +318,6 @@ class BatchedChainGroup {
             }
             if (n_active_ == 0) break;
             snap.copy_(flat);
-            sigma_snap.copy_(sigma);
           }
           // 5. output
           if (save) record(sigma);
