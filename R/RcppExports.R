@@ -109,6 +109,10 @@ cpp_nn_predict <- function(spec, params, buffers, newx, newdim, float64) {
     .Call(`_scalebayes_cpp_nn_predict`, spec, params, buffers, newx, newdim, float64)
 }
 
+cpp_nn_sgmcmc_batch_support <- function(spec, control) {
+    .Call(`_scalebayes_cpp_nn_sgmcmc_batch_support`, spec, control)
+}
+
 cpp_nn_sgmcmc <- function(spec, x, xdim, y, newx, newdim, control, nnctl, run) {
     .Call(`_scalebayes_cpp_nn_sgmcmc`, spec, x, xdim, y, newx, newdim, control, nnctl, run)
 }

@@ -13,9 +13,28 @@
 # The engine's code for `batch`: 0 one network per thread; g > 0 batched groups of g members; -1 batched, one
 # group per worker thread.
 nn_wbb_batch <- function(batch, spec, call) {
+  nn_batch_code(batch, function() cpp_nn_batch_support(spec), "This network cannot be trained batched",
+                "one network per thread", "draws", call)
+}
+
+# SG-MCMC chains of a network (engine: inst/include/scalebayes/nn/batched_sgmcmc.hpp): the `batch` argument of
+# sgld_sa() / hamcmc_sa() with a network `model`. "auto" batches whenever the chains have a batched form (an MLP
+# of nn_mlp() and sampler "sgld", "sghmc" or "sgnht" without pruning); HAMCMC-SA / HAMCMC (an L-BFGS memory per
+# chain), pruning and layers without a batched form run one network per chain. Measured (bench/batched.R, section
+# "Batched SG-MCMC chains", bench/RESULTS.md): 8 SGHMC-SA chains of the 13-50-50-1 Boston MLP, 2,000 iterations,
+# batched 4.0-4.2 times as fast as one network per chain on one thread, 2.7-3.5 times on two (a loaded 2-core VM).
+# `ctl`: the engine control list (sgmcmc_engine_control()).
+nn_sgmcmc_batch <- function(batch, spec, ctl, call) {
+  nn_batch_code(batch, function() cpp_nn_sgmcmc_batch_support(spec, ctl), "These chains cannot run batched",
+                "one network per chain", "chains", call)
+}
+
+# The engine's code for `batch` (shared by WBB draws and SG-MCMC chains): 0 one network per thread; g > 0
+# batched groups of g members; -1 batched, one group per worker thread. `support()` returns list(ok, reason).
+nn_batch_code <- function(batch, support, what, unbatched, members, call) {
   if (is.character(batch)) {
     if (length(batch) != 1L || is.na(batch) || batch != "auto") {
-      sb_abort(c("{.arg batch} must be {.val auto}, {.code TRUE}, {.code FALSE} or a number of draws per batch.",
+      sb_abort(c("{.arg batch} must be {.val auto}, {.code TRUE}, {.code FALSE} or a number of {members} per batch.",
                  x = "You supplied {.obj_type_friendly {batch}}."), arg = "batch", call = call)
     }
   } else if (is.logical(batch)) {
@@ -24,11 +43,11 @@ nn_wbb_batch <- function(batch, spec, call) {
     batch <- check_count(batch, max = 1e7, arg = "batch", call = call)
   }
   if (isFALSE(batch)) return(0L)
-  sup <- cpp_nn_batch_support(spec)
+  sup <- support()
   if (!sup$ok) {
     if (identical(batch, "auto")) return(0L)
-    sb_abort(c("This network cannot be trained batched: {sup$reason}.",
-               i = "Use {.code batch = FALSE} (or {.code \"auto\"}): one network per thread."),
+    sb_abort(c("{what}: {sup$reason}.",
+               i = "Use {.code batch = FALSE} (or {.code \"auto\"}): {unbatched}."),
              arg = "batch", call = call)
   }
   if (isTRUE(batch)) return(-1L)

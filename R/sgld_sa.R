@@ -112,6 +112,10 @@
 #' @param newy Networks: test responses for `newx`; the fit then reports the test accuracy (or RMSE) of the
 #'   posterior predictive mean, and of every kept draw when `keep_draws = TRUE`.
 #' @param device Networks: `"cpu"`, `"cuda"` or `"auto"`.
+#' @param batch Networks: run the chains as one batched network (every chain a member of a network whose
+#'   weights have a leading chain dimension; see "Batched chains"): `"auto"` (default: batched when the chains
+#'   have a batched form), `TRUE` (batched; an error, class `scalebayes_error`, when they have none), `FALSE`
+#'   (one network per chain and thread, as before), or a number of chains per batch.
 #' @section Scale:
 #' With `standardize = TRUE` (the default) the regression is sampled on \eqn{x_s = (x - m_x) / s_x} and, for
 #' `"gaussian"`, \eqn{y_s = (y - m_y) / s_y}, so that the same defaults suit any units. The SSGL prior
@@ -159,6 +163,23 @@
 #' `scalebayes_warning_diverged`) naming the chain, the iteration and the step; `print()` says so on its first
 #' line. When every chain diverged the call is an error (class `scalebayes_error_diverged`) carrying the last
 #' good state of chain 1.
+#' @section Batched chains:
+#' Chains of a network with a batched form -- the MLPs of [nn_mlp()] (linear layers, activations, dropout 0)
+#' with `sampler = "sgld"`, `"sghmc"` or `"sgnht"` and no pruning -- run by default (`batch = "auto"`) as one
+#' batched network per thread: the weights of every chain of a batch are one tensor with a leading chain
+#' dimension, updated by batched matrix products and the same update rules, with each chain's own minibatches,
+#' initialization, noise generator, latent variables, sigma and divergence (a diverging chain stops alone). Chain
+#' c draws from the random streams of chain c whatever the batching or `threads`: the draws are the same for any
+#' batch size and `threads` (bitwise in our tests) and equal those of `batch = FALSE` up to floating-point
+#' rounding: float64 chains 4e-15 apart (relative) after 60 iterations; float32 chains 3e-8 apart after 12, but
+#' over thousands of iterations a chain amplifies last-bit differences until the batched and unbatched paths are
+#' different draws of the same posterior (measured: 2,000 SGHMC-SA iterations of a Boston MLP, posterior mean
+#' predictions 0.29 sd apart). HAMCMC-SA / HAMCMC (an L-BFGS memory per
+#' chain), magnitude pruning and other layers (convolutions, batch norm, dropout > 0) run one network per
+#' chain (`"auto"` falls back; `TRUE` is an error). Measured on 2 CPU cores (`bench/batched.R`,
+#' `bench/RESULTS.md`): see "Batched SG-MCMC chains" there. The step-size warm-up's pilots are single chains
+#' and run unbatched. The fit records the choice: `fit$settings$batch` (what was asked) and
+#' `fit$settings$batched` (what ran).
 #' @section Networks:
 #' With `model = nn_mlp(...)` or `nn_cnn(...)` the same chain driver samples a network's weights: the
 #' minibatch gradient of the log-likelihood (cross-entropy for `"multinomial"`, Bernoulli for `"binomial"`,
@@ -243,7 +264,7 @@ sgld_sa <- function(x, y, family = c("gaussian", "binomial"), method = c("sa", "
                     sparse = TRUE, intercept = TRUE, burnin = NULL, thin = NULL, keep_draws = TRUE, newx = NULL,
                     chains = NULL, threads = NULL, future = FALSE, chunks = NULL, seed = NULL, quiet = NULL,
                     control = sgmcmc_control(), model = NULL, epochs = NULL, sparse_layers = NULL, newy = NULL,
-                    device = "cpu", weights = NULL, standardize = TRUE, keep, data = NULL, subset = NULL, na.action = NULL, contrasts = NULL) {
+                    device = "cpu", weights = NULL, standardize = TRUE, batch = "auto", keep, data = NULL, subset = NULL, na.action = NULL, contrasts = NULL) {
   if (!missing(x) && sb_is_formula(x)) {
     net <- !is.null(model)
     return(sb_formula_fit(environment(), "sgld_sa", sgld_sa, match.call(), intercept = if (net) "none" else "arg",
@@ -271,15 +292,15 @@ sgld_sa <- function(x, y, family = c("gaussian", "binomial"), method = c("sa", "
                       thin = thin, newx = newx, newy = newy, chains = chains %||% 4L, threads = threads, seed = seed,
                       quiet = quiet, control = control, device = device, keep_draws = keep_draws,
                       future = future, chunks = chunks, weights = weights, standardize = standardize,
-                      call = rlang::current_env(), mcall = call))
+                      batch = batch, call = rlang::current_env(), mcall = call))
   }
   if (!is.null(weights)) {
     sb_abort(c("{.arg weights} applies to a network {.arg model}, not to regression.",
                i = "Per-example weights of the regression likelihood are not implemented; drop {.arg weights}."),
              arg = "weights")
   }
-  nets_only <- c("epochs", "sparse_layers", "newy", "device")[!c(missing(epochs), missing(sparse_layers),
-                                                               missing(newy), missing(device))]
+  nets_only <- c("epochs", "sparse_layers", "newy", "device", "batch")[!c(missing(epochs), missing(sparse_layers),
+                                                                        missing(newy), missing(device), missing(batch))]
   if (length(nets_only)) {
     sb_abort(c("{.arg {nets_only[1]}} applies to networks only.",
                i = "Pass a network as {.arg model} (e.g. {.code model = nn_mlp(50)}), or drop {.arg {nets_only[1]}}."),

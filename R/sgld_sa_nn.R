@@ -4,7 +4,8 @@
 # Called by sgld_sa() when `model` is a network. Arguments are sgld_sa()'s, already matched where shared.
 sgld_sa_nn <- function(x, y, model, family, method, sampler, iterations, epochs, batch_size, v0, v1,
                        sparse_layers, burnin, thin, newx, newy, chains, threads, seed, quiet, control, device,
-                       keep_draws, weights = NULL, future = FALSE, chunks = NULL, standardize = FALSE, call, mcall) {
+                       keep_draws, weights = NULL, future = FALSE, chunks = NULL, standardize = FALSE, batch = "auto",
+                       call, mcall) {
   t0 <- proc.time()[["elapsed"]]
   device <- check_backend(device, call)
   if (!inherits(model, "sb_nn_spec")) {
@@ -109,8 +110,10 @@ sgld_sa_nn <- function(x, y, model, family, method, sampler, iterations, epochs,
                                family = family, method = method, sampler = sampler, iterations = iterations,
                                batch_size = batch_size, burnin = lens$burnin, thin = lens$thin, v0 = v0, v1 = v1,
                                keep = integer(), chains = chains, chain_offset = 0)
+  # batched chains (R/nn_batch.R, nn/batched_sgmcmc.hpp): 0 one network per chain, -1 / g batched
+  batch_code <- nn_sgmcmc_batch(batch, spec, ctl, call)
   nnctl <- list(device = device, float64 = float64, torch_threads = 1L, keep_pred = n_kept > 0,
-                keep_params = n_kept > 0, keep_stride = stride, init = init, weights = weights)
+                keep_params = n_kept > 0, keep_stride = stride, init = init, weights = weights, batch = batch_code)
   # the probe inputs of the function-space convergence checks ride along with newx (their predictions are kept
   # with the test predictions and split off in nn_sgmcmc_fit())
   probe <- if (n_kept > 0) nn_probe_index(n) else integer()
@@ -146,7 +149,8 @@ sgld_sa_nn <- function(x, y, model, family, method, sampler, iterations, epochs,
                                 nobs = n, input = xd$shape, control = control_user, step_size = step_size,
                                 threads = run$threads, keep_draws = n_kept, keep_stride = stride, n_out = n_out,
                                 n_saved = n_saved, future = future, standardize = standardize,
-                                auto_step = auto_step),
+                                auto_step = auto_step, batch = batch, batched = batch_code != 0L,
+                                batch_group = if (batch_code > 0L) batch_code else NA_integer_),
                 float64 = float64, seed = run$seed, call = mcall, t0 = t0, scaling = scaling, probe = probe,
                 warmup = warmup)
 }

@@ -6,10 +6,15 @@
 #      Adam lr 1e-3, lambda 1e-4
 #   2. 100 draws x 5 epochs of the 784-128-64-10 MLP on 2,000 MNIST digits (batch 50)
 #   3. the crossover: batched / one network per thread for growing networks (16 draws, 3 epochs, 1,000 rows)
+#   4. SGHMC-SA, 8 chains of the 13-50-50-1 MLP on the 405 standardized Boston rows (batch 50, 2,000 iterations,
+#      fixed step 0.03 / 405 so that the step-size warm-up is not timed, predictions on the 101 other rows):
+#      whole sgld_sa() calls, batched (sgld_sa(batch = "auto"), nn/batched_sgmcmc.hpp) against batch = FALSE and
+#      against the same batched chains written in PyTorch (bench/batched_sgmcmc_torch.py: baddbmm, autograd, the
+#      SSGL prior, SA of the latent variables, SGHMC, running mean of the test predictions)
 # scalebayes times are whole wbb_nn() calls (standardization, draws, assembling the fit) with certify = FALSE
 # (the end-of-fit certificate has no counterpart in the PyTorch loop); PyTorch times are initialization and
-# training. Run: Rscript bench/batched.R   (about 10 minutes on 2 cores; SB_BENCH_QUICK=1: section 1 only,
-# SB_BENCH_SKIP=1,3: leave sections out)
+# training. Run: Rscript bench/batched.R   (about 12 minutes on 2 cores; SB_BENCH_QUICK=1: section 1 only,
+# SB_BENCH_SKIP=1,3: leave sections out; SB_BENCH_ONLY=4: that section only)
 suppressPackageStartupMessages(library(scalebayes))
 stopifnot(sb_torch_available())
 py <- if (file.exists("/usr/bin/python3")) "/usr/bin/python3" else "python3"
@@ -18,7 +23,8 @@ ref <- file.path(here, "batched_torch.py")
 if (!file.exists(ref)) ref <- "bench/batched_torch.py"
 quick <- nzchar(Sys.getenv("SB_BENCH_QUICK"))
 skip <- as.integer(strsplit(Sys.getenv("SB_BENCH_SKIP"), ",")[[1]])
-section <- function(k) !(k %in% skip) && (!quick || k == 1L)
+only <- as.integer(strsplit(Sys.getenv("SB_BENCH_ONLY"), ",")[[1]])
+section <- function(k) !(k %in% skip) && (!quick || k == 1L) && (!length(only) || k %in% only)
 
 run_torch <- function(x, y, hidden, epochs, draws, threads, family) {
   d <- tempfile("sbb"); dir.create(d)
@@ -79,5 +85,44 @@ for (cf in list(c(13, 50, 50), c(13, 128, 128), c(13, 256, 256), c(784, 128, 64)
   P <- cf[1] * cf[2] + cf[2] * cf[3] + cf[3] + cf[2] + cf[3] + 1
   r <- vapply(1:2, function(th) run_sb(x, y, cf[-1], 2, 16, th, FALSE) / run_sb(x, y, cf[-1], 2, 16, th, TRUE), 0)
   cat(sprintf("   %-12s %7d parameters: 1 thread %.2fx   2 threads %.2fx\n", paste(cf, collapse = "-"), P, r[1], r[2]))
+}
+}
+
+if (section(4L)) {
+cat("\n4. SGHMC-SA, 8 chains, 13-50-50-1 MLP, 405 standardized Boston rows, batch 50, 2,000 iterations, step 0.03 / 405\n")
+b <- MASS::Boston
+xb <- scale(as.matrix(b[, -14])); yb <- as.numeric(scale(b$medv))
+tr <- 1:405
+run_sg <- function(threads, batch) {
+  fit <- NULL
+  t <- system.time(fit <- suppressWarnings(sgld_sa(xb[tr, ], yb[tr], model = nn_mlp(c(50, 50)), sampler = "sghmc",
+                                                   method = "sa", iterations = 2000, batch_size = 50, chains = 8,
+                                                   seed = 1, threads = threads, quiet = TRUE, batch = batch,
+                                                   newx = xb[-tr, ], control = sgmcmc_control(step_size = 0.03 / 405))))[["elapsed"]]
+  list(t = t, fit = fit)
+}
+ref_sg <- file.path(here, "batched_sgmcmc_torch.py")
+if (!file.exists(ref_sg)) ref_sg <- "bench/batched_sgmcmc_torch.py"
+run_torch_sg <- function(threads) {
+  d <- tempfile("sbs"); dir.create(d)
+  writeBin(as.vector(t(xb[tr, ])), file.path(d, "x.f32"), size = 4)
+  writeBin(as.vector(t(xb[-tr, ])), file.path(d, "t.f32"), size = 4)
+  writeBin(yb[tr], file.path(d, "y.f32"), size = 4)
+  writeBin(yb[-tr], file.path(d, "y.f32.test"), size = 4)
+  env <- sprintf(c("OPENBLAS_NUM_THREADS=1", "OMP_NUM_THREADS=%d"), threads)
+  out <- system2(py, c(ref_sg, file.path(d, "x.f32"), file.path(d, "y.f32"), file.path(d, "t.f32"), length(tr),
+                       nrow(xb) - length(tr), ncol(xb), "50,50", 2000, 50, 8, threads, 0.03 / 405), stdout = TRUE, env = env)
+  c(t = as.numeric(sub("seconds ", "", grep("^seconds", out, value = TRUE))),
+    rmse = as.numeric(sub("rmse ", "", grep("^rmse", out, value = TRUE))))
+}
+for (th in 1:2) {
+  u <- run_sg(th, FALSE)
+  a <- run_sg(th, "auto")
+  pt <- run_torch_sg(th)
+  stopifnot(!u$fit$settings$batched, a$fit$settings$batched)
+  rmse <- function(f) sqrt(mean((f$pred_mean - yb[-tr])^2))
+  cat(sprintf("   %d thread%s: sgld_sa(batch = FALSE) %.2f s   batched %.2f s   PyTorch batched %.2f s   | batched vs one network per chain %.2fx, vs PyTorch %.2fx   (test RMSE %.4f / %.4f / PyTorch %.4f; max |pred_mean difference| %.2g)\n",
+              th, if (th > 1) "s" else "", u$t, a$t, pt[["t"]], u$t / a$t, pt[["t"]] / a$t, rmse(u$fit), rmse(a$fit),
+              pt[["rmse"]], max(abs(u$fit$pred_mean - a$fit$pred_mean))))
 }
 }

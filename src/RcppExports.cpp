@@ -391,6 +391,18 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
+// cpp_nn_sgmcmc_batch_support
+Rcpp::List cpp_nn_sgmcmc_batch_support(Rcpp::List spec, Rcpp::List control);
+RcppExport SEXP _scalebayes_cpp_nn_sgmcmc_batch_support(SEXP specSEXP, SEXP controlSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< Rcpp::List >::type spec(specSEXP);
+    Rcpp::traits::input_parameter< Rcpp::List >::type control(controlSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_nn_sgmcmc_batch_support(spec, control));
+    return rcpp_result_gen;
+END_RCPP
+}
 // cpp_nn_sgmcmc
 Rcpp::List cpp_nn_sgmcmc(Rcpp::List spec, Rcpp::NumericVector x, Rcpp::IntegerVector xdim, Rcpp::NumericVector y, Rcpp::NumericVector newx, Rcpp::IntegerVector newdim, Rcpp::List control, Rcpp::List nnctl, Rcpp::List run);
 RcppExport SEXP _scalebayes_cpp_nn_sgmcmc(SEXP specSEXP, SEXP xSEXP, SEXP xdimSEXP, SEXP ySEXP, SEXP newxSEXP, SEXP newdimSEXP, SEXP controlSEXP, SEXP nnctlSEXP, SEXP runSEXP) {
@@ -878,6 +890,7 @@ static const R_CallMethodDef CallEntries[] = {
     {"_scalebayes_cpp_nn_batch_support", (DL_FUNC) &_scalebayes_cpp_nn_batch_support, 1},
     {"_scalebayes_cpp_nn_objective", (DL_FUNC) &_scalebayes_cpp_nn_objective, 8},
     {"_scalebayes_cpp_nn_predict", (DL_FUNC) &_scalebayes_cpp_nn_predict, 6},
+    {"_scalebayes_cpp_nn_sgmcmc_batch_support", (DL_FUNC) &_scalebayes_cpp_nn_sgmcmc_batch_support, 2},
     {"_scalebayes_cpp_nn_sgmcmc", (DL_FUNC) &_scalebayes_cpp_nn_sgmcmc, 9},
     {"_scalebayes_cpp_nn_vi", (DL_FUNC) &_scalebayes_cpp_nn_vi, 9},
     {"_scalebayes_cpp_vi_test", (DL_FUNC) &_scalebayes_cpp_vi_test, 11},

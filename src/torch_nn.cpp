@@ -6,6 +6,7 @@
 
 #include "scalebayes/nn/adversarial.hpp"
 #include "scalebayes/nn/batched.hpp"
+#include "scalebayes/nn/batched_sgmcmc.hpp"
 #include "scalebayes/nn/net.hpp"
 #include "scalebayes/nn/predict.hpp"
 #include "scalebayes/nn/sgmcmc.hpp"
@@ -331,6 +332,18 @@ Rcpp::NumericVector cpp_nn_predict(Rcpp::List spec, Rcpp::NumericMatrix params, 
 #endif
 }
 
+// Whether SG-MCMC chains of a network specification with SG-MCMC control `control` (the engine list of
+// R/sgld_sa_nn.R) run batched (nn/batched_sgmcmc.hpp), and if not, why.
+// [[Rcpp::export]]
+Rcpp::List cpp_nn_sgmcmc_batch_support(Rcpp::List spec, Rcpp::List control) {
+#ifdef SCALEBAYES_HAVE_TORCH
+  const nn::BatchSupport b = nn::batched_sgmcmc_support(spec_from(spec), sbglue::sgmcmc_control(control));
+  return Rcpp::List::create(Rcpp::Named("ok") = b.ok, Rcpp::Named("reason") = b.reason);
+#else
+  return Rcpp::List::create(Rcpp::Named("ok") = false, Rcpp::Named("reason") = "scalebayes was built without LibTorch");
+#endif
+}
+
 // SG-MCMC chains of a network (engine: nn/sgmcmc.hpp over sgmcmc/chain.hpp). control: the SG-MCMC list of
 // R/sgld_sa_nn.R (as for the GLM); nnctl: device, float64, torch_threads, keep_pred, keep_params, optional init
 // (starting parameters, n_parameters x chains); run: the run
@@ -429,7 +442,13 @@ Rcpp::List cpp_nn_sgmcmc(Rcpp::List spec, Rcpp::NumericVector x, Rcpp::IntegerVe
     }
     return prog(done);
   };
-  const auto rs = nn::run_net_sgmcmc(pb, ctl, sbglue::run_settings(run), outs, status, monitor);
+  // nnctl$batch: 0 one network per chain and thread (nn/sgmcmc.hpp); g > 0 batched groups of g chains; -1
+  // batched, one group per worker thread (nn/batched_sgmcmc.hpp). R's sgld_sa() resolves batch = "auto" / TRUE /
+  // FALSE to it.
+  const int batch = sbglue::has(nnctl, "batch") ? Rcpp::as<int>(nnctl["batch"]) : 0;
+  const auto rs = batch != 0 ? nn::run_net_sgmcmc_batched(pb, ctl, sbglue::run_settings(run), outs, status,
+                                                          batch > 0 ? batch : 0, monitor)
+                             : nn::run_net_sgmcmc(pb, ctl, sbglue::run_settings(run), outs, status, monitor);
   Rcpp::CharacterVector messages(ctl.chains);
   for (int c = 0; c < ctl.chains; ++c) messages[c] = status[static_cast<std::size_t>(c)].message;
   return Rcpp::List::create(Rcpp::Named("chains") = chains, Rcpp::Named("messages") = messages,

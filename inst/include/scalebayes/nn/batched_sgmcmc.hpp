@@ -1,0 +1,722 @@
+// scalebayes/nn/batched_sgmcmc.hpp -- SG-MCMC chains of one network trained as ONE batched network.
+//
+// The unbatched engine (nn/sgmcmc.hpp over sgmcmc/chain.hpp) runs one network per chain and thread; for the small
+// MLPs of nn_mlp() an iteration is a few hundred tiny tensor operations, and their overhead, not arithmetic, is
+// the cost. Here G chains ("members") of one MLP share one BatchedNet (nn/batched.hpp: weights [G, in, out],
+// biases [G, 1, out], baddbmm, hand-written backward), and the update rules are those of sgmcmc/updates.hpp and
+// the step policies of sgmcmc/steps.hpp, unchanged, over a batched storage policy (BatchedTorchOps): an Array is
+// a group's [G, ...] tensor, a Scalar a [G, 1, 1] tensor (one sigma, delta, SGNHT thermostat ... per member) and
+// every reduction (sum, dot) is per member. So SGLD, SGHMC and SGNHT with the SSGL prior and SA / EM / none
+// latent updates run for every member at once with exactly the formulas of one chain.
+//
+// Same seed, same draws. Member m of a group is chain c = chain_offset + first + m and uses only what chain c
+// uses unbatched: the stream rng::Stream(seed, c) for its minibatches (the partial Fisher-Yates of chain.hpp on
+// its own persistent permutation), the substream (seed, c, 1) for its initial parameters (Net::init_from's
+// draws) and the seed of its own noise generator, which draws the Langevin / momentum noise of every group in the
+// unbatched shape and order ([out, in] for a weight, transposed into the batched layout). A member's chain is
+// therefore a function of (seed, c) whatever its group or thread; it equals the unbatched chain up to
+// floating-point rounding (other matrix-product kernels and reduction orders: tests/testthat/
+// test-nn-batched-sgmcmc.R states the tolerance).
+//
+// Per member: divergence (a non-finite state or sigma at a check point: the member's last checked parameters are
+// put back, its latent variables and sigma left as they are, as run_chain does; or the loss rule of chain.hpp at a trace point: loss_factor, loss_floor, loss_start, with the member's
+// own lowest traced loss) stops that member only: its outputs are written at that moment and its slice is
+// neutralized (parameters, momenta and gradients held at 0, its likelihood gradient masked, no noise drawn) while
+// the others go on. Outputs are NetChainOutput slots in the format of NetRecorder (trace rows, running means,
+// stored draws, final state, rho, delta, scalars), so R decodes them unchanged. The stop token is read every
+// report_every iterations (1 for networks) and stops every member of the group (their outputs are written, as
+// run_chain's are).
+//
+// Supported (batched_sgmcmc_support()): specs with a batched form (nn::batch_support: linear layers and
+// activations) and the samplers SGLD, SGHMC and SGNHT, without magnitude pruning. HAMCMC-SA / HAMCMC (an L-BFGS
+// memory per chain), pruning (a per-member k-th value) and the other layers run unbatched (run_net_sgmcmc); the
+// R front end falls back automatically (batch = "auto") and refuses batch = TRUE with a classed error.
+// Header-only, R-free, C++17. Design: inst/design-nn-batched.md ("SG-MCMC chains").
+#pragma once
+#include <torch/torch.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "scalebayes/nn/batched.hpp"
+#include "scalebayes/nn/sgmcmc.hpp"
+
+namespace scalebayes {
+namespace nn {
+
+// sigmoid(x) through torch's vectorized kernel for every element. torch's CPU sigmoid computes a tensor's
+// elements in vector chunks and its last numel % (2 x vector width) elements by a scalar formula (std::exp
+// against SLEEF's exp: they differ in the last bit for some inputs), so whether an element of member m takes the
+// scalar path would depend on how many members share the tensor (measured: float32 inclusion probabilities 3e-8
+// apart between groups of 1 and 4 chains). Evaluated on a copy padded to a multiple of 64 elements, no element
+// takes the scalar path, and a member's values are those of any other grouping. (log, exp, tanh of contiguous
+// tensors go through torch's vml loops, whose tail is a partial vector: the same arithmetic.)
+inline torch::Tensor sigmoid_any_group(const torch::Tensor& x) {
+  constexpr std::int64_t chunk = 64;  // a multiple of 2 x the widest vector (AVX-512 float: 16 lanes)
+  const std::int64_t n = x.numel();
+  const std::int64_t np = (n + chunk - 1) / chunk * chunk;
+  if (np == n && x.is_contiguous()) return torch::sigmoid(x);
+  torch::Tensor buf = torch::zeros({np}, x.options());
+  buf.narrow(0, 0, n).copy_(x.reshape({-1}));
+  return torch::sigmoid(buf).narrow(0, 0, n).view(x.sizes());
+}
+
+// The noise source of a batched group: one generator per member (seeded as the unbatched chain's) and which
+// members still run (a stopped member draws nothing more).
+struct MemberGenerators {
+  std::vector<at::Generator> gens;
+  std::vector<char> active;
+};
+
+// The storage policy of sgmcmc/storage.hpp for G members at once: Arrays are [G, a, b] tensors (BatchedNet's
+// group layout), Scalars [G, 1, 1]; sums and dot products reduce each member's slice.
+struct BatchedTorchOps {
+  using Array = torch::Tensor;
+  using Scalar = torch::Tensor;
+  using Index = std::int64_t;
+  using Rng = MemberGenerators;
+
+  static Array zeros_like(const Array& a) { return torch::zeros_like(a); }
+  static Index size(const Array& a) { return a.defined() && a.dim() > 0 && a.size(0) > 0 ? a.numel() / a.size(0) : 0; }  // per member
+  static Scalar sum(const Array& a) { return a.sum({1, 2}, true); }
+  static Scalar dot(const Array& a, const Array& b) { return (a * b).sum({1, 2}, true); }
+  static void axpy(const Scalar& alpha, const Array& x, Array& y) { y.add_(alpha * x); }
+  static Scalar where(const Scalar& c, const Scalar& a, const Scalar& b) { return torch::where(c > 0, a, b); }
+  static Scalar abs_sum_weighted(const Array& w, const Array& x) { return (w * x.abs()).sum({1, 2}, true); }
+  static Scalar sq_sum_weighted(const Array& w, const Array& x) { return (w * x.square()).sum({1, 2}, true); }
+  static Scalar zero_scalar(const Scalar& like) { return torch::zeros_like(like); }
+  static Scalar sqrt(const Scalar& v) { return v.sqrt(); }
+  static Scalar clamp(const Scalar& v, double lo, double hi) { return v.clamp(lo, hi); }
+  static void assign(Array& dst, const Array& src) {
+    if (!dst.defined() || !dst.sizes().equals(src.sizes())) dst = src.detach().clone();
+    else dst.copy_(src);
+  }
+  // Member m's noise: its generator's standard normals in the unbatched shape [b, a] (Net's [out, in]; a bias
+  // [1, out] draws [out, 1], the same numbers as [out]), transposed into the batched [a, b].
+  static void add_gaussian(Array& x, double sd, Rng& r) {
+    if (sd == 0.0 || x.numel() == 0) return;
+    const std::int64_t G = x.size(0);
+    bool all = true;
+    for (std::int64_t m = 0; m < G; ++m) all = all && r.active[static_cast<std::size_t>(m)];
+    torch::Tensor noise = all ? torch::empty({G, x.size(2), x.size(1)}, x.options())
+                              : torch::zeros({G, x.size(2), x.size(1)}, x.options());
+    for (std::int64_t m = 0; m < G; ++m) {
+      if (!r.active[static_cast<std::size_t>(m)]) continue;
+      torch::Tensor dst = noise.select(0, m);  // contiguous: normal_ fills it as randn fills a fresh tensor
+      at::Generator& gen = r.gens[static_cast<std::size_t>(m)];
+      if (gen.device() == x.device()) dst.normal_(0.0, 1.0, gen);
+      else dst.copy_(noise_normal(gen, {x.size(2), x.size(1)}, x.options()));
+    }
+    x.add_(noise.transpose(1, 2), sd);
+  }
+  static void ssgl_prior_grad(Array& g, const Array& x, const Array& k0, const Array& k1, const Scalar& sigma) {
+    const Scalar is = 1.0 / sigma;
+    g -= is * k0 * x.sign() + (is * is) * k1 * x;
+  }
+  static Array inclusion_prob(const Array& x, const Scalar& sigma, const Scalar& delta, double v0, double v1) {
+    const Scalar c = torch::log(delta) - torch::log1p(-delta) - 0.5 * torch::log(2.0 * M_PI * v1 * sigma * sigma) +
+                     torch::log(2.0 * v0 * sigma);
+    return sigmoid_any_group(c - x.square() / (2.0 * v1 * sigma * sigma) + x.abs() / (v0 * sigma));
+  }
+};
+
+using BatchedGroup = sgmcmc::Group<BatchedTorchOps>;
+
+// Whether chains of `spec` with settings `ctl` can run batched, and if not, why (one sentence).
+inline BatchSupport batched_sgmcmc_support(const ModelSpec& spec, const sgmcmc::Control& ctl) {
+  BatchSupport r = batch_support(spec);
+  if (!r.ok) return r;
+  if (ctl.sampler != sgmcmc::Sampler::sgld && ctl.sampler != sgmcmc::Sampler::sghmc &&
+      ctl.sampler != sgmcmc::Sampler::sgnht) {
+    r.ok = false;
+    r.reason = std::string("the sampler \"") + sgmcmc::sampler_name(ctl.sampler) +
+               "\" keeps an L-BFGS memory per chain (batched: sgld, sghmc, sgnht)";
+  } else if (ctl.pruning.on) {
+    r.ok = false;
+    r.reason = "magnitude pruning has no batched form";
+  }
+  return r;
+}
+
+// One group of chains (local indices first .. first + G - 1 of the call) run as one batched network.
+class BatchedChainGroup {
+ public:
+  BatchedChainGroup(const NetChainProblem& pb, const sgmcmc::Control& ctl, const parallel::RunSettings& run,
+                    const std::vector<NetChainOutput>& outs, std::vector<sgmcmc::ChainStatus>& status)
+      : pb_(pb), ctl_(ctl), run_(run), outs_(outs), status_(status) {}
+
+  void run(std::size_t first, std::int64_t count, std::atomic<long>& progress, const parallel::StopToken& stop) {
+    torch::NoGradGuard ng;
+    // A group of one chain runs as two members, the second a neutral placeholder (never active, no output):
+    // torch reduces a [1, ...] tensor by another kernel path than a [G > 1, ...] one (a full reduction), which
+    // changed the last bit of a sum (measured: the traced delta of a chain 7e-18 apart between groups of 1 and
+    // 4), while groups of 2, 3, 4 and 6 agreed bitwise.
+    const std::int64_t G = std::max<std::int64_t>(count, 2);
+    const Dataset& d = *pb_.data;
+    const long N = static_cast<long>(d.n());
+    const long n = std::min<long>(ctl_.batch_size, N);
+    BatchedNet net(pb_.spec, G, pb_.dev.device, pb_.dev.dtype);
+    net_ = &net;
+    first_ = first;
+    G_ = G;
+    opts_ = net.options();
+    // 1. per member: streams, initial parameters, noise generator (NetModel's order)
+    std::vector<rng::Stream> rs;
+    rs.reserve(static_cast<std::size_t>(G));
+    rng_.gens.clear();
+    rng_.active.assign(static_cast<std::size_t>(G), 0);
+    for (std::int64_t m = 0; m < G; ++m) {
+      if (m >= count) {  // the placeholder: parameters 0, never drawn for
+        rs.emplace_back(run_.seed, 0);
+        rng_.gens.push_back(noise_generator(pb_.dev.device));
+        continue;
+      }
+      rng_.active[static_cast<std::size_t>(m)] = 1;
+      const std::uint64_t id = static_cast<std::uint64_t>(ctl_.chain_offset + static_cast<long>(first + m));
+      rs.emplace_back(run_.seed, id);
+      rng::Stream init(run_.seed, id, 1);
+      net.init_member(m, init);
+      at::Generator gen = noise_generator(pb_.dev.device);
+      gen.set_current_seed(init.next());
+      rng_.gens.push_back(gen);
+      if (pb_.init_params) set_member(m, pb_.init_params + (first + static_cast<std::size_t>(m)) * static_cast<std::size_t>(net.n_parameters()));
+    }
+    auto& ng_ = net.groups();
+    groups_.clear();
+    for (auto& pg : ng_) {
+      BatchedGroup g;
+      g.value = pg.t;  // alias: the rules update the batched network in place
+      g.grad = torch::zeros_like(g.value);
+      g.momentum = torch::zeros_like(g.value);
+      g.sparse = pg.def.penalized;
+      g.prior_var = ctl_.prior_var;
+      groups_.push_back(g);
+    }
+    n_active_ = count;
+    saved_.assign(static_cast<std::size_t>(G), 0);
+    traced_.assign(static_cast<std::size_t>(G), 0);
+    last_loss_.assign(static_cast<std::size_t>(G), NAN);
+    psum_.clear();
+    for (auto& g : groups_) psum_.push_back(torch::zeros_like(g.value));
+    if (pb_.x_new.defined()) pred_sum_ = torch::zeros({G, pb_.x_new.size(0), net.out_dim()}, opts_);
+    loss_sum_ = torch::zeros({G}, opts_);
+    correct_sum_ = torch::zeros({G}, torch::TensorOptions().dtype(torch::kDouble).device(pb_.dev.device));
+    loss_count_ = acc_count_ = 0;
+    mask_ = torch::ones({G, 1}, opts_);
+    set_off();
+
+    // 2. the chain driver of sgmcmc/chain.hpp, member by member where it branches
+    namespace sg = sgmcmc;
+    using Ops = BatchedTorchOps;
+    const bool regression = pb_.spec.family == Family::gaussian;
+    torch::Tensor sigma = scalar(ctl_.sigma_init);
+    bool has_sparse = false;
+    for (auto& g : groups_) {
+      if (!g.sparse) continue;
+      sg::init_latents<Ops>(g, ctl_.rho_init, scalar(ctl_.delta_init), ctl_.hyper);
+      has_sparse = has_sparse || Ops::size(g.value) > 0;
+    }
+    sg::SAInput<Ops> sain;
+    sain.regression = regression;
+    sain.n_total = static_cast<double>(d.y.numel());
+    const bool adapt_sigma_only = regression && !ctl_.fixed_sigma;
+    const bool fixed_lik = regression && ctl_.lik_var > 0.0;
+    const torch::Tensor lik_is2 = scalar(fixed_lik ? 1.0 / ctl_.lik_var : 1.0);
+    auto to_posterior = [&]() {
+      if (fixed_lik) sg::posterior_gradient<Ops>(groups_, sigma, true, lik_is2);
+      else if (regression) sg::posterior_gradient<Ops>(groups_, sigma, true, 1.0 / (sigma * sigma));
+      else sg::posterior_gradient<Ops>(groups_, sigma, false, lik_is2);
+    };
+    auto regrad = [&]() { throw std::logic_error("batched SG-MCMC: this step policy needs a second gradient"); };
+
+    std::vector<std::vector<std::int64_t>> idx(static_cast<std::size_t>(G), std::vector<std::int64_t>(static_cast<std::size_t>(N)));
+    for (auto& v : idx)
+      for (long i = 0; i < N; ++i) v[static_cast<std::size_t>(i)] = i;
+    std::vector<std::int64_t> batch(static_cast<std::size_t>(G * n));
+    // the divergence check and the last checked state over the ONE flat parameter buffer (one isfinite, one
+    // per-member count, one copy per check point instead of a few per group); member_of: each entry's member
+    const torch::Tensor flat = net.parameters()[0].detach();
+    torch::Tensor member_of = torch::zeros({flat.numel()}, torch::TensorOptions().dtype(torch::kLong));
+    for (auto& v : net.views(member_of)) v.copy_(torch::arange(G, torch::kLong).view({G, 1, 1}).expand(v.sizes()));
+    member_of = member_of.to(pb_.dev.device);
+    torch::Tensor snap = flat.clone();
+    const std::vector<torch::Tensor> snap_views = net.views(snap);
+    std::vector<double> best(static_cast<std::size_t>(G), ctl_.loss_start > 0.0 ? ctl_.loss_start : INFINITY);
+    std::vector<std::int64_t> xshape{G, n}, yshape{G, n};
+    for (std::int64_t k = 1; k < d.x.dim(); ++k) xshape.push_back(d.x.size(k));
+    if (d.y.dim() == 2) yshape.push_back(d.y.size(1));
+    const auto idx_opt = torch::TensorOptions().dtype(torch::kLong);
+    const double scale = static_cast<double>(N) / static_cast<double>(n);
+
+    with_batched_policy(ctl_, [&](auto& policy) {
+      {
+        policy.start(groups_);
+        const long T = ctl_.iterations;
+        long pending = 0;
+        long k = 1;
+        for (; k <= T; ++k) {
+          if (k % ctl_.report_every == 0) {
+            progress.fetch_add(pending, std::memory_order_relaxed);
+            pending = 0;
+            if (stop.stop_requested()) break;
+          }
+          // 1. minibatch of every running member from its own stream
+          for (std::int64_t m = 0; m < G; ++m) {
+            auto& v = idx[static_cast<std::size_t>(m)];
+            if (rng_.active[static_cast<std::size_t>(m)] && n < N) {
+              rng::Stream& s = rs[static_cast<std::size_t>(m)];
+              for (long t = 0; t < n; ++t) {
+                const long j = t + static_cast<long>(s.uniform() * static_cast<double>(N - t));
+                std::swap(v[static_cast<std::size_t>(t)], v[static_cast<std::size_t>(j < N ? j : N - 1)]);
+              }
+            }
+            std::copy(v.begin(), v.begin() + n, batch.begin() + m * n);
+          }
+          minibatch(torch::from_blob(batch.data(), {G * n}, idx_opt).to(pb_.dev.device), xshape, yshape, scale);
+          // 2. SA of the latent variables
+          if (k > ctl_.sa_start && ctl_.method != sg::Method::none && (has_sparse || adapt_sigma_only)) {
+            if (regression) sain.resid_ss = last_lsum_.view({G, 1, 1}) * (2.0 * scale);
+            sg::sa_update<Ops>(groups_, sigma, ctl_.sa.at(k - ctl_.sa_start), ctl_.hyper, sain, !ctl_.fixed_sigma);
+          }
+          // 3. posterior gradient and the step
+          const bool trace = k % ctl_.trace_every == 0;
+          sg::StepContext sc;
+          sg::StepStats stats;
+          sc.k = k;
+          sc.tau = ctl_.temperature.at(k);
+          sc.eps = ctl_.step.at(k);
+          to_posterior();
+          policy.step(groups_, sc, rng_, regrad);
+          if (n_active_ < G) hold_neutral(sigma);
+          pending += n_active_;
+          const bool save = k > ctl_.burnin && (k - ctl_.burnin) % ctl_.thin == 0;
+          const bool check = k % ctl_.check_every == 0 || save || trace || k == T;
+          // 4. divergence of a member: back to its last checked state, its outputs, then neutral
+          if (check) {
+            torch::Tensor nonfinite = torch::zeros({G}, opts_).index_add_(0, member_of, torch::isfinite(flat).logical_not().to(opts_.dtype()));
+            torch::Tensor ok = (torch::isfinite(sigma) & (sigma > 0)).reshape({G}) & nonfinite.eq(0);
+            ok = ok.to(torch::kCPU).contiguous();
+            const bool* okp = ok.data_ptr<bool>();
+            std::vector<std::int64_t> bad;
+            for (std::int64_t m = 0; m < G; ++m)
+              if (rng_.active[static_cast<std::size_t>(m)] && !okp[m]) bad.push_back(m);
+            for (std::int64_t m : bad) {
+              for (std::size_t g = 0; g < groups_.size(); ++g) groups_[g].value.select(0, m).copy_(snap_views[g].select(0, m));
+              auto& st = status_[first_ + static_cast<std::size_t>(m)];
+              st.diverged = true;
+              st.diverged_at = k;
+              st.message = "the sampler produced a non-finite state at iteration " + std::to_string(k) +
+                           " (step size too large for the curvature of the posterior?)";
+              st.iterations_done = k - 1;
+              finish(m, sigma, st);
+              neutralize(m, sigma);
+            }
+            if (n_active_ == 0) break;
+            snap.copy_(flat);
+          }
+          // 5. output
+          if (save) record(sigma);
+          if (trace) {
+            std::vector<double> L = trace_rows(k, sigma, sc.eps, sc.tau, stats);
+            if (ctl_.loss_factor > 0.0) {
+              for (std::int64_t m = 0; m < G; ++m) {
+                const std::size_t mm = static_cast<std::size_t>(m);
+                if (!rng_.active[mm]) continue;
+                const double l = L[mm];
+                if (!std::isfinite(l) || l > ctl_.loss_factor * std::max(best[mm], ctl_.loss_floor)) {
+                  auto& st = status_[first_ + mm];
+                  st.diverged = true;
+                  st.diverged_at = k;
+                  char buf[160];
+                  std::snprintf(buf, sizeof buf,
+                                "the training loss per example reached %.4g at iteration %ld (reference level %.4g)", l,
+                                k, best[mm]);
+                  st.message = buf;
+                  st.iterations_done = k;
+                  finish(m, sigma, st);
+                  neutralize(m, sigma);
+                } else {
+                  best[mm] = std::min(best[mm], l);
+                }
+              }
+              if (n_active_ == 0) {
+                ++k;
+                break;
+              }
+            }
+          }
+        }
+        progress.fetch_add(pending, std::memory_order_relaxed);
+        for (std::int64_t m = 0; m < G; ++m) {
+          if (!rng_.active[static_cast<std::size_t>(m)]) continue;
+          auto& st = status_[first_ + static_cast<std::size_t>(m)];
+          st.iterations_done = std::min<long>(k - 1, T);
+          finish(m, sigma, st);
+        }
+      }
+    });
+  }
+
+ private:
+  // Builds the step policy ctl names (SGLD, SGHMC, SGNHT: steps.hpp) and calls f(policy).
+  template <class F>
+  static void with_batched_policy(const sgmcmc::StepControl& sc, F&& f) {
+    switch (sc.sampler) {
+      case sgmcmc::Sampler::sgld: {
+        sgmcmc::SgldStep s(sc);
+        f(s);
+        return;
+      }
+      case sgmcmc::Sampler::sghmc: {
+        sgmcmc::SghmcStep s(sc);
+        f(s);
+        return;
+      }
+      case sgmcmc::Sampler::sgnht: {
+        sgmcmc::SgnhtStep s(sc);
+        f(s);
+        return;
+      }
+      default: throw std::invalid_argument("batched SG-MCMC: no batched form of this sampler");
+    }
+  }
+
+  torch::Tensor scalar(double v) const { return torch::full({G_, 1, 1}, v, opts_); }
+
+  // Member m's parameters from a block in Net::copy_to order.
+  void set_member(std::int64_t m, const double* p) {
+    for (auto& g : net_->groups()) {
+      const std::int64_t k = g.def.numel();
+      torch::Tensor src = torch::from_blob(const_cast<double*>(p), g.def.shape, torch::kDouble);
+      g.t.select(0, m).copy_(g.weight ? src.t() : src.unsqueeze(0));
+      p += k;
+    }
+  }
+
+  // Minibatch gradients of every member: grad = -(N/n) d sum_B w_i l_i / d theta (NetModel::forward_backward),
+  // the summed minibatch loss in last_lsum_ and the trace sums.
+  void minibatch(const torch::Tensor& flat, const std::vector<std::int64_t>& xshape,
+                 const std::vector<std::int64_t>& yshape, double scale) {
+    const Dataset& d = *pb_.data;
+    const std::int64_t G = G_, n = xshape[1];
+    torch::Tensor xb = d.x.index_select(0, flat).view(xshape);
+    torch::Tensor yb = d.y.index_select(0, flat).view(yshape);
+    torch::Tensor out = net_->forward(xb, false, true);
+    torch::Tensor losses = member_losses(pb_.spec.family, out, yb);  // [G, n]
+    torch::Tensor coef = mask_.expand({G, n});
+    if (pb_.weights.defined()) {
+      torch::Tensor wb = pb_.weights.index_select(0, flat).view({G, n}).to(losses.dtype());
+      losses = wb * losses;
+      coef = coef * wb;
+    }
+    last_lsum_ = losses.sum(1);  // [G]
+    net_->backward(loss_gradient(pb_.spec.family, out, yb, coef), false);
+    auto& ng = net_->groups();
+    for (std::size_t g = 0; g < groups_.size(); ++g) groups_[g].grad = ng[g].g * (-scale);
+    loss_sum_.add_(last_lsum_);
+    loss_count_ += n;
+    if (pb_.spec.family != Family::gaussian) {
+      torch::Tensor c;
+      if (pb_.spec.family == Family::multinomial) c = out.argmax(2).eq(yb).sum(1);
+      else if (yb.dim() == 3) c = out.gt(0).to(yb.dtype()).eq(yb).sum({1, 2});
+      else c = out.select(2, 0).gt(0).to(yb.dtype()).eq(yb).sum(1);
+      correct_sum_.add_(c.to(torch::kDouble));
+      acc_count_ += static_cast<long>(yb.numel() / G);
+    }
+  }
+
+  // member_loss_gradient (nn/batched.hpp) with the binomial sigmoid of any grouping (sigmoid_any_group).
+  static torch::Tensor loss_gradient(Family f, const torch::Tensor& out, const torch::Tensor& y,
+                                     const torch::Tensor& coef) {
+    if (f != Family::binomial) return member_loss_gradient(f, out, y, coef);
+    torch::Tensor d = sigmoid_any_group(out) - (y.dim() == 3 ? y : y.unsqueeze(2));
+    return d.mul_(coef.unsqueeze(2));
+  }
+
+  // Response-scale predictions of every member on x_new ([G, n_new, q], the network's dtype).
+  torch::Tensor predict_all(std::int64_t chunk = 2000) {
+    const torch::Tensor& x = pb_.x_new;
+    std::vector<torch::Tensor> parts;
+    for (std::int64_t a = 0; a < x.size(0); a += chunk) {
+      torch::Tensor o = net_->forward(x.slice(0, a, std::min(x.size(0), a + chunk)), true, false);
+      parts.push_back(pb_.spec.family == Family::multinomial ? torch::softmax(o, 2)
+                      : pb_.spec.family == Family::binomial ? sigmoid_any_group(o)
+                                                             : o);
+    }
+    return parts.size() == 1 ? parts[0] : torch::cat(parts, 1);
+  }
+
+  // Member m of per-group [G, ...] tensors in Net::copy_to order, as a CPU tensor of kind.
+  torch::Tensor member_flat(const std::vector<torch::Tensor>& arrays, std::int64_t m, torch::Dtype kind) const {
+    std::vector<torch::Tensor> parts;
+    const auto& ng = net_->groups();
+    for (std::size_t g = 0; g < arrays.size(); ++g) {
+      torch::Tensor t = arrays[g].select(0, m);
+      if (ng[g].weight) t = t.t();
+      parts.push_back(t.reshape({-1}));
+    }
+    return torch::cat(parts).to(torch::kCPU, kind).contiguous();
+  }
+  static void copy_host(const torch::Tensor& t, double* out) {
+    const torch::Tensor c = t.detach().to(torch::kCPU, torch::kDouble).contiguous();
+    std::copy(c.data_ptr<double>(), c.data_ptr<double>() + c.numel(), out);
+  }
+  std::vector<torch::Tensor> values() const {
+    std::vector<torch::Tensor> v;
+    for (const auto& g : groups_) v.push_back(g.value);
+    return v;
+  }
+
+  // NetRecorder::save for every running member.
+  void record(const torch::Tensor&) {
+    for (std::size_t g = 0; g < groups_.size(); ++g) psum_[g].add_(groups_[g].value);
+    torch::Tensor pred, pars, parsf;
+    if (pred_sum_.defined()) {
+      pred = predict_all();
+      pred_sum_.add_(pred);
+    }
+    bool any_param = false, any_pred = false;
+    for (std::int64_t m = 0; m < G_; ++m) {
+      const std::size_t mm = static_cast<std::size_t>(m);
+      if (!rng_.active[mm]) continue;
+      const NetChainOutput& o = outs_[first_ + mm];
+      const std::size_t stride = std::max<std::size_t>(1, o.keep_stride);
+      if (saved_[mm] % stride != 0) continue;
+      any_param = any_param || o.param_draws || o.param_draws_f;
+      any_pred = any_pred || o.pred_draws;
+    }
+    torch::Tensor pred_host;
+    if (any_pred && pred.defined()) pred_host = pred.to(torch::kCPU, torch::kDouble).contiguous();
+    const std::size_t P = static_cast<std::size_t>(net_->n_parameters());
+    for (std::int64_t m = 0; m < G_; ++m) {
+      const std::size_t mm = static_cast<std::size_t>(m);
+      if (!rng_.active[mm]) continue;
+      const NetChainOutput& o = outs_[first_ + mm];
+      const std::size_t stride = std::max<std::size_t>(1, o.keep_stride);
+      const bool store = saved_[mm] % stride == 0;
+      const std::size_t slot = saved_[mm] / stride;
+      if (store && pred_host.defined() && o.pred_draws) {
+        const std::size_t k = static_cast<std::size_t>(pred_host.size(1) * pred_host.size(2));
+        const double* src = pred_host.data_ptr<double>() + mm * k;
+        std::copy(src, src + k, o.pred_draws + slot * k);
+      }
+      if (store && any_param) {
+        if (o.param_draws) {
+          if (!pars.defined()) pars = net_->flat_parameters(torch::kDouble);
+          const double* src = pars.data_ptr<double>() + mm * P;
+          std::copy(src, src + P, o.param_draws + slot * P);
+        }
+        if (o.param_draws_f) {
+          if (!parsf.defined()) parsf = net_->flat_parameters(torch::kFloat);
+          const float* src = parsf.data_ptr<float>() + mm * P;
+          std::copy(src, src + P, o.param_draws_f + slot * P);
+        }
+      }
+      ++saved_[mm];
+    }
+  }
+
+  // NetRecorder::trace for every running member (one host read); returns each member's traced loss.
+  std::vector<double> trace_rows(long k, const torch::Tensor& sigma, double eps, double tau,
+                                 const sgmcmc::StepStats& st) {
+    std::vector<torch::Tensor> cols{sigma.reshape({G_}).to(torch::kDouble)};
+    int nd = 0;
+    double nrho = 0.0;
+    torch::Tensor dsum, rsum, nzero;
+    for (auto& g : groups_) {
+      if (!g.sparse || BatchedTorchOps::size(g.value) == 0) continue;
+      torch::Tensor dl = g.delta.reshape({G_}).to(torch::kDouble);
+      torch::Tensor rs = g.rho.sum({1, 2}).to(torch::kDouble);
+      torch::Tensor nz = (g.value == 0).sum({1, 2}).to(torch::kDouble);
+      dsum = dsum.defined() ? dsum + dl : dl;
+      rsum = rsum.defined() ? rsum + rs : rs;
+      nzero = nzero.defined() ? nzero + nz : nz;
+      ++nd;
+      nrho += static_cast<double>(BatchedTorchOps::size(g.value));
+    }
+    cols.push_back(loss_sum_.to(torch::kDouble));
+    cols.push_back(correct_sum_);
+    if (nd) {
+      cols.push_back(dsum);
+      cols.push_back(rsum);
+      cols.push_back(nzero);
+    }
+    torch::Tensor h = torch::stack(cols).to(torch::kCPU).contiguous();
+    const double* p = h.data_ptr<double>();
+    const double lc = static_cast<double>(loss_count_);
+    std::vector<double> L(static_cast<std::size_t>(G_), NAN);
+    for (std::int64_t m = 0; m < G_; ++m) {
+      const std::size_t mm = static_cast<std::size_t>(m);
+      if (!rng_.active[mm]) continue;
+      const NetChainOutput& o = outs_[first_ + mm];
+      double local[NT_NCOL];
+      double* row = o.trace ? o.trace + traced_[mm] * NT_NCOL : local;
+      row[NT_ITER] = static_cast<double>(k);
+      row[NT_SIGMA] = p[m];
+      row[NT_DELTA] = nd ? p[3 * G_ + m] / nd : NAN;
+      row[NT_MEANRHO] = nrho > 0 ? p[4 * G_ + m] / nrho : NAN;
+      row[NT_LOSS] = loss_count_ > 0 ? p[G_ + m] / lc : NAN;
+      row[NT_ACCURACY] = acc_count_ > 0 && pb_.spec.family != Family::gaussian
+                             ? p[2 * G_ + m] / static_cast<double>(acc_count_)
+                             : NAN;
+      row[NT_EPS] = eps;
+      row[NT_TAU] = tau;
+      row[NT_DRIFT] = st.drift_ratio;
+      row[NT_NOISE] = st.noise_ratio;
+      row[NT_GAMMA] = st.gamma;
+      row[NT_SPARSITY] = nrho > 0 ? p[5 * G_ + m] / nrho : NAN;
+      L[mm] = row[NT_LOSS];
+      last_loss_[mm] = row[NT_LOSS];
+      if (o.status) {
+        o.status->loss.store(row[NT_LOSS]);
+        o.status->accuracy.store(row[NT_ACCURACY]);
+        o.status->sparsity.store(row[NT_SPARSITY]);
+        o.status->iteration.store(k);
+      }
+      if (o.trace) ++traced_[mm];
+    }
+    loss_sum_.zero_();
+    correct_sum_.zero_();
+    loss_count_ = 0;
+    acc_count_ = 0;
+    return L;
+  }
+
+  // NetRecorder::finish for member m.
+  void finish(std::int64_t m, const torch::Tensor& sigma, const sgmcmc::ChainStatus& st) {
+    const std::size_t mm = static_cast<std::size_t>(m);
+    const NetChainOutput& o = outs_[first_ + mm];
+    if (o.param_final) copy_host(member_flat(values(), m, torch::kDouble), o.param_final);
+    const auto& ng = net_->groups();
+    double* pm = o.param_mean;
+    double* rho = o.rho;
+    for (std::size_t g = 0; g < groups_.size(); ++g) {
+      const std::size_t k = static_cast<std::size_t>(BatchedTorchOps::size(groups_[g].value));
+      auto slice = [&](const torch::Tensor& t) {
+        torch::Tensor s = t.select(0, m);
+        return ng[g].weight ? s.t() : s;
+      };
+      if (pm) {
+        if (saved_[mm] > 0) copy_host(slice(psum_[g]) / static_cast<double>(saved_[mm]), pm);
+        else std::fill(pm, pm + k, NAN);
+        pm += k;
+      }
+      if (rho) {
+        if (groups_[g].sparse && groups_[g].rho.defined()) copy_host(slice(groups_[g].rho), rho);
+        else std::fill(rho, rho + k, NAN);
+        rho += k;
+      }
+      if (o.delta)
+        o.delta[g] = groups_[g].sparse && groups_[g].delta.defined()
+                         ? groups_[g].delta.select(0, m).to(torch::kCPU, torch::kDouble).item<double>()
+                         : NAN;
+    }
+    if (o.pred_mean && pred_sum_.defined()) {
+      if (saved_[mm] > 0) copy_host(pred_sum_.select(0, m) / static_cast<double>(saved_[mm]), o.pred_mean);
+      else std::fill(o.pred_mean, o.pred_mean + pred_sum_.select(0, m).numel(), NAN);
+    }
+    if (o.scalars) {
+      o.scalars[0] = sigma.select(0, m).to(torch::kCPU, torch::kDouble).item<double>();
+      o.scalars[1] = static_cast<double>(saved_[mm]);
+      o.scalars[2] = static_cast<double>(traced_[mm]);
+      o.scalars[3] = static_cast<double>(st.iterations_done);
+      o.scalars[4] = st.diverged ? 1.0 : 0.0;
+      o.scalars[5] = static_cast<double>(st.diverged_at);
+    }
+  }
+
+  // A stopped member: no more noise, a masked likelihood gradient, its state held at 0 (hold_neutral).
+  void neutralize(std::int64_t m, torch::Tensor& sigma) {
+    const std::size_t mm = static_cast<std::size_t>(m);
+    if (!rng_.active[mm]) return;
+    rng_.active[mm] = 0;
+    --n_active_;
+    set_off();
+    hold_neutral(sigma);
+  }
+  // The stopped members (and placeholders): off_, and their likelihood gradients masked.
+  void set_off() {
+    std::vector<std::int64_t> off;
+    for (std::int64_t i = 0; i < G_; ++i)
+      if (!rng_.active[static_cast<std::size_t>(i)]) {
+        off.push_back(i);
+        mask_.select(0, i).zero_();
+      }
+    off_ = torch::tensor(off, torch::TensorOptions().dtype(torch::kLong)).to(pb_.dev.device);
+  }
+  // Every stopped member's slice back to a finite neutral state (parameters, momenta, gradients 0; sigma 1;
+  // latents at their start): whatever a step did to it, it cannot turn non-finite and never touches the others.
+  void hold_neutral(torch::Tensor& sigma) {
+    for (auto& g : groups_) {
+      g.value.index_fill_(0, off_, 0.0);
+      g.momentum.index_fill_(0, off_, 0.0);
+      if (g.grad.defined()) g.grad.index_fill_(0, off_, 0.0);
+      if (g.sparse && g.rho.defined()) {
+        g.rho.index_fill_(0, off_, ctl_.rho_init);
+        g.kappa0.index_fill_(0, off_, 0.0);
+        g.kappa1.index_fill_(0, off_, 0.0);
+        g.delta.index_fill_(0, off_, ctl_.delta_init);
+      }
+    }
+    sigma.index_fill_(0, off_, 1.0);
+  }
+
+  const NetChainProblem& pb_;
+  const sgmcmc::Control& ctl_;
+  const parallel::RunSettings& run_;
+  const std::vector<NetChainOutput>& outs_;
+  std::vector<sgmcmc::ChainStatus>& status_;
+  BatchedNet* net_ = nullptr;
+  torch::TensorOptions opts_;
+  std::size_t first_ = 0;
+  std::int64_t G_ = 0, n_active_ = 0;
+  MemberGenerators rng_;
+  std::vector<BatchedGroup> groups_;
+  std::vector<std::size_t> saved_, traced_;
+  std::vector<double> last_loss_;
+  std::vector<torch::Tensor> psum_;
+  torch::Tensor pred_sum_, loss_sum_, correct_sum_, last_lsum_, mask_, off_;
+  long loss_count_ = 0, acc_count_ = 0;
+};
+
+// Runs ctl.chains chains of the network problem batched: contiguous groups of group_size chains (0: automatic,
+// batched_group_size(): one group per worker thread within the cache cap), run.threads workers, one group per
+// worker at a time. The same inputs and outputs as run_net_sgmcmc() (nn/sgmcmc.hpp); chain c uses stream
+// (seed, chain_offset + c) in either. The spec and control must be batched_sgmcmc_support()ed.
+inline parallel::RunStatus run_net_sgmcmc_batched(const NetChainProblem& pb, const sgmcmc::Control& ctl,
+                                                  const parallel::RunSettings& run,
+                                                  const std::vector<NetChainOutput>& outputs,
+                                                  std::vector<sgmcmc::ChainStatus>& status,
+                                                  std::int64_t group_size = 0,
+                                                  const parallel::Monitor& monitor = parallel::Monitor()) {
+  ctl.validate();
+  if (static_cast<int>(outputs.size()) != ctl.chains) throw std::invalid_argument("one output per chain");
+  const BatchSupport bs = batched_sgmcmc_support(pb.spec, ctl);
+  if (!bs.ok) throw std::invalid_argument("batched SG-MCMC chains: " + bs.reason);
+  status.assign(static_cast<std::size_t>(ctl.chains), sgmcmc::ChainStatus());
+  const std::size_t chains = static_cast<std::size_t>(ctl.chains);
+  const int threads = device_worker_threads(pb.dev.device, run.threads);
+  const std::int64_t per_member = pb.dev.device.is_cpu() ? plan(pb.spec).n_params() : 1;
+  const std::size_t G = batched_group_size(chains, threads, group_size, per_member);
+  const std::size_t groups = (chains + G - 1) / G;
+  std::atomic<long> progress{0};
+  auto body = [&](std::size_t k, int, const parallel::StopToken& stop) {
+    set_worker_threads(pb.torch_threads);
+    const std::size_t first = k * G;
+    const std::int64_t count = static_cast<std::int64_t>(std::min(G, chains - first));
+    BatchedChainGroup grp(pb, ctl, run, outputs, status);
+    grp.run(first, count, progress, stop);
+  };
+  parallel::Monitor mon;
+  if (monitor) mon = [&](std::size_t) { return monitor(static_cast<std::size_t>(progress.load())); };
+  const int nt = static_cast<int>(std::max<std::size_t>(1, std::min<std::size_t>(groups, static_cast<std::size_t>(std::max(1, threads)))));
+  return parallel::run_parallel(groups, nt, body, mon);
+}
+
+}  // namespace nn
+}  // namespace scalebayes
