@@ -1,5 +1,7 @@
 // tests/device/check_sgmcmc.cpp -- SG-MCMC chains of a network (nn/sgmcmc.hpp over sgmcmc/chain.hpp): SGHMC-SA
-// and HAMCMC-SA (its linear-cost forms, "lowrank" and "diagonal") with the SSGL prior on the weights.
+// and HAMCMC-SA (its linear-cost forms, "lowrank" and "diagonal") with the SSGL prior on the weights; SGHMC-SA
+// chains as one batched network (nn/batched_sgmcmc.hpp), on both devices and against the unbatched chains.
+#include "scalebayes/nn/batched_sgmcmc.hpp"
 #include "scalebayes/nn/sgmcmc.hpp"
 
 #include "device_check.hpp"
@@ -11,9 +13,11 @@ namespace {
 namespace sg = scalebayes::sgmcmc;
 
 // `chains` chains of `iterations`; outputs: the posterior-mean predictions on the first 100 rows and the final
-// parameters of every chain.
+// parameters of every chain. batched: the chains as one batched network per worker (group_size 0: the engine's
+// automatic groups).
 Outcome chain_run(const nn::ModelSpec& spec, const Data& d, const Target& t, sg::Sampler sampler, sg::SaForm form,
-                  int chains, long iterations, std::uint64_t seed) {
+                  int chains, long iterations, std::uint64_t seed, bool batched = false,
+                  std::int64_t group_size = 0) {
   const nn::DeviceChoice dev = t.choice();
   const nn::Dataset data = nn::make_dataset(d.x.data(), d.dims, d.y.data(), spec.family, dev.options());
   nn::NetChainProblem pb;
@@ -61,7 +65,10 @@ Outcome chain_run(const nn::ModelSpec& spec, const Data& d, const Target& t, sg:
   rs.seed = seed;
   rs.threads = t.threads;
   Outcome out;
-  out.seconds = wall_seconds([&] { nn::run_net_sgmcmc(pb, ctl, rs, outs, status); });
+  out.seconds = wall_seconds([&] {
+    if (batched) nn::run_net_sgmcmc_batched(pb, ctl, rs, outs, status, group_size);
+    else nn::run_net_sgmcmc(pb, ctl, rs, outs, status);
+  });
   for (const auto& s : status)
     if (s.diverged) throw std::runtime_error("a chain diverged: " + s.message);
   for (int c = 0; c < chains; ++c) {
@@ -92,6 +99,39 @@ std::vector<Row> check_sgmcmc(const Options& o, const Target& ref, const Target&
     };
     for (auto& r : agree_and_time(k.name, o, ref, tgt, run, 1e-6)) rows.push_back(r);
   }
+  // SGHMC-SA chains as one batched network (the bench: 8 chains of the Boston network)
+  auto runb = [&](const Target& t, bool timing) {
+    return timing ? chain_run(spec, d, t, sg::Sampler::sghmc, sg::SaForm::diagonal, 8, o.quick ? 300 : 2000, o.seed,
+                              true)
+                  : chain_run(spec, d, t, sg::Sampler::sghmc, sg::SaForm::diagonal, 4, 200, o.seed, true);
+  };
+  for (auto& r : agree_and_time("sghmc-sa batched mlp 13-50-50-1", o, ref, tgt, runb, 1e-6)) rows.push_back(r);
+  // batched = unbatched, and a chain does not depend on its group (float64, the reference device)
+  Row b;
+  b.engine = "sghmc-sa batched = unbatched";
+  b.check = "agree";
+  Target r64 = ref;
+  r64.float64 = true;
+  b.ref = r64.name() + " 1x";
+  b.target = r64.name() + " batch";
+  try {
+    const Outcome u = chain_run(spec, d, r64, sg::Sampler::sghmc, sg::SaForm::diagonal, 4, 60, o.seed);
+    const Outcome g1 = chain_run(spec, d, r64, sg::Sampler::sghmc, sg::SaForm::diagonal, 4, 60, o.seed, true, 1);
+    const Outcome g4 = chain_run(spec, d, r64, sg::Sampler::sghmc, sg::SaForm::diagonal, 4, 60, o.seed, true, 4);
+    b.ref_s = u.seconds;
+    b.target_s = g4.seconds;
+    b.rel_diff = max_rel_diff(u.values, g4.values);
+    b.tol = 1e-10;
+    const double groups = max_rel_diff(g1.values, g4.values);
+    b.pass = b.rel_diff <= b.tol && groups == 0.0;
+    char buf[96];
+    std::snprintf(buf, sizeof buf, "groups of 1 vs 4: %.1e", groups);
+    b.note = buf;
+  } catch (const std::exception& e) {
+    b.pass = false;
+    b.note = std::string("error: ") + e.what();
+  }
+  rows.push_back(b);
   return rows;
 }
 
