@@ -34,12 +34,13 @@
 # Environment: PDE_GRID (25), PDE_EPOCHS (6), PDE_LR (per-example learning rate, step_size = PDE_LR / 1300;
 # default 100), PDE_SEEDS (3), PDE_AVG (epochs averaged, 2), PDE_OUT (vignettes/hamcmc-pde-printed.rds),
 # PDE_CELLS (a regular expression of the keys to run, e.g. "^SGLD 0 "), PDE_DEVICE ("cpu"; "cuda" on a GPU),
-# PDE_THREADS (1), PDE_XSTD (1: standardized input image; 0: the raw field), PDE_FRESH.
+# PDE_THREADS (1), PDE_XSTD (1: standardized input image; 0: the raw field), PDE_FRESH, PDE_LINK ("identity";
+# "log" with PDE_CELLS='^none$' stores the log field's three baselines in vignettes/hamcmc-pde-log-baselines.rds).
 # The run stored in vignettes/hamcmc-pde-printed.rds (CPU-scaled: grid 25, shared 2-core machine):
 #   PDE_GRID=25 PDE_EPOCHS=6 PDE_LR=100 nice -n 15 Rscript vignettes/precompute-hamcmc-pde-printed.R
 # (the exact command of each stored file is in its $command). The full-size table (the paper's 50 x 50 grid,
 # 5,100 outputs, 8.7 million parameters) on a GPU:
-#   PDE_GRID=50 PDE_EPOCHS=300 PDE_LR=100 PDE_DEVICE=cuda PDE_OUT=vignettes/hamcmc-pde-printed-50.rds \
+#   PDE_GRID=50 PDE_EPOCHS=300 PDE_LR=100 PDE_DEVICE=cuda PDE_OUT=vignettes/hamcmc-pde-printed-50-gpu.rds \
 #     Rscript vignettes/precompute-hamcmc-pde-printed.R
 # (PDE_DEVICE is passed to sgld_sa(device = ); 300 epochs is a guess: 60 did not leave the mean on CPU, so check
 # the stored traces, $runs[[key]]$trace$loss against $settings$mean_predictor_loss.)
@@ -53,12 +54,13 @@ n_seeds <- as.integer(env_num("PDE_SEEDS", 3))
 avg_epochs <- as.integer(env_num("PDE_AVG", 2))
 threads <- as.integer(env_num("PDE_THREADS", 1))
 device <- Sys.getenv("PDE_DEVICE", "cpu")
-out <- Sys.getenv("PDE_OUT", "vignettes/hamcmc-pde-printed.rds")
+link <- Sys.getenv("PDE_LINK", "identity")  # "log": the log field's baselines (with PDE_CELLS='^none$')
+out <- Sys.getenv("PDE_OUT", if (link == "log") "vignettes/hamcmc-pde-log-baselines.rds" else "vignettes/hamcmc-pde-printed.rds")
 cell_filter <- Sys.getenv("PDE_CELLS")
 n <- 1500L; n_train <- 1300L
-t_data <- system.time(d <- elliptic_kle_data(n, grid = G, link = "identity", seed = 2021, threads = threads,
+t_data <- system.time(d <- elliptic_kle_data(n, grid = G, link = link, seed = 2021, threads = threads,
                                              quiet = TRUE))[["elapsed"]]
-stopifnot(min(d$x) > 0)
+if (link == "identity") stopifnot(min(d$x) > 0)  # (with link = "log", x is the log-permeability)
 # The network's input: the image standardized by one mean and one sd over all training pixels (what
 # sgld_sa(standardize = TRUE) does to images; we give standardize = FALSE so that the loss stays on the
 # velocities' scale and standardize the input here). The raw field (mean 7, sd about 1.4) gave no gradient
@@ -91,7 +93,7 @@ if (!is.null(res) && (res$settings$grid != G || res$settings$epochs != epochs ||
 }
 if (is.null(res)) {
   res <- list(runs = list(),
-              settings = list(grid = G, link = "identity", kappa0 = d$settings$kappa0 %||% 7,
+              settings = list(grid = G, link = link, kappa0 = d$settings$kappa0 %||% 7,
                               field_range = range(d$x), epochs = epochs, lr = lr, step_size = ss, batch = 100,
                               iterations = iters, burnin = burnin, avg_epochs = avg_epochs, seeds = n_seeds, n_train = n_train,
                               n_test = length(te), temperature = ss * 50000 / 0.01, likelihood_sd = sqrt(0.5),
@@ -101,7 +103,7 @@ if (is.null(res)) {
               paper = cbind(cells, paper = paper))
 }
 res$settings$kappa0 <- d$settings$kappa0 %||% 7
-env_set <- c("PDE_XSTD", "PDE_GRID", "PDE_EPOCHS", "PDE_LR", "PDE_SEEDS", "PDE_AVG", "PDE_OUT", "PDE_CELLS", "PDE_DEVICE",
+env_set <- c("PDE_LINK", "PDE_XSTD", "PDE_GRID", "PDE_EPOCHS", "PDE_LR", "PDE_SEEDS", "PDE_AVG", "PDE_OUT", "PDE_CELLS", "PDE_DEVICE",
              "PDE_THREADS")
 env_set <- env_set[nzchar(Sys.getenv(env_set))]
 cmd <- paste(c(sprintf("%s=%s", env_set, shQuote(Sys.getenv(env_set))), "nice -n 15",
