@@ -107,31 +107,9 @@ std::vector<Row> check_sgmcmc(const Options& o, const Target& ref, const Target&
   };
   for (auto& r : agree_and_time("sghmc-sa batched mlp 13-50-50-1", o, ref, tgt, runb, 1e-6)) rows.push_back(r);
   // batched = unbatched, and a chain does not depend on its group (float64, the reference device)
-  Row b;
-  b.engine = "sghmc-sa batched = unbatched";
-  b.check = "agree";
-  Target r64 = ref;
-  r64.float64 = true;
-  b.ref = r64.name() + " 1x";
-  b.target = r64.name() + " batch";
-  try {
-    const Outcome u = chain_run(spec, d, r64, sg::Sampler::sghmc, sg::SaForm::diagonal, 4, 60, o.seed);
-    const Outcome g1 = chain_run(spec, d, r64, sg::Sampler::sghmc, sg::SaForm::diagonal, 4, 60, o.seed, true, 1);
-    const Outcome g4 = chain_run(spec, d, r64, sg::Sampler::sghmc, sg::SaForm::diagonal, 4, 60, o.seed, true, 4);
-    b.ref_s = u.seconds;
-    b.target_s = g4.seconds;
-    b.rel_diff = max_rel_diff(u.values, g4.values);
-    b.tol = 1e-10;
-    const double groups = max_rel_diff(g1.values, g4.values);
-    b.pass = b.rel_diff <= b.tol && groups == 0.0;
-    char buf[96];
-    std::snprintf(buf, sizeof buf, "groups of 1 vs 4: %.1e", groups);
-    b.note = buf;
-  } catch (const std::exception& e) {
-    b.pass = false;
-    b.note = std::string("error: ") + e.what();
-  }
-  rows.push_back(b);
+  rows.push_back(batched_equals_unbatched("sghmc-sa batched = unbatched", ref, 1e-10, [&](const Target& t, std::int64_t g) {
+    return chain_run(spec, d, t, sg::Sampler::sghmc, sg::SaForm::diagonal, 4, 60, o.seed, g > 0, g);
+  }));
   return rows;
 }
 

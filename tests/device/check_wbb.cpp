@@ -73,31 +73,9 @@ std::vector<Row> check_wbb(const Options& o, const Target& ref, const Target& tg
     };
     for (auto& r : agree_and_time("wbb batched mlp 13-50-50-1", o, ref, tgt, runb, 1e-7)) rows.push_back(r);
     // batched = unbatched, and a member's draw does not depend on its group (float64, the reference device)
-    Row b;
-    b.engine = "wbb batched = unbatched";
-    b.check = "agree";
-    Target r64 = ref;
-    r64.float64 = true;
-    b.ref = r64.name() + " 1x";
-    b.target = r64.name() + " batch";
-    try {
-      const Outcome u = wbb_run(spec, d, 100, r64, 6, 3, 1e-3, o.seed);
-      const Outcome g1 = wbb_run(spec, d, 100, r64, 6, 3, 1e-3, o.seed, true, 1);
-      const Outcome g4 = wbb_run(spec, d, 100, r64, 6, 3, 1e-3, o.seed, true, 4);
-      b.ref_s = u.seconds;
-      b.target_s = g4.seconds;
-      b.rel_diff = max_rel_diff(u.values, g4.values);
-      b.tol = 1e-7;
-      const double groups = max_rel_diff(g1.values, g4.values);
-      b.pass = b.rel_diff <= b.tol && groups == 0.0;
-      char buf[96];
-      std::snprintf(buf, sizeof buf, "groups of 1 vs 4: %.1e", groups);
-      b.note = buf;
-    } catch (const std::exception& e) {
-      b.pass = false;
-      b.note = std::string("error: ") + e.what();
-    }
-    rows.push_back(b);
+    rows.push_back(batched_equals_unbatched("wbb batched = unbatched", ref, 1e-7, [&](const Target& t, std::int64_t g) {
+      return g ? wbb_run(spec, d, 100, t, 6, 3, 1e-3, o.seed, true, g) : wbb_run(spec, d, 100, t, 6, 3, 1e-3, o.seed);
+    }));
   }
   {  // a CNN on 28 x 28 images
     const Data d = images(o.quick ? 300 : 2000, 28, false, o.seed);

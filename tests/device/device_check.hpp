@@ -14,6 +14,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <functional>
 #include <string>
 #include <vector>
@@ -228,6 +229,37 @@ inline std::vector<Row> agree_and_time(const std::string& engine, const Options&
   }
   rows.push_back(b);
   return rows;
+}
+
+// The "batched = unbatched" check of a batched engine, in float64 on the reference device: run(target, group)
+// runs one network per member (group 0) or the members batched in groups of `group`. Batched (groups of 4) must
+// agree with unbatched within tol, and groups of 1 and 4 must agree exactly (a member does not depend on its
+// group).
+inline Row batched_equals_unbatched(const std::string& engine, const Target& ref, double tol,
+                                    const std::function<Outcome(const Target&, std::int64_t)>& run) {
+  Row b;
+  b.engine = engine;
+  b.check = "agree";
+  Target r64 = ref;
+  r64.float64 = true;
+  b.ref = r64.name() + " 1x";
+  b.target = r64.name() + " batch";
+  try {
+    const Outcome u = run(r64, 0), g1 = run(r64, 1), g4 = run(r64, 4);
+    b.ref_s = u.seconds;
+    b.target_s = g4.seconds;
+    b.rel_diff = max_rel_diff(u.values, g4.values);
+    b.tol = tol;
+    const double groups = max_rel_diff(g1.values, g4.values);
+    b.pass = b.rel_diff <= b.tol && groups == 0.0;
+    char buf[96];
+    std::snprintf(buf, sizeof buf, "groups of 1 vs 4: %.1e", groups);
+    b.note = buf;
+  } catch (const std::exception& e) {
+    b.pass = false;
+    b.note = std::string("error: ") + e.what();
+  }
+  return b;
 }
 
 }  // namespace devcheck

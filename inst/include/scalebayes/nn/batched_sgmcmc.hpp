@@ -74,28 +74,28 @@ struct MemberGenerators {
 };
 
 // The storage policy of sgmcmc/storage.hpp for G members at once: Arrays are [G, a, b] tensors (BatchedNet's
-// group layout), Scalars [G, 1, 1]; sums and dot products reduce each member's slice.
-struct BatchedTorchOps {
+// group layout), Scalars [G, 1, 1]; sums and dot products reduce each member's slice. The elementwise members are
+// TorchOps' own (nn/sgmcmc.hpp), taken by name; what reads a number back or ranks a whole tensor (value,
+// all_finite, prune_smallest) is not, so the private base keeps it out of reach.
+struct BatchedTorchOps : private TorchOps {
   using Array = torch::Tensor;
   using Scalar = torch::Tensor;
   using Index = std::int64_t;
   using Rng = MemberGenerators;
+  using TorchOps::assign;
+  using TorchOps::axpy;
+  using TorchOps::clamp;
+  using TorchOps::sqrt;
+  using TorchOps::ssgl_prior_grad;
+  using TorchOps::where;
+  using TorchOps::zero_scalar;
+  using TorchOps::zeros_like;
 
-  static Array zeros_like(const Array& a) { return torch::zeros_like(a); }
   static Index size(const Array& a) { return a.defined() && a.dim() > 0 && a.size(0) > 0 ? a.numel() / a.size(0) : 0; }  // per member
   static Scalar sum(const Array& a) { return a.sum({1, 2}, true); }
   static Scalar dot(const Array& a, const Array& b) { return (a * b).sum({1, 2}, true); }
-  static void axpy(const Scalar& alpha, const Array& x, Array& y) { y.add_(alpha * x); }
-  static Scalar where(const Scalar& c, const Scalar& a, const Scalar& b) { return torch::where(c > 0, a, b); }
   static Scalar abs_sum_weighted(const Array& w, const Array& x) { return (w * x.abs()).sum({1, 2}, true); }
   static Scalar sq_sum_weighted(const Array& w, const Array& x) { return (w * x.square()).sum({1, 2}, true); }
-  static Scalar zero_scalar(const Scalar& like) { return torch::zeros_like(like); }
-  static Scalar sqrt(const Scalar& v) { return v.sqrt(); }
-  static Scalar clamp(const Scalar& v, double lo, double hi) { return v.clamp(lo, hi); }
-  static void assign(Array& dst, const Array& src) {
-    if (!dst.defined() || !dst.sizes().equals(src.sizes())) dst = src.detach().clone();
-    else dst.copy_(src);
-  }
   // Member m's noise: its generator's standard normals in the unbatched shape [b, a] (Net's [out, in]; a bias
   // [1, out] draws [out, 1], the same numbers as [out]), transposed into the batched [a, b].
   static void add_gaussian(Array& x, double sd, Rng& r) {
@@ -114,14 +114,8 @@ struct BatchedTorchOps {
     }
     x.add_(noise.transpose(1, 2), sd);
   }
-  static void ssgl_prior_grad(Array& g, const Array& x, const Array& k0, const Array& k1, const Scalar& sigma) {
-    const Scalar is = 1.0 / sigma;
-    g -= is * k0 * x.sign() + (is * is) * k1 * x;
-  }
   static Array inclusion_prob(const Array& x, const Scalar& sigma, const Scalar& delta, double v0, double v1) {
-    const Scalar c = torch::log(delta) - torch::log1p(-delta) - 0.5 * torch::log(2.0 * M_PI * v1 * sigma * sigma) +
-                     torch::log(2.0 * v0 * sigma);
-    return sigmoid_any_group(c - x.square() / (2.0 * v1 * sigma * sigma) + x.abs() / (v0 * sigma));
+    return sigmoid_any_group(TorchOps::inclusion_logit(x, sigma, delta, v0, v1));
   }
 };
 

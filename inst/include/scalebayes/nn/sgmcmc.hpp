@@ -77,11 +77,14 @@ struct TorchOps {
     const Scalar is = 1.0 / sigma;
     g -= is * k0 * x.sign() + (is * is) * k1 * x;
   }
-  // P(gamma_j = 1 | x_j, sigma, delta), eq. (12), on the log-odds scale.
-  static Array inclusion_prob(const Array& x, const Scalar& sigma, const Scalar& delta, double v0, double v1) {
+  // P(gamma_j = 1 | x_j, sigma, delta), eq. (12): its log-odds, and the probability.
+  static Array inclusion_logit(const Array& x, const Scalar& sigma, const Scalar& delta, double v0, double v1) {
     const Scalar c = torch::log(delta) - torch::log1p(-delta) - 0.5 * torch::log(2.0 * M_PI * v1 * sigma * sigma) +
                      torch::log(2.0 * v0 * sigma);
-    return torch::sigmoid(c - x.square() / (2.0 * v1 * sigma * sigma) + x.abs() / (v0 * sigma));
+    return c - x.square() / (2.0 * v1 * sigma * sigma) + x.abs() / (v0 * sigma);
+  }
+  static Array inclusion_prob(const Array& x, const Scalar& sigma, const Scalar& delta, double v0, double v1) {
+    return torch::sigmoid(inclusion_logit(x, sigma, delta, v0, v1));
   }
   // Zero the floor(s p) smallest |x_j| (ties at the threshold included, as the Eigen policy does).
   static void prune_smallest(Array& x, double s) {
