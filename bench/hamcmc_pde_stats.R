@@ -11,7 +11,7 @@
 #   (sgld = 0: leave the SGLD run out; sgld_noise: SGLD's noise sd times this factor, through its temperature;
 #   hamcmc = 0: leave the two HAMCMC-SA runs out)
 #   (about 1 CPU minute per epoch for the three runs; out.rds: also save the table and errors, as
-#   vignettes/hamcmc-pde-steps.rds for vignette("hamcmc-sa"); "" for none)
+#   bench/results/hamcmc-pde-steps.rds for vignette("hamcmc-sa"); "" for none)
 suppressPackageStartupMessages(library(scalebayes))
 args <- commandArgs(trailingOnly = TRUE)
 arg_num <- function(i, default) if (length(args) >= i && nzchar(args[i])) as.numeric(args[i]) else default

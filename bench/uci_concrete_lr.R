@@ -5,7 +5,7 @@
 # 20 splits, last-sample test RMSE (the authors' statistic), mean +- se, beside the stored centred runs at 1e-5.
 # Run from the package root: nice -n 10 Rscript bench/uci_concrete_lr.R  (about 5 CPU-minutes)
 suppressMessages(library(scalebayes))
-stored <- readRDS("vignettes/sgld-sa-networks-results.rds")$per_split
+stored <- readRDS("vignettes/results/sgld-sa-networks-results.rds")$per_split
 stored <- stored[stored$data == "Concrete" & stored$route == "paper_code" & !stored$anneal, ]
 
 rows <- NULL

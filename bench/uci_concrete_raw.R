@@ -1,9 +1,9 @@
 # Concrete, Table 5's paper-code route, plain SGHMC and A-SGHMC on the RAW response (learning rate 1e-5, as
-# stated) against the stored centred-response runs (vignettes/sgld-sa-networks-results.rds) on the splits where
+# stated) against the stored centred-response runs (vignettes/results/sgld-sa-networks-results.rds) on the splits where
 # the raw chain does not diverge: measures what centring changes on the splits where both run.
 # Run from the package root: nice -n 10 Rscript bench/uci_concrete_raw.R  (about 2 CPU-minutes)
 suppressMessages(library(scalebayes))
-stored <- readRDS("vignettes/sgld-sa-networks-results.rds")$per_split
+stored <- readRDS("vignettes/results/sgld-sa-networks-results.rds")$per_split
 stored <- stored[stored$data == "Concrete" & stored$route == "paper_code" & stored$method == "none", ]
 rows <- NULL
 for (anneal in c(FALSE, TRUE)) for (s in 1:20) {

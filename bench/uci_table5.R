@@ -1,9 +1,9 @@
-# Prints Table 5 of Deng et al. (2019) beside the stored reproduction (vignettes/sgld-sa-networks-results.rds,
+# Prints Table 5 of Deng et al. (2019) beside the stored reproduction (vignettes/results/sgld-sa-networks-results.rds,
 # made by vignettes/precompute-sgld-networks.R): per data set and method, the paper's mean +- se, the paper-code
 # route's last-sample RMSE mean +- se (sd / sqrt(n)) over the splits run, z = difference / combined se, and the
 # exact route's posterior-mean RMSE where run. Run from the package root: Rscript bench/uci_table5.R [md]
 # (md: a markdown table, as pasted into bench/RESULTS.md)
-r <- readRDS(Sys.getenv("SB_UCI_OUT", "vignettes/sgld-sa-networks-results.rds"))$per_split
+r <- readRDS(Sys.getenv("SB_UCI_OUT", "vignettes/results/sgld-sa-networks-results.rds"))$per_split
 labs <- c("SGHMC", "A-SGHMC", "SGHMC-EM", "A-SGHMC-EM", "SGHMC-SA", "A-SGHMC-SA")
 paper <- data.frame(data = rep(c("Boston", "Yacht", "Energy", "Wine", "Concrete"), each = 6), label = rep(labs, 5),
   paper = c(2.783, 2.848, 2.813, 2.767, 2.779, 2.692, 0.886, 0.808, 0.823, 0.815, 0.789, 0.782,

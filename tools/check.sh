@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # R CMD build + R CMD check --as-cran --no-manual on a copy of this checkout, so that a broken NAMESPACE, Rd
 # file, example, vignette or compiler warning fails CI. The check installs into its own temporary library
-# (never the shared one). The vignettes build from their precomputed results (vignettes/*.rds), and the
+# (never the shared one). The vignettes build from their precomputed results (vignettes/results/*.rds), and the
 # testthat suite runs as on CRAN (NOT_CRAN unset: the long tests skip; tools/run-tests.sh runs them all).
 # Fails on any ERROR or WARNING; NOTEs are printed (a first submission always has one).
 # Measured on the 2-core VM: see bench/RESULTS.md ("CI: R CMD check").

@@ -16,7 +16,7 @@
 # Two changes from that script: the input image is standardized (one mean and one sd over the training pixels;
 # PDE_XSTD=0 gives the raw field), and sgld_sa() gets standardize = FALSE and chains = 1 (defaults of the package
 # added since that script was written: the response must stay on its scale for the relative-L2 loss).
-# The learning rate and length were set by probes (vignettes/hamcmc-pde-printed-probes.rds, made with this script
+# The learning rate and length were set by probes (vignettes/results/hamcmc-pde-printed-probes.rds, made with this script
 # and bench/hamcmc_pde_printed_probes.R): at no stable rate, raw or standardized input, did SGLD leave the
 # training mean within 6-60 epochs; lr 300 diverged on the standardized input, so the table uses lr 100 and the
 # log-field table's 6 epochs (an equal, CPU-sized budget, not convergence).
@@ -32,15 +32,15 @@
 # error), then refitted on all 1,300 training samples.
 #
 # Environment: PDE_GRID (25), PDE_EPOCHS (6), PDE_LR (per-example learning rate, step_size = PDE_LR / 1300;
-# default 100), PDE_SEEDS (3), PDE_AVG (epochs averaged, 2), PDE_OUT (vignettes/hamcmc-pde-printed.rds),
+# default 100), PDE_SEEDS (3), PDE_AVG (epochs averaged, 2), PDE_OUT (vignettes/results/hamcmc-pde-printed.rds),
 # PDE_CELLS (a regular expression of the keys to run, e.g. "^SGLD 0 "), PDE_DEVICE ("cpu"; "cuda" on a GPU),
 # PDE_THREADS (1), PDE_XSTD (1: standardized input image; 0: the raw field), PDE_FRESH, PDE_LINK ("identity";
-# "log" with PDE_CELLS='^none$' stores the log field's three baselines in vignettes/hamcmc-pde-log-baselines.rds).
-# The run stored in vignettes/hamcmc-pde-printed.rds (CPU-scaled: grid 25, shared 2-core machine):
+# "log" with PDE_CELLS='^none$' stores the log field's three baselines in vignettes/results/hamcmc-pde-log-baselines.rds).
+# The run stored in vignettes/results/hamcmc-pde-printed.rds (CPU-scaled: grid 25, shared 2-core machine):
 #   PDE_GRID=25 PDE_EPOCHS=6 PDE_LR=100 nice -n 15 Rscript vignettes/precompute-hamcmc-pde-printed.R
 # (the exact command of each stored file is in its $command). The full-size table (the paper's 50 x 50 grid,
 # 5,100 outputs, 8.7 million parameters) on a GPU:
-#   PDE_GRID=50 PDE_EPOCHS=300 PDE_LR=100 PDE_DEVICE=cuda PDE_OUT=vignettes/hamcmc-pde-printed-50-gpu.rds \
+#   PDE_GRID=50 PDE_EPOCHS=300 PDE_LR=100 PDE_DEVICE=cuda PDE_OUT=vignettes/results/hamcmc-pde-printed-50-gpu.rds \
 #     Rscript vignettes/precompute-hamcmc-pde-printed.R
 # (PDE_DEVICE is passed to sgld_sa(device = ); 300 epochs is a guess: 60 did not leave the mean on CPU, so check
 # the stored traces, $runs[[key]]$trace$loss against $settings$mean_predictor_loss.)
@@ -55,7 +55,7 @@ avg_epochs <- as.integer(env_num("PDE_AVG", 2))
 threads <- as.integer(env_num("PDE_THREADS", 1))
 device <- Sys.getenv("PDE_DEVICE", "cpu")
 link <- Sys.getenv("PDE_LINK", "identity")  # "log": the log field's baselines (with PDE_CELLS='^none$')
-out <- Sys.getenv("PDE_OUT", if (link == "log") "vignettes/hamcmc-pde-log-baselines.rds" else "vignettes/hamcmc-pde-printed.rds")
+out <- Sys.getenv("PDE_OUT", if (link == "log") "vignettes/results/hamcmc-pde-log-baselines.rds" else "vignettes/results/hamcmc-pde-printed.rds")
 cell_filter <- Sys.getenv("PDE_CELLS")
 n <- 1500L; n_train <- 1300L
 t_data <- system.time(d <- elliptic_kle_data(n, grid = G, link = link, seed = 2021, threads = threads,

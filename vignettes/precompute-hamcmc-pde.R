@@ -22,7 +22,7 @@
 #
 # PDE_OUT: another results file (e.g. for a longer run); PDE_CELLS: a regular expression of the cell keys to run
 # (e.g. "^SGLD 0$").
-# Run from the package root (the command used for vignettes/hamcmc-pde-results.rds is recorded in it):
+# Run from the package root (the command used for vignettes/results/hamcmc-pde-results.rds is recorded in it):
 #   PDE_GRID=25 PDE_EPOCHS=6 PDE_LR=1 nice -n 10 Rscript vignettes/precompute-hamcmc-pde.R
 library(scalebayes)
 env_num <- function(name, default) { v <- Sys.getenv(name); if (nzchar(v)) as.numeric(v) else default }
@@ -35,7 +35,7 @@ lr <- env_num("PDE_LR", 1)
 # SGLD's cells do not depend on it, and the two extra cells below belong to the transport run.
 form <- Sys.getenv("PDE_FORM", "diagonal")
 if (form == "transport") stop("The transport form was removed from scalebayes (?hamcmc_sa); its stored cells stay as they are. Use PDE_FORM=diagonal or lowrank.")
-out <- Sys.getenv("PDE_OUT", "vignettes/hamcmc-pde-results.rds")
+out <- Sys.getenv("PDE_OUT", "vignettes/results/hamcmc-pde-results.rds")
 cell_filter <- Sys.getenv("PDE_CELLS")  # a regular expression of the cell keys to run ("": all)
 n <- 1500L; n_train <- 1300L
 t_data <- system.time(d <- elliptic_kle_data(n, grid = G, seed = 2021, threads = 1, quiet = TRUE))[["elapsed"]]

@@ -1,4 +1,4 @@
-# Precomputes vignettes/hamcmc-sa-results.rds for vignette("hamcmc-sa"): Figures 1 and 2 of Wang, Deng & Lin
+# Precomputes vignettes/results/hamcmc-sa-results.rds for vignette("hamcmc-sa"): Figures 1 and 2 of Wang, Deng & Lin
 # (2021), "An adaptive Hessian approximated stochastic gradient MCMC method" (J. Comput. Phys. 432, 110150).
 #
 # Run from the package root with the package installed:
@@ -7,7 +7,7 @@
 # Cost (measured on the shared 2-core machine, one thread): Figure 1 about 5 minutes; Figure 2 15-85 s per data
 # set (50 data sets: `seconds` of every run is stored).
 suppressPackageStartupMessages(library(scalebayes))
-out <- "vignettes/hamcmc-sa-results.rds"
+out <- "vignettes/results/hamcmc-sa-results.rds"
 res <- if (file.exists(out)) readRDS(out) else list()
 save_res <- function() saveRDS(res, out)
 threads <- 1L

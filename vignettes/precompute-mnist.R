@@ -1,5 +1,5 @@
 # Precompute the MNIST study of the WBB paper (Newton, Polson & Xu 2021, section 3.4, Figure 5) for
-# vignettes/mnist.Rmd. Writes vignettes/mnist-results.rds (small: summaries, not every prediction).
+# vignettes/mnist.Rmd. Writes vignettes/results/mnist-results.rds (small: summaries, not every prediction).
 #
 #   Rscript vignettes/precompute-mnist.R     # about 25 minutes on 2 idle cores
 #   SB_MNIST_DRAWS=1000 SB_MNIST_ARM_DRAWS=100 Rscript vignettes/precompute-mnist.R   # more draws
@@ -22,7 +22,7 @@
 # SB_MNIST_ARMS=paper_code,example recomputes only those arms and keeps the others of an existing file.
 suppressPackageStartupMessages(library(scalebayes))
 stopifnot(sb_torch_available())
-out_file <- file.path(if (dir.exists("vignettes")) "vignettes" else ".", "mnist-results.rds")
+out_file <- file.path(if (dir.exists("vignettes")) "vignettes/results" else "results", "mnist-results.rds")
 n_exact <- as.integer(Sys.getenv("SB_MNIST_DRAWS", "200"))
 n_arm <- as.integer(Sys.getenv("SB_MNIST_ARM_DRAWS", "30"))
 threads <- sb_default_threads()

@@ -17,7 +17,7 @@
 # all 10,000 test images) n = 7,500 / 15,000 / 30,000 / 60,000; MNIST (the 10,000 digits of mnist_digits(): the
 # first n of a fixed permutation for training, the last 2,000 for testing) n = 2,000 / 4,000 / 8,000; each
 # SCNN_EPOCHS epochs (default 30; the paper: 1,000 on a GPU), seeds SCNN_SEEDS (default 1,2). Resumable: every
-# finished (data, n, arm, seed) is stored in vignettes/sgld-sa-cnn-scaling.rds at once and skipped when the script
+# finished (data, n, arm, seed) is stored in vignettes/results/sgld-sa-cnn-scaling.rds at once and skipped when the script
 # is run again; SCNN_MAX_MINUTES (default Inf) stops starting new cells after that many minutes. SCNN_DATA
 # (default "fmnist,mnist") and SCNN_N (default: all sizes) restrict the grid, so that two processes (each with its
 # own SCNN_OUT) can share the cells; SCNN_ARM ("SGHMC" or "SGHMC-SA"; default both) splits one size's two arms
@@ -36,7 +36,7 @@ epochs <- as.integer(env("SCNN_EPOCHS", "30"))
 seeds <- as.integer(strsplit(env("SCNN_SEEDS", "1,2"), ",")[[1]])
 max_min <- as.numeric(env("SCNN_MAX_MINUTES", "Inf"))
 device <- env("SCNN_DEVICE", "cpu")
-out <- env("SCNN_OUT", "vignettes/sgld-sa-cnn-scaling.rds")
+out <- env("SCNN_OUT", "vignettes/results/sgld-sa-cnn-scaling.rds")
 res <- if (file.exists(out)) readRDS(out) else list(cells = list())
 merge <- env("SCNN_MERGE", "")
 if (nzchar(merge)) {

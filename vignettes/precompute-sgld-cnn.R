@@ -6,7 +6,7 @@
 #   a pre-trained network), prune_bn (where the adaptive prior costs accuracy: no pruning; batch
 #   normalization), fgsm_routes (white-box vs the authors' transfer attack), fgsm_transfer (images from one
 #   model evaluated by another) (default: all). Each part
-#   adds its results to vignettes/sgld-sa-cnn-results.rds, so parts can be run separately.
+#   adds its results to vignettes/results/sgld-sa-cnn-results.rds, so parts can be run separately.
 # Scale (CPU, 2 cores): SB_CNN_EPOCHS_MNIST (default 30) and SB_CNN_EPOCHS_FMNIST (default 3) epochs per arm;
 # the paper's full-length run is a GPU job (see the vignette for the command).
 # The SG-MCMC learning rate is on the sum scale (the gradient is N/n times a minibatch sum): 5e-7 with the
@@ -16,7 +16,7 @@ suppressMessages(library(scalebayes))
 parts <- commandArgs(TRUE)
 if (!length(parts)) parts <- c("mnist", "fmnist", "prune", "prune_pretrained", "prune_bn", "fgsm_routes",
                                "fgsm_transfer")
-out_file <- "vignettes/sgld-sa-cnn-results.rds"
+out_file <- "vignettes/results/sgld-sa-cnn-results.rds"
 res <- if (file.exists(out_file)) readRDS(out_file) else list()
 ep_m <- as.integer(Sys.getenv("SB_CNN_EPOCHS_MNIST", "30"))
 ep_f <- as.integer(Sys.getenv("SB_CNN_EPOCHS_FMNIST", "3"))

@@ -1,4 +1,4 @@
-# Precomputes vignettes/sgld-sa-em-results.rds for vignette("sgld-sa"): SGLD-SA Table 1's EM column at the
+# Precomputes vignettes/results/sgld-sa-em-results.rds for vignette("sgld-sa"): SGLD-SA Table 1's EM column at the
 # paper's length. The robustness study of precompute-sgld.R ran 100 000 iterations per chain; here every chain
 # runs the paper's 500 000 iterations, over 10 replicated Table 1 data sets (data seeds 101..110: n = 100,
 # p = 1000, Sigma_ij = 0.6^|i-j|, 50 test points), v0 = 0.01, v1 = 10, sigma init = 1, batch 50, exact method,
@@ -42,4 +42,4 @@ for (r in reps) {
 }
 tab <- do.call(rbind, rows)
 saveRDS(list(table = tab, iterations = iters, chains = chains, reps = reps, session = R.version.string,
-             date = Sys.time()), "sgld-sa-em-results.rds")
+             date = Sys.time()), "results/sgld-sa-em-results.rds")

@@ -32,7 +32,7 @@ sets <- commandArgs(TRUE)
 all_sets <- c("Boston", "Yacht", "Energy", "Wine", "Concrete")
 if (!length(sets)) sets <- all_sets
 stopifnot(all(sets %in% all_sets))
-out_file <- Sys.getenv("SB_UCI_OUT", "vignettes/sgld-sa-networks-results.rds")
+out_file <- Sys.getenv("SB_UCI_OUT", "vignettes/results/sgld-sa-networks-results.rds")
 routes <- strsplit(Sys.getenv("SB_UCI_ROUTES", "paper_code,exact"), ",")[[1]]
 center <- strsplit(Sys.getenv("SB_UCI_CENTER", "Concrete"), ",")[[1]]
 splits <- as.integer(Sys.getenv("SB_UCI_SPLITS", "20"))

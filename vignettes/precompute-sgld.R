@@ -18,7 +18,7 @@
 # SGLD sigma = 2 cells suggest).
 #   a data set x computation swap (the two routes on each other's Table 1 data set) and the authors'
 #   computation on 6 data sets of their data generation (100 000 iterations).
-# Writes vignettes/sgld-sa-results.rds. Run from the package root with the package installed:
+# Writes vignettes/results/sgld-sa-results.rds. Run from the package root with the package installed:
 #   nice Rscript vignettes/precompute-sgld.R [iterations]     (about 30 minutes on one shared core)
 # SGLD_PART=extra nice Rscript vignettes/precompute-sgld.R  only (re)computes the last two studies and adds them;
 # SGLD_PART=plain only the two readings of the notebook's plain-SGLD prior.
@@ -178,21 +178,21 @@ plain_readings <- function(d) {
 }
 if (identical(Sys.getenv("SGLD_PART"), "plain")) {
   lin <- scalebayes:::sgld_sa_simulate(n = 100, p = 1000, corr = 0.6, family = "gaussian", n_test = 50, seed = 1)
-  out <- readRDS("vignettes/sgld-sa-results.rds")
+  out <- readRDS("vignettes/results/sgld-sa-results.rds")
   out$plain_readings <- plain_readings(lin)
   out$minutes <- out$minutes + (proc.time()[["elapsed"]] - t_start) / 60
-  saveRDS(out, "vignettes/sgld-sa-results.rds", version = 2)
-  cat("added the plain-SGLD readings to vignettes/sgld-sa-results.rds\n")
+  saveRDS(out, "vignettes/results/sgld-sa-results.rds", version = 2)
+  cat("added the plain-SGLD readings to vignettes/results/sgld-sa-results.rds\n")
   quit(save = "no")
 }
 if (identical(Sys.getenv("SGLD_PART"), "extra")) {
   lin <- scalebayes:::sgld_sa_simulate(n = 100, p = 1000, corr = 0.6, family = "gaussian", n_test = 50, seed = 1)
-  out <- readRDS("vignettes/sgld-sa-results.rds")
+  out <- readRDS("vignettes/results/sgld-sa-results.rds")
   out$crossed <- crossed(lin, authors_linear_data(seed = 0))
   out$authors_replicates <- authors_replicates()
   out$minutes <- out$minutes + (proc.time()[["elapsed"]] - t_start) / 60
-  saveRDS(out, "vignettes/sgld-sa-results.rds", version = 2)
-  cat("added the crossed and replicate studies to vignettes/sgld-sa-results.rds\n")
+  saveRDS(out, "vignettes/results/sgld-sa-results.rds", version = 2)
+  cat("added the crossed and replicate studies to vignettes/results/sgld-sa-results.rds\n")
   quit(save = "no")
 }
 
@@ -233,5 +233,5 @@ out <- list(plain_readings = res_plain, linear = res_lin, linear_authors = res_l
             minutes = (proc.time()[["elapsed"]] - t_start) / 60,
             date = format(Sys.time(), tz = "UTC", usetz = TRUE),
             version = as.character(utils::packageVersion("scalebayes")))
-saveRDS(out, "vignettes/sgld-sa-results.rds", version = 2)
-cat(sprintf("wrote vignettes/sgld-sa-results.rds (%.1f minutes)\n", out$minutes))
+saveRDS(out, "vignettes/results/sgld-sa-results.rds", version = 2)
+cat(sprintf("wrote vignettes/results/sgld-sa-results.rds (%.1f minutes)\n", out$minutes))

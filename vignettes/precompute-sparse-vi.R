@@ -1,4 +1,4 @@
-# Precomputes vignettes/sparse-vi-results.rds for vignette("variational"): Bai, Song & Cheng (2020), Figure 1
+# Precomputes vignettes/results/sparse-vi-results.rds for vignette("variational"): Bai, Song & Cheng (2020), Figure 1
 # (sparse_vi() on the sparse nonlinear regression of sparse_vi_sim(), over a grid of log lambda).
 #
 # Settings are the authors' code's (inst/design-vi-reference.md in the package sources, section 1): n = 3000,
@@ -161,4 +161,4 @@ saveRDS(list(grid = tab, full = full_row, end = end, full_trace = thin(full$trac
              log_lambda_opt = log_lambda_opt, epochs = epochs, reps = reps, planned_reps = planned, y_test_sd = sd(test$y_test),
              settings = "n 3000, p 200, 10000 test points, 200-7-7-7-1 ReLU, sigma0 1.3, tau 0.5, K 1, 30 predictive draws, mu ~ U(-0.6, 0.6), sigma softplus(-6), phi 0.99, noise sd 1 fixed, Adam 5e-3, batch 512",
              session = sessionInfo()$R.version$version.string, date = Sys.time()),
-        "sparse-vi-results.rds")
+        "results/sparse-vi-results.rds")

@@ -5,7 +5,7 @@
 # Adagrad, for up to 10^8 training examples; this CPU-scaled run: 512 hidden units (ReLU), minibatches of 100,
 # L = 1, Adam (learning rate 1e-3), SB_VAE_EPOCHS epochs (default 50) over the 10,000 digits, pixels as given
 # (grey levels in [0, 1], the Bernoulli cross-entropy), one torch thread.
-# Saves vignettes/vae-results.rds: the manifold image (20 x 20 decoded digits, 560 x 560 probabilities, row 1 at
+# Saves vignettes/results/vae-results.rds: the manifold image (20 x 20 decoded digits, 560 x 560 probabilities, row 1 at
 # the top), the ELBO trace (ELBO, reconstruction NLL and KL per digit, per epoch), a Monte-Carlo ELBO per digit at
 # the final networks (20 draws of z per digit), the encoded means of 2000 digits with their labels, a few
 # reconstructions, the settings and the elapsed time.
@@ -14,7 +14,7 @@
 #   nice -n 10 Rscript vignettes/precompute-vae.R
 suppressMessages(library(scalebayes))
 epochs <- as.integer(Sys.getenv("SB_VAE_EPOCHS", "50"))
-out_file <- Sys.getenv("SB_VAE_OUT", "vignettes/vae-results.rds")
+out_file <- Sys.getenv("SB_VAE_OUT", "vignettes/results/vae-results.rds")
 d <- mnist_digits()
 settings <- list(latent = 2L, hidden = 512L, activation = "relu", epochs = epochs, batch_size = 100L,
                  optimizer = "adam", lr = 1e-3, samples = 1L, seed = 20261124, n = dim(d$x)[1],

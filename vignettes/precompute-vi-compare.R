@@ -1,4 +1,4 @@
-# Precomputes vignettes/vi-compare-results.rds for vignette("variational"): (1) one table of sparse_vi(), bbb(),
+# Precomputes vignettes/results/vi-compare-results.rds for vignette("variational"): (1) one table of sparse_vi(), bbb(),
 # sgld_sa() with each of its samplers and wbb_nn() on Fashion-MNIST with one MLP (the issue's table beyond the
 # papers), and (2) the pruning table in the layout of the tutorial's Table 2 (Graves 2011) for bbb() and sparse
 # variational dropout (bbb(prior = "log_uniform"), Molchanov et al. 2017) on 784-300-100-10.
@@ -85,7 +85,7 @@ timed <- function(expr) {
 
 out <- list(N = N, NTEST = NTEST, EPOCHS = EPOCHS, H = H, WBB = WBB, PR_EPOCHS = PR_EPOCHS, PR_RETRAIN = PR_RETRAIN)
 # a part not rerun (SB_CMP_WHAT) is carried over from the stored results
-old <- if (file.exists("vi-compare-results.rds")) readRDS("vi-compare-results.rds")
+old <- if (file.exists("results/vi-compare-results.rds")) readRDS("results/vi-compare-results.rds")
 for (part in c("compare", "pruning")) if (!grepl(part, what) && !is.null(old)) out[[part]] <- old[[part]]
 # each part's own settings (N, NTEST, ... at the top level are the comparison's)
 if (!grepl("compare", what) && !is.null(old)) out[c("N", "NTEST", "EPOCHS", "H", "WBB")] <- old[c("N", "NTEST", "EPOCHS", "H", "WBB")]
@@ -209,4 +209,4 @@ if (grepl("pruning", what)) {
   out$pruning <- do.call(rbind, lapply(pruning, function(r) { r[setdiff(cols, names(r))] <- NA; r[cols] }))
 }
 out$date <- Sys.time()
-saveRDS(out, "vi-compare-results.rds")
+saveRDS(out, "results/vi-compare-results.rds")

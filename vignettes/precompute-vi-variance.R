@@ -1,4 +1,4 @@
-# Precomputes vignettes/vi-variance-results.rds for vignette("variational"): the tutorial's Table 1 (Kingma,
+# Precomputes vignettes/results/vi-variance-results.rds for vignette("variational"): the tutorial's Table 1 (Kingma,
 # Salimans & Welling 2015): the variance of minibatch gradient estimates of the expected log-likelihood under
 # four estimators, for the top and the bottom weight matrix, at the variational parameters reached after 10 and
 # after 100 epochs.
@@ -29,11 +29,11 @@
 # fits, 110 epochs, would take 3 hours); the per-epoch timing at the tutorial's 1000 units (SB_VAR_HT) on
 # SB_VAR_NT digits. About 30 minutes of one core:
 #   SB_VAR_DATA=mnist SB_VAR_N=60000 SB_VAR_H=100 SB_VAR_R=1000 SB_VAR_NT=1000 SB_VAR_HT=1000 \
-#     SB_VAR_OUT=vi-variance-results-full.rds nice -n 10 Rscript precompute-vi-variance.R
+#     SB_VAR_OUT=results/vi-variance-results-full.rds nice -n 10 Rscript precompute-vi-variance.R
 # The tutorial's full size: SB_VAR_H=1000 as well.
 library(scalebayes)
 DATA <- match.arg(Sys.getenv("SB_VAR_DATA", "digits"), c("digits", "mnist"))
-OUT <- Sys.getenv("SB_VAR_OUT", "vi-variance-results.rds")
+OUT <- Sys.getenv("SB_VAR_OUT", "results/vi-variance-results.rds")
 N <- as.integer(Sys.getenv("SB_VAR_N", "2000"))
 ALPHA <- as.numeric(Sys.getenv("SB_VAR_ALPHA", "1"))
 H <- as.integer(Sys.getenv("SB_VAR_H", "100"))
