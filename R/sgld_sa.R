@@ -194,8 +194,10 @@
 #' the Langevin noise comes from a torch generator seeded from that stream: the same seed gives the same draws
 #' for any `threads` on the CPU, and for any `future` plan. The step size of a network is chosen by a warm-up
 #' by default (`step_size = "auto"`): a grid of per-example steps 9, 3, 1, 1/3, 1/9 times a measured rate
-#' (0.3 / N for SGLD and the quasi-Newton samplers, 0.03 / N for SGHMC, whose momentum moves about
-#' 1 / friction times further per step; N training examples), each scored by the mean training loss per
+#' (0.3 / N for SGLD and HAMCMC, 0.03 / N for SGHMC and SGNHT, whose momentum moves about
+#' 1 / friction times further per step; N training examples), or for HAMCMC-SA steps on the summed scale 9, 3,
+#' 1, 1/3, 1/9 times 0.1 (its \eqn{G_1 = I/\gamma_1} divides by the summed curvature from the first iteration,
+#' so its step is free of N; see "Starting preconditioner" in [hamcmc_sa()]), each scored by the mean training loss per
 #' example over the second half of a one-chain pilot on its own stream (from chain 1's start when `init` is given; latent variables held;
 #' pilots that diverge are ruled out), successive halving from pilots of max(200, iterations / 50)
 #' iterations (27 times that in all, about 14 % of the cost of 4 chains); when the grid step above the winner

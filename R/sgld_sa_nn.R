@@ -217,7 +217,9 @@ nn_convergence <- function(trace, burnin, ok, probe_draws, probe_chain) {
 # (back_off): on standardized Boston 0.3 / N diverged in 1 of 4 SGLD chains of batch 32 while 0.1 / N did not.
 sgmcmc_nn_warmup <- function(spec, xd, yd, control, sampler, n, n_sparse, iterations, batch_size, loss_factor,
                              loss_floor, loss_start, init1, device, float64, weights, run, v0, v1) {
-  grid <- sgmcmc_default_lr[[sampler]] * 3^(2:-2) / n
+  summed <- sgmcmc_sampler_info(sampler)$net_lr_summed
+  grid <- if (!is.na(summed) && !identical(control$precond_init, "identity")) summed * 3^(2:-2) else
+    sgmcmc_default_lr[[sampler]] * 3^(2:-2) / n
   len <- max(200L, iterations %/% 50L)
   run_pilot <- utils::modifyList(run, list(quiet = TRUE, threads = 1L))
   nc <- list(device = device, float64 = float64, torch_threads = 1L, keep_pred = FALSE, keep_params = FALSE,
@@ -247,10 +249,14 @@ sgmcmc_nn_warmup <- function(spec, xd, yd, control, sampler, n, n_sparse, iterat
 # 0.1 / 0.3 give 7.3 / 3.4 / 3.2. On 8,000 MNIST digits (nn_mlp(c(128, 64)), 5 epochs) SGHMC 0.01 / 0.03 / 0.1
 # reach 0.63 / 0.87 / 0.91 and SGLD 0.01 / 0.1 / 0.3 reach 0.13 / 0.68 / 0.88. SGHMC's momentum form moves
 # about 1 / friction = 10 times further per step than SGLD at the same step size.
-# The quasi-Newton samplers start from G_0 = I (their first steps are SGLD's) and take SGLD's rate. Measured for
-# HAMCMC-SA (diagonal form; 2026-11-24): Boston as above 0.1 / 0.3 give 3.6 / 3.6, 1 and 3 run off (RMSE ~ 300);
-# 5,000 Fashion-MNIST images (nn_mlp(100), 10 epochs of 100) 0.3 / 1 / 3 / 10 reach 0.60 / 0.65 / 0.62 / 0.28
-# (SGLD at 0.3: 0.75): the preconditioner is mostly 1 / gamma <= 1 (gamma_min = 1), so its steps are shorter.
+# HAMCMC starts from an empty memory (I / gamma_min: its first steps are SGLD's) and takes SGLD's rate.
+# HAMCMC-SA starts from G_1 = I / gamma_1 (precond_init = "curvature", lbfgs.hpp), so its step is on the summed
+# scale, N-free: the net_lr_summed column, 0.1 (grid 0.9 ... 0.011). Measured (2026-11-28, one chain of 10,000
+# constant steps on 2,000 MNIST digits, nn_mlp(), held-out accuracy on 1,000): steps 0.003 / 0.01 / 0.03 / 0.1 /
+# 0.3 / 1 reach 0.52 / 0.74 / 0.87 / 0.89 / 0.90 / 0.90, 3 and 10 diverge. With precond_init = "identity"
+# (G_1 = I, the earlier default) the grid stays per example (SGLD's rate): measured then on Boston 0.1 / 0.3
+# give RMSE 3.6 / 3.6; on 5,000 Fashion-MNIST images (nn_mlp(100), 10 epochs of 100) 0.3 / 1 / 3 / 10 reach
+# 0.60 / 0.65 / 0.62 / 0.28 (SGLD at 0.3: 0.75).
 # SGNHT takes SGHMC's (the same momentum form; its thermostat starts at the friction). The rates are the
 # net_lr column of the sampler table (R/sgmcmc_control.R, sgmcmc_samplers), which defines sgmcmc_default_lr.
 

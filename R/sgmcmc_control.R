@@ -94,7 +94,7 @@
 #'   as printed) was removed: its noise error accumulated over about \eqn{1/\omega_k} iterations and made chains
 #'   drift; asking for it is an error (class `scalebayes_error_removed`) that points to `"lowrank"`.
 #' @param sa_memories `sa_form = "lowrank"`: K, the number of the newest L-BFGS memories (one per iteration) kept
-#'   whole in \eqn{G_k}; older memories and \eqn{G_0 = I} enter by their exact diagonal. Each costs two
+#'   whole in \eqn{G_k}; older memories and \eqn{G_1} (see `precond_init`) enter by their exact diagonal. Each costs two
 #'   applications of a memory and one normal vector per parameter per iteration. Default 4.
 #' @param normalize Use the unit-length directions \eqn{G_k g_k / \|G_k g_k\|} and \eqn{S_k z_k / \|S_k z_k\|}
 #'   (lines 7-8 of Algorithm 2 as printed). Default `FALSE`.
@@ -104,6 +104,14 @@
 #'   sample of its memory on the current minibatch (2M - 1 gradients per iteration), `"consecutive"` uses the
 #'   gradient each sample got on the next iteration's minibatch (experimental: the pairs are dominated by
 #'   minibatch noise).
+#' @param precond_init HAMCMC-SA's starting preconditioner \eqn{G_1}: `"curvature"` (default; a deviation
+#'   from Algorithm 2) \eqn{G_1 = I/\gamma_1}, the L-BFGS scale \eqn{\gamma_1 = y'y/s'y} of one probe pair at
+#'   the starting point on the first minibatch (a small random perturbation, one extra gradient), which is the
+#'   memory's own starting matrix and its first pair, so \eqn{G_k} has one scale from the first iteration; or
+#'   `"identity"` (\eqn{G_1 = I}, Algorithm 2 as printed; the paper reproductions use it). With \eqn{G_1 = I}
+#'   the preconditioner's scale changes by the curvature of the summed posterior (about N times a per-example
+#'   curvature) within the first hundred iterations, so no one step suits the whole chain: measured in
+#'   "Starting preconditioner" of [hamcmc_sa()].
 #' @param float64 Networks ([sgld_sa()] with a `model`): run the network in double precision (default single,
 #'   as deep-learning libraries do).
 #' @param diverge_loss The loss rule of divergence, for networks and regressions. A chain whose training loss
@@ -134,7 +142,8 @@ sgmcmc_control <- function(step_schedule = NULL, step_size = NULL,
                            trace_every = NULL, init = NULL, float64 = FALSE, memory = 2, precond_A = 2,
                            precond_Z = 50, precond_alpha = 0.75, damping_r = 0.2, gamma_min = 1,
                            sa_form = NULL, sa_memories = 4, normalize = FALSE,
-                           curvature = c("same_batch", "consecutive"), diverge_loss = 10, ...) {
+                           curvature = c("same_batch", "consecutive"), precond_init = c("curvature", "identity"),
+                           diverge_loss = 10, ...) {
   check_unknown_args(...names(), ...length(), "sgmcmc_control")
   if (!is.null(step_schedule)) step_schedule <- sb_match_arg(step_schedule, c("polynomial", "constant", "stepwise"))
   if (identical(sa_form, "transport")) {
@@ -144,6 +153,7 @@ sgmcmc_control <- function(step_schedule = NULL, step_size = NULL,
   }
   if (!is.null(sa_form)) sa_form <- sb_match_arg(sa_form, c("matrix", "diagonal", "lowrank"))
   curvature <- sb_match_arg(curvature)
+  precond_init <- sb_match_arg(precond_init)
   out <- list(
     step_schedule = step_schedule,
     step_size = if (identical(step_size, "auto")) "auto" else
@@ -192,6 +202,7 @@ sgmcmc_control <- function(step_schedule = NULL, step_size = NULL,
     sa_memories = check_count(sa_memories, max = 1000L),
     normalize = check_flag(normalize),
     curvature = curvature,
+    precond_init = precond_init,
     diverge_loss = if (identical(diverge_loss, Inf)) Inf else
       check_number(diverge_loss, lower = 1, lower_open = TRUE, what = "a number > 1, or Inf (the non-finite rule only)")
   )
@@ -260,13 +271,16 @@ sgmcmc_engine_control <- function(control, n_sparse, kappa_default, ...) {
 # The samplers, defined once: the engine's name, the label of a fit, whether the step is per example (the
 # drift is the summed minibatch gradient with no preconditioner: the warm-up's grid and print() divide by N),
 # whether the sampler carries a momentum (SGHMC, SGNHT: it moves about 1 / friction times further per step than
-# SGLD at the same step) and the measured per-example network rate (R/sgld_sa_nn.R, sgmcmc_default_lr).
+# SGLD at the same step), the measured per-example network rate (R/sgld_sa_nn.R, sgmcmc_default_lr; the step is
+# net_lr / N) and, for HAMCMC-SA with G_1 = I / gamma_1 (precond_init = "curvature"), whose preconditioner divides
+# by the summed curvature from the first iteration, the rate on the summed scale (the step is net_lr_summed).
 sgmcmc_samplers <- data.frame(
   name = c("sgld", "sghmc", "sgnht", "hamcmc_sa", "hamcmc"),
   label = c("SGLD", "SGHMC", "SGNHT", "HAMCMC-SA", "HAMCMC"),
   per_example = c(TRUE, TRUE, TRUE, FALSE, FALSE),
   momentum = c(FALSE, TRUE, TRUE, FALSE, FALSE),
   net_lr = c(0.3, 0.03, 0.03, 0.3, 0.3),
+  net_lr_summed = c(NA, NA, NA, 0.1, NA),
   stringsAsFactors = FALSE
 )
 sgmcmc_default_lr <- stats::setNames(sgmcmc_samplers$net_lr, sgmcmc_samplers$name)

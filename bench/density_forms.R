@@ -35,7 +35,7 @@ forms <- list(
 rows <- list()
 for (nm in names(forms)) {
   f <- forms[[nm]]
-  ctl <- sgmcmc_control(step_size = f$step %||% 0.01, step_schedule = "constant", memory = 3,
+  ctl <- sgmcmc_control(step_size = f$step %||% 0.01, step_schedule = "constant", memory = 3, precond_init = "identity",
                         sa_form = f$sa_form, normalize = isTRUE(f$normalize), curvature = f$curvature %||% "same_batch",
                         precond_A = f$pA %||% 2, precond_Z = f$pZ %||% 50, precond_alpha = f$palpha %||% 0.75)
   t0 <- proc.time()[[3]]

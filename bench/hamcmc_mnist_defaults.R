@@ -14,6 +14,6 @@ for (s in samplers) {
   f <- withCallingHandlers(sgld_sa(x[tr, ], y[tr], model = nn_mlp(), sampler = s, seed = 1, quiet = TRUE),
          warning = function(w) { cat("[warning]", class(w)[1], "\n"); invokeRestart("muffleWarning") })
   acc <- mean(predict(f, x[te, ], type = "class") == y[te])
-  cat(sprintf("%s MNIST 2000: held-out accuracy %.3f, step %.3g per example, diverged %d of %d, %.0f s\n", s, acc,
-              f$settings$step_size * f$settings$nobs, sum(f$diverged), length(f$diverged), proc.time()[3] - t0))
+  cat(sprintf("%s MNIST 2000: held-out accuracy %.3f, step %.3g (per example; HAMCMC-SA: summed scale), diverged %d of %d, %.0f s\n", s, acc,
+              f$settings$step_size * if (s == "hamcmc_sa") 1 else f$settings$nobs, sum(f$diverged), length(f$diverged), proc.time()[3] - t0))
 }

@@ -63,6 +63,8 @@ inline void map_step_control(const Rcpp::List& c, scalebayes::sgmcmc::StepContro
   if (has(c, "damping_r")) lb.damping_r = sgmcmc_num(c, "damping_r");
   if (has(c, "gamma_min")) lb.gamma_min = sgmcmc_num(c, "gamma_min");
   if (has(c, "normalize")) lb.normalize = Rcpp::as<bool>(c["normalize"]);
+  if (has(c, "precond_init")) lb.init_curvature = Rcpp::as<std::string>(c["precond_init"]) == "curvature";
+  if (has(c, "probe_size")) lb.probe_size = sgmcmc_num(c, "probe_size");
   if (has(c, "sa_memories")) lb.sa_memories = static_cast<int>(sgmcmc_num(c, "sa_memories"));
   if (has(c, "sa_form")) {
     const std::string f = Rcpp::as<std::string>(c["sa_form"]);

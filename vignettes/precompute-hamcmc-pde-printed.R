@@ -169,6 +169,7 @@ for (s in seq_len(n_seeds)) for (i in seq_len(nrow(cells))) {
   ctl <- sgmcmc_control(step_size = ss, step_schedule = "constant", temperature = ss * 50000 / 0.01,
                         likelihood_sd = sqrt(0.5), kappa0_init = 0, kappa1_init = 1e-4,
                         precond_A = 5, precond_Z = 10, precond_alpha = 0.9, memory = M, sa_form = "lowrank",
+                        precond_init = "identity",  # G_1 = I, Algorithm 2 as printed (as stored)
                         trace_every = per_epoch,
                         prune = cells$prune[i] > 0, prune_S = max(cells$prune[i], 0.01), prune_D = 0.99, prune_U = 1)
   msg <- NA_character_

@@ -99,6 +99,7 @@ for (i in seq_len(nrow(cells))) {
                         likelihood_sd = sqrt(0.5), kappa0_init = 0, kappa1_init = 1e-4,
                         precond_A = if (om1) 1 else 5, precond_Z = if (om1) 0 else 10,
                         precond_alpha = if (om1) 1e-9 else 0.9, memory = M, sa_form = form,
+                        precond_init = "identity",  # G_1 = I, Algorithm 2 as printed (as stored)
                         prune = cells$prune[i] > 0, prune_S = max(cells$prune[i], 0.01), prune_D = 0.99, prune_U = 1)
   msg <- NA_character_
   tm <- system.time(fit <- tryCatch(suppressWarnings(

@@ -39,7 +39,8 @@ DenseMem dense_memory(const std::vector<VectorXd>& s, const std::vector<VectorXd
     m.gamma = gmin;
   } else {
     const double sy = s.back().dot(y.back()), yy = y.back().squaredNorm();
-    m.gamma = sy > 0 ? std::max(yy / sy, gmin) : gmin;
+    const double ss = s.back().squaredNorm();
+    m.gamma = sy > 0 ? std::max(yy / sy, gmin) : ss > 0 ? std::max(std::sqrt(yy / ss), gmin) : gmin;
   }
   const double g = m.gamma;
   m.H = MatrixXd::Identity(d, d) / g;
@@ -185,7 +186,8 @@ TEST(damping_engages_only_below_the_curvature_bound) {
   mem.prepare(0.0);
   CHECK_NEAR(mem.gamma(), 3.0, 1e-12);
   CHECK((join(mem.ybar(0)) - y).norm() < 1e-12);
-  // a second pair with negative curvature: damped to s'ybar = r gamma s's, gamma from this newest pair = gamma_min
+  // a second pair with negative curvature: damped to s'ybar = r gamma s's, gamma from this newest pair =
+  // max(||y|| / ||s||, gamma_min) = max(0.5, 1) = gamma_min
   VectorXd s2 = VectorXd::Ones(d), y2 = -0.5 * s2;
   mem.push(split(s2, 2), split(y2, 2));
   mem.prepare(0.0);
@@ -280,6 +282,17 @@ VectorXd normals(Stream& rs, long d) {
   return z;
 }
 
+// A curvature pair without the coordinates whose sign changed between its two points a and b (every coefficient
+// of make_problem() is sparse: the SSGL spike's gradient jumps there; lbfgs.hpp, drop_sign_changes()).
+void push_pair(std::vector<VectorXd>& S, std::vector<VectorXd>& Y, const VectorXd& a, const VectorXd& b, VectorXd y) {
+  VectorXd s = b - a;
+  for (long j = 0; j < s.size(); ++j) {
+    if (!(a[j] * b[j] > 0)) s[j] = y[j] = 0;
+  }
+  S.push_back(s);
+  Y.push_back(y);
+}
+
 }  // namespace
 
 TEST(hamcmc_sa_through_run_chain_equals_dense_algorithm_2) {
@@ -292,6 +305,7 @@ TEST(hamcmc_sa_through_run_chain_equals_dense_algorithm_2) {
     lc.curvature = form == 1 ? sg::Curvature::consecutive : sg::Curvature::same_batch;
     lc.sa_form = form == 2 ? sg::SaForm::matrix : sg::SaForm::diagonal;
     lc.normalize = form == 1;
+    lc.init_curvature = false;  // G_1 = I as Algorithm 2 prints it (the probe start: its own test below)
     const VectorXd init = VectorXd::LinSpaced(p, -0.5, 0.5);
     const sg::ChainResult res = run(pb, init);
     CHECK(res.iterations_done == pb.ctl.iterations);
@@ -304,10 +318,7 @@ TEST(hamcmc_sa_through_run_chain_equals_dense_algorithm_2) {
     const double eps = pb.ctl.step.eps0, sd = std::sqrt(2 * eps);
     for (long k = 1; k <= pb.ctl.iterations; ++k) {
       const VectorXd g = grad(pb, b);
-      if (form == 1 && k > 1) {
-        S.push_back(b - bp);
-        Y.push_back(-(g - gp));
-      }
+      if (form == 1 && k > 1) push_pair(S, Y, bp, b, -(g - gp));
       if (form == 1) bp = b;
       while (static_cast<int>(S.size()) > lc.memory) S.erase(S.begin()), Y.erase(Y.begin());
       const DenseMem m = dense_memory(S, Y, lc.damping_r, lc.gamma_min, p);
@@ -325,10 +336,7 @@ TEST(hamcmc_sa_through_run_chain_equals_dense_algorithm_2) {
       VectorXd xi = u, eta = v;
       if (lc.normalize) xi /= xi.norm(), eta /= eta.norm();
       const VectorXd bn = b + eps * xi + sd * eta;
-      if (form != 1) {
-        S.push_back(bn - b);
-        Y.push_back(-(grad(pb, bn) - g));
-      }
+      if (form != 1) push_pair(S, Y, b, bn, -(grad(pb, bn) - g));
       gp = g;
       b = bn;
     }
@@ -352,6 +360,7 @@ TEST(hamcmc_sa_lowrank_through_run_chain_equals_dense_reference) {
     lc.memory = 2;
     lc.sa_form = sg::SaForm::lowrank;
     lc.sa_memories = K;
+    lc.init_curvature = false;  // G_1 = I as Algorithm 2 prints it
     const VectorXd init = VectorXd::LinSpaced(p, -0.5, 0.5);
     const sg::ChainResult res = run(pb, init);
     CHECK(res.iterations_done == pb.ctl.iterations);
@@ -387,8 +396,7 @@ TEST(hamcmc_sa_lowrank_through_run_chain_equals_dense_reference) {
       Gfull = (1 - w) * Gfull + w * m.H;
       if (K >= k) max_gap = std::max(max_gap, (G - Gfull).norm() / Gfull.norm());
       const VectorXd bn = b + eps * (G * g) + sd * v;
-      S.push_back(bn - b);
-      Y.push_back(-(grad(pb, bn) - g));
+      push_pair(S, Y, b, bn, -(grad(pb, bn) - g));
       b = bn;
     }
     for (long j = 0; j < p; ++j) CHECK_NEAR(res.beta[j], b[j], 1e-9 * (1 + std::abs(b[j])));
