@@ -38,7 +38,7 @@
 #'   (step 0.9 / N chosen: once the SA had moved \eqn{G_k} to the memory's scale the drift was 0.0024 of the
 #'   gradient and the chain stopped learning). One chain of 10,000 constant steps: 0.003 / 0.01 / 0.03 / 0.1 /
 #'   0.3 / 1 reach 0.52 / 0.74 / 0.87 / 0.89 / 0.90 / 0.90; 3 and 10 diverge. On Boston (`nn_mlp()`, 405 rows,
-#'   101 held out) the default gives RMSE 2.65 (step 0.1 chosen; lm 5.99).
+#'   101 held out) the default gives RMSE 2.65 (step 0.1 chosen; SGLD-SA 1.92).
 #' * **Sign changes left out of a pair.** The SSGL spike's gradient \eqn{-\kappa_0\,\mathrm{sign}(\beta)/\sigma}
 #'   jumps by \eqn{2\kappa_0/\sigma} where a coefficient crosses zero. That jump is not curvature: kept, it
 #'   inflates \eqn{y'y/s'y} the more the smaller the steps, the preconditioner shrinks, the steps shrink further,
