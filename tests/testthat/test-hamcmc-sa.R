@@ -292,10 +292,10 @@ test_that("a sparse network's curvature pairs leave out the weights whose sign c
   skip_on_cran()
   # The SSGL spike's gradient -kappa0 sign(theta) / sigma jumps by 2 kappa0 / sigma where a weight crosses zero;
   # kept in a pair, that jump inflates y's / s'y ever more as the steps shrink, and the preconditioner collapses.
-  # Measured on 500 MNIST digits, nn_mlp(32), step 0.1, iterations 201-400: median drift |G g| / |g| 4.1e-4 and
-  # gamma 2.2e4 with the sign changes left out; 9.8e-6 and 1.1e5 with them kept (this build with the two calls of
-  # drop_sign_changes() removed; at step 0.003: 5.6e-4 / 1.1e5 against 9.6e-7 / 2.4e6). The bounds sit at the
-  # geometric middles.
+  # Measured on 500 MNIST digits, nn_mlp(32), step 0.1, iterations 201-400: median drift |G g| / |g| 5.5e-4 and
+  # gamma 2.0e4 with the sign changes left out (4.1e-4 / 2.2e4 before the probe's first point moved off the kink);
+  # 9.8e-6 and 1.1e5 with them kept (that earlier build with the calls of drop_sign_changes() removed; at step
+  # 0.003: 5.6e-4 / 1.1e5 against 9.6e-7 / 2.4e6). The bounds sit near the geometric middles.
   md <- mnist_digits()
   x <- matrix(md$x, dim(md$x)[1])[1:500, ]
   f <- suppressWarnings(sgld_sa(x, md$y[1:500], model = nn_mlp(32), sampler = "hamcmc_sa", chains = 1,
@@ -304,6 +304,22 @@ test_that("a sparse network's curvature pairs leave out the weights whose sign c
   tr <- f$trace[f$trace$iteration > 200, ]
   expect_gt(median(tr$drift_ratio), 6e-5)
   expect_lt(median(tr$gamma), 5e4)
+})
+
+test_that("the probe reaches a sparse regression's default start at 0 (G_1 = I / gamma_1, not I)", {
+  skip_on_cran()
+  # A regression starts at 0: a probe pair from there crosses the spike's kink in every coefficient, so the
+  # probe's first point moves those coordinates off it first. Measured on raw Boston (intercept, every
+  # coefficient sparse): drift |G g| / |g| at iteration 1 is 0.0011 (gamma_1 about 930); before that fix it was
+  # 1.02 (gamma_1 = gamma_min = 1), as with precond_init = "identity" (exactly 1).
+  x <- as.matrix(MASS::Boston[, -14])
+  run <- function(init) {
+    suppressWarnings(hamcmc_sa(x, MASS::Boston$medv, seed = 1, quiet = TRUE, iterations = 3, burnin = 1, chains = 1,
+                               control = sgmcmc_control(precond_init = init, trace_every = 1, step_size = 1e-4,
+                                                        diverge_loss = Inf)))
+  }
+  expect_lt(run("curvature")$trace$drift_ratio[1], 0.01)
+  expect_equal(run("identity")$trace$drift_ratio[1], 1, tolerance = 1e-12)
 })
 
 test_that("G_1 = I / gamma_1 keeps a summed-scale step stable from the first iteration", {

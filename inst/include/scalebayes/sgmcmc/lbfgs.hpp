@@ -404,6 +404,18 @@ struct HamcmcSaStep {
     explicit State(const LbfgsControl& lc) : mem(lc.memory, lc.damping_r, lc.gamma_min) {}
 
     double g1_scale = 1.0;  // G_1 = g1_scale I
+    bool chain_pair = false;  // a pair of the chain's own steps is in the memory
+
+    // Adds a pair of the chain's steps. Until the first one is in, a pair that drop_sign_changes() emptied (a
+    // sparse start at exactly 0, every coordinate crossing the kink) is skipped: its gamma would be gamma_min,
+    // G~ = I. One host read of s's, at most until then.
+    void push_chain_pair(GV s, GV y) {
+      if (!chain_pair) {
+        if (!(Ops::value(s.dot(s)) > 0.0)) return;
+        chain_pair = true;
+      }
+      mem.push(std::move(s), std::move(y));
+    }
 
     // A probe pair at the current point on the current minibatch (header comment): s = probe_size rms(theta) z,
     // y = -(g(theta + s) - g); the values are restored exactly and g is left as it was.
@@ -415,12 +427,38 @@ struct HamcmcSaStep {
       for (const auto& p : th.parts) P += static_cast<double>(Ops::size(p));
       const double rms = P > 0 ? std::sqrt(Ops::value(th.dot(th)) / P) : 0.0;
       GV s = lbfgs_detail::normals_like<Ops>(g, rng);
-      s.scale(zero + lc.probe_size * (rms > 0.0 && std::isfinite(rms) ? rms : 1.0));
-      for (std::size_t k = 0; k < groups.size(); ++k) groups[k].value += s.parts[k];
+      s.scale(zero + lc.probe_size * std::max(rms > 0.0 && std::isfinite(rms) ? rms : 1.0, 1e-2));
+      // The pair's first point: theta, with the coordinates of sparse groups whose sign would change along s (those
+      // within |s_j| of 0, such as a regression's default start, which sits at 0) moved by 2 s_j first, so the
+      // pair crosses no kink of the spike. Kept where they are, drop_sign_changes() would leave nothing of a
+      // sparse start (measured on Boston: gamma_1 = gamma_min, G_1 = I). When no coordinate is that close to 0
+      // (a network's start), the first point is theta and g its gradient (no extra gradient). s is at least
+      // probe_size * 0.01 per coordinate (a start at 1e-16 gave y = 0 in double precision).
+      GV a = lbfgs_detail::clone<Ops>(th);
+      bool moved = false;
+      for (std::size_t k = 0; k < groups.size(); ++k) {
+        if (!groups[k].sparse) continue;
+        const typename Ops::Array& ak = a.parts[k];
+        const typename Ops::Array near = Ops::where(ak * (ak + s.parts[k]), Ops::zeros_like(ak),
+                                                    Ops::zeros_like(ak) + 2.0);  // 2 where the sign would change
+        if (Ops::value(Ops::sum(near)) > 0.0) {
+          a.parts[k] += near * s.parts[k];
+          moved = true;
+        }
+      }
+      GV ga = lbfgs_detail::clone<Ops>(g);
+      if (moved) {
+        lbfgs_detail::set_values<Ops>(groups, a);
+        regrad();
+        ga = GV::grads(groups);
+      }
+      GV b = lbfgs_detail::clone<Ops>(a);
+      b.axpy(zero + 1.0, s);
+      lbfgs_detail::set_values<Ops>(groups, b);
       regrad();
-      GV y = GV::difference(g, GV::grads(groups));  // -(g(theta + s) - g(theta))
+      GV y = GV::difference(ga, GV::grads(groups));  // -(g(a + s) - g(a))
       lbfgs_detail::set_values<Ops>(groups, th);
-      lbfgs_detail::drop_sign_changes<Ops>(groups, th, s, y);
+      lbfgs_detail::drop_sign_changes<Ops>(groups, a, s, y);
       return {std::move(s), std::move(y)};
     }
     // The L-BFGS scale of a pair: y'y / s'y, or ||y|| / ||s|| when s'y <= 0; at least gamma_min.
@@ -450,7 +488,7 @@ struct HamcmcSaStep {
           GV y = GV::difference(g_prev, g);  // -(g_k - g_{k-1})
           GV s = GV::difference(th, theta_prev);
           lbfgs_detail::drop_sign_changes<Ops>(groups, theta_prev, s, y);
-          mem.push(std::move(s), std::move(y));
+          push_chain_pair(std::move(s), std::move(y));
         }
         theta_prev = std::move(th);
       }
@@ -499,7 +537,7 @@ struct HamcmcSaStep {
         GV yneg = GV::difference(g, y);  // -(g(theta_{k+1}) - g(theta_k))
         const GV th0 = GV::difference(GV::values(groups), s);  // theta_k
         lbfgs_detail::drop_sign_changes<Ops>(groups, th0, s, yneg);
-        mem.push(std::move(s), std::move(yneg));
+        push_chain_pair(std::move(s), std::move(yneg));
       }
       g_prev = std::move(g);
       first = false;
