@@ -49,6 +49,10 @@ cpp_nn_plan <- function(spec) {
     .Call(`_scalebayes_cpp_nn_plan`, spec)
 }
 
+cpp_nn_layer_kinds <- function() {
+    .Call(`_scalebayes_cpp_nn_layer_kinds`)
+}
+
 cpp_kle_basis <- function(nx, ny, l1, l2, variance, terms, nystrom) {
     .Call(`_scalebayes_cpp_kle_basis`, nx, ny, l1, l2, variance, terms, nystrom)
 }
@@ -67,6 +71,10 @@ cpp_sgld_sa <- function(x, y, sparse, intercept, x_test, beta_init, control, run
 
 cpp_sgmcmc_normals <- function(n, seed) {
     .Call(`_scalebayes_cpp_sgmcmc_normals`, n, seed)
+}
+
+cpp_sgmcmc_samplers <- function() {
+    .Call(`_scalebayes_cpp_sgmcmc_samplers`)
 }
 
 cpp_sgmcmc_density <- function(target, init, control, run) {
@@ -121,12 +129,24 @@ cpp_nn_vi <- function(spec, x, xdim, y, newx, newdim, control, vi, run) {
     .Call(`_scalebayes_cpp_nn_vi`, spec, x, xdim, y, newx, newdim, control, vi, run)
 }
 
-cpp_vi_test <- function(spec, x, xdim, y, params, rho, logit, vi, what, reps, seed) {
-    .Call(`_scalebayes_cpp_vi_test`, spec, x, xdim, y, params, rho, logit, vi, what, reps, seed)
-}
-
 cpp_nn_adversarial <- function(spec, params, buffers, x, xdim, y, zeta, clip, batch, device, float64, keep_x, source, predicted_label) {
     .Call(`_scalebayes_cpp_nn_adversarial`, spec, params, buffers, x, xdim, y, zeta, clip, batch, device, float64, keep_x, source, predicted_label)
+}
+
+cpp_nn_export <- function(spec, params, buffers, float64, path) {
+    .Call(`_scalebayes_cpp_nn_export`, spec, params, buffers, float64, path)
+}
+
+cpp_nn_vae <- function(enc_spec, dec_spec, x, xdim, control, vae, run) {
+    .Call(`_scalebayes_cpp_nn_vae`, enc_spec, dec_spec, x, xdim, control, vae, run)
+}
+
+cpp_nn_vae_apply <- function(enc_spec, dec_spec, enc_params, enc_buffers, dec_params, dec_buffers, what, x, xdim, samples, seed, float64) {
+    .Call(`_scalebayes_cpp_nn_vae_apply`, enc_spec, dec_spec, enc_params, enc_buffers, dec_params, dec_buffers, what, x, xdim, samples, seed, float64)
+}
+
+cpp_vi_test <- function(spec, x, xdim, y, params, rho, logit, vi, what, reps, seed) {
+    .Call(`_scalebayes_cpp_vi_test`, spec, x, xdim, y, params, rho, logit, vi, what, reps, seed)
 }
 
 cpp_nn_forward <- function(spec, params, x, xdim, train, seed, stream, float64) {
@@ -147,18 +167,6 @@ cpp_test_net_regradient <- function(spec, x, xdim, y, idx, weights, seed) {
 
 cpp_nn_train_check <- function(x, y, params0, offset0, lambda, control, seed) {
     .Call(`_scalebayes_cpp_nn_train_check`, x, y, params0, offset0, lambda, control, seed)
-}
-
-cpp_nn_export <- function(spec, params, buffers, float64, path) {
-    .Call(`_scalebayes_cpp_nn_export`, spec, params, buffers, float64, path)
-}
-
-cpp_nn_vae <- function(enc_spec, dec_spec, x, xdim, control, vae, run) {
-    .Call(`_scalebayes_cpp_nn_vae`, enc_spec, dec_spec, x, xdim, control, vae, run)
-}
-
-cpp_nn_vae_apply <- function(enc_spec, dec_spec, enc_params, enc_buffers, dec_params, dec_buffers, what, x, xdim, samples, seed, float64) {
-    .Call(`_scalebayes_cpp_nn_vae_apply`, enc_spec, dec_spec, enc_params, enc_buffers, dec_params, dec_buffers, what, x, xdim, samples, seed, float64)
 }
 
 cpp_tf_difference <- function(x, k) {

@@ -155,9 +155,9 @@
 #' fit$method
 #' round(head(coef(fit)), 2)
 #' fit$warmup$step_size
-hamcmc_sa <- function(x, y, ..., sampler = c("hamcmc_sa", "hamcmc")) {
+hamcmc_sa <- function(x, y, ..., sampler = "hamcmc_sa") {
   call <- match.call()
-  sampler <- sb_match_arg(sampler)
+  sampler <- sgmcmc_match_sampler(sampler, preconditioned = TRUE)
   fit <- sgld_sa(x, y, ..., sampler = sampler)
   fit$call <- call  # the user's call (update() reruns it), not the inner sgld_sa() call
   fit

@@ -55,7 +55,7 @@
 #' convolution layer with only flatten, reshape, dropout (and for images pooling) before it (otherwise an
 #' error of class `scalebayes_error_export`). A convolution with zero padding of standardized images pads the
 #' raw images with their mean: `nn_torch_code()` writes that first layer as `MeanPadConv2d`, an `nn.Conv2d`
-#' (the same state-dict keys) that pads with the training mean.
+#' (the same state-dict keys) that pads with the training mean (`MeanPadConv1d` for a [layer_conv1d()]).
 #'
 #' **Variational autoencoders.** For a [vae()] fit, `nn_export()` writes the encoder and the decoder, one state dict
 #' each (`path`: two files, encoder first; or `network = "encoder"` or `"decoder"` with one file), and
@@ -166,22 +166,7 @@ nn_torch_code <- function(x, input = NULL, output = NULL, family = c("multinomia
     "import torch",
     "from torch import nn",
     "",
-    if (pad_first > 0L) c(
-      "",
-      "class MeanPadConv2d(nn.Conv2d):",
-      "    \"\"\"nn.Conv2d that pads with pad_value instead of zeros: the network was trained on standardized images, whose",
-      "    zero padding is padding with the training mean of the raw pixels.\"\"\"",
-      "",
-      "    def __init__(self, *args, pad_value=0.0, **kwargs):",
-      "        super().__init__(*args, **kwargs)",
-      "        self.pad_value = pad_value",
-      "",
-      "    def forward(self, x):",
-      "        ph, pw = self.padding",
-      "        x = nn.functional.pad(x, (pw, pw, ph, ph), value=self.pad_value)",
-      "        return nn.functional.conv2d(x, self.weight, self.bias, self.stride)",
-      "",
-      ""),
+    if (pad_first > 0L) nn_mean_pad_class(tab$kind[pad_first]),
     "model = nn.Sequential(",
     lines,
     ")",
@@ -192,6 +177,30 @@ nn_torch_code <- function(x, input = NULL, output = NULL, family = c("multinomia
     resp,
     "")
   structure(paste(code, collapse = "\n"), class = "sb_nn_torch_code")
+}
+
+# The Python class of a first convolution (conv1d or conv2d) that pads with the training mean: its nn.ConvNd with
+# the same state-dict keys.
+nn_mean_pad_class <- function(kind) {
+  d <- if (kind == "conv1d") 1L else 2L
+  c("",
+    sprintf("class MeanPadConv%dd(nn.Conv%dd):", d, d),
+    sprintf("    \"\"\"nn.Conv%dd that pads with pad_value instead of zeros: the network was trained on standardized %s, whose", d,
+            if (d == 1L) "sequences" else "images"),
+    sprintf("    zero padding is padding with the training mean of the raw %s.\"\"\"", if (d == 1L) "values" else "pixels"),
+    "",
+    "    def __init__(self, *args, pad_value=0.0, **kwargs):",
+    "        super().__init__(*args, **kwargs)",
+    "        self.pad_value = pad_value",
+    "",
+    "    def forward(self, x):",
+    if (d == 1L) c("        (p,) = self.padding",
+                   "        x = nn.functional.pad(x, (p, p), value=self.pad_value)")
+    else c("        ph, pw = self.padding",
+           "        x = nn.functional.pad(x, (pw, pw, ph, ph), value=self.pad_value)"),
+    sprintf("        return nn.functional.conv%dd(x, self.weight, self.bias, self.stride)", d),
+    "",
+    "")
 }
 
 # The torch.nn modules of a layer table, one line per row ("    nn.Linear(4, 8),  # 0: layer1_linear, output 8"), with
@@ -207,11 +216,15 @@ nn_torch_modules <- function(tab, input, sc, call) {
     inp <- ins[[i]]
     switch(r$kind,
       linear = sprintf("nn.Linear(%d, %d)", inp[1], r$out),
-      conv2d = if (i == pad_first) {
-        sprintf("MeanPadConv2d(%d, %d, kernel_size=%d, stride=%d, padding=%d, pad_value=%s)", inp[1], r$out, r$kernel,
-                r$stride, r$padding, format(sc$x_center, digits = 17))
-      } else {
-        sprintf("nn.Conv2d(%d, %d, kernel_size=%d, stride=%d, padding=%d)", inp[1], r$out, r$kernel, r$stride, r$padding)
+      conv1d = ,
+      conv2d = {
+        d <- if (r$kind == "conv1d") 1L else 2L
+        if (i == pad_first) {
+          sprintf("MeanPadConv%dd(%d, %d, kernel_size=%d, stride=%d, padding=%d, pad_value=%s)", d, inp[1], r$out, r$kernel,
+                  r$stride, r$padding, format(sc$x_center, digits = 17))
+        } else {
+          sprintf("nn.Conv%dd(%d, %d, kernel_size=%d, stride=%d, padding=%d)", d, inp[1], r$out, r$kernel, r$stride, r$padding)
+        }
       },
       maxpool2d = sprintf("nn.MaxPool2d(kernel_size=%d, stride=%d)", r$kernel, r$stride),
       avgpool2d = sprintf("nn.AvgPool2d(kernel_size=%d, stride=%d)", r$kernel, r$stride),

@@ -161,6 +161,7 @@ nn_arch_string <- function(tab, input) {
     switch(r$kind,
            linear = sprintf("dense %d", r$out),
            conv2d = sprintf("conv %d@%dx%d", r$out, r$kernel, r$kernel),
+           conv1d = sprintf("conv1d %d@%d", r$out, r$kernel),
            maxpool2d = sprintf("maxpool %d", r$kernel), avgpool2d = sprintf("avgpool %d", r$kernel),
            dropout = sprintf("dropout %g", r$rate), batchnorm = "batchnorm",
            r$kind)

@@ -34,10 +34,17 @@ nn_layer <- function(kind, out = 0L, kernel = 0L, stride = 1L, padding = 0L, pen
 #'   spike-and-slab prior instead.
 #' * `layer_conv2d(filters, kernel, stride, padding)`: square kernels; `padding = "same"` pads
 #'   `(kernel - 1) %/% 2` zeros (odd kernels keep the size at stride 1), `"valid"` none, or a number.
+#' * `layer_conv1d(filters, kernel, stride, padding)`: a convolution over sequences, input
+#'   `c(channels, length)`. Data are a matrix with one sequence per row: start the network with
+#'   `layer_reshape(c(1, p))` (one channel), or `layer_reshape(c(channels, length))` for rows that hold the
+#'   channels one after another (the first `length` values are channel 1). Its weights are treated as a dense
+#'   or 2d-convolution layer's everywhere: penalized under [wbb_nn()], a sparse layer of [sgld_sa()], variational
+#'   under [bbb()] and [sparse_vi()]; `standardize = TRUE` scales its inputs by one mean and sd, as for images.
 #' * `layer_maxpool2d(kernel, stride = kernel)`, `layer_avgpool2d(kernel, stride = kernel)`: maximum / mean
 #'   over square windows, no padding.
 #' * `layer_batchnorm()`: batch normalization, over channels on image input (2d) and over features on flat
-#'   input (1d), chosen from the layer's input shape; its scale and shift are never penalized.
+#'   input or channels of sequences (1d), chosen from the layer's input shape; its scale and shift are never
+#'   penalized.
 #' * `layer_flatten()`: image to vector. `layer_reshape(shape)`: to `shape` per example (the number of values
 #'   must stay the same), e.g. from a dense layer back to `c(channels, height, width)`.
 #' * `layer_relu()`, `layer_tanh()`, `layer_sigmoid()`: activations. `layer_dropout(rate)`: dropout in
@@ -47,7 +54,7 @@ nn_layer <- function(kind, out = 0L, kernel = 0L, stride = 1L, padding = 0L, pen
 #' @param units Number of units of a dense layer.
 #' @param penalized Whether the weight matrix (or kernel) is penalized.
 #' @param filters Number of feature maps of a convolution.
-#' @param kernel Window size (square).
+#' @param kernel Window size (square for the 2d layers; a length for `layer_conv1d()`).
 #' @param stride Step between windows.
 #' @param padding `"same"`, `"valid"` or a whole number of zeros on each side.
 #' @param shape For `layer_reshape()`: the shape of one example after the layer.
@@ -88,8 +95,17 @@ layer_conv2d <- function(filters, kernel, stride = 1, padding = "same") {
            penalized = TRUE)
 }
 
-nn_padding <- function(padding, kernel, call = rlang::caller_env()) {
-  if (is.numeric(padding)) return(check_count(padding, arg = "padding", min = 0L, max = 64L, call = call))
+#' @rdname nn_sequential
+#' @export
+layer_conv1d <- function(filters, kernel, stride = 1, padding = "same") {
+  kernel <- check_count(kernel, arg = "kernel", max = 4096L)
+  nn_layer("conv1d", out = check_count(filters, arg = "filters", max = 1e6), kernel = kernel,
+           stride = check_count(stride, arg = "stride", max = 4096L), padding = nn_padding(padding, kernel, max = 4096L),
+           penalized = TRUE)
+}
+
+nn_padding <- function(padding, kernel, max = 64L, call = rlang::caller_env()) {
+  if (is.numeric(padding)) return(check_count(padding, arg = "padding", min = 0L, max = max, call = call))
   if (!is.character(padding) || length(padding) != 1L || !padding %in% c("same", "valid")) {
     sb_abort(c("{.arg padding} must be {.val same}, {.val valid} or a whole number.",
                x = "You supplied {.val {format(padding)}}."), arg = "padding", call = call)
@@ -151,6 +167,8 @@ format.sb_nn_layer <- function(x, ...) {
   switch(x$kind,
          linear = sprintf("dense(%d%s)", x$out, if (isTRUE(x$penalized)) "" else ", unpenalized"),
          conv2d = sprintf("conv2d(%d, %dx%d%s, padding %d)", x$out, x$kernel, x$kernel,
+                          if (x$stride != 1L) sprintf(", stride %d", x$stride) else "", x$padding),
+         conv1d = sprintf("conv1d(%d, %d%s, padding %d)", x$out, x$kernel,
                           if (x$stride != 1L) sprintf(", stride %d", x$stride) else "", x$padding),
          maxpool2d = , avgpool2d = sprintf("%s(%d%s)", x$kind, x$kernel,
                                            if (x$stride != x$kernel) sprintf(", stride %d", x$stride) else ""),

@@ -4,9 +4,26 @@
 # planner (nn/layers_spec.hpp via cpp_nn_plan(), src/nn_spec.cpp): one definition per layer kind, the same
 # with or without the LibTorch backend.
 
-nn_layer_codes <- c(linear = 0L, conv2d = 1L, maxpool2d = 2L, batchnorm2d = 3L, batchnorm1d = 4L,
-                    flatten = 5L, relu = 6L, tanh = 7L, sigmoid = 8L, dropout = 9L, avgpool2d = 10L,
-                    reshape = 11L, batchnorm = 12L)
+# The engine's layer kinds (nn/layers_spec.hpp via cpp_nn_layer_kinds()): code, name and the properties every
+# method decides by -- weighted (a weight the penalty / prior applies to), sparse (may carry sgld_sa()'s SSGL
+# prior), variational (q under bbb() / sparse_vi()), convolution (inputs standardized by one mean and sd;
+# zero padding) and the input it takes. Read once per session; nothing here lists kinds again.
+nn_layer_kinds <- function() {
+  if (is.null(sb_tables$layer_kinds)) sb_tables$layer_kinds <- cpp_nn_layer_kinds()
+  sb_tables$layer_kinds
+}
+sb_tables <- new.env(parent = emptyenv())
+
+# The engine code of each kind name.
+nn_layer_code <- function(kind) nn_layer_kinds()$code[match(kind, nn_layer_kinds()$name)]
+
+# Whether each kind (by name) has a property of nn_layer_kinds(): "weighted", "sparse", "variational",
+# "convolution". Unknown names (none reach here: kinds come from the engine's plan) have none.
+nn_kind_is <- function(kind, property) {
+  k <- nn_layer_kinds()
+  v <- k[[property]][match(kind, k$name)]
+  !is.na(v) & v
+}
 nn_activations <- c("relu", "tanh", "sigmoid")
 
 #' Network specifications for the neural-network samplers
@@ -144,7 +161,7 @@ nn_body <- function(spec) {
 nn_layer_columns <- function(layers) {
   col <- function(name, fun) vapply(layers, function(l) fun(l[[name]]), fun(layers[[1]][[name]]))
   targets <- lapply(layers, function(l) l$target)
-  out <- list(kind = unname(nn_layer_codes[vapply(layers, `[[`, "", "kind")]), out = col("out", as.integer),
+  out <- list(kind = nn_layer_code(vapply(layers, `[[`, "", "kind")), out = col("out", as.integer),
               kernel = col("kernel", as.integer), stride = col("stride", as.integer),
               padding = col("padding", as.integer), penalized = col("penalized", as.logical),
               rate = col("rate", as.double))

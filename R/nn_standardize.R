@@ -80,7 +80,7 @@ nn_sum_sq_dev <- function(x, m, chunk = 4194304) {
 nn_scaling_global <- function(xd, tab) {
   if (length(xd$dim) > 2L) return(TRUE)
   k <- tab$kind[tab$params > 0]
-  length(k) > 0L && k[1] == "conv2d"
+  length(k) > 0L && nn_kind_is(k[1], "convolution")
 }
 
 # The inputs (an nn_prepare_x() list) on the training scale.
@@ -162,7 +162,7 @@ nn_fold_first_layer <- function(tab, sc) {
   ok_before <- c("flatten", "reshape", "dropout", if (sc$x_global) c("maxpool2d", "avgpool2d"))
   for (i in seq_len(nrow(tab))) {
     k <- tab$kind[i]
-    if (k %in% c("linear", "conv2d")) return(i)
+    if (nn_kind_is(k, "weighted")) return(i)
     if (!k %in% ok_before) {
       return(sprintf("layer %d (%s) comes before the first linear or convolution layer", i, k))
     }
@@ -248,7 +248,7 @@ nn_scaling_inverse <- function(sc) {
 nn_fold_pads <- function(tab, sc) {
   if (is.null(sc)) return(FALSE)
   first <- nn_fold_first_layer(tab, sc)
-  is.numeric(first) && tab$kind[first] == "conv2d" && tab$padding[first] > 0L
+  is.numeric(first) && nn_kind_is(tab$kind[first], "convolution") && tab$padding[first] > 0L
 }
 
 # Parameters (P x chains) of a network fit with scaling `from` re-expressed for a network trained with scaling

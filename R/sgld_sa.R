@@ -56,7 +56,7 @@
 #' @inheritParams wbb
 #' @param family `"gaussian"` (linear regression, noise variance \eqn{\sigma^2}) or `"binomial"` (logistic).
 #' @param method `"sa"`, `"em"` or `"none"`, see Details.
-#' @param sampler `"sgld"`, `"sghmc"`, `"sgnht"` (the stochastic-gradient Nose-Hoover thermostat of Ding et al.
+#' @param sampler `"sgld"` (the default), `"sghmc"`, `"sgnht"` (the stochastic-gradient Nose-Hoover thermostat of Ding et al.
 #'   2014: SGHMC whose friction adapts so that the kinetic energy matches the temperature, absorbing the
 #'   minibatch noise; see Details), `"hamcmc_sa"` (Hessian-approximated SG-MCMC with stochastic
 #'   approximation of the preconditioner, Wang, Deng & Lin 2021) or `"hamcmc"` (Simsekli et al. 2016); see
@@ -262,7 +262,7 @@
 #' round(head(fit$inclusion), 2)
 #' ksd(fit)
 sgld_sa <- function(x, y, family = c("gaussian", "binomial"), method = c("sa", "em", "none"),
-                    sampler = c("sgld", "sghmc", "sgnht", "hamcmc_sa", "hamcmc"), iterations = NULL, batch_size = NULL, v0 = NULL, v1 = 10,
+                    sampler = "sgld", iterations = NULL, batch_size = NULL, v0 = NULL, v1 = 10,
                     sparse = TRUE, intercept = TRUE, burnin = NULL, thin = NULL, keep_draws = TRUE, newx = NULL,
                     chains = NULL, threads = NULL, future = FALSE, chunks = NULL, seed = NULL, quiet = NULL,
                     control = sgmcmc_control(), model = NULL, epochs = NULL, sparse_layers = NULL, newy = NULL,
@@ -276,7 +276,7 @@ sgld_sa <- function(x, y, family = c("gaussian", "binomial"), method = c("sa", "
   call <- match.call()
   iterations_given <- !is.null(iterations)
   method <- sb_match_arg(method)
-  sampler <- sb_match_arg(sampler)
+  sampler <- sgmcmc_match_sampler(sampler)
   keep_draws <- sb_renamed_arg(if (!missing(keep)) keep, keep_draws, "keep", "keep_draws", missing(keep_draws),
                                "sgld_sa", call = rlang::current_env(), old_missing = missing(keep))
   if (!is.null(model)) {
@@ -556,14 +556,8 @@ sgmcmc_glm_warmup <- function(xs, ys, sparse, intercept, init1, control, engine_
   }
   score <- function(draws, latent) sgmcmc_glm_score(draws, score_data, latent, control$prior_var)
   nb <- min(batch_size, n)
-  # the variance a step adds per coordinate (R/sgmcmc_warmup.R); for the preconditioned samplers as a fraction
-  # of each coordinate's variance (their noise has the preconditioner's covariance, G about the inverse
-  # Hessian, so the minibatch noise adds eps / 2 (1 + (N - n) / n) G)
-  excess <- switch(sampler,
-                   sgld = function(eps) eps / 2 * (1 + (n - nb) / nb),
-                   sghmc = ,
-                   sgnht = function(eps) eps / control$friction / 2 * (1 + (n - nb) / nb),
-                   structure(function(eps) eps / 2 * (1 + (n - nb) / nb), relative = TRUE))
+  # the variance a step adds per coordinate, with the minibatch noise's factor 1 + (N - n) / n
+  excess <- sgmcmc_step_excess(sampler, control$friction, 1 + (n - nb) / nb)
   sb_call_engine(sgmcmc_step_warmup(grid, pilot, score, excess = excess))
 }
 
@@ -741,7 +735,7 @@ warn_hamcmc_experimental <- function(control, sampler, minibatch) {
 # The quasi-Newton samplers' settings that depend on the run: HAMCMC needs memory >= 2; the dense ("matrix") form
 # is for at most 2,000 parameters of a regression (n_par: their number; NA for a network: not available).
 check_hamcmc_control <- function(control, sampler, n_par, call = rlang::caller_env()) {
-  if (!sampler %in% c("hamcmc_sa", "hamcmc")) return(invisible())
+  if (sgmcmc_sampler_info(sampler)$per_example) return(invisible())
   if (sampler == "hamcmc" && (control$memory %||% 2) < 2) {
     sb_abort(c("{.arg memory} must be at least 2 for {.code sampler = \"hamcmc\"}.",
                x = "You supplied {.code sgmcmc_control(memory = {control$memory})}.",

@@ -19,7 +19,7 @@ sgld_sa_nn <- function(x, y, model, family, method, sampler, iterations, epochs,
   n <- xd$n
   n_out <- if (family == "multinomial") length(yd$levels) else yd$q  # q columns of a gaussian / binomial y
   tab <- nn_resolve(model, xd$shape, n_out, call = call)
-  weight_rows <- which(tab$kind %in% c("linear", "conv2d"))
+  weight_rows <- which(nn_kind_is(tab$kind, "sparse"))
   sparse_layers <- nn_sparse_layers(sparse_layers, length(weight_rows), call)
   tab$penalized <- FALSE
   tab$penalized[weight_rows[sparse_layers]] <- TRUE
@@ -208,7 +208,7 @@ nn_convergence <- function(trace, burnin, ok, probe_draws, probe_chain) {
 # The step-size warm-up of a network (R/sgmcmc_warmup.R with a criterion in place of the KSD: a network's
 # weights are not identifiable and number in the thousands, so no Stein discrepancy of a few hundred pilot draws
 # means anything). The grid is per example, 9, 3, 1, 1/3 and 1/9 times the sampler's measured rate
-# (sgmcmc_default_lr / N); each pilot is one chain on stream 2^20 of the seed (its own default initialization, or chain 1's init), with
+# (the net_lr column of the sampler table / N); each pilot is one chain on stream 2^20 of the seed (its own default initialization, or chain 1's init), with
 # the latent variables held where they start (method "none", as for regression), scored by its mean training
 # loss per example over its second half: a step too small has not come down yet, a step too large stays high
 # (its noise) or is stopped by the divergence rules and ruled out. Successive halving (pilots of
@@ -217,9 +217,12 @@ nn_convergence <- function(trace, burnin, ok, probe_draws, probe_chain) {
 # (back_off): on standardized Boston 0.3 / N diverged in 1 of 4 SGLD chains of batch 32 while 0.1 / N did not.
 sgmcmc_nn_warmup <- function(spec, xd, yd, control, sampler, n, n_sparse, iterations, batch_size, loss_factor,
                              loss_floor, loss_start, init1, device, float64, weights, run, v0, v1) {
-  summed <- sgmcmc_sampler_info(sampler)$net_lr_summed
-  grid <- if (!is.na(summed) && !identical(control$precond_init, "identity")) summed * 3^(2:-2) else
-    sgmcmc_default_lr[[sampler]] * 3^(2:-2) / n
+  info <- sgmcmc_sampler_info(sampler)
+  grid <- if (!is.na(info$net_lr_summed) && !identical(control$precond_init, "identity")) {
+    info$net_lr_summed * 3^(2:-2)
+  } else {
+    info$net_lr * 3^(2:-2) / n
+  }
   len <- max(200L, iterations %/% 50L)
   run_pilot <- utils::modifyList(run, list(quiet = TRUE, threads = 1L))
   nc <- list(device = device, float64 = float64, torch_threads = 1L, keep_pred = FALSE, keep_params = FALSE,
@@ -243,22 +246,9 @@ sgmcmc_nn_warmup <- function(spec, xd, yd, control, sampler, n, n_sparse, iterat
                      pilot_iterations = len)
 }
 
-# The learning rate per example of a network's default step size: step_size = sgmcmc_default_lr / N (N the
-# number of training examples). Measured (bench/RESULTS.md, "Network defaults"): on Boston (x standardized,
-# nn_mlp(50), 200 epochs of 50) SGHMC 0.01 / 0.03 give test RMSE 3.4 / 3.6 and 0.003 gives 8.8; SGLD 0.03 /
-# 0.1 / 0.3 give 7.3 / 3.4 / 3.2. On 8,000 MNIST digits (nn_mlp(c(128, 64)), 5 epochs) SGHMC 0.01 / 0.03 / 0.1
-# reach 0.63 / 0.87 / 0.91 and SGLD 0.01 / 0.1 / 0.3 reach 0.13 / 0.68 / 0.88. SGHMC's momentum form moves
-# about 1 / friction = 10 times further per step than SGLD at the same step size.
-# HAMCMC starts from an empty memory (I / gamma_min: its first steps are SGLD's) and takes SGLD's rate.
-# HAMCMC-SA starts from G_1 = I / gamma_1 (precond_init = "curvature", lbfgs.hpp), so its step is on the summed
-# scale, N-free: the net_lr_summed column, 0.1 (grid 0.9 ... 0.011). Measured (2026-11-28, one chain of 10,000
-# constant steps on 2,000 MNIST digits, nn_mlp(), held-out accuracy on 1,000): steps 0.003 / 0.01 / 0.03 / 0.1 /
-# 0.3 / 1 reach 0.52 / 0.74 / 0.87 / 0.89 / 0.90 / 0.90, 3 and 10 diverge. With precond_init = "identity"
-# (G_1 = I, the earlier default) the grid stays per example (SGLD's rate): measured then on Boston 0.1 / 0.3
-# give RMSE 3.6 / 3.6; on 5,000 Fashion-MNIST images (nn_mlp(100), 10 epochs of 100) 0.3 / 1 / 3 / 10 reach
-# 0.60 / 0.65 / 0.62 / 0.28 (SGLD at 0.3: 0.75).
-# SGNHT takes SGHMC's (the same momentum form; its thermostat starts at the friction). The rates are the
-# net_lr column of the sampler table (R/sgmcmc_control.R, sgmcmc_samplers), which defines sgmcmc_default_lr.
+# The learning rate per example of a network's default step size: step_size = net_lr / N (N the number of
+# training examples; HAMCMC-SA on the summed scale: net_lr_summed), the sampler table's columns: the engine's
+# sgmcmc/steps.hpp, sampler_table(), records how each rate was measured.
 
 # Draws stored per chain (every stride-th saved iteration): TRUE = at most 100, and at most 512 MB of stored
 # parameters over all chains (a big network keeps fewer); a number = at most that many (Inf: every kept
@@ -333,7 +323,7 @@ nn_sgmcmc_fit <- function(res, tab, desc, spec, family, levels, model, method, s
     fix <- paste0("Give a smaller {.code sgmcmc_control(step_size = )} (now {format(signif(settings$step_size, 3))}",
                   if (isTRUE(settings$auto_step)) ", chosen by the warm-up, whose pilots did not diverge" else "", ")",
                   if (!isTRUE(settings$standardize)) ", or standardize the data ({.code standardize = TRUE})" else "",
-                  if (settings$sampler %in% c("hamcmc_sa", "hamcmc")) "; or use {.code sampler = \"sgld\"} or {.code \"sghmc\"}" else "",
+                  if (!sgmcmc_sampler_info(settings$sampler)$per_example) "; or use {.code sampler = \"sgld\"} or {.code \"sghmc\"}" else "",
                   ".")
     sb_abort(c(if (all(diverged)) "Every chain diverged." else "No draw was kept: every chain stopped before the end of burn-in.",
                x = "{res$messages[res$messages != ''][1]}.",

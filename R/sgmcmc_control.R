@@ -268,23 +268,38 @@ sgmcmc_engine_control <- function(control, n_sparse, kappa_default, ...) {
   utils::modifyList(ctl, list(...))
 }
 
-# The samplers, defined once: the engine's name, the label of a fit, whether the step is per example (the
-# drift is the summed minibatch gradient with no preconditioner: the warm-up's grid and print() divide by N),
-# whether the sampler carries a momentum (SGHMC, SGNHT: it moves about 1 / friction times further per step than
-# SGLD at the same step), the measured per-example network rate (R/sgld_sa_nn.R, sgmcmc_default_lr; the step is
-# net_lr / N) and, for HAMCMC-SA with G_1 = I / gamma_1 (precond_init = "curvature"), whose preconditioner divides
-# by the summed curvature from the first iteration, the rate on the summed scale (the step is net_lr_summed).
-sgmcmc_samplers <- data.frame(
-  name = c("sgld", "sghmc", "sgnht", "hamcmc_sa", "hamcmc"),
-  label = c("SGLD", "SGHMC", "SGNHT", "HAMCMC-SA", "HAMCMC"),
-  per_example = c(TRUE, TRUE, TRUE, FALSE, FALSE),
-  momentum = c(FALSE, TRUE, TRUE, FALSE, FALSE),
-  net_lr = c(0.3, 0.03, 0.03, 0.3, 0.3),
-  net_lr_summed = c(NA, NA, NA, 0.1, NA),
-  stringsAsFactors = FALSE
-)
-sgmcmc_default_lr <- stats::setNames(sgmcmc_samplers$net_lr, sgmcmc_samplers$name)
-sgmcmc_sampler_info <- function(sampler) as.list(sgmcmc_samplers[match(sampler, sgmcmc_samplers$name), ])
+# The samplers, defined once in the engine (sgmcmc/steps.hpp: sampler_table(), read through
+# cpp_sgmcmc_samplers()): the engine's name, the label of a fit, whether the step is per example (the drift is
+# the summed minibatch gradient with no preconditioner: the warm-up's grid and print() divide by N), whether it
+# carries a momentum, whether it has a batched form, the measured per-example network rate (the default step
+# is net_lr / N; the measurements are in steps.hpp) and, for HAMCMC-SA started at G_1 = I / gamma_1
+# (precond_init = "curvature"), the rate on the summed scale (net_lr_summed). The `sampler =` choices of
+# sgld_sa(), hamcmc_sa() and sgmcmc_density() are its names.
+sgmcmc_samplers <- function() {
+  if (is.null(sb_tables$samplers)) sb_tables$samplers <- cpp_sgmcmc_samplers()
+  sb_tables$samplers
+}
+sgmcmc_sampler_info <- function(sampler) {
+  tab <- sgmcmc_samplers()
+  as.list(tab[match(sampler, tab$name), ])
+}
+# The variance a step eps adds per coordinate (R/sgmcmc_warmup.R), times `noise` (the minibatch's 1 + (N - n) / n;
+# 1 for an exact gradient), from the sampler's row: eps / 2 for SGLD; a momentum sampler moves 1 / friction times
+# further per step; the preconditioned samplers' as a fraction of each coordinate's variance (attribute
+# relative: their noise has the preconditioner's covariance, G about the inverse Hessian).
+sgmcmc_step_excess <- function(sampler, friction, noise = 1) {
+  info <- sgmcmc_sampler_info(sampler)
+  if (!info$per_example) return(structure(function(eps) eps / 2 * noise, relative = TRUE))
+  if (info$momentum) return(function(eps) eps / friction / 2 * noise)
+  function(eps) eps / 2 * noise
+}
+
+# A `sampler =` argument matched against the table (choices: all samplers, or the preconditioned ones).
+sgmcmc_match_sampler <- function(sampler, preconditioned = FALSE, call = rlang::caller_env()) {
+  tab <- sgmcmc_samplers()
+  choices <- if (preconditioned) tab$name[!tab$per_example] else tab$name
+  sb_match_arg(sampler, choices, call = call)
+}
 
 # How often a chain publishes progress and polls Ctrl-C (iterations): 256, fewer for the dense ("matrix") form of
 # HAMCMC-SA, whose iteration costs O(P^3) (a Cholesky factor and P applications of the memory: 0.17 s at 1,500

@@ -43,7 +43,7 @@
 #' @param init Starting values: a vector (every chain starts there) or a matrix with one column per chain. Its
 #'   length (rows) is the number of parameters d. `NULL`: the target's default (banana: (0, 0); gaussian: its
 #'   mean); required for an R function.
-#' @param sampler `"sgld"`, `"sghmc"`, `"sgnht"`, `"hamcmc_sa"` or `"hamcmc"`.
+#' @param sampler `"sgld"` (the default), `"sghmc"`, `"sgnht"`, `"hamcmc_sa"` or `"hamcmc"`.
 #' @param iterations Iterations per chain (default 100,000; when the warm-up caps its step and `iterations` is
 #'   not given, that factor longer, at most 50 times).
 #' @param control [sgmcmc_control()] settings: `step_schedule`, `step_size` (the learning rate; default `"auto"`:
@@ -89,12 +89,12 @@
 #'                     threads = 2, seed = 1)
 #' round(coef(g), 2)
 #' round(cov(as.matrix(g)), 2)
-sgmcmc_density <- function(target, init = NULL, sampler = c("sgld", "sghmc", "sgnht", "hamcmc_sa", "hamcmc"),
+sgmcmc_density <- function(target, init = NULL, sampler = "sgld",
                            iterations = NULL, control = sgmcmc_control(), chains = 4L, burnin = NULL, thin = NULL,
                            seed = NULL, threads = NULL, quiet = NULL) {
   call <- match.call()
   iterations_given <- !is.null(iterations)
-  sampler <- sb_match_arg(sampler)
+  sampler <- sgmcmc_match_sampler(sampler)
   if (missing(target)) {
     sb_abort(c("{.arg target} is missing.",
                i = "Give an R function returning {.code list(log_density, gradient)}, or {.code sgmcmc_target(\"banana\")}."),
@@ -288,8 +288,7 @@ density_warmup <- function(eng_target, init1, control, engine_ctl, run, score, s
     ch <- r$chains[[1]]
     list(draws = ch$draws, diverged = isTRUE(ch$diverged), latent = NULL)
   }
-  excess <- switch(sampler, sgld = function(eps) eps / 2, sghmc = , sgnht = function(eps) eps / control$friction / 2,
-                   structure(function(eps) eps / 2, relative = TRUE))
+  excess <- sgmcmc_step_excess(sampler, control$friction)
   coarse <- sgmcmc_step_warmup(4^(2:-10), pilot, score, excess = NULL)
   fine <- sgmcmc_step_warmup(coarse$ksd_step * c(2, 1, 0.5), pilot, score, excess = excess,
                              pilot_iterations = max(coarse$table$pilot_iterations))

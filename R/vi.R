@@ -195,7 +195,7 @@ vi_check_control <- function(control, call) {
 # log(sqrt(n) p))) with T the variational parameters, L the hidden parameter layers, N the widest of them (the
 # paper's networks have equal widths), n the examples, p the inputs.
 vi_log_lambda_opt <- function(tab, input, n, delta) {
-  pl <- tab[tab$params > 0 & tab$kind %in% c("linear", "conv2d"), , drop = FALSE]
+  pl <- tab[tab$params > 0 & nn_kind_is(tab$kind, "variational"), , drop = FALSE]
   T <- sum(pl$params)
   L <- nrow(pl) - 1L
   N <- if (L > 0) max(pl$out[seq_len(L)]) else 1
@@ -229,7 +229,7 @@ vi_run <- function(method, prior, mcall, call, x, y, model, family, log_lambda, 
   fits <- length(log_lambda)
   if (!is.null(nd)) check_result_size(as.double(draws) * fits, nd$n * n_out, "draws", call = call)
   if (keep_draws) check_result_size(as.double(draws) * fits, sum(tab$params), "draws", call = call)
-  if (vi$estimator == "per_example" && any(tab$kind[tab$params > 0] == "conv2d")) {
+  if (vi$estimator == "per_example" && any(nn_kind_is(tab$kind, "convolution"))) {
     sb_abort(c("{.code estimator = \"per_example\"} is for linear layers; this network has a convolution.",
                i = "Use {.code \"local\"} or {.code \"weights\"}."), arg = "vi", call = call)
   }
@@ -294,7 +294,8 @@ vi_run <- function(method, prior, mcall, call, x, y, model, family, log_lambda, 
     training <- data.frame(fit = rep(i, ep), epoch = tr[, 1], loss = tr[, 2] / xd$n, accuracy = acc)
     mu <- sl(res$mu, P, i); sg <- sl(res$sigma, P, i); ph <- sl(res$phi, P, i); mk <- sl(res$mask, P, i)
     variational <- nn_lazy_names(data.frame(mu = mu, sigma = sg, phi = ph, kept = mk > 0), rep(TRUE, length(desc$size)))
-    w_group <- grepl("_(linear|conv2d)\\.weight$", desc$group)  # the weight tensors of q (not batch norm's)
+    # the weight tensors of q (not batch norm's): groups are "layer<i>_<kind>.<tensor>"
+    w_group <- grepl("\\.weight$", desc$group) & nn_kind_is(sub("^layer[0-9]+_(.*)\\.[a-z_]+$", "\\1", desc$group), "variational")
     is_weight <- rep(w_group, desc$size)
     kl_last <- if (ep > 0) tr[ep, 4] else NA_real_
     n_var <- sum(sg > 0)

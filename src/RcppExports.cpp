@@ -183,6 +183,16 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
+// cpp_nn_layer_kinds
+Rcpp::DataFrame cpp_nn_layer_kinds();
+RcppExport SEXP _scalebayes_cpp_nn_layer_kinds() {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    rcpp_result_gen = Rcpp::wrap(cpp_nn_layer_kinds());
+    return rcpp_result_gen;
+END_RCPP
+}
 // cpp_kle_basis
 Rcpp::List cpp_kle_basis(int nx, int ny, double l1, double l2, double variance, int terms, int nystrom);
 RcppExport SEXP _scalebayes_cpp_kle_basis(SEXP nxSEXP, SEXP nySEXP, SEXP l1SEXP, SEXP l2SEXP, SEXP varianceSEXP, SEXP termsSEXP, SEXP nystromSEXP) {
@@ -254,6 +264,16 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< int >::type n(nSEXP);
     Rcpp::traits::input_parameter< double >::type seed(seedSEXP);
     rcpp_result_gen = Rcpp::wrap(cpp_sgmcmc_normals(n, seed));
+    return rcpp_result_gen;
+END_RCPP
+}
+// cpp_sgmcmc_samplers
+Rcpp::DataFrame cpp_sgmcmc_samplers();
+RcppExport SEXP _scalebayes_cpp_sgmcmc_samplers() {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    rcpp_result_gen = Rcpp::wrap(cpp_sgmcmc_samplers());
     return rcpp_result_gen;
 END_RCPP
 }
@@ -441,27 +461,6 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
-// cpp_vi_test
-Rcpp::NumericMatrix cpp_vi_test(Rcpp::List spec, Rcpp::NumericVector x, Rcpp::IntegerVector xdim, Rcpp::NumericVector y, Rcpp::NumericVector params, Rcpp::NumericVector rho, Rcpp::NumericVector logit, Rcpp::List vi, std::string what, int reps, double seed);
-RcppExport SEXP _scalebayes_cpp_vi_test(SEXP specSEXP, SEXP xSEXP, SEXP xdimSEXP, SEXP ySEXP, SEXP paramsSEXP, SEXP rhoSEXP, SEXP logitSEXP, SEXP viSEXP, SEXP whatSEXP, SEXP repsSEXP, SEXP seedSEXP) {
-BEGIN_RCPP
-    Rcpp::RObject rcpp_result_gen;
-    Rcpp::RNGScope rcpp_rngScope_gen;
-    Rcpp::traits::input_parameter< Rcpp::List >::type spec(specSEXP);
-    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type x(xSEXP);
-    Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type xdim(xdimSEXP);
-    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type y(ySEXP);
-    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type params(paramsSEXP);
-    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type rho(rhoSEXP);
-    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type logit(logitSEXP);
-    Rcpp::traits::input_parameter< Rcpp::List >::type vi(viSEXP);
-    Rcpp::traits::input_parameter< std::string >::type what(whatSEXP);
-    Rcpp::traits::input_parameter< int >::type reps(repsSEXP);
-    Rcpp::traits::input_parameter< double >::type seed(seedSEXP);
-    rcpp_result_gen = Rcpp::wrap(cpp_vi_test(spec, x, xdim, y, params, rho, logit, vi, what, reps, seed));
-    return rcpp_result_gen;
-END_RCPP
-}
 // cpp_nn_adversarial
 Rcpp::List cpp_nn_adversarial(Rcpp::List spec, Rcpp::NumericMatrix params, Rcpp::NumericMatrix buffers, Rcpp::NumericVector x, Rcpp::IntegerVector xdim, Rcpp::NumericVector y, Rcpp::NumericVector zeta, Rcpp::NumericVector clip, double batch, std::string device, bool float64, bool keep_x, Rcpp::IntegerVector source, bool predicted_label);
 RcppExport SEXP _scalebayes_cpp_nn_adversarial(SEXP specSEXP, SEXP paramsSEXP, SEXP buffersSEXP, SEXP xSEXP, SEXP xdimSEXP, SEXP ySEXP, SEXP zetaSEXP, SEXP clipSEXP, SEXP batchSEXP, SEXP deviceSEXP, SEXP float64SEXP, SEXP keep_xSEXP, SEXP sourceSEXP, SEXP predicted_labelSEXP) {
@@ -483,6 +482,81 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type source(sourceSEXP);
     Rcpp::traits::input_parameter< bool >::type predicted_label(predicted_labelSEXP);
     rcpp_result_gen = Rcpp::wrap(cpp_nn_adversarial(spec, params, buffers, x, xdim, y, zeta, clip, batch, device, float64, keep_x, source, predicted_label));
+    return rcpp_result_gen;
+END_RCPP
+}
+// cpp_nn_export
+Rcpp::CharacterVector cpp_nn_export(Rcpp::List spec, Rcpp::NumericVector params, Rcpp::List buffers, bool float64, std::string path);
+RcppExport SEXP _scalebayes_cpp_nn_export(SEXP specSEXP, SEXP paramsSEXP, SEXP buffersSEXP, SEXP float64SEXP, SEXP pathSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< Rcpp::List >::type spec(specSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type params(paramsSEXP);
+    Rcpp::traits::input_parameter< Rcpp::List >::type buffers(buffersSEXP);
+    Rcpp::traits::input_parameter< bool >::type float64(float64SEXP);
+    Rcpp::traits::input_parameter< std::string >::type path(pathSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_nn_export(spec, params, buffers, float64, path));
+    return rcpp_result_gen;
+END_RCPP
+}
+// cpp_nn_vae
+Rcpp::List cpp_nn_vae(Rcpp::List enc_spec, Rcpp::List dec_spec, Rcpp::NumericVector x, Rcpp::IntegerVector xdim, Rcpp::List control, Rcpp::List vae, Rcpp::List run);
+RcppExport SEXP _scalebayes_cpp_nn_vae(SEXP enc_specSEXP, SEXP dec_specSEXP, SEXP xSEXP, SEXP xdimSEXP, SEXP controlSEXP, SEXP vaeSEXP, SEXP runSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< Rcpp::List >::type enc_spec(enc_specSEXP);
+    Rcpp::traits::input_parameter< Rcpp::List >::type dec_spec(dec_specSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type x(xSEXP);
+    Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type xdim(xdimSEXP);
+    Rcpp::traits::input_parameter< Rcpp::List >::type control(controlSEXP);
+    Rcpp::traits::input_parameter< Rcpp::List >::type vae(vaeSEXP);
+    Rcpp::traits::input_parameter< Rcpp::List >::type run(runSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_nn_vae(enc_spec, dec_spec, x, xdim, control, vae, run));
+    return rcpp_result_gen;
+END_RCPP
+}
+// cpp_nn_vae_apply
+Rcpp::List cpp_nn_vae_apply(Rcpp::List enc_spec, Rcpp::List dec_spec, Rcpp::NumericVector enc_params, Rcpp::NumericVector enc_buffers, Rcpp::NumericVector dec_params, Rcpp::NumericVector dec_buffers, std::string what, Rcpp::NumericVector x, Rcpp::IntegerVector xdim, int samples, double seed, bool float64);
+RcppExport SEXP _scalebayes_cpp_nn_vae_apply(SEXP enc_specSEXP, SEXP dec_specSEXP, SEXP enc_paramsSEXP, SEXP enc_buffersSEXP, SEXP dec_paramsSEXP, SEXP dec_buffersSEXP, SEXP whatSEXP, SEXP xSEXP, SEXP xdimSEXP, SEXP samplesSEXP, SEXP seedSEXP, SEXP float64SEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< Rcpp::List >::type enc_spec(enc_specSEXP);
+    Rcpp::traits::input_parameter< Rcpp::List >::type dec_spec(dec_specSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type enc_params(enc_paramsSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type enc_buffers(enc_buffersSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type dec_params(dec_paramsSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type dec_buffers(dec_buffersSEXP);
+    Rcpp::traits::input_parameter< std::string >::type what(whatSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type x(xSEXP);
+    Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type xdim(xdimSEXP);
+    Rcpp::traits::input_parameter< int >::type samples(samplesSEXP);
+    Rcpp::traits::input_parameter< double >::type seed(seedSEXP);
+    Rcpp::traits::input_parameter< bool >::type float64(float64SEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_nn_vae_apply(enc_spec, dec_spec, enc_params, enc_buffers, dec_params, dec_buffers, what, x, xdim, samples, seed, float64));
+    return rcpp_result_gen;
+END_RCPP
+}
+// cpp_vi_test
+Rcpp::NumericMatrix cpp_vi_test(Rcpp::List spec, Rcpp::NumericVector x, Rcpp::IntegerVector xdim, Rcpp::NumericVector y, Rcpp::NumericVector params, Rcpp::NumericVector rho, Rcpp::NumericVector logit, Rcpp::List vi, std::string what, int reps, double seed);
+RcppExport SEXP _scalebayes_cpp_vi_test(SEXP specSEXP, SEXP xSEXP, SEXP xdimSEXP, SEXP ySEXP, SEXP paramsSEXP, SEXP rhoSEXP, SEXP logitSEXP, SEXP viSEXP, SEXP whatSEXP, SEXP repsSEXP, SEXP seedSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< Rcpp::List >::type spec(specSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type x(xSEXP);
+    Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type xdim(xdimSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type y(ySEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type params(paramsSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type rho(rhoSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type logit(logitSEXP);
+    Rcpp::traits::input_parameter< Rcpp::List >::type vi(viSEXP);
+    Rcpp::traits::input_parameter< std::string >::type what(whatSEXP);
+    Rcpp::traits::input_parameter< int >::type reps(repsSEXP);
+    Rcpp::traits::input_parameter< double >::type seed(seedSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_vi_test(spec, x, xdim, y, params, rho, logit, vi, what, reps, seed));
     return rcpp_result_gen;
 END_RCPP
 }
@@ -569,60 +643,6 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< Rcpp::List >::type control(controlSEXP);
     Rcpp::traits::input_parameter< double >::type seed(seedSEXP);
     rcpp_result_gen = Rcpp::wrap(cpp_nn_train_check(x, y, params0, offset0, lambda, control, seed));
-    return rcpp_result_gen;
-END_RCPP
-}
-// cpp_nn_export
-Rcpp::CharacterVector cpp_nn_export(Rcpp::List spec, Rcpp::NumericVector params, Rcpp::List buffers, bool float64, std::string path);
-RcppExport SEXP _scalebayes_cpp_nn_export(SEXP specSEXP, SEXP paramsSEXP, SEXP buffersSEXP, SEXP float64SEXP, SEXP pathSEXP) {
-BEGIN_RCPP
-    Rcpp::RObject rcpp_result_gen;
-    Rcpp::RNGScope rcpp_rngScope_gen;
-    Rcpp::traits::input_parameter< Rcpp::List >::type spec(specSEXP);
-    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type params(paramsSEXP);
-    Rcpp::traits::input_parameter< Rcpp::List >::type buffers(buffersSEXP);
-    Rcpp::traits::input_parameter< bool >::type float64(float64SEXP);
-    Rcpp::traits::input_parameter< std::string >::type path(pathSEXP);
-    rcpp_result_gen = Rcpp::wrap(cpp_nn_export(spec, params, buffers, float64, path));
-    return rcpp_result_gen;
-END_RCPP
-}
-// cpp_nn_vae
-Rcpp::List cpp_nn_vae(Rcpp::List enc_spec, Rcpp::List dec_spec, Rcpp::NumericVector x, Rcpp::IntegerVector xdim, Rcpp::List control, Rcpp::List vae, Rcpp::List run);
-RcppExport SEXP _scalebayes_cpp_nn_vae(SEXP enc_specSEXP, SEXP dec_specSEXP, SEXP xSEXP, SEXP xdimSEXP, SEXP controlSEXP, SEXP vaeSEXP, SEXP runSEXP) {
-BEGIN_RCPP
-    Rcpp::RObject rcpp_result_gen;
-    Rcpp::RNGScope rcpp_rngScope_gen;
-    Rcpp::traits::input_parameter< Rcpp::List >::type enc_spec(enc_specSEXP);
-    Rcpp::traits::input_parameter< Rcpp::List >::type dec_spec(dec_specSEXP);
-    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type x(xSEXP);
-    Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type xdim(xdimSEXP);
-    Rcpp::traits::input_parameter< Rcpp::List >::type control(controlSEXP);
-    Rcpp::traits::input_parameter< Rcpp::List >::type vae(vaeSEXP);
-    Rcpp::traits::input_parameter< Rcpp::List >::type run(runSEXP);
-    rcpp_result_gen = Rcpp::wrap(cpp_nn_vae(enc_spec, dec_spec, x, xdim, control, vae, run));
-    return rcpp_result_gen;
-END_RCPP
-}
-// cpp_nn_vae_apply
-Rcpp::List cpp_nn_vae_apply(Rcpp::List enc_spec, Rcpp::List dec_spec, Rcpp::NumericVector enc_params, Rcpp::NumericVector enc_buffers, Rcpp::NumericVector dec_params, Rcpp::NumericVector dec_buffers, std::string what, Rcpp::NumericVector x, Rcpp::IntegerVector xdim, int samples, double seed, bool float64);
-RcppExport SEXP _scalebayes_cpp_nn_vae_apply(SEXP enc_specSEXP, SEXP dec_specSEXP, SEXP enc_paramsSEXP, SEXP enc_buffersSEXP, SEXP dec_paramsSEXP, SEXP dec_buffersSEXP, SEXP whatSEXP, SEXP xSEXP, SEXP xdimSEXP, SEXP samplesSEXP, SEXP seedSEXP, SEXP float64SEXP) {
-BEGIN_RCPP
-    Rcpp::RObject rcpp_result_gen;
-    Rcpp::RNGScope rcpp_rngScope_gen;
-    Rcpp::traits::input_parameter< Rcpp::List >::type enc_spec(enc_specSEXP);
-    Rcpp::traits::input_parameter< Rcpp::List >::type dec_spec(dec_specSEXP);
-    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type enc_params(enc_paramsSEXP);
-    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type enc_buffers(enc_buffersSEXP);
-    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type dec_params(dec_paramsSEXP);
-    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type dec_buffers(dec_buffersSEXP);
-    Rcpp::traits::input_parameter< std::string >::type what(whatSEXP);
-    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type x(xSEXP);
-    Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type xdim(xdimSEXP);
-    Rcpp::traits::input_parameter< int >::type samples(samplesSEXP);
-    Rcpp::traits::input_parameter< double >::type seed(seedSEXP);
-    Rcpp::traits::input_parameter< bool >::type float64(float64SEXP);
-    rcpp_result_gen = Rcpp::wrap(cpp_nn_vae_apply(enc_spec, dec_spec, enc_params, enc_buffers, dec_params, dec_buffers, what, x, xdim, samples, seed, float64));
     return rcpp_result_gen;
 END_RCPP
 }
@@ -875,11 +895,13 @@ static const R_CallMethodDef CallEntries[] = {
     {"_scalebayes_cpp_test_rng", (DL_FUNC) &_scalebayes_cpp_test_rng, 6},
     {"_scalebayes_cpp_ksd", (DL_FUNC) &_scalebayes_cpp_ksd, 5},
     {"_scalebayes_cpp_nn_plan", (DL_FUNC) &_scalebayes_cpp_nn_plan, 1},
+    {"_scalebayes_cpp_nn_layer_kinds", (DL_FUNC) &_scalebayes_cpp_nn_layer_kinds, 0},
     {"_scalebayes_cpp_kle_basis", (DL_FUNC) &_scalebayes_cpp_kle_basis, 7},
     {"_scalebayes_cpp_kle_darcy_data", (DL_FUNC) &_scalebayes_cpp_kle_darcy_data, 3},
     {"_scalebayes_cpp_darcy_solve", (DL_FUNC) &_scalebayes_cpp_darcy_solve, 4},
     {"_scalebayes_cpp_sgld_sa", (DL_FUNC) &_scalebayes_cpp_sgld_sa, 8},
     {"_scalebayes_cpp_sgmcmc_normals", (DL_FUNC) &_scalebayes_cpp_sgmcmc_normals, 2},
+    {"_scalebayes_cpp_sgmcmc_samplers", (DL_FUNC) &_scalebayes_cpp_sgmcmc_samplers, 0},
     {"_scalebayes_cpp_sgmcmc_density", (DL_FUNC) &_scalebayes_cpp_sgmcmc_density, 4},
     {"_scalebayes_cpp_sgmcmc_target_eval", (DL_FUNC) &_scalebayes_cpp_sgmcmc_target_eval, 2},
     {"_scalebayes_cpp_banana_exact", (DL_FUNC) &_scalebayes_cpp_banana_exact, 2},
@@ -893,16 +915,16 @@ static const R_CallMethodDef CallEntries[] = {
     {"_scalebayes_cpp_nn_sgmcmc_batch_support", (DL_FUNC) &_scalebayes_cpp_nn_sgmcmc_batch_support, 2},
     {"_scalebayes_cpp_nn_sgmcmc", (DL_FUNC) &_scalebayes_cpp_nn_sgmcmc, 9},
     {"_scalebayes_cpp_nn_vi", (DL_FUNC) &_scalebayes_cpp_nn_vi, 9},
-    {"_scalebayes_cpp_vi_test", (DL_FUNC) &_scalebayes_cpp_vi_test, 11},
     {"_scalebayes_cpp_nn_adversarial", (DL_FUNC) &_scalebayes_cpp_nn_adversarial, 14},
+    {"_scalebayes_cpp_nn_export", (DL_FUNC) &_scalebayes_cpp_nn_export, 5},
+    {"_scalebayes_cpp_nn_vae", (DL_FUNC) &_scalebayes_cpp_nn_vae, 7},
+    {"_scalebayes_cpp_nn_vae_apply", (DL_FUNC) &_scalebayes_cpp_nn_vae_apply, 12},
+    {"_scalebayes_cpp_vi_test", (DL_FUNC) &_scalebayes_cpp_vi_test, 11},
     {"_scalebayes_cpp_nn_forward", (DL_FUNC) &_scalebayes_cpp_nn_forward, 8},
     {"_scalebayes_cpp_test_storage_ops", (DL_FUNC) &_scalebayes_cpp_test_storage_ops, 6},
     {"_scalebayes_cpp_test_lbfgs_ops", (DL_FUNC) &_scalebayes_cpp_test_lbfgs_ops, 8},
     {"_scalebayes_cpp_test_net_regradient", (DL_FUNC) &_scalebayes_cpp_test_net_regradient, 7},
     {"_scalebayes_cpp_nn_train_check", (DL_FUNC) &_scalebayes_cpp_nn_train_check, 7},
-    {"_scalebayes_cpp_nn_export", (DL_FUNC) &_scalebayes_cpp_nn_export, 5},
-    {"_scalebayes_cpp_nn_vae", (DL_FUNC) &_scalebayes_cpp_nn_vae, 7},
-    {"_scalebayes_cpp_nn_vae_apply", (DL_FUNC) &_scalebayes_cpp_nn_vae_apply, 12},
     {"_scalebayes_cpp_tf_difference", (DL_FUNC) &_scalebayes_cpp_tf_difference, 2},
     {"_scalebayes_cpp_tf_lambda_max", (DL_FUNC) &_scalebayes_cpp_tf_lambda_max, 5},
     {"_scalebayes_cpp_tf_path", (DL_FUNC) &_scalebayes_cpp_tf_path, 8},

@@ -28,10 +28,12 @@ inline scalebayes::nn::ModelSpec nn_spec_from(const Rcpp::List& s) {
   const bool has_target = L.containsElementNamed("target");
   Rcpp::List target = has_target ? Rcpp::as<Rcpp::List>(L["target"]) : Rcpp::List(kind.size());
   for (R_xlen_t i = 0; i < kind.size(); ++i) {
-    if (kind[i] < 0 || kind[i] > static_cast<int>(nn::LayerKind::batchnorm))
-      Rcpp::stop("layer " + std::to_string(i + 1) + ": unknown layer kind code " + std::to_string(kind[i]));
     nn::LayerSpec l;
-    l.kind = static_cast<nn::LayerKind>(kind[i]);
+    try {
+      l.kind = nn::layer_kind_from_code(kind[i]);
+    } catch (const std::invalid_argument& e) {
+      Rcpp::stop("layer " + std::to_string(i + 1) + ": " + e.what());
+    }
     l.out = out[i];
     l.kernel = kernel[i];
     l.stride = stride[i];

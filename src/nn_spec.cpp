@@ -38,3 +38,29 @@ Rcpp::List cpp_nn_plan(Rcpp::List spec) {
                             Rcpp::Named("group") = group, Rcpp::Named("size") = size,
                             Rcpp::Named("penalized") = penalized);
 }
+
+// The layer kinds (nn/layers_spec.hpp), the one list R reads (R/nn_spec.R: nn_layer_kinds()): code, name and
+// the properties every method decides by (LayerProps). batchnorm (resolved to 1d / 2d by the planner) is a row
+// too: R's layer_batchnorm() names it.
+// [[Rcpp::export]]
+Rcpp::DataFrame cpp_nn_layer_kinds() {
+  const int n = nn::kLastLayerKind + 1;
+  Rcpp::IntegerVector code(n);
+  Rcpp::CharacterVector name(n), input(n);
+  Rcpp::LogicalVector weighted(n), sparse(n), variational(n), convolution(n);
+  for (int i = 0; i < n; ++i) {
+    const nn::LayerKind k = nn::layer_kind_from_code(i);
+    const nn::LayerProps p = nn::layer_props(k);
+    code[i] = i;
+    name[i] = nn::layer_name(k);
+    input[i] = p.input;
+    weighted[i] = p.weighted;
+    sparse[i] = p.sparse;
+    variational[i] = p.variational;
+    convolution[i] = p.convolution;
+  }
+  return Rcpp::DataFrame::create(Rcpp::Named("code") = code, Rcpp::Named("name") = name,
+                                 Rcpp::Named("weighted") = weighted, Rcpp::Named("sparse") = sparse,
+                                 Rcpp::Named("variational") = variational, Rcpp::Named("convolution") = convolution,
+                                 Rcpp::Named("input") = input, Rcpp::Named("stringsAsFactors") = false);
+}

@@ -54,3 +54,28 @@ Rcpp::NumericVector cpp_sgmcmc_normals(int n, double seed) {
   for (int i = 0; i < n; ++i) out[i] = sg::Ziggurat::normal(rs);
   return out;
 }
+
+// The sampler table (sgmcmc/steps.hpp: sampler_table()), the one list of samplers R reads (R/sgmcmc_control.R).
+// [[Rcpp::export]]
+Rcpp::DataFrame cpp_sgmcmc_samplers() {
+  const auto& t = sg::sampler_table();
+  const R_xlen_t n = static_cast<R_xlen_t>(t.size());
+  Rcpp::CharacterVector name(n), label(n);
+  Rcpp::LogicalVector per_example(n), momentum(n), batched(n);
+  Rcpp::NumericVector net_lr(n), net_lr_summed(n);
+  for (R_xlen_t i = 0; i < n; ++i) {
+    const sg::SamplerInfo& s = t[static_cast<std::size_t>(i)];
+    name[i] = s.name;
+    label[i] = s.label;
+    per_example[i] = s.per_example;
+    momentum[i] = s.momentum;
+    batched[i] = s.batched;
+    net_lr[i] = s.net_lr;
+    net_lr_summed[i] = std::isnan(s.net_lr_summed) ? NA_REAL : s.net_lr_summed;
+  }
+  return Rcpp::DataFrame::create(Rcpp::Named("name") = name, Rcpp::Named("label") = label,
+                                 Rcpp::Named("per_example") = per_example, Rcpp::Named("momentum") = momentum,
+                                 Rcpp::Named("batched") = batched, Rcpp::Named("net_lr") = net_lr,
+                                 Rcpp::Named("net_lr_summed") = net_lr_summed,
+                                 Rcpp::Named("stringsAsFactors") = false);
+}

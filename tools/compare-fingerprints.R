@@ -4,6 +4,7 @@
 suppressPackageStartupMessages(library(scalebayes))
 `%||%` <- function(a, b) if (is.null(a)) b else a
 source("tests/testthat/helper-fingerprints.R")
+source("tests/testthat/helper-sgmcmc-engine.R")  # sgld_sa_engine(), which the network configurations call
 ref <- readRDS("tests/testthat/fingerprints.rds")
 runs <- fingerprint_runs()
 for (nm in names(ref)) {

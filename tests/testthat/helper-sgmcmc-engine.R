@@ -4,7 +4,7 @@
 # and closed forms state their references on those settings and call these; the defaults themselves are tested
 # in test-sgmcmc-trust.R. Their short runs' convergence warnings are muffled (the warning is tested there). A
 # network call (`model =`) gets the network defaults of before: one chain, v0 = 0.1 and the fixed per-example
-# step sgmcmc_default_lr / N (no warm-up); its data scale is left to the call.
+# step net_lr / N of the sampler table (no warm-up); its data scale is left to the call.
 engine_control <- function(control) {
   if (inherits(control, "sb_sgmcmc_control") && is.null(control$step_size)) control$step_size <- 1e-3
   control
@@ -19,7 +19,8 @@ engine_front_end <- function(fun, sampler_default) {
       if (inherits(control, "sb_sgmcmc_control") && (is.null(control$step_size) || identical(control$step_size, "auto"))) {
         y <- if (!is.null(args$y)) args$y else args[[2L]]
         n <- if (is.null(dim(y))) length(y) else dim(y)[1L]
-        control$step_size <- scalebayes:::sgmcmc_default_lr[[if (is.null(args$sampler)) sampler_default else args$sampler]] / n
+        sampler <- if (is.null(args$sampler)) sampler_default else args$sampler
+        control$step_size <- scalebayes:::sgmcmc_sampler_info(sampler)$net_lr / n
       }
       # tests of the engine run short chains: their function-space R-hat is not the point
       return(suppress_convergence(do.call(fun, c(args, list(control = control)))))

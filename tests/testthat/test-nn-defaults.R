@@ -2,7 +2,7 @@
 
 skip_if_no_torch()
 
-test_that("the centre of the network warm-up grid (sgmcmc_default_lr / N, the fixed default before) fits standardized Boston", {
+test_that("the centre of the network warm-up grid (net_lr / N of the sampler table, the fixed default before) fits standardized Boston", {
   skip_if_not_installed("MASS")
   data(Boston, package = "MASS", envir = environment())
   x <- as.matrix(Boston[, -14]); y <- Boston$medv

@@ -16,7 +16,7 @@ test_that("dropout adds parameter-free layers where the papers put them", {
   expect_equal(cnn$kind[i + 1L], "linear")
   expect_equal(cnn$shape[i], "3136")
   expect_equal(sum(cnn$params), sum(scalebayes:::nn_resolve(nn_cnn(), c(1L, 28L, 28L), 10L)$params))
-  expect_equal(unname(scalebayes:::nn_layer_codes["dropout"]), 9L)
+  expect_equal(scalebayes:::nn_layer_code("dropout"), 9L)
   expect_output(print(nn_cnn(dropout = 0.5), input = c(1, 28, 28), output = 10), "dropout\\(0.5\\)")
   expect_output(print(nn_mlp(8, dropout = 0.25)), "dropout 0.25")
   skip_if_no_torch()

@@ -325,3 +325,20 @@ for name, t in (("m", m), ("s", s), ("p", p)):
   expect_error(nn_export(nf, one, network = "encoder"), class = "scalebayes_error_input")
   expect_error(nn_export(list(), one), "vae", class = "scalebayes_error_input")
 })
+
+test_that("a 1d convolution network exports to nn.Conv1d exactly", {
+  skip_if_no_torch()
+  skip_if_no_python_torch()
+  set.seed(13)
+  x <- matrix(rnorm(80 * 24), 80, 24)  # 2 channels of length 12 per row
+  y <- x[, 3] - x[, 15] + rnorm(80, sd = 0.1)
+  net <- nn_sequential(layer_reshape(c(2, 12)), layer_conv1d(3, 5, stride = 2), layer_tanh(),
+                       layer_conv1d(2, 3, padding = "valid"), layer_flatten(), layer_dense(4), layer_relu())
+  fit <- wbb_nn(x, y, model = net, draws = 2, keep_draws = TRUE, seed = 5, quiet = TRUE,
+                control = nn_control(epochs = 2, batch_size = 20), standardize = FALSE)
+  code <- nn_torch_code(fit)
+  expect_match(code, "nn.Unflatten(1, (2, 12)),  # 0", fixed = TRUE)
+  expect_match(code, "nn.Conv1d(2, 3, kernel_size=5, stride=2, padding=2),  # 1: layer2_conv1d", fixed = TRUE)
+  expect_match(code, "nn.Conv1d(3, 2, kernel_size=3, stride=1, padding=0),  # 3: layer4_conv1d", fixed = TRUE)
+  check_export(fit, x[1:6, ])
+})

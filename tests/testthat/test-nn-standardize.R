@@ -289,6 +289,20 @@ test_that("in PyTorch the exported standardized MLP and padded CNN take raw inpu
   ndi <- scalebayes:::nn_scale_x(scalebayes:::nn_prepare_x(xi[1:5, , ]), fc$scaling)
   ref <- scalebayes:::cpp_nn_predict(fc$spec, matrix(m), matrix(0, 0, 0), ndi$x, ndi$dim, FALSE)
   expect_equal(run_py(fc, xi[1:5, , ], pc), as.vector(matrix(ref, 3)), tolerance = 1e-5)
+  # sequences, a padded first 1d convolution: MeanPadConv1d pads the raw values with their training mean
+  set.seed(21)
+  xs <- matrix(rnorm(40 * 10, 50, 8), 40, 10)
+  ys <- xs[, 2] - xs[, 7] + rnorm(40)
+  fs <- wbb_nn(xs, ys, model = nn_sequential(layer_reshape(c(1, 10)), layer_conv1d(2, 3), layer_relu(),
+                                             layer_flatten()),
+               draws = 2, epochs = 2, seed = 22, quiet = TRUE, threads = 1)
+  expect_true(fs$scaling$x_global)  # a convolution's inputs share one mean and sd
+  code <- nn_torch_code(fs)
+  expect_match(code, "class MeanPadConv1d(nn.Conv1d):", fixed = TRUE)
+  expect_match(code, "MeanPadConv1d(1, 2, kernel_size=3, stride=1, padding=1, pad_value=", fixed = TRUE)
+  ps <- withr::local_tempfile(fileext = ".pt")
+  nn_export(fs, ps, draw = 1)
+  expect_equal(run_py(fs, xs[1:6, ], ps), unname(predict(fs, xs[1:6, ], type = "draws")[1, ]), tolerance = 1e-5)
 })
 
 test_that("nn_adversarial() attacks the raw inputs of a standardized fit", {

@@ -271,19 +271,19 @@ test_that("Table 1 ordering: SGLD-SA beats SGLD-EM beats SGLD on test MSE (reduc
   expect_lt(avg[["sa"]], 6) # the noise variance is 3; the paper reports 3.5-5.6 for SGLD-SA
 })
 
-test_that("draws are identical for 1 and 2 threads, and differ between chains", {
+test_that("draws are identical for 1 and 2 threads, and differ between chains (every sampler of the table)", {
   d <- sgld_sa_simulate(n = 60, p = 30, corr = 0.5, seed = 2)
-  for (sampler in c("sgld", "sghmc", "sgnht")) {
+  for (sampler in scalebayes:::sgmcmc_samplers()$name) {  # a new sampler is covered by its row
     f <- function(th) {
       sgld_sa_engine(d$x, d$y, sampler = sampler, iterations = 3000, batch_size = 20, chains = 3, threads = th,
               seed = 42, newx = d$x_test, control = sgmcmc_control(step_size = 1e-3))
     }
     a <- f(1)
     b <- f(2)
-    expect_identical(a$draws, b$draws)
-    expect_identical(a$trace, b$trace)
-    expect_identical(a$pred, b$pred)
-    expect_false(isTRUE(all.equal(a$draws[a$chain == 1, ], a$draws[a$chain == 2, ])))
+    expect_identical(a$draws, b$draws, info = sampler)
+    expect_identical(a$trace, b$trace, info = sampler)
+    expect_identical(a$pred, b$pred, info = sampler)
+    expect_false(isTRUE(all.equal(a$draws[a$chain == 1, ], a$draws[a$chain == 2, ])), info = sampler)
   }
 })
 
@@ -375,18 +375,22 @@ test_that("step-size and temperature schedules follow their formulas", {
   expect_error(sgmcmc_control(anneal_every = 0), class = "scalebayes_error_input")
 })
 
-test_that("chains split into future chunks give the same draws as one process", {
+test_that("chains split into future chunks give the same draws as one process (every sampler of the table)", {
   skip_if_not_installed("future.apply")
   d <- sgld_sa_simulate(n = 40, p = 10, corr = 0.5, seed = 6)
-  f <- function(fut) sgld_sa_engine(d$x, d$y, iterations = 1000, chains = 3, threads = 1, seed = 9, future = fut)
-  a <- f(FALSE)
-  withr::with_options(list(future.rng.onMisuse = "ignore"), {
-    oplan <- future::plan(future::sequential)
-    on.exit(future::plan(oplan), add = TRUE)
-    b <- f(TRUE)
-  })
-  expect_identical(a$draws, b$draws)
-  expect_identical(a$trace, b$trace)
+  for (sampler in scalebayes:::sgmcmc_samplers()$name) {
+    f <- function(fut) {
+      sgld_sa_engine(d$x, d$y, sampler = sampler, iterations = 1000, chains = 3, threads = 1, seed = 9, future = fut)
+    }
+    a <- f(FALSE)
+    withr::with_options(list(future.rng.onMisuse = "ignore"), {
+      oplan <- future::plan(future::sequential)
+      on.exit(future::plan(oplan), add = TRUE)
+      b <- f(TRUE)
+    })
+    expect_identical(a$draws, b$draws, info = sampler)
+    expect_identical(a$trace, b$trace, info = sampler)
+  }
 })
 
 test_that("a default chain starts the intercept at its ML value: uncentred responses converge", {

@@ -125,11 +125,11 @@ using BatchedGroup = sgmcmc::Group<BatchedTorchOps>;
 inline BatchSupport batched_sgmcmc_support(const ModelSpec& spec, const sgmcmc::Control& ctl) {
   BatchSupport r = batch_support(spec);
   if (!r.ok) return r;
-  if (ctl.sampler != sgmcmc::Sampler::sgld && ctl.sampler != sgmcmc::Sampler::sghmc &&
-      ctl.sampler != sgmcmc::Sampler::sgnht) {
+  if (!sgmcmc::sampler_info(ctl.sampler).batched) {
     r.ok = false;
     r.reason = std::string("the sampler \"") + sgmcmc::sampler_name(ctl.sampler) +
-               "\" keeps an L-BFGS memory per chain (batched: sgld, sghmc, sgnht)";
+               "\" keeps an L-BFGS memory per chain (batched: " +
+               sgmcmc::sampler_names([](const sgmcmc::SamplerInfo& i) { return i.batched; }) + ")";
   } else if (ctl.pruning.on) {
     r.ok = false;
     r.reason = "magnitude pruning has no batched form";

@@ -2,6 +2,9 @@
 //
 // One struct per layer kind (LinearKind, Conv2dKind, ...) states
 //   * name:       the kind's name in layer tables and error messages,
+//   * props:      what the methods need to know of it (LayerProps: has a weight, may be sparse, Bayesian under
+//                 VI, a convolution, the input it takes); the R side reads them (cpp_nn_layer_kinds()), so no
+//                 list of "layers with weights" is spelled anywhere else,
 //   * out_shape:  the shape of one example after the layer, from the shape before it (throws
 //                 std::invalid_argument naming the layer when the input does not fit),
 //   * params:     the parameter tensors the layer owns, in order (weight before bias), each with its shape,
@@ -54,6 +57,21 @@ struct LayerContext {
   Init init = Init::fan_in_uniform;
 };
 
+// What the methods need to know of a layer kind besides its shape rule and parameters. Every method decides
+// from these, never from a list of kinds: a new weighted kind with weighted = sparse = variational = true is
+// trained by wbb_nn(), sgld_sa() (with the SSGL prior on it) and bbb() / sparse_vi() with no other edit.
+struct LayerProps {
+  bool weighted = false;     // owns a weight tensor (its first parameter) that the penalty / prior applies to
+  bool sparse = false;       // may carry SG-MCMC's spike-and-slab prior (R: sgld_sa(sparse_layers = ) counts these)
+  bool variational = false;  // VI puts q on its weight and bias: needs torch_kinds::Torch<Kind>::functional()
+  bool convolution = false;  // one weight shared over positions: inputs are standardized by one mean and sd,
+                             // and zero padding of standardized inputs is padding of raw ones with their mean
+  const char* input = "any"; // the input it takes, for the kind table: "flat", "(channels, length)", ...
+};
+constexpr LayerProps weighted_props(bool convolution, const char* input) {
+  return LayerProps{true, true, true, convolution, input};
+}
+
 namespace kinds {
 
 inline void need_rank(const LayerContext& c, const Shape& in, std::size_t rank, const char* what) {
@@ -89,6 +107,7 @@ inline std::vector<ParamDef> no_params(const LayerContext&, const LayerSpec&, co
 
 struct LinearKind {  // out features; weight penalized unless `penalized` is false; bias never
   static constexpr const char* name = "linear";
+  static constexpr LayerProps props = weighted_props(false, "flat");
   static Shape out_shape(const LayerContext& c, const LayerSpec& L, const Shape& in) {
     need_rank(c, in, 1, "a linear layer needs a flat input (add a flatten layer before it)");
     if (L.out < 1) throw std::invalid_argument(c.base + ": a linear layer needs at least one unit");
@@ -101,6 +120,7 @@ struct LinearKind {  // out features; weight penalized unless `penalized` is fal
 
 struct Conv2dKind {  // out channels, square kernel, stride, zero padding
   static constexpr const char* name = "conv2d";
+  static constexpr LayerProps props = weighted_props(true, "(channels, height, width)");
   static Shape out_shape(const LayerContext& c, const LayerSpec& L, const Shape& in) {
     need_rank(c, in, 3, "a convolution needs (channels, height, width) input");
     if (L.out < 1) throw std::invalid_argument(c.base + ": a convolution needs at least one filter");
@@ -113,7 +133,31 @@ struct Conv2dKind {  // out channels, square kernel, stride, zero padding
   }
 };
 
+struct Conv1dKind {  // out channels, kernel, stride, zero padding, over (channels, length): sequences
+  static constexpr const char* name = "conv1d";
+  static constexpr LayerProps props = weighted_props(true, "(channels, length)");
+  static Shape out_shape(const LayerContext& c, const LayerSpec& L, const Shape& in) {
+    need_rank(c, in, 2, "a 1d convolution needs (channels, length) input (a flat input: add layer_reshape(c(1, p)) first)");
+    if (L.out < 1) throw std::invalid_argument(c.base + ": a convolution needs at least one filter");
+    if (L.kernel < 1 || L.stride < 1 || L.padding < 0)
+      throw std::invalid_argument(c.base + ": kernel and stride must be at least 1 and padding at least 0");
+    if (in[1] + 2 * L.padding < L.kernel)
+      throw std::invalid_argument(c.base + ": the kernel of length " + std::to_string(L.kernel) +
+                                  " is longer than its " + (L.padding ? "padded " : "") + "input (length " +
+                                  std::to_string(in[1] + 2 * L.padding) + ")");
+    return {L.out, (in[1] + 2 * L.padding - L.kernel) / L.stride + 1};
+  }
+  static std::vector<ParamDef> params(const LayerContext& c, const LayerSpec& L, const Shape& in) {
+    return weight_bias(c, {L.out, in[0], L.kernel}, L.out, L.penalized, in[0] * L.kernel, L.out * L.kernel);
+  }
+};
+
+struct NoProps {  // a kind without weights
+  static constexpr LayerProps props{};
+};
+
 struct Pool2dShape {  // max and average pooling: square window, stride, no padding
+  static constexpr LayerProps props{false, false, false, false, "(channels, height, width)"};
   static Shape out_shape(const LayerContext& c, const LayerSpec& L, const Shape& in) {
     need_rank(c, in, 3, "pooling needs (channels, height, width) input");
     return {in[0], window_out(c, in[1], L.kernel, L.stride, 0, "pooling window"),
@@ -136,6 +180,7 @@ inline std::vector<ParamDef> bn_params(std::int64_t channels) {
 }
 struct BatchNorm2dKind {
   static constexpr const char* name = "batchnorm2d";
+  static constexpr LayerProps props{false, false, false, false, "(channels, height, width)"};
   static Shape out_shape(const LayerContext& c, const LayerSpec&, const Shape& in) {
     need_rank(c, in, 3, "batchnorm2d needs (channels, height, width) input");
     return in;
@@ -146,8 +191,10 @@ struct BatchNorm2dKind {
 };
 struct BatchNorm1dKind {
   static constexpr const char* name = "batchnorm1d";
+  static constexpr LayerProps props{false, false, false, false, "flat or (channels, length)"};
   static Shape out_shape(const LayerContext& c, const LayerSpec&, const Shape& in) {
-    need_rank(c, in, 1, "batchnorm1d needs a flat input");
+    if (in.size() != 1 && in.size() != 2)  // features, or (channels, length) after a 1d convolution
+      need_rank(c, in, 1, "batchnorm1d needs a flat or (channels, length) input");
     return in;
   }
   static std::vector<ParamDef> params(const LayerContext&, const LayerSpec&, const Shape& in) {
@@ -155,7 +202,7 @@ struct BatchNorm1dKind {
   }
 };
 
-struct FlattenKind {
+struct FlattenKind : NoProps {
   static constexpr const char* name = "flatten";
   static Shape out_shape(const LayerContext&, const LayerSpec&, const Shape& in) { return {shape_numel(in)}; }
   static std::vector<ParamDef> params(const LayerContext& c, const LayerSpec& L, const Shape& in) {
@@ -163,7 +210,7 @@ struct FlattenKind {
   }
 };
 
-struct ReshapeKind {  // to LayerSpec::target (one example's shape); the element count must not change
+struct ReshapeKind : NoProps {  // to LayerSpec::target (one example's shape); the element count must not change
   static constexpr const char* name = "reshape";
   static Shape out_shape(const LayerContext& c, const LayerSpec& L, const Shape& in) {
     if (L.target.empty()) throw std::invalid_argument(c.base + ": a reshape layer needs a target shape");
@@ -180,7 +227,7 @@ struct ReshapeKind {  // to LayerSpec::target (one example's shape); the element
   }
 };
 
-struct ElementwiseShape {  // activations and dropout: the shape is kept, no parameters
+struct ElementwiseShape : NoProps {  // activations and dropout: the shape is kept, no parameters
   static Shape out_shape(const LayerContext&, const LayerSpec&, const Shape& in) { return in; }
   static std::vector<ParamDef> params(const LayerContext& c, const LayerSpec& L, const Shape& in) {
     return no_params(c, L, in);
@@ -195,7 +242,7 @@ struct TanhKind : ElementwiseShape {
 struct SigmoidKind : ElementwiseShape {
   static constexpr const char* name = "sigmoid";
 };
-struct DropoutKind {  // rate in [0, 1)
+struct DropoutKind : NoProps {  // rate in [0, 1)
   static constexpr const char* name = "dropout";
   static Shape out_shape(const LayerContext& c, const LayerSpec& L, const Shape& in) {
     if (!(L.rate >= 0.0 && L.rate < 1.0)) throw std::invalid_argument(c.base + ": the dropout rate must be in [0, 1)");
@@ -226,6 +273,7 @@ decltype(auto) visit_kind(LayerKind k, F&& f) {
     case LayerKind::dropout: return f(kinds::DropoutKind{});
     case LayerKind::avgpool2d: return f(kinds::AvgPool2dKind{});
     case LayerKind::reshape: return f(kinds::ReshapeKind{});
+    case LayerKind::conv1d: return f(kinds::Conv1dKind{});
     case LayerKind::batchnorm: break;
   }
   throw std::invalid_argument("unknown layer kind " + std::to_string(static_cast<int>(k)));
@@ -234,6 +282,23 @@ decltype(auto) visit_kind(LayerKind k, F&& f) {
 inline const char* layer_name(LayerKind k) {
   if (k == LayerKind::batchnorm) return "batchnorm";
   return visit_kind(k, [](auto K) { return decltype(K)::name; });
+}
+
+// The properties of a (resolved) kind; batchnorm has those of batchnorm1d / batchnorm2d (none).
+inline LayerProps layer_props(LayerKind k) {
+  if (k == LayerKind::batchnorm) return LayerProps{false, false, false, false, "any: 1d or 2d from its input"};
+  return visit_kind(k, [](auto K) { return decltype(K)::props; });
+}
+
+// The highest code of LayerKind; every code from 0 to it is a kind (the R side reads the table up to it).
+constexpr int kLastLayerKind = static_cast<int>(LayerKind::conv1d);
+
+// A code read from outside (the R glue, a saved fit) as a kind; throws for one that names none.
+inline LayerKind layer_kind_from_code(int code) {
+  if (code < 0 || code > kLastLayerKind)
+    throw std::invalid_argument("unknown layer kind code " + std::to_string(code) + " (codes are 0 to " +
+                                std::to_string(kLastLayerKind) + ")");
+  return static_cast<LayerKind>(code);
 }
 
 // The concrete kind of a layer on its input: batch normalization is 2d on images, 1d on flat input.
@@ -264,12 +329,12 @@ struct NetPlan {
     for (const auto& l : layers) m += l.n_params();
     return m;
   }
-  // A batch-norm layer that sees one value per channel from each example (batchnorm1d, or batchnorm2d on
-  // 1 x 1 maps): in training mode it needs at least two examples per minibatch (LibTorch: "Expected more than
+  // A batch-norm layer that sees one value per channel from each example (batchnorm1d on features or on
+  // sequences of length 1, batchnorm2d on 1 x 1 maps): in training mode it needs at least two examples per minibatch (LibTorch: "Expected more than
   // 1 value per channel when training").
   bool needs_two_examples() const {
     for (const auto& l : layers) {
-      if (l.kind == LayerKind::batchnorm1d) return true;
+      if (l.kind == LayerKind::batchnorm1d && (l.in.size() == 1 || l.in[1] == 1)) return true;
       if (l.kind == LayerKind::batchnorm2d && l.in.size() == 3 && l.in[1] * l.in[2] == 1) return true;
     }
     return false;

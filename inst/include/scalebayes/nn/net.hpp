@@ -70,6 +70,11 @@ struct NoModule {
   static ModulePtr make(Slot&, const LayerSpec&, const Shape&) { return nullptr; }
   static void reset(Slot&) {}
   static bool random(const LayerSpec&) { return false; }
+  // A weighted kind's layer as a function of given weight and bias tensors (bias may be undefined): what the
+  // variational objectives (nn/vi/) compute the layer with. Every kind whose props say `variational` defines it.
+  static torch::Tensor functional(const LayerSpec& L, const torch::Tensor&, const torch::Tensor&, const torch::Tensor&) {
+    throw std::logic_error(std::string("layer kind ") + layer_name(L.kind) + " has no weights to sample");
+  }
 };
 
 template <class Kind>
@@ -79,6 +84,9 @@ template <>
 struct Torch<kinds::LinearKind> : NoModule {
   static ModulePtr make(Slot& s, const LayerSpec& L, const Shape& in) { return keep(s, torch::nn::Linear(in[0], L.out)); }
   static torch::Tensor forward(Slot& s, torch::Tensor x, ForwardContext&) { return impl<torch::nn::LinearImpl>(s).forward(x); }
+  static torch::Tensor functional(const LayerSpec&, const torch::Tensor& x, const torch::Tensor& W, const torch::Tensor& B) {
+    return torch::nn::functional::linear(x, W, B);
+  }
 };
 template <>
 struct Torch<kinds::Conv2dKind> : NoModule {
@@ -86,7 +94,23 @@ struct Torch<kinds::Conv2dKind> : NoModule {
     return keep(s, torch::nn::Conv2d(torch::nn::Conv2dOptions(in[0], L.out, L.kernel).stride(L.stride).padding(L.padding)));
   }
   static torch::Tensor forward(Slot& s, torch::Tensor x, ForwardContext&) { return impl<torch::nn::Conv2dImpl>(s).forward(x); }
+  static torch::Tensor functional(const LayerSpec& L, const torch::Tensor& x, const torch::Tensor& W, const torch::Tensor& B) {
+    namespace F = torch::nn::functional;
+    return F::conv2d(x, W, F::Conv2dFuncOptions().bias(B).stride(L.stride).padding(L.padding));
+  }
 };
+template <>
+struct Torch<kinds::Conv1dKind> : NoModule {
+  static ModulePtr make(Slot& s, const LayerSpec& L, const Shape& in) {
+    return keep(s, torch::nn::Conv1d(torch::nn::Conv1dOptions(in[0], L.out, L.kernel).stride(L.stride).padding(L.padding)));
+  }
+  static torch::Tensor forward(Slot& s, torch::Tensor x, ForwardContext&) { return impl<torch::nn::Conv1dImpl>(s).forward(x); }
+  static torch::Tensor functional(const LayerSpec& L, const torch::Tensor& x, const torch::Tensor& W, const torch::Tensor& B) {
+    namespace F = torch::nn::functional;
+    return F::conv1d(x, W, F::Conv1dFuncOptions().bias(B).stride(L.stride).padding(L.padding));
+  }
+};
+
 template <>
 struct Torch<kinds::MaxPool2dKind> : NoModule {
   static torch::Tensor forward(Slot& s, torch::Tensor x, ForwardContext&) {
@@ -145,9 +169,16 @@ struct Torch<kinds::DropoutKind> : NoModule {
   }
 };
 
+// A weighted layer computed from given weight and bias tensors (the kind's functional form).
+inline torch::Tensor apply_weights(const LayerSpec& L, const torch::Tensor& x, const torch::Tensor& W,
+                                   const torch::Tensor& B) {
+  return visit_kind(L.kind, [&](auto K) { return Torch<decltype(K)>::functional(L, x, W, B); });
+}
+
 }  // namespace torch_kinds
 
-// A layer hook replaces the forward of chosen parameter layers (linear, conv2d) for one forward pass: the
+// A layer hook replaces the forward of chosen parameter layers (kinds whose props are `variational`) for one
+// forward pass: the
 // variational objectives (nn/vi/) compute those layers from sampled weights or from the pre-activation
 // distribution (local reparameterization) while every other layer (activations, pooling, reshape, dropout,
 // batch norm) runs as written once above. active(i): whether layer i (0-based, the ModelSpec's order) is

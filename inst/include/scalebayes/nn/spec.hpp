@@ -27,13 +27,16 @@ enum class LayerKind {
   dropout = 9,      // rate in [0, 1): x * mask / (1 - rate), mask ~ Bernoulli(1 - rate), in training mode only
   avgpool2d = 10,   // kernel, stride: the mean over each window
   reshape = 11,     // to `target` (one example's shape; same number of values)
-  batchnorm = 12    // batchnorm1d or batchnorm2d, whichever fits the input (resolved by plan(), layers_spec.hpp)
+  batchnorm = 12,   // batchnorm1d or batchnorm2d, whichever fits the input (resolved by plan(), layers_spec.hpp)
+  conv1d = 13       // out channels, kernel, stride, padding over (channels, length) input
 };
+// Codes are stored in fitted objects (their layer tables): a new kind takes the next code, none is renumbered.
+// layer_kind_from_code() (layers_spec.hpp) is the one check of a code against the kinds that exist.
 
 struct LayerSpec {
   LayerKind kind = LayerKind::linear;
   std::int64_t out = 0;
-  std::int64_t kernel = 0;
+  std::int64_t kernel = 0;  // window size (square for 2d kinds)
   std::int64_t stride = 1;
   std::int64_t padding = 0;
   bool penalized = true;

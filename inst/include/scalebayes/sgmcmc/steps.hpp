@@ -40,23 +40,63 @@ namespace sgmcmc {
 
 enum class Sampler { sgld, sghmc, sgnht, hamcmc_sa, hamcmc };
 
-inline const char* sampler_name(Sampler s) {
-  switch (s) {
-    case Sampler::sgld: return "sgld";
-    case Sampler::sghmc: return "sghmc";
-    case Sampler::sgnht: return "sgnht";
-    case Sampler::hamcmc_sa: return "hamcmc_sa";
-    case Sampler::hamcmc: return "hamcmc";
-  }
-  return "?";
+// The samplers, defined once. Names, labels and checks here; the R side reads the whole table
+// (cpp_sgmcmc_samplers(): the `sampler =` choices, the default network steps, the warm-up grid), so a new
+// sampler is a row here, its policy class and its case in with_step_policy, nothing in R.
+//   per_example    the step is per example (the drift is the summed minibatch gradient with no preconditioner:
+//                  the warm-up's grid and print() divide it by N);
+//   momentum       it carries a momentum (SGHMC, SGNHT: about 1 / friction times further per step than SGLD);
+//   batched        it has a batched form (nn/batched_sgmcmc.hpp: no per-chain memory);
+//   net_lr         the measured per-example network rate: a network's default step is net_lr / N;
+//   net_lr_summed  for a sampler whose preconditioner divides by the summed curvature from iteration 1
+//                  (HAMCMC-SA with precond_init = "curvature"): the rate on the summed scale, N-free (NaN: none).
+// The rates, measured (bench/RESULTS.md, "Network defaults"): on Boston (x standardized, nn_mlp(50), 200 epochs
+// of 50) SGHMC 0.01 / 0.03 give test RMSE 3.4 / 3.6 and 0.003 gives 8.8; SGLD 0.03 / 0.1 / 0.3 give 7.3 / 3.4 /
+// 3.2. On 8,000 MNIST digits (nn_mlp(c(128, 64)), 5 epochs) SGHMC 0.01 / 0.03 / 0.1 reach 0.63 / 0.87 / 0.91
+// and SGLD 0.01 / 0.1 / 0.3 reach 0.13 / 0.68 / 0.88. SGNHT takes SGHMC's (the same momentum form; its
+// thermostat starts at the friction). HAMCMC starts from an empty memory (I / gamma_min: its first steps are
+// SGLD's) and takes SGLD's rate. HAMCMC-SA starts from G_1 = I / gamma_1 (lbfgs.hpp), so its step is on the
+// summed scale: 0.1 (grid 0.9 ... 0.011). Measured (2026-11-28, one chain of 10,000 constant steps on 2,000
+// MNIST digits, nn_mlp(), held-out accuracy on 1,000): steps 0.003 / 0.01 / 0.03 / 0.1 / 0.3 / 1 reach 0.52 /
+// 0.74 / 0.87 / 0.89 / 0.90 / 0.90, 3 and 10 diverge. With precond_init = "identity" (G_1 = I) its grid stays
+// per example at net_lr: on Boston 0.1 / 0.3 give RMSE 3.6 / 3.6; on 5,000 Fashion-MNIST images
+// (nn_mlp(100), 10 epochs of 100) 0.3 / 1 / 3 / 10 reach 0.60 / 0.65 / 0.62 / 0.28 (SGLD at 0.3: 0.75).
+struct SamplerInfo {
+  Sampler id;
+  const char* name;
+  const char* label;
+  bool per_example, momentum, batched;
+  double net_lr, net_lr_summed;
+};
+inline const std::vector<SamplerInfo>& sampler_table() {
+  constexpr double none = std::numeric_limits<double>::quiet_NaN();
+  static const std::vector<SamplerInfo> t{
+      {Sampler::sgld, "sgld", "SGLD", true, false, true, 0.3, none},
+      {Sampler::sghmc, "sghmc", "SGHMC", true, true, true, 0.03, none},
+      {Sampler::sgnht, "sgnht", "SGNHT", true, true, true, 0.03, none},
+      {Sampler::hamcmc_sa, "hamcmc_sa", "HAMCMC-SA", false, false, false, 0.3, 0.1},
+      {Sampler::hamcmc, "hamcmc", "HAMCMC", false, false, false, 0.3, none}};
+  return t;
+}
+inline const SamplerInfo& sampler_info(Sampler s) {
+  for (const SamplerInfo& i : sampler_table())
+    if (i.id == s) return i;
+  throw std::invalid_argument("sampler missing from sampler_table()");
+}
+inline const char* sampler_name(Sampler s) { return sampler_info(s).name; }
+// The names of the samplers that satisfy pred, as "\"a\", \"b\"" for messages.
+template <class Pred>
+std::string sampler_names(Pred pred) {
+  std::string r;
+  for (const SamplerInfo& i : sampler_table())
+    if (pred(i)) r += std::string(r.empty() ? "" : ", ") + "\"" + i.name + "\"";
+  return r;
 }
 inline Sampler sampler_from_name(const std::string& s) {
-  if (s == "sgld") return Sampler::sgld;
-  if (s == "sghmc") return Sampler::sghmc;
-  if (s == "sgnht") return Sampler::sgnht;
-  if (s == "hamcmc_sa") return Sampler::hamcmc_sa;
-  if (s == "hamcmc") return Sampler::hamcmc;
-  throw std::invalid_argument("unknown sampler '" + s + "' (known: \"sgld\", \"sghmc\", \"sgnht\", \"hamcmc_sa\", \"hamcmc\")");
+  for (const SamplerInfo& i : sampler_table())
+    if (s == i.name) return i.id;
+  throw std::invalid_argument("unknown sampler '" + s + "' (known: " +
+                              sampler_names([](const SamplerInfo&) { return true; }) + ")");
 }
 
 // The step part of a chain's settings: which policy, its learning-rate schedule and temperature, and the

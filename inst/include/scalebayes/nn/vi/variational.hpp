@@ -1,15 +1,15 @@
 // scalebayes/nn/vi/variational.hpp -- a mean-field variational family over a network's parameters.
 //
-// Variational is the q of every variational method (sparse_vi, bbb): for every parameter tensor of a linear or
-// convolution layer (its "variational groups"), q is Gaussian per weight, theta ~ N(mu, sigma^2) with
+// Variational is the q of every variational method (sparse_vi, bbb): for every parameter tensor of a layer
+// whose kind is `variational` (LayerProps: linear and convolution layers; its "variational groups"), q is Gaussian per weight, theta ~ N(mu, sigma^2) with
 // sigma = softplus(rho), times an inclusion gamma ~ Bernoulli(phi), phi = logistic(logit), for the
 // spike-and-slab family (Bai, Song & Cheng 2020). mu IS the network's own parameter tensor: the posterior mean
 // of q is a network of the ordinary kind, so storing, predicting and exporting need nothing new. Batch-norm
 // scales and shifts are point estimates (not variational). A mask per group (1 by default) removes pruned
 // weights from q altogether (mean, variance and KL).
 //
-// The forward pass goes through Net::forward(x, hook): the hook computes every linear / convolution layer
-// from q by one of three estimators of the expected log-likelihood gradient:
+// The forward pass goes through Net::forward(x, hook): the hook computes every variational layer (its kind's
+// functional form, torch_kinds::apply_weights) from q by one of three estimators of the expected log-likelihood gradient:
 //   local       the pre-activations are sampled: mean x mu' + mu_b, variance x^2 sigma^2' + sigma_b^2, one
 //               noise value per example and unit (Kingma, Salimans & Welling 2015). Exact for linear layers
 //               with Gaussian q; for convolutions only each pre-activation's marginal is right (neighbouring
@@ -76,7 +76,7 @@ struct Settings {
   double kl_warmup = 0.0;    // epochs of KL warm-up: epoch e (1-based) weights the KL by min(1, e / kl_warmup)
 };
 
-// One variational group: a weight or bias tensor of a linear / convolution layer. rho, logit and mask are views
+// One variational group: a weight or bias tensor of a variational layer. rho, logit and mask are views
 // of the flat tensors the optimizer sees (below): writing into them (under NoGradGuard) writes q.
 struct VarGroup {
   std::size_t g = 0;       // the network's parameter group
@@ -103,8 +103,7 @@ class Variational {
     const auto& groups = net->groups();
     const auto opt = groups.front().tensor.options();
     for (std::size_t g = 0; g < groups.size(); ++g) {
-      const LayerKind k = net->layer_spec(net->group_layer(g)).kind;
-      if (k != LayerKind::linear && k != LayerKind::conv2d) continue;
+      if (!layer_props(net->layer_spec(net->group_layer(g)).kind).variational) continue;
       VarGroup v;
       v.g = g;
       v.weight = groups[g].tensor.dim() > 1;
@@ -113,7 +112,7 @@ class Variational {
       layer_active_[net->group_layer(g)] = true;
       vg_.push_back(v);
     }
-    if (vg_.empty()) throw std::invalid_argument("the network has no linear or convolution layer to put q on");
+    if (vg_.empty()) throw std::invalid_argument("the network has no layer with weights to put q on");
     if (st.prior == Prior::spike_slab && st.estimator == Estimator::local)
       throw std::invalid_argument("the local estimator needs Gaussian pre-activations: spike-and-slab q takes \"weights\"");
     if (st.estimator == Estimator::per_example)
@@ -471,13 +470,10 @@ class SampleHook : public LayerHook {
   }
   bool active(std::size_t layer) const override { return v_.layer_active(layer); }
   torch::Tensor forward(std::size_t layer, const LayerSpec& L, const torch::Tensor& x) override {
-    namespace F = torch::nn::functional;
     VarGroup& w = v_.groups()[static_cast<std::size_t>(by_layer_[layer].first)];
     VarGroup* b = by_layer_[layer].second >= 0 ? &v_.groups()[static_cast<std::size_t>(by_layer_[layer].second)] : nullptr;
-    const bool conv = L.kind == LayerKind::conv2d;
     auto apply = [&](const torch::Tensor& in, const torch::Tensor& W, const torch::Tensor& B) {
-      if (conv) return F::conv2d(in, W, F::Conv2dFuncOptions().bias(B).stride(L.stride).padding(L.padding));
-      return F::linear(in, W, B);
+      return torch_kinds::apply_weights(L, in, W, B);
     };
     switch (v_.settings().estimator) {
       case Estimator::weights:

@@ -1,0 +1,123 @@
+// src/torch_glue.h -- what the LibTorch glue units share (torch_nn.cpp: the user-facing entry points;
+// torch_nn_test_hooks.cpp: the test hooks): R lists -> the engine's network, training and variational settings,
+// R arrays -> device tensors. Included first (torch before Rcpp). Built without LibTorch it includes only the
+// torch-free glue, and every entry point stops with a message the R layer never shows (it checks
+// torch_available() first and raises a classed scalebayes_error_backend).
+#pragma once
+#ifdef SCALEBAYES_HAVE_TORCH
+#include <torch/torch.h>
+
+#include "scalebayes/nn/adversarial.hpp"
+#include "scalebayes/nn/batched.hpp"
+#include "scalebayes/nn/batched_sgmcmc.hpp"
+#include "scalebayes/nn/net.hpp"
+#include "scalebayes/nn/predict.hpp"
+#include "scalebayes/nn/sgmcmc.hpp"
+#include "scalebayes/nn/train.hpp"
+#include "scalebayes/nn/vi/fit.hpp"
+#include "scalebayes/nn/wbb.hpp"
+#endif
+
+#include "nn_glue.h"
+#include "sb_glue.h"
+#include "sgmcmc_glue.h"
+
+#ifdef SCALEBAYES_HAVE_TORCH
+namespace sbtorch {
+namespace nn = scalebayes::nn;
+
+inline nn::ModelSpec spec_from(const Rcpp::List& s) { return sbglue::nn_spec_from(s); }
+
+inline nn::TrainConfig train_from(const Rcpp::List& c) {
+  nn::TrainConfig t;
+  t.optimizer = static_cast<nn::Optimizer>(Rcpp::as<int>(c["optimizer"]));
+  t.lr = Rcpp::as<double>(c["lr"]);
+  t.momentum = Rcpp::as<double>(c["momentum"]);
+  t.beta1 = Rcpp::as<double>(c["beta1"]);
+  t.beta2 = Rcpp::as<double>(c["beta2"]);
+  t.eps = Rcpp::as<double>(c["eps"]);
+  t.alpha = Rcpp::as<double>(c["alpha"]);
+  t.epochs = static_cast<std::int64_t>(Rcpp::as<double>(c["epochs"]));
+  t.batch_size = static_cast<std::int64_t>(Rcpp::as<double>(c["batch_size"]));
+  t.max_steps = static_cast<std::int64_t>(Rcpp::as<double>(c["max_steps"]));
+  t.grad_tol = Rcpp::as<double>(c["grad_tol"]);
+  t.weight_mode = static_cast<nn::TrainConfig::WeightMode>(Rcpp::as<int>(c["weight_mode"]));
+  t.certify = Rcpp::as<bool>(c["certify"]);
+  t.history = Rcpp::as<bool>(c["history"]);
+  if (c.containsElementNamed("merge_single_batch")) t.merge_single_batch = Rcpp::as<bool>(c["merge_single_batch"]);
+  return t;
+}
+
+inline std::vector<std::int64_t> dims_of(const Rcpp::IntegerVector& d) { return std::vector<std::int64_t>(d.begin(), d.end()); }
+
+// Responses per example: y holds n values, or an n x q matrix (gaussian / binomial with q outputs).
+inline std::int64_t y_columns(const Rcpp::NumericVector& y, const Rcpp::IntegerVector& xdim) {
+  const R_xlen_t n = xdim[0];
+  if (n < 1 || y.size() % n != 0 || y.size() == 0) Rcpp::stop("y must have n values or n x q values");
+  return static_cast<std::int64_t>(y.size() / n);
+}
+
+// The device and dtype an entry point runs on (list entries device, float64) and its torch threads
+// (torch_threads) for the calling thread.
+inline nn::DeviceChoice run_device(const Rcpp::List& c) {
+  const nn::DeviceChoice dev = nn::choose_device(Rcpp::as<std::string>(c["device"]), Rcpp::as<bool>(c["float64"]));
+  nn::set_worker_threads(Rcpp::as<int>(c["torch_threads"]));
+  return dev;
+}
+
+// Training data and (optional; newdim empty or 0 rows) test inputs on the device, copied from R's arrays.
+struct DeviceData {
+  nn::Dataset train;
+  torch::Tensor x_new;  // undefined without test inputs
+};
+inline DeviceData device_data(const nn::ModelSpec& spec, const nn::DeviceChoice& dev, Rcpp::NumericVector x,
+                       Rcpp::IntegerVector xdim, Rcpp::NumericVector y, Rcpp::NumericVector newx,
+                       Rcpp::IntegerVector newdim) {
+  DeviceData d;
+  d.train = nn::make_dataset(x.begin(), dims_of(xdim), y.begin(), spec.family, dev.options(), y_columns(y, xdim));
+  if (newdim.size() > 0 && newdim[0] > 0) d.x_new = nn::from_col_major(newx.begin(), dims_of(newdim), dev.options());
+  return d;
+}
+
+
+// The name of a network run's progress bar: `head`, then " | <name> <value>" for every part that is a number
+// (the most recent epoch's loss, accuracy, ...), so a bar shows what the run has measured so far.
+inline std::string bar_name(const std::string& head, std::initializer_list<std::pair<const char*, double>> parts) {
+  std::string r = head;
+  char b[64];
+  for (const auto& p : parts) {
+    if (std::isnan(p.second)) continue;
+    std::snprintf(b, sizeof b, " | %s %.4g", p.first, p.second);
+    r += b;
+  }
+  return r;
+}
+
+// The variational settings list (R/vi.R: vi_run()); entries the test hook leaves out keep their defaults.
+inline scalebayes::nn::vi::Settings vi_settings_from(const Rcpp::List& vi) {
+  namespace V = scalebayes::nn::vi;
+  V::Settings st;
+  auto num = [&](const char* k, double& v) {
+    if (sbglue::has(vi, k)) v = Rcpp::as<double>(vi[k]);
+  };
+  st.prior = static_cast<V::Prior>(Rcpp::as<int>(vi["prior"]));
+  st.estimator = static_cast<V::Estimator>(Rcpp::as<int>(vi["estimator"]));
+  if (sbglue::has(vi, "samples")) st.samples = Rcpp::as<int>(vi["samples"]);
+  if (sbglue::has(vi, "bias_spike")) st.bias_spike = Rcpp::as<bool>(vi["bias_spike"]);
+  num("tau", st.tau);
+  num("prior_sd", st.prior_sd);
+  num("mix_pi", st.mix_pi);
+  num("mix_sd1", st.mix_sd1);
+  num("mix_sd2", st.mix_sd2);
+  num("alpha_max", st.alpha_max);
+  num("init_sigma", st.init_sigma);
+  num("init_phi", st.init_phi);
+  num("init_mu", st.init_mu);
+  num("noise_sd", st.noise_sd);
+  num("kl_weight", st.kl_weight);
+  num("kl_warmup", st.kl_warmup);
+  return st;
+}
+
+}  // namespace sbtorch
+#endif
