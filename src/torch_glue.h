@@ -12,6 +12,7 @@
 #include "scalebayes/nn/batched_sgmcmc.hpp"
 #include "scalebayes/nn/net.hpp"
 #include "scalebayes/nn/predict.hpp"
+#include "scalebayes/nn/run.hpp"
 #include "scalebayes/nn/sgmcmc.hpp"
 #include "scalebayes/nn/train.hpp"
 #include "scalebayes/nn/vi/fit.hpp"
@@ -79,6 +80,42 @@ inline DeviceData device_data(const nn::ModelSpec& spec, const nn::DeviceChoice&
   return d;
 }
 
+// The method-free part of a network run (nn/run.hpp: RunSpec) from R: the specification list; the device, dtype
+// and this thread's torch threads (device_ctl: device, float64, torch_threads); the data, copied to the device
+// into `data`, which the caller keeps alive for the run (r.data points into it).
+inline void set_run(nn::RunSpec& r, DeviceData& data, const Rcpp::List& spec, const Rcpp::List& device_ctl,
+                    Rcpp::NumericVector x, Rcpp::IntegerVector xdim, Rcpp::NumericVector y, Rcpp::NumericVector newx,
+                    Rcpp::IntegerVector newdim) {
+  r.dev = run_device(device_ctl);
+  r.spec = spec_from(spec);
+  data = device_data(r.spec, r.dev, x, xdim, y, newx, newdim);
+  r.data = &data.train;
+  r.x_new = data.x_new;
+  r.torch_threads = Rcpp::as<int>(device_ctl["torch_threads"]);
+}
+
+// The R vectors behind a DrawStore (nn/run.hpp) of `slots` draws of P parameters and B buffer values, when
+// `keep`: doubles for a float64 network, float32 bytes in raw vectors for a float32 one (what R stores).
+struct RDrawStore {
+  bool f32 = false;
+  Rcpp::NumericVector params, buffers;
+  Rcpp::RawVector params_f, buffers_f;
+  RDrawStore(R_xlen_t slots, R_xlen_t P, R_xlen_t B, bool keep, const nn::DeviceChoice& dev)
+      : f32(keep && dev.dtype == torch::kFloat),
+        params(keep && !f32 ? slots * P : 0),
+        buffers(keep && !f32 ? slots * B : 0),
+        params_f(f32 ? slots * P * static_cast<R_xlen_t>(sizeof(float)) : 0),
+        buffers_f(f32 ? slots * B * static_cast<R_xlen_t>(sizeof(float)) : 0) {}
+  // Points the store at these vectors (a buffer part only when there are buffers).
+  void attach(nn::DrawStore& s) const {
+    s.params = params.size() > 0 ? const_cast<double*>(&params[0]) : nullptr;
+    s.buffers = buffers.size() > 0 ? const_cast<double*>(&buffers[0]) : nullptr;
+    s.params_f = params_f.size() > 0 ? reinterpret_cast<float*>(const_cast<Rbyte*>(&params_f[0])) : nullptr;
+    s.buffers_f = buffers_f.size() > 0 ? reinterpret_cast<float*>(const_cast<Rbyte*>(&buffers_f[0])) : nullptr;
+  }
+  Rcpp::RObject params_r() const { return f32 ? Rcpp::RObject(params_f) : Rcpp::RObject(params); }
+  Rcpp::RObject buffers_r() const { return f32 ? Rcpp::RObject(buffers_f) : Rcpp::RObject(buffers); }
+};
 
 // The name of a network run's progress bar: `head`, then " | <name> <value>" for every part that is a number
 // (the most recent epoch's loss, accuracy, ...), so a bar shows what the run has measured so far.

@@ -75,18 +75,14 @@ Rcpp::List cpp_nn_wbb(Rcpp::List spec, Rcpp::NumericVector x, Rcpp::IntegerVecto
 #ifdef SCALEBAYES_HAVE_TORCH
   nn::TorchThreadGuard torch_threads0;  // the caller's torch thread count comes back, also on an error
   nn::BlasThreadGuard blas1;
-  const nn::DeviceChoice dev = run_device(control);
   const int count = static_cast<int>(Rcpp::as<double>(settings["draws"]));
   nn::NetWbbProblem pb;
-  pb.spec = spec_from(spec);
-  pb.dev = dev;
-  const DeviceData data = device_data(pb.spec, dev, x, xdim, y, newx, newdim);
-  pb.data = &data.train;
-  pb.x_new = data.x_new;
+  DeviceData data;
+  set_run(pb, data, spec, control, x, xdim, y, newx, newdim);
+  const nn::DeviceChoice& dev = pb.dev;
   const bool has_new = data.x_new.defined();
   pb.train = train_from(control);
   pb.lambda = lambda;
-  pb.torch_threads = Rcpp::as<int>(control["torch_threads"]);
   pb.normalize_weights = Rcpp::as<bool>(control["normalize_weights"]);
 
   nn::Net probe(pb.spec, torch::kCPU, torch::kFloat);
@@ -98,21 +94,13 @@ Rcpp::List cpp_nn_wbb(Rcpp::List spec, Rcpp::NumericVector x, Rcpp::IntegerVecto
   const std::int64_t rows = pb.train.history ? nn::max_epochs(pb.train, n) : 0;  // R checked the size
   Rcpp::NumericVector pred(has_new ? static_cast<R_xlen_t>(n_new * probe->out_dim() * count) : 0);
   const double B = static_cast<double>(probe->n_buffer_values());
-  // kept draws: float32 bytes for a float32 network (what R stores), doubles for a float64 one
-  const bool f32 = keep_params && dev.dtype == torch::kFloat;
-  Rcpp::NumericVector params(keep_params && !f32 ? static_cast<R_xlen_t>(P * count) : 0);
-  Rcpp::NumericVector buffers(keep_params && !f32 ? static_cast<R_xlen_t>(B * count) : 0);
-  Rcpp::RawVector params_f(f32 ? static_cast<R_xlen_t>(P * count * sizeof(float)) : 0);
-  Rcpp::RawVector buffers_f(f32 ? static_cast<R_xlen_t>(B * count * sizeof(float)) : 0);
+  const RDrawStore kept(count, static_cast<R_xlen_t>(P), static_cast<R_xlen_t>(B), keep_params, dev);
   Rcpp::NumericVector objective(count, NA_REAL), grad_norm(count, NA_REAL), steps(count, 0.0);
   Rcpp::NumericVector history(static_cast<R_xlen_t>(rows) * 2 * count, NA_REAL), epochs(count, 0.0);
   Rcpp::IntegerVector status(count, 0);
   nn::NetWbbOutput out;
   out.pred = has_new ? pred.begin() : nullptr;
-  out.params = keep_params && !f32 ? params.begin() : nullptr;
-  out.buffers = keep_params && !f32 && B > 0 ? buffers.begin() : nullptr;
-  out.params_f = f32 ? reinterpret_cast<float*>(params_f.begin()) : nullptr;
-  out.buffers_f = f32 && B > 0 ? reinterpret_cast<float*>(buffers_f.begin()) : nullptr;
+  kept.attach(out);
   out.objective = objective.begin();
   out.grad_norm = grad_norm.begin();
   out.steps = steps.begin();
@@ -150,9 +138,8 @@ Rcpp::List cpp_nn_wbb(Rcpp::List spec, Rcpp::NumericVector x, Rcpp::IntegerVecto
     if (!std::isfinite(grad_norm[i])) grad_norm[i] = NA_REAL;
     if (!std::isfinite(objective[i])) objective[i] = NA_REAL;
   }
-  return Rcpp::List::create(Rcpp::Named("pred") = pred,
-                            Rcpp::Named("params") = f32 ? Rcpp::RObject(params_f) : Rcpp::RObject(params),
-                            Rcpp::Named("buffers") = f32 ? Rcpp::RObject(buffers_f) : Rcpp::RObject(buffers),
+  return Rcpp::List::create(Rcpp::Named("pred") = pred, Rcpp::Named("params") = kept.params_r(),
+                            Rcpp::Named("buffers") = kept.buffers_r(),
                             Rcpp::Named("objective") = objective, Rcpp::Named("grad_norm") = grad_norm,
                             Rcpp::Named("steps") = steps, Rcpp::Named("status") = status,
                             Rcpp::Named("history") = history, Rcpp::Named("history_rows") = static_cast<double>(rows),
@@ -247,15 +234,11 @@ Rcpp::List cpp_nn_sgmcmc(Rcpp::List spec, Rcpp::NumericVector x, Rcpp::IntegerVe
   ctl.validate();
   nn::TorchThreadGuard torch_threads0;  // the caller's torch thread count comes back, also on an error
   nn::BlasThreadGuard blas1;
-  const nn::DeviceChoice dev = run_device(nnctl);
   nn::NetChainProblem pb;
-  pb.spec = spec_from(spec);
-  pb.dev = dev;
-  const DeviceData data = device_data(pb.spec, dev, x, xdim, y, newx, newdim);
-  pb.data = &data.train;
-  pb.x_new = data.x_new;
+  DeviceData data;
+  set_run(pb, data, spec, nnctl, x, xdim, y, newx, newdim);
+  const nn::DeviceChoice& dev = pb.dev;
   const bool has_new = data.x_new.defined();
-  pb.torch_threads = Rcpp::as<int>(nnctl["torch_threads"]);
   pb.keep_pred = has_new && Rcpp::as<bool>(nnctl["keep_pred"]);
   pb.keep_params = Rcpp::as<bool>(nnctl["keep_params"]);
   Rcpp::NumericVector obs_weights;  // optional per-example weights of the log-likelihood (R checked them)
@@ -275,7 +258,6 @@ Rcpp::List cpp_nn_sgmcmc(Rcpp::List spec, Rcpp::NumericVector x, Rcpp::IntegerVe
   const R_xlen_t stride = sbglue::has(nnctl, "keep_stride") ? static_cast<R_xlen_t>(Rcpp::as<double>(nnctl["keep_stride"])) : 1;
   if (stride < 1) Rcpp::stop("keep_stride must be at least 1");
   const R_xlen_t S = (ctl.n_saved() + stride - 1) / stride;
-  const bool f32 = pb.keep_params && dev.dtype == torch::kFloat;  // kept draws as float32 bytes (what R stores)
   Rcpp::NumericVector init_params;  // P x chains (R checked the shape), or absent: default initialization
   if (sbglue::has(nnctl, "init")) {
     init_params = Rcpp::NumericVector(nnctl["init"]);
@@ -286,20 +268,15 @@ Rcpp::List cpp_nn_sgmcmc(Rcpp::List spec, Rcpp::NumericVector x, Rcpp::IntegerVe
   Rcpp::List chains(ctl.chains);
   for (int c = 0; c < ctl.chains; ++c) {
     Rcpp::NumericVector pred_mean(m, NA_REAL), pred_draws(pb.keep_pred ? S * m : 0), param_mean(P), param_final(P),
-        param_draws(pb.keep_params && !f32 ? S * P : 0), rho(P), trace(Tr * nn::NT_NCOL), delta(G), scalars(6),
-        buffer_draws(pb.keep_params && !f32 ? S * B : 0), buffer_final(B);
-    Rcpp::RawVector param_draws_f(f32 ? S * P * static_cast<R_xlen_t>(sizeof(float)) : 0),
-        buffer_draws_f(f32 ? S * B * static_cast<R_xlen_t>(sizeof(float)) : 0);
+        rho(P), trace(Tr * nn::NT_NCOL), delta(G), scalars(6), buffer_final(B);
+    const RDrawStore kept(S, P, B, pb.keep_params, dev);
     nn::NetChainOutput& o = outs[static_cast<std::size_t>(c)];
     o.pred_mean = has_new ? pred_mean.begin() : nullptr;
     o.pred_draws = pb.keep_pred ? pred_draws.begin() : nullptr;
     o.param_mean = param_mean.begin();
     o.param_final = param_final.begin();
-    o.param_draws = pb.keep_params && !f32 ? param_draws.begin() : nullptr;
-    o.param_draws_f = f32 ? reinterpret_cast<float*>(param_draws_f.begin()) : nullptr;
-    o.buffer_draws_f = f32 && B > 0 ? reinterpret_cast<float*>(buffer_draws_f.begin()) : nullptr;
+    kept.attach(o);
     o.keep_stride = static_cast<std::size_t>(stride);
-    o.buffer_draws = pb.keep_params && !f32 && B > 0 ? buffer_draws.begin() : nullptr;
     o.buffer_final = B > 0 ? buffer_final.begin() : nullptr;
     o.rho = rho.begin();
     o.trace = trace.begin();
@@ -307,11 +284,11 @@ Rcpp::List cpp_nn_sgmcmc(Rcpp::List spec, Rcpp::NumericVector x, Rcpp::IntegerVe
     o.scalars = scalars.begin();
     chains[c] = Rcpp::List::create(Rcpp::Named("pred_mean") = pred_mean, Rcpp::Named("pred_draws") = pred_draws,
                                    Rcpp::Named("param_mean") = param_mean, Rcpp::Named("param_final") = param_final,
-                                   Rcpp::Named("param_draws") = f32 ? Rcpp::RObject(param_draws_f) : Rcpp::RObject(param_draws),
+                                   Rcpp::Named("param_draws") = kept.params_r(),
                                    Rcpp::Named("rho") = rho,
                                    Rcpp::Named("trace") = trace, Rcpp::Named("delta") = delta,
                                    Rcpp::Named("scalars") = scalars,
-                                   Rcpp::Named("buffer_draws") = f32 ? Rcpp::RObject(buffer_draws_f) : Rcpp::RObject(buffer_draws),
+                                   Rcpp::Named("buffer_draws") = kept.buffers_r(),
                                    Rcpp::Named("buffer_final") = buffer_final);
   }
   std::vector<scalebayes::sgmcmc::ChainStatus> status;
@@ -360,15 +337,11 @@ Rcpp::List cpp_nn_vi(Rcpp::List spec, Rcpp::NumericVector x, Rcpp::IntegerVector
   namespace V = scalebayes::nn::vi;
   nn::TorchThreadGuard torch_threads0;
   nn::BlasThreadGuard blas1;
-  const nn::DeviceChoice dev = run_device(control);
   V::ViProblem pb;
-  pb.spec = spec_from(spec);
-  pb.dev = dev;
-  const DeviceData data = device_data(pb.spec, dev, x, xdim, y, newx, newdim);
-  pb.data = &data.train;
-  pb.x_new = data.x_new;
+  DeviceData data;
+  set_run(pb, data, spec, control, x, xdim, y, newx, newdim);
+  const nn::DeviceChoice& dev = pb.dev;
   pb.train = train_from(control);
-  pb.torch_threads = Rcpp::as<int>(control["torch_threads"]);
   pb.draws = static_cast<std::int64_t>(Rcpp::as<double>(vi["draws"]));
   pb.prune = Rcpp::as<double>(vi["prune"]);
   if (!std::isfinite(pb.prune)) pb.prune = NAN;
@@ -389,13 +362,10 @@ Rcpp::List cpp_nn_vi(Rcpp::List spec, Rcpp::NumericVector x, Rcpp::IntegerVector
   const R_xlen_t O = has_new ? static_cast<R_xlen_t>(newdim[0]) * probe->out_dim() : 0;
   const R_xlen_t D = static_cast<R_xlen_t>(pb.draws);
   const bool keep = Rcpp::as<bool>(vi["keep_draws"]);
-  const bool f32 = keep && dev.dtype == torch::kFloat;
   const bool pruning = std::isfinite(pb.prune);
   const std::int64_t rows = nn::max_epochs(pb.train, data.train.n()) + (pruning ? pb.retrain_epochs : 0);
   Rcpp::NumericVector mu(P * F, NA_REAL), sigma(P * F, NA_REAL), phi(P * F, NA_REAL), mask(P * F, NA_REAL);
-  Rcpp::NumericVector params(keep && !f32 ? P * D * F : 0), buffers(keep && !f32 ? B * D * F : 0);
-  Rcpp::RawVector params_f(f32 ? P * D * F * static_cast<R_xlen_t>(sizeof(float)) : 0),
-      buffers_f(f32 ? B * D * F * static_cast<R_xlen_t>(sizeof(float)) : 0);
+  const RDrawStore store(D * F, P, B, keep, dev);
   Rcpp::NumericVector pred(O * D * F, NA_REAL), pred_mean_q(O * F, NA_REAL), pred_stages(pruning ? 2 * O * F : 0, NA_REAL);
   Rcpp::NumericVector trace(static_cast<R_xlen_t>(rows) * 6 * F, NA_REAL), accuracy(static_cast<R_xlen_t>(rows) * F, NA_REAL);
   Rcpp::NumericVector epochs(F, 0.0), steps(F, 0.0), kept(F, NA_REAL);
@@ -405,10 +375,7 @@ Rcpp::List cpp_nn_vi(Rcpp::List spec, Rcpp::NumericVector x, Rcpp::IntegerVector
   out.sigma = sigma.begin();
   out.phi = phi.begin();
   out.mask = mask.begin();
-  out.params = keep && !f32 ? params.begin() : nullptr;
-  out.buffers = keep && !f32 && B > 0 ? buffers.begin() : nullptr;
-  out.params_f = f32 ? reinterpret_cast<float*>(params_f.begin()) : nullptr;
-  out.buffers_f = f32 && B > 0 ? reinterpret_cast<float*>(buffers_f.begin()) : nullptr;
+  store.attach(out);
   out.pred = O > 0 ? pred.begin() : nullptr;
   out.pred_mean_q = O > 0 ? pred_mean_q.begin() : nullptr;
   out.pred_stages = pruning && O > 0 ? pred_stages.begin() : nullptr;
@@ -441,8 +408,7 @@ Rcpp::List cpp_nn_vi(Rcpp::List spec, Rcpp::NumericVector x, Rcpp::IntegerVector
   const auto rs = V::run_vi(pb, out, rs0.seed, threads, monitor);
   return Rcpp::List::create(
       Rcpp::Named("mu") = mu, Rcpp::Named("sigma") = sigma, Rcpp::Named("phi") = phi, Rcpp::Named("mask") = mask,
-      Rcpp::Named("params") = f32 ? Rcpp::RObject(params_f) : Rcpp::RObject(params),
-      Rcpp::Named("buffers") = f32 ? Rcpp::RObject(buffers_f) : Rcpp::RObject(buffers),
+      Rcpp::Named("params") = store.params_r(), Rcpp::Named("buffers") = store.buffers_r(),
       Rcpp::Named("pred") = pred, Rcpp::Named("pred_mean_q") = pred_mean_q, Rcpp::Named("pred_stages") = pred_stages,
       Rcpp::Named("trace") = trace, Rcpp::Named("accuracy") = accuracy, Rcpp::Named("trace_rows") = static_cast<double>(rows),
       Rcpp::Named("epochs") = epochs, Rcpp::Named("steps") = steps, Rcpp::Named("kept") = kept,

@@ -481,7 +481,7 @@ class BatchedChainGroup {
       const NetChainOutput& o = outs_[first_ + mm];
       const std::size_t stride = std::max<std::size_t>(1, o.keep_stride);
       if (saved_[mm] % stride != 0) continue;
-      any_param = any_param || o.param_draws || o.param_draws_f;
+      any_param = any_param || o.params || o.params_f;
       any_pred = any_pred || o.pred_draws;
     }
     torch::Tensor pred_host;
@@ -500,15 +500,15 @@ class BatchedChainGroup {
         std::copy(src, src + k, o.pred_draws + slot * k);
       }
       if (store && any_param) {
-        if (o.param_draws) {
+        if (o.params) {
           if (!pars.defined()) pars = net_->flat_parameters(torch::kDouble);
           const double* src = pars.data_ptr<double>() + mm * P;
-          std::copy(src, src + P, o.param_draws + slot * P);
+          std::copy(src, src + P, o.params + slot * P);
         }
-        if (o.param_draws_f) {
+        if (o.params_f) {
           if (!parsf.defined()) parsf = net_->flat_parameters(torch::kFloat);
           const float* src = parsf.data_ptr<float>() + mm * P;
-          std::copy(src, src + P, o.param_draws_f + slot * P);
+          std::copy(src, src + P, o.params_f + slot * P);
         }
       }
       ++saved_[mm];

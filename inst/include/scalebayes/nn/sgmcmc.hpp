@@ -37,6 +37,7 @@
 #include "scalebayes/nn/net.hpp"
 #include "scalebayes/nn/objective.hpp"  // example_losses()
 #include "scalebayes/nn/predict.hpp"
+#include "scalebayes/nn/run.hpp"
 #include "scalebayes/sgmcmc/chain.hpp"
 
 namespace scalebayes {
@@ -98,12 +99,7 @@ struct TorchOps {
 
 using NetGroup = sgmcmc::Group<TorchOps>;
 
-struct NetChainProblem {
-  ModelSpec spec;
-  DeviceChoice dev;
-  const Dataset* data = nullptr;  // shared, read-only
-  torch::Tensor x_new;            // undefined: no predictions
-  int torch_threads = 1;
+struct NetChainProblem : RunSpec {  // the network, data, device and threads (nn/run.hpp), and:
   bool keep_pred = false;         // every kept draw's predictions on x_new
   bool keep_params = false;       // every kept draw's parameters
   torch::Tensor weights;          // [n] per-example weights of the log-likelihood on the data's device (undefined: 1)
@@ -252,16 +248,13 @@ struct NetStatus {
   std::atomic<double> loss{NAN}, accuracy{NAN}, sparsity{NAN};
 };
 
-// Caller-owned outputs of one chain; a null pointer means "not kept".
-struct NetChainOutput {
+// Caller-owned outputs of one chain; a null pointer means "not kept". The kept draws' parameters and buffers
+// (keep_params): the DrawStore part (nn/run.hpp), slot k = the chain's k-th stored draw.
+struct NetChainOutput : DrawStore {
   double* pred_mean = nullptr;    // n_new x out (row-major): the posterior predictive mean
   double* pred_draws = nullptr;   // n_kept blocks of n_new x out (keep_pred)
   double* param_mean = nullptr;   // P (Net::copy_to order): posterior mean of every parameter
-  double* param_draws = nullptr;  // n_kept blocks of P (keep_params)
-  float* param_draws_f = nullptr; // the same in float32 (compact stored draws; one of the two is set)
-  float* buffer_draws_f = nullptr;
   double* param_final = nullptr;  // P: the last state
-  double* buffer_draws = nullptr; // n_kept blocks of B buffer values (keep_params; B = 0 without batch norm)
   // Draws stored: every keep_stride-th saved iteration (saved iterations 0, stride, 2 stride, ...: n_kept =
   // ceil(n_saved / stride)); the running means (pred_mean, param_mean) use every saved iteration.
   std::size_t keep_stride = 1;
@@ -295,10 +288,7 @@ class NetRecorder {
       pred_sum_.add_(p);
       if (out_.pred_draws && store) copy_host(p, out_.pred_draws + slot * static_cast<std::size_t>(p.numel()));
     }
-    if (out_.param_draws && store) model.net()->copy_to(out_.param_draws + slot * P_);
-    if (out_.param_draws_f && store) model.net()->copy_to(out_.param_draws_f + slot * P_);
-    if (out_.buffer_draws && store && B_ > 0) model.net()->copy_buffers_to(out_.buffer_draws + slot * B_);
-    if (out_.buffer_draws_f && store && B_ > 0) model.net()->copy_buffers_to(out_.buffer_draws_f + slot * B_);
+    if (store) out_.put(model.net(), slot);
     ++saved_;
   }
   void trace(NetModel& model, long k, const torch::Tensor& sigma, double eps, double tau, const sgmcmc::StepStats& st) {

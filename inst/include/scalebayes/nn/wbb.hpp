@@ -17,33 +17,26 @@
 #include <vector>
 
 #include "scalebayes/nn/predict.hpp"
+#include "scalebayes/nn/run.hpp"
 #include "scalebayes/nn/train.hpp"
 #include "scalebayes/wbb/driver.hpp"
 
 namespace scalebayes {
 namespace nn {
 
-struct NetWbbProblem {
-  ModelSpec spec;
-  DeviceChoice dev;
-  const Dataset* data = nullptr;  // shared, read-only
-  torch::Tensor x_new;            // undefined: no predictions
+struct NetWbbProblem : RunSpec {  // the network, data, device and threads (nn/run.hpp), and:
   TrainConfig train;
   double lambda = 0.0;
-  int torch_threads = 1;
   bool normalize_weights = false;  // w / mean(w) (the WBB authors' MNIST script); not the method
   TrainProgress* progress = nullptr;  // shared by the workers: steps taken, last epoch's loss (display)
 };
 
 enum DrawStatus : int { not_run = 0, done = 1, diverged = 2, interrupted = 3 };
 
-// Caller-owned outputs, one slot per local draw index; a null pointer means "not kept".
-struct NetWbbOutput {
+// Caller-owned outputs, one slot per local draw index; a null pointer means "not kept". The draws' parameters
+// and buffers: the DrawStore part (nn/run.hpp), slot i = draw i.
+struct NetWbbOutput : DrawStore {
   double* pred = nullptr;       // draw i: n_new x out, row-major, at pred + i * n_new * out
-  double* params = nullptr;     // draw i: n_parameters values (Net::copy_to order) at params + i * P
-  double* buffers = nullptr;    // draw i: the buffer values (Net::copy_buffers_to order) at buffers + i * B
-  float* params_f = nullptr;    // the same two in float32 (compact stored draws; instead of params / buffers)
-  float* buffers_f = nullptr;
   double* objective = nullptr;  // F at the end of training (sum scale)
   double* grad_norm = nullptr;  // ||grad F / n|| at the end (when the stopping rule computed it)
   double* steps = nullptr;      // optimizer steps taken
@@ -90,10 +83,7 @@ class NetWbbSolver {
     if (out_.objective) out_.objective[i] = r.objective;
     if (out_.grad_norm) out_.grad_norm[i] = r.grad_norm;
     if (st == interrupted) return;
-    if (out_.params) net_->copy_to(out_.params + i * static_cast<std::size_t>(net_->n_parameters()));
-    if (out_.buffers) net_->copy_buffers_to(out_.buffers + i * static_cast<std::size_t>(net_->n_buffer_values()));
-    if (out_.params_f) net_->copy_to(out_.params_f + i * static_cast<std::size_t>(net_->n_parameters()));
-    if (out_.buffers_f) net_->copy_buffers_to(out_.buffers_f + i * static_cast<std::size_t>(net_->n_buffer_values()));
+    out_.put(net_, i);
     if (out_.pred && pb_.x_new.defined()) {
       torch::Tensor p = predict(net_, pb_.spec.family, pb_.x_new).to(torch::kCPU, torch::kDouble).contiguous();
       const std::size_t m = static_cast<std::size_t>(p.numel());

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "scalebayes/nn/predict.hpp"
+#include "scalebayes/nn/run.hpp"
 #include "scalebayes/nn/train.hpp"
 #include "scalebayes/nn/vi/variational.hpp"
 #include "scalebayes/parallel/driver.hpp"
@@ -125,30 +126,23 @@ class ViObjective {
   std::int64_t batches_ = 0;
 };
 
-struct ViProblem {
-  ModelSpec spec;
-  DeviceChoice dev;
-  const Dataset* data = nullptr;  // shared, read-only
-  torch::Tensor x_new;            // undefined: no predictions
+struct ViProblem : RunSpec {  // the network, data, device and threads (nn/run.hpp), and:
   TrainConfig train;
   std::vector<Settings> fits;     // one per fit (e.g. a lambda grid)
   std::int64_t draws = 100;       // draws of q kept per fit
   double prune = NAN;             // prune after training at this threshold (NaN: no pruning)
   std::int64_t retrain_epochs = 0;
-  int torch_threads = 1;
   TrainProgress* progress = nullptr;
 };
 
 // Caller-owned outputs, slots indexed by fit i; null: not kept. P parameters, B buffer values, O = n_new * out.
-struct ViOutput {
+// The draws of q: the DrawStore part (nn/run.hpp), slot i * draws + t = draw t of fit i (batch norm: the same
+// running statistics for every draw).
+struct ViOutput : DrawStore {
   double* mu = nullptr;         // fit i: P values at mu + i P (the mean of the slab; batch norm: the estimate)
   double* sigma = nullptr;      // P (0 for point-estimated parameters)
   double* phi = nullptr;        // P (1 where q has no inclusion)
   double* mask = nullptr;       // P (0 pruned)
-  double* params = nullptr;     // draws x P per fit (draw-major)
-  float* params_f = nullptr;
-  double* buffers = nullptr;    // draws x B per fit (the same running statistics for every draw)
-  float* buffers_f = nullptr;
   double* pred = nullptr;       // draws x O per fit
   double* pred_mean_q = nullptr;  // O per fit: the network at the mean of q
   double* pred_stages = nullptr;  // 2 x O per fit (pruning): the mean of q before pruning, after pruning
@@ -259,10 +253,7 @@ inline int run_vi_fit(const ViProblem& pb, const ViOutput& out, std::size_t i, s
   for (std::size_t t = 0; t < D; ++t) {  // also for an interrupted fit: the state it reached
     v.sample_into_net();
     const std::size_t k = i * D + t;
-    if (out.params) net->copy_to(out.params + k * static_cast<std::size_t>(P));
-    if (out.params_f) net->copy_to(out.params_f + k * static_cast<std::size_t>(P));
-    if (out.buffers && Bv) net->copy_buffers_to(out.buffers + k * static_cast<std::size_t>(Bv));
-    if (out.buffers_f && Bv) net->copy_buffers_to(out.buffers_f + k * static_cast<std::size_t>(Bv));
+    out.put(net, k);
     if (out.pred && O) write_predictions(net, pb.spec.family, pb.x_new, out.pred + k * O);
     v.restore();
   }
