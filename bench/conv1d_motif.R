@@ -3,16 +3,7 @@
 # similar size for comparison. Prints held-out accuracy and the time of each whole call.
 #   Rscript bench/conv1d_motif.R
 suppressPackageStartupMessages(library(scalebayes))
-motif_data <- function(n, seed, L = 40) {
-  set.seed(seed)
-  x <- matrix(rnorm(n * L), n, L)
-  y <- rbinom(n, 1, 0.5)
-  for (i in which(y == 1)) {
-    s <- sample(L - 4, 1)
-    x[i, s + 0:4] <- x[i, s + 0:4] + c(1, 2, 3, 2, 1)
-  }
-  list(x = x, y = factor(y))
-}
+source("tests/testthat/helper-sequences.R")  # motif_data(), the generator of the tests
 d <- motif_data(400, seed = 1)
 te <- motif_data(1000, seed = 2)
 net <- nn_sequential(layer_reshape(c(1, 40)), layer_conv1d(4, 5), layer_relu(), layer_flatten(), layer_dense(8),

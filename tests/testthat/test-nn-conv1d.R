@@ -5,18 +5,7 @@
 # sparse_vi() -- with no method-specific edit. Its PyTorch export is tested in test-nn-export.R and
 # test-nn-standardize.R.
 
-# Sequences of length L with a bump c(1, 2, 3, 2, 1) added at a random place in the positive class: a pattern
-# a convolution finds wherever it is.
-motif_data <- function(n, seed, L = 40) {
-  set.seed(seed)
-  x <- matrix(rnorm(n * L), n, L)
-  y <- rbinom(n, 1, 0.5)
-  for (i in which(y == 1)) {
-    s <- sample(L - 4, 1)
-    x[i, s + 0:4] <- x[i, s + 0:4] + c(1, 2, 3, 2, 1)
-  }
-  list(x = x, y = factor(y))
-}
+# motif_data(): tests/testthat/helper-sequences.R (shared with bench/conv1d_motif.R).
 conv_net <- function(L = 40) {
   nn_sequential(layer_reshape(c(1, L)), layer_conv1d(4, 5), layer_relu(), layer_flatten(), layer_dense(8),
                 layer_relu())
