@@ -94,7 +94,7 @@ nn_control <- function(optimizer = c("adam", "sgd", "rmsprop"), lr = 1e-3, epoch
   ), class = "sb_nn_control")
 }
 
-# The list the engine reads (src/torch_nn.cpp: train_from()).
+# The list the engine reads (src/torch_glue.h: train_from()).
 nn_engine_control <- function(control, device, keep_weights) {
   list(optimizer = match(control$optimizer, c("sgd", "adam", "rmsprop")) - 1L, lr = control$lr,
        momentum = control$momentum, beta1 = control$betas[1], beta2 = control$betas[2], eps = control$eps,

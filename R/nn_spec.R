@@ -21,6 +21,7 @@ nn_layer_code <- function(kind) nn_layer_kinds()$code[match(kind, nn_layer_kinds
 # "convolution". Unknown names (none reach here: kinds come from the engine's plan) have none.
 nn_kind_is <- function(kind, property) {
   k <- nn_layer_kinds()
+  stopifnot(is.character(property), length(property) == 1L, property %in% names(k))
   v <- k[[property]][match(kind, k$name)]
   !is.na(v) & v
 }
@@ -199,6 +200,7 @@ nn_resolve <- function(spec, input, output, call = rlang::caller_env()) {
                     rate = cols$rate, stringsAsFactors = FALSE)
   if (!is.null(cols$target)) tab$target <- cols$target
   tab$code <- plan$kind[keep]
+  tab$needs_two <- plan$needs_two[keep]  # batch norm that sees one value per channel (the engine's rule)
   tab
 }
 

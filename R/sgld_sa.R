@@ -695,7 +695,7 @@ plot.sb_sgld_sa <- function(x, type = c("latent", "draws"), pars = NULL, ...) {
 # and the SSGL adaptation apart ("HAMCMC-SA + SSGL-SA": the SA of the preconditioner and of the latents).
 sgmcmc_label <- function(sampler, method) {
   info <- sgmcmc_sampler_info(sampler)
-  if (!info$per_example) return(paste0(info$label, switch(method, sa = " + SSGL-SA", em = " + SSGL-EM", none = "")))
+  if (info$preconditioned) return(paste0(info$label, switch(method, sa = " + SSGL-SA", em = " + SSGL-EM", none = "")))
   paste0(info$label, switch(method, sa = "-SA", em = "-EM", none = ""))
 }
 
@@ -735,7 +735,7 @@ warn_hamcmc_experimental <- function(control, sampler, minibatch) {
 # The quasi-Newton samplers' settings that depend on the run: HAMCMC needs memory >= 2; the dense ("matrix") form
 # is for at most 2,000 parameters of a regression (n_par: their number; NA for a network: not available).
 check_hamcmc_control <- function(control, sampler, n_par, call = rlang::caller_env()) {
-  if (sgmcmc_sampler_info(sampler)$per_example) return(invisible())
+  if (!sgmcmc_sampler_info(sampler)$preconditioned) return(invisible())
   if (sampler == "hamcmc" && (control$memory %||% 2) < 2) {
     sb_abort(c("{.arg memory} must be at least 2 for {.code sampler = \"hamcmc\"}.",
                x = "You supplied {.code sgmcmc_control(memory = {control$memory})}.",

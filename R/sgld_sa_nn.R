@@ -323,7 +323,10 @@ nn_sgmcmc_fit <- function(res, tab, desc, spec, family, levels, model, method, s
     fix <- paste0("Give a smaller {.code sgmcmc_control(step_size = )} (now {format(signif(settings$step_size, 3))}",
                   if (isTRUE(settings$auto_step)) ", chosen by the warm-up, whose pilots did not diverge" else "", ")",
                   if (!isTRUE(settings$standardize)) ", or standardize the data ({.code standardize = TRUE})" else "",
-                  if (!sgmcmc_sampler_info(settings$sampler)$per_example) "; or use {.code sampler = \"sgld\"} or {.code \"sghmc\"}" else "",
+                  if (sgmcmc_sampler_info(settings$sampler)$preconditioned) {
+                    plain <- sgmcmc_samplers()$name[!sgmcmc_samplers()$preconditioned]
+                    paste0("; or use a sampler without a preconditioner (", paste0('"', plain, '"', collapse = ", "), ")")
+                  } else "",
                   ".")
     sb_abort(c(if (all(diverged)) "Every chain diverged." else "No draw was kept: every chain stopped before the end of burn-in.",
                x = "{res$messages[res$messages != ''][1]}.",

@@ -271,7 +271,7 @@ sgmcmc_engine_control <- function(control, n_sparse, kappa_default, ...) {
 # The samplers, defined once in the engine (sgmcmc/steps.hpp: sampler_table(), read through
 # cpp_sgmcmc_samplers()): the engine's name, the label of a fit, whether the step is per example (the drift is
 # the summed minibatch gradient with no preconditioner: the warm-up's grid and print() divide by N), whether it
-# carries a momentum, whether it has a batched form, the measured per-example network rate (the default step
+# carries a momentum, whether it keeps an L-BFGS preconditioner, whether it has a batched form, the measured per-example network rate (the default step
 # is net_lr / N; the measurements are in steps.hpp) and, for HAMCMC-SA started at G_1 = I / gamma_1
 # (precond_init = "curvature"), the rate on the summed scale (net_lr_summed). The `sampler =` choices of
 # sgld_sa(), hamcmc_sa() and sgmcmc_density() are its names.
@@ -289,7 +289,7 @@ sgmcmc_sampler_info <- function(sampler) {
 # relative: their noise has the preconditioner's covariance, G about the inverse Hessian).
 sgmcmc_step_excess <- function(sampler, friction, noise = 1) {
   info <- sgmcmc_sampler_info(sampler)
-  if (!info$per_example) return(structure(function(eps) eps / 2 * noise, relative = TRUE))
+  if (info$preconditioned) return(structure(function(eps) eps / 2 * noise, relative = TRUE))
   if (info$momentum) return(function(eps) eps / friction / 2 * noise)
   function(eps) eps / 2 * noise
 }
@@ -297,7 +297,7 @@ sgmcmc_step_excess <- function(sampler, friction, noise = 1) {
 # A `sampler =` argument matched against the table (choices: all samplers, or the preconditioned ones).
 sgmcmc_match_sampler <- function(sampler, preconditioned = FALSE, call = rlang::caller_env()) {
   tab <- sgmcmc_samplers()
-  choices <- if (preconditioned) tab$name[!tab$per_example] else tab$name
+  choices <- if (preconditioned) tab$name[tab$preconditioned] else tab$name
   sb_match_arg(sampler, choices, call = call)
 }
 

@@ -86,7 +86,7 @@ vae <- function(x, latent = 2L, encoder = nn_mlp(c(512)), decoder = nn_mlp(c(512
     sb_abort(c("The decoder does not fit its input of {latent} latent value{?s}.", x = "{conditionMessage(e)}"),
              arg = "decoder", call = call)
   })
-  bs_tab <- rbind(etab[, c("kind", "params")], dtab[, c("kind", "params")])
+  bs_tab <- rbind(etab[, c("kind", "params", "needs_two")], dtab[, c("kind", "params", "needs_two")])
   control$batch_size <- check_nn_batch_size(control$batch_size, xd$n, bs_tab, call = call, in_control = TRUE)
   init <- match(control$init, c("fan_in", "glorot")) - 1L
   espec <- nn_engine_spec(etab, xd$shape, "gaussian")

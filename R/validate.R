@@ -310,15 +310,10 @@ check_nn_sgmcmc_float32 <- function(control, v0, v1, iterations, call = rlang::c
 
 # ---- Network minibatches ---------------------------------------------------------------------------------------
 
-# A batch-norm layer that sees one value per channel from each example (the engine's NetPlan::needs_two_examples():
-# batchnorm1d on features or on sequences of length 1, batchnorm2d on 1 x 1 maps): training needs at least two
-# examples per minibatch. tab: the layer table of nn_resolve() (kind and output shape per layer; a batch-norm
-# layer keeps its input's shape).
-nn_needs_two_examples <- function(tab) {
-  bn1 <- tab$kind == "batchnorm1d" & (!grepl(" x ", tab$shape, fixed = TRUE) | grepl("^[0-9]+ x 1$", tab$shape))
-  bn2 <- tab$kind == "batchnorm2d" & grepl("x 1 x 1$", tab$shape)
-  any(bn1 | bn2)
-}
+# A batch-norm layer that sees one value per channel from each example: training needs at least two examples per
+# minibatch. tab: the layer table of nn_resolve(), whose needs_two column is the engine's rule
+# (LayerPlan::needs_two_examples(), nn/layers_spec.hpp).
+nn_needs_two_examples <- function(tab) any(tab$needs_two)
 
 # The minibatch size of a network fit: NULL (the default) is min(50, n); a given size must not exceed n
 # (wbb_nn() and sgld_sa() alike), and a network with batch norm needs at least two examples per minibatch

@@ -229,8 +229,9 @@ vi_run <- function(method, prior, mcall, call, x, y, model, family, log_lambda, 
   fits <- length(log_lambda)
   if (!is.null(nd)) check_result_size(as.double(draws) * fits, nd$n * n_out, "draws", call = call)
   if (keep_draws) check_result_size(as.double(draws) * fits, sum(tab$params), "draws", call = call)
-  if (vi$estimator == "per_example" && any(nn_kind_is(tab$kind, "convolution"))) {
-    sb_abort(c("{.code estimator = \"per_example\"} is for linear layers; this network has a convolution.",
+  other <- unique(tab$kind[nn_kind_is(tab$kind, "variational") & tab$kind != "linear"])
+  if (vi$estimator == "per_example" && length(other)) {  # (the engine's rule: nn/vi/variational.hpp)
+    sb_abort(c("{.code estimator = \"per_example\"} is for linear layers; this network has {.val {other}} layers.",
                i = "Use {.code \"local\"} or {.code \"weights\"}."), arg = "vi", call = call)
   }
   label <- switch(method, sparse_vi = "Sparse VI", bbb = "Bayes by Backprop")

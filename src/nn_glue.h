@@ -1,5 +1,5 @@
 // src/nn_glue.h -- the network specification list R builds (R/nn_spec.R: nn_engine_spec()) as an
-// nn::ModelSpec. Torch-free: shared by the LibTorch unit (torch_nn.cpp) and the layer planner (nn_spec.cpp),
+// nn::ModelSpec. Torch-free: shared by the LibTorch units (torch_glue.h) and the layer planner (nn_spec.cpp),
 // which is compiled in every build.
 #pragma once
 #include <cstdint>

@@ -4,8 +4,8 @@
 
 namespace nn = scalebayes::nn;
 
-// Every layer's resolved kind (batchnorm -> batchnorm1d / batchnorm2d), name, output shape and parameter
-// count, and the parameter groups (name, size, penalized) in the network's order. Throws (an R error with
+// Every layer's resolved kind (batchnorm -> batchnorm1d / batchnorm2d), name, output shape, parameter count and
+// whether training needs two examples per minibatch because of it, and the parameter groups (name, size, penalized) in the network's order. Throws (an R error with
 // the engine's message) for a layer that does not fit its input.
 // [[Rcpp::export]]
 Rcpp::List cpp_nn_plan(Rcpp::List spec) {
@@ -15,6 +15,7 @@ Rcpp::List cpp_nn_plan(Rcpp::List spec) {
   Rcpp::CharacterVector name(L);
   Rcpp::List shape(L);
   Rcpp::NumericVector params(L);
+  Rcpp::LogicalVector needs_two(L);
   Rcpp::CharacterVector group;
   Rcpp::NumericVector size;
   Rcpp::LogicalVector penalized;
@@ -25,6 +26,7 @@ Rcpp::List cpp_nn_plan(Rcpp::List spec) {
     name[i] = nn::layer_name(lp.kind);
     shape[i] = Rcpp::IntegerVector(lp.out.begin(), lp.out.end());
     params[i] = static_cast<double>(lp.n_params());
+    needs_two[i] = lp.needs_two_examples();
     for (const nn::ParamDef& d : lp.params) {
       group.push_back(lp.base + "." + d.name);
       size.push_back(static_cast<double>(d.numel()));
@@ -33,7 +35,8 @@ Rcpp::List cpp_nn_plan(Rcpp::List spec) {
     }
   }
   return Rcpp::List::create(Rcpp::Named("kind") = kind, Rcpp::Named("name") = name, Rcpp::Named("shape") = shape,
-                            Rcpp::Named("params") = params, Rcpp::Named("n_parameters") = static_cast<double>(p.n_params()),
+                            Rcpp::Named("params") = params, Rcpp::Named("needs_two") = needs_two,
+                            Rcpp::Named("n_parameters") = static_cast<double>(p.n_params()),
                             Rcpp::Named("n_penalized") = n_pen, Rcpp::Named("out") = static_cast<int>(p.out[0]),
                             Rcpp::Named("group") = group, Rcpp::Named("size") = size,
                             Rcpp::Named("penalized") = penalized);
@@ -44,7 +47,7 @@ Rcpp::List cpp_nn_plan(Rcpp::List spec) {
 // too: R's layer_batchnorm() names it.
 // [[Rcpp::export]]
 Rcpp::DataFrame cpp_nn_layer_kinds() {
-  const int n = nn::kLastLayerKind + 1;
+  const int n = nn::layer_kind_count();
   Rcpp::IntegerVector code(n);
   Rcpp::CharacterVector name(n), input(n);
   Rcpp::LogicalVector weighted(n), sparse(n), variational(n), convolution(n);

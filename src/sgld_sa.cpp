@@ -61,7 +61,7 @@ Rcpp::DataFrame cpp_sgmcmc_samplers() {
   const auto& t = sg::sampler_table();
   const R_xlen_t n = static_cast<R_xlen_t>(t.size());
   Rcpp::CharacterVector name(n), label(n);
-  Rcpp::LogicalVector per_example(n), momentum(n), batched(n);
+  Rcpp::LogicalVector per_example(n), momentum(n), preconditioned(n), batched(n);
   Rcpp::NumericVector net_lr(n), net_lr_summed(n);
   for (R_xlen_t i = 0; i < n; ++i) {
     const sg::SamplerInfo& s = t[static_cast<std::size_t>(i)];
@@ -69,12 +69,14 @@ Rcpp::DataFrame cpp_sgmcmc_samplers() {
     label[i] = s.label;
     per_example[i] = s.per_example;
     momentum[i] = s.momentum;
+    preconditioned[i] = s.preconditioned;
     batched[i] = s.batched;
     net_lr[i] = s.net_lr;
     net_lr_summed[i] = std::isnan(s.net_lr_summed) ? NA_REAL : s.net_lr_summed;
   }
   return Rcpp::DataFrame::create(Rcpp::Named("name") = name, Rcpp::Named("label") = label,
                                  Rcpp::Named("per_example") = per_example, Rcpp::Named("momentum") = momentum,
+                                 Rcpp::Named("preconditioned") = preconditioned,
                                  Rcpp::Named("batched") = batched, Rcpp::Named("net_lr") = net_lr,
                                  Rcpp::Named("net_lr_summed") = net_lr_summed,
                                  Rcpp::Named("stringsAsFactors") = false);

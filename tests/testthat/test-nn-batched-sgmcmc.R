@@ -52,7 +52,8 @@ test_that("batched chains do not depend on the batch size or the threads (bitwis
 test_that("batched chains equal the unbatched chains of the seed (float64: 1e-10) for SGLD, SGHMC and SGNHT", {
   skip_if_no_torch()
   d <- bsg_data()
-  for (s in c("sgld", "sghmc", "sgnht")) {
+  tab <- scalebayes:::sgmcmc_samplers()
+  for (s in tab$name[tab$batched]) {  # every sampler with a batched form
     for (m in c("sa", "em", "none")) {
       a <- bsg_fit(d, d$num, batch = TRUE, sampler = s, method = m, float64 = TRUE)
       b <- bsg_fit(d, d$num, batch = FALSE, sampler = s, method = m, float64 = TRUE)

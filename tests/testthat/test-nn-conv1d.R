@@ -20,11 +20,14 @@ test_that("the engine's layer-kind table is the one list of kinds; codes stored 
   expect_identical(k$sparse, k$weighted)
   expect_identical(k$variational, k$weighted)
   expect_identical(k$name[k$convolution], c("conv2d", "conv1d"))
-  # every layer constructor makes a kind of the table
-  ctors <- list(layer_dense(2), layer_conv2d(2, 3), layer_conv1d(2, 3), layer_maxpool2d(2), layer_avgpool2d(2),
-                layer_batchnorm(), layer_flatten(), layer_reshape(c(2, 2)), layer_relu(), layer_tanh(),
-                layer_sigmoid(), layer_dropout(0.1))
-  expect_true(all(vapply(ctors, `[[`, "", "kind") %in% k$name))
+  # every exported layer constructor makes a kind of the table (arguments that fit each one)
+  args <- list(layer_dense = list(2), layer_conv2d = list(2, 3), layer_conv1d = list(2, 3),
+               layer_maxpool2d = list(2), layer_avgpool2d = list(2), layer_reshape = list(c(2, 2)),
+               layer_dropout = list(0.1))
+  ctors <- grep("^layer_", getNamespaceExports("scalebayes"), value = TRUE)
+  expect_gte(length(ctors), 12L)
+  kinds <- vapply(ctors, function(f) do.call(f, args[[f]] %||% list())$kind, "")
+  expect_true(all(kinds %in% k$name), info = paste(ctors[!kinds %in% k$name], collapse = ", "))
   # a code beyond the table is the engine's error, not a crash
   spec <- list(input = 3L, family = 0L, layers = list(kind = 99L, out = 1L, kernel = 0L, stride = 1L, padding = 0L,
                                                       penalized = TRUE))
@@ -67,6 +70,16 @@ test_that("conv1d computes the 1d convolution (stride, padding, channels) and pl
   expect_identical(tab_bn$kind[3], "batchnorm1d")
   expect_identical(tab_bn$params[3], 4)
   expect_false(scalebayes:::nn_needs_two_examples(tab_bn))
+  # ... and on sequences of length 1 it sees one value per channel: two examples per minibatch needed
+  tab_bn1 <- scalebayes:::nn_resolve(nn_sequential(layer_reshape(c(1, 3)), layer_conv1d(2, 3, padding = "valid"),
+                                                   layer_batchnorm(), layer_flatten()), 3L, 1L)
+  expect_identical(tab_bn1$shape[2], "2 x 1")
+  expect_true(scalebayes:::nn_needs_two_examples(tab_bn1))
+  # no batched form: the engine says so, naming the layer
+  bs <- scalebayes:::cpp_nn_batch_support(scalebayes:::nn_engine_spec(
+    scalebayes:::nn_resolve(nn_sequential(layer_conv1d(2, 3), layer_flatten()), c(1L, 8L), 1L), c(1L, 8L), "gaussian"))
+  expect_false(bs$ok)
+  expect_match(bs$reason, "conv1d layer has no batched form")
 })
 
 test_that("conv1d under wbb_nn(), sgld_sa(), bbb() and sparse_vi(): a weighted, sparse, variational layer", {
@@ -76,13 +89,18 @@ test_that("conv1d under wbb_nn(), sgld_sa(), bbb() and sparse_vi(): a weighted, 
   net <- conv_net()
   acc <- function(f) mean(predict(f, te$x, type = "class") == te$y)
   conv_cols <- function(f) grep("^layer2_conv1d\\.weight", colnames(as.matrix(f)))
+  # Accuracy bars: the value measured at these settings (2026-11-28: WBB 0.881, the MLP 0.774, SGLD-SA 0.952,
+  # bbb 0.803, sparse VI 0.850) less 0.03, three binomial standard errors on 1,000 held-out sequences; chance is 0.5.
 
-  # wbb_nn: the conv1d kernel is penalized (the prior term), and the network finds the motif
+  # wbb_nn: the conv1d kernel is penalized (the prior term), and the network finds the motif, which a dense
+  # network of similar size (1,585 parameters against 1,321) finds less well
   w <- wbb_nn(d$x, d$y, model = net, draws = 4, seed = 1, quiet = TRUE, threads = 1)
   expect_identical(w$layers$kind[2], "conv1d")
   expect_true(w$layers$penalized[2])
   expect_length(conv_cols(w), 20L)
-  expect_gt(acc(w), 0.8)  # chance is 0.5; the same seed's MLP of similar size reaches less (below)
+  expect_gt(acc(w), 0.85)
+  m <- wbb_nn(d$x, d$y, model = nn_mlp(c(32, 8)), draws = 4, seed = 1, quiet = TRUE, threads = 1)
+  expect_gt(acc(w) - acc(m), 0.05)  # measured 0.107; the sd of the difference is about 0.017
 
   # sgld_sa: the conv1d kernel is weight layer 1; sparse_layers = 1 puts the SSGL prior on it alone
   # (20 epochs of a network's chains are not converged by R-hat; the warning says so and is not the point here)
@@ -90,17 +108,17 @@ test_that("conv1d under wbb_nn(), sgld_sa(), bbb() and sparse_vi(): a weighted, 
                                 threads = 1), classes = "scalebayes_warning_convergence")
   expect_identical(s$layers$penalized, c(FALSE, TRUE, FALSE, FALSE, FALSE, FALSE, FALSE))
   expect_output(print(s), "SSGL prior on weight layer 1 ")
-  expect_gt(acc(s), 0.7)
-  # no batched form: asked for, a classed error that names the layer
-  expect_error(sgld_sa(d$x, d$y, model = net, batch = TRUE, epochs = 1, quiet = TRUE),
-               class = "scalebayes_error_input", regexp = "cannot run batched: a reshape layer")
+  expect_gt(acc(s), 0.92)
 
   # bbb / sparse_vi: q on the conv1d kernel and bias (sigma > 0), counted among the weights of q
+  on_conv <- function(vq) grepl("^layer2_conv1d\\.", vq$parameter)
   b <- bbb(d$x, d$y, model = net, epochs = 30, seed = 1, quiet = TRUE, threads = 1)
-  vq <- b$variational
-  expect_true(all(vq$sigma[grepl("^layer2_conv1d\\.", rownames(vq))] > 0))
+  expect_equal(sum(on_conv(b$variational)), 24L)  # 20 weights, 4 biases
+  expect_true(all(b$variational$sigma[on_conv(b$variational)] > 0))
+  expect_gt(acc(b), 0.77)
   v <- sparse_vi(d$x, d$y, model = net, epochs = 30, seed = 1, quiet = TRUE, threads = 1)
-  expect_true(all(v$variational$sigma[grepl("^layer2_conv1d\\.", rownames(v$variational))] > 0))
-  expect_output(print(v), "of 1,308 ")  # 20 conv1d + 1,280 dense + 8 output weights (before: 1,288, conv1d left out)
-  expect_gt(acc(v), 0.7)
+  expect_equal(sum(on_conv(v$variational)), 24L)
+  expect_true(all(v$variational$sigma[on_conv(v$variational)] > 0))
+  expect_output(print(v), "of 1,308 ")  # 20 conv1d + 1,280 dense + 8 output weights (1,288 if conv1d were left out)
+  expect_gt(acc(v), 0.82)
 })

@@ -1,7 +1,7 @@
 # The network training loop (nn/train.hpp) over an objective: a test-only objective through the real loop
 # (cpp_nn_train_check), RMSprop, the per-epoch history and the step counter of wbb_nn().
 
-# The test objective of cpp_nn_train_check (src/torch_nn.cpp): f = x beta + b + c (c owned by the objective),
+# The test objective of cpp_nn_train_check (src/torch_nn_test_hooks.cpp): f = x beta + b + c (c owned by the objective),
 # G = sum (y - f)^2 / 2 + lambda / 2 (|beta|^2 + c^2). Its minimizer: c = 0 and the ridge fit with an
 # unpenalized intercept.
 train_check_data <- function(n = 60, p = 3, seed = 4) {
@@ -235,6 +235,11 @@ test_that("wbb_nn() with batch norm trains when an epoch ends in a single exampl
                       quiet = TRUE), class = "scalebayes_error_input")
   expect_error(sgld_sa(x, y, model = nn_mlp(4, batchnorm = TRUE), batch_size = 1, iterations = 5, quiet = TRUE),
                "batch norm", class = "scalebayes_error_input")
+  # the VAE's encoder or decoder alike (the layer table's needs_two column, the engine's rule)
+  expect_error(vae(plogis(x), encoder = nn_mlp(4, batchnorm = TRUE), decoder = nn_mlp(4), batch_size = 1, epochs = 1,
+                   quiet = TRUE), "batch norm", class = "scalebayes_error_input")
+  expect_error(vae(plogis(x), encoder = nn_mlp(4), decoder = nn_mlp(4, batchnorm = TRUE), batch_size = 1, epochs = 1,
+                   quiet = TRUE), "batch norm", class = "scalebayes_error_input")
 })
 
 test_that("nn_control(batch_size = NULL) is min(50, n): the draws of 50 for n >= 50 and of n below; larger than n is an error", {

@@ -378,16 +378,14 @@ test_that("step-size and temperature schedules follow their formulas", {
 test_that("chains split into future chunks give the same draws as one process (every sampler of the table)", {
   skip_if_not_installed("future.apply")
   d <- sgld_sa_simulate(n = 40, p = 10, corr = 0.5, seed = 6)
+  oplan <- future::plan(future::sequential)
+  on.exit(future::plan(oplan), add = TRUE)
   for (sampler in scalebayes:::sgmcmc_samplers()$name) {
     f <- function(fut) {
       sgld_sa_engine(d$x, d$y, sampler = sampler, iterations = 1000, chains = 3, threads = 1, seed = 9, future = fut)
     }
     a <- f(FALSE)
-    withr::with_options(list(future.rng.onMisuse = "ignore"), {
-      oplan <- future::plan(future::sequential)
-      on.exit(future::plan(oplan), add = TRUE)
-      b <- f(TRUE)
-    })
+    b <- withr::with_options(list(future.rng.onMisuse = "ignore"), f(TRUE))
     expect_identical(a$draws, b$draws, info = sampler)
     expect_identical(a$trace, b$trace, info = sampler)
   }

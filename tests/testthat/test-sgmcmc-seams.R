@@ -60,7 +60,7 @@ net_data <- function(n = 24, p = 4, seed = 3) {
 }
 net_spec <- function(model, p, family = "gaussian", n_out = 1L) {
   tab <- scalebayes:::nn_resolve(model, p, n_out)
-  tab$penalized[tab$kind %in% c("linear", "conv2d")] <- TRUE
+  tab$penalized[scalebayes:::nn_kind_is(tab$kind, "sparse")] <- TRUE
   scalebayes:::nn_engine_spec(tab, p, family)
 }
 

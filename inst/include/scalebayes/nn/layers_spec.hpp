@@ -137,7 +137,8 @@ struct Conv1dKind {  // out channels, kernel, stride, zero padding, over (channe
   static constexpr const char* name = "conv1d";
   static constexpr LayerProps props = weighted_props(true, "(channels, length)");
   static Shape out_shape(const LayerContext& c, const LayerSpec& L, const Shape& in) {
-    need_rank(c, in, 2, "a 1d convolution needs (channels, length) input (a flat input: add layer_reshape(c(1, p)) first)");
+    need_rank(c, in, 2,
+              "a 1d convolution needs (channels, length) input, e.g. layer_reshape(c(1, p)) before it on flat input");
     if (L.out < 1) throw std::invalid_argument(c.base + ": a convolution needs at least one filter");
     if (L.kernel < 1 || L.stride < 1 || L.padding < 0)
       throw std::invalid_argument(c.base + ": kernel and stride must be at least 1 and padding at least 0");
@@ -290,14 +291,31 @@ inline LayerProps layer_props(LayerKind k) {
   return visit_kind(k, [](auto K) { return decltype(K)::props; });
 }
 
-// The highest code of LayerKind; every code from 0 to it is a kind (the R side reads the table up to it).
-constexpr int kLastLayerKind = static_cast<int>(LayerKind::conv1d);
+// Whether a code names a kind: one that visit_kind() knows (or batchnorm). Kind codes are 0, 1, 2, ... without
+// gaps, so the kinds are the codes below layer_kind_count(); a new kind is counted once its case is in
+// visit_kind() (whose switch the compiler checks for a missing enum value, -Wswitch): no constant to bump.
+inline bool layer_kind_known(int code) {
+  if (code < 0) return false;
+  const LayerKind k = static_cast<LayerKind>(code);
+  if (k == LayerKind::batchnorm) return true;
+  try {
+    visit_kind(k, [](auto) { return 0; });
+    return true;
+  } catch (const std::invalid_argument&) {
+    return false;
+  }
+}
+inline int layer_kind_count() {
+  int n = 0;
+  while (layer_kind_known(n)) ++n;
+  return n;
+}
 
 // A code read from outside (the R glue, a saved fit) as a kind; throws for one that names none.
 inline LayerKind layer_kind_from_code(int code) {
-  if (code < 0 || code > kLastLayerKind)
+  if (!layer_kind_known(code))
     throw std::invalid_argument("unknown layer kind code " + std::to_string(code) + " (codes are 0 to " +
-                                std::to_string(kLastLayerKind) + ")");
+                                std::to_string(layer_kind_count() - 1) + ")");
   return static_cast<LayerKind>(code);
 }
 
@@ -318,6 +336,13 @@ struct LayerPlan {
     for (const auto& p : params) m += p.numel();
     return m;
   }
+  // A batch-norm layer that sees one value per channel from each example (batchnorm1d on features or on
+  // sequences of length 1, batchnorm2d on 1 x 1 maps): in training mode it needs at least two examples per
+  // minibatch (LibTorch: "Expected more than 1 value per channel when training").
+  bool needs_two_examples() const {
+    if (kind == LayerKind::batchnorm1d) return in.size() == 1 || in[1] == 1;
+    return kind == LayerKind::batchnorm2d && in.size() == 3 && in[1] * in[2] == 1;
+  }
 };
 
 // The whole network: every layer's plan, in order; the network must end flat (its outputs).
@@ -329,14 +354,10 @@ struct NetPlan {
     for (const auto& l : layers) m += l.n_params();
     return m;
   }
-  // A batch-norm layer that sees one value per channel from each example (batchnorm1d on features or on
-  // sequences of length 1, batchnorm2d on 1 x 1 maps): in training mode it needs at least two examples per minibatch (LibTorch: "Expected more than
-  // 1 value per channel when training").
+  // Training needs at least two examples per minibatch (a layer's LayerPlan::needs_two_examples()).
   bool needs_two_examples() const {
-    for (const auto& l : layers) {
-      if (l.kind == LayerKind::batchnorm1d && (l.in.size() == 1 || l.in[1] == 1)) return true;
-      if (l.kind == LayerKind::batchnorm2d && l.in.size() == 3 && l.in[1] * l.in[2] == 1) return true;
-    }
+    for (const auto& l : layers)
+      if (l.needs_two_examples()) return true;
     return false;
   }
 };

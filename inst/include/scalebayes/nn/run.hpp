@@ -38,9 +38,9 @@ struct DrawStore {
   double* buffers = nullptr;
   float* params_f = nullptr;
   float* buffers_f = nullptr;
-  bool keeps_params() const { return params != nullptr || params_f != nullptr; }
-  // Writes the network's current parameters and buffers into slot k.
+  // Writes the network's current parameters and buffers into slot k (nothing when nothing is kept).
   void put(Net& net, std::size_t k) const {
+    if (!params && !params_f && !buffers && !buffers_f) return;
     const std::size_t P = static_cast<std::size_t>(net->n_parameters());
     const std::size_t B = static_cast<std::size_t>(net->n_buffer_values());
     if (params) net->copy_to(params + k * P);

@@ -270,7 +270,6 @@ class NetRecorder {
  public:
   NetRecorder(NetModel& model, const NetChainOutput& out) : out_(out) {
     const NetChainProblem& pb = model.problem();
-    P_ = static_cast<std::size_t>(model.net()->n_parameters());
     B_ = static_cast<std::size_t>(model.net()->n_buffer_values());
     for (auto& g : model.groups()) psum_.push_back(torch::zeros_like(g.value));
     if (pb.x_new.defined()) pred_sum_ = torch::zeros({pb.x_new.size(0), model.net()->out_dim()}, pb.dev.options());
@@ -366,7 +365,7 @@ class NetRecorder {
     std::copy(c.data_ptr<double>(), c.data_ptr<double>() + c.numel(), out);
   }
   NetChainOutput out_;
-  std::size_t P_ = 0, B_ = 0, saved_ = 0, traced_ = 0;
+  std::size_t B_ = 0, saved_ = 0, traced_ = 0;
   double last_loss_ = NAN;
   std::vector<torch::Tensor> psum_;
   torch::Tensor pred_sum_;

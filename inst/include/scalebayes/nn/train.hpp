@@ -12,7 +12,7 @@
 // sums in the same read), none per step.
 //
 // Objective concept (nn/objective.hpp holds StepInfo, MinibatchLoss, Certificate and WbbObjective, the first
-// implementation; src/torch_nn.cpp's cpp_nn_train_check has a test-only one):
+// implementation; src/torch_nn_test_hooks.cpp's cpp_nn_train_check has a test-only one):
 //   std::int64_t n() const;                 // examples: the loop permutes 0..n-1 every epoch
 //   torch::Device device() const;           // where the loop puts the minibatch indices
 //   std::vector<torch::Tensor> parameters(); // what the optimizer updates (WBB: net->parameters(); a

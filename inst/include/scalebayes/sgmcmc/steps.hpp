@@ -46,6 +46,8 @@ enum class Sampler { sgld, sghmc, sgnht, hamcmc_sa, hamcmc };
 //   per_example    the step is per example (the drift is the summed minibatch gradient with no preconditioner:
 //                  the warm-up's grid and print() divide it by N);
 //   momentum       it carries a momentum (SGHMC, SGNHT: about 1 / friction times further per step than SGLD);
+//   preconditioned it keeps an L-BFGS preconditioner (hamcmc_sa(): its choices, its settings' checks; the noise
+//                  has the preconditioner's covariance, so the warm-up's excess variance is relative);
 //   batched        it has a batched form (nn/batched_sgmcmc.hpp: no per-chain memory);
 //   net_lr         the measured per-example network rate: a network's default step is net_lr / N;
 //   net_lr_summed  for a sampler whose preconditioner divides by the summed curvature from iteration 1
@@ -65,17 +67,18 @@ struct SamplerInfo {
   Sampler id;
   const char* name;
   const char* label;
-  bool per_example, momentum, batched;
+  bool per_example, momentum, preconditioned, batched;
   double net_lr, net_lr_summed;
 };
 inline const std::vector<SamplerInfo>& sampler_table() {
   constexpr double none = std::numeric_limits<double>::quiet_NaN();
   static const std::vector<SamplerInfo> t{
-      {Sampler::sgld, "sgld", "SGLD", true, false, true, 0.3, none},
-      {Sampler::sghmc, "sghmc", "SGHMC", true, true, true, 0.03, none},
-      {Sampler::sgnht, "sgnht", "SGNHT", true, true, true, 0.03, none},
-      {Sampler::hamcmc_sa, "hamcmc_sa", "HAMCMC-SA", false, false, false, 0.3, 0.1},
-      {Sampler::hamcmc, "hamcmc", "HAMCMC", false, false, false, 0.3, none}};
+      // id, name, label, per_example, momentum, preconditioned, batched, net_lr, net_lr_summed
+      {Sampler::sgld, "sgld", "SGLD", true, false, false, true, 0.3, none},
+      {Sampler::sghmc, "sghmc", "SGHMC", true, true, false, true, 0.03, none},
+      {Sampler::sgnht, "sgnht", "SGNHT", true, true, false, true, 0.03, none},
+      {Sampler::hamcmc_sa, "hamcmc_sa", "HAMCMC-SA", false, false, true, false, 0.3, 0.1},
+      {Sampler::hamcmc, "hamcmc", "HAMCMC", false, false, true, false, 0.3, none}};
   return t;
 }
 inline const SamplerInfo& sampler_info(Sampler s) {

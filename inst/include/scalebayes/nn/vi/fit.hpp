@@ -177,7 +177,7 @@ inline int run_vi_fit(const ViProblem& pb, const ViOutput& out, std::size_t i, s
   if (net->needs_two_examples()) cfg.merge_single_batch = true;
   TrainResult r = train_loop(obj, cfg, s, stop, false, pb.progress);
   std::vector<EpochRecord> hist = r.history;
-  const std::int64_t P = net->n_parameters(), Bv = net->n_buffer_values();
+  const std::int64_t P = net->n_parameters();
   const std::size_t O = pb.x_new.defined() ? static_cast<std::size_t>(pb.x_new.size(0) * net->out_dim()) : 0;
   int status = r.interrupted ? 3 : (r.diverged ? 2 : 1);
   if (std::isfinite(pb.prune) && status == 1) {
