@@ -294,6 +294,21 @@ template <class Ops>
 void set_values(std::vector<Group<Ops>>& groups, const GroupVector<Ops>& v) {
   for (std::size_t g = 0; g < groups.size(); ++g) Ops::assign(groups[g].value, v.parts[g]);
 }
+// A probe's gradient difference on the current minibatch: y = -(g(base + s) - g_base), by one extra gradient at
+// base + s (`one`: 1 as a Scalar where the data live); the groups are then set to `restore`. The probe pairs of
+// HAMCMC-SA (G_1 = I / gamma_1) and of HAMCMC's first steps.
+template <class Ops, class Regrad>
+GroupVector<Ops> probe_difference(std::vector<Group<Ops>>& groups, const GroupVector<Ops>& base,
+                                  const GroupVector<Ops>& s, const GroupVector<Ops>& g_base,
+                                  const typename Ops::Scalar& one, const GroupVector<Ops>& restore, Regrad& regrad) {
+  GroupVector<Ops> b = clone<Ops>(base);
+  b.axpy(one, s);
+  set_values<Ops>(groups, b);
+  regrad();
+  GroupVector<Ops> y = GroupVector<Ops>::difference(g_base, GroupVector<Ops>::grads(groups));
+  set_values<Ops>(groups, restore);
+  return y;
+}
 // theta += eps xi + sd eta, in place (values may alias a network's parameters); returns the increment.
 template <class Ops>
 GroupVector<Ops> move(std::vector<Group<Ops>>& groups, const GroupVector<Ops>& xi, double eps,
@@ -452,12 +467,7 @@ struct HamcmcSaStep {
         regrad();
         ga = GV::grads(groups);
       }
-      GV b = lbfgs_detail::clone<Ops>(a);
-      b.axpy(zero + 1.0, s);
-      lbfgs_detail::set_values<Ops>(groups, b);
-      regrad();
-      GV y = GV::difference(ga, GV::grads(groups));  // -(g(a + s) - g(a))
-      lbfgs_detail::set_values<Ops>(groups, th);
+      GV y = lbfgs_detail::probe_difference<Ops>(groups, a, s, ga, zero + 1.0, th, regrad);  // -(g(a + s) - g(a))
       lbfgs_detail::drop_sign_changes<Ops>(groups, a, s, y);
       return {std::move(s), std::move(y)};
     }
@@ -643,12 +653,7 @@ struct HamcmcStep {
       const auto scale = Ops::where(rms - 1e-3, rms, like + 1e-3);
       GV s = lbfgs_detail::clone<Ops>(g_cur);
       s.scale(DampedLbfgs<Ops>::safe_inv(Ops::sqrt(g_cur.dot(g_cur)), like) * scale * (1e-3 * std::sqrt(st.d)));
-      GV probe = lbfgs_detail::clone<Ops>(th);
-      probe.axpy(like + 1.0, s);
-      lbfgs_detail::set_values<Ops>(groups, probe);
-      regrad();
-      GV y = GV::difference(g_cur, GV::grads(groups));  // -(g(theta + s) - g(theta))
-      lbfgs_detail::set_values<Ops>(groups, th);
+      GV y = lbfgs_detail::probe_difference<Ops>(groups, th, s, g_cur, like + 1.0, th, regrad);  // -(g(th + s) - g)
       st.mem.push(std::move(s), std::move(y));
       st.mem.prepare(like);
       gb = g_cur;
