@@ -13,14 +13,14 @@
 #' \eqn{z_k \sim N(0, I)}:
 #' \deqn{\beta_{k+1} = \beta_k + \epsilon_k\, G_k g_k + \sqrt{2\epsilon_k/\tau}\, S_k z_k,\qquad S_k S_k' \approx G_k.}
 #' The memory holds pairs \eqn{s = \beta_{k+1} - \beta_k}, \eqn{y = -(g(\beta_{k+1}) - g(\beta_k))}, the second
-#' gradient on the same minibatch (`sgmcmc_control(curvature = "same_batch")`, two gradients per iteration) or
+#' gradient on the same minibatch (`sgmcmc_lbfgs(curvature = "same_batch")`, two gradients per iteration) or
 #' the next iteration's (`"consecutive"`), damped (Powell) so that \eqn{s'\bar y \ge r s'B_0 s}
 #' (`damping_r`), with \eqn{B_0 = \gamma I}, \eqn{\gamma = \max(y'y/s'y, \delta)} (`gamma_min`). The knobs are
-#' in [sgmcmc_control()]: `memory`, `precond_A`, `precond_Z`, `precond_alpha` (\eqn{\omega_k}), `damping_r`,
+#' in [sgmcmc_lbfgs()] (`sgmcmc_control(lbfgs = )`): `memory`, `precond_A`, `precond_Z`, `precond_alpha` (\eqn{\omega_k}), `damping_r`,
 #' `gamma_min`, `sa_form`, `normalize`, `curvature`.
 #'
 #' @section Starting preconditioner and curvature pairs (deviations, measured):
-#' * **\eqn{G_1 = I/\gamma_1}** (`sgmcmc_control(precond_init = "curvature")`, the default; `"identity"` is
+#' * **\eqn{G_1 = I/\gamma_1}** (`sgmcmc_lbfgs(precond_init = "curvature")`, the default; `"identity"` is
 #'   Algorithm 2's \eqn{G_1 = I}, which the paper reproductions use). The memory's \eqn{\tilde G_k} divides by
 #'   the curvature of the SUMMED posterior (about N times a per-example curvature); \eqn{G_1 = I} does not. So with \eqn{G_1 = I} no one step
 #'   suits the chain: a step on the memory's scale is N-fold too long for the first iterations (a 2,000 x 3
@@ -55,7 +55,7 @@
 #'
 #' @section Which target each form samples:
 #' The paper's Algorithm 2 cannot be run as printed with a limited memory: \eqn{G_{k-1} g_k} is not available
-#' from a memory of pairs. Three forms are implemented (`sgmcmc_control(sa_form = )`), each checked with its
+#' from a memory of pairs. Three forms are implemented (`sgmcmc_lbfgs(sa_form = )`), each checked with its
 #' default settings against the exact posterior of a linear-Gaussian model and against Stan's NUTS on a logistic
 #' regression (`test-sgmcmc-trust.R`: means within 0.2 posterior sd, sds within \[0.8, 1.25\] times):
 #' * `"matrix"` (the default for a regression with at most 2,000 coefficients): \eqn{G_k} is kept as a dense
@@ -74,7 +74,7 @@
 #'   positive diagonal preconditioner that depends on the current point only through \eqn{\omega_k
 #'   \tilde G_k}, so the matrix form's argument applies (its bias vanishes as \eqn{\epsilon_k, \omega_k \to 0}).
 #'   It keeps the curvature scale of each coordinate and drops the off-diagonal curvature.
-#' * `"lowrank"` (linear in the number of parameters; `sgmcmc_control(sa_memories = K)`, default 4): the paper's
+#' * `"lowrank"` (linear in the number of parameters; `sgmcmc_lbfgs(sa_memories = K)`, default 4): the paper's
 #'   SA average \eqn{G_k = \sum_j w_{k,j} \tilde G_j} with its exact weights, the K newest memories kept whole and
 #'   the older ones (with \eqn{G_1}) by their exact diagonal, \eqn{G_k = \mathrm{diag}(D_k) + \sum_{j > k-K}
 #'   w_{k,j} \tilde G_j}; the noise is \eqn{D_k^{1/2} z_0 + \sum_j w_{k,j}^{1/2} \tilde S_j z_j} with K + 1

@@ -71,10 +71,12 @@ hamcmc_banana_study <- function(iterations = 40000L, burnin = 2000L, chains = 4L
   traj <- vector("list", nrow(arms))
   names(traj) <- arms$label
   for (a in seq_len(nrow(arms))) {
-    ctl <- sgmcmc_control(step_size = arms$step_size[a], step_schedule = "constant", temperature = 1, memory = 3,
-                          precond_A = 2, precond_Z = 10, precond_alpha = 0.9, normalize = arms$normalize[a],
-                          gamma_min = arms$gamma_min[a], sa_form = "matrix",
-                          precond_init = "identity")  # G_1 = I, Algorithm 2 as printed
+    ctl <- sgmcmc_control(step_size = arms$step_size[a],
+                          step = sgmcmc_step(schedule = "constant", temperature = 1),
+                          lbfgs = sgmcmc_lbfgs(memory = 3, precond_A = 2, precond_Z = 10, precond_alpha = 0.9,
+                                               normalize = arms$normalize[a], gamma_min = arms$gamma_min[a],
+                                               sa_form = "matrix",
+                                               precond_init = "identity"))  # G_1 = I, Algorithm 2 as printed
     tr <- tryCatch(quiet_run(tg, init = c(0, 0), sampler = arms$sampler[a], iterations = trajectory, burnin = 0,
                              thin = 1, seed = seed, threads = threads, quiet = TRUE, control = ctl),
                    scalebayes_error_divergence = function(e) NULL)

@@ -563,14 +563,60 @@ nn_predict_draws <- function(object, nd, call = rlang::caller_env()) {
     flat <- sb_call_engine(cpp_nn_predict(object$spec, nn_engine_params(object), nn_engine_buffers(object), x$x,
                                           x$dim, isTRUE(object$settings$float64)), call = call)
     k <- if (object$family == "multinomial") length(object$levels) else object$settings$n_out %||% 1L
-    pr <- aperm(array(flat, c(k, x$n, nrow(w))), c(3L, 2L, 1L))
-    if (k == 1L) pr <- matrix(pr, nrow(w), x$n) else if (object$family == "multinomial") dimnames(pr) <- list(NULL, NULL, object$levels)
-    return(nn_unscale_pred(pr, sc))
+    return(nn_decode_pred(flat, k, x$n, nrow(w), object$family, object$levels, sc))
   }
   if (length(dim(pr)) == 3L) pr[ok, , , drop = FALSE] else pr[ok, , drop = FALSE]
 }
 
 nn_draws_mean <- function(pr) if (length(dim(pr)) == 3L) apply(pr, c(2L, 3L), mean) else colMeans(pr)
+
+# ---- The one decoder of the engine's network results (wbb_nn(), sgld_sa() networks, bbb() / sparse_vi(),
+# predict()) ------------------------------------------------------------------------------------------------------
+
+nn_status_levels <- c("done", "diverged", "interrupted", "not run")
+# The engine's status codes (0 not run, 1 done, 2 diverged, 3 interrupted) as a fit's factor.
+nn_decode_status <- function(code) {
+  factor(c("not run", "done", "diverged", "interrupted")[code + 1L], levels = nn_status_levels)
+}
+
+# Predictions as the engine writes them (draw by draw, example by example, the outputs innermost) in a fit's shape
+# (nn_shape_pred()).
+nn_decode_pred <- function(flat, n_out, n, draws, family, levels, scaling) {
+  nn_shape_pred(aperm(array(flat, c(n_out, n, draws)), c(3L, 2L, 1L)), family, levels, scaling)
+}
+# draws x examples x outputs as a fit holds them: draws x examples for one output, the classes naming the third
+# dimension of a multinomial network; on the user's scale (R/nn_standardize.R).
+nn_shape_pred <- function(pr, family, levels, scaling) {
+  d <- dim(pr)
+  if (d[3L] == 1L) {
+    pr <- matrix(pr, d[1L], d[2L])
+  } else if (family == "multinomial") {
+    dimnames(pr) <- list(NULL, NULL, levels)
+  }
+  nn_unscale_pred(pr, scaling)
+}
+# The predictive mean over the draws marked `ok`.
+nn_pred_mean <- function(pr, ok) {
+  nn_draws_mean(if (length(dim(pr)) == 3L) pr[ok, , , drop = FALSE] else pr[ok, , drop = FALSE])
+}
+
+# The kept draws of the parameters and buffers, from the engine's blocks of P (B) values per draw (float32 bytes
+# for a float32 network, stored as they are).
+nn_decode_store <- function(params, buffers, desc, draws) {
+  B <- sum(desc$buffer_size %||% 0)
+  list(weights = nn_store_engine(params, desc$n_parameters, draws),
+       buffers = if (B > 0) nn_store_engine(buffers, B, draws))
+}
+
+# The checks every network front end starts with: a network spec, and the family (NULL: from the response).
+nn_check_model_family <- function(model, family, call) {
+  if (!inherits(model, "sb_nn_spec")) {
+    sb_abort(c("{.arg model} must be a network made by {.fn nn_sequential}, {.fn nn_mlp} or {.fn nn_cnn}.",
+               x = "You supplied {.obj_type_friendly {model}}."), arg = "model", call = call)
+  }
+  if (!is.null(family)) family <- sb_match_arg(family, c("multinomial", "binomial", "gaussian"), call = call)
+  family
+}
 
 # predict()'s one shape (as every fit's: ?predict.sb_fit): a data frame with one row per example and columns fit,
 # se, lower, upper (the draws' mean, sd and central interval of mass prob); several outputs (the classes of a

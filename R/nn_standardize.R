@@ -125,7 +125,7 @@ nn_unscale_sigma <- function(sigma, sc) {
   sigma * sc$y_scale
 }
 
-# A fixed noise sd given on the user's scale (sgmcmc_control(likelihood_sd = ), vi_control(noise_sd = )) on
+# A fixed noise sd given on the user's scale (sgmcmc_ssgl(likelihood_sd = ), vi_control(noise_sd = )) on
 # the training scale.
 nn_scale_sigma_arg <- function(value, sc, what, call) {
   if (is.null(value) || is.null(sc) || is.null(sc$y_scale)) return(value)

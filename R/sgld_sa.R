@@ -17,7 +17,7 @@
 #' Nose-Hoover thermostat (Ding et al. 2014, Algorithm 2) in the same momentum form:
 #' \eqn{v \leftarrow (1 - \xi) v + \eta g + N(0, 2 a \eta / \tau)}, \eqn{\beta \leftarrow \beta + v},
 #' \eqn{\xi \leftarrow \xi + v'v/d - \eta/\tau} with one thermostat \eqn{\xi} for all d parameters,
-#' \eqn{\xi_0 = a} = `sgmcmc_control(friction = )`: the friction adapts until the kinetic energy per
+#' \eqn{\xi_0 = a} = `sgmcmc_step(friction = )`: the friction adapts until the kinetic energy per
 #' parameter is the target's, which absorbs the minibatch gradient noise that SGHMC must be told
 #' (`noise_estimate`). Then the latent variables:
 #' \itemize{
@@ -28,7 +28,7 @@
 #'   \item `method = "none"`: the latent variables stay at their initial values (plain SGLD with a fixed prior).
 #'     By default this is the authors' baseline: \eqn{\kappa_{0j} = \kappa_{1j} = 1} and \eqn{\sigma} =
 #'     `sigma_init` frozen, i.e. the prior \eqn{\exp(-|\beta_j|/\sigma - \beta_j^2/(2\sigma^2))}, which
-#'     does not involve `v0` or `v1` (set other values with `sgmcmc_control(kappa0_init, kappa1_init)`).
+#'     does not involve `v0` or `v1` (set other values with `sgmcmc_ssgl(kappa0_init, kappa1_init)`).
 #' }
 #' \eqn{\rho_j} estimates the posterior probability that coefficient j comes from the slab and is returned as
 #' the selection probability.
@@ -43,7 +43,7 @@
 #' * \eqn{\kappa} and \eqn{\delta} are computed from the already-updated \eqn{\rho} (Algorithm 1 read in order).
 #' * The paper does not give the frozen latent values of its plain-SGLD arm; the authors' simulation code
 #'   freezes \eqn{\kappa_0 = \kappa_1 = 1} (and \eqn{\sigma}), which `method = "none"` does by default.
-#' * Optional warm-up `sgmcmc_control(sa_start = )` (not in the paper; default off) keeps the latent
+#' * Optional warm-up `sgmcmc_ssgl(sa_start = )` (not in the paper; default off) keeps the latent
 #'   variables fixed for the first iterations.
 #'
 #' @param x Numeric matrix (n x p) of predictors. With `standardize = TRUE` (the default) the sampler works on
@@ -60,7 +60,7 @@
 #'   2014: SGHMC whose friction adapts so that the kinetic energy matches the temperature, absorbing the
 #'   minibatch noise; see Details), `"hamcmc_sa"` (Hessian-approximated SG-MCMC with stochastic
 #'   approximation of the preconditioner, Wang, Deng & Lin 2021) or `"hamcmc"` (Simsekli et al. 2016); see
-#'   [hamcmc_sa()] and the L-BFGS knobs of [sgmcmc_control()].
+#'   [hamcmc_sa()] and the L-BFGS knobs of [sgmcmc_lbfgs()].
 #' @param weights Networks only: optional non-negative per-example weights \eqn{w_i} of the log-likelihood
 #'   \eqn{\sum_i w_i \log p(y_i \mid x_i, \theta)} (one per row of `x`; `NULL`: all 1).
 #' @param iterations Number of iterations per chain. `NULL` (default): for regression with the step warm-up,
@@ -77,7 +77,7 @@
 #'   network near zero; on Boston (`nn_mlp()`, held-out fifth, lm 5.99) SGHMC's test RMSE is 5.64 with 0.1
 #'   and 4.42 with 1.
 #' @param sparse Logical, length 1 or `ncol(x)`: which columns get the SSGL prior (others get
-#'   \eqn{N(0, \sigma_0^2)}, see [sgmcmc_control()]).
+#'   \eqn{N(0, \sigma_0^2)}, `prior_var` of [sgmcmc_ssgl()]).
 #' @param intercept Fit an intercept (non-sparse, \eqn{N(0, \sigma_0^2)} prior)?
 #' @param burnin Iterations discarded before draws are stored and averaged (default half).
 #' @param thin Keep every `thin`-th iteration after burn-in (default: about 1000 draws per chain).
@@ -101,7 +101,8 @@
 #'   run (regression and networks). A single chain always runs in this process.
 #' @param seed Seed (`NULL`: drawn from R's RNG, so [set.seed()] works).
 #' @param quiet Hide the progress bar (default: `TRUE` when not interactive).
-#' @param control [sgmcmc_control()] settings.
+#' @param control [sgmcmc_control()] settings: the step size, the step ([sgmcmc_step()]), the SSGL prior
+#'   ([sgmcmc_ssgl()]) and, for the preconditioned samplers, the L-BFGS preconditioner ([sgmcmc_lbfgs()]).
 #' @param model A network made by [nn_sequential()], [nn_mlp()] or [nn_cnn()]: sample its weights instead of regression
 #'   coefficients (see "Networks" below). `NULL` (default): regression on the columns of `x`.
 #' @param epochs Networks: the run length in passes over the data, an alternative to `iterations`
@@ -186,7 +187,7 @@
 #' Gaussian with variance \eqn{\sigma^2} for `"gaussian"`) scaled by N/n, the SSGL prior on each weight tensor
 #' of `sparse_layers` with its own \eqn{\rho, \kappa_0, \kappa_1, \delta} ("layer l" of the paper), SGLD or
 #' SGHMC, the SA / EM / none updates (for a network, `"none"` keeps the latent variables where they start:
-#' \eqn{\kappa} implied by `rho_init` unless `kappa0_init` / `kappa1_init` are given), annealing (`sgmcmc_control(anneal = 1.003)` gives the paper's
+#' \eqn{\kappa} implied by `rho_init` unless `kappa0_init` / `kappa1_init` are given), annealing (`sgmcmc_step(anneal = 1.003)` gives the paper's
 #' \eqn{\tau_k = \tau 1.003^k}) and magnitude pruning (`prune = TRUE`). `family` defaults from `y` (factor:
 #' multinomial). The network starts from PyTorch's default initialization drawn from the chain's stream (or
 #' from `sgmcmc_control(init = )`: given parameters or an earlier network fit, e.g. to fine-tune a pre-trained
@@ -231,7 +232,7 @@
 #' predictions (`pred`, `pred_mean`, [predict()] on new raw inputs, which applies the stored `fit$scaling`),
 #' the test RMSE, and sigma (`latent$sigma`, `trace$sigma`; with several gaussian outputs the common sigma of the
 #' standardized outputs, output j's being `sigma * fit$scaling$y_scale[j]`) are on the user's scale, and
-#' `sgmcmc_control(likelihood_sd = )` is given on it. A starting network `sgmcmc_control(init = fit)` is
+#' `sgmcmc_ssgl(likelihood_sd = )` is given on it. A starting network `sgmcmc_control(init = fit)` is
 #' re-expressed for this fit's scale when it was trained on another (the same function of the raw inputs);
 #' starting parameters given as numbers are on the standardized scale. [nn_export()] folds the transform into
 #' the exported network.
@@ -352,10 +353,7 @@ sgld_sa <- function(x, y, family = c("gaussian", "binomial"), method = c("sa", "
   future <- check_flag(future)
   run <- run_settings(seed, threads, quiet)
   seed <- run$seed
-  if (!inherits(control, "sb_sgmcmc_control")) {
-    sb_abort(c("{.arg control} must be created by {.fn sgmcmc_control}.",
-               x = "You supplied {.obj_type_friendly {control}}."), arg = "control")
-  }
+  check_sgmcmc_control(control, sampler)
   check_frozen_step(control, moves = method != "none", what = 'method = "none"')
   # the scale the sampler works on (R/sgmcmc_scale.R); init and likelihood_sd are given on the user's scale
   sc <- if (standardize) sgmcmc_scaling(x, y, family, intercept) else NULL
@@ -726,7 +724,7 @@ warn_predictor_scale <- function(x) {
 warn_hamcmc_experimental <- function(control, sampler, minibatch) {
   if (sampler == "hamcmc" && minibatch && identical(control$curvature, "consecutive")) {
     sb_warn(c("HAMCMC with curvature pairs from consecutive minibatches is experimental: it drifted on the minibatch SSGL regression in our tests.",
-              i = "Use {.code sgmcmc_control(curvature = \"same_batch\")} (the default) or full-batch gradients ({.code batch_size = nrow(x)}) (see {.help scalebayes::hamcmc_sa})."),
+              i = "Use {.code sgmcmc_lbfgs(curvature = \"same_batch\")} (the default) or full-batch gradients ({.code batch_size = nrow(x)}) (see {.help scalebayes::hamcmc_sa})."),
             kind = "experimental")
   }
   invisible()
@@ -738,17 +736,17 @@ check_hamcmc_control <- function(control, sampler, n_par, call = rlang::caller_e
   if (!sgmcmc_sampler_info(sampler)$preconditioned) return(invisible())
   if (sampler == "hamcmc" && (control$memory %||% 2) < 2) {
     sb_abort(c("{.arg memory} must be at least 2 for {.code sampler = \"hamcmc\"}.",
-               x = "You supplied {.code sgmcmc_control(memory = {control$memory})}.",
+               x = "You supplied {.code sgmcmc_lbfgs(memory = {control$memory})}.",
                i = "HAMCMC keeps 2 M - 1 samples and moves from the one M iterations back; use memory >= 2."),
              arg = "memory", call = call)
   }
   if (sampler == "hamcmc_sa" && identical(control$sa_form, "matrix")) {
     if (is.na(n_par)) {
-      sb_abort(c("{.code sgmcmc_control(sa_form = \"matrix\")} is implemented for regression only.",
+      sb_abort(c("{.code sgmcmc_lbfgs(sa_form = \"matrix\")} is implemented for regression only.",
                  i = "Use {.code sa_form = \"diagonal\"} (the default for a network)."), arg = "sa_form", call = call)
     }
     if (n_par > 2000) {
-      sb_abort(c("{.code sgmcmc_control(sa_form = \"matrix\")} keeps a dense {n_par} x {n_par} preconditioner.",
+      sb_abort(c("{.code sgmcmc_lbfgs(sa_form = \"matrix\")} keeps a dense {n_par} x {n_par} preconditioner.",
                  x = "The matrix form is for at most 2,000 parameters; this model has {n_par}.",
                  i = "Use {.code sa_form = \"diagonal\"} (the default above 2,000 parameters), which is linear in the number of parameters."),
                arg = "sa_form", call = call)

@@ -8,10 +8,7 @@ sgld_sa_nn <- function(x, y, model, family, method, sampler, iterations, epochs,
                        call, mcall) {
   t0 <- proc.time()[["elapsed"]]
   device <- check_backend(device, call)
-  if (!inherits(model, "sb_nn_spec")) {
-    sb_abort(c("{.arg model} must be a network made by {.fn nn_sequential}, {.fn nn_mlp} or {.fn nn_cnn}.",
-               x = "You supplied {.obj_type_friendly {model}}."), arg = "model", call = call)
-  }
+  nn_check_model_family(model, NULL, call)  # (family: matched by sgld_sa())
   standardize <- check_standardize(standardize, call)
   xd <- nn_prepare_x(x, "x", call, warn_scale = !standardize)
   yd <- nn_prepare_y(y, xd$n, family, arg = "y", call = call, warn_scale = !standardize)
@@ -65,10 +62,7 @@ sgld_sa_nn <- function(x, y, model, family, method, sampler, iterations, epochs,
     if (!is.null(nd)) check_result_size(as.double(n_kept) * chains, nd$n * n_out, "keep_draws", call = call)
   }
   future <- check_flag(future, arg = "future", call = call)
-  if (!inherits(control, "sb_sgmcmc_control")) {
-    sb_abort(c("{.arg control} must be created by {.fn sgmcmc_control}.",
-               x = "You supplied {.obj_type_friendly {control}}."), arg = "control", call = call)
-  }
+  check_sgmcmc_control(control, sampler, call = call)
   check_frozen_step(control, moves = method != "none", what = 'method = "none"', call = call)
   check_nn_sgmcmc_float32(control, v0, v1, iterations, call)  # single-precision range of the numbers (R/validate.R)
   check_hamcmc_control(control, sampler, NA_real_, call = call)
@@ -79,7 +73,7 @@ sgld_sa_nn <- function(x, y, model, family, method, sampler, iterations, epochs,
     init <- nn_convert_params(init, tab, desc$group, desc$size, xd$shape, control$init$scaling, scaling, call)
   }
   control_user <- control
-  control$likelihood_sd <- nn_scale_sigma_arg(control$likelihood_sd, scaling, "sgmcmc_control(likelihood_sd = )", call)
+  control$likelihood_sd <- nn_scale_sigma_arg(control$likelihood_sd, scaling, "sgmcmc_ssgl(likelihood_sd = )", call)
   run <- run_settings(seed, threads, quiet)
   trace_every <- control$trace_every %||% max(per_epoch, iterations %/% 1000L)
   check_result_size(as.double(iterations %/% trace_every), 12, "control$trace_every", call = call)
@@ -363,15 +357,10 @@ nn_sgmcmc_fit <- function(res, tab, desc, spec, family, levels, model, method, s
       colnames(probe_draws) <- if (n_out == 1L) sprintf("prediction[%d]", probe)
                                else sprintf("prediction[%d,%d]", rep(probe, n_out), rep(seq_len(n_out), each = length(probe)))
     }
-    if (n_test > 0) {
-      pred <- all_pred[, seq_len(n_test), , drop = FALSE]
-      if (n_out == 1L) pred <- matrix(pred, sum(stored), n_test)
-      else if (family == "multinomial") dimnames(pred) <- list(NULL, NULL, levels)  # else draws x n x q outputs
-      pred <- nn_unscale_pred(pred, scaling)
-    }
+    if (n_test > 0) pred <- nn_shape_pred(all_pred[, seq_len(n_test), , drop = FALSE], family, levels, scaling)
   }
   convergence <- nn_convergence(trace, settings$burnin, !diverged, probe_draws, rep(seq_along(chains), stored))
-  weights <- buffers <- NULL
+  store <- NULL
   B <- sum(desc$buffer_size %||% 0)
   if (n_kept > 0) {
     # each chain's stored draws are contiguous blocks of P values (float32 bytes for a float32 network)
@@ -382,8 +371,7 @@ nn_sgmcmc_fit <- function(res, tab, desc, spec, family, levels, model, method, s
         if (length(v) == k * m * per) v else v[seq_len(k * m * per)]  # (an index vector of 1e8 costs seconds)
       }, chains, stored), use.names = FALSE)
     }
-    weights <- nn_store_engine(take("param_draws", P), P, sum(stored))
-    if (B > 0) buffers <- nn_store_engine(take("buffer_draws", B), B, sum(stored))
+    store <- nn_decode_store(take("param_draws", P), if (B > 0) take("buffer_draws", B), desc, sum(stored))
   }
   sparse_w <- rep(desc$penalized, desc$size)
   final <- do.call(rbind, lapply(chains, `[[`, "param_final"))
@@ -414,8 +402,8 @@ nn_sgmcmc_fit <- function(res, tab, desc, spec, family, levels, model, method, s
   }
   n_draws <- sum(stored)
   fit <- new_sb_nn_fit(
-    "sb_sgld_sa_nn", method = label, weights = weights, buffers = buffers,
-    status = factor(rep("done", n_draws), levels = c("done", "diverged", "interrupted", "not run")),
+    "sb_sgld_sa_nn", method = label, weights = store$weights, buffers = store$buffers,
+    status = factor(rep("done", n_draws), levels = nn_status_levels),
     chain = rep(seq_along(chains), stored), pred = pred, pred_mean = pred_mean, newy = newy, family = family,
     levels = levels, model = model, layers = tab, spec = spec, desc = desc, settings = settings, seed = seed,
     call = call, device = res$device, timing = c(elapsed = proc.time()[["elapsed"]] - t0), details = details,

@@ -1,15 +1,25 @@
 #' Tuning knobs for the SG-MCMC samplers
 #'
-#' `sgmcmc_control()` collects the long tail of settings of [sgld_sa()]: the learning-rate schedule, the
-#' stochastic-approximation (SA) step, the temperature, SGHMC friction, the SSGL hyperparameters, the
-#' initial values of the latent variables, magnitude pruning and the output cadence. All values are validated
-#' here, once.
+#' `sgmcmc_control()` collects the settings of [sgld_sa()], [hamcmc_sa()] and [sgmcmc_density()] in three parts,
+#' so that each sampler and prior shows only its own knobs:
 #'
-#' @param step_schedule Learning-rate schedule \eqn{\epsilon_k}: `"polynomial"` (\eqn{\epsilon_0 k^{-\gamma}},
-#'   the paper's \eqn{0.001 k^{-1/3}}), `"constant"` (\eqn{\epsilon_0}) or `"stepwise"`
-#'   (\eqn{\epsilon_0} times `step_decay` to the number of `step_milestones` passed). `NULL` (default):
-#'   `"constant"` when the step is chosen by the warm-up (`step_size = "auto"`), `"polynomial"` when a step is
-#'   given.
+#' * the step ([sgmcmc_step()]: learning-rate schedule, temperature and annealing, SGHMC / SGNHT friction), for
+#'   every sampler;
+#' * the spike-and-slab group lasso prior ([sgmcmc_ssgl()]: its hyperparameters, the stochastic approximation (SA)
+#'   of its latent variables, magnitude pruning), for [sgld_sa()] and [hamcmc_sa()] (the targets of
+#'   [sgmcmc_density()] have no prior);
+#' * the L-BFGS preconditioner ([sgmcmc_lbfgs()]), for the preconditioned samplers (`"hamcmc_sa"`, `"hamcmc"`).
+#'
+#' The step size itself, the most used knob, and the settings of the run (trace cadence, starting values,
+#' precision, divergence rule) stay here. Every value is validated once, by the constructor of its part.
+#'
+#' @section Deprecated flat names: In version 0.1.0 every setting was an argument of `sgmcmc_control()`
+#'   (`sgmcmc_control(sa_A = 10, memory = 3)`). Those names still work for one release: each is moved into its
+#'   part, with a warning of class `scalebayes_warning_deprecated` that gives the new spelling
+#'   (`sgmcmc_control(ssgl = sgmcmc_ssgl(sa_A = 10), lbfgs = sgmcmc_lbfgs(memory = 3))`). Giving a setting both
+#'   ways is an error. The step's settings lost their prefix in [sgmcmc_step()]: `step_schedule` is
+#'   `schedule`, `step_power` `power`, `step_decay` `decay`, `step_milestones` `milestones`.
+#'
 #' @param step_size \eqn{\epsilon_0 > 0}, on the scale of the summed log-posterior (the papers' scale: the
 #'   minibatch gradient is multiplied by N / n), or `"auto"`: a warm-up chooses it for the model at hand (see
 #'   "Step-size warm-up" in [sgld_sa()]). For SGHMC this is the learning rate \eqn{\eta}. `NULL` (default):
@@ -17,12 +27,90 @@
 #'   the pilots' training loss, see [sgld_sa()], "Networks") and [sgmcmc_density()]. A given step switches
 #'   the warm-up off (`0` freezes the parameters, which the tests use to check the latent-variable updates
 #'   alone).
-#' @param step_power \eqn{\gamma \ge 0} of the polynomial schedule.
-#' @param step_decay,step_milestones Factor and iterations of the stepwise schedule.
-#' @param sa_A,sa_Z,sa_alpha,sa_cap SA step \eqn{\omega_k = \min(c, A (k + Z)^{-\alpha})} with cap
-#'   \eqn{c} = `sa_cap` in (0, 1]; paper: 10, 1000, 0.7, 1. The authors' simulation code used
-#'   \eqn{\min(0.1, 1000 (k + 100)^{-0.7})} (`sa_A = 1000, sa_Z = 100, sa_cap = 0.1`), a constant 0.1 for
-#'   the first 518 000 iterations (see `vignette("sgld-sa")`).
+#' @param step The step's schedule, temperature and friction: [sgmcmc_step()], a named list of its arguments, or
+#'   `NULL` (its defaults).
+#' @param ssgl The SSGL prior, its SA and pruning: [sgmcmc_ssgl()], a named list of its arguments, or `NULL`.
+#' @param lbfgs The L-BFGS preconditioner of HAMCMC-SA / HAMCMC: [sgmcmc_lbfgs()], a named list of its
+#'   arguments, or `NULL`.
+#' @param trace_every Record the traces (sigma, delta, mean rho, full-data log-likelihood) every this many
+#'   iterations (`NULL`: about 1000 points).
+#' @param init Initial coefficients: `NULL` (slopes zero; the intercept, if any, at its maximum-likelihood value
+#'   given zero slopes: `mean(y)` for `"gaussian"`, the logit of the share of ones for `"binomial"`), a vector in the order of [coef()] (intercept first), or a
+#'   matrix with one column per chain. For a network ([sgld_sa()] with a `model`): `NULL` (PyTorch's default
+#'   initialization from the chain's random stream), a vector of all its parameters (the order of the columns
+#'   of a fit's `weights`), a matrix with one column per chain, or a network fit of the same architecture to
+#'   continue from (fine-tuning a pre-trained network, as the pruning runs of Deng et al. do): an [sgld_sa()]
+#'   fit starts chain `c` from the final state of its chain `c` (recycled), a [wbb_nn()] fit with its kept
+#'   draws (the default) from its draw `c` (recycled). Batch-normalization running statistics are not
+#'   parameters and start afresh.
+#' @param float64 Networks ([sgld_sa()] with a `model`): run the network in double precision (default single,
+#'   as deep-learning libraries do).
+#' @param diverge_loss The loss rule of divergence, for networks and regressions. A chain whose training loss
+#'   per example (a network: the mean over the minibatches since the last trace point; a regression: on the
+#'   full data at the trace point, half the mean squared residual for gaussian, and after the burn-in only,
+#'   since a preconditioned chain may make a transient excursion while its curvature memory is young and come
+#'   back) is not finite, or exceeds `diverge_loss` times the larger of the lowest such
+#'   loss it reached before (counting the loss where the chain starts: a zero output for a network, the
+#'   initial coefficients for a regression, so that a chain that explodes before its first trace point is
+#'   caught there) and the loss of the best constant
+#'   prediction (half the response variance for a
+#'   gaussian network, the entropy of the class frequencies for a classifier), stops and is reported as
+#'   diverged, as a chain with a non-finite state is (see "Divergence" in [sgld_sa()]). `Inf` keeps only the
+#'   non-finite rule.
+#' @param ... The deprecated flat names of the parts' settings (see "Deprecated flat names"). Any other name is an
+#'   error that names it and the closest setting, with the part it belongs to.
+#' @return A list of class `sb_sgmcmc_control`: every setting by its flat name (the names of "Deprecated flat
+#'   names"), which is what the samplers read. Attribute `given` names the settings set to other than their
+#'   default: [print()] marks them, and a sampler that does not read one of them (the L-BFGS part without a
+#'   preconditioner, `friction` without a momentum, `noise_estimate` other than for SGHMC, the SSGL part for
+#'   [sgmcmc_density()]) warns with class `scalebayes_warning_unused`.
+#' @seealso [sgmcmc_step()], [sgmcmc_ssgl()], [sgmcmc_lbfgs()].
+#' @export
+#' @examples
+#' sgmcmc_control(step_size = 1e-3, ssgl = sgmcmc_ssgl(sa_A = 10))
+#' # HAMCMC-SA with a longer L-BFGS memory and a constant step
+#' sgmcmc_control(step_size = 1e-4, step = sgmcmc_step(schedule = "constant"), lbfgs = sgmcmc_lbfgs(memory = 5))
+sgmcmc_control <- function(step_size = NULL, step = sgmcmc_step(), ssgl = sgmcmc_ssgl(), lbfgs = sgmcmc_lbfgs(),
+                           trace_every = NULL, init = NULL, float64 = FALSE, diverge_loss = 10, ...) {
+  parts <- list(step = step, ssgl = ssgl, lbfgs = lbfgs)
+  for (p in names(parts)) parts[[p]] <- sgmcmc_as_part(parts[[p]], p)
+  moved <- sgmcmc_dots_settings(list(...), ...names())
+  if (length(moved)) parts <- sgmcmc_move_flat(parts, moved)
+  out <- c(
+    list(step_size = if (identical(step_size, "auto")) "auto" else
+      check_number(step_size, lower = 0, upper = Inf, upper_open = TRUE, allow_null = TRUE,
+                   what = "a number >= 0 or \"auto\"")),
+    unclass(parts$step), unclass(parts$ssgl), unclass(parts$lbfgs),
+    list(
+      trace_every = check_count(trace_every, allow_null = TRUE),
+      init = init,
+      float64 = check_flag(float64),
+      diverge_loss = if (identical(diverge_loss, Inf)) Inf else
+        check_number(diverge_loss, lower = 1, lower_open = TRUE, what = "a number > 1, or Inf (the non-finite rule only)")
+    )
+  )
+  if (!is.null(init) && !inherits(init, "sb_nn_fit") && (!is.numeric(init) || any(!is.finite(init)))) {
+    sb_abort(c("{.arg init} must be NULL, a numeric vector / matrix of finite values, or a network fit.",
+               x = "You supplied {.obj_type_friendly {init}}."), arg = "init")
+  }
+  given <- c(if (!is.null(step_size)) "step_size", unlist(lapply(parts, attr, "given"), use.names = FALSE),
+             c("trace_every", "init", "float64", "diverge_loss")[c(!is.null(trace_every), !is.null(init),
+                                                                  out$float64, out$diverge_loss != 10)])
+  structure(out, given = given, class = "sb_sgmcmc_control")
+}
+
+#' The step of an SG-MCMC sampler: schedule, temperature, annealing, friction
+#'
+#' The `step` part of [sgmcmc_control()], for every sampler. The step size itself is
+#' `sgmcmc_control(step_size = )`.
+#'
+#' @param schedule Learning-rate schedule \eqn{\epsilon_k}: `"polynomial"` (\eqn{\epsilon_0 k^{-\gamma}},
+#'   the paper's \eqn{0.001 k^{-1/3}}), `"constant"` (\eqn{\epsilon_0}) or `"stepwise"`
+#'   (\eqn{\epsilon_0} times `decay` to the number of `milestones` passed). `NULL` (default):
+#'   `"constant"` when the step is chosen by the warm-up (`step_size = "auto"`), `"polynomial"` when a step is
+#'   given.
+#' @param power \eqn{\gamma \ge 0} of the polynomial schedule.
+#' @param decay,milestones Factor and iterations of the stepwise schedule.
 #' @param temperature Inverse temperature \eqn{\tau_0} (target \eqn{e^{\tau L(\beta)}}), at least 1e-8 (the
 #'   spread of the draws grows as \eqn{1/\sqrt{\tau}}: 1e-300 would give draws of about 1e150).
 #' @param anneal Ratio \eqn{r} of simulated annealing \eqn{\tau_k = \tau_0 r^k} (1 = none; the paper's "A-"
@@ -36,7 +124,46 @@
 #' @param friction,noise_estimate SGHMC friction (momentum decay) \eqn{\alpha \in (0, 1]} and gradient-noise
 #'   estimate \eqn{\hat\beta \in [0, \alpha)}. For SGNHT (`sampler = "sgnht"`) `friction` is the diffusion
 #'   \eqn{a} of the injected noise and the thermostat's start \eqn{\xi_0}; `noise_estimate` does not apply
-#'   (the thermostat absorbs the minibatch noise).
+#'   (the thermostat absorbs the minibatch noise). SGLD and the preconditioned samplers have no friction.
+#' @param ... Nothing: a name that is not one of the settings above is an error that names it and the closest
+#'   setting.
+#' @return A list of class `sb_sgmcmc_step`, to give as `sgmcmc_control(step = )`.
+#' @export
+#' @examples
+#' sgmcmc_control(step_size = 1e-3, step = sgmcmc_step(schedule = "constant", temperature = 2))
+sgmcmc_step <- function(schedule = NULL, power = 1 / 3, decay = 0.1, milestones = numeric(), temperature = 1,
+                        anneal = 1, anneal_every = 1, friction = 0.1, noise_estimate = 0, ...) {
+  check_unknown_args(...names(), ...length(), "sgmcmc_step")
+  if (!is.null(schedule)) schedule <- sb_match_arg(schedule, c("polynomial", "constant", "stepwise"))
+  out <- list(
+    step_schedule = schedule,
+    step_power = check_number(power, lower = 0, upper = 10),
+    step_decay = check_number(decay, lower = 0, lower_open = TRUE, upper = Inf, upper_open = TRUE),
+    step_milestones = check_milestones(milestones),
+    temperature = check_temperature(temperature),
+    anneal = check_number(anneal, lower = 0, lower_open = TRUE, upper = Inf, upper_open = TRUE),
+    anneal_every = check_count(anneal_every),
+    friction = check_number(friction, lower = 0, lower_open = TRUE, upper = 1),
+    noise_estimate = check_number(noise_estimate, lower = 0, upper = 1)
+  )
+  if (out$noise_estimate >= out$friction) {
+    sb_abort(c("{.arg noise_estimate} must be smaller than {.arg friction}.",
+               x = "You supplied noise_estimate = {out$noise_estimate} and friction = {out$friction}."),
+             arg = "noise_estimate")
+  }
+  new_sgmcmc_part(out, "step", sgmcmc_given_args(match.call()))
+}
+
+#' The spike-and-slab group lasso prior of SGLD-SA: hyperparameters, SA of its latent variables, pruning
+#'
+#' The `ssgl` part of [sgmcmc_control()], for [sgld_sa()] and [hamcmc_sa()] (regressions and networks). The
+#' spike and slab scales themselves (`v0`, `v1`) and the choice of SA, EM or a frozen prior (`method`) are
+#' arguments of [sgld_sa()].
+#'
+#' @param sa_A,sa_Z,sa_alpha,sa_cap SA step \eqn{\omega_k = \min(c, A (k + Z)^{-\alpha})} with cap
+#'   \eqn{c} = `sa_cap` in (0, 1]; paper: 10, 1000, 0.7, 1. The authors' simulation code used
+#'   \eqn{\min(0.1, 1000 (k + 100)^{-0.7})} (`sa_A = 1000, sa_Z = 100, sa_cap = 0.1`), a constant 0.1 for
+#'   the first 518 000 iterations (see `vignette("sgld-sa")`).
 #' @param a,b Beta prior of \eqn{\delta}; `b = NULL` means the number of sparse coefficients p (paper).
 #' @param nu,lambda Inverse-gamma prior \eqn{IG(\nu/2, \nu\lambda/2)} of \eqn{\sigma^2}.
 #' @param prior_var Variance \eqn{\sigma_0^2} of the Gaussian prior of the non-sparse coefficients (intercept
@@ -60,20 +187,51 @@
 #'   \eqn{\sigma^2}. The authors' UCI code (Table 5) uses the squared-error sum, i.e. `likelihood_sd = sqrt(1/2)`.
 #' @param prune,prune_S,prune_D,prune_U Magnitude pruning of the sparse coefficients to the sparse rate
 #'   \eqn{s_k = S(1 - D^{k/U})} (Algorithm 1); pruned weights may regrow.
-#' @param trace_every Record the traces (sigma, delta, mean rho, full-data log-likelihood) every this many
-#'   iterations (`NULL`: about 1000 points).
-#' @param init Initial coefficients: `NULL` (slopes zero; the intercept, if any, at its maximum-likelihood value
-#'   given zero slopes: `mean(y)` for `"gaussian"`, the logit of the share of ones for `"binomial"`), a vector in the order of [coef()] (intercept first), or a
-#'   matrix with one column per chain. For a network ([sgld_sa()] with a `model`): `NULL` (PyTorch's default
-#'   initialization from the chain's random stream), a vector of all its parameters (the order of the columns
-#'   of a fit's `weights`), a matrix with one column per chain, or a network fit of the same architecture to
-#'   continue from (fine-tuning a pre-trained network, as the pruning runs of Deng et al. do): an [sgld_sa()]
-#'   fit starts chain `c` from the final state of its chain `c` (recycled), a [wbb_nn()] fit with its kept
-#'   draws (the default) from its draw `c` (recycled). Batch-normalization running statistics are not
-#'   parameters and start afresh.
-#' @param memory HAMCMC-SA / HAMCMC ([sgld_sa()] with `sampler = "hamcmc_sa"` or `"hamcmc"`, see [hamcmc_sa()]):
-#'   the L-BFGS memory M, a whole number \eqn{\ge 1} (HAMCMC: \eqn{\ge 2}; it keeps 2M - 1 samples and 2M - 3
-#'   curvature pairs). Default 2.
+#' @inheritParams sgmcmc_step
+#' @return A list of class `sb_sgmcmc_ssgl`, to give as `sgmcmc_control(ssgl = )`.
+#' @export
+#' @examples
+#' # the SA step of the authors' simulation code
+#' sgmcmc_control(ssgl = sgmcmc_ssgl(sa_A = 1000, sa_Z = 100, sa_cap = 0.1))
+sgmcmc_ssgl <- function(sa_A = 10, sa_Z = 1000, sa_alpha = 0.7, sa_cap = 1, a = 1, b = NULL, nu = 1, lambda = 1,
+                        prior_var = 1e4, sigma_init = 1, delta_init = 0.5, rho_init = NULL, kappa0_init = NULL,
+                        kappa1_init = NULL, sa_start = 1, fixed_sigma = FALSE, likelihood_sd = NULL, prune = FALSE,
+                        prune_S = 0.9, prune_D = 0.99, prune_U = 50, ...) {
+  check_unknown_args(...names(), ...length(), "sgmcmc_ssgl")
+  out <- list(
+    sa_A = check_number(sa_A, lower = 0, lower_open = TRUE, upper = Inf, upper_open = TRUE),
+    sa_Z = check_number(sa_Z, lower = 0, upper = Inf, upper_open = TRUE),
+    sa_alpha = check_number(sa_alpha, lower = 0, lower_open = TRUE, upper = 1),
+    sa_cap = check_number(sa_cap, lower = 0, lower_open = TRUE, upper = 1),
+    a = check_number(a, lower = 0, lower_open = TRUE, upper = Inf, upper_open = TRUE),
+    b = check_number(b, lower = 0, lower_open = TRUE, upper = Inf, upper_open = TRUE, allow_null = TRUE),
+    nu = check_number(nu, lower = 0, lower_open = TRUE, upper = Inf, upper_open = TRUE),
+    lambda = check_number(lambda, lower = 0, lower_open = TRUE, upper = Inf, upper_open = TRUE),
+    prior_var = check_number(prior_var, lower = 0, lower_open = TRUE, upper = Inf, upper_open = TRUE),
+    sigma_init = check_number(sigma_init, lower = 0, lower_open = TRUE, upper = Inf, upper_open = TRUE),
+    delta_init = check_number(delta_init, lower = 0, lower_open = TRUE, upper = 1, upper_open = TRUE),
+    rho_init = check_number(rho_init, lower = 0, upper = 1, allow_null = TRUE),
+    kappa0_init = check_number(kappa0_init, lower = 0, upper = Inf, upper_open = TRUE, allow_null = TRUE),
+    kappa1_init = check_number(kappa1_init, lower = 0, upper = Inf, upper_open = TRUE, allow_null = TRUE),
+    sa_start = check_count(sa_start),
+    fixed_sigma = check_flag(fixed_sigma),
+    likelihood_sd = check_number(likelihood_sd, lower = 0, lower_open = TRUE, upper = Inf, upper_open = TRUE,
+                                 allow_null = TRUE),
+    prune = check_flag(prune),
+    prune_S = check_number(prune_S, lower = 0, upper = 1, upper_open = TRUE),
+    prune_D = check_number(prune_D, lower = 0, lower_open = TRUE, upper = 1, upper_open = TRUE),
+    prune_U = check_number(prune_U, lower = 0, lower_open = TRUE, upper = Inf, upper_open = TRUE)
+  )
+  new_sgmcmc_part(out, "ssgl", sgmcmc_given_args(match.call()))
+}
+
+#' The L-BFGS preconditioner of HAMCMC-SA and HAMCMC
+#'
+#' The `lbfgs` part of [sgmcmc_control()], for the preconditioned samplers ([hamcmc_sa()], or [sgld_sa()] with
+#' `sampler = "hamcmc_sa"` or `"hamcmc"`).
+#'
+#' @param memory The L-BFGS memory M, a whole number \eqn{\ge 1} (HAMCMC: \eqn{\ge 2}; it keeps 2M - 1 samples
+#'   and 2M - 3 curvature pairs). Default 2.
 #' @param precond_A,precond_Z,precond_alpha SA step of the preconditioner (HAMCMC-SA, eq. 15 of Wang, Deng & Lin
 #'   2021): \eqn{\omega_k = \min(1, A (k + Z)^{-\alpha})}; default 2, 50, 0.75, the paper's regression setting
 #'   \eqn{2 (50 + k)^{-0.75}}.
@@ -112,86 +270,22 @@
 #'   the preconditioner's scale changes by the curvature of the summed posterior (about N times a per-example
 #'   curvature) within the first hundred iterations, so no one step suits the whole chain: measured in
 #'   "Starting preconditioner" of [hamcmc_sa()].
-#' @param float64 Networks ([sgld_sa()] with a `model`): run the network in double precision (default single,
-#'   as deep-learning libraries do).
-#' @param diverge_loss The loss rule of divergence, for networks and regressions. A chain whose training loss
-#'   per example (a network: the mean over the minibatches since the last trace point; a regression: on the
-#'   full data at the trace point, half the mean squared residual for gaussian, and after the burn-in only,
-#'   since a preconditioned chain may make a transient excursion while its curvature memory is young and come
-#'   back) is not finite, or exceeds `diverge_loss` times the larger of the lowest such
-#'   loss it reached before (counting the loss where the chain starts: a zero output for a network, the
-#'   initial coefficients for a regression, so that a chain that explodes before its first trace point is
-#'   caught there) and the loss of the best constant
-#'   prediction (half the response variance for a
-#'   gaussian network, the entropy of the class frequencies for a classifier), stops and is reported as
-#'   diverged, as a chain with a non-finite state is (see "Divergence" in [sgld_sa()]). `Inf` keeps only the
-#'   non-finite rule.
-#' @param ... Nothing: a name that is not one of the settings above is an error that names it and the closest
-#'   setting.
-#' @return A list of class `sb_sgmcmc_control`.
+#' @inheritParams sgmcmc_step
+#' @return A list of class `sb_sgmcmc_lbfgs`, to give as `sgmcmc_control(lbfgs = )`.
 #' @export
 #' @examples
-#' sgmcmc_control(step_size = 1e-3, sa_A = 10)
-sgmcmc_control <- function(step_schedule = NULL, step_size = NULL,
-                           step_power = 1 / 3, step_decay = 0.1, step_milestones = numeric(),
-                           sa_A = 10, sa_Z = 1000, sa_alpha = 0.7, sa_cap = 1, temperature = 1, anneal = 1,
-                           anneal_every = 1, friction = 0.1, noise_estimate = 0, a = 1, b = NULL, nu = 1, lambda = 1,
-                           prior_var = 1e4, sigma_init = 1, delta_init = 0.5, rho_init = NULL,
-                           kappa0_init = NULL, kappa1_init = NULL, sa_start = 1, fixed_sigma = FALSE,
-                           likelihood_sd = NULL, prune = FALSE, prune_S = 0.9, prune_D = 0.99, prune_U = 50,
-                           trace_every = NULL, init = NULL, float64 = FALSE, memory = 2, precond_A = 2,
-                           precond_Z = 50, precond_alpha = 0.75, damping_r = 0.2, gamma_min = 1,
-                           sa_form = NULL, sa_memories = 4, normalize = FALSE,
-                           curvature = c("same_batch", "consecutive"), precond_init = c("curvature", "identity"),
-                           diverge_loss = 10, ...) {
-  check_unknown_args(...names(), ...length(), "sgmcmc_control")
-  if (!is.null(step_schedule)) step_schedule <- sb_match_arg(step_schedule, c("polynomial", "constant", "stepwise"))
+#' sgmcmc_control(lbfgs = sgmcmc_lbfgs(memory = 5, sa_form = "lowrank"))
+sgmcmc_lbfgs <- function(memory = 2, precond_A = 2, precond_Z = 50, precond_alpha = 0.75, damping_r = 0.2,
+                         gamma_min = 1, sa_form = NULL, sa_memories = 4, normalize = FALSE,
+                         curvature = c("same_batch", "consecutive"), precond_init = c("curvature", "identity"), ...) {
+  check_unknown_args(...names(), ...length(), "sgmcmc_lbfgs")
   if (identical(sa_form, "transport")) {
     sb_abort(c("{.code sa_form = \"transport\"} was removed: its injected noise does not have the covariance of the preconditioner it applies, and its chains drifted (measured in {.help scalebayes::hamcmc_sa}).",
                i = "Use {.code sa_form = \"lowrank\"}: linear cost, the paper's SA average of the L-BFGS memories with noise of exactly its covariance; or {.code \"diagonal\"}, or {.code \"matrix\"} for at most 2,000 regression coefficients."),
              kind = "removed", also = "input", arg = "sa_form")
   }
   if (!is.null(sa_form)) sa_form <- sb_match_arg(sa_form, c("matrix", "diagonal", "lowrank"))
-  curvature <- sb_match_arg(curvature)
-  precond_init <- sb_match_arg(precond_init)
   out <- list(
-    step_schedule = step_schedule,
-    step_size = if (identical(step_size, "auto")) "auto" else
-      check_number(step_size, lower = 0, upper = Inf, upper_open = TRUE, allow_null = TRUE,
-                   what = "a number >= 0 or \"auto\""),
-    step_power = check_number(step_power, lower = 0, upper = 10),
-    step_decay = check_number(step_decay, lower = 0, lower_open = TRUE, upper = Inf, upper_open = TRUE),
-    step_milestones = check_milestones(step_milestones),
-    sa_A = check_number(sa_A, lower = 0, lower_open = TRUE, upper = Inf, upper_open = TRUE),
-    sa_Z = check_number(sa_Z, lower = 0, upper = Inf, upper_open = TRUE),
-    sa_alpha = check_number(sa_alpha, lower = 0, lower_open = TRUE, upper = 1),
-    sa_cap = check_number(sa_cap, lower = 0, lower_open = TRUE, upper = 1),
-    temperature = check_temperature(temperature),
-    anneal = check_number(anneal, lower = 0, lower_open = TRUE, upper = Inf, upper_open = TRUE),
-    anneal_every = check_count(anneal_every),
-    friction = check_number(friction, lower = 0, lower_open = TRUE, upper = 1),
-    noise_estimate = check_number(noise_estimate, lower = 0, upper = 1),
-    a = check_number(a, lower = 0, lower_open = TRUE, upper = Inf, upper_open = TRUE),
-    b = check_number(b, lower = 0, lower_open = TRUE, upper = Inf, upper_open = TRUE, allow_null = TRUE),
-    nu = check_number(nu, lower = 0, lower_open = TRUE, upper = Inf, upper_open = TRUE),
-    lambda = check_number(lambda, lower = 0, lower_open = TRUE, upper = Inf, upper_open = TRUE),
-    prior_var = check_number(prior_var, lower = 0, lower_open = TRUE, upper = Inf, upper_open = TRUE),
-    sigma_init = check_number(sigma_init, lower = 0, lower_open = TRUE, upper = Inf, upper_open = TRUE),
-    delta_init = check_number(delta_init, lower = 0, lower_open = TRUE, upper = 1, upper_open = TRUE),
-    rho_init = check_number(rho_init, lower = 0, upper = 1, allow_null = TRUE),
-    kappa0_init = check_number(kappa0_init, lower = 0, upper = Inf, upper_open = TRUE, allow_null = TRUE),
-    kappa1_init = check_number(kappa1_init, lower = 0, upper = Inf, upper_open = TRUE, allow_null = TRUE),
-    sa_start = check_count(sa_start),
-    fixed_sigma = check_flag(fixed_sigma),
-    likelihood_sd = check_number(likelihood_sd, lower = 0, lower_open = TRUE, upper = Inf, upper_open = TRUE,
-                                 allow_null = TRUE),
-    prune = check_flag(prune),
-    prune_S = check_number(prune_S, lower = 0, upper = 1, upper_open = TRUE),
-    prune_D = check_number(prune_D, lower = 0, lower_open = TRUE, upper = 1, upper_open = TRUE),
-    prune_U = check_number(prune_U, lower = 0, lower_open = TRUE, upper = Inf, upper_open = TRUE),
-    trace_every = check_count(trace_every, allow_null = TRUE),
-    init = init,
-    float64 = check_flag(float64),
     memory = check_count(memory, max = 1000L),
     precond_A = check_number(precond_A, lower = 0, lower_open = TRUE, upper = Inf, upper_open = TRUE),
     precond_Z = check_number(precond_Z, lower = 0, upper = Inf, upper_open = TRUE),
@@ -201,21 +295,110 @@ sgmcmc_control <- function(step_schedule = NULL, step_size = NULL,
     sa_form = sa_form,
     sa_memories = check_count(sa_memories, max = 1000L),
     normalize = check_flag(normalize),
-    curvature = curvature,
-    precond_init = precond_init,
-    diverge_loss = if (identical(diverge_loss, Inf)) Inf else
-      check_number(diverge_loss, lower = 1, lower_open = TRUE, what = "a number > 1, or Inf (the non-finite rule only)")
+    curvature = sb_match_arg(curvature),
+    precond_init = sb_match_arg(precond_init)
   )
-  if (out$noise_estimate >= out$friction) {
-    sb_abort(c("{.arg noise_estimate} must be smaller than {.arg friction}.",
-               x = "You supplied noise_estimate = {out$noise_estimate} and friction = {out$friction}."),
-             arg = "noise_estimate")
+  new_sgmcmc_part(out, "lbfgs", sgmcmc_given_args(match.call()))
+}
+
+# ---- The parts: names, construction, the deprecated flat names ----------------------------------------------
+
+# Each part's arguments and the flat names they are stored under (the names the samplers and the engine glue,
+# src/sgmcmc_glue.h, read; before the split they were the arguments of sgmcmc_control()). Only the step's
+# arguments lost a prefix. Read from the constructors' formals, so that a new setting is added in one place.
+sgmcmc_part_names <- function(part) {
+  args <- setdiff(names(formals(sgmcmc_part_constructor(part))), "...")
+  flat <- if (part == "step") ifelse(args %in% c("schedule", "power", "decay", "milestones"),
+                                     paste0("step_", args), args) else args
+  stats::setNames(flat, args)
+}
+sgmcmc_part_constructor <- function(part) {
+  switch(part, step = sgmcmc_step, ssgl = sgmcmc_ssgl, lbfgs = sgmcmc_lbfgs)
+}
+sgmcmc_part_labels <- c(step = "the step", ssgl = "the SSGL prior", lbfgs = "the L-BFGS preconditioner")
+
+# `given`: the arguments the call supplied; those whose value is not the default's are recorded (attribute
+# "given", by flat name): print() marks them and check_sgmcmc_control() warns when the sampler does not read
+# them (an explicit NULL or default value is not a choice worth a warning).
+new_sgmcmc_part <- function(values, part, given) {
+  flat <- unname(sgmcmc_part_names(part)[given])
+  if (length(flat)) {
+    defaults <- unclass(sgmcmc_part_constructor(part)())
+    flat <- flat[!vapply(flat, function(f) identical(values[[f]], defaults[[f]]), logical(1))]
   }
-  if (!is.null(init) && !inherits(init, "sb_nn_fit") && (!is.numeric(init) || any(!is.finite(init)))) {
-    sb_abort(c("{.arg init} must be NULL, a numeric vector / matrix of finite values, or a network fit.",
-               x = "You supplied {.obj_type_friendly {init}}."), arg = "init")
+  structure(values, given = flat, class = c(paste0("sb_sgmcmc_", part), "sb_sgmcmc_part"))
+}
+
+# The names of the arguments a call supplied (a part constructor's match.call()).
+sgmcmc_given_args <- function(mc) setdiff(names(as.list(mc))[-1L], c("", "..."))
+
+# A part as given to sgmcmc_control(): its constructor's object, or a named list of the constructor's arguments.
+sgmcmc_as_part <- function(x, part, call = rlang::caller_env()) {
+  cls <- paste0("sb_sgmcmc_", part)
+  if (inherits(x, cls)) return(x)
+  if (is.null(x)) return(sgmcmc_part_constructor(part)())
+  fn <- paste0("sgmcmc_", part)
+  if (is.list(x) && !inherits(x, "sb_sgmcmc_part") && (length(x) == 0L || rlang::is_named(x))) {
+    return(do.call(sgmcmc_part_constructor(part), x))
   }
-  structure(out, class = "sb_sgmcmc_control")
+  sb_abort(c("{.arg {part}} must be created by {.fn {fn}} (or be a named list of its arguments, or NULL).",
+             x = "You supplied {.obj_type_friendly {x}}{if (inherits(x, 'sb_sgmcmc_part')) paste0(' (', class(x)[1], ')') else ''}."),
+           arg = part, call = call)
+}
+
+# The settings that reached sgmcmc_control()'s dots: deprecated flat names, each with its part. An unnamed value
+# or an unknown name is an error naming the closest setting and where it belongs.
+sgmcmc_dots_settings <- function(dots, dots_names, call = rlang::caller_env()) {
+  if (!length(dots)) return(list())
+  nm <- if (is.null(dots_names)) rep("", length(dots)) else dots_names
+  if (any(is.na(nm) | !nzchar(nm))) check_unknown_args(NULL, length(dots), "sgmcmc_control", call = call)
+  flat <- unlist(lapply(names(sgmcmc_part_labels), function(p) {
+    f <- sgmcmc_part_names(p)
+    stats::setNames(rep(p, length(f)), f)
+  }))
+  bad <- setdiff(nm, names(flat))
+  if (length(bad)) {
+    where <- c(stats::setNames(rep("", 8), c("step_size", "step", "ssgl", "lbfgs", "trace_every", "init", "float64",
+                                              "diverge_loss")), flat)
+    spell <- c(stats::setNames(names(where)[1:8], names(where)[1:8]),
+               unlist(lapply(names(sgmcmc_part_labels), function(p) {
+                 f <- sgmcmc_part_names(p)
+                 stats::setNames(sprintf("%s = sgmcmc_%s(%s = )", p, p, names(f)), f)
+               })))
+    short <- c(names(where)[1:8], unlist(lapply(names(sgmcmc_part_labels), function(p) names(sgmcmc_part_names(p)))))
+    d <- utils::adist(bad[1], short, ignore.case = TRUE)[1, ]
+    best <- spell[which.min(d)]
+    sb_abort(c("{.fn sgmcmc_control} has no argument {.arg {bad[1]}}.",
+               i = "Did you mean {.code {best}}? The settings are listed in {.code ?sgmcmc_control}."),
+             arg = bad[1], call = call)
+  }
+  stats::setNames(lapply(nm, function(n) list(part = flat[[n]], value = dots[[n]])), nm)
+}
+
+# Moves deprecated flat settings into their parts (one warning that gives the new spelling). A setting given both
+# flat and in its part is an error.
+sgmcmc_move_flat <- function(parts, moved, call = rlang::caller_env()) {
+  spell <- character()
+  for (p in names(parts)) {
+    mine <- Filter(function(m) m$part == p, moved)
+    if (!length(mine)) next
+    map <- sgmcmc_part_names(p)
+    both <- intersect(names(mine), attr(parts[[p]], "given"))
+    if (length(both)) {
+      sb_abort(c("{.arg {both[1]}} was given twice: as {.code sgmcmc_control({both[1]} = )} and in {.code {p} = sgmcmc_{p}()}.",
+                 i = "Give it in {.fn sgmcmc_{p}} only: the flat name is deprecated."), arg = both[1], call = call)
+    }
+    old <- parts[[p]]
+    args <- stats::setNames(lapply(attr(old, "given"), function(f) old[[f]]), names(map)[match(attr(old, "given"), map)])
+    new <- stats::setNames(lapply(mine, `[[`, "value"), names(map)[match(names(mine), map)])
+    parts[[p]] <- do.call(sgmcmc_part_constructor(p), c(args, new))
+    spell <- c(spell, sprintf("%s = sgmcmc_%s(%s)", p, p,
+                              paste(sprintf("%s = ...", names(new)), collapse = ", ")))
+  }
+  sb_warn(c("{.fn sgmcmc_control}: the flat setting{?s} {.arg {names(moved)}} {?is/are} deprecated.",
+            i = "The new spelling: {.code sgmcmc_control({paste(spell, collapse = ', ')})}.",
+            i = "The flat names will be removed in the next release."), kind = "deprecated", call = call)
+  parts
 }
 
 # The smallest inverse temperature: the chain samples exp(tau L), whose spread grows as 1 / sqrt(tau), so a tau
@@ -240,22 +423,79 @@ check_milestones <- function(x, call = rlang::caller_env()) {
   as.double(sort(x))
 }
 
+# One line per setting: its argument name and value, "*" marking the ones the caller set to other than the default.
+format_sgmcmc_settings <- function(values, names_shown, given) {
+  v <- vapply(values, function(e) {
+    if (inherits(e, "sb_nn_fit")) return(sprintf("<%s>", class(e)[1]))
+    if (is.numeric(e) && length(e) > 5) return(sprintf("<%d values>", length(e)))
+    if (is.null(e)) "NULL" else if (!length(e)) "(none)" else paste(format(e), collapse = ", ")
+  }, character(1))
+  paste0("    ", names_shown, ": ", v, ifelse(names(values) %in% given, " *", ""))
+}
+
 #' @export
 print.sb_sgmcmc_control <- function(x, ...) {
-  cat("<sb_sgmcmc_control>\n")
-  v <- x[setdiff(names(x), "init")]
-  if (!is.null(x$init)) v$init <- if (inherits(x$init, "sb_nn_fit")) sprintf("<%s>", class(x$init)[1]) else
-    sprintf("<%d values>", length(x$init))
-  v <- vapply(v, function(e) if (is.null(e)) "NULL" else paste(format(e), collapse = ", "), character(1))
-  cat(paste0("  ", names(v), ": ", v, collapse = "\n"), "\n", sep = "")
+  cat("<sb_sgmcmc_control>  (* not the default)\n")
+  given <- attr(x, "given")
+  run <- c("step_size", "trace_every", "init", "float64", "diverge_loss")
+  cat("  run:\n", paste0(format_sgmcmc_settings(unclass(x)[run], run, given), "\n"), sep = "")
+  for (p in names(sgmcmc_part_labels)) {
+    map <- sgmcmc_part_names(p)
+    cat(sprintf("  %s = sgmcmc_%s(): %s\n", p, p, sgmcmc_part_labels[[p]]),
+        paste0(format_sgmcmc_settings(unclass(x)[map], names(map), given), "\n"), sep = "")
+  }
   invisible(x)
+}
+
+#' @export
+print.sb_sgmcmc_part <- function(x, ...) {
+  p <- sub("^sb_sgmcmc_", "", class(x)[1])
+  map <- sgmcmc_part_names(p)
+  cat(sprintf("<sgmcmc_%s()>: %s  (* not the default)\n", p, sgmcmc_part_labels[[p]]),
+      paste0(format_sgmcmc_settings(unclass(x)[map], names(map), attr(x, "given")), "\n"), sep = "")
+  invisible(x)
+}
+
+# A front end's `control`: made by sgmcmc_control(); settings the caller set that the chosen sampler or target
+# does not read (the L-BFGS part without a preconditioned sampler, the friction without a momentum sampler, the
+# SSGL part without a prior: sgmcmc_density()) get a classed warning (kind "unused") that names them; the run
+# goes on.
+check_sgmcmc_control <- function(control, sampler, prior = TRUE, call = rlang::caller_env()) {
+  if (!inherits(control, "sb_sgmcmc_control")) {
+    sb_abort(c("{.arg control} must be created by {.fn sgmcmc_control}.",
+               x = "You supplied {.obj_type_friendly {control}}."), arg = "control", call = call)
+  }
+  given <- attr(control, "given")
+  if (!length(given)) return(invisible())
+  info <- sgmcmc_sampler_info(sampler)
+  groups <- list(
+    list(names = sgmcmc_part_names("ssgl"), off = !prior, why = "a density target has no prior"),
+    list(names = sgmcmc_part_names("lbfgs"), off = !info$preconditioned, why = "it keeps no L-BFGS preconditioner"),
+    list(names = "friction", off = !info$momentum, why = "it has no momentum"),
+    list(names = "noise_estimate", off = !info$noise_estimate, why = "it uses no estimate of the gradient noise"))
+  unused <- character(); why <- character()
+  for (g in groups) {
+    u <- intersect(given, g$names)
+    if (g$off && length(u)) {
+      unused <- c(unused, u)
+      why <- c(why, g$why)
+    }
+  }
+  if (!length(unused)) return(invisible())
+  why <- paste(unique(why), collapse = "; ")
+  many <- length(unused) > 1
+  sb_warn(c("The sampler {.val {sampler}} does not use the {if (many) 'settings' else 'setting'} {.arg {unused}} of {.fn sgmcmc_control}: {if (many) 'they are' else 'it is'} ignored.",
+            i = "{toupper(substr(why, 1, 1))}{substring(why, 2)}. Leave {if (many) 'them' else 'it'} out, or choose another {.arg sampler}."),
+          kind = "unused")
+  invisible()
 }
 
 # The list the engine reads (src/sgmcmc_glue.h): the control object with its defaults resolved (b from the
 # number of sparse coefficients or weights, rho from delta, kappa from `kappa_default` when not given: NaN means
 # implied by rho) and the run's own settings in `...`.
 sgmcmc_engine_control <- function(control, n_sparse, kappa_default, ...) {
-  ctl <- control
+  ctl <- unclass(control)
+  attr(ctl, "given") <- NULL
   ctl$init <- NULL
   ctl$float64 <- NULL
   # a number here: the front end resolved "auto" / NULL (the warm-up's step, or a network's default in `...`)
@@ -271,7 +511,8 @@ sgmcmc_engine_control <- function(control, n_sparse, kappa_default, ...) {
 # The samplers, defined once in the engine (sgmcmc/steps.hpp: sampler_table(), read through
 # cpp_sgmcmc_samplers()): the engine's name, the label of a fit, whether the step is per example (the drift is
 # the summed minibatch gradient with no preconditioner: the warm-up's grid and print() divide by N), whether it
-# carries a momentum, whether it keeps an L-BFGS preconditioner, whether it has a batched form, the measured per-example network rate (the default step
+# carries a momentum, whether it keeps an L-BFGS preconditioner, whether it has a batched form, whether it reads
+# noise_estimate, the measured per-example network rate (the default step
 # is net_lr / N; the measurements are in steps.hpp) and, for HAMCMC-SA started at G_1 = I / gamma_1
 # (precond_init = "curvature"), the rate on the summed scale (net_lr_summed). The `sampler =` choices of
 # sgld_sa(), hamcmc_sa() and sgmcmc_density() are its names.

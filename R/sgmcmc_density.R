@@ -3,7 +3,7 @@
 #' `sgmcmc_density()` runs the SG-MCMC samplers of [sgld_sa()] (SGLD, SGHMC, SGNHT, HAMCMC-SA, HAMCMC; see
 #' [hamcmc_sa()]) on any target written as a log density and its gradient: no data, no minibatches, the full
 #' gradient at every step. The chain driver, step policies, schedules, temperature and divergence handling are
-#' those of [sgld_sa()]; there is no prior (the SSGL settings of [sgmcmc_control()] do not apply) and no
+#' those of [sgld_sa()]; there is no prior (the settings of [sgmcmc_ssgl()] do not apply) and no
 #' stochastic approximation of latent variables (the preconditioner's SA of HAMCMC-SA does apply).
 #'
 #' The target is either
@@ -46,12 +46,13 @@
 #' @param sampler `"sgld"` (the default), `"sghmc"`, `"sgnht"`, `"hamcmc_sa"` or `"hamcmc"`.
 #' @param iterations Iterations per chain (default 100,000; when the warm-up caps its step and `iterations` is
 #'   not given, that factor longer, at most 50 times).
-#' @param control [sgmcmc_control()] settings: `step_schedule`, `step_size` (the learning rate; default `"auto"`:
-#'   the warm-up's step on a constant schedule; a given step runs on the polynomial schedule
-#'   \eqn{\epsilon_0 k^{-1/3}} unless `step_schedule = "constant"`),
-#'   `temperature`, `anneal`, `friction`, `noise_estimate`, the L-BFGS knobs `memory`, `precond_A`, `precond_Z`,
-#'   `precond_alpha`, `damping_r`, `gamma_min`, `sa_form` (default `"matrix"` for at most 2,000 parameters),
-#'   `normalize`, `curvature`, and `trace_every`. The SSGL and pruning settings do not apply.
+#' @param control [sgmcmc_control()] settings: `step_size` (the learning rate; default `"auto"`: the warm-up's
+#'   step on a constant schedule; a given step runs on the polynomial schedule \eqn{\epsilon_0 k^{-1/3}} unless
+#'   `step = sgmcmc_step(schedule = "constant")`), the rest of the step ([sgmcmc_step()]: `temperature`,
+#'   `anneal`, `friction`, `noise_estimate`), the L-BFGS part for the preconditioned samplers ([sgmcmc_lbfgs()];
+#'   `sa_form` defaults to `"matrix"` for at most 2,000 parameters), and `trace_every`. A target has no prior:
+#'   settings given in [sgmcmc_ssgl()] are ignored with a warning (class `scalebayes_warning_unused`), as are
+#'   L-BFGS settings for a sampler without a preconditioner and `friction` for one without a momentum.
 #' @param chains Number of chains (default 4).
 #' @param burnin,thin Iterations discarded first (default half) and thinning of the kept ones (default: about
 #'   1000 kept draws per chain).
@@ -77,7 +78,7 @@
 #' fit
 #' ksd(fit)
 #' # the R function gives the same draws as the built-in target (a short fixed-step run, to show it)
-#' ctl <- sgmcmc_control(step_size = 0.01, step_schedule = "constant")
+#' ctl <- sgmcmc_control(step_size = 0.01, step = sgmcmc_step(schedule = "constant"))
 #' short <- function(tg) {
 #'   suppressWarnings(sgmcmc_density(tg, init = c(0, 0), iterations = 2000, chains = 1, control = ctl,
 #'                                   seed = 1))
@@ -109,10 +110,7 @@ sgmcmc_density <- function(target, init = NULL, sampler = "sgld",
   if (is_r) density_check_arity(target)
   chains <- check_count(chains)
   iterations <- if (iterations_given) check_count(iterations) else 100000L  # a given step; else the warm-up's
-  if (!inherits(control, "sb_sgmcmc_control")) {
-    sb_abort(c("{.arg control} must be created by {.fn sgmcmc_control}.",
-               x = "You supplied {.obj_type_friendly {control}}."), arg = "control")
-  }
+  check_sgmcmc_control(control, sampler, prior = FALSE)
   check_frozen_step(control, moves = FALSE, what = "a density target (no latent variables)", error = TRUE)
   if (is.null(init)) {
     if (is_r) {

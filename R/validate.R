@@ -336,7 +336,7 @@ check_nn_batch_size <- function(batch_size, n, tab, arg = "batch_size", call = r
   as.integer(batch_size)
 }
 
-# Simulated annealing (sgmcmc_control(anneal, anneal_every, temperature)) over a run of `iterations`: the
+# Simulated annealing (sgmcmc_step(anneal, anneal_every, temperature)) over a run of `iterations`: the
 # inverse temperature tau_k = temperature * anneal^floor(k / anneal_every) must stay a positive finite number
 # up to the last iteration (double precision for regression, single for a network unless float64): a ratio
 # that would drive it to Inf (or to 0) is an error naming `anneal`, with the largest (smallest) ratio the run

@@ -208,11 +208,7 @@ vi_run <- function(method, prior, mcall, call, x, y, model, family, log_lambda, 
                    standardize = TRUE) {
   t0 <- proc.time()[["elapsed"]]
   device <- check_backend(device, call)
-  if (!inherits(model, "sb_nn_spec")) {
-    sb_abort(c("{.arg model} must be a network made by {.fn nn_sequential}, {.fn nn_mlp} or {.fn nn_cnn}.",
-               x = "You supplied {.obj_type_friendly {model}}."), arg = "model", call = call)
-  }
-  if (!is.null(family)) family <- sb_match_arg(family, c("multinomial", "binomial", "gaussian"), call = call)
+  family <- nn_check_model_family(model, family, call)
   control <- vi_check_control(control, call)
   draws <- check_count(draws, max = 1e6, arg = "draws", call = call)
   keep_draws <- check_flag(keep_draws, arg = "keep_draws", call = call)
@@ -250,8 +246,7 @@ vi_run <- function(method, prior, mcall, call, x, y, model, family, log_lambda, 
   desc <- cpp_nn_describe(spec)
   P <- desc$n_parameters
   B <- sum(desc$buffer_size)
-  status_all <- factor(c("not run", "done", "diverged", "interrupted")[res$status + 1L],
-                       levels = c("done", "diverged", "interrupted", "not run"))
+  status_all <- nn_decode_status(res$status)
   if (all(status_all == "diverged")) {
     sb_abort(c("The variational fit diverged (the negative ELBO became infinite or NaN).",
                i = "Lower {.arg lr} in {.fn nn_control}{if (standardize) '' else ', or standardize the inputs and responses (standardize = TRUE)'}."),
@@ -264,28 +259,15 @@ vi_run <- function(method, prior, mcall, call, x, y, model, family, log_lambda, 
     st <- status_all[i]
     sl <- function(v, n, k) if (length(v)) v[(k - 1) * n + seq_len(n)] else v
     slice_raw <- function(v, n, k) v[((k - 1) * n * 4) + seq_len(n * 4)]
-    weights <- buffers <- NULL
-    draw_status <- factor(rep(if (st == "diverged") "diverged" else "done", draws),
-                          levels = c("done", "diverged", "interrupted", "not run"))
+    draw_status <- factor(rep(if (st == "diverged") "diverged" else "done", draws), levels = nn_status_levels)
     if (st == "not run") draw_status[] <- "not run"
-    if (keep_draws) {
-      pv <- if (is.raw(res$params)) slice_raw(res$params, P * draws, i) else sl(res$params, P * draws, i)
-      weights <- nn_store_engine(pv, P, draws)
-      if (B > 0) {
-        bv <- if (is.raw(res$buffers)) slice_raw(res$buffers, B * draws, i) else sl(res$buffers, B * draws, i)
-        buffers <- nn_store_engine(bv, B, draws)
-      }
-    }
+    part <- function(v, n) if (is.raw(v)) slice_raw(v, n * draws, i) else sl(v, n * draws, i)
+    store <- if (keep_draws) nn_decode_store(part(res$params, P), if (B > 0) part(res$buffers, B), desc, draws)
     pred <- pred_mean <- NULL
     if (m > 0) {
-      pred <- array(sl(res$pred, m * draws, i), c(n_out, nd$n, draws))
-      pred <- aperm(pred, c(3L, 2L, 1L))
-      if (n_out == 1L) pred <- matrix(pred, draws, nd$n)
-      if (family == "multinomial") dimnames(pred) <- list(NULL, NULL, yd$levels)
-      pred <- nn_unscale_pred(pred, sc)
+      pred <- nn_decode_pred(sl(res$pred, m * draws, i), n_out, nd$n, draws, family, yd$levels, sc)
       okd <- draw_status == "done"
-      pred_mean <- if (!any(okd)) NULL else if (n_out == 1L) colMeans(pred[okd, , drop = FALSE]) else
-        apply(pred[okd, , , drop = FALSE], c(2L, 3L), mean)
+      pred_mean <- if (any(okd)) nn_pred_mean(pred, okd)
     }
     ep <- res$epochs[i]
     tr <- matrix(sl(res$trace, rows * 6, i), ncol = 6L, byrow = TRUE)[seq_len(ep), , drop = FALSE]
@@ -328,7 +310,7 @@ vi_run <- function(method, prior, mcall, call, x, y, model, family, log_lambda, 
                                         if (is.null(vi$noise_sd)) " (estimated)" else " (fixed)")
     )
     fit <- new_sb_nn_fit(
-      "sb_vi_nn", method = label, weights = weights, buffers = buffers, status = draw_status, pred = pred,
+      "sb_vi_nn", method = label, weights = store$weights, buffers = store$buffers, status = draw_status, pred = pred,
       pred_mean = pred_mean, newy = if (!is.null(newy)) newy_d$y, family = family, levels = yd$levels, model = model,
       layers = tab, spec = spec, desc = desc, device = res$device,
       settings = list(draws = draws, threads = rs$threads, control = control, vi = vi, prior = prior,

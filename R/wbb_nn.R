@@ -129,11 +129,7 @@ wbb_nn <- function(x, y, model = nn_mlp(), family = NULL, lambda = 1e-4,
   mcall <- match.call()
   t0 <- proc.time()[["elapsed"]]
   device <- check_backend(device, call)
-  if (!inherits(model, "sb_nn_spec")) {
-    sb_abort(c("{.arg model} must be a network made by {.fn nn_sequential}, {.fn nn_mlp} or {.fn nn_cnn}.",
-               x = "You supplied {.obj_type_friendly {model}}."), arg = "model", call = call)
-  }
-  if (!is.null(family)) family <- sb_match_arg(family, c("multinomial", "binomial", "gaussian"))
+  family <- nn_check_model_family(model, family, call)
   if (!inherits(control, "sb_nn_control")) {
     sb_abort(c("{.arg control} must be made by {.fn nn_control}.", x = "You supplied {.obj_type_friendly {control}}."),
              arg = "control", call = call)
@@ -177,8 +173,7 @@ wbb_nn <- function(x, y, model = nn_mlp(), family = NULL, lambda = 1e-4,
   }
   parts <- wbb_run(rs, engine, call = call)
   cat_num <- function(name) unlist(lapply(parts, `[[`, name), use.names = FALSE)
-  status <- factor(c("not run", "done", "diverged", "interrupted")[cat_num("status") + 1L],
-                   levels = c("done", "diverged", "interrupted", "not run"))
+  status <- nn_decode_status(cat_num("status"))
   ok <- status == "done"
   n_bad <- sum(status == "diverged")
   if (!any(ok)) {
@@ -190,21 +185,11 @@ wbb_nn <- function(x, y, model = nn_mlp(), family = NULL, lambda = 1e-4,
   pred <- NULL
   pred_mean <- NULL
   if (!is.null(nd)) {
-    pred <- array(cat_num("pred"), c(n_out, nd$n, draws))
-    pred <- aperm(pred, c(3L, 2L, 1L))  # draws x examples x outputs
-    if (n_out == 1L) pred <- matrix(pred, draws, nd$n)
-    if (family == "multinomial") dimnames(pred) <- list(NULL, NULL, yd$levels)  # else q outputs: draws x n x q
+    pred <- nn_decode_pred(cat_num("pred"), n_out, nd$n, draws, family, yd$levels, sc)
     if (n_out == 1L) pred[!ok, ] <- NA else pred[!ok, , ] <- NA
-    pred <- nn_unscale_pred(pred, sc)  # (a gaussian network's outputs on the user's scale)
-    pred_mean <- if (n_out == 1L) colMeans(pred[ok, , drop = FALSE]) else apply(pred[ok, , , drop = FALSE], c(2L, 3L), mean)
+    pred_mean <- nn_pred_mean(pred, ok)
   }
-  weights <- buffers <- NULL
-  if (keep_draws) {
-    # the engine's layout (P values per draw), as float32 bytes for a float32 network: stored as it is
-    weights <- nn_store_engine(cat_num("params"), desc$n_parameters, draws)
-    B <- sum(desc$buffer_size)
-    if (B > 0) buffers <- nn_store_engine(cat_num("buffers"), B, draws)
-  }
+  store <- if (keep_draws) nn_decode_store(cat_num("params"), cat_num("buffers"), desc, draws)
   history <- NULL
   if (keep_history) {
     ep <- cat_num("epochs")
@@ -224,7 +209,7 @@ wbb_nn <- function(x, y, model = nn_mlp(), family = NULL, lambda = 1e-4,
                      if (is.null(ctl$max_steps)) paste(ctl$epochs, "epochs") else paste(ctl$max_steps, "steps"),
                      min(ctl$batch_size, xd$n))
   new_sb_nn_fit(
-    "sb_wbb_nn", method = "WBB", weights = weights, buffers = buffers, status = status, pred = pred,
+    "sb_wbb_nn", method = "WBB", weights = store$weights, buffers = store$buffers, status = status, pred = pred,
     pred_mean = pred_mean, newy = if (!is.null(newy)) newy_d$y, family = family, levels = yd$levels, model = model,
     layers = tab, spec = spec, desc = desc, device = parts[[1L]]$device,
     settings = list(draws = draws, prior_weights = prior_weights, lambda = lambda, threads = rs$threads,

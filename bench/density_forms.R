@@ -35,9 +35,9 @@ forms <- list(
 rows <- list()
 for (nm in names(forms)) {
   f <- forms[[nm]]
-  ctl <- sgmcmc_control(step_size = f$step %||% 0.01, step_schedule = "constant", memory = 3, precond_init = "identity",
-                        sa_form = f$sa_form, normalize = isTRUE(f$normalize), curvature = f$curvature %||% "same_batch",
-                        precond_A = f$pA %||% 2, precond_Z = f$pZ %||% 50, precond_alpha = f$palpha %||% 0.75)
+  ctl <- sgmcmc_control(step_size = f$step %||% 0.01,
+                        step = sgmcmc_step(schedule = "constant"),
+                        lbfgs = sgmcmc_lbfgs(memory = 3, precond_init = "identity", sa_form = f$sa_form, normalize = isTRUE(f$normalize), curvature = f$curvature %||% "same_batch", precond_A = f$pA %||% 2, precond_Z = f$pZ %||% 50, precond_alpha = f$palpha %||% 0.75))
   t0 <- proc.time()[[3]]
   fit <- withCallingHandlers(
     tryCatch(sgmcmc_density(tg, init = rep(0, 5), sampler = f$sampler, iterations = f$iterations %||% 30000,

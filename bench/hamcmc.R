@@ -55,8 +55,10 @@ if (only_ess) {
   out <- NULL
   for (nm in names(arms)) {
     a <- arms[[nm]]
-    ctl <- sgmcmc_control(step_size = a[[2]], step_schedule = "constant", sa_A = 2, sa_Z = 50, sa_alpha = 0.75,
-                          b = 200, memory = 3, sa_form = a[[3]])
+    ctl <- sgmcmc_control(step_size = a[[2]],
+                          step = sgmcmc_step(schedule = "constant"),
+                          ssgl = sgmcmc_ssgl(sa_A = 2, sa_Z = 50, sa_alpha = 0.75, b = 200),
+                          lbfgs = sgmcmc_lbfgs(memory = 3, sa_form = a[[3]]))
     fit <- NULL
     el <- system.time(fit <- tryCatch(suppressWarnings(
       sgld_sa(d$x, d$y, sampler = a[[1]], iterations = 20000, burnin = 5000, thin = 5, chains = 4, threads = 1,
@@ -83,7 +85,7 @@ for (p in if (only_torch) integer() else as.integer(names(iters))) {
     cl <- cells[[nm]]
     if (!is.null(cl$only_p) && cl$only_p != p) next
     T <- cl$iter %||% iters[[as.character(p)]]
-    ctl <- do.call(sgmcmc_control, c(list(step_size = 1e-3, step_schedule = "constant"), cl$control))
+    ctl <- sgmcmc_control(step_size = 1e-3, step = sgmcmc_step(schedule = "constant"), lbfgs = cl$control)
     one <- function() {
       ok <- TRUE
       el <- system.time(tryCatch(
@@ -121,9 +123,10 @@ table2_epoch <- function(reps, form = "diagonal") {
   set <- list(step_size = ss, temperature = ss * 50000 / 0.01, likelihood_sd = sqrt(0.5), precond_A = 5,
               precond_Z = 10, precond_alpha = 0.9, memory = 2L, damping_r = 0.2, gamma_min = 1, kappa1 = 1e-4,
               prior_var = 1e4)
-  ctl <- sgmcmc_control(step_size = ss, step_schedule = "constant", temperature = set$temperature,
-                        likelihood_sd = set$likelihood_sd, kappa0_init = 0, kappa1_init = set$kappa1,
-                        precond_A = 5, precond_Z = 10, precond_alpha = 0.9, memory = 2, sa_form = form)
+  ctl <- sgmcmc_control(step_size = ss,
+                        step = sgmcmc_step(schedule = "constant", temperature = set$temperature),
+                        ssgl = sgmcmc_ssgl(likelihood_sd = set$likelihood_sd, kappa0_init = 0, kappa1_init = set$kappa1),
+                        lbfgs = sgmcmc_lbfgs(precond_A = 5, precond_Z = 10, precond_alpha = 0.9, memory = 2, sa_form = form))
   ours <- function() {
     tm <- system.time(suppressWarnings(sgld_sa(x, y, model = net, sampler = "hamcmc_sa", method = "none", epochs = 1,
                                                batch_size = 100, sparse_layers = c(3, 6, 7), weights = w, threads = 1,
@@ -175,9 +178,10 @@ table2_marginal <- function(form = "diagonal") {
                        layer_conv2d(64, 3), layer_relu(), layer_conv2d(32, 3), layer_relu(), layer_flatten(),
                        layer_dense(800), layer_relu())
   ss <- 1 / n
-  ctl <- sgmcmc_control(step_size = ss, step_schedule = "constant", temperature = ss * 50000 / 0.01,
-                        likelihood_sd = sqrt(0.5), kappa0_init = 0, kappa1_init = 1e-4, precond_A = 5,
-                        precond_Z = 10, precond_alpha = 0.9, memory = 2, sa_form = form)
+  ctl <- sgmcmc_control(step_size = ss,
+                        step = sgmcmc_step(schedule = "constant", temperature = ss * 50000 / 0.01),
+                        ssgl = sgmcmc_ssgl(likelihood_sd = sqrt(0.5), kappa0_init = 0, kappa1_init = 1e-4),
+                        lbfgs = sgmcmc_lbfgs(precond_A = 5, precond_Z = 10, precond_alpha = 0.9, memory = 2, sa_form = form))
   dir <- tempfile("hamcmc_marginal"); dir.create(dir)
   writeBin(as.vector(aperm(x, c(4, 3, 2, 1))), file.path(dir, "x.f32"), size = 4)
   writeBin(as.vector(t(y)), file.path(dir, "y.f32"), size = 4)

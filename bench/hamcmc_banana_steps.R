@@ -11,9 +11,10 @@ win <- list(`1-100` = 1:100, `101-500` = 101:500, `501-2000` = 501:2000, `2001-4
 rows <- list()
 for (s in c("hamcmc_sa", "hamcmc")) {
   tr <- lapply(1:5, function(seed) {
-    ctl <- sgmcmc_control(step_size = 0.06, step_schedule = "constant", temperature = 1, memory = 3, precond_A = 2,
-                          precond_Z = 10, precond_alpha = 0.9, normalize = FALSE, gamma_min = 16, sa_form = "matrix",
-                          trace_every = 1)
+    ctl <- sgmcmc_control(step_size = 0.06,
+                          trace_every = 1,
+                          step = sgmcmc_step(schedule = "constant", temperature = 1),
+                          lbfgs = sgmcmc_lbfgs(memory = 3, precond_A = 2, precond_Z = 10, precond_alpha = 0.9, normalize = FALSE, gamma_min = 16, sa_form = "matrix"))
     suppressWarnings(sgmcmc_density(tg, init = c(0, 0), sampler = s, iterations = 4000, seed = seed, quiet = TRUE,
                                     control = ctl))$trace
   })

@@ -29,11 +29,13 @@ he_init <- function(seed, last = 0) {
 run <- function(lr, epochs, std = TRUE, sampler = "sgld", M = 1, auto = FALSE, he = NULL, ...) {
   x <- array(if (std) (d$x - xm) / xs else d$x, c(n, 1L, G, G))
   ss <- lr / n_train
-  ctl <- if (auto) sgmcmc_control(likelihood_sd = sqrt(0.5), kappa0_init = 0, kappa1_init = 1e-4, trace_every = 13, ...) else
-    sgmcmc_control(step_size = ss, step_schedule = "constant", temperature = ss * 50000 / 0.01,
-                        likelihood_sd = sqrt(0.5), kappa0_init = 0, kappa1_init = 1e-4,
-                        precond_A = 5, precond_Z = 10, precond_alpha = 0.9, memory = M, sa_form = "lowrank",
-                        trace_every = 13, init = if (!is.null(he)) he_init(1, he), ...)
+  ssgl <- sgmcmc_ssgl(likelihood_sd = sqrt(0.5), kappa0_init = 0, kappa1_init = 1e-4)
+  ctl <- if (auto) sgmcmc_control(ssgl = ssgl, trace_every = 13, ...) else
+    sgmcmc_control(step_size = ss, step = sgmcmc_step(schedule = "constant", temperature = ss * 50000 / 0.01),
+                   ssgl = ssgl,
+                   lbfgs = sgmcmc_lbfgs(precond_A = 5, precond_Z = 10, precond_alpha = 0.9, memory = M,
+                                        sa_form = "lowrank"),
+                   trace_every = 13, init = if (!is.null(he)) he_init(1, he), ...)
   msg <- ""
   tm <- system.time(fit <- tryCatch(suppressWarnings(sgld_sa(x[tr, , , , drop = FALSE], yc[tr, ], model = net, sampler = sampler, method = "none",
         iterations = 13 * epochs, batch_size = 100, burnin = 13 * epochs - 26, thin = 1, sparse_layers = c(3, 6, 7), weights = w,

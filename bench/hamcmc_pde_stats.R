@@ -32,10 +32,11 @@ iters <- epochs * per_epoch
 rel_err <- function(pred) 100 * mean(sqrt(rowSums((sweep(pred, 2, ybar, "+") - y[te, ])^2) / rowSums(y[te, ]^2)))
 run <- function(sampler, M, seed, lr, noise = 1) {
   ss <- lr / n_train
-  ctl <- sgmcmc_control(step_size = ss, step_schedule = "constant", temperature = ss * 50000 / 0.01 / noise^2,
-                        likelihood_sd = sqrt(0.5), kappa0_init = 0, kappa1_init = 1e-4, precond_A = pA,
-                        precond_Z = pZ, precond_alpha = 0.9, memory = M, sa_form = "diagonal",
-                        gamma_min = gamma_min, trace_every = 1)
+  ctl <- sgmcmc_control(step_size = ss,
+                        trace_every = 1,
+                        step = sgmcmc_step(schedule = "constant", temperature = ss * 50000 / 0.01 / noise^2),
+                        ssgl = sgmcmc_ssgl(likelihood_sd = sqrt(0.5), kappa0_init = 0, kappa1_init = 1e-4),
+                        lbfgs = sgmcmc_lbfgs(precond_A = pA, precond_Z = pZ, precond_alpha = 0.9, memory = M, sa_form = "diagonal", gamma_min = gamma_min))
   f <- tryCatch(sgld_sa(x[tr, , , , drop = FALSE], yc[tr, ], model = net, sampler = sampler, method = "none",
                         iterations = iters, batch_size = 100, burnin = iters - min(2L, epochs) * per_epoch,
                         sparse_layers = c(3, 6, 7), weights = w, threads = 1, seed = seed, quiet = TRUE,

@@ -37,10 +37,9 @@ run_sb <- function() {
   system.time(sgld_sa(fm$x, fm$y, model = nn_cnn(), sampler = "sghmc", method = "sa", epochs = epochs,
                       batch_size = 1000, sparse_layers = 3, v0 = hyper$v0, v1 = hyper$v1, threads = 1, seed = 1,
                       quiet = TRUE,
-                      control = sgmcmc_control(step_schedule = "constant", step_size = hyper$lr,
-                                               temperature = hyper$tau, friction = hyper$friction, a = hyper$a,
-                                               nu = hyper$nu, lambda = hyper$lambda, prior_var = hyper$prior_var,
-                                               sigma_init = 1)))[["elapsed"]]
+                      control = sgmcmc_control(step_size = hyper$lr,
+                                               step = sgmcmc_step(schedule = "constant", temperature = hyper$tau, friction = hyper$friction),
+                                               ssgl = sgmcmc_ssgl(a = hyper$a, nu = hyper$nu, lambda = hyper$lambda, prior_var = hyper$prior_var, sigma_init = 1))))[["elapsed"]]
 }
 cat(sprintf("\n1. SGHMC-SA, 2-Conv-2-FC CNN, %d epochs of 10,000 Fashion-MNIST images (%d iterations of batch 1000), 1 thread (best of %d)\n",
             epochs, epochs * 10L, reps))

@@ -52,7 +52,7 @@ cat(sprintf("CPU: %s\n", system("grep -m1 'model name' /proc/cpuinfo | cut -d: -
 t_cpp <- system.time(fit <- sgld_sa(d$x, d$y, method = "sa", iterations = T_full, batch_size = 50, v0 = v0,
                                     v1 = 10, intercept = FALSE, newx = d$x_test, threads = 1, seed = 1,
                                     quiet = TRUE,
-                                    control = sgmcmc_control(sigma_init = sigma0, rho_init = 1, b = 1000)))
+                                    control = sgmcmc_control(ssgl = sgmcmc_ssgl(sigma_init = sigma0, rho_init = 1, b = 1000))))
 mse_cpp <- mean((predict(fit)$fit - d$y_test)^2)
 
 t_r <- system.time(fr <- sgld_sa_r(d$x, d$y, it_r, v0 = v0, sigma = sigma0, b = 1000))

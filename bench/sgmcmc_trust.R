@@ -47,7 +47,7 @@ rows <- list()
 for (s in samplers) {
   t0 <- proc.time()[["elapsed"]]
   f <- muffle(sgld_sa(ref$x, ref$y, family = "binomial", sampler = s, method = "none", sparse = FALSE, seed = 1,
-                      quiet = TRUE, control = sgmcmc_control(prior_var = ref$prior_var)))
+                      quiet = TRUE, control = sgmcmc_control(ssgl = sgmcmc_ssgl(prior_var = ref$prior_var))))
   el <- proc.time()[["elapsed"]] - t0
   d <- as.matrix(f)
   r <- apply(d, 2, stats::sd) / ref$sd

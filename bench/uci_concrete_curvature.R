@@ -12,8 +12,9 @@ state <- function(shift, k) {
   f <- tryCatch(sgld_sa(d$x, d$y - shift, model = nn_mlp(50), sampler = "sghmc", method = "none",
                sparse_layers = FALSE, iterations = k, batch_size = 50, burnin = k - 1L, thin = 1, newx = d$x,
                newy = d$y - shift, seed = d$seed, quiet = TRUE, threads = 1,
-               control = sgmcmc_control(step_schedule = "constant", step_size = 1e-5, temperature = 0.5,
-                                        prior_var = 1e4, likelihood_sd = sqrt(1 / 2))),
+               control = sgmcmc_control(step_size = 1e-5,
+                                        step = sgmcmc_step(schedule = "constant", temperature = 0.5),
+                                        ssgl = sgmcmc_ssgl(prior_var = 1e4, likelihood_sd = sqrt(1 / 2)))),
                scalebayes_error = function(e) NULL)
   if (is.null(f)) return(c(k = k, eta_lambda = NA, mean_pred = NA, max_h = NA))
   w <- f$weights_final[1, ]

@@ -10,9 +10,9 @@ run <- function(d, shift, lr, method = "none", anneal = 1) {
     fit <- sgld_sa(d$x, d$y - shift, model = nn_mlp(50), sampler = "sghmc", method = method, sparse_layers = method != "none",
             iterations = 400, batch_size = 50, v0 = 0.07, v1 = 10, burnin = 399, thin = 1, newx = d$newx, newy = d$newy - shift,
             keep_draws = TRUE, seed = d$seed, quiet = TRUE, threads = 1,
-            control = sgmcmc_control(step_schedule = "constant", step_size = lr, temperature = 0.5, anneal = anneal, a = 1, b = 10,
-              nu = 1, lambda = 1, sigma_init = 10, delta_init = 0.5, prior_var = 1e4, sa_A = 1, sa_Z = 100,
-              likelihood_sd = sqrt(1/2), kappa0_init = 1e-4, kappa1_init = 1e-4))
+            control = sgmcmc_control(step_size = lr,
+                                     step = sgmcmc_step(schedule = "constant", temperature = 0.5, anneal = anneal),
+                                     ssgl = sgmcmc_ssgl(a = 1, b = 10, nu = 1, lambda = 1, sigma_init = 10, delta_init = 0.5, prior_var = 1e4, sa_A = 1, sa_Z = 100, likelihood_sd = sqrt(1/2), kappa0_init = 1e-4, kappa1_init = 1e-4)))
     0L }, scalebayes_error = function(e) {
       it <- regmatches(conditionMessage(e), regexpr("iteration [0-9]+", conditionMessage(e))); as.integer(sub("iteration ", "", it)) })
   r

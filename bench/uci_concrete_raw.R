@@ -12,11 +12,9 @@ for (anneal in c(FALSE, TRUE)) for (s in 1:20) {
   fit <- tryCatch(sgld_sa(d$x, d$y, model = nn_mlp(50), sampler = "sghmc", method = "none", sparse_layers = FALSE,
                           v0 = 0.07, v1 = 10, iterations = iters, batch_size = 50, burnin = iters - 1L, thin = 1, newx = d$newx,
                           newy = d$newy, keep_draws = TRUE, seed = d$seed, quiet = TRUE, threads = 1,
-                          control = sgmcmc_control(step_schedule = "constant", step_size = 1e-5, temperature = 0.5,
-                                                   anneal = if (anneal) 1.003 else 1, a = 1, b = 10, nu = 1,
-                                                   lambda = 1, sigma_init = 10, delta_init = 0.5, prior_var = 1e4,
-                                                   sa_A = 1, sa_Z = 100, likelihood_sd = sqrt(1 / 2),
-                                                   kappa0_init = 1e-4, kappa1_init = 1e-4)),
+                          control = sgmcmc_control(step_size = 1e-5,
+                                                   step = sgmcmc_step(schedule = "constant", temperature = 0.5, anneal = if (anneal) 1.003 else 1),
+                                                   ssgl = sgmcmc_ssgl(a = 1, b = 10, nu = 1, lambda = 1, sigma_init = 10, delta_init = 0.5, prior_var = 1e4, sa_A = 1, sa_Z = 100, likelihood_sd = sqrt(1 / 2), kappa0_init = 1e-4, kappa1_init = 1e-4))),
                   scalebayes_error = function(e) NULL)
   raw <- if (is.null(fit)) NA_real_ else sqrt(mean((fit$pred[nrow(fit$pred), ] - d$newy)^2))
   rows <- rbind(rows, data.frame(anneal = anneal, split = s, raw = raw,

@@ -20,7 +20,7 @@
 # and bench/hamcmc_pde_printed_probes.R): at no stable rate, raw or standardized input, did SGLD leave the
 # training mean within 6-60 epochs; lr 300 diverged on the standardized input, so the table uses lr 100 and the
 # log-field table's 6 epochs (an equal, CPU-sized budget, not convergence).
-# HAMCMC-SA: sgmcmc_control(sa_form = "lowrank") (the valid linear-cost form: noise with exactly the
+# HAMCMC-SA: sgmcmc_lbfgs(sa_form = "lowrank") (the valid linear-cost form: noise with exactly the
 # preconditioner's covariance; sa_memories default 4), same-batch curvature pairs, omega_k = 5 (10 + k)^-0.9.
 # Each of the 9 cells (SGLD, HAMCMC-SA M = 1, M = 2 x pruning 0 / 30 % / 50 %) is run with PDE_SEEDS sampler
 # seeds (default 3) on the same data; the error of a run is the mean over the 200 test samples of
@@ -166,12 +166,14 @@ for (s in seq_len(n_seeds)) for (i in seq_len(nrow(cells))) {
   if (nzchar(cell_filter) && !grepl(cell_filter, key)) next
   M <- if (grepl("M=1", cells$sampler[i])) 1L else 2L
   sampler <- if (cells$sampler[i] == "SGLD") "sgld" else "hamcmc_sa"
-  ctl <- sgmcmc_control(step_size = ss, step_schedule = "constant", temperature = ss * 50000 / 0.01,
-                        likelihood_sd = sqrt(0.5), kappa0_init = 0, kappa1_init = 1e-4,
-                        precond_A = 5, precond_Z = 10, precond_alpha = 0.9, memory = M, sa_form = "lowrank",
-                        precond_init = "identity",  # G_1 = I, Algorithm 2 as printed (as stored)
-                        trace_every = per_epoch,
-                        prune = cells$prune[i] > 0, prune_S = max(cells$prune[i], 0.01), prune_D = 0.99, prune_U = 1)
+  ctl <- sgmcmc_control(step_size = ss, step = sgmcmc_step(schedule = "constant", temperature = ss * 50000 / 0.01),
+                        ssgl = sgmcmc_ssgl(likelihood_sd = sqrt(0.5), kappa0_init = 0, kappa1_init = 1e-4,
+                                           prune = cells$prune[i] > 0, prune_S = max(cells$prune[i], 0.01),
+                                           prune_D = 0.99, prune_U = 1),
+                        lbfgs = sgmcmc_lbfgs(precond_A = 5, precond_Z = 10, precond_alpha = 0.9, memory = M,
+                                             sa_form = "lowrank",
+                                             precond_init = "identity"),  # G_1 = I, Algorithm 2 as printed (as stored)
+                        trace_every = per_epoch)
   msg <- NA_character_
   tm <- system.time(fit <- tryCatch(suppressWarnings(
     sgld_sa(x[tr, , , , drop = FALSE], yc[tr, ], model = net, sampler = sampler, method = "none", iterations = iters,

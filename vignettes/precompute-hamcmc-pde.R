@@ -17,7 +17,7 @@
 # N(0, 2 * 0.01 / 50000); the drift's learning rate PDE_LR (per example: step_size = PDE_LR / 1300) was tuned
 # on 3 epochs (SGLD stable at 0.3 and 3, diverged at 5 and 10; HAMCMC-SA diverged at 3; over 60 epochs SGLD at 3
 # diverges at iteration 253, see vignette("hamcmc-sa")). Two extra cells: omega_k = 1,
-# and lr / 5. About 12 CPU minutes in all at grid 25 and 6 epochs. Pruning: sgmcmc_control(prune = TRUE, prune_S = rate) on the three dense
+# and lr / 5. About 12 CPU minutes in all at grid 25 and 6 epochs. Pruning: sgmcmc_ssgl(prune = TRUE, prune_S = rate) on the three dense
 # layers, method "none" with kappa0 = 0 (no SSGL prior: a N(0, 1e4) prior on all weights).
 #
 # PDE_OUT: another results file (e.g. for a longer run); PDE_CELLS: a regular expression of the cell keys to run
@@ -95,12 +95,13 @@ for (i in seq_len(nrow(cells))) {
   sampler <- if (cells$sampler[i] == "SGLD") "sgld" else "hamcmc_sa"
   om1 <- cells$omega_one[i]
   ssi <- cells$lr[i] / n_train
-  ctl <- sgmcmc_control(step_size = ssi, step_schedule = "constant", temperature = ssi * 50000 / 0.01,
-                        likelihood_sd = sqrt(0.5), kappa0_init = 0, kappa1_init = 1e-4,
-                        precond_A = if (om1) 1 else 5, precond_Z = if (om1) 0 else 10,
-                        precond_alpha = if (om1) 1e-9 else 0.9, memory = M, sa_form = form,
-                        precond_init = "identity",  # G_1 = I, Algorithm 2 as printed (as stored)
-                        prune = cells$prune[i] > 0, prune_S = max(cells$prune[i], 0.01), prune_D = 0.99, prune_U = 1)
+  ctl <- sgmcmc_control(step_size = ssi, step = sgmcmc_step(schedule = "constant", temperature = ssi * 50000 / 0.01),
+                        ssgl = sgmcmc_ssgl(likelihood_sd = sqrt(0.5), kappa0_init = 0, kappa1_init = 1e-4,
+                                           prune = cells$prune[i] > 0, prune_S = max(cells$prune[i], 0.01),
+                                           prune_D = 0.99, prune_U = 1),
+                        lbfgs = sgmcmc_lbfgs(precond_A = if (om1) 1 else 5, precond_Z = if (om1) 0 else 10,
+                                             precond_alpha = if (om1) 1e-9 else 0.9, memory = M, sa_form = form,
+                                             precond_init = "identity"))  # G_1 = I, Algorithm 2 as printed (as stored)
   msg <- NA_character_
   tm <- system.time(fit <- tryCatch(suppressWarnings(
     sgld_sa(x[tr, , , , drop = FALSE], yc[tr, ], model = net, sampler = sampler, method = "none", iterations = iters,

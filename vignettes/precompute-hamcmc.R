@@ -78,11 +78,10 @@ for (r in seq_len(datasets)) {
   d <- fig2_data(r)
   runs <- list()
   for (a in seq_len(nrow(fig2_arms))) {
-    ctl <- sgmcmc_control(step_size = fig2_arms$step_size[a], step_schedule = "constant", temperature = 1,
-                          sa_A = 2, sa_Z = 50, sa_alpha = 0.75, nu = 1, lambda = 1, delta_init = 0.5, a = 1,
-                          b = 200, memory = 3, precond_A = 2, precond_Z = 50, precond_alpha = 0.75,
-                          normalize = fig2_arms$normalize[a], sa_form = "matrix",
-                          precond_init = "identity")  # G_1 = I, Algorithm 2 as printed
+    ctl <- sgmcmc_control(step_size = fig2_arms$step_size[a],
+                          step = sgmcmc_step(schedule = "constant", temperature = 1),
+                          ssgl = sgmcmc_ssgl(sa_A = 2, sa_Z = 50, sa_alpha = 0.75, nu = 1, lambda = 1, delta_init = 0.5, a = 1, b = 200),
+                          lbfgs = sgmcmc_lbfgs(memory = 3, precond_A = 2, precond_Z = 50, precond_alpha = 0.75, normalize = fig2_arms$normalize[a], sa_form = "matrix", precond_init = "identity"))  # G_1 = I, Algorithm 2 as printed
     t0 <- proc.time()[["elapsed"]]
     fit <- tryCatch(withCallingHandlers(
       sgld_sa(d$x, d$y, sampler = fig2_arms$sampler[a], iterations = iterations, batch_size = 50, v0 = 0.1,

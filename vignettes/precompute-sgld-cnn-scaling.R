@@ -107,10 +107,9 @@ for (g in seq_len(nrow(grid))) for (seed in seeds) for (arm in arms) {
                  sparse_layers = 3, iterations = iters, batch_size = 1000, v0 = 1, v1 = 0.1, burnin = 0,
                  thin = per_epoch, newx = d$newx, newy = d$newy, keep_draws = Inf, threads = 1, seed = seed,
                  quiet = TRUE, device = device,
-                 control = sgmcmc_control(step_schedule = "constant", step_size = 5e-7 * 60000 / n,
-                                          temperature = tau, friction = 0.1, a = 3136 * 200, b = 3136 * 200,
-                                          nu = 1000, lambda = 1000, sigma_init = 1, sa_A = 1, sa_Z = 1000,
-                                          sa_alpha = 0.75))
+                 control = sgmcmc_control(step_size = 5e-7 * 60000 / n,
+                                          step = sgmcmc_step(schedule = "constant", temperature = tau, friction = 0.1),
+                                          ssgl = sgmcmc_ssgl(a = 3136 * 200, b = 3136 * 200, nu = 1000, lambda = 1000, sigma_init = 1, sa_A = 1, sa_Z = 1000, sa_alpha = 0.75)))
   tm <- proc.time() - t0
   acc <- accuracy_by_epoch(fit$pred, d$newy)
   res$cells[[key]] <- list(data = grid$data[g], n = n, arm = arm, seed = seed, epochs = epochs,

@@ -55,10 +55,9 @@ table2_arm <- function(d, arm, epochs, tau) {
                    sparse_layers = 3, iterations = iters, batch_size = 1000, v0 = 1, v1 = 0.1,
                    burnin = iters %/% 2, thin = max(1L, per_epoch %/% 2), newx = d$newx, newy = d$newy,
                    keep_draws = TRUE, threads = 1, seed = 1, quiet = TRUE,
-                   control = sgmcmc_control(step_schedule = "constant", step_size = lr, temperature = tau,
-                                            friction = 0.1, a = 3136 * 200, b = 3136 * 200, nu = 1000,
-                                            lambda = 1000, sigma_init = 1, sa_A = 1, sa_Z = 1000,
-                                            sa_alpha = 0.75))
+                   control = sgmcmc_control(step_size = lr,
+                                            step = sgmcmc_step(schedule = "constant", temperature = tau, friction = 0.1),
+                                            ssgl = sgmcmc_ssgl(a = 3136 * 200, b = 3136 * 200, nu = 1000, lambda = 1000, sigma_init = 1, sa_A = 1, sa_Z = 1000, sa_alpha = 0.75)))
     acc <- fit$accuracy_mean
   }
   list(arm = arm, accuracy = acc, seconds = proc.time()[["elapsed"]] - t0, fit = fit)
@@ -112,13 +111,16 @@ prune_run <- function(d, method, S, v0, v1, init = NULL, trace = FALSE, batchnor
                  sparse_layers = sparse, epochs = 10, batch_size = 100, v0 = v0, v1 = v1, burnin = 900,
                  thin = 10, newx = d$newx, newy = d$newy, keep_draws = TRUE, threads = 1, seed = 1,
                  quiet = TRUE,
-                 control = sgmcmc_control(step_schedule = "constant", step_size = 1e-6, temperature = 1000,
-                                          anneal = 1.005, anneal_every = 100, friction = 0.1, nu = 1000,
-                                          prior_var = 1 / 25,  # the paper's weight decay 25 (non-sparse)
-                                          lambda = 1000, sigma_init = 1, sa_A = 0.02, sa_Z = 1000,
-                                          sa_alpha = 0.75, kappa0_init = 5e-4, kappa1_init = 5e-4,
-                                          prune = prune, prune_S = S, prune_D = 0.99, prune_U = 2,
-                                          trace_every = if (trace) 50L else NULL, init = init))
+                 control = sgmcmc_control(
+                   step_size = 1e-6,
+                   step = sgmcmc_step(schedule = "constant", temperature = 1000, anneal = 1.005, anneal_every = 100,
+                                      friction = 0.1),
+                   ssgl = sgmcmc_ssgl(nu = 1000,
+                                      prior_var = 1 / 25,  # the paper's weight decay 25 (non-sparse)
+                                      lambda = 1000, sigma_init = 1, sa_A = 0.02, sa_Z = 1000,
+                                      sa_alpha = 0.75, kappa0_init = 5e-4, kappa1_init = 5e-4,
+                                      prune = prune, prune_S = S, prune_D = 0.99, prune_U = 2),
+                   trace_every = if (trace) 50L else NULL, init = init))
   last <- fit$pred[nrow(fit$pred), , ]
   list(row = data.frame(S = if (prune) S else 0, method = fit$method, v0 = v0, v1 = v1, sparsity = fit$sparsity,
                         accuracy_last = mean(max.col(last) == as.integer(d$newy)),
@@ -135,8 +137,9 @@ pretrain_dense <- function(d, batchnorm = FALSE) {
   pre <- sgld_sa(d$x, d$y, model = prune_net(batchnorm), sampler = "sghmc", method = "none", sparse_layers = FALSE,
                  epochs = 10, batch_size = 100, burnin = 900, thin = 10, newx = d$newx, newy = d$newy,
                  keep_draws = TRUE, threads = 1, seed = 2, quiet = TRUE,
-                 control = sgmcmc_control(step_schedule = "constant", step_size = 1e-6, temperature = 20000,
-                                          friction = 0.1, prior_var = 1 / 25))
+                 control = sgmcmc_control(step_size = 1e-6,
+                                          step = sgmcmc_step(schedule = "constant", temperature = 20000, friction = 0.1),
+                                          ssgl = sgmcmc_ssgl(prior_var = 1 / 25)))
   pre_last <- pre$pred[nrow(pre$pred), , ]
   list(fit = pre, row = data.frame(batchnorm = batchnorm, accuracy_last = mean(max.col(pre_last) == as.integer(d$newy)),
                                    accuracy_mean = pre$accuracy_mean, seconds = proc.time()[["elapsed"]] - t0))

@@ -23,8 +23,7 @@ one_run <- function(d, r, arm, chain) {
   t <- system.time(fit <- sgld_sa(d$x, d$y, method = c(SA = "sa", EM = "em", plain = "none")[[arm]],
                                   iterations = iters, batch_size = 50, v0 = 0.01, v1 = 10, intercept = FALSE,
                                   keep_draws = 1:3, newx = d$x_test, seed = r + 1000L * chain, threads = 1,
-                                  quiet = TRUE, control = sgmcmc_control(b = 1000, rho_init = 1,
-                                                                         sigma_init = 1)))[["elapsed"]]
+                                  quiet = TRUE, control = sgmcmc_control(ssgl = sgmcmc_ssgl(b = 1000, rho_init = 1, sigma_init = 1))))[["elapsed"]]
   row <- data.frame(rep = r, chain = chain, arm = arm, iterations = iters,
                     MSE = mean((predict(fit)$fit - d$y_test)^2), b3 = coef(fit)[[3]], beta3 = d$beta[3],
                     selected_true = sum(fit$inclusion[1:3] > 0.5),

@@ -53,15 +53,18 @@ authors_linear_data <- function(seed = 0, n = 100, p = 1000, corr = 0.6) {
 
 route_settings <- function(route, d, family, sigma, sampler, iters = iterations) {
   p <- ncol(d$x)
-  common <- list(step_size = if (sampler == "sghmc") 1e-4 else 1e-3, step_power = 1 / 3, friction = 0.1, a = 1,
-                 b = p, nu = 1, lambda = 1, delta_init = 0.5, sigma_init = sigma)
+  step_size <- if (sampler == "sghmc") 1e-4 else 1e-3
+  step <- sgmcmc_step(power = 1 / 3, friction = 0.1)
+  ssgl <- list(a = 1, b = p, nu = 1, lambda = 1, delta_init = 0.5, sigma_init = sigma)
   if (route == "exact") {
-    list(control = c(common, list(sa_A = 10, sa_Z = 1000, sa_alpha = 0.7, rho_init = 1)), batch_size = 50,
-         burnin = iters %/% 2, thin = NULL)
+    list(control = sgmcmc_control(step_size = step_size, step = step,
+                                  ssgl = c(ssgl, list(sa_A = 10, sa_Z = 1000, sa_alpha = 0.7, rho_init = 1))),
+         batch_size = 50, burnin = iters %/% 2, thin = NULL)
   } else {
     init <- if (is.null(d$init)) withr::with_seed(0, stats::rnorm(p, 0, 0.1)) else d$init
-    list(control = c(common, list(sa_A = 1000, sa_Z = 100, sa_alpha = 0.7, sa_cap = 0.1, rho_init = 0.5,
-                                  kappa0_init = 1, kappa1_init = 1, init = init)),
+    list(control = sgmcmc_control(step_size = step_size, step = step, init = init,
+                                  ssgl = c(ssgl, list(sa_A = 1000, sa_Z = 100, sa_alpha = 0.7, sa_cap = 0.1,
+                                                      rho_init = 0.5, kappa0_init = 1, kappa1_init = 1))),
          batch_size = if (family == "gaussian") nrow(d$x) else 50,
          burnin = iters %/% 5 - 100L, thin = 100L)
   }
@@ -85,7 +88,7 @@ run_grid <- function(d, family, grid, route, sampler = "sgld", fig_setting = NUL
                                       iterations = iterations, batch_size = s$batch_size, v0 = grid$v0[g], v1 = 10,
                                       intercept = FALSE, burnin = s$burnin, thin = s$thin, keep_draws = 1:3,
                                       newx = d$x_test, seed = 2019, threads = 1, quiet = TRUE,
-                                      control = do.call(sgmcmc_control, s$control)))
+                                      control = s$control))
       pr <- predict(fit, type = "response")$fit
       rows[[length(rows) + 1]] <- data.frame(
         family = family, route = route, sampler = sampler, arm = arm, v0 = grid$v0[g], sigma_init = grid$sigma[g],
@@ -115,7 +118,7 @@ robustness <- function(reps = 101:110, iters = 100000L) {
     for (arm in names(arms)) {
       fit <- sgld_sa(d$x, d$y, method = arms[[arm]], iterations = iters, batch_size = 50, v0 = 0.01, v1 = 10,
                      intercept = FALSE, keep_draws = 1:3, newx = d$x_test, seed = r, threads = 1, quiet = TRUE,
-                     control = sgmcmc_control(b = 1000, rho_init = 1, sigma_init = 1))
+                     control = sgmcmc_control(ssgl = sgmcmc_ssgl(b = 1000, rho_init = 1, sigma_init = 1)))
       rows[[length(rows) + 1]] <- data.frame(rep = r, arm = arm, MSE = mean((predict(fit)$fit - d$y_test)^2),
                                              b3 = coef(fit)[[3]], beta3 = d$beta[3],
                                              selected_true = sum(fit$inclusion[1:3] > 0.5),
@@ -151,7 +154,7 @@ authors_replicates <- function(seeds = 0:5, iters = 100000L) {
       fit <- sgld_sa(d$x, d$y, method = arms[[arm]], iterations = iters, batch_size = s$batch_size, v0 = v0,
                      v1 = 10, intercept = FALSE, burnin = s$burnin, thin = s$thin, keep_draws = 1:3, newx = d$x_test,
                      seed = if (run == "EM2") 2020 else 2019, threads = 1, quiet = TRUE,
-                     control = do.call(sgmcmc_control, s$control))
+                     control = s$control)
       rows[[length(rows) + 1]] <- data.frame(seed = sd, v0 = v0, arm = run, MSE = mean((predict(fit)$fit - d$y_test)^2),
                                              b1 = coef(fit)[[1]], b2 = coef(fit)[[2]], b3 = coef(fit)[[3]],
                                              beta3 = d$beta[3], selected = sum(fit$inclusion > 0.5))
@@ -168,8 +171,7 @@ plain_readings <- function(d) {
   for (sig in c(2, 1)) for (k0 in c(1, 0)) {
     fit <- sgld_sa(d$x, d$y, method = "none", iterations = iterations, batch_size = 50, v0 = 0.1, v1 = 10,
                    intercept = FALSE, keep_draws = 1:3, newx = d$x_test, seed = 2019, threads = 1, quiet = TRUE,
-                   control = sgmcmc_control(b = ncol(d$x), rho_init = 1, sigma_init = sig, kappa0_init = k0,
-                                            kappa1_init = 1))
+                   control = sgmcmc_control(ssgl = sgmcmc_ssgl(b = ncol(d$x), rho_init = 1, sigma_init = sig, kappa0_init = k0, kappa1_init = 1)))
     pr <- predict(fit)$fit
     rows[[length(rows) + 1]] <- data.frame(sigma_init = sig, kappa0 = k0, kappa1 = 1, MAE = mean(abs(pr - d$y_test)),
                                            MSE = mean((pr - d$y_test)^2))

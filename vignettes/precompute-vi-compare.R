@@ -108,9 +108,9 @@ if (grepl("compare", what)) {
     # preconditioner's covariance (lowrank). (The stored results also hold a row of the transport form, run
     # before that form was removed: ?hamcmc_sa.)
     hamcmc_sa = function() do.call(sgld_sa, c(common, list(sampler = "hamcmc_sa", iterations = NULL,
-                                                           control = sgmcmc_control(sa_form = "diagonal")))),
+                                                           control = sgmcmc_control(lbfgs = sgmcmc_lbfgs(sa_form = "diagonal"))))),
     hamcmc_sa_lowrank = function() do.call(sgld_sa, c(common, list(sampler = "hamcmc_sa", iterations = NULL,
-                                                                   control = sgmcmc_control(sa_form = "lowrank")))),
+                                                                   control = sgmcmc_control(lbfgs = sgmcmc_lbfgs(sa_form = "lowrank"))))),
     # plain HAMCMC (Simsekli et al. 2016: L-BFGS over past draws, no SA of the preconditioner), with the
     # package's same-minibatch curvature pairs and two-sided damping (?hamcmc_sa)
     hamcmc = function() do.call(sgld_sa, c(common, list(sampler = "hamcmc", iterations = NULL))),

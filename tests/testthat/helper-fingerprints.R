@@ -58,8 +58,9 @@ fingerprint_runs <- function() {
   set$sghmc_sa <- sg("sghmc", "sa", control = sgmcmc_control(step_size = 1e-4))
   set$sgld_em <- sg("sgld", "em", control = sgmcmc_control(step_size = 1e-3))
   set$sgld_none_binom <- sg("sgld", "none", "binomial", control = sgmcmc_control(step_size = 1e-3))
-  set$sghmc_prune_anneal <- sg("sghmc", "sa", control = sgmcmc_control(step_size = 1e-4, prune = TRUE,
-                                                                       prune_U = 10, anneal = 1.01))
+  set$sghmc_prune_anneal <- sg("sghmc", "sa", control = sgmcmc_control(step_size = 1e-4,
+                                                                       step = sgmcmc_step(anneal = 1.01),
+                                                                       ssgl = sgmcmc_ssgl(prune = TRUE, prune_U = 10)))
   if (isTRUE(scalebayes_info()$torch$available)) {
     net_data <- function(family) {
       set.seed(6)

@@ -111,12 +111,14 @@ cases <- c(
   fz_cases("sgld_sa", "newx", newx_bad, b_sg),
   fz_cases("sgld_sa", "control", fz_bad_control, b_sg),
   fz_cases("sgmcmc_control", "step_size", fz_bad_number, list()),
-  fz_cases("sgmcmc_control", "step_schedule", fz_bad_choice, list()),
-  fz_cases("sgmcmc_control", "sa_alpha", fz_bad_number, list()),
-  fz_cases("sgmcmc_control", "friction", c(fz_bad_number, list(zero = 0)), list()),
-  fz_cases("sgmcmc_control", "sa_start", fz_bad_count, list()),
+  fz_cases("sgmcmc_step", "schedule", fz_bad_choice, list()),
+  fz_cases("sgmcmc_ssgl", "sa_alpha", fz_bad_number, list()),
+  fz_cases("sgmcmc_step", "friction", c(fz_bad_number, list(zero = 0)), list()),
+  fz_cases("sgmcmc_ssgl", "sa_start", fz_bad_count, list()),
+  fz_cases("sgmcmc_lbfgs", "memory", fz_bad_count, list()),
   fz_cases("sgmcmc_control", "trace_every", fz_bad_count, list()),
-  fz_cases("sgmcmc_control", "step_milestones", list(zero = 0, na = NA, fraction = 1.5), list()),
+  fz_cases("sgmcmc_step", "milestones", list(zero = 0, na = NA, fraction = 1.5), list()),
+  fz_cases("sgmcmc_control", "ssgl", list(number = 1, string = "a", wrong_part = sgmcmc_step()), list()),
   fz_cases("sgmcmc_control", "init", list(na = NA_real_, string = "a"), list()),
   # trend filtering
   fz_cases("trend_filter", "y", list(na = replace(d$tf_y, 1, NA), character = "a", matrix = cbind(d$tf_y, 1),
@@ -207,10 +209,10 @@ cases <- c(
            expect = "error"),
   fz_cases("blasso_compare", "first_dataset", list(last_is_max = 2^31 - 2), list(p = 12, datasets = 2, draws = 20),
            expect = "valid"),
-  fz_cases("sgld_sa", "control", list(anneal_to_inf = sgmcmc_control(anneal = 1.5),
-                                      anneal_to_zero = sgmcmc_control(anneal = 0.5)),
+  fz_cases("sgld_sa", "control", list(anneal_to_inf = sgmcmc_control(step = sgmcmc_step(anneal = 1.5)),
+                                      anneal_to_zero = sgmcmc_control(step = sgmcmc_step(anneal = 0.5))),
            modifyList(b_sg, list(iterations = 2000)), expect = "error"),
-  fz_cases("sgld_sa", "control", list(anneal_within = sgmcmc_control(anneal = 1.3)),
+  fz_cases("sgld_sa", "control", list(anneal_within = sgmcmc_control(step = sgmcmc_step(anneal = 1.3))),
            modifyList(b_sg, list(iterations = 2000)), expect = "valid"),
   fz_cases(fz_low_memory(wbb), "draws", list(over_memory = 1e4), b_wbb, expect = "error"),
   fz_cases(fz_low_memory(trend_filter_wbb), "draws", list(over_memory = 1e3), b_tfw, expect = "error"),
@@ -343,12 +345,12 @@ if (sb_torch_available()) {
     fz_cases("sgld_sa", "batch_size", list(bn_batch_one = 1), list(x = x, y = yf, model = nn_mlp(4, batchnorm = TRUE),
                                                                    iterations = 20, quiet = TRUE, seed = 1, threads = 1),
              expect = "error"),
-    fz_cases("sgld_sa", "control", list(sigma_init = sgmcmc_control(sigma_init = 1e300),
-                                        sigma_init_sq = sgmcmc_control(sigma_init = 1e30),
+    fz_cases("sgld_sa", "control", list(sigma_init = sgmcmc_control(ssgl = sgmcmc_ssgl(sigma_init = 1e300)),
+                                        sigma_init_sq = sgmcmc_control(ssgl = sgmcmc_ssgl(sigma_init = 1e30)),
                                         step_size = sgmcmc_control(step_size = 1e39),
-                                        prior_var = sgmcmc_control(prior_var = 1e39),
-                                        likelihood_sd = sgmcmc_control(likelihood_sd = 1e300),
-                                        anneal_to_inf = sgmcmc_control(anneal = 1.5)),
+                                        prior_var = sgmcmc_control(ssgl = sgmcmc_ssgl(prior_var = 1e39)),
+                                        likelihood_sd = sgmcmc_control(ssgl = sgmcmc_ssgl(likelihood_sd = 1e300)),
+                                        anneal_to_inf = sgmcmc_control(step = sgmcmc_step(anneal = 1.5))),
              list(x = x, y = yf, model = nn_mlp(4), iterations = 2000, quiet = TRUE, seed = 1, threads = 1),
              expect = "error"),
     fz_cases("sgld_sa", "v1", list(beyond_float = 1e39), list(x = x, y = yf, model = nn_mlp(4), iterations = 20,
@@ -470,10 +472,10 @@ test_that("check_result_memory(): the count limit, the memory available now, and
   expect_identical(scalebayes:::format_bytes(3.2e6), "3.2 MB")
 })
 
-test_that("sgmcmc_control(anneal = ) is validated against the run length (never capped)", {
-  expect_error(sgld_sa(x, y, iterations = 2000, quiet = TRUE, control = sgmcmc_control(anneal = 1.5)),
+test_that("sgmcmc_control(step = sgmcmc_step(anneal = )) is validated against the run length (never capped)", {
+  expect_error(sgld_sa(x, y, iterations = 2000, quiet = TRUE, control = sgmcmc_control(step = sgmcmc_step(anneal = 1.5))),
                "at most 1.41", class = "scalebayes_error_input")
-  f <- sgld_sa(x, y, iterations = 2000, quiet = TRUE, seed = 1, threads = 1, control = sgmcmc_control(anneal = 1.3))
+  f <- sgld_sa(x, y, iterations = 2000, quiet = TRUE, seed = 1, threads = 1, control = sgmcmc_control(step = sgmcmc_step(anneal = 1.3)))
   expect_true(all(is.finite(f$trace[, "tau"])))
   expect_equal(f$trace[, "tau"], 1.3^f$trace[, "iteration"], tolerance = 1e-12)  # tau_k = 1.3^k, k = 1..2000
 })

@@ -72,14 +72,14 @@ hamcmc_data <- function(n = 60, p = 8, seed = 1) {
 # removed: asking for it is a classed error that points to the lowrank form.
 test_that("the experimental forms warn, the matrix form does not; the transport form is gone", {
   d <- hamcmc_data()
-  cnd <- rlang::catch_cnd(sgmcmc_control(sa_form = "transport"), classes = "scalebayes_error")
+  cnd <- rlang::catch_cnd(sgmcmc_control(lbfgs = sgmcmc_lbfgs(sa_form = "transport")), classes = "scalebayes_error")
   expect_s3_class(cnd, "scalebayes_error_removed")
   expect_s3_class(cnd, "scalebayes_error_input")
   expect_match(conditionMessage(cnd), "lowrank", fixed = TRUE)
   expect_error(hamcmc_sa(d$x, d$y, iterations = 50, seed = 1, quiet = TRUE,
-                         control = sgmcmc_control(sa_form = "transport")), class = "scalebayes_error_removed")
+                         control = sgmcmc_control(lbfgs = sgmcmc_lbfgs(sa_form = "transport"))), class = "scalebayes_error_removed")
   expect_warning(hamcmc_sa_engine(d$x, d$y, sampler = "hamcmc", iterations = 50, seed = 1, quiet = TRUE,
-                                  control = sgmcmc_control(curvature = "consecutive")),
+                                  control = sgmcmc_control(lbfgs = sgmcmc_lbfgs(curvature = "consecutive"))),
                  class = "scalebayes_warning_experimental")
   # same-batch pairs (the default) are not experimental
   expect_no_warning(hamcmc_sa_engine(d$x, d$y, sampler = "hamcmc", iterations = 50, seed = 1, quiet = TRUE),
@@ -103,7 +103,7 @@ sgld_sa <- function(...) {
 test_that("hamcmc_sa() runs regression chains, labels them and is thread invariant", {
   d <- hamcmc_data()
   for (smp in c("hamcmc_sa", "hamcmc")) {
-    ctl <- sgmcmc_control(step_size = 0.02, step_schedule = "constant")
+    ctl <- sgmcmc_control(step_size = 0.02, step = sgmcmc_step(schedule = "constant"))
     f1 <- hamcmc_sa(d$x, d$y, sampler = smp, iterations = 2000, chains = 3, threads = 1, seed = 5, quiet = TRUE,
                     control = ctl)
     f2 <- hamcmc_sa(d$x, d$y, sampler = smp, iterations = 2000, chains = 3, threads = 2, seed = 5, quiet = TRUE,
@@ -121,7 +121,7 @@ test_that("hamcmc_sa() runs regression chains, labels them and is thread invaria
   }
   # the diagonal form is thread invariant and, at minibatch 20, stays with the matrix form and SGLD where the
   # removed transport form drifted to |beta| ~ 1e4 (?hamcmc_sa)
-  ctl <- sgmcmc_control(step_size = 0.02, step_schedule = "constant", sa_form = "diagonal")
+  ctl <- sgmcmc_control(step_size = 0.02, step = sgmcmc_step(schedule = "constant"), lbfgs = sgmcmc_lbfgs(sa_form = "diagonal"))
   dg1 <- hamcmc_sa(d$x, d$y, iterations = 4000, batch_size = 20, chains = 3, threads = 1, seed = 5, quiet = TRUE,
                    control = ctl)
   dg2 <- hamcmc_sa(d$x, d$y, iterations = 4000, batch_size = 20, chains = 3, threads = 2, seed = 5, quiet = TRUE,
@@ -132,12 +132,12 @@ test_that("hamcmc_sa() runs regression chains, labels them and is thread invaria
   # every form and curvature runs; they differ from each other and from SGLD
   base <- list(x = d$x, y = d$y, iterations = 500, seed = 2, quiet = TRUE)
   fits <- list(
-    diagonal = do.call(hamcmc_sa, c(base, list(control = sgmcmc_control(step_size = 0.02, sa_form = "diagonal")))),
-    lowrank = do.call(hamcmc_sa, c(base, list(control = sgmcmc_control(step_size = 0.02, sa_form = "lowrank")))),
-    consecutive = do.call(hamcmc_sa, c(base, list(control = sgmcmc_control(step_size = 0.02, sa_form = "diagonal",
-                                                                          curvature = "consecutive")))),
+    diagonal = do.call(hamcmc_sa, c(base, list(control = sgmcmc_control(step_size = 0.02, lbfgs = sgmcmc_lbfgs(sa_form = "diagonal"))))),
+    lowrank = do.call(hamcmc_sa, c(base, list(control = sgmcmc_control(step_size = 0.02, lbfgs = sgmcmc_lbfgs(sa_form = "lowrank"))))),
+    consecutive = do.call(hamcmc_sa, c(base, list(control = sgmcmc_control(step_size = 0.02,
+                                                                           lbfgs = sgmcmc_lbfgs(sa_form = "diagonal", curvature = "consecutive"))))),
     matrix = do.call(hamcmc_sa, c(base, list(control = sgmcmc_control(step_size = 0.02)))),
-    normalize = do.call(hamcmc_sa, c(base, list(control = sgmcmc_control(step_size = 0.02, normalize = TRUE)))),
+    normalize = do.call(hamcmc_sa, c(base, list(control = sgmcmc_control(step_size = 0.02, lbfgs = sgmcmc_lbfgs(normalize = TRUE))))),
     sgld = do.call(sgld_sa, c(base, list(control = sgmcmc_control(step_size = 0.02)))))
   for (f in fits) expect_true(all(is.finite(coef(f))))
   expect_identical(fits$matrix$settings$control$sa_form, "matrix")
@@ -155,8 +155,10 @@ test_that("the diagonal and lowrank forms sample the Gaussian posterior of a fix
   for (form in c("diagonal", "lowrank")) {
     fit <- hamcmc_sa(d$x, d$y, method = "none", sparse = FALSE, intercept = FALSE, iterations = 40000,
                      burnin = 5000, batch_size = 20, seed = 9, quiet = TRUE,
-                     control = sgmcmc_control(step_size = 0.05, step_schedule = "constant", sa_form = form,
-                                              prior_var = 4, sigma_init = 1))
+                     control = sgmcmc_control(step_size = 0.05,
+                                              step = sgmcmc_step(schedule = "constant"),
+                                              ssgl = sgmcmc_ssgl(prior_var = 4, sigma_init = 1),
+                                              lbfgs = sgmcmc_lbfgs(sa_form = form)))
     # measured (diagonal): mean errors 0.04 sd, sds within 6 %, correlation -0.67 against -0.70 (same
     # tolerances as the matrix form's test below)
     expect_lt(max(abs(coef(fit) - m) / sdv), 0.25, label = form)
@@ -176,9 +178,10 @@ test_that("the matrix form samples the Gaussian posterior of a fixed-prior linea
   m <- drop(V %*% crossprod(d$x, d$y)) / s0^2
   fit <- hamcmc_sa(d$x, d$y, method = "none", sparse = FALSE, intercept = FALSE, iterations = 40000,
                    burnin = 5000, batch_size = 80, seed = 9, quiet = TRUE,
-                   control = sgmcmc_control(step_size = 0.05, step_schedule = "constant", sa_form = "matrix",
-                                            prior_var = pv, sigma_init = s0, precond_A = 1, precond_Z = 10,
-                                            precond_alpha = 1))
+                   control = sgmcmc_control(step_size = 0.05,
+                                            step = sgmcmc_step(schedule = "constant"),
+                                            ssgl = sgmcmc_ssgl(prior_var = pv, sigma_init = s0),
+                                            lbfgs = sgmcmc_lbfgs(sa_form = "matrix", precond_A = 1, precond_Z = 10, precond_alpha = 1)))
   sdv <- sqrt(diag(V))
   expect_lt(max(abs(coef(fit) - m) / sdv), 0.25)
   expect_equal(apply(fit$draws, 2, sd), sdv, tolerance = 0.15, ignore_attr = TRUE)
@@ -194,7 +197,7 @@ test_that("HAMCMC samples a Gaussian posterior with full-batch curvature pairs",
   m <- drop(solve(P, crossprod(d$x, d$y)))
   fit <- hamcmc_sa(d$x, d$y, sampler = "hamcmc", method = "none", sparse = FALSE, intercept = FALSE,
                    iterations = 4000, batch_size = 60, seed = 5, quiet = TRUE,
-                   control = sgmcmc_control(step_size = 0.05, step_schedule = "constant", prior_var = 4, memory = 3))
+                   control = sgmcmc_control(step_size = 0.05, step = sgmcmc_step(schedule = "constant"), ssgl = sgmcmc_ssgl(prior_var = 4), lbfgs = sgmcmc_lbfgs(memory = 3)))
   sdv <- sqrt(diag(V))
   expect_lt(max(abs(coef(fit) - m) / sdv), 0.6)
   expect_equal(apply(fit$draws, 2, sd), sdv, tolerance = 0.3, ignore_attr = TRUE)
@@ -203,27 +206,27 @@ test_that("HAMCMC samples a Gaussian posterior with full-batch curvature pairs",
 test_that("a diverging HAMCMC-SA chain is a classed error with the last good state", {
   d <- hamcmc_data()
   err <- expect_error(hamcmc_sa(d$x * 1e3, d$y, method = "none", iterations = 200, seed = 1, quiet = TRUE,
-                                control = sgmcmc_control(step_size = 1e4, step_schedule = "constant")),
+                                control = sgmcmc_control(step_size = 1e4, step = sgmcmc_step(schedule = "constant"))),
                       class = "scalebayes_error_divergence")
   expect_true(all(is.finite(err$last_state$beta)))
 })
 
 test_that("bad HAMCMC settings are classed errors that name the argument", {
-  expect_error(sgmcmc_control(memory = 0), class = "scalebayes_error", regexp = "memory")
-  expect_error(sgmcmc_control(memory = 1.5), class = "scalebayes_error", regexp = "memory")
-  expect_error(sgmcmc_control(damping_r = 1), class = "scalebayes_error", regexp = "damping_r")
-  expect_error(sgmcmc_control(gamma_min = 0), class = "scalebayes_error", regexp = "gamma_min")
-  expect_error(sgmcmc_control(sa_form = "dense"), class = "scalebayes_error", regexp = "sa_form")
-  expect_error(sgmcmc_control(curvature = "same"), class = "scalebayes_error", regexp = "curvature")
-  expect_error(sgmcmc_control(precond_alpha = 2), class = "scalebayes_error", regexp = "precond_alpha")
+  expect_error(sgmcmc_control(lbfgs = sgmcmc_lbfgs(memory = 0)), class = "scalebayes_error", regexp = "memory")
+  expect_error(sgmcmc_control(lbfgs = sgmcmc_lbfgs(memory = 1.5)), class = "scalebayes_error", regexp = "memory")
+  expect_error(sgmcmc_control(lbfgs = sgmcmc_lbfgs(damping_r = 1)), class = "scalebayes_error", regexp = "damping_r")
+  expect_error(sgmcmc_control(lbfgs = sgmcmc_lbfgs(gamma_min = 0)), class = "scalebayes_error", regexp = "gamma_min")
+  expect_error(sgmcmc_control(lbfgs = sgmcmc_lbfgs(sa_form = "dense")), class = "scalebayes_error", regexp = "sa_form")
+  expect_error(sgmcmc_control(lbfgs = sgmcmc_lbfgs(curvature = "same")), class = "scalebayes_error", regexp = "curvature")
+  expect_error(sgmcmc_control(lbfgs = sgmcmc_lbfgs(precond_alpha = 2)), class = "scalebayes_error", regexp = "precond_alpha")
   d <- hamcmc_data()
   expect_error(hamcmc_sa(d$x, d$y, sampler = "hamcmc", iterations = 10, quiet = TRUE,
-                         control = sgmcmc_control(memory = 1)), class = "scalebayes_error", regexp = "memory")
+                         control = sgmcmc_control(lbfgs = sgmcmc_lbfgs(memory = 1))), class = "scalebayes_error", regexp = "memory")
   expect_error(sgld_sa(d$x, d$y, sampler = "hamcmc_x", iterations = 10, quiet = TRUE), class = "scalebayes_error",
                regexp = "sampler")
   x <- matrix(rnorm(5 * 2001), 5)
   e <- expect_error(hamcmc_sa(x, rnorm(5), iterations = 10, quiet = TRUE, intercept = FALSE,
-                              control = sgmcmc_control(sa_form = "matrix")), class = "scalebayes_error")
+                              control = sgmcmc_control(lbfgs = sgmcmc_lbfgs(sa_form = "matrix"))), class = "scalebayes_error")
   expect_match(conditionMessage(e), "2,000")
   expect_identical(e$arg, "sa_form")
 })
@@ -242,13 +245,13 @@ test_that("HAMCMC-SA samples a network's weights (LibTorch), thread invariant; m
   expect_true(all(is.finite(unlist(f1$weights))))
   expect_identical(f1$settings$control$sa_form, "diagonal")  # the default for a network
   # the lowrank form on LibTorch storage: finite, thread invariant
-  lr <- utils::modifyList(args, list(control = sgmcmc_control(step_size = 1e-3, sa_form = "lowrank", sa_memories = 3)))
+  lr <- utils::modifyList(args, list(control = sgmcmc_control(step_size = 1e-3, lbfgs = sgmcmc_lbfgs(sa_form = "lowrank", sa_memories = 3))))
   g1 <- do.call(hamcmc_sa, c(lr, threads = 1))
   g2 <- do.call(hamcmc_sa, c(lr, threads = 2))
   expect_equal(g1$weights, g2$weights)
   expect_true(all(is.finite(unlist(g1$weights))))
   expect_false(isTRUE(all.equal(g1$weights, f1$weights)))
-  expect_error(do.call(hamcmc_sa, utils::modifyList(args, list(control = sgmcmc_control(sa_form = "matrix")))),
+  expect_error(do.call(hamcmc_sa, utils::modifyList(args, list(control = sgmcmc_control(lbfgs = sgmcmc_lbfgs(sa_form = "matrix"))))),
                class = "scalebayes_error", regexp = "regression only")
 })
 
@@ -265,8 +268,9 @@ test_that("the trace reports the preconditioned step exactly on an isotropic Gau
     lab <- paste(init, form)
     f <- suppressWarnings(sgmcmc_density_engine(tg, init = rep(1, 5), sampler = "hamcmc_sa", iterations = 1000,
                                          seed = 1, quiet = TRUE,
-                                         control = sgmcmc_control(step_size = 0.01, sa_form = form, trace_every = 100,
-                                                                  precond_init = init)))
+                                         control = sgmcmc_control(step_size = 0.01,
+                                                                  trace_every = 100,
+                                                                  lbfgs = sgmcmc_lbfgs(sa_form = form, precond_init = init))))
     last <- f$trace[nrow(f$trace), ]
     expect_equal(last$gamma, 4, tolerance = 1e-8, info = lab)
     expect_equal(last$drift_ratio, 0.25, tolerance = 1e-6, info = lab)
@@ -315,8 +319,10 @@ test_that("the probe reaches a sparse regression's default start at 0 (G_1 = I /
   x <- as.matrix(MASS::Boston[, -14])
   run <- function(init) {
     suppressWarnings(hamcmc_sa(x, MASS::Boston$medv, seed = 1, quiet = TRUE, iterations = 3, burnin = 1, chains = 1,
-                               control = sgmcmc_control(precond_init = init, trace_every = 1, step_size = 1e-4,
-                                                        diverge_loss = Inf)))
+                               control = sgmcmc_control(trace_every = 1,
+                                                        step_size = 1e-4,
+                                                        diverge_loss = Inf,
+                                                        lbfgs = sgmcmc_lbfgs(precond_init = init))))
   }
   expect_lt(run("curvature")$trace$drift_ratio[1], 0.01)
   expect_equal(run("identity")$trace$drift_ratio[1], 1, tolerance = 1e-12)
@@ -336,8 +342,11 @@ test_that("G_1 = I / gamma_1 keeps a summed-scale step stable from the first ite
   run <- function(init) {
     suppressWarnings(sgld_sa(x, y, sampler = "hamcmc_sa", method = "none", sparse = FALSE, intercept = FALSE,
                              chains = 1, iterations = 200, burnin = 100, seed = 1, quiet = TRUE,
-                             control = sgmcmc_control(step_size = 0.1, step_schedule = "constant", sa_form = "diagonal",
-                                                      trace_every = 1, diverge_loss = Inf, precond_init = init)))
+                             control = sgmcmc_control(step_size = 0.1,
+                                                      trace_every = 1,
+                                                      diverge_loss = Inf,
+                                                      step = sgmcmc_step(schedule = "constant"),
+                                                      lbfgs = sgmcmc_lbfgs(sa_form = "diagonal", precond_init = init))))
   }
   good <- run("curvature")
   expect_gt(min(good$trace$loglik[1:50]), 2 * good$trace$loglik[1])

@@ -88,10 +88,10 @@ test_that("a bad x / newx is named `x` / `newx` in every front end, not by its v
 test_that("Inf for a numeric setting says the setting must be finite", {
   d <- sim_gaussian(30, 4)
   cases <- list(
-    sa_A = quote(sgmcmc_control(sa_A = Inf)), step_size = quote(sgmcmc_control(step_size = Inf)),
+    sa_A = quote(sgmcmc_control(ssgl = sgmcmc_ssgl(sa_A = Inf))), step_size = quote(sgmcmc_control(step_size = Inf)),
     tau = quote(vi_control(tau = Inf)), v1 = quote(hamcmc_sa(d$x, d$y, v1 = Inf)),
     variance = quote(elliptic_kle_data(2, variance = Inf)), noise_sd = quote(sparse_vi_sim(noise_sd = Inf)),
-    prune = quote(bbb(d$x, d$y, prune = -Inf)), prior_var = quote(sgmcmc_control(prior_var = Inf))
+    prune = quote(bbb(d$x, d$y, prune = -Inf)), prior_var = quote(sgmcmc_control(ssgl = sgmcmc_ssgl(prior_var = Inf)))
   )
   for (arg in names(cases)) {
     e <- expect_error(eval(cases[[arg]]), class = "scalebayes_error_input")
@@ -100,7 +100,7 @@ test_that("Inf for a numeric setting says the setting must be finite", {
     expect_match(flat_msg(e), "You supplied (-)?Inf")
   }
   # the allowed range is stated: a positive number, or one in an interval
-  expect_match(flat_msg(expect_error(sgmcmc_control(sa_A = Inf))), "a number > 0", fixed = TRUE)
+  expect_match(flat_msg(expect_error(sgmcmc_control(ssgl = sgmcmc_ssgl(sa_A = Inf)))), "a number > 0", fixed = TRUE)
   expect_match(flat_msg(expect_error(vi_control(tau = Inf))), "a number in (0, 1e+06]", fixed = TRUE)
   # diverge_loss takes Inf (the non-finite rule only), but not -Inf
   expect_identical(sgmcmc_control(diverge_loss = Inf)$diverge_loss, Inf)
@@ -116,19 +116,23 @@ test_that("a misspelt setting of sgmcmc_control() / vi_control() is named, with 
   e <- expect_error(vi_control(taux = 1), class = "scalebayes_error_input")
   expect_identical(e$arg, "taux")
   expect_match(flat_msg(e), "Did you mean `tau`?", fixed = TRUE)
+  # a misspelt setting of a part is named with the part it belongs to
   e <- expect_error(sgmcmc_control(temprature = 2, step_size = 1e-3), class = "scalebayes_error_input")
+  expect_match(flat_msg(e), "Did you mean `step = sgmcmc_step(temperature = )`?", fixed = TRUE)
+  e <- expect_error(sgmcmc_step(temprature = 2), class = "scalebayes_error_input")
+  expect_match(flat_msg(e), "`sgmcmc_step()` has no argument `temprature`", fixed = TRUE)
   expect_match(flat_msg(e), "Did you mean `temperature`?", fixed = TRUE)
   # a valid call is unchanged
-  expect_identical(sgmcmc_control(step_size = 1e-3, temperature = 2)$temperature, 2)
+  expect_identical(sgmcmc_control(step_size = 1e-3, step = sgmcmc_step(temperature = 2))$temperature, 2)
   expect_identical(vi_control(tau = 0.25)$tau, 0.25)
 })
 
 test_that("temperature has a lower bound; a frozen chain warns (an error for a density), a spike wider than the slab is an error", {
   d <- sim_gaussian(30, 4)
-  e <- expect_error(sgmcmc_control(temperature = 1e-300), class = "scalebayes_error_input")
+  e <- expect_error(sgmcmc_control(step = sgmcmc_step(temperature = 1e-300)), class = "scalebayes_error_input")
   expect_identical(e$arg, "temperature")
   expect_match(flat_msg(e), "at least 1e-08", fixed = TRUE)
-  expect_identical(sgmcmc_control(temperature = 1e-8)$temperature, 1e-8)
+  expect_identical(sgmcmc_control(step = sgmcmc_step(temperature = 1e-8))$temperature, 1e-8)
   # step_size = 0 where nothing else moves: every draw is the start (a warning; the draws are what was asked)
   w <- NULL
   f <- withCallingHandlers(sgld_sa(d$x, d$y, method = "none", iterations = 200, chains = 1, quiet = TRUE,

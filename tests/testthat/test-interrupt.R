@@ -138,7 +138,7 @@ test_that("hamcmc_sa()'s dense (matrix) form at 1,500 coefficients stops on Ctrl
   # now every max(1, 256 (100 / P)^3) (sgmcmc_report_every())
   interrupt_child(sim_setup(3000, 1500),
                   paste("hamcmc_sa(x, y, iterations = 1e6, chains = 1, seed = 1, quiet = TRUE,",
-                        "control = sgmcmc_control(step_size = 1e-4, sa_form = 'matrix'))"),
+                        "control = sgmcmc_control(step_size = 1e-4, lbfgs = sgmcmc_lbfgs(sa_form = 'matrix')))"),
                   "cpp_sgld_sa", wait = 2)
 })
 
@@ -148,7 +148,7 @@ test_that("hamcmc_sa()'s linear-cost forms stop on Ctrl-C when an iteration is e
   # 50 ms apart: sgmcmc/chain.hpp)
   interrupt_child(sim_setup(4000, 5000),
                   paste("hamcmc_sa(x, y, iterations = 1e6, batch_size = 4000, chains = 1, seed = 1, quiet = TRUE,",
-                        "control = sgmcmc_control(step_size = 1e-4, sa_form = 'lowrank'))"),
+                        "control = sgmcmc_control(step_size = 1e-4, lbfgs = sgmcmc_lbfgs(sa_form = 'lowrank')))"),
                   "cpp_sgld_sa", wait = 3)
 })
 
@@ -221,7 +221,7 @@ test_that("sgmcmc_density() with a target written in R stops on Ctrl-C and retur
                   # two chains: the second never starts (it keeps its starting state and no draw)
                   paste("f <- suppressWarnings(sgmcmc_density(banana, init = c(0, 0), sampler = 'hamcmc_sa',",
                         "iterations = 1e8, burnin = 0, thin = 1e4, chains = 2, seed = 1, quiet = TRUE,",
-                        "control = sgmcmc_control(step_size = 0.01, step_schedule = 'constant', gamma_min = 16)));",
+                        "control = sgmcmc_control(step_size = 0.01, step = sgmcmc_step(schedule = 'constant'), lbfgs = sgmcmc_lbfgs(gamma_min = 16))));",
                         "if (isTRUE(f$interrupted) && f$iterations_done[1] < 1e8 && f$iterations_done[2] == 0 &&",
                         "    nrow(as.matrix(f)) > 0 && all(f$chain == 1) && all(is.finite(as.matrix(f))) &&",
                         "    identical(unname(f$final_state[, 2]), c(0, 0))) rlang::interrupt()"),
@@ -244,7 +244,7 @@ test_that("sgmcmc_density() with an R target waiting in Sys.sleep() returns the 
   interrupt_child(c("g <- function(b) list(log_density = -sum(b^2) / 2, gradient = -b)",
                     "slow <- function(b) {Sys.sleep(0.005); g(b)}",
                     "args <- list(init = c(0, 0), burnin = 0, thin = 1, chains = 1, seed = 1, quiet = TRUE,",
-                    "             control = sgmcmc_control(step_size = 0.1, step_schedule = 'constant'))"),
+                    "             control = sgmcmc_control(step_size = 0.1, step = sgmcmc_step(schedule = 'constant')))"),
                   # R's interrupt out of the call (the old behaviour) is caught here, so the child reports 'finished'
                   paste("w <- NULL; f <- tryCatch(withCallingHandlers(",
                         "do.call(sgmcmc_density, c(list(slow, iterations = 1e7), args)),",

@@ -63,8 +63,10 @@ test_that("batched chains equal the unbatched chains of the seed (float64: 1e-10
     }
   }
   # classification, a tanh network, per-example weights, annealing
-  a <- bsg_fit(d, d$cls, batch = TRUE, float64 = TRUE, activation = "tanh", anneal = 1.01)
-  b <- bsg_fit(d, d$cls, batch = FALSE, float64 = TRUE, activation = "tanh", anneal = 1.01)
+  a <- bsg_fit(d, d$cls, batch = TRUE, float64 = TRUE, activation = "tanh",
+               step = sgmcmc_step(anneal = 1.01))
+  b <- bsg_fit(d, d$cls, batch = FALSE, float64 = TRUE, activation = "tanh",
+               step = sgmcmc_step(anneal = 1.01))
   bsg_same(a, b, tol = 1e-10)
   # per-example weights of the likelihood
   w <- rep(c(0.5, 2), length.out = nrow(d$x))
@@ -126,7 +128,7 @@ test_that("batch = TRUE without a batched form is a classed error; 'auto' falls 
                class = "scalebayes_error_input")
   expect_error(run(TRUE, model = nn_mlp(4, dropout = 0.2), control = ctl), "cannot run batched",
                class = "scalebayes_error_input")
-  expect_error(run(TRUE, model = nn_mlp(4), control = sgmcmc_control(step_size = 1e-3, prune = TRUE)),
+  expect_error(run(TRUE, model = nn_mlp(4), control = sgmcmc_control(step_size = 1e-3, ssgl = sgmcmc_ssgl(prune = TRUE))),
                "pruning", class = "scalebayes_error_input")
   expect_error(suppressWarnings(hamcmc_sa(d$x, d$num, model = nn_mlp(4), iterations = 6L, quiet = TRUE,
                                           batch = TRUE, control = ctl)),

@@ -136,13 +136,13 @@ test_that("sgld_sa() and hamcmc_sa() networks: the round trip, sigma on the user
   expect_equal(h$pred_mean, my + sy * hg$pred_mean, tolerance = 1e-6)
   # likelihood_sd is given on the user's scale
   l1 <- sgld_sa_engine(d$x, d$y, model = nn_mlp(3), iterations = 20, batch_size = 30, seed = 8, quiet = TRUE, threads = 1,
-                control = sgmcmc_control(step_size = 1e-3, likelihood_sd = 2 * sy))
+                control = sgmcmc_control(step_size = 1e-3, ssgl = sgmcmc_ssgl(likelihood_sd = 2 * sy)))
   l2 <- sgld_sa_engine(sx$x, (d$y - my) / sy, model = nn_mlp(3), iterations = 20, batch_size = 30, seed = 8, quiet = TRUE,
-                threads = 1, standardize = FALSE, control = sgmcmc_control(step_size = 1e-3, likelihood_sd = 2))
+                threads = 1, standardize = FALSE, control = sgmcmc_control(step_size = 1e-3, ssgl = sgmcmc_ssgl(likelihood_sd = 2)))
   expect_equal(l1$weights_final, l2$weights_final, tolerance = 1e-6)
   d2 <- reg_data(5, q = 2)
   expect_error(sgld_sa(d2$x, d2$y, model = nn_mlp(3), iterations = 20, quiet = TRUE,
-                       control = sgmcmc_control(likelihood_sd = 1)), class = "scalebayes_error_input")
+                       control = sgmcmc_control(ssgl = sgmcmc_ssgl(likelihood_sd = 1))), class = "scalebayes_error_input")
 })
 
 test_that("bbb() and sparse_vi(): the round trip; the noise sd and the pruning errors on the user's scale", {

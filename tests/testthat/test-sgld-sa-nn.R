@@ -10,9 +10,9 @@ lin_data <- function(n = 40, seed = 2) {
 
 # SGLD with the prior switched off (huge prior variance, no sparse layer), no noise (huge inverse temperature)
 # and sigma fixed at 1 is gradient ascent on the log-likelihood.
-sgd_control <- function(step, ...) {
-  sgmcmc_control(step_schedule = "constant", step_size = step, temperature = 1e300, prior_var = 1e300,
-                 float64 = TRUE, ...)
+sgd_control <- function(step, ..., init = NULL) {
+  sgmcmc_control(step_size = step, step = sgmcmc_step(schedule = "constant", temperature = 1e300),
+                 ssgl = sgmcmc_ssgl(prior_var = 1e300, ...), float64 = TRUE, init = init)
 }
 
 test_that("with the prior off and no noise, a network chain is plain gradient descent (full batch, against R)", {
@@ -114,7 +114,7 @@ test_that("likelihood_sd fixes the Gaussian likelihood's variance (the authors' 
   expect_identical(ncol(fit$delta), 0L)
   expect_true(is.na(mean(fit$inclusion)))
   expect_output(print(fit), "no sparse layer: Gaussian prior (variance 1e+300) on every parameter", fixed = TRUE)
-  expect_error(sgmcmc_control(likelihood_sd = 0), class = "scalebayes_error_input")
+  expect_error(sgmcmc_control(ssgl = sgmcmc_ssgl(likelihood_sd = 0)), class = "scalebayes_error_input")
 })
 
 test_that("SGHMC on a network without hidden layers samples the exact Gaussian posterior", {
@@ -124,8 +124,10 @@ test_that("SGHMC on a network without hidden layers samples the exact Gaussian p
   fit <- sgld_sa_engine(d$x, d$y, model = nn_mlp(hidden = integer()), sampler = "sghmc", method = "none",
                  sparse_layers = FALSE, iterations = 40000, burnin = 4000, thin = 2, batch_size = 40,
                  keep_draws = TRUE, seed = 3, quiet = TRUE,
-                 control = sgmcmc_control(step_schedule = "constant", step_size = 5e-4, friction = 0.1,
-                                          prior_var = pv, float64 = TRUE), standardize = FALSE)
+                 control = sgmcmc_control(step_size = 5e-4,
+                                          float64 = TRUE,
+                                          step = sgmcmc_step(schedule = "constant", friction = 0.1),
+                                          ssgl = sgmcmc_ssgl(prior_var = pv)), standardize = FALSE)
   X1 <- cbind(d$x, 1)
   prec <- crossprod(X1) + diag(3) / pv  # sigma = 1 (method "none" keeps sigma_init)
   V <- solve(prec)
@@ -157,8 +159,10 @@ test_that("SGHMC on a one-hidden-unit tanh network agrees with a long random-wal
   fit <- sgld_sa_engine(x, y, model = nn_mlp(1, activation = "tanh"), sampler = "sghmc", method = "none",
                  sparse_layers = FALSE, iterations = 60000, burnin = 5000, thin = 5, batch_size = n, newx = xs,
                  keep_draws = TRUE, seed = 2, quiet = TRUE,
-                 control = sgmcmc_control(step_schedule = "constant", step_size = 1e-4, friction = 0.1,
-                                          sigma_init = 0.3, prior_var = pv, float64 = TRUE))
+                 control = sgmcmc_control(step_size = 1e-4,
+                                          float64 = TRUE,
+                                          step = sgmcmc_step(schedule = "constant", friction = 0.1),
+                                          ssgl = sgmcmc_ssgl(sigma_init = 0.3, prior_var = pv)))
   # the same posterior by random-walk Metropolis in R; parameters (w1, b1, w2, b2); the posterior has the
   # sign symmetry (w1, b1, w2) -> -(w1, b1, w2), so compare predictions, which it leaves unchanged
   logpost <- function(t) -sum((y - t[3] * tanh(t[1] * x[, 1] + t[2]) - t[4])^2) / (2 * s2) - sum(t^2) / (2 * pv)
@@ -199,7 +203,7 @@ test_that("draws do not depend on the number of threads; chains differ", {
   f <- function(threads) {
     sgld_sa_engine(x, y, model = nn_mlp(6), sampler = "sghmc", iterations = 300, batch_size = 20, chains = 2,
             threads = threads, newx = x[1:10, ], keep_draws = Inf, seed = 4, quiet = TRUE,
-            control = sgmcmc_control(step_size = 1e-3, step_schedule = "constant"))
+            control = sgmcmc_control(step_size = 1e-3, step = sgmcmc_step(schedule = "constant")))
   }
   a <- f(1)
   b <- f(2)
@@ -221,7 +225,7 @@ test_that("a classification chain learns, and SA adapts the inclusion probabilit
   y <- factor(c("u", "v", "w")[cls])
   fit <- sgld_sa_engine(x[1:200, ], y[1:200], model = nn_mlp(8), sampler = "sghmc", method = "sa", epochs = 60,
                  batch_size = 20, newx = x[201:300, ], newy = y[201:300], seed = 2, quiet = TRUE,
-                 control = sgmcmc_control(step_size = 5e-4, step_schedule = "constant", sa_Z = 10))
+                 control = sgmcmc_control(step_size = 5e-4, step = sgmcmc_step(schedule = "constant"), ssgl = sgmcmc_ssgl(sa_Z = 10)))
   expect_s3_class(fit, "sb_sgld_sa_nn")
   expect_equal(fit$family, "multinomial")
   expect_gt(fit$accuracy_mean, 0.8)
@@ -244,8 +248,9 @@ test_that("magnitude pruning reaches the scheduled sparsity; annealing is labell
   d <- lin_data(80)
   fit <- sgld_sa_engine(d$x[, c(1, 2, 1, 2)] + rnorm(320, sd = 0.1), d$y, model = nn_mlp(10), sampler = "sghmc",
                  iterations = 2000, batch_size = 20, seed = 1, quiet = TRUE,
-                 control = sgmcmc_control(step_size = 1e-4, step_schedule = "constant", prune = TRUE, prune_S = 0.5,
-                                          prune_D = 0.9, prune_U = 50, anneal = 1.001))
+                 control = sgmcmc_control(step_size = 1e-4,
+                                          step = sgmcmc_step(schedule = "constant", anneal = 1.001),
+                                          ssgl = sgmcmc_ssgl(prune = TRUE, prune_S = 0.5, prune_D = 0.9, prune_U = 50)))
   target <- 0.5 * (1 - 0.9^(2000 / 50))  # S (1 - D^(k/U)) at the last iteration
   n_sparse <- 4 * 10 + 10
   expect_equal(fit$sparsity, floor(target * 40) / n_sparse + floor(target * 10) / n_sparse, tolerance = 1e-12)
@@ -316,7 +321,7 @@ test_that("a diverging network chain is stopped, reported and left out; all chai
   # every chain diverged: a classed error naming the step
   e <- expect_error(sgld_sa_engine(d$x, d$y * 1e3, model = nn_mlp(5), method = "none", iterations = 400, burnin = 0,
                                    seed = 1, quiet = TRUE, standardize = FALSE,
-                                   control = sgmcmc_control(step_size = 10, step_schedule = "constant")),
+                                   control = sgmcmc_control(step_size = 10, step = sgmcmc_step(schedule = "constant"))),
                     class = "scalebayes_error_diverged")
   expect_s3_class(e, "scalebayes_error_divergence")
   expect_match(conditionMessage(e), "step_size")

@@ -23,8 +23,9 @@ test_that("SGLD with a small step matches the exact conjugate Gaussian posterior
   eps <- 2e-4
   fit <- sgld_sa_engine(d$x, d$y, method = "none", iterations = 400000, batch_size = 50, sparse = FALSE,
                  intercept = FALSE, burnin = 5000, thin = 5, seed = 3, threads = 1,
-                 control = sgmcmc_control(step_schedule = "constant", step_size = eps, prior_var = s0sq,
-                                          sigma_init = 1))
+                 control = sgmcmc_control(step_size = eps,
+                                          step = sgmcmc_step(schedule = "constant"),
+                                          ssgl = sgmcmc_ssgl(prior_var = s0sq, sigma_init = 1)))
   dr <- as.matrix(fit)
   for (j in 1:3) {
     # Monte-Carlo standard errors from the chain's effective sample size (posterior::ess_mean / ess_sd).
@@ -47,8 +48,9 @@ test_that("SGHMC with a small learning rate matches the conjugate posterior mean
   V <- solve(A)
   fit <- sgld_sa_engine(d$x, d$y, method = "none", sampler = "sghmc", iterations = 200000, batch_size = 50,
                  sparse = FALSE, intercept = FALSE, burnin = 5000, thin = 5, seed = 4, threads = 1,
-                 control = sgmcmc_control(step_schedule = "constant", step_size = 1e-5, friction = 0.05,
-                                          prior_var = 4, sigma_init = 1))
+                 control = sgmcmc_control(step_size = 1e-5,
+                                          step = sgmcmc_step(schedule = "constant", friction = 0.05),
+                                          ssgl = sgmcmc_ssgl(prior_var = 4, sigma_init = 1)))
   dr <- as.matrix(fit)
   for (j in 1:3) {
     se_mean <- sqrt(V[j, j] / posterior::ess_mean(dr[, j]))
@@ -86,8 +88,10 @@ sa_setup <- function(family = "gaussian") {
 run_fixed_beta <- function(s, method, iterations, family = "gaussian", sigma_init = 1.5) {
   sgld_sa_engine(s$x, s$y, family = family, method = method, iterations = iterations, batch_size = 40,
           v0 = s$h$v0, v1 = s$h$v1, intercept = FALSE, burnin = 0, seed = 1, threads = 1,
-          control = sgmcmc_control(step_schedule = "constant", step_size = 0, init = s$beta,
-                                   sigma_init = sigma_init, delta_init = 0.3, b = s$h$b))
+          control = sgmcmc_control(step_size = 0,
+                                   init = s$beta,
+                                   step = sgmcmc_step(schedule = "constant"),
+                                   ssgl = sgmcmc_ssgl(sigma_init = sigma_init, delta_init = 0.3, b = s$h$b)))
 }
 
 test_that("one EM step of the latent variables equals the closed forms (eqs. 12-15)", {
@@ -125,9 +129,10 @@ sa_step_by_hand <- function(s, w) {
 sa_one_step <- function(s, A, Z, alpha, cap) {
   fit <- sgld_sa_engine(s$x, s$y, method = "sa", iterations = 2, batch_size = 40, v0 = s$h$v0, v1 = s$h$v1,
                  intercept = FALSE, burnin = 0, seed = 1, threads = 1,
-                 control = sgmcmc_control(step_schedule = "constant", step_size = 0, init = s$beta, sigma_init = 1.5,
-                                          delta_init = 0.3, rho_init = 0.5, kappa0_init = 1, kappa1_init = 1,
-                                          sa_A = A, sa_Z = Z, sa_alpha = alpha, sa_cap = cap, b = s$h$b))
+                 control = sgmcmc_control(step_size = 0,
+                                          init = s$beta,
+                                          step = sgmcmc_step(schedule = "constant"),
+                                          ssgl = sgmcmc_ssgl(sigma_init = 1.5, delta_init = 0.3, rho_init = 0.5, kappa0_init = 1, kappa1_init = 1, sa_A = A, sa_Z = Z, sa_alpha = alpha, sa_cap = cap, b = s$h$b)))
   fit$final_state[[1]]
 }
 expect_sa_state <- function(st, ref, info = NULL) {
@@ -178,7 +183,7 @@ test_that("plain SGLD is the authors' baseline: kappa0 = kappa1 = 1 and sigma st
   s <- sa_setup()
   f <- function(v0, method = "none", ...) {
     sgld_sa_engine(s$x, s$y, method = method, iterations = 500, batch_size = 20, v0 = v0, intercept = FALSE, burnin = 0,
-            seed = 3, threads = 1, control = sgmcmc_control(sigma_init = 1.5, delta_init = 0.3, ...))
+            seed = 3, threads = 1, control = sgmcmc_control(ssgl = sgmcmc_ssgl(sigma_init = 1.5, delta_init = 0.3, ...)))
   }
   a <- f(0.05)
   st <- a$final_state[[1]]
@@ -203,8 +208,9 @@ test_that("the frozen prior of plain SGLD is the one sampled (conjugate check wi
   V <- solve(A)
   fit <- sgld_sa_engine(d$x, d$y, method = "none", iterations = 200000, batch_size = 50, intercept = FALSE,
                  burnin = 5000, thin = 5, seed = 5, threads = 1,
-                 control = sgmcmc_control(step_schedule = "constant", step_size = 2e-4, sigma_init = 1,
-                                          kappa0_init = 0, kappa1_init = 0.25))
+                 control = sgmcmc_control(step_size = 2e-4,
+                                          step = sgmcmc_step(schedule = "constant"),
+                                          ssgl = sgmcmc_ssgl(sigma_init = 1, kappa0_init = 0, kappa1_init = 0.25)))
   dr <- as.matrix(fit)
   for (j in 1:3) {
     se_mean <- sqrt(V[j, j] / posterior::ess_mean(dr[, j])) # Monte-Carlo standard error from the ESS
@@ -215,7 +221,7 @@ test_that("the frozen prior of plain SGLD is the one sampled (conjugate check wi
   # posterior sds from 0 (coefficient 3, 0.25, does not, so its mean is not this closed form).
   fit1 <- sgld_sa_engine(d$x, d$y, method = "none", iterations = 200000, batch_size = 50, intercept = FALSE,
                   burnin = 5000, thin = 5, seed = 5, threads = 1,
-                  control = sgmcmc_control(step_schedule = "constant", step_size = 2e-4, sigma_init = 1))
+                  control = sgmcmc_control(step_size = 2e-4, step = sgmcmc_step(schedule = "constant"), ssgl = sgmcmc_ssgl(sigma_init = 1)))
   A1 <- crossprod(d$x) + diag(1, 3)
   mu1 <- drop(solve(A1, crossprod(d$x, d$y) - sign(mu)))
   dr1 <- as.matrix(fit1)
@@ -247,8 +253,10 @@ test_that("the SA iteration converges to the fixed point of g on a fixed beta", 
   # a warm-up longer than the run leaves them alone too; sa_start = 1 (SA from the second iteration) is the default
   fitw <- sgld_sa_engine(s$x, s$y, method = "sa", iterations = 50, batch_size = 40, v0 = s$h$v0, intercept = FALSE,
                   burnin = 0, seed = 1, threads = 1,
-                  control = sgmcmc_control(step_schedule = "constant", step_size = 0, init = s$beta,
-                                           sigma_init = 1.5, delta_init = 0.3, sa_start = 60))
+                  control = sgmcmc_control(step_size = 0,
+                                           init = s$beta,
+                                           step = sgmcmc_step(schedule = "constant"),
+                                           ssgl = sgmcmc_ssgl(sigma_init = 1.5, delta_init = 0.3, sa_start = 60)))
   expect_equal(fitw$final_state[[1]]$sigma, 1.5)
   expect_equal(unname(fitw$final_state[[1]]$rho), rep(0.3, 8))
 })
@@ -261,7 +269,7 @@ test_that("Table 1 ordering: SGLD-SA beats SGLD-EM beats SGLD on test MSE (reduc
     sapply(c(sa = "sa", em = "em", none = "none"), function(m) {
       fit <- sgld_sa_engine(d$x, d$y, method = m, iterations = 20000, batch_size = 50, v0 = 0.01, v1 = 10,
                      intercept = FALSE, keep_draws = 1:3, newx = d$x_test, seed = r, threads = 1,
-                     control = sgmcmc_control(sigma_init = 1, rho_init = 1, b = 1000))
+                     control = sgmcmc_control(ssgl = sgmcmc_ssgl(sigma_init = 1, rho_init = 1, b = 1000)))
       mean((predict(fit)$fit - d$y_test)^2)
     })
   })
@@ -304,7 +312,7 @@ test_that("logistic regression selects the signal and predicts probabilities", {
 test_that("magnitude pruning zeroes the smallest weights at the scheduled rate", {
   d <- sgld_sa_simulate(n = 60, p = 40, corr = 0.5, seed = 4)
   fit <- sgld_sa_engine(d$x, d$y, iterations = 2000, intercept = FALSE, seed = 1, threads = 1,
-                 control = sgmcmc_control(prune = TRUE, prune_S = 0.5, prune_D = 0.9, prune_U = 10))
+                 control = sgmcmc_control(ssgl = sgmcmc_ssgl(prune = TRUE, prune_S = 0.5, prune_D = 0.9, prune_U = 10)))
   s_final <- 0.5 * (1 - 0.9^(2000 / 10))
   expect_equal(sum(fit$final_state[[1]]$beta == 0), floor(s_final * 40))
   expect_true(all(rowSums(fit$draws == 0) >= floor(0.45 * 40)))
@@ -314,7 +322,7 @@ test_that("divergence stops with a classed error carrying the last good state", 
   d <- conj_data()
   cnd <- rlang::catch_cnd(
     sgld_sa_engine(d$x * 100, d$y, method = "none", iterations = 1000, seed = 1, threads = 1,
-            control = sgmcmc_control(step_schedule = "constant", step_size = 1)),
+            control = sgmcmc_control(step_size = 1, step = sgmcmc_step(schedule = "constant"))),
     classes = "scalebayes_error")
   expect_s3_class(cnd, "scalebayes_error_divergence")
   expect_true(all(is.finite(cnd$last_state$beta)))
@@ -333,15 +341,15 @@ test_that("bad inputs give classed errors", {
   expect_error(sgld_sa_engine(d$x, d$y, keep_draws = "nope"), class = "scalebayes_error")
   expect_error(sgld_sa_engine(d$x, d$y, control = list(step_size = 1)), class = "scalebayes_error")
   expect_error(sgld_sa_engine(d$x, d$y, control = sgmcmc_control(init = 1:2)), class = "scalebayes_error")
-  expect_error(sgmcmc_control(friction = 0.1, noise_estimate = 0.2), class = "scalebayes_error")
-  expect_error(sgmcmc_control(sa_alpha = 2), class = "scalebayes_error")
+  expect_error(sgmcmc_control(step = sgmcmc_step(friction = 0.1, noise_estimate = 0.2)), class = "scalebayes_error")
+  expect_error(sgmcmc_control(ssgl = sgmcmc_ssgl(sa_alpha = 2)), class = "scalebayes_error")
   expect_error(sgmcmc_control(step_size = -1), class = "scalebayes_error")
-  expect_error(sgmcmc_control(sa_cap = 0), class = "scalebayes_error")
-  expect_error(sgmcmc_control(sa_cap = 1.5), class = "scalebayes_error")
-  expect_error(sgmcmc_control(kappa0_init = -1), class = "scalebayes_error")
-  expect_error(sgmcmc_control(kappa1_init = NA_real_), class = "scalebayes_error")
-  expect_error(sgmcmc_control(kappa1_init = "1"), class = "scalebayes_error")
-  expect_error(sgmcmc_control(kappa0_init = c(1, 2)), class = "scalebayes_error")
+  expect_error(sgmcmc_control(ssgl = sgmcmc_ssgl(sa_cap = 0)), class = "scalebayes_error")
+  expect_error(sgmcmc_control(ssgl = sgmcmc_ssgl(sa_cap = 1.5)), class = "scalebayes_error")
+  expect_error(sgmcmc_control(ssgl = sgmcmc_ssgl(kappa0_init = -1)), class = "scalebayes_error")
+  expect_error(sgmcmc_control(ssgl = sgmcmc_ssgl(kappa1_init = NA_real_)), class = "scalebayes_error")
+  expect_error(sgmcmc_control(ssgl = sgmcmc_ssgl(kappa1_init = "1")), class = "scalebayes_error")
+  expect_error(sgmcmc_control(ssgl = sgmcmc_ssgl(kappa0_init = c(1, 2))), class = "scalebayes_error")
   expect_error(sgld_sa_engine(d$x, d$y, seed = -1), class = "scalebayes_error")
   expect_error(predict(sgld_sa_engine(d$x, d$y, iterations = 100, seed = 1)), class = "scalebayes_error")
 })
@@ -359,20 +367,20 @@ test_that("the ziggurat normals used for the SGLD noise are standard normal", {
 test_that("step-size and temperature schedules follow their formulas", {
   d <- conj_data()
   fit <- sgld_sa_engine(d$x, d$y, iterations = 400, seed = 1, threads = 1,
-                 control = sgmcmc_control(step_schedule = "stepwise", step_size = 1e-3, step_decay = 0.5,
-                                          step_milestones = c(100, 300), temperature = 2, anneal = 1.001,
-                                          trace_every = 1))
+                 control = sgmcmc_control(step_size = 1e-3,
+                                          trace_every = 1,
+                                          step = sgmcmc_step(schedule = "stepwise", decay = 0.5, milestones = c(100, 300), temperature = 2, anneal = 1.001)))
   k <- fit$trace$iteration
   expect_equal(fit$trace$eps, 1e-3 * 0.5^((k >= 100) + (k >= 300)))
   expect_equal(fit$trace$tau, 2 * 1.001^k)
   fit2 <- sgld_sa_engine(d$x, d$y, iterations = 50, seed = 1, threads = 1,
-                  control = sgmcmc_control(step_size = 2e-3, step_power = 0.5, trace_every = 1))
+                  control = sgmcmc_control(step_size = 2e-3, trace_every = 1, step = sgmcmc_step(power = 0.5)))
   expect_equal(fit2$trace$eps, 2e-3 * (1:50)^(-0.5))
   # annealing once every 7 iterations (the per-epoch rule)
   fit3 <- sgld_sa_engine(d$x, d$y, iterations = 60, seed = 1, threads = 1,
-                  control = sgmcmc_control(temperature = 3, anneal = 1.5, anneal_every = 7, trace_every = 1))
+                  control = sgmcmc_control(trace_every = 1, step = sgmcmc_step(temperature = 3, anneal = 1.5, anneal_every = 7)))
   expect_equal(fit3$trace$tau, 3 * 1.5^((1:60) %/% 7))
-  expect_error(sgmcmc_control(anneal_every = 0), class = "scalebayes_error_input")
+  expect_error(sgmcmc_control(step = sgmcmc_step(anneal_every = 0)), class = "scalebayes_error_input")
 })
 
 test_that("chains split into future chunks give the same draws as one process (every sampler of the table)", {

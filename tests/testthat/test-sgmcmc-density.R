@@ -44,8 +44,9 @@ test_that("HAMCMC-SA (matrix form, unnormalized) and SGLD sample a correlated 5-
   hs <- function(form, normalize = FALSE) {
     sgmcmc_density_engine(tg, init = rep(0, 5), sampler = "hamcmc_sa", iterations = 30000, burnin = 2000, thin = 4,
                    chains = 4, seed = 11, quiet = TRUE,
-                   control = sgmcmc_control(step_size = 0.01, step_schedule = "constant", sa_form = form,
-                                            memory = 3, normalize = normalize))
+                   control = sgmcmc_control(step_size = 0.01,
+                                            step = sgmcmc_step(schedule = "constant"),
+                                            lbfgs = sgmcmc_lbfgs(sa_form = form, memory = 3, normalize = normalize)))
   }
   # the dense form and the diagonal form (linear cost, the default above 2,000 parameters)
   for (form in c("matrix", "diagonal")) {
@@ -61,7 +62,7 @@ test_that("HAMCMC-SA (matrix form, unnormalized) and SGLD sample a correlated 5-
   # slowest direction mixes in 1 / (eps 0.2) = 2 500 iterations)
   fs <- sgmcmc_density_engine(tg, init = rep(0, 5), sampler = "sgld", iterations = 1.25e6, burnin = 5e4, thin = 100,
                        chains = 4, seed = 12, quiet = TRUE,
-                       control = sgmcmc_control(step_size = 0.002, step_schedule = "constant"))
+                       control = sgmcmc_control(step_size = 0.002, step = sgmcmc_step(schedule = "constant")))
   z <- moment_z(fs, g$mean, g$cov)
   expect_lt(max(abs(z$mean)), 4)
   expect_lt(max(abs(z$cov)), 4)
@@ -71,8 +72,9 @@ test_that("HAMCMC-SA (matrix form, unnormalized) and SGLD sample a correlated 5-
 })
 
 test_that("a target written in R and the built-in banana give the same draws for the same seed", {
-  ctl <- sgmcmc_control(step_size = 0.03, step_schedule = "constant", memory = 3, gamma_min = 16)
   for (s in scalebayes:::sgmcmc_samplers()$name) {  # every sampler of the table
+    ctl <- sgmcmc_control(step_size = 0.03, step = sgmcmc_step(schedule = "constant"),
+                          lbfgs = if (scalebayes:::sgmcmc_sampler_info(s)$preconditioned) sgmcmc_lbfgs(memory = 3, gamma_min = 16))
     f1 <- sgmcmc_density_engine(banana_r, init = c(0.5, -1), sampler = s, iterations = 1500, chains = 2, seed = 3,
                          quiet = TRUE, control = ctl)
     f2 <- sgmcmc_density_engine(sgmcmc_target("banana"), init = c(0.5, -1), sampler = s, iterations = 1500, chains = 2,
@@ -95,7 +97,7 @@ test_that("SGNHT's thermostat samples a Gaussian at temperature 1 / tau with the
   S <- diag(c(1, 4))
   for (tau in c(1, 2)) {
     g <- sgmcmc_density(sgmcmc_target("gaussian", mean = c(0, 0), cov = S), sampler = "sgnht", seed = 2,
-                        quiet = TRUE, control = sgmcmc_control(temperature = tau))
+                        quiet = TRUE, control = sgmcmc_control(step = sgmcmc_step(temperature = tau)))
     expect_gte(min(g$diagnostics$convergence$ess_bulk), 2000)
     r <- apply(as.matrix(g), 2, stats::var) / (diag(S) / tau)
     expect_true(all(abs(r - 1) < 0.1), label = paste("tau", tau, "variance ratios", paste(round(r, 3), collapse = " ")))
@@ -108,7 +110,8 @@ test_that("built-in targets are thread invariant and chains differ", {
   for (tg in list(sgmcmc_target("banana"), sgmcmc_target("gaussian", mean = g$mean, cov = g$cov))) {
     for (s in c("sgld", "hamcmc_sa")) {
       args <- list(target = tg, sampler = s, iterations = 2000, chains = 3, seed = 9, quiet = TRUE,
-                   control = sgmcmc_control(step_size = 0.01, step_schedule = "constant", gamma_min = 16))
+                   control = sgmcmc_control(step_size = 0.01, step = sgmcmc_step(schedule = "constant"),
+                                            lbfgs = if (s == "hamcmc_sa") sgmcmc_lbfgs(gamma_min = 16)))
       f1 <- do.call(sgmcmc_density_engine, c(args, threads = 1))
       f2 <- do.call(sgmcmc_density_engine, c(args, threads = 2))
       expect_identical(f1$draws, f2$draws)
@@ -133,7 +136,7 @@ test_that("the banana's exact draws have the exact moments", {
 test_that("a chain that diverges everywhere is a classed error with its last good state, not a crash", {
   # every chain diverged: nothing is left to average (one diverged chain among good ones is left out with a
   # warning: test-sgmcmc-trust.R)
-  big <- sgmcmc_control(step_size = 5, step_schedule = "constant", gamma_min = 1)
+  big <- sgmcmc_control(step_size = 5, step = sgmcmc_step(schedule = "constant"))
   for (s in c("sgld", "hamcmc_sa", "hamcmc")) {
     for (tg in list(sgmcmc_target("banana"), banana_r)) {
       e <- expect_error(sgmcmc_density_engine(tg, init = c(2, 0), sampler = s, iterations = 200, burnin = 0,
@@ -148,7 +151,7 @@ test_that("a chain that diverges everywhere is a classed error with its last goo
 
 test_that("fits answer the sb_fit methods; predict() explains there are no data", {
   f <- sgmcmc_density_engine(sgmcmc_target("banana"), iterations = 2000, chains = 2, seed = 1, quiet = TRUE,
-                      control = sgmcmc_control(step_size = 0.02, step_schedule = "constant"))
+                      control = sgmcmc_control(step_size = 0.02, step = sgmcmc_step(schedule = "constant")))
   expect_s3_class(f, "sb_fit")
   expect_output(print(f), "SGLD \\(density target\\)")
   expect_identical(colnames(as.matrix(f)), c("b1", "b2"))
@@ -164,7 +167,7 @@ test_that("fits answer the sb_fit methods; predict() explains there are no data"
   expect_identical(names(f$trace), c("chain", "iteration", "log_density", "eps", "tau"))
   # the trace's log density is that of the state at the start of the iteration: the previous kept draw
   g <- sgmcmc_density_engine(sgmcmc_target("banana"), iterations = 50, burnin = 0, thin = 1, seed = 2, quiet = TRUE,
-                      control = sgmcmc_control(step_size = 0.02, step_schedule = "constant", trace_every = 1))
+                      control = sgmcmc_control(step_size = 0.02, trace_every = 1, step = sgmcmc_step(schedule = "constant")))
   dr <- as.matrix(g)
   expect_identical(g$trace$log_density[-1], apply(dr[-50, ], 1, function(b) banana_r(b)$log_density),
                    ignore_attr = TRUE)
@@ -172,7 +175,7 @@ test_that("fits answer the sb_fit methods; predict() explains there are no data"
 })
 
 test_that("bad inputs are classed errors that name the argument", {
-  ctl <- sgmcmc_control(step_size = 0.01, step_schedule = "constant")
+  ctl <- sgmcmc_control(step_size = 0.01, step = sgmcmc_step(schedule = "constant"))
   expect_error(sgmcmc_density_engine("banana", init = c(0, 0)), class = "scalebayes_error_input", regexp = "target")
   expect_error(sgmcmc_density_engine(banana_r), class = "scalebayes_error_input", regexp = "init")
   expect_error(sgmcmc_density_engine(sgmcmc_target("banana"), init = c(0, 0, 0), quiet = TRUE),
@@ -201,12 +204,12 @@ test_that("bad inputs are classed errors that name the argument", {
   expect_error(sgmcmc_density_engine(function(b) sum(b), init = c(0, 0)), class = "scalebayes_error_input",
                regexp = "log_density")
   # the L-BFGS settings
-  expect_error(sgmcmc_control(memory = 0), class = "scalebayes_error", regexp = "memory")
-  expect_error(sgmcmc_density_engine(banana_r, init = c(0, 0), sampler = "hamcmc", control = sgmcmc_control(memory = 1)),
+  expect_error(sgmcmc_control(lbfgs = sgmcmc_lbfgs(memory = 0)), class = "scalebayes_error", regexp = "memory")
+  expect_error(sgmcmc_density_engine(banana_r, init = c(0, 0), sampler = "hamcmc", control = sgmcmc_control(lbfgs = sgmcmc_lbfgs(memory = 1))),
                class = "scalebayes_error", regexp = "memory")
   big <- function(b) list(log_density = -sum(b * b) / 2, gradient = -b)
   e <- expect_error(sgmcmc_density_engine(big, init = rep(0, 2001), sampler = "hamcmc_sa",
-                                   control = sgmcmc_control(sa_form = "matrix")), class = "scalebayes_error")
+                                   control = sgmcmc_control(lbfgs = sgmcmc_lbfgs(sa_form = "matrix"))), class = "scalebayes_error")
   expect_identical(e$arg, "sa_form")
   expect_match(conditionMessage(e), "2,000")
   expect_error(sgmcmc_density_engine(banana_r, init = c(0, 0), sampler = "mala"), class = "scalebayes_error_input",

@@ -55,7 +55,7 @@ test_that("standardize = TRUE is the sampler on the standardized data, mapped ba
   set.seed(2)
   x <- cbind(a = rnorm(80, 10, 3), b = rnorm(80, -2, 0.1))
   y <- 3 + 0.5 * x[, 1] + 20 * x[, 2] + rnorm(80)
-  ctl <- sgmcmc_control(step_size = 1e-3, step_schedule = "constant")
+  ctl <- sgmcmc_control(step_size = 1e-3, step = sgmcmc_step(schedule = "constant"))
   f1 <- sgld_sa(x, y, iterations = 600, chains = 2, seed = 3, quiet = TRUE, control = ctl, newx = x[1:3, ])
   sc <- scalebayes:::sgmcmc_scaling(x, y, "gaussian", TRUE)
   xs <- scalebayes:::sgmcmc_apply_x(x, sc)
@@ -80,7 +80,7 @@ test_that("SGLD, SGHMC and SGNHT with the warm-up's step match an exact Gaussian
   e <- exact_lg
   for (s in c("sgld", "sghmc", "sgnht")) {
     f <- sgld_sa(e$x, e$y, sampler = s, method = "none", sparse = FALSE, seed = 1, quiet = TRUE,
-                 control = sgmcmc_control(likelihood_sd = e$noise_sd, prior_var = e$pv))
+                 control = sgmcmc_control(ssgl = sgmcmc_ssgl(likelihood_sd = e$noise_sd, prior_var = e$pv)))
     d <- as.matrix(f)
     expect_true(f$warmup$capped || f$warmup$step_size == f$warmup$ksd_step)
     expect_gte(min(f$diagnostics$convergence$ess_bulk), 900)
@@ -99,7 +99,7 @@ test_that("HAMCMC-SA (matrix, diagonal and lowrank forms) and HAMCMC with the wa
   # held to the HAMCMC-SA issue's bounds for every form (0.25 sd, sds in [0.75, 1.33]); before same-batch
   # pairs its sds were 1.6-1.7 times the exact.
   e <- exact_lg
-  ctl <- function(...) sgmcmc_control(likelihood_sd = e$noise_sd, prior_var = e$pv, ...)
+  ctl <- function(...) sgmcmc_control(ssgl = sgmcmc_ssgl(likelihood_sd = e$noise_sd, prior_var = e$pv), lbfgs = sgmcmc_lbfgs(...))
   runs <- list(matrix = list(sampler = "hamcmc_sa", control = ctl(), mean = 0.1, sd = c(0.9, 1.1)),
                diagonal = list(sampler = "hamcmc_sa", control = ctl(sa_form = "diagonal"), mean = 0.1, sd = c(0.9, 1.1)),
                lowrank = list(sampler = "hamcmc_sa", control = ctl(sa_form = "lowrank"), mean = 0.1, sd = c(0.9, 1.1)),
@@ -192,7 +192,7 @@ test_that("a diverged chain is reported, left out of every average, and all chai
     calls <<- calls + 1
     list(log_density = -sum(b^2) / 2, gradient = if (calls > 1500) NaN * b else -b)
   }
-  ctl <- sgmcmc_control(step_size = 0.1, step_schedule = "constant")
+  ctl <- sgmcmc_control(step_size = 0.1, step = sgmcmc_step(schedule = "constant"))
   expect_warning(
     f <- sgmcmc_density(tg, init = c(0, 0), iterations = 1000, chains = 2, seed = 1, quiet = TRUE, control = ctl),
     class = "scalebayes_warning_diverged")
@@ -260,7 +260,7 @@ test_that("Bayesian logistic regression: every sampler with defaults agrees with
     form <- if (grepl("_", sub("hamcmc_sa", "", s))) sub(".*_", "", s)
     f <- sgld_sa(ref$x, ref$y, family = "binomial", sampler = sub("_diagonal|_lowrank", "", s), method = "none",
                  sparse = FALSE, seed = 1, quiet = TRUE,
-                 control = sgmcmc_control(prior_var = ref$prior_var, sa_form = form))
+                 control = sgmcmc_control(ssgl = sgmcmc_ssgl(prior_var = ref$prior_var), lbfgs = sgmcmc_lbfgs(sa_form = form)))
     d <- as.matrix(f)
     z <- (colMeans(d) - ref$mean) / ref$sd
     r <- apply(d, 2, stats::sd) / ref$sd

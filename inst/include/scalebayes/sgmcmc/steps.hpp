@@ -49,6 +49,8 @@ enum class Sampler { sgld, sghmc, sgnht, hamcmc_sa, hamcmc };
 //   preconditioned it keeps an L-BFGS preconditioner (hamcmc_sa(): its choices, its settings' checks; the noise
 //                  has the preconditioner's covariance, so the warm-up's excess variance is relative);
 //   batched        it has a batched form (nn/batched_sgmcmc.hpp: no per-chain memory);
+//   noise_estimate it reads StepControl::noise_estimate (SGHMC's beta-hat; R warns when the setting is given to a
+//                  sampler that does not: SGNHT's thermostat absorbs the minibatch noise instead);
 //   net_lr         the measured per-example network rate: a network's default step is net_lr / N;
 //   net_lr_summed  for a sampler whose preconditioner divides by the summed curvature from iteration 1
 //                  (HAMCMC-SA with precond_init = "curvature"): the rate on the summed scale, N-free (NaN: none).
@@ -67,18 +69,18 @@ struct SamplerInfo {
   Sampler id;
   const char* name;
   const char* label;
-  bool per_example, momentum, preconditioned, batched;
+  bool per_example, momentum, preconditioned, batched, noise_estimate;
   double net_lr, net_lr_summed;
 };
 inline const std::vector<SamplerInfo>& sampler_table() {
   constexpr double none = std::numeric_limits<double>::quiet_NaN();
   static const std::vector<SamplerInfo> t{
-      // id, name, label, per_example, momentum, preconditioned, batched, net_lr, net_lr_summed
-      {Sampler::sgld, "sgld", "SGLD", true, false, false, true, 0.3, none},
-      {Sampler::sghmc, "sghmc", "SGHMC", true, true, false, true, 0.03, none},
-      {Sampler::sgnht, "sgnht", "SGNHT", true, true, false, true, 0.03, none},
-      {Sampler::hamcmc_sa, "hamcmc_sa", "HAMCMC-SA", false, false, true, false, 0.3, 0.1},
-      {Sampler::hamcmc, "hamcmc", "HAMCMC", false, false, true, false, 0.3, none}};
+      // id, name, label, per_example, momentum, preconditioned, batched, noise_estimate, net_lr, net_lr_summed
+      {Sampler::sgld, "sgld", "SGLD", true, false, false, true, false, 0.3, none},
+      {Sampler::sghmc, "sghmc", "SGHMC", true, true, false, true, true, 0.03, none},
+      {Sampler::sgnht, "sgnht", "SGNHT", true, true, false, true, false, 0.03, none},
+      {Sampler::hamcmc_sa, "hamcmc_sa", "HAMCMC-SA", false, false, true, false, false, 0.3, 0.1},
+      {Sampler::hamcmc, "hamcmc", "HAMCMC", false, false, true, false, false, 0.3, none}};
   return t;
 }
 inline const SamplerInfo& sampler_info(Sampler s) {
