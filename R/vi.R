@@ -53,7 +53,7 @@
 #'   \eqn{\phi} of every weight), `trace` (per epoch: negative ELBO, negative log-likelihood and KL on the sum
 #'   scale, share of weights kept, training accuracy, noise sd), `description_length` (the KL in bits and per
 #'   weight), `lambda`, `noise_sd`; `weights_mean` is the mean of q (\eqn{\phi\mu}). A vector `lambda` gives
-#'   an `sb_vi_grid`: a list of such fits with a summary table.
+#'   an `sb_vi_grid`: a list of such fits, one per value, with the generics of a path (see [sb_vi_grid-methods]).
 #' @references Bai, J., Song, Q. and Cheng, G. (2020). Efficient variational inference for sparse deep learning
 #'   with theoretical guarantee. *NeurIPS 33*.
 #' @seealso [bbb()], [vi_control()], [sparse_vi_sim()].
@@ -361,23 +361,4 @@ vi_shape_pred <- function(v, n, n_out, family, levels) {
 vi_error <- function(p, y, family) {
   if (family == "gaussian") return(sqrt(mean((p - y)^2)))
   1 - mean(nn_class(p, family) == y)
-}
-
-#' @export
-print.sb_vi_grid <- function(x, ...) {
-  cat(sprintf("<sb_vi_grid> %d variational fits over lambda\n", length(x)))
-  print(summary(x), row.names = FALSE)
-  invisible(x)
-}
-
-#' @export
-summary.sb_vi_grid <- function(object, ...) {
-  data.frame(
-    log_lambda = attr(object, "log_lambda"),
-    kept = vapply(object, function(f) mean(.subset2(f, "inclusion")$values > 0.5), numeric(1)),
-    neg_elbo = vapply(object, function(f) utils::tail(f$trace$neg_elbo, 1) %||% NA_real_, numeric(1)),
-    train_nll = vapply(object, function(f) utils::tail(f$trace$nll, 1) %||% NA_real_, numeric(1)),
-    test = vapply(object, function(f) f$rmse_mean %||% f$accuracy_mean %||% NA_real_, numeric(1)),
-    status = vapply(object, function(f) f$fit_status, character(1))
-  )
 }

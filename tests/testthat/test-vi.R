@@ -201,6 +201,26 @@ test_that("a lambda grid gives one fit each, the same for 1 and 2 threads", {
   s <- summary(a)
   expect_equal(nrow(s), 3)
   expect_output(print(a), "variational fits")
+  # the generics of a path: each column / element is that fit's own answer
+  cf <- coef(a)
+  expect_identical(dim(cf), c(length(coef(a[[1]])), 3L))
+  for (i in 1:3) expect_identical(unname(cf[, i]), unname(coef(a[[i]])))
+  expect_identical(rownames(cf), names(coef(a[[1]])))
+  expect_identical(colnames(cf), sprintf("log_lambda=%s", format(log(c(1e-3, 0.5, 1)), digits = 4)))
+  pr <- predict(a, x[21:30, ])
+  expect_length(pr, 3)
+  for (i in 1:3) expect_identical(pr[[i]], predict(a[[i]], x[21:30, ]))
+  expect_identical(predict(a)[[2]], predict(a[[2]]))
+  expect_identical(nobs(a), nobs(a[[1]]))
+  pdf(NULL)
+  expect_invisible(plot(a))
+  dev.off()
+  # one posterior's generics name the fix
+  for (g in list(as.matrix, posterior::as_draws_array, posterior::as_draws_df, posterior_interval, log_lik,
+                 posterior::ndraws)) {
+    e <- expect_error(g(a), class = "scalebayes_error_not_applicable")
+    expect_match(conditionMessage(e), "grid[[k]]", fixed = TRUE)
+  }
 })
 
 test_that("sparse_vi(lambda = 1) is bbb() with the slab prior, the weight-sampling estimator and Adam 5e-3", {
