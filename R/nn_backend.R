@@ -208,6 +208,22 @@ nn_warn_scale <- function(big, arg, what) {
   invisible(NULL)
 }
 
+# The first steps of the nn_control() front ends (wbb_nn(), bbb(), sparse_vi()) after their own checks: the epochs
+# and minibatch size given as arguments (into `control`), standardization and nn_prepare_fit(), and `draws` (all
+# fits' together) checked against the size of what the run returns (predictions on newx; kept parameters). Returns
+# nn_prepare_fit()'s list with the updated `control` and `standardize`.
+nn_front_prepare <- function(x, y, model, family, newx, newy, control, epochs, batch_size, standardize, draws,
+                             keep_draws, call) {
+  if (!is.null(epochs)) control$epochs <- check_count(epochs, max = 1e7, arg = "epochs", call = call)
+  if (!is.null(batch_size)) control$batch_size <- check_count(batch_size, max = 1e8, arg = "batch_size", call = call)
+  standardize <- check_standardize(standardize, call)
+  pd <- nn_prepare_fit(x, y, model, family, newx, newy, control, call, standardize = standardize)
+  control$batch_size <- pd$batch_size
+  if (!is.null(pd$nd)) check_result_size(draws, pd$nd$n * pd$n_out, "draws", call = call)  # predictions
+  if (keep_draws) check_result_size(draws, sum(pd$tab$params), "draws", call = call)  # every parameter
+  c(pd, list(control = control, standardize = standardize))
+}
+
 # The data and network of a network fit (wbb_nn(), sparse_vi(), bbb()): inputs, responses and family, the
 # resolved layer table and engine spec (with the control's initialization), the minibatch size, and the test
 # inputs / responses. With `standardize` (R/nn_standardize.R) the inputs (x and newx) and a gaussian response

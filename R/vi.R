@@ -212,19 +212,13 @@ vi_run <- function(method, prior, mcall, call, x, y, model, family, log_lambda, 
   control <- vi_check_control(control, call)
   draws <- check_count(draws, max = 1e6, arg = "draws", call = call)
   keep_draws <- check_flag(keep_draws, arg = "keep_draws", call = call)
-  if (!is.null(epochs)) control$epochs <- check_count(epochs, max = 1e7, arg = "epochs", call = call)
-  if (!is.null(batch_size)) control$batch_size <- check_count(batch_size, max = 1e8, arg = "batch_size", call = call)
-  standardize <- check_standardize(standardize, call)
   rs <- run_settings(seed, threads, quiet, call = call)
-  pd <- nn_prepare_fit(x, y, model, family, newx, newy, control, call, standardize = standardize)
+  pd <- nn_front_prepare(x, y, model, family, newx, newy, control, epochs, batch_size, standardize,
+                         as.double(draws) * max(1L, length(log_lambda)), keep_draws, call)
   xd <- pd$xd; yd <- pd$yd; family <- pd$family; n_out <- pd$n_out; tab <- pd$tab; spec <- pd$spec; nd <- pd$nd
-  newy_d <- pd$newy_d
-  sc <- pd$scaling
-  control$batch_size <- pd$batch_size
+  newy_d <- pd$newy_d; sc <- pd$scaling; control <- pd$control; standardize <- pd$standardize
   if (method == "sparse_vi" && is.null(log_lambda)) log_lambda <- vi_log_lambda_opt(tab, xd$shape, xd$n, delta)
   fits <- length(log_lambda)
-  if (!is.null(nd)) check_result_size(as.double(draws) * fits, nd$n * n_out, "draws", call = call)
-  if (keep_draws) check_result_size(as.double(draws) * fits, sum(tab$params), "draws", call = call)
   other <- unique(tab$kind[nn_kind_is(tab$kind, "variational") & tab$kind != "linear"])
   if (vi$estimator == "per_example" && length(other)) {  # (the engine's rule: nn/vi/variational.hpp)
     sb_abort(c("{.code estimator = \"per_example\"} is for linear layers; this network has {.val {other}} layers.",

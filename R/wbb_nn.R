@@ -140,19 +140,13 @@ wbb_nn <- function(x, y, model = nn_mlp(), family = NULL, lambda = 1e-4,
   keep_draws <- sb_renamed_arg(if (!missing(keep_weights)) keep_weights, keep_draws, "keep_weights", "keep_draws",
                                missing(keep_draws), "wbb_nn", call = call, old_missing = missing(keep_weights))
   keep_draws <- check_flag(keep_draws, arg = "keep_draws", call = call)
-  if (!is.null(epochs)) control$epochs <- check_count(epochs, max = 1e7, arg = "epochs", call = call)
-  if (!is.null(batch_size)) control$batch_size <- check_count(batch_size, max = 1e8, arg = "batch_size", call = call)
   if (missing(future) && isTRUE(control$future)) future <- TRUE  # nn_control(future = ) (deprecated there)
   if (is.null(chunks)) chunks <- control$chunks
-  standardize <- check_standardize(standardize, call)
   rs <- wbb_run_settings(draws, threads, seed, quiet, chunks, future, call = call)
-  pd <- nn_prepare_fit(x, y, model, family, newx, newy, control, call, standardize = standardize)
+  pd <- nn_front_prepare(x, y, model, family, newx, newy, control, epochs, batch_size, standardize, draws, keep_draws,
+                         call)
   xd <- pd$xd; yd <- pd$yd; family <- pd$family; n_out <- pd$n_out; tab <- pd$tab; spec <- pd$spec; nd <- pd$nd
-  newy_d <- pd$newy_d
-  sc <- pd$scaling
-  control$batch_size <- pd$batch_size
-  if (!is.null(nd)) check_result_size(draws, nd$n * n_out, "draws", call = call)  # predictions
-  if (keep_draws) check_result_size(draws, sum(tab$params), "draws", call = call)  # every parameter
+  newy_d <- pd$newy_d; sc <- pd$scaling; control <- pd$control; standardize <- pd$standardize
   keep_history <- isTRUE(control$history %||% TRUE)  # controls made before the option existed: TRUE
   if (keep_history) {  # draws x epochs rows of (loss, accuracy)
     per_epoch <- ceiling(xd$n / min(control$batch_size, xd$n))
