@@ -121,8 +121,17 @@ coef.sb_fit <- function(object, type = c("mean", "median", "estimate"), ...) {
 #' @export
 as.matrix.sb_fit <- function(x, pars = NULL, ...) {
   sb_check_dots(..., fn = "as.matrix")
-  select_pars(x$draws, pars)
+  sb_draw_matrix(x, pars)
 }
+
+# The draws every fit's draw generics read (draws x parameters, `pars` selected) and the chain of each draw as
+# 1..K: internal generics, so that as.matrix(), as_draws_*() and posterior_interval() are defined once, here, for
+# every sb_fit. A network fit (sb_nn_fit, R/nn_fit.R) reads its finished kept draws, or its per-draw metrics when
+# it kept no weights.
+sb_draw_matrix <- function(x, pars) UseMethod("sb_draw_matrix")
+sb_draw_matrix.sb_fit <- function(x, pars) select_pars(x$draws, pars)
+sb_draw_chain <- function(x, n) UseMethod("sb_draw_chain")
+sb_draw_chain.sb_fit <- function(x, n) sb_fit_chain(x, n)
 
 #' @rdname sb_fit-methods
 #' @export
@@ -145,8 +154,8 @@ as_draws_matrix.sb_fit <- function(x, pars = NULL, ...) {
 #' @export
 as_draws_df.sb_fit <- function(x, pars = NULL, ...) {
   sb_check_dots(..., fn = "as_draws_df")
-  d <- select_pars(x$draws, pars)
-  chain <- sb_fit_chain(x, nrow(d))
+  d <- sb_draw_matrix(x, pars)
+  chain <- sb_draw_chain(x, nrow(d))
   o <- order(chain, seq_along(chain))  # chain-major (the order of every fit already)
   df <- as.data.frame(d[o, , drop = FALSE])
   names(df) <- colnames(d)
@@ -162,8 +171,8 @@ as_draws_df.sb_fit <- function(x, pars = NULL, ...) {
 #' @export
 as_draws_array.sb_fit <- function(x, pars = NULL, ...) {
   sb_check_dots(..., fn = "as_draws_array")
-  d <- select_pars(x$draws, pars)
-  chain <- sb_fit_chain(x, nrow(d))
+  d <- sb_draw_matrix(x, pars)
+  chain <- sb_draw_chain(x, nrow(d))
   per <- tabulate(chain)
   if (length(unique(per)) != 1L) {
     sb_abort(c("Chains have unequal numbers of draws ({.val {per}}), which an iterations x chains x variables array cannot hold.",
@@ -214,7 +223,7 @@ rstantools::posterior_interval
 posterior_interval.sb_fit <- function(object, prob = 0.95, pars = NULL, ..., level = NULL, probs = NULL) {
   sb_check_dots(..., fn = "posterior_interval")
   prob <- sb_interval_prob(prob, missing(prob), level, probs, "posterior_interval")
-  d <- select_pars(object$draws, pars)
+  d <- sb_draw_matrix(object, pars)
   a <- (1 - prob) / 2
   out <- t(apply(d, 2, stats::quantile, probs = c(a, 1 - a), names = FALSE))
   colnames(out) <- paste0(format(100 * c(a, 1 - a), trim = TRUE), "%")

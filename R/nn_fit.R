@@ -1,7 +1,9 @@
 # The one network-fit object (inst/design-nn.md, "One fit object"). Every method that produces networks
 # (wbb_nn(), sgld_sa() with a model, and the methods to come) builds its fit with new_sb_nn_fit(), so every
 # network fit answers the same generics: print, summary, plot, predict (on new data), coef, as.matrix,
-# as_draws_matrix / as_draws_df / as_draws_array, posterior_interval, nobs, and nn_export().
+# as_draws_matrix / as_draws_df / as_draws_array, posterior_interval, nobs, and nn_export(). The draw generics
+# (as.matrix, as_draws_*, posterior_interval) and nobs are sb_fit's (R/draws-methods.R), which read a network
+# fit's draws through sb_draw_matrix() / sb_draw_chain() below.
 #
 # Kept draws are stored compactly: float32 unless the network was trained in float64 (`sb_nn_store`: the
 # bytes and the dimensions), and without column names (names are made on demand from the parameter groups).
@@ -234,6 +236,8 @@ print.sb_nn_fit <- function(x, ...) {
 #' * `as.matrix()`, `as_draws_matrix()`, `as_draws_df()`, `as_draws_array()`: the kept draws (chains kept for
 #'   [sgld_sa()]). Without kept weights they hold the per-draw test metric and training objective instead.
 #' * `posterior_interval()`: central intervals of the parameters.
+#' * These draw methods, and `nobs()`, are those of every scalebayes fit ([sb_fit-methods]), which read a network
+#'   fit's finished kept draws; chains are numbered 1..K over the chains that finished.
 #' * `summary()`: the posterior of the test accuracy (or RMSE), the accuracy of the posterior-mean predictor,
 #'   per-example predictive summaries (predicted class, its probability and credible interval, predictive
 #'   entropy), and per-tensor summaries of the parameters.
@@ -270,7 +274,7 @@ print.sb_nn_fit <- function(x, ...) {
 #'   new observation: gaussian noise with each draw's noise sd, see [sb_fit-generics], or Bernoulli draws; not
 #'   for a multinomial network).
 #' @param prob Mass of the central intervals (the name in every method, as in rstantools).
-#' @param level,probs Deprecated names of `prob` (work for one release, with a warning).
+#' @param level Deprecated name of `prob` (works for one release, with a warning).
 #' @param draws `predict()`: `TRUE` gives the draws x examples matrix (draws x examples x classes array for a
 #'   multinomial network) instead of the data frame, as every fit's `predict()`.
 #' @param ... Unused; a misspelled argument is an error (class `scalebayes_error_dots`).
@@ -312,72 +316,15 @@ nn_draws_or_metrics <- function(x, pars, call = rlang::caller_env()) {
   select_pars(w, pars)
 }
 
-#' @rdname sb_nn_fit-methods
-#' @export
-as.matrix.sb_nn_fit <- function(x, pars = NULL, ...) {
-  sb_check_dots(...)
-  nn_draws_or_metrics(x, pars)
-}
-
-#' @rdname sb_nn_fit-methods
-#' @method as_draws_array sb_nn_fit
-#' @export
-as_draws_array.sb_nn_fit <- function(x, pars = NULL, ...) {
-  sb_check_dots(...)
-  d <- nn_draws_or_metrics(x, pars)
+# The draws of the generics defined once for every fit (R/draws-methods.R): the finished kept draws, or the per-draw
+# metrics when no weights were kept; chains numbered 1..K over the finished draws.
+sb_draw_matrix.sb_nn_fit <- function(x, pars) nn_draws_or_metrics(x, pars)
+sb_draw_chain.sb_nn_fit <- function(x, n) {
   chain <- x$chain
-  if (is.null(chain) || is.null(nn_fit_draws(x))) chain <- rep(1L, nrow(d)) else chain <- chain[x$status == "done"]
-  ch <- sort(unique(chain))
-  per <- tabulate(match(chain, ch))
-  if (length(unique(per)) != 1L) {
-    sb_abort("Chains have unequal numbers of draws; use {.fn as_draws_matrix} or {.fn as.matrix}.", kind = "state")
-  }
-  arr <- array(NA_real_, dim = c(per[1], length(ch), ncol(d)), dimnames = list(NULL, NULL, colnames(d)))
-  for (k in seq_along(ch)) arr[, k, ] <- d[chain == ch[k], , drop = FALSE]
-  posterior::as_draws_array(arr)
+  if (is.null(chain) || is.null(nn_fit_draws(x))) return(rep(1L, n))
+  chain <- chain[x$status == "done"]
+  match(chain, sort(unique(chain)))
 }
-
-#' @rdname sb_nn_fit-methods
-#' @method as_draws_matrix sb_nn_fit
-#' @export
-as_draws_matrix.sb_nn_fit <- function(x, pars = NULL, ...) {
-  sb_check_dots(...)
-  d <- nn_draws_or_metrics(x, pars)
-  chain <- x$chain
-  if (!is.null(chain) && !is.null(nn_fit_draws(x))) {
-    chain <- chain[x$status == "done"]
-    o <- order(chain)  # posterior wants the draws chain by chain
-    return(posterior::as_draws_matrix(posterior::as_draws_df(
-      data.frame(d[o, , drop = FALSE], .chain = chain[o], .iteration = sequence(tabulate(chain[o])),
-                 check.names = FALSE))))
-  }
-  posterior::as_draws_matrix(d)
-}
-
-#' @rdname sb_nn_fit-methods
-#' @method as_draws_df sb_nn_fit
-#' @export
-as_draws_df.sb_nn_fit <- function(x, pars = NULL, ...) {
-  sb_check_dots(...)
-  posterior::as_draws_df(as_draws_matrix.sb_nn_fit(x, pars = pars))
-}
-
-#' @rdname sb_nn_fit-methods
-#' @method posterior_interval sb_nn_fit
-#' @export
-posterior_interval.sb_nn_fit <- function(object, prob = 0.95, pars = NULL, ..., level = NULL, probs = NULL) {
-  sb_check_dots(..., fn = "posterior_interval")
-  prob <- sb_interval_prob(prob, missing(prob), level, probs, "posterior_interval")
-  d <- nn_draws_or_metrics(object, pars)
-  a <- (1 - prob) / 2
-  out <- t(apply(d, 2, stats::quantile, probs = c(a, 1 - a), names = FALSE))
-  colnames(out) <- paste0(format(100 * c(a, 1 - a), trim = TRUE), "%")
-  out
-}
-
-#' @rdname sb_nn_fit-methods
-#' @export
-nobs.sb_nn_fit <- function(object, ...) object$settings$nobs
 
 #' @rdname sb_nn_fit-methods
 #' @export
