@@ -121,15 +121,15 @@ coef.sb_fit <- function(object, type = c("mean", "median", "estimate"), ...) {
 #' @export
 as.matrix.sb_fit <- function(x, pars = NULL, ...) {
   sb_check_dots(..., fn = "as.matrix")
-  sb_draw_matrix(x, pars)
+  sb_draw_matrix(x, pars, rlang::current_env())
 }
 
 # The draws every fit's draw generics read (draws x parameters, `pars` selected) and the chain of each draw as
 # 1..K: internal generics, so that as.matrix(), as_draws_*() and posterior_interval() are defined once, here, for
 # every sb_fit. A network fit (sb_nn_fit, R/nn_fit.R) reads its finished kept draws, or its per-draw metrics when
 # it kept no weights.
-sb_draw_matrix <- function(x, pars) UseMethod("sb_draw_matrix")
-sb_draw_matrix.sb_fit <- function(x, pars) select_pars(x$draws, pars)
+sb_draw_matrix <- function(x, pars, call) UseMethod("sb_draw_matrix")  # call: the user's generic, for errors
+sb_draw_matrix.sb_fit <- function(x, pars, call) select_pars(x$draws, pars)
 sb_draw_chain <- function(x, n) UseMethod("sb_draw_chain")
 sb_draw_chain.sb_fit <- function(x, n) sb_fit_chain(x, n)
 
@@ -154,7 +154,7 @@ as_draws_matrix.sb_fit <- function(x, pars = NULL, ...) {
 #' @export
 as_draws_df.sb_fit <- function(x, pars = NULL, ...) {
   sb_check_dots(..., fn = "as_draws_df")
-  d <- sb_draw_matrix(x, pars)
+  d <- sb_draw_matrix(x, pars, rlang::current_env())
   chain <- sb_draw_chain(x, nrow(d))
   o <- order(chain, seq_along(chain))  # chain-major (the order of every fit already)
   df <- as.data.frame(d[o, , drop = FALSE])
@@ -171,7 +171,7 @@ as_draws_df.sb_fit <- function(x, pars = NULL, ...) {
 #' @export
 as_draws_array.sb_fit <- function(x, pars = NULL, ...) {
   sb_check_dots(..., fn = "as_draws_array")
-  d <- sb_draw_matrix(x, pars)
+  d <- sb_draw_matrix(x, pars, rlang::current_env())
   chain <- sb_draw_chain(x, nrow(d))
   per <- tabulate(chain)
   if (length(unique(per)) != 1L) {
@@ -223,7 +223,7 @@ rstantools::posterior_interval
 posterior_interval.sb_fit <- function(object, prob = 0.95, pars = NULL, ..., level = NULL, probs = NULL) {
   sb_check_dots(..., fn = "posterior_interval")
   prob <- sb_interval_prob(prob, missing(prob), level, probs, "posterior_interval")
-  d <- sb_draw_matrix(object, pars)
+  d <- sb_draw_matrix(object, pars, rlang::current_env())
   a <- (1 - prob) / 2
   out <- t(apply(d, 2, stats::quantile, probs = c(a, 1 - a), names = FALSE))
   colnames(out) <- paste0(format(100 * c(a, 1 - a), trim = TRUE), "%")

@@ -145,7 +145,7 @@
 #' \eqn{\epsilon/2 (1 + (N - n)/n)} of each coordinate's variance and is capped at 10 %). When `iterations` is not given,
 #' the run length comes from the winner's last pilot: its smallest bulk ESS per iteration (scaled to the capped
 #' step) sets the iterations for an expected bulk ESS of 300 per chain after burn-in, between 20,000 and
-#' 2,000,000. The step is constant (`step_schedule = "constant"`) unless a schedule is given. The pilots run on
+#' 2,000,000. The step is constant (`sgmcmc_step(schedule = "constant")`) unless a schedule is given. The pilots run on
 #' their own random stream of `seed`, so the choice, like the draws, does not depend on `threads`.
 #' `fit$warmup` holds the table of steps, pilot lengths and KSDs, the KSD's choice (`ksd_step`), the capped
 #' step, the pilot's ESS rate and the time it took; `print()` shows the step. Measured times are in

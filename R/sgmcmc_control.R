@@ -13,7 +13,7 @@
 #' The step size itself, the most used knob, and the settings of the run (trace cadence, starting values,
 #' precision, divergence rule) stay here. Every value is validated once, by the constructor of its part.
 #'
-#' @section Deprecated flat names: In version 0.1.0 every setting was an argument of `sgmcmc_control()`
+#' @section Deprecated flat names: Up to version 0.1.0 every setting was an argument of `sgmcmc_control()`
 #'   (`sgmcmc_control(sa_A = 10, memory = 3)`). Those names still work for one release: each is moved into its
 #'   part, with a warning of class `scalebayes_warning_deprecated` that gives the new spelling
 #'   (`sgmcmc_control(ssgl = sgmcmc_ssgl(sa_A = 10), lbfgs = sgmcmc_lbfgs(memory = 3))`). Giving a setting both
@@ -321,12 +321,13 @@ sgmcmc_part_labels <- c(step = "the step", ssgl = "the SSGL prior", lbfgs = "the
 # "given", by flat name): print() marks them and check_sgmcmc_control() warns when the sampler does not read
 # them (an explicit NULL or default value is not a choice worth a warning).
 new_sgmcmc_part <- function(values, part, given) {
-  flat <- unname(sgmcmc_part_names(part)[given])
+  flat <- supplied <- unname(sgmcmc_part_names(part)[given])
   if (length(flat)) {
     defaults <- unclass(sgmcmc_part_constructor(part)())
     flat <- flat[!vapply(flat, function(f) identical(values[[f]], defaults[[f]]), logical(1))]
   }
-  structure(values, given = flat, class = c(paste0("sb_sgmcmc_", part), "sb_sgmcmc_part"))
+  # (supplied: every argument the call gave, defaults included, for the deprecated flat names' "given twice")
+  structure(values, given = flat, supplied = supplied, class = c(paste0("sb_sgmcmc_", part), "sb_sgmcmc_part"))
 }
 
 # The names of the arguments a call supplied (a part constructor's match.call()).
@@ -339,7 +340,7 @@ sgmcmc_as_part <- function(x, part, call = rlang::caller_env()) {
   if (is.null(x)) return(sgmcmc_part_constructor(part)())
   fn <- paste0("sgmcmc_", part)
   if (is.list(x) && !inherits(x, "sb_sgmcmc_part") && (length(x) == 0L || rlang::is_named(x))) {
-    return(do.call(sgmcmc_part_constructor(part), x))
+    return(do.call(paste0("sgmcmc_", part), x, envir = asNamespace("scalebayes")))  # errors name the constructor
   }
   sb_abort(c("{.arg {part}} must be created by {.fn {fn}} (or be a named list of its arguments, or NULL).",
              x = "You supplied {.obj_type_friendly {x}}{if (inherits(x, 'sb_sgmcmc_part')) paste0(' (', class(x)[1], ')') else ''}."),
@@ -383,17 +384,19 @@ sgmcmc_move_flat <- function(parts, moved, call = rlang::caller_env()) {
     mine <- Filter(function(m) m$part == p, moved)
     if (!length(mine)) next
     map <- sgmcmc_part_names(p)
-    both <- intersect(names(mine), attr(parts[[p]], "given"))
+    both <- intersect(names(mine), attr(parts[[p]], "supplied"))
     if (length(both)) {
-      sb_abort(c("{.arg {both[1]}} was given twice: as {.code sgmcmc_control({both[1]} = )} and in {.code {p} = sgmcmc_{p}()}.",
+      own <- names(map)[match(both[1], map)]
+      sb_abort(c("{.arg {both[1]}} was given twice: as {.code sgmcmc_control({both[1]} = )} and as {.code {p} = sgmcmc_{p}({own} = )}.",
                  i = "Give it in {.fn sgmcmc_{p}} only: the flat name is deprecated."), arg = both[1], call = call)
     }
     old <- parts[[p]]
-    args <- stats::setNames(lapply(attr(old, "given"), function(f) old[[f]]), names(map)[match(attr(old, "given"), map)])
+    had <- attr(old, "supplied")
+    args <- stats::setNames(lapply(had, function(f) old[[f]]), names(map)[match(had, map)])
     new <- stats::setNames(lapply(mine, `[[`, "value"), names(map)[match(names(mine), map)])
-    parts[[p]] <- do.call(sgmcmc_part_constructor(p), c(args, new))
+    parts[[p]] <- do.call(paste0("sgmcmc_", p), c(args, new), envir = asNamespace("scalebayes"))
     spell <- c(spell, sprintf("%s = sgmcmc_%s(%s)", p, p,
-                              paste(sprintf("%s = ...", names(new)), collapse = ", ")))
+                              paste(sprintf("%s = ...", c(names(args), names(new))), collapse = ", ")))
   }
   sb_warn(c("{.fn sgmcmc_control}: the flat setting{?s} {.arg {names(moved)}} {?is/are} deprecated.",
             i = "The new spelling: {.code sgmcmc_control({paste(spell, collapse = ', ')})}.",
@@ -418,7 +421,7 @@ check_temperature <- function(temperature, call = rlang::caller_env()) {
 
 check_milestones <- function(x, call = rlang::caller_env()) {
   if (!is.numeric(x) || any(!is.finite(x)) || any(x < 1) || any(x != round(x))) {
-    sb_abort("{.arg step_milestones} must be a vector of whole numbers >= 1.", arg = "step_milestones", call = call)
+    sb_abort("{.arg milestones} must be a vector of whole numbers >= 1.", arg = "milestones", call = call)
   }
   as.double(sort(x))
 }

@@ -52,7 +52,8 @@
 #'   `anneal`, `friction`, `noise_estimate`), the L-BFGS part for the preconditioned samplers ([sgmcmc_lbfgs()];
 #'   `sa_form` defaults to `"matrix"` for at most 2,000 parameters), and `trace_every`. A target has no prior:
 #'   settings given in [sgmcmc_ssgl()] are ignored with a warning (class `scalebayes_warning_unused`), as are
-#'   L-BFGS settings for a sampler without a preconditioner and `friction` for one without a momentum.
+#'   L-BFGS settings for a sampler without a preconditioner, `friction` for one without a momentum and
+#'   `noise_estimate` for any sampler but SGHMC.
 #' @param chains Number of chains (default 4).
 #' @param burnin,thin Iterations discarded first (default half) and thinning of the kept ones (default: about
 #'   1000 kept draws per chain).

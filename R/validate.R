@@ -374,7 +374,8 @@ check_nn_fit_done <- function(object, arg = "object", call = rlang::caller_env()
 
 # ---- Unknown arguments ---------------------------------------------------------------------------------------
 
-# A settings function with `...` last (sgmcmc_control(), vi_control()) refuses whatever reached its dots: a
+# A settings function with `...` last (vi_control(), the parts of sgmcmc_control(); sgmcmc_control() itself takes
+# the deprecated flat names there, R/sgmcmc_control.R) refuses whatever reached its dots: a
 # misspelt name is an error naming it and the closest valid name (base R's "unused argument" names neither the
 # function's arguments nor a fix). dots_names: ...names() of the caller (NULL when none is named); n: ...length().
 check_unknown_args <- function(dots_names, n, fun, call = rlang::caller_env()) {

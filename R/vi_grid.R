@@ -4,22 +4,26 @@
 # plot() the share of weights kept and the test metric against log(lambda). The generics of one posterior
 # (draws, intervals, log-likelihoods) need one fit: `grid[[k]]`, a classed error says so.
 
-vi_grid_labels <- function(x) sprintf("log_lambda=%s", format(attr(x, "log_lambda"), digits = 4))
+vi_grid_labels <- function(x) sprintf("log_lambda=%s", format(attr(x, "log_lambda"), digits = 4, trim = TRUE))
 
 #' Methods for a `sparse_vi()` fit over a grid of lambda
 #'
 #' [sparse_vi()] with several values of `lambda` (`log_lambda`) returns an `sb_vi_grid`, a list of fits (one per
 #' value, in the order given; `grid[[k]]` is the k-th, a fit like any other). The grid answers the generics of a
 #' path: `summary()` (one row per fit: log lambda, share of weights kept by q, final negative ELBO and training
-#' negative log-likelihood, the test metric when `newy` was given, the status), `coef()`, `predict()` and `plot()`.
-#' The generics of one posterior (`as.matrix()`, `as_draws_*()`, `posterior_interval()`, `log_lik()`, `ndraws()`)
-#' are an error of class `scalebayes_error_not_applicable` that names the fix: pick one fit, `grid[[k]]`.
+#' negative log-likelihood, the test metric when `newy` was given, the status), `coef()`, `predict()`, `plot()` and
+#' `nobs()`. The generics of one posterior (`as.matrix()`,
+#' `as_draws_*()`, `posterior_interval()`, `vcov()`, `log_lik()`, `ndraws()`, `fitted()`, `residuals()`,
+#' `posterior_predict()`, `posterior_epred()`, `posterior_linpred()`, `predictive_interval()`,
+#' `prior_summary()`) are an error of class `scalebayes_error_not_applicable` that names the fix: pick one fit,
+#' `grid[[k]]`.
 #'
 #' @param object,x An `sb_vi_grid`.
 #' @param newdata New inputs for [predict()] (`NULL`: the predictions stored at fit time on `newx`).
 #' @param type [coef()]: `"mean"` or `"median"` of each fit's draws; [predict()]: as for one fit
 #'   ([predict.sb_nn_fit()]).
-#' @param ... Passed to each fit's method.
+#' @param ... `coef()`, `predict()`: passed to each fit's method; `plot()`: graphical parameters passed to
+#'   [graphics::plot()] (not `main`, `xlab`, `ylab`); otherwise unused.
 #' @return `summary()`: a data frame, one row per fit. `coef()`: a parameters x fits matrix (columns named by log
 #'   lambda). `predict()`: a list of the fits' prediction data frames, named by log lambda. `plot()`: `x`,
 #'   invisibly.
@@ -93,14 +97,17 @@ plot.sb_vi_grid <- function(x, ...) {
 
 #' @rdname sb_vi_grid-methods
 #' @export
-nobs.sb_vi_grid <- function(object, ...) stats::nobs(object[[1L]])
+nobs.sb_vi_grid <- function(object, ...) {
+  sb_check_dots(..., fn = "nobs")
+  stats::nobs(object[[1L]])
+}
 
 # The generics of one posterior: pick a fit.
 vi_grid_pick_one <- function(x, what, call) {
   sb_abort(c("{.fn {what}} needs one posterior; this {.fn sparse_vi} grid holds {length(x)} fits, one per lambda.",
              i = "Pick one: {.code grid[[k]]} is the fit at the k-th lambda (log lambda {format(attr(x, 'log_lambda'), digits = 4)}; see {.code summary(grid)})."),
            kind = "not_applicable", also = "state", call = call,
-           arg = if (what %in% c("posterior_interval", "log_lik")) "object" else "x")
+           arg = if (what %in% c("as.matrix", "as_draws_array", "as_draws_matrix", "as_draws_df", "ndraws")) "x" else "object")
 }
 
 #' @rdname sb_vi_grid-methods
@@ -130,3 +137,32 @@ log_lik.sb_vi_grid <- function(object, ...) vi_grid_pick_one(object, "log_lik", 
 #' @method ndraws sb_vi_grid
 #' @export
 ndraws.sb_vi_grid <- function(x) vi_grid_pick_one(x, "ndraws", rlang::current_env())
+#' @rdname sb_vi_grid-methods
+#' @export
+vcov.sb_vi_grid <- function(object, ...) vi_grid_pick_one(object, "vcov", rlang::current_env())
+#' @rdname sb_vi_grid-methods
+#' @export
+fitted.sb_vi_grid <- function(object, ...) vi_grid_pick_one(object, "fitted", rlang::current_env())
+#' @rdname sb_vi_grid-methods
+#' @export
+residuals.sb_vi_grid <- function(object, ...) vi_grid_pick_one(object, "residuals", rlang::current_env())
+#' @rdname sb_vi_grid-methods
+#' @method posterior_predict sb_vi_grid
+#' @export
+posterior_predict.sb_vi_grid <- function(object, ...) vi_grid_pick_one(object, "posterior_predict", rlang::current_env())
+#' @rdname sb_vi_grid-methods
+#' @method posterior_epred sb_vi_grid
+#' @export
+posterior_epred.sb_vi_grid <- function(object, ...) vi_grid_pick_one(object, "posterior_epred", rlang::current_env())
+#' @rdname sb_vi_grid-methods
+#' @method posterior_linpred sb_vi_grid
+#' @export
+posterior_linpred.sb_vi_grid <- function(object, ...) vi_grid_pick_one(object, "posterior_linpred", rlang::current_env())
+#' @rdname sb_vi_grid-methods
+#' @method predictive_interval sb_vi_grid
+#' @export
+predictive_interval.sb_vi_grid <- function(object, ...) vi_grid_pick_one(object, "predictive_interval", rlang::current_env())
+#' @rdname sb_vi_grid-methods
+#' @method prior_summary sb_vi_grid
+#' @export
+prior_summary.sb_vi_grid <- function(object, ...) vi_grid_pick_one(object, "prior_summary", rlang::current_env())

@@ -96,7 +96,8 @@ fingerprint_runs <- function() {
     }
     set$sgld_nn_gauss <- sn("gaussian", nn_mlp(c(8)), "sgld")
     set$sghmc_nn_multi_drop <- sn("multinomial", nn_mlp(c(8), dropout = 0.2), "sghmc")
-    set$sghmc_nn_binom_bn_prune <- sn("binomial", nn_mlp(c(8), batchnorm = TRUE), "sghmc", prune = TRUE, prune_U = 2)
+    set$sghmc_nn_binom_bn_prune <- sn("binomial", nn_mlp(c(8), batchnorm = TRUE), "sghmc",
+                                       ssgl = sgmcmc_ssgl(prune = TRUE, prune_U = 2))
     set$sgld_cnn <- function() {
       set.seed(7)
       x <- array(stats::runif(60 * 1 * 8 * 8), c(60, 1, 8, 8))

@@ -60,6 +60,13 @@ test_that("the flat names of before the split still work, with a deprecation war
   expect_setequal(attr(m, "given"), c("sa_A", "sa_Z"))
   e <- expect_error(sgmcmc_control(ssgl = sgmcmc_ssgl(sa_A = 2), sa_A = 3), class = "scalebayes_error_input")
   expect_identical(e$arg, "sa_A")
+  # also when the part's value is the default (it was given)
+  expect_error(sgmcmc_control(ssgl = sgmcmc_ssgl(sa_A = 10), sa_A = 3), class = "scalebayes_error_input")
+  e <- expect_error(sgmcmc_control(step = sgmcmc_step(power = 0.5), step_power = 1), class = "scalebayes_error_input")
+  expect_match(flat_msg(e), "step = sgmcmc_step(power = )", fixed = TRUE)
+  # a part's error names its constructor
+  e <- expect_error(sgmcmc_control(ssgl = list(sa_A = -1)), class = "scalebayes_error_input")
+  expect_match(deparse(e$call)[1], "^sgmcmc_ssgl\\(")
   # a flat value is validated by its part
   e <- expect_error(suppressWarnings(sgmcmc_control(sa_alpha = 2)), class = "scalebayes_error_input")
   expect_identical(e$arg, "sa_alpha")

@@ -206,7 +206,7 @@ test_that("a lambda grid gives one fit each, the same for 1 and 2 threads", {
   expect_identical(dim(cf), c(length(coef(a[[1]])), 3L))
   for (i in 1:3) expect_identical(unname(cf[, i]), unname(coef(a[[i]])))
   expect_identical(rownames(cf), names(coef(a[[1]])))
-  expect_identical(colnames(cf), sprintf("log_lambda=%s", format(log(c(1e-3, 0.5, 1)), digits = 4)))
+  expect_identical(colnames(cf), sprintf("log_lambda=%s", format(log(c(1e-3, 0.5, 1)), digits = 4, trim = TRUE)))
   pr <- predict(a, x[21:30, ])
   expect_length(pr, 3)
   for (i in 1:3) expect_identical(pr[[i]], predict(a[[i]], x[21:30, ]))
@@ -217,7 +217,8 @@ test_that("a lambda grid gives one fit each, the same for 1 and 2 threads", {
   dev.off()
   # one posterior's generics name the fix
   for (g in list(as.matrix, posterior::as_draws_array, posterior::as_draws_df, posterior_interval, log_lik,
-                 posterior::ndraws)) {
+                 posterior::ndraws, vcov, fitted, residuals, posterior_predict, posterior_epred, posterior_linpred,
+                 predictive_interval, prior_summary)) {
     e <- expect_error(g(a), class = "scalebayes_error_not_applicable")
     expect_match(conditionMessage(e), "grid[[k]]", fixed = TRUE)
   }
