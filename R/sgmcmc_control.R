@@ -69,7 +69,8 @@
 #' @examples
 #' sgmcmc_control(step_size = 1e-3, ssgl = sgmcmc_ssgl(sa_A = 10))
 #' # HAMCMC-SA with a longer L-BFGS memory and a constant step
-#' sgmcmc_control(step_size = 1e-4, step = sgmcmc_step(schedule = "constant"), lbfgs = sgmcmc_lbfgs(memory = 5))
+#' sgmcmc_control(step_size = 1e-4, step = sgmcmc_step(schedule = "constant"),
+#'                lbfgs = sgmcmc_lbfgs(memory = 5))
 sgmcmc_control <- function(step_size = NULL, step = sgmcmc_step(), ssgl = sgmcmc_ssgl(), lbfgs = sgmcmc_lbfgs(),
                            trace_every = NULL, init = NULL, float64 = FALSE, diverge_loss = 10, ...) {
   parts <- list(step = step, ssgl = ssgl, lbfgs = lbfgs)
