@@ -341,7 +341,7 @@ sgmcmc_as_part <- function(x, part, call = rlang::caller_env()) {
   if (is.null(x)) return(sgmcmc_part_constructor(part)())
   fn <- paste0("sgmcmc_", part)
   if (is.list(x) && !inherits(x, "sb_sgmcmc_part") && (length(x) == 0L || rlang::is_named(x))) {
-    return(do.call(paste0("sgmcmc_", part), x, envir = asNamespace("scalebayes")))  # errors name the constructor
+    return(do.call(fn, x, envir = asNamespace("scalebayes")))  # by name: its errors name the constructor
   }
   sb_abort(c("{.arg {part}} must be created by {.fn {fn}} (or be a named list of its arguments, or NULL).",
              x = "You supplied {.obj_type_friendly {x}}{if (inherits(x, 'sb_sgmcmc_part')) paste0(' (', class(x)[1], ')') else ''}."),
@@ -360,16 +360,13 @@ sgmcmc_dots_settings <- function(dots, dots_names, call = rlang::caller_env()) {
   }))
   bad <- setdiff(nm, names(flat))
   if (length(bad)) {
-    where <- c(stats::setNames(rep("", 8), c("step_size", "step", "ssgl", "lbfgs", "trace_every", "init", "float64",
-                                              "diverge_loss")), flat)
-    spell <- c(stats::setNames(names(where)[1:8], names(where)[1:8]),
-               unlist(lapply(names(sgmcmc_part_labels), function(p) {
-                 f <- sgmcmc_part_names(p)
-                 stats::setNames(sprintf("%s = sgmcmc_%s(%s = )", p, p, names(f)), f)
-               })))
-    short <- c(names(where)[1:8], unlist(lapply(names(sgmcmc_part_labels), function(p) names(sgmcmc_part_names(p)))))
-    d <- utils::adist(bad[1], short, ignore.case = TRUE)[1, ]
-    best <- spell[which.min(d)]
+    # the closest of sgmcmc_control()'s own arguments and the parts' (by their names there), spelled as written
+    own <- setdiff(names(formals(sgmcmc_control)), "...")
+    short <- c(own, unlist(lapply(names(sgmcmc_part_labels), function(p) names(sgmcmc_part_names(p)))))
+    spell <- c(own, unlist(lapply(names(sgmcmc_part_labels), function(p) {
+      sprintf("%s = sgmcmc_%s(%s = )", p, p, names(sgmcmc_part_names(p)))
+    })))
+    best <- spell[which.min(utils::adist(bad[1], short, ignore.case = TRUE)[1, ])]
     sb_abort(c("{.fn sgmcmc_control} has no argument {.arg {bad[1]}}.",
                i = "Did you mean {.code {best}}? The settings are listed in {.code ?sgmcmc_control}."),
              arg = bad[1], call = call)

@@ -11,8 +11,8 @@ vi_grid_labels <- function(x) sprintf("log_lambda=%s", format(attr(x, "log_lambd
 #' [sparse_vi()] with several values of `lambda` (`log_lambda`) returns an `sb_vi_grid`, a list of fits (one per
 #' value, in the order given; `grid[[k]]` is the k-th, a fit like any other). The grid answers the generics of a
 #' path: `summary()` (one row per fit: log lambda, share of weights kept by q, final negative ELBO and training
-#' negative log-likelihood, the test metric when `newy` was given, the status), `coef()`, `predict()`, `plot()` and
-#' `nobs()`. The generics of one posterior (`as.matrix()`,
+#' negative log-likelihood, the test metric when `newy` was given, the status), `coef()`, `predict()`, `plot()`,
+#' `update()` and `nobs()`. The generics of one posterior (`as.matrix()`,
 #' `as_draws_*()`, `posterior_interval()`, `vcov()`, `log_lik()`, `ndraws()`, `fitted()`, `residuals()`,
 #' `posterior_predict()`, `posterior_epred()`, `posterior_linpred()`, `predictive_interval()`,
 #' `prior_summary()`) are an error of class `scalebayes_error_not_applicable` that names the fix: pick one fit,
@@ -26,7 +26,7 @@ vi_grid_labels <- function(x) sprintf("log_lambda=%s", format(attr(x, "log_lambd
 #'   [graphics::plot()] (not `main`, `xlab`, `ylab`); otherwise unused.
 #' @return `summary()`: a data frame, one row per fit. `coef()`: a parameters x fits matrix (columns named by log
 #'   lambda). `predict()`: a list of the fits' prediction data frames, named by log lambda. `plot()`: `x`,
-#'   invisibly.
+#'   invisibly. `update()`: the refitted grid (its call with `evaluate = FALSE`).
 #' @name sb_vi_grid-methods
 #' @examples
 #' \donttest{
@@ -93,6 +93,15 @@ plot.sb_vi_grid <- function(x, ...) {
                    ylab = if (gaussian) "test RMSE" else "test accuracy", main = "Held out", ...)
   }
   invisible(x)
+}
+
+#' @param formula.,evaluate `update()`: as for one fit ([update.sb_fit()]); the grid's call is re-run (all of its
+#'   lambda values).
+#' @rdname sb_vi_grid-methods
+#' @export
+update.sb_vi_grid <- function(object, formula., ..., evaluate = TRUE) {
+  sb_update_call(object[[1L]], if (!missing(formula.)) formula., missing(formula.),
+                 match.call(expand.dots = FALSE)$..., evaluate, parent.frame())
 }
 
 #' @rdname sb_vi_grid-methods

@@ -152,6 +152,9 @@ test_that("network fits and VAEs answer every generic with a value or a not-appl
                                                seed = 2, quiet = TRUE, threads = 1)), nx, nn_na),
     bbb = list(bbb(d$x, yc, model = nn_mlp(3), draws = 3, epochs = 2, seed = 3, quiet = TRUE, threads = 1), nx,
                nn_na),
+    # sparse_vi() over several lambda values: a path of fits, one per lambda (pick one for a posterior's generics)
+    sparse_vi_grid = list(sparse_vi(d$x, yc, model = nn_mlp(3), log_lambda = c(-2, -6), draws = 3, epochs = 2,
+                                    seed = 3, quiet = TRUE, threads = 1), nx, union(nn_na, mc_posterior)),
     # a VAE has no response and no parameter posterior; its draws are of latent codes
     vae = list(vae(matrix(runif(40 * 4), 40, 4), latent = 1, encoder = nn_mlp(4), decoder = nn_mlp(4), epochs = 1,
                    seed = 1, quiet = TRUE), matrix(runif(8), 2, 4),
