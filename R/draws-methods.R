@@ -120,16 +120,19 @@ coef.sb_fit <- function(object, type = c("mean", "median", "estimate"), ...) {
 #' @rdname sb_fit-methods
 #' @export
 as.matrix.sb_fit <- function(x, pars = NULL, ...) {
-  sb_check_dots(..., fn = "as.matrix")
-  sb_draw_matrix(x, pars, rlang::current_env())
+  sb_draw_matrix(x, pars, rlang::current_env(), "as.matrix", ...)
 }
 
 # The draws every fit's draw generics read (draws x parameters, `pars` selected) and the chain of each draw as
 # 1..K: internal generics, so that as.matrix(), as_draws_*() and posterior_interval() are defined once, here, for
 # every sb_fit. A network fit (sb_nn_fit, R/nn_fit.R) reads its finished kept draws, or its per-draw metrics when
-# it kept no weights.
-sb_draw_matrix <- function(x, pars, call) UseMethod("sb_draw_matrix")  # call: the user's generic, for errors
-sb_draw_matrix.sb_fit <- function(x, pars, call) select_pars(x$draws, pars)
+# it kept no weights; a VAE (R/vae.R) draws latent codes, with arguments of its own (`...`: draws, seed). `call`
+# and `fn`: the user's generic, for errors (an argument no method takes is an error naming `fn`).
+sb_draw_matrix <- function(x, pars, call, fn, ...) UseMethod("sb_draw_matrix")
+sb_draw_matrix.sb_fit <- function(x, pars, call, fn, ...) {
+  sb_check_dots(..., fn = fn, call = call)
+  select_pars(x$draws, pars)
+}
 sb_draw_chain <- function(x, n) UseMethod("sb_draw_chain")
 sb_draw_chain.sb_fit <- function(x, n) sb_fit_chain(x, n)
 
@@ -145,16 +148,16 @@ nobs.sb_fit <- function(object, ...) {
 #' @method as_draws_matrix sb_fit
 #' @export
 as_draws_matrix.sb_fit <- function(x, pars = NULL, ...) {
-  sb_check_dots(..., fn = "as_draws_matrix")
-  posterior::as_draws_matrix(as_draws_df.sb_fit(x, pars = pars))
+  posterior::as_draws_matrix(sb_draws_df(x, pars, rlang::current_env(), "as_draws_matrix", ...))
 }
 
 #' @rdname sb_fit-methods
 #' @method as_draws_df sb_fit
 #' @export
-as_draws_df.sb_fit <- function(x, pars = NULL, ...) {
-  sb_check_dots(..., fn = "as_draws_df")
-  d <- sb_draw_matrix(x, pars, rlang::current_env())
+as_draws_df.sb_fit <- function(x, pars = NULL, ...) sb_draws_df(x, pars, rlang::current_env(), "as_draws_df", ...)
+
+sb_draws_df <- function(x, pars, call, fn, ...) {
+  d <- sb_draw_matrix(x, pars, call, fn, ...)
   chain <- sb_draw_chain(x, nrow(d))
   o <- order(chain, seq_along(chain))  # chain-major (the order of every fit already)
   df <- as.data.frame(d[o, , drop = FALSE])
@@ -170,8 +173,7 @@ as_draws_df.sb_fit <- function(x, pars = NULL, ...) {
 #' @method as_draws_array sb_fit
 #' @export
 as_draws_array.sb_fit <- function(x, pars = NULL, ...) {
-  sb_check_dots(..., fn = "as_draws_array")
-  d <- sb_draw_matrix(x, pars, rlang::current_env())
+  d <- sb_draw_matrix(x, pars, rlang::current_env(), "as_draws_array", ...)
   chain <- sb_draw_chain(x, nrow(d))
   per <- tabulate(chain)
   if (length(unique(per)) != 1L) {
@@ -221,9 +223,8 @@ rstantools::posterior_interval
 #' @method posterior_interval sb_fit
 #' @export
 posterior_interval.sb_fit <- function(object, prob = 0.95, pars = NULL, ..., level = NULL, probs = NULL) {
-  sb_check_dots(..., fn = "posterior_interval")
+  d <- sb_draw_matrix(object, pars, rlang::current_env(), "posterior_interval", ...)
   prob <- sb_interval_prob(prob, missing(prob), level, probs, "posterior_interval")
-  d <- sb_draw_matrix(object, pars, rlang::current_env())
   a <- (1 - prob) / 2
   out <- t(apply(d, 2, stats::quantile, probs = c(a, 1 - a), names = FALSE))
   colnames(out) <- paste0(format(100 * c(a, 1 - a), trim = TRUE), "%")

@@ -737,8 +737,6 @@ vcov.sb_vae <- function(object, ...) {
 #' @method ndraws sb_vae
 #' @export
 ndraws.sb_vae <- function(x) vcov.sb_vae(x)
-#' @export
-nobs.sb_vae <- function(object, ...) object$n
 #' @method prior_summary sb_vae
 #' @export
 prior_summary.sb_vae <- function(object, ...) {

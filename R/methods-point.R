@@ -265,16 +265,6 @@ plot.sb_tf_sure <- function(x, ...) {
   invisible(x)
 }
 
-# ---- VAE: latent draws, no parameter posterior ----------------------------------------------------------------
-
-#' @method posterior_interval sb_vae
-#' @export
-posterior_interval.sb_vae <- function(object, ...) {
-  sb_not_applicable(c("A VAE's network weights are point estimates: there is no posterior of parameters to give intervals of.",
-                      i = "For intervals of latent codes use {.code posterior::summarise_draws(as_draws_df(fit))}."),
-                    call = rlang::current_env())
-}
-
 # ---- summary() of the point fits and of WBB lambda paths ----------------------------------------------------
 # One shape: a header line, one table row per lambda (or per fold setting), and optional named extras (the
 # coefficients at the chosen lambda values, the posterior means of a path). print() shows the header, the

@@ -318,7 +318,10 @@ nn_draws_or_metrics <- function(x, pars, call = rlang::caller_env()) {
 
 # The draws of the generics defined once for every fit (R/draws-methods.R): the finished kept draws, or the per-draw
 # metrics when no weights were kept; chains numbered 1..K over the finished draws.
-sb_draw_matrix.sb_nn_fit <- function(x, pars, call) nn_draws_or_metrics(x, pars, call = call)
+sb_draw_matrix.sb_nn_fit <- function(x, pars, call, fn, ...) {
+  sb_check_dots(..., fn = fn, call = call)
+  nn_draws_or_metrics(x, pars, call = call)
+}
 sb_draw_chain.sb_nn_fit <- function(x, n) {
   chain <- x$chain
   if (is.null(chain) || is.null(nn_fit_draws(x))) return(rep(1L, n))

@@ -6,61 +6,12 @@ sgld_sa_nn <- function(x, y, model, family, method, sampler, iterations, epochs,
                        sparse_layers, burnin, thin, newx, newy, chains, threads, seed, quiet, control, device,
                        keep_draws, weights = NULL, future = FALSE, chunks = NULL, standardize = FALSE, batch = "auto",
                        call, mcall) {
-  t0 <- proc.time()[["elapsed"]]
-  device <- check_backend(device, call)
-  nn_check_model_family(model, NULL, call)  # (family: matched by sgld_sa())
-  standardize <- check_standardize(standardize, call)
-  xd <- nn_prepare_x(x, "x", call, warn_scale = !standardize)
-  yd <- nn_prepare_y(y, xd$n, family, arg = "y", call = call, warn_scale = !standardize)
-  family <- yd$family
-  n <- xd$n
-  n_out <- if (family == "multinomial") length(yd$levels) else yd$q  # q columns of a gaussian / binomial y
-  tab <- nn_resolve(model, xd$shape, n_out, call = call)
-  weight_rows <- which(nn_kind_is(tab$kind, "sparse"))
-  sparse_layers <- nn_sparse_layers(sparse_layers, length(weight_rows), call)
-  tab$penalized <- FALSE
-  tab$penalized[weight_rows[sparse_layers]] <- TRUE
-  spec <- nn_engine_spec(tab, xd$shape, family)
-  spec$init <- 0L
-  # the training scale (R/nn_standardize.R): x and a gaussian y standardized, results mapped back
-  if (!is.null(weights)) weights <- check_weights(weights, n, arg = "weights", call = call)
-  scaling <- nn_scaling(xd, yd, family, tab, standardize, weights)
-  xd <- nn_scale_x(xd, scaling)
-  yd <- nn_scale_y(yd, scaling)
-  batch_size <- if (is.null(batch_size)) min(50L, n) else check_count(batch_size, max = 1e9)
-  if (batch_size > n) {
-    sb_abort(c("{.arg batch_size} must not exceed the number of examples.",
-               x = "batch_size = {batch_size} but {.arg x} has {n} example{?s}."), arg = "batch_size", call = call)
-  }
-  batch_size <- check_nn_batch_size(batch_size, n, tab, call = call)  # batch norm needs 2 (R/validate.R)
-  per_epoch <- ceiling(n / batch_size)
-  if (!is.null(epochs)) {
-    if (!is.null(iterations)) {
-      sb_abort("Give {.arg iterations} or {.arg epochs}, not both.", arg = "epochs", call = call)
-    }
-    epochs <- check_count(epochs, max = 1e7)
-    iterations <- epochs * per_epoch
-  }
-  iterations <- check_count(iterations %||% 10000L, arg = "iterations", call = call,
-                            fix = "Use fewer epochs or a larger batch_size.")
-  lens <- sgmcmc_lengths(iterations, burnin, thin, call)
-  nd <- nn_scale_x(nn_prepare_newx(newx, xd, call, warn_scale = !standardize), scaling)
-  newy_d <- NULL
-  if (!is.null(newy)) {
-    if (is.null(nd)) sb_abort("{.arg newy} needs {.arg newx}.", arg = "newy", call = call)
-    newy_d <- nn_prepare_y(newy, nd$n, family, levels = yd$levels, arg = "newy", call = call, q_expected = yd$q,
-                           warn_scale = !standardize)
-  }
-  chains <- check_count(chains, max = 1e4)
-  desc <- cpp_nn_describe(spec)
-  n_saved <- (iterations - lens$burnin) %/% lens$thin
-  n_keep <- nn_keep_per_chain(keep_draws, n_saved, chains, desc$n_parameters, isTRUE(control$float64), call)
-  stride <- if (n_keep > 0) ceiling(n_saved / n_keep) else 1
-  n_kept <- if (n_keep > 0) ceiling(n_saved / stride) else 0
-  if (n_kept > 0) {
-    check_result_size(as.double(n_kept) * chains, desc$n_parameters, "keep_draws", call = call)
-    if (!is.null(nd)) check_result_size(as.double(n_kept) * chains, nd$n * n_out, "keep_draws", call = call)
-  }
+  ctx <- nn_start(model, family, device, call, mcall)
+  p <- nn_prepare(ctx, x, y, newx, newy, standardize, batch_size, ssgl = TRUE, sparse_layers = sparse_layers,
+                  weights = weights)
+  float64 <- isTRUE(control$float64)
+  len <- nn_sgmcmc_lengths(iterations, epochs, burnin, thin, chains, keep_draws, p, float64, call)
+  iterations <- len$iterations
   future <- check_flag(future, arg = "future", call = call)
   check_sgmcmc_control(control, sampler, call = call)
   check_frozen_step(control, moves = method != "none", what = 'method = "none"', call = call)
@@ -68,85 +19,104 @@ sgld_sa_nn <- function(x, y, model, family, method, sampler, iterations, epochs,
   check_hamcmc_control(control, sampler, NA_real_, call = call)
   control$sa_form <- control$sa_form %||% "diagonal"
   warn_hamcmc_experimental(control, sampler, TRUE)
-  init <- nn_resolve_init(control$init, desc, chains, call)
+  init <- nn_resolve_init(control$init, p$desc, len$chains, call)
   if (inherits(control$init, "sb_nn_fit")) {  # the starting network as the same function of the raw inputs
-    init <- nn_convert_params(init, tab, desc$group, desc$size, xd$shape, control$init$scaling, scaling, call)
+    init <- nn_convert_params(init, p$tab, p$desc$group, p$desc$size, p$xd$shape, control$init$scaling, p$scaling, call)
   }
   control_user <- control
-  control$likelihood_sd <- nn_scale_sigma_arg(control$likelihood_sd, scaling, "sgmcmc_ssgl(likelihood_sd = )", call)
+  control$likelihood_sd <- nn_scale_sigma_arg(control$likelihood_sd, p$scaling, "sgmcmc_ssgl(likelihood_sd = )", call)
   run <- run_settings(seed, threads, quiet)
-  trace_every <- control$trace_every %||% max(per_epoch, iterations %/% 1000L)
+  trace_every <- control$trace_every %||% max(len$per_epoch, iterations %/% 1000L)
   check_result_size(as.double(iterations %/% trace_every), 12, "control$trace_every", call = call)
-  n_sparse <- sum(desc$size[desc$penalized])
   # the loss rule of divergence (sgmcmc/chain.hpp): a mean training loss above diverge_loss times the larger of
   # the chain's lowest and a constant prediction's loss stops the chain
-  loss_factor <- if (is.finite(control$diverge_loss)) control$diverge_loss else 0
-  loss_floor <- nn_constant_loss(yd$y, family)
-  loss_start <- nn_zero_output_loss(yd$y, family, n_out)
+  loss <- list(factor = if (is.finite(control$diverge_loss)) control$diverge_loss else 0,
+               floor = nn_constant_loss(p$yd$y, p$family), start = nn_zero_output_loss(p$yd$y, p$family, p$n_out))
+  n_sparse <- sum(p$desc$size[p$desc$penalized])
   auto_step <- is.null(control$step_size) || identical(control$step_size, "auto")
-  float64 <- isTRUE(control$float64)
   warmup <- NULL
   step_size <- control$step_size
   if (auto_step) {
     t_w <- proc.time()[["elapsed"]]
     warmup <- sb_call_engine(sgmcmc_nn_warmup(
-      spec, xd, yd, control, sampler = sampler, n = n, n_sparse = n_sparse, iterations = iterations,
-      batch_size = batch_size, loss_factor = loss_factor, loss_floor = loss_floor, loss_start = loss_start,
-      init1 = if (!is.null(init)) init[, 1L, drop = FALSE], device = device, float64 = float64, weights = weights,
+      p$spec, p$xd, p$yd, control, sampler = sampler, n = p$xd$n, n_sparse = n_sparse, iterations = iterations,
+      batch_size = p$batch_size, loss_factor = loss$factor, loss_floor = loss$floor, loss_start = loss$start,
+      init1 = if (!is.null(init)) init[, 1L, drop = FALSE], device = ctx$device, float64 = float64, weights = p$weights,
       run = run, v0 = v0, v1 = v1), call = call)
     warmup$seconds <- proc.time()[["elapsed"]] - t_w
     step_size <- warmup$step_size
   }
   ctl <- sgmcmc_engine_control(control, n_sparse, NaN, trace_every = trace_every, step_size = step_size,
-                               loss_factor = loss_factor, loss_floor = loss_floor, loss_start = loss_start,
-                               check_every = if (device == "cpu") 1L else 100L,  # a check reads the device
+                               loss_factor = loss$factor, loss_floor = loss$floor, loss_start = loss$start,
+                               check_every = if (ctx$device == "cpu") 1L else 100L,  # a check reads the device
                                report_every = 1L,  # progress and Ctrl-C every iteration (an iteration is expensive)
-                               family = family, method = method, sampler = sampler, iterations = iterations,
-                               batch_size = batch_size, burnin = lens$burnin, thin = lens$thin, v0 = v0, v1 = v1,
-                               keep = integer(), chains = chains, chain_offset = 0)
+                               family = p$family, method = method, sampler = sampler, iterations = iterations,
+                               batch_size = p$batch_size, burnin = len$burnin, thin = len$thin, v0 = v0, v1 = v1,
+                               keep = integer(), chains = len$chains, chain_offset = 0)
   # batched chains (R/nn_batch.R, nn/batched_sgmcmc.hpp): 0 one network per chain, -1 / g batched
-  batch_code <- nn_sgmcmc_batch(batch, spec, ctl, call)
-  nnctl <- list(device = device, float64 = float64, torch_threads = 1L, keep_pred = n_kept > 0,
-                keep_params = n_kept > 0, keep_stride = stride, init = init, weights = weights, batch = batch_code)
+  batch_code <- nn_sgmcmc_batch(batch, p$spec, ctl, call)
+  nnctl <- list(device = ctx$device, float64 = float64, torch_threads = 1L, keep_pred = len$n_kept > 0,
+                keep_params = len$n_kept > 0, keep_stride = len$stride, init = init, weights = p$weights,
+                batch = batch_code)
   # the probe inputs of the function-space convergence checks ride along with newx (their predictions are kept
   # with the test predictions and split off in nn_sgmcmc_fit())
-  probe <- if (n_kept > 0) nn_probe_index(n) else integer()
-  both <- nn_append_rows(nd, xd, probe)
-  newx_arr <- if (is.null(both)) double() else both$x
-  newdim <- if (is.null(both)) integer() else both$dim
+  probe <- if (len$n_kept > 0) nn_probe_index(p$xd$n) else integer()
+  res <- nn_sgmcmc_run(p, ctl, nnctl, init, nn_append_rows(p$nd, p$xd, probe), len$chains, run, future, chunks, call)
+  s <- list(family = p$family, method = method, sampler = sampler, iterations = iterations,
+            epochs = iterations / len$per_epoch, batch_size = p$batch_size, burnin = len$burnin, thin = len$thin,
+            v0 = v0, v1 = v1, sparse_layers = p$sparse_layers, chains = len$chains, control = control_user,
+            step_size = step_size, keep_draws = len$n_kept, keep_stride = len$stride, n_saved = len$n_saved,
+            future = future, auto_step = auto_step, batch = batch, batched = batch_code != 0L,
+            batch_group = if (batch_code > 0L) batch_code else NA_integer_)
+  nn_sgmcmc_fit(res, ctx, p, s, run, float64 = float64, probe = probe, warmup = warmup)
+}
+
+# The lengths of a network's chains: iterations (or epochs of the minibatch size), burn-in and thinning, the
+# number of chains, and the draws stored per chain (every `stride`-th saved iteration: `n_kept` of `n_saved`),
+# checked against the size of what the run returns.
+nn_sgmcmc_lengths <- function(iterations, epochs, burnin, thin, chains, keep_draws, p, float64, call) {
+  per_epoch <- ceiling(p$xd$n / p$batch_size)
+  if (!is.null(epochs)) {
+    if (!is.null(iterations)) sb_abort("Give {.arg iterations} or {.arg epochs}, not both.", arg = "epochs", call = call)
+    iterations <- check_count(epochs, max = 1e7, arg = "epochs", call = call) * per_epoch
+  }
+  iterations <- check_count(iterations %||% 10000L, arg = "iterations", call = call,
+                            fix = "Use fewer epochs or a larger batch_size.")
+  lens <- sgmcmc_lengths(iterations, burnin, thin, call)
+  chains <- check_count(chains, max = 1e4, arg = "chains", call = call)
+  n_saved <- (iterations - lens$burnin) %/% lens$thin
+  P <- p$desc$n_parameters
+  n_keep <- nn_keep_per_chain(keep_draws, n_saved, chains, P, float64, call)
+  stride <- if (n_keep > 0) ceiling(n_saved / n_keep) else 1
+  n_kept <- if (n_keep > 0) ceiling(n_saved / stride) else 0
+  if (n_kept > 0) {
+    check_result_size(as.double(n_kept) * chains, P, "keep_draws", call = call)
+    if (!is.null(p$nd)) check_result_size(as.double(n_kept) * chains, p$nd$n * p$n_out, "keep_draws", call = call)
+  }
+  list(iterations = iterations, per_epoch = per_epoch, burnin = lens$burnin, thin = lens$thin, chains = chains,
+       n_saved = n_saved, stride = stride, n_kept = n_kept)
+}
+
+# Run a network's chains: in this process, or in chunks of chains through future (chain c uses stream c wherever
+# it runs; no progress bars from future workers). `both`: the test inputs with the probe rows appended.
+nn_sgmcmc_run <- function(p, ctl, nnctl, init, both, chains, run, future, chunks, call) {
   engine <- function(first, count, run_chunk) {
     cc <- ctl
     cc$chains <- count
-    cc$chain_offset <- first  # chain c uses stream c wherever it runs
+    cc$chain_offset <- first
     nc <- nnctl
     if (!is.null(init)) nc$init <- init[, first + seq_len(count), drop = FALSE]
-    cpp_nn_sgmcmc(spec, xd$x, xd$dim, yd$y, newx_arr, newdim, cc, nc, run_chunk)
+    cpp_nn_sgmcmc(p$spec, p$xd$x, p$xd$dim, p$yd$y, if (is.null(both)) double() else both$x,
+                  if (is.null(both)) integer() else both$dim, cc, nc, run_chunk)
   }
-  if (!future || chains == 1L) {
-    res <- sb_call_engine(engine(0, chains, run), call = call)
-  } else {
-    chunks <- if (!is.null(chunks)) min(chains, check_count(chunks, arg = "chunks", call = call))
-              else min(chains, future::nbrOfWorkers())
-    run_chunk <- utils::modifyList(run, list(quiet = TRUE))  # no progress bars from future workers
-    parts <- sb_call_engine(sb_map_chunks(chains, chunks, function(first, count) engine(first, count, run_chunk),
-                                          use_future = TRUE, call = call), call = call)
-    res <- list(chains = do.call(c, lapply(parts, `[[`, "chains")),
-                messages = unlist(lapply(parts, `[[`, "messages")),
-                interrupted = any(vapply(parts, function(r) isTRUE(r$interrupted), logical(1))),
-                device = parts[[1L]]$device)
-  }
-  nn_sgmcmc_fit(res, tab = tab, desc = desc, spec = spec, family = family, levels = yd$levels, model = model,
-                method = method, sampler = sampler, nd = nd, newy = newy_d$y, n_out = n_out, n_kept = n_kept,
-                settings = list(family = family, method = method, sampler = sampler, iterations = iterations,
-                                epochs = iterations / per_epoch, batch_size = batch_size, burnin = lens$burnin,
-                                thin = lens$thin, v0 = v0, v1 = v1, sparse_layers = sparse_layers, chains = chains,
-                                nobs = n, input = xd$shape, control = control_user, step_size = step_size,
-                                threads = run$threads, keep_draws = n_kept, keep_stride = stride, n_out = n_out,
-                                n_saved = n_saved, future = future, standardize = standardize,
-                                auto_step = auto_step, batch = batch, batched = batch_code != 0L,
-                                batch_group = if (batch_code > 0L) batch_code else NA_integer_),
-                float64 = float64, seed = run$seed, call = mcall, t0 = t0, scaling = scaling, probe = probe,
-                warmup = warmup)
+  if (!future || chains == 1L) return(sb_call_engine(engine(0, chains, run), call = call))
+  chunks <- if (!is.null(chunks)) min(chains, check_count(chunks, arg = "chunks", call = call))
+            else min(chains, future::nbrOfWorkers())
+  run_chunk <- utils::modifyList(run, list(quiet = TRUE))
+  parts <- sb_call_engine(sb_map_chunks(chains, chunks, function(first, count) engine(first, count, run_chunk),
+                                        use_future = TRUE, call = call), call = call)
+  list(chains = do.call(c, lapply(parts, `[[`, "chains")), messages = unlist(lapply(parts, `[[`, "messages")),
+       interrupted = any(vapply(parts, function(r) isTRUE(r$interrupted), logical(1))), device = parts[[1L]]$device)
 }
 
 # ---- function-space convergence and the loss rule of divergence ----------------------------------------
@@ -306,8 +276,9 @@ nn_sparse_layers <- function(sparse_layers, n_layers, call) {
 }
 
 # Assemble the fit from the engine's per-chain lists.
-nn_sgmcmc_fit <- function(res, tab, desc, spec, family, levels, model, method, sampler, nd, newy, n_out, n_kept,
-                          settings, float64, seed, call, t0, scaling = NULL, probe = integer(), warmup = NULL) {
+nn_sgmcmc_fit <- function(res, ctx, p, settings, run, float64, probe = integer(), warmup = NULL) {
+  desc <- p$desc; family <- p$family; levels <- p$yd$levels; nd <- p$nd; n_out <- p$n_out; scaling <- p$scaling
+  n_kept <- settings$keep_draws
   chains <- res$chains
   sc <- do.call(rbind, lapply(chains, `[[`, "scalars"))
   colnames(sc) <- c("sigma", "saved", "traced", "iterations_done", "diverged", "diverged_at")
@@ -316,7 +287,7 @@ nn_sgmcmc_fit <- function(res, tab, desc, spec, family, levels, model, method, s
   if ((all(diverged) || all(sc[, "saved"] == 0)) && !interrupted) {
     fix <- paste0("Give a smaller {.code sgmcmc_control(step_size = )} (now {format(signif(settings$step_size, 3))}",
                   if (isTRUE(settings$auto_step)) ", chosen by the warm-up, whose pilots did not diverge" else "", ")",
-                  if (!isTRUE(settings$standardize)) ", or standardize the data ({.code standardize = TRUE})" else "",
+                  if (!p$standardize) ", or standardize the data ({.code standardize = TRUE})" else "",
                   if (sgmcmc_sampler_info(settings$sampler)$preconditioned) {
                     plain <- sgmcmc_samplers()$name[!sgmcmc_samplers()$preconditioned]
                     paste0("; or use a sampler without a preconditioner (", paste0('"', plain, '"', collapse = ", "), ")")
@@ -381,13 +352,13 @@ nn_sgmcmc_fit <- function(res, tab, desc, spec, family, levels, model, method, s
   # share of exact zeros of each chain's final sparse weights (row by row: rowMeans() of a 1 x 8.7e6 logical
   # matrix takes seconds)
   sparsity <- if (any(sparse_w)) vapply(seq_len(nrow(final)), function(i) mean(final[i, sparse_w] == 0), 0) else NA_real_
-  label <- sgmcmc_label(sampler, method)
+  label <- sgmcmc_label(settings$sampler, settings$method)
   if (settings$control$anneal != 1) label <- paste0("A-", label)
   s <- settings
   details <- c(
     sprintf("%d chain%s x %s iterations (%.4g epochs of batch %d), burn-in %s, thin %s: %s kept iterations; step size %.3g (sum scale; %.3g per example%s)",
             s$chains, if (s$chains > 1) "s" else "", format(s$iterations, big.mark = ","), s$epochs, s$batch_size,
-            format(s$burnin, big.mark = ","), s$thin, sum(saved), s$step_size, s$step_size * s$nobs,
+            format(s$burnin, big.mark = ","), s$thin, sum(saved), s$step_size, s$step_size * p$xd$n,
             if (isTRUE(s$auto_step)) ", chosen by the warm-up" else ""),
     if (any(sparse_w))
       sprintf("SSGL prior on weight layer%s %s (v0 %.3g, v1 %.3g); final sparsity %s; mean inclusion %.3f",
@@ -401,12 +372,10 @@ nn_sgmcmc_fit <- function(res, tab, desc, spec, family, levels, model, method, s
                                   paste(names(conv_info), conv_info, collapse = ", ")))
   }
   n_draws <- sum(stored)
-  fit <- new_sb_nn_fit(
-    "sb_sgld_sa_nn", method = label, weights = store$weights, buffers = store$buffers,
-    status = factor(rep("done", n_draws), levels = nn_status_levels),
-    chain = rep(seq_along(chains), stored), pred = pred, pred_mean = pred_mean, newy = newy, family = family,
-    levels = levels, model = model, layers = tab, spec = spec, desc = desc, settings = settings, seed = seed,
-    call = call, device = res$device, timing = c(elapsed = proc.time()[["elapsed"]] - t0), details = details,
+  fit <- nn_build(
+    ctx, p, "sb_sgld_sa_nn", label, run, device = res$device, settings = settings, weights = store$weights,
+    buffers = store$buffers, status = factor(rep("done", n_draws), levels = nn_status_levels),
+    chain = rep(seq_along(chains), stored), pred = pred, pred_mean = pred_mean, details = details,
     training = trace[trace$chain %in% which(!diverged), c("chain", "iteration", "loss", "accuracy")],
     weights_mean = param_mean, float64 = float64,
     weights_final = nn_pack(t(final), TRUE),  # the chains' last states in full precision (to continue them)
@@ -414,8 +383,7 @@ nn_sgmcmc_fit <- function(res, tab, desc, spec, family, levels, model, method, s
     inclusion = nn_lazy_names(rho[sparse_w], desc$penalized),  # named on access
     sparsity = sparsity,
     trace = trace, latent = data.frame(chain = seq_along(chains), sigma = nn_unscale_sigma(sc[, "sigma"], scaling)),
-    delta = delta, scaling = scaling,
-    saved = saved, iterations_done = sc[, "iterations_done"], diverged = diverged,
+    delta = delta, saved = saved, iterations_done = sc[, "iterations_done"], diverged = diverged,
     diverged_at = ifelse(diverged, sc[, "diverged_at"], NA), diverged_why = ifelse(diverged, res$messages, NA),
     interrupted = interrupted, diagnostics = list(convergence = convergence, probe = probe), warmup = warmup
   )

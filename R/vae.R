@@ -71,10 +71,8 @@ vae <- function(x, latent = 2L, encoder = nn_mlp(c(512)), decoder = nn_mlp(c(512
                  x = "You supplied {.obj_type_friendly {get(a)}}."), arg = a, call = call)
     }
   }
-  control <- vi_check_control(control, call)
+  control <- nn_control_args(vi_check_control(control, call), epochs, batch_size, call)
   device <- check_backend(device, call)
-  if (!is.null(epochs)) control$epochs <- check_count(epochs, max = 1e7, arg = "epochs", call = call)
-  if (!is.null(batch_size)) control$batch_size <- check_count(batch_size, max = 1e8, arg = "batch_size", call = call)
   rs <- run_settings(seed, threads, quiet, call = call)
   xd <- vae_prepare_x(x, "x", call)
   D <- prod(xd$shape)
@@ -88,7 +86,7 @@ vae <- function(x, latent = 2L, encoder = nn_mlp(c(512)), decoder = nn_mlp(c(512
   })
   bs_tab <- rbind(etab[, c("kind", "params", "needs_two")], dtab[, c("kind", "params", "needs_two")])
   control$batch_size <- check_nn_batch_size(control$batch_size, xd$n, bs_tab, call = call, in_control = TRUE)
-  init <- match(control$init, c("fan_in", "glorot")) - 1L
+  init <- nn_init_code(control)
   espec <- nn_engine_spec(etab, xd$shape, "gaussian")
   dspec <- nn_engine_spec(dtab, latent, "binomial")
   espec$init <- dspec$init <- init
@@ -111,11 +109,11 @@ vae <- function(x, latent = 2L, encoder = nn_mlp(c(512)), decoder = nn_mlp(c(512
                   decoder_buffers = res$dec_buffers),
     trace = trace, elbo = if (rows) trace$elbo[rows] else NA_real_,
     settings = list(epochs = control$epochs, batch_size = control$batch_size, optimizer = control$optimizer,
-                    lr = control$lr, samples = samples, float64 = control$float64, seed = rs$seed),
+                    lr = control$lr, samples = samples, float64 = control$float64, seed = rs$seed, nobs = xd$n),
     control = control, steps = res$steps, interrupted = isTRUE(res$interrupted),
     status = c("not run", "done", "diverged", "interrupted")[res$status + 1L], device = res$device,
     call = match.call()
-  ), class = "sb_vae")
+  ), class = c("sb_vae", "sb_fit"))
   enc <- vae_encode(fit, x)
   fit$latent_means <- enc$mean
   fit$latent_sds <- enc$sd  # q(z | x) of the training data: as_draws_df() draws from it
@@ -487,26 +485,25 @@ vae_torch_code <- function(x, call) {
 
 #' Draws methods of a variational autoencoder
 #'
-#' A [vae()] fit approximates, for each example \eqn{x}, the posterior of its latent code by
-#' \eqn{q(z \mid x) = N(m(x), \mathrm{diag}\, s(x)^2)}; its network weights are point estimates (fitted by
+#' A [vae()] fit (class `c("sb_vae", "sb_fit")`) approximates, for each example \eqn{x}, the posterior of its latent
+#' code by \eqn{q(z \mid x) = N(m(x), \mathrm{diag}\, s(x)^2)}; its network weights are point estimates (fitted by
 #' maximizing the ELBO), with no posterior. So:
 #' * `as.matrix()` returns the latent means of the training data, \eqn{m(x_i)}, an n x latent matrix with columns
 #'   `"z[1]"`, `"z[2]"`, ... (the points of `plot(fit, type = "latent")`; for other data [vae_encode()] gives the
 #'   means and the sds).
-#' * `as_draws_df()`, `as_draws_matrix()` and `as_draws_array()` give draws of the latent codes of the training
-#'   data: with `draws = T`, T draws \eqn{z_i \sim q(z \mid x_i)} for every example, as variables
-#'   `"z[i,j]"` (example i, latent dimension j). They need a `seed` for reproducible draws (`NULL`: R's RNG).
-#'   Without `pars`, at most 100 examples (the first) are drawn: `pars` chooses the examples (indices).
+#' * The draw generics of every fit ([sb_fit-methods]: `as_draws_df()`, `as_draws_matrix()`, `as_draws_array()`,
+#'   and [posterior_interval()]) give draws of the latent codes of the training data: with `draws = T`, T draws
+#'   \eqn{z_i \sim q(z \mid x_i)} for every example, as variables `"z[i,j]"` (example i, latent dimension j), one
+#'   chain. Two arguments of their own, given by name: `draws` (default 1000) and `seed`, which they need for
+#'   reproducible draws (`NULL`: R's RNG). Without `pars`, at most 100 examples (the first) are drawn: `pars`
+#'   chooses the examples (indices).
 #' * `coef()` is a classed error (`scalebayes_error_not_applicable`): a VAE has no regression coefficients, and
 #'   its network weights, which [nn_export()] writes for PyTorch, are no posterior.
 #'
 #' @param x,object A [vae()] fit.
-#' @param pars `as.matrix()`: latent dimensions (indices or names `"z[j]"`); the draws methods: the examples
-#'   (row indices of the training data) whose codes are drawn.
-#' @param draws Number of draws of each example's code.
-#' @param seed Seed of the draws (`NULL`: from R's generator).
+#' @param pars Latent dimensions (indices or names `"z[j]"`).
 #' @param ... Not used: any argument given here is an error.
-#' @return `as.matrix()`: an n x latent matrix. The draws methods: the posterior package's formats, one chain.
+#' @return `as.matrix()`: an n x latent matrix.
 #' @name sb_vae-methods
 #' @examples
 #' if (sb_torch_available()) {
@@ -533,28 +530,10 @@ coef.sb_vae <- function(object, ...) {
                       i = "For the latent codes use {.fn as.matrix} (the training data's means), {.fn vae_encode} or {.fn as_draws_df}; {.fn nn_export} writes the networks."))
 }
 
-#' @rdname sb_vae-methods
-#' @method as_draws_df sb_vae
-#' @export
-as_draws_df.sb_vae <- function(x, pars = NULL, draws = 1000L, seed = NULL, ...) {
-  sb_check_dots(..., fn = "as_draws_df")
-  posterior::as_draws_df(vae_latent_draws(x, pars, draws, seed, rlang::current_env()))
-}
-
-#' @rdname sb_vae-methods
-#' @method as_draws_matrix sb_vae
-#' @export
-as_draws_matrix.sb_vae <- function(x, pars = NULL, draws = 1000L, seed = NULL, ...) {
-  sb_check_dots(..., fn = "as_draws_matrix")
-  posterior::as_draws_matrix(vae_latent_draws(x, pars, draws, seed, rlang::current_env()))
-}
-
-#' @rdname sb_vae-methods
-#' @method as_draws_array sb_vae
-#' @export
-as_draws_array.sb_vae <- function(x, pars = NULL, draws = 1000L, seed = NULL, ...) {
-  sb_check_dots(..., fn = "as_draws_array")
-  posterior::as_draws_array(vae_latent_draws(x, pars, draws, seed, rlang::current_env()))
+# The draws of sb_fit's draw generics (R/draws-methods.R): latent codes of training examples.
+sb_draw_matrix.sb_vae <- function(x, pars, call, fn, draws = 1000L, seed = NULL, ...) {
+  sb_check_dots(..., fn = fn, call = call)
+  vae_latent_draws(x, pars, draws, seed, call)
 }
 
 # draws x (examples x latent) matrix of z_i ~ q(z | x_i) for the chosen training examples, columns "z[i,j]"

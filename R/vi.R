@@ -177,10 +177,7 @@ bbb <- function(x, y, model = nn_mlp(), family = NULL, prior = c("gaussian", "sc
 
 # nn_control() settings that belong to the weighted bootstrap: an error in a variational method.
 vi_check_control <- function(control, call) {
-  if (!inherits(control, "sb_nn_control")) {
-    sb_abort(c("{.arg control} must be made by {.fn nn_control}.", x = "You supplied {.obj_type_friendly {control}}."),
-             arg = "control", call = call)
-  }
+  check_nn_control(control, call)
   wbb_only <- c(weight_dist = control$weight_dist != "exponential", normalize_weights = isTRUE(control$normalize_weights),
                 weight_mode = control$weight_mode != "example", grad_tol = control$grad_tol > 0)
   if (any(wbb_only)) {
@@ -203,144 +200,135 @@ vi_log_lambda_opt <- function(tab, input, n, delta) {
   -(log(T) + delta * ((L + 1) * log(N) + log(sqrt(n) * prod(input))))
 }
 
+# The network pipeline (R/nn_pipeline.R) for both variational methods: one engine call fits q for every lambda
+# (sparse_vi()'s grid; bbb(): one), and each becomes a fit (vi_decode_fit()); a grid is an sb_vi_grid.
 vi_run <- function(method, prior, mcall, call, x, y, model, family, log_lambda, delta, draws, newx, newy, keep_draws,
                    epochs, batch_size, device, threads, seed, quiet, control, vi, prune = NULL, retrain_epochs = 0L,
                    standardize = TRUE) {
-  t0 <- proc.time()[["elapsed"]]
-  device <- check_backend(device, call)
-  family <- nn_check_model_family(model, family, call)
-  control <- vi_check_control(control, call)
+  ctx <- nn_start(model, family, device, call, mcall)
+  control <- nn_control_args(vi_check_control(control, call), epochs, batch_size, call)
   draws <- check_count(draws, max = 1e6, arg = "draws", call = call)
   keep_draws <- check_flag(keep_draws, arg = "keep_draws", call = call)
   rs <- run_settings(seed, threads, quiet, call = call)
-  pd <- nn_front_prepare(x, y, model, family, newx, newy, control, epochs, batch_size, standardize,
-                         as.double(draws) * max(1L, length(log_lambda)), keep_draws, call)
-  xd <- pd$xd; yd <- pd$yd; family <- pd$family; n_out <- pd$n_out; tab <- pd$tab; spec <- pd$spec; nd <- pd$nd
-  newy_d <- pd$newy_d; sc <- pd$scaling; control <- pd$control; standardize <- pd$standardize
-  if (method == "sparse_vi" && is.null(log_lambda)) log_lambda <- vi_log_lambda_opt(tab, xd$shape, xd$n, delta)
-  fits <- length(log_lambda)
-  other <- unique(tab$kind[nn_kind_is(tab$kind, "variational") & tab$kind != "linear"])
+  p <- nn_prepare(ctx, x, y, newx, newy, standardize, control$batch_size, in_control = TRUE,
+                  init = nn_init_code(control), units = as.double(draws) * max(1L, length(log_lambda)),
+                  keep_draws = keep_draws)
+  control$batch_size <- p$batch_size
+  if (method == "sparse_vi" && is.null(log_lambda)) log_lambda <- vi_log_lambda_opt(p$tab, p$xd$shape, p$xd$n, delta)
+  other <- unique(p$tab$kind[nn_kind_is(p$tab$kind, "variational") & p$tab$kind != "linear"])
   if (vi$estimator == "per_example" && length(other)) {  # (the engine's rule: nn/vi/variational.hpp)
     sb_abort(c("{.code estimator = \"per_example\"} is for linear layers; this network has {.val {other}} layers.",
                i = "Use {.code \"local\"} or {.code \"weights\"}."), arg = "vi", call = call)
   }
   label <- switch(method, sparse_vi = "Sparse VI", bbb = "Bayes by Backprop")
-  ctrl <- nn_engine_control(control, device, keep_draws)
   vctl <- list(prior = match(prior, c("gaussian", "scale_mixture", "log_uniform", "spike_slab")) - 1L,
                estimator = match(vi$estimator, c("local", "weights", "per_example")) - 1L, samples = vi$samples,
                tau = vi$tau, prior_sd = vi$prior_sd, mix_pi = vi$mixture[[1]], mix_sd1 = vi$mixture[[2]],
                mix_sd2 = vi$mixture[[3]], alpha_max = vi$alpha_max, bias_spike = vi$bias_spike,
                init_sigma = vi$init_sigma, init_phi = vi$init_phi, init_mu = vi$init_mu %||% 0,
-               noise_sd = nn_scale_sigma_arg(vi$noise_sd, sc, "vi_control(noise_sd = )", call) %||% 0, kl_weight = vi$kl_weight, kl_warmup = vi$kl_warmup %||% 0,
-               log_lambda = as.double(log_lambda),
+               noise_sd = nn_scale_sigma_arg(vi$noise_sd, p$scaling, "vi_control(noise_sd = )", call) %||% 0,
+               kl_weight = vi$kl_weight, kl_warmup = vi$kl_warmup %||% 0, log_lambda = as.double(log_lambda),
                draws = as.double(draws), prune = if (is.null(prune)) NA_real_ else prune,
                retrain_epochs = as.double(retrain_epochs), keep_draws = keep_draws, label = label)
-  res <- sb_call_engine(cpp_nn_vi(spec, xd$x, xd$dim, yd$y, if (is.null(nd)) double() else nd$x,
-                                  if (is.null(nd)) integer() else nd$dim, ctrl, vctl, engine_run(rs)), call = call)
-  desc <- cpp_nn_describe(spec)
-  P <- desc$n_parameters
-  B <- sum(desc$buffer_size)
-  status_all <- nn_decode_status(res$status)
-  if (all(status_all == "diverged")) {
-    sb_abort(c("The variational fit diverged (the negative ELBO became infinite or NaN).",
-               i = "Lower {.arg lr} in {.fn nn_control}{if (standardize) '' else ', or standardize the inputs and responses (standardize = TRUE)'}."),
-             kind = "convergence", arg = "control", call = call)
-  }
-  interrupted <- isTRUE(res$interrupted)
-  rows <- res$trace_rows
-  m <- if (is.null(nd)) 0L else nd$n * n_out
-  one <- function(i) {
-    st <- status_all[i]
-    sl <- function(v, n, k) if (length(v)) v[(k - 1) * n + seq_len(n)] else v
-    slice_raw <- function(v, n, k) v[((k - 1) * n * 4) + seq_len(n * 4)]
-    draw_status <- factor(rep(if (st == "diverged") "diverged" else "done", draws), levels = nn_status_levels)
-    if (st == "not run") draw_status[] <- "not run"
-    part <- function(v, n) if (is.raw(v)) slice_raw(v, n * draws, i) else sl(v, n * draws, i)
-    store <- if (keep_draws) nn_decode_store(part(res$params, P), if (B > 0) part(res$buffers, B), desc, draws)
-    pred <- pred_mean <- NULL
-    if (m > 0) {
-      pred <- nn_decode_pred(sl(res$pred, m * draws, i), n_out, nd$n, draws, family, yd$levels, sc)
-      okd <- draw_status == "done"
-      pred_mean <- if (any(okd)) nn_pred_mean(pred, okd)
-    }
-    ep <- res$epochs[i]
-    tr <- matrix(sl(res$trace, rows * 6, i), ncol = 6L, byrow = TRUE)[seq_len(ep), , drop = FALSE]
-    acc <- sl(res$accuracy, rows, i)[seq_len(ep)]
-    trace <- data.frame(epoch = tr[, 1], neg_elbo = tr[, 2], nll = tr[, 3], kl = tr[, 4], kept = tr[, 5],
-                        accuracy = acc, noise_sd = tr[, 6])
-    training <- data.frame(fit = rep(i, ep), epoch = tr[, 1], loss = tr[, 2] / xd$n, accuracy = acc)
-    mu <- sl(res$mu, P, i); sg <- sl(res$sigma, P, i); ph <- sl(res$phi, P, i); mk <- sl(res$mask, P, i)
-    variational <- nn_lazy_names(data.frame(mu = mu, sigma = sg, phi = ph, kept = mk > 0), rep(TRUE, length(desc$size)))
-    # the weight tensors of q (not batch norm's): groups are "layer<i>_<kind>.<tensor>"
-    w_group <- grepl("\\.weight$", desc$group) & nn_kind_is(sub("^layer[0-9]+_(.*)\\.[a-z_]+$", "\\1", desc$group), "variational")
-    is_weight <- rep(w_group, desc$size)
-    kl_last <- if (ep > 0) tr[ep, 4] else NA_real_
-    n_var <- sum(sg > 0)
-    dl <- c(kl_bits = kl_last / log(2), bits_per_weight = kl_last / log(2) / max(1, sum(mk > 0 & sg > 0)),
-            weights = n_var)
-    noise <- if (family == "gaussian" && ep > 0) tr[ep, 6] else NA_real_
-    # the noise sd on the user's scale (one per output when the q > 1 outputs were scaled separately)
-    if (!is.null(sc$y_scale)) {
-      noise <- noise * sc$y_scale
-      trace$noise_sd <- nn_unscale_sigma(trace$noise_sd, sc)
-    }
-    lam <- exp(log_lambda[i])
-    details <- c(
-      switch(method,
-             sparse_vi = sprintf("spike-and-slab q, lambda %s (log %.4g), slab sd %.3g, tau %.3g, K %d, %s estimator",
-                                 format(lam, digits = 3), log_lambda[i], vi$prior_sd, vi$tau, vi$samples, vi$estimator),
-             bbb = sprintf("Gaussian q, %s prior%s, K %d, %s estimator", prior,
-                           switch(prior, gaussian = sprintf(" (sd %.3g)", vi$prior_sd),
-                                  scale_mixture = sprintf(" (pi %.3g, sds %.3g, %.3g)", vi$mixture[1], vi$mixture[2], vi$mixture[3]),
-                                  log_uniform = if (is.finite(vi$alpha_max)) sprintf(" (alpha <= %.3g)", vi$alpha_max) else " (sparse VD)"),
-                           vi$samples, vi$estimator)),
-      sprintf("%s lr %.3g, %d epochs%s, batch %d; weights kept by q: %s of %s (%.1f%%); KL %.4g bits (%.3g per weight)",
-              control$optimizer, control$lr, control$epochs,
-              if (!is.null(prune)) sprintf(" + %d retraining after pruning at %.3g", retrain_epochs, prune) else "",
-              min(control$batch_size, xd$n),
-              format(sum(is_weight & mk > 0 & (ph > 0.5)), big.mark = ","), format(sum(is_weight), big.mark = ","),
-              100 * mean((mk > 0 & ph > 0.5)[is_weight]), dl[["kl_bits"]], dl[["bits_per_weight"]]),
-      if (family == "gaussian") sprintf("noise sd %s%s", paste(sprintf("%.4g", noise), collapse = "/"),
-                                        if (is.null(vi$noise_sd)) " (estimated)" else " (fixed)")
-    )
-    fit <- new_sb_nn_fit(
-      "sb_vi_nn", method = label, weights = store$weights, buffers = store$buffers, status = draw_status, pred = pred,
-      pred_mean = pred_mean, newy = if (!is.null(newy)) newy_d$y, family = family, levels = yd$levels, model = model,
-      layers = tab, spec = spec, desc = desc, device = res$device,
-      settings = list(draws = draws, threads = rs$threads, control = control, vi = vi, prior = prior,
-                      nobs = xd$n, n_new = if (is.null(nd)) 0L else nd$n, input = xd$shape, n_out = n_out,
-                      keep_draws = keep_draws, prune = prune, retrain_epochs = retrain_epochs,
-                      standardize = standardize),
-      scaling = sc, seed = rs$seed, call = mcall, timing = c(elapsed = proc.time()[["elapsed"]] - t0), details = details,
-      training = training, float64 = isTRUE(control$float64), weights_mean = mu * ph * (mk > 0),
-      variational = variational, inclusion = nn_lazy_names(ph[is_weight], w_group), trace = trace,
-      description_length = dl, lambda = lam, log_lambda = log_lambda[i], noise_sd = noise,
-      fit_status = as.character(st), steps = res$steps[i], interrupted = interrupted && st != "done",
-      pred_mean_q = if (m > 0) nn_unscale_pred(vi_shape_pred(sl(res$pred_mean_q, m, i), nd$n, n_out, family, yd$levels), sc)
-    )
-    if (!is.null(prune) && st != "not run") {
-      stages <- sl(res$pred_stages, 2 * m, i)
-      err <- function(p) if (is.null(newy) || m == 0) NA_real_ else vi_error(nn_unscale_pred(vi_shape_pred(p, nd$n, n_out, family, yd$levels), sc), newy_d$y, family)
-      kept_w <- sum(is_weight & mk > 0)
-      fit$pruning <- data.frame(threshold = prune, weights = sum(is_weight), kept = kept_w,
-                                percent = 100 * kept_w / sum(is_weight),
-                                error_before = if (m > 0) err(stages[seq_len(m)]) else NA_real_,
-                                error_pruned = if (m > 0) err(stages[m + seq_len(m)]) else NA_real_,
-                                error_retrained = if (retrain_epochs > 0 && !is.null(fit$pred_mean_q)) vi_error(fit$pred_mean_q, newy_d$y, family) else NA_real_,
-                                retrain_epochs = retrain_epochs)
-    }
-    fit
-  }
-  out <- lapply(seq_len(fits), one)
-  if (interrupted) {
+  nd <- p$nd
+  res <- sb_call_engine(cpp_nn_vi(p$spec, p$xd$x, p$xd$dim, p$yd$y, if (is.null(nd)) double() else nd$x,
+                                  if (is.null(nd)) integer() else nd$dim, nn_engine_control(control, ctx$device, keep_draws),
+                                  vctl, engine_run(rs)), call = call)
+  status <- nn_decode_status(res$status)
+  if (all(status == "diverged")) nn_abort_diverged("The variational fit diverged", p$standardize, call)
+  a <- list(method = method, label = label, prior = prior, vi = vi, control = control, draws = draws,
+            keep_draws = keep_draws, log_lambda = log_lambda, prune = prune, retrain_epochs = retrain_epochs, run = rs)
+  out <- lapply(seq_along(log_lambda), function(i) vi_decode_fit(i, status[i], res, ctx, p, a))
+  if (isTRUE(res$interrupted)) {
     sb_warn(c("Interrupted: the fit holds the state q reached (epochs done: {paste(res$epochs, collapse = ', ')}).",
               i = "Its draws are draws of that q."), kind = "interrupted")
   }
-  if (any(status_all == "diverged") && fits > 1) {
-    sb_warn("{sum(status_all == 'diverged')} of {fits} fits diverged.", kind = "convergence")
+  if (any(status == "diverged") && length(out) > 1) {
+    sb_warn("{sum(status == 'diverged')} of {length(out)} fits diverged.", kind = "convergence")
   }
-  if (fits == 1L) return(out[[1L]])
+  if (length(out) == 1L) return(out[[1L]])
   structure(out, class = "sb_vi_grid", lambda = exp(log_lambda), log_lambda = log_lambda)
+}
+
+# Fit i of a variational run (status `st`): its slices of the engine's per-fit results -- kept draws, predictions,
+# the (epoch, -ELBO, NLL, KL, kept, noise) trace, q's mean, sd and inclusion probability, the pruning stages --
+# decoded into an sb_vi_nn fit. `a`: vi_run()'s method settings.
+vi_decode_fit <- function(i, st, res, ctx, p, a) {
+  desc <- p$desc; P <- desc$n_parameters; B <- sum(desc$buffer_size); nd <- p$nd; n_out <- p$n_out
+  family <- p$family; sc <- p$scaling; draws <- a$draws; vi <- a$vi; control <- a$control
+  m <- if (is.null(nd)) 0L else nd$n * n_out
+  sl <- function(v, n, k) if (length(v)) v[(k - 1) * n + seq_len(n)] else v
+  part <- function(v, n) if (is.raw(v)) v[((i - 1) * n * draws * 4) + seq_len(n * draws * 4)] else sl(v, n * draws, i)
+  draw_status <- factor(rep(if (st == "diverged") "diverged" else "done", draws), levels = nn_status_levels)
+  if (st == "not run") draw_status[] <- "not run"
+  store <- if (a$keep_draws) nn_decode_store(part(res$params, P), if (B > 0) part(res$buffers, B), desc, draws)
+  pred <- pred_mean <- NULL
+  shape_q <- function(v) nn_unscale_pred(vi_shape_pred(v, nd$n, n_out, family, p$yd$levels), sc)  # one network's
+  if (m > 0) {
+    pred <- nn_decode_pred(sl(res$pred, m * draws, i), n_out, nd$n, draws, family, p$yd$levels, sc)
+    okd <- draw_status == "done"
+    pred_mean <- if (any(okd)) nn_pred_mean(pred, okd)
+  }
+  ep <- res$epochs[i]
+  tr <- matrix(sl(res$trace, res$trace_rows * 6, i), ncol = 6L, byrow = TRUE)[seq_len(ep), , drop = FALSE]
+  acc <- sl(res$accuracy, res$trace_rows, i)[seq_len(ep)]
+  trace <- data.frame(epoch = tr[, 1], neg_elbo = tr[, 2], nll = tr[, 3], kl = tr[, 4], kept = tr[, 5],
+                      accuracy = acc, noise_sd = tr[, 6])
+  mu <- sl(res$mu, P, i); sg <- sl(res$sigma, P, i); ph <- sl(res$phi, P, i); mk <- sl(res$mask, P, i)
+  # the weight tensors of q (not batch norm's): groups are "layer<i>_<kind>.<tensor>"
+  w_group <- grepl("\\.weight$", desc$group) & nn_kind_is(sub("^layer[0-9]+_(.*)\\.[a-z_]+$", "\\1", desc$group), "variational")
+  is_weight <- rep(w_group, desc$size)
+  kl_last <- if (ep > 0) tr[ep, 4] else NA_real_
+  dl <- c(kl_bits = kl_last / log(2), bits_per_weight = kl_last / log(2) / max(1, sum(mk > 0 & sg > 0)),
+          weights = sum(sg > 0))
+  noise <- if (family == "gaussian" && ep > 0) tr[ep, 6] else NA_real_
+  if (!is.null(sc$y_scale)) {  # the noise sd on the user's scale (one per output when q > 1 were scaled separately)
+    noise <- noise * sc$y_scale
+    trace$noise_sd <- nn_unscale_sigma(trace$noise_sd, sc)
+  }
+  lam <- exp(a$log_lambda[i])
+  details <- c(
+    switch(a$method,
+           sparse_vi = sprintf("spike-and-slab q, lambda %s (log %.4g), slab sd %.3g, tau %.3g, K %d, %s estimator",
+                               format(lam, digits = 3), a$log_lambda[i], vi$prior_sd, vi$tau, vi$samples, vi$estimator),
+           bbb = sprintf("Gaussian q, %s prior%s, K %d, %s estimator", a$prior,
+                         switch(a$prior, gaussian = sprintf(" (sd %.3g)", vi$prior_sd),
+                                scale_mixture = sprintf(" (pi %.3g, sds %.3g, %.3g)", vi$mixture[1], vi$mixture[2], vi$mixture[3]),
+                                log_uniform = if (is.finite(vi$alpha_max)) sprintf(" (alpha <= %.3g)", vi$alpha_max) else " (sparse VD)"),
+                         vi$samples, vi$estimator)),
+    sprintf("%s lr %.3g, %d epochs%s, batch %d; weights kept by q: %s of %s (%.1f%%); KL %.4g bits (%.3g per weight)",
+            control$optimizer, control$lr, control$epochs,
+            if (!is.null(a$prune)) sprintf(" + %d retraining after pruning at %.3g", a$retrain_epochs, a$prune) else "",
+            control$batch_size,
+            format(sum(is_weight & mk > 0 & (ph > 0.5)), big.mark = ","), format(sum(is_weight), big.mark = ","),
+            100 * mean((mk > 0 & ph > 0.5)[is_weight]), dl[["kl_bits"]], dl[["bits_per_weight"]]),
+    if (family == "gaussian") sprintf("noise sd %s%s", paste(sprintf("%.4g", noise), collapse = "/"),
+                                      if (is.null(vi$noise_sd)) " (estimated)" else " (fixed)")
+  )
+  fit <- nn_build(ctx, p, "sb_vi_nn", a$label, a$run, device = res$device,
+    settings = list(draws = draws, control = control, vi = vi, prior = a$prior, keep_draws = a$keep_draws,
+                    prune = a$prune, retrain_epochs = a$retrain_epochs),
+    weights = store$weights, buffers = store$buffers, status = draw_status, pred = pred, pred_mean = pred_mean,
+    details = details, training = data.frame(fit = rep(i, ep), epoch = tr[, 1], loss = tr[, 2] / p$xd$n, accuracy = acc),
+    float64 = isTRUE(control$float64), weights_mean = mu * ph * (mk > 0),
+    variational = nn_lazy_names(data.frame(mu = mu, sigma = sg, phi = ph, kept = mk > 0), rep(TRUE, length(desc$size))),
+    inclusion = nn_lazy_names(ph[is_weight], w_group), trace = trace, description_length = dl, lambda = lam,
+    log_lambda = a$log_lambda[i], noise_sd = noise, fit_status = as.character(st), steps = res$steps[i],
+    interrupted = isTRUE(res$interrupted) && st != "done",
+    pred_mean_q = if (m > 0) shape_q(sl(res$pred_mean_q, m, i)))
+  if (!is.null(a$prune) && st != "not run") {
+    stages <- sl(res$pred_stages, 2 * m, i)
+    newy <- p$newy_d$y
+    err <- function(v) if (is.null(newy) || m == 0) NA_real_ else vi_error(shape_q(v), newy, family)
+    kept_w <- sum(is_weight & mk > 0)
+    fit$pruning <- data.frame(threshold = a$prune, weights = sum(is_weight), kept = kept_w,
+                              percent = 100 * kept_w / sum(is_weight),
+                              error_before = if (m > 0) err(stages[seq_len(m)]) else NA_real_,
+                              error_pruned = if (m > 0) err(stages[m + seq_len(m)]) else NA_real_,
+                              error_retrained = if (a$retrain_epochs > 0 && !is.null(fit$pred_mean_q)) vi_error(fit$pred_mean_q, newy, family) else NA_real_,
+                              retrain_epochs = a$retrain_epochs)
+  }
+  fit
 }
 
 # Response-scale predictions of one network (examples x outputs from the engine's row-major block).

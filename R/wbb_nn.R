@@ -126,14 +126,8 @@ wbb_nn <- function(x, y, model = nn_mlp(), family = NULL, lambda = 1e-4,
   }
   sb_formula_only(environment())
   call <- rlang::current_env()
-  mcall <- match.call()
-  t0 <- proc.time()[["elapsed"]]
-  device <- check_backend(device, call)
-  family <- nn_check_model_family(model, family, call)
-  if (!inherits(control, "sb_nn_control")) {
-    sb_abort(c("{.arg control} must be made by {.fn nn_control}.", x = "You supplied {.obj_type_friendly {control}}."),
-             arg = "control", call = call)
-  }
+  ctx <- nn_start(model, family, device, call, match.call())
+  control <- nn_control_args(check_nn_control(control, call = call), epochs, batch_size, call)
   prior_weights <- sb_match_arg(prior_weights)
   lambda <- check_number(lambda, lower = 0, upper = 1e12)
   draws <- check_count(draws, max = 1e7, fix = "Split very long runs into chunks.")
@@ -141,82 +135,70 @@ wbb_nn <- function(x, y, model = nn_mlp(), family = NULL, lambda = 1e-4,
                                missing(keep_draws), "wbb_nn", call = call, old_missing = missing(keep_weights))
   keep_draws <- check_flag(keep_draws, arg = "keep_draws", call = call)
   if (missing(future) && isTRUE(control$future)) future <- TRUE  # nn_control(future = ) (deprecated there)
-  if (is.null(chunks)) chunks <- control$chunks
-  rs <- wbb_run_settings(draws, threads, seed, quiet, chunks, future, call = call)
-  pd <- nn_front_prepare(x, y, model, family, newx, newy, control, epochs, batch_size, standardize, draws, keep_draws,
-                         call)
-  xd <- pd$xd; yd <- pd$yd; family <- pd$family; n_out <- pd$n_out; tab <- pd$tab; spec <- pd$spec; nd <- pd$nd
-  newy_d <- pd$newy_d; sc <- pd$scaling; control <- pd$control; standardize <- pd$standardize
-  keep_history <- isTRUE(control$history %||% TRUE)  # controls made before the option existed: TRUE
-  if (keep_history) {  # draws x epochs rows of (loss, accuracy)
-    per_epoch <- ceiling(xd$n / min(control$batch_size, xd$n))
-    rows <- if (is.null(control$max_steps)) control$epochs else ceiling(control$max_steps / per_epoch)
-    if (as.double(draws) * rows * 2 > .Machine$integer.max) {
-      sb_abort(c("The training history would hold {format(as.double(draws) * rows, digits = 3)} rows (draws x epochs).",
-                 i = "Use {.code nn_control(history = FALSE)}, or fewer {.arg draws} or epochs."),
-               arg = "control", call = call)
-    }
-  }
-  ctrl <- nn_engine_control(control, device, keep_draws)
-  ctrl$batch <- nn_wbb_batch(batch, spec, call)
-  newx_arr <- if (is.null(nd)) double() else nd$x
-  newdim <- if (is.null(nd)) integer() else nd$dim
-  engine <- function(first, count) {
-    cpp_nn_wbb(spec, xd$x, xd$dim, yd$y, newx_arr, newdim, ctrl, lambda,
+  rs <- wbb_run_settings(draws, threads, seed, quiet, chunks %||% control$chunks, future, call = call)
+  p <- nn_prepare(ctx, x, y, newx, newy, standardize, control$batch_size, in_control = TRUE,
+                  init = nn_init_code(control), units = draws, keep_draws = keep_draws)
+  control$batch_size <- p$batch_size
+  keep_history <- wbb_nn_check_history(control, draws, p$xd$n, call)
+  ctrl <- nn_engine_control(control, ctx$device, keep_draws)
+  ctrl$batch <- nn_wbb_batch(batch, p$spec, call)
+  nd <- p$nd
+  parts <- wbb_run(rs, function(first, count) {
+    cpp_nn_wbb(p$spec, p$xd$x, p$xd$dim, p$yd$y, if (is.null(nd)) double() else nd$x,
+               if (is.null(nd)) integer() else nd$dim, ctrl, lambda,
                wbb_engine_settings(rs, first, count, prior_weights, control$weight_dist))
-  }
-  parts <- wbb_run(rs, engine, call = call)
+  }, call = call)
   cat_num <- function(name) unlist(lapply(parts, `[[`, name), use.names = FALSE)
   status <- nn_decode_status(cat_num("status"))
   ok <- status == "done"
-  n_bad <- sum(status == "diverged")
-  if (!any(ok)) {
-    sb_abort(c("Every draw diverged (the training loss became infinite or NaN).",
-               i = "Lower {.arg lr} in {.fn nn_control}{if (standardize) '' else ', or standardize the inputs and responses (standardize = TRUE)'}."),
-             kind = "convergence", arg = "control", call = call)
-  }
-  desc <- cpp_nn_describe(spec)
-  pred <- NULL
-  pred_mean <- NULL
+  if (!any(ok)) nn_abort_diverged("Every draw diverged", p$standardize, call)
+  pred <- pred_mean <- NULL
   if (!is.null(nd)) {
-    pred <- nn_decode_pred(cat_num("pred"), n_out, nd$n, draws, family, yd$levels, sc)
-    if (n_out == 1L) pred[!ok, ] <- NA else pred[!ok, , ] <- NA
+    pred <- nn_decode_pred(cat_num("pred"), p$n_out, nd$n, draws, p$family, p$yd$levels, p$scaling)
+    if (p$n_out == 1L) pred[!ok, ] <- NA else pred[!ok, , ] <- NA
     pred_mean <- nn_pred_mean(pred, ok)
   }
-  store <- if (keep_draws) nn_decode_store(cat_num("params"), cat_num("buffers"), desc, draws)
-  history <- NULL
-  if (keep_history) {
-    ep <- cat_num("epochs")
-    rows <- parts[[1L]]$history_rows
-    h <- matrix(cat_num("history"), ncol = 2L, byrow = TRUE)
-    keep <- rep((seq_len(draws) - 1) * rows, ep) + sequence(ep)
-    history <- data.frame(draw = rep(seq_len(draws), ep), epoch = sequence(ep), loss = h[keep, 1L],
-                          accuracy = h[keep, 2L])
-  }
+  store <- if (keep_draws) nn_decode_store(cat_num("params"), cat_num("buffers"), p$desc, draws)
+  history <- if (keep_history) wbb_nn_history(parts, cat_num, draws)
+  n_bad <- sum(status == "diverged")
   if (n_bad > 0) {
     sb_warn(c("{n_bad} of {draws} draw{?s} diverged (non-finite loss) and {?was/were} left out of the summaries.",
               i = "Lower {.arg lr} in {.fn nn_control}."), kind = "convergence")
   }
-  ctl <- control
   details <- sprintf("lambda %.4g (sum scale), prior weights %s, data weights %s; %s lr %.3g, %s, batch %d",
-                     lambda, prior_weights, ctl$weight_dist, ctl$optimizer, ctl$lr,
-                     if (is.null(ctl$max_steps)) paste(ctl$epochs, "epochs") else paste(ctl$max_steps, "steps"),
-                     min(ctl$batch_size, xd$n))
-  new_sb_nn_fit(
-    "sb_wbb_nn", method = "WBB", weights = store$weights, buffers = store$buffers, status = status, pred = pred,
-    pred_mean = pred_mean, newy = if (!is.null(newy)) newy_d$y, family = family, levels = yd$levels, model = model,
-    layers = tab, spec = spec, desc = desc, device = parts[[1L]]$device,
-    settings = list(draws = draws, prior_weights = prior_weights, lambda = lambda, threads = rs$threads,
-                    control = control, nobs = xd$n, n_new = if (is.null(nd)) 0L else nd$n, input = xd$shape,
-                    n_out = n_out, keep_draws = keep_draws, standardize = standardize,
-                    # what was asked, whether it ran batched, and the batch size asked for (NA: the engine's)
-                    batch = batch, batched = ctrl$batch != 0L,
-                    batch_group = if (ctrl$batch > 0L) ctrl$batch else NA_integer_),
-    scaling = sc, seed = rs$seed, call = mcall, timing = c(elapsed = proc.time()[["elapsed"]] - t0), details = details,
-    training = history, float64 = isTRUE(control$float64),
-    objective = cat_num("objective"), grad_norm = cat_num("grad_norm"), steps = cat_num("steps"),
-    steps_counted = sum(cat_num("steps_counted")), lambda = lambda, history = history
-  )
+                     lambda, prior_weights, control$weight_dist, control$optimizer, control$lr,
+                     if (is.null(control$max_steps)) paste(control$epochs, "epochs") else paste(control$max_steps, "steps"),
+                     control$batch_size)
+  nn_build(ctx, p, "sb_wbb_nn", "WBB", rs, device = parts[[1L]]$device,
+           settings = list(draws = draws, prior_weights = prior_weights, lambda = lambda, control = control,
+                           keep_draws = keep_draws, batch = batch, batched = ctrl$batch != 0L,  # asked / ran batched
+                           batch_group = if (ctrl$batch > 0L) ctrl$batch else NA_integer_),  # NA: the engine's
+           weights = store$weights, buffers = store$buffers, status = status, pred = pred, pred_mean = pred_mean,
+           details = details, training = history, float64 = isTRUE(control$float64),
+           objective = cat_num("objective"), grad_norm = cat_num("grad_norm"), steps = cat_num("steps"),
+           steps_counted = sum(cat_num("steps_counted")), lambda = lambda, history = history)
+}
+
+# The training history of a WBB network run (draws x epochs rows of loss and accuracy) must fit in a data frame;
+# returns whether it is kept (nn_control(history = ); controls made before the option existed: TRUE).
+wbb_nn_check_history <- function(control, draws, n, call) {
+  keep <- isTRUE(control$history %||% TRUE)
+  rows <- if (is.null(control$max_steps)) control$epochs else ceiling(control$max_steps / ceiling(n / min(control$batch_size, n)))
+  if (keep && as.double(draws) * rows * 2 > .Machine$integer.max) {
+    sb_abort(c("The training history would hold {format(as.double(draws) * rows, digits = 3)} rows (draws x epochs).",
+               i = "Use {.code nn_control(history = FALSE)}, or fewer {.arg draws} or epochs."),
+             arg = "control", call = call)
+  }
+  keep
+}
+
+# The (draw, epoch, loss, accuracy) table of the engine's chunks: each draw's rows up to the epochs it ran.
+wbb_nn_history <- function(parts, cat_num, draws) {
+  ep <- cat_num("epochs")
+  rows <- parts[[1L]]$history_rows
+  h <- matrix(cat_num("history"), ncol = 2L, byrow = TRUE)
+  keep <- rep((seq_len(draws) - 1) * rows, ep) + sequence(ep)
+  data.frame(draw = rep(seq_len(draws), ep), epoch = sequence(ep), loss = h[keep, 1L], accuracy = h[keep, 2L])
 }
 
 # "group[i]" for every parameter of the groups (a group of one parameter: its name alone), vectorized: 8.7 million

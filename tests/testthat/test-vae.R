@@ -185,6 +185,19 @@ test_that("as.matrix() gives the latent means; as_draws_df() draws the latent co
   expect_error(as_draws_df(fit, pars = 1, draws = 0), class = "scalebayes_error_input")
   expect_error(as_draws_df(fit, chains = 2), class = "scalebayes_error_dots")
   expect_error(coef(fit), "no regression coefficients", class = "scalebayes_error_not_applicable")
+  # a VAE is an sb_fit: the draw generics are every fit's, with the VAE's own draws and seed
+  expect_s3_class(fit, c("sb_vae", "sb_fit"), exact = TRUE)
+  expect_identical(as_draws_df(fit, c(2, 50), T, 1), dr)  # positional, as before
+  expect_identical(nobs(fit), 120L)
+  pi <- posterior_interval(fit, prob = 0.9, pars = c(2, 50), draws = T, seed = 1)
+  expect_identical(pi, posterior_interval.sb_fit(fit, prob = 0.9, pars = c(2, 50), draws = T, seed = 1))
+  expect_identical(rownames(pi), posterior::variables(dr))
+  expect_true(all(abs(pi[, 2] - (mu + qnorm(0.95) * sd)) < 4 * sd * sqrt(0.05 * 0.95 / T) / dnorm(qnorm(0.95))))
+  expect_error(posterior_interval(fit, chains = 2), "posterior_interval", class = "scalebayes_error_dots")
+  expect_error(as.matrix(fit, draws = 2), class = "scalebayes_error_dots")
+  refit <- update(fit, epochs = 1)
+  expect_s3_class(refit, "sb_vae")
+  expect_identical(refit$settings$epochs, 1L)
   # predict(): newdata, with newx its synonym
   expect_identical(predict(fit, newdata = x[1:3, ]), predict(fit, newx = x[1:3, ]))
   expect_equal(predict(fit, x[1:3, ], type = "latent"), e$mean[1:3, ], tolerance = 1e-12)
