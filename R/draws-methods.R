@@ -28,7 +28,8 @@ new_sb_fit <- function(draws, estimate, method, subclass, call = NULL, chain = N
 #' @param digits Digits to print.
 #' @param type For `coef()`: `"mean"` (posterior mean, default), `"median"`, or `"estimate"` (the point
 #'   estimate, e.g. the unweighted optimum for WBB).
-#' @param ... Not used: any argument given here is an error (class `scalebayes_error_dots`).
+#' @param ... Not used: any argument given here is an error (class `scalebayes_error_dots`); the draws of a [vae()]
+#'   fit take `draws` and `seed` here (see [sb_vae-methods]).
 #' @return `summary()` a data frame of class `summary_sb_fit` with posterior mean, sd, quantiles and
 #'   `p_zero`, the share of draws that are exactly zero (1 minus the inclusion frequency); `coef()` a named
 #'   vector; `as.matrix()` the T x p draws; `as_draws_matrix()` / `as_draws_df()` / `as_draws_array()` the
@@ -218,13 +219,14 @@ rstantools::posterior_interval
 #' @param pars Parameters to keep.
 #' @param level,probs Deprecated names of `prob` (work for one release, with a warning; before, they were
 #'   silently ignored here).
-#' @param ... Not used: any argument given here is an error (class `scalebayes_error_dots`).
+#' @param ... Not used: any argument given here is an error (class `scalebayes_error_dots`); a [vae()] fit takes
+#'   `draws` and `seed` here (see [sb_vae-methods]).
 #' @return A matrix with one row per parameter and columns for the lower and upper limits.
 #' @method posterior_interval sb_fit
 #' @export
 posterior_interval.sb_fit <- function(object, prob = 0.95, pars = NULL, ..., level = NULL, probs = NULL) {
-  d <- sb_draw_matrix(object, pars, rlang::current_env(), "posterior_interval", ...)
   prob <- sb_interval_prob(prob, missing(prob), level, probs, "posterior_interval")
+  d <- sb_draw_matrix(object, pars, rlang::current_env(), "posterior_interval", ...)
   a <- (1 - prob) / 2
   out <- t(apply(d, 2, stats::quantile, probs = c(a, 1 - a), names = FALSE))
   colnames(out) <- paste0(format(100 * c(a, 1 - a), trim = TRUE), "%")

@@ -33,11 +33,11 @@
 #' @param control [nn_control()]: optimizer, learning rate, epochs, minibatch size, `float64`,
 #'   `torch_threads`. Settings of the weighted bootstrap (`weight_dist`, `weight_mode`, `normalize_weights`,
 #'   `grad_tol`) are errors.
-#' @return An object of class `sb_vae`: `trace` (per epoch: the mean ELBO, reconstruction negative
+#' @return An object of class `c("sb_vae", "sb_fit")`: `trace` (per epoch: the mean ELBO, reconstruction negative
 #'   log-likelihood and KL per example over the epoch's minibatches), `elbo` (the last epoch's), `latent_means`
 #'   and `latent_sds` (the encoder's means and sds of \eqn{q(z \mid x)} for the training data), the networks'
 #'   parameters and specifications, settings, `interrupted`, `elapsed`. Methods: `print()`, `summary()`, `plot()`
-#'   (see [plot.sb_vae()]), `predict()` (reconstructions), `as.matrix()` (the latent means), `as_draws_df()`
+#'   (see [plot.sb_vae()]), `predict()` (reconstructions), `as.matrix()` (the latent means), `as_draws_df()` and `posterior_interval()`
 #'   (draws of latent codes; see [sb_vae-methods]), [nn_export()] and [nn_torch_code()] (the encoder and the
 #'   decoder for PyTorch), and [vae_encode()], [vae_decode()], [vae_generate()].
 #' @references Kingma, D. P. and Welling, M. (2014). Auto-encoding variational Bayes. *ICLR*.
