@@ -161,6 +161,10 @@ cpp_test_lbfgs_ops <- function(S, Y, v, z, memory, r, gamma_min, split) {
     .Call(`_scalebayes_cpp_test_lbfgs_ops`, S, Y, v, z, memory, r, gamma_min, split)
 }
 
+cpp_test_lbfgs_masked <- function(S, Y, keep, v, z, memory, r, gamma_min) {
+    .Call(`_scalebayes_cpp_test_lbfgs_masked`, S, Y, keep, v, z, memory, r, gamma_min)
+}
+
 cpp_test_net_regradient <- function(spec, x, xdim, y, idx, weights, seed) {
     .Call(`_scalebayes_cpp_test_net_regradient`, spec, x, xdim, y, idx, weights, seed)
 }

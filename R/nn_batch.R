@@ -19,8 +19,8 @@ nn_wbb_batch <- function(batch, spec, call) {
 
 # SG-MCMC chains of a network (engine: inst/include/scalebayes/nn/batched_sgmcmc.hpp): the `batch` argument of
 # sgld_sa() / hamcmc_sa() with a network `model`. "auto" batches whenever the chains have a batched form (an MLP
-# of nn_mlp() and sampler "sgld", "sghmc" or "sgnht" without pruning); HAMCMC-SA / HAMCMC (an L-BFGS memory per
-# chain), pruning and layers without a batched form run one network per chain. Measured (bench/batched.R, section
+# of nn_mlp(), any sampler, with or without pruning; HAMCMC-SA's dense sa_form = "matrix" is regression only);
+# layers without a batched form run one network per chain. Measured (bench/batched.R, section
 # "Batched SG-MCMC chains", bench/RESULTS.md): 8 SGHMC-SA chains of the 13-50-50-1 Boston MLP, 2,000 iterations,
 # batched 4.0-4.2 times as fast as one network per chain on one thread, 2.7-3.5 times on two (a loaded 2-core VM).
 # `ctl`: the engine control list (sgmcmc_engine_control()).

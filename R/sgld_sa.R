@@ -166,7 +166,8 @@
 #' good state of chain 1.
 #' @section Batched chains:
 #' Chains of a network with a batched form -- the MLPs of [nn_mlp()] (linear layers, activations, dropout 0)
-#' with `sampler = "sgld"`, `"sghmc"` or `"sgnht"` and no pruning -- run by default (`batch = "auto"`) as one
+#' with any sampler (`"sgld"`, `"sghmc"`, `"sgnht"`, `"hamcmc_sa"` with `sa_form` `"diagonal"` or `"lowrank"`,
+#' `"hamcmc"`), with or without magnitude pruning -- run by default (`batch = "auto"`) as one
 #' batched network per thread: the weights of every chain of a batch are one tensor with a leading chain
 #' dimension, updated by batched matrix products and the same update rules, with each chain's own minibatches,
 #' initialization, noise generator, latent variables, sigma and divergence (a diverging chain stops alone). Chain
@@ -175,11 +176,12 @@
 #' rounding: float64 chains 4e-15 apart (relative) after 60 iterations; float32 chains 3e-8 apart after 12, but
 #' over thousands of iterations a chain amplifies last-bit differences until the batched and unbatched paths are
 #' different draws of the same posterior (measured: 2,000 SGHMC-SA iterations of a Boston MLP, posterior mean
-#' predictions 0.29 sd apart). HAMCMC-SA / HAMCMC (an L-BFGS memory per
-#' chain), magnitude pruning and other layers (convolutions, batch norm, dropout > 0) run one network per
+#' predictions 0.29 sd apart). HAMCMC-SA and HAMCMC keep each chain's L-BFGS memory, preconditioner and
+#' curvature pairs as per-chain slices of batched tensors, and pruning zeroes each chain's own smallest weights.
+#' Other layers (convolutions, batch norm, dropout > 0) run one network per
 #' chain (`"auto"` falls back; `TRUE` is an error). Measured on 2 CPU cores (`bench/batched.R`,
-#' `bench/RESULTS.md`): see "Batched SG-MCMC chains" there. The step-size warm-up's pilots are single chains
-#' and run unbatched. The fit records the choice: `fit$settings$batch` (what was asked) and
+#' `bench/RESULTS.md`): see "Batched SG-MCMC chains" there. The step-size warm-up's pilots are 4 chains run
+#' batched (see "Networks"). The fit records the choice: `fit$settings$batch` (what was asked) and
 #' `fit$settings$batched` (what ran).
 #' @section Networks:
 #' With `model = nn_mlp(...)` or `nn_cnn(...)` the same chain driver samples a network's weights: the
@@ -199,9 +201,10 @@
 #' 1 / friction times further per step; N training examples), or for HAMCMC-SA steps on the summed scale 9, 3,
 #' 1, 1/3, 1/9 times 0.1 (its \eqn{G_1 = I/\gamma_1} divides by the summed curvature from the first iteration,
 #' so its step is free of N; see "Starting preconditioner" in [hamcmc_sa()]), each scored by the mean training loss per
-#' example over the second half of a one-chain pilot on its own stream (from chain 1's start when `init` is given; latent variables held;
-#' pilots that diverge are ruled out), successive halving from pilots of max(200, iterations / 50)
-#' iterations (27 times that in all, about 14 % of the cost of 4 chains); when the grid step above the winner
+#' example over the second half of a pilot of 4 chains run batched on their own streams (one chain for a
+#' network without a batched form; from chain 1's start when `init` is given; latent variables held;
+#' a pilot in which any chain diverges is ruled out), successive halving from pilots of max(200, iterations / 50)
+#' iterations (27 times that in all); when the grid step above the winner
 #' diverged, the step below the winner is taken, since a step next to a diverging one may diverge in a
 #' longer chain. `fit$warmup` holds the table; an explicit `sgmcmc_control(step_size = )` (on the
 #' summed scale of the paper) switches it off.

@@ -172,10 +172,15 @@ nn_convergence <- function(trace, burnin, ok, probe_draws, probe_chain) {
 # The step-size warm-up of a network (R/sgmcmc_warmup.R with a criterion in place of the KSD: a network's
 # weights are not identifiable and number in the thousands, so no Stein discrepancy of a few hundred pilot draws
 # means anything). The grid is per example, 9, 3, 1, 1/3 and 1/9 times the sampler's measured rate
-# (the net_lr column of the sampler table / N); each pilot is one chain on stream 2^20 of the seed (its own default initialization, or chain 1's init), with
-# the latent variables held where they start (method "none", as for regression), scored by its mean training
-# loss per example over its second half: a step too small has not come down yet, a step too large stays high
-# (its noise) or is stopped by the divergence rules and ruled out. Successive halving (pilots of
+# (the net_lr column of the sampler table / N); each pilot is 4 chains run as one batched network on streams
+# 2^20 + 0..3 of the seed (their own default initializations, or chain 1's init), or one chain (stream 2^20) for
+# a network without a batched form, with the latent variables held where they start (method "none", as for
+# regression), scored by the chains' mean training loss per example over their second half: a step too small has
+# not come down yet, a step too large stays high (its noise) or is stopped by the divergence rules in ANY of the
+# pilot chains and ruled out. Why 4: with one pilot chain, HAMCMC-SA's default network run (13-50-50-1 MLP,
+# standardized Boston, 8 chains) took 0.9, whose pilot had not diverged, and 2 of the 8 chains diverged at
+# iteration 9; a step that some starting points cannot take is ruled out by a pilot that has several. Batched,
+# the 4 chains cost about 1.5 times one. Successive halving (pilots of
 # max(200, iterations / 50) iterations, doubled each round: 27 times that in all, about 14 % of 4 chains) keeps
 # the lower half; when the grid step above the winner was ruled out, the step below the winner is taken
 # (back_off): on standardized Boston 0.3 / N diverged in 1 of 4 SGLD chains of batch 32 while 0.1 / N did not.
@@ -189,21 +194,29 @@ sgmcmc_nn_warmup <- function(spec, xd, yd, control, sampler, n, n_sparse, iterat
   }
   len <- max(200L, iterations %/% 50L)
   run_pilot <- utils::modifyList(run, list(quiet = TRUE, threads = 1L))
-  nc <- list(device = device, float64 = float64, torch_threads = 1L, keep_pred = FALSE, keep_params = FALSE,
-             keep_stride = 1, init = init1, weights = weights)
-  pilot <- function(eps, len) {
+  pilot_control <- function(eps, len, chains) {
     ctl <- sgmcmc_engine_control(control, n_sparse, NaN, trace_every = max(1L, len %/% 20L), step_size = eps,
                                  loss_factor = loss_factor, loss_floor = loss_floor, loss_start = loss_start,
                                  check_every = 1L,
                                  report_every = 1L, family = yd$family, method = "none", sampler = sampler,
                                  iterations = len, batch_size = batch_size, burnin = len %/% 2L, thin = 1L,
-                                 v0 = v0, v1 = v1, keep = integer(), chains = 1L,
+                                 v0 = v0, v1 = v1, keep = integer(), chains = chains,
                                  chain_offset = 2^20)
-    r <- cpp_nn_sgmcmc(spec, xd$x, xd$dim, yd$y, double(), integer(), ctl, nc, run_pilot)
+  }
+  # 4 batched pilot chains when the network has a batched form, else 1 (its cost would be 4 times)
+  batched <- isTRUE(cpp_nn_sgmcmc_batch_support(spec, pilot_control(grid[1], len, 4L))$ok)
+  k <- if (batched) 4L else 1L
+  nc <- list(device = device, float64 = float64, torch_threads = 1L, keep_pred = FALSE, keep_params = FALSE,
+             keep_stride = 1, init = if (!is.null(init1)) init1[, rep(1L, k), drop = FALSE], weights = weights,
+             batch = if (batched) -1L else 0L)
+  pilot <- function(eps, len) {
+    r <- cpp_nn_sgmcmc(spec, xd$x, xd$dim, yd$y, double(), integer(), pilot_control(eps, len, k), nc, run_pilot)
     if (isTRUE(r$interrupted)) rlang::interrupt()
-    ch <- r$chains[[1]]
-    tr <- matrix(ch$trace, ncol = 12L, byrow = TRUE)[seq_len(ch$scalars[3]), , drop = FALSE]
-    list(diverged = ch$scalars[5] > 0, loss = tr[tr[, 1] > len %/% 2L, 5L])
+    losses <- lapply(r$chains, function(ch) {
+      tr <- matrix(ch$trace, ncol = 12L, byrow = TRUE)[seq_len(ch$scalars[3]), , drop = FALSE]
+      tr[tr[, 1] > len %/% 2L, 5L]
+    })
+    list(diverged = any(vapply(r$chains, function(ch) ch$scalars[5] > 0, logical(1))), loss = unlist(losses))
   }
   criterion <- function(pr) if (length(pr$loss)) mean(pr$loss) else Inf
   sgmcmc_step_warmup(grid, pilot, criterion = criterion, criterion_name = "loss", back_off = TRUE,

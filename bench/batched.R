@@ -11,6 +11,9 @@
 #      whole sgld_sa() calls, batched (sgld_sa(batch = "auto"), nn/batched_sgmcmc.hpp) against batch = FALSE and
 #      against the same batched chains written in PyTorch (bench/batched_sgmcmc_torch.py: baddbmm, autograd, the
 #      SSGL prior, SA of the latent variables, SGHMC, running mean of the test predictions)
+#   5. HAMCMC-SA (sa_form "diagonal", the networks' default, and "lowrank") and SGHMC-SA with magnitude pruning
+#      (prune_S = 0.5), 8 chains of the same MLP and data, 1,000 iterations, default step (the step-size warm-up
+#      included: whole calls, as a user runs them), batched against batch = FALSE (no PyTorch counterpart)
 # scalebayes times are whole wbb_nn() calls (standardization, draws, assembling the fit) with certify = FALSE
 # (the end-of-fit certificate has no counterpart in the PyTorch loop); PyTorch times are initialization and
 # training. Run: Rscript bench/batched.R   (about 12 minutes on 2 cores; SB_BENCH_QUICK=1: section 1 only,
@@ -124,5 +127,32 @@ for (th in 1:2) {
   cat(sprintf("   %d thread%s: sgld_sa(batch = FALSE) %.2f s   batched %.2f s   PyTorch batched %.2f s   | batched vs one network per chain %.2fx, vs PyTorch %.2fx   (test RMSE %.4f / %.4f / PyTorch %.4f; max |pred_mean difference| %.2g)\n",
               th, if (th > 1) "s" else "", u$t, a$t, pt[["t"]], u$t / a$t, pt[["t"]] / a$t, rmse(u$fit), rmse(a$fit),
               pt[["rmse"]], max(abs(u$fit$pred_mean - a$fit$pred_mean))))
+}
+}
+
+if (section(5L)) {
+cat("\n5. HAMCMC-SA and pruned SGHMC-SA, 8 chains, 13-50-50-1 MLP, 405 standardized Boston rows, batch 50, 1,000 iterations, default step\n")
+b <- MASS::Boston
+xb <- scale(as.matrix(b[, -14])); yb <- as.numeric(scale(b$medv))
+tr <- 1:405
+cases <- list(`HAMCMC-SA diagonal` = list(sampler = "hamcmc_sa", control = sgmcmc_control()),
+              `HAMCMC-SA lowrank` = list(sampler = "hamcmc_sa", control = sgmcmc_control(lbfgs = sgmcmc_lbfgs(sa_form = "lowrank"))),
+              `SGHMC-SA pruned 50%` = list(sampler = "sghmc", control = sgmcmc_control(ssgl = sgmcmc_ssgl(prune = TRUE, prune_S = 0.5))))
+run5 <- function(cs, threads, batch) {
+  fit <- NULL
+  t <- system.time(fit <- suppressWarnings(sgld_sa(xb[tr, ], yb[tr], model = nn_mlp(c(50, 50)), sampler = cs$sampler,
+                                                   iterations = 1000, batch_size = 50, chains = 8, seed = 1,
+                                                   threads = threads, quiet = TRUE, batch = batch, newx = xb[-tr, ],
+                                                   control = cs$control)))[["elapsed"]]
+  list(t = t, fit = fit)
+}
+for (nm in names(cases)) for (th in 1:2) {
+  u <- run5(cases[[nm]], th, FALSE)
+  a <- run5(cases[[nm]], th, "auto")
+  stopifnot(!u$fit$settings$batched, a$fit$settings$batched)
+  rmse <- function(f) sqrt(mean((f$pred_mean - yb[-tr])^2))
+  cat(sprintf("   %-20s %d thread%s: batch = FALSE %.2f s   batched %.2f s   | %.2fx   (test RMSE %.4f / %.4f, diverged %d / %d)\n",
+              nm, th, if (th > 1) "s" else " ", u$t, a$t, u$t / a$t, rmse(u$fit), rmse(a$fit), sum(u$fit$diverged),
+              sum(a$fit$diverged)))
 }
 }

@@ -612,6 +612,24 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
+// cpp_test_lbfgs_masked
+Rcpp::List cpp_test_lbfgs_masked(Rcpp::NumericMatrix S, Rcpp::NumericMatrix Y, Rcpp::LogicalVector keep, Rcpp::NumericVector v, Rcpp::NumericVector z, int memory, double r, double gamma_min);
+RcppExport SEXP _scalebayes_cpp_test_lbfgs_masked(SEXP SSEXP, SEXP YSEXP, SEXP keepSEXP, SEXP vSEXP, SEXP zSEXP, SEXP memorySEXP, SEXP rSEXP, SEXP gamma_minSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< Rcpp::NumericMatrix >::type S(SSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericMatrix >::type Y(YSEXP);
+    Rcpp::traits::input_parameter< Rcpp::LogicalVector >::type keep(keepSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type v(vSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type z(zSEXP);
+    Rcpp::traits::input_parameter< int >::type memory(memorySEXP);
+    Rcpp::traits::input_parameter< double >::type r(rSEXP);
+    Rcpp::traits::input_parameter< double >::type gamma_min(gamma_minSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_test_lbfgs_masked(S, Y, keep, v, z, memory, r, gamma_min));
+    return rcpp_result_gen;
+END_RCPP
+}
 // cpp_test_net_regradient
 Rcpp::List cpp_test_net_regradient(Rcpp::List spec, Rcpp::NumericVector x, Rcpp::IntegerVector xdim, Rcpp::NumericVector y, Rcpp::IntegerVector idx, Rcpp::NumericVector weights, double seed);
 RcppExport SEXP _scalebayes_cpp_test_net_regradient(SEXP specSEXP, SEXP xSEXP, SEXP xdimSEXP, SEXP ySEXP, SEXP idxSEXP, SEXP weightsSEXP, SEXP seedSEXP) {
@@ -923,6 +941,7 @@ static const R_CallMethodDef CallEntries[] = {
     {"_scalebayes_cpp_nn_forward", (DL_FUNC) &_scalebayes_cpp_nn_forward, 8},
     {"_scalebayes_cpp_test_storage_ops", (DL_FUNC) &_scalebayes_cpp_test_storage_ops, 6},
     {"_scalebayes_cpp_test_lbfgs_ops", (DL_FUNC) &_scalebayes_cpp_test_lbfgs_ops, 8},
+    {"_scalebayes_cpp_test_lbfgs_masked", (DL_FUNC) &_scalebayes_cpp_test_lbfgs_masked, 8},
     {"_scalebayes_cpp_test_net_regradient", (DL_FUNC) &_scalebayes_cpp_test_net_regradient, 7},
     {"_scalebayes_cpp_nn_train_check", (DL_FUNC) &_scalebayes_cpp_nn_train_check, 7},
     {"_scalebayes_cpp_tf_difference", (DL_FUNC) &_scalebayes_cpp_tf_difference, 2},

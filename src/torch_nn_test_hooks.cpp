@@ -275,6 +275,73 @@ Rcpp::List cpp_test_lbfgs_ops(Rcpp::NumericMatrix S, Rcpp::NumericMatrix Y, Rcpp
 #endif
 }
 
+// Test hook of DampedLbfgs::push_masked (sgmcmc/lbfgs.hpp) through the batched storage (nn/batched_sgmcmc.hpp,
+// float64): a group of two members, member 0 pushed every pair (columns of S and Y, oldest first), member 1 only
+// those with keep[k]. Returns list(batched = list(G, S, diag, gamma) with one column / entry per member, single =
+// the same from two one-chain memories (TorchOps), member 0's fed every pair and member 1's the kept pairs.
+// [[Rcpp::export]]
+Rcpp::List cpp_test_lbfgs_masked(Rcpp::NumericMatrix S, Rcpp::NumericMatrix Y, Rcpp::LogicalVector keep,
+                                 Rcpp::NumericVector v, Rcpp::NumericVector z, int memory, double r,
+                                 double gamma_min) {
+#ifdef SCALEBAYES_HAVE_TORCH
+  namespace sg = scalebayes::sgmcmc;
+  const long d = S.nrow(), m = S.ncol();
+  if (Y.nrow() != d || Y.ncol() != m || keep.size() != m || v.size() != d || z.size() != d)
+    Rcpp::stop("S, Y, keep, v, z must have matching sizes");
+  const auto opt = torch::TensorOptions().dtype(torch::kDouble);
+  auto col = [&](const double* p) { return torch::from_blob(const_cast<double*>(p), {d}, opt).clone(); };
+  auto host = [&](const torch::Tensor& t) {
+    const torch::Tensor u = t.detach().contiguous();
+    return Rcpp::NumericVector(u.data_ptr<double>(), u.data_ptr<double>() + u.numel());
+  };
+  using B = nn::BatchedTorchOps;
+  using BGV = sg::GroupVector<B>;
+  auto bgv = [&](const torch::Tensor& a, const torch::Tensor& b) {  // [2, d, 1]
+    BGV g;
+    g.parts.push_back(torch::stack({a, b}).view({2, d, 1}));
+    return g;
+  };
+  sg::DampedLbfgs<B> bm(memory, r, gamma_min);
+  const torch::Tensor zero2 = torch::zeros({2, 1, 1}, opt);
+  for (long k = 0; k < m; ++k) {
+    const torch::Tensor kp = torch::tensor(std::vector<double>{1.0, keep[k] ? 1.0 : 0.0}, opt).view({2, 1, 1});
+    bm.push_masked(bgv(col(&S(0, k)), col(&S(0, k))), bgv(col(&Y(0, k)), col(&Y(0, k))), kp);
+  }
+  bm.prepare(zero2);
+  const BGV vb = bgv(col(v.begin()), col(v.begin())), zb = bgv(col(z.begin()), col(z.begin()));
+  auto members = [&](const BGV& g) {  // d x 2
+    Rcpp::NumericVector h = host(g.parts[0].view({2, d}));  // member 0 then member 1: column-major d x 2
+    h.attr("dim") = Rcpp::Dimension(d, 2);
+    return h;
+  };
+  Rcpp::List batched = Rcpp::List::create(Rcpp::Named("G") = members(bm.apply_G(vb)),
+                                          Rcpp::Named("S") = members(bm.apply_S(zb)),
+                                          Rcpp::Named("diag") = members(bm.diag_G(vb)),
+                                          Rcpp::Named("gamma") = host(bm.gamma()));
+  using T = nn::TorchOps;
+  using TGV = sg::GroupVector<T>;
+  auto tgv = [&](const torch::Tensor& a) {
+    TGV g;
+    g.parts.push_back(a);
+    return g;
+  };
+  Rcpp::List single(2);
+  for (int member = 0; member < 2; ++member) {
+    sg::DampedLbfgs<T> sm(memory, r, gamma_min);
+    for (long k = 0; k < m; ++k)
+      if (member == 0 || keep[k]) sm.push(tgv(col(&S(0, k))), tgv(col(&Y(0, k))));
+    sm.prepare(torch::zeros({}, opt));
+    single[member] = Rcpp::List::create(Rcpp::Named("G") = host(sm.apply_G(tgv(col(v.begin()))).parts[0]),
+                                        Rcpp::Named("S") = host(sm.apply_S(tgv(col(z.begin()))).parts[0]),
+                                        Rcpp::Named("diag") = host(sm.diag_G(tgv(col(v.begin()))).parts[0]),
+                                        Rcpp::Named("gamma") = T::value(sm.gamma()));
+  }
+  return Rcpp::List::create(Rcpp::Named("batched") = batched, Rcpp::Named("single") = single);
+#else
+  Rcpp::stop("scalebayes was built without LibTorch");
+#endif
+}
+
 // Test hook of the network model's second gradient (nn/sgmcmc.hpp, NetModel::gradient): a chain model of the
 // network (seed, chain 0, its substream for the initial weights) draws minibatch idx (1-based) replayable, then
 // asks for the gradient again on the same minibatch. Returns both gradients (flattened, group order), whether the

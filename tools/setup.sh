@@ -25,6 +25,7 @@ deb_pkgs=(
   r-cran-posterior r-cran-glmnet r-cran-future r-cran-future.apply r-cran-cli r-cran-rlang
   r-cran-testthat r-cran-withr r-cran-bayesplot r-cran-ggplot2 r-cran-matrix r-cran-igraph
   r-cran-mvtnorm r-cran-quadprog r-cran-pls r-cran-mass r-cran-digest r-cran-rstantools r-cran-modeldata
+  r-cran-loo
   libtorch-dev python3-torch dataset-fashion-mnist ccache cmake
 )
 missing=()

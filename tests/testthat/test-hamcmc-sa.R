@@ -59,6 +59,28 @@ test_that("the LibTorch storage gives the Eigen numbers of the damped L-BFGS mem
   expect_true(all(r$eigen$sybar >= 0.2 * ref$gamma * colSums(S[, 2:4]^2) * (1 - 1e-12)))
 })
 
+test_that("a batched group's masked push leaves a member the memory of its own pairs (float64)", {
+  skip_if_not(isTRUE(scalebayes_info()$torch$available), "built without LibTorch")
+  set.seed(4)
+  d <- 7
+  A <- matrix(rnorm(d * d), d) / 3
+  S <- matrix(rnorm(d * 5), d)
+  Y <- (crossprod(A) + diag(d) * 0.3) %*% S + matrix(rnorm(d * 5, sd = 0.5), d)
+  v <- rnorm(d)
+  z <- rnorm(d)
+  # member 1 skips pairs: the first two (its memory not yet full), then one among full memories
+  for (keep in list(c(FALSE, FALSE, TRUE, TRUE, TRUE), c(TRUE, FALSE, TRUE, FALSE, TRUE), c(FALSE, TRUE, TRUE, TRUE, FALSE))) {
+    for (M in c(1L, 2L, 3L)) {
+      r <- scalebayes:::cpp_test_lbfgs_masked(S, Y, keep, v, z, M, 0.2, 0.7)
+      for (nm in c("G", "S", "diag")) {
+        expect_equal(r$batched[[nm]][, 1], r$single[[1]][[nm]], tolerance = 1e-13, info = paste(nm, M))
+        expect_equal(r$batched[[nm]][, 2], r$single[[2]][[nm]], tolerance = 1e-13, info = paste(nm, M))
+      }
+      expect_equal(r$batched$gamma, c(r$single[[1]]$gamma, r$single[[2]]$gamma), tolerance = 1e-13)
+    }
+  }
+})
+
 hamcmc_data <- function(n = 60, p = 8, seed = 1) {
   set.seed(seed)
   x <- matrix(rnorm(n * p), n, p)

@@ -25,7 +25,8 @@ bsg_same <- function(a, b, tol = 0) {
   expect_equal(a$inclusion, b$inclusion, tolerance = tol)
   expect_equal(a$delta, b$delta, tolerance = tol)
   expect_equal(a$latent, b$latent, tolerance = tol)
-  cols <- c("chain", "iteration", "sigma", "delta", "mean_rho", "loss", "eps", "tau", "sparsity", "accuracy")
+  cols <- c("chain", "iteration", "sigma", "delta", "mean_rho", "loss", "eps", "tau", "sparsity", "accuracy",
+            intersect(c("drift_ratio", "noise_ratio", "gamma"), names(a$trace)))
   expect_equal(a$trace[, cols], b$trace[, cols], tolerance = tol)
   expect_identical(a$diverged, b$diverged)
   expect_identical(a$iterations_done, b$iterations_done)
@@ -41,15 +42,15 @@ test_that("batched chains do not depend on the batch size or the threads (bitwis
     bsg_same(ref, bsg_fit(d, y, batch = 2L, threads = 2L))
     bsg_same(ref, bsg_fit(d, y, batch = TRUE, threads = 2L))
   }
-  # float64, SGLD and SGNHT, a tanh network, 5 chains (groups of 1, 2, 3 and 5 members)
-  for (s in c("sgld", "sgnht")) {
+  # float64, SGLD, SGNHT, HAMCMC-SA and HAMCMC, a tanh network, 5 chains (groups of 1, 2, 3 and 5 members)
+  for (s in c("sgld", "sgnht", "hamcmc_sa", "hamcmc")) {
     ref <- bsg_fit(d, d$bin, batch = 1L, sampler = s, float64 = TRUE, activation = "tanh", chains = 5L)
     for (b in list(2L, 3L, TRUE)) bsg_same(ref, bsg_fit(d, d$bin, batch = b, sampler = s, float64 = TRUE,
                                                         activation = "tanh", chains = 5L))
   }
 })
 
-test_that("batched chains equal the unbatched chains of the seed (float64: 1e-10) for SGLD, SGHMC and SGNHT", {
+test_that("batched chains equal the unbatched chains of the seed (float64: 1e-10) for every sampler", {
   skip_if_no_torch()
   d <- bsg_data()
   tab <- scalebayes:::sgmcmc_samplers()
@@ -68,6 +69,25 @@ test_that("batched chains equal the unbatched chains of the seed (float64: 1e-10
   b <- bsg_fit(d, d$cls, batch = FALSE, float64 = TRUE, activation = "tanh",
                step = sgmcmc_step(anneal = 1.01))
   bsg_same(a, b, tol = 1e-10)
+  expect_true(all(c("sgld", "sghmc", "sgnht", "hamcmc_sa", "hamcmc") %in% tab$name[tab$batched]))
+  # HAMCMC-SA's linear-cost low-rank form and consecutive curvature pairs; magnitude pruning (every sampler's
+  # own k-th value per chain), with a classification network
+  for (ctl in list(list(sampler = "hamcmc_sa", lbfgs = sgmcmc_lbfgs(sa_form = "lowrank")),
+                   list(sampler = "hamcmc_sa", lbfgs = sgmcmc_lbfgs(sa_form = "lowrank", curvature = "consecutive")),
+                   list(sampler = "sghmc", ssgl = sgmcmc_ssgl(prune = TRUE, prune_S = 0.5, prune_D = 0.9, prune_U = 1)),
+                   list(sampler = "hamcmc_sa", ssgl = sgmcmc_ssgl(prune = TRUE, prune_S = 0.3, prune_D = 0.9, prune_U = 1)))) {
+    fit <- function(batch) do.call(bsg_fit, c(list(d, d$cls, batch = batch, float64 = TRUE), ctl))
+    a <- fit(TRUE)
+    b <- fit(FALSE)
+    expect_true(a$settings$batched)
+    bsg_same(a, b, tol = 1e-10)
+    # pruned to s_k = S (1 - 0.9^k) every iteration, traced after the pruning: at least floor(s_k p) / p of each
+    # sparse layer (p = 40, 48 and 18 weights) is 0
+    if (!is.null(ctl$ssgl)) {
+      S <- ctl$ssgl$prune_S
+      expect_gt(min(a$trace$sparsity[a$trace$iteration > 30]), 0.85 * S * (1 - 0.9^30))
+    }
+  }
   # per-example weights of the likelihood
   w <- rep(c(0.5, 2), length.out = nrow(d$x))
   fw <- function(batch) {
@@ -124,18 +144,16 @@ test_that("batch = TRUE without a batched form is a classed error; 'auto' falls 
                                  quiet = TRUE, batch = batch, ...))
   }
   ctl <- sgmcmc_control(step_size = 1e-3)
-  expect_error(run(TRUE, model = nn_mlp(4), sampler = "hamcmc_sa", control = ctl), "L-BFGS",
-               class = "scalebayes_error_input")
   expect_error(run(TRUE, model = nn_mlp(4, dropout = 0.2), control = ctl), "cannot run batched",
                class = "scalebayes_error_input")
-  expect_error(run(TRUE, model = nn_mlp(4), control = sgmcmc_control(step_size = 1e-3, ssgl = sgmcmc_ssgl(prune = TRUE))),
-               "pruning", class = "scalebayes_error_input")
-  expect_error(suppressWarnings(hamcmc_sa(d$x, d$num, model = nn_mlp(4), iterations = 6L, quiet = TRUE,
-                                          batch = TRUE, control = ctl)),
-               "L-BFGS", class = "scalebayes_error_input")
-  f <- suppressWarnings(run("auto", model = nn_mlp(4), sampler = "hamcmc_sa", control = ctl))
+  f <- suppressWarnings(run("auto", model = nn_mlp(4, dropout = 0.2), control = ctl))
   expect_identical(f$settings$batch, "auto")
   expect_false(f$settings$batched)
+  # every sampler, pruning included, has a batched form
+  expect_true(suppressWarnings(run(TRUE, model = nn_mlp(4), sampler = "hamcmc_sa", control = ctl))$settings$batched)
+  expect_true(suppressWarnings(hamcmc_sa(d$x, d$num, model = nn_mlp(4), iterations = 6L, quiet = TRUE,
+                                         batch = TRUE, control = ctl))$settings$batched)
+  expect_true(run(TRUE, model = nn_mlp(4), control = sgmcmc_control(step_size = 1e-3, ssgl = sgmcmc_ssgl(prune = TRUE)))$settings$batched)
   expect_true(run("auto", model = nn_mlp(4), control = ctl)$settings$batched)
   expect_false(run(FALSE, model = nn_mlp(4), control = ctl)$settings$batched)
   expect_error(run("yes", model = nn_mlp(4), control = ctl), "batch", class = "scalebayes_error_input")

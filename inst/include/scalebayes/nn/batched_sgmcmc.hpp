@@ -6,8 +6,10 @@
 // biases [G, 1, out], baddbmm, hand-written backward), and the update rules are those of sgmcmc/updates.hpp and
 // the step policies of sgmcmc/steps.hpp, unchanged, over a batched storage policy (BatchedTorchOps): an Array is
 // a group's [G, ...] tensor, a Scalar a [G, 1, 1] tensor (one sigma, delta, SGNHT thermostat ... per member) and
-// every reduction (sum, dot) is per member. So SGLD, SGHMC and SGNHT with the SSGL prior and SA / EM / none
-// latent updates run for every member at once with exactly the formulas of one chain.
+// every reduction (sum, dot) is per member. So SGLD, SGHMC, SGNHT, HAMCMC-SA and HAMCMC (sgmcmc/lbfgs.hpp: each
+// member's L-BFGS memory, damping and preconditioner are per-member slices and Scalars; its second gradient is
+// BatchedChainGroup::gradient(false)) with the SSGL prior, SA / EM / none latent updates and magnitude pruning
+// (a k-th value per member) run for every member at once with exactly the formulas of one chain.
 //
 // Same seed, same draws. Member m of a group is chain c = chain_offset + first + m and uses only what chain c
 // uses unbatched: the stream rng::Stream(seed, c) for its minibatches (the partial Fisher-Yates of chain.hpp on
@@ -28,9 +30,9 @@
 // run_chain's are).
 //
 // Supported (batched_sgmcmc_support()): specs with a batched form (nn::batch_support: linear layers and
-// activations) and the samplers SGLD, SGHMC and SGNHT, without magnitude pruning. HAMCMC-SA / HAMCMC (an L-BFGS
-// memory per chain), pruning (a per-member k-th value) and the other layers run unbatched (run_net_sgmcmc); the
-// R front end falls back automatically (batch = "auto") and refuses batch = TRUE with a classed error.
+// activations) and every sampler but HAMCMC-SA's dense sa_form = "matrix" (regression only). The other layers
+// run unbatched (run_net_sgmcmc); the R front end falls back automatically (batch = "auto") and refuses
+// batch = TRUE with a classed error.
 // Header-only, R-free, C++17. Design: inst/design-nn-batched.md ("SG-MCMC chains").
 #pragma once
 #include <torch/torch.h>
@@ -92,6 +94,26 @@ struct BatchedTorchOps : private TorchOps {
   using TorchOps::zeros_like;
 
   static Index size(const Array& a) { return a.defined() && a.dim() > 0 && a.size(0) > 0 ? a.numel() / a.size(0) : 0; }  // per member
+  // One number per member to the host, and back ([G, 1, 1], like's dtype and device; like + v).
+  static std::vector<double> values(const Scalar& v) {
+    const torch::Tensor h = v.reshape({-1}).to(torch::kCPU, torch::kDouble).contiguous();
+    return std::vector<double>(h.data_ptr<double>(), h.data_ptr<double>() + h.numel());
+  }
+  static Scalar from_values(const std::vector<double>& v, const Scalar& like) {
+    const torch::Tensor h = torch::tensor(v, torch::TensorOptions().dtype(torch::kDouble));
+    return like + h.view({-1, 1, 1}).to(like.options());
+  }
+  // TorchOps::prune_smallest member by member: zero the floor(s p) smallest |x_j| of each member's slice (p its
+  // entries; ties at the threshold included). The k-th value of a member's entries is the k-th value of the
+  // unbatched chain's tensor (the same numbers, transposed), so a member is pruned exactly as its chain is.
+  static void prune_smallest(Array& x, double s) {
+    const std::int64_t p = size(x);
+    const std::int64_t k = static_cast<std::int64_t>(std::floor(s * static_cast<double>(p)));
+    if (k < 1) return;
+    const torch::Tensor a = x.abs();
+    const torch::Tensor thr = std::get<0>(a.reshape({x.size(0), p}).kthvalue(std::min<std::int64_t>(k, p), 1));
+    x.masked_fill_(a <= thr.view({x.size(0), 1, 1}), 0.0);
+  }
   static Scalar sum(const Array& a) { return a.sum({1, 2}, true); }
   static Scalar dot(const Array& a, const Array& b) { return (a * b).sum({1, 2}, true); }
   static Scalar abs_sum_weighted(const Array& w, const Array& x) { return (w * x.abs()).sum({1, 2}, true); }
@@ -127,12 +149,11 @@ inline BatchSupport batched_sgmcmc_support(const ModelSpec& spec, const sgmcmc::
   if (!r.ok) return r;
   if (!sgmcmc::sampler_info(ctl.sampler).batched) {
     r.ok = false;
-    r.reason = std::string("the sampler \"") + sgmcmc::sampler_name(ctl.sampler) +
-               "\" keeps an L-BFGS memory per chain (batched: " +
+    r.reason = std::string("the sampler \"") + sgmcmc::sampler_name(ctl.sampler) + "\" has no batched form (batched: " +
                sgmcmc::sampler_names([](const sgmcmc::SamplerInfo& i) { return i.batched; }) + ")";
-  } else if (ctl.pruning.on) {
+  } else if (ctl.sampler == sgmcmc::Sampler::hamcmc_sa && ctl.lbfgs.sa_form == sgmcmc::SaForm::matrix) {
     r.ok = false;
-    r.reason = "magnitude pruning has no batched form";
+    r.reason = "sa_form = \"matrix\" is a dense matrix per chain (batched: \"diagonal\" and \"lowrank\")";
   }
   return r;
 }
@@ -226,7 +247,13 @@ class BatchedChainGroup {
       else if (regression) sg::posterior_gradient<Ops>(groups_, sigma, true, 1.0 / (sigma * sigma));
       else sg::posterior_gradient<Ops>(groups_, sigma, false, lik_is2);
     };
-    auto regrad = [&]() { throw std::logic_error("batched SG-MCMC: this step policy needs a second gradient"); };
+    // a step policy's second gradient (HAMCMC-SA, HAMCMC): same minibatches, current values, nothing recorded
+    auto regrad = [&]() {
+      gradient(false);
+      to_posterior();
+    };
+    bool has_prunable = false;
+    for (auto& g : groups_) has_prunable = has_prunable || (g.can_prune() && Ops::size(g.value) > 0);
 
     std::vector<std::vector<std::int64_t>> idx(static_cast<std::size_t>(G), std::vector<std::int64_t>(static_cast<std::size_t>(N)));
     for (auto& v : idx)
@@ -247,7 +274,7 @@ class BatchedChainGroup {
     const auto idx_opt = torch::TensorOptions().dtype(torch::kLong);
     const double scale = static_cast<double>(N) / static_cast<double>(n);
 
-    with_batched_policy(ctl_, [&](auto& policy) {
+    sg::with_step_policy(ctl_, [&](auto& policy) {
       {
         policy.start(groups_);
         const long T = ctl_.iterations;
@@ -284,6 +311,8 @@ class BatchedChainGroup {
           sc.k = k;
           sc.tau = ctl_.temperature.at(k);
           sc.eps = ctl_.step.at(k);
+          if (trace) sc.stats = &stats;
+          sc.active = &rng_.active;
           to_posterior();
           policy.step(groups_, sc, rng_, regrad);
           if (n_active_ < G) hold_neutral(sigma);
@@ -311,8 +340,11 @@ class BatchedChainGroup {
               neutralize(m, sigma);
             }
             if (n_active_ == 0) break;
-            snap.copy_(flat);
           }
+          //    magnitude pruning of theta^(k+1) (chain.hpp), every member to its own k-th value
+          if (ctl_.pruning.on && has_prunable)
+            for (auto& g : groups_) sg::prune<Ops>(g, ctl_.pruning.at(k));
+          if (check) snap.copy_(flat);
           // 5. output
           if (save) record(sigma);
           if (trace) {
@@ -357,29 +389,6 @@ class BatchedChainGroup {
   }
 
  private:
-  // Builds the step policy ctl names (SGLD, SGHMC, SGNHT: steps.hpp) and calls f(policy).
-  template <class F>
-  static void with_batched_policy(const sgmcmc::StepControl& sc, F&& f) {
-    switch (sc.sampler) {
-      case sgmcmc::Sampler::sgld: {
-        sgmcmc::SgldStep s(sc);
-        f(s);
-        return;
-      }
-      case sgmcmc::Sampler::sghmc: {
-        sgmcmc::SghmcStep s(sc);
-        f(s);
-        return;
-      }
-      case sgmcmc::Sampler::sgnht: {
-        sgmcmc::SgnhtStep s(sc);
-        f(s);
-        return;
-      }
-      default: throw std::invalid_argument("batched SG-MCMC: no batched form of this sampler");
-    }
-  }
-
   torch::Tensor scalar(double v) const { return torch::full({G_, 1, 1}, v, opts_); }
 
   // Member m's parameters from a block in Net::copy_to order.
@@ -398,29 +407,38 @@ class BatchedChainGroup {
                  const std::vector<std::int64_t>& yshape, double scale) {
     const Dataset& d = *pb_.data;
     const std::int64_t G = G_, n = xshape[1];
-    torch::Tensor xb = d.x.index_select(0, flat).view(xshape);
-    torch::Tensor yb = d.y.index_select(0, flat).view(yshape);
-    torch::Tensor out = net_->forward(xb, false, true);
-    torch::Tensor losses = member_losses(pb_.spec.family, out, yb);  // [G, n]
+    xb_ = d.x.index_select(0, flat).view(xshape);
+    yb_ = d.y.index_select(0, flat).view(yshape);
+    wb_ = pb_.weights.defined() ? pb_.weights.index_select(0, flat).view({G, n}) : torch::Tensor();
+    scale_ = scale;
+    gradient(true);
+  }
+  // The gradients of the current minibatches at the current values; `record`: the first pass of an iteration
+  // (its loss and accuracy enter the trace, its summed loss the SA), not a step policy's second gradient.
+  void gradient(bool record) {
+    const std::int64_t G = G_, n = xb_.size(1);
+    torch::Tensor out = net_->forward(xb_, false, true);
+    torch::Tensor losses = member_losses(pb_.spec.family, out, yb_);  // [G, n]
     torch::Tensor coef = mask_.expand({G, n});
-    if (pb_.weights.defined()) {
-      torch::Tensor wb = pb_.weights.index_select(0, flat).view({G, n}).to(losses.dtype());
+    if (wb_.defined()) {
+      torch::Tensor wb = wb_.to(losses.dtype());
       losses = wb * losses;
       coef = coef * wb;
     }
-    last_lsum_ = losses.sum(1);  // [G]
-    net_->backward(loss_gradient(pb_.spec.family, out, yb, coef), false);
+    net_->backward(loss_gradient(pb_.spec.family, out, yb_, coef), false);
     auto& ng = net_->groups();
-    for (std::size_t g = 0; g < groups_.size(); ++g) groups_[g].grad = ng[g].g * (-scale);
+    for (std::size_t g = 0; g < groups_.size(); ++g) groups_[g].grad = ng[g].g * (-scale_);
+    if (!record) return;
+    last_lsum_ = losses.sum(1);  // [G]
     loss_sum_.add_(last_lsum_);
     loss_count_ += n;
     if (pb_.spec.family != Family::gaussian) {
       torch::Tensor c;
-      if (pb_.spec.family == Family::multinomial) c = out.argmax(2).eq(yb).sum(1);
-      else if (yb.dim() == 3) c = out.gt(0).to(yb.dtype()).eq(yb).sum({1, 2});
-      else c = out.select(2, 0).gt(0).to(yb.dtype()).eq(yb).sum(1);
+      if (pb_.spec.family == Family::multinomial) c = out.argmax(2).eq(yb_).sum(1);
+      else if (yb_.dim() == 3) c = out.gt(0).to(yb_.dtype()).eq(yb_).sum({1, 2});
+      else c = out.select(2, 0).gt(0).to(yb_.dtype()).eq(yb_).sum(1);
       correct_sum_.add_(c.to(torch::kDouble));
-      acc_count_ += static_cast<long>(yb.numel() / G);
+      acc_count_ += static_cast<long>(yb_.numel() / G);
     }
   }
 
@@ -560,9 +578,10 @@ class BatchedChainGroup {
                              : NAN;
       row[NT_EPS] = eps;
       row[NT_TAU] = tau;
-      row[NT_DRIFT] = st.drift_ratio;
-      row[NT_NOISE] = st.noise_ratio;
-      row[NT_GAMMA] = st.gamma;
+      const bool per_member = st.member_gamma.size() == static_cast<std::size_t>(G_);
+      row[NT_DRIFT] = per_member ? st.member_drift[mm] : st.drift_ratio;
+      row[NT_NOISE] = per_member ? st.member_noise[mm] : st.noise_ratio;
+      row[NT_GAMMA] = per_member ? st.member_gamma[mm] : st.gamma;
       row[NT_SPARSITY] = nrho > 0 ? p[5 * G_ + m] / nrho : NAN;
       L[mm] = row[NT_LOSS];
       last_loss_[mm] = row[NT_LOSS];
@@ -675,6 +694,8 @@ class BatchedChainGroup {
   std::vector<double> last_loss_;
   std::vector<torch::Tensor> psum_;
   torch::Tensor pred_sum_, loss_sum_, correct_sum_, last_lsum_, mask_, off_;
+  torch::Tensor xb_, yb_, wb_;  // the current minibatches ([G, n, ...]) and their example weights
+  double scale_ = 1.0;          // N / n
   long loss_count_ = 0, acc_count_ = 0;
 };
 

@@ -61,6 +61,8 @@ struct TorchOps {
   static Scalar sqrt(const Scalar& v) { return v.sqrt(); }
   static Scalar clamp(const Scalar& v, double lo, double hi) { return v.clamp(lo, hi); }
   static double value(const Scalar& v) { return v.item<double>(); }
+  static std::vector<double> values(const Scalar& v) { return {v.item<double>()}; }
+  static Scalar from_values(const std::vector<double>& v, const Scalar& like) { return like + v.at(0); }
   static bool all_finite(const Array& a) { return !a.defined() || a.numel() == 0 || torch::isfinite(a).all().item<bool>(); }
   static bool finite_positive(const Scalar& v) {
     const double d = v.item<double>();

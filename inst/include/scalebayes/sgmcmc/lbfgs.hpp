@@ -94,9 +94,24 @@ GroupVector<Ops> clone(const GroupVector<Ops>& o) {
 template <class Ops, class Stats>
 void report(Stats& st, const GroupVector<Ops>& g, const GroupVector<Ops>& xi, const GroupVector<Ops>& z,
             const GroupVector<Ops>& eta, const typename Ops::Scalar& gamma) {
-  st.drift_ratio = std::sqrt(Ops::value(xi.dot(xi)) / Ops::value(g.dot(g)));
-  st.noise_ratio = std::sqrt(Ops::value(eta.dot(eta)) / Ops::value(z.dot(z)));
-  st.gamma = Ops::value(gamma);
+  const std::vector<double> xx = Ops::values(xi.dot(xi)), gg = Ops::values(g.dot(g)),
+                            ee = Ops::values(eta.dot(eta)), zz = Ops::values(z.dot(z)), ga = Ops::values(gamma);
+  const std::size_t m = xx.size();
+  st.member_drift.resize(m);
+  st.member_noise.resize(m);
+  st.member_gamma = ga;
+  for (std::size_t i = 0; i < m; ++i) {
+    st.member_drift[i] = std::sqrt(xx[i] / gg[i]);
+    st.member_noise[i] = std::sqrt(ee[i] / zz[i]);
+  }
+  st.drift_ratio = st.member_drift[0];
+  st.noise_ratio = st.member_noise[0];
+  st.gamma = ga[0];
+  if (m == 1) {  // one chain: the scalars
+    st.member_drift.clear();
+    st.member_noise.clear();
+    st.member_gamma.clear();
+  }
 }
 }  // namespace lbfgs_detail
 
@@ -121,6 +136,32 @@ class DampedLbfgs {
     p.y = std::move(y);
     pairs_.push_back(std::move(p));
     while (static_cast<int>(pairs_.size()) > M_) pairs_.pop_front();
+    prepared_ = false;
+  }
+  // push() for a storage with one memory per member (a batched group of chains, whose Scalars hold one number per
+  // member): the members with keep > 0 get the pair, the others keep their memory as it was. The pairs are aligned
+  // at the newest: a member that keeps its memory has its pairs where they were counted from the newest, and the
+  // slot left over at the oldest end holds a neutral pair (s = y = 0), which apply_G, apply_S and diag_G skip
+  // exactly (rho = c_a = 0 and a = 0: each of its terms adds exact zeros) and which, being older than every other
+  // pair, never sets gamma. So a member's memory acts as the memory of its own pushes only.
+  void push_masked(GV s, GV y, const Scalar& keep) {
+    std::vector<std::pair<GV, GV>> old;
+    for (const Pair& p : pairs_) old.emplace_back(p.s, p.y);
+    push(std::move(s), std::move(y));
+    const std::size_t n_old = old.size(), n = pairs_.size();
+    for (std::size_t j = 0; j < n; ++j) {
+      const std::size_t back = n - 1 - j;  // 0: the newest
+      Pair& p = pairs_[j];
+      GV s_old = back < n_old ? old[n_old - 1 - back].first : GV::zeros_like(p.s);
+      GV y_old = back < n_old ? old[n_old - 1 - back].second : GV::zeros_like(p.y);
+      for (std::size_t g = 0; g < p.s.parts.size(); ++g) {
+        p.s.parts[g] = select(keep, p.s.parts[g], s_old.parts[g]);
+        p.y.parts[g] = select(keep, p.y.parts[g], y_old.parts[g]);
+      }
+      p.ss = p.s.dot(p.s);
+      p.sy = p.s.dot(p.y);
+      p.yy = p.y.dot(p.y);
+    }
     prepared_ = false;
   }
   void clear() {
@@ -260,6 +301,11 @@ class DampedLbfgs {
   const Scalar& ss(int i) const { return pairs_[static_cast<std::size_t>(i)].ss; }
 
   static Scalar safe_inv(const Scalar& x, const Scalar& zero) { return Ops::where(x, 1.0 / x, zero); }
+  // keep > 0 ? a : b, per chain (member)
+  static typename Ops::Array select(const Scalar& keep, const typename Ops::Array& a, const typename Ops::Array& b) {
+    if constexpr (std::is_arithmetic<Scalar>::value) return keep > 0.0 ? a : b;
+    else return Ops::where(keep, a, b);
+  }
 
  private:
   struct Pair {
@@ -282,6 +328,13 @@ GroupVector<Ops> normals_like(const GroupVector<Ops>& like, typename Ops::Rng& r
   GroupVector<Ops> z = GroupVector<Ops>::zeros_like(like);
   for (auto& p : z.parts) Ops::add_gaussian(p, 1.0, rng);
   return z;
+}
+// c in every coordinate of like's shape (c: a Scalar, one number per chain or member)
+template <class Ops>
+GroupVector<Ops> constant_like(const GroupVector<Ops>& like, const typename Ops::Scalar& c) {
+  GroupVector<Ops> v;
+  for (const auto& p : like.parts) v.parts.push_back(Ops::zeros_like(p) + c);
+  return v;
 }
 // v / ||v|| (0 for v = 0)
 template <class Ops>
@@ -418,15 +471,37 @@ struct HamcmcSaStep {
     Eigen::MatrixXd G;  // matrix form
     explicit State(const LbfgsControl& lc) : mem(lc.memory, lc.damping_r, lc.gamma_min) {}
 
-    double g1_scale = 1.0;  // G_1 = g1_scale I
-    bool chain_pair = false;  // a pair of the chain's own steps is in the memory
+    typename Ops::Scalar g1_scale{};  // G_1 = g1_scale I
+    bool chain_pair = false;  // every chain (member) has a pair of its own steps in the memory
+    typename Ops::Scalar have_pair{};  // > 0: this member has (batched storage: one number per member)
+    bool have_init = false;
 
     // Adds a pair of the chain's steps. Until the first one is in, a pair that drop_sign_changes() emptied (a
     // sparse start at exactly 0, every coordinate crossing the kink) is skipped: its gamma would be gamma_min,
-    // G~ = I. One host read of s's, at most until then.
-    void push_chain_pair(GV s, GV y) {
+    // G~ = I. A batched group skips it for the members concerned only (DampedLbfgs::push_masked; `active`: the
+    // members that still run, the others do not count). One host read of s's, at most until every member has a
+    // pair.
+    void push_chain_pair(GV s, GV y, const std::vector<char>* active) {
       if (!chain_pair) {
-        if (!(Ops::value(s.dot(s)) > 0.0)) return;
+        const auto ss = s.dot(s);
+        if (!have_init) {
+          have_pair = Ops::zero_scalar(ss);
+          have_init = true;
+        }
+        const auto keep = Ops::where(have_pair, have_pair, Ops::where(ss, zero + 1.0, zero));
+        const std::vector<double> k = Ops::values(keep);
+        bool any = false, all = true;
+        for (std::size_t i = 0; i < k.size(); ++i) {
+          if (active && i < active->size() && !(*active)[i]) continue;
+          any = any || k[i] > 0.0;
+          all = all && k[i] > 0.0;
+        }
+        if (!any) return;
+        have_pair = keep;
+        if (!all) {
+          mem.push_masked(std::move(s), std::move(y), keep);
+          return;
+        }
         chain_pair = true;
       }
       mem.push(std::move(s), std::move(y));
@@ -440,9 +515,13 @@ struct HamcmcSaStep {
       GV th = GV::values(groups);
       double P = 0.0;
       for (const auto& p : th.parts) P += static_cast<double>(Ops::size(p));
-      const double rms = P > 0 ? std::sqrt(Ops::value(th.dot(th)) / P) : 0.0;
+      std::vector<double> scale = Ops::values(th.dot(th));  // one per chain (member)
+      for (double& v : scale) {
+        const double rms = P > 0 ? std::sqrt(v / P) : 0.0;
+        v = lc.probe_size * std::max(rms > 0.0 && std::isfinite(rms) ? rms : 1.0, 1e-2);
+      }
       GV s = lbfgs_detail::normals_like<Ops>(g, rng);
-      s.scale(zero + lc.probe_size * std::max(rms > 0.0 && std::isfinite(rms) ? rms : 1.0, 1e-2));
+      s.scale(Ops::from_values(scale, zero));
       // The pair's first point: theta, with the coordinates of sparse groups whose sign would change along s (those
       // within |s_j| of 0, such as a regression's default start, which sits at 0) moved by 2 s_j first, so the
       // pair crosses no kink of the spike. Kept where they are, drop_sign_changes() would leave nothing of a
@@ -456,7 +535,8 @@ struct HamcmcSaStep {
         const typename Ops::Array& ak = a.parts[k];
         const typename Ops::Array near = Ops::where(ak * (ak + s.parts[k]), Ops::zeros_like(ak),
                                                     Ops::zeros_like(ak) + 2.0);  // 2 where the sign would change
-        if (Ops::value(Ops::sum(near)) > 0.0) {
+        const std::vector<double> any = Ops::values(Ops::sum(near));  // any member (the others move by 0)
+        if (std::any_of(any.begin(), any.end(), [](double v) { return v > 0.0; })) {
           a.parts[k] += near * s.parts[k];
           moved = true;
         }
@@ -471,25 +551,33 @@ struct HamcmcSaStep {
       lbfgs_detail::drop_sign_changes<Ops>(groups, a, s, y);
       return {std::move(s), std::move(y)};
     }
-    // The L-BFGS scale of a pair: y'y / s'y, or ||y|| / ||s|| when s'y <= 0; at least gamma_min.
-    static double pair_gamma(const GV& s, const GV& y, double gamma_min) {
-      const double sy = Ops::value(s.dot(y)), yy = Ops::value(y.dot(y)), ss = Ops::value(s.dot(s));
-      double gam = sy > 0.0 ? yy / sy : std::sqrt(yy / ss);
-      if (!std::isfinite(gam) || gam < gamma_min) gam = gamma_min;
-      return gam;
+    // 1 / the L-BFGS scale of a pair: y'y / s'y, or ||y|| / ||s|| when s'y <= 0; at least gamma_min (per chain,
+    // computed on the host in double).
+    typename Ops::Scalar inverse_pair_gamma(const GV& s, const GV& y, double gamma_min) const {
+      const std::vector<double> sy = Ops::values(s.dot(y)), yy = Ops::values(y.dot(y)), ss = Ops::values(s.dot(s));
+      std::vector<double> out(sy.size());
+      for (std::size_t i = 0; i < sy.size(); ++i) {
+        double gam = sy[i] > 0.0 ? yy[i] / sy[i] : std::sqrt(yy[i] / ss[i]);
+        if (!std::isfinite(gam) || gam < gamma_min) gam = gamma_min;
+        out[i] = 1.0 / gam;
+      }
+      return Ops::from_values(out, zero);
     }
 
     template <class Ctx, class Regrad>
     void step(std::vector<Group<Ops>>& groups, const Ctx& c, typename Ops::Rng& rng, Regrad& regrad,
               const LbfgsControl& lc) {
       GV g = GV::grads(groups);
-      if (first) zero = Ops::zero_scalar(g.dot(g));  // a 0 where the data live, once
+      if (first) {
+        zero = Ops::zero_scalar(g.dot(g));  // a 0 where the data live, once
+        g1_scale = zero + 1.0;
+      }
       const auto& like = zero;
       if (first && lc.init_curvature) {
         // the probe pair also starts the memory: an empty memory is G~ = I / gamma_min, which the SA would
         // average into G_1 with the weight omega_1 (about 0.1)
         auto pr = probe_pair(groups, g, rng, regrad, lc);
-        g1_scale = 1.0 / pair_gamma(pr.first, pr.second, lc.gamma_min);
+        g1_scale = inverse_pair_gamma(pr.first, pr.second, lc.gamma_min);
         mem.push(std::move(pr.first), std::move(pr.second));
       }
       if (lc.curvature == Curvature::consecutive) {
@@ -498,7 +586,7 @@ struct HamcmcSaStep {
           GV y = GV::difference(g_prev, g);  // -(g_k - g_{k-1})
           GV s = GV::difference(th, theta_prev);
           lbfgs_detail::drop_sign_changes<Ops>(groups, theta_prev, s, y);
-          push_chain_pair(std::move(s), std::move(y));
+          push_chain_pair(std::move(s), std::move(y), c.active);
         }
         theta_prev = std::move(th);
       }
@@ -508,7 +596,7 @@ struct HamcmcSaStep {
       if (lc.sa_form == SaForm::matrix) {
         matrix_step(g, z, w);
       } else if (lc.sa_form == SaForm::lowrank) {
-        if (first) D = GV::constant_like(g, g1_scale);  // G_1, kept by its diagonal
+        if (first) D = lbfgs_detail::constant_like<Ops>(g, g1_scale);  // G_1, kept by its diagonal
         D.scale(like + (1.0 - w));
         for (auto& r : recent) r.second = r.second * (1.0 - w);
         recent.emplace_back(mem, like + w);  // the prepared memory (read only from here on)
@@ -526,7 +614,7 @@ struct HamcmcSaStep {
           v.axpy(Ops::sqrt(r.second), r.first.apply_S(zj));
         }
       } else {  // diagonal
-        if (first) D = GV::constant_like(g, g1_scale);  // G_1
+        if (first) D = lbfgs_detail::constant_like<Ops>(g, g1_scale);  // G_1
         D.scale(like + (1.0 - w));
         D.axpy(like + w, mem.diag_G(g));
         u = lbfgs_detail::clone<Ops>(g);
@@ -547,7 +635,7 @@ struct HamcmcSaStep {
         GV yneg = GV::difference(g, y);  // -(g(theta_{k+1}) - g(theta_k))
         const GV th0 = GV::difference(GV::values(groups), s);  // theta_k
         lbfgs_detail::drop_sign_changes<Ops>(groups, th0, s, yneg);
-        push_chain_pair(std::move(s), std::move(yneg));
+        push_chain_pair(std::move(s), std::move(yneg), c.active);
       }
       g_prev = std::move(g);
       first = false;

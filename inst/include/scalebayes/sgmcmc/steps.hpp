@@ -48,7 +48,8 @@ enum class Sampler { sgld, sghmc, sgnht, hamcmc_sa, hamcmc };
 //   momentum       it carries a momentum (SGHMC, SGNHT: about 1 / friction times further per step than SGLD);
 //   preconditioned it keeps an L-BFGS preconditioner (hamcmc_sa(): its choices, its settings' checks; the noise
 //                  has the preconditioner's covariance, so the warm-up's excess variance is relative);
-//   batched        it has a batched form (nn/batched_sgmcmc.hpp: no per-chain memory);
+//   batched        it has a batched form (nn/batched_sgmcmc.hpp; every sampler now: an L-BFGS memory is kept
+//                  per member by the batched storage's per-member Scalars);
 //   noise_estimate it reads StepControl::noise_estimate (SGHMC's beta-hat; R warns when the setting is given to a
 //                  sampler that does not: SGNHT's thermostat absorbs the minibatch noise instead);
 //   net_lr         the measured per-example network rate: a network's default step is net_lr / N;
@@ -79,8 +80,8 @@ inline const std::vector<SamplerInfo>& sampler_table() {
       {Sampler::sgld, "sgld", "SGLD", true, false, false, true, false, 0.3, none},
       {Sampler::sghmc, "sghmc", "SGHMC", true, true, false, true, true, 0.03, none},
       {Sampler::sgnht, "sgnht", "SGNHT", true, true, false, true, false, 0.03, none},
-      {Sampler::hamcmc_sa, "hamcmc_sa", "HAMCMC-SA", false, false, true, false, false, 0.3, 0.1},
-      {Sampler::hamcmc, "hamcmc", "HAMCMC", false, false, true, false, false, 0.3, none}};
+      {Sampler::hamcmc_sa, "hamcmc_sa", "HAMCMC-SA", false, false, true, true, false, 0.3, 0.1},
+      {Sampler::hamcmc, "hamcmc", "HAMCMC", false, false, true, true, false, 0.3, none}};
   return t;
 }
 inline const SamplerInfo& sampler_info(Sampler s) {
@@ -126,11 +127,13 @@ struct StepControl {
 // What a preconditioned step reports of itself at a traced iteration (NaN: not reported, e.g. SGLD / SGHMC):
 // the length of the drift actually taken relative to the posterior gradient's, ||xi|| / ||g|| (1 for SGLD),
 // the same for the injected noise, ||eta|| / ||z|| (z the standard normal vector; 1 for SGLD), and the scale
-// gamma of the L-BFGS memory's initial Hessian B0 = gamma I.
+// gamma of the L-BFGS memory's initial Hessian B0 = gamma I. A batched group of chains (nn/batched_sgmcmc.hpp)
+// reports one value per member in the vectors (the scalars then hold member 0's); one chain leaves them empty.
 struct StepStats {
   double drift_ratio = std::numeric_limits<double>::quiet_NaN();
   double noise_ratio = std::numeric_limits<double>::quiet_NaN();
   double gamma = std::numeric_limits<double>::quiet_NaN();
+  std::vector<double> member_drift, member_noise, member_gamma;
 };
 
 // What a step needs of the iteration: its number, step size and inverse temperature; `stats`, when not null,
@@ -140,6 +143,9 @@ struct StepContext {
   double eps = 0.0;
   double tau = 1.0;
   StepStats* stats = nullptr;
+  // A batched group of chains (nn/batched_sgmcmc.hpp): which members still run (the others' state is never read
+  // again: a stopped member or a placeholder). Null for one chain.
+  const std::vector<char>* active = nullptr;
 };
 
 // grad <- grad * (likelihood precision) + gradient of the log prior, for every group. `lik_scale` is 1/sigma^2 for

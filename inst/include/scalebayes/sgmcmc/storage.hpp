@@ -16,6 +16,9 @@
 //   static Scalar sqrt(const Scalar&);
 //   static Scalar clamp(const Scalar&, double lo, double hi);
 //   static double value(const Scalar&);              // to the host (a synchronisation on a device)
+//   static std::vector<double> values(const Scalar&);   // idem, one number per chain (several for a batched
+//                                                       // storage, whose Scalar holds one per member)
+//   static Scalar from_values(const std::vector<double>& v, const Scalar& like);  // like + v, one per chain
 //   static bool all_finite(const Array&);            // a synchronisation on a device
 //   static bool finite_positive(const Scalar&);      // idem
 //   static void assign(Array& dst, const Array& src);                // copy the VALUES (dst keeps its storage)
@@ -115,6 +118,8 @@ struct EigenOps {
   static double sqrt(double v) { return std::sqrt(v); }
   static double clamp(double v, double lo, double hi) { return std::min(std::max(v, lo), hi); }
   static double value(double v) { return v; }
+  static std::vector<double> values(double v) { return {v}; }
+  static double from_values(const std::vector<double>& v, double like) { return like + v.at(0); }
   static bool finite_positive(double v) { return std::isfinite(v) && v > 0.0; }
   static void assign(Array& dst, const Array& src) { dst = src; }
   static void prune_smallest(Array& x, double s) {
