@@ -106,10 +106,21 @@ std::vector<Row> check_sgmcmc(const Options& o, const Target& ref, const Target&
                   : chain_run(spec, d, t, sg::Sampler::sghmc, sg::SaForm::diagonal, 4, 200, o.seed, true);
   };
   for (auto& r : agree_and_time("sghmc-sa batched mlp 13-50-50-1", o, ref, tgt, runb, 1e-6)) rows.push_back(r);
+  // HAMCMC-SA chains (low-rank form: each chain's L-BFGS memories as slices of batched tensors) as one batched network
+  auto runh = [&](const Target& t, bool timing) {
+    return timing ? chain_run(spec, d, t, sg::Sampler::hamcmc_sa, sg::SaForm::lowrank, 8, o.quick ? 300 : 1000,
+                              o.seed, true)
+                  : chain_run(spec, d, t, sg::Sampler::hamcmc_sa, sg::SaForm::lowrank, 4, 200, o.seed, true);
+  };
+  for (auto& r : agree_and_time("hamcmc-sa lowrank batched mlp", o, ref, tgt, runh, 1e-6)) rows.push_back(r);
   // batched = unbatched, and a chain does not depend on its group (float64, the reference device)
-  rows.push_back(batched_equals_unbatched("sghmc-sa batched = unbatched", ref, 1e-10, [&](const Target& t, std::int64_t g) {
-    return chain_run(spec, d, t, sg::Sampler::sghmc, sg::SaForm::diagonal, 4, 60, o.seed, g > 0, g);
-  }));
+  for (sg::Sampler smp : {sg::Sampler::sghmc, sg::Sampler::hamcmc_sa}) {
+    const bool h = smp == sg::Sampler::hamcmc_sa;
+    rows.push_back(batched_equals_unbatched(h ? "hamcmc-sa lowrank batched = unbatched" : "sghmc-sa batched = unbatched",
+                                            ref, 1e-10, [&](const Target& t, std::int64_t g) {
+      return chain_run(spec, d, t, smp, h ? sg::SaForm::lowrank : sg::SaForm::diagonal, 4, 60, o.seed, g > 0, g);
+    }));
+  }
   return rows;
 }
 
