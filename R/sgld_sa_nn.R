@@ -179,9 +179,11 @@ nn_convergence <- function(trace, burnin, ok, probe_draws, probe_chain) {
 # not come down yet, a step too large stays high (its noise) or is stopped by the divergence rules in ANY of the
 # pilot chains and ruled out. Why 4: with one pilot chain, HAMCMC-SA's default network run (13-50-50-1 MLP,
 # standardized Boston, 8 chains) took 0.9, whose pilot had not diverged, and 2 of the 8 chains diverged at
-# iteration 9; a step that some starting points cannot take is ruled out by a pilot that has several. Batched,
-# the 4 chains cost about 1.5 times one. Successive halving (pilots of
-# max(200, iterations / 50) iterations, doubled each round: 27 times that in all, about 14 % of 4 chains) keeps
+# iteration 9; a step that some chains cannot take (their starting points, or with `init` given their minibatches
+# and noise) is ruled out by a pilot that has several. Batched (one group of 4), the 4 chains cost about what one
+# unbatched pilot chain did on that network (warm-up 12.2 s against 11.0 s). The pilots are batched whatever the
+# run's `batch`, so the step chosen does not depend on it. Successive halving (pilots of
+# max(200, iterations / 50) iterations, doubled each round: 27 times that in all) keeps
 # the lower half; when the grid step above the winner was ruled out, the step below the winner is taken
 # (back_off): on standardized Boston 0.3 / N diverged in 1 of 4 SGLD chains of batch 32 while 0.1 / N did not.
 sgmcmc_nn_warmup <- function(spec, xd, yd, control, sampler, n, n_sparse, iterations, batch_size, loss_factor,
@@ -206,9 +208,11 @@ sgmcmc_nn_warmup <- function(spec, xd, yd, control, sampler, n, n_sparse, iterat
   # 4 batched pilot chains when the network has a batched form, else 1 (its cost would be 4 times)
   batched <- isTRUE(cpp_nn_sgmcmc_batch_support(spec, pilot_control(grid[1], len, 4L))$ok)
   k <- if (batched) 4L else 1L
+  # one group of the 4 pilot chains (batch = 4, not the engine's cache-capped groups: for a network of more than
+  # 32,768 parameters those would be groups of one chain, each run with a placeholder member, 8 networks' work)
   nc <- list(device = device, float64 = float64, torch_threads = 1L, keep_pred = FALSE, keep_params = FALSE,
              keep_stride = 1, init = if (!is.null(init1)) init1[, rep(1L, k), drop = FALSE], weights = weights,
-             batch = if (batched) -1L else 0L)
+             batch = if (batched) k else 0L)
   pilot <- function(eps, len) {
     r <- cpp_nn_sgmcmc(spec, xd$x, xd$dim, yd$y, double(), integer(), pilot_control(eps, len, k), nc, run_pilot)
     if (isTRUE(r$interrupted)) rlang::interrupt()

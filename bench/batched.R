@@ -14,6 +14,8 @@
 #   5. HAMCMC-SA (sa_form "diagonal", the networks' default, and "lowrank") and SGHMC-SA with magnitude pruning
 #      (prune_S = 0.5), 8 chains of the same MLP and data, 1,000 iterations, default step (the step-size warm-up
 #      included: whole calls, as a user runs them), batched against batch = FALSE (no PyTorch counterpart)
+#   6. the group size of network chains: 4 SGLD / HAMCMC-SA chains x 200 iterations of the 784-128-64-10 MLP on
+#      2,000 MNIST digits (fixed steps 0.3 / 2000 and 0.9), one thread, batch = FALSE / 1 / 2 / 4 / "auto"
 # scalebayes times are whole wbb_nn() calls (standardization, draws, assembling the fit) with certify = FALSE
 # (the end-of-fit certificate has no counterpart in the PyTorch loop); PyTorch times are initialization and
 # training. Run: Rscript bench/batched.R   (about 12 minutes on 2 cores; SB_BENCH_QUICK=1: section 1 only,
@@ -155,5 +157,17 @@ for (nm in names(cases)) for (th in 1:2) {
   cat(sprintf("   %-20s %d thread%s: batch = FALSE %.2f s   batched %.2f s   | %.2fx   (after the warm-up of %.1f / %.1f s: %.2f / %.2f s, %.2fx; test RMSE %.4f / %.4f, diverged %d / %d)\n",
               nm, th, if (th > 1) "s" else " ", u$t, a$t, u$t / a$t, wu, wa, u$t - wu, a$t - wa, (u$t - wu) / (a$t - wa),
               rmse(u$fit), rmse(a$fit), sum(u$fit$diverged), sum(a$fit$diverged)))
+}
+}
+
+if (section(6L)) {
+cat("\n6. group size of network chains: 4 chains x 200 iterations, 784-128-64-10 MLP, 2,000 MNIST digits, one thread\n")
+md <- mnist_digits(); xm <- matrix(md$x, dim(md$x)[1]); ym <- md$y
+set.seed(1); im <- sample(nrow(xm), 2000)
+for (b in list(FALSE, 1L, 2L, 4L, "auto")) for (s in c("sgld", "hamcmc_sa")) {
+  t <- system.time(f <- suppressWarnings(sgld_sa(xm[im, ], ym[im], model = nn_mlp(), sampler = s, iterations = 200,
+                                                 chains = 4, seed = 1, quiet = TRUE, threads = 1, batch = b,
+                                                 control = sgmcmc_control(step_size = if (s == "sgld") 0.3 / 2000 else 0.9))))[["elapsed"]]
+  cat(sprintf("   %-10s batch = %-5s %6.1f s (batched %s)\n", s, format(b), t, f$settings$batched))
 }
 }

@@ -708,12 +708,13 @@ class BatchedWbbGroup {
 // group slower than one network per thread (bench/RESULTS.md). A member's result never depends on its group.
 constexpr std::int64_t kBatchGroupParams = 131072;
 inline std::size_t batched_group_size(std::size_t draws, int threads, std::int64_t group_size,
-                                      std::int64_t params_per_member = 1) {
+                                      std::int64_t params_per_member = 1,
+                                      std::int64_t cap_params = kBatchGroupParams) {
   if (draws == 0) return 1;
   if (group_size > 0) return std::min<std::size_t>(draws, static_cast<std::size_t>(group_size));
   const std::size_t t = static_cast<std::size_t>(std::max(1, threads));
   const std::size_t one_per_thread = std::max<std::size_t>(1, (draws + t - 1) / t);
-  const std::size_t cap = static_cast<std::size_t>(std::max<std::int64_t>(1, kBatchGroupParams / std::max<std::int64_t>(1, params_per_member)));
+  const std::size_t cap = static_cast<std::size_t>(std::max<std::int64_t>(1, cap_params / std::max<std::int64_t>(1, params_per_member)));
   if (one_per_thread <= cap) return one_per_thread;
   std::size_t groups = (draws + cap - 1) / cap;
   groups = (groups + t - 1) / t * t;

@@ -699,6 +699,13 @@ class BatchedChainGroup {
   long loss_count_ = 0, acc_count_ = 0;
 };
 
+// The cache cap of a group of chains: 4 times the WBB draws' (kBatchGroupParams), whose Adam makes eight passes
+// over a group's buffers per step where a sampler makes two or three. Measured (2026-11-28, 2-core VM, one thread,
+// 4 chains x 200 iterations of MNIST's 784-128-64-10 MLP, 109,386 parameters, on 2,000 digits): one network per
+// chain 4.6 s (SGLD) / 9.7 s (HAMCMC-SA); groups of 1 (each with its placeholder: the WBB cap's choice) 7.7 / 14.8
+// s; groups of 2 4.3 / 7.5 s; one group of 4 (437,544 parameters) 3.4 / 7.1 s (bench/batched.R section 6).
+constexpr std::int64_t kBatchedChainParams = 4 * kBatchGroupParams;
+
 // Runs ctl.chains chains of the network problem batched: contiguous groups of group_size chains (0: automatic,
 // batched_group_size(): one group per worker thread within the cache cap), run.threads workers, one group per
 // worker at a time. The same inputs and outputs as run_net_sgmcmc() (nn/sgmcmc.hpp); chain c uses stream
@@ -717,7 +724,11 @@ inline parallel::RunStatus run_net_sgmcmc_batched(const NetChainProblem& pb, con
   const std::size_t chains = static_cast<std::size_t>(ctl.chains);
   const int threads = device_worker_threads(pb.dev.device, run.threads);
   const std::int64_t per_member = pb.dev.device.is_cpu() ? plan(pb.spec).n_params() : 1;
-  const std::size_t G = batched_group_size(chains, threads, group_size, per_member);
+  std::size_t G = batched_group_size(chains, threads, group_size, per_member, kBatchedChainParams);
+  // A group of one chain runs as two members (BatchedChainGroup::run: a neutral placeholder), so where the cap
+  // gives groups of one, groups of two chains cost no more and halve the groups. A chain does not depend on its
+  // group: no draw changes.
+  if (group_size <= 0 && G == 1 && chains >= 2) G = 2;
   const std::size_t groups = (chains + G - 1) / G;
   std::atomic<long> progress{0};
   auto body = [&](std::size_t k, int, const parallel::StopToken& stop) {

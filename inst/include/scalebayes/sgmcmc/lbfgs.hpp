@@ -142,8 +142,9 @@ class DampedLbfgs {
   // member): the members with keep > 0 get the pair, the others keep their memory as it was. The pairs are aligned
   // at the newest: a member that keeps its memory has its pairs where they were counted from the newest, and the
   // slot left over at the oldest end holds a neutral pair (s = y = 0), which apply_G, apply_S and diag_G skip
-  // exactly (rho = c_a = 0 and a = 0: each of its terms adds exact zeros) and which, being older than every other
-  // pair, never sets gamma. So a member's memory acts as the memory of its own pushes only.
+  // exactly (rho = c_a = 0 and a = 0: each of its terms adds exact zeros) and which, being older than the member's
+  // own pairs, sets gamma only when the member has none: then prepare()'s fallbacks give gamma_min, the value of an
+  // empty memory. So a member's memory acts as the memory of its own pushes only.
   void push_masked(GV s, GV y, const Scalar& keep) {
     std::vector<std::pair<GV, GV>> old;
     for (const Pair& p : pairs_) old.emplace_back(p.s, p.y);
