@@ -97,20 +97,18 @@ void report(Stats& st, const GroupVector<Ops>& g, const GroupVector<Ops>& xi, co
   const std::vector<double> xx = Ops::values(xi.dot(xi)), gg = Ops::values(g.dot(g)),
                             ee = Ops::values(eta.dot(eta)), zz = Ops::values(z.dot(z)), ga = Ops::values(gamma);
   const std::size_t m = xx.size();
-  st.member_drift.resize(m);
-  st.member_noise.resize(m);
-  st.member_gamma = ga;
+  std::vector<double> drift(m), noise(m);
   for (std::size_t i = 0; i < m; ++i) {
-    st.member_drift[i] = std::sqrt(xx[i] / gg[i]);
-    st.member_noise[i] = std::sqrt(ee[i] / zz[i]);
+    drift[i] = std::sqrt(xx[i] / gg[i]);
+    noise[i] = std::sqrt(ee[i] / zz[i]);
   }
-  st.drift_ratio = st.member_drift[0];
-  st.noise_ratio = st.member_noise[0];
+  st.drift_ratio = drift[0];
+  st.noise_ratio = noise[0];
   st.gamma = ga[0];
-  if (m == 1) {  // one chain: the scalars
-    st.member_drift.clear();
-    st.member_noise.clear();
-    st.member_gamma.clear();
+  if (m > 1) {  // a batched group: every member's (one chain: the scalars only)
+    st.member_drift = std::move(drift);
+    st.member_noise = std::move(noise);
+    st.member_gamma = ga;
   }
 }
 }  // namespace lbfgs_detail
@@ -475,7 +473,6 @@ struct HamcmcSaStep {
     typename Ops::Scalar g1_scale{};  // G_1 = g1_scale I
     bool chain_pair = false;  // every chain (member) has a pair of its own steps in the memory
     typename Ops::Scalar have_pair{};  // > 0: this member has (batched storage: one number per member)
-    bool have_init = false;
 
     // Adds a pair of the chain's steps. Until the first one is in, a pair that drop_sign_changes() emptied (a
     // sparse start at exactly 0, every coordinate crossing the kink) is skipped: its gamma would be gamma_min,
@@ -485,10 +482,6 @@ struct HamcmcSaStep {
     void push_chain_pair(GV s, GV y, const std::vector<char>* active) {
       if (!chain_pair) {
         const auto ss = s.dot(s);
-        if (!have_init) {
-          have_pair = Ops::zero_scalar(ss);
-          have_init = true;
-        }
         const auto keep = Ops::where(have_pair, have_pair, Ops::where(ss, zero + 1.0, zero));
         const std::vector<double> k = Ops::values(keep);
         bool any = false, all = true;
@@ -572,6 +565,7 @@ struct HamcmcSaStep {
       if (first) {
         zero = Ops::zero_scalar(g.dot(g));  // a 0 where the data live, once
         g1_scale = zero + 1.0;
+        have_pair = zero;
       }
       const auto& like = zero;
       if (first && lc.init_curvature) {
