@@ -29,8 +29,9 @@
 # posterior variance), and the cap is eps <= delta / that fraction.
 # criterion(pilot) -> a number, smaller better: replaces the KSD where no score is at hand (a network, whose
 #   weights are not identifiable and number in the thousands: sgmcmc_nn_warmup()); the table's column is then
-#   `criterion_name`. back_off: when the grid step just above the winner was ruled out (diverged), take the
-#   next smaller grid step: a step next to one that diverges within a pilot may diverge in a longer chain.
+#   `criterion_name`. back_off: when the grid step just above the winner was ruled out (diverged), or the
+#   winner is the top of the grid (nothing above it was tried), take the next smaller grid step: a step next to
+#   one that diverges within a pilot may diverge in a longer chain, and the top step's neighbour is unknown.
 sgmcmc_step_warmup <- function(grid, run_pilot, score = NULL, excess = NULL, delta = 0.1, pilot_iterations = 1000L,
                                criterion = NULL, criterion_name = "ksd", back_off = FALSE,
                                call = rlang::caller_env()) {
@@ -79,10 +80,10 @@ sgmcmc_step_warmup <- function(grid, run_pilot, score = NULL, excess = NULL, del
   chosen <- cand[1]
   step <- chosen
   if (back_off) {
-    above <- grid[match(chosen, grid) - 1L]
-    if (length(above) && !is.na(above) && any(tab$ruled_out[tab$step_size == above])) {
-      step <- grid[min(length(grid), match(chosen, grid) + 1L)]
-    }
+    # the step above the winner was ruled out, or there is none (the winner is the grid's top, so no step
+    # above it is known to be stable): the next smaller grid step
+    i <- match(chosen, grid)
+    if (i == 1L || any(tab$ruled_out[tab$step_size == grid[i - 1L]])) step <- grid[min(length(grid), i + 1L)]
   }
   v_min <- NA_real_
   if (!is.null(excess) && isTRUE(attr(excess, "relative"))) {

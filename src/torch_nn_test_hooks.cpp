@@ -70,7 +70,9 @@ Rcpp::NumericMatrix cpp_vi_test(Rcpp::List spec, Rcpp::NumericVector x, Rcpp::In
     }
     return r;
   }
-  if (what != "grad") Rcpp::stop("unknown test");
+  // "grad": the gradient of one forward pass's mean NLL; "grad_step": of a training step's loss (the K = samples
+  // passes of ViObjective::minibatch, stacked where it stacks them, plus the KL term) on the whole data
+  if (what != "grad" && what != "grad_step") Rcpp::stop("unknown test");
   const nn::DeviceChoice dev = nn::choose_device("cpu", true);
   nn::Dataset d = nn::make_dataset(x.begin(), dims_of(xdim), y.begin(), ms.family, dev.options(), y_columns(y, xdim));
   V::ViObjective obj(net, v, d);
@@ -84,7 +86,13 @@ Rcpp::NumericMatrix cpp_vi_test(Rcpp::List spec, Rcpp::NumericVector x, Rcpp::In
   for (int k = 0; k < reps; ++k) {
     net->zero_grad();
     v.zero_rho_grad();
-    torch::Tensor l = obj.nll_examples(net->forward(d.x, hook), d.y).mean();
+    torch::Tensor l;
+    if (what == "grad") {
+      l = obj.nll_examples(net->forward(d.x, hook), d.y).mean();
+    } else {
+      obj.start();
+      l = obj.minibatch(torch::arange(d.n(), torch::TensorOptions().dtype(torch::kLong)), nn::StepInfo()).loss;
+    }
     l.backward();
     std::fill(row.begin(), row.end(), 0.0);
     for (std::size_t gi = 0; gi < net->groups().size(); ++gi) {

@@ -177,6 +177,25 @@ test_that("same seed, same draws for any number of threads, the warm-up included
   expect_false(d$settings$auto_step)
 })
 
+test_that("the networks' back-off: below a ruled-out neighbour, and below the grid's top", {
+  # a fake pilot: steps above `edge` diverge, the criterion falls with the step (so the largest survivor wins)
+  warm <- function(edge, back_off = TRUE) {
+    pilot <- function(eps, len) list(diverged = eps > edge, loss = 1 / eps)
+    scalebayes:::sgmcmc_step_warmup(3^(2:-2), pilot, criterion = function(pr) mean(pr$loss),
+                                    criterion_name = "loss", back_off = back_off, pilot_iterations = 10L)
+  }
+  w <- warm(Inf)                                   # nothing diverges: the top wins, its neighbour is unknown
+  expect_equal(c(w$ksd_step, w$step_size), c(9, 3))
+  w <- warm(5)                                     # 9 diverges: 3 wins, and sits next to a diverging step
+  expect_equal(c(w$ksd_step, w$step_size), c(3, 1))
+  expect_true(all(w$table$ruled_out[w$table$step_size == 9]))
+  # the bottom of the grid stays the bottom
+  w <- warm(1 / 5)
+  expect_equal(c(w$ksd_step, w$step_size), c(1 / 9, 1 / 9))
+  # without back_off (regression): the winner
+  expect_equal(warm(Inf, back_off = FALSE)$step_size, 9)
+})
+
 test_that("too short a run gets the classed convergence warning naming the knob", {
   data(diabetes, package = "scalebayes", envir = environment())
   expect_warning(sgld_sa(diabetes$x, diabetes$y, iterations = 300, seed = 1, quiet = TRUE),

@@ -140,6 +140,34 @@ test_that("local and weight-sampling gradients have the same expectation (and th
   expect_lt(median(apply(gl[, first], 2, var)), median(apply(gw[, first], 2, var)))
 })
 
+test_that("K passes stacked into one: a training step's gradient keeps its expectation, with 1 / K its variance", {
+  skip_if_no_torch()
+  # ViObjective::minibatch runs vi_control(samples = K) as one pass (the minibatch repeated K times; the weights
+  # estimator with K weight draws in batched products): its gradient must have the one-pass expectation and,
+  # the K passes being independent, 1 / K of its variance
+  set.seed(2)
+  n <- 64; p <- 5
+  x <- matrix(rnorm(n * p), n, p)
+  y <- x[, 1] - x[, 2] + rnorm(n)
+  spec <- vi_test_spec(4L, p)
+  P <- (p + 1) * 4 + 5
+  mu <- rnorm(P, sd = 0.5); rho <- rep(log(expm1(0.3)), P); logit <- rep(qlogis(0.7), P)
+  reps <- 3000L
+  for (cfg in list(c("spike_slab", "weights"), c("gaussian", "local"), c("gaussian", "per_example"))) {
+    grad <- function(K) scalebayes:::cpp_vi_test(spec, as.double(x), c(n, p), y, mu, rho, logit,
+                                                 c(vi_engine_list(cfg[1], cfg[2]), samples = K), "grad_step", reps, 3)
+    g1 <- grad(1L); g4 <- grad(4L)
+    v1 <- apply(g1, 2, var); v4 <- apply(g4, 2, var)
+    ok <- v1 > 1e-12
+    z <- (colMeans(g1) - colMeans(g4))[ok] / sqrt(v1[ok] / reps + v4[ok] / reps)
+    # 2P z-scores at most: Bonferroni at the 1e-3 level is 4.0; margin for heavy tails
+    expect_lt(max(abs(z)), 4.5, label = paste(cfg[2], "max |z|"))
+    # a variance ratio of 3000 draws each has a relative sd of about sqrt(4 / 3000) = 0.037: the median over the
+    # coordinates is 1 / 4 within a few of those
+    expect_equal(median(v4[ok] / v1[ok]), 0.25, tolerance = 0.2, label = paste(cfg[2], "variance ratio"))
+  }
+})
+
 test_that("Gaussian VI of a network without hidden layers reaches the exact mean-field optimum", {
   skip_if_no_torch()
   # Bayesian linear regression with known noise: the exact posterior is N(m, L^-1); the mean-field Gaussian
@@ -165,6 +193,36 @@ test_that("Gaussian VI of a network without hidden layers reaches the exact mean
   expect_lt(max(abs(colMeans(w) - v$mu) / (v$sigma / sqrt(2000))), 4.5)
   expect_lt(max(abs(apply(w, 2, sd) / v$sigma - 1)), 4.5 / sqrt(2 * 2000))
   expect_equal(unname(coef(fit)), unname(colMeans(w)), tolerance = 1e-6)
+})
+
+test_that("K Monte-Carlo passes stacked into one pass keep every row with its own response", {
+  skip_if_no_torch()
+  # K passes run as one over the minibatch repeated K times (the weights estimator: with K weight draws in
+  # batched products); with q's sd near 0 every pass is the mean network, so K = 3 must give K = 1's ELBO
+  # trace: a check that the repeated responses line up with the repeated rows and that the K passes are
+  # averaged, not summed
+  set.seed(5)
+  x <- matrix(rnorm(120 * 4), 120, 4)
+  yr <- drop(x %*% c(1, -1, 0.5, 0)) + rnorm(120, sd = 0.5)
+  yc <- factor(ifelse(x[, 1] + x[, 2] > 0.3, "a", ifelse(x[, 3] > 0, "b", "c")))
+  tr <- function(y, K, est) {
+    bbb(x, y, model = nn_mlp(5), epochs = 3, batch_size = 40, draws = 10, seed = 1, quiet = TRUE,
+        control = nn_control(lr = 0.01, float64 = TRUE),
+        vi = vi_control(samples = K, estimator = est, init_sigma = 1e-9))$trace
+  }
+  for (est in c("local", "per_example", "weights")) {
+    for (y in list(yr, yc)) {
+      a <- tr(y, 1L, est); b <- tr(y, 3L, est)
+      expect_equal(b$nll, a$nll, tolerance = 1e-6, label = paste(est, class(y)[1], "K = 3 NLL"))
+      expect_equal(b$neg_elbo, a$neg_elbo, tolerance = 1e-6)
+    }
+  }
+  # with q's sd not 0 the K passes are independent draws: the NLL trace differs from K = 1's
+  a <- bbb(x, yr, model = nn_mlp(5), epochs = 2, batch_size = 40, draws = 10, seed = 1, quiet = TRUE,
+           vi = vi_control(samples = 1, init_sigma = 0.3))$trace
+  b <- bbb(x, yr, model = nn_mlp(5), epochs = 2, batch_size = 40, draws = 10, seed = 1, quiet = TRUE,
+           vi = vi_control(samples = 3, init_sigma = 0.3))$trace
+  expect_false(isTRUE(all.equal(a$nll, b$nll)))
 })
 
 test_that("draws of spike-and-slab q have the moments of q", {

@@ -260,27 +260,41 @@ class Variational {
   // A new reparameterized draw of every group (one per forward pass of the "weights" estimator): the flat
   // mu + sigma eps (eps: one normal vector over the flat layout), times the hard straight-through inclusion on
   // the groups that have one, masked; sample(v) then returns group v's view of it.
+  // With stacked(K) set, K draws at once: the flat [K, total] (row k the k-th pass's draw), and sample(v) is
+  // group v's [K, shape...].
   void new_draw() {
     const torch::Tensor m = mu_flat();
-    torch::Tensor w = m + sigma_flat() * randn({total_}, m.options());
+    const std::int64_t K = stack_;
+    torch::Tensor w = K > 0 ? m.unsqueeze(0) + sigma_flat().unsqueeze(0) * randn({K, total_}, m.options())
+                            : m + sigma_flat() * randn({total_}, m.options());
     if (n_logit_ > 0) {
-      const torch::Tensor g = gamma_flat();
-      w = n_logit_ == total_ ? w * g : torch::cat({w.narrow(0, 0, n_logit_) * g, w.narrow(0, n_logit_, total_ - n_logit_)});
+      const torch::Tensor g = gamma_flat(K);
+      const std::int64_t d = w.dim() - 1;
+      w = n_logit_ == total_ ? w * g : torch::cat({w.narrow(d, 0, n_logit_) * g, w.narrow(d, n_logit_, total_ - n_logit_)}, d);
     }
-    draw_ = split_layout(masked_flat(w));
+    draw_ = split_layout(masked_flat(w), K);
   }
   torch::Tensor sample(const VarGroup& v) {
     if (draw_.empty()) new_draw();
     return draw_[index_of(v)];
   }
+  // The "weights" estimator's K passes as one (SampleHook: each linear layer a batched product over the K draws,
+  // the rows of pass k the k-th block of the stacked minibatch); 0: one pass, one draw.
+  void set_stacked(std::int64_t K) {
+    stack_ = K;
+    draw_.clear();
+  }
+  std::int64_t stacked() const { return stack_; }
   // Hard Gumbel-softmax inclusion of every logit (flat) with the straight-through gradient of the relaxed one:
   // forward 1{logit + L > 0}, L standard logistic noise (so exactly Bernoulli(phi)); backward the gradient of
   // sigmoid((logit + L) / tau).
-  torch::Tensor gamma_flat() {
+  // K > 0: K independent inclusions, [K, n_logit].
+  torch::Tensor gamma_flat(std::int64_t K = 0) {
     torch::Tensor L;
     {
       torch::NoGradGuard ng;
-      const torch::Tensor u = noise_uniform(gen_, {n_logit_}, 1e-7, 1.0 - 1e-7, logit_.options());
+      const torch::Tensor u = K > 0 ? noise_uniform(gen_, {K, n_logit_}, 1e-7, 1.0 - 1e-7, logit_.options())
+                                    : noise_uniform(gen_, {n_logit_}, 1e-7, 1.0 - 1e-7, logit_.options());
       L = torch::log(u) - torch::log1p(-u);
     }
     const torch::Tensor z = logit_ + L;
@@ -418,12 +432,20 @@ class Variational {
     std::vector<torch::Tensor> sigma_parts;
   };
   // A flat tensor split into the groups' shapes, indexed like vg_ (views: the graph keeps one split node).
-  std::vector<torch::Tensor> split_layout(const torch::Tensor& flat) const {
-    std::vector<torch::Tensor> parts = flat.split_with_sizes(split_sizes_);
+  // K > 0: flat is [K, total] and each part [K, shape...].
+  std::vector<torch::Tensor> split_layout(const torch::Tensor& flat, std::int64_t K = 0) const {
+    std::vector<torch::Tensor> parts = flat.split_with_sizes(split_sizes_, K > 0 ? 1 : 0);
     std::vector<torch::Tensor> out(vg_.size());
     for (std::size_t j = 0; j < order_.size(); ++j) {
       const std::size_t i = order_[j];
-      out[i] = parts[j].view(net_->groups()[vg_[i].g].tensor.sizes());
+      const auto shape = net_->groups()[vg_[i].g].tensor.sizes();
+      if (K > 0) {
+        std::vector<std::int64_t> sz{K};
+        sz.insert(sz.end(), shape.begin(), shape.end());
+        out[i] = parts[j].reshape(sz);
+      } else {
+        out[i] = parts[j].view(shape);
+      }
     }
     return out;
   }
@@ -452,6 +474,7 @@ class Variational {
   std::vector<torch::Tensor> saved_;
   Step step_;                              // the flat mu and sigma within a training step
   std::vector<torch::Tensor> draw_;        // the current forward pass's draw, per group
+  std::int64_t stack_ = 0;                 // set_stacked(): K draws per forward pass
   bool caching_ = false;
   bool pruned_ = false;  // some mask entry is 0 (prune() was called)
 };
@@ -476,9 +499,20 @@ class SampleHook : public LayerHook {
       return torch_kinds::apply_weights(L, in, W, B);
     };
     switch (v_.settings().estimator) {
-      case Estimator::weights:
+      case Estimator::weights: {
         if (layer == first_layer_) v_.begin_forward();  // one draw of every weight per forward pass
-        return apply(x, v_.sample(w), b ? v_.sample(*b) : torch::Tensor());
+        const std::int64_t K = v_.stacked();
+        if (K == 0) return apply(x, v_.sample(w), b ? v_.sample(*b) : torch::Tensor());
+        // K passes stacked (linear layers only, ViObjective::stacks_samples()): rows of pass k are the k-th
+        // block of x; out_k = x_k W_k' + b_k
+        const torch::Tensor W = v_.sample(w);  // [K, out, in]
+        const torch::Tensor xk = x.reshape({K, -1, x.size(-1)});
+        const torch::Tensor o = b ? torch::baddbmm(v_.sample(*b).unsqueeze(1), xk, W.transpose(1, 2))
+                                  : torch::bmm(xk, W.transpose(1, 2));
+        std::vector<std::int64_t> sz = x.sizes().vec();
+        sz.back() = W.size(1);
+        return o.reshape(sz);
+      }
       case Estimator::local: {
         const torch::Tensor mw = v_.masked(w, v_.mu(w)), sw = v_.masked(w, v_.sigma(w));
         torch::Tensor mb, sb;
