@@ -119,6 +119,21 @@ std::vector<Row> check_vi(const Options& o, const Target& ref, const Target& tgt
     };
     for (auto& r : agree_and_time("sparse_vi mlp 784-128-64-10", o, ref, tgt, run, 1e-7)) rows.push_back(r);
   }
+  for (const V::Estimator est : {V::Estimator::local, V::Estimator::weights}) {
+    V::Settings st;  // K = 4 Monte-Carlo passes stacked into one (ViObjective::stacks_samples())
+    st.samples = 4;
+    st.estimator = est;
+    if (est == V::Estimator::weights) {
+      st.prior = V::Prior::spike_slab;
+      st.log_lambda = -2.5;
+      st.prior_sd = 1.3;
+    }
+    auto run = [&](const Target& t, bool timing) {
+      return timing ? vi_run(spec, big, t, st, o.quick ? 2 : 10, o.seed) : vi_run(spec, small, t, st, 2, o.seed);
+    };
+    const std::string name = est == V::Estimator::local ? "bbb K=4 stacked" : "sparse_vi K=4 stacked";
+    for (auto& r : agree_and_time(name + " mlp 784-128-64-10", o, ref, tgt, run, 1e-7)) rows.push_back(r);
+  }
   {
     auto run = [&](const Target& t, bool timing) {
       return timing ? vae_run(big, t, o.quick ? 2 : 10, o.seed) : vae_run(small, t, 2, o.seed);
