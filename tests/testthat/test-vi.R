@@ -13,6 +13,16 @@ vi_test_spec <- function(hidden, p, family = "gaussian", out = 1L) {
   tab <- scalebayes:::nn_resolve(nn_mlp(hidden), p, out)
   scalebayes:::nn_engine_spec(tab, p, family)
 }
+# The gradient checks' problem: 64 rows, 5 inputs, a 5-4-1 MLP, q's means at random and sds 0.3.
+vi_grad_problem <- function() {
+  set.seed(2)
+  n <- 64; p <- 5
+  x <- matrix(rnorm(n * p), n, p)
+  y <- x[, 1] - x[, 2] + rnorm(n)
+  P <- (p + 1) * 4 + 5
+  list(n = n, p = p, x = x, y = y, spec = vi_test_spec(4L, p), P = P, mu = rnorm(P, sd = 0.5),
+       rho = rep(log(expm1(0.3)), P))
+}
 
 test_that("closed-form KLs equal Monte-Carlo KLs of the same q and prior", {
   skip_if_no_torch()
@@ -118,13 +128,8 @@ test_that("the hard Gumbel-softmax inclusion is Bernoulli(phi) for any temperatu
 
 test_that("local and weight-sampling gradients have the same expectation (and the local one less variance)", {
   skip_if_no_torch()
-  set.seed(2)
-  n <- 64; p <- 5
-  x <- matrix(rnorm(n * p), n, p)
-  y <- x[, 1] - x[, 2] + rnorm(n)
-  spec <- vi_test_spec(4L, p)
-  P <- (p + 1) * 4 + 5
-  mu <- rnorm(P, sd = 0.5); rho <- rep(log(expm1(0.3)), P)
+  pr <- vi_grad_problem()
+  n <- pr$n; p <- pr$p; x <- pr$x; y <- pr$y; spec <- pr$spec; P <- pr$P; mu <- pr$mu; rho <- pr$rho
   grad <- function(est) scalebayes:::cpp_vi_test(spec, as.double(x), c(n, p), y, mu, rho, rep(0, P),
                                                  vi_engine_list("gaussian", est), "grad", 4000L, 3)
   gl <- grad("local"); gw <- grad("weights"); ge <- grad("per_example")
@@ -145,13 +150,9 @@ test_that("K passes stacked into one: a training step's gradient keeps its expec
   # ViObjective::minibatch runs vi_control(samples = K) as one pass (the minibatch repeated K times; the weights
   # estimator with K weight draws in batched products): its gradient must have the one-pass expectation and,
   # the K passes being independent, 1 / K of its variance
-  set.seed(2)
-  n <- 64; p <- 5
-  x <- matrix(rnorm(n * p), n, p)
-  y <- x[, 1] - x[, 2] + rnorm(n)
-  spec <- vi_test_spec(4L, p)
-  P <- (p + 1) * 4 + 5
-  mu <- rnorm(P, sd = 0.5); rho <- rep(log(expm1(0.3)), P); logit <- rep(qlogis(0.7), P)
+  pr <- vi_grad_problem()
+  n <- pr$n; p <- pr$p; x <- pr$x; y <- pr$y; spec <- pr$spec; P <- pr$P; mu <- pr$mu; rho <- pr$rho
+  logit <- rep(qlogis(0.7), P)
   reps <- 3000L
   for (cfg in list(c("spike_slab", "weights"), c("gaussian", "local"), c("gaussian", "per_example"))) {
     grad <- function(K) scalebayes:::cpp_vi_test(spec, as.double(x), c(n, p), y, mu, rho, logit,
