@@ -205,9 +205,10 @@
 #' network without a batched form; from chain 1's start when `init` is given; latent variables held;
 #' a pilot in which any chain diverges is ruled out), successive halving from pilots of max(200, iterations / 50)
 #' iterations (27 times that in all); when the grid step above the winner
-#' diverged, or the winner is the top of the grid, the step below the winner is taken, since a step next to a
-#' diverging one (or to one never tried) may diverge in a longer chain. `fit$warmup` holds the table; an
-#' explicit `sgmcmc_control(step_size = )` (on the summed scale of the paper) switches it off.
+#' diverged, the step below the winner is taken, since a step next to a diverging one may diverge in a longer
+#' chain (when the winner is the top of the grid, one more pilot of the first round's length, 3 times the top
+#' step, stands for the step above). `fit$warmup` holds the table; an explicit
+#' `sgmcmc_control(step_size = )` (on the summed scale of the paper) switches it off.
 #'
 #' A network's weights are not identifiable (chains that agree on the function may hold permuted weights),
 #' so the 4 chains' R-hat and ESS (`fit$diagnostics$convergence`, `print()`, the classed convergence warning)

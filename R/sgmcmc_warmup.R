@@ -29,12 +29,33 @@
 # posterior variance), and the cap is eps <= delta / that fraction.
 # criterion(pilot) -> a number, smaller better: replaces the KSD where no score is at hand (a network, whose
 #   weights are not identifiable and number in the thousands: sgmcmc_nn_warmup()); the table's column is then
-#   `criterion_name`. back_off: when the grid step just above the winner was ruled out (diverged), or the
-#   winner is the top of the grid (nothing above it was tried), take the next smaller grid step: a step next to
-#   one that diverges within a pilot may diverge in a longer chain, and the top step's neighbour is unknown.
+#   `criterion_name`. back_off: when the grid step just above the winner was ruled out (diverged), take the
+#   next smaller grid step: a step next to one that diverges within a pilot may diverge in a longer chain. When
+#   the winner is the top of the grid, nothing above it was tried: one more pilot (first-round length) one grid
+#   ratio above the top plays the step above (a row of its own in the table, the round after the last).
 sgmcmc_step_warmup <- function(grid, run_pilot, score = NULL, excess = NULL, delta = 0.1, pilot_iterations = 1000L,
                                criterion = NULL, criterion_name = "ksd", back_off = FALSE,
                                call = rlang::caller_env()) {
+  # a pilot's criterion (smaller better; Inf: ruled out, i.e. diverged or a non-finite score)
+  pilot_value <- function(pr) {
+    if (!is.null(criterion)) {
+      v <- if (isTRUE(pr$diverged)) Inf else criterion(pr)
+      return(if (is.finite(v)) v else Inf)
+    }
+    if (isTRUE(pr$diverged) || !nrow(pr$draws) || any(!is.finite(pr$draws))) return(Inf)
+    sc <- score(pr$draws, pr$latent)
+    if (any(!is.finite(sc))) return(Inf)
+    r <- cpp_ksd(pr$draws, sc, numeric(), 1, -0.5)
+    if (isTRUE(r$interrupted)) rlang::interrupt()
+    r$ksd
+  }
+  # a pilot ruled out has ksd NA in the table
+  pilot_rows <- function(round, steps, len, k) {
+    r <- data.frame(round = round, step_size = steps, pilot_iterations = len,
+                    ksd = ifelse(is.finite(k), k, NA_real_), ruled_out = !is.finite(k))
+    names(r)[4L] <- criterion_name
+    r
+  }
   grid <- sort(unique(grid), decreasing = TRUE)
   cand <- sort(unique(grid), decreasing = TRUE)
   len <- pilot_iterations
@@ -48,21 +69,9 @@ sgmcmc_step_warmup <- function(grid, run_pilot, score = NULL, excess = NULL, del
       pr <- run_pilot(cand[i], len)
       pr$iterations <- len
       if (length(cand) == 1L) last <<- pr
-      if (!is.null(criterion)) {
-        v <- if (isTRUE(pr$diverged)) Inf else criterion(pr)
-        return(if (is.finite(v)) v else Inf)
-      }
-      if (isTRUE(pr$diverged) || !nrow(pr$draws) || any(!is.finite(pr$draws))) return(Inf)
-      sc <- score(pr$draws, pr$latent)
-      if (any(!is.finite(sc))) return(Inf)
-      r <- cpp_ksd(pr$draws, sc, numeric(), 1, -0.5)
-      if (isTRUE(r$interrupted)) rlang::interrupt()
-      r$ksd
+      pilot_value(pr)
     }, numeric(1))
-    # a pilot ruled out (diverged, or a non-finite score) has ksd NA in the table
-    rows[[round]] <- data.frame(round = round, step_size = cand, pilot_iterations = len,
-                                ksd = ifelse(is.finite(k), k, NA_real_), ruled_out = !is.finite(k))
-    names(rows[[round]])[4L] <- criterion_name
+    rows[[round]] <- pilot_rows(round, cand, len, k)
     if (all(!is.finite(k))) {
       tab <- do.call(rbind, rows)
       sb_abort(c("The step-size warm-up found no step on its grid that did not diverge.",
@@ -79,11 +88,20 @@ sgmcmc_step_warmup <- function(grid, run_pilot, score = NULL, excess = NULL, del
   tab <- do.call(rbind, rows)
   chosen <- cand[1]
   step <- chosen
-  if (back_off) {
-    # the step above the winner was ruled out, or there is none (the winner is the grid's top, so no step
-    # above it is known to be stable): the next smaller grid step
+  if (back_off && length(grid) > 1L) {
     i <- match(chosen, grid)
-    if (i == 1L || any(tab$ruled_out[tab$step_size == grid[i - 1L]])) step <- grid[min(length(grid), i + 1L)]
+    if (i == 1L) {
+      # the grid's top won: nothing above it was tried, so one pilot (first-round length) one grid ratio above
+      # it stands in for the step above
+      above <- grid[1L]^2 / grid[2L]
+      pr <- run_pilot(above, pilot_iterations)
+      tab <- rbind(tab, pilot_rows(max(tab$round) + 1L, above, pilot_iterations, pilot_value(pr)))
+      ruled <- tab$ruled_out[nrow(tab)]
+    } else {
+      ruled <- any(tab$ruled_out[tab$step_size == grid[i - 1L]])
+    }
+    # the step above the winner was ruled out: the next smaller grid step
+    if (ruled) step <- grid[min(length(grid), i + 1L)]
   }
   v_min <- NA_real_
   if (!is.null(excess) && isTRUE(attr(excess, "relative"))) {

@@ -177,23 +177,41 @@ test_that("same seed, same draws for any number of threads, the warm-up included
   expect_false(d$settings$auto_step)
 })
 
-test_that("the networks' back-off: below a ruled-out neighbour, and below the grid's top", {
+test_that("the networks' back-off: below a ruled-out neighbour; at the grid's top, a pilot above it decides", {
   # a fake pilot: steps above `edge` diverge, the criterion falls with the step (so the largest survivor wins)
   warm <- function(edge, back_off = TRUE) {
-    pilot <- function(eps, len) list(diverged = eps > edge, loss = 1 / eps)
-    scalebayes:::sgmcmc_step_warmup(3^(2:-2), pilot, criterion = function(pr) mean(pr$loss),
-                                    criterion_name = "loss", back_off = back_off, pilot_iterations = 10L)
+    tried <- numeric()
+    pilot <- function(eps, len) {
+      tried <<- c(tried, eps)
+      list(diverged = eps > edge, loss = 1 / eps)
+    }
+    w <- scalebayes:::sgmcmc_step_warmup(3^(2:-2), pilot, criterion = function(pr) mean(pr$loss),
+                                         criterion_name = "loss", back_off = back_off, pilot_iterations = 10L)
+    w$tried <- tried
+    w
   }
-  w <- warm(Inf)                                   # nothing diverges: the top wins, its neighbour is unknown
+  # the top (9) wins; one more pilot at 27 (a first-round length, the round after the last) decides
+  w <- warm(Inf)                                   # 27 survives: 9 has a stable neighbour above
+  expect_equal(c(w$ksd_step, w$step_size), c(9, 9))
+  edge_row <- w$table[nrow(w$table), ]
+  expect_equal(edge_row$step_size, 27)
+  expect_equal(edge_row$pilot_iterations, 10)
+  expect_equal(edge_row$round, max(w$table$round[-nrow(w$table)]) + 1)
+  expect_false(edge_row$ruled_out)
+  w <- warm(20)                                    # 27 diverges: the step below the top
   expect_equal(c(w$ksd_step, w$step_size), c(9, 3))
-  w <- warm(5)                                     # 9 diverges: 3 wins, and sits next to a diverging step
+  expect_true(w$table$ruled_out[nrow(w$table)])
+  w <- warm(5)                                     # 9 diverges: 3 wins, next to a diverging step; no extra pilot
   expect_equal(c(w$ksd_step, w$step_size), c(3, 1))
   expect_true(all(w$table$ruled_out[w$table$step_size == 9]))
+  expect_false(27 %in% w$tried)
   # the bottom of the grid stays the bottom
   w <- warm(1 / 5)
   expect_equal(c(w$ksd_step, w$step_size), c(1 / 9, 1 / 9))
-  # without back_off (regression): the winner
-  expect_equal(warm(Inf, back_off = FALSE)$step_size, 9)
+  # without back_off (regression): the winner, and no pilot above the grid
+  w <- warm(20, back_off = FALSE)
+  expect_equal(w$step_size, 9)
+  expect_false(27 %in% w$tried)
 })
 
 test_that("too short a run gets the classed convergence warning naming the knob", {
