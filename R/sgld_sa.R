@@ -181,7 +181,8 @@
 #' Other layers (convolutions, batch norm, dropout > 0) run one network per
 #' chain (`"auto"` falls back; `TRUE` is an error). Measured on 2 CPU cores (`bench/batched.R`,
 #' `bench/RESULTS.md`): see "Batched SG-MCMC chains" there. The step-size warm-up's pilots are 4 chains run
-#' batched whatever `batch` says (see "Networks"), so the step chosen does not depend on `batch`. The fit records the choice: `fit$settings$batch` (what was asked) and
+#' batched whatever `batch` says (see "Networks"), so the step chosen does not depend on `batch`. The fit
+#' records the choice: `fit$settings$batch` (what was asked) and
 #' `fit$settings$batched` (what ran).
 #' @section Networks:
 #' With `model = nn_mlp(...)` or `nn_cnn(...)` the same chain driver samples a network's weights: the

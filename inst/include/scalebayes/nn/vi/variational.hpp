@@ -265,12 +265,10 @@ class Variational {
   void new_draw() {
     const torch::Tensor m = mu_flat();
     const std::int64_t K = stack_;
-    torch::Tensor w = K > 0 ? m.unsqueeze(0) + sigma_flat().unsqueeze(0) * randn({K, total_}, m.options())
-                            : m + sigma_flat() * randn({total_}, m.options());
+    torch::Tensor w = m + sigma_flat() * randn(lead(K, total_), m.options());  // [total] or [K, total]
     if (n_logit_ > 0) {
       const torch::Tensor g = gamma_flat(K);
-      const std::int64_t d = w.dim() - 1;
-      w = n_logit_ == total_ ? w * g : torch::cat({w.narrow(d, 0, n_logit_) * g, w.narrow(d, n_logit_, total_ - n_logit_)}, d);
+      w = n_logit_ == total_ ? w * g : torch::cat({w.narrow(-1, 0, n_logit_) * g, w.narrow(-1, n_logit_, total_ - n_logit_)}, -1);
     }
     draw_ = split_layout(masked_flat(w), K);
   }
@@ -293,8 +291,7 @@ class Variational {
     torch::Tensor L;
     {
       torch::NoGradGuard ng;
-      const torch::Tensor u = K > 0 ? noise_uniform(gen_, {K, n_logit_}, 1e-7, 1.0 - 1e-7, logit_.options())
-                                    : noise_uniform(gen_, {n_logit_}, 1e-7, 1.0 - 1e-7, logit_.options());
+      const torch::Tensor u = noise_uniform(gen_, lead(K, n_logit_), 1e-7, 1.0 - 1e-7, logit_.options());
       L = torch::log(u) - torch::log1p(-u);
     }
     const torch::Tensor z = logit_ + L;
@@ -434,20 +431,20 @@ class Variational {
   // A flat tensor split into the groups' shapes, indexed like vg_ (views: the graph keeps one split node).
   // K > 0: flat is [K, total] and each part [K, shape...].
   std::vector<torch::Tensor> split_layout(const torch::Tensor& flat, std::int64_t K = 0) const {
-    std::vector<torch::Tensor> parts = flat.split_with_sizes(split_sizes_, K > 0 ? 1 : 0);
+    std::vector<torch::Tensor> parts = flat.split_with_sizes(split_sizes_, -1);
     std::vector<torch::Tensor> out(vg_.size());
     for (std::size_t j = 0; j < order_.size(); ++j) {
       const std::size_t i = order_[j];
       const auto shape = net_->groups()[vg_[i].g].tensor.sizes();
-      if (K > 0) {
-        std::vector<std::int64_t> sz{K};
-        sz.insert(sz.end(), shape.begin(), shape.end());
-        out[i] = parts[j].reshape(sz);
-      } else {
-        out[i] = parts[j].view(shape);
-      }
+      std::vector<std::int64_t> sz = K > 0 ? std::vector<std::int64_t>{K} : std::vector<std::int64_t>{};
+      sz.insert(sz.end(), shape.begin(), shape.end());
+      out[i] = parts[j].view(sz);
     }
     return out;
+  }
+  // The shape {n}, or {K, n} with K > 0 leading draws.
+  static std::vector<std::int64_t> lead(std::int64_t K, std::int64_t n) {
+    return K > 0 ? std::vector<std::int64_t>{K, n} : std::vector<std::int64_t>{n};
   }
   std::size_t index_of(const VarGroup& v) const { return static_cast<std::size_t>(&v - vg_.data()); }
   double kept_in(std::int64_t a, std::int64_t b) const {
