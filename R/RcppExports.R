@@ -173,6 +173,10 @@ cpp_nn_train_check <- function(x, y, params0, offset0, lambda, control, seed) {
     .Call(`_scalebayes_cpp_nn_train_check`, x, y, params0, offset0, lambda, control, seed)
 }
 
+cpp_nn_batched_test <- function(spec, params, x, xdim, dout, shared, grouped) {
+    .Call(`_scalebayes_cpp_nn_batched_test`, spec, params, x, xdim, dout, shared, grouped)
+}
+
 cpp_tf_difference <- function(x, k) {
     .Call(`_scalebayes_cpp_tf_difference`, x, k)
 }

@@ -9,7 +9,9 @@
 # network per thread did not win again in that range. Where it would have -- one group of 100 draws of the
 # 784-128-64-10 MLP, 0.73 times as fast, its optimizer sweeping 44 MB buffers every step -- the group size
 # cap takes over, down to groups of one draw from 131,072 parameters (still faster: no autograd graph, one
-# optimizer tensor).
+# optimizer tensor). Convolutional networks (bench/batched.R section 7): a second cap, about 2 million
+# activation values per group (nn::kBatchGroupActivations), keeps image CNNs at 1.0-1.3 times one network per
+# thread (0.78 times in one group of 16 draws before it); a small conv1d network is 3.3 times as fast.
 # The engine's code for `batch`: 0 one network per thread; g > 0 batched groups of g members; -1 batched, one
 # group per worker thread.
 nn_wbb_batch <- function(batch, spec, call) {
@@ -18,15 +20,23 @@ nn_wbb_batch <- function(batch, spec, call) {
 }
 
 # SG-MCMC chains of a network (engine: inst/include/scalebayes/nn/batched_sgmcmc.hpp): the `batch` argument of
-# sgld_sa() / hamcmc_sa() with a network `model`. "auto" batches whenever the chains have a batched form (an MLP
-# of nn_mlp(), any sampler, with or without pruning; HAMCMC-SA's dense sa_form = "matrix" is regression only);
+# sgld_sa() / hamcmc_sa() with a network `model`. "auto" batches whenever the chains have a batched form (linear,
+# convolution, pooling, reshape and activation layers, any sampler, with or without pruning; HAMCMC-SA's dense
+# sa_form = "matrix" is regression only);
 # layers without a batched form run one network per chain. Measured (bench/batched.R, section
 # "Batched SG-MCMC chains", bench/RESULTS.md): 8 SGHMC-SA chains of the 13-50-50-1 Boston MLP, 2,000 iterations,
 # batched 4.0-4.2 times as fast as one network per chain on one thread, 2.7-3.5 times on two (a loaded 2-core VM).
 # `ctl`: the engine control list (sgmcmc_engine_control()).
+# One chain: "auto" runs one network. A batched group of one chain runs as two members (a neutral placeholder
+# keeps the chain bitwise the same as in larger groups, nn/batched_sgmcmc.hpp), so it does up to twice the
+# arithmetic: measured (2026-11-28, one thread, SGHMC-SA, fixed steps, two runs each) one network against batched
+# 2.7-3.3 / 2.9-3.3 s for the 13-50-50-1 Boston MLP (2,000 iterations), 1.4-1.8 / 2.5-2.7 s for the
+# 784-128-64-10 MLP on 1,000 MNIST digits (300 iterations), 2.2-2.6 / 3.1-3.5 s for the conv1d motif network
+# and 1.8-1.9 / 3.4-3.9 s for a small MNIST CNN (200 iterations). `batch = TRUE` or a number still batches.
 nn_sgmcmc_batch <- function(batch, spec, ctl, call) {
-  nn_batch_code(batch, function() cpp_nn_sgmcmc_batch_support(spec, ctl), "These chains cannot run batched",
-                "one network per chain", "chains", call)
+  code <- nn_batch_code(batch, function() cpp_nn_sgmcmc_batch_support(spec, ctl), "These chains cannot run batched",
+                        "one network per chain", "chains", call)
+  if (identical(batch, "auto") && ctl$chains == 1L) 0L else code
 }
 
 # The engine's code for `batch` (shared by WBB draws and SG-MCMC chains): 0 one network per thread; g > 0

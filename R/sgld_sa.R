@@ -115,8 +115,9 @@
 #' @param device Networks: `"cpu"`, `"cuda"` or `"auto"`.
 #' @param batch Networks: run the chains as one batched network (every chain a member of a network whose
 #'   weights have a leading chain dimension; see "Batched chains"): `"auto"` (default: batched when the chains
-#'   have a batched form), `TRUE` (batched; an error, class `scalebayes_error`, when they have none), `FALSE`
-#'   (one network per chain and thread, as before), or a number of chains per batch.
+#'   have a batched form and there are at least two of them: a single chain batched costs up to twice one
+#'   network), `TRUE` (batched; an error, class `scalebayes_error`, when they have none), `FALSE` (one network
+#'   per chain and thread, as before), or a number of chains per batch.
 #' @section Scale:
 #' With `standardize = TRUE` (the default) the regression is sampled on \eqn{x_s = (x - m_x) / s_x} and, for
 #' `"gaussian"`, \eqn{y_s = (y - m_y) / s_y}, so that the same defaults suit any units. The SSGL prior
@@ -165,8 +166,8 @@
 #' line. When every chain diverged the call is an error (class `scalebayes_error_diverged`) carrying the last
 #' good state of chain 1.
 #' @section Batched chains:
-#' Chains of a network with a batched form -- the MLPs of [nn_mlp()] (linear layers, activations, dropout 0)
-#' with any sampler (`"sgld"`, `"sghmc"`, `"sgnht"`, `"hamcmc_sa"` with `sa_form` `"diagonal"` or `"lowrank"`,
+#' Chains of a network with a batched form -- linear layers, convolutions, pooling, flatten, reshape and
+#' activations (no batch norm, dropout 0), e.g. the MLPs of [nn_mlp()] -- with any sampler (`"sgld"`, `"sghmc"`, `"sgnht"`, `"hamcmc_sa"` with `sa_form` `"diagonal"` or `"lowrank"`,
 #' `"hamcmc"`), with or without magnitude pruning -- run by default (`batch = "auto"`) as one
 #' batched network per thread: the weights of every chain of a batch are one tensor with a leading chain
 #' dimension, updated by batched matrix products and the same update rules, with each chain's own minibatches,
@@ -178,7 +179,7 @@
 #' different draws of the same posterior (measured: 2,000 SGHMC-SA iterations of a Boston MLP, posterior mean
 #' predictions 0.29 sd apart). HAMCMC-SA and HAMCMC keep each chain's L-BFGS memory, preconditioner and
 #' curvature pairs as per-chain slices of batched tensors, and pruning zeroes each chain's own smallest weights.
-#' Other layers (convolutions, batch norm, dropout > 0) run one network per
+#' Other layers (batch norm, dropout > 0) run one network per
 #' chain (`"auto"` falls back; `TRUE` is an error). Measured on 2 CPU cores (`bench/batched.R`,
 #' `bench/RESULTS.md`): see "Batched SG-MCMC chains" there. The step-size warm-up's pilots are 4 chains run
 #' batched whatever `batch` says (see "Networks"), so the step chosen does not depend on `batch`. The fit

@@ -17,9 +17,9 @@
 #' spread of the draws mixes the bootstrap's posterior spread with the optimizer's.
 #'
 #' Draws run in parallel threads on the CPU (LibTorch with one intra-op thread each), and one after another on
-#' a GPU (`device = "cuda"`). Small networks (the MLPs of [nn_mlp()]) train many draws at once as one batched
-#' network (`batch`, see "Batched draws"), which is several times faster; every draw is the same whatever the
-#' batching.
+#' a GPU (`device = "cuda"`). Small networks (MLPs, small convolutional networks) train many draws at once as
+#' one batched network (`batch`, see "Batched draws"), which is several times faster; every draw is the same
+#' whatever the batching.
 #'
 #' @param x Inputs: a numeric matrix (examples x features) or an array (examples x height x width, or
 #'   examples x channels x height x width) for convolutional networks. Or a model formula, `y ~ x1 + x2` or `y ~ .`, with the variables in `data`: see [sb_formula]. The design
@@ -64,10 +64,16 @@
 #' t is exactly the draw of random stream t: a seed gives the same draws for any `batch`, `threads` or
 #' `chunks` (in our tests bitwise; against `batch = FALSE` up to floating-point rounding, about 1e-7 in float32
 #' after a short run, 1e-12 in float64). A draw that diverges stops alone. The draws are split into contiguous
-#' batches: one per thread, but at most 131,072 parameters per batch (draws x parameters), so that a batch's
-#' weights, gradients and optimizer state stay in the cache (larger networks: smaller batches, down to one draw).
-#' Networks of linear layers and activations (relu, tanh, sigmoid; no dropout: the MLPs of [nn_mlp()]) have a
-#' batched form; convolutions, pooling, batch normalization and dropout train one network per thread.
+#' batches: one per thread, but at most 131,072 parameters per batch (draws x parameters) and about 2 million
+#' activation values (draws x one minibatch's layer outputs), so that a batch's weights, gradients, optimizer
+#' state and layer outputs stay in the cache (larger networks: smaller batches, down to one draw).
+#' Networks of linear layers, 1d and 2d convolutions, max and average pooling, flatten, reshape and activations
+#' (relu, tanh, sigmoid) have a batched form; batch normalization and dropout train one network per thread.
+#' On the CPU each draw's convolution is its own call within the batch (one grouped convolution was slower
+#' there and changed float32 results with the batch size); on a GPU a layer is one grouped convolution.
+#' Convolutional networks: 40 draws of a small conv1d network (300 sequences) about 3.3 times as fast as one
+#' network per thread; image CNNs whose convolutions dominate the arithmetic about as fast as one network
+#' per thread (1.0-1.3 times on MNIST CNNs, `bench/batched.R` section 7).
 #' Measured on a 2-core CPU (`bench/batched.R`, `bench/RESULTS.md`): 100 draws of a 13-50-50-1 MLP on 405 Boston
 #' rows about 12 times as fast as one network per thread and twice the same batched network written in
 #' PyTorch; the 784-128-64-10 MLP 1.4-1.6 times (its matrix products, the same in both, dominate); batched was

@@ -16,6 +16,10 @@
 #      included: whole calls, as a user runs them), batched against batch = FALSE (no PyTorch counterpart)
 #   6. the group size of network chains: 4 SGLD / HAMCMC-SA chains x 200 iterations of the 784-128-64-10 MLP on
 #      2,000 MNIST digits (fixed steps 0.3 / 2000 and 0.9), one thread, batch = FALSE / 1 / 2 / 4 / "auto"
+#   7. convolutional networks (whole calls, batched against batch = FALSE, one thread and two): WBB draws and
+#      SGHMC-SA chains (fixed step) of the conv1d motif network (bench/conv1d_motif.R's data: 300 sequences of
+#      length 40, conv1d 4 x 5, dense 8) and of a small MNIST CNN (conv 8 x 3x3, max pool 2, conv 16 x 3x3,
+#      max pool 2, dense 32; 1,000 digits)
 # scalebayes times are whole wbb_nn() calls (standardization, draws, assembling the fit) with certify = FALSE
 # (the end-of-fit certificate has no counterpart in the PyTorch loop); PyTorch times are initialization and
 # training. Run: Rscript bench/batched.R   (about 12 minutes on 2 cores; SB_BENCH_QUICK=1: section 1 only,
@@ -169,5 +173,37 @@ for (b in list(FALSE, 1L, 2L, 4L, "auto")) for (s in c("sgld", "hamcmc_sa")) {
                                                  chains = 4, seed = 1, quiet = TRUE, threads = 1, batch = b,
                                                  control = sgmcmc_control(step_size = if (s == "sgld") 0.3 / 2000 else 0.9))))[["elapsed"]]
   cat(sprintf("   %-10s batch = %-5s %6.1f s (batched %s)\n", s, format(b), t, f$settings$batched))
+}
+}
+
+if (section(7L)) {
+cat("\n7. convolutional networks: whole calls, batched / one network per thread (batch = FALSE)\n")
+source(file.path(here, "..", "tests", "testthat", "helper-sequences.R"))
+dm <- motif_data(300, seed = 1)
+motif_net <- nn_sequential(layer_reshape(c(1, 40)), layer_conv1d(4, 5), layer_relu(), layer_flatten(), layer_dense(8),
+                           layer_relu())
+md <- mnist_digits(); set.seed(1); im <- sample(dim(md$x)[1], 1000)
+cnn <- nn_sequential(layer_conv2d(8, 3), layer_relu(), layer_maxpool2d(2), layer_conv2d(16, 3), layer_relu(),
+                     layer_maxpool2d(2), layer_flatten(), layer_dense(32), layer_relu())
+cases <- list(
+  list("WBB, conv1d motif net, 40 draws x 20 epochs", function(b, th)
+    wbb_nn(dm$x, dm$y, model = motif_net, draws = 40, epochs = 20, seed = 1, threads = th, quiet = TRUE, batch = b,
+           control = nn_control(certify = FALSE))),
+  list("WBB, MNIST CNN, 16 draws x 2 epochs", function(b, th)
+    wbb_nn(md$x[im, , ], md$y[im], model = cnn, draws = 16, epochs = 2, seed = 1, threads = th, quiet = TRUE, batch = b,
+           control = nn_control(certify = FALSE))),
+  list("SGHMC-SA, conv1d motif net, 4 chains x 2,000 iterations", function(b, th)
+    suppressWarnings(sgld_sa(dm$x, dm$y, model = motif_net, sampler = "sghmc", iterations = 2000, chains = 4, seed = 1,
+                             threads = th, quiet = TRUE, batch = b, control = sgmcmc_control(step_size = 0.003)))),
+  list("SGHMC-SA, MNIST CNN, 4 chains x 200 iterations", function(b, th)
+    suppressWarnings(sgld_sa(md$x[im, , ], md$y[im], model = cnn, sampler = "sghmc", iterations = 200, chains = 4,
+                             seed = 1, threads = th, quiet = TRUE, batch = b,
+                             control = sgmcmc_control(step_size = 0.3 / 1000)))))
+for (cs in cases) for (th in 1:2) {
+  t_unb <- system.time(cs[[2]](FALSE, th))[["elapsed"]]
+  t_bat <- system.time(f <- cs[[2]](TRUE, th))[["elapsed"]]
+  stopifnot(isTRUE(f$settings$batched))
+  cat(sprintf("   %-58s %d thread%s: batch = FALSE %6.2f s   batched %6.2f s   %.2fx\n", cs[[1]], th,
+              if (th > 1) "s" else " ", t_unb, t_bat, t_unb / t_bat))
 }
 }

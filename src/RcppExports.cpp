@@ -664,6 +664,23 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
+// cpp_nn_batched_test
+Rcpp::List cpp_nn_batched_test(Rcpp::List spec, Rcpp::NumericMatrix params, Rcpp::NumericVector x, Rcpp::IntegerVector xdim, Rcpp::NumericVector dout, bool shared, bool grouped);
+RcppExport SEXP _scalebayes_cpp_nn_batched_test(SEXP specSEXP, SEXP paramsSEXP, SEXP xSEXP, SEXP xdimSEXP, SEXP doutSEXP, SEXP sharedSEXP, SEXP groupedSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< Rcpp::List >::type spec(specSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericMatrix >::type params(paramsSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type x(xSEXP);
+    Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type xdim(xdimSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type dout(doutSEXP);
+    Rcpp::traits::input_parameter< bool >::type shared(sharedSEXP);
+    Rcpp::traits::input_parameter< bool >::type grouped(groupedSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_nn_batched_test(spec, params, x, xdim, dout, shared, grouped));
+    return rcpp_result_gen;
+END_RCPP
+}
 // cpp_tf_difference
 Rcpp::NumericMatrix cpp_tf_difference(Rcpp::NumericVector x, int k);
 RcppExport SEXP _scalebayes_cpp_tf_difference(SEXP xSEXP, SEXP kSEXP) {
@@ -944,6 +961,7 @@ static const R_CallMethodDef CallEntries[] = {
     {"_scalebayes_cpp_test_lbfgs_masked", (DL_FUNC) &_scalebayes_cpp_test_lbfgs_masked, 8},
     {"_scalebayes_cpp_test_net_regradient", (DL_FUNC) &_scalebayes_cpp_test_net_regradient, 7},
     {"_scalebayes_cpp_nn_train_check", (DL_FUNC) &_scalebayes_cpp_nn_train_check, 7},
+    {"_scalebayes_cpp_nn_batched_test", (DL_FUNC) &_scalebayes_cpp_nn_batched_test, 7},
     {"_scalebayes_cpp_tf_difference", (DL_FUNC) &_scalebayes_cpp_tf_difference, 2},
     {"_scalebayes_cpp_tf_lambda_max", (DL_FUNC) &_scalebayes_cpp_tf_lambda_max, 5},
     {"_scalebayes_cpp_tf_path", (DL_FUNC) &_scalebayes_cpp_tf_path, 8},

@@ -520,3 +520,75 @@ Rcpp::List cpp_nn_train_check(Rcpp::NumericMatrix x, Rcpp::NumericVector y, Rcpp
 #endif
 }
 
+
+// Test hook of the batched network (nn/batched.hpp, float64, CPU): G members with parameters `params` (a P x G
+// matrix, Net::copy_to order) on inputs x (dims xdim: n examples first; shared: the same n examples for every
+// member, otherwise G blocks of m = n / G rows, member g's rows g m + 1 .. (g + 1) m), one forward and one
+// backward pass of sum(dout . out) with dout an R array of dim (out, m, G). grouped: convolutions as one grouped
+// convolution instead of one call per member. Returns list(out = the outputs (an array of dim (out, m, G)),
+// grad = the gradient (P x G), ref_out, ref_grad = the same from one unbatched Net per member with autograd).
+// [[Rcpp::export]]
+Rcpp::List cpp_nn_batched_test(Rcpp::List spec, Rcpp::NumericMatrix params, Rcpp::NumericVector x,
+                               Rcpp::IntegerVector xdim, Rcpp::NumericVector dout, bool shared, bool grouped) {
+#ifdef SCALEBAYES_HAVE_TORCH
+  const nn::ModelSpec ms = spec_from(spec);
+  const nn::DeviceChoice dev = nn::choose_device("cpu", true);
+  const std::int64_t G = params.ncol(), P = params.nrow();
+  nn::BatchedNet bnet(ms, G, dev.device, dev.dtype);
+  if (bnet.n_parameters() != P) Rcpp::stop("params must have one row per parameter");
+  for (std::int64_t g = 0; g < G; ++g) {
+    const double* p = &params(0, static_cast<int>(g));
+    for (auto& grp : bnet.groups()) {
+      torch::Tensor src = torch::from_blob(const_cast<double*>(p), grp.def.shape, torch::kDouble);
+      grp.t.select(0, g).detach().copy_(nn::BatchedNet::member_layout(grp, src));
+      p += grp.def.numel();
+    }
+  }
+  bnet.set_grouped_convolutions(grouped);
+  torch::Tensor X = nn::from_col_major(x.begin(), dims_of(xdim), dev.options());
+  const std::int64_t n = X.size(0), m = shared ? n : n / G;
+  if (!shared && m * G != n) Rcpp::stop("x must have G blocks of rows");
+  std::vector<std::int64_t> bshape{G, m};
+  for (std::int64_t k = 1; k < X.dim(); ++k) bshape.push_back(X.size(k));
+  const std::int64_t q = bnet.out_dim();
+  if (dout.size() != G * m * q) Rcpp::stop("dout must have out x m x G values");
+  const torch::Tensor D = torch::from_blob(dout.begin(), {G, m, q}, torch::kDouble).clone();
+  torch::Tensor out, grad;
+  {
+    torch::NoGradGuard ng;
+    out = bnet.forward(shared ? X : X.view(bshape), shared, true);
+    bnet.backward(D, false);
+    out = out.contiguous();
+    grad = bnet.flat_gradient(torch::kDouble);  // [G, P] row-major: the P x G matrix, column g member g
+  }
+  // The reference: one Net per member, autograd.
+  Rcpp::NumericVector ref_out(G * m * q);
+  Rcpp::NumericMatrix ref_grad(P, G);
+  for (std::int64_t g = 0; g < G; ++g) {
+    nn::Net net(ms, dev.device, dev.dtype);
+    net->copy_from(&params(0, static_cast<int>(g)));
+    net->train();
+    for (const auto& pg : net->groups()) pg.tensor.mutable_grad() = torch::Tensor();
+    const torch::Tensor xg = shared ? X : X.view(bshape).select(0, g);
+    const torch::Tensor o = net->forward(xg);
+    (o * D.select(0, g)).sum().backward();
+    const torch::Tensor oc = o.detach().contiguous();
+    std::copy(oc.data_ptr<double>(), oc.data_ptr<double>() + m * q, ref_out.begin() + g * m * q);
+    double* dst = &ref_grad(0, static_cast<int>(g));
+    for (const auto& pg : net->groups()) {
+      const torch::Tensor gr = pg.tensor.grad().contiguous();
+      std::copy(gr.data_ptr<double>(), gr.data_ptr<double>() + gr.numel(), dst);
+      dst += gr.numel();
+    }
+  }
+  Rcpp::NumericVector o(out.data_ptr<double>(), out.data_ptr<double>() + out.numel());
+  o.attr("dim") = Rcpp::IntegerVector::create(static_cast<int>(q), static_cast<int>(m), static_cast<int>(G));
+  ref_out.attr("dim") = o.attr("dim");
+  Rcpp::NumericMatrix gm(P, G);
+  std::copy(grad.data_ptr<double>(), grad.data_ptr<double>() + grad.numel(), gm.begin());
+  return Rcpp::List::create(Rcpp::Named("out") = o, Rcpp::Named("grad") = gm, Rcpp::Named("ref_out") = ref_out,
+                            Rcpp::Named("ref_grad") = ref_grad);
+#else
+  Rcpp::stop("scalebayes was built without LibTorch");
+#endif
+}

@@ -1,6 +1,7 @@
 // tests/device/check_wbb.cpp -- WBB draws of networks (nn/wbb.hpp over wbb/driver.hpp): an MLP regression and
-// a CNN classifier, one network per draw; the same MLP as one batched network (nn/batched.hpp), on both devices
-// and against the unbatched draws.
+// a CNN classifier, one network per draw; the same MLP and CNN as one batched network (nn/batched.hpp: on a GPU
+// the CNN's convolutions are grouped convolutions, on the CPU one call per member), on both devices and against
+// the unbatched draws.
 #include <cstdio>
 
 #include "scalebayes/nn/batched.hpp"
@@ -85,6 +86,15 @@ std::vector<Row> check_wbb(const Options& o, const Target& ref, const Target& tg
       return timing ? wbb_run(spec, d, 200, t, 2, o.quick ? 1 : 3, 1e-3, o.seed) : wbb_run(spec, a, 64, t, 2, 1, 1e-3, o.seed);
     };
     for (auto& r : agree_and_time("wbb cnn 28x28", o, ref, tgt, run, 1e-7)) rows.push_back(r);
+    // the same CNN batched (on a GPU: grouped convolutions, against the CPU's one convolution per member)
+    auto runb = [&](const Target& t, bool timing) {
+      return timing ? wbb_run(spec, d, 200, t, o.quick ? 4 : 16, o.quick ? 1 : 3, 1e-3, o.seed, true)
+                    : wbb_run(spec, a, 64, t, 4, 1, 1e-3, o.seed, true);
+    };
+    for (auto& r : agree_and_time("wbb batched cnn 28x28", o, ref, tgt, runb, 1e-7)) rows.push_back(r);
+    rows.push_back(batched_equals_unbatched("wbb batched cnn = unbatched", ref, 1e-7, [&](const Target& t, std::int64_t g) {
+      return g ? wbb_run(spec, a, 64, t, 4, 1, 1e-3, o.seed, true, g) : wbb_run(spec, a, 64, t, 4, 1, 1e-3, o.seed);
+    }));
   }
   return rows;
 }

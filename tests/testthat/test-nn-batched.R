@@ -14,15 +14,7 @@ batched_fit <- function(d, y, batch, threads = 1L, float64 = FALSE, activation =
          seed = 3L, threads = threads, quiet = TRUE, batch = batch, newx = d$x[1:4, ],
          control = nn_control(float64 = float64, ...))
 }
-same_draws <- function(a, b, tol = 0) {
-  expect_equal(as.matrix(a), as.matrix(b), tolerance = tol)
-  expect_equal(a$pred, b$pred, tolerance = tol)
-  expect_equal(a$objective, b$objective, tolerance = tol)
-  expect_equal(a$grad_norm, b$grad_norm, tolerance = tol)
-  expect_equal(a$history, b$history, tolerance = tol)
-  expect_identical(a$status, b$status)
-  expect_identical(a$steps, b$steps)
-}
+# same_draws(): helper-nn-batched.R
 
 test_that("batched draws do not depend on the batch size or the threads (bitwise)", {
   skip_if_no_torch()

@@ -75,11 +75,16 @@ test_that("conv1d computes the 1d convolution (stride, padding, channels) and pl
                                                    layer_batchnorm(), layer_flatten()), 3L, 1L)
   expect_identical(tab_bn1$shape[2], "2 x 1")
   expect_true(scalebayes:::nn_needs_two_examples(tab_bn1))
-  # no batched form: the engine says so, naming the layer
-  bs <- scalebayes:::cpp_nn_batch_support(scalebayes:::nn_engine_spec(
-    scalebayes:::nn_resolve(nn_sequential(layer_conv1d(2, 3), layer_flatten()), c(1L, 8L), 1L), c(1L, 8L), "gaussian"))
+  # conv1d has a batched form (nn/batched.hpp, test-nn-batched-conv.R); batch norm after it has none, and the
+  # engine says so, naming the layer
+  batch_ok <- function(body) {
+    scalebayes:::cpp_nn_batch_support(scalebayes:::nn_engine_spec(scalebayes:::nn_resolve(body, c(1L, 8L), 1L),
+                                                                  c(1L, 8L), "gaussian"))
+  }
+  expect_true(batch_ok(nn_sequential(layer_conv1d(2, 3), layer_flatten()))$ok)
+  bs <- batch_ok(nn_sequential(layer_conv1d(2, 3), layer_batchnorm(), layer_flatten()))
   expect_false(bs$ok)
-  expect_match(bs$reason, "conv1d layer has no batched form")
+  expect_match(bs$reason, "batchnorm1d layer has no batched form")
 })
 
 test_that("conv1d under wbb_nn(), sgld_sa(), bbb() and sparse_vi(): a weighted, sparse, variational layer", {
@@ -89,8 +94,11 @@ test_that("conv1d under wbb_nn(), sgld_sa(), bbb() and sparse_vi(): a weighted, 
   net <- conv_net()
   acc <- function(f) mean(predict(f, te$x, type = "class") == te$y)
   conv_cols <- function(f) grep("^layer2_conv1d\\.weight", colnames(as.matrix(f)))
-  # Accuracy bars: the value measured at these settings (2026-11-28: WBB 0.881, the MLP 0.774, SGLD-SA 0.952,
+  # Accuracy bars: the value measured at these settings (2026-11-28: WBB 0.881, the MLP 0.774, SGLD-SA 0.918,
   # bbb 0.803, sparse VI 0.850) less 0.03, three binomial standard errors on 1,000 held-out sequences; chance is 0.5.
+  # SGLD-SA: the warm-up's grid tops at 0.009 and its pilot above the top (0.027) diverges (4 chains x 200
+  # iterations: 3, 2 and 3 of 4 chains diverge for seeds 1-3, batched or not), so it takes 0.003: 0.918. (0.952
+  # was measured when that pilot happened to survive and 0.009 was kept.)
 
   # wbb_nn: the conv1d kernel is penalized (the prior term), and the network finds the motif, which a dense
   # network of similar size (1,585 parameters against 1,321) finds less well
@@ -108,7 +116,7 @@ test_that("conv1d under wbb_nn(), sgld_sa(), bbb() and sparse_vi(): a weighted, 
                                 threads = 1), classes = "scalebayes_warning_convergence")
   expect_identical(s$layers$penalized, c(FALSE, TRUE, FALSE, FALSE, FALSE, FALSE, FALSE))
   expect_output(print(s), "SSGL prior on weight layer 1 ")
-  expect_gt(acc(s), 0.92)
+  expect_gt(acc(s), 0.888)
 
   # bbb / sparse_vi: q on the conv1d kernel and bias (sigma > 0), counted among the weights of q
   on_conv <- function(vq) grepl("^layer2_conv1d\\.", vq$parameter)

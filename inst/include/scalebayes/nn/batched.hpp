@@ -29,10 +29,10 @@
 // NetWbbOutput slots of nn/wbb.hpp: predictions, parameters in Net::copy_to order, objective and gradient-norm
 // certificate, steps, status, per-epoch history.
 //
-// Supported (batch_support()): specs made of linear, flatten, relu, tanh, sigmoid and dropout with rate 0
-// layers (the MLPs of nn_mlp()), any family, weight mode and optimizer. Other layers (convolutions, pooling,
-// batch norm, dropout > 0, reshape) run unbatched: dropout masks come from one generator per network in
-// call order and batch norm needs per-member statistics, which this engine does not reproduce.
+// Supported (batch_support()): specs made of linear, convolution (1d, 2d), pooling (max, average), flatten,
+// reshape, relu, tanh, sigmoid and dropout with rate 0 layers, any family, weight mode and optimizer. Batch norm
+// and dropout > 0 run unbatched: dropout masks come from one generator per network in call order and batch
+// norm needs per-member statistics, which this engine does not reproduce.
 //
 // Threads: run_net_wbb_batched() splits the draws into contiguous groups (batched_group_size()) and runs the
 // groups on the worker threads (parallel::run_parallel, one group per worker at a time). R-free, header-only.
@@ -70,7 +70,12 @@ inline BatchSupport batch_support(const ModelSpec& spec) {
   for (const LayerSpec& L : spec.layers) {
     switch (L.kind) {
       case LayerKind::linear:
+      case LayerKind::conv1d:
+      case LayerKind::conv2d:
+      case LayerKind::maxpool2d:
+      case LayerKind::avgpool2d:
       case LayerKind::flatten:
+      case LayerKind::reshape:
       case LayerKind::relu:
       case LayerKind::tanh:
       case LayerKind::sigmoid:
@@ -81,9 +86,10 @@ inline BatchSupport batch_support(const ModelSpec& spec) {
           r.reason = "dropout masks come from one generator per network";
         }
         break;
-      default:
+      default:  // batch norm (per-member statistics)
         r.ok = false;
-        r.reason = std::string("a ") + layer_name(L.kind) + " layer has no batched form (only linear layers and activations)";
+        r.reason = std::string("a ") + layer_name(L.kind) +
+                   " layer has no batched form (batched: linear, convolution, pooling, reshape, activations)";
     }
     if (!r.ok) return r;
   }
@@ -96,34 +102,50 @@ inline BatchSupport batch_support(const ModelSpec& spec) {
 // one per layer, with exactly the elementwise arithmetic it applies to each tensor. The gradient is computed
 // by hand (no autograd graph): for an MLP it is a handful of batched products, written into the gradient
 // buffer in place, with torch's own backward kernels for the activations (threshold_backward, tanh_backward,
-// sigmoid_backward).
+// sigmoid_backward), the convolutions (convolution_backward) and the pooling windows.
+//
+// Convolutions: a weight is stored as [G, in channels x kernel, out channels] -- the transpose of Net's
+// [out, in, k(, k)] seen as [out, in x kernel], as a linear weight is the transpose of Net's [out, in] -- so
+// that every per-member rule (priors, noise, pruning, copies in Net::copy_to order) treats both kinds alike.
+// Activations between layers are member-major, [G, m, one example's shape]. On the CPU each member's
+// convolution is its own torch call on its own slice (a grouped convolution, groups = G over [m, G C, ...],
+// was slower there -- 0.6-1.1 times, bench/batched.R -- and oneDNN's grouped float32 kernel changed a member's
+// outputs with G: 4e-6 apart between groups of 16 and 3 for one input channel); on other devices the layer
+// is one grouped convolution (set_grouped_convolutions() forces either way, for the tests). Pooling,
+// activations, flatten and reshape act on all members at once.
 class BatchedNet {
  public:
   struct Layer {
     LayerKind kind = LayerKind::linear;
-    int weight = -1, bias = -1;  // group indices (linear)
+    int weight = -1, bias = -1;  // group indices (linear, convolutions)
+    LayerSpec spec;
+    Shape in, out;  // one example's shapes (plan())
   };
   struct Group {  // one parameter tensor of every member (Net's group g)
     ParamDef def;  // Net's shape ([out, in] for a weight, [out] for a bias)
     std::vector<std::int64_t> shape;  // [G, in, out] or [G, 1, out]
     std::int64_t offset = 0;          // in the flat buffer
-    bool weight = false;
+    bool weight = false;              // stored as the transpose of Net's layout (seen as [out, rest])
     torch::Tensor t, g;  // views of the parameter and gradient buffers
   };
 
   BatchedNet(const ModelSpec& spec, std::int64_t members, torch::Device device, torch::Dtype dtype)
-      : G_(members), opt_(torch::TensorOptions().dtype(dtype).device(device)) {
+      : G_(members), opt_(torch::TensorOptions().dtype(dtype).device(device)), grouped_conv_(!device.is_cpu()) {
     const BatchSupport bs = batch_support(spec);
     if (!bs.ok) throw std::invalid_argument("no batched network for this specification: " + bs.reason);
     const NetPlan p = plan(spec);
     std::int64_t off = 0;
-    for (const LayerPlan& lp : p.layers) {
+    for (std::size_t i = 0; i < p.layers.size(); ++i) {
+      const LayerPlan& lp = p.layers[i];
       Layer L;
       L.kind = lp.kind;
-      if (lp.kind == LayerKind::linear) {
+      L.spec = spec.layers[i];
+      L.in = lp.in;
+      L.out = lp.out;
+      if (has_weights(lp.kind)) {
         const ParamDef& w = lp.params[0];
         const ParamDef& b = lp.params[1];
-        const std::int64_t out = w.shape[0], in = w.shape[1];
+        const std::int64_t out = w.shape[0], in = w.numel() / out;  // a convolution: in channels x kernel
         L.weight = static_cast<int>(groups_.size());
         groups_.push_back({w, {G_, in, out}, off, true, {}, {}});
         off += G_ * in * out;
@@ -154,6 +176,8 @@ class BatchedNet {
   std::int64_t out_dim() const { return out_dim_; }
   const torch::TensorOptions& options() const { return opt_; }
   std::vector<Group>& groups() { return groups_; }
+  // Convolutions as one grouped convolution (true: the default off the CPU) or one call per member.
+  void set_grouped_convolutions(bool on) { grouped_conv_ = on; }
   // What the optimizer updates: the one flat parameter tensor (its grad() is the gradient buffer).
   std::vector<torch::Tensor> parameters() const { return {flat_}; }
   // The group views [G, ...] of any tensor laid out as the flat buffer (the optimizer's state, e.g.).
@@ -165,6 +189,11 @@ class BatchedNet {
       r.push_back(flat.narrow(0, g.offset, k).view(g.shape));
     }
     return r;
+  }
+  // One member's slice [a, b] of group g from a tensor in Net's shape (g.def.shape): the same numbers, in the
+  // batched layout (a weight transposed, a bias as a row).
+  static torch::Tensor member_layout(const Group& g, const torch::Tensor& net_shaped) {
+    return g.weight ? net_shaped.reshape({g.shape[2], -1}).t() : net_shaped.reshape({1, -1});
   }
 
   // Member m's parameters from stream s: exactly Net::init_from's draws (group by group, row-major in Net's
@@ -181,8 +210,7 @@ class BatchedNet {
         for (auto& v : buf) v = g.def.init_value;
       }
       torch::Tensor src = torch::from_blob(buf.data(), g.def.shape, torch::kDouble);  // Net's [out, in] / [out]
-      torch::Tensor dst = g.t.select(0, m);
-      dst.copy_(g.weight ? src.t() : src.unsqueeze(0));
+      g.t.select(0, m).copy_(member_layout(g, src));
     }
   }
 
@@ -191,16 +219,20 @@ class BatchedNet {
   // inputs / outputs the backward pass needs are kept.
   torch::Tensor forward(torch::Tensor x, bool shared, bool keep) {
     bool flat_shared = shared;  // x still without the member dimension
-    if (keep) saved_.assign(layers_.size(), torch::Tensor());
-    first_linear_ = -1;
+    if (keep) {
+      saved_.assign(layers_.size(), torch::Tensor());
+      indices_.assign(layers_.size(), torch::Tensor());
+    }
+    first_param_ = -1;
     for (std::size_t i = 0; i < layers_.size(); ++i) {
       const Layer& L = layers_[i];
+      const bool weighted = has_weights(L.kind);
+      if (weighted && first_param_ < 0) first_param_ = static_cast<int>(i);
+      if (keep && (weighted || is_pool(L.kind))) saved_[i] = x;  // a layer's input
       switch (L.kind) {
         case LayerKind::linear: {
           const Group& W = groups_[static_cast<std::size_t>(L.weight)];
           const Group& b = groups_[static_cast<std::size_t>(L.bias)];
-          if (keep) saved_[i] = x;
-          if (first_linear_ < 0) first_linear_ = static_cast<int>(i);
           if (flat_shared) {
             // [m, in] x [G, in, out] -> [G, m, out], one product per member: a broadcast matmul would pick its
             // kernel by G (measured: float32 predictions 6e-8 apart between groups of 20 and 10), this keeps
@@ -208,36 +240,59 @@ class BatchedNet {
             std::vector<torch::Tensor> per(static_cast<std::size_t>(G_));
             for (std::int64_t g = 0; g < G_; ++g) per[static_cast<std::size_t>(g)] = torch::addmm(b.t[g], x, W.t[g]);
             x = torch::stack(per);
-            flat_shared = false;
           } else {
             x = torch::baddbmm(b.t, x, W.t);
           }
+          flat_shared = false;
           break;
         }
-        case LayerKind::flatten: x = x.flatten(flat_shared ? 1 : 2); break;
+        case LayerKind::conv1d:
+        case LayerKind::conv2d:
+          x = conv_forward(L, x, flat_shared);
+          flat_shared = false;
+          break;
+        case LayerKind::maxpool2d:
+        case LayerKind::avgpool2d: {
+          const torch::Tensor x4 = x.reshape({-1, L.in[0], L.in[1], L.in[2]});
+          const std::vector<std::int64_t> k{L.spec.kernel, L.spec.kernel}, st{L.spec.stride, L.spec.stride};
+          torch::Tensor y;
+          if (L.kind == LayerKind::maxpool2d) {
+            auto r = at::max_pool2d_with_indices(x4, k, st, {0, 0}, {1, 1}, false);
+            y = std::get<0>(r);
+            if (keep) indices_[i] = std::get<1>(r);
+          } else {
+            y = at::avg_pool2d(x4, k, st, {0, 0}, false, true, c10::nullopt);
+          }
+          x = y.view(example_shape(L.out, flat_shared, x));
+          break;
+        }
+        case LayerKind::flatten:
+        case LayerKind::reshape: x = x.reshape(example_shape(L.out, flat_shared, x)); break;
         case LayerKind::relu: x = torch::relu(x); break;
         case LayerKind::tanh: x = torch::tanh(x); break;
         case LayerKind::sigmoid: x = torch::sigmoid(x); break;
         default: break;  // dropout with rate 0
       }
-      if (keep && L.kind != LayerKind::linear) saved_[i] = x;  // an activation's output
+      if (keep && is_activation(L.kind)) saved_[i] = x;  // an activation's output
     }
-    if (flat_shared) x = x.unsqueeze(0).expand({G_, x.size(0), x.size(1)});  // a network without linear layers
+    if (flat_shared) x = x.unsqueeze(0).expand({G_, x.size(0), x.size(1)});  // a network without weights
     shared_in_ = shared;
     return x;
   }
 
   // The gradient of sum over members and examples of (dout . out) with respect to every parameter, from the
-  // last forward(keep = true): written into the gradient buffer (accumulate: added to it).
+  // last forward(keep = true): written into the gradient buffer (accumulate: added to it). Every layer first
+  // sees d in its output's shape [G, m, out...] (so flatten, reshape and dropout with rate 0 are no-ops).
   void backward(torch::Tensor d, bool accumulate) {
-    for (int i = static_cast<int>(layers_.size()) - 1; i >= 0 && i >= first_linear_; --i) {
+    for (int i = static_cast<int>(layers_.size()) - 1; i >= 0 && i >= first_param_; --i) {
       const Layer& L = layers_[static_cast<std::size_t>(i)];
       const torch::Tensor& a = saved_[static_cast<std::size_t>(i)];
+      const bool in_shared = shared_in_ && i == first_param_;
+      d = d.reshape(member_shape(L.out, d.size(1)));
       switch (L.kind) {
         case LayerKind::linear: {
           Group& W = groups_[static_cast<std::size_t>(L.weight)];
           Group& b = groups_[static_cast<std::size_t>(L.bias)];
-          const bool in_shared = shared_in_ && i == first_linear_;
           if (accumulate) {
             if (in_shared) {
               for (std::int64_t g = 0; g < G_; ++g) W.g[g].addmm_(a.t(), d[g]);  // per member (see forward)
@@ -256,13 +311,28 @@ class BatchedNet {
             }
             at::sum_out(b.g, d, {1}, true);
           }
-          if (i > first_linear_) d = torch::bmm(d, W.t.transpose(1, 2));
+          if (i > first_param_) d = torch::bmm(d, W.t.transpose(1, 2));
+          break;
+        }
+        case LayerKind::conv1d:
+        case LayerKind::conv2d: d = conv_backward(L, d, a, in_shared, i > first_param_, accumulate); break;
+        case LayerKind::maxpool2d:
+        case LayerKind::avgpool2d: {
+          const std::vector<std::int64_t> k{L.spec.kernel, L.spec.kernel}, st{L.spec.stride, L.spec.stride};
+          const std::int64_t m = d.size(1);
+          const torch::Tensor d4 = d.reshape({-1, L.out[0], L.out[1], L.out[2]});
+          const torch::Tensor a4 = a.reshape({-1, L.in[0], L.in[1], L.in[2]});
+          d = L.kind == LayerKind::maxpool2d
+                  ? at::max_pool2d_with_indices_backward(d4, a4, k, st, {0, 0}, {1, 1}, false,
+                                                         indices_[static_cast<std::size_t>(i)])
+                  : at::avg_pool2d_backward(d4, a4, k, st, {0, 0}, false, true, c10::nullopt);
+          d = d.view(member_shape(L.in, m));
           break;
         }
         case LayerKind::relu: d = at::threshold_backward(d, a, 0); break;  // a: the output (> 0 iff input > 0)
         case LayerKind::tanh: d = at::tanh_backward(d, a); break;
         case LayerKind::sigmoid: d = at::sigmoid_backward(d, a); break;
-        default: break;  // flatten after a linear layer (already flat), dropout with rate 0
+        default: break;  // flatten, reshape, dropout with rate 0: d is reshaped by the layer before
       }
     }
   }
@@ -294,17 +364,10 @@ class BatchedNet {
     return s;
   }
 
-  // Every member's parameters in Net::copy_to order: a CPU [G, P] tensor of kind (double or float).
-  torch::Tensor flat_parameters(torch::Dtype kind) const {
-    torch::NoGradGuard ng;
-    std::vector<torch::Tensor> parts;
-    for (const auto& g : groups_) {
-      torch::Tensor t = g.t;
-      if (g.weight) t = t.transpose(1, 2);  // [G, out, in]: Net's layout
-      parts.push_back(t.reshape({G_, -1}));
-    }
-    return torch::cat(parts, 1).to(torch::kCPU, kind).contiguous();
-  }
+  // Every member's parameters (or the gradient buffer) in Net::copy_to order: a CPU [G, P] tensor of kind
+  // (double or float).
+  torch::Tensor flat_parameters(torch::Dtype kind) const { return net_order(false, kind); }
+  torch::Tensor flat_gradient(torch::Dtype kind) const { return net_order(true, kind); }
 
  private:
   std::int64_t G_;
@@ -313,9 +376,117 @@ class BatchedNet {
   std::vector<Group> groups_;
   std::int64_t out_dim_ = 0, P_ = 0, n_pen_ = 0;
   torch::Tensor flat_, gflat_;
-  std::vector<torch::Tensor> saved_;
-  int first_linear_ = -1;
+  bool grouped_conv_ = false;
+  std::vector<torch::Tensor> saved_, indices_;
+  int first_param_ = -1;
   bool shared_in_ = false;
+
+  torch::Tensor net_order(bool gradient, torch::Dtype kind) const {
+    torch::NoGradGuard ng;
+    std::vector<torch::Tensor> parts;
+    for (const auto& g : groups_) {
+      torch::Tensor t = gradient ? g.g : g.t;
+      if (g.weight) t = t.transpose(1, 2);  // [G, out, in]: Net's layout
+      parts.push_back(t.reshape({G_, -1}));
+    }
+    return torch::cat(parts, 1).to(torch::kCPU, kind).contiguous();
+  }
+  static bool is_conv(LayerKind k) { return k == LayerKind::conv1d || k == LayerKind::conv2d; }
+  static bool has_weights(LayerKind k) { return k == LayerKind::linear || is_conv(k); }
+  static bool is_pool(LayerKind k) { return k == LayerKind::maxpool2d || k == LayerKind::avgpool2d; }
+  static bool is_activation(LayerKind k) {
+    return k == LayerKind::relu || k == LayerKind::tanh || k == LayerKind::sigmoid;
+  }
+  // [G, m, one example's shape]
+  std::vector<std::int64_t> member_shape(const Shape& ex, std::int64_t m) const {
+    std::vector<std::int64_t> r{G_, m};
+    r.insert(r.end(), ex.begin(), ex.end());
+    return r;
+  }
+  // x's leading dimensions ([m] shared, [G, m] otherwise) followed by one example's shape.
+  static std::vector<std::int64_t> example_shape(const Shape& ex, bool shared, const torch::Tensor& x) {
+    std::vector<std::int64_t> r{x.size(0)};
+    if (!shared) r.push_back(x.size(1));
+    r.insert(r.end(), ex.begin(), ex.end());
+    return r;
+  }
+  // A convolution's per-dimension arguments (1 spatial dimension for conv1d, 2 for conv2d).
+  static std::vector<std::int64_t> per_dim(const Layer& L, std::int64_t v) {
+    return std::vector<std::int64_t>(L.kind == LayerKind::conv1d ? 1 : 2, v);
+  }
+  // The members' convolution weights in torch's layout [G, out, in, k(, k)] (a contiguous copy of the stored
+  // transpose).
+  torch::Tensor conv_weight(const Layer& L) const {
+    const Group& W = groups_[static_cast<std::size_t>(L.weight)];
+    std::vector<std::int64_t> sh{G_};
+    sh.insert(sh.end(), W.def.shape.begin(), W.def.shape.end());
+    return W.t.transpose(1, 2).contiguous().view(sh);
+  }
+  // A member-major [G, m, C, ...] tensor (or a shared [m, C, ...] one) as a grouped convolution's input
+  // [m, G C, ...]; and back.
+  torch::Tensor to_grouped(const torch::Tensor& x, bool shared, const Shape& ex) const {
+    const torch::Tensor xm = shared ? x.unsqueeze(0).expand(member_shape(ex, x.size(0))) : x;
+    std::vector<std::int64_t> gs{xm.size(1), G_ * ex[0]};
+    gs.insert(gs.end(), ex.begin() + 1, ex.end());
+    return xm.transpose(0, 1).reshape(gs);
+  }
+  torch::Tensor from_grouped(const torch::Tensor& y, const Shape& ex) const {
+    std::vector<std::int64_t> ys{y.size(0), G_};
+    ys.insert(ys.end(), ex.begin(), ex.end());
+    return y.view(ys).transpose(0, 1).contiguous();
+  }
+
+  torch::Tensor conv_forward(const Layer& L, const torch::Tensor& x, bool shared) {
+    const torch::Tensor Wc = conv_weight(L);
+    const torch::Tensor& b = groups_[static_cast<std::size_t>(L.bias)].t;  // [G, 1, out]
+    const auto st = per_dim(L, L.spec.stride), pad = per_dim(L, L.spec.padding), dil = per_dim(L, 1),
+               opad = per_dim(L, 0);
+    if (grouped_conv_) {
+      const torch::Tensor y = at::convolution(to_grouped(x, shared, L.in), Wc.flatten(0, 1), b.reshape({-1}), st,
+                                              pad, dil, false, opad, G_);
+      return from_grouped(y, L.out);
+    }
+    std::vector<torch::Tensor> per(static_cast<std::size_t>(G_));
+    for (std::int64_t g = 0; g < G_; ++g)
+      per[static_cast<std::size_t>(g)] =
+          at::convolution(shared ? x : x[g], Wc[g], b[g].reshape({-1}), st, pad, dil, false, opad, 1);
+    return torch::stack(per);
+  }
+
+  // d: [G, m, out...]; a: the layer's input (member-major, or shared). Writes (or adds) the weight and bias
+  // gradients; returns the input's gradient [G, m, in...] when need_input.
+  torch::Tensor conv_backward(const Layer& L, const torch::Tensor& d, const torch::Tensor& a, bool shared,
+                              bool need_input, bool accumulate) {
+    Group& W = groups_[static_cast<std::size_t>(L.weight)];
+    Group& B = groups_[static_cast<std::size_t>(L.bias)];
+    const torch::Tensor Wc = conv_weight(L);
+    const auto st = per_dim(L, L.spec.stride), pad = per_dim(L, L.spec.padding), dil = per_dim(L, 1),
+               opad = per_dim(L, 0);
+    const std::int64_t out = L.out[0];
+    const std::array<bool, 3> mask{need_input, true, true};
+    auto put = [accumulate](torch::Tensor dst, const torch::Tensor& src) {
+      if (accumulate) dst.add_(src);
+      else dst.copy_(src);
+    };
+    if (grouped_conv_) {
+      const std::vector<std::int64_t> bias_sizes{G_ * out};
+      const auto r = at::convolution_backward(to_grouped(d, false, L.out), to_grouped(a, shared, L.in),
+                                              Wc.flatten(0, 1), bias_sizes, st, pad, dil, false, opad, G_, mask);
+      put(W.g, std::get<1>(r).view({G_, out, -1}).transpose(1, 2));
+      put(B.g, std::get<2>(r).view({G_, 1, out}));
+      return need_input ? from_grouped(std::get<0>(r), L.in) : torch::Tensor();
+    }
+    const std::vector<std::int64_t> bias_sizes{out};
+    std::vector<torch::Tensor> gi(need_input ? static_cast<std::size_t>(G_) : 0);
+    for (std::int64_t g = 0; g < G_; ++g) {
+      const auto r = at::convolution_backward(d[g], shared ? a : a[g], Wc[g], bias_sizes, st, pad, dil, false, opad,
+                                              1, mask);
+      put(W.g[g], std::get<1>(r).view({out, -1}).t());
+      put(B.g[g], std::get<2>(r).view({1, out}));
+      if (need_input) gi[static_cast<std::size_t>(g)] = std::get<0>(r);
+    }
+    return need_input ? torch::stack(gi) : torch::Tensor();
+  }
 };
 
 // d loss_i / d out_i of every member's examples: out [G, m, q], y [G, m] or [G, m, q] -> [G, m, q]
@@ -701,24 +872,47 @@ class BatchedWbbGroup {
 
 // Members per group. A group size g > 0 is taken as given (capped at the draws). 0 = automatic: one group per
 // worker thread, unless a group would hold more than kBatchGroupParams parameters (members x parameters per
-// member; run_net_wbb_batched() passes 1 on a GPU: no cap there): then groups of at most that many, as many
+// member) or more than kBatchGroupActivations activation values (members x activations per member, one
+// minibatch's; the callers pass 1 for both on a GPU: no cap there): then groups of at most that many, as many
 // groups as a multiple of the threads, sizes balanced.
-// The cap keeps a group's parameters, gradient and optimizer state (4 buffers) in the cache: the optimizer's
-// elementwise passes over a flat buffer that spills to memory made 100 draws of the 784-128-64-10 MLP in one
-// group slower than one network per thread (bench/RESULTS.md). A member's result never depends on its group.
+// The parameter cap keeps a group's parameters, gradient and optimizer state (4 buffers) in the cache: the
+// optimizer's elementwise passes over a flat buffer that spills to memory made 100 draws of the 784-128-64-10
+// MLP in one group slower than one network per thread (bench/RESULTS.md). The activation cap does the same for
+// the layer outputs of convolutional networks, where they, not the parameters, are the working set: 16 WBB
+// draws of a small MNIST CNN (conv c 3x3, pool 2, conv 2c 3x3, pool 2, dense 32; batch 50) in one group were
+// 1.26 / 1.16 times as fast as one network per thread at c = 1 / 2 (2.3 / 4.0 million activation values per
+// group) but 0.91 / 0.78 times at c = 4 / 8 (7.2 / 13.9 million; bench/batched.R section 7). An MLP never
+// reaches it (the 784-128-64-10 MLP: 50,000 values per member, its parameter cap is lower).
+// A member's result never depends on its group.
 constexpr std::int64_t kBatchGroupParams = 131072;
+constexpr std::int64_t kBatchGroupActivations = 2097152;
 inline std::size_t batched_group_size(std::size_t draws, int threads, std::int64_t group_size,
                                       std::int64_t params_per_member = 1,
-                                      std::int64_t cap_params = kBatchGroupParams) {
+                                      std::int64_t cap_params = kBatchGroupParams,
+                                      std::int64_t activations_per_member = 1) {
   if (draws == 0) return 1;
   if (group_size > 0) return std::min<std::size_t>(draws, static_cast<std::size_t>(group_size));
   const std::size_t t = static_cast<std::size_t>(std::max(1, threads));
   const std::size_t one_per_thread = std::max<std::size_t>(1, (draws + t - 1) / t);
-  const std::size_t cap = static_cast<std::size_t>(std::max<std::int64_t>(1, cap_params / std::max<std::int64_t>(1, params_per_member)));
+  const std::int64_t by_params = cap_params / std::max<std::int64_t>(1, params_per_member);
+  const std::int64_t by_acts = kBatchGroupActivations / std::max<std::int64_t>(1, activations_per_member);
+  const std::size_t cap = static_cast<std::size_t>(std::max<std::int64_t>(1, std::min(by_params, by_acts)));
   if (one_per_thread <= cap) return one_per_thread;
   std::size_t groups = (draws + cap - 1) / cap;
   groups = (groups + t - 1) / t * t;
   return std::max<std::size_t>(1, (draws + groups - 1) / groups);
+}
+// The activation values of one member on a minibatch of `batch` examples: the input and every layer's output.
+inline std::int64_t batched_activations(const ModelSpec& spec, std::int64_t batch) {
+  const NetPlan p = plan(spec);
+  std::int64_t per_example = 1;
+  for (auto d : spec.input) per_example *= d;
+  for (const LayerPlan& lp : p.layers) {
+    std::int64_t k = 1;
+    for (auto d : lp.out) k *= d;
+    per_example += k;
+  }
+  return per_example * std::max<std::int64_t>(1, batch);
 }
 
 // Runs the draws of `st` (local indices 0 .. st.draws - 1, global first_draw + i) batched: contiguous groups of
@@ -731,8 +925,10 @@ inline parallel::RunStatus run_net_wbb_batched(const NetWbbProblem& pb, const Ne
   const BatchSupport bs = batch_support(pb.spec);
   if (!bs.ok) throw std::invalid_argument("batched WBB draws: " + bs.reason);
   // the cache cap is the CPU's: on a GPU one group of every draw (the glue runs one worker there)
-  const std::int64_t per_member = pb.dev.device.is_cpu() ? plan(pb.spec).n_params() : 1;
-  const std::size_t G = batched_group_size(st.draws, st.threads, group_size, per_member);
+  const bool cpu = pb.dev.device.is_cpu();
+  const std::int64_t per_member = cpu ? plan(pb.spec).n_params() : 1;
+  const std::int64_t acts = cpu ? batched_activations(pb.spec, pb.train.batch_size) : 1;
+  const std::size_t G = batched_group_size(st.draws, st.threads, group_size, per_member, kBatchGroupParams, acts);
   const std::size_t groups = st.draws == 0 ? 0 : (st.draws + G - 1) / G;
   std::atomic<std::size_t> draws_done{0};
   auto body = [&](std::size_t k, int, const parallel::StopToken& stop) {

@@ -15,7 +15,8 @@
 // uses unbatched: the stream rng::Stream(seed, c) for its minibatches (the partial Fisher-Yates of chain.hpp on
 // its own persistent permutation), the substream (seed, c, 1) for its initial parameters (Net::init_from's
 // draws) and the seed of its own noise generator, which draws the Langevin / momentum noise of every group in the
-// unbatched shape and order ([out, in] for a weight, transposed into the batched layout). A member's chain is
+// unbatched shape and order ([out, in] for a weight -- [out, in x kernel] for a convolution's --, transposed into
+// the batched layout). A member's chain is
 // therefore a function of (seed, c) whatever its group or thread; it equals the unbatched chain up to
 // floating-point rounding (other matrix-product kernels and reduction orders: tests/testthat/
 // test-nn-batched-sgmcmc.R states the tolerance).
@@ -29,8 +30,8 @@
 // report_every iterations (1 for networks) and stops every member of the group (their outputs are written, as
 // run_chain's are).
 //
-// Supported (batched_sgmcmc_support()): specs with a batched form (nn::batch_support: linear layers and
-// activations) and every sampler but HAMCMC-SA's dense sa_form = "matrix" (regression only). The other layers
+// Supported (batched_sgmcmc_support()): specs with a batched form (nn::batch_support: linear layers,
+// convolutions, pooling, reshape and activations) and every sampler but HAMCMC-SA's dense sa_form = "matrix" (regression only). The other layers
 // run unbatched (run_net_sgmcmc); the R front end falls back automatically (batch = "auto") and refuses
 // batch = TRUE with a classed error.
 // Header-only, R-free, C++17. Design: inst/design-nn-batched.md ("SG-MCMC chains").
@@ -396,7 +397,7 @@ class BatchedChainGroup {
     for (auto& g : net_->groups()) {
       const std::int64_t k = g.def.numel();
       torch::Tensor src = torch::from_blob(const_cast<double*>(p), g.def.shape, torch::kDouble);
-      g.t.select(0, m).copy_(g.weight ? src.t() : src.unsqueeze(0));
+      g.t.select(0, m).copy_(BatchedNet::member_layout(g, src));
       p += k;
     }
   }
@@ -723,8 +724,10 @@ inline parallel::RunStatus run_net_sgmcmc_batched(const NetChainProblem& pb, con
   status.assign(static_cast<std::size_t>(ctl.chains), sgmcmc::ChainStatus());
   const std::size_t chains = static_cast<std::size_t>(ctl.chains);
   const int threads = device_worker_threads(pb.dev.device, run.threads);
-  const std::int64_t per_member = pb.dev.device.is_cpu() ? plan(pb.spec).n_params() : 1;
-  std::size_t G = batched_group_size(chains, threads, group_size, per_member, kBatchedChainParams);
+  const bool cpu = pb.dev.device.is_cpu();
+  const std::int64_t per_member = cpu ? plan(pb.spec).n_params() : 1;
+  const std::int64_t acts = cpu ? batched_activations(pb.spec, ctl.batch_size) : 1;
+  std::size_t G = batched_group_size(chains, threads, group_size, per_member, kBatchedChainParams, acts);
   // A group of one chain runs as two members (BatchedChainGroup::run: a neutral placeholder), so where the cap
   // gives groups of one, groups of two chains cost no more and halve the groups. A chain does not depend on its
   // group: no draw changes.
