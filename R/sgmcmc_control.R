@@ -108,8 +108,10 @@ sgmcmc_control <- function(step_size = NULL, step = sgmcmc_step(), ssgl = sgmcmc
 #' @param schedule Learning-rate schedule \eqn{\epsilon_k}: `"polynomial"` (\eqn{\epsilon_0 k^{-\gamma}},
 #'   the paper's \eqn{0.001 k^{-1/3}}), `"constant"` (\eqn{\epsilon_0}) or `"stepwise"`
 #'   (\eqn{\epsilon_0} times `decay` to the number of `milestones` passed). `NULL` (default):
-#'   `"constant"` when the step is chosen by the warm-up (`step_size = "auto"`), `"polynomial"` when a step is
-#'   given.
+#'   `"constant"` when the step is chosen by the warm-up (`step_size = "auto"`) -- for regression, densities and
+#'   HAMCMC-SA networks; a network's warm-up step decays polynomially for the other samplers (with a constant
+#'   step one of 4 SGLD-SA chains on raw Boston diverged at the warm-up's smallest step) -- and
+#'   `"polynomial"` when a step is given.
 #' @param power \eqn{\gamma \ge 0} of the polynomial schedule.
 #' @param decay,milestones Factor and iterations of the stepwise schedule.
 #' @param temperature Inverse temperature \eqn{\tau_0} (target \eqn{e^{\tau L(\beta)}}), at least 1e-8 (the

@@ -334,3 +334,27 @@ test_that("ksd() of a blasso fit: its score is the gradient of the sampled poste
   expect_error(ksd(blasso(diabetes$x, diabetes$y, lambda = "gamma", iterations = 200, seed = 1, quiet = TRUE)),
                class = "scalebayes_error_state")
 })
+
+test_that("a network's warm-up step: constant for HAMCMC-SA, decaying as k^(-1/3) for the other samplers", {
+  # (R/sgld_sa_nn.R: the decay on top of HAMCMC-SA's shrinking preconditioner stalled its chains; SGLD-SA kept it)
+  skip_if_no_torch()
+  set.seed(3)
+  x <- matrix(rnorm(120 * 4), 120, 4)
+  y <- x[, 1] - x[, 2] + rnorm(120, sd = 0.5)
+  eps_trace <- function(sampler, ...) {
+    f <- suppress_convergence(sgld_sa(x, y, model = nn_mlp(6), sampler = sampler, iterations = 400, chains = 1,
+                                      seed = 1, quiet = TRUE, ...))
+    tr <- f$trace
+    list(eps = tr$eps[order(tr$iteration)], it = sort(tr$iteration), step = f$settings$step_size, fit = f)
+  }
+  h <- eps_trace("hamcmc_sa")
+  expect_true(h$fit$settings$auto_step)
+  expect_equal(h$eps, rep(h$step, length(h$eps)))          # constant: the chosen step at every iteration
+  s <- eps_trace("sgld")
+  expect_equal(s$eps, s$step * s$it^(-1 / 3), tolerance = 1e-6)  # the paper's polynomial schedule
+  # a given schedule wins; a given step decays (as before)
+  hc <- eps_trace("hamcmc_sa", control = sgmcmc_control(step = sgmcmc_step(schedule = "polynomial")))
+  expect_equal(hc$eps, hc$step * hc$it^(-1 / 3), tolerance = 1e-6)
+  hg <- eps_trace("hamcmc_sa", control = sgmcmc_control(step_size = 0.05))
+  expect_equal(hg$eps, 0.05 * hg$it^(-1 / 3), tolerance = 1e-6)
+})
