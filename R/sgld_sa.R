@@ -167,8 +167,9 @@
 #' good state of chain 1.
 #' @section Batched chains:
 #' Chains of a network with a batched form -- linear layers, convolutions, pooling, flatten, reshape and
-#' activations (no batch norm, dropout 0), e.g. the MLPs of [nn_mlp()] -- with any sampler (`"sgld"`, `"sghmc"`, `"sgnht"`, `"hamcmc_sa"` with `sa_form` `"diagonal"` or `"lowrank"`,
-#' `"hamcmc"`), with or without magnitude pruning -- run by default (`batch = "auto"`) as one
+#' activations (no batch norm, dropout 0), e.g. the MLPs of [nn_mlp()] -- with any sampler (`"sgld"`,
+#' `"sghmc"`, `"sgnht"`, `"hamcmc_sa"` with `sa_form` `"diagonal"` or `"lowrank"`, `"hamcmc"`), with or without
+#' magnitude pruning -- run by default (`batch = "auto"`) as one
 #' batched network per thread: the weights of every chain of a batch are one tensor with a leading chain
 #' dimension, updated by batched matrix products and the same update rules, with each chain's own minibatches,
 #' initialization, noise generator, latent variables, sigma and divergence (a diverging chain stops alone). Chain

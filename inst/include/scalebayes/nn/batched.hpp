@@ -263,7 +263,7 @@ class BatchedNet {
           } else {
             y = at::avg_pool2d(x4, k, st, {0, 0}, false, true, c10::nullopt);
           }
-          x = y.view(example_shape(L.out, flat_shared, x));
+          x = y.reshape(example_shape(L.out, flat_shared, x));
           break;
         }
         case LayerKind::flatten:
@@ -326,7 +326,7 @@ class BatchedNet {
                   ? at::max_pool2d_with_indices_backward(d4, a4, k, st, {0, 0}, {1, 1}, false,
                                                          indices_[static_cast<std::size_t>(i)])
                   : at::avg_pool2d_backward(d4, a4, k, st, {0, 0}, false, true, c10::nullopt);
-          d = d.view(member_shape(L.in, m));
+          d = d.reshape(member_shape(L.in, m));
           break;
         }
         case LayerKind::relu: d = at::threshold_backward(d, a, 0); break;  // a: the output (> 0 iff input > 0)
@@ -433,7 +433,7 @@ class BatchedNet {
   torch::Tensor from_grouped(const torch::Tensor& y, const Shape& ex) const {
     std::vector<std::int64_t> ys{y.size(0), G_};
     ys.insert(ys.end(), ex.begin(), ex.end());
-    return y.view(ys).transpose(0, 1).contiguous();
+    return y.reshape(ys).transpose(0, 1).contiguous();
   }
 
   torch::Tensor conv_forward(const Layer& L, const torch::Tensor& x, bool shared) {
@@ -472,8 +472,8 @@ class BatchedNet {
       const std::vector<std::int64_t> bias_sizes{G_ * out};
       const auto r = at::convolution_backward(to_grouped(d, false, L.out), to_grouped(a, shared, L.in),
                                               Wc.flatten(0, 1), bias_sizes, st, pad, dil, false, opad, G_, mask);
-      put(W.g, std::get<1>(r).view({G_, out, -1}).transpose(1, 2));
-      put(B.g, std::get<2>(r).view({G_, 1, out}));
+      put(W.g, std::get<1>(r).reshape({G_, out, -1}).transpose(1, 2));
+      put(B.g, std::get<2>(r).reshape({G_, 1, out}));
       return need_input ? from_grouped(std::get<0>(r), L.in) : torch::Tensor();
     }
     const std::vector<std::int64_t> bias_sizes{out};
@@ -481,8 +481,8 @@ class BatchedNet {
     for (std::int64_t g = 0; g < G_; ++g) {
       const auto r = at::convolution_backward(d[g], shared ? a : a[g], Wc[g], bias_sizes, st, pad, dil, false, opad,
                                               1, mask);
-      put(W.g[g], std::get<1>(r).view({out, -1}).t());
-      put(B.g[g], std::get<2>(r).view({1, out}));
+      put(W.g[g], std::get<1>(r).reshape({out, -1}).t());
+      put(B.g[g], std::get<2>(r).reshape({1, out}));
       if (need_input) gi[static_cast<std::size_t>(g)] = std::get<0>(r);
     }
     return need_input ? torch::stack(gi) : torch::Tensor();
