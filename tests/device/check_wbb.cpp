@@ -2,7 +2,10 @@
 // a CNN classifier, one network per draw; the same MLP and CNN as one batched network (nn/batched.hpp: on a GPU
 // the CNN's convolutions are grouped convolutions, on the CPU one call per member), on both devices and against
 // the unbatched draws.
+#include <algorithm>
 #include <cstdio>
+#include <functional>
+#include <string>
 
 #include "scalebayes/nn/batched.hpp"
 #include "scalebayes/nn/wbb.hpp"
@@ -55,6 +58,20 @@ Outcome wbb_run(const nn::ModelSpec& spec, const Data& d, std::int64_t n_new, co
   return o;
 }
 
+// A network's batched rows: its draws as one batched network on both devices (agree, time) and, on the reference
+// device in float64, batched = unbatched with groups of 1 against 4 identical. run(target, timing, group): the
+// timing run, or the agreement run unbatched (group -1) or batched (0: the engine's groups; g > 0: groups of g).
+void add_batched_rows(std::vector<Row>& rows, const std::string& engine, const std::string& equals, const Options& o,
+                      const Target& ref, const Target& tgt,
+                      const std::function<Outcome(const Target&, bool, std::int64_t)>& run) {
+  for (auto& r : agree_and_time(engine, o, ref, tgt, [&](const Target& t, bool timing) { return run(t, timing, 0); },
+                                1e-7))
+    rows.push_back(r);
+  rows.push_back(batched_equals_unbatched(equals, ref, 1e-7, [&](const Target& t, std::int64_t g) {
+    return run(t, false, g ? g : -1);
+  }));
+}
+
 }  // namespace
 
 std::vector<Row> check_wbb(const Options& o, const Target& ref, const Target& tgt) {
@@ -67,16 +84,12 @@ std::vector<Row> check_wbb(const Options& o, const Target& ref, const Target& tg
                     : wbb_run(spec, d, 100, t, 3, 3, 1e-3, o.seed);
     };
     for (auto& r : agree_and_time("wbb mlp 13-50-50-1", o, ref, tgt, run, 1e-7)) rows.push_back(r);
-    // the same draws as one batched network (the bench: 100 draws x 100 epochs)
-    auto runb = [&](const Target& t, bool timing) {
-      return timing ? wbb_run(spec, d, 100, t, o.quick ? 20 : 100, o.quick ? 10 : 100, 1e-3, o.seed, true)
-                    : wbb_run(spec, d, 100, t, 6, 3, 1e-3, o.seed, true);
-    };
-    for (auto& r : agree_and_time("wbb batched mlp 13-50-50-1", o, ref, tgt, runb, 1e-7)) rows.push_back(r);
-    // batched = unbatched, and a member's draw does not depend on its group (float64, the reference device)
-    rows.push_back(batched_equals_unbatched("wbb batched = unbatched", ref, 1e-7, [&](const Target& t, std::int64_t g) {
-      return g ? wbb_run(spec, d, 100, t, 6, 3, 1e-3, o.seed, true, g) : wbb_run(spec, d, 100, t, 6, 3, 1e-3, o.seed);
-    }));
+    // the same draws as one batched network (the bench: 100 draws x 100 epochs); batched = unbatched
+    add_batched_rows(rows, "wbb batched mlp 13-50-50-1", "wbb batched = unbatched", o, ref, tgt,
+                     [&](const Target& t, bool timing, std::int64_t g) {
+                       return timing ? wbb_run(spec, d, 100, t, o.quick ? 20 : 100, o.quick ? 10 : 100, 1e-3, o.seed, true)
+                                     : wbb_run(spec, d, 100, t, 6, 3, 1e-3, o.seed, g >= 0, std::max<std::int64_t>(g, 0));
+                     });
   }
   {  // a CNN on 28 x 28 images
     const Data d = images(o.quick ? 300 : 2000, 28, false, o.seed);
@@ -87,14 +100,11 @@ std::vector<Row> check_wbb(const Options& o, const Target& ref, const Target& tg
     };
     for (auto& r : agree_and_time("wbb cnn 28x28", o, ref, tgt, run, 1e-7)) rows.push_back(r);
     // the same CNN batched (on a GPU: grouped convolutions, against the CPU's one convolution per member)
-    auto runb = [&](const Target& t, bool timing) {
-      return timing ? wbb_run(spec, d, 200, t, o.quick ? 4 : 16, o.quick ? 1 : 3, 1e-3, o.seed, true)
-                    : wbb_run(spec, a, 64, t, 4, 1, 1e-3, o.seed, true);
-    };
-    for (auto& r : agree_and_time("wbb batched cnn 28x28", o, ref, tgt, runb, 1e-7)) rows.push_back(r);
-    rows.push_back(batched_equals_unbatched("wbb batched cnn = unbatched", ref, 1e-7, [&](const Target& t, std::int64_t g) {
-      return g ? wbb_run(spec, a, 64, t, 4, 1, 1e-3, o.seed, true, g) : wbb_run(spec, a, 64, t, 4, 1, 1e-3, o.seed);
-    }));
+    add_batched_rows(rows, "wbb batched cnn 28x28", "wbb batched cnn = unbatched", o, ref, tgt,
+                     [&](const Target& t, bool timing, std::int64_t g) {
+                       return timing ? wbb_run(spec, d, 200, t, o.quick ? 4 : 16, o.quick ? 1 : 3, 1e-3, o.seed, true)
+                                     : wbb_run(spec, a, 64, t, 4, 1, 1e-3, o.seed, g >= 0, std::max<std::int64_t>(g, 0));
+                     });
   }
   return rows;
 }
