@@ -159,8 +159,9 @@ sb_match_arg <- function(arg, choices, partial = FALSE, call = rlang::caller_env
   i <- if (!is.character(arg) || length(arg) != 1L || is.na(arg)) NA_integer_
        else if (partial) pmatch(arg, choices) else match(arg, choices)
   if (is.na(i)) {
-    sb_abort(c("{.arg {name}} must be one of {.val {choices}}.",
-               x = "You supplied {.val {format(arg)}}."), arg = name, call = call)
+    got <- if (is.character(arg) && length(arg) == 1L) "You supplied {.val {arg}}." else
+      "You supplied {.obj_type_friendly {arg}}."
+    sb_abort(c("{.arg {name}} must be one of {.or {.val {choices}}}.", x = got), arg = name, call = call)
   }
   choices[i]
 }

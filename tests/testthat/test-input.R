@@ -290,3 +290,17 @@ test_that("vae_decode() far out in the latent space and nn_export() to an unwrit
     expect_match(flat_msg(e), "`path` cannot be written", fixed = TRUE)
   }
 })
+
+test_that("a choice argument names its choices and what was given instead", {
+  banana <- function(b) list(log_density = -sum(b^2) / 2, gradient = -b)
+  # a function given where a sampler name goes (a positional slip): said as "a function", not deparsed
+  e <- expect_error(sgmcmc_density(banana, c(0, 0), function(b) -b), class = "scalebayes_error_input")
+  expect_identical(e$arg, "sampler")
+  expect_match(flat_msg(e), '`sampler` must be one of "sgld", "sghmc", "sgnht", "hamcmc_sa", or ', fixed = TRUE)
+  expect_match(flat_msg(e), "You supplied a function.", fixed = TRUE)
+  e <- expect_error(sgmcmc_density(banana, c(0, 0), sampler = "nuts"), class = "scalebayes_error_input")
+  expect_match(flat_msg(e), 'You supplied "nuts".', fixed = TRUE)
+  e <- expect_error(nn_control(init = c("fan_in", "x")), class = "scalebayes_error_input")
+  expect_identical(e$arg, "init")
+  expect_match(flat_msg(e), "You supplied a character vector.", fixed = TRUE)
+})
