@@ -139,7 +139,8 @@
 #' @param ... Further arguments of [sgld_sa()] (`iterations`, `batch_size`, `chains`, `seed`, `control`, `model`,
 #'   ...; with a formula `x`, `hamcmc_sa(y ~ ., data = d)`, also `data`, `subset`, `na.action` and `contrasts`: see
 #'   [sb_formula]). `batch` applies as in [sgld_sa()]: the chains of a network with a batched form (MLPs,
-#'   CNNs; not batch norm or dropout) run as one batched network, each with its own L-BFGS memory (`sa_form = "matrix"`, regression only, has no batched form).
+#'   CNNs; not batch norm or dropout) run as one batched network, each with its own L-BFGS memory
+#'   (`sa_form = "matrix"`, regression only, has no batched form).
 #' @return The fit of [sgld_sa()] (class `sb_sgld_sa`, or `sb_sgld_sa_nn` for a network).
 #' @references Wang, Y., Deng, W. and Lin, G. (2021). An adaptive Hessian approximated stochastic gradient MCMC
 #'   method. Journal of Computational Physics 432, 110150. arXiv:2010.01384.
