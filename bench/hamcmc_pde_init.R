@@ -3,21 +3,22 @@
 # U(+-1/sqrt(fan_in))) and under He (Kaiming) initialization for ReLU layers (weights U(+-sqrt(6/fan_in)),
 # biases 0; the output layer keeps PyTorch's default), and whether SGLD started from He's initialization leaves
 # the mean sooner. Settings of vignettes/precompute-hamcmc-pde-printed.R: printed (additive) field, kappa0 = 7,
-# grid 50, 1,300 / 200 split, standardized input image, centred targets, weights 1 / ||u_i||^2, N(0, 1e4) prior,
-# batch 100, the temperature that gives the paper's noise per step, SGLD's sampler seeds of the table
-# (1000 s + 1).
+# grid GRID (default 25, that of the stored tables; 50 is the paper's), 1,300 / 200 split, standardized input
+# image, centred targets, weights 1 / ||u_i||^2, N(0, 1e4) prior, batch 100, the temperature that gives the
+# paper's noise per step, SGLD's sampler seeds of the table (1000 s + 1).
 # Measured per sampler seed s = 1..3 and initialization: the network's outputs on the 200 test inputs after one
-# step of size 1e-12 (the initial network): their standard deviation across the inputs (averaged over the 5,100
-# outputs) against that of the centred targets, and the outputs' root mean square. Then SGLD from He's
-# initialization (seed 1) at lr 50 (the table's) and lr 20 for EPOCHS epochs: the training loss per epoch over the
-# mean predictor's, the iteration of a divergence, and the test error of the mean over the last 2 epochs.
-# Run: EPOCHS=40 Rscript bench/hamcmc_pde_init.R [out.rds]   (about 3 CPU minutes per epoch pair on a 2-core
-#   VM; out.rds: vignettes/results/hamcmc-pde-printed-init.rds for vignette("hamcmc-sa"))
+# step of size 1e-12 (the initial network): their standard deviation across the inputs (averaged over the
+# outputs: 1,300 at grid 25, 5,100 at 50) against that of the centred targets, and the outputs' root mean
+# square. Then SGLD (seed 1) from He's and from the default initialization (STARTS="He,default") at lr 50
+# (the 150-epoch table's) and lr 20 for EPOCHS epochs: the training loss per epoch over the mean predictor's,
+# the iteration of a divergence, and the test error of the mean over the last 2 epochs.
+# Run: EPOCHS=40 [GRID=25] Rscript bench/hamcmc_pde_init.R [out.rds]   (grid 25: a few CPU minutes; grid 50:
+#   about 15; out.rds: vignettes/results/hamcmc-pde-printed-init.rds for vignette("hamcmc-sa"))
 suppressPackageStartupMessages(library(scalebayes))
 args <- commandArgs(trailingOnly = TRUE)
 out_file <- if (length(args) >= 1) args[1] else ""
 epochs <- as.integer(Sys.getenv("EPOCHS", "40"))
-G <- 50L; n <- 1500L; n_train <- 1300L
+G <- as.integer(Sys.getenv("GRID", "25")); n <- 1500L; n_train <- 1300L
 d <- elliptic_kle_data(n, grid = G, link = "identity", seed = 2021, quiet = TRUE)
 x_center <- mean(d$x[seq_len(n_train), ]); x_scale <- sd(as.vector(d$x[seq_len(n_train), ]))
 x <- array((d$x - x_center) / x_scale, c(n, 1L, G, G)); y <- d$y
@@ -63,23 +64,25 @@ start <- do.call(rbind, lapply(1:3, function(s) do.call(rbind, lapply(c("default
 }))))
 print(start, digits = 3)
 runs <- list()
-for (lr in c(50, 20)) {
+starts <- strsplit(Sys.getenv("STARTS", "He,default"), ",")[[1]]
+for (st in starts) for (lr in c(50, 20)) {
   msg <- NA_character_
-  tm <- system.time(f <- tryCatch(run(1L, lr, epochs * per_epoch, he_init(1L)),
+  tm <- system.time(f <- tryCatch(run(1L, lr, epochs * per_epoch, if (st == "He") he_init(1L)),
                                   scalebayes_error_diverged = function(e) { msg <<- conditionMessage(e); NULL }))
   it_div <- if (is.na(msg)) NA_integer_ else as.integer(sub(".*iteration ([0-9]+).*", "\\1", gsub("\n", " ", msg)))
-  runs[[paste0("lr ", lr)]] <- list(lr = lr, epochs = epochs, diverged_at = it_div, message = msg,
-                                    loss_ratio = if (!is.null(f)) f$trace$loss / mean_loss,
-                                    test_rel_err = if (!is.null(f)) 100 * mean(rel(f$pred_mean, te)) else NA_real_,
-                                    cpu_seconds = tm[["user.self"]] + tm[["sys.self"]])
-  r <- runs[[length(runs)]]
-  cat(sprintf("SGLD from He's initialization, seed 1, lr %g, %d epochs: %s\n", lr, epochs,
+  key <- paste0(st, ", lr ", lr)
+  runs[[key]] <- list(start = st, lr = lr, epochs = epochs, diverged_at = it_div, message = msg,
+                      loss_ratio = if (!is.null(f)) f$trace$loss / mean_loss,
+                      test_rel_err = if (!is.null(f)) 100 * mean(rel(f$pred_mean, te)) else NA_real_,
+                      cpu_seconds = tm[["user.self"]] + tm[["sys.self"]])
+  r <- runs[[key]]
+  cat(sprintf("SGLD from the %s initialization, seed 1, lr %g, %d epochs: %s\n", st, lr, epochs,
               if (!is.na(it_div)) sprintf("diverged at iteration %d (epoch %d)", it_div, ceiling(it_div / per_epoch))
               else sprintf("loss / mean's, epochs 1-%d: %s; test error %.2f%%", epochs,
                            paste(round(r$loss_ratio, 2), collapse = " "), r$test_rel_err)))
 }
 if (nzchar(out_file)) {
-  saveRDS(list(start = start, runs = runs, mean_loss = mean_loss, per_epoch = per_epoch,
-               command = paste0("EPOCHS=", epochs, " Rscript bench/hamcmc_pde_init.R ", out_file),
+  saveRDS(list(start = start, runs = runs, mean_loss = mean_loss, per_epoch = per_epoch, grid = G, outputs = ncol(y),
+               command = paste0("EPOCHS=", epochs, " GRID=", G, " Rscript bench/hamcmc_pde_init.R ", out_file),
                date = format(Sys.time(), "%Y-%m-%d %H:%M UTC", tz = "UTC")), out_file)
 }
