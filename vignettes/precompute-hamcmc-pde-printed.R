@@ -20,6 +20,9 @@
 # and bench/hamcmc_pde_printed_probes.R): at no stable rate, raw or standardized input, did SGLD leave the
 # training mean within 6-60 epochs; lr 300 diverged on the standardized input, so the table uses lr 100 and the
 # log-field table's 6 epochs (an equal, CPU-sized budget, not convergence).
+# Measured later (bench/hamcmc_pde_init.R; vignettes/results/hamcmc-pde-printed-lr20-40.rds): those probes ran the
+# smaller rates too briefly. SGLD at lr 20 leaves the mean by epochs 7-19 for all three seeds (40 epochs: 5.9-7.1 %),
+# while at lr 50 over 150 epochs one seed in three left it; the tables stored so far predate this.
 # HAMCMC-SA: sgmcmc_lbfgs(sa_form = "lowrank") (the valid linear-cost form: noise with exactly the
 # preconditioner's covariance; sa_memories default 4), same-batch curvature pairs, omega_k = 5 (10 + k)^-0.9.
 # Each of the 9 cells (SGLD, HAMCMC-SA M = 1, M = 2 x pruning 0 / 30 % / 50 %) is run with PDE_SEEDS sampler
