@@ -164,7 +164,8 @@
 #' `fit$diverged_at`, the reason in `fit$diverged_why`), is left out of the draws and of every average, and the call warns (class
 #' `scalebayes_warning_diverged`) naming the chain, the iteration and the step; `print()` says so on its first
 #' line. When every chain diverged the call is an error (class `scalebayes_error_diverged`) carrying the last
-#' good state of chain 1.
+#' good state of chain 1 (field `last_state`; for a network, the iteration of each chain's divergence, field
+#' `diverged_at`).
 #' @section Batched chains:
 #' Chains of a network with a batched form -- linear layers, convolutions, pooling, flatten, reshape and
 #' activations (no batch norm, dropout 0), e.g. the MLPs of [nn_mlp()] -- with any sampler (`"sgld"`,

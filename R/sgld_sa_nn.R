@@ -315,6 +315,7 @@ nn_sgmcmc_fit <- function(res, ctx, p, settings, run, float64, probe = integer()
   colnames(sc) <- c("sigma", "saved", "traced", "iterations_done", "diverged", "diverged_at")
   interrupted <- isTRUE(res$interrupted)
   diverged <- sc[, "diverged"] > 0
+  diverged_at <- ifelse(diverged, sc[, "diverged_at"], NA)  # per chain: the iteration it diverged at
   if ((all(diverged) || all(sc[, "saved"] == 0)) && !interrupted) {
     fix <- paste0("Give a smaller {.code sgmcmc_control(step_size = )} (now {format(signif(settings$step_size, 3))}",
                   if (isTRUE(settings$auto_step)) ", chosen by the warm-up, whose pilots did not diverge" else "", ")",
@@ -327,7 +328,7 @@ nn_sgmcmc_fit <- function(res, ctx, p, settings, run, float64, probe = integer()
     sb_abort(c(if (all(diverged)) "Every chain diverged." else "No draw was kept: every chain stopped before the end of burn-in.",
                x = "{res$messages[res$messages != ''][1]}.",
                i = fix),
-             kind = "diverged", also = "divergence")
+             kind = "diverged", also = "divergence", diverged_at = diverged_at)
   }
   # a diverged chain is left out of every average and of the stored draws (its trace stays, to show it)
   saved <- ifelse(diverged, 0, sc[, "saved"])
@@ -415,7 +416,7 @@ nn_sgmcmc_fit <- function(res, ctx, p, settings, run, float64, probe = integer()
     sparsity = sparsity,
     trace = trace, latent = data.frame(chain = seq_along(chains), sigma = nn_unscale_sigma(sc[, "sigma"], scaling)),
     delta = delta, saved = saved, iterations_done = sc[, "iterations_done"], diverged = diverged,
-    diverged_at = ifelse(diverged, sc[, "diverged_at"], NA), diverged_why = ifelse(diverged, res$messages, NA),
+    diverged_at = diverged_at, diverged_why = ifelse(diverged, res$messages, NA),
     interrupted = interrupted, diagnostics = list(convergence = convergence, probe = probe), warmup = warmup
   )
   sgmcmc_report_divergence(fit, settings$step_size, isTRUE(settings$auto_step))

@@ -66,10 +66,11 @@ print(start, digits = 3)
 runs <- list()
 starts <- strsplit(Sys.getenv("STARTS", "He,default"), ",")[[1]]
 for (st in starts) for (lr in c(50, 20)) {
-  msg <- NA_character_
+  msg <- NA_character_; it_div <- NA_integer_
   tm <- system.time(f <- tryCatch(run(1L, lr, epochs * per_epoch, if (st == "He") he_init(1L)),
-                                  scalebayes_error_diverged = function(e) { msg <<- conditionMessage(e); NULL }))
-  it_div <- if (is.na(msg)) NA_integer_ else as.integer(sub(".*iteration ([0-9]+).*", "\\1", gsub("\n", " ", msg)))
+                                  scalebayes_error_diverged = function(e) {
+                                    msg <<- conditionMessage(e); it_div <<- as.integer(e$diverged_at[1]); NULL
+                                  }))
   key <- paste0(st, ", lr ", lr)
   runs[[key]] <- list(start = st, lr = lr, epochs = epochs, diverged_at = it_div, message = msg,
                       loss_ratio = if (!is.null(f)) f$trace$loss / mean_loss,

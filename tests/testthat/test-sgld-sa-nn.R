@@ -320,11 +320,15 @@ test_that("a diverging network chain is stopped, reported and left out; all chai
   expect_true(is.na(late$diverged_why[2]) || late$diverged_at[2] > fit$diverged_at[2])
   # every chain diverged: a classed error naming the step
   e <- expect_error(sgld_sa_engine(d$x, d$y * 1e3, model = nn_mlp(5), method = "none", iterations = 400, burnin = 0,
-                                   seed = 1, quiet = TRUE, standardize = FALSE,
+                                   seed = 1, quiet = TRUE, standardize = FALSE, chains = 2,
                                    control = sgmcmc_control(step_size = 10, step = sgmcmc_step(schedule = "constant"))),
                     class = "scalebayes_error_diverged")
   expect_s3_class(e, "scalebayes_error_divergence")
   expect_match(conditionMessage(e), "step_size")
+  # the iteration of each chain's divergence is a field of the error (no need to parse the message)
+  expect_length(e$diverged_at, 2L)
+  expect_true(all(e$diverged_at >= 1 & e$diverged_at <= 400))
+  expect_match(conditionMessage(e), paste0("iteration ", e$diverged_at[1]), fixed = TRUE)
   expect_error(sgmcmc_control(diverge_loss = 1), class = "scalebayes_error_input")
 })
 
