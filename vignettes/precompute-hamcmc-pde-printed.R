@@ -20,9 +20,13 @@
 # and bench/hamcmc_pde_printed_probes.R): at no stable rate, raw or standardized input, did SGLD leave the
 # training mean within 6-60 epochs; lr 300 diverged on the standardized input, so the table uses lr 100 and the
 # log-field table's 6 epochs (an equal, CPU-sized budget, not convergence).
-# Measured later (bench/hamcmc_pde_init.R; vignettes/results/hamcmc-pde-printed-lr20-40.rds): those probes ran the
-# smaller rates too briefly. SGLD at lr 20 leaves the mean by epochs 7-19 for all three seeds (40 epochs: 5.9-7.1 %),
-# while at lr 50 over 150 epochs one seed in three left it; the tables stored so far predate this.
+# Measured later (bench/hamcmc_pde_init.R and the files below, all made with this script): those probes ran the
+# smaller rates too briefly. At lr 50 for 150 epochs (vignettes/results/hamcmc-pde-printed-150.rds, all 27 runs) 11 of
+# the 26 finished runs left the mean. At lr 20 for 40 epochs (vignettes/results/hamcmc-pde-printed-lr20-40.rds) SGLD
+# left it in all 9 runs of its three rows, by epoch 20 (6.3-6.5 % per row), and HAMCMC-SA at the same rate stayed
+# at it (its preconditioned moves are about 1 % of SGLD's); SGLD for 120 epochs at lr 20
+# (vignettes/results/hamcmc-pde-printed-lr20-120.rds): 4.1-4.6 %, its loss still falling. Each file's $commands
+# holds the commands that made it (one per cell or seed, run in parallel and merged).
 # HAMCMC-SA: sgmcmc_lbfgs(sa_form = "lowrank") (the valid linear-cost form: noise with exactly the
 # preconditioner's covariance; sa_memories default 4), same-batch curvature pairs, omega_k = 5 (10 + k)^-0.9.
 # Each of the 9 cells (SGLD, HAMCMC-SA M = 1, M = 2 x pruning 0 / 30 % / 50 %) is run with PDE_SEEDS sampler
@@ -42,11 +46,15 @@
 # The run stored in vignettes/results/hamcmc-pde-printed.rds (CPU-scaled: grid 25, shared 2-core machine):
 #   PDE_GRID=25 PDE_EPOCHS=6 PDE_LR=100 nice -n 15 Rscript vignettes/precompute-hamcmc-pde-printed.R
 # (the exact command of each stored file is in its $command). The full-size table (the paper's 50 x 50 grid,
-# 5,100 outputs, 8.7 million parameters) on a GPU:
-#   PDE_GRID=50 PDE_EPOCHS=300 PDE_LR=100 PDE_DEVICE=cuda PDE_OUT=vignettes/results/hamcmc-pde-printed-50-gpu.rds \
-#     Rscript vignettes/precompute-hamcmc-pde-printed.R
-# (PDE_DEVICE is passed to sgld_sa(device = ); 300 epochs is a guess: 60 did not leave the mean on CPU, so check
-# the stored traces, $runs[[key]]$trace$loss against $settings$mean_predictor_loss.)
+# 5,100 outputs, 8.7 million parameters) on a GPU, one rate per sampler:
+#   PDE_GRID=50 PDE_EPOCHS=150 PDE_LR=20 PDE_CELLS='^SGLD ' PDE_DEVICE=cuda \
+#     PDE_OUT=vignettes/results/hamcmc-pde-printed-50-gpu.rds Rscript vignettes/precompute-hamcmc-pde-printed.R
+#   PDE_GRID=50 PDE_EPOCHS=150 PDE_LR=150 PDE_CELLS='^HAMCMC' PDE_DEVICE=cuda \
+#     PDE_OUT=vignettes/results/hamcmc-pde-printed-50-gpu-hamcmc.rds Rscript vignettes/precompute-hamcmc-pde-printed.R
+# (PDE_DEVICE is passed to sgld_sa(device = ). The rates are measured on the CPU: at grid 50 SGLD at lr 20 left the
+# mean at epoch 22 (seed 1, 40 epochs: 8.6 %; vignettes/results/hamcmc-pde-printed-50-lr20-40.rds); HAMCMC-SA at lr 20
+# stays at the mean and at lr 150 left it at epoch 34 (grid 25, one seed; lr 400 diverged). Check the stored
+# traces, $runs[[key]]$trace$loss against $settings$mean_predictor_loss.)
 library(scalebayes)
 `%||%` <- function(a, b) if (is.null(a)) b else a
 env_num <- function(name, default) { v <- Sys.getenv(name); if (nzchar(v)) as.numeric(v) else default }
