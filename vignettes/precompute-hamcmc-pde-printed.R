@@ -24,7 +24,7 @@
 # smaller rates too briefly. At lr 50 for 150 epochs (vignettes/results/hamcmc-pde-printed-150.rds, all 27 runs) 11 of
 # the 26 finished runs left the mean. At lr 20 for 40 epochs (vignettes/results/hamcmc-pde-printed-lr20-40.rds) SGLD
 # left it in all 9 runs of its three rows, by epoch 20 (6.3-6.5 % per row), and HAMCMC-SA at the same rate stayed
-# at it (its preconditioned moves are about 1 % of SGLD's); SGLD for 120 epochs at lr 20
+# at it (its preconditioned moves are about 1-3 % of SGLD's); SGLD for 120 epochs at lr 20
 # (vignettes/results/hamcmc-pde-printed-lr20-120.rds): 4.1-4.6 %, its loss still falling. Each file's $commands
 # holds the commands that made it (one per cell or seed, run in parallel and merged).
 # HAMCMC-SA: sgmcmc_lbfgs(sa_form = "lowrank") (the valid linear-cost form: noise with exactly the
