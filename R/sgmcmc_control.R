@@ -128,6 +128,18 @@ sgmcmc_control <- function(step_size = NULL, step = sgmcmc_step(), ssgl = sgmcmc
 #'   estimate \eqn{\hat\beta \in [0, \alpha)}. For SGNHT (`sampler = "sgnht"`) `friction` is the diffusion
 #'   \eqn{a} of the injected noise and the thermostat's start \eqn{\xi_0}; `noise_estimate` does not apply
 #'   (the thermostat absorbs the minibatch noise). SGLD and the preconditioned samplers have no friction.
+#' @param metric The fixed preconditioner ("metric", Stan's inverse mass matrix) \eqn{M} of SGLD, SGHMC and
+#'   SGNHT for a regression ([sgld_sa()]) whose step the warm-up chooses (`step_size = "auto"`): `"none"`
+#'   (default: the samplers of the papers, each coordinate moved by the same step), `"auto"` (`"dense"` up to
+#'   200 coefficients, else `"diagonal"`), `"dense"` or `"diagonal"`. With a metric the step is
+#'   \eqn{\theta \leftarrow \theta + \epsilon M g + N(0, 2 \epsilon M / \tau)} (SGLD; SGHMC and SGNHT move
+#'   their momentum in the coordinates \eqn{L^{-1}\theta}, \eqn{M = L L'}): a constant \eqn{M} leaves the
+#'   target unchanged and makes one step suit every coordinate, however the posterior is scaled and correlated.
+#'   The warm-up then adapts \eqn{M} from two pilots, chooses the step in the whitened coordinates, starts the
+#'   chains at the cross-validated lasso (for `method = "sa"` / `"em"`) and at draws of its last pilot, with
+#'   the latent variables where that pilot's SA left them (see "Step-size warm-up" in [sgld_sa()]). Measured
+#'   on diabetes (`batch_size = 442`, `v0 = 0.0095`): 0.5 s for the whole call against 46-50 s with the
+#'   default. HAMCMC-SA and HAMCMC keep their own L-BFGS preconditioner and do not read it.
 #' @param ... Nothing: a name that is not one of the settings above is an error that names it and the closest
 #'   setting.
 #' @return A list of class `sb_sgmcmc_step`, to give as `sgmcmc_control(step = )`.
@@ -135,8 +147,9 @@ sgmcmc_control <- function(step_size = NULL, step = sgmcmc_step(), ssgl = sgmcmc
 #' @examples
 #' sgmcmc_control(step_size = 1e-3, step = sgmcmc_step(schedule = "constant", temperature = 2))
 sgmcmc_step <- function(schedule = NULL, power = 1 / 3, decay = 0.1, milestones = numeric(), temperature = 1,
-                        anneal = 1, anneal_every = 1, friction = 0.1, noise_estimate = 0, ...) {
+                        anneal = 1, anneal_every = 1, friction = 0.1, noise_estimate = 0, metric = "none", ...) {
   check_unknown_args(...names(), ...length(), "sgmcmc_step")
+  metric <- sb_match_arg(metric, c("none", "auto", "dense", "diagonal"))
   if (!is.null(schedule)) schedule <- sb_match_arg(schedule, c("polynomial", "constant", "stepwise"))
   out <- list(
     step_schedule = schedule,
@@ -147,7 +160,8 @@ sgmcmc_step <- function(schedule = NULL, power = 1 / 3, decay = 0.1, milestones 
     anneal = check_number(anneal, lower = 0, lower_open = TRUE, upper = Inf, upper_open = TRUE),
     anneal_every = check_count(anneal_every),
     friction = check_number(friction, lower = 0, lower_open = TRUE, upper = 1),
-    noise_estimate = check_number(noise_estimate, lower = 0, upper = 1)
+    noise_estimate = check_number(noise_estimate, lower = 0, upper = 1),
+    metric = metric
   )
   if (out$noise_estimate >= out$friction) {
     sb_abort(c("{.arg noise_estimate} must be smaller than {.arg friction}.",
@@ -475,6 +489,7 @@ check_sgmcmc_control <- function(control, sampler, prior = TRUE, call = rlang::c
     list(names = sgmcmc_part_names("ssgl"), off = !prior, why = "a density target has no prior"),
     list(names = sgmcmc_part_names("lbfgs"), off = !info$preconditioned, why = "it keeps no L-BFGS preconditioner"),
     list(names = "friction", off = !info$momentum, why = "it has no momentum"),
+    list(names = "metric", off = info$preconditioned, why = "it keeps its own L-BFGS preconditioner"),
     list(names = "noise_estimate", off = !info$noise_estimate, why = "it uses no estimate of the gradient noise"))
   unused <- character(); why <- character()
   for (g in groups) {

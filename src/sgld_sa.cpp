@@ -34,7 +34,7 @@ Rcpp::List cpp_sgld_sa(const Rcpp::NumericMatrix& x, const Rcpp::NumericVector& 
     chains[c] = Rcpp::List::create(
         Rcpp::Named("draws") = as_r(r.draws), Rcpp::Named("post_mean") = as_r(r.post_mean),
         Rcpp::Named("post_sd") = as_r(r.post_sd), Rcpp::Named("trace") = as_r(r.trace),
-        Rcpp::Named("beta") = as_r(r.beta), Rcpp::Named("rho") = as_r(r.rho), Rcpp::Named("kappa0") = as_r(r.kappa0),
+        Rcpp::Named("beta") = as_r(r.beta), Rcpp::Named("rho") = as_r(r.rho), Rcpp::Named("rho_mean") = as_r(r.rho_mean), Rcpp::Named("kappa0") = as_r(r.kappa0),
         Rcpp::Named("kappa1") = as_r(r.kappa1), Rcpp::Named("sigma") = r.sigma,
         Rcpp::Named("delta") = r.delta, Rcpp::Named("pred_link") = as_r(r.pred_link),
         Rcpp::Named("pred_mean") = as_r(r.pred_mean), Rcpp::Named("saved") = static_cast<double>(r.saved),

@@ -54,6 +54,12 @@ inline void map_step_control(const Rcpp::List& c, scalebayes::sgmcmc::StepContro
   if (has(c, "anneal_every")) ctl.temperature.every = static_cast<long>(sgmcmc_num(c, "anneal_every"));
   ctl.friction = sgmcmc_num(c, "friction");
   ctl.noise_estimate = sgmcmc_num(c, "noise_estimate");
+  // the fixed preconditioner of SGLD / SGHMC / SGNHT (steps.hpp: Metric): a square factor L, or L's diagonal
+  if (has(c, "metric_factor") && !Rf_isNull(c["metric_factor"])) {
+    SEXP m = c["metric_factor"];
+    if (Rf_isMatrix(m)) ctl.metric.factor = Rcpp::as<Eigen::MatrixXd>(m);
+    else ctl.metric.diag = Rcpp::as<Eigen::VectorXd>(m);
+  }
   // HAMCMC-SA / HAMCMC (sgmcmc/lbfgs.hpp); optional entries, defaults of LbfgsControl otherwise
   auto& lb = ctl.lbfgs;
   if (has(c, "memory")) lb.memory = static_cast<int>(sgmcmc_num(c, "memory"));
@@ -107,6 +113,7 @@ inline void map_prior_control(const Rcpp::List& c, scalebayes::sgmcmc::PriorCont
     ctl.lik_var = s * s;
   }
   ctl.sa_start = static_cast<long>(sgmcmc_num(c, "sa_start"));
+  if (has(c, "rho_start") && !Rf_isNull(c["rho_start"])) ctl.rho_start = Rcpp::as<std::vector<double>>(c["rho_start"]);
 }
 
 inline scalebayes::sgmcmc::Control sgmcmc_control(const Rcpp::List& c) {

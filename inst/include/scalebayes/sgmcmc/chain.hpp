@@ -139,6 +139,8 @@ struct PriorControl {
   double lik_var = 0.0;             // > 0: the Gaussian likelihood's variance is fixed at this value (sigma then
                                     // enters the prior only); 0: the likelihood's variance is sigma^2
   long sa_start = 1;                // the latent variables stay fixed before iteration sa_start + 1 (warm-up)
+  std::vector<double> rho_start;    // non-empty: rho's start per parameter, flattened in group order (Eigen storage;
+                                    // entries of non-sparse groups ignored), kappa implied by it unless given
   void validate() const {
     if (sa_start < 1) throw std::invalid_argument("sa_start must be >= 1");
     if (!(prior_var > 0.0)) throw std::invalid_argument("prior_var must be > 0");
@@ -195,6 +197,24 @@ ChainStatus run_chain(Model& model, Recorder& rec, const Control& ctl, Step& pol
     if (!g.sparse) continue;
     init_latents<Ops>(g, ctl.rho_init, model.scalar(ctl.delta_init), ctl.hyper);
     has_sparse = has_sparse || Ops::size(g.value) > 0;
+  }
+  if (!ctl.rho_start.empty()) {
+    if constexpr (std::is_same<Ops, EigenOps>::value) {
+      std::size_t o = 0;
+      for (auto& g : groups) {
+        const std::size_t s = static_cast<std::size_t>(Ops::size(g.value));
+        if (o + s > ctl.rho_start.size()) throw std::invalid_argument("rho_start has fewer entries than parameters");
+        if (g.sparse && s) {
+          for (std::size_t j = 0; j < s; ++j) g.rho[static_cast<long>(j)] = std::min(1.0, std::max(0.0, ctl.rho_start[o + j]));
+          if (std::isnan(ctl.hyper.kappa0_start)) g.kappa0 = (1.0 - g.rho) / ctl.hyper.v0;
+          if (std::isnan(ctl.hyper.kappa1_start)) g.kappa1 = g.rho / ctl.hyper.v1;
+        }
+        o += s;
+      }
+      if (o != ctl.rho_start.size()) throw std::invalid_argument("rho_start must have one entry per parameter");
+    } else {
+      throw std::invalid_argument("rho_start is implemented for regression only");
+    }
   }
   SAInput<Ops> sain;
   sain.regression = regression;

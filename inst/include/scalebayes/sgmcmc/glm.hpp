@@ -41,6 +41,7 @@ struct ChainResult {
   Eigen::MatrixXd trace;        // n_trace x T_NCOL
   Eigen::VectorXd beta;         // final (or last good) state, output order
   Eigen::VectorXd rho;          // final rho, output order (NaN for non-sparse coefficients)
+  Eigen::VectorXd rho_mean;     // rho averaged over the kept iterations, output order (NaN: non-sparse, none kept)
   Eigen::VectorXd kappa0, kappa1;  // final kappa, output order (NaN for non-sparse coefficients)
   double sigma = 0.0, delta = 0.0;
   Eigen::VectorXd pred_link, pred_mean;  // running predictive averages for x_test
@@ -222,6 +223,7 @@ class GlmRecorder {
     res.trace.resize(ctl.n_traced(), T_NCOL);
     sum1_ = Eigen::VectorXd::Zero(P);
     sum2_ = Eigen::VectorXd::Zero(P);
+    rho_sum_ = Eigen::VectorXd::Zero(d.ps);
     plink_ = Eigen::VectorXd::Zero(m);
     pmean_ = Eigen::VectorXd::Zero(m);
     ev_.resize(P);
@@ -233,6 +235,7 @@ class GlmRecorder {
     for (long c = 0; c < K; ++c) res.draws(s, c) = ev_[d_.out_to_engine[ctl_.keep[c]]];
     sum1_ += ev_;
     sum2_ += ev_.cwiseAbs2();
+    if (d_.ps) rho_sum_ += model.sparse_group().rho.matrix();
     if (d_.xtest.cols()) {
       const Eigen::VectorXd eta = d_.xtest.transpose() * ev_;
       plink_ += eta;
@@ -268,6 +271,7 @@ class GlmRecorder {
     res.post_sd.resize(P);
     res.beta.resize(P);
     res.rho.resize(P);
+    res.rho_mean.resize(P);
     res.kappa0.resize(P);
     res.kappa1.resize(P);
     model.gather(ev_);
@@ -284,6 +288,7 @@ class GlmRecorder {
       }
       res.beta[o] = ev_[e];
       res.rho[o] = e < d_.ps ? gs.rho[e] : NAN;
+      res.rho_mean[o] = e < d_.ps && res.saved > 0 ? rho_sum_[e] / ns : NAN;
       res.kappa0[o] = e < d_.ps ? gs.kappa0[e] : NAN;
       res.kappa1[o] = e < d_.ps ? gs.kappa1[e] : NAN;
     }
@@ -304,7 +309,7 @@ class GlmRecorder {
  private:
   const GlmData& d_;
   const Control& ctl_;
-  Eigen::VectorXd sum1_, sum2_, plink_, pmean_, ev_;
+  Eigen::VectorXd sum1_, sum2_, plink_, pmean_, ev_, rho_sum_;
   double last_loss_ = 0.0;
 };
 
@@ -325,15 +330,29 @@ inline RunResult run_sgld_sa(const GlmData& d, const Control& ctl, const paralle
     throw std::invalid_argument("beta_init must be P x chains");
   for (long c : ctl.keep)
     if (c < 0 || c >= P) throw std::invalid_argument("keep index out of range");
+  // the metric is given in output order: into engine order (rows of the factor, entries of the diagonal)
+  Control ectl = ctl;
+  if (!ctl.metric.empty()) {
+    if (ctl.metric.dim() != P) throw std::invalid_argument("metric must have one row per coefficient");
+    for (long o = 0; o < P; ++o) {
+      const long e = d.out_to_engine[o];
+      if (ctl.metric.factor.size()) ectl.metric.factor.row(e) = ctl.metric.factor.row(o);
+      else ectl.metric.diag[e] = ctl.metric.diag[o];
+    }
+  }
+  if (!ctl.rho_start.empty()) {
+    if (static_cast<long>(ctl.rho_start.size()) != P) throw std::invalid_argument("rho_start must have one entry per coefficient");
+    for (long o = 0; o < P; ++o) ectl.rho_start[d.out_to_engine[o]] = ctl.rho_start[o];
+  }
   RunResult out;
   out.chains.resize(ctl.chains);
   auto chain = [&](std::size_t c, std::atomic<long>& progress, const parallel::StopToken& stop) {
     rng::Stream rs(run.seed, static_cast<std::uint64_t>(ctl.chain_offset + static_cast<long>(c)));
-    GlmModel model(d, ctl, beta_init.col(static_cast<long>(c)), rs);
+    GlmModel model(d, ectl, beta_init.col(static_cast<long>(c)), rs);
     // the loss rule's level before the first trace point: the loss at the chain's start, so that a chain that
     // explodes before it is caught there (the start is where the chain may fairly be; a caller's loss_start
     // counts when higher)
-    Control cc = ctl;
+    Control cc = ectl;
     if (cc.loss_factor > 0.0) {
       double L0 = 0.0;
       full_loglik(d, model.sparse_group(), model.dense_group(), 1.0, &L0);

@@ -24,11 +24,13 @@
 // sampler is a new policy class plus one case here and one name in the glue (design-sgmcmc.md shows one).
 // Header-only, std, no R.
 #pragma once
+#include <Eigen/Core>
 #include <cmath>
 #include <limits>
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "scalebayes/sgmcmc/lbfgs.hpp"
@@ -105,6 +107,81 @@ inline Sampler sampler_from_name(const std::string& s) {
                               sampler_names([](const SamplerInfo&) { return true; }) + ")");
 }
 
+// A fixed preconditioner ("metric", Stan's inverse mass matrix) M = L L' of SGLD, SGHMC and SGNHT, on the
+// parameters flattened in group order: `factor` a d x d matrix L (any square factor, not necessarily
+// triangular: a caller that permutes the parameters permutes its rows), or `diag` the d entries of a diagonal L
+// (the square roots of M's diagonal); both empty: none, and the steps are the paper's, bit for bit. With a
+// metric the policies run in the whitened coordinates phi = L^{-1} theta, where the target's gradient is L' g:
+//   SGLD   theta <- theta + L (eps L' g + N(0, 2 eps / tau I)),      i.e. eps M g + N(0, 2 eps M / tau)
+//   SGHMC  v <- (1 - alpha) v + eps L' g + N(0, 2 (alpha - beta_hat) eps / tau I),   theta <- theta + L v
+//   SGNHT  the same with the thermostat xi on v'v / d
+// (v, the whitened momentum, lives in the groups' momentum). A constant M leaves each sampler's stationary
+// distribution the target's (the Langevin diffusion d theta = M grad log p dt + sqrt(2 M) dW has stationary p
+// for any fixed positive definite M): it changes the speed, not the target. Eigen storage only (the GLM and
+// the density models); a network's policies refuse a metric.
+struct Metric {
+  Eigen::MatrixXd factor;
+  Eigen::VectorXd diag;
+  bool empty() const { return factor.size() == 0 && diag.size() == 0; }
+  long dim() const { return factor.size() ? static_cast<long>(factor.rows()) : static_cast<long>(diag.size()); }
+  void validate() const {
+    if (factor.size() && diag.size()) throw std::invalid_argument("metric: give a factor or a diagonal, not both");
+    if (factor.size() && factor.rows() != factor.cols()) throw std::invalid_argument("metric factor must be square");
+    if (factor.size() && !factor.allFinite()) throw std::invalid_argument("metric factor must be finite");
+    if (diag.size() && !(diag.allFinite() && (diag.array() > 0.0).all()))
+      throw std::invalid_argument("metric diagonal must be finite and > 0");
+  }
+  // u = L' g
+  Eigen::VectorXd whiten_grad(const Eigen::VectorXd& g) const {
+    return factor.size() ? Eigen::VectorXd(factor.transpose() * g) : Eigen::VectorXd(diag.cwiseProduct(g));
+  }
+  // L w
+  Eigen::VectorXd apply(const Eigen::VectorXd& w) const {
+    return factor.size() ? Eigen::VectorXd(factor * w) : Eigen::VectorXd(diag.cwiseProduct(w));
+  }
+};
+
+// The groups' arrays flattened in group order, and back (Eigen storage).
+template <class Ops, class Get>
+Eigen::VectorXd flatten_groups(const std::vector<Group<Ops>>& groups, long d, Get get) {
+  Eigen::VectorXd v(d);
+  long o = 0;
+  for (const auto& g : groups) {
+    const auto& a = get(g);
+    v.segment(o, a.size()) = a.matrix();
+    o += a.size();
+  }
+  return v;
+}
+template <class Ops>
+long group_dim(const std::vector<Group<Ops>>& groups) {
+  long d = 0;
+  for (const auto& g : groups) d += static_cast<long>(Ops::size(g.value));
+  return d;
+}
+template <class Ops>
+void check_metric(const Metric& m, const std::vector<Group<Ops>>& groups) {
+  if (m.empty()) return;
+  if constexpr (!std::is_same<Ops, EigenOps>::value) {
+    throw std::invalid_argument("a metric (fixed preconditioner) is implemented for regression and density targets only");
+  } else {
+    if (m.dim() != group_dim<Ops>(groups))
+      throw std::invalid_argument("metric has dimension " + std::to_string(m.dim()) + " but the model has " +
+                                  std::to_string(group_dim<Ops>(groups)) + " parameters");
+  }
+}
+// theta += L w, group by group (Eigen storage).
+template <class Ops>
+void add_metric_move(std::vector<Group<Ops>>& groups, const Metric& m, const Eigen::VectorXd& w) {
+  const Eigen::VectorXd delta = m.apply(w);
+  long o = 0;
+  for (auto& g : groups) {
+    const long s = static_cast<long>(g.value.size());
+    g.value += delta.segment(o, s).array();
+    o += s;
+  }
+}
+
 // The step part of a chain's settings: which policy, its learning-rate schedule and temperature, and the
 // policies' own knobs.
 struct StepControl {
@@ -113,8 +190,13 @@ struct StepControl {
   Annealing temperature;    // inverse temperature tau_k
   double friction = 0.1, noise_estimate = 0.0;  // SGHMC; SGNHT: friction is the diffusion a (and xi_0)
   LbfgsControl lbfgs;       // HAMCMC-SA, HAMCMC (lbfgs.hpp)
+  Metric metric;            // SGLD, SGHMC, SGNHT: a fixed preconditioner (empty: none)
   void validate() const {
     lbfgs.validate();
+    metric.validate();
+    if (!metric.empty() && sampler_info(sampler).preconditioned)
+      throw std::invalid_argument(std::string("a metric is for SGLD, SGHMC and SGNHT; ") + sampler_name(sampler) +
+                                  " keeps its own L-BFGS preconditioner");
     if (sampler == Sampler::hamcmc && lbfgs.memory < 2) throw std::invalid_argument("HAMCMC needs memory >= 2");
     if (!(friction > 0.0 && friction <= 1.0)) throw std::invalid_argument("friction must lie in (0, 1]");
     if (!(noise_estimate >= 0.0 && noise_estimate < friction))
@@ -160,29 +242,74 @@ void posterior_gradient(std::vector<Group<Ops>>& groups, const typename Ops::Sca
     if (Ops::size(g.value) > 0) add_prior_grad<Ops>(g, sigma);
 }
 
+// The groups' momenta <- v (flattened in group order; Eigen storage).
+template <class Ops>
+void store_momentum(std::vector<Group<Ops>>& groups, const Eigen::ArrayXd& v) {
+  long o = 0;
+  for (auto& g : groups) {
+    const long s = static_cast<long>(g.momentum.size());
+    g.momentum = v.segment(o, s);
+    o += s;
+  }
+}
+
 // SGLD, eq. (2), group by group: beta <- beta + eps grad + N(0, 2 eps / tau).
+// With a metric (StepControl::metric): theta <- theta + L (eps L' g + N(0, 2 eps / tau I)).
 struct SgldStep {
   static constexpr bool needs_regradient = false;
-  explicit SgldStep(const StepControl&) {}
+  explicit SgldStep(const StepControl& sc) : metric(sc.metric) {}
   template <class Ops>
-  void start(std::vector<Group<Ops>>&) {}
+  void start(std::vector<Group<Ops>>& groups) {
+    check_metric<Ops>(metric, groups);
+  }
   template <class Ops, class Regrad>
   void step(std::vector<Group<Ops>>& groups, const StepContext& c, typename Ops::Rng& rng, Regrad&) {
+    if constexpr (std::is_same<Ops, EigenOps>::value) {
+      if (!metric.empty()) {
+        const long d = metric.dim();
+        Eigen::ArrayXd w = (c.eps * metric.whiten_grad(flatten_groups<Ops>(groups, d, [](const Group<Ops>& g) -> const
+                                                                              typename Ops::Array& { return g.grad; })))
+                               .array();
+        Ops::add_gaussian(w, std::sqrt(2.0 * c.eps / c.tau), rng);
+        add_metric_move<Ops>(groups, metric, w.matrix());
+        return;
+      }
+    }
     for (auto& g : groups) sgld_step<Ops>(g, c.eps, c.tau, rng);
   }
+  Metric metric;
 };
 
 // SGHMC, eq. (3) in the SGD-with-momentum form, group by group (the momentum lives in the groups).
 struct SghmcStep {
   static constexpr bool needs_regradient = false;
-  explicit SghmcStep(const StepControl& sc) : friction(sc.friction), noise_estimate(sc.noise_estimate) {}
+  explicit SghmcStep(const StepControl& sc)
+      : friction(sc.friction), noise_estimate(sc.noise_estimate), metric(sc.metric) {}
   template <class Ops>
-  void start(std::vector<Group<Ops>>&) {}
+  void start(std::vector<Group<Ops>>& groups) {
+    check_metric<Ops>(metric, groups);
+  }
   template <class Ops, class Regrad>
   void step(std::vector<Group<Ops>>& groups, const StepContext& c, typename Ops::Rng& rng, Regrad&) {
+    if constexpr (std::is_same<Ops, EigenOps>::value) {
+      if (!metric.empty()) {
+        // the whitened momentum v lives in the groups' momentum (flattened in group order)
+        const long d = metric.dim();
+        auto grad = [](const Group<Ops>& g) -> const typename Ops::Array& { return g.grad; };
+        auto mom = [](const Group<Ops>& g) -> const typename Ops::Array& { return g.momentum; };
+        Eigen::ArrayXd v = ((1.0 - friction) * flatten_groups<Ops>(groups, d, mom) +
+                            c.eps * metric.whiten_grad(flatten_groups<Ops>(groups, d, grad)))
+                               .array();
+        Ops::add_gaussian(v, std::sqrt(2.0 * (friction - noise_estimate) * c.eps / c.tau), rng);
+        store_momentum<Ops>(groups, v);
+        add_metric_move<Ops>(groups, metric, v.matrix());
+        return;
+      }
+    }
     for (auto& g : groups) sghmc_step<Ops>(g, c.eps, friction, noise_estimate, c.tau, rng);
   }
   double friction, noise_estimate;
+  Metric metric;
 };
 
 // SGNHT, the stochastic-gradient Nose-Hoover thermostat (Ding, Fang, Babbush, Chen, Skeel & Neven 2014,
@@ -195,9 +322,11 @@ struct SghmcStep {
 // tensor on a device), so a step reads nothing back.
 struct SgnhtStep {
   static constexpr bool needs_regradient = false;
-  explicit SgnhtStep(const StepControl& sc) : a(sc.friction) {}
+  explicit SgnhtStep(const StepControl& sc) : a(sc.friction), metric(sc.metric) {}
   template <class Ops>
-  void start(std::vector<Group<Ops>>&) {}
+  void start(std::vector<Group<Ops>>& groups) {
+    check_metric<Ops>(metric, groups);
+  }
   template <class Ops, class Regrad>
   void step(std::vector<Group<Ops>>& groups, const StepContext& c, typename Ops::Rng& rng, Regrad&) {
     using Scalar = typename Ops::Scalar;
@@ -214,6 +343,21 @@ struct SgnhtStep {
     }
     State<Ops>& st = *static_cast<State<Ops>*>(state_.get());
     const double noise_sd = std::sqrt(2.0 * a * c.eps / c.tau);
+    if constexpr (std::is_same<Ops, EigenOps>::value) {
+      if (!metric.empty()) {  // the thermostat on the whitened momentum (group order)
+        const long d = metric.dim();
+        auto grad = [](const Group<Ops>& g) -> const typename Ops::Array& { return g.grad; };
+        auto mom = [](const Group<Ops>& g) -> const typename Ops::Array& { return g.momentum; };
+        Eigen::ArrayXd v = ((1.0 - st.xi) * flatten_groups<Ops>(groups, d, mom) +
+                            c.eps * metric.whiten_grad(flatten_groups<Ops>(groups, d, grad)))
+                               .array();
+        Ops::add_gaussian(v, noise_sd, rng);
+        store_momentum<Ops>(groups, v);
+        add_metric_move<Ops>(groups, metric, v.matrix());
+        st.xi = st.xi + (v * v).sum() * (1.0 / st.d) - c.eps / c.tau;
+        return;
+      }
+    }
     Scalar kinetic = Ops::zero_scalar(st.xi);
     for (auto& g : groups) {
       if (Ops::size(g.value) == 0) continue;
@@ -225,6 +369,7 @@ struct SgnhtStep {
     st.xi = st.xi + kinetic * (1.0 / st.d) - c.eps / c.tau;
   }
   double a;
+  Metric metric;
 
  private:
   template <class Ops>

@@ -1,0 +1,241 @@
+# The metric warm-up of SGLD, SGHMC and SGNHT (sgmcmc_step(metric = ), with step_size = "auto", regression and
+# density targets): a fixed preconditioner M = L L' ("metric", Stan's inverse mass matrix) adapted from pilot
+# draws, then the step chosen in the whitened coordinates phi = L^-1 theta, where the posterior is close to
+# N(., I) and one grid of steps suits every problem.
+#
+#   1. M0: the caller's start (a regression: the inverse of the log posterior's Hessian at the chains' start,
+#      sgmcmc_glm_metric0(); a density target: a multiple of I sized by a short step search);
+#   2. adaptation: two pilots of `adapt_iterations` (one chain, on its own stream), each at the whitened step
+#      0.1 / noise (SGHMC / SGNHT: friction times that), a pilot that diverges retried at a quarter of the
+#      step: the first with the latent variables held at the chains' start, the second from where the first
+#      ended with the fit's SA of the latents, so M sees the adapted prior; M <- the draws' variances in the correlation of M0 (regression: the Hessian's correlation, exact for
+#      a Gaussian likelihood) or the draws' covariance shrunk towards its diagonal (density), or the variances
+#      alone (diagonal metric);
+#   3. the step: sgmcmc_step_warmup() (successive halving by KSD, R/sgmcmc_warmup.R) over whitened steps
+#      2^(0:-5) (times the friction for the momentum samplers), pilots of `pilot_iterations`, draws and scores
+#      whitened, then the accuracy cap on the whitened variances: the step at which a step's excess variance
+#      (eps / 2 (1 + (N - n) / n), R/sgmcmc_warmup.R) is 10 % of the smallest whitened variance, about
+#      0.2 / (1 + (N - n) / n) for SGLD, and at most that against the metric itself;
+#   4. a pilot of 2 x adapt_iterations at that step with the latents adapted measures the mixing rate that
+#      sets the run length (sgmcmc_auto_length()), and the chains start at draws spread over its kept half.
+#
+# Every pilot runs one chain on stream 2^20 of the seed (2^20 + 1, 2^20 + 2 for the adaptation rounds), so
+# the choice depends on the seed only. Cost, with the defaults: 2 x 1,000 + 200 (6 + 2 x 3 + 4 x 2 + 8) + 2,000
+# = 9,600 pilot iterations of one chain (measured times in bench/RESULTS.md, "SG-MCMC defaults").
+#
+# pilot(eps, len, factor, adapt, stream, start) -> list(draws = m x d (sampler scale), diverged, latent, final):
+#   a pilot at step eps with the metric `factor` (a d x d matrix L or a vector of L's diagonal), adapt = TRUE
+#   with the fit's SA of the latent variables (FALSE: latents held at the chains' start, as every KSD
+#   candidate's), from `start` (NULL: the chains' start); `final` its last state;
+# score(draws, latent) -> m x d, the log posterior's gradient at the draws;
+# metric0: list(cov = d x d matrix) or list(var = vector): the start;
+# kind: "dense" or "diagonal"; noise: 1 + (N - n) / n (1 for full-data gradients); friction: NULL for SGLD.
+sgmcmc_metric_warmup <- function(pilot, score, metric0, kind, noise = 1, friction = NULL, chains = 4L,
+                                 adapt_iterations = 1000L, pilot_iterations = 200L, correlation = NULL,
+                                 var_cap = NULL, sparse_start = FALSE, call = rlang::caller_env()) {
+  base <- if (is.null(friction)) 1 else friction  # a momentum sampler moves about 1 / friction further per step
+  metric <- metric0
+  adapt <- list()
+  start <- NULL  # NULL: the chains' start; then where the previous pilot ended
+  held_start <- NULL
+  # round 1 holds the latent variables where the chains start unless they start at a sparse estimate
+  # (`sparse_start`; an SA from beta = 0 can drop every coefficient into the spike before the signals have moved:
+  # measured, n = 100, p = 1,000), round 2 adapts them from where round 1 ended, as the run will
+  for (r in 1:2) {
+    fac <- metric_factor(metric, kind)
+    eps <- base * 0.1 / noise
+    pr <- NULL
+    for (try in 1:4) {
+      pr <- pilot(eps, adapt_iterations, fac, r == 2L || sparse_start, 2^20 + r, start)
+      if (!isTRUE(pr$diverged) && nrow(pr$draws) >= 10L && all(is.finite(pr$draws))) break
+      pr <- NULL
+      eps <- eps / 4
+    }
+    adapt[[r]] <- data.frame(round = r, step_size = eps, pilot_iterations = adapt_iterations,
+                             latents = if (r == 2L || sparse_start) "adapted" else "held", diverged = is.null(pr))
+    if (is.null(pr)) break
+    metric <- metric_from_draws(pr$draws, kind, correlation, cap = if (!is.null(var_cap)) var_cap(pr$latent))
+    start <- pr$final
+    if (r == 1L) held_start <- pr$final
+  }
+  fac <- metric_factor(metric, kind)
+  whiten <- metric_whitener(fac)
+  pilot_w <- function(eps, len) {
+    pr <- pilot(eps, len, fac, FALSE, 2^20, held_start)
+    pr$draws <- whiten$x(pr$draws)
+    pr
+  }
+  score_w <- function(draws, latent) whiten$score(score(whiten$x_inv(draws), latent))
+  excess <- if (is.null(friction)) function(eps) eps / 2 * noise else function(eps) eps / friction / 2 * noise
+  w <- sgmcmc_step_warmup(base * 2^(0:-5), pilot_w, score_w, excess = excess,
+                          pilot_iterations = pilot_iterations, call = call)
+  # the cap against the metric too: the run adapts the latents as the second round did, so its whitened
+  # variances are about 1, whatever the held-latent pilots measured
+  cap <- base * 2 * w$delta / noise
+  if (w$step_size > cap) {
+    w$step_size <- cap
+    w$capped <- TRUE
+  }
+  # the mixing rate at the step and metric of the run: one more pilot, with the fit's SA of the latents from
+  # where round 2 ended (the successive-halving pilots hold the latents, and their rate, scaled from a larger
+  # step, came out up to 10 times low); its kept half also gives the chains' starts
+  rp <- pilot(w$step_size, 2L * adapt_iterations, fac, TRUE, 2^20 + 3, start)
+  w$rate_iterations <- 2L * adapt_iterations
+  w$ess_rate <- NA_real_
+  ok <- !isTRUE(rp$diverged) && nrow(rp$draws) >= 20L && all(is.finite(rp$draws))
+  if (ok) {
+    ess <- suppressWarnings(apply(rp$draws, 2L, function(v) if (stats::var(v) > 0) posterior::ess_bulk(v) else NA_real_))
+    if (any(is.finite(ess))) w$ess_rate <- min(ess, na.rm = TRUE) / adapt_iterations  # per kept iteration
+    # the chains start at draws spread over the pilot's kept half (dispersed starts in the posterior's bulk, as
+    # R-hat wants them)
+    rows <- unique(round(seq(nrow(rp$draws), 1, length.out = chains)))
+    w$starts <- t(rp$draws[rep_len(rows, chains), , drop = FALSE])
+    # and their latent variables where the pilot's SA left them: the SA of each chain from rho = 0.5 settled a
+    # borderline coefficient in the spike in one chain and in the slab in another (diabetes tc, Boston nox:
+    # R-hat 1.5-2.0, bulk ESS 5-7), an empirical-Bayes estimate per chain; from the pilot's estimate the
+    # chains sample one posterior
+    w$latent_start <- rp$final_latent
+  }
+  w$metric <- fac
+  w$metric_kind <- kind
+  w$adaptation <- do.call(rbind, adapt)
+  w$iterations <- w$iterations + sum(w$adaptation$pilot_iterations) + w$rate_iterations
+  w
+}
+
+# L with M = L L': the lower Cholesky factor of a dense metric, the square roots of a diagonal one.
+metric_factor <- function(metric, kind) {
+  if (kind == "diagonal") return(sqrt(metric$var %||% diag(metric$cov)))
+  cv <- metric$cov %||% diag(metric$var, length(metric$var))
+  L <- tryCatch(t(chol(cv)), error = function(e) NULL)
+  if (is.null(L)) {  # not positive definite (a rank-deficient estimate): its diagonal
+    return(diag(sqrt(pmax(diag(cv), .Machine$double.eps)), nrow(cv)))
+  }
+  L
+}
+
+# A metric from pilot draws: each coordinate's variance (a coordinate that did not move keeps a tiny positive
+# one; at most `cap`, a regression's prior variance at the pilot's latents, see sgmcmc_glm_var_cap()), in the correlation `correlation` when given (a regression: the Hessian's), else in the draws' own
+# correlation shrunk towards the identity by d / (d + m / 10) (m draws: the chain's autocorrelation leaves
+# roughly one draw in ten independent).
+metric_from_draws <- function(draws, kind, correlation = NULL, cap = NULL) {
+  v <- apply(draws, 2L, stats::var)
+  v[!is.finite(v) | v <= 0] <- NA_real_
+  floor_v <- if (all(is.na(v))) 1 else max(v, na.rm = TRUE) * 1e-8
+  v[is.na(v)] <- floor_v
+  if (!is.null(cap)) v <- pmin(v, cap)
+  if (kind == "diagonal") return(list(var = v))
+  d <- ncol(draws)
+  R <- correlation
+  if (is.null(R)) {
+    R <- suppressWarnings(stats::cor(draws))
+    R[!is.finite(R)] <- 0
+    diag(R) <- 1
+    lam <- d / (d + nrow(draws) / 10)
+    R <- (1 - lam) * R + lam * diag(d)
+  }
+  s <- sqrt(v)
+  list(cov = R * outer(s, s))
+}
+
+# The whitening phi = L^-1 theta of draws (rows) and its inverse, and the score in phi: L' g (rows: g L).
+metric_whitener <- function(fac) {
+  if (is.matrix(fac)) {
+    list(x = function(b) t(forwardsolve(fac, t(b))),
+         x_inv = function(ph) ph %*% t(fac),
+         score = function(g) g %*% fac)
+  } else {
+    list(x = function(b) sweep(b, 2L, fac, "/"),
+         x_inv = function(ph) sweep(ph, 2L, fac, "*"),
+         score = function(g) sweep(g, 2L, fac, "*"))
+  }
+}
+
+# The metric a call asks for: "auto" is dense up to 200 parameters (the dense step costs 2 d^2 per iteration,
+# below a 200-parameter regression's minibatch pass of 50 rows at d = 200), else diagonal; NULL: none.
+sgmcmc_metric_kind <- function(control, sampler, d) {
+  if (sgmcmc_sampler_info(sampler)$preconditioned) return(NULL)
+  m <- control$metric %||% "none"
+  if (m == "none") return(NULL)
+  if (m == "auto") m <- if (d <= 200) "dense" else "diagonal"
+  m
+}
+
+# The start of a regression's metric: the inverse of the negative log posterior's Hessian at the chains' start,
+# on the sampler's scale (z = [1, x], intercept first). Gaussian: z'z / s2 with s2 the residual variance of a
+# ridge fit (at least 5 % of the response's: a p > n ridge fits the data almost exactly); binomial: z'z times
+# the logistic variance at the start's mean. The prior: the slab's kappa1 / sigma^2 and the Laplace spike's
+# variance 2 sigma^2 / kappa0^2 as a precision (sparse coefficients, at the latents' start), 1 / prior_var
+# (the others). Returns list(cov = ) (dense) or list(var = ) and the Hessian's correlation.
+sgmcmc_glm_metric0 <- function(xs, ys, family, intercept, sparse, control, v0, v1, kind) {
+  z <- if (intercept) cbind(1, xs) else xs
+  P <- ncol(z)
+  N <- nrow(z)
+  sp <- c(if (intercept) FALSE, sparse)
+  ztz <- crossprod(z)
+  if (family == "gaussian") {
+    pen <- diag(ifelse(sp | !(seq_len(P) == 1L & intercept), 1, 0), P)
+    b <- tryCatch(solve(ztz + pen, crossprod(z, ys)), error = function(e) NULL)
+    s2 <- if (is.null(b)) stats::var(ys) else mean((ys - z %*% b)^2)
+    s2 <- max(s2, 0.05 * mean((ys - mean(ys))^2), 1e-8)
+    lik <- ztz / s2
+  } else {
+    m <- min(max(mean(ys), 0.05), 0.95)
+    lik <- ztz * m * (1 - m)
+    s2 <- control$sigma_init^2
+  }
+  rho0 <- control$rho_init %||% control$delta_init
+  k0 <- control$kappa0_init %||% ((1 - rho0) / v0)
+  k1 <- control$kappa1_init %||% (rho0 / v1)
+  prior <- ifelse(sp, k1 / s2 + k0^2 / (2 * s2), 1 / control$prior_var)
+  H <- lik
+  diag(H) <- diag(H) + prior
+  if (kind == "diagonal" && P > 200) return(list(metric = list(var = 1 / diag(H)), correlation = NULL))
+  cv <- tryCatch(chol2inv(chol(H)), error = function(e) NULL)
+  if (is.null(cv)) return(list(metric = list(var = 1 / diag(H)), correlation = NULL))
+  R <- stats::cov2cor(cv)
+  list(metric = if (kind == "dense") list(cov = cv) else list(var = diag(cv)),
+       correlation = if (kind == "dense") R else NULL)
+}
+
+# The largest variance a regression's metric may give a coefficient: its prior's at the latents a pilot ended
+# with (a sparse coefficient: the Laplace spike's 2 sigma^2 / kappa0^2 and the slab's sigma^2 / kappa1 as
+# precisions; the others: prior_var). A posterior is narrower than its prior where the likelihood is flat in
+# some direction (p > n), and the cap matters there: unadjusted Langevin at a kink |beta| / b (the spike) spreads
+# its draws to about sqrt(eps M) when eps M exceeds b^2, the spread enters the SA of sigma through
+# sum kappa0 |beta|, sigma grows, the spike widens, and a metric learnt from such draws keeps it so (measured: n
+# = 100, p = 1,000, sigma from 0.38 to 17 and every inclusion probability 0, without the cap).
+sgmcmc_glm_var_cap <- function(sparse_all, prior_var) {
+  function(latent) {
+    s2 <- latent$sigma^2
+    k0 <- latent$kappa0
+    k1 <- latent$kappa1
+    cap <- rep(prior_var, length(sparse_all))
+    sp <- sparse_all & is.finite(k0) & is.finite(k1)
+    cap[sp] <- 1 / (k0[sp]^2 / (2 * s2) + k1[sp] / s2)
+    cap
+  }
+}
+
+# The sparse start of a regression's chains and warm-up: the lasso at glmnet's lambda.1se of a 10-fold
+# cross-validation (cv_weighted_lasso() on the sampler's scale, folds from the run's seed), and its residual sd
+# sqrt(RSS / (N - nonzero - 1)) (gaussian; at least 1e-3 of the response's). Started at beta = 0 with sigma at the
+# response's sd, the SA of n = 100, p = 1,000 (Table 1's design, 5 signals) put every coefficient in the spike
+# before the signals moved, and sigma rose to the response's sd: a dense, all-spike fixed point that the chains
+# never left (every inclusion probability 0); from the lasso's start the signals are in the slab from the first
+# SA step.
+sgmcmc_lasso_start <- function(xs, ys, family, intercept, seed) {
+  cv <- suppressWarnings(cv_weighted_lasso(xs, ys, family = family, intercept = intercept, standardize = FALSE,
+                                           seed = seed, quiet = TRUE, threads = 1L))
+  b <- drop(as.matrix(coef(cv, s = "lambda.1se")))
+  if (!intercept) b <- b[-1L]
+  z <- if (intercept) cbind(1, xs) else xs
+  sigma <- NULL
+  if (family == "gaussian") {
+    r <- ys - drop(z %*% b)
+    df <- sum(b != 0)
+    sigma <- sqrt(sum(r^2) / max(1, length(ys) - df))
+    sigma <- max(sigma, 1e-3 * sqrt(mean((ys - mean(ys))^2)), 1e-8)
+  }
+  list(beta = unname(b), sigma = sigma)
+}
