@@ -444,7 +444,7 @@ sgld_sa <- function(x, y, family = c("gaussian", "binomial"), method = c("sa", "
     ctl$sigma_init <- warmup$latent_start$sigma
     # and the SA's steps go on from where the pilot's ended (omega_k = A (k + Z)^-alpha with Z past its
     # iterations): the chains refine the pilot's estimate rather than restart it
-    ctl$sa_Z <- ctl$sa_Z + 10 * warmup$rate_iterations
+    ctl$sa_Z <- ctl$sa_Z + getOption("sb.sa_off", 10) * warmup$rate_iterations
   }
   x_test <- if (is.null(newx)) matrix(0, 0, p) else sgmcmc_apply_x(newx, sc)
   t0 <- proc.time()

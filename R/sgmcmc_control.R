@@ -147,9 +147,9 @@ sgmcmc_control <- function(step_size = NULL, step = sgmcmc_step(), ssgl = sgmcmc
 #' @examples
 #' sgmcmc_control(step_size = 1e-3, step = sgmcmc_step(schedule = "constant", temperature = 2))
 sgmcmc_step <- function(schedule = NULL, power = 1 / 3, decay = 0.1, milestones = numeric(), temperature = 1,
-                        anneal = 1, anneal_every = 1, friction = 0.1, noise_estimate = 0, metric = "none", ...) {
+                        anneal = 1, anneal_every = 1, friction = 0.1, noise_estimate = 0, metric = "auto", ...) {
   check_unknown_args(...names(), ...length(), "sgmcmc_step")
-  metric <- sb_match_arg(metric, c("none", "auto", "dense", "diagonal"))
+  metric <- sb_match_arg(metric, c("auto", "dense", "diagonal", "none"))
   if (!is.null(schedule)) schedule <- sb_match_arg(schedule, c("polynomial", "constant", "stepwise"))
   out <- list(
     step_schedule = schedule,

@@ -37,7 +37,7 @@ sgmcmc_metric_warmup <- function(pilot, score, metric0, kind, noise = 1, frictio
   metric <- metric0
   adapt <- list()
   start <- NULL  # NULL: the chains' start; then where the previous pilot ended
-  held_start <- NULL
+  latent <- NULL  # the latent variables where the last adapting pilot left them (NULL: none, a density)
   # round 1 holds the latent variables where the chains start unless they start at a sparse estimate
   # (`sparse_start`; an SA from beta = 0 can drop every coefficient into the spike before the signals have moved:
   # measured, n = 100, p = 1,000), round 2 adapts them from where round 1 ended, as the run will
@@ -56,12 +56,14 @@ sgmcmc_metric_warmup <- function(pilot, score, metric0, kind, noise = 1, frictio
     if (is.null(pr)) break
     metric <- metric_from_draws(pr$draws, kind, correlation, cap = if (!is.null(var_cap)) var_cap(pr$latent))
     start <- pr$final
-    if (r == 1L) held_start <- pr$final
+    latent <- pr$final_latent
   }
   fac <- metric_factor(metric, kind)
   whiten <- metric_whitener(fac)
+  # every later pilot holds the latents at that estimate: the run samples (nearly) that posterior, since its SA
+  # goes on with small steps (sgld_sa(): sa_Z past the warm-up)
   pilot_w <- function(eps, len) {
-    pr <- pilot(eps, len, fac, FALSE, 2^20, held_start)
+    pr <- pilot(eps, len, fac, FALSE, 2^20, start, latent)
     pr$draws <- whiten$x(pr$draws)
     pr
   }
@@ -76,10 +78,11 @@ sgmcmc_metric_warmup <- function(pilot, score, metric0, kind, noise = 1, frictio
     w$step_size <- cap
     w$capped <- TRUE
   }
-  # the mixing rate at the step and metric of the run: one more pilot, with the fit's SA of the latents from
-  # where round 2 ended (the successive-halving pilots hold the latents, and their rate, scaled from a larger
-  # step, came out up to 10 times low); its kept half also gives the chains' starts
-  rp <- pilot(w$step_size, 2L * adapt_iterations, fac, TRUE, 2^20 + 3, start)
+  # the mixing rate at the step and metric of the run: one more pilot from where round 2 ended, its latents held
+  # (a pilot whose SA restarted measured the drift of its latents: rates up to 30 times low on Boston, and
+  # the successive-halving pilots' rate, scaled from a larger step, came out up to 10 times low); its kept half
+  # also gives the chains' starts
+  rp <- pilot(w$step_size, 2L * adapt_iterations, fac, FALSE, 2^20 + 3, start, latent)
   w$rate_iterations <- 2L * adapt_iterations
   w$ess_rate <- NA_real_
   ok <- !isTRUE(rp$diverged) && nrow(rp$draws) >= 20L && all(is.finite(rp$draws))
@@ -90,11 +93,11 @@ sgmcmc_metric_warmup <- function(pilot, score, metric0, kind, noise = 1, frictio
     # R-hat wants them)
     rows <- unique(round(seq(nrow(rp$draws), 1, length.out = chains)))
     w$starts <- t(rp$draws[rep_len(rows, chains), , drop = FALSE])
-    # and their latent variables where the pilot's SA left them: the SA of each chain from rho = 0.5 settled a
+    # and their latent variables where round 2's SA left them: the SA of each chain from rho = 0.5 settled a
     # borderline coefficient in the spike in one chain and in the slab in another (diabetes tc, Boston nox:
-    # R-hat 1.5-2.0, bulk ESS 5-7), an empirical-Bayes estimate per chain; from the pilot's estimate the
-    # chains sample one posterior
-    w$latent_start <- rp$final_latent
+    # R-hat 1.5-2.0, bulk ESS 5-7), an empirical-Bayes estimate per chain; from one estimate the chains
+    # sample one posterior
+    w$latent_start <- latent
   }
   w$metric <- fac
   w$metric_kind <- kind
@@ -155,7 +158,7 @@ metric_whitener <- function(fac) {
 # below a 200-parameter regression's minibatch pass of 50 rows at d = 200), else diagonal; NULL: none.
 sgmcmc_metric_kind <- function(control, sampler, d) {
   if (sgmcmc_sampler_info(sampler)$preconditioned) return(NULL)
-  m <- control$metric %||% "none"
+  m <- control$metric %||% "auto"
   if (m == "none") return(NULL)
   if (m == "auto") m <- if (d <= 200) "dense" else "diagonal"
   m
