@@ -70,18 +70,24 @@
 #'   scaled to unit root mean square, as glmnet) and, for `"gaussian"`, a centred and scaled response (default
 #'   `TRUE`); see "Scale". Networks: sample on standardized inputs and a standardized gaussian response, with
 #'   results on the user's scale (default `TRUE`); see "Networks".
-#' @param batch_size Minibatch size n (default `min(50, nrow(x))`); `nrow(x)` gives full-batch gradients.
-#' @param v0,v1 Spike scale and slab variance factor of the SSGL prior. `v0 = NULL` (default) is
-#'   \eqn{0.2 / \sqrt{N}} for regression (N rows) and 1 for a network (the paper's MNIST setting). A regression
-#'   samples standardized coefficients (see "Scale"), whose posterior sd is about \eqn{\sigma / \sqrt{N}}, so the
-#'   spike's scale \eqn{\sigma v_0} is 0.2 of that at any N: on the user's scale the spike of coefficient j is
-#'   Laplace\eqn{(0, \sigma v_0 / s_{x_j})} (\eqn{s_{x_j}} the column's root mean square after centring) and the slab
-#'   \eqn{N(0, \sigma^2 v_1 / s_{x_j}^2)}. A coefficient stays in the slab when its z-score clearly exceeds
-#'   2.5-5 (the spike's pull in posterior sds). Measured with every default: diabetes bmi, map and ltg have
-#'   inclusion 0.99-1 and the other seven at most 0.26 (with the paper's 0.1, which suits its unstandardized
-#'   n = 100 design, every inclusion was below 1e-11); see NEWS. With 0.1 the Laplace spike holds every
-#'   weight of a network near zero; on Boston (`nn_mlp()`, held-out fifth, lm 5.99) SGHMC's test RMSE is 5.64
-#'   with 0.1 and 4.42 with 1.
+#' @param batch_size Minibatch size n. Regression: default every row (full-data gradients) up to 10,000 rows, else
+#'   50 (the paper's): without control variates a minibatch of n of N rows must shrink the step by about n / N
+#'   for the same accuracy, so it buys nothing per row visited. Networks: see "Networks".
+#' @param v0,v1 Spike scale and slab variance factor of the SSGL prior. `v0 = NULL` (default) is 0.1 for
+#'   regression (the paper's simulations) and 1 for a network (the paper's MNIST setting). A regression samples
+#'   standardized coefficients (see "Scale"): on the user's scale the spike of coefficient j is
+#'   Laplace\eqn{(0, \sigma v_0 / s_{x_j})} (\eqn{s_{x_j}} the column's root mean square after centring) and the
+#'   slab \eqn{N(0, \sigma^2 v_1 / s_{x_j}^2)}. A standardized coefficient's posterior sd is about
+#'   \eqn{\sigma / \sqrt{N}}, so with 0.1 the spike is wider than that sd once N > 100, every coefficient fits in
+#'   it, and the inclusion probabilities collapse (diabetes: all below 1e-11). For selection give
+#'   `v0 = 0.2 / sqrt(N)`: the spike is then 0.2 of a posterior sd at any N and a coefficient stays in the slab
+#'   when its z-score clearly exceeds 2.5-5; measured with the other defaults on Table 1's design with 5
+#'   signals, n = 200 and p = 50: signals 1.00, nulls' mean 0.002; on diabetes bmi and ltg 1.00, the seven
+#'   weak ones at most 0.01 (`bench/sgmcmc_defaults.R`). Such a spike makes the SA bistable for a borderline
+#'   coefficient (diabetes' map, z about 5; Boston's nox, z = -4.7): the warm-up's SA settles it on one side
+#'   (map: 0.06 at seed 1), and a chain whose draw leaves the spike can keep it in the slab, which the chains'
+#'   R-hat then reports. With 0.1 the Laplace spike holds every weight of a network near zero; on Boston
+#'   (`nn_mlp()`, held-out fifth, lm 5.99) SGHMC's test RMSE is 5.64 with 0.1 and 4.42 with 1.
 #' @param sparse Logical, length 1 or `ncol(x)`: which columns get the SSGL prior (others get
 #'   \eqn{N(0, \sigma_0^2)}, `prior_var` of [sgmcmc_ssgl()]).
 #' @param intercept Fit an intercept (non-sparse, \eqn{N(0, \sigma_0^2)} prior)?
@@ -137,7 +143,29 @@
 #' nothing is centred. A column with no spread keeps scale 1.
 #' @section Step-size warm-up:
 #' With `sgmcmc_control(step_size = "auto")` (the default for regression; any given step switches it off) a
-#' warm-up chooses the step before the chains run: successive halving over the geometric grid
+#' warm-up chooses the step before the chains run.
+#'
+#' **SGLD, SGHMC and SGNHT** (with `sgmcmc_step(metric = "auto")`, the default) first adapt a fixed
+#' preconditioner \eqn{M = L L'} (the "metric", as Stan's warm-up adapts its mass matrix: dense up to 200
+#' coefficients, else diagonal), then choose the step in the whitened coordinates \eqn{L^{-1}\beta}, where the
+#' posterior is close to unit scale whatever the data's. For `method = "sa"` or `"em"` the chains and pilots start
+#' at the cross-validated lasso (`cv_weighted_lasso()` at glmnet's lambda.1se on the sampler's scale, folds from
+#' `seed`) with \eqn{\sigma} at its residual sd (gaussian, unless `sigma_init` is given). \eqn{M} starts at the
+#' inverse Hessian of the log posterior (the likelihood at a ridge fit's residual variance, the prior at the
+#' latents' start); two pilots of 1,000 iterations (the first with the latent variables held unless the start is
+#' the lasso's, the second with the fit's SA) each set its variances from their draws (in the Hessian's
+#' correlation, at most the prior variance at the pilot's latents); successive halving by KSD then picks a
+#' whitened step from \eqn{2^0, \dots, 2^{-5}} (SGHMC and SGNHT: times the friction) with pilots of 200-1,600
+#' iterations, capped where the step's excess variance \eqn{\epsilon/2 (1 + (N - n)/n)} is 10 % of the smallest
+#' whitened variance (about 0.2 with full-data gradients); a last pilot of 2,000 iterations at that step measures
+#' the mixing rate. All pilots after the SA's one hold the latent variables at its estimate; every chain starts at
+#' a draw of the last pilot (spread over its kept half) with those latents, and the chains' SA goes on from there
+#' with the steps it would take 20,000 iterations later (\eqn{Z} + 20,000 in \eqn{\omega_k}), so that the chains
+#' refine one estimate instead of each settling its own (from \eqn{\rho = 0.5} in every chain, one of 4 chains
+#' put diabetes' tc in the slab and the others in the spike). In all about 9,600 pilot iterations of one chain
+#' (a few hundredths of a second on diabetes). `sgmcmc_step(metric = "none")` gives the grid below instead.
+#'
+#' **HAMCMC-SA and HAMCMC** (and `metric = "none"`): successive halving over the geometric grid
 #' \eqn{h = 2^2, 2^1, \dots, 2^{-14}} (per example, \eqn{\epsilon = h / N}, for SGLD, SGHMC and SGNHT; on the summed
 #' scale, \eqn{\epsilon = h}, for the preconditioned samplers). Round 1 runs a pilot chain of 1,000 iterations
 #' for every step; each later round keeps the better half and doubles the pilot length, until one step is left
@@ -149,14 +177,17 @@
 #' variance of the pilot (for SGLD the excess is about \eqn{\epsilon/2 (1 + (N - n)/n)} per coordinate with
 #' minibatches of n of N rows; SGHMC and SGNHT behave as SGLD at \eqn{\eta/\alpha}; for the preconditioned
 #' samplers, whose preconditioner is about the inverse Hessian, the same excess is a fraction
-#' \eqn{\epsilon/2 (1 + (N - n)/n)} of each coordinate's variance and is capped at 10 %). When `iterations` is not given,
-#' the run length comes from the winner's last pilot: its smallest bulk ESS per iteration (scaled to the capped
-#' step) sets the iterations for an expected bulk ESS of 300 per chain after burn-in, between 20,000 and
-#' 2,000,000. The step is constant (`sgmcmc_step(schedule = "constant")`) unless a schedule is given. The pilots run on
-#' their own random stream of `seed`, so the choice, like the draws, does not depend on `threads`.
-#' `fit$warmup` holds the table of steps, pilot lengths and KSDs, the KSD's choice (`ksd_step`), the capped
-#' step, the pilot's ESS rate and the time it took; `print()` shows the step. Measured times are in
-#' `bench/RESULTS.md` (`bench/sgmcmc_trust.R`).
+#' \eqn{\epsilon/2 (1 + (N - n)/n)} of each coordinate's variance and is capped at 10 %).
+#'
+#' When `iterations` is not given, the run length comes from the last pilot: its smallest bulk ESS per
+#' iteration (scaled to the capped step) sets the iterations for an expected bulk ESS of 300 per chain after
+#' burn-in, between 2,000 (with a metric; 20,000 without) and 2,000,000. The step is constant
+#' (`sgmcmc_step(schedule = "constant")`) unless a schedule is given. The pilots run on their own random
+#' streams of `seed`, so the choice, like the draws, does not depend on `threads`. `fit$warmup` holds the table
+#' of steps, pilot lengths and KSDs, the KSD's choice (`ksd_step`), the capped step, the pilot's ESS rate, the
+#' pilot iterations and the time it took (with a metric also `metric`, `metric_kind` and the `adaptation`
+#' rounds); `print()` shows the step and what the warm-up cost. Measured times are in `bench/RESULTS.md`
+#' (`bench/sgmcmc_defaults.R`, `bench/sgmcmc_trust.R`).
 #' @section Convergence and divergence:
 #' The kept draws of the chains give split R-hat and bulk / tail ESS per coefficient (rank-normalized,
 #' posterior package; `fit$diagnostics$convergence`, `summary()`, and the largest R-hat and smallest ESS in
@@ -333,7 +364,7 @@ sgld_sa <- function(x, y, family = c("gaussian", "binomial"), method = c("sa", "
   p <- ncol(x)
   y <- if (family == "binomial") binomial_response(y, n, both_classes = FALSE) else check_y_vector(y, n)
   iterations <- if (iterations_given) check_count(iterations) else 40000L  # a given step; else the warm-up's
-  batch_size <- if (is.null(batch_size)) min(50L, n) else check_count(batch_size)
+  batch_size <- if (is.null(batch_size)) sgmcmc_default_batch(n) else check_count(batch_size)
   if (batch_size > n) {
     sb_abort(c("{.arg batch_size} must not exceed the number of observations.",
                x = "batch_size = {batch_size} but {.arg x} has {n} rows."), arg = "batch_size")
@@ -444,7 +475,7 @@ sgld_sa <- function(x, y, family = c("gaussian", "binomial"), method = c("sa", "
     ctl$sigma_init <- warmup$latent_start$sigma
     # and the SA's steps go on from where the pilot's ended (omega_k = A (k + Z)^-alpha with Z past its
     # iterations): the chains refine the pilot's estimate rather than restart it
-    ctl$sa_Z <- ctl$sa_Z + getOption("sb.sa_off", 10) * warmup$rate_iterations
+    ctl$sa_Z <- ctl$sa_Z + 10 * warmup$rate_iterations
   }
   x_test <- if (is.null(newx)) matrix(0, 0, p) else sgmcmc_apply_x(newx, sc)
   t0 <- proc.time()
@@ -534,7 +565,10 @@ sgld_sa <- function(x, y, family = c("gaussian", "binomial"), method = c("sa", "
                    intercept = intercept, chains = chains, nobs = n, coef_names = coef_names, control = control,
                    standardize = standardize, scaling = sc, step_size = control$step_size, auto_step = auto_step,
                    print_info = c(family = family, iterations = iterations, batch = batch_size, chains = chains,
-                                  step = sgmcmc_step_label(control$step_size, n, auto_step, sampler),
+                                  step = if (is.null(warmup$metric)) sgmcmc_step_label(control$step_size, n, auto_step, sampler)
+                                         else sprintf("%s in the coordinates of a %s metric, chosen by the warm-up",
+                                                      format(signif(control$step_size, 3)), warmup$metric_kind),
+                                  warmup = sgmcmc_warmup_label(warmup),
                                   sigma = if (family == "gaussian") signif(mean(sigma_user[used]), 4) else NULL,
                                   sgmcmc_convergence_info(convergence)))
   latent_state <- lapply(all_chains, function(ch) {
@@ -581,7 +615,7 @@ sgmcmc_glm_warmup <- function(xs, ys, sparse, intercept, init1, control, engine_
   run_pilot <- utils::modifyList(run, list(quiet = TRUE, threads = 1L))
   lik_var <- if (is.null(control$likelihood_sd)) 0 else control$likelihood_sd^2
   pilot <- function(eps, len, factor = NULL, adapt = FALSE, stream = 2^20, start = NULL, latent = NULL,
-                    sampler_ = sampler) {
+                    sampler_ = sampler, v0_mult = 1) {
     cc <- control
     cc$step_size <- eps
     ctl <- engine_ctl(cc, method_ = if (adapt) method else "none", trace_every = len, iterations = len,
@@ -589,6 +623,7 @@ sgmcmc_glm_warmup <- function(xs, ys, sparse, intercept, init1, control, engine_
     ctl$chain_offset <- stream
     ctl$metric_factor <- factor
     ctl$sampler <- sampler_
+    ctl$v0 <- ctl$v0 * v0_mult
     if (!is.null(latent)) {  # latents held at an estimate (a pilot of the preconditioned samplers)
       ctl$rho_start <- latent$rho
       ctl$delta_init <- min(max(latent$delta, 1e-12), 1 - 1e-12)
@@ -613,6 +648,7 @@ sgmcmc_glm_warmup <- function(xs, ys, sparse, intercept, init1, control, engine_
     m0 <- sgmcmc_glm_metric0(xs, ys, family, intercept, sparse, control, v0, v1, kind)
     return(sb_call_engine(sgmcmc_metric_warmup(pilot, score, m0$metric, kind, noise = noise, chains = chains,
                                                sparse_start = sparse_start,
+                                               v0_path = if (sparse_start && method == "sa" && P < n) c(4, 2, 1),
                                                friction = if (info$momentum) control$friction,
                                                correlation = m0$correlation,
                                                var_cap = sgmcmc_glm_var_cap(c(if (intercept) FALSE, sparse),
@@ -625,6 +661,19 @@ sgmcmc_glm_warmup <- function(xs, ys, sparse, intercept, init1, control, engine_
   excess <- sgmcmc_step_excess(sampler, control$friction, noise)
   sb_call_engine(sgmcmc_step_warmup(grid, pilot, score, excess = excess))
 }
+
+# What a warm-up cost, for print(): "9,600 pilot iterations, 0.05 s" (NULL without a warm-up).
+sgmcmc_warmup_label <- function(warmup) {
+  if (is.null(warmup)) return(NULL)
+  sprintf("%s pilot iterations of one chain, %.2g s", format(warmup$iterations, big.mark = ","), warmup$seconds %||% NA_real_)
+}
+
+# The default minibatch of a regression: every row up to 10,000 (full-data gradients: without control variates
+# a minibatch of n of N rows must shrink the step by about n / N for the same accuracy (the warm-up's cap,
+# R/sgmcmc_warmup.R), so it visits as many rows per unit of progress and adds per-iteration overhead), else 50
+# rows (the paper's). Measured on diabetes (bench/sgmcmc_defaults.R): HAMCMC-SA 6.4 s with 50 rows, 0.5 s with
+# all 354.
+sgmcmc_default_batch <- function(n) if (n <= 10000L) as.integer(n) else min(50L, as.integer(n))
 
 `%||%` <- function(a, b) if (is.null(a)) b else a
 

@@ -31,10 +31,18 @@
 #' classed error `scalebayes_error_diverged` with the last good state.
 #'
 #' By default the step is chosen by a warm-up (`sgmcmc_control(step_size = "auto")`, as in [sgld_sa()],
-#' "Step-size warm-up"): a target has no data scale, so the grid spans \eqn{4^2, 4^1, \dots, 4^{-10}}, the
-#' KSD's winner is refined against its neighbours at factors of 2 in one more round, and the accuracy cap is the
-#' discretization's (full gradients: an excess variance of \eqn{\epsilon / 2} for SGLD, \eqn{\eta / (2\alpha)}
-#' for SGHMC). Four chains by default; `print()` and `summary()` show split R-hat and bulk / tail ESS, and
+#' "Step-size warm-up"). For SGLD, SGHMC and SGNHT it adapts a fixed preconditioner (`sgmcmc_step(metric =
+#' "auto")`: dense up to 200 parameters): a target has no data scale, so a coarse search over the steps
+#' \eqn{4^2, 4^1, \dots, 4^{-10}} with pilots of 100 iterations sizes the starting metric (a multiple of I), two
+#' to four pilots of 1,000 iterations adapt it from their draws (their covariance shrunk towards its diagonal;
+#' more rounds while the last round's whitened variances were off by more than a factor 2), the step is chosen in
+#' the whitened coordinates and capped where its excess variance is 10 % (full gradients: about 0.2 for SGLD),
+#' and the chains start at draws of the last pilot (an `init` matrix keeps its starts). Measured on a 10-d
+#' logistic-regression R target: 4.6-8.0 s for the whole call (4 chains) against 450-510 s with the grid
+#' warm-up of before. For HAMCMC-SA and HAMCMC (or `metric = "none"`) the grid spans
+#' \eqn{4^2, 4^1, \dots, 4^{-10}}, the KSD's winner is refined against its neighbours at factors of 2 in one
+#' more round, and the accuracy cap is the discretization's (full gradients: an excess variance of
+#' \eqn{\epsilon / 2} for SGLD, \eqn{\eta / (2\alpha)} for SGHMC). Four chains by default; `print()` and `summary()` show split R-hat and bulk / tail ESS, and
 #' the call warns (class `scalebayes_warning_convergence`) when the largest R-hat exceeds 1.01 or the smallest
 #' bulk ESS is below 100. [ksd()] of the fit measures the draws against the target.
 #'
@@ -135,6 +143,7 @@ sgmcmc_density <- function(target, init = NULL, sampler = "sgld",
     sb_abort(c("A matrix {.arg init} must have one column per chain ({chains}).", x = "It has {ncol(init)}."),
              arg = "init")
   }
+  init_matrix_given <- is.matrix(init)
   init <- matrix(as.double(init), d, chains)
   burnin_arg <- burnin
   thin_arg <- thin
@@ -174,11 +183,15 @@ sgmcmc_density <- function(target, init = NULL, sampler = "sgld",
   warmup <- NULL
   if (auto_step) {
     t_w <- proc.time()
-    warmup <- density_warmup(eng_target, init[, 1L, drop = FALSE], control, engine_ctl, run, score, sampler)
+    warmup <- density_warmup(eng_target, init[, 1L, drop = FALSE], control, engine_ctl, run, score, sampler,
+                             chains = chains)
     warmup$seconds <- (proc.time() - t_w)[["elapsed"]]
     control$step_size <- warmup$step_size
+    # with a metric and no init given by a matrix, the chains start at the warm-up's draws
+    if (!is.null(warmup$starts) && !init_matrix_given) init <- warmup$starts
     if (!iterations_given) {
-      iterations <- sgmcmc_auto_length(warmup, fallback = iterations)
+      iterations <- sgmcmc_auto_length(warmup, fallback = iterations,
+                                       lower = if (is.null(warmup$metric)) 20000 else 2000)
       lens <- sgmcmc_lengths(iterations, burnin_arg, thin_arg)
       check_anneal(control, iterations)
     }
@@ -187,6 +200,7 @@ sgmcmc_density <- function(target, init = NULL, sampler = "sgld",
   check_result_size(as.double(chains) * (iterations %/% trace_every), 7, "control$trace_every")
   ctl <- engine_ctl(control, trace_every = trace_every, iterations = iterations, burnin = lens$burnin,
                     thin = lens$thin, keep = seq_len(d), chains = chains, chain_offset = 0)
+  ctl$metric_factor <- warmup$metric
   t0 <- proc.time()
   res <- sb_call_engine(cpp_sgmcmc_density(eng_target, init, ctl, run))
   timing <- proc.time() - t0
@@ -274,20 +288,35 @@ density_score <- function(eng_target, target, is_r, draws, call = rlang::caller_
 # 2^4 .. 2^-20 in factors of 4 (13 steps), the winner refined against its neighbours at factors of 2 in one
 # more round. Full gradients: the excess variance of a step is the discretization's eps / 2 (SGLD) or
 # eta / (2 alpha) (SGHMC). Pilots run on stream 2^20 of the seed.
-density_warmup <- function(eng_target, init1, control, engine_ctl, run, score, sampler) {
+density_warmup <- function(eng_target, init1, control, engine_ctl, run, score, sampler, chains = 4L) {
   run_pilot <- utils::modifyList(run, list(quiet = TRUE, threads = 1L))
   d <- nrow(init1)
-  pilot <- function(eps, len) {
+  pilot <- function(eps, len, factor = NULL, adapt = FALSE, stream = 2^20, start = NULL, latent = NULL, ...) {
     cc <- control
     cc$step_size <- eps
     ctl <- engine_ctl(cc, trace_every = len, iterations = len, burnin = len %/% 2L, thin = warmup_thin(len),
-                      keep = seq_len(d), chains = 1L, chain_offset = 2^20)
-    r <- cpp_sgmcmc_density(eng_target, init1, ctl, run_pilot)
+                      keep = seq_len(d), chains = 1L, chain_offset = stream)
+    ctl$metric_factor <- factor
+    r <- cpp_sgmcmc_density(eng_target, if (is.null(start)) init1 else matrix(start, ncol = 1L), ctl, run_pilot)
     if (isTRUE(r$interrupted)) rlang::interrupt()
     ch <- r$chains[[1]]
-    list(draws = ch$draws, diverged = isTRUE(ch$diverged), latent = NULL)
+    list(draws = ch$draws, diverged = isTRUE(ch$diverged), latent = NULL, final = ch$state)
   }
   excess <- sgmcmc_step_excess(sampler, control$friction)
+  kind <- sgmcmc_metric_kind(control, sampler, d)
+  if (!is.null(kind)) {
+    # a metric (R/sgmcmc_metric.R): a coarse search with short pilots sizes M0 = (eps0 / 0.1) I, so that the
+    # adaptation's first whitened step 0.1 is the coarse winner eps0 (SGHMC / SGNHT: eps0 / friction)
+    coarse <- sgmcmc_step_warmup(4^(2:-10), function(eps, len) pilot(eps, len), score, excess = NULL,
+                                 pilot_iterations = 100L)
+    info <- sgmcmc_sampler_info(sampler)
+    v0 <- coarse$ksd_step / 0.1 / (if (info$momentum) control$friction else 1)
+    w <- sgmcmc_metric_warmup(pilot, score, list(var = rep(v0, d)), kind, noise = 1,
+                              friction = if (info$momentum) control$friction, chains = chains)
+    w$table <- rbind(coarse$table, transform(w$table, round = w$table$round + max(coarse$table$round)))
+    w$iterations <- w$iterations + coarse$iterations
+    return(w)
+  }
   coarse <- sgmcmc_step_warmup(4^(2:-10), pilot, score, excess = NULL)
   fine <- sgmcmc_step_warmup(coarse$ksd_step * c(2, 1, 0.5), pilot, score, excess = excess,
                              pilot_iterations = max(coarse$table$pilot_iterations))

@@ -32,7 +32,8 @@
 # kind: "dense" or "diagonal"; noise: 1 + (N - n) / n (1 for full-data gradients); friction: NULL for SGLD.
 sgmcmc_metric_warmup <- function(pilot, score, metric0, kind, noise = 1, friction = NULL, chains = 4L,
                                  adapt_iterations = 1000L, pilot_iterations = 200L, correlation = NULL,
-                                 var_cap = NULL, sparse_start = FALSE, call = rlang::caller_env()) {
+                                 var_cap = NULL, sparse_start = FALSE, max_rounds = 4L, v0_path = NULL,
+                                 call = rlang::caller_env()) {
   base <- if (is.null(friction)) 1 else friction  # a momentum sampler moves about 1 / friction further per step
   metric <- metric0
   adapt <- list()
@@ -41,22 +42,38 @@ sgmcmc_metric_warmup <- function(pilot, score, metric0, kind, noise = 1, frictio
   # round 1 holds the latent variables where the chains start unless they start at a sparse estimate
   # (`sparse_start`; an SA from beta = 0 can drop every coefficient into the spike before the signals have moved:
   # measured, n = 100, p = 1,000), round 2 adapts them from where round 1 ended, as the run will
-  for (r in 1:2) {
+  min_rounds <- max(2L, length(v0_path))
+  for (r in seq_len(max(max_rounds, min_rounds))) {
     fac <- metric_factor(metric, kind)
     eps <- base * 0.1 / noise
+    mult <- if (length(v0_path)) v0_path[min(r, length(v0_path))] else 1
     pr <- NULL
     for (try in 1:4) {
-      pr <- pilot(eps, adapt_iterations, fac, r == 2L || sparse_start, 2^20 + r, start)
+      pr <- pilot(eps, adapt_iterations, fac, r >= 2L || sparse_start, 2^20 + r, start,
+                  latent = if (sparse_start) latent, v0_mult = mult)
       if (!isTRUE(pr$diverged) && nrow(pr$draws) >= 10L && all(is.finite(pr$draws))) break
       pr <- NULL
       eps <- eps / 4
     }
     adapt[[r]] <- data.frame(round = r, step_size = eps, pilot_iterations = adapt_iterations,
-                             latents = if (r == 2L || sparse_start) "adapted" else "held", diverged = is.null(pr))
+                             latents = if (r >= 2L || sparse_start) "adapted" else "held", v0_factor = mult,
+                             diverged = is.null(pr))
     if (is.null(pr)) break
+    # how far the metric the pilot ran with was off: the whitened draws' variances (about 1 when it was right)
+    wv <- apply(metric_whitener(fac)$x(pr$draws), 2L, stats::var)
+    adapt[[r]]$whitened_var_range <- paste(format(signif(range(wv), 2)), collapse = " - ")
     metric <- metric_from_draws(pr$draws, kind, correlation, cap = if (!is.null(var_cap)) var_cap(pr$latent))
     start <- pr$final
     latent <- pr$final_latent
+    # (v0_path: the SA rounds' spike scales as multiples of v0, ending at 1: a spike that narrows over the rounds,
+  # after the dynamic posterior exploration of Rockova & George 2018, keeps a coefficient of z about 5 in the
+  # slab where one SA at the final spike dropped it: diabetes map 0.99 at seeds 1-3 against 0.06 at seed 1.
+  # Regression with SA and fewer coefficients than rows only: at n = 100, p = 1,000 the wide spike let sigma
+  # grow and lost four of five signals.)
+  # at least two rounds; more (up to max_rounds) while the last one's whitened variances were off by more than
+    # a factor 2 (a poor start such as a density's multiple of I: a 4-d Gaussian with scales 0.1 to 10 and
+    # correlation 0.9 needed 83,000 iterations after two rounds)
+    if (r >= min_rounds && all(is.finite(wv)) && all(wv > 0.5 & wv < 2)) break
   }
   fac <- metric_factor(metric, kind)
   whiten <- metric_whitener(fac)
@@ -98,6 +115,7 @@ sgmcmc_metric_warmup <- function(pilot, score, metric0, kind, noise = 1, frictio
     # R-hat 1.5-2.0, bulk ESS 5-7), an empirical-Bayes estimate per chain; from one estimate the chains
     # sample one posterior
     w$latent_start <- latent
+    if (!is.null(w$latent_start$rho)) w$latent_start$rho[is.nan(w$latent_start$rho)] <- NA_real_  # not sparse
   }
   w$metric <- fac
   w$metric_kind <- kind

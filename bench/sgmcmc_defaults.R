@@ -5,6 +5,7 @@
 # (3, 2, 1, 2, 3) at n = 200, p = 50 and n = 100, p = 1,000.
 # Run: Rscript bench/sgmcmc_defaults.R [data sets: diabetes boston ames selection]   (results: bench/RESULTS.md)
 suppressPackageStartupMessages(library(scalebayes))
+`%||%` <- function(a, b) if (is.null(a)) b else a
 which <- commandArgs(TRUE)
 if (!length(which)) which <- c("diabetes", "boston", "ames", "selection")
 samplers <- c("sgld", "sghmc", "sgnht", "hamcmc_sa", "hamcmc")
@@ -47,7 +48,7 @@ for (nm in intersect(names(datasets), which)) {
   }
   if (nm == "diabetes") {
     f <- sgld_sa(y ~ ., data = d, seed = 1)
-    br <- blasso(y ~ ., data = d, rj = TRUE, seed = 1)
+    br <- blasso(y ~ ., data = d, lambda = "gamma", control = blasso_control(rj = TRUE), seed = 1)
     inc_b <- colMeans(br$draws[, names(f$inclusion), drop = FALSE] != 0)
     cat("inclusion, all 442 rows: sgld_sa() rho vs blasso(rj = TRUE) frequency\n")
     print(round(rbind(sgld_sa = f$inclusion, blasso_rj = inc_b), 3))
@@ -71,7 +72,7 @@ if ("selection" %in% which) {
       line <- sprintf("n = %4d p = %4d seed %d: sgld_sa signals %s, nulls mean %.3f max %.3f (%.1f s)", case[1], case[2],
                       seed, paste(sprintf("%.2f", inc[1:5]), collapse = " "), mean(inc[-(1:5)]), max(inc[-(1:5)]), t)
       if (case[2] <= 50) {
-        tb <- system.time(br <- blasso(d$x, d$y, rj = TRUE, seed = 1))[["elapsed"]]
+        tb <- system.time(br <- blasso(d$x, d$y, lambda = "gamma", control = blasso_control(rj = TRUE), seed = 1))[["elapsed"]]
         ib <- colMeans(br$draws[, names(inc), drop = FALSE] != 0)
         line <- paste0(line, sprintf(";  blasso rj signals %s, nulls mean %.3f (%.1f s)",
                                      paste(sprintf("%.2f", ib[1:5]), collapse = " "), mean(ib[-(1:5)]), tb))

@@ -100,7 +100,9 @@ test_that("the experimental forms warn, the matrix form does not; the transport 
   expect_match(conditionMessage(cnd), "lowrank", fixed = TRUE)
   expect_error(hamcmc_sa(d$x, d$y, iterations = 50, seed = 1, quiet = TRUE,
                          control = sgmcmc_control(lbfgs = sgmcmc_lbfgs(sa_form = "transport"))), class = "scalebayes_error_removed")
+  # (consecutive minibatches: batch_size below n; the default batch of a regression of at most 10,000 rows is all)
   expect_warning(hamcmc_sa_engine(d$x, d$y, sampler = "hamcmc", iterations = 50, seed = 1, quiet = TRUE,
+                                  batch_size = 50,
                                   control = sgmcmc_control(lbfgs = sgmcmc_lbfgs(curvature = "consecutive"))),
                  class = "scalebayes_warning_experimental")
   # same-batch pairs (the default) are not experimental
