@@ -1,14 +1,16 @@
 # SG-MCMC regression with every default, as a new user calls it, beside blasso() on the same data: whole-call
 # seconds, the run length and warm-up the defaults chose, min bulk ESS / max R-hat over the coefficients,
 # held-out RMSE (a fixed 80 / 20 split), and the inclusion probabilities against blasso(rj = TRUE)'s inclusion
-# frequencies; then the selection on Table 1's design (Sigma_ij = 0.6^|i-j|, noise variance 3) with 5 signals
-# (3, 2, 1, 2, 3) at n = 200, p = 50 and n = 100, p = 1,000.
+# frequencies (the default v0 and v0 = 0.2 / sqrt(N)); then the selection with v0 = 0.2 / sqrt(N) on Table 1's
+# design (Sigma_ij = 0.6^|i-j|, noise variance 3) with 5 signals (3, 2, 1, 2, 3) at n = 200, p = 50 (beside
+# blasso(rj = TRUE)) and n = 100, p = 1,000.
 # Run: Rscript bench/sgmcmc_defaults.R [data sets: diabetes boston ames selection]   (results: bench/RESULTS.md)
+# BENCH_SAMPLERS="sgld sghmc" restricts the samplers (HAMCMC-SA / HAMCMC on ames take 5-10 minutes).
 suppressPackageStartupMessages(library(scalebayes))
 `%||%` <- function(a, b) if (is.null(a)) b else a
 which <- commandArgs(TRUE)
 if (!length(which)) which <- c("diabetes", "boston", "ames", "selection")
-samplers <- c("sgld", "sghmc", "sgnht", "hamcmc_sa", "hamcmc")
+samplers <- strsplit(Sys.getenv("BENCH_SAMPLERS", "sgld sghmc sgnht hamcmc_sa hamcmc"), " +")[[1]]
 
 split_rows <- function(n, seed = 1) { set.seed(seed); sample(n, round(0.8 * n)) }
 rmse <- function(a, b) sqrt(mean((a - b)^2))
@@ -48,10 +50,11 @@ for (nm in intersect(names(datasets), which)) {
   }
   if (nm == "diabetes") {
     f <- sgld_sa(y ~ ., data = d, seed = 1)
+    f2 <- sgld_sa(y ~ ., data = d, seed = 1, v0 = 0.2 / sqrt(nrow(d)))
     br <- blasso(y ~ ., data = d, lambda = "gamma", control = blasso_control(rj = TRUE), seed = 1)
     inc_b <- colMeans(br$draws[, names(f$inclusion), drop = FALSE] != 0)
     cat("inclusion, all 442 rows: sgld_sa() rho vs blasso(rj = TRUE) frequency\n")
-    print(round(rbind(sgld_sa = f$inclusion, blasso_rj = inc_b), 3))
+    print(round(rbind(`sgld_sa default` = f$inclusion, `sgld_sa v0 = 0.2 / sqrt(N)` = f2$inclusion, blasso_rj = inc_b), 3))
   }
 }
 
@@ -67,7 +70,7 @@ if ("selection" %in% which) {
   for (case in list(c(200, 50), c(100, 1000))) {
     for (seed in 1:3) {
       d <- sim(case[1], case[2], seed)
-      t <- system.time(f <- suppressWarnings(sgld_sa(d$x, d$y, seed = 1)))[["elapsed"]]
+      t <- system.time(f <- suppressWarnings(sgld_sa(d$x, d$y, seed = 1, v0 = 0.2 / sqrt(case[1]))))[["elapsed"]]
       inc <- f$inclusion
       line <- sprintf("n = %4d p = %4d seed %d: sgld_sa signals %s, nulls mean %.3f max %.3f (%.1f s)", case[1], case[2],
                       seed, paste(sprintf("%.2f", inc[1:5]), collapse = " "), mean(inc[-(1:5)]), max(inc[-(1:5)]), t)
