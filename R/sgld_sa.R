@@ -615,16 +615,15 @@ sgmcmc_glm_warmup <- function(xs, ys, sparse, intercept, init1, control, engine_
   run_pilot <- utils::modifyList(run, list(quiet = TRUE, threads = 1L))
   lik_var <- if (is.null(control$likelihood_sd)) 0 else control$likelihood_sd^2
   pilot <- function(eps, len, factor = NULL, adapt = FALSE, stream = 2^20, start = NULL, latent = NULL,
-                    sampler_ = sampler, v0_mult = 1) {
+                    v0_mult = 1) {
     cc <- control
     cc$step_size <- eps
     ctl <- engine_ctl(cc, method_ = if (adapt) method else "none", trace_every = len, iterations = len,
                       burnin = len %/% 2L, thin = warmup_thin(len), keep = seq_len(P), chains = 1L)
     ctl$chain_offset <- stream
     ctl$metric_factor <- factor
-    ctl$sampler <- sampler_
     ctl$v0 <- ctl$v0 * v0_mult
-    if (!is.null(latent)) {  # latents held at an estimate (a pilot of the preconditioned samplers)
+    if (!is.null(latent)) {  # latents held (or, with adapt, started) at the warm-up's estimate
       ctl$rho_start <- latent$rho
       ctl$delta_init <- min(max(latent$delta, 1e-12), 1 - 1e-12)
       ctl$sigma_init <- latent$sigma
@@ -675,8 +674,8 @@ sgmcmc_warmup_label <- function(warmup) {
 # The default minibatch of a regression: every row up to 10,000 (full-data gradients: without control variates
 # a minibatch of n of N rows must shrink the step by about n / N for the same accuracy (the warm-up's cap,
 # R/sgmcmc_warmup.R), so it visits as many rows per unit of progress and adds per-iteration overhead), else 50
-# rows (the paper's). Measured on diabetes (bench/sgmcmc_defaults.R): HAMCMC-SA 6.4 s with 50 rows, 0.5 s with
-# all 354.
+# rows (the paper's). Measured on diabetes (bench/sgmcmc_defaults.R): HAMCMC-SA 6.1-6.4 s with 50 rows, 3.8 s
+# with all 354.
 sgmcmc_default_batch <- function(n) if (n <= 10000L) as.integer(n) else min(50L, as.integer(n))
 
 `%||%` <- function(a, b) if (is.null(a)) b else a
