@@ -248,7 +248,7 @@ sgmcmc_glm_var_cap <- function(sparse_all, prior_var) {
 sgmcmc_lasso_start <- function(xs, ys, family, intercept, seed) {
   cv <- suppressWarnings(cv_weighted_lasso(xs, ys, family = family, intercept = intercept, standardize = FALSE,
                                            seed = seed, quiet = TRUE, threads = 1L))
-  b <- drop(as.matrix(coef(cv, s = "lambda.1se")))
+  b <- drop(as.matrix(stats::coef(cv, s = "lambda.1se")))
   if (!intercept) b <- b[-1L]
   z <- if (intercept) cbind(1, xs) else xs
   sigma <- NULL
