@@ -25,7 +25,7 @@ genlasso_dual_path <- function(y, sp, weights, pw, pa, X = NULL, eps = 1e-4, bac
   if (is.null(X)) {
     r <- sb_call_engine(cpp_genlasso_dualpath(y * sw, sp$m, n, sp$i, sp$p, Dx, pa$maxsteps, pa$minlam,
                                               pa$approx, 1e-7, backend), call = call)
-    beta <- r$beta / sw
+    beta <- if (all(weights == 1)) r$beta else r$beta / sw
     fit <- beta
     bls <- y
     df <- r$df

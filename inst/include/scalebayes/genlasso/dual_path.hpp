@@ -324,14 +324,15 @@ inline DualPathResult dual_path(const Eigen::SparseMatrix<double>& D, const Eige
       const Eigen::VectorXd cv = Dr * ra, dv = Dr * rb;
       // c_j is exactly 0 when row j lies in the row space of D_I (a boundary edge closing a cycle of
       // interior edges): rounding noise there must not count as a leaving time (genlasso's fused path
-      // computes it exactly as 0); |c_j| <= 1e-10 ||D_j||_1 max(||y||_inf, ||D_B's||_inf lprev) is taken as 0.
-      const double yscale = std::max(y.cwiseAbs().maxCoeff(), Ds.cwiseAbs().maxCoeff() * lprev);
+      // computes it exactly as 0); c_j = s_j D_j P y with P the projection on null(D_I), so
+      // |c_j| <= 1e-11 ||D_j||_1 ||y||_inf is taken as 0 (a scale with lambda in it missed true leaves at k = 2).
+      const double yscale = y.cwiseAbs().maxCoeff();
       bool first = true;
       for (int j = 0; j < m; ++j) {
         if (!inB[j]) continue;
         const double c = sB[j] * cv[j], d = sB[j] * dv[j];
         double l = c / d;
-        if (c >= -1e-10 * row_l1[j] * yscale) l = 0.0;
+        if (c >= -1e-11 * row_l1[j] * yscale) l = 0.0;
         if (!(l <= lprev + ctl.btol)) l = 0.0;
         else if (l > lprev) l = lprev;
         if (first || l > leave) { leave = l; ileave = j; first = false; }  // first maximum
