@@ -13,7 +13,8 @@
 // Next knot = max of the hitting times  a_i / (b_i + sign(a_i))  and the leaving times  c_i / d_i
 // (c = s o D_B (y - D_I'a), d = s o D_B (D_B's - D_I'b), only c_i < 0), each capped at the previous knot.
 //
-// Two least-squares back ends, both recomputed at every knot:
+// Three least-squares back ends, each recomputed at every knot (the graph one is described at GraphLSQ:
+// edges c (e_q - e_p) and lasso rows, a grounded sparse Laplacian LDL' per knot, as genlasso's dualpathFused):
 //   * banded: when every row of D has a contiguous support whose first and last columns do not decrease
 //     with the row index (trend filtering, the 1-D fused lasso), D_I' is banded; a row-sequential Givens QR
 //     costs O(n w^2) per knot (w = most rows covering one column, k + 2 for trend filtering of order k).
@@ -43,7 +44,7 @@ struct DualPathControl {
   bool approx = false;     // never let coordinates leave the boundary (genlasso's approx)
   double btol = 1e-7;      // hitting / leaving times above the previous knot by less than btol are capped
   double rank_tol = 1e-10; // relative threshold of the dense complete orthogonal decomposition
-  int backend = 0;         // 0 auto, 1 banded (falls back to dense where it cannot), 2 dense
+  int backend = 0;         // 0 auto (banded, else graph, else dense), 1 banded (else dense), 2 dense
 };
 
 using PathProgressFn = std::function<void(int, double)>;
@@ -207,6 +208,143 @@ class BandedLSQ {
   std::vector<char> filled_;
 };
 
+// Graph back end: every row of D is c (e_q - e_p) (an edge, any weight c) or v e_p (a lasso row, genlasso's
+// sparse fused lasso). Then D_I' D_I is a weighted graph Laplacian plus a diagonal, null(D_I) is spanned by the
+// indicators of the connected components (of the interior edges) without a lasso row, and the min-norm least
+// squares solution is D_I z with (D_I' D_I) z = P y, z grounded (0) at one vertex of each such component
+// (genlasso's dualpathFused). One sparse LDL' (Eigen SimplicialLDLT, AMD) per knot.
+struct GraphRows {
+  bool ok = false;
+  std::vector<int> p, q;      // q = -1 for a lasso row
+  std::vector<double> c;      // edge: D_jq = c, D_jp = -c; lasso row: D_jp = c
+};
+
+inline GraphRows graph_rows(const Eigen::SparseMatrix<double, Eigen::RowMajor>& Dr) {
+  GraphRows g;
+  const int m = static_cast<int>(Dr.rows());
+  g.p.assign(m, -1);
+  g.q.assign(m, -1);
+  g.c.assign(m, 0.0);
+  for (int j = 0; j < m; ++j) {
+    int cnt = 0;
+    int idx[2] = {-1, -1};
+    double v[2] = {0, 0};
+    for (Eigen::SparseMatrix<double, Eigen::RowMajor>::InnerIterator it(Dr, j); it; ++it) {
+      if (it.value() == 0.0) continue;
+      if (cnt == 2) return g;
+      idx[cnt] = static_cast<int>(it.col());
+      v[cnt] = it.value();
+      ++cnt;
+    }
+    if (cnt == 1) {
+      g.p[j] = idx[0];
+      g.c[j] = v[0];
+    } else if (cnt == 2 && v[0] == -v[1]) {
+      g.p[j] = idx[0];
+      g.q[j] = idx[1];
+      g.c[j] = v[1];
+    } else {
+      return g;
+    }
+  }
+  g.ok = true;
+  return g;
+}
+
+class GraphLSQ {
+ public:
+  GraphLSQ(const GraphRows& g, int n) : g_(g), n_(n) {}
+  // returns rank(D_I); false on a failed factorization
+  bool solve(const std::vector<int>& I, const Eigen::VectorXd& r1, const Eigen::VectorXd* r2, Eigen::VectorXd& x1,
+             Eigen::VectorXd& x2, int& rank) {
+    const int n = n_;
+    std::vector<int> parent(n);
+    for (int i = 0; i < n; ++i) parent[i] = i;
+    auto find = [&](int a) {
+      while (parent[a] != a) { parent[a] = parent[parent[a]]; a = parent[a]; }
+      return a;
+    };
+    std::vector<char> grounded(n, 0);
+    for (int j : I)
+      if (g_.q[j] >= 0) {
+        const int a = find(g_.p[j]), b = find(g_.q[j]);
+        if (a != b) parent[a] = b;
+      }
+    for (int j : I)
+      if (g_.q[j] < 0) grounded[find(g_.p[j])] = 1;
+    // component sums for the projection, ground vertex = the root
+    std::vector<double> s1(n, 0.0), s2(n, 0.0);
+    std::vector<int> cnt(n, 0), root(n);
+    for (int i = 0; i < n; ++i) {
+      root[i] = find(i);
+      s1[root[i]] += r1[i];
+      if (r2) s2[root[i]] += (*r2)[i];
+      cnt[root[i]] += 1;
+    }
+    std::vector<int> map(n, -1);
+    int nr = 0, free_comp = 0;
+    for (int i = 0; i < n; ++i) {
+      const bool ground = !grounded[root[i]] && root[i] == i;
+      if (ground) ++free_comp;
+      else map[i] = nr++;
+    }
+    rank = n - free_comp;
+    Eigen::VectorXd t1(nr), t2(nr);
+    for (int i = 0; i < n; ++i) {
+      if (map[i] < 0) continue;
+      const int rt = root[i];
+      const bool proj = !grounded[rt];
+      t1[map[i]] = r1[i] - (proj ? s1[rt] / cnt[rt] : 0.0);
+      t2[map[i]] = (r2 ? (*r2)[i] : 0.0) - (proj ? s2[rt] / cnt[rt] : 0.0);
+    }
+    std::vector<Eigen::Triplet<double>> tr;
+    tr.reserve(4 * I.size());
+    for (int j : I) {
+      const double w = g_.c[j] * g_.c[j];
+      const int a = map[g_.p[j]];
+      if (g_.q[j] < 0) {
+        if (a >= 0) tr.emplace_back(a, a, w);
+        continue;
+      }
+      const int b = map[g_.q[j]];
+      if (a >= 0) tr.emplace_back(a, a, w);
+      if (b >= 0) tr.emplace_back(b, b, w);
+      if (a >= 0 && b >= 0) {
+        tr.emplace_back(a, b, -w);
+        tr.emplace_back(b, a, -w);
+      }
+    }
+    Eigen::VectorXd z = Eigen::VectorXd::Zero(n), z2 = Eigen::VectorXd::Zero(n);
+    if (nr > 0) {
+      Eigen::SparseMatrix<double> G(nr, nr);
+      G.setFromTriplets(tr.begin(), tr.end());
+      Eigen::SimplicialLDLT<Eigen::SparseMatrix<double>> ldl(G);
+      if (ldl.info() != Eigen::Success) return false;
+      const Eigen::VectorXd za = ldl.solve(t1), zb = ldl.solve(t2);
+      for (int i = 0; i < n; ++i)
+        if (map[i] >= 0) { z[i] = za[map[i]]; z2[i] = zb[map[i]]; }
+    }
+    const int p = static_cast<int>(I.size());
+    x1.resize(p);
+    x2.resize(p);
+    for (int c = 0; c < p; ++c) {
+      const int j = I[c];
+      if (g_.q[j] < 0) {
+        x1[c] = g_.c[j] * z[g_.p[j]];
+        x2[c] = g_.c[j] * z2[g_.p[j]];
+      } else {
+        x1[c] = g_.c[j] * (z[g_.q[j]] - z[g_.p[j]]);
+        x2[c] = g_.c[j] * (z2[g_.q[j]] - z2[g_.p[j]]);
+      }
+    }
+    return true;
+  }
+
+ private:
+  const GraphRows& g_;
+  int n_;
+};
+
 }  // namespace detail
 
 // The dual path. D: m x n sparse; y: n.
@@ -223,6 +361,9 @@ inline DualPathResult dual_path(const Eigen::SparseMatrix<double>& D, const Eige
   if (ctl.backend != 2) seg = detail::row_segments(D);
   const bool try_banded = ctl.backend != 2 && seg.banded;
   detail::BandedLSQ bls(seg);
+  detail::GraphRows grows;
+  if (ctl.backend == 0 && !seg.banded) grows = detail::graph_rows(Dr);
+  detail::GraphLSQ gls(grows, n);
   Eigen::MatrixXd Dd;  // dense copy, made on first use
   auto dense = [&]() -> const Eigen::MatrixXd& {
     if (Dd.size() == 0) Dd = Eigen::MatrixXd(D);
@@ -233,6 +374,8 @@ inline DualPathResult dual_path(const Eigen::SparseMatrix<double>& D, const Eige
                  Eigen::VectorXd& x2) -> int {
     const int p = static_cast<int>(I.size());
     if (try_banded && bls.solve(I, r1, r2, x1, x2)) return p;
+    int grank = 0;
+    if (grows.ok && gls.solve(I, r1, r2, x1, x2, grank)) return grank;
     out.dense_used = true;
     const Eigen::MatrixXd& Dm = dense();
     Eigen::MatrixXd A(n, p);
