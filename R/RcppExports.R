@@ -205,6 +205,10 @@ cpp_tf_row_norms <- function(x, k) {
     .Call(`_scalebayes_cpp_tf_row_norms`, x, k)
 }
 
+cpp_genlasso_dualpath <- function(y, m, n, Di, Dp, Dx, maxsteps, minlam, approx, btol, backend) {
+    .Call(`_scalebayes_cpp_genlasso_dualpath`, y, m, n, Di, Dp, Dx, maxsteps, minlam, approx, btol, backend)
+}
+
 cpp_wbb_driver_check <- function(y, lambda, solver, n_prior, settings) {
     .Call(`_scalebayes_cpp_wbb_driver_check`, y, lambda, solver, n_prior, settings)
 }

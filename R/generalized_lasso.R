@@ -17,6 +17,19 @@
 #' @param penalty_weights Deprecated name of `penalty_factor` (works for one release, with a warning).
 #' @param nlambda,lambda_min_ratio Path settings when `lambda` is `NULL`.
 #' @param control [tf_control()] (`tol`, `max_iter`, `warm_start` are used).
+#' @param path `TRUE`: the exact solution path (every knot) by the dual path algorithm of Tibshirani &
+#'   Taylor (2011), as `genlasso::genlasso()`; returns an [sb_genlasso_path] object. `lambda`, `nlambda`,
+#'   `lambda_min_ratio` and `control` are then not used. `FALSE` (default): the certified interior point on a
+#'   grid of lambda values.
+#' @param maxsteps,minlam,approx Path settings (genlasso's names and meanings): at most `maxsteps` knots;
+#'   stop after the first knot below `minlam`; `approx = TRUE` never lets a coordinate leave the boundary
+#'   (the approximate path, faster, exact only while no coordinate would leave). A warning of class
+#'   `scalebayes_warning_maxsteps` says when `maxsteps` ended the path above `minlam`.
+#' @param X Optional dense design matrix (n x p, then `y` has n entries and `D` p columns): genlasso's
+#'   reduction to X = I (`y -> U U'y`, `D -> D V diag(1/d) U'` from the SVD of X; when p > n or X is column
+#'   rank deficient, a ridge of multiplier `eps` is added, with a warning, as genlasso does). Only with
+#'   `path = TRUE`, unit `weights` and `penalty_factor`.
+#' @param eps Ridge multiplier for `X` (genlasso's `eps`).
 #' @details `lambda_max` is the smallest \eqn{\lambda} at which the weighted projection \eqn{\beta_0} of `y` onto
 #'   the null space of `D` is optimal: \eqn{\min_u \max_j |u_j| / p_j} subject to \eqn{D^\top u = W(y - \beta_0)}.
 #'   When `D` has full row rank `u` is unique. When it has more rows than rank (graphs with cycles, 2-D grids)
@@ -30,7 +43,15 @@
 #'   \eqn{D W^{-1} D^\top u = D y} with iterative refinement; when these are too ill-conditioned for double
 #'   precision (high-order differences written as a generic matrix) a warning of class
 #'   `scalebayes_warning_lambda_max` says so: use [trend_filter()] for those.
-#' @return An object of class `sb_generalized_lasso` with `beta` (n x L), `lambda`, `lambda_max` (with
+#' @section Cost of the path: between knots the interior dual is `a - lambda b` with `a`, `b` min-norm
+#'   least-squares solutions in \eqn{D_I^\top} (I the rows off the boundary), recomputed at every knot. When
+#'   every row of `D` has a contiguous support with non-decreasing first and last columns (trend filtering,
+#'   1-D fused lasso) this is a banded Givens QR, O(n w^2) per knot (w = k + 2 for trend filtering);
+#'   otherwise a dense complete orthogonal decomposition of \eqn{D_I^\top}, O(n m min(n, m)) per knot.
+#'   Observation weights and `penalty_factor` enter exactly by the change of variables
+#'   \eqn{\tilde y = W^{1/2} y}, \eqn{\tilde D = \mathrm{diag}(p) D W^{-1/2}}. `df` at each knot is
+#'   genlasso's: the dimension of the null space of \eqn{D_I} on the segment above the knot (minus n - p with X).
+#' @return With `path = TRUE` an [sb_genlasso_path] object. Otherwise an object of class `sb_generalized_lasso` with `beta` (n x L), `lambda`, `lambda_max` (with
 #'   `lambda_max_lower` and `lambda_max_rel_gap`, see Details), `rel_gap`, `gap`, `iter`, `u` (dual solutions).
 #' @export
 #' @examples
@@ -45,13 +66,39 @@
 #' fit <- generalized_lasso(y, D, lambda = 0.5)
 #' round(fit$beta[, 1], 2)
 generalized_lasso <- function(y, D, lambda = NULL, weights = NULL, penalty_factor = NULL, nlambda = 50,
-                              lambda_min_ratio = 1e-4, control = tf_control(), penalty_weights = NULL) {
+                              lambda_min_ratio = 1e-4, control = tf_control(), penalty_weights = NULL,
+                              path = FALSE, maxsteps = 2000, minlam = 0, approx = FALSE, X = NULL, eps = 1e-4) {
   call <- match.call()
   penalty_factor <- tf_penalty_factor(penalty_weights, penalty_factor, missing(penalty_factor), "generalized_lasso",
                                       missing(penalty_weights))
   sp <- check_penalty_matrix(D)
   n <- sp$n
   m <- sp$m
+  path <- check_flag(path)
+  if (!is.null(X) && !path) sb_abort("{.arg X} is only supported with {.code path = TRUE}.", arg = "X")
+  if (path) {
+    pa <- check_path_args(maxsteps, minlam, approx)
+    if (!is.null(X)) {
+      if (!is.matrix(X) || !is.numeric(X) || any(!is.finite(X)) || ncol(X) != n) {
+        sb_abort(c("{.arg X} must be a finite numeric matrix with one column per column of {.arg D}.",
+                   x = "{.arg D} has {n} column{?s}."), arg = "X")
+      }
+      if (!is.null(weights) || !is.null(penalty_factor)) {
+        sb_abort("{.arg weights} and {.arg penalty_factor} are not supported with {.arg X}.", arg = "X")
+      }
+      eps <- check_number(eps, lower = 0, lower_open = TRUE)
+    }
+    ny <- if (is.null(X)) n else nrow(X)
+    if (!is.numeric(y) || length(y) != ny || any(!is.finite(y))) {
+      sb_abort(c("{.arg y} must be a finite numeric vector with one value per {if (is.null(X)) 'column of {.arg D}' else 'row of {.arg X}'}.",
+                 x = "{.arg y} has length {length(y)}, {if (is.null(X)) 'D has' else 'X has'} {ny}."), arg = "y")
+    }
+    y <- as.double(y)
+    weights <- if (is.null(weights)) rep(1, n) else check_weights(weights, n, positive = TRUE)
+    pw <- check_penalty_weights(penalty_factor, m)
+    r <- genlasso_dual_path(y, sp, weights, pw, pa, X = X, eps = eps)
+    return(new_genlasso_path(r, y, as_penalty_dgc(sp), X, weights, pw, pa, call))
+  }
   if (!is.numeric(y) || length(y) != n || any(!is.finite(y))) {
     sb_abort(c("{.arg y} must be a finite numeric vector with one value per column of {.arg D}.",
                x = "{.arg y} has length {length(y)}, {.arg D} has {n} column{?s}."), arg = "y")

@@ -153,7 +153,12 @@ check_penalty_weights <- function(pw, m, arg = "penalty_factor", call = rlang::c
 #' @param penalty_weights Deprecated name of `penalty_factor` (works for one release, with a warning).
 #' @param nlambda,lambda_min_ratio Path length and end when `lambda` is `NULL`.
 #' @param control [tf_control()].
-#' @return An object of class `sb_trend_filter`: `beta` (n x L matrix of fits), `lambda`, `lambda_max`,
+#' @param path `TRUE`: the exact solution path (every knot), as `genlasso::trendfilter(pos = x, ord = k)`,
+#'   by the dual path algorithm with a banded Givens QR per knot (O(n (k + 2)^2) per knot); returns an
+#'   [sb_genlasso_path] object (`predict(fit, newdata, lambda = )` interpolates in lambda exactly and in x by
+#'   discrete splines). See [generalized_lasso()] for the algorithm and `maxsteps`, `minlam`, `approx`.
+#' @param maxsteps,minlam,approx Path settings of `path = TRUE` (genlasso's names and meanings).
+#' @return With `path = TRUE` an [sb_genlasso_path] object. Otherwise an object of class `sb_trend_filter`: `beta` (n x L matrix of fits), `lambda`, `lambda_max`,
 #'   `rel_gap`, `gap`, `iter`, `converged`, `rounding_rel`, `df` (number of nonzero differences plus k + 1),
 #'   and the data.
 #' @seealso [cv_trend_filter()], [trend_filter_wbb()], [generalized_lasso()].
@@ -167,11 +172,20 @@ check_penalty_weights <- function(pw, m, arg = "penalty_factor", call = rlang::c
 #' plot(x, y); lines(x, fit$beta[, 1], col = "red")
 #' predict(fit, newx = c(10.5, 50.25))
 trend_filter <- function(y, x = NULL, k = 3, lambda = NULL, weights = NULL, penalty_factor = NULL,
-                         nlambda = 50, lambda_min_ratio = 1e-5, control = tf_control(), penalty_weights = NULL) {
+                         nlambda = 50, lambda_min_ratio = 1e-5, control = tf_control(), penalty_weights = NULL,
+                         path = FALSE, maxsteps = 2000, minlam = 0, approx = FALSE) {
   call <- match.call()
   penalty_factor <- tf_penalty_factor(penalty_weights, penalty_factor, missing(penalty_factor), "trend_filter",
                                       missing(penalty_weights))
   d <- check_tf_data(y, x, k, weights)
+  if (check_flag(path)) {
+    pa <- check_path_args(maxsteps, minlam, approx)
+    pw <- check_penalty_weights(penalty_factor, d$n - d$k - 1L)
+    D <- trend_filter_matrix(d$n, d$k, d$x)
+    sp <- list(m = nrow(D), n = ncol(D), i = D@i, p = D@p, x = D@x)
+    r <- genlasso_dual_path(d$y, sp, d$weights, pw, pa)
+    return(new_genlasso_path(r, d$y, D, NULL, d$weights, pw, pa, call, extra = list(tf_x = d$x, tf_k = d$k)))
+  }
   control <- check_tf_control(control)
   m <- d$n - d$k - 1L
   pw <- check_penalty_weights(penalty_factor, m)

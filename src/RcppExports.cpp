@@ -796,6 +796,27 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
+// cpp_genlasso_dualpath
+Rcpp::List cpp_genlasso_dualpath(Rcpp::NumericVector y, int m, int n, Rcpp::IntegerVector Di, Rcpp::IntegerVector Dp, Rcpp::NumericVector Dx, int maxsteps, double minlam, bool approx, double btol, int backend);
+RcppExport SEXP _scalebayes_cpp_genlasso_dualpath(SEXP ySEXP, SEXP mSEXP, SEXP nSEXP, SEXP DiSEXP, SEXP DpSEXP, SEXP DxSEXP, SEXP maxstepsSEXP, SEXP minlamSEXP, SEXP approxSEXP, SEXP btolSEXP, SEXP backendSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type y(ySEXP);
+    Rcpp::traits::input_parameter< int >::type m(mSEXP);
+    Rcpp::traits::input_parameter< int >::type n(nSEXP);
+    Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type Di(DiSEXP);
+    Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type Dp(DpSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type Dx(DxSEXP);
+    Rcpp::traits::input_parameter< int >::type maxsteps(maxstepsSEXP);
+    Rcpp::traits::input_parameter< double >::type minlam(minlamSEXP);
+    Rcpp::traits::input_parameter< bool >::type approx(approxSEXP);
+    Rcpp::traits::input_parameter< double >::type btol(btolSEXP);
+    Rcpp::traits::input_parameter< int >::type backend(backendSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_genlasso_dualpath(y, m, n, Di, Dp, Dx, maxsteps, minlam, approx, btol, backend));
+    return rcpp_result_gen;
+END_RCPP
+}
 // cpp_wbb_driver_check
 Rcpp::NumericMatrix cpp_wbb_driver_check(Rcpp::NumericVector y, double lambda, int solver, int n_prior, Rcpp::List settings);
 RcppExport SEXP _scalebayes_cpp_wbb_driver_check(SEXP ySEXP, SEXP lambdaSEXP, SEXP solverSEXP, SEXP n_priorSEXP, SEXP settingsSEXP) {
@@ -969,6 +990,7 @@ static const R_CallMethodDef CallEntries[] = {
     {"_scalebayes_cpp_genlasso_path", (DL_FUNC) &_scalebayes_cpp_genlasso_path, 12},
     {"_scalebayes_cpp_genlasso_lambda_max", (DL_FUNC) &_scalebayes_cpp_genlasso_lambda_max, 8},
     {"_scalebayes_cpp_tf_row_norms", (DL_FUNC) &_scalebayes_cpp_tf_row_norms, 2},
+    {"_scalebayes_cpp_genlasso_dualpath", (DL_FUNC) &_scalebayes_cpp_genlasso_dualpath, 11},
     {"_scalebayes_cpp_wbb_driver_check", (DL_FUNC) &_scalebayes_cpp_wbb_driver_check, 5},
     {"_scalebayes_cpp_lambda_max", (DL_FUNC) &_scalebayes_cpp_lambda_max, 7},
     {"_scalebayes_cpp_enet_path", (DL_FUNC) &_scalebayes_cpp_enet_path, 8},

@@ -2,6 +2,7 @@
 #include "sb_glue.h"
 #include "scalebayes/genlasso/trend_filter.hpp"
 #include "scalebayes/genlasso/generalized_lasso.hpp"
+#include "scalebayes/genlasso/dual_path.hpp"
 
 namespace gl = scalebayes::genlasso;
 
@@ -145,4 +146,36 @@ Rcpp::List cpp_genlasso_lambda_max(Rcpp::NumericVector y, Rcpp::NumericVector w,
 // [[Rcpp::export]]
 Rcpp::NumericVector cpp_tf_row_norms(Rcpp::NumericVector x, int k) {
   return Rcpp::wrap(gl::row_norms(gl::make_difference(to_vec(x), k)));
+}
+
+// The exact dual solution path (engine: genlasso/dual_path.hpp) for a sparse D in compressed-column form.
+// backend: 0 auto, 1 banded, 2 dense.
+// [[Rcpp::export]]
+Rcpp::List cpp_genlasso_dualpath(Rcpp::NumericVector y, int m, int n, Rcpp::IntegerVector Di, Rcpp::IntegerVector Dp,
+                                 Rcpp::NumericVector Dx, int maxsteps, double minlam, bool approx, double btol,
+                                 int backend) {
+  const Eigen::SparseMatrix<double> D = sparse_from_csc(m, n, Di, Dp, Dx);
+  gl::DualPathControl ctl;
+  ctl.maxsteps = maxsteps;
+  ctl.minlam = minlam;
+  ctl.approx = approx;
+  ctl.btol = btol;
+  ctl.backend = backend;
+  const gl::DualPathResult r = gl::dual_path(D, to_vec(y), ctl, stop_on_interrupt);
+  if (r.interrupted) throw Rcpp::internal::InterruptedException();
+  const int K = static_cast<int>(r.lambda.size());
+  Rcpp::NumericMatrix u(m, K), beta(n, K);
+  Rcpp::List bset(K), bsign(K);
+  for (int k = 0; k < K; ++k) {
+    std::copy(r.u[k].data(), r.u[k].data() + m, u.begin() + static_cast<long>(k) * m);
+    std::copy(r.beta[k].data(), r.beta[k].data() + n, beta.begin() + static_cast<long>(k) * n);
+    Rcpp::IntegerVector b(r.boundary[k].begin(), r.boundary[k].end());
+    bset[k] = b + 1;
+    bsign[k] = Rcpp::IntegerVector(r.sign[k].begin(), r.sign[k].end());
+  }
+  return Rcpp::List::create(Rcpp::Named("lambda") = Rcpp::wrap(r.lambda), Rcpp::Named("df") = Rcpp::wrap(r.df),
+                            Rcpp::Named("hit") = Rcpp::LogicalVector(r.hit.begin(), r.hit.end()),
+                            Rcpp::Named("u") = u, Rcpp::Named("beta") = beta, Rcpp::Named("boundary") = bset,
+                            Rcpp::Named("sign") = bsign, Rcpp::Named("complete") = r.complete,
+                            Rcpp::Named("dense_used") = r.dense_used);
 }

@@ -10,6 +10,7 @@
 #include "check.hpp"
 #include "scalebayes/genlasso/banded_ls.hpp"
 #include "scalebayes/genlasso/difference.hpp"
+#include "scalebayes/genlasso/dual_path.hpp"
 #include "scalebayes/genlasso/dual_normal_band.hpp"
 #include "scalebayes/genlasso/fused_dp.hpp"
 #include "scalebayes/genlasso/generalized_lasso.hpp"
@@ -318,6 +319,57 @@ TEST(generalized_lasso_path_and_stop) {
   const gl::TFFit f = gl::trend_filter_fit(x, y, w, 1, VectorXd::Ones(1), lambdas, gl::TFMethod::Auto, gl::IPControl(),
                                            true, [] { return true; });
   CHECK(f.path.interrupted && f.path.completed == 0);
+}
+
+TEST(dual_path_banded_equals_dense_and_is_optimal_at_every_knot) {
+  // trend filtering k = 0..2 on uneven x: the banded Givens back end and the dense complete orthogonal
+  // decomposition give the same knots; every knot satisfies the optimality conditions D'u = y - beta,
+  // |u_j| <= lambda, u_j = +-lambda on the boundary set; the fused DP agrees at every knot (k = 0)
+  const int n = 40;
+  VectorXd x(n);
+  for (int i = 0; i < n; ++i) x[i] = i + 0.3 * std::sin(1.7 * i);
+  const VectorXd y = randn(n, 90);
+  for (int k = 0; k <= 2; ++k) {
+    const gl::BandedD B = gl::make_difference(x, k);
+    std::vector<Eigen::Triplet<double>> tr;
+    for (int i = 0; i < B.m; ++i)
+      for (int l = 0; l < B.width; ++l) tr.emplace_back(i, i + l, B.at(i, l));
+    Eigen::SparseMatrix<double> D(B.m, n);
+    D.setFromTriplets(tr.begin(), tr.end());
+    gl::DualPathControl cb, cd;
+    cd.backend = 2;
+    int calls = 0;
+    const gl::DualPathResult pb = gl::dual_path(D, y, cb, gl::StopFn(), [&](int, double) { ++calls; });
+    const gl::DualPathResult pd = gl::dual_path(D, y, cd);
+    CHECK(pb.complete && !pb.dense_used && pd.dense_used);
+    CHECK(pb.lambda.size() == pd.lambda.size() && calls == static_cast<int>(pb.lambda.size()));
+    for (size_t q = 0; q < pb.lambda.size() && q < pd.lambda.size(); ++q) {
+      const double lam = pb.lambda[q];
+      CHECK_NEAR(lam, pd.lambda[q], 1e-9 * pb.lambda[0]);
+      CHECK(pb.df[q] == pd.df[q]);
+      CHECK((D.transpose() * pb.u[q] - (y - pb.beta[q])).cwiseAbs().maxCoeff() < 1e-10);
+      CHECK(pb.u[q].cwiseAbs().maxCoeff() <= lam * (1 + 1e-9));
+      for (size_t t = 0; t < pb.boundary[q].size(); ++t)
+        CHECK_NEAR(pb.u[q][pb.boundary[q][t]], pb.sign[q][t] * lam, 1e-9 * lam);
+      if (k == 0) {
+        VectorXd b(n), w = VectorXd::Ones(n), lv = VectorXd::Constant(n - 1, lam);
+        gl::fused_lasso_dp(n, y.data(), w.data(), lv.data(), b.data());
+        CHECK((b - pb.beta[q]).cwiseAbs().maxCoeff() < 1e-9);
+      }
+    }
+  }
+  // maxsteps, the stop callback and bad input
+  const Eigen::SparseMatrix<double> D = chain_D(n);
+  gl::DualPathControl c3;
+  c3.maxsteps = 3;
+  const gl::DualPathResult p3 = gl::dual_path(D, y, c3);
+  CHECK(p3.lambda.size() == 3 && !p3.complete);
+  int polls = 0;
+  const gl::DualPathResult ps = gl::dual_path(D, y, gl::DualPathControl(), [&] { return ++polls >= 2; });
+  CHECK(ps.interrupted && ps.lambda.size() == 2);
+  c3.maxsteps = 0;
+  CHECK_THROWS(gl::dual_path(D, y, c3), std::invalid_argument);
+  CHECK_THROWS(gl::dual_path(D, randn(n - 1, 1), gl::DualPathControl()), std::invalid_argument);
 }
 
 int main() { return sbtest::run_all(); }

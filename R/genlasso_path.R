@@ -1,0 +1,228 @@
+# The exact solution path of the generalized lasso (dual path algorithm, Tibshirani & Taylor 2011), as
+# genlasso computes it: generalized_lasso(path = TRUE), trend_filter(path = TRUE), and the methods of class
+# sb_genlasso_path. Engine: inst/include/scalebayes/genlasso/dual_path.hpp.
+
+# D (any form check_penalty_matrix accepts) -> dgCMatrix
+as_penalty_dgc <- function(sp) {
+  Matrix::sparseMatrix(i = sp$i + 1L, p = sp$p, x = sp$x, dims = c(sp$m, sp$n))
+}
+
+check_path_args <- function(maxsteps, minlam, approx, call = rlang::caller_env()) {
+  list(maxsteps = check_count(maxsteps, arg = "maxsteps", call = call, min = 1L, max = 1e7),
+       minlam = check_number(minlam, arg = "minlam", call = call, lower = 0),
+       approx = check_flag(approx, arg = "approx", call = call))
+}
+
+# The path for y and D (slots as check_penalty_matrix returns them). Weights w and penalty factors pw enter
+# by the exact change of variables  y~ = W^1/2 y, beta~ = W^1/2 beta, D~ = diag(pw) D W^-1/2.
+genlasso_dual_path <- function(y, sp, weights, pw, pa, X = NULL, eps = 1e-4, backend = 0L,
+                               call = rlang::caller_env()) {
+  n <- sp$n
+  Dx <- sp$x
+  if (!all(pw == 1)) Dx <- Dx * rep_len(pw, sp$m)[sp$i + 1L]
+  sw <- sqrt(weights)
+  if (!all(weights == 1)) Dx <- Dx / rep(sw, diff(sp$p))
+  if (is.null(X)) {
+    r <- sb_call_engine(cpp_genlasso_dualpath(y * sw, sp$m, n, sp$i, sp$p, Dx, pa$maxsteps, pa$minlam,
+                                              pa$approx, 1e-7, backend), call = call)
+    beta <- if (all(weights == 1)) r$beta else r$beta / sw
+    fit <- beta
+    bls <- y
+    df <- r$df
+    Xi <- NULL
+  } else {
+    # genlasso::genlasso with X: y2 = U U'y, Xi = V diag(1/d) U', D2 = D Xi (ridge sqrt(eps) I rows when
+    # p > n or X is column-rank deficient); df - (n - p), or - n with the ridge
+    nX <- nrow(X)
+    p <- ncol(X)
+    ridge <- FALSE
+    if (p > nX) {
+      ridge <- TRUE
+    } else {
+      s <- svd(X)
+      if (all(s$d >= 1e-7)) {
+        y2 <- as.numeric(s$u %*% crossprod(s$u, y))
+        Xi <- s$v %*% (t(s$u) / s$d)
+      } else {
+        ridge <- TRUE
+      }
+    }
+    if (ridge) {
+      sb_warn("Adding a small ridge penalty (multiplier {eps}), because {.arg X} has more columns than rows or is column rank deficient (as genlasso does).",
+              kind = "ridge")
+      s <- svd(rbind(X, diag(sqrt(eps), p)))
+      y2 <- as.numeric(s$u %*% crossprod(s$u, c(y, rep(0, p))))
+      Xi <- s$v %*% (t(s$u) / s$d)
+    }
+    D2 <- as.matrix(as_penalty_dgc(list(i = sp$i, p = sp$p, x = Dx, m = sp$m, n = n)) %*% Xi)
+    sp2 <- check_penalty_matrix(D2, call = call)
+    r <- sb_call_engine(cpp_genlasso_dualpath(y2, sp2$m, sp2$n, sp2$i, sp2$p, sp2$x, pa$maxsteps, pa$minlam,
+                                              pa$approx, 1e-7, 2L), call = call)
+    beta <- Xi %*% r$beta
+    fit <- X %*% beta
+    bls <- as.numeric(Xi %*% y2)
+    df <- r$df - if (ridge) nX else (nX - p)
+  }
+  colnames(beta) <- as.character(round(r$lambda, 3))
+  if (!r$complete && length(r$lambda) >= pa$maxsteps && r$lambda[length(r$lambda)] >= pa$minlam) {
+    sb_warn(c("The path stopped after {.arg maxsteps} = {pa$maxsteps} knot{?s}, at lambda = {signif(r$lambda[length(r$lambda)], 4)}, before reaching {.arg minlam} = {pa$minlam}.",
+              i = "Increase {.arg maxsteps} for the rest of the path."), kind = "maxsteps")
+  }
+  list(lambda = r$lambda, beta = beta, fit = fit, u = r$u, df = df, hit = r$hit, boundary = r$boundary,
+       sign = r$sign, completepath = r$complete, bls = bls, Xi = Xi, dense_used = r$dense_used)
+}
+
+new_genlasso_path <- function(r, y, D, X, weights, penalty_factor, pa, call, extra = list()) {
+  structure(c(r[c("lambda", "beta", "fit", "u", "df", "hit", "boundary", "sign", "completepath", "bls")],
+              list(y = y, D = D, X = X, weights = weights, penalty_factor = penalty_factor,
+                   maxsteps = pa$maxsteps, minlam = pa$minlam, approx = pa$approx, call = call), extra),
+            class = c("sb_genlasso_path", "sb_point_fit"))
+}
+
+#' Methods for the exact generalized-lasso path
+#'
+#' `coef()` and `predict()` evaluate the path of [generalized_lasso()] / [trend_filter()] with `path = TRUE`.
+#' Between two knots the primal and dual solutions are linear in lambda, so values at any lambda are the
+#' exact linear interpolation between the neighbouring knots (as `genlasso::coef.genlasso`); below the last
+#' knot of a complete path the solution runs linearly to the unpenalized fit at lambda = 0.
+#' `df = ` picks, for each value, the last knot (smallest lambda) whose degrees of freedom are the largest
+#' not above it (genlasso's rule); values below every knot's df are dropped.
+#' @param object,x An `sb_genlasso_path` object.
+#' @param lambda Penalty values (any order; returned in that order).
+#' @param df Degrees of freedom (instead of `lambda`).
+#' @param type `"primal"` (beta), `"dual"` (u) or `"both"`.
+#' @param newdata For trend-filtering paths: new inputs, interpolated by [predict.sb_trend_filter()]'s
+#'   discrete splines. For a path with a design matrix `X`: a new design matrix. Default: the fitted values.
+#' @param ... Not used.
+#' @return `coef()`: a list with `beta` (and/or `u`), `lambda` and `df`; `predict()`: a matrix with one column
+#'   per lambda; `summary()`: a data frame of the knots (`knot`, `lambda`, `df`, `event`, `boundary_size`).
+#' @name sb_genlasso_path
+#' @examples
+#' set.seed(1)
+#' y <- c(rep(0, 20), rep(2, 20)) + rnorm(40, sd = 0.5)
+#' fit <- generalized_lasso(y, fused_lasso_1d(40), path = TRUE)
+#' fit
+#' head(summary(fit))
+#' coef(fit, lambda = c(5, 1))$beta[1:3, ]
+#' coef(fit, df = 3)$lambda
+#' plot(fit)
+NULL
+
+gl_path_interp <- function(object, lambda, call = rlang::caller_env()) {
+  if (!is.numeric(lambda) || any(!is.finite(lambda)) || any(lambda < 0) || !length(lambda)) {
+    sb_abort("{.arg lambda} must be finite non-negative numbers.", arg = "lambda", call = call)
+  }
+  knots <- object$lambda
+  if (min(lambda) < min(knots) && !object$completepath) {
+    sb_abort(c("The path was stopped at lambda = {signif(min(knots), 4)} and you asked for a smaller lambda.",
+               i = "Refit with a larger {.arg maxsteps} or a smaller {.arg minlam}."), arg = "lambda", call = call)
+  }
+  betas <- object$beta
+  us <- object$u
+  dfs <- object$df
+  if (object$completepath) {
+    knots <- c(knots, 0)
+    betas <- cbind(betas, object$bls)
+    us <- cbind(us, 0)
+    dfs <- c(dfs, dfs[length(dfs)] + 1)
+  }
+  # for each lambda: blo = first knot <= lambda, bhi = the knot before (genlasso's coef.genlasso)
+  blo <- vapply(lambda, function(l) {
+    w <- which(l >= knots)
+    if (length(w)) w[1] else length(knots)
+  }, 1L)
+  bhi <- pmax(blo - 1L, 1L)
+  pp <- ifelse(bhi == blo, 0, (lambda - knots[blo]) / (knots[bhi] - knots[blo]))
+  list(blo = blo, bhi = bhi, p = pp, betas = betas, us = us, dfs = dfs)
+}
+
+#' @rdname sb_genlasso_path
+#' @export
+coef.sb_genlasso_path <- function(object, lambda = NULL, df = NULL, type = c("primal", "dual", "both"), ...) {
+  sb_check_dots(..., fn = "coef")
+  type <- sb_match_arg(type)
+  if (!is.null(lambda) && !is.null(df)) sb_abort("Give {.arg lambda} or {.arg df}, not both.", arg = "df")
+  if (is.null(lambda) && is.null(df)) {
+    beta <- object$beta
+    u <- object$u
+    lam <- object$lambda
+    dfo <- object$df
+  } else if (!is.null(lambda)) {
+    ip <- gl_path_interp(object, lambda)
+    mix <- function(M) {
+      t((1 - ip$p) * t(M[, ip$blo, drop = FALSE]) + ip$p * t(M[, ip$bhi, drop = FALSE]))
+    }
+    beta <- mix(as.matrix(ip$betas))
+    u <- mix(ip$us)
+    lam <- lambda
+    dfo <- ip$dfs[ip$blo]
+  } else {
+    if (!is.numeric(df) || anyNA(df)) sb_abort("{.arg df} must be numbers.", arg = "df")
+    j <- vapply(df, function(d) {
+      ok <- which(object$df <= d)
+      if (!length(ok)) return(NA_integer_)
+      best <- max(object$df[ok])
+      max(which(object$df == best))
+    }, 1L)
+    j <- j[!is.na(j)]
+    beta <- object$beta[, j, drop = FALSE]
+    u <- object$u[, j, drop = FALSE]
+    lam <- object$lambda[j]
+    dfo <- object$df[j]
+  }
+  beta <- as.matrix(beta)
+  colnames(beta) <- as.character(round(lam, 3))
+  switch(type,
+         primal = list(beta = beta, lambda = lam, df = dfo),
+         dual = list(u = u, lambda = lam, df = dfo),
+         both = list(beta = beta, u = u, lambda = lam, df = dfo))
+}
+
+#' @rdname sb_genlasso_path
+#' @export
+predict.sb_genlasso_path <- function(object, newdata = NULL, lambda = NULL, df = NULL, ...) {
+  sb_check_dots(..., fn = "predict")
+  cf <- if (is.null(lambda) && is.null(df)) list(beta = object$beta) else coef(object, lambda = lambda, df = df)
+  beta <- as.matrix(cf$beta)
+  if (!is.null(object$tf_x)) {
+    if (is.null(newdata)) return(beta)
+    return(tf_interpolate(object$tf_x, beta, object$tf_k, check_newx(newdata)))
+  }
+  if (!is.null(object$X)) {
+    Xn <- if (is.null(newdata)) object$X else newdata
+    if (!is.matrix(Xn) || ncol(Xn) != nrow(beta)) {
+      sb_abort("{.arg newdata} must be a matrix with {nrow(beta)} column{?s}.", arg = "newdata")
+    }
+    return(Xn %*% beta)
+  }
+  if (!is.null(newdata)) sb_abort("{.arg newdata} is only used for trend filtering or a design matrix.", arg = "newdata")
+  beta
+}
+
+#' @rdname sb_genlasso_path
+#' @export
+print.sb_genlasso_path <- function(x, ...) {
+  K <- length(x$lambda)
+  cat(sprintf("<sb_genlasso_path> exact solution path: n = %d, m = %d, %d knot%s, lambda %.4g .. %.4g, df %d .. %d%s\n",
+              nrow(x$beta), nrow(x$u), K, if (K == 1) "" else "s", x$lambda[1], x$lambda[K],
+              as.integer(min(x$df)), as.integer(max(x$df)),
+              if (x$completepath) " (complete)" else " (stopped by maxsteps / minlam)"))
+  invisible(x)
+}
+
+#' @rdname sb_genlasso_path
+#' @export
+summary.sb_genlasso_path <- function(object, ...) {
+  data.frame(knot = seq_along(object$lambda), lambda = object$lambda, df = object$df,
+             event = ifelse(object$hit, "hit", "leave"), boundary_size = lengths(object$boundary))
+}
+
+#' @rdname sb_genlasso_path
+#' @export
+plot.sb_genlasso_path <- function(x, ...) {
+  b <- as.matrix(x$beta)
+  graphics::matplot(x$lambda, t(b), type = "l", lty = 1, col = grDevices::hcl.colors(max(2, nrow(b)), "Dark 3"),
+                    xlab = expression(lambda), ylab = "coordinates of beta", main = "generalized lasso path", ...)
+  graphics::abline(v = x$lambda, col = "grey85", lwd = 0.5)
+  invisible(x)
+}
