@@ -182,7 +182,7 @@ coef.sb_genlasso_path <- function(object, lambda = NULL, df = NULL, type = c("pr
 #' @export
 predict.sb_genlasso_path <- function(object, newdata = NULL, lambda = NULL, df = NULL, ...) {
   sb_check_dots(..., fn = "predict")
-  cf <- if (is.null(lambda) && is.null(df)) list(beta = object$beta) else coef(object, lambda = lambda, df = df)
+  cf <- if (is.null(lambda) && is.null(df)) list(beta = object$beta) else stats::coef(object, lambda = lambda, df = df)
   beta <- as.matrix(cf$beta)
   if (!is.null(object$tf_x)) {
     if (is.null(newdata)) return(beta)
