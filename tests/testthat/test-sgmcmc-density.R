@@ -92,9 +92,8 @@ test_that("a target written in R and the built-in banana give the same draws for
 
 test_that("SGNHT's thermostat samples a Gaussian at temperature 1 / tau with the warm-up's step", {
   skip_on_cran()  # default-length runs (tools/run-tests.sh runs them)
-  # variances cov / tau; the bound is the warm-up's accuracy cap (at most 10 % excess variance) plus 3
-  # Monte-Carlo standard errors of a variance ratio at the smallest bulk ESS (sqrt(2 / ESS); the run length
-  # aims at 300 per chain, 1,200 in all)
+  # variances cov / tau within the warm-up's accuracy cap (at most 10 % excess variance); the run length aims
+  # at a bulk ESS of 300 per chain, 1,200 in all (measured 1,201-2,064 here, ratios 0.92-0.97)
   S <- diag(c(1, 4))
   for (tau in c(1, 2)) {
     g <- sgmcmc_density(sgmcmc_target("gaussian", mean = c(0, 0), cov = S), sampler = "sgnht", seed = 2,
@@ -102,7 +101,7 @@ test_that("SGNHT's thermostat samples a Gaussian at temperature 1 / tau with the
     ess <- min(g$diagnostics$convergence$ess_bulk)
     expect_gte(ess, 1000)
     r <- apply(as.matrix(g), 2, stats::var) / (diag(S) / tau)
-    expect_true(all(abs(r - 1) < 0.1 + 3 * sqrt(2 / ess)),
+    expect_true(all(abs(r - 1) < 0.1),
                 label = paste("tau", tau, "variance ratios", paste(round(r, 3), collapse = " ")))
     expect_lt(max(abs(colMeans(as.matrix(g))) / sqrt(diag(S) / tau)), 0.1)
   }
