@@ -327,8 +327,9 @@ predict.sb_fit <- function(object, newdata = NULL, type = c("link", "response", 
 
 # predict(type = "class") of a binomial linear fit: 1 where the posterior mean probability exceeds 1/2.
 sb_predict_class <- function(object, x, call) {
-  if (sb_fit_family(object) != "binomial") {
-    sb_not_applicable(c("{.code type = \"class\"} is for classification; this is a {sb_fit_family(object)} fit.",
+  fam <- sb_fit_family(object)
+  if (fam != "binomial") {
+    sb_not_applicable(c(paste0("{.code type = \"class\"} is for classification; this is a ", fam, " fit."),
                         i = "Use {.code type = \"response\"} or {.code \"link\"}."), call = call, arg = "type")
   }
   as.integer(colMeans(sb_epred_draws(object, x, call = call)) > 0.5)
@@ -751,8 +752,9 @@ sb_wl_eval <- function(object, x, type, offset = NULL) {
   eta <- cbind(1, x) %*% object$coefficients
   if (!is.null(offset)) eta <- eta + offset
   if (type == "class") {
-    if (object$family != "binomial") {
-      sb_not_applicable(c("{.code type = \"class\"} is for classification; this is a {object$family} fit.",
+    fam <- object$family
+    if (fam != "binomial") {
+      sb_not_applicable(c(paste0("{.code type = \"class\"} is for classification; this is a ", fam, " fit."),
                           i = "Use {.code type = \"response\"} or {.code \"link\"}."), arg = "type")
     }
     eta[] <- as.integer(eta > 0)
