@@ -302,3 +302,17 @@ test_that("wbb poisson generics: link / response, log_lik, posterior_predict, of
   expect_equal(fitted(fm), colMeans(exp(eta)))
   expect_equal(residuals(fm), d$y - colMeans(exp(eta)))
 })
+
+test_that("a steep log link (counts up to e^9) converges to the Poisson GLM: step halving guards the overflow", {
+  set.seed(14)
+  x <- cbind(runif(60, 0, 10), rnorm(60))
+  y <- rpois(60, exp(0.9 * x[, 1] - 0.5))
+  g <- stats::glm(y ~ x, family = poisson())
+  f0 <- weighted_lasso(x, y, family = "poisson", lambda = 0, standardize = FALSE)
+  expect_true(f0$converged)
+  expect_equal(unname(coef(f0)), unname(coef(g)), tolerance = 1e-8)
+  # and WBB draws of that model (weights move the optimum; every draw certified)
+  fit <- wbb(x, y, family = "poisson", lambda = 1, draws = 20, seed = 4, quiet = TRUE)
+  expect_identical(fit$diagnostics$not_converged, 0L)
+  expect_lte(fit$diagnostics$kkt_max, 1e-8)
+})
