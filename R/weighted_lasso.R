@@ -98,8 +98,10 @@ glm_constraints <- function(offset, lower, upper, exclude, x, call = rlang::call
     upper[ex] <- 0
   }
   bounded <- any(is.finite(lower)) || any(is.finite(upper))
+  # lower_limits / upper_limits: the user's scale, kept by the fit (NULL: unbounded, so a fit without limits
+  # holds no infinite values)
   list(offset = offset, lower = if (bounded) lower, upper = if (bounded) upper, exclude = ex,
-       lower_limits = lower, upper_limits = upper)
+       lower_limits = if (bounded) lower, upper_limits = if (bounded) upper)
 }
 
 # The engine's part of the constraints (entries of the control list, read by src/wbb_glm.cpp): limits on the
