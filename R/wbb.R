@@ -7,6 +7,8 @@
 #'   within one standard error of it); the same spelling in every WBB function (`"lambda_min"` and
 #'   `"lambda_1se"` still work, with a deprecation warning).
 #' @param nlambda,lambda_min_ratio The CV path.
+#' @param type_measure The loss of the cross-validation that fixes lambda, as in [cv_weighted_lasso()]:
+#'   `"deviance"` (default), `"mse"`, `"mae"`, `"class"` or `"auc"` (the last two binomial only).
 #' @param weight_dist Distribution of the data weights: `"exponential"` (i.i.d. Exp(1), the paper's
 #'   Algorithm 1; equivalent to Dirichlet(1, ..., 1) weights up to the scale absorbed by the prior weight) or
 #'   `"multinomial"` (counts of an n-out-of-n resample: the classical bootstrap of the penalized estimator).
@@ -22,7 +24,8 @@
 #' wbb_control(nfolds = 5, lambda_rule = "1se")
 wbb_control <- function(nfolds = 10L, lambda_rule = c("min", "1se"), nlambda = 100L, lambda_min_ratio = NULL,
                         weight_dist = c("exponential", "multinomial"), standardize = NULL, intercept = TRUE,
-                        chunks = NULL, future = NULL, tol = 1e-14, max_iter = 100000L, max_outer = 100L) {
+                        chunks = NULL, future = NULL, tol = 1e-14, max_iter = 100000L, max_outer = 100L,
+                        type_measure = c("deviance", "mse", "mae", "class", "auc")) {
   cd <- cd_control(tol = tol, max_iter = max_iter, max_outer = max_outer)
   # the old placement of wbb(chunks = , future = ): kept (NULL when not given) and read by wbb()
   if (!missing(chunks)) sb_deprecated("chunks", "wbb(chunks = )", "wbb_control")
@@ -38,7 +41,8 @@ wbb_control <- function(nfolds = 10L, lambda_rule = c("min", "1se"), nlambda = 1
     standardize = if (!is.null(standardize)) check_flag(standardize),
     intercept = check_flag(intercept),
     chunks = check_count(chunks, allow_null = TRUE),
-    future = if (!is.null(future)) check_flag(future)
+    future = if (!is.null(future)) check_flag(future),
+    type_measure = sb_match_arg(type_measure)
   ), unclass(cd)), class = "sb_wbb_control")
 }
 
@@ -238,8 +242,9 @@ wbb.default <- function(x, y, family = c("gaussian", "binomial", "poisson"), alp
 
   cv <- NULL
   if (is.null(lambda)) {
+    measure <- cv_type_measure(control$type_measure %||% "deviance", family, call)
     cv <- run_cv(st$x, d$y, family, d$alpha, unit, d$penalty_factor, control$nfolds, NULL, control$nlambda,
-                 control$lambda_min_ratio, rs, ctrl, call)
+                 control$lambda_min_ratio, rs, ctrl, call, measure = measure)
     lambda <- if (lambda_rule == "min") cv$lambda_min else cv$lambda_1se
   }
   t_cv <- wbb_elapsed(rs)

@@ -316,3 +316,30 @@ test_that("a steep log link (counts up to e^9) converges to the Poisson GLM: ste
   expect_identical(fit$diagnostics$not_converged, 0L)
   expect_lte(fit$diagnostics$kkt_max, 1e-8)
 })
+
+test_that("wbb_control(type_measure = ) sets the CV loss that fixes lambda (the folds of the fit's seed)", {
+  d <- sim_poisson(90, 4, seed = 15)
+  fit <- wbb(d$x, d$y, family = "poisson", draws = 5, seed = 7, quiet = TRUE, offset = d$offset,
+             control = wbb_control(nfolds = 5, type_measure = "mae"))
+  cv <- cv_weighted_lasso(d$x, d$y, family = "poisson", nfolds = 5, seed = 7, quiet = TRUE, offset = d$offset,
+                          type_measure = "mae")
+  expect_identical(fit$lambda, cv$lambda_min)
+  expect_identical(fit$cv$type_measure, "mae")
+  expect_error(wbb(d$x, d$y, family = "poisson", draws = 5, seed = 7, quiet = TRUE,
+                   control = wbb_control(type_measure = "auc")), class = "scalebayes_error_input")
+})
+
+test_that("poisson without intercept, with exclude and lower limits, equals glmnet (intercept = FALSE)", {
+  skip_if_not_installed("glmnet")
+  d <- sim_poisson(100, 5, seed = 16)
+  w <- withr::with_seed(1, rexp(100))
+  fit <- weighted_lasso(d$x, d$y, family = "poisson", weights = w, lambda = 6, standardize = FALSE, intercept = FALSE,
+                        offset = d$offset, exclude = 3, lower_limits = c(-Inf, -0.1, -Inf, 0, -Inf))
+  ref <- glmnet_fit_coef(d$x, d$y, "poisson", w, rep(1, 5), 6, intercept = FALSE, offset = d$offset, exclude = 3,
+                         lower.limits = c(-Inf, -0.1, -Inf, 0, -Inf))
+  expect_identical(coef(fit)[[1]], 0)
+  expect_equal(unname(coef(fit)), ref, tolerance = 1e-5)
+  k <- pois_kkt(coef(fit), d$x, d$y, w, c(1, 1, 1, 1, 1), 6, d$offset, lo = c(-Inf, -0.1, 0, 0, -Inf),
+                hi = c(Inf, Inf, 0, Inf, Inf))
+  expect_lte(k[["coef"]], 1e-8)
+})
