@@ -266,7 +266,8 @@ wbb.default <- function(x, y, family = c("gaussian", "binomial", "poisson"), alp
   not_conv <- sum(vapply(parts, `[[`, integer(1), "not_converged"))
   if (not_conv > 0) {
     sb_warn(c("{not_conv} solve{?s} reached {.arg max_iter} before converging; increase it in {.fn wbb_control}.",
-              i = if (family == "binomial") "If the classes are (nearly) separable, the optimum is at infinity for small lambda: use a larger lambda."),
+              i = if (family == "binomial") "If the classes are (nearly) separable, the optimum is at infinity for small lambda: use a larger lambda.",
+              i = if (family == "poisson") "A draw whose weights leave no positive count (e.g. the multinomial bootstrap of few positive counts) has its intercept at minus infinity."),
             kind = "convergence")
   }
   elapsed <- wbb_elapsed(rs)

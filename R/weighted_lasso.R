@@ -326,7 +326,8 @@ weighted_lasso <- function(x, y, family = c("gaussian", "binomial", "poisson"), 
   dimnames(coefs) <- list(c("(Intercept)", colnames(d$x)), paste0("s", seq_along(lambda) - 1L))
   if (!isTRUE(r$converged)) {
     sb_warn(c("The solver reached {.arg max_iter} before converging; increase it in {.fn cd_control}.",
-              i = if (family == "binomial") "If the classes are (nearly) separable, the optimum is at infinity for small lambda: use a larger lambda."),
+              i = if (family == "binomial") "If the classes are (nearly) separable, the optimum is at infinity for small lambda: use a larger lambda.",
+              i = if (family == "poisson") "Counts that are zero wherever the weights are positive put the intercept at minus infinity."),
             kind = "convergence")
   }
   lambda <- if (is.null(lambda_user)) lambda * ws$c else lambda_user

@@ -343,3 +343,14 @@ test_that("poisson without intercept, with exclude and lower limits, equals glmn
                 hi = c(Inf, Inf, 0, Inf, Inf))
   expect_lte(k[["coef"]], 1e-8)
 })
+
+test_that("a bootstrap draw that leaves no positive count is reported, not a crash or a hang", {
+  set.seed(17)
+  x <- matrix(rnorm(60), 20, 3)
+  y <- c(3, rep(0, 19))  # the multinomial bootstrap drops the one positive count in about 1 / e of the draws
+  expect_warning(fit <- wbb(x, y, family = "poisson", lambda = 1, draws = 30, seed = 1, quiet = TRUE,
+                            control = wbb_control(weight_dist = "multinomial")),
+                 "minus infinity", class = "scalebayes_warning_convergence")
+  expect_true(fit$diagnostics$not_converged > 0)
+  expect_true(all(is.finite(fit$draws)))
+})
