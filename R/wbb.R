@@ -146,6 +146,9 @@ wbb_control <- function(nfolds = 10L, lambda_rule = c("min", "1se"), nlambda = 1
 #'   [weighted_lasso()]: the offset of the linear predictor (kept by the fit; predictions at new inputs need
 #'   `newoffset`), box limits on the coefficients of every draw (scale of `x`), columns held at 0, and glmnet's
 #'   names of `penalty_factor` and the limits.
+#' @param weights Observation ("prior") weights, non-negative, one per row (`NULL`: 1): the cross-validation
+#'   and `fit$estimate` use them, and each draw's data weights are the bootstrap weights times them (a row of
+#'   weight 2 counts as two rows with the same bootstrap weight). `lambda_glmnet` is then `lambda / sum(weights)`.
 #' @param ... Arguments passed to the default method.
 #' @return An object of class `c("sb_wbb", "sb_fit")`: `draws` (T x (p + 1), original scale, intercept
 #'   first), `estimate` (the unweighted optimum at lambda), `lambda`, `lambda_glmnet` (glmnet's scale for unit
@@ -195,8 +198,8 @@ wbb.default <- function(x, y, family = c("gaussian", "binomial", "poisson"), alp
                         prior_weights = c("separate", "common", "none"), draws = 1000L, threads = NULL,
                         seed = NULL, quiet = NULL, penalty_factor = NULL, control = wbb_control(), chunks = NULL,
                         future = FALSE, keep_draws = TRUE, standardize = TRUE, ..., model = NULL, offset = NULL,
-                        lower_limits = -Inf, upper_limits = Inf, exclude = NULL, penalty.factor = NULL,
-                        lower.limits = NULL, upper.limits = NULL) {
+                        lower_limits = -Inf, upper_limits = Inf, exclude = NULL, weights = NULL,
+                        penalty.factor = NULL, lower.limits = NULL, upper.limits = NULL) {
   call <- rlang::current_env()
   mcall <- sb_user_call(match.call(), quote(wbb))
   if (!is.null(model)) return(wbb_network_call(mcall, parent.frame(), call))
@@ -209,6 +212,7 @@ wbb.default <- function(x, y, family = c("gaussian", "binomial", "poisson"), alp
   upper_limits <- sb_glmnet_name(upper_limits, upper.limits, "upper_limits", "upper.limits", missing(upper_limits))
   d <- prepare_glm_data(x, y, family, alpha, penalty_factor, call)
   cons <- glm_constraints(offset, lower_limits, upper_limits, exclude, d$x, call)
+  obs_w <- if (!is.null(weights)) check_weights(weights, d$n, arg = "weights", call = call)
   draws <- check_count(draws, arg = "draws", call = call)
   if (!inherits(control, "sb_wbb_control")) {
     sb_abort(c("{.arg control} must be made by {.fn wbb_control}.", x = "You supplied {.obj_type_friendly {control}}."),
@@ -238,7 +242,9 @@ wbb.default <- function(x, y, family = c("gaussian", "binomial", "poisson"), alp
   st <- standardize_x(d$x, standardize, control$intercept)
   ctrl <- c(list(tol = control$tol, max_iter = control$max_iter, max_outer = control$max_outer,
                  intercept = control$intercept), glm_engine_extras(cons, st$scale))
-  unit <- rep(1, d$n)
+  # the user's observation weights: the CV and the point estimate use them, and every draw's data weights are
+  # the bootstrap weights times them
+  unit <- obs_w %||% rep(1, d$n)
 
   cv <- NULL
   if (is.null(lambda)) {
@@ -257,7 +263,8 @@ wbb.default <- function(x, y, family = c("gaussian", "binomial", "poisson"), alp
   engine <- function(first, count) {
     r <- cpp_wbb_glm(st$x, d$y, family_code(family), d$alpha, d$penalty_factor, lambda, est$a0[1L], est$beta[, 1L],
                      st$center, st$scale, names_coef,
-                     wbb_engine_settings(rs, first, count, prior_weights, control$weight_dist), ctrl)
+                     wbb_engine_settings(rs, first, count, prior_weights, control$weight_dist),
+                     c(ctrl, list(obs_weights = obs_w)))
     if (!all_kept) r$coef <- lapply(r$coef, function(m) m[, keep, drop = FALSE])  # keep_draws: as each chunk ends
     r
   }
@@ -283,15 +290,15 @@ wbb.default <- function(x, y, family = c("gaussian", "binomial", "poisson"), alp
                       threads = threads, weight_dist = control$weight_dist, nobs = d$n,
                       penalty_factor = d$penalty_factor, standardize = standardize,
                       intercept = control$intercept, coef_names = names_coef, keep_draws = keep,
-                      offset = !is.null(cons$offset), lower_limits = cons$lower_limits,
+                      offset = !is.null(cons$offset), weights = obs_w, lower_limits = cons$lower_limits,
                       upper_limits = cons$upper_limits, exclude = cons$exclude,
                       print_info = c(Family = family, Prior_weights = prior_weights,
-                                     lambda = sprintf("%.5g (glmnet scale %.5g)%s", lambda[l], lambda[l] / d$n,
+                                     lambda = sprintf("%.5g (glmnet scale %.5g)%s", lambda[l], lambda[l] / sum(unit),
                                                       if (is.null(cv)) "" else paste0(", by ", control$nfolds,
                                                                                        "-fold CV (", lambda_rule, ")")))),
       timing = c(elapsed = elapsed, cv = t_cv),
       diagnostics = list(kkt = kkt, kkt_max = max(kkt), kkt_estimate = est$kkt[l], not_converged = not_conv),
-      lambda = lambda[l], lambda_glmnet = lambda[l] / d$n, lambda_rule = if (!is.null(cv)) lambda_rule, cv = cv,
+      lambda = lambda[l], lambda_glmnet = lambda[l] / sum(unit), lambda_rule = if (!is.null(cv)) lambda_rule, cv = cv,
       family = family,
       scaling = list(center = st$center, scale = st$scale), data = list(x = d$x, y = d$y, offset = cons$offset)
     )

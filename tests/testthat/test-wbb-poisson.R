@@ -354,3 +354,26 @@ test_that("a bootstrap draw that leaves no positive count is reported, not a cra
   expect_true(fit$diagnostics$not_converged > 0)
   expect_true(all(is.finite(fit$draws)))
 })
+
+test_that("wbb(weights = ): prior (observation) weights times the bootstrap weights, as glmnet at their product", {
+  skip_if_not_installed("glmnet")
+  d <- sim_poisson(70, 4, seed = 18)
+  pw <- withr::with_seed(2, sample(1:3, 70, replace = TRUE))
+  fit <- wbb(d$x, d$y, family = "poisson", lambda = 3, draws = 3, seed = 5, quiet = TRUE, standardize = FALSE,
+             offset = d$offset, weights = pw)
+  rec <- wbb_recorded_weights(70, 3, seed = 5, prior = "separate", n_prior = 4)
+  for (t in 1:3) {
+    w <- rec$w[t, ] * pw
+    ref <- glmnet_fit_coef(d$x, d$y, "poisson", w, rec$w0[t, ], 3, offset = d$offset)
+    expect_glmnet_optimum(unname(fit$draws[t, ]), ref, d$x, d$y, w, rec$w0[t, ], 3, d$offset, info = t)
+  }
+  # the estimate is the weighted optimum; unit weights change nothing (bit for bit)
+  expect_equal(unname(fit$estimate), unname(coef(weighted_lasso(d$x, d$y, family = "poisson", weights = pw, lambda = 3,
+                                                                standardize = FALSE, offset = d$offset))),
+               tolerance = 1e-9)
+  expect_identical(fit$lambda_glmnet, 3 / sum(pw))
+  a <- wbb(d$x, d$y, family = "poisson", lambda = 3, draws = 5, seed = 5, quiet = TRUE)
+  b <- wbb(d$x, d$y, family = "poisson", lambda = 3, draws = 5, seed = 5, quiet = TRUE, weights = rep(1, 70))
+  expect_identical(a$draws, b$draws)
+  expect_error(wbb(d$x, d$y, family = "poisson", lambda = 3, draws = 2, weights = -pw), class = "scalebayes_error_input")
+})
