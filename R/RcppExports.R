@@ -213,8 +213,8 @@ cpp_wbb_driver_check <- function(y, lambda, solver, n_prior, settings) {
     .Call(`_scalebayes_cpp_wbb_driver_check`, y, lambda, solver, n_prior, settings)
 }
 
-cpp_lambda_max <- function(x, y, family, alpha, w, pf, intercept) {
-    .Call(`_scalebayes_cpp_lambda_max`, x, y, family, alpha, w, pf, intercept)
+cpp_lambda_max <- function(x, y, family, alpha, w, pf, control) {
+    .Call(`_scalebayes_cpp_lambda_max`, x, y, family, alpha, w, pf, control)
 }
 
 cpp_enet_path <- function(x, y, family, alpha, w, pf, lambda, control) {

@@ -833,8 +833,8 @@ BEGIN_RCPP
 END_RCPP
 }
 // cpp_lambda_max
-double cpp_lambda_max(Rcpp::NumericMatrix x, Rcpp::NumericVector y, int family, double alpha, Rcpp::NumericVector w, Rcpp::NumericVector pf, bool intercept);
-RcppExport SEXP _scalebayes_cpp_lambda_max(SEXP xSEXP, SEXP ySEXP, SEXP familySEXP, SEXP alphaSEXP, SEXP wSEXP, SEXP pfSEXP, SEXP interceptSEXP) {
+double cpp_lambda_max(Rcpp::NumericMatrix x, Rcpp::NumericVector y, int family, double alpha, Rcpp::NumericVector w, Rcpp::NumericVector pf, Rcpp::List control);
+RcppExport SEXP _scalebayes_cpp_lambda_max(SEXP xSEXP, SEXP ySEXP, SEXP familySEXP, SEXP alphaSEXP, SEXP wSEXP, SEXP pfSEXP, SEXP controlSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::RNGScope rcpp_rngScope_gen;
@@ -844,8 +844,8 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< double >::type alpha(alphaSEXP);
     Rcpp::traits::input_parameter< Rcpp::NumericVector >::type w(wSEXP);
     Rcpp::traits::input_parameter< Rcpp::NumericVector >::type pf(pfSEXP);
-    Rcpp::traits::input_parameter< bool >::type intercept(interceptSEXP);
-    rcpp_result_gen = Rcpp::wrap(cpp_lambda_max(x, y, family, alpha, w, pf, intercept));
+    Rcpp::traits::input_parameter< Rcpp::List >::type control(controlSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_lambda_max(x, y, family, alpha, w, pf, control));
     return rcpp_result_gen;
 END_RCPP
 }

@@ -7,7 +7,8 @@
 #
 # A row: fit; newx (new data for predict()); predict_mean(out): the posterior predictive means from predict()'s
 # value; expected_mean(fit, newx): the same computed here from the draws; chains: number of chains; nobs; and
-# optionally coef_cols (the coef() entries that belong to the columns of as.matrix(), default all).
+# optionally coef_cols (the coef() entries that belong to the columns of as.matrix(), default all) and family
+# (default "gaussian"; "poisson": the model generics are checked on the response scale exp(eta), Poisson noise).
 
 mm_data <- local({
   set.seed(11)
@@ -16,7 +17,8 @@ mm_data <- local({
   y <- drop(x %*% c(1.5, 0, -1, 0.5)) + rnorm(n)
   tf_x <- sort(runif(50, 0, 10))
   tf_y <- sin(tf_x) + rnorm(50, sd = 0.3)
-  list(x = x, y = y, newx = x[1:5, ] + 0.1, tf_x = tf_x, tf_y = tf_y, tf_newx = c(0.5, 2.25, 7.1))
+  count <- rpois(n, exp(0.3 + 0.5 * x[, 1] - 0.4 * x[, 3]))
+  list(x = x, y = y, newx = x[1:5, ] + 0.1, tf_x = tf_x, tf_y = tf_y, tf_newx = c(0.5, 2.25, 7.1), count = count)
 })
 
 # predictive mean of a linear model with intercept from the draws: newx %*% draws averaged
@@ -32,6 +34,11 @@ mm_fits <- local({
   list(
     wbb = list(fit = wbb(d$x, d$y, lambda = 5, draws = 40, seed = 1, quiet = TRUE, threads = 1), newx = d$newx,
                predict_mean = function(out) out$fit, expected_mean = mm_linear_mean, chains = 1L, nobs = 60L),
+    # the Poisson WBB (log link): link-scale predict() as every row; the model generics on the response scale
+    wbb_poisson = list(fit = wbb(d$x, d$count, family = "poisson", lambda = 5, draws = 40, seed = 1, quiet = TRUE,
+                                 threads = 1),
+                       newx = d$newx, predict_mean = function(out) out$fit, expected_mean = mm_linear_mean,
+                       chains = 1L, nobs = 60L, family = "poisson"),
     blasso = list(fit = blasso(d$x, d$y, lambda = 1, chains = 3, iterations = 30, burnin = 10, seed = 2, quiet = TRUE,
                                threads = 1),
                   newx = d$newx, predict_mean = function(out) out$fit, expected_mean = mm_linear_mean, chains = 3L,
@@ -156,8 +163,12 @@ mm_generics <- list(
 # training data of a row, the linear predictor draws (draws x n) at inputs x computed here, and the noise sd of
 # every draw (the fit's sigma draws, the SA estimate of the chain, or the per-draw plug-in of the bootstrap)
 mm_train <- function(row) {
-  if (inherits(row$fit, "sb_trend_filter_wbb")) list(x = mm_data$tf_x, y = mm_data$tf_y) else list(x = mm_data$x, y = mm_data$y)
+  if (inherits(row$fit, "sb_trend_filter_wbb")) return(list(x = mm_data$tf_x, y = mm_data$tf_y))
+  list(x = mm_data$x, y = if (mm_family(row) == "poisson") mm_data$count else mm_data$y)
 }
+mm_family <- function(row) if (is.null(row$family)) "gaussian" else row$family
+# the expected response draws: the inverse link of the linear predictor
+mm_mu <- function(row, x) if (mm_family(row) == "poisson") exp(mm_eta(row, x)) else mm_eta(row, x)
 mm_eta <- function(row, x) {
   f <- row$fit
   if (inherits(f, "sb_trend_filter_wbb")) {
@@ -239,7 +250,7 @@ mm_generics <- c(mm_generics, list(
     tr <- mm_train(row)
     fv <- fitted(row$fit)
     expect_length(fv, length(tr$y))
-    expect_equal(unname(fv), unname(colMeans(mm_eta(row, tr$x))), tolerance = 1e-10)
+    expect_equal(unname(fv), unname(colMeans(mm_mu(row, tr$x))), tolerance = 1e-10)
   },
   residuals = function(row) {
     if (isTRUE(row$no_data)) return(mm_no_data(residuals(row$fit)))
@@ -248,7 +259,7 @@ mm_generics <- c(mm_generics, list(
     if (mm_partial(row)) return()
     # on new data with their responses: y minus the posterior mean at those inputs
     ynew <- seq_len(NROW(row$newx))
-    expect_equal(residuals(row$fit, newdata = row$newx, newy = ynew), ynew - unname(colMeans(mm_eta(row, row$newx))),
+    expect_equal(residuals(row$fit, newdata = row$newx, newy = ynew), ynew - unname(colMeans(mm_mu(row, row$newx))),
                  tolerance = 1e-10)
     expect_error(residuals(row$fit, newdata = row$newx), class = "scalebayes_error_input")
   },
@@ -259,8 +270,9 @@ mm_generics <- c(mm_generics, list(
     ll <- log_lik(row$fit)
     eta <- mm_eta(row, tr$x)
     expect_identical(dim(ll), c(nrow(as.matrix(row$fit)), length(tr$y)))
-    expect_equal(ll, dnorm(rep(tr$y, each = nrow(eta)), eta, mm_sigma(row), log = TRUE), ignore_attr = TRUE,
-                 tolerance = 1e-10)
+    ref <- if (mm_family(row) == "poisson") dpois(rep(tr$y, each = nrow(eta)), exp(eta), log = TRUE) else
+      dnorm(rep(tr$y, each = nrow(eta)), eta, mm_sigma(row), log = TRUE)
+    expect_equal(ll, ref, ignore_attr = TRUE, tolerance = 1e-10)
     skip_if_not_installed("loo")
     lo <- suppressWarnings(loo::loo(ll))
     expect_s3_class(lo, "psis_loo")
@@ -276,8 +288,8 @@ mm_generics <- c(mm_generics, list(
   posterior_epred = function(row) {
     if (isTRUE(row$no_data)) return(mm_no_data(posterior_epred(row$fit)))
     if (mm_partial(row)) return(expect_error(posterior_epred(row$fit), class = "scalebayes_error_state"))
-    # gaussian: the expected response is the linear predictor
-    expect_equal(posterior_epred(row$fit, newdata = row$newx), mm_eta(row, row$newx), ignore_attr = TRUE,
+    # gaussian: the expected response is the linear predictor (poisson: its exp)
+    expect_equal(posterior_epred(row$fit, newdata = row$newx), mm_mu(row, row$newx), ignore_attr = TRUE,
                  tolerance = 1e-10)
     expect_identical(posterior_linpred(row$fit, transform = TRUE), posterior_epred(row$fit))
   },
@@ -288,9 +300,15 @@ mm_generics <- c(mm_generics, list(
     eta <- mm_eta(row, row$newx)
     expect_identical(dim(pp), dim(eta))
     expect_identical(pp, posterior_predict(row$fit, newdata = row$newx, seed = 1))
-    # the draws are eta + sigma z with z standard normal (seed 1)
-    z <- withr::with_seed(1, matrix(rnorm(length(eta)), nrow(eta)))
-    expect_equal(unname(pp), unname(eta + z * mm_sigma(row)), tolerance = 1e-10)
+    if (mm_family(row) == "poisson") {
+      # Poisson counts of mean exp(eta), drawn in the order of the draws x observations matrix (seed 1)
+      ref <- withr::with_seed(1, matrix(rpois(length(eta), exp(eta)), nrow(eta)))
+      expect_identical(unname(pp), ref)
+    } else {
+      # the draws are eta + sigma z with z standard normal (seed 1)
+      z <- withr::with_seed(1, matrix(rnorm(length(eta)), nrow(eta)))
+      expect_equal(unname(pp), unname(eta + z * mm_sigma(row)), tolerance = 1e-10)
+    }
     expect_identical(dim(posterior_predict(row$fit)), c(nrow(eta), length(mm_train(row)$y)))
   },
   predictive_interval = function(row) {
