@@ -13,18 +13,19 @@ check_path_args <- function(maxsteps, minlam, approx, call = rlang::caller_env()
        approx = check_flag(approx, arg = "approx", call = call))
 }
 
-# The path for y and D (slots as check_penalty_matrix returns them). Weights w and penalty factors pw enter
-# by the exact change of variables  y~ = W^1/2 y, beta~ = W^1/2 beta, D~ = diag(pw) D W^-1/2.
-genlasso_dual_path <- function(y, sp, weights, pw, pa, X = NULL, eps = 1e-4, backend = 0L,
+# The path for y and D (slots as check_penalty_matrix returns them). Without X, weights w (one per column of D)
+# and penalty factors pw enter by the exact change of variables  y~ = W^1/2 y, beta~ = W^1/2 beta,
+# D~ = diag(pw) D W^-1/2. With X, the weights are one per row of X:  y~ = W^1/2 y, X~ = W^1/2 X, D~ = diag(pw) D.
+genlasso_dual_path <- function(y, sp, weights, pw, pa, X = NULL, eps = 1e-4, backend = 0L, quiet = TRUE,
                                call = rlang::caller_env()) {
   n <- sp$n
   Dx <- sp$x
   if (!all(pw == 1)) Dx <- Dx * rep_len(pw, sp$m)[sp$i + 1L]
   sw <- sqrt(weights)
-  if (!all(weights == 1)) Dx <- Dx / rep(sw, diff(sp$p))
   if (is.null(X)) {
+    if (!all(weights == 1)) Dx <- Dx / rep(sw, diff(sp$p))
     r <- sb_call_engine(cpp_genlasso_dualpath(y * sw, sp$m, n, sp$i, sp$p, Dx, pa$maxsteps, pa$minlam,
-                                              pa$approx, 1e-7, backend), call = call)
+                                              pa$approx, 1e-7, backend, quiet), call = call)
     beta <- if (all(weights == 1)) r$beta else r$beta / sw
     fit <- beta
     bls <- y
@@ -33,15 +34,17 @@ genlasso_dual_path <- function(y, sp, weights, pw, pa, X = NULL, eps = 1e-4, bac
   } else {
     # genlasso::genlasso with X: y2 = U U'y, Xi = V diag(1/d) U', D2 = D Xi (ridge sqrt(eps) I rows when
     # p > n or X is column-rank deficient); df - (n - p), or - n with the ridge
+    Xw <- if (all(weights == 1)) X else X * sw
+    yw <- y * sw
     nX <- nrow(X)
     p <- ncol(X)
     ridge <- FALSE
     if (p > nX) {
       ridge <- TRUE
     } else {
-      s <- svd(X)
+      s <- svd(Xw)
       if (all(s$d >= 1e-7)) {
-        y2 <- as.numeric(s$u %*% crossprod(s$u, y))
+        y2 <- as.numeric(s$u %*% crossprod(s$u, yw))
         Xi <- s$v %*% (t(s$u) / s$d)
       } else {
         ridge <- TRUE
@@ -50,23 +53,23 @@ genlasso_dual_path <- function(y, sp, weights, pw, pa, X = NULL, eps = 1e-4, bac
     if (ridge) {
       sb_warn("Adding a small ridge penalty (multiplier {eps}), because {.arg X} has more columns than rows or is column rank deficient (as genlasso does).",
               kind = "ridge")
-      s <- svd(rbind(X, diag(sqrt(eps), p)))
-      y2 <- as.numeric(s$u %*% crossprod(s$u, c(y, rep(0, p))))
+      s <- svd(rbind(Xw, diag(sqrt(eps), p)))
+      y2 <- as.numeric(s$u %*% crossprod(s$u, c(yw, rep(0, p))))
       Xi <- s$v %*% (t(s$u) / s$d)
     }
     D2 <- as.matrix(as_penalty_dgc(list(i = sp$i, p = sp$p, x = Dx, m = sp$m, n = n)) %*% Xi)
     sp2 <- check_penalty_matrix(D2, call = call)
     r <- sb_call_engine(cpp_genlasso_dualpath(y2, sp2$m, sp2$n, sp2$i, sp2$p, sp2$x, pa$maxsteps, pa$minlam,
-                                              pa$approx, 1e-7, 2L), call = call)
+                                              pa$approx, 1e-7, 2L, quiet), call = call)
     beta <- Xi %*% r$beta
+    colnames(beta) <- r$colnames
     fit <- X %*% beta
     bls <- as.numeric(Xi %*% y2)
     df <- r$df - if (ridge) nX else (nX - p)
   }
-  colnames(beta) <- as.character(round(r$lambda, 3))
   if (!r$complete && length(r$lambda) >= pa$maxsteps && r$lambda[length(r$lambda)] >= pa$minlam) {
     sb_warn(c("The path stopped after {.arg maxsteps} = {pa$maxsteps} knot{?s}, at lambda = {signif(r$lambda[length(r$lambda)], 4)}, before reaching {.arg minlam} = {pa$minlam}.",
-              i = "Increase {.arg maxsteps} for the rest of the path."), kind = "maxsteps")
+              i = "Increase {.arg maxsteps} for the rest of the path."), kind = "maxsteps", arg = "maxsteps")
   }
   list(lambda = r$lambda, beta = beta, fit = fit, u = r$u, df = df, hit = r$hit, boundary = r$boundary,
        sign = r$sign, completepath = r$complete, bls = bls, Xi = Xi, dense_used = r$dense_used)
