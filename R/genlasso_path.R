@@ -98,7 +98,11 @@ new_genlasso_path <- function(r, y, D, X, weights, penalty_factor, pa, call, ext
 #'   discrete splines. For a path with a design matrix `X`: a new design matrix. Default: the fitted values.
 #' @param ... Not used.
 #' @return `coef()`: a list with `beta` (and/or `u`), `lambda` and `df`; `predict()`: a matrix with one column
-#'   per lambda; `summary()`: a data frame of the knots (`knot`, `lambda`, `df`, `event`, `boundary_size`).
+#'   per lambda; `fitted()` / `residuals()`: the fit at the observations (`X beta`, or `beta` without `X`) and `y`
+#'   minus it, observations x knots (or x `lambda` / `df`); `summary()`: a data frame of the knots (`knot`,
+#'   `lambda`, `df`, `event`, `boundary_size`). `nobs()` is the number of observations; the posterior generics
+#'   (`log_lik()`, `posterior_predict()`, `as.matrix()`, ...) are errors of class
+#'   `scalebayes_error_not_applicable` (a path of point estimates has no draws; see [sb_point_fit-methods]).
 #' @name sb_genlasso_path
 #' @examples
 #' set.seed(1)
@@ -200,6 +204,22 @@ predict.sb_genlasso_path <- function(object, newdata = NULL, lambda = NULL, df =
   }
   if (!is.null(newdata)) sb_abort("{.arg newdata} is only used for trend filtering or a design matrix.", arg = "newdata")
   beta
+}
+
+#' @rdname sb_genlasso_path
+#' @export
+fitted.sb_genlasso_path <- function(object, lambda = NULL, df = NULL, ...) {
+  sb_check_dots(..., fn = "fitted")
+  if (is.null(lambda) && is.null(df)) return(unname(as.matrix(object$fit)))
+  beta <- stats::coef(object, lambda = lambda, df = df)$beta
+  unname(if (is.null(object$X)) beta else object$X %*% beta)
+}
+
+#' @rdname sb_genlasso_path
+#' @export
+residuals.sb_genlasso_path <- function(object, lambda = NULL, df = NULL, ...) {
+  sb_check_dots(..., fn = "residuals")
+  object$y - stats::fitted(object, lambda = lambda, df = df)
 }
 
 #' @rdname sb_genlasso_path
