@@ -30,49 +30,45 @@ genlasso_dual_path <- function(y, sp, weights, pw, pa, X = NULL, eps = 1e-4, bac
     fit <- beta
     bls <- y
     df <- r$df
-    Xi <- NULL
   } else {
-    # genlasso::genlasso with X: y2 = U U'y, Xi = V diag(1/d) U', D2 = D Xi (ridge sqrt(eps) I rows when
-    # p > n or X is column-rank deficient); df - (n - p), or - n with the ridge
+    # genlasso::genlasso's reduction, in p coordinates: with X~ = U S V' (thin SVD, full column rank; the ridge
+    # rows sqrt(eps) I appended when p > n or X is column-rank deficient), theta = S V' beta turns the problem
+    # into X = I with y~ = U'y, D~ = D V S^-1 (m x p). genlasso works with the n-vector U U'y and D V S^-1 U'
+    # instead (n x the work per knot); the duals u, the knots and the df (genlasso's df - (n - p), or - n with
+    # the ridge, equal p - rank(D~_I)) are the same.
     Xw <- if (all(weights == 1)) X else X * sw
     yw <- y * sw
     nX <- nrow(X)
     p <- ncol(X)
-    ridge <- FALSE
-    if (p > nX) {
-      ridge <- TRUE
-    } else {
+    ridge <- p > nX
+    if (!ridge) {
       s <- svd(Xw)
-      if (all(s$d >= 1e-7)) {
-        y2 <- as.numeric(s$u %*% crossprod(s$u, yw))
-        Xi <- s$v %*% (t(s$u) / s$d)
-      } else {
-        ridge <- TRUE
-      }
+      ridge <- !all(s$d >= 1e-7)
     }
     if (ridge) {
       sb_warn("Adding a small ridge penalty (multiplier {eps}), because {.arg X} has more columns than rows or is column rank deficient (as genlasso does).",
               kind = "ridge")
       s <- svd(rbind(Xw, diag(sqrt(eps), p)))
-      y2 <- as.numeric(s$u %*% crossprod(s$u, c(yw, rep(0, p))))
-      Xi <- s$v %*% (t(s$u) / s$d)
+      yw <- c(yw, rep(0, p))
     }
-    D2 <- as.matrix(as_penalty_dgc(list(i = sp$i, p = sp$p, x = Dx, m = sp$m, n = n)) %*% Xi)
+    y2 <- as.numeric(crossprod(s$u, yw))
+    Vs <- s$v %*% diag(1 / s$d, p)                 # beta = Vs theta
+    D2 <- as.matrix(as_penalty_dgc(list(i = sp$i, p = sp$p, x = Dx, m = sp$m, n = n)) %*% Vs)
     sp2 <- check_penalty_matrix(D2, call = call)
     r <- sb_call_engine(cpp_genlasso_dualpath(y2, sp2$m, sp2$n, sp2$i, sp2$p, sp2$x, pa$maxsteps, pa$minlam,
                                               pa$approx, 1e-7, 2L, quiet), call = call)
-    beta <- Xi %*% r$beta
+    beta <- Vs %*% r$beta
     colnames(beta) <- r$colnames
     fit <- X %*% beta
-    bls <- as.numeric(Xi %*% y2)
-    df <- r$df - if (ridge) nX else (nX - p)
+    bls <- as.numeric(Vs %*% y2)
+    df <- r$df
   }
   if (!r$complete && length(r$lambda) >= pa$maxsteps && r$lambda[length(r$lambda)] >= pa$minlam) {
     sb_warn(c("The path stopped after {.arg maxsteps} = {pa$maxsteps} knot{?s}, at lambda = {signif(r$lambda[length(r$lambda)], 4)}, before reaching {.arg minlam} = {pa$minlam}.",
               i = "Increase {.arg maxsteps} for the rest of the path."), kind = "maxsteps", arg = "maxsteps")
   }
   list(lambda = r$lambda, beta = beta, fit = fit, u = r$u, df = df, hit = r$hit, boundary = r$boundary,
-       sign = r$sign, completepath = r$complete, bls = bls, Xi = Xi, dense_used = r$dense_used)
+       sign = r$sign, completepath = r$complete, bls = bls, dense_used = r$dense_used)
 }
 
 new_genlasso_path <- function(r, y, D, X, weights, penalty_factor, pa, call, extra = list()) {
