@@ -62,7 +62,8 @@
 #'   (k = 1; 4n for k = 2), so its cost grows like n^2.
 #'   Observation weights and `penalty_factor` enter exactly by the change of variables
 #'   \eqn{\tilde y = W^{1/2} y}, \eqn{\tilde D = \mathrm{diag}(p) D W^{-1/2}}. `df` at each knot is
-#'   genlasso's: the dimension of the null space of \eqn{D_I} on the segment above the knot (minus n - p with X).
+#'   genlasso's: the dimension of the null space of \eqn{D_I} on the segment above the knot (with `X`: of
+#'   \eqn{\tilde D_I}, \eqn{\tilde D = D V S^{-1}} from the SVD of X, which is genlasso's df).
 #'   On graphs with cycles (2-D grids) the dual solution need not be unique: the knots can then differ from
 #'   genlasso's while the primal solutions (the fits) agree; see the design note.
 #' @section When is the path faster than the grid?: measured (`bench/genlasso_path.R`, 2-core VM, loaded):
