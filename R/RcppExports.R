@@ -205,8 +205,8 @@ cpp_tf_row_norms <- function(x, k) {
     .Call(`_scalebayes_cpp_tf_row_norms`, x, k)
 }
 
-cpp_genlasso_dualpath <- function(y, m, n, Di, Dp, Dx, maxsteps, minlam, approx, btol, backend) {
-    .Call(`_scalebayes_cpp_genlasso_dualpath`, y, m, n, Di, Dp, Dx, maxsteps, minlam, approx, btol, backend)
+cpp_genlasso_dualpath <- function(y, m, n, Di, Dp, Dx, maxsteps, minlam, approx, btol, backend, quiet) {
+    .Call(`_scalebayes_cpp_genlasso_dualpath`, y, m, n, Di, Dp, Dx, maxsteps, minlam, approx, btol, backend, quiet)
 }
 
 cpp_wbb_driver_check <- function(y, lambda, solver, n_prior, settings) {

@@ -797,8 +797,8 @@ BEGIN_RCPP
 END_RCPP
 }
 // cpp_genlasso_dualpath
-Rcpp::List cpp_genlasso_dualpath(Rcpp::NumericVector y, int m, int n, Rcpp::IntegerVector Di, Rcpp::IntegerVector Dp, Rcpp::NumericVector Dx, int maxsteps, double minlam, bool approx, double btol, int backend);
-RcppExport SEXP _scalebayes_cpp_genlasso_dualpath(SEXP ySEXP, SEXP mSEXP, SEXP nSEXP, SEXP DiSEXP, SEXP DpSEXP, SEXP DxSEXP, SEXP maxstepsSEXP, SEXP minlamSEXP, SEXP approxSEXP, SEXP btolSEXP, SEXP backendSEXP) {
+Rcpp::List cpp_genlasso_dualpath(Rcpp::NumericVector y, int m, int n, Rcpp::IntegerVector Di, Rcpp::IntegerVector Dp, Rcpp::NumericVector Dx, int maxsteps, double minlam, bool approx, double btol, int backend, bool quiet);
+RcppExport SEXP _scalebayes_cpp_genlasso_dualpath(SEXP ySEXP, SEXP mSEXP, SEXP nSEXP, SEXP DiSEXP, SEXP DpSEXP, SEXP DxSEXP, SEXP maxstepsSEXP, SEXP minlamSEXP, SEXP approxSEXP, SEXP btolSEXP, SEXP backendSEXP, SEXP quietSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::RNGScope rcpp_rngScope_gen;
@@ -813,7 +813,8 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< bool >::type approx(approxSEXP);
     Rcpp::traits::input_parameter< double >::type btol(btolSEXP);
     Rcpp::traits::input_parameter< int >::type backend(backendSEXP);
-    rcpp_result_gen = Rcpp::wrap(cpp_genlasso_dualpath(y, m, n, Di, Dp, Dx, maxsteps, minlam, approx, btol, backend));
+    Rcpp::traits::input_parameter< bool >::type quiet(quietSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_genlasso_dualpath(y, m, n, Di, Dp, Dx, maxsteps, minlam, approx, btol, backend, quiet));
     return rcpp_result_gen;
 END_RCPP
 }
@@ -990,7 +991,7 @@ static const R_CallMethodDef CallEntries[] = {
     {"_scalebayes_cpp_genlasso_path", (DL_FUNC) &_scalebayes_cpp_genlasso_path, 12},
     {"_scalebayes_cpp_genlasso_lambda_max", (DL_FUNC) &_scalebayes_cpp_genlasso_lambda_max, 8},
     {"_scalebayes_cpp_tf_row_norms", (DL_FUNC) &_scalebayes_cpp_tf_row_norms, 2},
-    {"_scalebayes_cpp_genlasso_dualpath", (DL_FUNC) &_scalebayes_cpp_genlasso_dualpath, 11},
+    {"_scalebayes_cpp_genlasso_dualpath", (DL_FUNC) &_scalebayes_cpp_genlasso_dualpath, 12},
     {"_scalebayes_cpp_wbb_driver_check", (DL_FUNC) &_scalebayes_cpp_wbb_driver_check, 5},
     {"_scalebayes_cpp_lambda_max", (DL_FUNC) &_scalebayes_cpp_lambda_max, 7},
     {"_scalebayes_cpp_enet_path", (DL_FUNC) &_scalebayes_cpp_enet_path, 8},

@@ -477,3 +477,32 @@ test_that("trend_filter_wbb: predict(draws = TRUE) columns are the inputs asked 
   expect_equal(predict(fit, nx)$fit, colMeans(pd))
   expect_identical(posterior_linpred(fit, newdata = nx), pd)
 })
+
+test_that("sb_genlasso_path (the exact path, a point estimate per knot): the point generics give values, the posterior ones classed errors", {
+  d <- mm_data
+  tf <- trend_filter(d$tf_y, d$tf_x, k = 1, path = TRUE, quiet = TRUE)
+  gl <- generalized_lasso(d$tf_y, fused_lasso_1d(50), path = TRUE, quiet = TRUE)
+  for (fit in list(tf, gl)) {
+    K <- length(fit$lambda)
+    expect_output(print(fit), "exact solution path")
+    expect_identical(nrow(summary(fit)), K)
+    pdf(NULL)
+    expect_invisible(plot(fit))
+    grDevices::dev.off()
+    expect_equal(dim(coef(fit)$beta), c(50L, K))
+    expect_equal(dim(predict(fit, lambda = fit$lambda[c(2, 5)])), c(50L, 2L))
+    expect_equal(fitted(fit), unname(as.matrix(fit$beta)))
+    expect_equal(residuals(fit), d$tf_y - fitted(fit))
+    expect_equal(fitted(fit, lambda = fit$lambda[3]), unname(fit$beta[, 3, drop = FALSE]))
+    expect_identical(nobs(fit), 50L)
+    for (g in list(log_lik, posterior_predict, posterior_epred, posterior_linpred, predictive_interval, vcov,
+                   posterior_interval, prior_summary, as.matrix, as_draws_df, ndraws)) {
+      expect_error(g(fit), class = "scalebayes_error_not_applicable")
+    }
+    expect_error(coef(fit, lambda = 1, levle = 1), "levle", class = "scalebayes_error_dots")
+    expect_error(fitted(fit, levle = 1), "levle", class = "scalebayes_error_dots")
+  }
+  expect_error(log_lik(tf), "trend_filter_wbb", class = "scalebayes_error_not_applicable")
+  expect_equal(predict(tf, newdata = c(2.5, 7), lambda = tf$lambda[3])[, 1],
+               stats::approx(d$tf_x, tf$beta[, 3], c(2.5, 7))$y)
+})
