@@ -190,7 +190,7 @@ sb_epred_draws.default <- function(object, x, call = rlang::caller_env()) {
 }
 sb_epred_draws.sb_nn_fit <- function(object, x, call = rlang::caller_env()) {
   if ((object$settings$n_out %||% 1L) > 1L && object$family != "multinomial") {
-    sb_not_applicable(c("This network has {object$settings$n_out} outputs per example; the model generics score one response per example.",
+    sb_not_applicable(c(paste0("This network has ", object$settings$n_out, " outputs per example; the model generics score one response per example."),
                         i = "Use {.code predict(fit, newdata, draws = TRUE)} (draws x examples x outputs)."), call = call)
   }
   if (is.null(x)) {  # the training inputs kept by the fit
@@ -760,9 +760,10 @@ predictive_interval.sb_vae <- sb_vae_no_response
 vcov.sb_vae <- function(object, ...) {
   sb_not_applicable(c("A VAE is fitted by variational inference of its latent codes; its network weights are point estimates with no posterior covariance."))
 }
+# the number of draws of latent codes that the draw generics give by default (sb_draw_matrix.sb_vae(draws = ))
 #' @method ndraws sb_vae
 #' @export
-ndraws.sb_vae <- function(x) vcov.sb_vae(x)
+ndraws.sb_vae <- function(x) as.integer(formals(sb_draw_matrix.sb_vae)$draws)
 #' @method prior_summary sb_vae
 #' @export
 prior_summary.sb_vae <- function(object, ...) {
