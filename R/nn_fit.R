@@ -263,9 +263,9 @@ print.sb_nn_fit <- function(x, ...) {
 #' **Training data.** Every network fit keeps its training inputs and responses as the front end got them
 #' (`fit$data`, a list of `x` and `y`: the design matrix of a formula). R does not copy them: while the data
 #' given to the fit exist in the session, the fit shares their memory, and the fit's own cost is that of the
-#' data when it is saved (`saveRDS()`) or when the data are removed from the session -- 376 MB for the 60,000
-#' MNIST training images as doubles (47 MB as the integers [mnist_load()] reads), 42 kB for Boston's 400 x 13
-#' design. `print()` shows the size; `fit$data <- NULL` drops them (the generics then need `newdata`). The
+#' data when it is saved (`saveRDS()`) or when the data are removed from the session: 8 bytes per value of double
+#' inputs (376 MB for the 60,000 MNIST training images of 784 pixels, 188 MB as the integers [mnist_load()] reads),
+#' 16 kB for the 60-row design of a `medv ~ .` formula on Boston. `print()` shows the size; `fit$data <- NULL` drops them (the generics then need `newdata`). The
 #' generics at the training data predict every training example with every kept draw (draws x examples, x classes
 #' for a multinomial network).
 #' * `plot()`: the posterior of the test metric, the training history, or the marginals of parameters.

@@ -181,13 +181,14 @@ test_that("chains in different modes are reported, not warned about; a descendin
   expect_identical(conv2$descending[1], 1)
   expect_warning(scalebayes:::nn_warn_convergence(conv2, 1000, 100), "1 chain is still descending",
                  class = "scalebayes_warning_convergence")
-  # a trend of a few per cent (the slow descent of a network's training loss that runs 4 times as long keep)
-  # is reported, and does not warn
+  # a significant fall of 15 % (the slow descent of a network's training loss under a decaying step, which
+  # a longer run keeps: 1-11 % at the defaults on Boston) is reported, and does not warn
   loss3 <- loss
-  loss3[1:n] <- 0.03 * (1.05 - 0.05 * seq_len(n) / n) + 0.0002 * rnorm(n)
+  loss3[1:n] <- 0.03 * (1.2 - 0.3 * seq_len(n) / n) + 0.0002 * rnorm(n)
   conv3 <- conv_case(loss3, probe)
   expect_gt(conv3$trend_z[1], 4)
-  expect_lt(conv3$trend_drop[1], 0.1)
+  expect_gt(conv3$trend_drop[1], 0.1)
+  expect_lt(conv3$trend_drop[1], 0.25)
   expect_no_warning(scalebayes:::nn_warn_convergence(conv3, 1000, 100))
   # random-walk probe predictions: few effective draws within the chains for the 95 % intervals
   rw <- matrix(as.vector(sapply(1:4, function(c) c + cumsum(0.1 * rnorm(100)))), ncol = 1,
