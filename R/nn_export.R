@@ -23,8 +23,9 @@
 #' [wbb_nn()] are independently trained networks and the chains of [sgld_sa()] settle in different modes; the
 #' hidden units of two such networks are not matched (any permutation of them is the same function), so the
 #' average of their weights is not a network that predicts their average, nor anything the posterior supports
-#' (20 [wbb_nn()] draws of `nn_mlp(16)` on Boston rows 1-400: the averaged network predicts 23.8, 24.2, 24.2
-#' for rows 401-403 where `predict(fit)` gives 12.7, 16.2, 17.1). For those fits `draw = "mean"` is therefore
+#' (10 [wbb_nn()] draws of `nn_mlp(16)`, 20 epochs, on Boston rows 1-400: the averaged network predicts 23.8,
+#' 24.2, 24.2 for rows 401-403 where `predict(fit)` gives 12.7, 16.2, 17.1; the default `sgld_sa()` chains of the
+#' same network 20.4, 20.4, 20.9 against 7.7, 12.1, 13.1; `bench/nn_export_mean.R`). For those fits `draw = "mean"` is therefore
 #' a classed warning (`scalebayes_warning_export_mean`), and the default is the first kept draw; export several
 #' draws (one file each) to average their predictions in Python. For [bbb()] and [sparse_vi()] fits the mean of
 #' q (`fit$weights_mean`, \eqn{\phi\mu}) is one network, the variational posterior's centre, and the default.

@@ -502,7 +502,7 @@ predict.sb_nn_fit <- function(object, newdata = NULL, type = c("response", "link
 
 # Response-scale predictions of the finished draws: at new inputs (from the kept weights), or the stored ones at
 # the fit's newx (NULL when the fit kept only their mean).
-nn_predict_draws <- function(object, nd, call = rlang::caller_env()) {
+nn_predict_draws <- function(object, nd, call = rlang::caller_env(), warn_scale = TRUE) {
   ok <- object$status == "done"
   if (is.null(nd)) {
     if (is.null(object$pred_mean)) {
@@ -522,7 +522,7 @@ nn_predict_draws <- function(object, nd, call = rlang::caller_env()) {
       nd <- array(nd, c(1L, input))
     }
     sc <- object$scaling
-    x <- nn_prepare_x(nd, arg, warn_scale = is.null(sc), call = call)
+    x <- nn_prepare_x(nd, arg, warn_scale = warn_scale && is.null(sc), call = call)
     if (!identical(x$shape, object$settings$input)) {
       sb_abort(c("{.arg {arg}} must have the example shape the network was trained on ({paste(object$settings$input, collapse = ' x ')}).",
                  x = "It has {paste(x$shape, collapse = ' x ')}."), arg = arg, call = call)

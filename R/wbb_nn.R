@@ -197,7 +197,7 @@ wbb_nn_sigma <- function(fit, p) {
   if (fit$family != "gaussian" || p$n_out != 1L || is.null(.subset2(fit, "weights"))) return(NULL)
   x <- p$data$x
   attr(x, "sb_arg") <- "x"
-  pr <- nn_predict_draws(fit, x)  # finished draws x training examples
+  pr <- nn_predict_draws(fit, x, warn_scale = FALSE)  # finished draws x training examples (x was checked)
   out <- rep(NA_real_, length(fit$status))
   out[fit$status == "done"] <- sqrt(rowMeans(sweep(pr, 2L, as.double(p$data$y))^2))
   out
