@@ -4,6 +4,7 @@
 # nn_torch_code()'s labels, ndraws() and predict() of a VAE.
 
 skip_if_no_torch()
+skip_if_not_installed("MASS")
 
 gen_data <- local({
   b <- MASS::Boston
@@ -36,6 +37,9 @@ test_that("a formula network fit answers every model generic at its training dat
   expect_identical(dim(pp), c(4L, 60L))
   pi <- predictive_interval(f, newdata = nd, seed = 2, prob = 0.5)
   expect_equal(unname(pi[, 2]), unname(apply(posterior_predict(f, newdata = nd, seed = 2), 2, quantile, 0.75)))
+  if (requireNamespace("bayesplot", quietly = TRUE)) {  # the README's posterior predictive check
+    expect_s3_class(bayesplot::ppc_dens_overlay(d$medv, posterior_predict(f, seed = 1)), "ggplot")
+  }
   skip_if_not_installed("loo")
   expect_s3_class(suppressWarnings(loo::loo(log_lik(f))), "psis_loo")
 })
