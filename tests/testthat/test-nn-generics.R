@@ -235,3 +235,10 @@ test_that("a VAE's ndraws() is the draws its draw generics give, and predict() n
   e <- expect_error(predict(v, newx = x[, 1:3]), class = "scalebayes_error_input")
   expect_match(conditionMessage(e), "newx", fixed = TRUE)
 })
+
+test_that("fitted(newdata = ) of a linear fit is the mean of predict(type = \"response\") there", {
+  data(diabetes)
+  f <- wbb(diabetes$x, diabetes$y, draws = 20, seed = 1, quiet = TRUE, threads = 1)
+  expect_equal(fitted(f, newdata = diabetes$x[1:5, ]), predict(f, diabetes$x[1:5, ], type = "response")$fit)
+  expect_equal(fitted(f, newx = diabetes$x[1:5, ]), fitted(f)[1:5], ignore_attr = TRUE)
+})
