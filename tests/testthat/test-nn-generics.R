@@ -186,7 +186,7 @@ test_that("chains in different modes are reported, not warned about; a descendin
   expect_warning(scalebayes:::nn_warn_convergence(conv2, 1000, 100), "1 chain is still descending",
                  class = "scalebayes_warning_convergence")
   # a significant fall of 15 % (the slow descent of a network's training loss under a decaying step, which
-  # a longer run keeps: 1-12 % at the defaults on Boston) is reported, and does not warn
+  # a longer run keeps: 1-13 % at the defaults on Boston) is reported, and does not warn
   loss3 <- loss
   loss3[1:n] <- 0.03 * (1.2 - 0.3 * seq_len(n) / n) + 0.0002 * rnorm(n)
   conv3 <- conv_case(loss3, probe)
