@@ -101,6 +101,15 @@ sb_fit_family <- function(object) {
 sb_training_data <- function(object) UseMethod("sb_training_data")
 sb_training_data.default <- function(object) .subset2(object, "data")
 sb_training_data.sb_trend_filter_wbb <- function(object) list(x = object$x, y = object$y)
+# A network fit keeps its training inputs and responses as the front end got them (`fit$data`, NULL when dropped);
+# the response in the generics' coding (numbers, 0/1, 0-based class), or NULL for several outputs per example.
+sb_training_data.sb_nn_fit <- function(object) {
+  d <- .subset2(object, "data")
+  if (is.null(d)) return(NULL)
+  y <- d$y
+  y <- if (NCOL(y) == 1L) sb_check_newy(object, if (is.matrix(y)) drop(y) else y, NROW(y), call = rlang::caller_env())
+  list(x = d$x, y = y)
+}
 
 # The inputs at which to evaluate: validated new data, or the training inputs (NULL stands for them).
 sb_eval_data <- function(object, newdata, newx, newy = NULL, need_y = FALSE, call = rlang::caller_env(),
@@ -126,8 +135,8 @@ sb_no_training_data.default <- function(object, call) {
                     call = call, arg = "newdata")
 }
 sb_no_training_data.sb_nn_fit <- function(object, call) {
-  sb_not_applicable(c("A network fit does not keep its training data (it can be large).",
-                      i = "Pass the inputs as {.arg newdata} (and the responses as {.arg newy} for {.fn log_lik} or {.fn residuals})."),
+  sb_not_applicable(c("This network fit holds no training data ({.code fit$data} was removed).",
+                      i = "Pass the data as {.arg newdata}: a data frame with the response for a fit of a formula, or the inputs and {.arg newy}."),
                     call = call, arg = "newdata")
 }
 sb_no_training_data.sb_sgmcmc_density <- function(object, call) {
@@ -197,7 +206,16 @@ sb_epred_draws.default <- function(object, x, call = rlang::caller_env()) {
   switch(sb_fit_family(object), binomial = stats::plogis(eta), poisson = exp(eta), eta)
 }
 sb_epred_draws.sb_nn_fit <- function(object, x, call = rlang::caller_env()) {
-  if (is.null(x)) sb_no_training_data(object, call)
+  if ((object$settings$n_out %||% 1L) > 1L && object$family != "multinomial") {
+    sb_not_applicable(c(paste0("This network has ", object$settings$n_out, " outputs per example; the model generics score one response per example."),
+                        i = "Use {.code predict(fit, newdata, draws = TRUE)} (draws x examples x outputs)."), call = call)
+  }
+  if (is.null(x)) {  # the training inputs kept by the fit
+    td <- .subset2(object, "data")
+    if (is.null(td)) sb_no_training_data(object, call)
+    x <- td$x
+    attr(x, "sb_arg") <- "fit$data"
+  }
   nn_predict_draws(object, x, call = call)
 }
 
@@ -227,7 +245,11 @@ sb_sigma_draws.sb_sgld_sa_nn <- function(object, eta, y, call = rlang::caller_en
 }
 sb_sigma_draws.sb_vi_nn <- function(object, eta, y, call = rlang::caller_env()) rep(object$noise_sd[1], nrow(eta))
 sb_sigma_draws.sb_wbb_nn <- function(object, eta, y, call = rlang::caller_env()) {
-  if (!is.null(y)) return(sb_sigma_draws.default(object, eta, y))
+  # the per-draw root mean squared residual of the draw's network on its training data, computed by wbb_nn()
+  # (`fit$sigma`, one per draw; fits that kept no weights have none)
+  s <- .subset2(object, "sigma")
+  if (!is.null(s)) return(s[object$status == "done"])
+  if (!is.null(y) || !is.null(sb_training_data(object))) return(sb_sigma_draws.default(object, eta, y))
   # no responses to score (posterior_predict(), predict(interval = "prediction")): the per-draw RMSE on the test
   # data given when fitting, the same plug-in on held-out data
   rmse <- object$rmse
@@ -437,8 +459,11 @@ posterior::ndraws
 #'
 #' **Data.** Linear fits ([wbb()], [blasso()], [sgld_sa()] / [hamcmc_sa()], [weighted_lasso()]) keep their training
 #' data (`fit$data`: the checked `x` and `y`) and [trend_filter_wbb()] fits their inputs and responses, so that
-#' without `newdata` every generic is evaluated at the training data. Network fits keep no training data (it can
-#' be large): give `newdata` (and `newy` for `log_lik()` and `residuals()`). A [sgmcmc_density()] fit has no data
+#' without `newdata` every generic is evaluated at the training data. Network fits ([wbb_nn()], [sgld_sa()] /
+#' [hamcmc_sa()] with a `model`, [bbb()], [sparse_vi()]) keep their training inputs and responses as given
+#' (`fit$data`; see [sb_nn_fit-methods] for the memory it takes) and answer the same way; `fit$data <- NULL` drops
+#' them, and the generics then need `newdata`. With `newdata`, every generic (`fitted()` too) is evaluated there:
+#' for a fit of a formula a data frame holding the response gives `newy` as well. A [sgmcmc_density()] fit has no data
 #' and a [vae()] no response: the data generics are classed errors (`scalebayes_error_not_applicable`) that say so,
 #' as are the posterior generics of a [weighted_lasso()] fit (a penalized estimate, no draws).
 #'
@@ -448,7 +473,8 @@ posterior::ndraws
 #' variable adapted during the run, not sampled); [bbb()] / [sparse_vi()] fits their noise sd (`fit$noise_sd`). The
 #' weighted Bayesian bootstrap ([wbb()], [trend_filter_wbb()], [wbb_nn()]) has no noise parameter (its loss is the
 #' squared error): each draw uses the maximum-likelihood sd given its mean function, the root mean squared residual
-#' of that draw on the training data (on `newdata` for a network, which keeps no training data).
+#' of that draw on the training data (unweighted; for [wbb_nn()] computed when fitting, `fit$sigma`, one per draw,
+#' so that `posterior_predict(fit, newdata = )` needs no responses).
 #'
 #' @param object,x A fit (`x` for `ndraws()`, posterior's generic).
 #' @param newdata New inputs (see [predict.sb_fit()]); `NULL`: the training data kept by the fit.
@@ -462,8 +488,8 @@ posterior::ndraws
 #' @param prob Mass of the central interval.
 #' @param level,probs Deprecated names of `prob` (work for one release, with a warning).
 #' @param ... Not used: any argument given here is an error (class `scalebayes_error_dots`).
-#' @return `fitted()`: the posterior mean of the expected response at every training observation (the `fit` column
-#'   of `predict(type = "response")`); `residuals()`: `y` minus it; `vcov()`: the posterior covariance of the
+#' @return `fitted()`: the posterior mean of the expected response at every training observation, or at `newdata`
+#'   (the `fit` column of `predict(type = "response")`; an examples x classes matrix for a multinomial network); `residuals()`: `y` minus it; `vcov()`: the posterior covariance of the
 #'   parameters (the draws' covariance); `ndraws()`: the number of draws; `log_lik()`: a draws x observations matrix
 #'   of pointwise log-likelihoods; `posterior_linpred()` / `posterior_epred()` / `posterior_predict()`: draws x
 #'   observations matrices of the linear predictor, the expected response and simulated responses;
@@ -487,12 +513,12 @@ NULL
 
 #' @rdname sb_fit-generics
 #' @export
-fitted.sb_fit <- function(object, ...) {
+fitted.sb_fit <- function(object, newdata = NULL, ..., newx = NULL) {
   sb_check_dots(..., fn = "fitted")
   call <- rlang::current_env()
-  ev <- sb_eval_data(object, NULL, NULL, call = call)
-  pd <- sb_predict_draws(object, NULL, "response", "credible", call)
-  sb_predict_mean(object, sb_training_data(object)$x, "response", "credible", pd)
+  ev <- sb_eval_data(object, newdata, newx, call = call)
+  pd <- sb_predict_draws(object, ev$x, "response", "credible", call)
+  sb_predict_mean(object, if (is.null(ev$x)) sb_training_data(object)$x else ev$x, "response", "credible", pd)
 }
 
 #' @rdname sb_fit-generics
@@ -815,9 +841,10 @@ predictive_interval.sb_vae <- sb_vae_no_response
 vcov.sb_vae <- function(object, ...) {
   sb_not_applicable(c("A VAE is fitted by variational inference of its latent codes; its network weights are point estimates with no posterior covariance."))
 }
+# the number of draws of latent codes that the draw generics give by default (sb_draw_matrix.sb_vae(draws = ))
 #' @method ndraws sb_vae
 #' @export
-ndraws.sb_vae <- function(x) vcov.sb_vae(x)
+ndraws.sb_vae <- function(x) as.integer(formals(sb_draw_matrix.sb_vae)$draws)
 #' @method prior_summary sb_vae
 #' @export
 prior_summary.sb_vae <- function(object, ...) {

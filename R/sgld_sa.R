@@ -265,8 +265,8 @@
 #' constant). With a constant step, SGLD-SA lost one of 4 chains on raw Boston.
 #'
 #' A network's weights are not identifiable (chains that agree on the function may hold permuted weights),
-#' so the 4 chains' R-hat and ESS (`fit$diagnostics$convergence`, `print()`, the classed convergence warning)
-#' are computed on function-space summaries: the training loss per example at the trace points after burn-in,
+#' so the 4 chains' R-hat and ESS (`fit$diagnostics$convergence`, `print()`; the convergence warning of
+#' networks is described in "Convergence of network chains") are computed on function-space summaries: the training loss per example at the trace points after burn-in,
 #' and the predictions at 8 training examples spread over the data (`fit$diagnostics$probe`) from the stored
 #' draws. Besides a non-finite state, a chain whose mean training loss per example is not finite or exceeds
 #' `sgmcmc_control(diverge_loss = 10)` times the larger of its lowest before (from the loss of a zero output

@@ -410,9 +410,15 @@ test_that("a VAE has no response: the data generics say so", {
   x <- matrix(runif(40 * 4), 40, 4)
   v <- vae(x, latent = 1, encoder = nn_mlp(4), decoder = nn_mlp(4), epochs = 1, seed = 1, quiet = TRUE)
   for (g in list(fitted, residuals, log_lik, posterior_predict, posterior_epred, posterior_linpred,
-                 predictive_interval, vcov, ndraws)) {
+                 predictive_interval, vcov)) {
     expect_error(g(v), class = "scalebayes_error_not_applicable")
   }
+  # ndraws(): the draws of latent codes the draw generics give by default
+  expect_identical(ndraws(v), posterior::ndraws(as_draws_df(v, pars = 1, seed = 1)))
+  # predict() checks its data under its own name
+  e <- expect_error(predict(v, newdata = matrix(2, 3, 4)), class = "scalebayes_error_input")
+  expect_match(conditionMessage(e), "newdata")
+  expect_false(grepl("`x`", conditionMessage(e), fixed = TRUE))
   expect_equal(nobs(v), 40)
   expect_s3_class(prior_summary(v), "sb_prior_summary")
   expect_identical(update(v, epochs = 2, evaluate = FALSE)[[1]], quote(vae))
