@@ -252,7 +252,8 @@ sgmcmc_density <- function(target, init = NULL, sampler = "sgld",
   convergence <- if (nrow(draws)) sgmcmc_convergence(draws, chain_id) else NULL
   # a preconditioned sampler's draws tested against the target's score (R/ksd.R: sgmcmc_trust_check)
   trust <- if (!interrupted && nrow(draws)) {
-    sgmcmc_trust_check(draws, function(b) density_score(eng_target, target, is_r, b), convergence, sampler)
+    sgmcmc_trust_check(draws, chain_id, function(b) density_score(eng_target, target, is_r, b), convergence,
+                       sampler)
   }
   settings <- list(sampler = sampler, iterations = iterations, burnin = lens$burnin, thin = lens$thin,
                    chains = chains, control = control, target = tname, dim = d, nobs = NULL,

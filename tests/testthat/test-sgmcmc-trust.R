@@ -358,3 +358,45 @@ test_that("a network's warm-up step: constant for HAMCMC-SA, decaying as k^(-1/3
   hg <- eps_trace("hamcmc_sa", control = sgmcmc_control(step_size = 0.05))
   expect_equal(hg$eps, 0.05 * hg$it^(-1 / 3), tolerance = 1e-6)
 })
+
+test_that("the trust check of a preconditioned sampler flags draws that are not the target's, not exact ones", {
+  # exact draws of N(0, I_10) in 4 chains: Stein's identity E[s_j (x_j - mean)] = -1 holds, no warning (the
+  # test is Bonferroni over the coordinates at 0.01, so a false alarm in at most 1 % of such samples)
+  score <- function(b) -b
+  conv <- list(ess_bulk = rep(1000, 10))
+  set.seed(11)
+  x <- matrix(stats::rnorm(4000 * 10), 4000, 10, dimnames = list(NULL, paste0("b", 1:10)))
+  ch <- rep(1:4, each = 1000)
+  expect_no_warning(r <- scalebayes:::sgmcmc_trust_check(x, ch, score, conv, "hamcmc_sa"))
+  expect_equal(unname(r$stein), rep(-1, 10), tolerance = 0.1)
+  expect_gt(r$stein_p_value, 0.01)
+  expect_gt(r$p_value, 0.01)
+  # one marginal 1.5 times too wide (the way HAMCMC fails on a funnel): E[s x] = -2.25 there, a classed warning
+  # that is also a convergence warning
+  x[, 3] <- 1.5 * x[, 3]
+  expect_warning(r2 <- scalebayes:::sgmcmc_trust_check(x, ch, score, conv, "hamcmc"), class = "scalebayes_warning_untrusted")
+  expect_lt(r2$stein_p_value, 1e-6)
+  expect_equal(unname(r2$stein[3]), -2.25, tolerance = 0.1)
+  expect_warning(scalebayes:::sgmcmc_trust_check(x, ch, score, conv, "hamcmc"), class = "scalebayes_warning_convergence")
+  # the samplers without a preconditioner are not tested
+  expect_null(scalebayes:::sgmcmc_trust_check(x, ch, score, conv, "sgld"))
+  # the KSD test: uniform-ish p on exact draws, and it leaves the caller's random stream alone
+  set.seed(5)
+  z <- matrix(stats::rnorm(300 * 4), 300)
+  before <- .Random.seed
+  k <- scalebayes:::ksd_test(z, matrix(0, 300, 4), ess = 300)
+  expect_identical(.Random.seed, before)
+  expect_lt(k$p_value, 0.01)  # a zero score is not N(0, I)'s
+})
+
+test_that("a HAMCMC-SA density fit carries the trust check, an SGLD fit does not", {
+  tg <- sgmcmc_target("gaussian", mean = c(0, 0, 0), cov = diag(3))
+  ctl <- sgmcmc_control(step_size = 0.05, step = sgmcmc_step(schedule = "constant"))
+  f <- suppressWarnings(sgmcmc_density(tg, sampler = "hamcmc_sa", iterations = 4000, chains = 2, control = ctl,
+                                       seed = 1, quiet = TRUE))
+  expect_named(f$diagnostics$ksd_test, c("statistic", "p_value", "draws", "stein", "stein_se", "stein_p_value", "alpha"))
+  expect_equal(unname(f$diagnostics$ksd_test$stein), rep(-1, 3), tolerance = 0.25)
+  g <- suppressWarnings(sgmcmc_density(tg, sampler = "sgld", iterations = 2000, chains = 2, control = ctl,
+                                       seed = 1, quiet = TRUE))
+  expect_null(g$diagnostics$ksd_test)
+})
