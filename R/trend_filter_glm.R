@@ -154,7 +154,7 @@ tf_glm_fit <- function(d, fd, family, lambda, pw, nlambda, lambda_min_ratio, con
   if (any(r$diverged)) {
     sb_abort(c("The {family} trend filter has no finite fit at {sum(r$diverged)} of {length(lambda)} lambda value{?s}: the {if (family == 'poisson') 'log rate' else 'log odds'} diverges.",
                x = "The responses are separated by a polynomial of degree {d$k} (e.g. only zeros on one side).",
-               i = "Use a smaller {.arg k}, or a larger {.arg lambda} does not help: the polynomial part is unpenalized."),
+               i = "Use a smaller {.arg k} (a larger {.arg lambda} does not help: the polynomial part is not penalized)."),
              arg = "y", kind = "input")
   }
   converged <- r$rel_gap <= control$tol
@@ -312,19 +312,22 @@ tf_glm_wbb <- function(d, fd, family, lambda, lambda_rule, nfolds, draws, prior_
                    wbb_engine_settings(rs, first, count, prior_weights))
   }
   res <- wbb_run(rs, run_chunk)
-  out <- list(rel_gap = wbb_combine(res, "rel_gap"), iter = wbb_combine(res, "iter"), w0 = wbb_combine(res, "w0"))
+  out <- list(rel_gap = wbb_combine(res, "rel_gap"), iter = wbb_combine(res, "iter"), w0 = wbb_combine(res, "w0"),
+              diverged = wbb_combine(res, "diverged"))
   dr <- wbb_combine(res, "draws")
   rm(res)
   timing <- c(elapsed = wbb_elapsed(rs), cv = t_cv)
-  if (any(!is.finite(out$rel_gap))) {
-    sb_abort(c("{sum(!is.finite(out$rel_gap))} of {draws} weighted {family} solve{?s} had no finite fit.",
+  if (any(out$diverged == 1L)) {
+    sb_abort(c("{sum(out$diverged == 1L)} of {draws} weighted {family} solve{?s} had no finite fit (the {if (family == 'poisson') 'log rate' else 'log odds'} diverged).",
                i = "The reweighted data are separated by a polynomial of degree {d$k}: use a smaller {.arg k}."),
              arg = "y", kind = "input", call = call)
   }
-  bad <- sum(out$rel_gap > control$tol)
+  bad <- sum(!(out$rel_gap <= control$tol))
   if (bad > 0) {
-    sb_warn(c("{bad} of {draws} weighted solve{?s} stopped above the target duality gap.",
-              i = "Largest relative gap: {signif(max(out$rel_gap), 3)} (target {control$tol})."))
+    small <- if (all(is.na(out$w0))) character(0) else
+      c(i = "Their common prior weights w0: median {signif(stats::median(out$w0[!(out$rel_gap <= control$tol)]), 2)} (a tiny w0 leaves the draw almost unpenalized: its fit runs to large |log odds| / |log rate| slowly).")
+    sb_warn(c("{bad} of {draws} weighted solve{?s} stopped above the target duality gap (100 Newton steps).",
+              i = "Largest relative gap: {signif(max(out$rel_gap), 3)} (target {control$tol}).", small))
   }
   se <- stats::setNames(vapply(seq_len(ncol(dr)), function(j) stats::sd(dr[, j]), numeric(1)), colnames(dr))
   new_sb_fit(

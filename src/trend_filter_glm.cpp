@@ -76,14 +76,15 @@ Rcpp::List cpp_tf_glm_wbb(int family, Rcpp::NumericVector y, Rcpp::NumericVector
   Rcpp::NumericMatrix draws(static_cast<int>(T), D.n);
   draws.attr("dimnames") = Rcpp::List::create(R_NilValue, names);
   Rcpp::NumericVector rel_gap(T, R_NaN), w0(T, R_NaN);
-  Rcpp::IntegerVector iter(T);
+  Rcpp::IntegerVector iter(T), diverged(T);
   gl::GLMWBBProblem pb{D, k, d, lambda, glm_control_from(engine), bh, uh};
   gl::GLMWBBOutput out{Eigen::Map<Eigen::MatrixXd>(draws.begin(), T, D.n), Eigen::Map<Eigen::VectorXd>(rel_gap.begin(), T),
-                       Eigen::Map<Eigen::VectorXi>(iter.begin(), T), Eigen::Map<Eigen::VectorXd>(w0.begin(), T)};
+                       Eigen::Map<Eigen::VectorXi>(iter.begin(), T), Eigen::Map<Eigen::VectorXd>(w0.begin(), T),
+                       Eigen::Map<Eigen::VectorXi>(diverged.begin(), T)};
   sbglue::Progress prog(static_cast<double>(T), settings, "trend_filter_wbb");
   const auto status = gl::glm_trend_wbb(pb, out, st, prog.monitor());
   return Rcpp::List::create(Rcpp::Named("draws") = draws, Rcpp::Named("rel_gap") = rel_gap,
-                            Rcpp::Named("iter") = iter, Rcpp::Named("w0") = w0,
+                            Rcpp::Named("iter") = iter, Rcpp::Named("w0") = w0, Rcpp::Named("diverged") = diverged,
                             Rcpp::Named("completed") = static_cast<double>(status.completed),
                             Rcpp::Named("interrupted") = prog.interrupted() || status.interrupted);
 }

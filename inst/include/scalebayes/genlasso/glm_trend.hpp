@@ -465,6 +465,7 @@ struct GLMWBBOutput {
   Eigen::Map<Eigen::VectorXd> rel_gap;
   Eigen::Map<Eigen::VectorXi> iter;   // proximal Newton steps
   Eigen::Map<Eigen::VectorXd> w0;     // the common prior weight of each draw (NaN for separate)
+  Eigen::Map<Eigen::VectorXi> diverged;  // 1 where |beta| grew past 700 (no finite minimizer)
 };
 
 class GLMWBBSolver {
@@ -489,7 +490,8 @@ class GLMWBBSolver {
     const GLMResult res = glm_trend_solve(pb_.D, pb_.k, pb_.data, w, lam_, pb_.ctl, pb_.beta_hat,
                                           start.size() == m ? &start : nullptr);
     out_.draws.row(r) = res.beta.transpose();
-    out_.rel_gap[r] = res.diverged ? std::numeric_limits<double>::infinity() : res.rel_gap;
+    out_.rel_gap[r] = res.rel_gap;
+    out_.diverged[r] = res.diverged ? 1 : 0;
     out_.iter[r] = res.outer;
   }
 
