@@ -1,10 +1,10 @@
 # Precomputes the coverage study of the "Counts and binary series" section of vignettes/trend-filtering.Rmd:
 # WBB bands of Poisson and logistic trend filtering (trend_filter_wbb(family = )) against the true rate /
 # probability over repeated data sets. Writes inst/extdata/trend-filtering-glm.rds.
-#   R_LIBS=<library with scalebayes> Rscript vignettes/precompute-trend-filtering-glm.R   (about 5 minutes, 2 cores)
+#   R_LIBS=<library with scalebayes> Rscript vignettes/precompute-trend-filtering-glm.R   (about 10 minutes on a loaded 2-core machine)
 suppressPackageStartupMessages(library(scalebayes))
 out_file <- file.path("inst", "extdata", "trend-filtering-glm.rds")
-R <- 100       # data sets per family
+R <- as.integer(Sys.getenv("SB_TF_GLM_R", "50"))  # data sets per family
 draws <- 200   # WBB draws per data set
 k <- 1
 
@@ -32,6 +32,7 @@ study <- function(family, truth, n) {
     cover90[r] <- mean(p90$lower <= truth & truth <= p90$upper)
     width95[r] <- mean(p95$upper - p95$lower)
     lambda[r] <- fit$lambda
+    if (r %% 10 == 0) message(sprintf("%s: %d of %d data sets", family, r, R))
   }
   list(cover90 = cover90, cover95 = cover95, width95 = width95, lambda = lambda, seconds = secs)
 }
