@@ -205,8 +205,8 @@ cpp_tf_row_norms <- function(x, k) {
     .Call(`_scalebayes_cpp_tf_row_norms`, x, k)
 }
 
-cpp_genlasso_dualpath <- function(y, m, n, Di, Dp, Dx, maxsteps, minlam, approx, btol, backend) {
-    .Call(`_scalebayes_cpp_genlasso_dualpath`, y, m, n, Di, Dp, Dx, maxsteps, minlam, approx, btol, backend)
+cpp_genlasso_dualpath <- function(y, m, n, Di, Dp, Dx, maxsteps, minlam, approx, btol, backend, quiet) {
+    .Call(`_scalebayes_cpp_genlasso_dualpath`, y, m, n, Di, Dp, Dx, maxsteps, minlam, approx, btol, backend, quiet)
 }
 
 cpp_tf_glm_path <- function(family, y, a, x, w, k, w0, lambdas, engine) {
@@ -225,8 +225,8 @@ cpp_wbb_driver_check <- function(y, lambda, solver, n_prior, settings) {
     .Call(`_scalebayes_cpp_wbb_driver_check`, y, lambda, solver, n_prior, settings)
 }
 
-cpp_lambda_max <- function(x, y, family, alpha, w, pf, intercept) {
-    .Call(`_scalebayes_cpp_lambda_max`, x, y, family, alpha, w, pf, intercept)
+cpp_lambda_max <- function(x, y, family, alpha, w, pf, control) {
+    .Call(`_scalebayes_cpp_lambda_max`, x, y, family, alpha, w, pf, control)
 }
 
 cpp_enet_path <- function(x, y, family, alpha, w, pf, lambda, control) {

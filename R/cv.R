@@ -11,9 +11,16 @@ make_foldid <- function(n, nfolds, seed, call) {
 
 #' Cross-validation for the weighted lasso / elastic net
 #'
-#' K-fold cross-validation along a lambda path (SUM scale, see [weighted_lasso()]): mean squared error
-#' (gaussian) or deviance (binomial) of the held-out folds, with the minimum and one-standard-error rules.
-#' Folds are held out by zero weights, fitted in parallel threads, and assigned from `seed`.
+#' K-fold cross-validation along a lambda path (SUM scale, see [weighted_lasso()]): by default the deviance of
+#' the held-out folds (gaussian: mean squared error; binomial, poisson: the deviance), with the minimum and
+#' one-standard-error rules. Folds are held out by zero weights, fitted in parallel threads, and assigned from
+#' `seed`.
+#'
+#' **`type_measure`** (glmnet's `type.measure`, either name): `"deviance"` (default), `"mse"`, `"mae"`,
+#' `"class"` (binomial: misclassification rate) or `"auc"` (binomial: the area under the ROC curve of each
+#' fold, weighted by the folds' weights; the largest AUC is the best). The per-observation losses are glmnet's
+#' (`cv.glmnet()`), including its two-column binomial forms (`"mse"`: \eqn{2(y - p)^2}, `"mae"`:
+#' \eqn{2|y - p|}); the AUC counts ties as one half (glmnet breaks them at random).
 #'
 #' @inheritParams weighted_lasso
 #' @param nfolds Number of folds (at least 3 recommended).
@@ -21,6 +28,8 @@ make_foldid <- function(n, nfolds, seed, call) {
 #' @param threads Number of threads (default [sb_default_threads()]).
 #' @param seed Seed for the fold assignment (default drawn from R's RNG).
 #' @param quiet Hide the progress bar.
+#' @param type_measure The loss of the held-out folds (see above).
+#' @param type.measure glmnet's name of `type_measure`.
 #' @return An object of class `sb_cv`: `lambda`, `cvm`, `cvsd`, `lambda_min`, `lambda_1se`, `foldid`, and `fit`,
 #'   the [weighted_lasso()] fit to all the data along `lambda` (glmnet's `glmnet.fit`); [coef.sb_cv()] and
 #'   [predict.sb_cv()] read it at `lambda_min`, `lambda_1se` or any lambda, as glmnet's `coef.cv.glmnet()`.
@@ -29,10 +38,13 @@ make_foldid <- function(n, nfolds, seed, call) {
 #' data(diabetes)
 #' cv <- cv_weighted_lasso(diabetes$x, diabetes$y, seed = 1)
 #' cv$lambda_min
-cv_weighted_lasso <- function(x, y, family = c("gaussian", "binomial"), weights = NULL, penalty_factor = NULL,
+cv_weighted_lasso <- function(x, y, family = c("gaussian", "binomial", "poisson"), weights = NULL, penalty_factor = NULL,
                               alpha = 1, nfolds = 10L, foldid = NULL, nlambda = 100L, lambda_min_ratio = NULL,
                               standardize = TRUE, intercept = TRUE, threads = NULL, seed = NULL, quiet = NULL,
-                              control = cd_control(), data = NULL, subset = NULL, na.action = NULL, contrasts = NULL) {
+                              control = cd_control(), offset = NULL, lower_limits = -Inf, upper_limits = Inf,
+                              exclude = NULL, type_measure = c("deviance", "mse", "mae", "class", "auc"),
+                              data = NULL, subset = NULL, na.action = NULL, contrasts = NULL,
+                              penalty.factor = NULL, lower.limits = NULL, upper.limits = NULL, type.measure = NULL) {
   if (!missing(x) && sb_is_formula(x)) {
     return(sb_formula_fit(environment(), "cv_weighted_lasso", cv_weighted_lasso, match.call(), intercept = "arg",
                           response = "glm"))
@@ -40,25 +52,43 @@ cv_weighted_lasso <- function(x, y, family = c("gaussian", "binomial"), weights 
   sb_formula_only(environment())
   call <- rlang::current_env()
   family <- sb_match_arg(family)
+  penalty_factor <- sb_glmnet_name(penalty_factor, penalty.factor, "penalty_factor", "penalty.factor", missing(penalty_factor))
+  lower_limits <- sb_glmnet_name(lower_limits, lower.limits, "lower_limits", "lower.limits", missing(lower_limits))
+  upper_limits <- sb_glmnet_name(upper_limits, upper.limits, "upper_limits", "upper.limits", missing(upper_limits))
+  type_measure <- sb_glmnet_name(type_measure, type.measure, "type_measure", "type.measure", missing(type_measure))
+  type_measure <- cv_type_measure(type_measure, family, call)
   d <- prepare_glm_data(x, y, family, alpha, penalty_factor, call)
+  cons <- glm_constraints(offset, lower_limits, upper_limits, exclude, d$x, call)
   w <- if (is.null(weights)) rep(1, d$n) else check_weights(weights, d$n, arg = "weights")
   ws <- rescale_weights(w)  # see weighted_lasso(): exact, lambda reported on the caller's scale
   st <- standardize_x(d$x, check_flag(standardize), check_flag(intercept))
-  ctrl <- c(check_cd_control(control, call), intercept = intercept)
+  ctrl <- c(check_cd_control(control, call), intercept = intercept, glm_engine_extras(cons, st$scale))
   out <- run_cv(st$x, d$y, family, d$alpha, ws$w, d$penalty_factor, nfolds, foldid, nlambda, lambda_min_ratio,
-                run_settings(seed, threads, quiet, call), ctrl, call)
+                run_settings(seed, threads, quiet, call), ctrl, call, measure = type_measure)
   if (ws$c != 1) {
     out[c("lambda", "lambda_min", "lambda_1se")] <- lapply(out[c("lambda", "lambda_min", "lambda_1se")], `*`, ws$c)
     check_lambda_scale(out$lambda, call)
   }
   # the fit to all the data along the CV path (glmnet's `glmnet.fit`): coef() and predict() at lambda_min / lambda_1se
-  out$fit <- cv_full_fit(d$x, d$y, family, w, d$penalty_factor, out$lambda, d$alpha, standardize, intercept, control)
+  out$fit <- cv_full_fit(d$x, d$y, family, w, d$penalty_factor, out$lambda, d$alpha, standardize, intercept, control,
+                         cons)
   out$call <- sb_user_call(match.call(), quote(cv_weighted_lasso))  # update() reruns it (the formula method: its own)
   out
 }
 
-# run: the run list (run_settings(), R/seed.R); its seed also draws the folds.
-run_cv <- function(xs, y, family, alpha, w, pf, nfolds, foldid, nlambda, lambda_min_ratio, run, ctrl, call) {
+# type_measure: one of the measures, valid for the family (binomial only: class, auc).
+cv_type_measure <- function(type_measure, family, call) {
+  m <- sb_match_arg(type_measure, c("deviance", "mse", "mae", "class", "auc"), call = call)
+  if (m %in% c("class", "auc") && family != "binomial") {
+    sb_abort(c("{.code type_measure = \"{m}\"} is for binomial fits; this is {family}.",
+               i = "Use {.val deviance}, {.val mse} or {.val mae}."), arg = "type_measure", call = call)
+  }
+  m
+}
+
+# run: the run list (run_settings(), R/seed.R); its seed also draws the folds. measure: cv_type_measure().
+run_cv <- function(xs, y, family, alpha, w, pf, nfolds, foldid, nlambda, lambda_min_ratio, run, ctrl, call,
+                   measure = "deviance") {
   n <- nrow(xs); p <- ncol(xs)
   if (is.null(foldid)) {
     nfolds <- check_count(nfolds, min = 2L, arg = "nfolds", call = call)
@@ -72,19 +102,54 @@ run_cv <- function(xs, y, family, alpha, w, pf, nfolds, foldid, nlambda, lambda_
   if (is.null(lambda_min_ratio)) lambda_min_ratio <- if (n > p) 1e-4 else 1e-2
   lambda_min_ratio <- check_number(lambda_min_ratio, lower = 0, upper = 1, lower_open = TRUE, upper_open = TRUE,
                                    arg = "lambda_min_ratio", call = call)
-  lmax <- sb_call_engine(cpp_lambda_max(xs, y, family_code(family), alpha, w, pf, ctrl$intercept))
+  lmax <- sb_call_engine(cpp_lambda_max(xs, y, family_code(family), alpha, w, pf, ctrl))
   if (!(lmax > 0)) {
     sb_abort(c("Every coefficient is zero at any lambda (lambda_max = 0).",
                i = "Check that {.arg x} has non-constant columns related to {.arg y}."), kind = "degenerate", call = call)
   }
   lambda <- lmax * exp(seq(0, log(lambda_min_ratio), length.out = nlambda))
-  r <- sb_call_engine(cpp_enet_cv(xs, y, family_code(family), alpha, w, pf, as.integer(foldid) - 1L, lambda, ctrl,
-                                  engine_run(run)), call = call)
+  code <- match(measure, c("deviance", "mse", "mae", "class", "auc")) - 1L
+  r <- sb_call_engine(cpp_enet_cv(xs, y, family_code(family), alpha, w, pf, as.integer(foldid) - 1L, lambda,
+                                  c(ctrl, cv_measure = code), engine_run(run)), call = call)
   if (isTRUE(r$interrupted)) rlang::interrupt()
+  if (measure == "auc") r <- cv_auc(r$predmat, y, w, as.integer(foldid), lambda)
   structure(list(lambda = r$lambda, cvm = r$cvm, cvsd = r$cvsd, lambda_min = r$lambda_min,
                  lambda_1se = r$lambda_1se, index_min = r$index_min, index_1se = r$index_1se,
-                 foldid = as.integer(foldid), family = family, nobs = n),
+                 foldid = as.integer(foldid), family = family, nobs = n, type_measure = measure),
             class = c("sb_cv", "sb_point_fit"))
+}
+
+# Weighted AUC of scores s for 0/1 labels y (weights w), ties counted one half.
+sb_auc <- function(y, s, w) {
+  w1 <- sum(w[y == 1]); w0 <- sum(w[y == 0])
+  if (!(w1 > 0 && w0 > 0)) return(NA_real_)
+  o <- order(s)
+  s <- s[o]; y <- y[o]; w <- w[o]
+  grp <- cumsum(c(TRUE, diff(s) != 0))  # tie groups
+  g0 <- tapply(w * (y == 0), grp, sum)
+  g1 <- tapply(w * (y == 1), grp, sum)
+  below0 <- cumsum(g0) - g0  # weight of negatives strictly below each group
+  sum(g1 * (below0 + g0 / 2)) / (w1 * w0)
+}
+
+# AUC per fold from the held-out linear predictors, as cv.glmnet(type.measure = "auc"): the folds' AUCs averaged
+# with the folds' weights, their weighted sd / sqrt(K - 1), the largest AUC best (and the 1se rule on -AUC).
+cv_auc <- function(predmat, y, w, foldid, lambda) {
+  K <- max(foldid)
+  raw <- vapply(seq_len(K), function(k) {
+    i <- foldid == k
+    vapply(seq_along(lambda), function(l) sb_auc(y[i], predmat[i, l], w[i]), numeric(1))
+  }, numeric(length(lambda)))
+  raw <- matrix(raw, length(lambda))  # L x K
+  wf <- vapply(seq_len(K), function(k) sum(w[foldid == k]), numeric(1))
+  cvm <- apply(raw, 1, stats::weighted.mean, w = wf, na.rm = TRUE)
+  cvsd <- sqrt(apply((raw - cvm)^2, 1, stats::weighted.mean, w = wf, na.rm = TRUE) / (K - 1))
+  neg <- -cvm
+  imin <- which(neg <= min(neg, na.rm = TRUE))[1L]
+  bound <- neg[imin] + cvsd[imin]
+  i1 <- which(neg <= bound)[1L]
+  list(lambda = lambda, cvm = cvm, cvsd = cvsd, lambda_min = lambda[imin], lambda_1se = lambda[i1],
+       index_min = imin, index_1se = i1)
 }
 
 #' @export
@@ -98,7 +163,10 @@ print.sb_cv <- function(x, ...) {
 
 #' @export
 plot.sb_cv <- function(x, ...) {
-  ylab <- if (x$family == "gaussian") "Mean squared error" else "Binomial deviance"
+  m <- x$type_measure %||% "deviance"
+  ylab <- switch(m, mse = "Mean squared error", mae = "Mean absolute error", class = "Misclassification error",
+                 auc = "AUC", if (x$family == "gaussian") "Mean squared error" else
+                   paste(if (x$family == "poisson") "Poisson" else "Binomial", "deviance"))
   graphics::plot(log(x$lambda), x$cvm, ylim = range(c(x$cvm - x$cvsd, x$cvm + x$cvsd)), pch = 20, col = "red",
                  xlab = expression(log(lambda)), ylab = ylab, ...)
   graphics::arrows(log(x$lambda), x$cvm - x$cvsd, log(x$lambda), x$cvm + x$cvsd, angle = 90, code = 3,
@@ -109,10 +177,13 @@ plot.sb_cv <- function(x, ...) {
 
 # weighted_lasso() on all the data along the CV path; its data warnings (constant or duplicated columns) were given
 # by cv_weighted_lasso() already.
-cv_full_fit <- function(x, y, family, weights, penalty_factor, lambda, alpha, standardize, intercept, control) {
+cv_full_fit <- function(x, y, family, weights, penalty_factor, lambda, alpha, standardize, intercept, control,
+                        cons = NULL) {
   fit <- withCallingHandlers(
     weighted_lasso(x, y, family = family, weights = weights, penalty_factor = penalty_factor, lambda = lambda,
-                   alpha = alpha, standardize = standardize, intercept = intercept, control = control),
+                   alpha = alpha, standardize = standardize, intercept = intercept, control = control,
+                   offset = cons$offset, lower_limits = cons$lower_limits %||% -Inf,
+                   upper_limits = cons$upper_limits %||% Inf, exclude = if (length(cons$exclude)) cons$exclude),
     scalebayes_warning_constant_column = function(w) invokeRestart("muffleWarning"),
     scalebayes_warning_duplicated_column = function(w) invokeRestart("muffleWarning"))
   fit$control <- control  # for the exact refits of coef.sb_cv() at other lambda values
@@ -132,7 +203,9 @@ cv_full_fit <- function(x, y, family, weights, penalty_factor, lambda, alpha, st
 #'   work), or lambda values on the SUM scale of [weighted_lasso()] (n times glmnet's lambda for unit weights).
 #' @param newdata New inputs (a matrix with the columns of `x`, or a vector for one observation).
 #' @param newx Synonym of `newdata`.
-#' @param type `"link"` or `"response"` (probabilities for binomial fits).
+#' @param type `"link"`, `"response"` (probabilities for binomial fits, means for poisson) or `"class"`
+#'   (binomial).
+#' @param newoffset The offset of the new inputs (fits with an `offset`).
 #' @param ... Not used: any argument given here is an error.
 #' @return `coef()`: a named vector (intercept first) for one lambda, a (p + 1) x length(s) matrix for several.
 #'   `predict()`: a vector for one lambda, an observations x length(s) matrix for several.
@@ -151,10 +224,11 @@ coef.sb_cv <- function(object, s = "lambda.1se", ...) {
 
 #' @rdname coef.sb_cv
 #' @export
-predict.sb_cv <- function(object, newdata = NULL, s = "lambda.1se", type = c("link", "response"), ..., newx = NULL) {
+predict.sb_cv <- function(object, newdata = NULL, s = "lambda.1se", type = c("link", "response", "class"), ...,
+                          newx = NULL, newoffset = NULL) {
   sb_check_dots(..., fn = "predict")
   type <- sb_match_arg(type, partial = TRUE)
-  predict.sb_weighted_lasso(cv_fit_at(object, s), newdata = newdata, type = type, newx = newx)
+  predict.sb_weighted_lasso(cv_fit_at(object, s), newdata = newdata, type = type, newx = newx, newoffset = newoffset)
 }
 
 # The weighted_lasso() fit at s: the columns of the full-data path, or an exact refit at other lambda values.
@@ -181,7 +255,9 @@ cv_fit_at <- function(object, s, call = rlang::caller_env()) {
   idx <- match(s, fit$lambda)
   if (anyNA(idx)) {
     fit <- cv_full_fit(fit$data$x, fit$data$y, fit$family, fit$weights, fit$penalty_factor, sort(unique(s), decreasing = TRUE),
-                       fit$alpha, fit$standardize, fit$intercept, fit$control)
+                       fit$alpha, fit$standardize, fit$intercept, fit$control,
+                       list(offset = fit$offset, lower_limits = fit$lower_limits, upper_limits = fit$upper_limits,
+                            exclude = fit$exclude))
     idx <- match(s, fit$lambda)
   }
   fit$coefficients <- fit$coefficients[, idx, drop = FALSE]

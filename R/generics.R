@@ -87,11 +87,13 @@ sb_check_newy <- function(object, newy, n, call = rlang::caller_env()) {
     if (is.factor(newy) && !is.null(.subset2(object, "levels"))) newy <- match(as.character(newy), .subset2(object, "levels")) - 1L
     return(binomial_response(newy, n, call = call, both_classes = FALSE, arg = "newy"))
   }
+  if (fam == "poisson") return(poisson_response(newy, n, call = call, arg = "newy", not_all_zero = FALSE))
   check_y_vector(newy, n, arg = "newy", call = call)
 }
 
 # ---- the interface a fit class answers -------------------------------------------------------------------------
 
+# "gaussian", "binomial", "poisson" (linear fits of the coordinate-descent engine) or "multinomial".
 sb_fit_family <- function(object) {
   .subset2(object, "family") %||% .subset2(object, "settings")$family %||% "gaussian"
 }
@@ -99,18 +101,29 @@ sb_fit_family <- function(object) {
 sb_training_data <- function(object) UseMethod("sb_training_data")
 sb_training_data.default <- function(object) .subset2(object, "data")
 sb_training_data.sb_trend_filter_wbb <- function(object) list(x = object$x, y = object$y)
+# A network fit keeps its training inputs and responses as the front end got them (`fit$data`, NULL when dropped);
+# the response in the generics' coding (numbers, 0/1, 0-based class), or NULL for several outputs per example.
+sb_training_data.sb_nn_fit <- function(object) {
+  d <- .subset2(object, "data")
+  if (is.null(d)) return(NULL)
+  y <- d$y
+  y <- if (NCOL(y) == 1L) sb_check_newy(object, if (is.matrix(y)) drop(y) else y, NROW(y), call = rlang::caller_env())
+  list(x = d$x, y = y)
+}
 
 # The inputs at which to evaluate: validated new data, or the training inputs (NULL stands for them).
-sb_eval_data <- function(object, newdata, newx, newy = NULL, need_y = FALSE, call = rlang::caller_env()) {
+sb_eval_data <- function(object, newdata, newx, newy = NULL, need_y = FALSE, call = rlang::caller_env(),
+                         newoffset = NULL) {
   if (need_y && is.null(newy)) newy <- sb_response_new(object, newdata %||% newx)
   nd <- sb_newdata(object, newdata, newx, call = call)
   if (is.null(nd)) {
     if (!is.null(newy)) sb_abort("{.arg newy} needs {.arg newdata}.", arg = "newy", call = call)
+    if (!is.null(newoffset)) sb_abort("{.arg newoffset} needs {.arg newdata}.", arg = "newoffset", call = call)
     td <- sb_training_data(object)
     if (is.null(td)) sb_no_training_data(object, call)
     return(list(x = NULL, y = td$y, n = length(td$y)))
   }
-  x <- sb_prepare_x(object, nd, call = call)
+  x <- sb_with_offset(object, sb_prepare_x(object, nd, call = call), newoffset %||% attr(nd, "sb_offset"), call)
   n <- NROW(x)
   list(x = x, y = if (need_y) sb_check_newy(object, newy, n, call = call), n = n)
 }
@@ -122,14 +135,21 @@ sb_no_training_data.default <- function(object, call) {
                     call = call, arg = "newdata")
 }
 sb_no_training_data.sb_nn_fit <- function(object, call) {
-  sb_not_applicable(c("A network fit does not keep its training data (it can be large).",
-                      i = "Pass the inputs as {.arg newdata} (and the responses as {.arg newy} for {.fn log_lik} or {.fn residuals})."),
+  sb_not_applicable(c("This network fit holds no training data ({.code fit$data} was removed).",
+                      i = "Pass the data as {.arg newdata}: a data frame with the response for a fit of a formula, or the inputs and {.arg newy}."),
                     call = call, arg = "newdata")
 }
 sb_no_training_data.sb_sgmcmc_density <- function(object, call) {
   sb_not_applicable(c("A density target has no data: there are no observations to fit, predict or score.",
                       i = "{.fn sgmcmc_density} samples a log-density; use {.fn as.matrix} or {.fn summary} for its draws."),
                     call = call)
+}
+
+# New inputs carrying their offset (attribute "sb_offset", read by sb_linpred_draws()) when the fit has one.
+sb_with_offset <- function(object, x, newoffset, call) {
+  if (is.null(newoffset) && is.null(sb_training_data(object)$offset)) return(x)
+  attr(x, "sb_offset") <- sb_new_offset(object, newoffset, NROW(x), call = call)
+  x
 }
 
 # New inputs in the form the class evaluates.
@@ -151,11 +171,17 @@ sb_linpred_draws.sb_fit <- function(object, x, call = rlang::caller_env()) {
     sb_abort(c("This needs the draws of every coefficient, and the fit kept only {ncol(d)} of {length(cn)}.",
                i = "Refit with {.code keep_draws = TRUE} (the default)."), kind = "state", call = call)
   }
-  if (is.null(x)) x <- sb_training_data(object)$x
+  off <- attr(x, "sb_offset")
+  if (is.null(x)) {
+    td <- sb_training_data(object)
+    x <- td$x
+    off <- td$offset
+  }
   icpt <- colnames(d)[1] == "(Intercept)"
   b <- if (icpt) d[, -1L, drop = FALSE] else d
   eta <- b %*% t(x)
   if (icpt) eta <- eta + d[, 1L]
+  if (!is.null(off)) eta <- eta + rep(off, each = nrow(eta))
   dimnames(eta) <- NULL
   eta
 }
@@ -177,10 +203,19 @@ sb_linpred_draws.sb_sgmcmc_density <- function(object, x, call = rlang::caller_e
 sb_epred_draws <- function(object, x, call = rlang::caller_env()) UseMethod("sb_epred_draws")
 sb_epred_draws.default <- function(object, x, call = rlang::caller_env()) {
   eta <- sb_linpred_draws(object, x, call = call)
-  if (sb_fit_family(object) == "binomial") stats::plogis(eta) else eta
+  switch(sb_fit_family(object), binomial = stats::plogis(eta), poisson = exp(eta), eta)
 }
 sb_epred_draws.sb_nn_fit <- function(object, x, call = rlang::caller_env()) {
-  if (is.null(x)) sb_no_training_data(object, call)
+  if ((object$settings$n_out %||% 1L) > 1L && object$family != "multinomial") {
+    sb_not_applicable(c(paste0("This network has ", object$settings$n_out, " outputs per example; the model generics score one response per example."),
+                        i = "Use {.code predict(fit, newdata, draws = TRUE)} (draws x examples x outputs)."), call = call)
+  }
+  if (is.null(x)) {  # the training inputs kept by the fit
+    td <- .subset2(object, "data")
+    if (is.null(td)) sb_no_training_data(object, call)
+    x <- td$x
+    attr(x, "sb_arg") <- "fit$data"
+  }
   nn_predict_draws(object, x, call = call)
 }
 
@@ -210,7 +245,11 @@ sb_sigma_draws.sb_sgld_sa_nn <- function(object, eta, y, call = rlang::caller_en
 }
 sb_sigma_draws.sb_vi_nn <- function(object, eta, y, call = rlang::caller_env()) rep(object$noise_sd[1], nrow(eta))
 sb_sigma_draws.sb_wbb_nn <- function(object, eta, y, call = rlang::caller_env()) {
-  if (!is.null(y)) return(sb_sigma_draws.default(object, eta, y))
+  # the per-draw root mean squared residual of the draw's network on its training data, computed by wbb_nn()
+  # (`fit$sigma`, one per draw; fits that kept no weights have none)
+  s <- .subset2(object, "sigma")
+  if (!is.null(s)) return(s[object$status == "done"])
+  if (!is.null(y) || !is.null(sb_training_data(object))) return(sb_sigma_draws.default(object, eta, y))
   # no responses to score (posterior_predict(), predict(interval = "prediction")): the per-draw RMSE on the test
   # data given when fitting, the same plug-in on held-out data
   rmse <- object$rmse
@@ -259,8 +298,12 @@ sb_sigma_draws.sb_wbb_nn <- function(object, eta, y, call = rlang::caller_env())
 #' @param object A fit.
 #' @param newdata New inputs: a matrix (or a vector for one observation) with the columns of the training `x`,
 #'   or, for a fit of the formula method, a data frame. [trend_filter_wbb()] fits: a vector of inputs.
-#' @param type `"link"` (linear predictor, default) or `"response"` (probabilities for binomial fits).
-#'   `"summary"` and `"draws"` (the old values of [blasso()] fits) still work for one release, with a warning.
+#' @param type `"link"` (linear predictor, default), `"response"` (probabilities for binomial fits, means
+#'   \eqn{e^\eta} for poisson fits) or `"class"` (binomial linear fits: the 0/1 vector of posterior mean
+#'   probability above 1/2). `"summary"` and `"draws"` (the old values of [blasso()] fits) still work for one
+#'   release, with a warning.
+#' @param newoffset The offset of the new inputs, for fits with an `offset` ([wbb()]; a fit of a formula with
+#'   `offset()` takes it from a data frame `newdata`).
 #' @param draws Return the draws x observations matrix instead of the summary.
 #' @param interval `"credible"` (the posterior of the mean) or `"prediction"` (of a new observation: gaussian
 #'   noise with the noise sd of each draw, see [sb_fit-generics], or Bernoulli draws on the response scale).
@@ -281,9 +324,9 @@ NULL
 
 #' @rdname predict.sb_fit
 #' @export
-predict.sb_fit <- function(object, newdata = NULL, type = c("link", "response"), draws = FALSE,
+predict.sb_fit <- function(object, newdata = NULL, type = c("link", "response", "class"), draws = FALSE,
                            interval = c("credible", "prediction"), ..., newx = NULL, prob = 0.95, level = NULL,
-                           probs = NULL) {
+                           probs = NULL, newoffset = NULL) {
   sb_check_dots(..., fn = "predict")
   call <- rlang::current_env()
   prob <- sb_interval_prob(prob, missing(prob), level, probs, "predict")
@@ -296,9 +339,22 @@ predict.sb_fit <- function(object, newdata = NULL, type = c("link", "response"),
   type <- sb_match_arg(type, partial = TRUE)
   interval <- sb_match_arg(interval, partial = TRUE)
   draws <- check_flag(draws)
+  if (type == "class" && sb_fit_family(object) != "binomial") sb_predict_class(object, NULL, call)
   nd <- sb_newdata(object, newdata, newx)
   x <- if (is.null(nd)) sb_predict_default_x(object, call) else sb_prepare_x(object, nd, call = call)
+  if (!is.null(nd)) x <- sb_with_offset(object, x, newoffset %||% attr(nd, "sb_offset"), call)
+  if (type == "class") return(sb_predict_class(object, x, call))
   sb_predict_summary(object, x, type, draws, interval, prob, call = call)
+}
+
+# predict(type = "class") of a binomial linear fit: 1 where the posterior mean probability exceeds 1/2.
+sb_predict_class <- function(object, x, call) {
+  fam <- sb_fit_family(object)
+  if (fam != "binomial") {
+    sb_not_applicable(c(paste0("{.code type = \"class\"} is for classification; this is a ", fam, " fit."),
+                        i = "Use {.code type = \"response\"} or {.code \"link\"}."), call = call, arg = "type")
+  }
+  as.integer(colMeans(sb_epred_draws(object, x, call = call)) > 0.5)
 }
 
 # The inputs predict() uses without new data: the fit's inputs for trend filtering, else an error.
@@ -403,8 +459,11 @@ posterior::ndraws
 #'
 #' **Data.** Linear fits ([wbb()], [blasso()], [sgld_sa()] / [hamcmc_sa()], [weighted_lasso()]) keep their training
 #' data (`fit$data`: the checked `x` and `y`) and [trend_filter_wbb()] fits their inputs and responses, so that
-#' without `newdata` every generic is evaluated at the training data. Network fits keep no training data (it can
-#' be large): give `newdata` (and `newy` for `log_lik()` and `residuals()`). A [sgmcmc_density()] fit has no data
+#' without `newdata` every generic is evaluated at the training data. Network fits ([wbb_nn()], [sgld_sa()] /
+#' [hamcmc_sa()] with a `model`, [bbb()], [sparse_vi()]) keep their training inputs and responses as given
+#' (`fit$data`; see [sb_nn_fit-methods] for the memory it takes) and answer the same way; `fit$data <- NULL` drops
+#' them, and the generics then need `newdata`. With `newdata`, every generic (`fitted()` too) is evaluated there:
+#' for a fit of a formula a data frame holding the response gives `newy` as well. A [sgmcmc_density()] fit has no data
 #' and a [vae()] no response: the data generics are classed errors (`scalebayes_error_not_applicable`) that say so,
 #' as are the posterior generics of a [weighted_lasso()] fit (a penalized estimate, no draws).
 #'
@@ -414,21 +473,23 @@ posterior::ndraws
 #' variable adapted during the run, not sampled); [bbb()] / [sparse_vi()] fits their noise sd (`fit$noise_sd`). The
 #' weighted Bayesian bootstrap ([wbb()], [trend_filter_wbb()], [wbb_nn()]) has no noise parameter (its loss is the
 #' squared error): each draw uses the maximum-likelihood sd given its mean function, the root mean squared residual
-#' of that draw on the training data (on `newdata` for a network, which keeps no training data).
+#' of that draw on the training data (unweighted; for [wbb_nn()] computed when fitting, `fit$sigma`, one per draw,
+#' so that `posterior_predict(fit, newdata = )` needs no responses).
 #'
 #' @param object,x A fit (`x` for `ndraws()`, posterior's generic).
 #' @param newdata New inputs (see [predict.sb_fit()]); `NULL`: the training data kept by the fit.
 #' @param newy The observed responses of `newdata` (`log_lik()`, `residuals()`); for a fit of a formula and a
 #'   data frame `newdata` that holds the response, taken from it when not given.
 #' @param newx Synonym of `newdata`.
+#' @param newoffset The offset of `newdata` for fits with an `offset` (see [predict.sb_fit()]).
 #' @param transform `posterior_linpred()`: `TRUE` gives the expected response (as `posterior_epred()`).
 #' @param seed `posterior_predict()`, `predictive_interval()`: a seed for the noise draws (`NULL`: R's RNG).
 #' @param type `residuals()`: `"response"` (observed minus fitted; the only type).
 #' @param prob Mass of the central interval.
 #' @param level,probs Deprecated names of `prob` (work for one release, with a warning).
 #' @param ... Not used: any argument given here is an error (class `scalebayes_error_dots`).
-#' @return `fitted()`: the posterior mean of the expected response at every training observation (the `fit` column
-#'   of `predict(type = "response")`); `residuals()`: `y` minus it; `vcov()`: the posterior covariance of the
+#' @return `fitted()`: the posterior mean of the expected response at every training observation, or at `newdata`
+#'   (the `fit` column of `predict(type = "response")`; an examples x classes matrix for a multinomial network); `residuals()`: `y` minus it; `vcov()`: the posterior covariance of the
 #'   parameters (the draws' covariance); `ndraws()`: the number of draws; `log_lik()`: a draws x observations matrix
 #'   of pointwise log-likelihoods; `posterior_linpred()` / `posterior_epred()` / `posterior_predict()`: draws x
 #'   observations matrices of the linear predictor, the expected response and simulated responses;
@@ -452,24 +513,24 @@ NULL
 
 #' @rdname sb_fit-generics
 #' @export
-fitted.sb_fit <- function(object, ...) {
+fitted.sb_fit <- function(object, newdata = NULL, ..., newx = NULL) {
   sb_check_dots(..., fn = "fitted")
   call <- rlang::current_env()
-  ev <- sb_eval_data(object, NULL, NULL, call = call)
-  pd <- sb_predict_draws(object, NULL, "response", "credible", call)
-  sb_predict_mean(object, sb_training_data(object)$x, "response", "credible", pd)
+  ev <- sb_eval_data(object, newdata, newx, call = call)
+  pd <- sb_predict_draws(object, ev$x, "response", "credible", call)
+  sb_predict_mean(object, if (is.null(ev$x)) sb_training_data(object)$x else ev$x, "response", "credible", pd)
 }
 
 #' @rdname sb_fit-generics
 #' @export
-residuals.sb_fit <- function(object, type = "response", newdata = NULL, newy = NULL, ..., newx = NULL) {
+residuals.sb_fit <- function(object, type = "response", newdata = NULL, newy = NULL, ..., newx = NULL, newoffset = NULL) {
   sb_check_dots(..., fn = "residuals")
   call <- rlang::current_env()
   sb_match_arg(type, "response")
   if (sb_fit_family(object) == "multinomial") {
     sb_not_applicable(c("Residuals of a multinomial fit are not defined.", i = "Use {.fn log_lik} to score it."))
   }
-  ev <- sb_eval_data(object, newdata, newx, newy, need_y = TRUE, call = call)
+  ev <- sb_eval_data(object, newdata, newx, newy, need_y = TRUE, call = call, newoffset = newoffset)
   m <- if (is.null(ev$x)) fitted.sb_fit(object) else colMeans(sb_epred_draws(object, ev$x, call = call))
   unname(ev$y - m)
 }
@@ -496,31 +557,31 @@ ndraws.sb_nn_fit <- function(x) sum(x$status == "done")
 #' @rdname sb_fit-generics
 #' @method posterior_linpred sb_fit
 #' @export
-posterior_linpred.sb_fit <- function(object, transform = FALSE, newdata = NULL, ..., newx = NULL) {
+posterior_linpred.sb_fit <- function(object, transform = FALSE, newdata = NULL, ..., newx = NULL, newoffset = NULL) {
   sb_check_dots(..., fn = "posterior_linpred")
   call <- rlang::current_env()
   transform <- check_flag(transform)
-  ev <- sb_eval_data(object, newdata, newx, call = call)
+  ev <- sb_eval_data(object, newdata, newx, call = call, newoffset = newoffset)
   if (transform) sb_epred_draws(object, ev$x, call = call) else sb_linpred_draws(object, ev$x, call = call)
 }
 
 #' @rdname sb_fit-generics
 #' @method posterior_epred sb_fit
 #' @export
-posterior_epred.sb_fit <- function(object, newdata = NULL, ..., newx = NULL) {
+posterior_epred.sb_fit <- function(object, newdata = NULL, ..., newx = NULL, newoffset = NULL) {
   sb_check_dots(..., fn = "posterior_epred")
   call <- rlang::current_env()
-  ev <- sb_eval_data(object, newdata, newx, call = call)
+  ev <- sb_eval_data(object, newdata, newx, call = call, newoffset = newoffset)
   sb_epred_draws(object, ev$x, call = call)
 }
 
 #' @rdname sb_fit-generics
 #' @method posterior_predict sb_fit
 #' @export
-posterior_predict.sb_fit <- function(object, newdata = NULL, seed = NULL, ..., newx = NULL) {
+posterior_predict.sb_fit <- function(object, newdata = NULL, seed = NULL, ..., newx = NULL, newoffset = NULL) {
   sb_check_dots(..., fn = "posterior_predict")
   call <- rlang::current_env()
-  ev <- sb_eval_data(object, newdata, newx, call = call)
+  ev <- sb_eval_data(object, newdata, newx, call = call, newoffset = newoffset)
   if (is.null(seed)) return(sb_posterior_predict(object, ev$x, call = call))
   withr::with_seed(check_seed_value(seed, call), sb_posterior_predict(object, ev$x, call = call))
 }
@@ -544,6 +605,7 @@ sb_draw_response <- function(object, mu, y = NULL, call = rlang::caller_env()) {
     return(mu + array(stats::rnorm(length(mu)), dim(mu)) * sigma)
   }
   if (fam == "binomial") return(matrix(stats::rbinom(length(mu), 1L, mu), nrow(mu)))
+  if (fam == "poisson") return(matrix(stats::rpois(length(mu), mu), nrow(mu)))
   # multinomial: the class index (1..K) drawn from each draw's probabilities
   d <- dim(mu)
   u <- array(stats::runif(d[1] * d[2]), d[1:2])
@@ -558,10 +620,10 @@ sb_draw_response <- function(object, mu, y = NULL, call = rlang::caller_env()) {
 #' @method predictive_interval sb_fit
 #' @export
 predictive_interval.sb_fit <- function(object, newdata = NULL, seed = NULL, ..., newx = NULL, prob = 0.95,
-                                       level = NULL, probs = NULL) {
+                                       level = NULL, probs = NULL, newoffset = NULL) {
   sb_check_dots(..., fn = "predictive_interval")
   prob <- sb_interval_prob(prob, missing(prob), level, probs, "predictive_interval")
-  pp <- posterior_predict.sb_fit(object, newdata = newdata, seed = seed, newx = newx)
+  pp <- posterior_predict.sb_fit(object, newdata = newdata, seed = seed, newx = newx, newoffset = newoffset)
   a <- (1 - prob) / 2
   out <- t(apply(pp, 2, stats::quantile, probs = c(a, 1 - a), names = FALSE))
   colnames(out) <- paste0(format(100 * c(a, 1 - a), trim = TRUE), "%")
@@ -571,10 +633,10 @@ predictive_interval.sb_fit <- function(object, newdata = NULL, seed = NULL, ...,
 #' @rdname sb_fit-generics
 #' @method log_lik sb_fit
 #' @export
-log_lik.sb_fit <- function(object, newdata = NULL, newy = NULL, ..., newx = NULL) {
+log_lik.sb_fit <- function(object, newdata = NULL, newy = NULL, ..., newx = NULL, newoffset = NULL) {
   sb_check_dots(..., fn = "log_lik")
   call <- rlang::current_env()
-  ev <- sb_eval_data(object, newdata, newx, newy, need_y = TRUE, call = call)
+  ev <- sb_eval_data(object, newdata, newx, newy, need_y = TRUE, call = call, newoffset = newoffset)
   y <- ev$y
   fam <- sb_fit_family(object)
   if (fam == "multinomial") {
@@ -587,6 +649,10 @@ log_lik.sb_fit <- function(object, newdata = NULL, newy = NULL, ..., newx = NULL
     yy <- rep(y, each = nrow(eta))
     return(matrix(ifelse(yy == 1, stats::plogis(eta, log.p = TRUE),
                          stats::plogis(eta, lower.tail = FALSE, log.p = TRUE)), nrow(eta)))
+  }
+  if (fam == "poisson") {
+    yy <- rep(y, each = nrow(eta))
+    return(matrix(yy * eta - exp(eta) - lgamma(yy + 1), nrow(eta)))
   }
   sigma <- sb_sigma_draws(object, eta, y, call = call)
   matrix(stats::dnorm(rep(y, each = nrow(eta)), eta, sigma, log = TRUE), nrow(eta))
@@ -659,29 +725,69 @@ sb_vae_no_response <- function(object, ...) {
 
 #' Methods of weighted-lasso fits
 #'
-#' `predict()` gives the linear predictor (or, for binomial, probabilities) at new inputs, one row or many: a
-#' vector for one lambda, an observations x lambda matrix for a path. `fitted()` and `residuals()` are those at the
+#' `predict()` gives the linear predictor (`type = "link"`), the expected response (`"response"`: probabilities
+#' for binomial, means \eqn{e^\eta} for poisson) or the class (`"class"`, binomial: 1 where the probability
+#' exceeds 1/2, else 0) at new inputs, one row or many: a vector for one lambda, an observations x lambda matrix
+#' for a path. A fit with an `offset` needs `newoffset` at new inputs (a fit of a formula with `offset()` takes it
+#' from a data frame `newdata`). `fitted()` and `residuals()` are those at the
 #' training data (kept by the fit in `fit$data`); `nobs()` the number of observations. A weighted lasso is a
 #' penalized point estimate with no posterior: `log_lik()`, `posterior_predict()`, `vcov()` and the other
 #' posterior generics are classed errors (`scalebayes_error_not_applicable`); use [wbb()] for draws.
 #' @param object A [weighted_lasso()] fit.
 #' @param newdata New inputs: a matrix with the columns of `x`, or a vector for one observation.
-#' @param type `"link"` or `"response"`.
+#' @param type `"link"`, `"response"` or `"class"` (binomial).
 #' @param newx Synonym of `newdata`.
+#' @param newoffset The offset of the new inputs (fits with an `offset`).
 #' @param ... Not used: any argument given here is an error.
 #' @return See above.
 #' @export
-predict.sb_weighted_lasso <- function(object, newdata = NULL, type = c("link", "response"), ..., newx = NULL) {
+predict.sb_weighted_lasso <- function(object, newdata = NULL, type = c("link", "response", "class"), ..., newx = NULL,
+                                      newoffset = NULL) {
   sb_check_dots(..., fn = "predict")
   type <- sb_match_arg(type, partial = TRUE)
   nd <- sb_newdata(object, newdata, newx)
   if (is.null(nd)) sb_abort(c("Supply {.arg newdata}.", i = "For the training data use {.fn fitted}."), arg = "newdata")
-  sb_wl_eval(object, sb_check_newx(nd, nrow(object$coefficients) - 1L), type)
+  off <- newoffset %||% attr(nd, "sb_offset")
+  x <- sb_check_newx(nd, nrow(object$coefficients) - 1L)
+  sb_wl_eval(object, x, type, sb_new_offset(object, off, nrow(x)))
 }
 
-sb_wl_eval <- function(object, x, type) {
+# The offset of new inputs: required (n finite numbers) when the fit has one, refused when it has none.
+sb_new_offset <- function(object, newoffset, n, call = rlang::caller_env()) {
+  has <- !is.null(.subset2(object, "offset") %||% sb_training_data(object)$offset)
+  if (!has) {
+    if (!is.null(newoffset)) {
+      sb_abort(c("{.arg newoffset} is given, but the model was fitted without an offset.",
+                 i = "Drop {.arg newoffset}, or refit with {.arg offset}."), arg = "newoffset", call = call)
+    }
+    return(NULL)
+  }
+  if (is.null(newoffset)) {
+    sb_abort(c("The model was fitted with an {.arg offset}: new inputs need theirs, {.arg newoffset}.",
+               i = "Give {.code newoffset = } one value per row of {.arg newdata} (e.g. log exposure)."),
+             arg = "newoffset", call = call)
+  }
+  if (!is.numeric(newoffset) || length(newoffset) != n || any(!is.finite(newoffset))) {
+    sb_abort(c("{.arg newoffset} must be {n} finite number{?s}, one per new row.",
+               x = "It has length {length(newoffset)}."), arg = "newoffset", call = call)
+  }
+  as.double(newoffset)
+}
+
+sb_wl_eval <- function(object, x, type, offset = NULL) {
   eta <- cbind(1, x) %*% object$coefficients
-  if (type == "response" && object$family == "binomial") eta <- stats::plogis(eta)
+  if (!is.null(offset)) eta <- eta + offset
+  if (type == "class") {
+    fam <- object$family
+    if (fam != "binomial") {
+      sb_not_applicable(c(paste0("{.code type = \"class\"} is for classification; this is a ", fam, " fit."),
+                          i = "Use {.code type = \"response\"} or {.code \"link\"}."), arg = "type")
+    }
+    eta[] <- as.integer(eta > 0)
+  } else if (type == "response") {
+    if (object$family == "binomial") eta <- stats::plogis(eta)
+    if (object$family == "poisson") eta <- exp(eta)
+  }
   if (ncol(eta) == 1L) drop(eta) else eta
 }
 
@@ -689,7 +795,8 @@ sb_wl_eval <- function(object, x, type) {
 #' @export
 fitted.sb_weighted_lasso <- function(object, ...) {
   sb_check_dots(..., fn = "fitted")
-  sb_wl_eval(object, sb_wl_data(object)$x, "response")
+  td <- sb_wl_data(object)
+  sb_wl_eval(object, td$x, "response", td$offset)
 }
 
 #' @rdname predict.sb_weighted_lasso
@@ -734,9 +841,10 @@ predictive_interval.sb_vae <- sb_vae_no_response
 vcov.sb_vae <- function(object, ...) {
   sb_not_applicable(c("A VAE is fitted by variational inference of its latent codes; its network weights are point estimates with no posterior covariance."))
 }
+# the number of draws of latent codes that the draw generics give by default (sb_draw_matrix.sb_vae(draws = ))
 #' @method ndraws sb_vae
 #' @export
-ndraws.sb_vae <- function(x) vcov.sb_vae(x)
+ndraws.sb_vae <- function(x) as.integer(formals(sb_draw_matrix.sb_vae)$draws)
 #' @method prior_summary sb_vae
 #' @export
 prior_summary.sb_vae <- function(object, ...) {

@@ -13,63 +13,62 @@ check_path_args <- function(maxsteps, minlam, approx, call = rlang::caller_env()
        approx = check_flag(approx, arg = "approx", call = call))
 }
 
-# The path for y and D (slots as check_penalty_matrix returns them). Weights w and penalty factors pw enter
-# by the exact change of variables  y~ = W^1/2 y, beta~ = W^1/2 beta, D~ = diag(pw) D W^-1/2.
-genlasso_dual_path <- function(y, sp, weights, pw, pa, X = NULL, eps = 1e-4, backend = 0L,
+# The path for y and D (slots as check_penalty_matrix returns them). Without X, weights w (one per column of D)
+# and penalty factors pw enter by the exact change of variables  y~ = W^1/2 y, beta~ = W^1/2 beta,
+# D~ = diag(pw) D W^-1/2. With X, the weights are one per row of X:  y~ = W^1/2 y, X~ = W^1/2 X, D~ = diag(pw) D.
+genlasso_dual_path <- function(y, sp, weights, pw, pa, X = NULL, eps = 1e-4, backend = 0L, quiet = TRUE,
                                call = rlang::caller_env()) {
   n <- sp$n
   Dx <- sp$x
   if (!all(pw == 1)) Dx <- Dx * rep_len(pw, sp$m)[sp$i + 1L]
   sw <- sqrt(weights)
-  if (!all(weights == 1)) Dx <- Dx / rep(sw, diff(sp$p))
   if (is.null(X)) {
+    if (!all(weights == 1)) Dx <- Dx / rep(sw, diff(sp$p))
     r <- sb_call_engine(cpp_genlasso_dualpath(y * sw, sp$m, n, sp$i, sp$p, Dx, pa$maxsteps, pa$minlam,
-                                              pa$approx, 1e-7, backend), call = call)
+                                              pa$approx, 1e-7, backend, quiet), call = call)
     beta <- if (all(weights == 1)) r$beta else r$beta / sw
     fit <- beta
     bls <- y
     df <- r$df
-    Xi <- NULL
   } else {
-    # genlasso::genlasso with X: y2 = U U'y, Xi = V diag(1/d) U', D2 = D Xi (ridge sqrt(eps) I rows when
-    # p > n or X is column-rank deficient); df - (n - p), or - n with the ridge
+    # genlasso::genlasso's reduction, in p coordinates: with X~ = U S V' (thin SVD, full column rank; the ridge
+    # rows sqrt(eps) I appended when p > n or X is column-rank deficient), theta = S V' beta turns the problem
+    # into X = I with y~ = U'y, D~ = D V S^-1 (m x p). genlasso works with the n-vector U U'y and D V S^-1 U'
+    # instead (n x the work per knot); the duals u, the knots and the df (genlasso's df - (n - p), or - n with
+    # the ridge, equal p - rank(D~_I)) are the same.
+    Xw <- if (all(weights == 1)) X else X * sw
+    yw <- y * sw
     nX <- nrow(X)
     p <- ncol(X)
-    ridge <- FALSE
-    if (p > nX) {
-      ridge <- TRUE
-    } else {
-      s <- svd(X)
-      if (all(s$d >= 1e-7)) {
-        y2 <- as.numeric(s$u %*% crossprod(s$u, y))
-        Xi <- s$v %*% (t(s$u) / s$d)
-      } else {
-        ridge <- TRUE
-      }
+    ridge <- p > nX
+    if (!ridge) {
+      s <- svd(Xw)
+      ridge <- !all(s$d >= 1e-7)
     }
     if (ridge) {
       sb_warn("Adding a small ridge penalty (multiplier {eps}), because {.arg X} has more columns than rows or is column rank deficient (as genlasso does).",
               kind = "ridge")
-      s <- svd(rbind(X, diag(sqrt(eps), p)))
-      y2 <- as.numeric(s$u %*% crossprod(s$u, c(y, rep(0, p))))
-      Xi <- s$v %*% (t(s$u) / s$d)
+      s <- svd(rbind(Xw, diag(sqrt(eps), p)))
+      yw <- c(yw, rep(0, p))
     }
-    D2 <- as.matrix(as_penalty_dgc(list(i = sp$i, p = sp$p, x = Dx, m = sp$m, n = n)) %*% Xi)
+    y2 <- as.numeric(crossprod(s$u, yw))
+    Vs <- s$v %*% diag(1 / s$d, p)                 # beta = Vs theta
+    D2 <- as.matrix(as_penalty_dgc(list(i = sp$i, p = sp$p, x = Dx, m = sp$m, n = n)) %*% Vs)
     sp2 <- check_penalty_matrix(D2, call = call)
     r <- sb_call_engine(cpp_genlasso_dualpath(y2, sp2$m, sp2$n, sp2$i, sp2$p, sp2$x, pa$maxsteps, pa$minlam,
-                                              pa$approx, 1e-7, 2L), call = call)
-    beta <- Xi %*% r$beta
+                                              pa$approx, 1e-7, 2L, quiet), call = call)
+    beta <- Vs %*% r$beta
+    colnames(beta) <- r$colnames
     fit <- X %*% beta
-    bls <- as.numeric(Xi %*% y2)
-    df <- r$df - if (ridge) nX else (nX - p)
+    bls <- as.numeric(Vs %*% y2)
+    df <- r$df
   }
-  colnames(beta) <- as.character(round(r$lambda, 3))
   if (!r$complete && length(r$lambda) >= pa$maxsteps && r$lambda[length(r$lambda)] >= pa$minlam) {
     sb_warn(c("The path stopped after {.arg maxsteps} = {pa$maxsteps} knot{?s}, at lambda = {signif(r$lambda[length(r$lambda)], 4)}, before reaching {.arg minlam} = {pa$minlam}.",
-              i = "Increase {.arg maxsteps} for the rest of the path."), kind = "maxsteps")
+              i = "Increase {.arg maxsteps} for the rest of the path."), kind = "maxsteps", arg = "maxsteps")
   }
   list(lambda = r$lambda, beta = beta, fit = fit, u = r$u, df = df, hit = r$hit, boundary = r$boundary,
-       sign = r$sign, completepath = r$complete, bls = bls, Xi = Xi, dense_used = r$dense_used)
+       sign = r$sign, completepath = r$complete, bls = bls, dense_used = r$dense_used)
 }
 
 new_genlasso_path <- function(r, y, D, X, weights, penalty_factor, pa, call, extra = list()) {
@@ -95,7 +94,11 @@ new_genlasso_path <- function(r, y, D, X, weights, penalty_factor, pa, call, ext
 #'   discrete splines. For a path with a design matrix `X`: a new design matrix. Default: the fitted values.
 #' @param ... Not used.
 #' @return `coef()`: a list with `beta` (and/or `u`), `lambda` and `df`; `predict()`: a matrix with one column
-#'   per lambda; `summary()`: a data frame of the knots (`knot`, `lambda`, `df`, `event`, `boundary_size`).
+#'   per lambda; `fitted()` / `residuals()`: the fit at the observations (`X beta`, or `beta` without `X`) and `y`
+#'   minus it, observations x knots (or x `lambda` / `df`); `summary()`: a data frame of the knots (`knot`,
+#'   `lambda`, `df`, `event`, `boundary_size`). `nobs()` is the number of observations; the posterior generics
+#'   (`log_lik()`, `posterior_predict()`, `as.matrix()`, ...) are errors of class
+#'   `scalebayes_error_not_applicable` (a path of point estimates has no draws; see [sb_point_fit-methods]).
 #' @name sb_genlasso_path
 #' @examples
 #' set.seed(1)
@@ -197,6 +200,22 @@ predict.sb_genlasso_path <- function(object, newdata = NULL, lambda = NULL, df =
   }
   if (!is.null(newdata)) sb_abort("{.arg newdata} is only used for trend filtering or a design matrix.", arg = "newdata")
   beta
+}
+
+#' @rdname sb_genlasso_path
+#' @export
+fitted.sb_genlasso_path <- function(object, lambda = NULL, df = NULL, ...) {
+  sb_check_dots(..., fn = "fitted")
+  if (is.null(lambda) && is.null(df)) return(unname(as.matrix(object$fit)))
+  beta <- stats::coef(object, lambda = lambda, df = df)$beta
+  unname(if (is.null(object$X)) beta else object$X %*% beta)
+}
+
+#' @rdname sb_genlasso_path
+#' @export
+residuals.sb_genlasso_path <- function(object, lambda = NULL, df = NULL, ...) {
+  sb_check_dots(..., fn = "residuals")
+  object$y - stats::fitted(object, lambda = lambda, df = df)
 }
 
 #' @rdname sb_genlasso_path

@@ -316,3 +316,65 @@ ksd.sb_vi_nn <- function(x, x_train, y_train, c = 1, beta = -0.5, max_draws = 20
   ksd_compute(w[, random, drop = FALSE], score, NULL, c, beta, Inf, chain = NULL, standardize = standardize,
               call = call)
 }
+
+# A goodness-of-fit test of draws against the target's score: the kernel Stein discrepancy's U-statistic
+# (IMQ kernel, coordinates in units of the draws' sd) and its null distribution by the wild (Rademacher)
+# bootstrap of the degenerate U-statistic (Liu, Lee & Jordan 2016; Chwialkowski, Strathmann & Gretton 2016),
+# on draws thinned to about independent ones (at most `max_draws`, no more than the ESS). Returns the
+# statistic, its p-value and the number of draws; the caller's random stream is left as it was. Draws of the
+# target itself give uniform p-values (test-sgmcmc-trust.R); it is the check that a preconditioned sampler's
+# draws are not from the target (sgmcmc_trust_check()).
+ksd_test <- function(x, score, ess = nrow(x), c = 1, beta = -0.5, B = 500L, max_draws = 400L, seed = 1L) {
+  m <- min(nrow(x), max_draws, max(20L, floor(ess)))
+  rows <- unique(round(seq(1, nrow(x), length.out = m)))
+  x <- x[rows, , drop = FALSE]
+  score <- score[rows, , drop = FALSE]
+  m <- nrow(x)
+  d <- ncol(x)
+  sdv <- apply(x, 2L, stats::sd)
+  sdv[!(sdv > 0) | !is.finite(sdv)] <- 1
+  x <- sweep(x, 2L, sdv, "/")
+  score <- sweep(score, 2L, sdv, "*")
+  g <- tcrossprod(x)
+  r2 <- pmax(outer(diag(g), diag(g), "+") - 2 * g, 0)
+  q <- c^2 + r2
+  a <- tcrossprod(x, score)  # a[i, j] = x_i . s_j
+  ad <- diag(a)
+  # u(x_i, x_j) = s_i's_j k + 2 beta q^(beta - 1) (s_j - s_i)'(x_i - x_j) + tr(grad_x grad_y k)
+  h <- tcrossprod(score) * q^beta + 2 * beta * q^(beta - 1) * (a + t(a) - outer(ad, ad, "+")) -
+    2 * beta * d * q^(beta - 1) - 4 * beta * (beta - 1) * q^(beta - 2) * r2
+  diag(h) <- 0
+  u <- sum(h) / (m * (m - 1))
+  old <- if (exists(".Random.seed", envir = globalenv())) get(".Random.seed", envir = globalenv())
+  on.exit(if (is.null(old)) rm(".Random.seed", envir = globalenv()) else assign(".Random.seed", old, envir = globalenv()))
+  set.seed(seed)
+  w <- matrix(sample(c(-1, 1), m * B, replace = TRUE), m, B)
+  ub <- colSums(w * (h %*% w)) / (m * (m - 1))
+  list(statistic = u, p_value = (1 + sum(ub >= u)) / (B + 1), draws = m)
+}
+
+# The trust check of a preconditioned sampler (HAMCMC-SA, HAMCMC): the KSD test above on the kept draws of every
+# chain, thinned to at most 400 and no more than the smallest bulk ESS, against the target's score at those
+# draws (score_fun(draws) -> m x d). A p-value below 0.01 warns (class scalebayes_warning_untrusted, also a
+# convergence warning): the draws are not from the target although R-hat may be fine. Measured on the
+# 8-schools non-centred posterior (bench/sgmcmc_trust.R): HAMCMC's curvature pairs on the funnel inflate its
+# sds several times with R-hat 1.002. SGLD, SGHMC and SGNHT are not tested (their checks against NUTS and
+# exact posteriors pass; a test of 400 draws would flag their small discretization bias now and then).
+sgmcmc_trust_check <- function(draws, score_fun, convergence, sampler, alpha = 0.01) {
+  if (!sgmcmc_sampler_info(sampler)$preconditioned || is.null(convergence) || nrow(draws) < 40L) return(NULL)
+  ess <- suppressWarnings(min(convergence$ess_bulk, na.rm = TRUE))
+  if (!is.finite(ess)) return(NULL)
+  m <- min(400L, nrow(draws), max(20L, floor(ess)))
+  rows <- unique(round(seq(1, nrow(draws), length.out = m)))
+  x <- draws[rows, , drop = FALSE]
+  sc <- score_fun(x)
+  if (any(!is.finite(sc)) || any(!is.finite(x))) return(NULL)
+  res <- ksd_test(x, sc, ess = m)
+  res$alpha <- alpha
+  if (res$p_value < alpha) {
+    sb_warn(c("The draws do not look like draws of the target: a kernel Stein discrepancy test of {res$draws} draws against the target's gradient gives p = {signif(res$p_value, 2)} (R-hat and ESS cannot see this).",
+              i = "{sgmcmc_sampler_info(sampler)$label}'s curvature estimate can distort a posterior whose scale changes across it (a funnel); use {.code sampler = \"sgld\"} or {.code \"sghmc\"} (with their adapted metric), or compare against them; {.code fit$diagnostics$ksd_test} has the test."),
+            kind = "untrusted", also = "convergence")
+  }
+  res
+}

@@ -20,6 +20,8 @@ sb_point_fit_info <- function(object) {
          sb_cv_trend_filter = list("cv_trend_filter", "trend_filter_wbb"),
          sb_tf_sure = list("sure_trend_filter", "trend_filter_wbb"),
          sb_generalized_lasso = list("generalized_lasso", NA),
+         sb_genlasso_path = if (is.null(.subset2(object, "tf_x"))) list("generalized_lasso", NA)
+                            else list("trend_filter", "trend_filter_wbb"),
          list(class(object)[1], NA))
 }
 

@@ -88,7 +88,7 @@ sb_frame <- function(formula, data, subset = NULL, na.action = NULL, xlev = NULL
 # The design of a formula fit. `formula_arg`: the front end's name of the argument holding the formula (for
 # error messages); `subset` evaluated, `contrasts` as in model.matrix()'s contrasts.arg.
 sb_model_frame <- function(formula, data = NULL, subset = NULL, na.action = NULL, contrasts = NULL,
-                           formula_arg = "formula", call = rlang::caller_env()) {
+                           formula_arg = "formula", call = rlang::caller_env(), allow_offset = FALSE) {
   if (!inherits(formula, "formula")) {
     sb_abort(c("{.arg {formula_arg}} must be a model formula.", x = "You supplied {.obj_type_friendly {formula}}."),
              arg = formula_arg, call = call)
@@ -99,8 +99,9 @@ sb_model_frame <- function(formula, data = NULL, subset = NULL, na.action = NULL
   }
   mf <- sb_frame(formula, data, subset = subset, na.action = na.action, drop.unused.levels = TRUE, call = call)
   tt <- stats::terms(mf)
-  if (!is.null(attr(tt, "offset"))) {
-    sb_abort(c("Offsets ({.code offset()}) are not supported in the formula.", i = "Remove the offset term."),
+  if (!is.null(attr(tt, "offset")) && !allow_offset) {
+    sb_abort(c("Offsets ({.code offset()}) are not supported in the formula.",
+               i = "Remove the offset term (the linear models of {.fn wbb}, {.fn weighted_lasso} and {.fn cv_weighted_lasso} take one)."),
              arg = formula_arg, call = call)
   }
   x <- tryCatch(stats::model.matrix(tt, mf, contrasts.arg = contrasts),
@@ -119,7 +120,18 @@ sb_model_frame <- function(formula, data = NULL, subset = NULL, na.action = NULL
   y <- stats::model.response(mf)
   list(x = x, y = y, terms = tt, xlevels = stats::.getXlevels(tt, mf), contrasts = used_contrasts,
        na.action = attr(mf, "na.action"), intercept = attr(tt, "intercept") == 1L,
-       response = deparse1(formula[[2L]]))
+       response = deparse1(formula[[2L]]), offset = if (allow_offset) sb_frame_offset(mf, formula_arg, call))
+}
+
+# The formula's offset() terms (summed), checked finite; NULL without any.
+sb_frame_offset <- function(mf, arg, call) {
+  off <- stats::model.offset(mf)
+  if (is.null(off)) return(NULL)
+  if (!is.numeric(off) || any(!is.finite(off))) {
+    sb_abort(c("The formula's {.code offset()} must be finite numbers.", i = "Check the exposure (log(0) is -Inf)."),
+             arg = arg, call = call)
+  }
+  as.double(off)
 }
 
 # The design of new rows from a fit's stored terms, xlevels and contrasts; a factor level not seen when fitting is
@@ -140,7 +152,9 @@ sb_model_matrix_new <- function(object, newdata, arg = "newdata", call = rlang::
   }
   mf <- sb_frame(tt, newdata, xlev = xlev, arg = arg, call = call)
   x <- stats::model.matrix(tt, mf, contrasts.arg = .subset2(object, "contrasts"))
-  x[, colnames(x) != "(Intercept)", drop = FALSE]
+  x <- x[, colnames(x) != "(Intercept)", drop = FALSE]
+  if (!is.null(attr(tt, "offset"))) attr(x, "sb_offset") <- sb_frame_offset(mf, arg, call)  # the formula's offset()
+  x
 }
 
 # The response of new rows of a formula fit, when the data frame holds it (NULL otherwise): log_lik() and
@@ -182,8 +196,11 @@ sb_formula_fit <- function(frame, name, fn, user_call, intercept = c("arg", "con
                            design = NULL, formula_args = c("data", "subset", "na.action", "contrasts")) {
   intercept <- match.arg(intercept)
   response <- match.arg(response)
-  d <- sb_formula_frame(frame, name, user_call, x_arg, y_arg, formula_args)
+  takes_offset <- "offset" %in% names(formals(target))
+  d <- sb_formula_frame(frame, name, user_call, x_arg, y_arg, formula_args, allow_offset = takes_offset)
   args <- sb_supplied_args(fn, frame, c(x_arg, y_arg, formula_args))
+  # the formula's offset() adds to an `offset =` argument (as in glm())
+  if (!is.null(d$offset)) args$offset <- if (is.null(args$offset)) d$offset else d$offset + args$offset
   sb_check_formula_response(d, response, args$family, name, arg = x_arg, call = frame)
   args <- sb_formula_intercept(args, d$intercept, intercept, target, name, arg = x_arg, call = frame)
   # inputs for fit-time predictions given as a data frame: the same design
@@ -197,7 +214,7 @@ sb_formula_fit <- function(frame, name, fn, user_call, intercept = c("arg", "con
 # in place of `y_arg`, as in lm()), `subset` evaluated in the data, `na.action`, `contrasts`; sb_model_frame()'s
 # design.
 sb_formula_frame <- function(frame, name, user_call, x_arg, y_arg = NULL,
-                             formula_args = c("data", "subset", "na.action", "contrasts")) {
+                             formula_args = c("data", "subset", "na.action", "contrasts"), allow_offset = FALSE) {
   formula <- get(x_arg, envir = frame)
   data <- get("data", envir = frame)
   if (!is.null(y_arg) && !eval(call("missing", as.name(y_arg)), frame)) {
@@ -222,7 +239,7 @@ sb_formula_frame <- function(frame, name, user_call, x_arg, y_arg = NULL,
   if (is.character(na_action)) na_action <- get(na_action, mode = "function")
   contrasts <- if ("contrasts" %in% formula_args) get("contrasts", envir = frame)
   sb_model_frame(formula, data, subset = subset, na.action = na_action, contrasts = contrasts,
-                 formula_arg = x_arg, call = frame)
+                 formula_arg = x_arg, call = frame, allow_offset = allow_offset)
 }
 
 # Call a front end on values without writing them into the call (an error's call then reads `name(x = .x, ...)`,

@@ -5,17 +5,30 @@
 
 #' Export a network fit to PyTorch
 #'
-#' `nn_export()` writes the parameters of one kept draw, or their posterior mean, of a network fit
-#' ([wbb_nn()], or [sgld_sa()] with a `model`) as a PyTorch *state dict* file. `nn_torch_code()` returns the
-#' Python source of the matching `torch.nn.Sequential`, so that in Python
+#' `nn_export()` writes the parameters of one network of a network fit as a PyTorch *state dict* file: one kept
+#' draw of a sampling fit ([wbb_nn()], [sgld_sa()] / [hamcmc_sa()] with a `model`), by default the first, or the
+#' mean network of q of a variational fit ([bbb()], [sparse_vi()]). `nn_torch_code()` returns the Python source of
+#' the matching `torch.nn.Sequential`, so that in Python
 #' ```
 #' exec(open("net.py").read())          # defines `model` and `response()`
 #' model.load_state_dict(torch.load("draw.pt"))   # strict: every key matches
 #' model.eval()
 #' prob = response(model(x))
 #' ```
-#' gives the fit's predictions for that draw (`predict(fit, x, type = "draws")[draw, , ]`) up to
+#' gives the fit's predictions for that draw (`predict(fit, x, draws = TRUE)[draw, , ]`) up to
 #' single-precision rounding.
+#'
+#' **Which network.** A network is one point of the posterior: the exported file predicts as one draw does, not
+#' as `predict(fit)` (the posterior predictive mean, an average of the draws' predictions) does. The draws of
+#' [wbb_nn()] are independently trained networks and the chains of [sgld_sa()] settle in different modes; the
+#' hidden units of two such networks are not matched (any permutation of them is the same function), so the
+#' average of their weights is not a network that predicts their average, nor anything the posterior supports
+#' (10 [wbb_nn()] draws of `nn_mlp(16)`, 20 epochs, on Boston rows 1-400: the averaged network predicts 23.8,
+#' 24.2, 24.2 for rows 401-403 where `predict(fit)` gives 12.7, 16.2, 17.1; the default `sgld_sa()` chains of the
+#' same network 20.4, 20.4, 20.9 against 7.7, 12.1, 13.1; `bench/nn_export_mean.R`). For those fits `draw = "mean"` is therefore
+#' a classed warning (`scalebayes_warning_export_mean`), and the default is the first kept draw; export several
+#' draws (one file each) to average their predictions in Python. For [bbb()] and [sparse_vi()] fits the mean of
+#' q (`fit$weights_mean`, \eqn{\phi\mu}) is one network, the variational posterior's centre, and the default.
 #'
 #' **The network.** One `torch.nn` module per row of the fit's layer table (`fit$layers`, the table that
 #' `print(model, input = , output = )` shows), in order, the output layer (a linear layer with one unit per
@@ -68,9 +81,11 @@
 #'   draws (`keep_draws = TRUE`, the default; the posterior mean of an [sgld_sa()] fit needs none). A network with batch
 #'   normalization also needs its running statistics (`fit$buffers`).
 #' @param path File to write (overwritten; its folder must exist). By convention `.pt`.
-#' @param draw `"mean"` (default): the posterior mean of the parameters (and of the batch-norm running
-#'   statistics); or a whole number, the index of a kept draw (a row of `as.matrix(fit)`, the draws of
-#'   `predict(fit, newx, type = "draws")`).
+#' @param draw A whole number, the index of a kept draw (a row of `as.matrix(fit)`, the draws of
+#'   `predict(fit, newx, draws = TRUE)`), or `"mean"`: the mean of q for [bbb()] / [sparse_vi()] fits, and for
+#'   sampling fits the average of the kept draws' parameters (and batch-norm running statistics), with a classed
+#'   warning (see "Which network"). `NULL` (default): `"mean"` for [bbb()], [sparse_vi()] and [vae()] fits, draw 1
+#'   otherwise.
 #' @param network For a [vae()] fit: the networks to write, `"encoder"`, `"decoder"` or both (`NULL`, the default:
 #'   `c("encoder", "decoder")`), one file of `path` each. Other fits have one network (`NULL`).
 #' @return `nn_export()`: `path`, invisibly (for a VAE named by the networks). `nn_torch_code()`: the Python source, a character string of class
@@ -85,13 +100,13 @@
 #'   x <- matrix(rnorm(200), 100, 2)
 #'   y <- factor(ifelse(x[, 1] > 0, "a", "b"))
 #'   fit <- wbb_nn(x, y, model = nn_mlp(4), draws = 3, epochs = 2, seed = 1, quiet = TRUE)
-#'   nn_export(fit, file.path(tempdir(), "mean.pt"))              # posterior mean
-#'   nn_export(fit, file.path(tempdir(), "draw3.pt"), draw = 3)   # the third kept draw
+#'   nn_export(fit, file.path(tempdir(), "draw1.pt"))             # the first kept draw
+#'   nn_export(fit, file.path(tempdir(), "draw3.pt"), draw = 3)   # the third
 #'   nn_torch_code(fit)                                           # the matching torch.nn module
 #' }
-nn_export <- function(fit, path, draw = "mean", network = NULL) {
+nn_export <- function(fit, path, draw = NULL, network = NULL) {
   call <- rlang::current_env()
-  if (inherits(fit, "sb_vae")) return(vae_export(fit, path, draw, network, call))
+  if (inherits(fit, "sb_vae")) return(vae_export(fit, path, draw %||% "mean", network, call))
   if (!is.null(network)) {
     sb_abort(c("{.arg network} applies to a {.fn vae} fit (its {.val encoder} or {.val decoder}).",
                i = "A network fit has one network: leave {.arg network} out."), arg = "network", call = call)
@@ -99,7 +114,8 @@ nn_export <- function(fit, path, draw = "mean", network = NULL) {
   nn_check_fit(fit, call)
   check_backend("cpu", call)
   path <- nn_check_out_path(path, call)
-  draw <- nn_check_draw(draw, fit, call)
+  draw <- nn_check_draw(draw %||% if (inherits(fit, "sb_vi_nn")) "mean" else 1L, fit, call)
+  if (identical(draw, "mean")) nn_warn_mean_network(fit)
   params <- nn_fit_params(fit, draw, call)
   # a standardized fit: the transforms folded into the first and the output layer (raw inputs, raw outputs)
   g <- .subset2(fit, "param_groups")
@@ -128,8 +144,7 @@ nn_torch_code <- function(x, input = NULL, output = NULL, family = c("multinomia
     input <- as.integer(x$settings$input)
     family <- x$family
     float64 <- isTRUE(x$settings$float64) || isTRUE(x$settings$control$float64)
-    what <- sprintf("%s fit (%s parameters)", if (inherits(x, "sb_wbb_nn")) "wbb_nn()" else "sgld_sa()",
-                    format(x$n_parameters, big.mark = ","))
+    what <- sprintf("%s fit (%s parameters)", nn_fit_function(x), format(x$n_parameters, big.mark = ","))
   } else if (inherits(x, "sb_nn_spec")) {
     if (is.null(input) || is.null(output)) {
       sb_abort(c("For a network specification, {.arg input} and {.arg output} are needed.",
@@ -177,6 +192,16 @@ nn_torch_code <- function(x, input = NULL, output = NULL, family = c("multinomia
     resp,
     "")
   structure(paste(code, collapse = "\n"), class = "sb_nn_torch_code")
+}
+
+# The front end that made a network fit, as nn_torch_code() names it.
+nn_fit_function <- function(fit) {
+  if (inherits(fit, "sb_wbb_nn")) return("wbb_nn()")
+  if (inherits(fit, "sb_vi_nn")) return(if (identical(fit$method, "Sparse VI")) "sparse_vi()" else "bbb()")
+  if (inherits(fit, "sb_sgld_sa_nn")) {
+    return(if (grepl("^hamcmc", fit$settings$sampler %||% "")) "hamcmc_sa()" else "sgld_sa()")
+  }
+  paste0(class(fit)[1], " fit")
 }
 
 # The Python class of a first convolution (conv1d or conv2d) that pads with the training mean: its nn.ConvNd with
@@ -261,6 +286,8 @@ print.sb_nn_torch_code <- function(x, ...) {
 nn_fit_params <- function(fit, draw, call = rlang::caller_env()) {
   P <- fit$n_parameters
   if (identical(draw, "mean")) {
+    m <- if (inherits(fit, "sb_vi_nn")) fit$weights_mean  # the mean of q, exactly (not the draws' average)
+    if (length(m) == P) return(as.double(m))
     cf <- tryCatch(stats::coef(fit), scalebayes_error_state = function(e) NULL)  # no kept draws: below
     if (!is.null(cf) && length(cf) == P) return(as.double(cf))
     return(colMeans(nn_fit_weights(fit, call)))
@@ -300,6 +327,17 @@ nn_fit_buffers <- function(fit, draw, call = rlang::caller_env()) {
   nbt <- grepl("\\.num_batches_tracked$", names(out))
   out[nbt] <- lapply(out[nbt], round)
   out
+}
+
+# draw = "mean" of a sampling fit (independently trained networks, chains in different modes): the average of
+# their weights is not a network of the posterior (?nn_export, "Which network").
+nn_warn_mean_network <- function(fit) {
+  if (inherits(fit, "sb_vi_nn")) return(invisible(FALSE))
+  what <- if (inherits(fit, "sb_wbb_nn")) "independently trained networks (the bootstrap draws)" else "draws of chains that settle in different modes"
+  sb_warn(c("{.code draw = \"mean\"} averages the weights of {what}: the averaged network does not predict what {.code predict(fit)} does, and can be far from every draw.",
+            i = "Export single draws ({.code draw = 1}, the default; one file per draw) and average their predictions."),
+          kind = "export_mean", also = "export")
+  invisible(TRUE)
 }
 
 nn_check_fit <- function(fit, call) {

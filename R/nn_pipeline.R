@@ -60,7 +60,8 @@ nn_prepare <- function(ctx, x, y, newx, newy, standardize, batch_size = NULL, in
   sc <- nn_scaling(xd, yd, family, tab, standardize, weights)
   p <- list(xd = nn_scale_x(xd, sc), yd = nn_scale_y(yd, sc), family = family, n_out = n_out, tab = tab, spec = spec,
             desc = cpp_nn_describe(spec), nd = nn_scale_x(nd, sc), newy_d = newy_d, batch_size = batch_size,
-            scaling = sc, standardize = standardize, weights = weights, sparse_layers = sparse_layers)
+            scaling = sc, standardize = standardize, weights = weights, sparse_layers = sparse_layers,
+            data = list(x = x, y = y))  # the training data as given (a reference: R copies neither), for the generics
   if (!is.null(units)) {
     if (!is.null(nd)) check_result_size(units, nd$n * n_out, "draws", call = call)  # predictions
     if (keep_draws) check_result_size(units, sum(tab$params), "draws", call = call)  # every parameter
@@ -93,7 +94,8 @@ nn_abort_diverged <- function(what, standardize, call) {
 }
 
 # Step 6. The fit, with the fields steps 1 and 3 determine (family, levels, model, layers, spec, description,
-# test responses, scaling, device, seed, call, timing; settings nobs, n_new, input, n_out, standardize, threads)
+# test responses, scaling, the training data `data` (list(x, y) as the front end got them: the generics' default
+# data, ?sb_nn_fit-methods), device, seed, call, timing; settings nobs, n_new, input, n_out, standardize, threads)
 # and the method's own (`settings` first, then the shared ones it does not set; `...`: new_sb_nn_fit()'s other
 # arguments and the method's fields).
 nn_build <- function(ctx, p, subclass, method, run, settings, device = ctx$device, ...) {
@@ -103,5 +105,5 @@ nn_build <- function(ctx, p, subclass, method, run, settings, device = ctx$devic
                 levels = p$yd$levels, model = ctx$model, layers = p$tab, spec = p$spec, desc = p$desc,
                 settings = c(settings, shared[setdiff(names(shared), names(settings))]), seed = run$seed,
                 call = ctx$mcall, device = device, timing = c(elapsed = proc.time()[["elapsed"]] - ctx$t0),
-                scaling = p$scaling, ...)
+                scaling = p$scaling, data = p$data, ...)
 }

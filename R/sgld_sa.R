@@ -73,21 +73,24 @@
 #' @param batch_size Minibatch size n. Regression: default every row (full-data gradients) up to 10,000 rows, else
 #'   50 (the paper's): without control variates a minibatch of n of N rows must shrink the step by about n / N
 #'   for the same accuracy, so it buys nothing per row visited. Networks: see "Networks".
-#' @param v0,v1 Spike scale and slab variance factor of the SSGL prior. `v0 = NULL` (default) is 0.1 for
-#'   regression (the paper's simulations) and 1 for a network (the paper's MNIST setting). A regression samples
-#'   standardized coefficients (see "Scale"): on the user's scale the spike of coefficient j is
-#'   Laplace\eqn{(0, \sigma v_0 / s_{x_j})} (\eqn{s_{x_j}} the column's root mean square after centring) and the
-#'   slab \eqn{N(0, \sigma^2 v_1 / s_{x_j}^2)}. A standardized coefficient's posterior sd is about
-#'   \eqn{\sigma / \sqrt{N}}, so with 0.1 the spike is wider than that sd once N > 100, every coefficient fits in
-#'   it, and the inclusion probabilities collapse (diabetes: all below 1e-11). For selection give
-#'   `v0 = 0.2 / sqrt(N)`: the spike is then 0.2 of a posterior sd at any N and a coefficient stays in the slab
-#'   when its z-score clearly exceeds 2.5-5; measured with the other defaults on Table 1's design with 5
-#'   signals, n = 200 and p = 50: signals 1.00, nulls' mean 0.002; on diabetes bmi and ltg 1.00, the seven
-#'   weak ones at most 0.01 (`bench/sgmcmc_defaults.R`). Such a spike makes the SA bistable for a borderline
-#'   coefficient (diabetes' map, z about 5; Boston's nox, z = -4.7): the warm-up's SA settles it on one side
-#'   (map: 0.06 at seed 1), and a chain whose draw leaves the spike can keep it in the slab, which the chains'
-#'   R-hat then reports. With 0.1 the Laplace spike holds every weight of a network near zero; on Boston
-#'   (`nn_mlp()`, held-out fifth, lm 5.99) SGHMC's test RMSE is 5.64 with 0.1 and 4.42 with 1.
+#' @param v0,v1 Spike scale and slab variance factor of the SSGL prior. `v0 = NULL` (default) is, for
+#'   regression, 0.2 of a standardized coefficient's posterior sd at the null: \eqn{0.2 / \sqrt{N}} for
+#'   `"gaussian"` (whose prior is scaled by \eqn{\sigma}) and \eqn{0.2 / \sqrt{N \bar y (1 - \bar y)}} for
+#'   `"binomial"`, so that a coefficient leaves the spike when its z-score exceeds about 5 whatever N; for a
+#'   network 1 (the paper's MNIST setting). A regression samples standardized coefficients (see "Scale"): on the
+#'   user's scale the spike of coefficient j is Laplace\eqn{(0, \sigma v_0 / s_{x_j})} (\eqn{s_{x_j}} the
+#'   column's root mean square after centring) and the slab \eqn{N(0, \sigma^2 v_1 / s_{x_j}^2)}. Measured with
+#'   every default (`bench/sgmcmc_defaults.R`, `bench/RESULTS.md` "SG-MCMC defaults"): diabetes bmi, map, ltg
+#'   0.995-1.00 and the other seven at most 0.02 (SGLD); Table 1's design with 5 signals at n = 200, p = 50:
+#'   signals 1.00, nulls' mean about 0.002. The old default 0.1 is wider than a posterior sd once N > 100,
+#'   every coefficient fits in it and the inclusion probabilities collapse (diabetes: all below 1e-11). A spike
+#'   this narrow makes the SA bistable for a borderline coefficient (z about 3-5): the warm-up's SA settles it
+#'   on one side from the cross-validated lasso start, with a spike that narrows over its rounds (4, 2, 1 times
+#'   `v0` when p < N), and every chain starts from that estimate. With p >= N (gaussian) \eqn{\sigma} is held
+#'   at the lasso's residual sd (`sgmcmc_ssgl(fixed_sigma = )`): an SA of \eqn{\sigma} there let it grow as
+#'   coefficients dropped into the spike, which dropped more (n = 100, p = 1,000: 2 of 5 signals kept; held, 4
+#'   of 5). With 0.1 the Laplace spike holds every weight of a network near zero; on Boston (`nn_mlp()`,
+#'   held-out fifth, lm 5.99) SGHMC's test RMSE is 5.64 with 0.1 and 4.42 with 1.
 #' @param sparse Logical, length 1 or `ncol(x)`: which columns get the SSGL prior (others get
 #'   \eqn{N(0, \sigma_0^2)}, `prior_var` of [sgmcmc_ssgl()]).
 #' @param intercept Fit an intercept (non-sparse, \eqn{N(0, \sigma_0^2)} prior)?
@@ -165,11 +168,17 @@
 #' put diabetes' tc in the slab and the others in the spike). In all about 9,600 pilot iterations of one chain
 #' (a few hundredths of a second on diabetes). `sgmcmc_step(metric = "none")` gives the grid below instead.
 #'
-#' **HAMCMC-SA and HAMCMC** (and `metric = "none"`): successive halving over the geometric grid
-#' \eqn{h = 2^2, 2^1, \dots, 2^{-14}} (per example, \eqn{\epsilon = h / N}, for SGLD, SGHMC and SGNHT; on the summed
-#' scale, \eqn{\epsilon = h}, for the preconditioned samplers). Round 1 runs a pilot chain of 1,000 iterations
-#' for every step; each later round keeps the better half and doubles the pilot length, until one step is left
-#' (about 143,000 pilot iterations in all). A pilot is scored by the kernel Stein discrepancy ([ksd()]) of its
+#' **HAMCMC-SA and HAMCMC** (and `metric = "none"`): successive halving over a geometric grid: for the
+#' preconditioned samplers \eqn{\epsilon = 2^0, 2^{-1}, \dots, 2^{-9}} on the summed scale with first-round pilots of
+#' 250 iterations; for SGLD, SGHMC and SGNHT with `metric = "none"` \eqn{h = 2^2, \dots, 2^{-14}} per example
+#' (\eqn{\epsilon = h / N}) with pilots of 1,000. Each later round keeps the better half and doubles the pilot
+#' length, until one step is left (about 16,000 pilot iterations for the preconditioned samplers, 143,000 for
+#' the others). For `method = "sa"` the preconditioned samplers' chains then start as the metric samplers' do:
+#' from the cross-validated lasso, SA pilots of 1,000 iterations at the chosen step (the spike narrowing 4, 2, 1
+#' times `v0` when p < N) set the latent variables, and a pilot of 2,000 iterations with them held measures the
+#' mixing rate and gives each chain's start (HAMCMC-SA with every default: diabetes 7,000 iterations per
+#' chain, 21,000 pilot iterations, max R-hat 1.005; Boston 25,000, max R-hat 1.001). A pilot is scored by the
+#' kernel Stein discrepancy ([ksd()]) of its
 #' last half (at most 500 draws) against the full-data score of the log posterior, with the latent variables
 #' held where the chains start (so every step is scored against the same posterior); a pilot that diverges is
 #' ruled out. The KSD of a short pilot rewards mixing more than it punishes the variance a long step adds, so
@@ -180,8 +189,8 @@
 #' \eqn{\epsilon/2 (1 + (N - n)/n)} of each coordinate's variance and is capped at 10 %).
 #'
 #' When `iterations` is not given, the run length comes from the last pilot: its smallest bulk ESS per
-#' iteration (scaled to the capped step) sets the iterations for an expected bulk ESS of 300 per chain after
-#' burn-in, between 2,000 (with a metric; 20,000 without) and 2,000,000. The step is constant
+#' iteration (measured at the final step, or scaled to it) sets the iterations for an expected bulk ESS of 300 per chain after
+#' burn-in, between 2,000 (with a metric), 5,000 (HAMCMC-SA, HAMCMC) or 20,000 (`metric = "none"`) and 2,000,000. The step is constant
 #' (`sgmcmc_step(schedule = "constant")`) unless a schedule is given. The pilots run on their own random
 #' streams of `seed`, so the choice, like the draws, does not depend on `threads`. `fit$warmup` holds the table
 #' of steps, pilot lengths and KSDs, the KSD's choice (`ksd_step`), the capped step, the pilot's ESS rate, the
@@ -256,8 +265,8 @@
 #' constant). With a constant step, SGLD-SA lost one of 4 chains on raw Boston.
 #'
 #' A network's weights are not identifiable (chains that agree on the function may hold permuted weights),
-#' so the 4 chains' R-hat and ESS (`fit$diagnostics$convergence`, `print()`, the classed convergence warning)
-#' are computed on function-space summaries: the training loss per example at the trace points after burn-in,
+#' so the 4 chains' R-hat and ESS (`fit$diagnostics$convergence`, `print()`; the convergence warning of
+#' networks is described in "Convergence of network chains") are computed on function-space summaries: the training loss per example at the trace points after burn-in,
 #' and the predictions at 8 training examples spread over the data (`fit$diagnostics$probe`) from the stored
 #' draws. Besides a non-finite state, a chain whose mean training loss per example is not finite or exceeds
 #' `sgmcmc_control(diverge_loss = 10)` times the larger of its lowest before (from the loss of a zero output
@@ -369,7 +378,8 @@ sgld_sa <- function(x, y, family = c("gaussian", "binomial"), method = c("sa", "
     sb_abort(c("{.arg batch_size} must not exceed the number of observations.",
                x = "batch_size = {batch_size} but {.arg x} has {n} rows."), arg = "batch_size")
   }
-  v0 <- check_number(v0 %||% 0.1, lower = 0, lower_open = TRUE, upper = Inf, upper_open = TRUE, arg = "v0")
+  v0 <- check_number(v0 %||% sgmcmc_default_v0(y, family), lower = 0, lower_open = TRUE, upper = Inf,
+                     upper_open = TRUE, arg = "v0")
   v1 <- check_number(v1, lower = 0, lower_open = TRUE, upper = Inf, upper_open = TRUE)
   check_spike_slab(v0, v1, method)
   if (!is.logical(sparse) || anyNA(sparse) || !(length(sparse) %in% c(1L, p))) {
@@ -439,12 +449,18 @@ sgld_sa <- function(x, y, family = c("gaussian", "binomial"), method = c("sa", "
   }
   warmup <- NULL
   lasso_start <- NULL
-  if (auto_step && is.null(control$init) && method != "none" && !is.null(sgmcmc_metric_kind(control, sampler, P))) {
+  if (auto_step && is.null(control$init) && method != "none" &&
+      (!is.null(sgmcmc_metric_kind(control, sampler, P)) || sgmcmc_sampler_info(sampler)$preconditioned)) {
     # a sparse start (R/sgmcmc_metric.R: sgmcmc_lasso_start): the chains and the warm-up's pilots start at the
     # cross-validated lasso, sigma (gaussian, unless given) at its residual sd
     lasso_start <- sgmcmc_lasso_start(xs, ys, family, intercept, seed)
     init <- matrix(lasso_start$beta, P, chains)
-    if (family == "gaussian" && !("sigma_init" %in% attr(control, "given"))) control$sigma_init <- lasso_start$sigma
+    given <- attr(control, "given")
+    if (family == "gaussian" && !("sigma_init" %in% given)) {
+      control$sigma_init <- lasso_start$sigma
+      # p >= n: sigma held at the lasso's residual sd (R/sgmcmc_metric.R, sgmcmc_lasso_start), unless asked
+      if (method == "sa" && P >= n && !("fixed_sigma" %in% given)) control$fixed_sigma <- TRUE
+    }
   }
   if (auto_step) {
     t_w <- proc.time()
@@ -457,7 +473,7 @@ sgld_sa <- function(x, y, family = c("gaussian", "binomial"), method = c("sa", "
     control$step_size <- warmup$step_size
     # the default run length from the pilot's measured mixing (R/sgmcmc_warmup.R: sgmcmc_auto_length)
     if (!iterations_given) {
-      iterations <- sgmcmc_auto_length(warmup, fallback = iterations, lower = if (is.null(warmup$metric)) 20000 else 2000)
+      iterations <- sgmcmc_auto_length(warmup, fallback = iterations, lower = sgmcmc_min_length(warmup, sampler))
       lens <- sgmcmc_lengths(iterations, burnin_arg, thin_arg)
       burnin <- lens$burnin
       thin <- lens$thin
@@ -465,17 +481,21 @@ sgld_sa <- function(x, y, family = c("gaussian", "binomial"), method = c("sa", "
       check_anneal(control, iterations)
     }
   }
-  ctl <- engine_ctl(control, trace_every = trace_every, iterations = iterations, burnin = burnin, thin = thin,
-                    keep = keep_engine, chains = chains)
+  frozen <- !is.null(warmup$latent_start) && method != "none"
+  ctl <- engine_ctl(control, method_ = if (frozen) "none" else method, trace_every = trace_every,
+                    iterations = iterations, burnin = burnin, thin = thin, keep = keep_engine, chains = chains)
   ctl$metric_factor <- warmup$metric
-  if (!is.null(warmup$latent_start) && method != "none") {
-    # every chain's latent variables start where the warm-up's last pilot left them (R/sgmcmc_metric.R)
+  if (frozen) {
+    # every chain samples the posterior at the warm-up's SA estimate of the latent variables (R/sgmcmc_metric.R,
+    # sgmcmc_latent_warmup()), held, as Stan's adaptation stops with its warm-up: with the SA going on in the
+    # chains (at the steps of 20,000 iterations later) a chain whose draw of a borderline coefficient left the
+    # spike kept it in the slab (Boston, 405 rows, v0 = 0.2 / sqrt(N): SGLD, SGHMC, SGNHT max R-hat 1.53, bulk
+    # ESS 7); given the latents the prior is one Laplace x normal per coefficient and the posterior unimodal
     ctl$rho_start <- warmup$latent_start$rho
     ctl$delta_init <- min(max(warmup$latent_start$delta, 1e-12), 1 - 1e-12)
     ctl$sigma_init <- warmup$latent_start$sigma
-    # and the SA's steps go on from where the pilot's ended (omega_k = A (k + Z)^-alpha with Z past its
-    # iterations): the chains refine the pilot's estimate rather than restart it
-    ctl$sa_Z <- ctl$sa_Z + 10 * warmup$rate_iterations
+    ctl$kappa0_init <- NaN
+    ctl$kappa1_init <- NaN
   }
   x_test <- if (is.null(newx)) matrix(0, 0, p) else sgmcmc_apply_x(newx, sc)
   t0 <- proc.time()
@@ -661,8 +681,41 @@ sgmcmc_glm_warmup <- function(xs, ys, sparse, intercept, init1, control, engine_
   h <- if (info$preconditioned) 2^(0:-9) else 2^(2:-14)
   grid <- if (info$per_example) h / n else h
   excess <- sgmcmc_step_excess(sampler, control$friction, noise)
-  sb_call_engine(sgmcmc_step_warmup(grid, pilot, score, excess = excess,
-                                    pilot_iterations = if (info$preconditioned) 250L else 1000L))
+  sa_start <- sparse_start && method == "sa"
+  w <- sb_call_engine(sgmcmc_step_warmup(grid, pilot, score, excess = excess,
+                                         pilot_iterations = if (info$preconditioned) 250L else 1000L,
+                                         rate_pilot = if (info$preconditioned && !sa_start) 2000L else 0L))
+  if (sa_start) w <- sgmcmc_latent_warmup(w, pilot, chains, v0_path = if (P < n) c(4, 2, 1) else 1)
+  w
+}
+
+# The latent start of a sampler without a metric (the preconditioned ones) from a sparse start, as the metric
+# warm-up gives one (R/sgmcmc_metric.R): SA pilots of 1,000 iterations at the chosen step, the spike narrowing
+# over them (v0_path), then a pilot of 2,000 iterations with the latents held there, which measures the mixing
+# rate and gives the chains' starts. From one latent estimate the chains sample one posterior: with an SA of
+# their own from rho = 0.5, HAMCMC-SA's chains settled Boston's black in the spike in some chains and in the
+# slab in others (R-hat 1.69, bulk ESS 6 at seed 1).
+sgmcmc_latent_warmup <- function(w, pilot, chains, v0_path = 1, adapt_iterations = 1000L) {
+  start <- NULL
+  latent <- NULL
+  for (r in seq_along(v0_path)) {
+    pr <- pilot(w$step_size, adapt_iterations, adapt = TRUE, stream = 2^20 + 10 + r, start = start,
+                latent = latent, v0_mult = v0_path[r])
+    if (isTRUE(pr$diverged) || !all(is.finite(pr$final))) return(w)
+    start <- pr$final
+    latent <- pr$final_latent
+  }
+  rp <- pilot(w$step_size, 2L * adapt_iterations, stream = 2^20 + 20, start = start, latent = latent)
+  w$iterations <- w$iterations + (length(v0_path) + 2L) * adapt_iterations
+  if (isTRUE(rp$diverged) || nrow(rp$draws) < 20L || !all(is.finite(rp$draws))) return(w)
+  ess <- suppressWarnings(apply(rp$draws, 2L, function(v) if (stats::var(v) > 0) posterior::ess_bulk(v) else NA_real_))
+  if (any(is.finite(ess))) w$ess_rate <- min(ess, na.rm = TRUE) / adapt_iterations
+  rows <- unique(round(seq(nrow(rp$draws), 1, length.out = chains)))
+  w$starts <- t(rp$draws[rep_len(rows, chains), , drop = FALSE])
+  w$latent_start <- latent
+  if (!is.null(w$latent_start$rho)) w$latent_start$rho[is.nan(w$latent_start$rho)] <- NA_real_
+  w$rate_iterations <- 2L * adapt_iterations
+  w
 }
 
 # What a warm-up cost, for print(): "9,600 pilot iterations, 0.05 s" (NULL without a warm-up).
@@ -671,12 +724,30 @@ sgmcmc_warmup_label <- function(warmup) {
   sprintf("%s pilot iterations of one chain, %.2g s", format(warmup$iterations, big.mark = ","), warmup$seconds %||% NA_real_)
 }
 
+# The shortest default run after a warm-up: 2,000 iterations with a metric (the chains start at the warm-up's
+# draws and latents), 5,000 for the preconditioned samplers (their chains start afresh; the curvature memory and
+# the SA settle within the burn-in half: HAMCMC-SA on diabetes and Boston, bench/sgmcmc_defaults.R), else 20,000.
+sgmcmc_min_length <- function(warmup, sampler) {
+  if (!is.null(warmup$metric)) return(2000)
+  if (sgmcmc_sampler_info(sampler)$preconditioned) 5000 else 20000
+}
+
 # The default minibatch of a regression: every row up to 10,000 (full-data gradients: without control variates
 # a minibatch of n of N rows must shrink the step by about n / N for the same accuracy (the warm-up's cap,
 # R/sgmcmc_warmup.R), so it visits as many rows per unit of progress and adds per-iteration overhead), else 50
 # rows (the paper's). Measured on diabetes (bench/sgmcmc_defaults.R): HAMCMC-SA 6.1-6.4 s with 50 rows, 3.8 s
 # with all 354.
 sgmcmc_default_batch <- function(n) if (n <= 10000L) as.integer(n) else min(50L, as.integer(n))
+
+# The default spike scale of a regression's SSGL prior: 0.2 of a standardized coefficient's posterior sd at the
+# null, 1 / sqrt(N I) with I the Fisher information per row on the prior's scale (gaussian: 1, the prior being
+# scaled by sigma; binomial: pbar (1 - pbar)), so that a coefficient leaves the spike when its z-score exceeds
+# about 5 and the selection does not depend on N. Measured (bench/sgmcmc_defaults.R "selection", NEWS).
+sgmcmc_default_v0 <- function(y, family) {
+  N <- length(y)
+  info <- if (family == "binomial") max(mean(y) * (1 - mean(y)), 1 / N) else 1
+  0.2 / sqrt(N * info)
+}
 
 `%||%` <- function(a, b) if (is.null(a)) b else a
 

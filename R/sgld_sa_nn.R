@@ -165,16 +165,157 @@ nn_zero_output_loss <- function(y, family, n_out) {
   switch(family, gaussian = 0.5 * sum(y^2) / NROW(y), binomial = n_out * log(2), multinomial = log(n_out))
 }
 
-# R-hat and ESS of a network's chains on function-space summaries: the training loss per example at the trace
-# points after burn-in, and the predictions (every output) at the probe examples from the stored draws.
-# `ok`: the chains that enter (not diverged).
+#' @name sgld_sa
+#' @section Convergence of network chains:
+#' The chains of a network settle in different modes: different functions that fit the data about equally well
+#' (a network's posterior is multimodal well beyond the permutations of its hidden units). So the split R-hat
+#' and ESS across chains of the function-space summaries (the training loss per example after burn-in, and the
+#' predictions at 8 training examples, `fit$diagnostics$probe`) are far from Stan's thresholds however long the
+#' run: with every default, `sgld_sa(medv ~ ., Boston[1:400, ], model = nn_mlp(16))` gave max R-hat 1.29-1.38 at
+#' 10,000 iterations (seeds 1-3) and 1.19-1.45 at 40,000 (seeds 1-2); `hamcmc_sa()` 2.2-2.7 (seeds 1-2), 1.68 at 40,000 (seed 1). They are the
+#' spread of the posterior over modes, which more chains explore and a longer run does not remove, so `print()`
+#' reports them (the "convergence" line: "between chains") and no warning fires on them (the regression's R-hat
+#' rule is unchanged). The classed warning `scalebayes_warning_convergence` fires on what a longer run (or
+#' more stored draws) fixes, computed within each chain:
+#' * **A chain still descending**: its mean training loss over the second half of its kept iterations is below
+#'   that over the first half by more than 4 standard errors (Geweke's test; each half's standard error from its
+#'   detrended values and their ESS) and by more than 25 % of the first half's. A network's training loss keeps
+#'   creeping down long after its predictions have settled -- SGLD's default step decays as
+#'   \eqn{k^{-1/3}}, which lowers the loss between the halves by the same share at any run length, and
+#'   HAMCMC-SA's preconditioner keeps adapting: 1-13 % in the Boston runs above (SGLD 1.0-10.8 %, HAMCMC-SA
+#'   6.5-13.2 %, 13.2 % at 40,000 iterations), significant but not warned about; a 400-iteration run of a small step (`test-nn-generics.R`)
+#'   falls by 46 % and warns.
+#' * **Too few effective draws for the intervals**: for a probe prediction, the tail ESS of each chain (alone,
+#'   so that the modes do not count) summed over the chains is below 100. [predict()]'s 95 % intervals are
+#'   quantiles of the stored draws; 100 effective draws put the Monte-Carlo error of a 2.5 % tail at about 1.6
+#'   percentage points. The Boston runs above hold 136-145 (SGLD, seeds 1-3) and 84 and 102 (HAMCMC-SA, seeds 1
+#'   and 2): seed 1 warns, and its run of 40,000 iterations, as the warning suggests, holds 112 and does not.
+#' Divergence has its own warning (above). `fit$diagnostics$convergence` has, per summary, the across-chain
+#' `rhat`, `ess_bulk`, `ess_tail`, and the within-chain `rhat_within` (largest split R-hat of a chain alone),
+#' `ess_tail_within`, `trend_z`, `trend_drop` and `descending` (the number of chains still descending).
+NULL
+
+# What a network's chains say about themselves, on function-space summaries (a network's weights are not
+# identifiable): the training loss per example at the trace points after burn-in, and the predictions (every
+# output) at the probe examples from the stored draws. `ok`: the chains that enter (not diverged).
+#
+# Per summary, across chains: split R-hat and bulk / tail ESS (posterior package) as for a regression. The chains
+# of a network settle in different modes (different functions), so these stay far from Stan's thresholds however
+# long the run (?sgld_sa, "Convergence of network chains"): print() reports them, nothing warns on them. Within
+# chains, what a longer run fixes:
+#   rhat_within      the largest split R-hat of one chain alone (its two halves), over the chains (reported)
+#   ess_tail_within  the tail ESS of each chain alone, summed over the chains: the effective draws behind the
+#                    95 % intervals of predict(), as far as a longer run or more stored draws can add them
+#   trend_z          training loss only: the largest over the chains of (first-half mean - second-half mean) /
+#                    its standard error (each half's detrended sd / sqrt(ESS)): Geweke's test of a descent
+#   trend_drop       training loss only: the largest over the chains of that fall as a share of the first half's
+#   descending       training loss only: the number of chains that fell by more than nn_trend_z_max standard
+#                    errors and by more than nn_trend_drop_max of their level (what the warning counts)
 nn_convergence <- function(trace, burnin, ok, probe_draws, probe_chain) {
   tl <- trace[trace$iteration > burnin & trace$chain %in% which(ok), , drop = FALSE]
+  one <- function(draws, chain, loss) {
+    conv <- sgmcmc_convergence(draws, chain)
+    if (is.null(conv)) return(NULL)
+    per <- nn_within_chains(draws, chain, loss)
+    cbind(conv, per)
+  }
   parts <- list(
-    if (nrow(tl)) sgmcmc_convergence(matrix(tl$loss, dimnames = list(NULL, "training loss")), tl$chain),
-    if (!is.null(probe_draws) && nrow(probe_draws)) sgmcmc_convergence(probe_draws, probe_chain))
+    if (nrow(tl)) one(matrix(tl$loss, dimnames = list(NULL, "training loss")), tl$chain, TRUE),
+    if (!is.null(probe_draws) && nrow(probe_draws)) one(probe_draws, probe_chain, FALSE))
   parts <- parts[!vapply(parts, is.null, logical(1))]
   if (!length(parts)) NULL else do.call(rbind, parts)
+}
+
+# The within-chain columns of nn_convergence(), per column of `draws` (rows: draws of the chains in `chain`).
+nn_within_chains <- function(draws, chain, loss) {
+  ids <- unique(chain)
+  quiet <- function(expr) withCallingHandlers(expr, warning = function(w) {
+    if (grepl("ESS has been capped", conditionMessage(w))) invokeRestart("muffleWarning")
+  })
+  per_chain <- function(v, f) {
+    vapply(ids, function(k) {
+      u <- v[chain == k]
+      if (length(u) < 4L || stats::var(u) == 0) return(NA_real_)
+      as.double(quiet(f(u)))
+    }, numeric(1))
+  }
+  halves <- function(u) {
+    h <- length(u) %/% 2L
+    list(a = u[seq_len(h)], b = u[(h + 1L):length(u)])
+  }
+  trend <- function(u) {
+    hv <- halves(u)
+    # the standard error of a half's mean from its detrended values (a trend within the half is not noise: left
+    # in, it would shrink the ESS and hide the very descent the test looks for)
+    se2 <- function(w) {
+      if (length(w) < 4L) return(0)
+      r <- stats::residuals(stats::lm.fit(cbind(1, seq_along(w)), w))
+      if (stats::var(r) == 0) 0 else stats::var(r) / quiet(posterior::ess_mean(matrix(r)))
+    }
+    s <- sqrt(se2(hv$a) + se2(hv$b))
+    if (!is.finite(s) || s == 0) return(NA_real_)
+    (mean(hv$a) - mean(hv$b)) / s
+  }
+  drop <- function(u) {
+    hv <- halves(u)
+    (mean(hv$a) - mean(hv$b)) / abs(mean(hv$a))
+  }
+  top <- function(v) if (all(is.na(v))) NA_real_ else max(v, na.rm = TRUE)
+  cols <- lapply(seq_len(ncol(draws)), function(j) {
+    v <- draws[, j]
+    r <- per_chain(v, function(u) posterior::rhat(matrix(u)))
+    e <- per_chain(v, function(u) posterior::ess_tail(matrix(u)))
+    z <- if (loss) per_chain(v, trend) else NA_real_
+    dr <- if (loss) per_chain(v, drop) else NA_real_
+    c(rhat_within = top(r), ess_tail_within = if (all(is.na(e))) NA_real_ else sum(e, na.rm = TRUE),
+      trend_z = top(z), trend_drop = top(dr),
+      descending = if (loss) sum(z > nn_trend_z_max & dr > nn_trend_drop_max, na.rm = TRUE) else NA_real_)
+  })
+  as.data.frame(do.call(rbind, cols))
+}
+
+# The thresholds of the convergence warning of a network's chains (nn_warn_convergence()).
+nn_trend_z_max <- 4      # a chain whose training loss fell by more than 4 standard errors between its halves
+nn_trend_drop_max <- 0.25 # ... and by more than 25 % of its level (1-13 % in default runs)
+nn_ess_tail_min <- 100   # the summed within-chain tail ESS of a probe prediction (Stan's 100)
+
+# print()'s line of a network's convergence summaries.
+nn_convergence_info <- function(conv) {
+  if (is.null(conv)) return(NULL)
+  f <- function(v, fun, fmt) if (all(is.na(v))) "NA" else sprintf(fmt, fun(v, na.rm = TRUE))
+  loss <- conv$parameter == "training loss"
+  paste0("between chains max R-hat ", f(conv$rhat, max, "%.3f"), ", min bulk ESS ", f(conv$ess_bulk, min, "%.0f"),
+         " (chains in different modes; not a warning); within chains max split R-hat ",
+         f(conv$rhat_within, max, "%.3f"), ", loss trend z ", f(conv$trend_z[loss], max, "%.2f"), " and fall ",
+         f(100 * conv$trend_drop[loss], max, "%.1f%%"), " (warns above ", nn_trend_z_max, " and ",
+         100 * nn_trend_drop_max, "%), min tail ESS ", f(conv$ess_tail_within[!loss], min, "%.0f"),
+         " (warns below ", nn_ess_tail_min, ")")
+}
+
+# The classed convergence warning of a network's chains: only what a longer run (or more stored draws) fixes -- a
+# chain whose training loss is still descending (trend_z above nn_trend_z_max), or too few effective draws within
+# the chains for the reported intervals (a probe prediction's summed tail ESS below nn_ess_tail_min). Diverged
+# chains have their own warning (sgmcmc_report_divergence()). Returns whether it warned.
+nn_warn_convergence <- function(conv, iterations, keep_draws) {
+  if (is.null(conv)) return(invisible(FALSE))
+  loss <- conv$parameter == "training loss"
+  n_desc <- sum(conv$descending[loss], na.rm = TRUE)
+  e <- conv$ess_tail_within[!loss]
+  worst <- if (length(e) && !all(is.na(e))) which.min(replace(e, is.na(e), Inf)) else NA_integer_
+  e_min <- if (is.na(worst)) NA_real_ else e[worst]
+  why <- c(
+    if (n_desc > 0)
+      sprintf("%d chain%s still descending: the mean training loss fell between the first and the second half of the kept iterations by more than %g standard errors and %g%% (up to %.1f standard errors, %.1f%%)",
+              n_desc, if (n_desc > 1) "s are" else " is", nn_trend_z_max, 100 * nn_trend_drop_max,
+              max(conv$trend_z[loss], na.rm = TRUE), 100 * max(conv$trend_drop[loss], na.rm = TRUE)),
+    if (isTRUE(e_min < nn_ess_tail_min))
+      sprintf("the chains hold %.0f effective draws (tail ESS within chains, summed) of %s, too few for the 95%% intervals of predict() (warning below %g)",
+              e_min, conv$parameter[!loss][worst], nn_ess_tail_min))
+  if (!length(why)) return(invisible(FALSE))
+  sb_warn(c("The network's chains need a longer run: {why[1]}{if (length(why) > 1) paste0('; and ', why[2]) else ''}.",
+            i = "Run longer chains ({.arg iterations} = {format(iterations, big.mark = ',', scientific = FALSE)} now; e.g. 4 times as many){if (isTRUE(e_min < nn_ess_tail_min)) paste0(', or store more draws per chain (keep_draws = ', format(keep_draws), ' now)') else ''}; {.code fit$diagnostics$convergence} has the numbers per summary."),
+          kind = "convergence")
+  invisible(TRUE)
 }
 
 # The step-size warm-up of a network (R/sgmcmc_warmup.R with a criterion in place of the KSD: a network's
@@ -398,10 +539,10 @@ nn_sgmcmc_fit <- function(res, ctx, p, settings, run, float64, probe = integer()
               paste(sprintf("%.3f", sparsity), collapse = "/"), mean(rho[sparse_w]))
     else
       sprintf("no sparse layer: Gaussian prior (variance %.3g) on every parameter", s$control$prior_var))
-  conv_info <- sgmcmc_convergence_info(convergence)
+  conv_info <- nn_convergence_info(convergence)
   if (!is.null(conv_info)) {
     details <- c(details, sprintf("convergence (training loss, predictions at %d training examples): %s", length(probe),
-                                  paste(names(conv_info), conv_info, collapse = ", ")))
+                                  conv_info))
   }
   n_draws <- sum(stored)
   fit <- nn_build(
@@ -420,7 +561,7 @@ nn_sgmcmc_fit <- function(res, ctx, p, settings, run, float64, probe = integer()
     interrupted = interrupted, diagnostics = list(convergence = convergence, probe = probe), warmup = warmup
   )
   sgmcmc_report_divergence(fit, settings$step_size, isTRUE(settings$auto_step))
-  if (!interrupted) sgmcmc_warn_convergence(convergence, settings$iterations, arg = "iterations")
+  if (!interrupted) nn_warn_convergence(convergence, settings$iterations, n_kept)
   if (interrupted) {
     sb_warn(c("Interrupted: the fit holds the state reached (iterations per chain: {sc[, 'iterations_done']}; kept iterations: {saved}).",
               i = "Averages use the draws kept until then; {.code fit$weights_final} is the last state of every chain."),

@@ -198,7 +198,9 @@ sgmcmc_step <- function(schedule = NULL, power = 1 / 3, decay = 0.1, milestones 
 #'   second iteration, as in Algorithm 1). A warm-up of a few hundred iterations lets \eqn{\beta} move away from
 #'   its zero start before \eqn{\rho} and \eqn{\delta} adapt, which avoids the absorbing "everything in
 #'   the spike" state on small problems.
-#' @param fixed_sigma Keep \eqn{\sigma} at `sigma_init` while the other latent variables adapt.
+#' @param fixed_sigma Keep \eqn{\sigma} at `sigma_init` while the other latent variables adapt. Not given,
+#'   [sgld_sa()] holds it for a gaussian regression with at least as many coefficients as rows, at the
+#'   cross-validated lasso's residual sd (see `v0` in [sgld_sa()]).
 #' @param likelihood_sd Gaussian family: fix the likelihood's noise standard deviation at this value while
 #'   \eqn{\sigma} of the SSGL prior is still adapted. `NULL` (default, the method): the likelihood's variance is
 #'   \eqn{\sigma^2}. The authors' UCI code (Table 5) uses the squared-error sum, i.e. `likelihood_sd = sqrt(1/2)`.

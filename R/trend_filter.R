@@ -163,6 +163,8 @@ check_penalty_weights <- function(pw, m, arg = "penalty_factor", call = rlang::c
 #'   `sb_trend_filter_glm` and `predict()` takes `type = "link"` / `"response"`).
 #' @param exposure Poisson: positive exposures (default 1), \eqn{y_i \sim \mathrm{Poisson}(a_i e^{\beta_i})}.
 #' @param trials Binomial: whole numbers of trials, at least `y` (default 1: a binary series).
+#' @param quiet `path = TRUE` only: progress bar over the knots unless quiet (default: quiet unless
+#'   interactive); see [generalized_lasso()].
 #' @return With `path = TRUE` an [sb_genlasso_path] object. Otherwise an object of class `sb_trend_filter`: `beta` (n x L matrix of fits), `lambda`, `lambda_max`,
 #'   `rel_gap`, `gap`, `iter`, `converged`, `rounding_rel`, `df` (number of nonzero differences plus k + 1),
 #'   and the data.
@@ -178,7 +180,7 @@ check_penalty_weights <- function(pw, m, arg = "penalty_factor", call = rlang::c
 #' predict(fit, newx = c(10.5, 50.25))
 trend_filter <- function(y, x = NULL, k = 3, lambda = NULL, weights = NULL, penalty_factor = NULL,
                          nlambda = 50, lambda_min_ratio = 1e-5, control = tf_control(), penalty_weights = NULL,
-                         path = FALSE, maxsteps = 2000, minlam = 0, approx = FALSE,
+                         path = FALSE, maxsteps = 2000, minlam = 0, approx = FALSE, quiet = NULL,
                          family = c("gaussian", "poisson", "binomial"), exposure = NULL, trials = NULL) {
   call <- match.call()
   penalty_factor <- tf_penalty_factor(penalty_weights, penalty_factor, missing(penalty_factor), "trend_filter",
@@ -202,7 +204,7 @@ trend_filter <- function(y, x = NULL, k = 3, lambda = NULL, weights = NULL, pena
     pw <- check_penalty_weights(penalty_factor, d$n - d$k - 1L)
     D <- trend_filter_matrix(d$n, d$k, d$x)
     sp <- list(m = nrow(D), n = ncol(D), i = D@i, p = D@p, x = D@x)
-    r <- genlasso_dual_path(d$y, sp, d$weights, pw, pa)
+    r <- genlasso_dual_path(d$y, sp, d$weights, pw, pa, quiet = resolve_quiet(quiet))
     return(new_genlasso_path(r, d$y, D, NULL, d$weights, pw, pa, call, extra = list(tf_x = d$x, tf_k = d$k)))
   }
   control <- check_tf_control(control)

@@ -194,8 +194,13 @@ vae_shape_out <- function(fit, prob) {
 vae_encode <- function(fit, x) {
   call <- rlang::current_env()
   vae_check_fit(fit, call)
+  vae_encode_x(fit, x, "x", call)
+}
+
+# The encoder's means and sds at data `x`, whose errors name `arg` (predict(newdata = ) names its own).
+vae_encode_x <- function(fit, x, arg, call) {
   if (is.null(fit$image) && is.null(dim(x)) && is.numeric(x) && length(x) == fit$D) x <- matrix(x, 1L)
-  xd <- vae_prepare_x(x, "x", call, shape = fit$input_shape)
+  xd <- vae_prepare_x(x, arg, call, shape = fit$input_shape)
   vae_apply(fit, "encode", xd$x, xd$dim, call = call)
 }
 
@@ -391,7 +396,10 @@ predict.sb_vae <- function(object, newdata = NULL, type = c("reconstruction", "l
   type <- sb_match_arg(type)
   nd <- sb_newdata(object, newdata, newx, call = call)
   if (is.null(nd)) sb_abort("Give the data to reconstruct as {.arg newdata}.", arg = "newdata", call = call)
-  mu <- vae_encode(object, nd)$mean
+  arg <- attr(nd, "sb_arg") %||% "newdata"
+  attr(nd, "sb_arg") <- NULL
+  vae_check_fit(object, call)
+  mu <- vae_encode_x(object, nd, arg, call)$mean
   if (type == "latent") return(mu)
   vae_decode(object, mu)
 }
@@ -497,6 +505,7 @@ vae_torch_code <- function(x, call) {
 #'   chain. Two arguments of their own, given by name: `draws` (default 1000) and `seed`, which they need for
 #'   reproducible draws (`NULL`: R's RNG). Without `pars`, at most 100 examples (the first) are drawn: `pars`
 #'   chooses the examples (indices).
+#' * `ndraws()` is 1000, the number of draws those generics give by default.
 #' * `coef()` is a classed error (`scalebayes_error_not_applicable`): a VAE has no regression coefficients, and
 #'   its network weights, which [nn_export()] writes for PyTorch, are no posterior.
 #'

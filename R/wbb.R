@@ -7,6 +7,8 @@
 #'   within one standard error of it); the same spelling in every WBB function (`"lambda_min"` and
 #'   `"lambda_1se"` still work, with a deprecation warning).
 #' @param nlambda,lambda_min_ratio The CV path.
+#' @param type_measure The loss of the cross-validation that fixes lambda, as in [cv_weighted_lasso()]:
+#'   `"deviance"` (default), `"mse"`, `"mae"`, `"class"` or `"auc"` (the last two binomial only).
 #' @param weight_dist Distribution of the data weights: `"exponential"` (i.i.d. Exp(1), the paper's
 #'   Algorithm 1; equivalent to Dirichlet(1, ..., 1) weights up to the scale absorbed by the prior weight) or
 #'   `"multinomial"` (counts of an n-out-of-n resample: the classical bootstrap of the penalized estimator).
@@ -22,7 +24,8 @@
 #' wbb_control(nfolds = 5, lambda_rule = "1se")
 wbb_control <- function(nfolds = 10L, lambda_rule = c("min", "1se"), nlambda = 100L, lambda_min_ratio = NULL,
                         weight_dist = c("exponential", "multinomial"), standardize = NULL, intercept = TRUE,
-                        chunks = NULL, future = NULL, tol = 1e-14, max_iter = 100000L, max_outer = 100L) {
+                        chunks = NULL, future = NULL, tol = 1e-14, max_iter = 100000L, max_outer = 100L,
+                        type_measure = c("deviance", "mse", "mae", "class", "auc")) {
   cd <- cd_control(tol = tol, max_iter = max_iter, max_outer = max_outer)
   # the old placement of wbb(chunks = , future = ): kept (NULL when not given) and read by wbb()
   if (!missing(chunks)) sb_deprecated("chunks", "wbb(chunks = )", "wbb_control")
@@ -38,7 +41,8 @@ wbb_control <- function(nfolds = 10L, lambda_rule = c("min", "1se"), nlambda = 1
     standardize = if (!is.null(standardize)) check_flag(standardize),
     intercept = check_flag(intercept),
     chunks = check_count(chunks, allow_null = TRUE),
-    future = if (!is.null(future)) check_flag(future)
+    future = if (!is.null(future)) check_flag(future),
+    type_measure = sb_match_arg(type_measure)
   ), unclass(cd)), class = "sb_wbb_control")
 }
 
@@ -50,7 +54,11 @@ wbb_control <- function(nfolds = 10L, lambda_rule = c("min", "1se"), nlambda = 1
 #' [\alpha|\beta_j| + (1-\alpha)\beta_j^2/2]}{beta(t) = argmin sum_i w_i l_i + lambda sum_j w0_j pen(b_j)}
 #' with fresh i.i.d. Exp(1) data weights \eqn{w_i} and prior weights \eqn{w_{0j}}: one per coefficient
 #' (`prior_weights = "separate"`), one shared (`"common"`), or none (`"none"`, \eqn{w_0 = 1}). Gaussian
-#' \eqn{l_i = (y_i - \beta_0 - x_i'\beta)^2/2}; binomial: the negative Bernoulli log-likelihood.
+#' \eqn{l_i = (y_i - \eta_i)^2/2}; binomial: the negative Bernoulli log-likelihood; poisson: the negative Poisson
+#' log-likelihood \eqn{e^{\eta_i} - y_i\eta_i} (log link), with \eqn{\eta_i = o_i + \beta_0 + x_i'\beta} and an
+#' optional `offset` \eqn{o_i} (an exposure as `log(exposure)`, or `offset(log(exposure))` in a formula).
+#' `lower_limits`, `upper_limits` and `exclude` constrain every draw as in [weighted_lasso()], whose help page
+#' lists glmnet's names of these arguments (also accepted here).
 #'
 #' **lambda** is on the SUM scale of [weighted_lasso()] (n times glmnet's lambda for unit weights). With
 #' `lambda = "min"` or `"1se"` it is chosen once by K-fold cross-validation ([cv_weighted_lasso()]'s
@@ -87,8 +95,8 @@ wbb_control <- function(nfolds = 10L, lambda_rule = c("min", "1se"), nlambda = 1
 #' draw: the draws are identical for any `threads` and any split into `chunks` / future workers.
 #'
 #' @param x Numeric matrix (n x p), or a formula for the formula method (see [sb_formula]).
-#' @param y Response (numeric; 0/1, logical or two-level factor for binomial).
-#' @param family `"gaussian"` or `"binomial"`.
+#' @param y Response (numeric; 0/1, logical or two-level factor for binomial; counts for poisson).
+#' @param family `"gaussian"`, `"binomial"` or `"poisson"`.
 #' @param alpha Elastic-net mixing parameter in \[0, 1\] (1 = lasso).
 #' @param lambda `"min"` or `"1se"` (cross-validation with that rule), `NULL` (cross-validation with
 #'   `wbb_control()`'s `lambda_rule`), one value, or a vector (a path).
@@ -134,6 +142,13 @@ wbb_control <- function(nfolds = 10L, lambda_rule = c("min", "1se"), nlambda = 1
 #'   it; `na.omit` drops them (the dropped rows are kept in `fit$na.action`).
 #' @param contrasts Contrasts of the factors: a named list, as `contrasts.arg` of [stats::model.matrix()] (default:
 #'   `options("contrasts")`, treatment contrasts). The contrasts used are kept in `fit$contrasts`.
+#' @param offset,lower_limits,upper_limits,exclude,penalty.factor,lower.limits,upper.limits As in
+#'   [weighted_lasso()]: the offset of the linear predictor (kept by the fit; predictions at new inputs need
+#'   `newoffset`), box limits on the coefficients of every draw (scale of `x`), columns held at 0, and glmnet's
+#'   names of `penalty_factor` and the limits.
+#' @param weights Observation ("prior") weights, non-negative, one per row (`NULL`: 1): the cross-validation
+#'   and `fit$estimate` use them, and each draw's data weights are the bootstrap weights times them (a row of
+#'   weight 2 counts as two rows with the same bootstrap weight). `lambda_glmnet` is then `lambda / sum(weights)`.
 #' @param ... Arguments passed to the default method.
 #' @return An object of class `c("sb_wbb", "sb_fit")`: `draws` (T x (p + 1), original scale, intercept
 #'   first), `estimate` (the unweighted optimum at lambda), `lambda`, `lambda_glmnet` (glmnet's scale for unit
@@ -179,10 +194,12 @@ wbb_network_call <- function(mcall, env, call) {
 
 #' @rdname wbb
 #' @export
-wbb.default <- function(x, y, family = c("gaussian", "binomial"), alpha = 1, lambda = NULL,
+wbb.default <- function(x, y, family = c("gaussian", "binomial", "poisson"), alpha = 1, lambda = NULL,
                         prior_weights = c("separate", "common", "none"), draws = 1000L, threads = NULL,
                         seed = NULL, quiet = NULL, penalty_factor = NULL, control = wbb_control(), chunks = NULL,
-                        future = FALSE, keep_draws = TRUE, standardize = TRUE, ..., model = NULL) {
+                        future = FALSE, keep_draws = TRUE, standardize = TRUE, ..., model = NULL, offset = NULL,
+                        lower_limits = -Inf, upper_limits = Inf, exclude = NULL, weights = NULL,
+                        penalty.factor = NULL, lower.limits = NULL, upper.limits = NULL) {
   call <- rlang::current_env()
   mcall <- sb_user_call(match.call(), quote(wbb))
   if (!is.null(model)) return(wbb_network_call(mcall, parent.frame(), call))
@@ -190,7 +207,12 @@ wbb.default <- function(x, y, family = c("gaussian", "binomial"), alpha = 1, lam
   sb_check_dots(...)
   family <- sb_match_arg(family)
   prior_weights <- sb_match_arg(prior_weights)
+  penalty_factor <- sb_glmnet_name(penalty_factor, penalty.factor, "penalty_factor", "penalty.factor", missing(penalty_factor))
+  lower_limits <- sb_glmnet_name(lower_limits, lower.limits, "lower_limits", "lower.limits", missing(lower_limits))
+  upper_limits <- sb_glmnet_name(upper_limits, upper.limits, "upper_limits", "upper.limits", missing(upper_limits))
   d <- prepare_glm_data(x, y, family, alpha, penalty_factor, call)
+  cons <- glm_constraints(offset, lower_limits, upper_limits, exclude, d$x, call)
+  obs_w <- if (!is.null(weights)) check_weights(weights, d$n, arg = "weights", call = call)
   draws <- check_count(draws, arg = "draws", call = call)
   if (!inherits(control, "sb_wbb_control")) {
     sb_abort(c("{.arg control} must be made by {.fn wbb_control}.", x = "You supplied {.obj_type_friendly {control}}."),
@@ -218,14 +240,17 @@ wbb.default <- function(x, y, family = c("gaussian", "binomial"), alpha = 1, lam
   seed <- rs$seed
   quiet <- rs$quiet
   st <- standardize_x(d$x, standardize, control$intercept)
-  ctrl <- list(tol = control$tol, max_iter = control$max_iter, max_outer = control$max_outer,
-               intercept = control$intercept)
-  unit <- rep(1, d$n)
+  ctrl <- c(list(tol = control$tol, max_iter = control$max_iter, max_outer = control$max_outer,
+                 intercept = control$intercept), glm_engine_extras(cons, st$scale))
+  # the user's observation weights: the CV and the point estimate use them, and every draw's data weights are
+  # the bootstrap weights times them
+  unit <- obs_w %||% rep(1, d$n)
 
   cv <- NULL
   if (is.null(lambda)) {
+    measure <- cv_type_measure(control$type_measure %||% "deviance", family, call)
     cv <- run_cv(st$x, d$y, family, d$alpha, unit, d$penalty_factor, control$nfolds, NULL, control$nlambda,
-                 control$lambda_min_ratio, rs, ctrl, call)
+                 control$lambda_min_ratio, rs, ctrl, call, measure = measure)
     lambda <- if (lambda_rule == "min") cv$lambda_min else cv$lambda_1se
   }
   t_cv <- wbb_elapsed(rs)
@@ -238,7 +263,8 @@ wbb.default <- function(x, y, family = c("gaussian", "binomial"), alpha = 1, lam
   engine <- function(first, count) {
     r <- cpp_wbb_glm(st$x, d$y, family_code(family), d$alpha, d$penalty_factor, lambda, est$a0[1L], est$beta[, 1L],
                      st$center, st$scale, names_coef,
-                     wbb_engine_settings(rs, first, count, prior_weights, control$weight_dist), ctrl)
+                     wbb_engine_settings(rs, first, count, prior_weights, control$weight_dist),
+                     c(ctrl, list(obs_weights = obs_w)))
     if (!all_kept) r$coef <- lapply(r$coef, function(m) m[, keep, drop = FALSE])  # keep_draws: as each chunk ends
     r
   }
@@ -247,7 +273,8 @@ wbb.default <- function(x, y, family = c("gaussian", "binomial"), alpha = 1, lam
   not_conv <- sum(vapply(parts, `[[`, integer(1), "not_converged"))
   if (not_conv > 0) {
     sb_warn(c("{not_conv} solve{?s} reached {.arg max_iter} before converging; increase it in {.fn wbb_control}.",
-              i = if (family == "binomial") "If the classes are (nearly) separable, the optimum is at infinity for small lambda: use a larger lambda."),
+              i = if (family == "binomial") "If the classes are (nearly) separable, the optimum is at infinity for small lambda: use a larger lambda.",
+              i = if (family == "poisson") "A draw whose weights leave no positive count (e.g. the multinomial bootstrap of few positive counts) has its intercept at minus infinity."),
             kind = "convergence")
   }
   elapsed <- wbb_elapsed(rs)
@@ -263,15 +290,17 @@ wbb.default <- function(x, y, family = c("gaussian", "binomial"), alpha = 1, lam
                       threads = threads, weight_dist = control$weight_dist, nobs = d$n,
                       penalty_factor = d$penalty_factor, standardize = standardize,
                       intercept = control$intercept, coef_names = names_coef, keep_draws = keep,
+                      offset = !is.null(cons$offset), weights = obs_w, lower_limits = cons$lower_limits,
+                      upper_limits = cons$upper_limits, exclude = cons$exclude,
                       print_info = c(Family = family, Prior_weights = prior_weights,
-                                     lambda = sprintf("%.5g (glmnet scale %.5g)%s", lambda[l], lambda[l] / d$n,
+                                     lambda = sprintf("%.5g (glmnet scale %.5g)%s", lambda[l], lambda[l] / sum(unit),
                                                       if (is.null(cv)) "" else paste0(", by ", control$nfolds,
                                                                                        "-fold CV (", lambda_rule, ")")))),
       timing = c(elapsed = elapsed, cv = t_cv),
       diagnostics = list(kkt = kkt, kkt_max = max(kkt), kkt_estimate = est$kkt[l], not_converged = not_conv),
-      lambda = lambda[l], lambda_glmnet = lambda[l] / d$n, lambda_rule = if (!is.null(cv)) lambda_rule, cv = cv,
+      lambda = lambda[l], lambda_glmnet = lambda[l] / sum(unit), lambda_rule = if (!is.null(cv)) lambda_rule, cv = cv,
       family = family,
-      scaling = list(center = st$center, scale = st$scale), data = list(x = d$x, y = d$y)
+      scaling = list(center = st$center, scale = st$scale), data = list(x = d$x, y = d$y, offset = cons$offset)
     )
   })
   if (length(fits) == 1L) return(fits[[1L]])

@@ -102,7 +102,9 @@
 #'   probabilities, or draws x examples for binomial / gaussian with a vector `y`, draws x examples x q for a
 #'   matrix `y`), `pred_mean`, `accuracy` (or `rmse`, per draw over all outputs) and `accuracy_mean` (or
 #'   `rmse_mean`, of the posterior predictive mean) with `newy`, per-draw `objective`, `grad_norm`, `steps` and
-#'   `status` (`"done"`, `"diverged"`), `history` (with `nn_control(history = TRUE)`: a data frame with one row
+#'   `status` (`"done"`, `"diverged"`), `sigma` (gaussian, one output, kept draws: each draw's root mean squared
+#'   residual on the training data, the noise sd that [posterior_predict()] and [log_lik()] use), `data` (the
+#'   training inputs and responses, see [sb_nn_fit-methods]), `history` (with `nn_control(history = TRUE)`: a data frame with one row
 #'   per draw and epoch, columns `draw`, `epoch`, `loss` (mean minibatch loss, an estimate of \eqn{F/n}) and
 #'   `accuracy` (training accuracy on the minibatches; `NaN` for gaussian); a diverged draw's rows end with the
 #'   epoch whose loss became non-finite, or its last step left a non-finite `objective`), `steps_counted`
@@ -175,7 +177,7 @@ wbb_nn <- function(x, y, model = nn_mlp(), family = NULL, lambda = 1e-4,
                      lambda, prior_weights, control$weight_dist, control$optimizer, control$lr,
                      if (is.null(control$max_steps)) paste(control$epochs, "epochs") else paste(control$max_steps, "steps"),
                      control$batch_size)
-  nn_build(ctx, p, "sb_wbb_nn", "WBB", rs, device = parts[[1L]]$device,
+  fit <- nn_build(ctx, p, "sb_wbb_nn", "WBB", rs, device = parts[[1L]]$device,
            settings = list(draws = draws, prior_weights = prior_weights, lambda = lambda, control = control,
                            keep_draws = keep_draws, batch = batch, batched = ctrl$batch != 0L,  # asked / ran batched
                            batch_group = if (ctrl$batch > 0L) ctrl$batch else NA_integer_),  # NA: the engine's
@@ -183,6 +185,22 @@ wbb_nn <- function(x, y, model = nn_mlp(), family = NULL, lambda = 1e-4,
            details = details, training = history, float64 = isTRUE(control$float64),
            objective = cat_num("objective"), grad_norm = cat_num("grad_norm"), steps = cat_num("steps"),
            steps_counted = sum(cat_num("steps_counted")), lambda = lambda, history = history)
+  fit$sigma <- wbb_nn_sigma(fit, p)
+  fit
+}
+
+# The noise sd of each draw of a gaussian bootstrap network (one output), which has no noise parameter: the root
+# mean squared residual of the draw's network on its (unweighted) training data, on the user's scale; NA for a draw
+# that did not finish; NULL without kept weights or for classification. posterior_predict() and log_lik() use it
+# (?sb_fit-generics).
+wbb_nn_sigma <- function(fit, p) {
+  if (fit$family != "gaussian" || p$n_out != 1L || is.null(.subset2(fit, "weights"))) return(NULL)
+  x <- p$data$x
+  attr(x, "sb_arg") <- "x"
+  pr <- nn_predict_draws(fit, x, warn_scale = FALSE)  # finished draws x training examples (x was checked)
+  out <- rep(NA_real_, length(fit$status))
+  out[fit$status == "done"] <- sqrt(rowMeans(sweep(pr, 2L, as.double(p$data$y))^2))
+  out
 }
 
 # The training history of a WBB network run (draws x epochs rows of loss and accuracy) must fit in a data frame;

@@ -1,6 +1,115 @@
 # The single weighted elastic-net fit (and path), its standardization, and the mapping to glmnet.
 
-family_code <- function(family) switch(family, gaussian = 0L, binomial = 1L)
+family_code <- function(family) switch(family, gaussian = 0L, binomial = 1L, poisson = 2L)
+
+# A count response: non-negative whole numbers (logical counts as 0/1), not all zero.
+poisson_response <- function(y, n, call = rlang::caller_env(), arg = "y", not_all_zero = TRUE) {
+  if (is.logical(y)) y <- as.integer(y)
+  y <- check_y_vector(y, n, arg = arg, call = call)
+  if (any(y < 0)) {
+    sb_abort(c("{.arg {arg}} must be counts (non-negative whole numbers) for {.code family = \"poisson\"}.",
+               x = "Found {sum(y < 0)} negative value{?s}, e.g. {.val {utils::head(y[y < 0], 3)}}."),
+             arg = arg, call = call)
+  }
+  if (any(y != round(y))) {
+    sb_abort(c("{.arg {arg}} must be counts (whole numbers) for {.code family = \"poisson\"}.",
+               x = "Found non-integer values, e.g. {.val {utils::head(y[y != round(y)], 3)}}.",
+               i = "For rates, model the counts with the exposure as {.arg offset} (log exposure)."),
+             arg = arg, call = call)
+  }
+  if (not_all_zero && all(y == 0)) {
+    sb_abort(c("{.arg {arg}} is all zero: the intercept of a Poisson model is then minus infinity.",
+               i = "A Poisson fit needs at least one positive count."), arg = arg, call = call)
+  }
+  y
+}
+
+# glmnet's spelling of an argument (penalty.factor, lower.limits, upper.limits, type.measure) for the package's
+# (penalty_factor, lower_limits, upper_limits, type_measure): either may be given, not both.
+sb_glmnet_name <- function(value, glmnet_value, name, glmnet_name, missing_value, call = rlang::caller_env()) {
+  if (is.null(glmnet_value)) return(value)
+  if (!missing_value) {
+    sb_abort(c("Give {.arg {name}} or its glmnet name {.arg {glmnet_name}}, not both.",
+               i = "They are the same setting."), arg = glmnet_name, call = call)
+  }
+  glmnet_value
+}
+
+# The offset, box limits and exclusions of a linear model (glmnet's offset, lower.limits, upper.limits, exclude),
+# checked: offset NULL or n finite numbers; limits one number or p, lower <= 0 <= upper; exclude column indices or
+# names. Returns offset (NULL or n doubles), lower / upper (NULL = unbounded, else p doubles on the scale of x,
+# excluded columns at 0) and the excluded indices.
+glm_constraints <- function(offset, lower, upper, exclude, x, call = rlang::caller_env()) {
+  n <- nrow(x); p <- ncol(x)
+  if (!is.null(offset)) {
+    if (is.matrix(offset) && ncol(offset) == 1L) offset <- drop(offset)
+    if (!is.numeric(offset) || length(offset) != n || any(!is.finite(offset))) {
+      sb_abort(c("{.arg offset} must be {n} finite number{?s}, one per row of {.arg x} (on the scale of the linear predictor).",
+                 x = "It has length {length(offset)}{if (length(offset) == n) ' and non-finite entries' else ''}.",
+                 i = "A Poisson exposure enters as {.code offset = log(exposure)}."), arg = "offset", call = call)
+    }
+    offset <- as.double(offset)
+  }
+  lim <- function(v, arg, default) {
+    if (is.null(v)) v <- default
+    if (!is.numeric(v) || anyNA(v) || !(length(v) %in% c(1L, p))) {
+      sb_abort(c("{.arg {arg}} must be one number or {p}, one per column of {.arg x}.",
+                 x = "It has length {length(v)}{if (anyNA(v)) ' and NA entries' else ''}."), arg = arg, call = call)
+    }
+    rep_len(as.double(v), p)
+  }
+  lower <- lim(lower, "lower_limits", -Inf)
+  upper <- lim(upper, "upper_limits", Inf)
+  if (any(lower > upper)) {
+    j <- which(lower > upper)
+    sb_abort(c("{.arg lower_limits} must not exceed {.arg upper_limits}.",
+               x = "Column{?s} {.val {utils::head((colnames(x) %||% seq_len(p))[j], 5)}} {?has/have} lower > upper."),
+             arg = "lower_limits", call = call)
+  }
+  if (any(lower > 0)) {
+    sb_abort(c("{.arg lower_limits} must be <= 0 (as glmnet's {.arg lower.limits}): zero must be feasible.",
+               x = "Found {.val {utils::head(lower[lower > 0], 3)}}."), arg = "lower_limits", call = call)
+  }
+  if (any(upper < 0)) {
+    sb_abort(c("{.arg upper_limits} must be >= 0 (as glmnet's {.arg upper.limits}): zero must be feasible.",
+               x = "Found {.val {utils::head(upper[upper < 0], 3)}}."), arg = "upper_limits", call = call)
+  }
+  ex <- integer()
+  if (!is.null(exclude) && length(exclude)) {
+    if (is.character(exclude)) {
+      ex <- match(exclude, colnames(x))
+      if (anyNA(ex)) {
+        sb_abort(c("{.arg exclude} names columns that {.arg x} does not have.",
+                   x = "Unknown: {.val {utils::head(exclude[is.na(ex)], 5)}}."), arg = "exclude", call = call)
+      }
+    } else if (is.numeric(exclude) && all(is.finite(exclude)) && all(exclude == round(exclude)) &&
+               all(exclude >= 1 & exclude <= p)) {
+      ex <- as.integer(exclude)
+    } else {
+      sb_abort(c("{.arg exclude} must be column indices (1..{p}) or column names of {.arg x}.",
+                 x = "You supplied {.val {format(utils::head(exclude, 5))}}."), arg = "exclude", call = call)
+    }
+    ex <- sort(unique(ex))
+    if (length(ex) == p) {
+      sb_abort(c("{.arg exclude} removes every column of {.arg x}: nothing is left to fit.",
+                 i = "Exclude fewer columns (an intercept-only model needs no lasso)."), arg = "exclude", call = call)
+    }
+    lower[ex] <- 0
+    upper[ex] <- 0
+  }
+  bounded <- any(is.finite(lower)) || any(is.finite(upper))
+  # lower_limits / upper_limits: the user's scale, kept by the fit (NULL: unbounded, so a fit without limits
+  # holds no infinite values)
+  list(offset = offset, lower = if (bounded) lower, upper = if (bounded) upper, exclude = ex,
+       lower_limits = if (bounded) lower, upper_limits = if (bounded) upper)
+}
+
+# The engine's part of the constraints (entries of the control list, read by src/wbb_glm.cpp): limits on the
+# standardized scale (b_j = beta_j * scale_j).
+glm_engine_extras <- function(cons, scale) {
+  list(offset = cons$offset, lower = if (!is.null(cons$lower)) cons$lower * scale,
+       upper = if (!is.null(cons$upper)) cons$upper * scale)
+}
 
 #' Control settings for the coordinate-descent solver
 #'
@@ -51,6 +160,8 @@ prepare_glm_data <- function(x, y, family, alpha, penalty_factor, call) {
   n <- nrow(x); p <- ncol(x)
   if (family == "binomial") {
     y <- binomial_response(y, n, call)
+  } else if (family == "poisson") {
+    y <- poisson_response(y, n, call)
   } else {
     y <- check_y_vector(y, n, arg = "y", call = call)
   }
@@ -107,8 +218,11 @@ prepare_glm_data <- function(x, y, family, alpha, penalty_factor, call) {
 #' Solves, for observation weights \eqn{w_i} and penalty weights \eqn{v_j},
 #' \deqn{\min_{\beta_0, \beta} \sum_i w_i l_i(\beta_0, \beta) + \lambda \sum_j v_j [\alpha |\beta_j| + (1-\alpha)\beta_j^2/2]}{
 #' min sum_i w_i l_i + lambda sum_j v_j [alpha |b_j| + (1 - alpha) b_j^2 / 2]}
-#' with \eqn{l_i = (y_i - \beta_0 - x_i'\beta)^2/2} (gaussian) or the negative Bernoulli log-likelihood
-#' (binomial), unpenalized intercept, by exact coordinate descent (see Details). `lambda` is on this SUM scale.
+#' with \eqn{l_i = (y_i - \eta_i)^2/2} (gaussian), the negative Bernoulli log-likelihood (binomial) or the negative
+#' Poisson log-likelihood \eqn{e^{\eta_i} - y_i\eta_i} (poisson, log link), \eqn{\eta_i = o_i + \beta_0 +
+#' x_i'\beta} with an optional `offset` \eqn{o_i}, unpenalized intercept, optionally within box limits
+#' `lower_limits <= beta_j <= upper_limits`, by exact coordinate descent (see Details). `lambda` is on this SUM
+#' scale.
 #'
 #' **Mapping to glmnet.** glmnet divides the loss by \eqn{\sum_i w_i} and rescales the penalty factors to sum
 #' to \eqn{p}. The problem above is therefore the same as
@@ -125,15 +239,24 @@ prepare_glm_data <- function(x, y, family, alpha, penalty_factor, call) {
 #'
 #' **Algorithm.** Covariance updates over a working set (the weighted centred Gram matrix of the working set,
 #' built once per solve by blocked rank-k updates), active-set cycling, the sequential strong rule for
-#' screening and a full KKT check after convergence, warm starts along the path; binomial by proximal Newton
-#' with step halving. Every fit returns its largest KKT violation.
+#' screening and a full KKT check after convergence, warm starts along the path; binomial and poisson by
+#' proximal Newton with step halving (a Poisson step that overflows the log link is halved). Every fit returns
+#' its largest KKT violation (of the constrained problem when there are limits).
+#'
+#' **glmnet's arguments.** `offset`, `exclude`, `intercept`, `standardize` and `foldid` ([cv_weighted_lasso()])
+#' have glmnet's names and meaning; `penalty_factor`, `lower_limits`, `upper_limits` and `type_measure` follow
+#' the package's spelling, and glmnet's `penalty.factor`, `lower.limits`, `upper.limits` and `type.measure` are
+#' accepted for them (one or the other). Limits are on the scale of `x` (as glmnet's), also with
+#' `standardize = TRUE`; they must allow zero (`lower_limits <= 0 <= upper_limits`), and an excluded column is a
+#' coefficient held at 0. With an `offset`, predictions at new data need `newoffset` (or, for a formula with
+#' `offset()`, a data frame holding its variables). The same arguments work in [cv_weighted_lasso()] and [wbb()].
 #'
 #' @param x Numeric matrix (n x p). Or a model formula, `y ~ x1 + x2` or `y ~ .`, with the variables in `data`: see [sb_formula]. The formula's intercept is
 #'   `intercept` (`y ~ . - 1`: none).
-#' @param y Response: numeric (gaussian), or 0/1, logical or a two-level factor (binomial); not given with a
-#'   formula.
+#' @param y Response: numeric (gaussian), 0/1, logical or a two-level factor (binomial), or counts (poisson:
+#'   non-negative whole numbers); not given with a formula.
 #' @inheritParams wbb
-#' @param family `"gaussian"` or `"binomial"`.
+#' @param family `"gaussian"`, `"binomial"` or `"poisson"` (log link).
 #' @param weights Observation weights (non-negative, default 1). Zero weights drop rows.
 #' @param penalty_factor Penalty weights \eqn{v_j} (non-negative, default 1; 0 leaves a coefficient
 #'   unpenalized).
@@ -143,6 +266,14 @@ prepare_glm_data <- function(x, y, family, alpha, penalty_factor, call) {
 #' @param standardize,intercept See Details.
 #' @param nlambda,lambda_min_ratio Path settings when `lambda = NULL`.
 #' @param control [cd_control()].
+#' @param offset Known part of the linear predictor, one value per row (glmnet's `offset`; a Poisson exposure as
+#'   `log(exposure)`); in a formula, `offset(log(exposure))` gives it. `NULL`: none.
+#' @param lower_limits,upper_limits Box limits on the coefficients (one number or one per column of `x`, on
+#'   the scale of `x`): `lower_limits <= 0 <= upper_limits` (glmnet's `lower.limits`, `upper.limits`);
+#'   `lower_limits = 0` gives non-negative coefficients.
+#' @param exclude Columns (indices or names) whose coefficients are held at 0 (glmnet's `exclude`).
+#' @param penalty.factor,lower.limits,upper.limits glmnet's names of `penalty_factor`, `lower_limits` and
+#'   `upper_limits` (give one or the other).
 #' @return An object of class `sb_weighted_lasso`: `coefficients` ((p + 1) x L matrix, original scale),
 #'   `lambda`, `kkt` (largest KKT violation per lambda, relative to lambda, on the standardized problem),
 #'   `iterations`, `converged`, the settings, `call` and `data` (the training `x` and `y`); methods in
@@ -152,9 +283,11 @@ prepare_glm_data <- function(x, y, family, alpha, penalty_factor, call) {
 #' data(diabetes)
 #' fit <- weighted_lasso(diabetes$x, diabetes$y, lambda = 500)
 #' coef(fit)
-weighted_lasso <- function(x, y, family = c("gaussian", "binomial"), weights = NULL, penalty_factor = NULL,
+weighted_lasso <- function(x, y, family = c("gaussian", "binomial", "poisson"), weights = NULL, penalty_factor = NULL,
                            lambda = NULL, alpha = 1, standardize = TRUE, intercept = TRUE, nlambda = 100L,
-                           lambda_min_ratio = NULL, control = cd_control(), data = NULL, subset = NULL, na.action = NULL, contrasts = NULL) {
+                           lambda_min_ratio = NULL, control = cd_control(), offset = NULL, lower_limits = -Inf,
+                           upper_limits = Inf, exclude = NULL, data = NULL, subset = NULL, na.action = NULL,
+                           contrasts = NULL, penalty.factor = NULL, lower.limits = NULL, upper.limits = NULL) {
   if (!missing(x) && sb_is_formula(x)) {
     return(sb_formula_fit(environment(), "weighted_lasso", weighted_lasso, match.call(), intercept = "arg",
                           response = "glm"))
@@ -163,7 +296,11 @@ weighted_lasso <- function(x, y, family = c("gaussian", "binomial"), weights = N
   call <- rlang::current_env()
   mcall <- match.call()
   family <- sb_match_arg(family)
+  penalty_factor <- sb_glmnet_name(penalty_factor, penalty.factor, "penalty_factor", "penalty.factor", missing(penalty_factor))
+  lower_limits <- sb_glmnet_name(lower_limits, lower.limits, "lower_limits", "lower.limits", missing(lower_limits))
+  upper_limits <- sb_glmnet_name(upper_limits, upper.limits, "upper_limits", "upper.limits", missing(upper_limits))
   d <- prepare_glm_data(x, y, family, alpha, penalty_factor, call)
+  cons <- glm_constraints(offset, lower_limits, upper_limits, exclude, d$x, call)
   standardize <- check_flag(standardize)
   intercept <- check_flag(intercept)
   w <- if (is.null(weights)) rep(1, d$n) else check_weights(weights, d$n, arg = "weights")
@@ -175,12 +312,12 @@ weighted_lasso <- function(x, y, family = c("gaussian", "binomial"), weights = N
   w <- ws$w
   if (!is.null(lambda)) lambda <- lambda / ws$c
   st <- standardize_x(d$x, standardize, intercept)
-  ctrl <- c(unclass(control), intercept = intercept)
+  ctrl <- c(unclass(control), intercept = intercept, glm_engine_extras(cons, st$scale))
   if (is.null(lambda)) {
     nlambda <- check_count(nlambda, max = 1e5)
     if (is.null(lambda_min_ratio)) lambda_min_ratio <- if (d$n > d$p) 1e-4 else 1e-2
     lambda_min_ratio <- check_number(lambda_min_ratio, lower = 0, upper = 1, lower_open = TRUE, upper_open = TRUE)
-    lmax <- sb_call_engine(cpp_lambda_max(st$x, d$y, family_code(family), d$alpha, w, d$penalty_factor, intercept))
+    lmax <- sb_call_engine(cpp_lambda_max(st$x, d$y, family_code(family), d$alpha, w, d$penalty_factor, ctrl))
     lambda <- lmax * exp(seq(0, log(lambda_min_ratio), length.out = nlambda))
   }
   r <- sb_call_engine(cpp_enet_path(st$x, d$y, family_code(family), d$alpha, w, d$penalty_factor, lambda, ctrl))
@@ -189,7 +326,8 @@ weighted_lasso <- function(x, y, family = c("gaussian", "binomial"), weights = N
   dimnames(coefs) <- list(c("(Intercept)", colnames(d$x)), paste0("s", seq_along(lambda) - 1L))
   if (!isTRUE(r$converged)) {
     sb_warn(c("The solver reached {.arg max_iter} before converging; increase it in {.fn cd_control}.",
-              i = if (family == "binomial") "If the classes are (nearly) separable, the optimum is at infinity for small lambda: use a larger lambda."),
+              i = if (family == "binomial") "If the classes are (nearly) separable, the optimum is at infinity for small lambda: use a larger lambda.",
+              i = if (family == "poisson") "Counts that are zero wherever the weights are positive put the intercept at minus infinity."),
             kind = "convergence")
   }
   lambda <- if (is.null(lambda_user)) lambda * ws$c else lambda_user
@@ -197,7 +335,9 @@ weighted_lasso <- function(x, y, family = c("gaussian", "binomial"), weights = N
   structure(list(
     coefficients = coefs, lambda = lambda, kkt = r$kkt, iterations = r$iterations, converged = r$converged,
     family = family, alpha = d$alpha, weights = w_user, penalty_factor = d$penalty_factor,
-    standardize = standardize, intercept = intercept, nobs = d$n, call = mcall, data = list(x = d$x, y = d$y)
+    standardize = standardize, intercept = intercept, nobs = d$n, call = mcall,
+    offset = cons$offset, lower_limits = cons$lower_limits, upper_limits = cons$upper_limits, exclude = cons$exclude,
+    data = list(x = d$x, y = d$y, offset = cons$offset)
   ), class = c("sb_weighted_lasso", "sb_point_fit"))
 }
 
@@ -255,13 +395,15 @@ print.sb_weighted_lasso <- function(x, ...) {
 #' population SD of `y`); the equivalent glmnet call then needs a different `alpha` as well:
 #' with \eqn{c_1 = \lambda\alpha\bar v/\sum w}, \eqn{c_2 = \lambda(1-\alpha)\bar v/\sum w}
 #' (\eqn{\bar v} the mean penalty weight), glmnet's
-#' \eqn{\lambda_g = c_1 + c_2 s_y} and \eqn{\alpha_g = c_1/\lambda_g}. For the binomial family
-#' \eqn{\lambda_g = \lambda \bar v / \sum w} and \eqn{\alpha_g = \alpha}.
+#' \eqn{\lambda_g = c_1 + c_2 s_y} and \eqn{\alpha_g = c_1/\lambda_g}. For the binomial and poisson families
+#' \eqn{\lambda_g = \lambda \bar v / \sum w} and \eqn{\alpha_g = \alpha}. The offset, limits and exclusions
+#' need no mapping (glmnet's `offset`, `lower.limits`, `upper.limits` and `exclude` mean the same; limits on the
+#' scale of `x`).
 #' @param lambda SUM-scale penalty.
 #' @param weights Observation weights.
 #' @param penalty_factor Penalty weights.
 #' @param alpha Elastic-net mixing parameter.
-#' @param family `"gaussian"` or `"binomial"`.
+#' @param family `"gaussian"`, `"binomial"` or `"poisson"`.
 #' @param y The response (gaussian family with `alpha < 1` only).
 #' @return `glmnet_lambda()`: the glmnet lambda; `glmnet_equivalent()`: a list with `lambda` and `alpha`.
 #' @export
@@ -300,11 +442,12 @@ check_glmnet_args <- function(lambda, weights, penalty_factor, call = rlang::cal
 
 #' @rdname glmnet_lambda
 #' @export
-glmnet_equivalent <- function(lambda, alpha, weights, penalty_factor, family = c("gaussian", "binomial"), y = NULL) {
+glmnet_equivalent <- function(lambda, alpha, weights, penalty_factor, family = c("gaussian", "binomial", "poisson"),
+                              y = NULL) {
   family <- sb_match_arg(family)
   alpha <- check_number(alpha, lower = 0, upper = 1)
   base <- glmnet_lambda(lambda, weights, penalty_factor)
-  if (family == "binomial" || alpha == 1) return(list(lambda = base, alpha = alpha))
+  if (family != "gaussian" || alpha == 1) return(list(lambda = base, alpha = alpha))
   if (is.null(y)) sb_abort("{.arg y} is needed for the gaussian elastic net.", arg = "y")
   y <- check_y_vector(y, length(weights))
   sy <- sqrt(sum(weights * (y - sum(weights * y) / sum(weights))^2) / sum(weights))
@@ -355,10 +498,9 @@ summary.sb_weighted_lasso <- function(object, ...) {
   td <- sb_wl_data(object)
   w <- object$weights
   eta <- cbind(1, td$x) %*% co
+  if (!is.null(td$offset)) eta <- eta + td$offset
   dev <- sb_wl_deviance(td$y, eta, w, object$family)
-  null_eta <- if (object$intercept) {
-    if (object$family == "binomial") stats::qlogis(sum(w * td$y) / sum(w)) else sum(w * td$y) / sum(w)
-  } else 0
+  null_eta <- sb_wl_null_eta(td$y, w, td$offset, object$family, object$intercept)
   dev0 <- sb_wl_deviance(td$y, matrix(null_eta, length(td$y), 1L), w, object$family)
   nz <- colSums(co[-1L, , drop = FALSE] != 0)
   path <- data.frame(lambda = object$lambda,
@@ -374,8 +516,28 @@ summary.sb_weighted_lasso <- function(object, ...) {
             class = "summary_sb_weighted_lasso")
 }
 
-# Weighted deviance of every column of eta: sum_i w_i (y_i - eta_i)^2 (gaussian), -2 sum_i w_i log p(y_i) (binomial).
+# The linear predictor of the intercept-only fit (or of the zero fit without intercept), with the offset.
+sb_wl_null_eta <- function(y, w, offset, family, intercept) {
+  o <- offset %||% 0
+  if (!intercept) return(rep_len(o, length(y)))
+  if (is.null(offset)) {
+    m <- sum(w * y) / sum(w)
+    return(rep(switch(family, binomial = stats::qlogis(m), poisson = log(m), m), length(y)))
+  }
+  if (family == "gaussian") return(o + sum(w * (y - o)) / sum(w))
+  if (family == "poisson") return(o + log(sum(w * y) / sum(w * exp(o))))
+  fam <- stats::binomial()
+  g <- suppressWarnings(stats::glm.fit(matrix(1, length(y), 1L), y, weights = w, offset = o, family = fam))
+  o + g$coefficients[[1L]]
+}
+
+# Weighted deviance of every column of eta: sum_i w_i (y_i - eta_i)^2 (gaussian), -2 sum_i w_i log p(y_i) (binomial),
+# 2 sum_i w_i [y_i log(y_i / mu_i) - (y_i - mu_i)] (poisson).
 sb_wl_deviance <- function(y, eta, w, family) {
+  if (family == "poisson") {
+    ly <- ifelse(y > 0, y * log(y), 0)
+    return(2 * colSums(w * (ly - y - (y * eta - exp(eta)))))
+  }
   if (family == "binomial") {
     ll <- matrix(ifelse(rep(y, ncol(eta)) == 1, stats::plogis(eta, log.p = TRUE),
                         stats::plogis(eta, lower.tail = FALSE, log.p = TRUE)), nrow(eta))

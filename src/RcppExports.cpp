@@ -797,8 +797,8 @@ BEGIN_RCPP
 END_RCPP
 }
 // cpp_genlasso_dualpath
-Rcpp::List cpp_genlasso_dualpath(Rcpp::NumericVector y, int m, int n, Rcpp::IntegerVector Di, Rcpp::IntegerVector Dp, Rcpp::NumericVector Dx, int maxsteps, double minlam, bool approx, double btol, int backend);
-RcppExport SEXP _scalebayes_cpp_genlasso_dualpath(SEXP ySEXP, SEXP mSEXP, SEXP nSEXP, SEXP DiSEXP, SEXP DpSEXP, SEXP DxSEXP, SEXP maxstepsSEXP, SEXP minlamSEXP, SEXP approxSEXP, SEXP btolSEXP, SEXP backendSEXP) {
+Rcpp::List cpp_genlasso_dualpath(Rcpp::NumericVector y, int m, int n, Rcpp::IntegerVector Di, Rcpp::IntegerVector Dp, Rcpp::NumericVector Dx, int maxsteps, double minlam, bool approx, double btol, int backend, bool quiet);
+RcppExport SEXP _scalebayes_cpp_genlasso_dualpath(SEXP ySEXP, SEXP mSEXP, SEXP nSEXP, SEXP DiSEXP, SEXP DpSEXP, SEXP DxSEXP, SEXP maxstepsSEXP, SEXP minlamSEXP, SEXP approxSEXP, SEXP btolSEXP, SEXP backendSEXP, SEXP quietSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::RNGScope rcpp_rngScope_gen;
@@ -813,7 +813,8 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< bool >::type approx(approxSEXP);
     Rcpp::traits::input_parameter< double >::type btol(btolSEXP);
     Rcpp::traits::input_parameter< int >::type backend(backendSEXP);
-    rcpp_result_gen = Rcpp::wrap(cpp_genlasso_dualpath(y, m, n, Di, Dp, Dx, maxsteps, minlam, approx, btol, backend));
+    Rcpp::traits::input_parameter< bool >::type quiet(quietSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_genlasso_dualpath(y, m, n, Di, Dp, Dx, maxsteps, minlam, approx, btol, backend, quiet));
     return rcpp_result_gen;
 END_RCPP
 }
@@ -892,8 +893,8 @@ BEGIN_RCPP
 END_RCPP
 }
 // cpp_lambda_max
-double cpp_lambda_max(Rcpp::NumericMatrix x, Rcpp::NumericVector y, int family, double alpha, Rcpp::NumericVector w, Rcpp::NumericVector pf, bool intercept);
-RcppExport SEXP _scalebayes_cpp_lambda_max(SEXP xSEXP, SEXP ySEXP, SEXP familySEXP, SEXP alphaSEXP, SEXP wSEXP, SEXP pfSEXP, SEXP interceptSEXP) {
+double cpp_lambda_max(Rcpp::NumericMatrix x, Rcpp::NumericVector y, int family, double alpha, Rcpp::NumericVector w, Rcpp::NumericVector pf, Rcpp::List control);
+RcppExport SEXP _scalebayes_cpp_lambda_max(SEXP xSEXP, SEXP ySEXP, SEXP familySEXP, SEXP alphaSEXP, SEXP wSEXP, SEXP pfSEXP, SEXP controlSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::RNGScope rcpp_rngScope_gen;
@@ -903,8 +904,8 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< double >::type alpha(alphaSEXP);
     Rcpp::traits::input_parameter< Rcpp::NumericVector >::type w(wSEXP);
     Rcpp::traits::input_parameter< Rcpp::NumericVector >::type pf(pfSEXP);
-    Rcpp::traits::input_parameter< bool >::type intercept(interceptSEXP);
-    rcpp_result_gen = Rcpp::wrap(cpp_lambda_max(x, y, family, alpha, w, pf, intercept));
+    Rcpp::traits::input_parameter< Rcpp::List >::type control(controlSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_lambda_max(x, y, family, alpha, w, pf, control));
     return rcpp_result_gen;
 END_RCPP
 }
@@ -1049,7 +1050,7 @@ static const R_CallMethodDef CallEntries[] = {
     {"_scalebayes_cpp_genlasso_path", (DL_FUNC) &_scalebayes_cpp_genlasso_path, 12},
     {"_scalebayes_cpp_genlasso_lambda_max", (DL_FUNC) &_scalebayes_cpp_genlasso_lambda_max, 8},
     {"_scalebayes_cpp_tf_row_norms", (DL_FUNC) &_scalebayes_cpp_tf_row_norms, 2},
-    {"_scalebayes_cpp_genlasso_dualpath", (DL_FUNC) &_scalebayes_cpp_genlasso_dualpath, 11},
+    {"_scalebayes_cpp_genlasso_dualpath", (DL_FUNC) &_scalebayes_cpp_genlasso_dualpath, 12},
     {"_scalebayes_cpp_tf_glm_path", (DL_FUNC) &_scalebayes_cpp_tf_glm_path, 9},
     {"_scalebayes_cpp_tf_glm_certify", (DL_FUNC) &_scalebayes_cpp_tf_glm_certify, 9},
     {"_scalebayes_cpp_tf_glm_wbb", (DL_FUNC) &_scalebayes_cpp_tf_glm_wbb, 11},

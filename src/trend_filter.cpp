@@ -3,6 +3,8 @@
 #include "scalebayes/genlasso/trend_filter.hpp"
 #include "scalebayes/genlasso/generalized_lasso.hpp"
 #include "scalebayes/genlasso/dual_path.hpp"
+#include <cstdio>
+#include <string>
 
 namespace gl = scalebayes::genlasso;
 
@@ -149,11 +151,13 @@ Rcpp::NumericVector cpp_tf_row_norms(Rcpp::NumericVector x, int k) {
 }
 
 // The exact dual solution path (engine: genlasso/dual_path.hpp) for a sparse D in compressed-column form.
-// backend: 0 auto, 1 banded, 2 dense.
+// backend: 0 auto, 1 banded, 2 dense. A cli progress bar over maxsteps knots unless quiet (main thread); the
+// interrupt poll runs before every knot. beta = y - D'u is written straight into the R matrix (the engine keeps
+// u only), and the column names (genlasso's round(lambda, 3)) are set here, so R never copies the n x K matrix.
 // [[Rcpp::export]]
 Rcpp::List cpp_genlasso_dualpath(Rcpp::NumericVector y, int m, int n, Rcpp::IntegerVector Di, Rcpp::IntegerVector Dp,
                                  Rcpp::NumericVector Dx, int maxsteps, double minlam, bool approx, double btol,
-                                 int backend) {
+                                 int backend, bool quiet) {
   const Eigen::SparseMatrix<double> D = sparse_from_csc(m, n, Di, Dp, Dx);
   gl::DualPathControl ctl;
   ctl.maxsteps = maxsteps;
@@ -161,21 +165,40 @@ Rcpp::List cpp_genlasso_dualpath(Rcpp::NumericVector y, int m, int n, Rcpp::Inte
   ctl.approx = approx;
   ctl.btol = btol;
   ctl.backend = backend;
-  const gl::DualPathResult r = gl::dual_path(D, to_vec(y), ctl, stop_on_interrupt);
+  ctl.keep_beta = false;
+  const Eigen::VectorXd yv = to_vec(y);
+  gl::DualPathResult r;
+  {
+    sbglue::Progress prog(static_cast<double>(maxsteps), !quiet, "generalized lasso path (knots)");
+    std::size_t done = 0;
+    r = gl::dual_path(D, yv, ctl, [&] { return !prog(done); }, [&](int k, double) { done = static_cast<std::size_t>(k); });
+  }
   if (r.interrupted) throw Rcpp::internal::InterruptedException();
   const int K = static_cast<int>(r.lambda.size());
   Rcpp::NumericMatrix u(m, K), beta(n, K);
   Rcpp::List bset(K), bsign(K);
+  const Eigen::SparseMatrix<double, Eigen::RowMajor> Dr(D);
+  Rcpp::CharacterVector cn(K);
   for (int k = 0; k < K; ++k) {
     std::copy(r.u[k].data(), r.u[k].data() + m, u.begin() + static_cast<long>(k) * m);
-    std::copy(r.beta[k].data(), r.beta[k].data() + n, beta.begin() + static_cast<long>(k) * n);
+    Eigen::Map<Eigen::VectorXd> bk(beta.begin() + static_cast<long>(k) * n, n);
+    bk = yv;
+    bk.noalias() -= Dr.transpose() * r.u[k];
     Rcpp::IntegerVector b(r.boundary[k].begin(), r.boundary[k].end());
     bset[k] = b + 1;
     bsign[k] = Rcpp::IntegerVector(r.sign[k].begin(), r.sign[k].end());
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.3f", r.lambda[k]);  // genlasso's as.character(round(lambda, 3))
+    std::string nm(buf);
+    if (nm.find('.') != std::string::npos) {
+      while (nm.back() == '0') nm.pop_back();
+      if (nm.back() == '.') nm.pop_back();
+    }
+    cn[k] = nm;
   }
   return Rcpp::List::create(Rcpp::Named("lambda") = Rcpp::wrap(r.lambda), Rcpp::Named("df") = Rcpp::wrap(r.df),
                             Rcpp::Named("hit") = Rcpp::LogicalVector(r.hit.begin(), r.hit.end()),
                             Rcpp::Named("u") = u, Rcpp::Named("beta") = beta, Rcpp::Named("boundary") = bset,
                             Rcpp::Named("sign") = bsign, Rcpp::Named("complete") = r.complete,
-                            Rcpp::Named("dense_used") = r.dense_used);
+                            Rcpp::Named("dense_used") = r.dense_used, Rcpp::Named("colnames") = cn);
 }

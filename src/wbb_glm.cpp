@@ -17,16 +17,26 @@ cd::Control control_from(const Rcpp::List& c) {
   ctrl.max_outer = Rcpp::as<int>(c["max_outer"]);
   ctrl.intercept = Rcpp::as<bool>(c["intercept"]);
   if (c.containsElementNamed("kkt_tol")) ctrl.kkt_tol = Rcpp::as<double>(c["kkt_tol"]);
+  // optional: offset (n), lower / upper limits (p, standardized scale), the CV measure
+  auto vec = [&](const char* nm, Eigen::VectorXd& v) {
+    if (c.containsElementNamed(nm) && !Rf_isNull(c[nm])) v = Rcpp::as<Eigen::VectorXd>(c[nm]);
+  };
+  vec("offset", ctrl.offset);
+  vec("lower", ctrl.lower);
+  vec("upper", ctrl.upper);
+  if (c.containsElementNamed("cv_measure") && !Rf_isNull(c["cv_measure"])) ctrl.cv_measure = Rcpp::as<int>(c["cv_measure"]);
   return ctrl;
 }
-cd::Family family_from(int f) { return f == 1 ? cd::Family::binomial : cd::Family::gaussian; }
+cd::Family family_from(int f) {
+  return f == 1 ? cd::Family::binomial : f == 2 ? cd::Family::poisson : cd::Family::gaussian;
+}
 }  // namespace
 
 // [[Rcpp::export]]
 double cpp_lambda_max(Rcpp::NumericMatrix x, Rcpp::NumericVector y, int family, double alpha, Rcpp::NumericVector w,
-                      Rcpp::NumericVector pf, bool intercept) {
+                      Rcpp::NumericVector pf, Rcpp::List control) {
   return cd::lambda_max(sbglue::as_map(x), sbglue::as_map(y), family_from(family), alpha, sbglue::as_map(w),
-                        sbglue::as_map(pf), intercept);
+                        sbglue::as_map(pf), control_from(control));
 }
 
 // Fit along a decreasing lambda sequence (length 1 = a single fit), on one worker thread so that the path is
@@ -63,6 +73,9 @@ Rcpp::List cpp_enet_cv(Rcpp::NumericMatrix x, Rcpp::NumericVector y, int family,
                                             sbglue::as_map(w), sbglue::as_map(pf), fid, lam, control_from(control),
                                             sbglue::run_settings(run), prog.monitor());
   if (r.status.interrupted || prog.interrupted()) return Rcpp::List::create(Rcpp::Named("interrupted") = true);
+  if (r.predmat.size() > 0)  // auc: the held-out linear predictors, scored in R (R/cv.R)
+    return Rcpp::List::create(Rcpp::Named("lambda") = Rcpp::wrap(r.lambda), Rcpp::Named("predmat") = Rcpp::wrap(r.predmat),
+                              Rcpp::Named("interrupted") = false);
   return Rcpp::List::create(Rcpp::Named("lambda") = Rcpp::wrap(r.lambda), Rcpp::Named("cvm") = Rcpp::wrap(r.cvm),
                             Rcpp::Named("cvsd") = Rcpp::wrap(r.cvsd), Rcpp::Named("lambda_min") = r.lambda_min,
                             Rcpp::Named("lambda_1se") = r.lambda_1se, Rcpp::Named("index_min") = r.index_min + 1,
@@ -82,6 +95,8 @@ Rcpp::List cpp_wbb_glm(Rcpp::NumericMatrix x, Rcpp::NumericVector y, int family,
   wbb::GlmProblem pb{sbglue::as_map(x), sbglue::as_map(y), family_from(family), alpha, sbglue::as_map(pf),
                      sbglue::as_map(lambda), cd::Fit(), control_from(control), sbglue::as_map(center),
                      sbglue::as_map(scale)};
+  if (control.containsElementNamed("obs_weights") && !Rf_isNull(control["obs_weights"]))
+    pb.obs_weights = Rcpp::as<Eigen::VectorXd>(control["obs_weights"]);
   pb.warm.a0 = warm_a0;
   pb.warm.beta = sbglue::as_map(warm_beta);
   Rcpp::List coef(L);

@@ -364,6 +364,15 @@ TEST(dual_path_banded_equals_dense_and_is_optimal_at_every_knot) {
   c3.maxsteps = 3;
   const gl::DualPathResult p3 = gl::dual_path(D, y, c3);
   CHECK(p3.lambda.size() == 3 && !p3.complete);
+  // keep_beta = false: the same knots and duals, no primal stored (the R glue computes beta = y - D'u itself)
+  gl::DualPathControl cu;
+  cu.keep_beta = false;
+  const gl::DualPathResult pf = gl::dual_path(D, y, gl::DualPathControl()), pu = gl::dual_path(D, y, cu);
+  CHECK(pu.beta.empty() && pu.lambda == pf.lambda && pu.u.size() == pf.u.size());
+  for (size_t k = 0; k < pu.u.size(); ++k) {
+    CHECK((pu.u[k] - pf.u[k]).cwiseAbs().maxCoeff() == 0.0);
+    CHECK((y - D.transpose() * pu.u[k] - pf.beta[k]).cwiseAbs().maxCoeff() <= 1e-12 * (1.0 + y.cwiseAbs().maxCoeff()));
+  }
   int polls = 0;
   const gl::DualPathResult ps = gl::dual_path(D, y, gl::DualPathControl(), [&] { return ++polls >= 2; });
   CHECK(ps.interrupted && ps.lambda.size() == 2);

@@ -47,10 +47,11 @@ fingerprint_runs <- function() {
       ctl <- list(...)$control
       ctl$init <- numeric(21)
       # standardize = FALSE: the engine on the data as given, as when the reference was made (the default
-      # standardization is a front-end transform; the engine's draws must not change)
+      # standardization is a front-end transform; the engine's draws must not change); v0 = 0.1, the default
+      # spike when the reference was made (the default is now 0.2 / sqrt(N), a front-end choice)
       f <- sgld_sa(d$x, d$y, family = family, method = method, sampler = sampler, iterations = 300,
                    batch_size = 20, chains = 2, seed = 15, threads = 2, quiet = quiet, newx = d$x[1:5, ],
-                   control = ctl, standardize = FALSE)
+                   control = ctl, standardize = FALSE, v0 = 0.1)
       list(draws = as.numeric(as.matrix(f)), sigma = as.numeric(f$trace$sigma %||% numeric()))
     }
   }

@@ -3,7 +3,7 @@
 # polynomial schedule (sgmcmc_density(): also 10,000 iterations). Tests of the engine's recursions, schedules
 # and closed forms state their references on those settings and call these; the defaults themselves are tested
 # in test-sgmcmc-trust.R. Their short runs' convergence warnings are muffled (the warning is tested there). A
-# network call (`model =`) gets the network defaults of before: one chain, v0 = 0.1 and the fixed per-example
+# network call (`model =`) gets the network defaults of before: one chain, v0 = 0.1 (a regression too) and the fixed per-example
 # step net_lr / N of the sampler table (no warm-up); its data scale is left to the call.
 engine_control <- function(control) {
   if (inherits(control, "sb_sgmcmc_control") && is.null(control$step_size)) control$step_size <- 1e-3
@@ -27,6 +27,7 @@ engine_front_end <- function(fun, sampler_default) {
     }
     if (is.null(args$standardize)) args$standardize <- FALSE
     if (is.null(args$chains)) args$chains <- 1L
+    if (is.null(args$v0)) args$v0 <- 0.1  # the regression default before the spike followed N (issue 56)
     suppress_convergence(do.call(fun, c(args, list(control = engine_control(control)))))
   }
 }

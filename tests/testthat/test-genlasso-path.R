@@ -185,3 +185,86 @@ test_that("bad input gives classed errors naming the argument", {
   expect_error(generalized_lasso(rnorm(10), D, X = matrix(1, 10, 9), path = TRUE), class = "scalebayes_error_input")
   expect_error(generalized_lasso(rnorm(10), D, X = diag(10)), class = "scalebayes_error_input")
 })
+
+test_that("a grid with a non-unique dual: the primal path equals genlasso's, our dual is certified", {
+  skip_if_not_installed("genlasso")
+  # On 2-D grids the boundary set can hold cycles of edges, so the dual solution is not unique and two dual
+  # paths may take different, equally valid, boundary sets (e.g. genlasso here takes a hit and a leave at the
+  # same lambda, knots 36-37, that this path does not). What is well-defined is the primal path (strictly convex
+  # problem): it must agree everywhere, and each dual must certify it. Measured (design note): primal difference
+  # 1e-13, our relative gap <= 2.5e-13, genlasso's 3e-16.
+  d <- 8
+  set.seed(2)
+  y <- as.numeric(outer(1:d, 1:d, function(i, j) (i > d / 2) + (j > d / 3))) + rnorm(d * d, sd = 0.5)
+  D <- fused_lasso_2d(d, d)
+  s <- generalized_lasso(y, D, path = TRUE)
+  g <- genlasso::fusedlasso2d(y, dim1 = d, dim2 = d)
+  # identical dual paths up to genlasso's first zero-length step (two knots at one lambda)
+  K <- length(g$lambda)
+  z <- which(abs(g$lambda[-K] - g$lambda[-1]) <= 1e-9 * g$lambda[-1])[1]
+  expect_false(is.na(z))  # the case this test is about
+  expect_lt(max(abs(s$lambda[1:(z - 1)] - g$lambda[1:(z - 1)]) / g$lambda[1:(z - 1)]), 1e-8)
+  expect_equal(as.numeric(s$df[1:(z - 1)]), as.numeric(g$df[1:(z - 1)]))
+  # the primal at every knot of either path and at the midpoints between them
+  l <- sort(unique(c(s$lambda, g$lambda)), decreasing = TRUE)
+  l <- sort(c(l, (l[-1] + l[-length(l)]) / 2), decreasing = TRUE)
+  cs <- coef(s, lambda = l, type = "both")
+  cg <- coef(g, lambda = l)
+  expect_lt(max(abs(cs$beta - cg$beta)), 1e-9 * max(abs(y)))
+  Db <- as.matrix(D %*% cs$beta)
+  P <- 0.5 * colSums((y - cs$beta)^2) + l * colSums(abs(Db))
+  expect_lt(max((l * colSums(abs(Db)) - colSums(cs$u * Db)) / P), 1e-10)  # duality gap, relative
+  expect_lt(max(apply(abs(cs$u), 2, max) / l), 1 + 1e-12)                  # dual feasibility
+})
+
+test_that("k = 3 on strongly uneven x: knots agree with genlasso to the accuracy D's conditioning allows", {
+  skip_if_not_installed("genlasso")
+  # x uniform draws: kappa(D) ~ 2e7. Against an extended-precision (long double) reference path
+  # (bench/genlasso_path_precision.R) both double-precision solvers err by at most 2e-14 kappa(D) relative
+  # (here: scalebayes 1.1e-7, genlasso 3.9e-7), so they can differ by 4e-14 kappa = 180 eps kappa; events and df
+  # must still be the same.
+  set.seed(11)
+  n <- 60
+  x <- sort(runif(n, 0, n))
+  y <- sin(x / 8) + rnorm(n, sd = 0.3)
+  s <- trend_filter(y, x, k = 3, path = TRUE)
+  g <- genlasso::trendfilter(y, pos = x, ord = 3)
+  kap <- kappa(as.matrix(trend_filter_matrix(n, 3, x)), exact = TRUE)
+  expect_gt(kap, 1e6)
+  expect_equal(length(s$lambda), length(g$lambda))
+  expect_lt(max(abs(s$lambda - g$lambda) / g$lambda), 200 * .Machine$double.eps * kap)
+  expect_equal(as.logical(s$hit), as.logical(g$hit))
+  expect_equal(as.numeric(s$df), as.numeric(g$df))
+})
+
+test_that("X with weights, penalty_factor and a sparse X: the exact change of variables", {
+  skip_if_not_installed("genlasso")
+  set.seed(18)
+  X <- matrix(rnorm(50 * 20), 50, 20)
+  y <- as.numeric(X %*% rep(c(0, 1), each = 10) + rnorm(50))
+  w <- rexp(50) + 0.3
+  D <- fused_lasso_1d(20)
+  pf <- runif(19, 0.5, 2)
+  fit <- generalized_lasso(y, D, X = X, weights = w, penalty_factor = pf, path = TRUE)
+  g <- genlasso::genlasso(y * sqrt(w), X * sqrt(w), as.matrix(D) * pf)
+  expect_equal(length(fit$lambda), length(g$lambda))
+  expect_lt(max(abs(fit$lambda - g$lambda) / g$lambda), 1e-8)
+  expect_lt(max(abs(fit$beta - g$beta)) / max(abs(g$beta)), 1e-8)
+  expect_equal(as.numeric(fit$df), as.numeric(g$df))
+  expect_equal(fitted(fit), unname(X %*% fit$beta))
+  expect_equal(residuals(fit, lambda = fit$lambda[4]), y - X %*% fit$beta[, 4], ignore_attr = TRUE)
+  # KKT of the weighted problem at a knot: X'W(y - X beta) = D' diag(pf) u
+  b <- fit$beta[, 8]
+  lhs <- crossprod(X, w * (y - X %*% b))
+  expect_lt(max(abs(lhs - crossprod(as.matrix(D) * pf, fit$u[, 8]))), 1e-8 * max(abs(lhs)) + 1e-10)
+  fs <- generalized_lasso(y, D, X = Matrix::Matrix(X, sparse = TRUE), weights = w, penalty_factor = pf, path = TRUE)
+  expect_equal(fs$lambda, fit$lambda)
+  expect_error(generalized_lasso(y, D, X = X, weights = w[-1], path = TRUE), class = "scalebayes_error_input")
+  Xna <- X
+  Xna[3, 2] <- NA
+  e <- tryCatch(generalized_lasso(y, D, X = Xna, path = TRUE), error = identity)
+  expect_s3_class(e, "scalebayes_error_input")
+  expect_match(conditionMessage(e), "X")
+  expect_s3_class(generalized_lasso(y, D, X = X, path = TRUE, quiet = FALSE), "sb_genlasso_path")
+  expect_s3_class(trend_filter(y, k = 1, path = TRUE, quiet = FALSE), "sb_genlasso_path")
+})

@@ -142,9 +142,11 @@ test_that("network fits and VAEs answer every generic with a value or a not-appl
   d <- mc_data
   nx <- d$x[1:3, ]
   yc <- factor(ifelse(d$y > 0, "u", "v"))
-  # a network keeps no training data: the data generics without newdata do not apply
-  nn_na <- c("fitted", "residuals", "log_lik", "posterior_predict", "posterior_epred", "posterior_linpred",
-             "predictive_interval")
+  # a network fit keeps its training data: every data generic answers there (a path of fits, one per lambda, does
+  # not: pick one of its fits)
+  path_na <- c("fitted", "residuals", "log_lik", "posterior_predict", "posterior_epred", "posterior_linpred",
+               "predictive_interval")
+  nn_na <- character()
   rows <- list(
     wbb_nn = list(wbb_nn(d$x, yc, model = nn_mlp(3), draws = 3, epochs = 2, seed = 1, quiet = TRUE, threads = 1),
                   nx, nn_na),
@@ -154,12 +156,12 @@ test_that("network fits and VAEs answer every generic with a value or a not-appl
                nn_na),
     # sparse_vi() over several lambda values: a path of fits, one per lambda (pick one for a posterior's generics)
     sparse_vi_grid = list(sparse_vi(d$x, yc, model = nn_mlp(3), log_lambda = c(-2, -6), draws = 3, epochs = 2,
-                                    seed = 3, quiet = TRUE, threads = 1), nx, union(nn_na, mc_posterior)),
+                                    seed = 3, quiet = TRUE, threads = 1), nx, union(path_na, mc_posterior)),
     # a VAE has no response and no parameter posterior; its draws (and posterior intervals) are of latent codes
     vae = list(vae(matrix(runif(40 * 4), 40, 4), latent = 1, encoder = nn_mlp(4), decoder = nn_mlp(4), epochs = 1,
                    seed = 1, quiet = TRUE), matrix(runif(8), 2, 4),
                c("coef", "fitted", "residuals", "vcov", "log_lik", "posterior_predict", "posterior_epred",
-                 "posterior_linpred", "predictive_interval", "ndraws"))
+                 "posterior_linpred", "predictive_interval"))
   )
   for (nm in names(rows)) mc_check(rows[[nm]][[1]], rows[[nm]][[2]], rows[[nm]][[3]], nm)
   # with new data the data generics of a network apply

@@ -29,8 +29,8 @@ nnm <- local({
            threads = 1)
   svk <- sparse_vi(x, yg, model = nn_mlp(4, batchnorm = TRUE), draws = 6, epochs = 3, newx = newx, newy = yg[1:8],
                    seed = 3, quiet = TRUE, threads = 1)
-  # a multinomial network (three classes) and a gaussian bootstrap (no noise parameter: its posterior_predict()
-  # uses the per-draw test RMSE of the fit's newx / newy)
+  # a multinomial network (three classes) and a gaussian bootstrap (no noise parameter: its posterior_predict() and
+  # log_lik() use each draw's RMSE on the training data, fit$sigma)
   ym <- cut(x[, 1] + rnorm(n, sd = 0.3), c(-Inf, -0.5, 0.5, Inf), labels = c("lo", "mid", "hi"))
   vm <- bbb(x, ym, model = nn_mlp(4), draws = 6, epochs = 3, newx = newx, newy = ym[1:8], seed = 4, quiet = TRUE,
             threads = 1)
@@ -214,14 +214,21 @@ nn_generics <- list(
   }
 )
 
-# ---- the model generics of issue 39 on network fits: a network keeps no training data, so the data generics take
+# ---- the model generics of issue 39 on network fits: at the training data the fit keeps (fit$data), or at
 # `newdata` (and `newy`); each is checked against the kept draws' predictions (predict(type = "draws")).
 nn_y <- function(f) if (f$family == "gaussian") f$newy else factor(f$levels[f$newy + 1L], levels = f$levels)
+# the training responses in the generics' coding: numbers, 0/1 (the second level), 0-based classes
+nn_train_y <- function(f) {
+  y <- f$data$y
+  if (f$family == "gaussian") as.double(y) else match(as.character(y), f$levels) - 1L
+}
 nn_sigma <- function(f, pd) {
   ok <- f$status == "done"
   if (inherits(f, "sb_sgld_sa_nn")) return(f$latent$sigma[match(f$chain[ok], f$latent$chain)])
   if (inherits(f, "sb_vi_nn")) return(rep(f$noise_sd[1], nrow(pd)))
-  sqrt(rowMeans((pd - rep(f$newy, each = nrow(pd)))^2))  # WBB: the per-draw plug-in on the data scored
+  # WBB: each draw's root mean squared residual on the training data
+  tr <- predict(f, nnm$x, draws = TRUE)
+  sqrt(rowMeans((tr - rep(nn_train_y(f), each = nrow(tr)))^2))
 }
 
 nn_generics <- c(nn_generics, list(
@@ -242,23 +249,51 @@ nn_generics <- c(nn_generics, list(
     expect_identical(old, new)
   },
   posterior_epred = function(f, nm) {
-    expect_error(posterior_epred(f), class = "scalebayes_error_not_applicable")  # no training data kept
-    if (!kept(f)) return(expect_error(posterior_epred(f, newdata = nnm$newx), class = "scalebayes_error_state"))
+    expect_identical(f$data$x, nnm$x)  # the training inputs, kept
+    if (!kept(f)) {
+      expect_error(posterior_epred(f), "keep_draws", class = "scalebayes_error_state")
+      return(expect_error(posterior_epred(f, newdata = nnm$newx), class = "scalebayes_error_state"))
+    }
     expect_identical(posterior_epred(f, newdata = nnm$newx), predict(f, nnm$newx, type = "draws"))
+    expect_identical(posterior_epred(f), predict(f, nnm$x, type = "draws"))  # the training data
+    if (f$family == "multinomial") {
+      expect_error(posterior_linpred(f), class = "scalebayes_error_not_applicable")
+    } else {
+      lp <- posterior_linpred(f)
+      expect_equal(lp, if (f$family == "binomial") qlogis(posterior_epred(f)) else posterior_epred(f))
+    }
+    # without the data: a classed error that says to pass newdata
+    g <- f
+    g$data <- NULL
+    expect_error(posterior_epred(g), "newdata", class = "scalebayes_error_not_applicable")
+    expect_identical(posterior_epred(g, newdata = nnm$newx), posterior_epred(f, newdata = nnm$newx))
   },
   fitted_residuals = function(f, nm) {
-    expect_error(fitted(f), class = "scalebayes_error_not_applicable")
-    expect_error(residuals(f), class = "scalebayes_error_not_applicable")
-    if (!kept(f)) return()
+    if (!kept(f)) {
+      expect_error(fitted(f), "keep_draws", class = "scalebayes_error_state")
+      return(expect_error(fitted(f, newdata = nnm$newx), class = "scalebayes_error_state"))
+    }
+    over <- if (f$family == "multinomial") c(2L, 3L) else 2L
+    expect_equal(fitted(f), apply(predict(f, nnm$x, draws = TRUE), over, mean), ignore_attr = TRUE)
+    expect_equal(fitted(f, newdata = nnm$newx), predict(f, nnm$newx)$fit, ignore_attr = TRUE)
+    expect_equal(fitted(f, newx = nnm$newx), fitted(f, newdata = nnm$newx))
     if (f$family == "multinomial") {
+      expect_error(residuals(f), class = "scalebayes_error_not_applicable")
       return(expect_error(residuals(f, newdata = nnm$newx, newy = nn_y(f)), class = "scalebayes_error_not_applicable"))
     }
     # response residuals (binomial: the 0/1 class minus its probability)
+    expect_equal(residuals(f), nn_train_y(f) - unname(fitted(f)))
     expect_equal(residuals(f, newdata = nnm$newx, newy = nn_y(f)), f$newy - colMeans(predict(f, nnm$newx, type = "draws")))
   },
   log_lik = function(f, nm) {
-    expect_error(log_lik(f), class = "scalebayes_error_not_applicable")
-    if (!kept(f)) return(expect_error(log_lik(f, newdata = nnm$newx, newy = nn_y(f)), class = "scalebayes_error_state"))
+    if (!kept(f)) {
+      expect_error(log_lik(f), "keep_draws", class = "scalebayes_error_state")
+      return(expect_error(log_lik(f, newdata = nnm$newx, newy = nn_y(f)), class = "scalebayes_error_state"))
+    }
+    # at the training data: the same as passing it
+    ytr <- if (f$family == "gaussian") nn_train_y(f) else f$data$y
+    expect_identical(log_lik(f), log_lik(f, newdata = nnm$x, newy = ytr))
+    expect_identical(dim(log_lik(f)), c(ndraws(f), nrow(nnm$x)))
     ll <- log_lik(f, newdata = nnm$newx, newy = nn_y(f))
     pd <- predict(f, nnm$newx, type = "draws")
     expect_identical(dim(ll), c(dim(pd)[1], nrow(nnm$newx)))
@@ -275,6 +310,13 @@ nn_generics <- c(nn_generics, list(
   },
   posterior_predict = function(f, nm) {
     if (!kept(f)) return(expect_error(posterior_predict(f, newdata = nnm$newx), class = "scalebayes_error_state"))
+    expect_identical(dim(posterior_predict(f, seed = 1)), c(ndraws(f), nrow(nnm$x)))  # the training data
+    expect_identical(dim(predictive_interval(f)), c(nrow(nnm$x), 2L))
+    if (f$family == "gaussian") {  # the draws' means plus noise of each draw's sd (seeded: exactly)
+      mu <- predict(f, nnm$newx, draws = TRUE)
+      z <- withr::with_seed(3, matrix(rnorm(length(mu)), nrow(mu)))
+      expect_equal(posterior_predict(f, newdata = nnm$newx, seed = 3), mu + z * nn_sigma(f, mu), ignore_attr = TRUE)
+    }
     pp <- posterior_predict(f, newdata = nnm$newx, seed = 3)
     expect_identical(dim(pp), c(ndraws(f), nrow(nnm$newx)))
     expect_identical(pp, posterior_predict(f, newdata = nnm$newx, seed = 3))

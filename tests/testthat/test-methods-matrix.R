@@ -7,7 +7,8 @@
 #
 # A row: fit; newx (new data for predict()); predict_mean(out): the posterior predictive means from predict()'s
 # value; expected_mean(fit, newx): the same computed here from the draws; chains: number of chains; nobs; and
-# optionally coef_cols (the coef() entries that belong to the columns of as.matrix(), default all).
+# optionally coef_cols (the coef() entries that belong to the columns of as.matrix(), default all) and family
+# (default "gaussian"; "poisson": the model generics are checked on the response scale exp(eta), Poisson noise).
 
 mm_data <- local({
   set.seed(11)
@@ -16,7 +17,8 @@ mm_data <- local({
   y <- drop(x %*% c(1.5, 0, -1, 0.5)) + rnorm(n)
   tf_x <- sort(runif(50, 0, 10))
   tf_y <- sin(tf_x) + rnorm(50, sd = 0.3)
-  list(x = x, y = y, newx = x[1:5, ] + 0.1, tf_x = tf_x, tf_y = tf_y, tf_newx = c(0.5, 2.25, 7.1))
+  count <- rpois(n, exp(0.3 + 0.5 * x[, 1] - 0.4 * x[, 3]))
+  list(x = x, y = y, newx = x[1:5, ] + 0.1, tf_x = tf_x, tf_y = tf_y, tf_newx = c(0.5, 2.25, 7.1), count = count)
 })
 
 # predictive mean of a linear model with intercept from the draws: newx %*% draws averaged
@@ -32,6 +34,11 @@ mm_fits <- local({
   list(
     wbb = list(fit = wbb(d$x, d$y, lambda = 5, draws = 40, seed = 1, quiet = TRUE, threads = 1), newx = d$newx,
                predict_mean = function(out) out$fit, expected_mean = mm_linear_mean, chains = 1L, nobs = 60L),
+    # the Poisson WBB (log link): link-scale predict() as every row; the model generics on the response scale
+    wbb_poisson = list(fit = wbb(d$x, d$count, family = "poisson", lambda = 5, draws = 40, seed = 1, quiet = TRUE,
+                                 threads = 1),
+                       newx = d$newx, predict_mean = function(out) out$fit, expected_mean = mm_linear_mean,
+                       chains = 1L, nobs = 60L, family = "poisson"),
     blasso = list(fit = blasso(d$x, d$y, lambda = 1, chains = 3, iterations = 30, burnin = 10, seed = 2, quiet = TRUE,
                                threads = 1),
                   newx = d$newx, predict_mean = function(out) out$fit, expected_mean = mm_linear_mean, chains = 3L,
@@ -156,8 +163,12 @@ mm_generics <- list(
 # training data of a row, the linear predictor draws (draws x n) at inputs x computed here, and the noise sd of
 # every draw (the fit's sigma draws, the SA estimate of the chain, or the per-draw plug-in of the bootstrap)
 mm_train <- function(row) {
-  if (inherits(row$fit, "sb_trend_filter_wbb")) list(x = mm_data$tf_x, y = mm_data$tf_y) else list(x = mm_data$x, y = mm_data$y)
+  if (inherits(row$fit, "sb_trend_filter_wbb")) return(list(x = mm_data$tf_x, y = mm_data$tf_y))
+  list(x = mm_data$x, y = if (mm_family(row) == "poisson") mm_data$count else mm_data$y)
 }
+mm_family <- function(row) if (is.null(row$family)) "gaussian" else row$family
+# the expected response draws: the inverse link of the linear predictor
+mm_mu <- function(row, x) if (mm_family(row) == "poisson") exp(mm_eta(row, x)) else mm_eta(row, x)
 mm_eta <- function(row, x) {
   f <- row$fit
   if (inherits(f, "sb_trend_filter_wbb")) {
@@ -239,7 +250,7 @@ mm_generics <- c(mm_generics, list(
     tr <- mm_train(row)
     fv <- fitted(row$fit)
     expect_length(fv, length(tr$y))
-    expect_equal(unname(fv), unname(colMeans(mm_eta(row, tr$x))), tolerance = 1e-10)
+    expect_equal(unname(fv), unname(colMeans(mm_mu(row, tr$x))), tolerance = 1e-10)
   },
   residuals = function(row) {
     if (isTRUE(row$no_data)) return(mm_no_data(residuals(row$fit)))
@@ -248,7 +259,7 @@ mm_generics <- c(mm_generics, list(
     if (mm_partial(row)) return()
     # on new data with their responses: y minus the posterior mean at those inputs
     ynew <- seq_len(NROW(row$newx))
-    expect_equal(residuals(row$fit, newdata = row$newx, newy = ynew), ynew - unname(colMeans(mm_eta(row, row$newx))),
+    expect_equal(residuals(row$fit, newdata = row$newx, newy = ynew), ynew - unname(colMeans(mm_mu(row, row$newx))),
                  tolerance = 1e-10)
     expect_error(residuals(row$fit, newdata = row$newx), class = "scalebayes_error_input")
   },
@@ -259,8 +270,9 @@ mm_generics <- c(mm_generics, list(
     ll <- log_lik(row$fit)
     eta <- mm_eta(row, tr$x)
     expect_identical(dim(ll), c(nrow(as.matrix(row$fit)), length(tr$y)))
-    expect_equal(ll, dnorm(rep(tr$y, each = nrow(eta)), eta, mm_sigma(row), log = TRUE), ignore_attr = TRUE,
-                 tolerance = 1e-10)
+    ref <- if (mm_family(row) == "poisson") dpois(rep(tr$y, each = nrow(eta)), exp(eta), log = TRUE) else
+      dnorm(rep(tr$y, each = nrow(eta)), eta, mm_sigma(row), log = TRUE)
+    expect_equal(ll, ref, ignore_attr = TRUE, tolerance = 1e-10)
     skip_if_not_installed("loo")
     lo <- suppressWarnings(loo::loo(ll))
     expect_s3_class(lo, "psis_loo")
@@ -276,8 +288,8 @@ mm_generics <- c(mm_generics, list(
   posterior_epred = function(row) {
     if (isTRUE(row$no_data)) return(mm_no_data(posterior_epred(row$fit)))
     if (mm_partial(row)) return(expect_error(posterior_epred(row$fit), class = "scalebayes_error_state"))
-    # gaussian: the expected response is the linear predictor
-    expect_equal(posterior_epred(row$fit, newdata = row$newx), mm_eta(row, row$newx), ignore_attr = TRUE,
+    # gaussian: the expected response is the linear predictor (poisson: its exp)
+    expect_equal(posterior_epred(row$fit, newdata = row$newx), mm_mu(row, row$newx), ignore_attr = TRUE,
                  tolerance = 1e-10)
     expect_identical(posterior_linpred(row$fit, transform = TRUE), posterior_epred(row$fit))
   },
@@ -288,9 +300,15 @@ mm_generics <- c(mm_generics, list(
     eta <- mm_eta(row, row$newx)
     expect_identical(dim(pp), dim(eta))
     expect_identical(pp, posterior_predict(row$fit, newdata = row$newx, seed = 1))
-    # the draws are eta + sigma z with z standard normal (seed 1)
-    z <- withr::with_seed(1, matrix(rnorm(length(eta)), nrow(eta)))
-    expect_equal(unname(pp), unname(eta + z * mm_sigma(row)), tolerance = 1e-10)
+    if (mm_family(row) == "poisson") {
+      # Poisson counts of mean exp(eta), drawn in the order of the draws x observations matrix (seed 1)
+      ref <- withr::with_seed(1, matrix(rpois(length(eta), exp(eta)), nrow(eta)))
+      expect_identical(unname(pp), ref)
+    } else {
+      # the draws are eta + sigma z with z standard normal (seed 1)
+      z <- withr::with_seed(1, matrix(rnorm(length(eta)), nrow(eta)))
+      expect_equal(unname(pp), unname(eta + z * mm_sigma(row)), tolerance = 1e-10)
+    }
     expect_identical(dim(posterior_predict(row$fit)), c(nrow(eta), length(mm_train(row)$y)))
   },
   predictive_interval = function(row) {
@@ -392,9 +410,15 @@ test_that("a VAE has no response: the data generics say so", {
   x <- matrix(runif(40 * 4), 40, 4)
   v <- vae(x, latent = 1, encoder = nn_mlp(4), decoder = nn_mlp(4), epochs = 1, seed = 1, quiet = TRUE)
   for (g in list(fitted, residuals, log_lik, posterior_predict, posterior_epred, posterior_linpred,
-                 predictive_interval, vcov, ndraws)) {
+                 predictive_interval, vcov)) {
     expect_error(g(v), class = "scalebayes_error_not_applicable")
   }
+  # ndraws(): the draws of latent codes the draw generics give by default
+  expect_identical(ndraws(v), posterior::ndraws(as_draws_df(v, pars = 1, seed = 1)))
+  # predict() checks its data under its own name
+  e <- expect_error(predict(v, newdata = matrix(2, 3, 4)), class = "scalebayes_error_input")
+  expect_match(conditionMessage(e), "newdata")
+  expect_false(grepl("`x`", conditionMessage(e), fixed = TRUE))
   expect_equal(nobs(v), 40)
   expect_s3_class(prior_summary(v), "sb_prior_summary")
   expect_identical(update(v, epochs = 2, evaluate = FALSE)[[1]], quote(vae))
@@ -458,4 +482,33 @@ test_that("trend_filter_wbb: predict(draws = TRUE) columns are the inputs asked 
   expect_equal(pd[, 3], unname(0.5 * (d[, "f[90]"] + d[, "f[91]"])))
   expect_equal(predict(fit, nx)$fit, colMeans(pd))
   expect_identical(posterior_linpred(fit, newdata = nx), pd)
+})
+
+test_that("sb_genlasso_path (the exact path, a point estimate per knot): the point generics give values, the posterior ones classed errors", {
+  d <- mm_data
+  tf <- trend_filter(d$tf_y, d$tf_x, k = 1, path = TRUE, quiet = TRUE)
+  gl <- generalized_lasso(d$tf_y, fused_lasso_1d(50), path = TRUE, quiet = TRUE)
+  for (fit in list(tf, gl)) {
+    K <- length(fit$lambda)
+    expect_output(print(fit), "exact solution path")
+    expect_identical(nrow(summary(fit)), K)
+    pdf(NULL)
+    expect_invisible(plot(fit))
+    grDevices::dev.off()
+    expect_equal(dim(coef(fit)$beta), c(50L, K))
+    expect_equal(dim(predict(fit, lambda = fit$lambda[c(2, 5)])), c(50L, 2L))
+    expect_equal(fitted(fit), unname(as.matrix(fit$beta)))
+    expect_equal(residuals(fit), d$tf_y - fitted(fit))
+    expect_equal(fitted(fit, lambda = fit$lambda[3]), unname(fit$beta[, 3, drop = FALSE]))
+    expect_identical(nobs(fit), 50L)
+    for (g in list(log_lik, posterior_predict, posterior_epred, posterior_linpred, predictive_interval, vcov,
+                   posterior_interval, prior_summary, as.matrix, as_draws_df, ndraws)) {
+      expect_error(g(fit), class = "scalebayes_error_not_applicable")
+    }
+    expect_error(coef(fit, lambda = 1, levle = 1), "levle", class = "scalebayes_error_dots")
+    expect_error(fitted(fit, levle = 1), "levle", class = "scalebayes_error_dots")
+  }
+  expect_error(log_lik(tf), "trend_filter_wbb", class = "scalebayes_error_not_applicable")
+  expect_equal(predict(tf, newdata = c(2.5, 7), lambda = tf$lambda[3])[, 1],
+               stats::approx(d$tf_x, tf$beta[, 3], c(2.5, 7))$y)
 })

@@ -81,7 +81,8 @@ check_export <- function(fit, x) {
   draws <- c(1L, nrow(W))
   paths <- file.path(dir, c(sprintf("draw%d.pt", draws), "mean.pt"))
   for (k in seq_along(draws)) expect_identical(nn_export(fit, paths[k], draw = draws[k]), paths[k])
-  nn_export(fit, paths[3])  # draw = "mean"
+  # the average of the draws' weights: asked for explicitly, with a warning (not a network of the posterior)
+  expect_warning(nn_export(fit, paths[3], draw = "mean"), class = "scalebayes_warning_export_mean")
   res <- py_eval(nn_torch_code(fit), x, paths)
   for (k in seq_along(draws)) {
     expect_equal(res[[k]]$pred, draw_pred(fit, x, draws[k]), tolerance = 1e-5)
@@ -180,7 +181,7 @@ test_that("batch normalization exports the running statistics, and needs them", 
   pm <- file.path(dirname(path), "bnm.pt")
   nn_export(fit, p1, draw = 1)
   nn_export(fit, p2, draw = 2)
-  nn_export(fit, pm)
+  expect_warning(nn_export(fit, pm, draw = "mean"), class = "scalebayes_warning_export_mean")
   res <- py_eval(nn_torch_code(fit), x[1:6, ], c(p1, p2, pm))
   # draw 1 has the running statistics of a fresh layer (mean 0, variance 1): the engine's prediction
   expect_equal(res[[1]]$pred, draw_pred(fit, x[1:6, ], 1), tolerance = 1e-5)

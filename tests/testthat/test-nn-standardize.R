@@ -284,7 +284,7 @@ test_that("in PyTorch the exported standardized MLP and padded CNN take raw inpu
   code <- nn_torch_code(fc)
   expect_match(code, "MeanPadConv2d(1, 2, kernel_size=3, stride=1, padding=1, pad_value=", fixed = TRUE)
   pc <- withr::local_tempfile(fileext = ".pt")
-  nn_export(fc, pc)  # the posterior mean
+  expect_warning(nn_export(fc, pc, draw = "mean"), class = "scalebayes_warning_export_mean")  # the draws' average
   m <- colMeans(as.matrix(fc))
   ndi <- scalebayes:::nn_scale_x(scalebayes:::nn_prepare_x(xi[1:5, , ]), fc$scaling)
   ref <- scalebayes:::cpp_nn_predict(fc$spec, matrix(m), matrix(0, 0, 0), ndi$x, ndi$dim, FALSE)

@@ -17,23 +17,89 @@
 namespace scalebayes {
 namespace cd {
 
-// Smallest lambda at which beta = 0 solves the problem (intercept-only fit). For alpha < 1e-3 the value for
-// alpha = 1e-3 is returned, as glmnet does, since a pure ridge never zeroes coefficients.
+// The fitted means of the intercept-only model (beta = 0; no intercept: eta = offset), with the offset of ctrl.
+inline Eigen::VectorXd null_mean(Eigen::Ref<const Eigen::VectorXd> y, Family family, Eigen::Ref<const Eigen::VectorXd> w,
+                                 const Control& ctrl) {
+  const Eigen::Index n = y.size();
+  const double W = w.sum();
+  if (!(W > 0)) throw std::invalid_argument("weights sum to zero");
+  const bool off = ctrl.offset.size() > 0;
+  if (off && ctrl.offset.size() != n) throw std::invalid_argument("offset must have length n");
+  Eigen::VectorXd mu(n);
+  if (!off) {  // closed forms (unchanged from the offset-free engine)
+    double mu0 = 0.0;
+    if (ctrl.intercept) mu0 = w.dot(y) / W;
+    else if (family == Family::binomial) mu0 = 0.5;
+    else if (family == Family::poisson) mu0 = 1.0;
+    mu.setConstant(mu0);
+    return mu;
+  }
+  const Eigen::VectorXd& o = ctrl.offset;
+  if (family == Family::gaussian) {
+    const double m = ctrl.intercept ? w.dot(y - o) / W : 0.0;
+    mu = o.array() + m;
+  } else if (family == Family::poisson) {
+    double c = 1.0;
+    if (ctrl.intercept) {
+      const double den = w.dot(o.array().exp().matrix());
+      c = w.dot(y) / den;
+    }
+    mu = o.array().exp() * c;
+  } else {
+    double a0 = 0.0;
+    if (ctrl.intercept) {  // solve sum_i w_i (y_i - expit(o_i + a0)) = 0 by safeguarded Newton
+      const double yb = std::min(std::max(w.dot(y) / W, 1e-10), 1.0 - 1e-10);
+      a0 = std::log(yb / (1.0 - yb));
+      for (int it = 0; it < 200; ++it) {
+        double f = 0.0, d = 0.0;
+        for (Eigen::Index i = 0; i < n; ++i) {
+          const double p = expit(o(i) + a0);
+          f += w(i) * (y(i) - p);
+          d += w(i) * p * (1.0 - p);
+        }
+        if (!(d > 0)) break;
+        const double step = std::min(std::max(f / d, -5.0), 5.0);
+        a0 += step;
+        if (std::abs(step) < 1e-13 * (1.0 + std::abs(a0))) break;
+      }
+    }
+    for (Eigen::Index i = 0; i < n; ++i) mu(i) = expit(o(i) + a0);
+  }
+  return mu;
+}
+
+// Smallest lambda at which beta = 0 solves the problem (intercept-only fit), with the offset and box limits of
+// ctrl (a variable with lower = upper = 0 never enters; a one-sided box counts only the gradient into it). For
+// alpha < 1e-3 the value for alpha = 1e-3 is returned, as glmnet does, since a pure ridge never zeroes
+// coefficients.
+inline double lambda_max(Eigen::Ref<const Eigen::MatrixXd> x, Eigen::Ref<const Eigen::VectorXd> y, Family family,
+                         double alpha, Eigen::Ref<const Eigen::VectorXd> w, Eigen::Ref<const Eigen::VectorXd> pf,
+                         const Control& ctrl) {
+  const Eigen::VectorXd mu = null_mean(y, family, w, ctrl);
+  Eigen::VectorXd r = w.cwiseProduct((y.array() - mu.array()).matrix());
+  Eigen::VectorXd g = x.transpose() * r;
+  const double a = std::max(alpha, 1e-3);
+  const bool box = ctrl.lower.size() == g.size() && ctrl.upper.size() == g.size();
+  double lm = 0.0;
+  for (Eigen::Index j = 0; j < g.size(); ++j) {
+    if (!(pf(j) > 0)) continue;
+    double gj = std::abs(g(j));
+    if (box) {
+      gj = 0.0;
+      if (ctrl.upper(j) > 0) gj = std::max(gj, g(j));
+      if (ctrl.lower(j) < 0) gj = std::max(gj, -g(j));
+    }
+    lm = std::max(lm, gj / (a * pf(j)));
+  }
+  return lm;
+}
+
 inline double lambda_max(Eigen::Ref<const Eigen::MatrixXd> x, Eigen::Ref<const Eigen::VectorXd> y, Family family,
                          double alpha, Eigen::Ref<const Eigen::VectorXd> w, Eigen::Ref<const Eigen::VectorXd> pf,
                          bool intercept = true) {
-  const double W = w.sum();
-  if (!(W > 0)) throw std::invalid_argument("weights sum to zero");
-  double mu0 = 0.0;
-  if (intercept) mu0 = w.dot(y) / W;
-  else if (family == Family::binomial) mu0 = 0.5;
-  Eigen::VectorXd r = w.cwiseProduct((y.array() - mu0).matrix());
-  Eigen::VectorXd g = x.transpose() * r;
-  const double a = std::max(alpha, 1e-3);
-  double lm = 0.0;
-  for (Eigen::Index j = 0; j < g.size(); ++j)
-    if (pf(j) > 0) lm = std::max(lm, std::abs(g(j)) / (a * pf(j)));
-  return lm;
+  Control c;
+  c.intercept = intercept;
+  return lambda_max(x, y, family, alpha, w, pf, c);
 }
 
 // Log-spaced sequence from lmax down to lmax * ratio.
@@ -89,16 +155,29 @@ inline PathResult fit_path(ElasticNet& solver, Eigen::Ref<const Eigen::VectorXd>
 
 struct CvResult {
   Eigen::VectorXd lambda, cvm, cvsd;
+  Eigen::MatrixXd predmat;  // ctrl.cv_measure == 4 (auc): the held-out linear predictors (n x L) instead of cvm
   double lambda_min = 0, lambda_1se = 0;
   int index_min = 0, index_1se = 0;
   parallel::RunStatus status;  // folds finished; interrupted = the monitor asked to stop (then nothing else is set)
 };
 
-// Per-observation loss used for CV: squared error (gaussian) or binomial deviance (probabilities clipped to
-// [1e-5, 1 - 1e-5] as glmnet does).
-inline double cv_loss(Family family, double y, double eta) {
-  if (family == Family::gaussian) return (y - eta) * (y - eta);
+// Per-observation loss used for CV, as glmnet's cv.glmnet(type.measure = ): measure 0 deviance (gaussian:
+// squared error; binomial: deviance with probabilities clipped to [1e-5, 1 - 1e-5]; poisson: 2 [y log(y / mu) -
+// (y - mu)]), 1 squared error, 2 absolute error (binomial: glmnet's two-column forms, 2 (y - p)^2 and 2 |y - p|),
+// 3 misclassification (binomial: p > 0.5 predicts 1).
+inline double cv_loss(Family family, double y, double eta, int measure = 0) {
+  if (family == Family::gaussian) return measure == 2 ? std::abs(y - eta) : (y - eta) * (y - eta);
+  if (family == Family::poisson) {
+    const double mu = std::exp(eta);
+    if (measure == 1) return (y - mu) * (y - mu);
+    if (measure == 2) return std::abs(y - mu);
+    const double devy = y > 0 ? y * std::log(y) - y : 0.0;
+    return 2.0 * (devy - (y * eta - mu));
+  }
   double mu = expit(eta);
+  if (measure == 1) return 2.0 * (y - mu) * (y - mu);
+  if (measure == 2) return 2.0 * std::abs(y - mu);
+  if (measure == 3) return y == 1.0 ? (mu <= 0.5 ? 1.0 : 0.0) : (mu > 0.5 ? 1.0 : 0.0);
   mu = std::min(std::max(mu, 1e-5), 1.0 - 1e-5);
   return -2.0 * (y * std::log(mu) + (1.0 - y) * std::log(1.0 - mu));
 }
@@ -114,7 +193,8 @@ inline CvResult cross_validate(Eigen::Ref<const Eigen::MatrixXd> x, Eigen::Ref<c
   const int K = foldid.maxCoeff() + 1;
   if (K < 2 || foldid.minCoeff() < 0) throw std::invalid_argument("need at least 2 folds numbered from 0");
   const double W = w.sum();
-  Eigen::MatrixXd err(n, L);  // per-observation held-out loss
+  const bool auc = ctrl.cv_measure == 4;
+  Eigen::MatrixXd err(n, L);  // per-observation held-out loss (auc: held-out linear predictor)
   err.setZero();
   std::vector<double> wfold(K, 0.0);
   for (Eigen::Index i = 0; i < n; ++i) wfold[foldid(i)] += w(i);
@@ -131,9 +211,10 @@ inline CvResult cross_validate(Eigen::Ref<const Eigen::MatrixXd> x, Eigen::Ref<c
     if (path.stopped) return;
     for (Eigen::Index i = 0; i < n; ++i) {
       if (foldid(i) != static_cast<int>(k)) continue;
+      const double oi = ctrl.offset.size() == n ? ctrl.offset(i) : 0.0;
       for (Eigen::Index l = 0; l < L; ++l) {
         const double eta = path.a0(l) + x.row(i).dot(path.beta.col(l));
-        err(i, l) = cv_loss(family, y(i), eta);
+        err(i, l) = auc ? oi + eta : cv_loss(family, y(i), oi + eta, ctrl.cv_measure);
       }
     }
   };
@@ -141,6 +222,10 @@ inline CvResult cross_validate(Eigen::Ref<const Eigen::MatrixXd> x, Eigen::Ref<c
   out.status = parallel::run_parallel(static_cast<std::size_t>(K), run.threads, body, monitor);
   if (out.status.interrupted) return out;
   out.lambda = lambda;
+  if (auc) {  // the caller computes the per-fold AUC from the held-out linear predictors
+    out.predmat.swap(err);
+    return out;
+  }
   out.cvm.resize(L);
   out.cvsd.resize(L);
   for (Eigen::Index l = 0; l < L; ++l) {

@@ -1,10 +1,13 @@
-// scalebayes/cd/solver.hpp -- weighted elastic-net GLM by coordinate descent (gaussian, binomial).
+// scalebayes/cd/solver.hpp -- weighted elastic-net GLM by coordinate descent (gaussian, binomial, poisson).
 //
 // Solves, for data weights w (n), penalty weights pf (p) and lambda >= 0,
 //
 //   minimise_{a0, beta}  sum_i w_i l_i(a0, beta) + lambda * sum_j pf_j [ alpha |beta_j| + (1 - alpha) beta_j^2 / 2 ]
 //
-// gaussian: l_i = (y_i - a0 - x_i' beta)^2 / 2;  binomial: l_i = -[y_i eta_i - log(1 + exp(eta_i))].
+// gaussian: l_i = (y_i - eta_i)^2 / 2;  binomial: l_i = -[y_i eta_i - log(1 + exp(eta_i))];
+// poisson: l_i = exp(eta_i) - y_i eta_i;  eta_i = o_i + a0 + x_i' beta with an optional offset o (Control::offset),
+// optionally subject to box constraints lower_j <= beta_j <= upper_j (Control::lower / upper, lower <= 0 <= upper;
+// lower = upper = 0 excludes a variable).
 // lambda is on the SUM scale: with unit weights it equals n times glmnet's lambda (glmnet divides the loss by
 // sum(w) and rescales pf to sum to p; see R/weighted_lasso.R for the exact mapping).
 //
@@ -17,9 +20,14 @@
 //  * screening: the working set starts as the support of the warm start plus the sequential strong set
 //    {j : |g_j| >= alpha pf_j (2 lambda - lambda_prev)}; after convergence the full gradient X'(v r) is computed
 //    once (O(np)) and every KKT violator joins the working set, until there is none;
-//  * binomial: proximal Newton (IRLS) outer loop around the core with step halving on the true objective, so
-//    the iteration converges to the exact optimum (the working-weight floor only changes the step, not the
-//    fixed point).
+//  * binomial / poisson: proximal Newton (IRLS) outer loop around the core with step halving on the true
+//    objective, so the iteration converges to the exact optimum (the working-weight floor only changes the
+//    step, not the fixed point); poisson's log link can overflow on a long step: the halving rejects any step
+//    with a non-finite objective, and a cold start begins at the intercept-only fit (log of the weighted mean
+//    rate), not at eta = 0;
+//  * box constraints: each coordinate update is clipped to [lower_j, upper_j]; a coefficient at a non-zero bound
+//    is held fixed by the Newton step on the support; KKT conditions are the constrained ones (at a bound only
+//    the direction into the box must be non-improving).
 // Every solve reports the largest KKT violation relative to lambda, so callers can certify optima.
 // Header-only, Eigen + std only.
 #pragma once
@@ -46,6 +54,9 @@ struct Control {
   int max_outer = 100;    // proximal-Newton iterations (binomial)
   bool intercept = true;  // fit an unpenalized intercept
   double kkt_tol = 1e-10; // and inner sweeps continue until the working set's KKT violation <= kkt_tol * lambda
+  Eigen::VectorXd offset;        // n values added to every linear predictor (empty = none)
+  Eigen::VectorXd lower, upper;  // p box constraints on the coefficients (both empty = none), lower <= 0 <= upper
+  int cv_measure = 0;            // cross_validate(): 0 deviance, 1 mse, 2 mae, 3 class, 4 auc (returns predmat)
 };
 
 struct Fit {
@@ -75,6 +86,21 @@ class ElasticNet {
       for (Eigen::Index i = 0; i < n_; ++i)
         if (y(i) != 0.0 && y(i) != 1.0) throw std::invalid_argument("binomial y must be 0 or 1");
     }
+    if (family == Family::poisson) {
+      for (Eigen::Index i = 0; i < n_; ++i)
+        if (!(y(i) >= 0.0) || !std::isfinite(y(i))) throw std::invalid_argument("poisson y must be finite and >= 0");
+    }
+    has_offset_ = ctrl_.offset.size() > 0;
+    if (has_offset_ && ctrl_.offset.size() != n_) throw std::invalid_argument("offset must have length n");
+    if (has_offset_ && !ctrl_.offset.allFinite()) throw std::invalid_argument("offset must be finite");
+    has_bounds_ = ctrl_.lower.size() > 0 || ctrl_.upper.size() > 0;
+    if (has_bounds_) {
+      if (ctrl_.lower.size() != p_ || ctrl_.upper.size() != p_)
+        throw std::invalid_argument("lower and upper limits must both have length p");
+      for (Eigen::Index j = 0; j < p_; ++j)
+        if (!(ctrl_.lower(j) <= 0.0) || !(ctrl_.upper(j) >= 0.0))
+          throw std::invalid_argument("limits must satisfy lower <= 0 <= upper");
+    }
     pos_.assign(p_, -1);
     xm_.setZero(p_);
     xv_.setZero(p_);
@@ -95,7 +121,7 @@ class ElasticNet {
 
   // Objective value at (a0, beta).
   double objective(const VecRef& w, const VecRef& pf, double lambda, double a0, const Eigen::VectorXd& beta) {
-    eta_.setConstant(a0);
+    init_eta(a0);
     add_xbeta(beta, eta_);
     double loss = 0.0;
     if (family_ == Family::gaussian) {
@@ -103,6 +129,9 @@ class ElasticNet {
         const double e = y_(i) - eta_(i);
         loss += 0.5 * w(i) * e * e;
       }
+    } else if (family_ == Family::poisson) {
+      for (Eigen::Index i = 0; i < n_; ++i)
+        if (w(i) != 0.0) loss += w(i) * (std::exp(eta_(i)) - y_(i) * eta_(i));
     } else {
       for (Eigen::Index i = 0; i < n_; ++i)
         if (w(i) != 0.0) loss += w(i) * (log1pexp(eta_(i)) - y_(i) * eta_(i));
@@ -127,6 +156,17 @@ class ElasticNet {
     if (fit.beta.size() != p_) {
       fit.beta.setZero(p_);
       fit.a0 = 0.0;
+      if (family_ == Family::poisson && ctrl_.intercept) {
+        // cold start at the intercept-only fit: exp(eta) = the weighted mean rate (never eta = 0 far from it)
+        double num = 0.0, den = 0.0;
+        for (Eigen::Index i = 0; i < n_; ++i) {
+          num += w(i) * y_(i);
+          den += w(i) * std::exp(off(i));
+        }
+        if (num > 0 && den > 0) fit.a0 = std::log(num / den);
+      }
+    } else if (has_bounds_) {
+      for (Eigen::Index j = 0; j < p_; ++j) fit.beta(j) = std::min(std::max(fit.beta(j), lo(j)), hi(j));
     }
     if (lambda_prev < lambda) lambda_prev = lambda;
     fit.iterations = 0;
@@ -135,6 +175,7 @@ class ElasticNet {
     if (family_ == Family::gaussian) {
       v_ = w;
       z_ = y_;
+      if (has_offset_) z_ -= ctrl_.offset;
       fit.converged = wls(pf, lambda, lambda_prev, fit.a0, fit.beta);
     } else {
       fit.converged = irls(w, pf, lambda, lambda_prev, fit);
@@ -149,12 +190,9 @@ class ElasticNet {
   // Largest violation of the KKT conditions at (a0, beta), divided by max(lambda, tiny); also leaves the
   // loss gradient -sum_i w_i dl_i/deta_i x_ij in gradient().
   double kkt_violation(const VecRef& w, const VecRef& pf, double lambda, double a0, const Eigen::VectorXd& beta) {
-    eta_.setConstant(a0);
+    init_eta(a0);
     add_xbeta(beta, eta_);
-    for (Eigen::Index i = 0; i < n_; ++i) {
-      const double mu = family_ == Family::gaussian ? eta_(i) : expit(eta_(i));
-      vr_(i) = w(i) * (y_(i) - mu);
-    }
+    for (Eigen::Index i = 0; i < n_; ++i) vr_(i) = w(i) == 0.0 ? 0.0 : w(i) * (y_(i) - mean_of(eta_(i)));
     g_.noalias() = x_.transpose() * vr_;
     return violation_from_gradient(pf, lambda, beta, ctrl_.intercept ? std::abs(vr_.sum()) : 0.0);
   }
@@ -165,12 +203,7 @@ class ElasticNet {
     double scale = 0.0;  // size of the gradient terms, for a relative measure when lambda = 0
     for (Eigen::Index j = 0; j < p_; ++j) {
       const double l1 = lambda * pf(j) * alpha_, l2 = lambda * pf(j) * (1.0 - alpha_);
-      const double gj = g_(j) - l2 * beta(j);
-      double e;
-      if (beta(j) != 0.0)
-        e = std::abs(gj - (beta(j) > 0 ? l1 : -l1));
-      else
-        e = std::max(0.0, std::abs(gj) - l1);
+      const double e = coef_violation(j, beta(j), g_(j) - l2 * beta(j), l1);
       viol = std::max(viol, e);
       scale = std::max(scale, std::abs(g_(j)));
     }
@@ -179,6 +212,34 @@ class ElasticNet {
   }
 
   const Eigen::VectorXd& gradient() const { return g_; }
+
+  // The inverse link.
+  double mean_of(double eta) const {
+    return family_ == Family::gaussian ? eta : family_ == Family::binomial ? expit(eta) : std::exp(eta);
+  }
+
+  // KKT violation of coefficient j at value b, from gj = (loss gradient) - l2 b and the lasso weight l1: the
+  // constrained conditions when j has box limits (at a bound only the direction into the box counts).
+  double coef_violation(Eigen::Index j, double b, double gj, double l1) const {
+    if (b == 0.0) return zero_excess(j, gj, l1);
+    const double e = gj - (b > 0 ? l1 : -l1);
+    if (has_bounds_) {
+      if (b >= hi(j)) return std::max(0.0, -e);
+      if (b <= lo(j)) return std::max(0.0, e);
+    }
+    return std::abs(e);
+  }
+  // How far beta_j = 0 violates its KKT condition (g: loss gradient): moves only into the box count.
+  double zero_excess(Eigen::Index j, double g, double l1) const {
+    if (!has_bounds_) return std::max(0.0, std::abs(g) - l1);
+    double e = 0.0;
+    if (hi(j) > 0) e = std::max(e, g - l1);
+    if (lo(j) < 0) e = std::max(e, -g - l1);
+    return e;
+  }
+  double lo(Eigen::Index j) const { return has_bounds_ ? ctrl_.lower(j) : -std::numeric_limits<double>::infinity(); }
+  double hi(Eigen::Index j) const { return has_bounds_ ? ctrl_.upper(j) : std::numeric_limits<double>::infinity(); }
+  double off(Eigen::Index i) const { return has_offset_ ? ctrl_.offset(i) : 0.0; }
 
  private:
   // ---------------------------------------------------------------------------------------------------------
@@ -200,7 +261,7 @@ class ElasticNet {
     const double strong = 2.0 * lambda - lambda_prev;
     cand_.clear();
     for (Eigen::Index j = 0; j < p_; ++j)
-      if (pos_[j] < 0 && std::abs(g_(j)) >= alpha_ * pf(j) * strong) cand_.emplace_back(-ratio(j, pf, strong), j);
+      if (pos_[j] < 0 && movable(j) && screen_g(j) >= alpha_ * pf(j) * strong) cand_.emplace_back(-ratio(j, pf, strong), j);
     add_best_candidates();
     build_gram();
     bool converged = false;
@@ -213,7 +274,7 @@ class ElasticNet {
       cand_.clear();
       for (Eigen::Index j = 0; j < p_; ++j) {
         if (pos_[j] >= 0) continue;
-        if (std::abs(g_(j)) > alpha_ * pf(j) * lambda * (1.0 + 1e-12) + 1e-300)
+        if (movable(j) && screen_g(j) > alpha_ * pf(j) * lambda * (1.0 + 1e-12) + 1e-300)
           cand_.emplace_back(-ratio(j, pf, lambda), j);
       }
       if (cand_.empty()) {
@@ -267,13 +328,14 @@ class ElasticNet {
         const double old = beta(j);
         const double u = ga_(a) + gjj * old;
         const double den = gjj + l2;
-        const double b = den > 0 ? soft_threshold(u, l1) / den : 0.0;
+        double b = den > 0 ? soft_threshold(u, l1) / den : 0.0;
+        if (has_bounds_) b = std::min(std::max(b, lo(j)), hi(j));
         if (b != old) {
           const double d = b - old;
           beta(j) = b;
           ga_.head(m).noalias() -= d * G_.col(a).head(m);
           maxdiff = std::max(maxdiff, gjj * d * d);
-          if ((b == 0.0) != (old == 0.0) || (b > 0) != (old > 0)) support_changed = true;
+          if (coef_state(j, b) != coef_state(j, old)) support_changed = true;
         }
       }
       if (support_changed) newton_tried = false;
@@ -307,7 +369,7 @@ class ElasticNet {
     const int m = static_cast<int>(active_.size());
     sidx_.clear();
     for (int a = 0; a < m; ++a)
-      if (beta(active_[a]) != 0.0) sidx_.push_back(a);
+      if (std::abs(coef_state(active_[a], beta(active_[a]))) == 1) sidx_.push_back(a);  // free non-zeros
     const int k = static_cast<int>(sidx_.size());
     if (k == 0) return 1;
     H_.resize(k, k);
@@ -326,25 +388,38 @@ class ElasticNet {
     if (!delta_.allFinite()) return -1;
     // Step length: the full step, or (if a sign would flip) the step to the first zero crossing, which still
     // decreases the objective (a convex quadratic on the signed orthant) and removes that variable.
+    // With box limits a bound crossed first stops the step there in the same way (the variable is then fixed).
     double t = 1.0;
     int hit = -1;
+    double hit_to = 0.0;  // where the stopping variable lands: 0 or its bound
     for (int u = 0; u < k; ++u) {
-      const double b = beta(active_[sidx_[u]]);
+      const Eigen::Index j = active_[sidx_[u]];
+      const double b = beta(j);
       const double nb = b + delta_(u);
       if (nb == 0.0 || (nb > 0) != (b > 0)) {
         const double tu = -b / delta_(u);
         if (tu < t) {
           t = tu;
           hit = u;
+          hit_to = 0.0;
+        }
+      } else if (has_bounds_ && (nb > hi(j) || nb < lo(j))) {
+        const double bd = nb > hi(j) ? hi(j) : lo(j);
+        const double tu = (bd - b) / delta_(u);
+        if (tu < t) {
+          t = tu;
+          hit = u;
+          hit_to = bd;
         }
       }
     }
     for (int u = 0; u < k; ++u) {
       const int a = sidx_[u];
       const Eigen::Index j = active_[a];
-      const double d = (u == hit) ? -beta(j) : t * delta_(u);
+      const double d = (u == hit) ? hit_to - beta(j) : t * delta_(u);
       beta(j) += d;
-      if (u == hit) beta(j) = 0.0;
+      if (u == hit) beta(j) = hit_to;
+      else if (has_bounds_) beta(j) = std::min(std::max(beta(j), lo(j)), hi(j));
       ga_.head(m).noalias() -= d * G_.col(a).head(m);
     }
     return hit >= 0 ? 0 : 1;
@@ -356,9 +431,7 @@ class ElasticNet {
     for (std::size_t a = 0; a < active_.size(); ++a) {
       const Eigen::Index j = active_[a];
       const double l1 = lambda * pf(j) * alpha_, l2 = lambda * pf(j) * (1.0 - alpha_);
-      const double gj = ga_(a) - l2 * beta(j);
-      const double e = beta(j) != 0.0 ? std::abs(gj - (beta(j) > 0 ? l1 : -l1)) : std::max(0.0, std::abs(gj) - l1);
-      viol = std::max(viol, e);
+      viol = std::max(viol, coef_violation(j, beta(j), ga_(a) - l2 * beta(j), l1));
     }
     return viol;
   }
@@ -375,7 +448,22 @@ class ElasticNet {
   // |g_j| / (alpha pf_j lambda): how strongly variable j violates its KKT condition (inf if unpenalized)
   double ratio(Eigen::Index j, const VecRef& pf, double lam) const {
     const double t = alpha_ * pf(j) * lam;
-    return t > 0 ? std::abs(g_(j)) / t : std::numeric_limits<double>::infinity();
+    return t > 0 ? screen_g(j) / t : std::numeric_limits<double>::infinity();
+  }
+  // |g_j| for screening, only in the directions the box allows
+  double screen_g(Eigen::Index j) const { return has_bounds_ ? zero_excess(j, g_(j), 0.0) : std::abs(g_(j)); }
+  // a variable that can leave zero (not excluded by lower = upper = 0)
+  bool movable(Eigen::Index j) const { return !has_bounds_ || lo(j) < 0 || hi(j) > 0; }
+  // 0 at zero, +-1 free, +-2 at a non-zero bound
+  int coef_state(Eigen::Index j, double b) const {
+    if (b == 0.0) return 0;
+    const int s = b > 0 ? 1 : -1;
+    if (has_bounds_ && (b >= hi(j) || b <= lo(j))) return 2 * s;
+    return s;
+  }
+  void init_eta(double a0) {
+    if (has_offset_) eta_.array() = ctrl_.offset.array() + a0;
+    else eta_.setConstant(a0);
   }
 
   // Add candidates to the working set, the strongest violators first, at most max(16, |working set|) per
@@ -476,19 +564,33 @@ class ElasticNet {
   }
 
   // ---------------------------------------------------------------------------------------------------------
-  // Binomial: proximal Newton with step halving.
+  // Binomial / poisson: proximal Newton with step halving.
   bool irls(const VecRef& w, const VecRef& pf, double lambda, double lambda_prev, Fit& fit) {
     double f_old = objective(w, pf, lambda, fit.a0, fit.beta);
     Eigen::VectorXd beta_new;
     for (int it = 0; it < ctrl_.max_outer; ++it) {
       fit.outer = it + 1;
-      eta_.setConstant(fit.a0);
+      init_eta(fit.a0);
       add_xbeta(fit.beta, eta_);
-      for (Eigen::Index i = 0; i < n_; ++i) {
-        const double mu = expit(eta_(i));
-        const double h = std::max(mu * (1.0 - mu), 1e-10);
-        v_(i) = w(i) * h;
-        z_(i) = eta_(i) + (y_(i) - mu) / h;
+      if (family_ == Family::binomial) {
+        for (Eigen::Index i = 0; i < n_; ++i) {
+          const double mu = expit(eta_(i));
+          const double h = std::max(mu * (1.0 - mu), 1e-10);
+          v_(i) = w(i) * h;
+          z_(i) = eta_(i) - off(i) + (y_(i) - mu) / h;
+        }
+      } else {  // poisson: working weight mu (floored), rows of weight 0 left out (their mu may overflow)
+        for (Eigen::Index i = 0; i < n_; ++i) {
+          if (w(i) == 0.0) {
+            v_(i) = 0.0;
+            z_(i) = eta_(i) - off(i);
+            continue;
+          }
+          const double mu = std::exp(eta_(i));
+          const double h = std::max(mu, 1e-10);
+          v_(i) = w(i) * h;
+          z_(i) = eta_(i) - off(i) + (y_(i) - mu) / h;
+        }
       }
       if (!(v_.sum() > 0)) throw std::invalid_argument("weights sum to zero");
       double a0_new = fit.a0;
@@ -520,7 +622,7 @@ class ElasticNet {
       f_old = f_new;
       // Newton converges quadratically: a step below 1e-10 in every linear predictor leaves an error far below it
       if (change <= 1e-10 || (small_f && change <= 1e-7)) return true;
-      if (!std::isfinite(f_new)) throw std::runtime_error("binomial fit diverged (non-finite objective)");
+      if (!std::isfinite(f_new)) throw std::runtime_error("GLM fit diverged (non-finite objective)");
     }
     return false;
   }
@@ -540,6 +642,7 @@ class ElasticNet {
   int sweeps_ = 0;
   parallel::StopToken stop_;  // a stop request (Ctrl-C) ends the solve after the current sweep, unconverged
   bool grad_fresh_ = false;
+  bool has_offset_ = false, has_bounds_ = false;
   std::vector<Eigen::Index> active_;
   std::vector<int> pos_;
   Eigen::VectorXd xm_, xv_, g_, ga_, r_, vr_, v_, z_, eta_, tmp_, sv_;

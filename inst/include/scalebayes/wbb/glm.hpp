@@ -1,7 +1,7 @@
 // scalebayes/wbb/glm.hpp -- the weighted Bayesian bootstrap (Newton, Polson & Xu 2021, Algorithm 1) for
 // lasso / elastic-net GLMs: the weighted solver that wbb::run_draws() (wbb/driver.hpp) calls per draw.
 //
-// Draw t gets data weights w (n) and prior weights w0 (p for "separate", one for "common", none for "none")
+// Draw t gets data weights w (n; times the user's observation weights when given) and prior weights w0 (p for "separate", one for "common", none for "none")
 // from the driver's stream rng::Stream(seed, t), and solves
 //     argmin  sum_i w_i l_i(a0, beta) + lambda * sum_j pf_j w0_j [alpha |beta_j| + (1 - alpha) beta_j^2 / 2]
 // for every lambda of a decreasing sequence (one lambda is the usual case), warm-started from the unweighted
@@ -48,6 +48,8 @@ struct GlmProblem {
   cd::Fit warm;                          // the unweighted solution at lambda(0)
   cd::Control ctrl;
   Eigen::VectorXd center, scale;         // empty: write standardized coefficients
+  Eigen::VectorXd obs_weights;           // the user's observation weights (n), multiplied into every draw's data
+                                         // weights; empty = none (the draw's weights as drawn)
 };
 
 // Where the draws go (owned by the caller, e.g. R matrices): coef[l] is draws x (p + 1) at lambda(l).
@@ -65,12 +67,16 @@ class GlmSolver {
     if (pb.pf_base.size() != pb.x.cols()) throw std::invalid_argument("penalty weights must have length p");
     if (static_cast<Eigen::Index>(out.coef.size()) != pb.lambda.size())
       throw std::invalid_argument("need one output matrix per lambda");
+    if (pb.obs_weights.size() != 0 && pb.obs_weights.size() != pb.x.rows())
+      throw std::invalid_argument("observation weights must have length n");
   }
   Eigen::Index n_obs() const { return pb_.x.rows(); }
   Eigen::Index n_prior() const { return pb_.x.cols(); }
 
-  void solve(std::size_t i, const Eigen::VectorXd& w, const Eigen::VectorXd& w0, rng::Stream&) {
+  void solve(std::size_t i, const Eigen::VectorXd& w_draw, const Eigen::VectorXd& w0, rng::Stream&) {
     const Eigen::Index p = pb_.x.cols(), L = pb_.lambda.size(), r = static_cast<Eigen::Index>(i);
+    if (pb_.obs_weights.size() > 0) wobs_ = w_draw.cwiseProduct(pb_.obs_weights);
+    const Eigen::VectorXd& w = pb_.obs_weights.size() > 0 ? wobs_ : w_draw;
     if (w0.size() == p) pf_ = pb_.pf_base.cwiseProduct(w0);
     else if (w0.size() == 1) pf_ = pb_.pf_base * w0(0);
     else pf_ = pb_.pf_base;
@@ -100,7 +106,7 @@ class GlmSolver {
   const GlmProblem& pb_;
   GlmOutput& out_;
   cd::ElasticNet solver_;
-  Eigen::VectorXd pf_;
+  Eigen::VectorXd pf_, wobs_;
   cd::Fit fit_;
 };
 
