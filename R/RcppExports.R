@@ -209,6 +209,18 @@ cpp_genlasso_dualpath <- function(y, m, n, Di, Dp, Dx, maxsteps, minlam, approx,
     .Call(`_scalebayes_cpp_genlasso_dualpath`, y, m, n, Di, Dp, Dx, maxsteps, minlam, approx, btol, backend, quiet)
 }
 
+cpp_tf_glm_path <- function(family, y, a, x, w, k, w0, lambdas, engine) {
+    .Call(`_scalebayes_cpp_tf_glm_path`, family, y, a, x, w, k, w0, lambdas, engine)
+}
+
+cpp_tf_glm_certify <- function(family, y, a, x, w, k, lam, beta, u) {
+    .Call(`_scalebayes_cpp_tf_glm_certify`, family, y, a, x, w, k, lam, beta, u)
+}
+
+cpp_tf_glm_wbb <- function(family, y, a, x, k, lambda, engine, beta_hat, u_hat, names, settings) {
+    .Call(`_scalebayes_cpp_tf_glm_wbb`, family, y, a, x, k, lambda, engine, beta_hat, u_hat, names, settings)
+}
+
 cpp_wbb_driver_check <- function(y, lambda, solver, n_prior, settings) {
     .Call(`_scalebayes_cpp_wbb_driver_check`, y, lambda, solver, n_prior, settings)
 }

@@ -16,6 +16,7 @@ sb_point_fit_info <- function(object) {
          sb_weighted_lasso = list("weighted_lasso", "wbb"),
          sb_cv = list("cv_weighted_lasso", "wbb"),
          sb_trend_filter = list("trend_filter", "trend_filter_wbb"),
+         sb_trend_filter_glm = list("trend_filter", "trend_filter_wbb"),
          sb_cv_trend_filter = list("cv_trend_filter", "trend_filter_wbb"),
          sb_tf_sure = list("sure_trend_filter", "trend_filter_wbb"),
          sb_generalized_lasso = list("generalized_lasso", NA),

@@ -158,6 +158,11 @@ check_penalty_weights <- function(pw, m, arg = "penalty_factor", call = rlang::c
 #'   [sb_genlasso_path] object (`predict(fit, newdata, lambda = )` interpolates in lambda exactly and in x by
 #'   discrete splines). See [generalized_lasso()] for the algorithm and `maxsteps`, `minlam`, `approx`.
 #' @param maxsteps,minlam,approx Path settings of `path = TRUE` (genlasso's names and meanings).
+#' @param family `"gaussian"` (default, the problem above), `"poisson"` (log rate) or `"binomial"` (log odds):
+#'   see [trend_filter_family] (proximal Newton with a certified duality gap; the fit is of class
+#'   `sb_trend_filter_glm` and `predict()` takes `type = "link"` / `"response"`).
+#' @param exposure Poisson: positive exposures (default 1), \eqn{y_i \sim \mathrm{Poisson}(a_i e^{\beta_i})}.
+#' @param trials Binomial: whole numbers of trials, at least `y` (default 1: a binary series).
 #' @param quiet `path = TRUE` only: progress bar over the knots unless quiet (default: quiet unless
 #'   interactive); see [generalized_lasso()].
 #' @return With `path = TRUE` an [sb_genlasso_path] object. Otherwise an object of class `sb_trend_filter`: `beta` (n x L matrix of fits), `lambda`, `lambda_max`,
@@ -175,11 +180,25 @@ check_penalty_weights <- function(pw, m, arg = "penalty_factor", call = rlang::c
 #' predict(fit, newx = c(10.5, 50.25))
 trend_filter <- function(y, x = NULL, k = 3, lambda = NULL, weights = NULL, penalty_factor = NULL,
                          nlambda = 50, lambda_min_ratio = 1e-5, control = tf_control(), penalty_weights = NULL,
-                         path = FALSE, maxsteps = 2000, minlam = 0, approx = FALSE, quiet = NULL) {
+                         path = FALSE, maxsteps = 2000, minlam = 0, approx = FALSE, quiet = NULL,
+                         family = c("gaussian", "poisson", "binomial"), exposure = NULL, trials = NULL) {
   call <- match.call()
   penalty_factor <- tf_penalty_factor(penalty_weights, penalty_factor, missing(penalty_factor), "trend_filter",
                                       missing(penalty_weights))
+  family <- sb_match_arg(family)  # Poisson / binomial: R/trend_filter_glm.R
   d <- check_tf_data(y, x, k, weights)
+  fd <- check_tf_family_data(family, d$y, exposure, trials, d$n)
+  if (family != "gaussian") {
+    if (isTRUE(path)) {
+      sb_abort(c("{.code path = TRUE} (the exact dual path) is for Gaussian trend filtering.",
+                 i = "For {.code family = \"{family}\"} give a {.arg lambda} grid (or none: a grid from lambda_max)."),
+               arg = "path")
+    }
+    control <- check_tf_control(control)
+    return(tf_glm_fit(d, fd, family, check_lambda(lambda), check_penalty_weights(penalty_factor, d$n - d$k - 1L),
+                      check_count(nlambda, max = 1e5),
+                      check_number(lambda_min_ratio, lower = 0, upper = 1, lower_open = TRUE), control, call))
+  }
   if (check_flag(path)) {
     pa <- check_path_args(maxsteps, minlam, approx)
     pw <- check_penalty_weights(penalty_factor, d$n - d$k - 1L)
@@ -337,7 +356,10 @@ tf_interpolate <- function(x, beta, k, newx) {
 #'
 #' @inheritParams trend_filter
 #' @param nfolds Number of folds.
-#' @return An object of class `sb_cv_trend_filter`: `lambda`, `cv` (weighted mean squared prediction error),
+#' @param family,exposure,trials As in [trend_filter()]; for `"poisson"` and `"binomial"` the held-out points are
+#'   scored by their weighted mean deviance (and `measure = "deviance"`), see [trend_filter_family].
+#' @return An object of class `sb_cv_trend_filter`: `lambda`, `cv` (weighted mean squared prediction error, or
+#'   mean deviance for the GLM families),
 #'   `cv_se`, `lambda_min`, `lambda_1se`, and `fit` (the [trend_filter()] path on all data).
 #' @export
 #' @examples
@@ -346,14 +368,22 @@ tf_interpolate <- function(x, beta, k, newx) {
 #' cv <- cv_trend_filter(y, k = 1, nlambda = 20)
 #' cv$lambda_min
 cv_trend_filter <- function(y, x = NULL, k = 3, lambda = NULL, weights = NULL, nfolds = 5, nlambda = 50,
-                            lambda_min_ratio = 1e-5, control = tf_control()) {
+                            lambda_min_ratio = 1e-5, control = tf_control(),
+                            family = c("gaussian", "poisson", "binomial"), exposure = NULL, trials = NULL) {
   call <- match.call()
+  family <- sb_match_arg(family)
   d <- check_tf_data(y, x, k, weights)
+  fd <- check_tf_family_data(family, d$y, exposure, trials, d$n)
   nfolds <- check_count(nfolds, min = 2L)
   inner <- seq(2L, d$n - 1L)
   if (length(inner) < nfolds || d$n - ceiling((d$n - 2) / nfolds) - 1L < d$k + 2L) {
     sb_abort(c("Too few observations for {nfolds}-fold cross-validation with k = {d$k}.",
                i = "Use fewer folds or give {.arg lambda}."), arg = "nfolds")
+  }
+  if (family != "gaussian") {  # deviance of the held-out points (R/trend_filter_glm.R)
+    return(tf_glm_cv(d, fd, family, check_lambda(lambda), nfolds, check_count(nlambda, max = 1e5),
+                     check_number(lambda_min_ratio, lower = 0, upper = 1, lower_open = TRUE),
+                     check_tf_control(control), call))
   }
   fit <- suppressWarnings(trend_filter(d$y, d$x, d$k, lambda = lambda, weights = d$weights, nlambda = nlambda,
                                        lambda_min_ratio = lambda_min_ratio, control = control))

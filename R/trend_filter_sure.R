@@ -12,6 +12,8 @@
 #' @param sigma Noise standard deviation. `NULL` estimates it from the data by the median absolute
 #'   normalized (k+1)-th difference, \eqn{\hat\sigma = \mathrm{median}_j |(D y)_j| / \|D_j\|_2 / 0.6745}
 #'   (consistent when the signal's differences are small next to the noise's, as for a smooth trend).
+#' @param family Only `"gaussian"`: for `"poisson"` and `"binomial"` (see [trend_filter_family]) SURE does not
+#'   apply, a classed error (`scalebayes_error_not_applicable`) points to [cv_trend_filter()].
 #' @return An object of class `sb_tf_sure`: `lambda`, `df`, `rss`, `sure`, `sigma`, `sigma_estimated`,
 #'   `lambda_min` (the minimizer of SURE), `index_min` and `fit` (the [trend_filter()] path).
 #' @seealso [cv_trend_filter()].
@@ -23,8 +25,14 @@
 #' s
 #' s$lambda_min
 sure_trend_filter <- function(y, x = NULL, k = 3, lambda = NULL, sigma = NULL, nlambda = 50,
-                              lambda_min_ratio = 1e-5, control = tf_control()) {
+                              lambda_min_ratio = 1e-5, control = tf_control(), family = "gaussian") {
   call <- match.call()
+  family <- sb_match_arg(family, tf_families)
+  if (family != "gaussian") {
+    sb_abort(c("SURE is an unbiased risk estimate for Gaussian noise: it does not apply to {.code family = \"{family}\"}.",
+               i = "Choose lambda by cross-validation: {.code cv_trend_filter(y, x, k, family = \"{family}\")} (deviance)."),
+             kind = "not_applicable", arg = "family")
+  }
   d <- check_tf_data(y, x, k)
   sigma_estimated <- is.null(sigma)
   sigma <- if (sigma_estimated) tf_sigma_mad(d$y, d$x, d$k) else check_number(sigma, lower = 0, lower_open = TRUE, upper = 1e100)

@@ -42,6 +42,10 @@
 #' @param future Spread the draws over `future` workers (see [future::plan()]); identical results.
 #' @param chunks Split the draws into this many chunks; `NULL` (default): one per future worker when
 #'   `future = TRUE`, else one (the rule of every WBB function).
+#' @param family,exposure,trials `"gaussian"` (default), `"poisson"` (with `exposure`) or `"binomial"` (with
+#'   `trials`): the WBB of the Poisson / logistic trend filter (see [trend_filter_family]); the draws are then on the
+#'   link scale, `predict(fit, type = "response")` gives bands of the rate / probability, the fit has the further
+#'   class `sb_trend_filter_glm_wbb`, and lambda is chosen by cross-validated deviance.
 #' @return An object of class `c("sb_trend_filter_wbb", "sb_fit")`: `draws` (T x n matrix of fitted curves,
 #'   columns `f[1]`, ...), `estimate`, `se`, `x`, `y`, `lambda`, `w0` (the common prior weights), settings,
 #'   seed, `timing` (seconds: `elapsed` for the whole call, `cv` for the cross-validation, as in [wbb()]) and
@@ -59,7 +63,8 @@
 trend_filter_wbb <- function(y, x = seq_along(y), k = 3, lambda = NULL, draws = 1000,
                              prior_weights = c("common", "separate"), threads = NULL, seed = NULL,
                              quiet = NULL, control = tf_control(), nfolds = 5,
-                             lambda_rule = c("min", "1se"), future = FALSE, chunks = NULL, data = NULL, subset = NULL, na.action = NULL, contrasts = NULL) {
+                             lambda_rule = c("min", "1se"), future = FALSE, chunks = NULL, data = NULL, subset = NULL, na.action = NULL, contrasts = NULL,
+                             family = c("gaussian", "poisson", "binomial"), exposure = NULL, trials = NULL) {
   if (!missing(y) && sb_is_formula(y)) {
     frame <- environment()
     one_input <- function(x) {
@@ -74,7 +79,9 @@ trend_filter_wbb <- function(y, x = seq_along(y), k = 3, lambda = NULL, draws = 
   }
   sb_formula_only(environment(), what = "y")
   call <- match.call()
+  family <- sb_match_arg(family)
   d <- check_tf_data(y, x, k)
+  fd <- check_tf_family_data(family, d$y, exposure, trials, d$n)
   prior_weights <- sb_match_arg(prior_weights)
   lambda_rule <- wbb_lambda_rule(lambda_rule)
   draws <- check_count(draws)
@@ -90,6 +97,9 @@ trend_filter_wbb <- function(y, x = seq_along(y), k = 3, lambda = NULL, draws = 
   }
   rs <- wbb_run_settings(draws, threads, seed, quiet, chunks, future)
   seed <- rs$seed
+  if (family != "gaussian") {  # Poisson / binomial: R/trend_filter_glm.R
+    return(tf_glm_wbb(d, fd, family, lambda, lambda_rule, nfolds, draws, prior_weights, rs, control, call))
+  }
   cv <- NULL
   if (is.null(lambda)) {
     cv <- cv_trend_filter(d$y, d$x, d$k, nfolds = nfolds, control = control)

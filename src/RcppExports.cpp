@@ -818,6 +818,65 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
+// cpp_tf_glm_path
+Rcpp::List cpp_tf_glm_path(int family, Rcpp::NumericVector y, Rcpp::NumericVector a, Rcpp::NumericVector x, Rcpp::NumericVector w, int k, Rcpp::NumericVector w0, Rcpp::NumericVector lambdas, Rcpp::List engine);
+RcppExport SEXP _scalebayes_cpp_tf_glm_path(SEXP familySEXP, SEXP ySEXP, SEXP aSEXP, SEXP xSEXP, SEXP wSEXP, SEXP kSEXP, SEXP w0SEXP, SEXP lambdasSEXP, SEXP engineSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< int >::type family(familySEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type y(ySEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type a(aSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type x(xSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type w(wSEXP);
+    Rcpp::traits::input_parameter< int >::type k(kSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type w0(w0SEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type lambdas(lambdasSEXP);
+    Rcpp::traits::input_parameter< Rcpp::List >::type engine(engineSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_tf_glm_path(family, y, a, x, w, k, w0, lambdas, engine));
+    return rcpp_result_gen;
+END_RCPP
+}
+// cpp_tf_glm_certify
+Rcpp::List cpp_tf_glm_certify(int family, Rcpp::NumericVector y, Rcpp::NumericVector a, Rcpp::NumericVector x, Rcpp::NumericVector w, int k, Rcpp::NumericVector lam, Rcpp::NumericVector beta, Rcpp::NumericVector u);
+RcppExport SEXP _scalebayes_cpp_tf_glm_certify(SEXP familySEXP, SEXP ySEXP, SEXP aSEXP, SEXP xSEXP, SEXP wSEXP, SEXP kSEXP, SEXP lamSEXP, SEXP betaSEXP, SEXP uSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< int >::type family(familySEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type y(ySEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type a(aSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type x(xSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type w(wSEXP);
+    Rcpp::traits::input_parameter< int >::type k(kSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type lam(lamSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type beta(betaSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type u(uSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_tf_glm_certify(family, y, a, x, w, k, lam, beta, u));
+    return rcpp_result_gen;
+END_RCPP
+}
+// cpp_tf_glm_wbb
+Rcpp::List cpp_tf_glm_wbb(int family, Rcpp::NumericVector y, Rcpp::NumericVector a, Rcpp::NumericVector x, int k, double lambda, Rcpp::List engine, Rcpp::NumericVector beta_hat, Rcpp::NumericVector u_hat, Rcpp::CharacterVector names, Rcpp::List settings);
+RcppExport SEXP _scalebayes_cpp_tf_glm_wbb(SEXP familySEXP, SEXP ySEXP, SEXP aSEXP, SEXP xSEXP, SEXP kSEXP, SEXP lambdaSEXP, SEXP engineSEXP, SEXP beta_hatSEXP, SEXP u_hatSEXP, SEXP namesSEXP, SEXP settingsSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< int >::type family(familySEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type y(ySEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type a(aSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type x(xSEXP);
+    Rcpp::traits::input_parameter< int >::type k(kSEXP);
+    Rcpp::traits::input_parameter< double >::type lambda(lambdaSEXP);
+    Rcpp::traits::input_parameter< Rcpp::List >::type engine(engineSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type beta_hat(beta_hatSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type u_hat(u_hatSEXP);
+    Rcpp::traits::input_parameter< Rcpp::CharacterVector >::type names(namesSEXP);
+    Rcpp::traits::input_parameter< Rcpp::List >::type settings(settingsSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_tf_glm_wbb(family, y, a, x, k, lambda, engine, beta_hat, u_hat, names, settings));
+    return rcpp_result_gen;
+END_RCPP
+}
 // cpp_wbb_driver_check
 Rcpp::NumericMatrix cpp_wbb_driver_check(Rcpp::NumericVector y, double lambda, int solver, int n_prior, Rcpp::List settings);
 RcppExport SEXP _scalebayes_cpp_wbb_driver_check(SEXP ySEXP, SEXP lambdaSEXP, SEXP solverSEXP, SEXP n_priorSEXP, SEXP settingsSEXP) {
@@ -992,6 +1051,9 @@ static const R_CallMethodDef CallEntries[] = {
     {"_scalebayes_cpp_genlasso_lambda_max", (DL_FUNC) &_scalebayes_cpp_genlasso_lambda_max, 8},
     {"_scalebayes_cpp_tf_row_norms", (DL_FUNC) &_scalebayes_cpp_tf_row_norms, 2},
     {"_scalebayes_cpp_genlasso_dualpath", (DL_FUNC) &_scalebayes_cpp_genlasso_dualpath, 12},
+    {"_scalebayes_cpp_tf_glm_path", (DL_FUNC) &_scalebayes_cpp_tf_glm_path, 9},
+    {"_scalebayes_cpp_tf_glm_certify", (DL_FUNC) &_scalebayes_cpp_tf_glm_certify, 9},
+    {"_scalebayes_cpp_tf_glm_wbb", (DL_FUNC) &_scalebayes_cpp_tf_glm_wbb, 11},
     {"_scalebayes_cpp_wbb_driver_check", (DL_FUNC) &_scalebayes_cpp_wbb_driver_check, 5},
     {"_scalebayes_cpp_lambda_max", (DL_FUNC) &_scalebayes_cpp_lambda_max, 7},
     {"_scalebayes_cpp_enet_path", (DL_FUNC) &_scalebayes_cpp_enet_path, 8},
