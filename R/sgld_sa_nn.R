@@ -190,6 +190,11 @@ nn_zero_output_loss <- function(y, family, n_out) {
 #'   quantiles of the stored draws; 100 effective draws put the Monte-Carlo error of a 2.5 % tail at about 1.6
 #'   percentage points. The Boston runs above hold 136-145 (SGLD, seeds 1-3) and 84 and 102 (HAMCMC-SA, seeds 1
 #'   and 2): seed 1 warns, and its run of 40,000 iterations, as the warning suggests, holds 112 and does not.
+#' * **A network that did not move** (class `scalebayes_warning_not_learning`, also a convergence warning): the
+#'   lowest mean training loss of a kept chain after burn-in is at least 0.9 of the best constant prediction's.
+#'   Plain HAMCMC with every default on a 5-20-20-1 MLP (600 rows, 30 epochs) ends at 0.998 of it (held-out
+#'   RMSE 1.633 against the mean predictor's 1.637) with nothing else to say so; SGLD on the same data ends at
+#'   0.30 (RMSE 0.78). The warning names the step.
 #' Divergence has its own warning (above). `fit$diagnostics$convergence` has, per summary, the across-chain
 #' `rhat`, `ess_bulk`, `ess_tail`, and the within-chain `rhat_within` (largest split R-hat of a chain alone),
 #' `ess_tail_within`, `trend_z`, `trend_drop` and `descending` (the number of chains still descending).
@@ -315,6 +320,24 @@ nn_warn_convergence <- function(conv, iterations, keep_draws) {
   sb_warn(c("The network's chains need a longer run: {why[1]}{if (length(why) > 1) paste0('; and ', why[2]) else ''}.",
             i = "Run longer chains ({.arg iterations} = {format(iterations, big.mark = ',', scientific = FALSE)} now; e.g. 4 times as many){if (isTRUE(e_min < nn_ess_tail_min)) paste0(', or store more draws per chain (keep_draws = ', format(keep_draws), ' now)') else ''}; {.code fit$diagnostics$convergence} has the numbers per summary."),
           kind = "convergence")
+  invisible(TRUE)
+}
+
+# A network's chains that did not move: every kept chain's mean training loss per example after burn-in at
+# least nn_not_learning_ratio of the best constant prediction's (on the training scale) is a fit that learned
+# nothing a mean would not give, whatever R-hat says. Measured (issue 56, item 6): plain HAMCMC with every
+# default on a 5-20-20-1 MLP (600 rows, 30 epochs; y = sin(2 x1) + x2^2 / 2 - x3 x4 + noise sd 0.5) ends at
+# 0.998 of the constant's loss (held-out RMSE 1.633 against the mean's 1.637), SGLD at 0.30 (RMSE 0.78). A
+# classed warning naming the step; returns whether it warned.
+nn_not_learning_ratio <- 0.9
+nn_warn_not_learning <- function(trace, burnin, ok, floor, step_size, label) {
+  tl <- trace[trace$iteration > burnin & trace$chain %in% which(ok), , drop = FALSE]
+  if (!nrow(tl) || !is.finite(floor) || floor <= 0) return(invisible(FALSE))
+  ratio <- min(tapply(tl$loss, tl$chain, mean)) / floor
+  if (!is.finite(ratio) || ratio < nn_not_learning_ratio) return(invisible(FALSE))
+  sb_warn(c("The network did not learn beyond a constant prediction: the lowest mean training loss of a chain after burn-in is {sprintf('%.3f', ratio)} of the best constant prediction's (warning above {nn_not_learning_ratio}).",
+            i = "{label} at step {signif(step_size, 3)} did not move the network from where it started; give a larger {.code sgmcmc_control(step_size = )}, more {.arg epochs}, or another {.arg sampler} (SGLD and SGHMC learn this network), and check that the inputs carry signal."),
+          kind = "not_learning", also = "convergence")
   invisible(TRUE)
 }
 
@@ -561,7 +584,11 @@ nn_sgmcmc_fit <- function(res, ctx, p, settings, run, float64, probe = integer()
     interrupted = interrupted, diagnostics = list(convergence = convergence, probe = probe), warmup = warmup
   )
   sgmcmc_report_divergence(fit, settings$step_size, isTRUE(settings$auto_step))
-  if (!interrupted) nn_warn_convergence(convergence, settings$iterations, n_kept)
+  if (!interrupted) {
+    nn_warn_not_learning(trace, settings$burnin, !diverged, nn_constant_loss(p$yd$y, p$family), settings$step_size,
+                         label)
+    nn_warn_convergence(convergence, settings$iterations, n_kept)
+  }
   if (interrupted) {
     sb_warn(c("Interrupted: the fit holds the state reached (iterations per chain: {sc[, 'iterations_done']}; kept iterations: {saved}).",
               i = "Averages use the draws kept until then; {.code fit$weights_final} is the last state of every chain."),
