@@ -24,6 +24,9 @@ new_sb_fit <- function(draws, estimate, method, subclass, call = NULL, chain = N
 #'
 #' @param x,object An `sb_fit` object.
 #' @param probs Quantiles reported by `summary()`.
+#' @param prob The mass of the central interval `summary()` reports, as in [posterior_interval()] and
+#'   [predict()] (`prob = 0.5`: the quartiles and the median); give `probs` or `prob`, not both. `prob` is the
+#'   interval mass in every method of the package, `probs` a vector of quantiles.
 #' @param pars Parameter names or indices to keep (default all).
 #' @param digits Digits to print.
 #' @param type For `coef()`: `"mean"` (posterior mean, default), `"median"`, or `"estimate"` (the point
@@ -55,8 +58,9 @@ print.sb_fit <- function(x, digits = 3, ...) {
 
 #' @rdname sb_fit-methods
 #' @export
-summary.sb_fit <- function(object, probs = c(0.025, 0.5, 0.975), pars = NULL, ...) {
+summary.sb_fit <- function(object, probs = c(0.025, 0.5, 0.975), pars = NULL, ..., prob = NULL) {
   sb_check_dots(..., fn = "summary")
+  probs <- sb_summary_probs(probs, prob, missing(probs))
   if (!is.numeric(probs) || !length(probs) || anyNA(probs) || any(probs < 0 | probs > 1)) {
     sb_abort(c("{.arg probs} must be probabilities in [0, 1].",
                x = "You supplied {.val {format(probs)}}."), arg = "probs")
@@ -139,9 +143,31 @@ sb_draw_chain.sb_fit <- function(x, n) sb_fit_chain(x, n)
 
 #' @rdname sb_fit-methods
 #' @export
-nobs.sb_fit <- function(object, ...) {
+nobs.sb_fit <- function(object, use.fallback = FALSE, ...) {  # use.fallback: stats' generic passes it (sigma())
   sb_check_dots(..., fn = "nobs")
   object$settings$nobs
+}
+
+#' @rdname sb_fit-methods
+#' @return `sigma()` the posterior mean of the noise sd where the fit has one (`blasso()`: of its
+#'   \eqn{\sigma^2} draws; `sgld_sa()` gaussian regression: of the chains' sigma; a gaussian `wbb_nn()`: of
+#'   the draws' residual sds); elsewhere an error of class `scalebayes_error_not_applicable`.
+#' @importFrom stats sigma
+#' @export
+sigma.sb_fit <- function(object, use.fallback = TRUE, ...) {
+  sb_check_dots(..., fn = "sigma")
+  s2 <- .subset2(object, "sigma2")
+  if (is.numeric(s2) && length(s2)) return(mean(sqrt(s2)))
+  lat <- .subset2(object, "latent")
+  if (is.data.frame(lat) && "sigma" %in% names(lat) && identical(object$settings$family, "gaussian")) {
+    ok <- if (is.null(object$diverged)) rep(TRUE, nrow(lat)) else !object$diverged
+    return(mean(lat$sigma[ok]))
+  }
+  s <- .subset2(object, "sigma")
+  if (is.numeric(s) && length(s) && all(is.finite(s))) return(mean(s))
+  sb_not_applicable(c("This fit has no noise standard deviation.",
+                      i = "{.fn sigma} answers for gaussian fits with a noise parameter ({.fn blasso}, {.fn sgld_sa}, {.fn wbb_nn})."),
+                    call = rlang::current_env())
 }
 
 #' @importFrom posterior as_draws_matrix as_draws_df as_draws_array
@@ -280,4 +306,17 @@ plot.sb_fit <- function(x, pars = NULL, breaks = 40, col = "grey80", border = "g
     }
   }
   invisible(x)
+}
+
+# summary()'s quantiles: `probs` as given, or the central interval of mass `prob` and the median (`prob` is the
+# interval mass in every method; before it was a formal argument, `prob = 0.5` partially matched `probs` and
+# returned the median only).
+sb_summary_probs <- function(probs, prob, probs_missing, call = rlang::caller_env()) {
+  if (is.null(prob)) return(probs)
+  if (!probs_missing) {
+    sb_abort(c("Give {.arg probs} (quantiles) or {.arg prob} (an interval mass), not both.",
+               i = "{.code prob = 0.9} is {.code probs = c(0.05, 0.5, 0.95)}."), arg = "prob", call = call)
+  }
+  prob <- check_number(prob, lower = 0, upper = 1, lower_open = TRUE, upper_open = TRUE, arg = "prob", call = call)
+  c((1 - prob) / 2, 0.5, (1 + prob) / 2)
 }

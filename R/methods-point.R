@@ -123,7 +123,7 @@ coef.sb_point_fit <- function(object, ...) {
 predict.sb_point_fit <- function(object, ...) sb_point_use_fit(object, rlang::current_env())
 #' @rdname sb_point_fit-methods
 #' @export
-nobs.sb_point_fit <- function(object, ...) {
+nobs.sb_point_fit <- function(object, use.fallback = FALSE, ...) {
   sb_check_dots(..., fn = "nobs")
   y <- .subset2(object, "y") %||% .subset2(.subset2(object, "fit"), "y")
   if (!is.null(y)) return(length(y))
@@ -201,7 +201,7 @@ coef.sb_wbb_path <- function(object, ...) {
 }
 #' @rdname sb_point_fit-methods
 #' @export
-nobs.sb_wbb_path <- function(object, ...) {
+nobs.sb_wbb_path <- function(object, use.fallback = FALSE, ...) {
   sb_check_dots(..., fn = "nobs")
   stats::nobs(object$fits[[1]])
 }

@@ -106,7 +106,7 @@ update.sb_vi_grid <- function(object, formula., ..., evaluate = TRUE) {
 
 #' @rdname sb_vi_grid-methods
 #' @export
-nobs.sb_vi_grid <- function(object, ...) {
+nobs.sb_vi_grid <- function(object, use.fallback = FALSE, ...) {
   sb_check_dots(..., fn = "nobs")
   stats::nobs(object[[1L]])
 }
