@@ -91,7 +91,7 @@ test_that("network WBB draws solve the stated weighted objective (linear network
                                        float64 = TRUE, weight_dist = dist), standardize = FALSE)
     for (t in 1:3) {
       # the draw's weights, from its stream (seed, t - 1): n data weights, then the common prior weight
-      e <- scalebayes:::cpp_test_rng(2, n + 1, 0, 0, 11, t - 1)
+      e <- cpp_test_rng(2, n + 1, 0, 0, 11, t - 1)
       w <- if (dist == "unit") rep(1, n) else e[1:n]
       w0 <- if (dist == "unit") e[1] else e[n + 1]
       b <- ridge(w, w0)
