@@ -117,6 +117,7 @@ test_that("engine shapes and parameter counts match a hand count", {
 })
 
 test_that("engine shapes and parameter counts match PyTorch", {
+  skip_if_fast_tier()
   py <- "/usr/bin/python3"
   skip_if_not(file.exists(py) && identical(suppressWarnings(system2(py, c("-c", shQuote("import torch")), stdout = FALSE, stderr = FALSE)), 0L),
               "PyTorch (python3-torch) not available")

@@ -274,6 +274,7 @@ test_that("the MNIST and Fashion-MNIST loaders return the real data", {
 })
 
 test_that("mnist() reads any IDX directory, labels the digits 0 to 9 and finds the whole MNIST set", {
+  skip_if_fast_tier()
   d <- fz_fashion_dir(c(3, 9))  # two 28 x 28 test images with pixel values 0 and 1, labels 3 and 9
   m <- mnist(path = d, split = "test")
   expect_identical(levels(m$y), as.character(0:9))

@@ -328,6 +328,7 @@ test_that("primal interior point certifies large problems where the dual alone f
 })
 
 test_that("trend_filter_wbb gives identical draws with future workers", {
+  skip_if_fast_tier()
   skip_on_cran()
   skip_if_not_installed("future")
   skip_if_not_installed("future.apply")
@@ -393,6 +394,7 @@ test_that("k = 1 Newton systems: dual normal equations, Givens QR and the restar
 })
 
 test_that("k = 2, 3 at n = 1e5: the precision escalation certifies where double directions were lost", {
+  skip_if_fast_tier()
   # The benchmark's problems (section 2 of bench/trend_filter.R). With double-precision directions only,
   # k = 2 stopped at a relative gap of 4e-5 and k = 3 at 0.65 with a fit far from the signal (RMSE 2.7); the
   # second primal run with the escalation on lost directions (primal_ip.hpp) reaches 3e-11 for k = 2 and, for

@@ -127,6 +127,7 @@ test_that("the hard Gumbel-softmax inclusion is Bernoulli(phi) for any temperatu
 })
 
 test_that("local and weight-sampling gradients have the same expectation (and the local one less variance)", {
+  skip_if_fast_tier()
   skip_if_no_torch()
   pr <- vi_grad_problem()
   n <- pr$n; p <- pr$p; x <- pr$x; y <- pr$y; spec <- pr$spec; P <- pr$P; mu <- pr$mu; rho <- pr$rho
@@ -146,6 +147,7 @@ test_that("local and weight-sampling gradients have the same expectation (and th
 })
 
 test_that("K passes stacked into one: a training step's gradient keeps its expectation, with 1 / K its variance", {
+  skip_if_fast_tier()
   skip_if_no_torch()
   # ViObjective::minibatch runs vi_control(samples = K) as one pass (the minibatch repeated K times; the weights
   # estimator with K weight draws in batched products): its gradient must have the one-pass expectation and,
