@@ -7,7 +7,25 @@
 // test-genlasso-path.R). The WBB driver's test solvers are in wbb_driver_check.cpp, the LibTorch hooks in
 // torch_nn_test_hooks.cpp. Compiled only with SCALEBAYES_TEST_HOOKS (configure); this file also holds
 // sb_test_hooks_init(), compiled in every build.
+#ifdef SCALEBAYES_TEST_HOOKS
+#include <chrono>
+#include <cstdint>
+#include <stdexcept>
+#include <thread>
+#include <vector>
+
+#include "sb_glue.h"  // RcppEigen before Rcpp (test_hooks.h)
+#include "scalebayes/genlasso/trend_filter.hpp"
+#include "scalebayes/gibbs/compare.hpp"  // includes cd/glmnet_path.hpp
+#include "scalebayes/pde/darcy.hpp"
+#include "scalebayes/rng/stream.hpp"
+#include "scalebayes/sgmcmc/storage.hpp"
 #include "test_hooks.h"
+#else
+#include <R.h>
+#include <Rinternals.h>
+#include <R_ext/Rdynload.h>
+#endif
 
 // Called by the package's R_init_scalebayes (RcppExports.cpp, from the Rcpp::init attribute) after it registered
 // the Rcpp exports: with the test hooks compiled in, R may also look up the sbtest_* symbols by name.
@@ -21,19 +39,6 @@ void sb_test_hooks_init(DllInfo* dll) {
 }
 
 #ifdef SCALEBAYES_TEST_HOOKS
-#include <chrono>
-#include <cstdint>
-#include <stdexcept>
-#include <thread>
-#include <vector>
-
-#include "sb_glue.h"
-#include "scalebayes/genlasso/trend_filter.hpp"
-#include "scalebayes/gibbs/compare.hpp"  // includes cd/glmnet_path.hpp
-#include "scalebayes/pde/darcy.hpp"
-#include "scalebayes/rng/stream.hpp"
-#include "scalebayes/sgmcmc/storage.hpp"
-
 namespace {
 namespace gl = scalebayes::genlasso;
 namespace sg = scalebayes::sgmcmc;

@@ -13,6 +13,7 @@
 // the dynamic symbol lookup that makes these symbols visible to R; without SCALEBAYES_TEST_HOOKS it does
 // nothing and the hook files compile to empty objects.
 #pragma once
+// Include after sb_glue.h (RcppEigen must come before Rcpp).
 #include <Rcpp.h>
 
 #include <cstddef>
