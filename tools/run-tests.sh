@@ -3,8 +3,8 @@
 # tests/testthat against the installed package. The long reproductions live in vignettes/precompute-*.R and bench/.
 #
 # Two tiers (tests/README, "Test tiers"), chosen by one environment variable, SCALEBAYES_TESTS:
-#   fast  unit tests, statistical checks at small sizes, error classes: the developer's inner loop (under
-#         5 minutes on 2 cores); the default of a plain testthat run (NOT_CRAN=true, SCALEBAYES_TESTS unset)
+#   fast  unit tests, statistical checks at small sizes, error classes: the developer's inner loop (769 s
+#         on a loaded 2-core VM, about 23 % of the full run: bench/RESULTS.md, "Test tiers"); the default of a plain testthat run (NOT_CRAN=true, SCALEBAYES_TESTS unset)
 #   full  the fast tier plus the extended one: the defaults-on-real-data runs, NUTS and exact checks at full
 #         length, the interrupt latencies (skip_if_fast_tier() in tests/testthat/helper-tiers.R)
 # Usage: bash tools/run-tests.sh          both tiers in one run (SCALEBAYES_TESTS=full): the README's test

@@ -1,6 +1,6 @@
 # The two test tiers (tests/README, "Test tiers"), chosen by one environment variable:
 #   SCALEBAYES_TESTS=fast  (the default) unit tests, statistical checks at small sizes, error classes: the
-#                          developer's inner loop, under 5 minutes on 2 cores (bash tools/run-tests.sh --fast)
+#                          developer's inner loop (bash tools/run-tests.sh --fast; measured: bench/RESULTS.md, "Test tiers")
 #   SCALEBAYES_TESTS=full  the fast tier plus the extended one: the defaults-on-real-data runs, NUTS and exact
 #                          checks at full length, the interrupt latencies (bash tools/run-tests.sh, CI)
 # A test of the extended tier calls skip_if_fast_tier() first. The tiers apply where the long tests run at all,
