@@ -5,40 +5,12 @@ cpp_blasso <- function(x, y, ctrl, run) {
     .Call(`_scalebayes_cpp_blasso`, x, y, ctrl, run)
 }
 
-cpp_rinvgauss <- function(n, mu, shape, seed) {
-    .Call(`_scalebayes_cpp_rinvgauss`, n, mu, shape, seed)
-}
-
 cpp_blasso_compare <- function(n, p, setting, cell_id, blasso_ctrl, settings, run) {
     .Call(`_scalebayes_cpp_blasso_compare`, n, p, setting, cell_id, blasso_ctrl, settings, run)
 }
 
-cpp_glmnet_path_coef <- function(x, y, w, pf, s, user_lambda, tol) {
-    .Call(`_scalebayes_cpp_glmnet_path_coef`, x, y, w, pf, s, user_lambda, tol)
-}
-
-cpp_glmnet_cv_lambda_min <- function(x, y, foldid, tol) {
-    .Call(`_scalebayes_cpp_glmnet_cv_lambda_min`, x, y, foldid, tol)
-}
-
-cpp_coverage_all_pairs <- function(lo, hi, beta) {
-    .Call(`_scalebayes_cpp_coverage_all_pairs`, lo, hi, beta)
-}
-
-cpp_compare_data <- function(n, p, setting, cell_id, seed, b, paper_route) {
-    .Call(`_scalebayes_cpp_compare_data`, n, p, setting, cell_id, seed, b, paper_route)
-}
-
 cpp_build_info <- function() {
     .Call(`_scalebayes_cpp_build_info`)
-}
-
-cpp_test_driver <- function(n, threads, stop_after, throw_at) {
-    .Call(`_scalebayes_cpp_test_driver`, n, threads, stop_after, throw_at)
-}
-
-cpp_test_rng <- function(kind, n, a, b, seed, stream) {
-    .Call(`_scalebayes_cpp_test_rng`, kind, n, a, b, seed, stream)
 }
 
 cpp_ksd <- function(x, score, weights, c, beta) {
@@ -53,10 +25,6 @@ cpp_nn_layer_kinds <- function() {
     .Call(`_scalebayes_cpp_nn_layer_kinds`)
 }
 
-cpp_kle_basis <- function(nx, ny, l1, l2, variance, terms, nystrom) {
-    .Call(`_scalebayes_cpp_kle_basis`, nx, ny, l1, l2, variance, terms, nystrom)
-}
-
 cpp_kle_darcy_data <- function(n, s, run) {
     .Call(`_scalebayes_cpp_kle_darcy_data`, n, s, run)
 }
@@ -67,10 +35,6 @@ cpp_darcy_solve <- function(kappa, source, grid, run) {
 
 cpp_sgld_sa <- function(x, y, sparse, intercept, x_test, beta_init, control, run) {
     .Call(`_scalebayes_cpp_sgld_sa`, x, y, sparse, intercept, x_test, beta_init, control, run)
-}
-
-cpp_sgmcmc_normals <- function(n, seed) {
-    .Call(`_scalebayes_cpp_sgmcmc_normals`, n, seed)
 }
 
 cpp_sgmcmc_samplers <- function() {
@@ -145,42 +109,6 @@ cpp_nn_vae_apply <- function(enc_spec, dec_spec, enc_params, enc_buffers, dec_pa
     .Call(`_scalebayes_cpp_nn_vae_apply`, enc_spec, dec_spec, enc_params, enc_buffers, dec_params, dec_buffers, what, x, xdim, samples, seed, float64)
 }
 
-cpp_vi_test <- function(spec, x, xdim, y, params, rho, logit, vi, what, reps, seed) {
-    .Call(`_scalebayes_cpp_vi_test`, spec, x, xdim, y, params, rho, logit, vi, what, reps, seed)
-}
-
-cpp_nn_forward <- function(spec, params, x, xdim, train, seed, stream, float64) {
-    .Call(`_scalebayes_cpp_nn_forward`, spec, params, x, xdim, train, seed, stream, float64)
-}
-
-cpp_test_storage_ops <- function(a, b, c, alpha, sigma, delta) {
-    .Call(`_scalebayes_cpp_test_storage_ops`, a, b, c, alpha, sigma, delta)
-}
-
-cpp_test_lbfgs_ops <- function(S, Y, v, z, memory, r, gamma_min, split) {
-    .Call(`_scalebayes_cpp_test_lbfgs_ops`, S, Y, v, z, memory, r, gamma_min, split)
-}
-
-cpp_test_lbfgs_masked <- function(S, Y, keep, v, z, memory, r, gamma_min) {
-    .Call(`_scalebayes_cpp_test_lbfgs_masked`, S, Y, keep, v, z, memory, r, gamma_min)
-}
-
-cpp_test_net_regradient <- function(spec, x, xdim, y, idx, weights, seed) {
-    .Call(`_scalebayes_cpp_test_net_regradient`, spec, x, xdim, y, idx, weights, seed)
-}
-
-cpp_nn_train_check <- function(x, y, params0, offset0, lambda, control, seed) {
-    .Call(`_scalebayes_cpp_nn_train_check`, x, y, params0, offset0, lambda, control, seed)
-}
-
-cpp_nn_batched_test <- function(spec, params, x, xdim, dout, shared, grouped) {
-    .Call(`_scalebayes_cpp_nn_batched_test`, spec, params, x, xdim, dout, shared, grouped)
-}
-
-cpp_tf_difference <- function(x, k) {
-    .Call(`_scalebayes_cpp_tf_difference`, x, k)
-}
-
 cpp_tf_lambda_max <- function(y, x, w, k, w0) {
     .Call(`_scalebayes_cpp_tf_lambda_max`, y, x, w, k, w0)
 }
@@ -219,10 +147,6 @@ cpp_tf_glm_certify <- function(family, y, a, x, w, k, lam, beta, u) {
 
 cpp_tf_glm_wbb <- function(family, y, a, x, k, lambda, engine, beta_hat, u_hat, names, settings) {
     .Call(`_scalebayes_cpp_tf_glm_wbb`, family, y, a, x, k, lambda, engine, beta_hat, u_hat, names, settings)
-}
-
-cpp_wbb_driver_check <- function(y, lambda, solver, n_prior, settings) {
-    .Call(`_scalebayes_cpp_wbb_driver_check`, y, lambda, solver, n_prior, settings)
 }
 
 cpp_lambda_max <- function(x, y, family, alpha, w, pf, control) {

@@ -1,12 +1,14 @@
 # Tables 1-3, setting B (n = 50, p = 40 / 60 / 80), Bayesian-lasso arm of blasso_compare(route = "paper_code")
 # against monomvn::blasso itself run as the authors' wbb_simu.R ran it (T = 500, icept = FALSE, draws 301-500)
-# on the SAME simulated datasets (scalebayes:::cpp_compare_data draws dataset b exactly as the comparison does),
+# on the SAME simulated datasets (the test hook cpp_compare_data draws dataset b exactly as the comparison does),
 # and against the committed results of the earlier preset (data-raw/blasso-compare-paper-parts). Reports the
 # coefficient MSE per arm and the paired differences with their standard errors.
 # Run from the package root:  Rscript bench/blasso_monomvn_paired.R [datasets = 60] [part = all|monomvn|ours|report] [p]
 # (part = monomvn with a p runs that cell only, saving bench/out/paired-monomvn-<datasets>-p<p>.rds; report reads
 # the per-cell files when the all-cells one is absent)
 suppressMessages(library(scalebayes))
+# the test hooks (cpp_compare_data): the package installed with SCALEBAYES_TEST_HOOKS=1, as tools/setup.sh does
+source("tests/testthat/helper-test-hooks.R")
 args <- commandArgs(trailingOnly = TRUE)
 K <- if (length(args) >= 1) as.integer(args[1]) else 60L
 part <- if (length(args) >= 2) args[2] else "all"
@@ -20,7 +22,7 @@ if (part %in% c("all", "monomvn")) {
   mono <- do.call(rbind, lapply(seq_len(nrow(cells)), function(k) {
     cl <- cells[k, ]
     do.call(rbind, lapply(seq_len(K), function(b) {
-      d <- scalebayes:::cpp_compare_data(cl$n, cl$p, cl$setting_code, cl$id, seed, b - 1, TRUE)
+      d <- cpp_compare_data(cl$n, cl$p, cl$setting_code, cl$id, seed, b - 1, TRUE)
       set.seed(1000 * cl$p + b)
       bl <- monomvn::blasso(d$x, d$y, T = 500, icept = FALSE, verb = 0)
       m <- colMeans(bl$beta[301:500, ])

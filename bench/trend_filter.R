@@ -1,7 +1,9 @@
 # Benchmark: weighted trend filtering (scalebayes) against genlasso, in one process.
-#   Rscript bench/trend_filter.R            (about 10 minutes on a 2-core machine)
+#   Rscript bench/trend_filter.R            (about 10 minutes on a 2-core machine; from the package root)
 # Prints CPU and elapsed times and ratios; results are recorded in bench/RESULTS.md (trend filtering section).
 suppressPackageStartupMessages(library(scalebayes))
+# the test hooks (cpp_tf_difference): the package installed with SCALEBAYES_TEST_HOOKS=1, as tools/setup.sh does
+source("tests/testthat/helper-test-hooks.R")
 stopifnot(requireNamespace("genlasso", quietly = TRUE))
 cat(sprintf("date: %s | R %s | cores: %d | scalebayes %s | genlasso %s\n", format(Sys.time(), tz = "UTC"),
             getRversion(), parallel::detectCores(), utils::packageVersion("scalebayes"),
@@ -17,7 +19,7 @@ signal <- function(n) { i <- seq_len(n); sin(4 * pi * i / n) * exp(3 * i / n) }
 set.seed(1)
 n <- 500; k <- 3; lambda <- 1000
 y <- signal(n) + rnorm(n, sd = 2)
-D <- scalebayes:::cpp_tf_difference(as.double(seq_len(n)), k)
+D <- cpp_tf_difference(as.double(seq_len(n)), k)
 G <- 3  # genlasso draws (each takes seconds)
 ws <- replicate(200, rexp(n), simplify = FALSE)
 t_gl <- numeric(G); obj_gl <- obj_sb <- numeric(G)

@@ -25,20 +25,6 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
-// cpp_rinvgauss
-Rcpp::NumericVector cpp_rinvgauss(int n, double mu, double shape, double seed);
-RcppExport SEXP _scalebayes_cpp_rinvgauss(SEXP nSEXP, SEXP muSEXP, SEXP shapeSEXP, SEXP seedSEXP) {
-BEGIN_RCPP
-    Rcpp::RObject rcpp_result_gen;
-    Rcpp::RNGScope rcpp_rngScope_gen;
-    Rcpp::traits::input_parameter< int >::type n(nSEXP);
-    Rcpp::traits::input_parameter< double >::type mu(muSEXP);
-    Rcpp::traits::input_parameter< double >::type shape(shapeSEXP);
-    Rcpp::traits::input_parameter< double >::type seed(seedSEXP);
-    rcpp_result_gen = Rcpp::wrap(cpp_rinvgauss(n, mu, shape, seed));
-    return rcpp_result_gen;
-END_RCPP
-}
 // cpp_blasso_compare
 Rcpp::NumericMatrix cpp_blasso_compare(int n, int p, int setting, int cell_id, const Rcpp::List& blasso_ctrl, const Rcpp::List& settings, const Rcpp::List& run);
 RcppExport SEXP _scalebayes_cpp_blasso_compare(SEXP nSEXP, SEXP pSEXP, SEXP settingSEXP, SEXP cell_idSEXP, SEXP blasso_ctrlSEXP, SEXP settingsSEXP, SEXP runSEXP) {
@@ -56,67 +42,6 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
-// cpp_glmnet_path_coef
-Rcpp::List cpp_glmnet_path_coef(const Rcpp::NumericMatrix& x, const Rcpp::NumericVector& y, const Rcpp::NumericVector& w, const Rcpp::NumericVector& pf, double s, const Rcpp::NumericVector& user_lambda, double tol);
-RcppExport SEXP _scalebayes_cpp_glmnet_path_coef(SEXP xSEXP, SEXP ySEXP, SEXP wSEXP, SEXP pfSEXP, SEXP sSEXP, SEXP user_lambdaSEXP, SEXP tolSEXP) {
-BEGIN_RCPP
-    Rcpp::RObject rcpp_result_gen;
-    Rcpp::RNGScope rcpp_rngScope_gen;
-    Rcpp::traits::input_parameter< const Rcpp::NumericMatrix& >::type x(xSEXP);
-    Rcpp::traits::input_parameter< const Rcpp::NumericVector& >::type y(ySEXP);
-    Rcpp::traits::input_parameter< const Rcpp::NumericVector& >::type w(wSEXP);
-    Rcpp::traits::input_parameter< const Rcpp::NumericVector& >::type pf(pfSEXP);
-    Rcpp::traits::input_parameter< double >::type s(sSEXP);
-    Rcpp::traits::input_parameter< const Rcpp::NumericVector& >::type user_lambda(user_lambdaSEXP);
-    Rcpp::traits::input_parameter< double >::type tol(tolSEXP);
-    rcpp_result_gen = Rcpp::wrap(cpp_glmnet_path_coef(x, y, w, pf, s, user_lambda, tol));
-    return rcpp_result_gen;
-END_RCPP
-}
-// cpp_glmnet_cv_lambda_min
-double cpp_glmnet_cv_lambda_min(const Rcpp::NumericMatrix& x, const Rcpp::NumericVector& y, const Rcpp::IntegerVector& foldid, double tol);
-RcppExport SEXP _scalebayes_cpp_glmnet_cv_lambda_min(SEXP xSEXP, SEXP ySEXP, SEXP foldidSEXP, SEXP tolSEXP) {
-BEGIN_RCPP
-    Rcpp::RObject rcpp_result_gen;
-    Rcpp::RNGScope rcpp_rngScope_gen;
-    Rcpp::traits::input_parameter< const Rcpp::NumericMatrix& >::type x(xSEXP);
-    Rcpp::traits::input_parameter< const Rcpp::NumericVector& >::type y(ySEXP);
-    Rcpp::traits::input_parameter< const Rcpp::IntegerVector& >::type foldid(foldidSEXP);
-    Rcpp::traits::input_parameter< double >::type tol(tolSEXP);
-    rcpp_result_gen = Rcpp::wrap(cpp_glmnet_cv_lambda_min(x, y, foldid, tol));
-    return rcpp_result_gen;
-END_RCPP
-}
-// cpp_coverage_all_pairs
-double cpp_coverage_all_pairs(const Rcpp::NumericVector& lo, const Rcpp::NumericVector& hi, const Rcpp::NumericVector& beta);
-RcppExport SEXP _scalebayes_cpp_coverage_all_pairs(SEXP loSEXP, SEXP hiSEXP, SEXP betaSEXP) {
-BEGIN_RCPP
-    Rcpp::RObject rcpp_result_gen;
-    Rcpp::RNGScope rcpp_rngScope_gen;
-    Rcpp::traits::input_parameter< const Rcpp::NumericVector& >::type lo(loSEXP);
-    Rcpp::traits::input_parameter< const Rcpp::NumericVector& >::type hi(hiSEXP);
-    Rcpp::traits::input_parameter< const Rcpp::NumericVector& >::type beta(betaSEXP);
-    rcpp_result_gen = Rcpp::wrap(cpp_coverage_all_pairs(lo, hi, beta));
-    return rcpp_result_gen;
-END_RCPP
-}
-// cpp_compare_data
-Rcpp::List cpp_compare_data(int n, int p, int setting, int cell_id, double seed, double b, bool paper_route);
-RcppExport SEXP _scalebayes_cpp_compare_data(SEXP nSEXP, SEXP pSEXP, SEXP settingSEXP, SEXP cell_idSEXP, SEXP seedSEXP, SEXP bSEXP, SEXP paper_routeSEXP) {
-BEGIN_RCPP
-    Rcpp::RObject rcpp_result_gen;
-    Rcpp::RNGScope rcpp_rngScope_gen;
-    Rcpp::traits::input_parameter< int >::type n(nSEXP);
-    Rcpp::traits::input_parameter< int >::type p(pSEXP);
-    Rcpp::traits::input_parameter< int >::type setting(settingSEXP);
-    Rcpp::traits::input_parameter< int >::type cell_id(cell_idSEXP);
-    Rcpp::traits::input_parameter< double >::type seed(seedSEXP);
-    Rcpp::traits::input_parameter< double >::type b(bSEXP);
-    Rcpp::traits::input_parameter< bool >::type paper_route(paper_routeSEXP);
-    rcpp_result_gen = Rcpp::wrap(cpp_compare_data(n, p, setting, cell_id, seed, b, paper_route));
-    return rcpp_result_gen;
-END_RCPP
-}
 // cpp_build_info
 Rcpp::List cpp_build_info();
 RcppExport SEXP _scalebayes_cpp_build_info() {
@@ -124,36 +49,6 @@ BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::RNGScope rcpp_rngScope_gen;
     rcpp_result_gen = Rcpp::wrap(cpp_build_info());
-    return rcpp_result_gen;
-END_RCPP
-}
-// cpp_test_driver
-Rcpp::List cpp_test_driver(int n, int threads, int stop_after, int throw_at);
-RcppExport SEXP _scalebayes_cpp_test_driver(SEXP nSEXP, SEXP threadsSEXP, SEXP stop_afterSEXP, SEXP throw_atSEXP) {
-BEGIN_RCPP
-    Rcpp::RObject rcpp_result_gen;
-    Rcpp::RNGScope rcpp_rngScope_gen;
-    Rcpp::traits::input_parameter< int >::type n(nSEXP);
-    Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
-    Rcpp::traits::input_parameter< int >::type stop_after(stop_afterSEXP);
-    Rcpp::traits::input_parameter< int >::type throw_at(throw_atSEXP);
-    rcpp_result_gen = Rcpp::wrap(cpp_test_driver(n, threads, stop_after, throw_at));
-    return rcpp_result_gen;
-END_RCPP
-}
-// cpp_test_rng
-Rcpp::NumericVector cpp_test_rng(int kind, int n, double a, double b, double seed, double stream);
-RcppExport SEXP _scalebayes_cpp_test_rng(SEXP kindSEXP, SEXP nSEXP, SEXP aSEXP, SEXP bSEXP, SEXP seedSEXP, SEXP streamSEXP) {
-BEGIN_RCPP
-    Rcpp::RObject rcpp_result_gen;
-    Rcpp::RNGScope rcpp_rngScope_gen;
-    Rcpp::traits::input_parameter< int >::type kind(kindSEXP);
-    Rcpp::traits::input_parameter< int >::type n(nSEXP);
-    Rcpp::traits::input_parameter< double >::type a(aSEXP);
-    Rcpp::traits::input_parameter< double >::type b(bSEXP);
-    Rcpp::traits::input_parameter< double >::type seed(seedSEXP);
-    Rcpp::traits::input_parameter< double >::type stream(streamSEXP);
-    rcpp_result_gen = Rcpp::wrap(cpp_test_rng(kind, n, a, b, seed, stream));
     return rcpp_result_gen;
 END_RCPP
 }
@@ -190,23 +85,6 @@ BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::RNGScope rcpp_rngScope_gen;
     rcpp_result_gen = Rcpp::wrap(cpp_nn_layer_kinds());
-    return rcpp_result_gen;
-END_RCPP
-}
-// cpp_kle_basis
-Rcpp::List cpp_kle_basis(int nx, int ny, double l1, double l2, double variance, int terms, int nystrom);
-RcppExport SEXP _scalebayes_cpp_kle_basis(SEXP nxSEXP, SEXP nySEXP, SEXP l1SEXP, SEXP l2SEXP, SEXP varianceSEXP, SEXP termsSEXP, SEXP nystromSEXP) {
-BEGIN_RCPP
-    Rcpp::RObject rcpp_result_gen;
-    Rcpp::RNGScope rcpp_rngScope_gen;
-    Rcpp::traits::input_parameter< int >::type nx(nxSEXP);
-    Rcpp::traits::input_parameter< int >::type ny(nySEXP);
-    Rcpp::traits::input_parameter< double >::type l1(l1SEXP);
-    Rcpp::traits::input_parameter< double >::type l2(l2SEXP);
-    Rcpp::traits::input_parameter< double >::type variance(varianceSEXP);
-    Rcpp::traits::input_parameter< int >::type terms(termsSEXP);
-    Rcpp::traits::input_parameter< int >::type nystrom(nystromSEXP);
-    rcpp_result_gen = Rcpp::wrap(cpp_kle_basis(nx, ny, l1, l2, variance, terms, nystrom));
     return rcpp_result_gen;
 END_RCPP
 }
@@ -252,18 +130,6 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< const Rcpp::List& >::type control(controlSEXP);
     Rcpp::traits::input_parameter< const Rcpp::List& >::type run(runSEXP);
     rcpp_result_gen = Rcpp::wrap(cpp_sgld_sa(x, y, sparse, intercept, x_test, beta_init, control, run));
-    return rcpp_result_gen;
-END_RCPP
-}
-// cpp_sgmcmc_normals
-Rcpp::NumericVector cpp_sgmcmc_normals(int n, double seed);
-RcppExport SEXP _scalebayes_cpp_sgmcmc_normals(SEXP nSEXP, SEXP seedSEXP) {
-BEGIN_RCPP
-    Rcpp::RObject rcpp_result_gen;
-    Rcpp::RNGScope rcpp_rngScope_gen;
-    Rcpp::traits::input_parameter< int >::type n(nSEXP);
-    Rcpp::traits::input_parameter< double >::type seed(seedSEXP);
-    rcpp_result_gen = Rcpp::wrap(cpp_sgmcmc_normals(n, seed));
     return rcpp_result_gen;
 END_RCPP
 }
@@ -539,160 +405,6 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
-// cpp_vi_test
-Rcpp::NumericMatrix cpp_vi_test(Rcpp::List spec, Rcpp::NumericVector x, Rcpp::IntegerVector xdim, Rcpp::NumericVector y, Rcpp::NumericVector params, Rcpp::NumericVector rho, Rcpp::NumericVector logit, Rcpp::List vi, std::string what, int reps, double seed);
-RcppExport SEXP _scalebayes_cpp_vi_test(SEXP specSEXP, SEXP xSEXP, SEXP xdimSEXP, SEXP ySEXP, SEXP paramsSEXP, SEXP rhoSEXP, SEXP logitSEXP, SEXP viSEXP, SEXP whatSEXP, SEXP repsSEXP, SEXP seedSEXP) {
-BEGIN_RCPP
-    Rcpp::RObject rcpp_result_gen;
-    Rcpp::RNGScope rcpp_rngScope_gen;
-    Rcpp::traits::input_parameter< Rcpp::List >::type spec(specSEXP);
-    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type x(xSEXP);
-    Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type xdim(xdimSEXP);
-    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type y(ySEXP);
-    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type params(paramsSEXP);
-    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type rho(rhoSEXP);
-    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type logit(logitSEXP);
-    Rcpp::traits::input_parameter< Rcpp::List >::type vi(viSEXP);
-    Rcpp::traits::input_parameter< std::string >::type what(whatSEXP);
-    Rcpp::traits::input_parameter< int >::type reps(repsSEXP);
-    Rcpp::traits::input_parameter< double >::type seed(seedSEXP);
-    rcpp_result_gen = Rcpp::wrap(cpp_vi_test(spec, x, xdim, y, params, rho, logit, vi, what, reps, seed));
-    return rcpp_result_gen;
-END_RCPP
-}
-// cpp_nn_forward
-Rcpp::NumericVector cpp_nn_forward(Rcpp::List spec, Rcpp::NumericVector params, Rcpp::NumericVector x, Rcpp::IntegerVector xdim, bool train, double seed, double stream, bool float64);
-RcppExport SEXP _scalebayes_cpp_nn_forward(SEXP specSEXP, SEXP paramsSEXP, SEXP xSEXP, SEXP xdimSEXP, SEXP trainSEXP, SEXP seedSEXP, SEXP streamSEXP, SEXP float64SEXP) {
-BEGIN_RCPP
-    Rcpp::RObject rcpp_result_gen;
-    Rcpp::RNGScope rcpp_rngScope_gen;
-    Rcpp::traits::input_parameter< Rcpp::List >::type spec(specSEXP);
-    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type params(paramsSEXP);
-    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type x(xSEXP);
-    Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type xdim(xdimSEXP);
-    Rcpp::traits::input_parameter< bool >::type train(trainSEXP);
-    Rcpp::traits::input_parameter< double >::type seed(seedSEXP);
-    Rcpp::traits::input_parameter< double >::type stream(streamSEXP);
-    Rcpp::traits::input_parameter< bool >::type float64(float64SEXP);
-    rcpp_result_gen = Rcpp::wrap(cpp_nn_forward(spec, params, x, xdim, train, seed, stream, float64));
-    return rcpp_result_gen;
-END_RCPP
-}
-// cpp_test_storage_ops
-Rcpp::List cpp_test_storage_ops(Rcpp::NumericVector a, Rcpp::NumericVector b, Rcpp::NumericVector c, double alpha, double sigma, double delta);
-RcppExport SEXP _scalebayes_cpp_test_storage_ops(SEXP aSEXP, SEXP bSEXP, SEXP cSEXP, SEXP alphaSEXP, SEXP sigmaSEXP, SEXP deltaSEXP) {
-BEGIN_RCPP
-    Rcpp::RObject rcpp_result_gen;
-    Rcpp::RNGScope rcpp_rngScope_gen;
-    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type a(aSEXP);
-    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type b(bSEXP);
-    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type c(cSEXP);
-    Rcpp::traits::input_parameter< double >::type alpha(alphaSEXP);
-    Rcpp::traits::input_parameter< double >::type sigma(sigmaSEXP);
-    Rcpp::traits::input_parameter< double >::type delta(deltaSEXP);
-    rcpp_result_gen = Rcpp::wrap(cpp_test_storage_ops(a, b, c, alpha, sigma, delta));
-    return rcpp_result_gen;
-END_RCPP
-}
-// cpp_test_lbfgs_ops
-Rcpp::List cpp_test_lbfgs_ops(Rcpp::NumericMatrix S, Rcpp::NumericMatrix Y, Rcpp::NumericVector v, Rcpp::NumericVector z, int memory, double r, double gamma_min, int split);
-RcppExport SEXP _scalebayes_cpp_test_lbfgs_ops(SEXP SSEXP, SEXP YSEXP, SEXP vSEXP, SEXP zSEXP, SEXP memorySEXP, SEXP rSEXP, SEXP gamma_minSEXP, SEXP splitSEXP) {
-BEGIN_RCPP
-    Rcpp::RObject rcpp_result_gen;
-    Rcpp::RNGScope rcpp_rngScope_gen;
-    Rcpp::traits::input_parameter< Rcpp::NumericMatrix >::type S(SSEXP);
-    Rcpp::traits::input_parameter< Rcpp::NumericMatrix >::type Y(YSEXP);
-    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type v(vSEXP);
-    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type z(zSEXP);
-    Rcpp::traits::input_parameter< int >::type memory(memorySEXP);
-    Rcpp::traits::input_parameter< double >::type r(rSEXP);
-    Rcpp::traits::input_parameter< double >::type gamma_min(gamma_minSEXP);
-    Rcpp::traits::input_parameter< int >::type split(splitSEXP);
-    rcpp_result_gen = Rcpp::wrap(cpp_test_lbfgs_ops(S, Y, v, z, memory, r, gamma_min, split));
-    return rcpp_result_gen;
-END_RCPP
-}
-// cpp_test_lbfgs_masked
-Rcpp::List cpp_test_lbfgs_masked(Rcpp::NumericMatrix S, Rcpp::NumericMatrix Y, Rcpp::LogicalVector keep, Rcpp::NumericVector v, Rcpp::NumericVector z, int memory, double r, double gamma_min);
-RcppExport SEXP _scalebayes_cpp_test_lbfgs_masked(SEXP SSEXP, SEXP YSEXP, SEXP keepSEXP, SEXP vSEXP, SEXP zSEXP, SEXP memorySEXP, SEXP rSEXP, SEXP gamma_minSEXP) {
-BEGIN_RCPP
-    Rcpp::RObject rcpp_result_gen;
-    Rcpp::RNGScope rcpp_rngScope_gen;
-    Rcpp::traits::input_parameter< Rcpp::NumericMatrix >::type S(SSEXP);
-    Rcpp::traits::input_parameter< Rcpp::NumericMatrix >::type Y(YSEXP);
-    Rcpp::traits::input_parameter< Rcpp::LogicalVector >::type keep(keepSEXP);
-    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type v(vSEXP);
-    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type z(zSEXP);
-    Rcpp::traits::input_parameter< int >::type memory(memorySEXP);
-    Rcpp::traits::input_parameter< double >::type r(rSEXP);
-    Rcpp::traits::input_parameter< double >::type gamma_min(gamma_minSEXP);
-    rcpp_result_gen = Rcpp::wrap(cpp_test_lbfgs_masked(S, Y, keep, v, z, memory, r, gamma_min));
-    return rcpp_result_gen;
-END_RCPP
-}
-// cpp_test_net_regradient
-Rcpp::List cpp_test_net_regradient(Rcpp::List spec, Rcpp::NumericVector x, Rcpp::IntegerVector xdim, Rcpp::NumericVector y, Rcpp::IntegerVector idx, Rcpp::NumericVector weights, double seed);
-RcppExport SEXP _scalebayes_cpp_test_net_regradient(SEXP specSEXP, SEXP xSEXP, SEXP xdimSEXP, SEXP ySEXP, SEXP idxSEXP, SEXP weightsSEXP, SEXP seedSEXP) {
-BEGIN_RCPP
-    Rcpp::RObject rcpp_result_gen;
-    Rcpp::RNGScope rcpp_rngScope_gen;
-    Rcpp::traits::input_parameter< Rcpp::List >::type spec(specSEXP);
-    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type x(xSEXP);
-    Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type xdim(xdimSEXP);
-    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type y(ySEXP);
-    Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type idx(idxSEXP);
-    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type weights(weightsSEXP);
-    Rcpp::traits::input_parameter< double >::type seed(seedSEXP);
-    rcpp_result_gen = Rcpp::wrap(cpp_test_net_regradient(spec, x, xdim, y, idx, weights, seed));
-    return rcpp_result_gen;
-END_RCPP
-}
-// cpp_nn_train_check
-Rcpp::List cpp_nn_train_check(Rcpp::NumericMatrix x, Rcpp::NumericVector y, Rcpp::NumericVector params0, double offset0, double lambda, Rcpp::List control, double seed);
-RcppExport SEXP _scalebayes_cpp_nn_train_check(SEXP xSEXP, SEXP ySEXP, SEXP params0SEXP, SEXP offset0SEXP, SEXP lambdaSEXP, SEXP controlSEXP, SEXP seedSEXP) {
-BEGIN_RCPP
-    Rcpp::RObject rcpp_result_gen;
-    Rcpp::RNGScope rcpp_rngScope_gen;
-    Rcpp::traits::input_parameter< Rcpp::NumericMatrix >::type x(xSEXP);
-    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type y(ySEXP);
-    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type params0(params0SEXP);
-    Rcpp::traits::input_parameter< double >::type offset0(offset0SEXP);
-    Rcpp::traits::input_parameter< double >::type lambda(lambdaSEXP);
-    Rcpp::traits::input_parameter< Rcpp::List >::type control(controlSEXP);
-    Rcpp::traits::input_parameter< double >::type seed(seedSEXP);
-    rcpp_result_gen = Rcpp::wrap(cpp_nn_train_check(x, y, params0, offset0, lambda, control, seed));
-    return rcpp_result_gen;
-END_RCPP
-}
-// cpp_nn_batched_test
-Rcpp::List cpp_nn_batched_test(Rcpp::List spec, Rcpp::NumericMatrix params, Rcpp::NumericVector x, Rcpp::IntegerVector xdim, Rcpp::NumericVector dout, bool shared, bool grouped);
-RcppExport SEXP _scalebayes_cpp_nn_batched_test(SEXP specSEXP, SEXP paramsSEXP, SEXP xSEXP, SEXP xdimSEXP, SEXP doutSEXP, SEXP sharedSEXP, SEXP groupedSEXP) {
-BEGIN_RCPP
-    Rcpp::RObject rcpp_result_gen;
-    Rcpp::RNGScope rcpp_rngScope_gen;
-    Rcpp::traits::input_parameter< Rcpp::List >::type spec(specSEXP);
-    Rcpp::traits::input_parameter< Rcpp::NumericMatrix >::type params(paramsSEXP);
-    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type x(xSEXP);
-    Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type xdim(xdimSEXP);
-    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type dout(doutSEXP);
-    Rcpp::traits::input_parameter< bool >::type shared(sharedSEXP);
-    Rcpp::traits::input_parameter< bool >::type grouped(groupedSEXP);
-    rcpp_result_gen = Rcpp::wrap(cpp_nn_batched_test(spec, params, x, xdim, dout, shared, grouped));
-    return rcpp_result_gen;
-END_RCPP
-}
-// cpp_tf_difference
-Rcpp::NumericMatrix cpp_tf_difference(Rcpp::NumericVector x, int k);
-RcppExport SEXP _scalebayes_cpp_tf_difference(SEXP xSEXP, SEXP kSEXP) {
-BEGIN_RCPP
-    Rcpp::RObject rcpp_result_gen;
-    Rcpp::RNGScope rcpp_rngScope_gen;
-    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type x(xSEXP);
-    Rcpp::traits::input_parameter< int >::type k(kSEXP);
-    rcpp_result_gen = Rcpp::wrap(cpp_tf_difference(x, k));
-    return rcpp_result_gen;
-END_RCPP
-}
 // cpp_tf_lambda_max
 Rcpp::List cpp_tf_lambda_max(Rcpp::NumericVector y, Rcpp::NumericVector x, Rcpp::NumericVector w, int k, Rcpp::NumericVector w0);
 RcppExport SEXP _scalebayes_cpp_tf_lambda_max(SEXP ySEXP, SEXP xSEXP, SEXP wSEXP, SEXP kSEXP, SEXP w0SEXP) {
@@ -877,21 +589,6 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
-// cpp_wbb_driver_check
-Rcpp::NumericMatrix cpp_wbb_driver_check(Rcpp::NumericVector y, double lambda, int solver, int n_prior, Rcpp::List settings);
-RcppExport SEXP _scalebayes_cpp_wbb_driver_check(SEXP ySEXP, SEXP lambdaSEXP, SEXP solverSEXP, SEXP n_priorSEXP, SEXP settingsSEXP) {
-BEGIN_RCPP
-    Rcpp::RObject rcpp_result_gen;
-    Rcpp::RNGScope rcpp_rngScope_gen;
-    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type y(ySEXP);
-    Rcpp::traits::input_parameter< double >::type lambda(lambdaSEXP);
-    Rcpp::traits::input_parameter< int >::type solver(solverSEXP);
-    Rcpp::traits::input_parameter< int >::type n_prior(n_priorSEXP);
-    Rcpp::traits::input_parameter< Rcpp::List >::type settings(settingsSEXP);
-    rcpp_result_gen = Rcpp::wrap(cpp_wbb_driver_check(y, lambda, solver, n_prior, settings));
-    return rcpp_result_gen;
-END_RCPP
-}
 // cpp_lambda_max
 double cpp_lambda_max(Rcpp::NumericMatrix x, Rcpp::NumericVector y, int family, double alpha, Rcpp::NumericVector w, Rcpp::NumericVector pf, Rcpp::List control);
 RcppExport SEXP _scalebayes_cpp_lambda_max(SEXP xSEXP, SEXP ySEXP, SEXP familySEXP, SEXP alphaSEXP, SEXP wSEXP, SEXP pfSEXP, SEXP controlSEXP) {
@@ -1000,23 +697,14 @@ END_RCPP
 
 static const R_CallMethodDef CallEntries[] = {
     {"_scalebayes_cpp_blasso", (DL_FUNC) &_scalebayes_cpp_blasso, 4},
-    {"_scalebayes_cpp_rinvgauss", (DL_FUNC) &_scalebayes_cpp_rinvgauss, 4},
     {"_scalebayes_cpp_blasso_compare", (DL_FUNC) &_scalebayes_cpp_blasso_compare, 7},
-    {"_scalebayes_cpp_glmnet_path_coef", (DL_FUNC) &_scalebayes_cpp_glmnet_path_coef, 7},
-    {"_scalebayes_cpp_glmnet_cv_lambda_min", (DL_FUNC) &_scalebayes_cpp_glmnet_cv_lambda_min, 4},
-    {"_scalebayes_cpp_coverage_all_pairs", (DL_FUNC) &_scalebayes_cpp_coverage_all_pairs, 3},
-    {"_scalebayes_cpp_compare_data", (DL_FUNC) &_scalebayes_cpp_compare_data, 7},
     {"_scalebayes_cpp_build_info", (DL_FUNC) &_scalebayes_cpp_build_info, 0},
-    {"_scalebayes_cpp_test_driver", (DL_FUNC) &_scalebayes_cpp_test_driver, 4},
-    {"_scalebayes_cpp_test_rng", (DL_FUNC) &_scalebayes_cpp_test_rng, 6},
     {"_scalebayes_cpp_ksd", (DL_FUNC) &_scalebayes_cpp_ksd, 5},
     {"_scalebayes_cpp_nn_plan", (DL_FUNC) &_scalebayes_cpp_nn_plan, 1},
     {"_scalebayes_cpp_nn_layer_kinds", (DL_FUNC) &_scalebayes_cpp_nn_layer_kinds, 0},
-    {"_scalebayes_cpp_kle_basis", (DL_FUNC) &_scalebayes_cpp_kle_basis, 7},
     {"_scalebayes_cpp_kle_darcy_data", (DL_FUNC) &_scalebayes_cpp_kle_darcy_data, 3},
     {"_scalebayes_cpp_darcy_solve", (DL_FUNC) &_scalebayes_cpp_darcy_solve, 4},
     {"_scalebayes_cpp_sgld_sa", (DL_FUNC) &_scalebayes_cpp_sgld_sa, 8},
-    {"_scalebayes_cpp_sgmcmc_normals", (DL_FUNC) &_scalebayes_cpp_sgmcmc_normals, 2},
     {"_scalebayes_cpp_sgmcmc_samplers", (DL_FUNC) &_scalebayes_cpp_sgmcmc_samplers, 0},
     {"_scalebayes_cpp_sgmcmc_density", (DL_FUNC) &_scalebayes_cpp_sgmcmc_density, 4},
     {"_scalebayes_cpp_sgmcmc_target_eval", (DL_FUNC) &_scalebayes_cpp_sgmcmc_target_eval, 2},
@@ -1035,15 +723,6 @@ static const R_CallMethodDef CallEntries[] = {
     {"_scalebayes_cpp_nn_export", (DL_FUNC) &_scalebayes_cpp_nn_export, 5},
     {"_scalebayes_cpp_nn_vae", (DL_FUNC) &_scalebayes_cpp_nn_vae, 7},
     {"_scalebayes_cpp_nn_vae_apply", (DL_FUNC) &_scalebayes_cpp_nn_vae_apply, 12},
-    {"_scalebayes_cpp_vi_test", (DL_FUNC) &_scalebayes_cpp_vi_test, 11},
-    {"_scalebayes_cpp_nn_forward", (DL_FUNC) &_scalebayes_cpp_nn_forward, 8},
-    {"_scalebayes_cpp_test_storage_ops", (DL_FUNC) &_scalebayes_cpp_test_storage_ops, 6},
-    {"_scalebayes_cpp_test_lbfgs_ops", (DL_FUNC) &_scalebayes_cpp_test_lbfgs_ops, 8},
-    {"_scalebayes_cpp_test_lbfgs_masked", (DL_FUNC) &_scalebayes_cpp_test_lbfgs_masked, 8},
-    {"_scalebayes_cpp_test_net_regradient", (DL_FUNC) &_scalebayes_cpp_test_net_regradient, 7},
-    {"_scalebayes_cpp_nn_train_check", (DL_FUNC) &_scalebayes_cpp_nn_train_check, 7},
-    {"_scalebayes_cpp_nn_batched_test", (DL_FUNC) &_scalebayes_cpp_nn_batched_test, 7},
-    {"_scalebayes_cpp_tf_difference", (DL_FUNC) &_scalebayes_cpp_tf_difference, 2},
     {"_scalebayes_cpp_tf_lambda_max", (DL_FUNC) &_scalebayes_cpp_tf_lambda_max, 5},
     {"_scalebayes_cpp_tf_path", (DL_FUNC) &_scalebayes_cpp_tf_path, 8},
     {"_scalebayes_cpp_tf_wbb", (DL_FUNC) &_scalebayes_cpp_tf_wbb, 8},
@@ -1054,7 +733,6 @@ static const R_CallMethodDef CallEntries[] = {
     {"_scalebayes_cpp_tf_glm_path", (DL_FUNC) &_scalebayes_cpp_tf_glm_path, 9},
     {"_scalebayes_cpp_tf_glm_certify", (DL_FUNC) &_scalebayes_cpp_tf_glm_certify, 9},
     {"_scalebayes_cpp_tf_glm_wbb", (DL_FUNC) &_scalebayes_cpp_tf_glm_wbb, 11},
-    {"_scalebayes_cpp_wbb_driver_check", (DL_FUNC) &_scalebayes_cpp_wbb_driver_check, 5},
     {"_scalebayes_cpp_lambda_max", (DL_FUNC) &_scalebayes_cpp_lambda_max, 7},
     {"_scalebayes_cpp_enet_path", (DL_FUNC) &_scalebayes_cpp_enet_path, 8},
     {"_scalebayes_cpp_enet_cv", (DL_FUNC) &_scalebayes_cpp_enet_cv, 10},
@@ -1064,7 +742,9 @@ static const R_CallMethodDef CallEntries[] = {
     {NULL, NULL, 0}
 };
 
+void sb_test_hooks_init(DllInfo* dll);
 RcppExport void R_init_scalebayes(DllInfo *dll) {
     R_registerRoutines(dll, NULL, CallEntries, NULL, NULL);
     R_useDynamicSymbols(dll, FALSE);
+    sb_test_hooks_init(dll);
 }

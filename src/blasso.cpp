@@ -65,15 +65,6 @@ Rcpp::List cpp_blasso(const Rcpp::NumericMatrix& x, const Rcpp::NumericVector& y
       Rcpp::Named("interrupted") = r.interrupted || prog.interrupted());
 }
 
-// Test hook: n draws of rng::Stream::inverse_gaussian(mu, shape) from stream (seed, 0).
-// [[Rcpp::export]]
-Rcpp::NumericVector cpp_rinvgauss(int n, double mu, double shape, double seed) {
-  scalebayes::rng::Stream s(sbglue::seed_from_r(seed), 0);
-  Rcpp::NumericVector out(n);
-  for (int i = 0; i < n; ++i) out[i] = s.inverse_gaussian(mu, shape);
-  return out;
-}
-
 
 // Datasets first+1 .. first+count of one cell of the WBB-paper simulation (see gibbs/compare.hpp); run
 // settings (seed, first, draws = number of datasets, threads, quiet) from R/wbb_run.R's wbb_engine_settings().
@@ -107,59 +98,4 @@ Rcpp::NumericMatrix cpp_blasso_compare(int n, int p, int setting, int cell_id, c
   Rcpp::NumericMatrix res = Rcpp::wrap(out);
   res.attr("interrupted") = status.interrupted || prog.interrupted();
   return res;
-}
-
-// Test hook: glmnet's default gaussian lasso path without intercept (cd/glmnet_path.hpp) on (x, y, w, pf), and
-// coef(fit, s = s). user_lambda: empty for the default path. Returns the path lambdas, the p x L coefficients
-// and the coefficients at s.
-// [[Rcpp::export]]
-Rcpp::List cpp_glmnet_path_coef(const Rcpp::NumericMatrix& x, const Rcpp::NumericVector& y,
-                                const Rcpp::NumericVector& w, const Rcpp::NumericVector& pf, double s,
-                                const Rcpp::NumericVector& user_lambda, double tol) {
-  namespace cd = scalebayes::cd;
-  cd::Control ctrl;
-  ctrl.tol = tol;
-  const Eigen::VectorXd ul = Rcpp::as<Eigen::VectorXd>(user_lambda);
-  const cd::GlmnetPath path = cd::glmnet_path(sbglue::as_map(x), sbglue::as_map(y), sbglue::as_map(w),
-                                              sbglue::as_map(pf), ctrl, cd::GlmnetPathRule(), ul);
-  return Rcpp::List::create(Rcpp::Named("lambda") = Rcpp::wrap(path.lambda), Rcpp::Named("beta") = Rcpp::wrap(path.beta),
-                            Rcpp::Named("coef") = Rcpp::wrap(cd::glmnet_coef(path, s)));
-}
-
-// Test hook: cv.glmnet(x, y, intercept = FALSE, foldid)$lambda.min as cd::glmnet_cv_lambda_min computes it
-// (foldid 1-based, as in R).
-// [[Rcpp::export]]
-double cpp_glmnet_cv_lambda_min(const Rcpp::NumericMatrix& x, const Rcpp::NumericVector& y,
-                                const Rcpp::IntegerVector& foldid, double tol) {
-  namespace cd = scalebayes::cd;
-  cd::Control ctrl;
-  ctrl.tol = tol;
-  Eigen::VectorXi f(foldid.size());
-  for (R_xlen_t i = 0; i < foldid.size(); ++i) f[i] = foldid[i] - 1;
-  return cd::glmnet_cv_lambda_min(sbglue::as_map(x), sbglue::as_map(y), f, ctrl);
-}
-
-// Test hook: the paper route's coverage rule (gibbs::coverage_all_pairs) for intervals [lo, hi] and truth beta.
-// [[Rcpp::export]]
-double cpp_coverage_all_pairs(const Rcpp::NumericVector& lo, const Rcpp::NumericVector& hi,
-                              const Rcpp::NumericVector& beta) {
-  return scalebayes::gibbs::coverage_all_pairs(sbglue::as_map(lo), sbglue::as_map(hi), sbglue::as_map(beta));
-}
-
-// Test hook: dataset b (0-based: dataset b + 1) of one cell of the WBB-paper simulation exactly as
-// run_compare draws it (gibbs::compare_data), so that other software can be run on the same data.
-// [[Rcpp::export]]
-Rcpp::List cpp_compare_data(int n, int p, int setting, int cell_id, double seed, double b, bool paper_route) {
-  namespace G = scalebayes::gibbs;
-  G::CompareCell cell;
-  cell.n = n;
-  cell.p = p;
-  cell.setting = setting;
-  cell.id = cell_id;
-  if (!(b >= 0) || b > 2147483647.0) Rcpp::stop("internal: invalid dataset index");
-  const std::uint64_t s = sbglue::seed_from_r(seed);
-  const G::CompareData d = G::compare_data(cell, s, G::compare_key(cell, static_cast<std::size_t>(b)), paper_route);
-  return Rcpp::List::create(Rcpp::Named("x") = Rcpp::wrap(d.x), Rcpp::Named("y") = Rcpp::wrap(d.y),
-                            Rcpp::Named("xt") = Rcpp::wrap(d.xt), Rcpp::Named("yt") = Rcpp::wrap(d.yt),
-                            Rcpp::Named("beta") = Rcpp::wrap(d.beta));
 }

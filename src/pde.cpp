@@ -13,21 +13,6 @@ scalebayes::pde::DarcyGrid grid_from(const Rcpp::List& g) {
 }
 }  // namespace
 
-// The leading eigenpairs of the separable Gaussian kernel at the cell centres.
-// [[Rcpp::export]]
-Rcpp::List cpp_kle_basis(int nx, int ny, double l1, double l2, double variance, int terms, int nystrom) {
-  const scalebayes::pde::Kle2d kle(nx, ny, l1, l2, variance, terms, nystrom);
-  Rcpp::NumericMatrix basis(kle.basis.rows(), kle.basis.cols());
-  std::copy(kle.basis.data(), kle.basis.data() + kle.basis.size(), basis.begin());
-  return Rcpp::List::create(
-      Rcpp::Named("values") = Rcpp::NumericVector(kle.values.data(), kle.values.data() + kle.values.size()),
-      Rcpp::Named("index1") = Rcpp::IntegerVector(kle.index1.begin(), kle.index1.end()),
-      Rcpp::Named("index2") = Rcpp::IntegerVector(kle.index2.begin(), kle.index2.end()),
-      Rcpp::Named("values1") = Rcpp::NumericVector(kle.values1.data(), kle.values1.data() + kle.values1.size()),
-      Rcpp::Named("values2") = Rcpp::NumericVector(kle.values2.data(), kle.values2.data() + kle.values2.size()),
-      Rcpp::Named("basis") = basis);
-}
-
 // n samples of (KLE coefficients, log-permeability, velocities, pressures).
 // [[Rcpp::export]]
 Rcpp::List cpp_kle_darcy_data(int n, Rcpp::List s, Rcpp::List run) {

@@ -46,15 +46,6 @@ Rcpp::List cpp_sgld_sa(const Rcpp::NumericMatrix& x, const Rcpp::NumericVector& 
                             Rcpp::Named("interrupted") = rr.interrupted || prog.interrupted());
 }
 
-// Internal (tests): n standard normals from the SG-MCMC ziggurat on stream (seed, 0).
-// [[Rcpp::export]]
-Rcpp::NumericVector cpp_sgmcmc_normals(int n, double seed) {
-  scalebayes::rng::Stream rs(sbglue::seed_from_r(seed), 0);
-  Rcpp::NumericVector out(n);
-  for (int i = 0; i < n; ++i) out[i] = sg::Ziggurat::normal(rs);
-  return out;
-}
-
 // The sampler table (sgmcmc/steps.hpp: sampler_table()), the one list of samplers R reads (R/sgmcmc_control.R).
 // [[Rcpp::export]]
 Rcpp::DataFrame cpp_sgmcmc_samplers() {

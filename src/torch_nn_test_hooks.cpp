@@ -1,9 +1,12 @@
-// Test hooks of the LibTorch network engine: entry points that tests/testthat calls (through scalebayes:::) to
-// check the engine against references written independently -- the variational objective's KL, gradients and
-// inclusions, a network's raw forward pass, the storage and L-BFGS operations under both storage policies, the
-// regradient of a network chain and the training loop's certificate. No user-facing function calls them; the
-// user-facing entry points are in torch_nn.cpp.
+// Test hooks of the LibTorch network engine (see test_hooks.h): entry points that tests/testthat calls (through
+// tests/testthat/helper-test-hooks.R) to check the engine against references written independently -- the
+// variational objective's KL, gradients and inclusions, a network's raw forward pass, the storage and L-BFGS
+// operations under both storage policies, the regradient of a network chain and the training loop's
+// certificate. No user-facing function calls them; the user-facing entry points are in torch_nn.cpp.
+// Compiled only with SCALEBAYES_TEST_HOOKS (configure): without it this unit is empty.
+#ifdef SCALEBAYES_TEST_HOOKS
 #include "torch_glue.h"
+#include "test_hooks.h"
 
 #ifdef SCALEBAYES_HAVE_TORCH
 namespace nn = scalebayes::nn;
@@ -15,7 +18,6 @@ using namespace sbtorch;  // the shared helpers (torch_glue.h), called unqualifi
 // vi settings list of cpp_nn_vi (log_lambda its first entry). what = "kl": KL(q || p) (one value); "grad": `reps`
 // replications of the gradient of the minibatch NLL mean over all of x with respect to (mu, rho), a reps x 2P
 // matrix; "gamma": `reps` hard Gumbel-softmax inclusions of the variational weights, reps x (weights of q).
-// [[Rcpp::export]]
 Rcpp::NumericMatrix cpp_vi_test(Rcpp::List spec, Rcpp::NumericVector x, Rcpp::IntegerVector xdim, Rcpp::NumericVector y,
                                 Rcpp::NumericVector params, Rcpp::NumericVector rho, Rcpp::NumericVector logit,
                                 Rcpp::List vi, std::string what, int reps, double seed) {
@@ -114,7 +116,6 @@ Rcpp::NumericMatrix cpp_vi_test(Rcpp::List spec, Rcpp::NumericVector x, Rcpp::In
 // Raw outputs of one network with the given parameters on x (test hook for dropout): the network's generator
 // is seeded as for draw `stream` of `seed` (Net::init_from), then the parameters are set; train: training
 // mode (dropout masks drawn) or prediction mode. Returns n x out, row-major.
-// [[Rcpp::export]]
 Rcpp::NumericVector cpp_nn_forward(Rcpp::List spec, Rcpp::NumericVector params, Rcpp::NumericVector x,
                                    Rcpp::IntegerVector xdim, bool train, double seed, double stream, bool float64) {
 #ifdef SCALEBAYES_HAVE_TORCH
@@ -140,7 +141,6 @@ Rcpp::NumericVector cpp_nn_forward(Rcpp::List spec, Rcpp::NumericVector params, 
 // numbers. Returns list(eigen = ..., torch = ...), each with dot, axpy (b + alpha a), where_scalar
 // (alpha > 0 ? sigma : delta), where_array (c > 0 ? a : b), group_dot (a.b + c.c over two groups), prior_grad,
 // inclusion, and after one SA step (omega = alpha) rho, kappa0, kappa1, delta, sigma.
-// [[Rcpp::export]]
 Rcpp::List cpp_test_storage_ops(Rcpp::NumericVector a, Rcpp::NumericVector b, Rcpp::NumericVector c, double alpha,
                                 double sigma, double delta) {
 #ifdef SCALEBAYES_HAVE_TORCH
@@ -225,7 +225,6 @@ Rcpp::List cpp_test_storage_ops(Rcpp::NumericVector a, Rcpp::NumericVector b, Rc
 // float64): the pairs are the columns of S and Y (oldest first), split into two groups after `split` rows; the
 // memory keeps `memory` of them. Returns list(eigen = , torch = ), each with G (G~ v), S (S~ z), diag (diag G~), gamma and sybar
 // (s'ybar of the kept pairs).
-// [[Rcpp::export]]
 Rcpp::List cpp_test_lbfgs_ops(Rcpp::NumericMatrix S, Rcpp::NumericMatrix Y, Rcpp::NumericVector v,
                               Rcpp::NumericVector z, int memory, double r, double gamma_min, int split) {
 #ifdef SCALEBAYES_HAVE_TORCH
@@ -287,7 +286,6 @@ Rcpp::List cpp_test_lbfgs_ops(Rcpp::NumericMatrix S, Rcpp::NumericMatrix Y, Rcpp
 // float64): a group of two members, member 0 pushed every pair (columns of S and Y, oldest first), member 1 only
 // those with keep[k]. Returns list(batched = list(G, S, diag, gamma) with one column / entry per member, single =
 // the same from two one-chain memories (TorchOps), member 0's fed every pair and member 1's the kept pairs.
-// [[Rcpp::export]]
 Rcpp::List cpp_test_lbfgs_masked(Rcpp::NumericMatrix S, Rcpp::NumericMatrix Y, Rcpp::LogicalVector keep,
                                  Rcpp::NumericVector v, Rcpp::NumericVector z, int memory, double r,
                                  double gamma_min) {
@@ -356,7 +354,6 @@ Rcpp::List cpp_test_lbfgs_masked(Rcpp::NumericMatrix S, Rcpp::NumericMatrix Y, R
 // dropout generator's state and the batch-norm buffers after the second gradient equal those after the first,
 // and the recorded minibatch count before and after (the second gradient records nothing). weights: per-example
 // weights of the log-likelihood (length 0: none).
-// [[Rcpp::export]]
 Rcpp::List cpp_test_net_regradient(Rcpp::List spec, Rcpp::NumericVector x, Rcpp::IntegerVector xdim,
                                    Rcpp::NumericVector y, Rcpp::IntegerVector idx, Rcpp::NumericVector weights,
                                    double seed) {
@@ -482,7 +479,6 @@ class RidgeOffsetObjective {
 // offset0, with the training settings of nn_engine_control() and the minibatch order from stream (seed, 0).
 // Returns the final parameters, the offset, the loop's counts, its per-epoch history and certificate, and the
 // progress counter's steps.
-// [[Rcpp::export]]
 Rcpp::List cpp_nn_train_check(Rcpp::NumericMatrix x, Rcpp::NumericVector y, Rcpp::NumericVector params0,
                               double offset0, double lambda, Rcpp::List control, double seed) {
 #ifdef SCALEBAYES_HAVE_TORCH
@@ -527,7 +523,6 @@ Rcpp::List cpp_nn_train_check(Rcpp::NumericMatrix x, Rcpp::NumericVector y, Rcpp
 // backward pass of sum(dout . out) with dout an R array of dim (out, m, G). grouped: convolutions as one grouped
 // convolution instead of one call per member. Returns list(out = the outputs (an array of dim (out, m, G)),
 // grad = the gradient (P x G), ref_out, ref_grad = the same from one unbatched Net per member with autograd).
-// [[Rcpp::export]]
 Rcpp::List cpp_nn_batched_test(Rcpp::List spec, Rcpp::NumericMatrix params, Rcpp::NumericVector x,
                                Rcpp::IntegerVector xdim, Rcpp::NumericVector dout, bool shared, bool grouped) {
 #ifdef SCALEBAYES_HAVE_TORCH
@@ -592,3 +587,13 @@ Rcpp::List cpp_nn_batched_test(Rcpp::List spec, Rcpp::NumericMatrix params, Rcpp
   Rcpp::stop("scalebayes was built without LibTorch");
 #endif
 }
+
+SB_TEST_HOOK(cpp_vi_test)
+SB_TEST_HOOK(cpp_nn_forward)
+SB_TEST_HOOK(cpp_test_storage_ops)
+SB_TEST_HOOK(cpp_test_lbfgs_ops)
+SB_TEST_HOOK(cpp_test_lbfgs_masked)
+SB_TEST_HOOK(cpp_test_net_regradient)
+SB_TEST_HOOK(cpp_nn_train_check)
+SB_TEST_HOOK(cpp_nn_batched_test)
+#endif  // SCALEBAYES_TEST_HOOKS

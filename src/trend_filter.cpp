@@ -37,16 +37,6 @@ TFEngine tf_engine_from(const Rcpp::List& e) {
 bool stop_on_interrupt() { return sbglue::user_interrupted(); }
 }  // namespace
 
-// Dense D^{(x,k+1)} (for tests and small problems).
-// [[Rcpp::export]]
-Rcpp::NumericMatrix cpp_tf_difference(Rcpp::NumericVector x, int k) {
-  gl::BandedD D = gl::make_difference(to_vec(x), k);
-  Rcpp::NumericMatrix out(D.m, D.n);
-  for (int i = 0; i < D.m; ++i)
-    for (int l = 0; l < D.width; ++l) out(i, i + l) = D.at(i, l);
-  return out;
-}
-
 // [[Rcpp::export]]
 Rcpp::List cpp_tf_lambda_max(Rcpp::NumericVector y, Rcpp::NumericVector x, Rcpp::NumericVector w, int k,
                              Rcpp::NumericVector w0) {

@@ -1,9 +1,12 @@
-// Test hook of the WBB driver (tests/testthat/test-wbb-driver.R): two small weighted solvers run through
-// scalebayes::wbb::run_draws(), beside the package's real ones (wbb/glm.hpp, genlasso/trend_filter.hpp).
+// Test hook of the WBB driver (tests/testthat/test-wbb-driver.R, helper-wbb-weights.R): two small weighted
+// solvers run through scalebayes::wbb::run_draws(), beside the package's real ones (wbb/glm.hpp,
+// genlasso/trend_filter.hpp). Compiled only with SCALEBAYES_TEST_HOOKS (see test_hooks.h).
+#ifdef SCALEBAYES_TEST_HOOKS
 #include <memory>
 
 #include "sb_glue.h"
 #include "scalebayes/wbb/driver.hpp"
+#include "test_hooks.h"
 
 namespace wbb = scalebayes::wbb;
 
@@ -50,7 +53,6 @@ class RidgeMeanSolver {
 
 // solver 0: RecordSolver with n_prior prior terms (draws x (n + prior weights + 1)); 1: RidgeMeanSolver
 // (draws x 1). settings: R/wbb_run.R's wbb_engine_settings().
-// [[Rcpp::export]]
 Rcpp::NumericMatrix cpp_wbb_driver_check(Rcpp::NumericVector y, double lambda, int solver, int n_prior,
                                          Rcpp::List settings) {
   const wbb::Settings st = sbglue::wbb_settings(settings);
@@ -69,3 +71,6 @@ Rcpp::NumericMatrix cpp_wbb_driver_check(Rcpp::NumericVector y, double lambda, i
   }
   return res;
 }
+
+SB_TEST_HOOK(cpp_wbb_driver_check)
+#endif  // SCALEBAYES_TEST_HOOKS

@@ -2,7 +2,9 @@
 # R CMD build + R CMD check --as-cran --no-manual on a copy of this checkout, so that a broken NAMESPACE, Rd
 # file, example, vignette or compiler warning fails CI. The check installs into its own temporary library
 # (never the shared one). The vignettes build from their precomputed results (vignettes/results/*.rds), and the
-# testthat suite runs as on CRAN (NOT_CRAN unset: the long tests skip; tools/run-tests.sh runs them all).
+# testthat suite runs as on CRAN (NOT_CRAN unset: the long tests skip; tools/run-tests.sh runs them all), on
+# the package as users install it: without the test hooks (SCALEBAYES_TEST_HOOKS unset; the tests that need
+# one skip).
 # Fails on any ERROR or WARNING; NOTEs are printed (a first submission always has one).
 # Measured on the 2-core VM: see bench/RESULTS.md ("CI: R CMD check").
 set -euo pipefail
@@ -16,7 +18,7 @@ export _R_CHECK_CRAN_INCOMING_=false
 export _R_CHECK_CRAN_INCOMING_REMOTE_=false
 export _R_CHECK_FUTURE_FILE_TIMESTAMPS_=false
 export _R_CHECK_SYSTEM_CLOCK_=false
-unset NOT_CRAN
+unset NOT_CRAN SCALEBAYES_TEST_HOOKS SCALEBAYES_TESTS
 # ccache in front of R's C++ compilers, as in tools/setup.sh: the build (for the vignettes) and the check's
 # install compile the same sources that setup compiled just before, from temporary copies under $work (left out
 # of ccache's hash), so both come from the cache; without ccache both compile from scratch

@@ -109,7 +109,8 @@ copy_tree() {  # $1 destination
 build_tree() {
   local torch_env=()
   [ "$3" = notorch ] && torch_env=(SCALEBAYES_TORCH=no)
-  (cd "$1" && env "${torch_env[@]}" R_MAKEVARS_USER="$makevars" MAKEFLAGS="-j$make_jobs" \
+  # with the test hooks (src/test_hooks.h): several mutants' killing tests call one
+  (cd "$1" && env "${torch_env[@]}" SCALEBAYES_TEST_HOOKS=1 R_MAKEVARS_USER="$makevars" MAKEFLAGS="-j$make_jobs" \
      R CMD INSTALL --no-test-load --no-docs --no-html --no-byte-compile --preclean -l "$2" . > "$4" 2>&1)
 }
 

@@ -9,7 +9,10 @@
 # compilation, and every unchanged translation unit of a later setup, comes from the cache. It reinstalls only
 # when the sources differ from what is installed (a hash of the package files, vignettes included).
 # SCALEBAYES_TORCH=no builds the package without LibTorch. The package goes to R's first library (.libPaths():
-# R_LIBS=DIR installs it there instead).
+# R_LIBS=DIR installs it there instead). The package is built with its test hooks (SCALEBAYES_TEST_HOOKS=1,
+# the default here: the C++ entry points that only tests/testthat and bench/ call, src/test_hooks.h), since
+# this is the install the test suite and the benchmarks use; SCALEBAYES_TEST_HOOKS=0 installs the package as
+# users get it (R CMD INSTALL of the tarball), where the tests that need a hook skip.
 # Usage: bash tools/setup.sh            (everything)
 #        SCALEBAYES_SKIP_INSTALL=1 bash tools/setup.sh   (dependencies only)
 set -euo pipefail
@@ -75,10 +78,13 @@ if command -v npm >/dev/null 2>&1; then
 fi
 
 if [ "${SCALEBAYES_SKIP_INSTALL:-0}" != 1 ]; then
+  export SCALEBAYES_TEST_HOOKS="${SCALEBAYES_TEST_HOOKS:-1}"
   # Reinstall only when the package sources differ from what is installed (hash of the source files), or when
-  # the installed package lacks its vignettes (an install from the directory, as setup made before).
-  src_hash=$(find DESCRIPTION NAMESPACE .Rbuildignore configure cleanup R src inst data vignettes -type f \
-               ! -name '*.o' ! -name '*.so' ! -name Makevars 2>/dev/null | LC_ALL=C sort | xargs sha1sum | sha1sum | cut -c1-40)
+  # the installed package lacks its vignettes (an install from the directory, as setup made before). The
+  # test-hooks setting is part of the hash: switching it reinstalls.
+  src_hash=$( { find DESCRIPTION NAMESPACE .Rbuildignore configure cleanup R src inst data vignettes -type f \
+               ! -name '*.o' ! -name '*.so' ! -name Makevars 2>/dev/null | LC_ALL=C sort | xargs sha1sum
+               echo "SCALEBAYES_TEST_HOOKS=$SCALEBAYES_TEST_HOOKS"; } | sha1sum | cut -c1-40)
   inst_dir=$(Rscript --vanilla -e 'cat(system.file(package = "scalebayes"))' 2>/dev/null || true)
   if [ -n "$inst_dir" ] && [ -f "$inst_dir/source-hash" ] && [ "$(cat "$inst_dir/source-hash")" = "$src_hash" ] &&
      [ -f "$inst_dir/doc/index.html" ]; then

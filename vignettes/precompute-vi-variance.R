@@ -13,7 +13,7 @@
 # gradients, each on a fresh random minibatch of M examples with fresh noise; "local" (one pre-activation draw
 # per example and unit), "per_example" (one weight draw per example), "weights" (one weight draw per
 # minibatch), and no noise (sigma -> 0: softplus(-30); only the minibatch sampling is left). The gradient is
-# that of the mean NLL of the minibatch with respect to the weight MEANS (scalebayes:::cpp_vi_test); the table
+# that of the mean NLL of the minibatch with respect to the weight MEANS (the test hook cpp_vi_test); the table
 # reports, per layer, the average over the weights of their gradient variance over the R replications.
 # Absolute values scale with N^2 and the architecture; the ratios between estimators are what transfers.
 #
@@ -32,6 +32,8 @@
 #     SB_VAR_OUT=results/vi-variance-results-full.rds nice -n 10 Rscript precompute-vi-variance.R
 # The tutorial's full size: SB_VAR_H=1000 as well.
 library(scalebayes)
+# the test hook cpp_vi_test: the package installed with SCALEBAYES_TEST_HOOKS=1, as tools/setup.sh does
+source("../tests/testthat/helper-test-hooks.R")
 DATA <- match.arg(Sys.getenv("SB_VAR_DATA", "digits"), c("digits", "mnist"))
 OUT <- Sys.getenv("SB_VAR_OUT", "results/vi-variance-results.rds")
 N <- as.integer(Sys.getenv("SB_VAR_N", "2000"))
@@ -92,7 +94,7 @@ for (ep in names(ck)) {
       g <- t(vapply(seq_len(R), function(k) {
         set.seed(k)
         i <- sample.int(N, M)
-        scalebayes:::cpp_vi_test(spec, as.double(x[i, ]), c(M, 784L), yy[i], v$mu, rho, rep(0, P), vl(estimators[[e]]),
+        cpp_vi_test(spec, as.double(x[i, ]), c(M, 784L), yy[i], v$mu, rho, rep(0, P), vl(estimators[[e]]),
                                  "grad", 1L, k)[1, seq_len(P)]
       }, numeric(P)))
       vv <- apply(g, 2, var)

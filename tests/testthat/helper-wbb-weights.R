@@ -8,7 +8,7 @@ wbb_recorded_weights <- function(n, draws, seed, prior = "separate", n_prior = 0
   st <- list(seed = seed, threads = 1L, quiet = TRUE, first = 0, draws = as.double(draws),
              dist = c(exponential = 0L, multinomial = 1L)[[dist]],
              prior = c(separate = 0L, common = 1L, none = 2L)[[prior]])
-  rec <- scalebayes:::cpp_wbb_driver_check(rep(0, n), 0, 0L, as.integer(n_prior), st)
+  rec <- cpp_wbb_driver_check(rep(0, n), 0, 0L, as.integer(n_prior), st)
   m <- ncol(rec) - n - 1L
   list(w = rec[, seq_len(n), drop = FALSE], w0 = rec[, n + seq_len(m), drop = FALSE])
 }

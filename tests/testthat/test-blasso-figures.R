@@ -272,14 +272,14 @@ test_that("route = 'paper_code': coverage counts every true coefficient against 
   hi <- c(1.5, 0.2, 1.2, 6)
   beta <- c(1, 0, 0, 10)
   # interval 1 covers beta 1; 2 covers beta 2, 3; 3 covers beta 1, 2, 3; 4 covers none: 6 of 16 pairs
-  expect_equal(scalebayes:::cpp_coverage_all_pairs(lo, hi, beta), 6 / 16)
+  expect_equal(cpp_coverage_all_pairs(lo, hi, beta), 6 / 16)
   # the per-coefficient rule of the exact route would give 3 / 4 here
   expect_equal(mean(lo <= beta & beta <= hi), 3 / 4)
 })
 
 test_that("the glmnet default-path emulation matches glmnet itself", {
   skip_if_not_installed("glmnet")
-  f <- scalebayes:::cpp_glmnet_path_coef
+  f <- cpp_glmnet_path_coef
   set.seed(3)
   for (case in 1:3) {
     n <- c(50, 30, 30)[case]; p <- c(40, 60, 60)[case]
@@ -297,7 +297,7 @@ test_that("the glmnet default-path emulation matches glmnet itself", {
     }
     fold <- sample(rep(1:3, length = n))
     cv <- glmnet::cv.glmnet(x, y, intercept = FALSE, foldid = fold, thresh = 1e-14)
-    expect_equal(scalebayes:::cpp_glmnet_cv_lambda_min(x, y, fold, 1e-16), cv$lambda.min, tolerance = 0.1)
+    expect_equal(cpp_glmnet_cv_lambda_min(x, y, fold, 1e-16), cv$lambda.min, tolerance = 0.1)
   }
   # glmnet's early stop (explained deviance > 0.999) ends this path before 100 values; ours at the same place
   set.seed(7)

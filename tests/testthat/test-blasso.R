@@ -20,7 +20,7 @@ test_that("inverse Gaussian draws follow the IG law, also for huge mu", {
     stats::pnorm(a * (x / mu - 1)) + exp(2 * l / mu + stats::pnorm(-a * (x / mu + 1), log.p = TRUE))
   }
   for (mu in c(0.5, 3, 1e3, 1e8, 1e15)) {
-    d <- scalebayes:::cpp_rinvgauss(4000L, mu, 2, 11)
+    d <- cpp_rinvgauss(4000L, mu, 2, 11)
     expect_true(all(is.finite(d) & d > 0))
     # Kolmogorov-Smirnov against the exact CDF; with a fixed seed the test either passes or fails for good.
     expect_gt(suppressWarnings(stats::ks.test(d, pig, mu = mu, l = 2)$p.value), 1e-3)
@@ -28,7 +28,7 @@ test_that("inverse Gaussian draws follow the IG law, also for huge mu", {
     # sd(1/X) <= sqrt(1/(mu lambda) + 2/lambda^2) = 1 here: tolerance 5 standard errors.
     expect_lt(abs(mean(1 / d) - (1 / mu + 1 / 2)), 5 * 1 / sqrt(4000))
   }
-  d <- scalebayes:::cpp_rinvgauss(1000L, 1e300, 1, 3)  # beta_j ~ 1e-300
+  d <- cpp_rinvgauss(1000L, 1e300, 1, 3)  # beta_j ~ 1e-300
   expect_true(all(is.finite(d) & d > 0))
 })
 

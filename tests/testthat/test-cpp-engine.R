@@ -2,6 +2,7 @@
 # headers (the source tree's inst/include when present, else the installed package's) and run; any failing
 # C++ test fails here. About a minute, most of it compiling Eigen code (two programs at a time).
 test_that("the C++ unit tests of the engine headers pass", {
+  skip_if_fast_tier()
   skip_on_cran()
   cpp_dir <- normalizePath(test_path("..", "cpp"), mustWork = FALSE)
   skip_if_not(file.exists(file.path(cpp_dir, "Makefile")), "tests/cpp is not part of this copy of the package")

@@ -2,19 +2,19 @@
 # error paths, and the random streams.
 
 test_that("the driver runs every item once, stops on request and rethrows worker errors", {
-  r <- scalebayes:::cpp_test_driver(200, 2, -1, -1)
+  r <- cpp_test_driver(200, 2, -1, -1)
   expect_equal(r$completed, 200)
   expect_false(r$interrupted)
   expect_true(all(r$hit == 1))
-  s <- scalebayes:::cpp_test_driver(2000, 2, 20, -1)  # 2 ms per item: the stop comes long before the end
+  s <- cpp_test_driver(2000, 2, 20, -1)  # 2 ms per item: the stop comes long before the end
   expect_true(s$interrupted)
   expect_lt(s$completed, 2000)
   expect_equal(sum(s$hit), s$completed)
-  expect_error(scalebayes:::cpp_test_driver(50, 2, -1, 10), "item failed on purpose")
+  expect_error(cpp_test_driver(50, 2, -1, 10), "item failed on purpose")
 })
 
 test_that("streams are reproducible, distinct, and have the right moments", {
-  f <- scalebayes:::cpp_test_rng
+  f <- cpp_test_rng
   expect_identical(f(1, 100, 0, 0, 7, 3), f(1, 100, 0, 0, 7, 3))
   expect_false(identical(f(1, 100, 0, 0, 7, 3), f(1, 100, 0, 0, 7, 4)))
   expect_false(identical(f(1, 100, 0, 0, 7, 3), f(1, 100, 0, 0, 8, 3)))

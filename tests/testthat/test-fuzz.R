@@ -380,6 +380,7 @@ test_that("fuzz, known outcomes: a value outside the argument's domain is a clas
 })
 
 test_that("fuzz, robustness only: extreme but valid inputs end in a classed error, a warning with a finite result, or a finite result", {
+  skip_if_fast_tier()
   # huge or tiny scales, constant columns or responses, blank or duplicated names: no single right outcome,
   # but never a crash, an unclassed error or a NaN / Inf in the result
   robust <- Filter(function(cs) cs$expect == "any", cases)
@@ -435,6 +436,7 @@ test_that("posterior_interval() is rstantools' generic and as_draws_*() work wit
 })
 
 test_that("the former segfaults end in a classed error in a child R process", {
+  skip_if_fast_tier()
   skip_on_cran()
   codes <- c(
     "trend_filter_wbb(sin(1:30), k = 1, lambda = 1, draws = 1e12, quiet = TRUE)",

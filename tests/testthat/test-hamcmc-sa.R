@@ -44,7 +44,7 @@ test_that("the LibTorch storage gives the Eigen numbers of the damped L-BFGS mem
   Y[, 2] <- -Y[, 2]
   v <- rnorm(d)
   z <- rnorm(d)
-  r <- scalebayes:::cpp_test_lbfgs_ops(S, Y, v, z, 3L, 0.2, 0.7, 4L)
+  r <- cpp_test_lbfgs_ops(S, Y, v, z, 3L, 0.2, 0.7, 4L)
   for (nm in names(r$eigen)) expect_equal(r$torch[[nm]], r$eigen[[nm]], tolerance = 1e-12, info = nm)
   ref <- dense_lbfgs(S[, 2:4], Y[, 2:4], 0.2, 0.7)
   expect_equal(r$eigen$G, drop(ref$H %*% v), tolerance = 1e-10)
@@ -71,7 +71,7 @@ test_that("a batched group's masked push leaves a member the memory of its own p
   # member 1 skips pairs: the first two (its memory not yet full), then one among full memories
   for (keep in list(c(FALSE, FALSE, TRUE, TRUE, TRUE), c(TRUE, FALSE, TRUE, FALSE, TRUE), c(FALSE, TRUE, TRUE, TRUE, FALSE))) {
     for (M in c(1L, 2L, 3L)) {
-      r <- scalebayes:::cpp_test_lbfgs_masked(S, Y, keep, v, z, M, 0.2, 0.7)
+      r <- cpp_test_lbfgs_masked(S, Y, keep, v, z, M, 0.2, 0.7)
       for (nm in c("G", "S", "diag")) {
         expect_equal(r$batched[[nm]][, 1], r$single[[1]][[nm]], tolerance = 1e-13, info = paste(nm, M))
         expect_equal(r$batched[[nm]][, 2], r$single[[2]][[nm]], tolerance = 1e-13, info = paste(nm, M))
@@ -317,6 +317,7 @@ test_that("the trace reports the preconditioned step exactly on an isotropic Gau
 })
 
 test_that("a sparse network's curvature pairs leave out the weights whose sign changed (the Laplace spike's jump)", {
+  skip_if_fast_tier()
   skip_on_cran()
   # The SSGL spike's gradient -kappa0 sign(theta) / sigma jumps by 2 kappa0 / sigma where a weight crosses zero;
   # kept in a pair, that jump inflates y's / s'y ever more as the steps shrink, and the preconditioner collapses.

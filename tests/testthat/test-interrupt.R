@@ -10,6 +10,7 @@
 
 interrupt_child <- function(setup, call, engine, wait = 1, limit = 3) {
   skip_on_cran()
+  skip_if_fast_tier()  # every interrupt case is in the extended tier (helper-tiers.R)
   skip_on_os("windows")  # no SIGINT to send
   dir <- tempfile("sbint")
   dir.create(dir)

@@ -22,6 +22,7 @@ test_that("blasso(iter = ) is blasso(iterations = ), with a deprecation warning;
 })
 
 test_that("blasso() chains split into chunks (and through future) give the draws of one process", {
+  skip_if_fast_tier()
   d <- nm_data
   ctl_rj <- blasso_control(preset = "monomvn")
   runs <- list(fixed = list(lambda = 1), eb = list(lambda = "eb"), gamma = list(lambda = "gamma"),

@@ -38,7 +38,7 @@ test_that("the batched forward and backward pass of convolutional networks equal
       n <- if (shared) m else m * G
       x <- array(rnorm(n * prod(net$input)), c(n, net$input))
       for (grouped in c(FALSE, TRUE)) {
-        r <- scalebayes:::cpp_nn_batched_test(spec, theta, x, dim(x), dout, shared, grouped)
+        r <- cpp_nn_batched_test(spec, theta, x, dim(x), dout, shared, grouped)
         info <- paste(nm, "shared", shared, "grouped", grouped)
         expect_equal(r$out, r$ref_out, tolerance = 1e-12, info = info)
         expect_equal(r$grad, r$ref_grad, tolerance = 1e-12, info = info)

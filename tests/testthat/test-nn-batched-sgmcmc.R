@@ -33,6 +33,7 @@ bsg_same <- function(a, b, tol = 0) {
 }
 
 test_that("batched chains do not depend on the batch size or the threads (bitwise)", {
+  skip_if_fast_tier()
   skip_if_no_torch()
   d <- bsg_data()
   for (y in list(d$num, d$cls, d$bin)) {
@@ -51,6 +52,7 @@ test_that("batched chains do not depend on the batch size or the threads (bitwis
 })
 
 test_that("batched chains equal the unbatched chains of the seed (float64: 1e-10) for every sampler", {
+  skip_if_fast_tier()
   skip_if_no_torch()
   d <- bsg_data()
   tab <- scalebayes:::sgmcmc_samplers()

@@ -47,7 +47,7 @@ test_that("conv1d computes the 1d convolution (stride, padding, channels) and pl
   W <- array(rnorm(3 * 2 * 3), c(3, 2, 3))  # [out, in, k]
   b <- rnorm(3)
   theta <- c(as.vector(aperm(W, 3:1)), b, as.vector(t(diag(9))), rep(0, 9))  # row-major tensors, identity output
-  got <- matrix(scalebayes:::cpp_nn_forward(spec, theta, x, dim(x), FALSE, 1, 0, TRUE), n, byrow = TRUE)
+  got <- matrix(cpp_nn_forward(spec, theta, x, dim(x), FALSE, 1, 0, TRUE), n, byrow = TRUE)
   want <- t(apply(x, 1, function(r) {
     s <- rbind(c(0, r[1:6], 0), c(0, r[7:12], 0))  # padded channels
     unlist(lapply(1:3, function(o) vapply(1:3, function(t) {

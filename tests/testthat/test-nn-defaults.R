@@ -19,6 +19,7 @@ test_that("the centre of the network warm-up grid (net_lr / N of the sampler tab
 })
 
 test_that("the centre of the network warm-up grid trains the 128-64 MNIST MLP without diverging", {
+  skip_if_fast_tier()
   m <- tryCatch(mnist_digits(), error = function(e) NULL)
   skip_if(is.null(m), "MNIST digits not available")
   n <- 5000  # mnist_digits() is in a fixed random order: every class is in the first 5000

@@ -53,7 +53,7 @@ test_that("dropout is the identity in prediction mode and keeps the mean in trai
   n <- 20000L
   X <- matrix(x1, n, 4, byrow = TRUE)  # one example, n times: every row gets its own mask
   fwd <- function(s, train, seed = 3) {
-    matrix(scalebayes:::cpp_nn_forward(s, theta, X, dim(X), train, seed, 0, TRUE), n, 2, byrow = TRUE)
+    matrix(cpp_nn_forward(s, theta, X, dim(X), train, seed, 0, TRUE), n, 2, byrow = TRUE)
   }
   ev <- fwd(spec, FALSE)
   expect_identical(ev, fwd(spec0, FALSE))
@@ -77,7 +77,7 @@ test_that("dropout is the identity in prediction mode and keeps the mean in trai
   # output takes exactly two values, the dropped one with frequency p
   spec1 <- dropout_net(p, hidden = 1L)
   th1 <- rnorm(4 + 1 + 2 + 2)
-  o <- matrix(scalebayes:::cpp_nn_forward(spec1, th1, X, dim(X), TRUE, 5, 0, TRUE), n, 2, byrow = TRUE)[, 1]
+  o <- matrix(cpp_nn_forward(spec1, th1, X, dim(X), TRUE, 5, 0, TRUE), n, 2, byrow = TRUE)[, 1]
   h1 <- tanh(sum(th1[1:4] * x1) + th1[5])
   kept <- abs(o - (th1[8] + th1[6] * h1 / (1 - p))) < 1e-12
   dropped <- abs(o - th1[8]) < 1e-12

@@ -106,6 +106,7 @@ check_export <- function(fit, x) {
 }
 
 test_that("an MLP draw and the posterior mean load into PyTorch and predict as the fit does", {
+  skip_if_fast_tier()
   skip_if_no_torch()
   skip_if_no_python_torch()
   set.seed(11)
@@ -135,6 +136,7 @@ test_that("an MLP draw and the posterior mean load into PyTorch and predict as t
 })
 
 test_that("a gaussian network with pooling and reshape, and a CNN sampled by sgld_sa(), export exactly", {
+  skip_if_fast_tier()
   skip_if_no_torch()
   skip_if_no_python_torch()
   set.seed(12)
@@ -160,6 +162,7 @@ test_that("a gaussian network with pooling and reshape, and a CNN sampled by sgl
 })
 
 test_that("batch normalization exports the running statistics, and needs them", {
+  skip_if_fast_tier()
   skip_if_no_torch()
   set.seed(13)
   x <- matrix(rnorm(80 * 3), 80, 3)
@@ -201,6 +204,7 @@ test_that("batch normalization exports the running statistics, and needs them", 
 })
 
 test_that("nn_torch_code() of a specification builds the network PyTorch counts the same parameters of", {
+  skip_if_fast_tier()
   spec <- nn_cnn(channels = c(4, 6), kernel = 3, hidden = 10, batchnorm = TRUE, dropout = 0.5)
   code <- nn_torch_code(spec, input = c(3, 12, 12), output = 4, family = "binomial")
   expect_match(code, "nn.Conv2d(3, 4, kernel_size=3, stride=1, padding=1),  # 0", fixed = TRUE)
@@ -270,6 +274,7 @@ test_that("a network fit survives saveRDS() / readRDS(): predict() and print() a
 })
 
 test_that("a VAE exports its encoder and decoder: in PyTorch encode() and decode() give vae_encode() and vae_decode()", {
+  skip_if_fast_tier()
   skip_if_no_torch()
   skip_if_no_python_torch()
   set.seed(5)
@@ -328,6 +333,7 @@ for name, t in (("m", m), ("s", s), ("p", p)):
 })
 
 test_that("a 1d convolution network exports to nn.Conv1d exactly", {
+  skip_if_fast_tier()
   skip_if_no_torch()
   skip_if_no_python_torch()
   set.seed(13)

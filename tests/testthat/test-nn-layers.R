@@ -117,6 +117,7 @@ test_that("engine shapes and parameter counts match a hand count", {
 })
 
 test_that("engine shapes and parameter counts match PyTorch", {
+  skip_if_fast_tier()
   py <- "/usr/bin/python3"
   skip_if_not(file.exists(py) && identical(suppressWarnings(system2(py, c("-c", shQuote("import torch")), stdout = FALSE, stderr = FALSE)), 0L),
               "PyTorch (python3-torch) not available")
@@ -184,7 +185,7 @@ test_that("avgpool2d averages its windows and reshape keeps the values in order"
     tab <- scalebayes:::nn_resolve(nn_sequential(layer_avgpool2d(kernel, stride), layer_flatten()), c(2L, 4L, 5L), m)
     spec <- scalebayes:::nn_engine_spec(tab, c(2L, 4L, 5L), "gaussian")
     theta <- c(as.vector(t(diag(m))), rep(0, m))  # output layer: identity weights (row-major), zero bias
-    got <- matrix(scalebayes:::cpp_nn_forward(spec, theta, x, dim(x), FALSE, 1, 0, TRUE), n, byrow = TRUE)
+    got <- matrix(cpp_nn_forward(spec, theta, x, dim(x), FALSE, 1, 0, TRUE), n, byrow = TRUE)
     want <- t(vapply(seq_len(n), function(i) {
       unlist(lapply(1:2, function(ch) {
         v <- outer(seq_len(h), seq_len(w), Vectorize(function(a, b) {
@@ -201,7 +202,7 @@ test_that("avgpool2d averages its windows and reshape keeps the values in order"
   tab <- scalebayes:::nn_resolve(nn_sequential(layer_flatten(), layer_reshape(c(4, 5, 2)), layer_flatten()), c(2L, 4L, 5L), 40L)
   spec <- scalebayes:::nn_engine_spec(tab, c(2L, 4L, 5L), "gaussian")
   expect_equal(spec$layers$target, list(integer(), c(4L, 5L, 2L), integer(), integer()))
-  got <- matrix(scalebayes:::cpp_nn_forward(spec, c(as.vector(diag(40)), rep(0, 40)), x, dim(x), FALSE, 1, 0, TRUE), n, byrow = TRUE)
+  got <- matrix(cpp_nn_forward(spec, c(as.vector(diag(40)), rep(0, 40)), x, dim(x), FALSE, 1, 0, TRUE), n, byrow = TRUE)
   want <- t(apply(x, 1, function(a) as.vector(aperm(a, c(3, 2, 1)))))
   expect_equal(got, want, tolerance = 1e-12)
 })

@@ -248,6 +248,7 @@ test_that("nn_export() folds the transforms: the exported network maps raw input
 })
 
 test_that("in PyTorch the exported standardized MLP and padded CNN take raw inputs and predict as the fit", {
+  skip_if_fast_tier()
   skip_if_no_torch()
   py <- "/usr/bin/python3"
   skip_if_not(file.exists(py) && identical(suppressWarnings(system2(py, c("-c", shQuote("import torch")),
@@ -351,6 +352,7 @@ test_that("sgmcmc_control(init = fit) starts from the same function of the raw i
 })
 
 test_that("a first call on raw Boston housing: every network front end beats lm() on a held-out fifth", {
+  skip_if_fast_tier()
   skip_if_no_torch()
   skip_if_not_installed("MASS")
   data(Boston, package = "MASS", envir = environment())

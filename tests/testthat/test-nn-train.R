@@ -32,7 +32,7 @@ test_that("a test-only objective trained by the real loop reaches its closed-for
   opt <- ridge_offset_optimum(d$x, d$y, lambda)
   theta0 <- c(0.2, -0.1, 0.4, -0.3)
   # full-batch SGD with momentum (a contraction on this quadratic): the objective's own offset is optimized too
-  r <- scalebayes:::cpp_nn_train_check(d$x, d$y, theta0, 1.5, lambda,
+  r <- cpp_nn_train_check(d$x, d$y, theta0, 1.5, lambda,
                                        engine_ctl(optimizer = "sgd", lr = 0.3, momentum = 0.5, batch_size = d$n,
                                                   max_steps = 2000), seed = 1)
   expect_equal(r$params, opt, tolerance = 1e-10)
@@ -46,7 +46,7 @@ test_that("a test-only objective trained by the real loop reaches its closed-for
   # minibatches of 7 (9 per epoch) on data a linear model fits exactly, no penalty: every minibatch gradient
   # vanishes at the fit, so minibatch SGD converges to it; grad_tol stops the run early
   ye <- drop(d$x %*% c(1, -0.5, 0.25)) + 0.3
-  r2 <- scalebayes:::cpp_nn_train_check(d$x, ye, theta0, 1.5, 0,
+  r2 <- cpp_nn_train_check(d$x, ye, theta0, 1.5, 0,
                                         engine_ctl(optimizer = "sgd", lr = 0.05, momentum = 0.5, batch_size = 7,
                                                    epochs = 3000, grad_tol = 1e-9), seed = 2)
   expect_true(r2$converged)
@@ -72,19 +72,19 @@ test_that("RMSprop steps follow the hand formula and reach the same optimum", {
     g <- ridge_offset_grad(th[1:4], th[5], d$x, d$y, lambda)$grad
     v <- alpha * v + (1 - alpha) * g^2
     th <- th - lr * g / (sqrt(v) + eps)
-    r <- scalebayes:::cpp_nn_train_check(d$x, d$y, theta0, c0, lambda,
+    r <- cpp_nn_train_check(d$x, d$y, theta0, c0, lambda,
                                          engine_ctl(optimizer = "rmsprop", lr = lr, alpha = alpha, eps = eps,
                                                     batch_size = d$n, max_steps = k), seed = 1)
     expect_equal(c(r$params, r$offset), th, tolerance = 1e-12)
   }
   # the first step moves every coordinate by lr / sqrt(1 - alpha) against the sign of its gradient
-  r1 <- scalebayes:::cpp_nn_train_check(d$x, d$y, theta0, c0, lambda,
+  r1 <- cpp_nn_train_check(d$x, d$y, theta0, c0, lambda,
                                         engine_ctl(optimizer = "rmsprop", lr = lr, alpha = alpha, batch_size = d$n,
                                                    max_steps = 1), seed = 1)
   g0 <- ridge_offset_grad(theta0, c0, d$x, d$y, lambda)$grad
   expect_equal(c(r1$params, r1$offset) - c(theta0, c0), -sign(g0) * lr / sqrt(1 - alpha), tolerance = 1e-6)
   # with a decaying effective step (small lr), RMSprop ends near the closed form
-  r <- scalebayes:::cpp_nn_train_check(d$x, d$y, theta0, c0, lambda,
+  r <- cpp_nn_train_check(d$x, d$y, theta0, c0, lambda,
                                        engine_ctl(optimizer = "rmsprop", lr = 1e-4, batch_size = d$n,
                                                   max_steps = 20000), seed = 1)
   expect_lt(max(abs(c(r$params, r$offset) - c(ridge_offset_optimum(d$x, d$y, lambda), 0))), 1e-3)
@@ -97,7 +97,7 @@ test_that("the per-epoch history is the mean minibatch loss on the objective's s
   theta0 <- c(1, 1, 1, 1)
   # full-batch gradient descent on a convex quadratic with a small step: one minibatch per epoch, so the
   # history is G / n before each step, computed here in R, and non-increasing
-  r <- scalebayes:::cpp_nn_train_check(d$x, d$y, theta0, 0.5, lambda,
+  r <- cpp_nn_train_check(d$x, d$y, theta0, 0.5, lambda,
                                        engine_ctl(optimizer = "sgd", lr = 0.1, momentum = 0, batch_size = d$n,
                                                   epochs = 25), seed = 1)
   expect_length(r$history_loss, 25)
@@ -113,7 +113,7 @@ test_that("the per-epoch history is the mean minibatch loss on the objective's s
   expect_true(all(diff(r$history_loss) <= 0))
   # minibatches of 8 (8 per epoch, the last of 4): each epoch's value is the mean of its minibatch losses;
   # on average it decreases
-  r2 <- scalebayes:::cpp_nn_train_check(d$x, d$y, theta0, 0.5, lambda,
+  r2 <- cpp_nn_train_check(d$x, d$y, theta0, 0.5, lambda,
                                         engine_ctl(optimizer = "adam", lr = 0.05, batch_size = 8, epochs = 30),
                                         seed = 3)
   expect_length(r2$history_loss, 30)
@@ -121,7 +121,7 @@ test_that("the per-epoch history is the mean minibatch loss on the objective's s
   expect_lt(mean(tail(r2$history_loss, 10)), mean(head(r2$history_loss, 10)))
   expect_gt(min(r2$history_loss), ridge_offset_grad(ridge_offset_optimum(d$x, d$y, lambda), 0, d$x, d$y, lambda)$value * 0.5)
   # max_steps ending inside an epoch: the partial epoch is a row too
-  r3 <- scalebayes:::cpp_nn_train_check(d$x, d$y, theta0, 0.5, lambda,
+  r3 <- cpp_nn_train_check(d$x, d$y, theta0, 0.5, lambda,
                                         engine_ctl(optimizer = "sgd", lr = 0.01, batch_size = 8, max_steps = 20),
                                         seed = 3)
   expect_length(r3$history_loss, 3)  # 8 + 8 + 4 steps
@@ -202,7 +202,7 @@ test_that("a last minibatch of one example is merged into the one before it when
   run <- function(batch_size, merge, ...) {
     ctl <- engine_ctl(optimizer = "sgd", lr = 0.05, momentum = 0, batch_size = batch_size, ...)
     ctl$merge_single_batch <- merge
-    scalebayes:::cpp_nn_train_check(d$x, d$y, theta0, 0.5, 1, ctl, seed = 3)
+    cpp_nn_train_check(d$x, d$y, theta0, 0.5, 1, ctl, seed = 3)
   }
   # 11 = 5 + 5 + 1: merged, 2 steps per epoch (5 + 6); not merged, 3
   m <- run(5, TRUE, epochs = 4)
@@ -288,7 +288,7 @@ test_that("inputs that overflow single precision warn at preparation and their d
   d <- train_check_data(n = 10, p = 1)
   ctl <- scalebayes:::nn_engine_control(nn_control(optimizer = "sgd", lr = 1e-30, momentum = 0, batch_size = 10,
                                                    max_steps = 1), "cpu", FALSE)
-  r <- scalebayes:::cpp_nn_train_check(d$x * 1e12, d$y * 1e8, c(0, 0), 0, 0, ctl, seed = 1)
+  r <- cpp_nn_train_check(d$x * 1e12, d$y * 1e8, c(0, 0), 0, 0, ctl, seed = 1)
   expect_true(is.finite(r$objective))
   expect_false(is.finite(r$grad_norm))
   expect_true(r$diverged)

@@ -91,7 +91,7 @@ test_that("network WBB draws solve the stated weighted objective (linear network
                                        float64 = TRUE, weight_dist = dist), standardize = FALSE)
     for (t in 1:3) {
       # the draw's weights, from its stream (seed, t - 1): n data weights, then the common prior weight
-      e <- scalebayes:::cpp_test_rng(2, n + 1, 0, 0, 11, t - 1)
+      e <- cpp_test_rng(2, n + 1, 0, 0, 11, t - 1)
       w <- if (dist == "unit") rep(1, n) else e[1:n]
       w0 <- if (dist == "unit") e[1] else e[n + 1]
       b <- ridge(w, w0)
@@ -274,6 +274,7 @@ test_that("the MNIST and Fashion-MNIST loaders return the real data", {
 })
 
 test_that("mnist() reads any IDX directory, labels the digits 0 to 9 and finds the whole MNIST set", {
+  skip_if_fast_tier()
   d <- fz_fashion_dir(c(3, 9))  # two 28 x 28 test images with pixel values 0 and 1, labels 3 and 9
   m <- mnist(path = d, split = "test")
   expect_identical(levels(m$y), as.character(0:9))

@@ -91,18 +91,19 @@ test_that("every cell conserves mass and the no-flow faces carry nothing", {
 })
 
 test_that("KLE eigenvalues agree with an independent Nystrom reference (Simpson's rule)", {
+  skip_if_fast_tier()
   ref1d <- function(l, m = 801) {  # Simpson weights on m nodes, symmetric form W^1/2 K W^1/2
     t <- seq(0, 1, length.out = m); h <- 1 / (m - 1)
     w <- h / 3 * c(1, rep(c(4, 2), (m - 3) / 2), 4, 1)
     K <- exp(-outer(t, t, "-")^2 / l^2)
     eigen(sqrt(w) * K * rep(sqrt(w), each = m), symmetric = TRUE, only.values = TRUE)$values
   }
-  b <- scalebayes:::cpp_kle_basis(50, 50, 0.2, 0.3, 2, 64, 500)
+  b <- cpp_kle_basis(50, 50, 0.2, 0.3, 2, 64, 500)
   r1 <- ref1d(0.2); r2 <- ref1d(0.3)
   # the midpoint rule on 500 nodes is accurate to O(m^-2): ~1e-6 relative; 4 times the nodes, 16 times closer
   expect_equal(b$values1[1:12], r1[1:12], tolerance = 1e-5)
   expect_equal(b$values2[1:12], r2[1:12], tolerance = 1e-5)
-  fine <- scalebayes:::cpp_kle_basis(4, 4, 0.2, 0.3, 2, 12, 2000)
+  fine <- cpp_kle_basis(4, 4, 0.2, 0.3, 2, 12, 2000)
   expect_equal(fine$values1[1:12], r1[1:12], tolerance = 1e-6)
   expect_lt(max(abs(fine$values1[1:8] / r1[1:8] - 1)), max(abs(b$values1[1:8] / r1[1:8] - 1)) / 8)
   expect_equal(sum(r1), 1, tolerance = 1e-8)  # trace of the kernel operator = integral of k(s, s) = 1
@@ -111,14 +112,14 @@ test_that("KLE eigenvalues agree with an independent Nystrom reference (Simpson'
   expect_equal(b$values, all2, tolerance = 1e-5)
   expect_equal(b$values / b$values[1], all2 / all2[1], tolerance = 1e-5)
   # eigenfunctions are orthonormal (midpoint rule on a 200 x 200 grid of cells)
-  B <- scalebayes:::cpp_kle_basis(200, 200, 0.2, 0.3, 2, 64, 500)$basis
+  B <- cpp_kle_basis(200, 200, 0.2, 0.3, 2, 64, 500)$basis
   expect_lt(max(abs(crossprod(B) / 200^2 - diag(64))), 3e-3)
 })
 
 test_that("inputs are the KLE field of the returned coefficients; settings respected", {
   d <- elliptic_kle_data(5, grid = 12, terms = 10, corr_length = c(0.3, 0.2), variance = 1.5, kappa0 = 3,
                          seed = 9, threads = 1, quiet = TRUE)
-  b <- scalebayes:::cpp_kle_basis(12, 12, 0.3, 0.2, 1.5, 10, 500)
+  b <- cpp_kle_basis(12, 12, 0.3, 0.2, 1.5, 10, 500)
   expect_equal(d$x, log(3) + d$coef %*% (sqrt(b$values) * t(b$basis)), tolerance = 1e-10, ignore_attr = TRUE)
   expect_equal(d$eigen$value, b$values)
   # solving the returned permeabilities again gives the same velocities
@@ -127,7 +128,7 @@ test_that("inputs are the KLE field of the returned coefficients; settings respe
   expect_equal(s$pressure, d$pressure, tolerance = 1e-10)
   # identity link: x is kappa itself = kappa0 + field
   di <- elliptic_kle_data(2, grid = 12, terms = 10, link = "identity", kappa0 = 20, seed = 9, threads = 1, quiet = TRUE)
-  bi <- scalebayes:::cpp_kle_basis(12, 12, 0.2, 0.3, 2, 10, 500)
+  bi <- cpp_kle_basis(12, 12, 0.2, 0.3, 2, 10, 500)
   expect_equal(di$x, 20 + di$coef %*% (sqrt(bi$values) * t(bi$basis)), tolerance = 1e-10, ignore_attr = TRUE)
   expect_equal(darcy_tpfa(di$x, threads = 1, quiet = TRUE)$velocity, di$y, tolerance = 1e-10)
   expect_equal(di$coef, elliptic_kle_data(2, grid = 12, terms = 10, seed = 9, threads = 1, quiet = TRUE)$coef)

@@ -147,6 +147,7 @@ test_that("SGHMC on a network without hidden layers samples the exact Gaussian p
 })
 
 test_that("SGHMC on a one-hidden-unit tanh network agrees with a long random-walk Metropolis run", {
+  skip_if_fast_tier()
   skip_if_no_torch()
   skip_on_cran()
   set.seed(11)

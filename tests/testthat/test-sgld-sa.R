@@ -355,7 +355,7 @@ test_that("bad inputs give classed errors", {
 })
 
 test_that("the ziggurat normals used for the SGLD noise are standard normal", {
-  z <- scalebayes:::cpp_sgmcmc_normals(200000, 7)
+  z <- cpp_sgmcmc_normals(200000, 7)
   # mean and variance within 4 standard errors (sd 1/sqrt(n) and sqrt(2/n))
   expect_lt(abs(mean(z)), 4 / sqrt(length(z)))
   expect_lt(abs(var(z) - 1), 4 * sqrt(2 / length(z)))

@@ -35,7 +35,7 @@ test_that("storage operations agree between the Eigen and LibTorch policies in f
   alpha <- 0.3
   sigma <- 1.7
   delta <- 0.2
-  r <- scalebayes:::cpp_test_storage_ops(a, b, cc, alpha, sigma, delta)
+  r <- cpp_test_storage_ops(a, b, cc, alpha, sigma, delta)
   for (nm in names(r$eigen)) expect_equal(r$torch[[nm]], r$eigen[[nm]], tolerance = 1e-13, info = nm)
   e <- r$eigen
   expect_equal(e$dot, sum(a * b), tolerance = 1e-14)
@@ -69,7 +69,7 @@ test_that("a network's second gradient on the same minibatch replays its dropout
   d <- net_data()
   idx <- c(3L, 7L, 1L, 20L, 11L, 5L)
   for (model in list(nn_mlp(c(6, 5), dropout = 0.4), nn_mlp(c(6), batchnorm = TRUE))) {
-    r <- scalebayes:::cpp_test_net_regradient(net_spec(model, 4L), d$x, dim(d$x), d$y, idx, double(), 9)
+    r <- cpp_test_net_regradient(net_spec(model, 4L), d$x, dim(d$x), d$y, idx, double(), 9)
     expect_identical(r$second, r$first)           # same values, same minibatch, same masks
     expect_true(r$state_unchanged)               # dropout generator and batch-norm statistics as after pass 1
     expect_equal(r$recorded_examples, length(idx))  # the trace counted the first pass only
@@ -77,7 +77,7 @@ test_that("a network's second gradient on the same minibatch replays its dropout
     expect_true(all(is.finite(r$first)))
   }
   # with dropout a fresh minibatch on the same rows draws new masks (so the replay above was not trivial)
-  r <- scalebayes:::cpp_test_net_regradient(net_spec(nn_mlp(c(6, 5), dropout = 0.4), 4L), d$x, dim(d$x), d$y,
+  r <- cpp_test_net_regradient(net_spec(nn_mlp(c(6, 5), dropout = 0.4), 4L), d$x, dim(d$x), d$y,
                                             idx, double(), 9)
   expect_false(isTRUE(all.equal(r$fresh, r$first)))
 })
@@ -87,7 +87,7 @@ test_that("per-example weights enter the network log-likelihood gradient example
   d <- net_data(n = 10)
   idx <- 1:10
   spec <- net_spec(nn_mlp(c(3), activation = "tanh"), 4L)
-  g <- function(w) scalebayes:::cpp_test_net_regradient(spec, d$x, dim(d$x), d$y, idx, w, 4)$first
+  g <- function(w) cpp_test_net_regradient(spec, d$x, dim(d$x), d$y, idx, w, 4)$first
   unweighted <- g(double())
   expect_equal(g(rep(1, 10)), unweighted, tolerance = 1e-14)
   # the gradient is linear in the weights: g(w) = sum_i w_i g(e_i)

@@ -299,6 +299,7 @@ test_that("ksd() of a regression fit uses the sampler's scale and needs every co
 })
 
 test_that("Bayesian logistic regression: every sampler with defaults agrees with Stan's NUTS", {
+  skip_if_fast_tier()
   skip_on_cran()  # long runs with defaults (tools/run-tests.sh runs them)
   # inst/extdata/nuts_logistic.rds: 100,000 NUTS draws (rstan, data-raw/nuts_logistic.R) of a logistic
   # regression with N(0, 4) priors on 6 coefficients; x is standardized exactly, so the default
@@ -348,6 +349,7 @@ test_that("ksd() of a blasso fit: its score is the gradient of the sampled poste
 })
 
 test_that("a network's warm-up step: constant for HAMCMC-SA, decaying as k^(-1/3) for the other samplers", {
+  skip_if_fast_tier()
   # (R/sgld_sa_nn.R: the decay on top of HAMCMC-SA's shrinking preconditioner stalled its chains; SGLD-SA kept it)
   skip_if_no_torch()
   set.seed(3)

@@ -108,7 +108,7 @@ test_that("Poisson and binomial trend filters match a dense barrier solver to 1e
   for (family in c("poisson", "binomial")) {
     for (k in 0:2) {
       dat <- make_glm_data(family, 40, 10 + k)
-      D <- scalebayes:::cpp_tf_difference(dat$x, k)
+      D <- cpp_tf_difference(dat$x, k)
       lmax <- trend_filter(dat$y, dat$x, k = k, family = family, weights = dat$w, lambda = 1e10,
                            exposure = if (family == "poisson") dat$a, trials = if (family == "binomial") dat$a)$lambda_max
       for (lambda in lmax * c(0.3, 0.02)) {
@@ -138,7 +138,7 @@ test_that("the Poisson / binomial fits satisfy the KKT conditions within what th
   for (family in c("poisson", "binomial")) {
     dat <- make_glm_data(family, 200, 3)
     k <- 1
-    D <- scalebayes:::cpp_tf_difference(dat$x, k)
+    D <- cpp_tf_difference(dat$x, k)
     fit <- trend_filter(dat$y, dat$x, k = k, nlambda = 8, family = family, weights = dat$w,
                         exposure = if (family == "poisson") dat$a, trials = if (family == "binomial") dat$a)
     for (l in seq_along(fit$lambda)[-1]) {

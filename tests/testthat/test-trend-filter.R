@@ -24,11 +24,11 @@ test_that("D^(x,k+1) matches genlasso's falling-factorial operator", {
   skip_if_not_installed("genlasso")
   x <- sort(runif(30))
   for (k in 0:3) {
-    D <- scalebayes:::cpp_tf_difference(x, k)
+    D <- cpp_tf_difference(x, k)
     expect_equal(D, as.matrix(genlasso::getDtfPosSparse(30, k, x)), tolerance = 1e-12, ignore_attr = TRUE)
   }
   # even spacing: the integer differences of the WBB paper, e.g. (1, -4, 6, -4, 1) for k = 3
-  D <- scalebayes:::cpp_tf_difference(1:8, 3)
+  D <- cpp_tf_difference(1:8, 3)
   expect_equal(D[1, 1:5], c(1, -4, 6, -4, 1))
 })
 
@@ -37,7 +37,7 @@ test_that("relative duality gap <= 1e-8 on random weighted problems, k = 0..3, e
   # inst/design-genlasso.md; n = 80 with uniform x is inside the certified range)
   for (k in 0:3) for (uneven in c(FALSE, TRUE)) {
     p <- tf_problem(80, k, uneven, seed = 10 * k + uneven)
-    D <- scalebayes:::cpp_tf_difference(p$x, k)
+    D <- cpp_tf_difference(p$x, k)
     lmax <- trend_filter(p$y, p$x, k, lambda = 1, weights = p$w)$lambda_max
     lams <- lmax * c(0.3, 1e-2, 1e-4)
     fit <- trend_filter(p$y, p$x, k, lambda = lams, weights = p$w)
@@ -67,7 +67,7 @@ test_that("separate penalty weights: certified gap and k = 0 DP equals interior 
     pw <- rexp(70 - k - 1)
     lmax <- trend_filter(q$y, q$x, k, lambda = 1, weights = q$w, penalty_factor = pw)$lambda_max
     f <- trend_filter(q$y, q$x, k, lambda = lmax * 1e-3, weights = q$w, penalty_factor = pw)
-    D <- scalebayes:::cpp_tf_difference(q$x, k)
+    D <- cpp_tf_difference(q$x, k)
     cert <- tf_certificate(q$y, q$w, D, lmax * 1e-3 * pw, f$beta[, 1], f$u[, 1])
     expect_true(cert$feasible)
     expect_lt(cert$rel_gap, 1e-7)
@@ -98,7 +98,7 @@ test_that("agreement with genlasso::trendfilter (unweighted) and genlasso::genla
     bound <- sqrt(2 * ours$gap / 1) + 1e-8 * max(1, abs(ref))
     expect_true(all(apply(abs(ours$beta - ref), 2, max) <= bound))
     # weighted: 1/2 sum w (y - b)^2 = 1/2 ||sqrt(w) y - diag(sqrt(w)) b||^2
-    D <- scalebayes:::cpp_tf_difference(p$x, k)
+    D <- cpp_tf_difference(p$x, k)
     gw <- genlasso::genlasso(sqrt(p$w) * p$y, X = diag(sqrt(p$w)), D = D)
     lamw <- gw$lambda[c(2, length(gw$lambda) %/% 2)]
     oursw <- trend_filter(p$y, p$x, k, lambda = lamw, weights = p$w)
@@ -328,6 +328,7 @@ test_that("primal interior point certifies large problems where the dual alone f
 })
 
 test_that("trend_filter_wbb gives identical draws with future workers", {
+  skip_if_fast_tier()
   skip_on_cran()
   skip_if_not_installed("future")
   skip_if_not_installed("future.apply")
@@ -376,7 +377,7 @@ test_that("k = 1 Newton systems: dual normal equations, Givens QR and the restar
     fits <- lapply(c("auto", "qr", "dual"), function(nw)
       trend_filter(y, x, k = 1, weights = w, lambda = lam, control = tf_control(newton = nw)))
     names(fits) <- c("auto", "qr", "dual")
-    D <- scalebayes:::cpp_tf_difference(x, 1)
+    D <- cpp_tf_difference(x, 1)
     for (nm in names(fits)) {
       f <- fits[[nm]]
       expect_true(f$rel_gap <= 1e-8, label = sprintf("gap spread=%d newton=%s", spread, nm))
@@ -393,6 +394,7 @@ test_that("k = 1 Newton systems: dual normal equations, Givens QR and the restar
 })
 
 test_that("k = 2, 3 at n = 1e5: the precision escalation certifies where double directions were lost", {
+  skip_if_fast_tier()
   # The benchmark's problems (section 2 of bench/trend_filter.R). With double-precision directions only,
   # k = 2 stopped at a relative gap of 4e-5 and k = 3 at 0.65 with a fit far from the signal (RMSE 2.7); the
   # second primal run with the escalation on lost directions (primal_ip.hpp) reaches 3e-11 for k = 2 and, for
@@ -407,7 +409,7 @@ test_that("k = 2, 3 at n = 1e5: the precision escalation certifies where double 
   expect_true(f2$converged)
   expect_lte(f2$rel_gap, 1e-8)
   # certificate in R with the banded D of x = 1..n (every row the coefficients of the first)
-  cf <- scalebayes:::cpp_tf_difference(1:4, 2)[1, ]
+  cf <- cpp_tf_difference(1:4, 2)[1, ]
   beta <- f2$beta[, 1]
   u <- f2$u[, 1]
   m <- n - 3

@@ -32,7 +32,7 @@ test_that("closed-form KLs equal Monte-Carlo KLs of the same q and prior", {
   mu <- rnorm(P, sd = 0.8); rho <- rnorm(P, -1, 0.5); logit <- rnorm(P, 0, 1.5)
   s <- log1p(exp(rho)); phi <- plogis(logit)
   kl <- function(..., seed = 1) {
-    scalebayes:::cpp_vi_test(spec, 0, c(1L, 20L), 0, mu, rho, logit, vi_engine_list(...), "kl", 1L, seed)[1, 1]
+    cpp_vi_test(spec, 0, c(1L, 20L), 0, mu, rho, logit, vi_engine_list(...), "kl", 1L, seed)[1, 1]
   }
   M <- 2e5
   # Gaussian prior N(0, 1.5^2): per weight E_q[log q - log p] by Monte Carlo, summed
@@ -94,7 +94,7 @@ test_that("the log-uniform KL follows the exact KL's dependence on alpha (Molcha
   eng <- vapply(la, function(a) {
     mu <- c(0.5, 1)
     s <- c(0.5 * exp(a / 2), 1)
-    scalebayes:::cpp_vi_test(spec, 0, c(1L, 1L), 0, mu, log(expm1(s)), c(0, 0), vi_engine_list("log_uniform"),
+    cpp_vi_test(spec, 0, c(1L, 1L), 0, mu, log(expm1(s)), c(0, 0), vi_engine_list("log_uniform"),
                              "kl", 1L, 1)[1, 1]
   }, numeric(1))
   set.seed(5)
@@ -110,7 +110,7 @@ test_that("the hard Gumbel-softmax inclusion is Bernoulli(phi) for any temperatu
   logit <- c(-2, -0.5, 0, 0.4, 1.5, 3, 0)
   reps <- 20000
   for (tau in c(0.1, 0.5, 5)) {
-    g <- scalebayes:::cpp_vi_test(spec, 0, c(1L, 6L), 0, rep(0.1, 7), rep(-3, 7), logit,
+    g <- cpp_vi_test(spec, 0, c(1L, 6L), 0, rep(0.1, 7), rep(-3, 7), logit,
                                   vi_engine_list("spike_slab", "weights", log_lambda = log(0.1), tau = tau),
                                   "gamma", reps, 7)
     expect_true(all(g %in% c(0, 1)))
@@ -118,7 +118,7 @@ test_that("the hard Gumbel-softmax inclusion is Bernoulli(phi) for any temperatu
     expect_true(all(abs(colMeans(g) - phi) < 4 * sqrt(phi * (1 - phi) / reps)))
   }
   # without a spike on the bias only the 6 weights have an inclusion, in their order
-  g <- scalebayes:::cpp_vi_test(spec, 0, c(1L, 6L), 0, rep(0.1, 7), rep(-3, 7), logit,
+  g <- cpp_vi_test(spec, 0, c(1L, 6L), 0, rep(0.1, 7), rep(-3, 7), logit,
                                 vi_engine_list("spike_slab", "weights", log_lambda = log(0.1), bias_spike = FALSE),
                                 "gamma", reps, 7)
   phi <- plogis(logit[1:6])
@@ -127,10 +127,11 @@ test_that("the hard Gumbel-softmax inclusion is Bernoulli(phi) for any temperatu
 })
 
 test_that("local and weight-sampling gradients have the same expectation (and the local one less variance)", {
+  skip_if_fast_tier()
   skip_if_no_torch()
   pr <- vi_grad_problem()
   n <- pr$n; p <- pr$p; x <- pr$x; y <- pr$y; spec <- pr$spec; P <- pr$P; mu <- pr$mu; rho <- pr$rho
-  grad <- function(est) scalebayes:::cpp_vi_test(spec, as.double(x), c(n, p), y, mu, rho, rep(0, P),
+  grad <- function(est) cpp_vi_test(spec, as.double(x), c(n, p), y, mu, rho, rep(0, P),
                                                  vi_engine_list("gaussian", est), "grad", 4000L, 3)
   gl <- grad("local"); gw <- grad("weights"); ge <- grad("per_example")
   se <- function(a, b) sqrt(apply(a, 2, var) / nrow(a) + apply(b, 2, var) / nrow(b))
@@ -146,6 +147,7 @@ test_that("local and weight-sampling gradients have the same expectation (and th
 })
 
 test_that("K passes stacked into one: a training step's gradient keeps its expectation, with 1 / K its variance", {
+  skip_if_fast_tier()
   skip_if_no_torch()
   # ViObjective::minibatch runs vi_control(samples = K) as one pass (the minibatch repeated K times; the weights
   # estimator with K weight draws in batched products): its gradient must have the one-pass expectation and,
@@ -155,7 +157,7 @@ test_that("K passes stacked into one: a training step's gradient keeps its expec
   logit <- rep(qlogis(0.7), P)
   reps <- 3000L
   for (cfg in list(c("spike_slab", "weights"), c("gaussian", "local"), c("gaussian", "per_example"))) {
-    grad <- function(K) scalebayes:::cpp_vi_test(spec, as.double(x), c(n, p), y, mu, rho, logit,
+    grad <- function(K) cpp_vi_test(spec, as.double(x), c(n, p), y, mu, rho, logit,
                                                  c(vi_engine_list(cfg[1], cfg[2]), samples = K), "grad_step", reps, 3)
     g1 <- grad(1L); g4 <- grad(4L)
     v1 <- apply(g1, 2, var); v4 <- apply(g4, 2, var)

@@ -4,7 +4,7 @@
 driver_run <- function(y, solver, prior = "separate", n_prior = 3L, first = 0, count = 6, threads = 1L,
                        dist = "exponential", lambda = 2, seed = 11) {
   rs <- list(seed = seed, threads = threads, quiet = TRUE)
-  scalebayes:::cpp_wbb_driver_check(y, lambda, solver, n_prior,
+  cpp_wbb_driver_check(y, lambda, solver, n_prior,
                                     scalebayes:::wbb_engine_settings(rs, first, count, prior, dist))
 }
 

@@ -124,6 +124,7 @@ test_that("wbb(formula, data, loss = ): the loss gets the formula's design and r
 })
 
 test_that("the same seed gives the same draws, in chunks and through future as in one process", {
+  skip_if_fast_tier()
   d <- wl_data(40)
   init <- c(a = 0, b1 = 0, b2 = 0)
   a <- wbb(loss = wl_logistic, init = init, data = d, draws = 12, seed = 9, quiet = TRUE)

@@ -46,6 +46,7 @@ test_that("draws without standardization equal glmnet at the mapped lambda and t
 })
 
 test_that("draws do not depend on threads, chunks or future workers", {
+  skip_if_fast_tier()
   d <- sim_gaussian(100, 30)
   f1 <- wbb(d$x, d$y, draws = 60, seed = 42, threads = 1, quiet = TRUE)
   f2 <- wbb(d$x, d$y, draws = 60, seed = 42, threads = 2, quiet = TRUE)

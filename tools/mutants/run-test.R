@@ -3,6 +3,8 @@
 # exit status 0 when every expectation passed, 1 otherwise.
 args <- commandArgs(trailingOnly = TRUE)
 Sys.setenv(NOT_CRAN = "true")
+# both test tiers (tests/testthat/helper-tiers.R): a mutant killed only by an extended-tier test is killed
+if (!nzchar(Sys.getenv("SCALEBAYES_TESTS"))) Sys.setenv(SCALEBAYES_TESTS = "full")
 suppressPackageStartupMessages(library(testthat))
 res <- tryCatch(
   as.data.frame(testthat::test_file(args[1], package = "scalebayes", load_package = "installed",
