@@ -487,7 +487,7 @@ sgld_sa <- function(x, y, family = c("gaussian", "binomial"), method = c("sa", "
   frozen <- !is.null(warmup$latent_start) && method != "none"
   ctl <- engine_ctl(control, method_ = if (frozen) "none" else method, trace_every = trace_every,
                     iterations = iterations, burnin = burnin, thin = thin, keep = keep_engine, chains = chains)
-  ctl$metric_factor <- warmup$metric
+  ctl$metric_factor <- warmup[["metric"]]  # [[: no partial match of another field
   if (frozen) {
     # every chain samples the posterior at the warm-up's SA estimate of the latent variables (R/sgmcmc_metric.R,
     # sgmcmc_latent_warmup()), held, as Stan's adaptation stops with its warm-up: with the SA going on in the
@@ -588,7 +588,7 @@ sgld_sa <- function(x, y, family = c("gaussian", "binomial"), method = c("sa", "
                    intercept = intercept, chains = chains, nobs = n, coef_names = coef_names, control = control,
                    standardize = standardize, scaling = sc, step_size = control$step_size, auto_step = auto_step,
                    print_info = c(family = family, iterations = iterations, batch = batch_size, chains = chains,
-                                  step = if (is.null(warmup$metric)) sgmcmc_step_label(control$step_size, n, auto_step, sampler)
+                                  step = if (is.null(warmup[["metric"]])) sgmcmc_step_label(control$step_size, n, auto_step, sampler)
                                          else sprintf("%s in the coordinates of a %s metric, chosen by the warm-up",
                                                       format(signif(control$step_size, 3)), warmup$metric_kind),
                                   warmup = sgmcmc_warmup_label(warmup),
@@ -731,7 +731,7 @@ sgmcmc_warmup_label <- function(warmup) {
 # draws and latents), 5,000 for the preconditioned samplers (their chains start afresh; the curvature memory and
 # the SA settle within the burn-in half: HAMCMC-SA on diabetes and Boston, bench/sgmcmc_defaults.R), else 20,000.
 sgmcmc_min_length <- function(warmup, sampler) {
-  if (!is.null(warmup$metric)) return(2000)
+  if (!is.null(warmup[["metric"]])) return(2000)
   if (sgmcmc_sampler_info(sampler)$preconditioned) 5000 else 20000
 }
 

@@ -41,7 +41,7 @@
 #' logistic-regression R target: 4.6-8.0 s for the whole call (4 chains) against 450-510 s with the grid
 #' warm-up of before. When the metric's adaptation runs away (every pilot diverges: a funnel such as the
 #' 8-schools non-centred posterior, whose first pilot reached log tau = -20 and the next ones overflow), the
-#' warm-up falls back to the grid without a metric below and `fit$warmup$metric_fallback` says why (SGLD on 8
+#' warm-up falls back to the grid without a metric below and `fit$warmup$grid_fallback` says why (SGLD on 8
 #' schools: max mean error 0.09 NUTS sd, sd ratios 0.97-1.04). For HAMCMC-SA and HAMCMC (or `metric = "none"`) the grid spans
 #' \eqn{4^2, 4^1, \dots, 4^{-10}}, the KSD's winner is refined against its neighbours at factors of 2 in one
 #' more round, and the accuracy cap is the discretization's (full gradients: an excess variance of
@@ -204,7 +204,7 @@ sgmcmc_density <- function(target, init = NULL, sampler = "sgld",
     if (!is.null(warmup$starts) && !init_matrix_given) init <- warmup$starts
     if (!iterations_given) {
       iterations <- sgmcmc_auto_length(warmup, fallback = iterations,
-                                       lower = if (is.null(warmup$metric)) 20000 else 2000)
+                                       lower = if (is.null(warmup[["metric"]])) 20000 else 2000)
       lens <- sgmcmc_lengths(iterations, burnin_arg, thin_arg)
       check_anneal(control, iterations)
     }
@@ -213,7 +213,7 @@ sgmcmc_density <- function(target, init = NULL, sampler = "sgld",
   check_result_size(as.double(chains) * (iterations %/% trace_every), 7, "control$trace_every")
   ctl <- engine_ctl(control, trace_every = trace_every, iterations = iterations, burnin = lens$burnin,
                     thin = lens$thin, keep = seq_len(d), chains = chains, chain_offset = 0)
-  ctl$metric_factor <- warmup$metric
+  ctl$metric_factor <- warmup[["metric"]]  # [[: no partial match of another field
   t0 <- proc.time()
   res <- sb_call_engine(cpp_sgmcmc_density(eng_target, init, ctl, run))
   timing <- proc.time() - t0
@@ -350,7 +350,7 @@ density_warmup <- function(eng_target, init1, control, engine_ctl, run, score, s
                              pilot_iterations = max(coarse$table$pilot_iterations))
   fine$table <- rbind(coarse$table, transform(fine$table, round = fine$table$round + max(coarse$table$round)))
   fine$iterations <- coarse$iterations + fine$iterations
-  fine$metric_fallback <- fallback
+  fine$grid_fallback <- fallback
   fine
 }
 

@@ -414,3 +414,28 @@ test_that("a HAMCMC-SA density fit carries the trust check, an SGLD fit does not
                                        seed = 1, quiet = TRUE))
   expect_null(g$diagnostics$ksd_test)
 })
+
+test_that("8-schools non-centred with every default: SGLD matches NUTS (the metric warm-up falls back to the grid)", {
+  skip_on_cran()
+  skip_if_fast_tier()
+  # Rubin's 8 schools, theta = (mu, log tau, eta_1..8); reference: rstan NUTS, 4 x 20,000 kept draws, adapt_delta
+  # 0.95, 0 divergences (bench/sgmcmc_eight_schools.R with BENCH_NUTS=1)
+  es_y <- c(28, 8, -3, 7, -1, 1, 18, 12)
+  es_s <- c(15, 10, 16, 11, 9, 11, 10, 18)
+  target <- function(th) {
+    mu <- th[1]; lt <- th[2]; eta <- th[3:10]; tau <- exp(lt)
+    m <- mu + tau * eta
+    r <- (es_y - m) / es_s^2
+    list(log_density = -mu^2 / 50 - log1p(tau^2 / 25) + lt - sum(eta^2) / 2 - sum((es_y - m)^2 / es_s^2) / 2,
+         gradient = c(-mu / 25 + sum(r), 1 - 2 * tau^2 / 25 / (1 + tau^2 / 25) + sum(r * eta) * tau, -eta + r * tau))
+  }
+  ref_mean <- c(4.3898, 0.7896, 0.3147, 0.0931, -0.0875, 0.0620, -0.1597, -0.0725, 0.3507, 0.0712)
+  ref_sd <- c(3.3205, 1.1862, 0.9847, 0.9398, 0.9646, 0.9418, 0.9306, 0.9422, 0.9585, 0.9733)
+  f <- expect_no_error(sgmcmc_density(target, init = rep(0, 10), seed = 1, quiet = TRUE))
+  expect_type(f$warmup$grid_fallback, "character")  # the metric's adaptation ran away on the funnel
+  d <- as.matrix(f)
+  expect_lt(max(abs(colMeans(d) - ref_mean) / ref_sd), 0.2)
+  r <- apply(d, 2, stats::sd) / ref_sd
+  expect_true(all(r > 0.8 & r < 1.25), label = paste("sd ratios", paste(round(r, 2), collapse = " ")))
+  expect_lte(max(f$diagnostics$convergence$rhat), 1.01)
+})
