@@ -77,8 +77,8 @@ sgmcmc_metric_warmup <- function(pilot, score, metric0, kind, noise = 1, frictio
   }
   fac <- metric_factor(metric, kind)
   whiten <- metric_whitener(fac)
-  # every later pilot holds the latents at that estimate: the run samples (nearly) that posterior, since its SA
-  # goes on with small steps (sgld_sa(): sa_Z past the warm-up)
+  # every later pilot holds the latents at that estimate: the run samples that posterior, its chains holding them
+  # too (sgld_sa())
   pilot_w <- function(eps, len) {
     pr <- pilot(eps, len, fac, FALSE, 2^20, start, latent)
     pr$draws <- whiten$x(pr$draws)
