@@ -23,6 +23,7 @@ new_sb_fit <- function(draws, estimate, method, subclass, call = NULL, chain = N
 #' the seed and the timing. These methods summarise and convert it.
 #'
 #' @param x,object An `sb_fit` object.
+#' @param use.fallback Not used: accepted because stats' [stats::sigma()] passes it to `nobs()`.
 #' @param probs Quantiles reported by `summary()`.
 #' @param prob The mass of the central interval `summary()` reports, as in [posterior_interval()] and
 #'   [predict()] (`prob = 0.5`: the quartiles and the median); give `probs` or `prob`, not both. `prob` is the

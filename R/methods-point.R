@@ -49,6 +49,7 @@ sb_point_fit_info <- function(object) {
 #' (`scalebayes_error_not_applicable`).
 #'
 #' @param object,x A fit.
+#' @param use.fallback Not used: accepted because stats' [stats::sigma()] passes it to `nobs()`.
 #' @param s [cv_weighted_lasso()] fits: `"lambda.1se"`, `"lambda.min"` or lambda values, as [predict.sb_cv()].
 #' @param ... Not used: any argument given here is an error (class `scalebayes_error_dots`).
 #' @return See above.

@@ -264,7 +264,7 @@ print.sb_nn_fit <- function(x, ...) {
 #' (`fit$data`, a list of `x` and `y`: the design matrix of a formula). R does not copy them: while the data
 #' given to the fit exist in the session, the fit shares their memory, and the fit's own cost is that of the
 #' data when it is saved (`saveRDS()`) or when the data are removed from the session: 8 bytes per value of double
-#' inputs (376 MB for the 60,000 MNIST training images of 784 pixels, 188 MB as the integers [mnist_load()] reads),
+#' inputs (376 MB for the 60,000 MNIST training images of 784 pixels, 188 MB as the integers [mnist()] reads with `scale = FALSE`),
 #' 16 kB for the 60-row design of a `medv ~ .` formula on Boston. `print()` shows the size; `fit$data <- NULL` drops them (the generics then need `newdata`). The
 #' generics at the training data predict every training example with every kept draw (draws x examples, x classes
 #' for a multinomial network).

@@ -437,9 +437,9 @@ plot.sb_trend_filter_glm_wbb <- function(x, band = c("quantile", "se"), prob = 0
                                          xlab = "x", ylab = NULL, ...) {
   band <- sb_match_arg(band)
   a <- tf_glm_size(x)
-  p <- predict(x, type = "response", prob = prob)
+  p <- stats::predict(x, type = "response", prob = prob)
   if (band == "se") {  # +/- 2 se on the link scale, mapped to the response scale
-    pl <- predict(x, type = "link", prob = prob)
+    pl <- stats::predict(x, type = "link", prob = prob)
     p$lower <- tf_linkinv(x$family, pl$estimate - 2 * pl$se)
     p$upper <- tf_linkinv(x$family, pl$estimate + 2 * pl$se)
   }

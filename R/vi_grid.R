@@ -19,6 +19,7 @@ vi_grid_labels <- function(x) sprintf("log_lambda=%s", format(attr(x, "log_lambd
 #' `grid[[k]]`.
 #'
 #' @param object,x An `sb_vi_grid`.
+#' @param use.fallback Not used: accepted because stats' [stats::sigma()] passes it to `nobs()`.
 #' @param newdata New inputs for [predict()] (`NULL`: the predictions stored at fit time on `newx`).
 #' @param type [coef()]: `"mean"` or `"median"` of each fit's draws; [predict()]: as for one fit
 #'   ([predict.sb_nn_fit()]).
