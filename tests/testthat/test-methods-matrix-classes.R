@@ -11,7 +11,7 @@ mc_data <- local({
   x <- matrix(rnorm(n * 3), n, 3, dimnames = list(NULL, paste0("x", 1:3)))
   y <- drop(x %*% c(1.5, 0, -1)) + rnorm(n)
   tx <- sort(runif(40, 0, 10))
-  list(x = x, y = y, tx = tx, ty = sin(tx) + rnorm(40, sd = 0.3))
+  list(x = x, y = y, tx = tx, ty = sin(tx) + rnorm(40, sd = 0.3), tcount = rpois(40, exp(1 + sin(tx) / 2)))
 })
 
 mc_generics <- list(
@@ -96,6 +96,11 @@ test_that("every fit class answers every generic with a value or a not-applicabl
     weighted_lasso = list(weighted_lasso(d$x, d$y, lambda = c(5, 1)), nx, mc_posterior),
     cv_weighted_lasso = list(cv_weighted_lasso(d$x, d$y, nfolds = 3, seed = 1), nx, mc_posterior),
     trend_filter = list(trend_filter(d$ty, d$tx, k = 1, lambda = c(2, 1)), tnx, mc_posterior),
+    # Poisson trend filtering (issue 58, item 4): counts from the same design points
+    trend_filter_wbb_poisson = list(trend_filter_wbb(d$tcount, d$tx, k = 1, lambda = 2, draws = 10, seed = 4,
+                                                     quiet = TRUE, threads = 1, family = "poisson"), tnx, character()),
+    trend_filter_poisson = list(trend_filter(d$tcount, d$tx, k = 1, lambda = c(2, 1), family = "poisson"), tnx,
+                                mc_posterior),
     generalized_lasso = list(suppressWarnings(generalized_lasso(d$ty, diff(diag(40)), nlambda = 4)), NULL,
                              c("predict", "predict_one_row", mc_posterior)),
     cv_trend_filter = list(cv_trend_filter(d$ty, d$tx, k = 1, nfolds = 3, nlambda = 4), tnx,
@@ -108,7 +113,8 @@ test_that("every fit class answers every generic with a value or a not-applicabl
   classes <- vapply(rows, function(r) class(r[[1]])[1], "")
   expect_setequal(unique(classes), c("sb_wbb", "sb_blasso", "sb_sgld_sa", "sb_trend_filter_wbb", "sb_sgmcmc_density",
                                      "sb_wbb_loss", "sb_wbb_path", "sb_weighted_lasso", "sb_cv", "sb_trend_filter",
-                                     "sb_generalized_lasso", "sb_cv_trend_filter", "sb_tf_sure"))
+                                     "sb_generalized_lasso", "sb_cv_trend_filter", "sb_tf_sure",
+                                     "sb_trend_filter_glm_wbb", "sb_trend_filter_glm"))
 })
 
 test_that("the model generics of fits without draws give the fit at the data", {
