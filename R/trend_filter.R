@@ -266,14 +266,18 @@ tf_apply_difference <- function(x, k, B) {
 }
 
 #' @export
-print.sb_trend_filter <- function(x, ...) {
-  cat(sprintf("<sb_trend_filter> order k = %d, n = %d, %d lambda value%s\n", x$k, length(x$y), length(x$lambda),
-              if (length(x$lambda) == 1) "" else "s"))
+print.sb_trend_filter <- function(x, ...) tf_print_fit(x, "", "iter")
+
+# The print of a trend-filtering fit (gaussian or GLM): the header, lambda_max and the largest gap, the first ten
+# solutions; `what` names the fit's kind, `iter_name` its iteration count's column.
+tf_print_fit <- function(x, what, iter_name) {
+  cat(sprintf("<sb_trend_filter> %sorder k = %d, n = %d, %d lambda value%s\n", what, x$k, length(x$y),
+              length(x$lambda), if (length(x$lambda) == 1) "" else "s"))
   cat(sprintf("lambda_max = %.4g; largest relative duality gap %.2g (target %.0e)\n", x$lambda_max,
               max(x$rel_gap), x$control$tol))
-  show <- utils::head(data.frame(lambda = signif(x$lambda, 4), df = x$df, rel_gap = signif(x$rel_gap, 2),
-                                 iter = x$iter), 10)
-  print(show, row.names = FALSE)
+  show <- data.frame(lambda = signif(x$lambda, 4), df = x$df, rel_gap = signif(x$rel_gap, 2), x$iter)
+  names(show)[4] <- iter_name
+  print(utils::head(show, 10), row.names = FALSE)
   if (length(x$lambda) > 10) cat(sprintf("... %d more\n", length(x$lambda) - 10))
   invisible(x)
 }

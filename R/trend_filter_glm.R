@@ -174,16 +174,8 @@ tf_glm_size <- function(object) object$exposure %||% object$trials %||% rep(1, l
 
 #' @export
 print.sb_trend_filter_glm <- function(x, ...) {
-  cat(sprintf("<sb_trend_filter> %s trend filtering (%s link), order k = %d, n = %d, %d lambda value%s\n", x$family,
-              if (x$family == "poisson") "log" else "logit", x$k, length(x$y), length(x$lambda),
-              if (length(x$lambda) == 1) "" else "s"))
-  cat(sprintf("lambda_max = %.4g; largest relative duality gap %.2g (target %.0e)\n", x$lambda_max,
-              max(x$rel_gap), x$control$tol))
-  show <- utils::head(data.frame(lambda = signif(x$lambda, 4), df = x$df, rel_gap = signif(x$rel_gap, 2),
-                                 newton = x$iter), 10)
-  print(show, row.names = FALSE)
-  if (length(x$lambda) > 10) cat(sprintf("... %d more\n", length(x$lambda) - 10))
-  invisible(x)
+  tf_print_fit(x, sprintf("%s trend filtering (%s link), ", x$family, if (x$family == "poisson") "log" else "logit"),
+               "newton")
 }
 
 #' Predict from a Poisson or logistic trend-filtering fit
