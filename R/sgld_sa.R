@@ -70,9 +70,12 @@
 #'   scaled to unit root mean square, as glmnet) and, for `"gaussian"`, a centred and scaled response (default
 #'   `TRUE`); see "Scale". Networks: sample on standardized inputs and a standardized gaussian response, with
 #'   results on the user's scale (default `TRUE`); see "Networks".
-#' @param batch_size Minibatch size n. Regression: default every row (full-data gradients) up to 10,000 rows, else
-#'   50 (the paper's): without control variates a minibatch of n of N rows must shrink the step by about n / N
-#'   for the same accuracy, so it buys nothing per row visited. Networks: see "Networks".
+#' @param batch_size Minibatch size n. Regression, with the warm-up's step and fewer coefficients than rows
+#'   (control variates, `sgmcmc_step(gradient = )`): default every row (full-data gradients) up to 2,000 rows,
+#'   else 32 to 1,000 rows chosen from the control variate's measured noise. Otherwise (a given step, or
+#'   `gradient = "minibatch"`): every row up to 10,000 rows, else 50 (the paper's): without control variates a
+#'   minibatch of n of N rows must shrink the step by about n / N for the same accuracy, so it buys nothing per
+#'   row visited. Networks: see "Networks".
 #' @param v0,v1 Spike scale and slab variance factor of the SSGL prior. `v0 = NULL` (default) is, for
 #'   regression, 0.2 of a standardized coefficient's posterior sd at the null: \eqn{0.2 / \sqrt{N}} for
 #'   `"gaussian"` (whose prior is scaled by \eqn{\sigma}) and \eqn{0.2 / \sqrt{N \bar y (1 - \bar y)}} for
@@ -376,7 +379,15 @@ sgld_sa <- function(x, y, family = c("gaussian", "binomial"), method = c("sa", "
   p <- ncol(x)
   y <- if (family == "binomial") binomial_response(y, n, both_classes = FALSE) else check_y_vector(y, n)
   iterations <- if (iterations_given) check_count(iterations) else 40000L  # a given step; else the warm-up's
-  batch_size <- if (is.null(batch_size)) sgmcmc_default_batch(n) else check_count(batch_size)
+  if (!inherits(control, "sb_sgmcmc_control")) check_sgmcmc_control(control, sampler)
+  gradient <- control$gradient %||% "auto"
+  batch_given <- !is.null(batch_size)
+  # control variates by default: with the warm-up's step (a given step is the papers' setting, with their plain
+  # minibatches) and fewer coefficients than rows
+  cv_default <- (gradient == "control_variate" ||
+                   (gradient == "auto" && (is.null(control$step_size) || identical(control$step_size, "auto")))) &&
+    p + intercept_flag(intercept) < n
+  batch_size <- if (is.null(batch_size)) sgmcmc_default_batch(n, cv = cv_default) else check_count(batch_size)
   if (batch_size > n) {
     sb_abort(c("{.arg batch_size} must not exceed the number of observations.",
                x = "batch_size = {batch_size} but {.arg x} has {n} rows."), arg = "batch_size")
@@ -434,7 +445,32 @@ sgld_sa <- function(x, y, family = c("gaussian", "binomial"), method = c("sa", "
   trace_every <- control$trace_every %||% max(1L, iterations %/% 1000L)
   check_result_size(as.double(chains) * (iterations %/% trace_every), 10, "control$trace_every")
   keep_engine <- if (is.null(sc)) keep else seq_len(P)  # the user-scale intercept needs every slope's draw
-  score_data <- sgmcmc_score_data(xs, ys, family, intercept, sparse)
+  # control-variate gradients (R/sgmcmc_cv.R): a minibatch smaller than the data, fewer coefficients than rows
+  # ("auto": with the warm-up's step; a given step is the papers' setting, with their plain minibatches)
+  use_cv <- batch_size < n && P < n && (gradient == "control_variate" || (gradient == "auto" && auto_step))
+  if (gradient == "control_variate" && !use_cv) {
+    sb_abort(c("Control variates ({.code sgmcmc_step(gradient = \"control_variate\")}) need a minibatch smaller than the data and fewer coefficients than rows.",
+               x = "batch_size = {batch_size}, {n} rows, {P} coefficients.",
+               i = "Use a smaller {.arg batch_size}, or {.code gradient = \"auto\"}."),
+             arg = "control", kind = "not_applicable")
+  }
+  cv_mode <- NULL
+  if (use_cv) {
+    t_cv <- proc.time()
+    cv_mode <- sgmcmc_glm_mode(xs, ys, family, intercept, control$prior_var)
+    # the control variate's noise a posterior sd (the centre's inverse Hessian) away, and from it the default
+    # minibatch (R/sgmcmc_cv.R)
+    ih <- tryCatch(chol2inv(chol(cv_mode$hessian)), error = function(e) diag(1 / pmax(diag(cv_mode$hessian), 1e-12)))
+    cv_mode$noise_var <- sgmcmc_cv_noise(xs, ys, family, intercept, cv_mode$beta, t(chol(ih + diag(1e-14, P))),
+                                         sigma = cv_mode$sigma %||% 1, seed = seed)
+    if (!batch_given) batch_size <- sgmcmc_cv_batch(cv_mode$noise_var, n)
+    # the engine's data and the centre's state, made once for the warm-up's pilots and the chains
+    cv_mode$prepared <- cpp_sgld_sa_prepare(xs, ys, as.integer(sparse), intercept, family, cv_mode$beta)
+    cv_mode$seconds <- (proc.time() - t_cv)[["elapsed"]]
+    control$cv_center <- cv_mode$beta
+  }
+  score_data <- if (use_cv) sgmcmc_cv_score_data(xs, ys, family, intercept, sparse, cv_mode$beta)
+                else sgmcmc_score_data(xs, ys, family, intercept, sparse)
   kappa_default <- if (method == "none") 1 else NaN  # plain SGLD freezes kappa0 = kappa1 = 1 (authors' baseline)
   # the loss rule of divergence (sgmcmc/chain.hpp, glm.hpp): a training loss per example above diverge_loss
   # times the larger of the chain's lowest (from its start on) and a constant prediction's loss stops the chain
@@ -452,7 +488,15 @@ sgld_sa <- function(x, y, family = c("gaussian", "binomial"), method = c("sa", "
   }
   warmup <- NULL
   lasso_start <- NULL
-  if (auto_step && is.null(control$init) && method != "none" &&
+  if (use_cv && is.null(control$init)) {
+    # the chains and the warm-up start at the control variates' centre (a CV lasso at N = 1e6 rows, p = 20,
+    # binomial, took 490 CPU s: the centre's Newton fit a few passes), sigma (gaussian) at its residual sd
+    # a sparse start as the lasso's: the centre with its coefficients of |z| < 3 (z from the inverse Hessian) at 0
+    # (from the dense centre itself the SA put every coefficient in the spike: N = 1e4, p = 20, 10 signals,
+    # every inclusion 1e-14)
+    init <- matrix(sgmcmc_cv_sparse_start(cv_mode, intercept, c(if (intercept) FALSE, sparse)), P, chains)
+    if (family == "gaussian" && !("sigma_init" %in% attr(control, "given"))) control$sigma_init <- cv_mode$sigma
+  } else if (auto_step && is.null(control$init) && method != "none" &&
       (!is.null(sgmcmc_metric_kind(control, sampler, P)) || sgmcmc_sampler_info(sampler)$preconditioned)) {
     # a sparse start (R/sgmcmc_metric.R: sgmcmc_lasso_start): the chains and the warm-up's pilots start at the
     # cross-validated lasso, sigma (gaussian, unless given) at its residual sd
@@ -465,11 +509,19 @@ sgld_sa <- function(x, y, family = c("gaussian", "binomial"), method = c("sa", "
       if (method == "sa" && P >= n && !("fixed_sigma" %in% given)) control$fixed_sigma <- TRUE
     }
   }
+  # a logistic regression has no noise variance: with the warm-up's step its sigma (the SSGL prior's scale) is held
+  # at 1, the scale the default spike assumes (sgmcmc_default_v0()). Adapted by eq. (14), which for a classifier
+  # has only the prior's terms, the spike's sum kappa0 |beta| / sigma pushed sigma up, the spike widened with it
+  # and delta fell to its floor: N = 2,000, p = 20, 10 signals, sigma 19.7 and every inclusion probability 0
+  if (auto_step && family == "binomial" && method != "none" && !("fixed_sigma" %in% attr(control, "given"))) {
+    control$fixed_sigma <- TRUE
+  }
   if (auto_step) {
     t_w <- proc.time()
     warmup <- sgmcmc_glm_warmup(xs, ys, sparse, intercept, init[, 1L, drop = FALSE], control, engine_ctl, run,
                                 score_data, sampler, n, batch_size, method = method, family = family, v0 = v0,
-                                v1 = v1, chains = chains, sparse_start = !is.null(lasso_start))
+                                v1 = v1, chains = chains, sparse_start = !is.null(lasso_start) || (use_cv && method != "none"), cv = cv_mode,
+                                seed = seed)
     # without a given init the chains start at the warm-up's draws (spread over its last pilot's kept half)
     if (is.null(control$init) && !is.null(warmup$starts)) init <- warmup$starts
     warmup$seconds <- (proc.time() - t_w)[["elapsed"]]
@@ -480,7 +532,9 @@ sgld_sa <- function(x, y, family = c("gaussian", "binomial"), method = c("sa", "
       lens <- sgmcmc_lengths(iterations, burnin_arg, thin_arg)
       burnin <- lens$burnin
       thin <- lens$thin
-      trace_every <- control$trace_every %||% max(1L, iterations %/% 1000L)
+      # (200 trace points with control variates: each reads up to 10,000 rows, sgmcmc/glm.hpp: full_loglik, and
+      # 1,000 of them were 4.6 of 7.9 s at N = 1e5)
+      trace_every <- control$trace_every %||% max(1L, iterations %/% (if (use_cv) 200L else 1000L))
       check_anneal(control, iterations)
     }
   }
@@ -504,7 +558,7 @@ sgld_sa <- function(x, y, family = c("gaussian", "binomial"), method = c("sa", "
   t0 <- proc.time()
   if (!future || chains == 1L) {
     ctl$chain_offset <- 0
-    res <- sb_call_engine(cpp_sgld_sa(xs, ys, as.integer(sparse), intercept, x_test, init, ctl, run))
+    res <- sb_call_engine(cpp_sgld_sa(xs, ys, as.integer(sparse), intercept, x_test, init, ctl, run, cv_mode$prepared))
   } else {
     chunks <- if (!is.null(chunks)) min(chains, check_count(chunks, arg = "chunks"))
               else if (requireNamespace("future", quietly = TRUE)) min(chains, future::nbrOfWorkers()) else 2L
@@ -592,6 +646,8 @@ sgld_sa <- function(x, y, family = c("gaussian", "binomial"), method = c("sa", "
                                          else sprintf("%s in the coordinates of a %s metric, chosen by the warm-up",
                                                       format(signif(control$step_size, 3)), warmup$metric_kind),
                                   warmup = sgmcmc_warmup_label(warmup),
+                                  gradient = if (use_cv) sprintf("control variates at the mode (%d Newton steps, %d full-data passes, %.2g s)",
+                                                                 cv_mode$newton, cv_mode$passes, cv_mode$seconds),
                                   sigma = if (family == "gaussian") signif(mean(sigma_user[used]), 4) else NULL,
                                   sgmcmc_convergence_info(convergence)))
   latent_state <- lapply(all_chains, function(ch) {
@@ -633,7 +689,7 @@ sgld_sa <- function(x, y, family = c("gaussian", "binomial"), method = c("sa", "
 # step).
 sgmcmc_glm_warmup <- function(xs, ys, sparse, intercept, init1, control, engine_ctl, run, score_data, sampler, n,
                               batch_size, method = "none", family = "gaussian", v0 = 0.1, v1 = 10, chains = 4L,
-                              sparse_start = FALSE) {
+                              sparse_start = FALSE, cv = NULL, seed = 1L) {
   P <- nrow(init1)
   run_pilot <- utils::modifyList(run, list(quiet = TRUE, threads = 1L))
   lik_var <- if (is.null(control$likelihood_sd)) 0 else control$likelihood_sd^2
@@ -654,7 +710,7 @@ sgmcmc_glm_warmup <- function(xs, ys, sparse, intercept, init1, control, engine_
       ctl$kappa1_init <- NaN
     }
     r <- cpp_sgld_sa(xs, ys, as.integer(sparse), intercept, matrix(0, 0, ncol(xs)),
-                     if (is.null(start)) init1 else matrix(start, ncol = 1L), ctl, run_pilot)
+                     if (is.null(start)) init1 else matrix(start, ncol = 1L), ctl, run_pilot, cv$prepared)
     if (isTRUE(r$interrupted)) rlang::interrupt()
     ch <- r$chains[[1]]
     list(draws = ch$draws, diverged = isTRUE(ch$diverged), final = ch$beta,
@@ -664,15 +720,22 @@ sgmcmc_glm_warmup <- function(xs, ys, sparse, intercept, init1, control, engine_
   score <- function(draws, latent) sgmcmc_glm_score(draws, score_data, latent, control$prior_var)
   nb <- min(batch_size, n)
   noise <- 1 + (n - nb) / nb  # the minibatch noise's factor on a step's excess variance
+  # control variates: theirs, measured a posterior sd from the centre (R/sgmcmc_cv.R)
+  if (!is.null(cv)) noise <- cv_noise_factor(cv$noise_var, n, nb)
   kind <- sgmcmc_metric_kind(control, sampler, P)
   info <- sgmcmc_sampler_info(sampler)
   if (!is.null(kind)) {
-    m0 <- sgmcmc_glm_metric0(xs, ys, family, intercept, sparse, control, v0, v1, kind)
+    m0 <- sgmcmc_glm_metric0(xs, ys, family, intercept, sparse, control, v0, v1, kind, cv = cv)
+    if (!is.null(cv)) {
+      # the control variate's own noise factor, a posterior sd from the centre (R/sgmcmc_cv.R)
+      noise <- cv_noise_factor(sgmcmc_cv_noise(xs, ys, family, intercept, cv$beta, metric_factor(m0$metric, kind),
+                                               sigma = cv$sigma %||% 1, seed = seed), n, nb)
+    }
     return(sb_call_engine(sgmcmc_metric_warmup(pilot, score, m0$metric, kind, noise = noise, chains = chains,
                                                sparse_start = sparse_start,
                                                v0_path = if (sparse_start && method == "sa" && P < n) c(4, 2, 1),
                                                friction = if (info$momentum) control$friction,
-                                               correlation = m0$correlation,
+                                               correlation = m0$correlation, rate_check = !is.null(cv),
                                                var_cap = sgmcmc_glm_var_cap(c(if (intercept) FALSE, sparse),
                                                                             control$prior_var))))
   }
@@ -735,12 +798,19 @@ sgmcmc_min_length <- function(warmup, sampler) {
   if (sgmcmc_sampler_info(sampler)$preconditioned) 5000 else 20000
 }
 
-# The default minibatch of a regression: every row up to 10,000 (full-data gradients: without control variates
+# The default minibatch of a regression. With control variates (the default with the warm-up's step and P < n):
+# every row up to 2,000, else the size chosen from their measured noise (R/sgmcmc_cv.R: sgmcmc_cv_batch(); at
+# N = 10,000, p = 20, logistic the full-data default took 104 s on the loaded 2-core machine). Without them:
+# every row up to 10,000 (full-data gradients: without control variates
 # a minibatch of n of N rows must shrink the step by about n / N for the same accuracy (the warm-up's cap,
 # R/sgmcmc_warmup.R), so it visits as many rows per unit of progress and adds per-iteration overhead), else 50
 # rows (the paper's). Measured on diabetes (bench/sgmcmc_defaults.R): HAMCMC-SA 6.1-6.4 s with 50 rows, 3.8 s
 # with all 354.
-sgmcmc_default_batch <- function(n) if (n <= 10000L) as.integer(n) else min(50L, as.integer(n))
+sgmcmc_default_batch <- function(n, cv = TRUE) {
+  if (cv) return(if (n <= 2000L) as.integer(n) else 1000L)  # 1,000: replaced by sgmcmc_cv_batch() once measured
+  if (n <= 10000L) as.integer(n) else min(50L, as.integer(n))
+}
+intercept_flag <- function(intercept) if (isTRUE(intercept)) 1L else 0L
 
 # The default spike scale of a regression's SSGL prior: 0.2 of a standardized coefficient's posterior sd at the
 # null, 1 / sqrt(N I) with I the Fisher information per row on the prior's scale (gaussian: 1, the prior being

@@ -14,6 +14,7 @@ sgld_sa_nn <- function(x, y, model, family, method, sampler, iterations, epochs,
   iterations <- len$iterations
   future <- check_flag(future, arg = "future", call = call)
   check_sgmcmc_control(control, sampler, call = call)
+  check_cv_regression(control, "a network", call = call)
   check_frozen_step(control, moves = method != "none", what = 'method = "none"', call = call)
   check_nn_sgmcmc_float32(control, v0, v1, iterations, call)  # single-precision range of the numbers (R/validate.R)
   check_hamcmc_control(control, sampler, NA_real_, call = call)

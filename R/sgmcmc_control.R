@@ -140,6 +140,20 @@ sgmcmc_control <- function(step_size = NULL, step = sgmcmc_step(), ssgl = sgmcmc
 #'   the latent variables where that pilot's SA left them (see "Step-size warm-up" in [sgld_sa()]). Measured
 #'   on diabetes (`batch_size = 442`, `v0 = 0.0095`): 0.5 s for the whole call against 46-50 s with the
 #'   default. HAMCMC-SA and HAMCMC keep their own L-BFGS preconditioner and do not read it.
+#' @param gradient The minibatch gradient of a regression ([sgld_sa()], [hamcmc_sa()]): `"auto"` (default:
+#'   control variates when the warm-up chooses the step and the minibatch is smaller than the data, which the
+#'   default `batch_size` is above 10,000 rows), `"control_variate"` (also with a given step) or
+#'   `"minibatch"` (the plain estimate \eqn{(N/n)\sum_B g_i}, the papers'). Both need fewer coefficients
+#'   than rows. With control variates and no `batch_size` given the minibatch is chosen from their measured
+#'   noise (32 to 1,000 rows). Control variates (Baker, Fearnhead, Fox & Nemeth 2019, "SGLD-CV") find a centre
+#'   \eqn{\hat\beta} first (the mode of the likelihood with a N(0, 1) ridge on the standardized slopes, by
+#'   Newton's method), compute the full-data gradient there once, and estimate each minibatch's gradient as
+#'   \eqn{\nabla\log p(\hat\beta \mid y) + (N/n)\sum_B (g_i(\beta) - g_i(\hat\beta))}: unbiased like the
+#'   plain one, with a variance that shrinks with \eqn{\|\beta - \hat\beta\|^2}, about the posterior's
+#'   variance, instead of \eqn{N^2/n}. They help where the posterior is concentrated (many rows, a unimodal
+#'   posterior near its mode's Gaussian); they cost one Newton fit (a few full-data passes) and one more pass
+#'   for the centre's gradient. Networks and [sgmcmc_density()] targets use plain minibatches. Measured in
+#'   `bench/sgmcmc_scale.R` (see the "Scale" section of [sgld_sa()]).
 #' @param ... Nothing: a name that is not one of the settings above is an error that names it and the closest
 #'   setting.
 #' @return A list of class `sb_sgmcmc_step`, to give as `sgmcmc_control(step = )`.
@@ -147,9 +161,11 @@ sgmcmc_control <- function(step_size = NULL, step = sgmcmc_step(), ssgl = sgmcmc
 #' @examples
 #' sgmcmc_control(step_size = 1e-3, step = sgmcmc_step(schedule = "constant", temperature = 2))
 sgmcmc_step <- function(schedule = NULL, power = 1 / 3, decay = 0.1, milestones = numeric(), temperature = 1,
-                        anneal = 1, anneal_every = 1, friction = 0.1, noise_estimate = 0, metric = "auto", ...) {
+                        anneal = 1, anneal_every = 1, friction = 0.1, noise_estimate = 0, metric = "auto",
+                        gradient = "auto", ...) {
   check_unknown_args(...names(), ...length(), "sgmcmc_step")
   metric <- sb_match_arg(metric, c("auto", "dense", "diagonal", "none"))
+  gradient <- sb_match_arg(gradient, c("auto", "control_variate", "minibatch"))
   if (!is.null(schedule)) schedule <- sb_match_arg(schedule, c("polynomial", "constant", "stepwise"))
   out <- list(
     step_schedule = schedule,
@@ -161,7 +177,8 @@ sgmcmc_step <- function(schedule = NULL, power = 1 / 3, decay = 0.1, milestones 
     anneal_every = check_count(anneal_every),
     friction = check_number(friction, lower = 0, lower_open = TRUE, upper = 1),
     noise_estimate = check_number(noise_estimate, lower = 0, upper = 1),
-    metric = metric
+    metric = metric,
+    gradient = gradient
   )
   if (out$noise_estimate >= out$friction) {
     sb_abort(c("{.arg noise_estimate} must be smaller than {.arg friction}.",

@@ -133,6 +133,7 @@ sgmcmc_density <- function(target, init = NULL, sampler = "sgld",
   chains <- check_count(chains)
   iterations <- if (iterations_given) check_count(iterations) else 100000L  # a given step; else the warm-up's
   check_sgmcmc_control(control, sampler, prior = FALSE)
+  check_cv_regression(control, "a density target")
   check_frozen_step(control, moves = FALSE, what = "a density target (no latent variables)", error = TRUE)
   if (is.null(init)) {
     if (is_r) {

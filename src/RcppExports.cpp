@@ -115,9 +115,25 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
+// cpp_sgld_sa_prepare
+SEXP cpp_sgld_sa_prepare(const Rcpp::NumericMatrix& x, const Rcpp::NumericVector& y, const Rcpp::IntegerVector& sparse, bool intercept, const std::string& family, const Rcpp::NumericVector& cv_center);
+RcppExport SEXP _scalebayes_cpp_sgld_sa_prepare(SEXP xSEXP, SEXP ySEXP, SEXP sparseSEXP, SEXP interceptSEXP, SEXP familySEXP, SEXP cv_centerSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< const Rcpp::NumericMatrix& >::type x(xSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::NumericVector& >::type y(ySEXP);
+    Rcpp::traits::input_parameter< const Rcpp::IntegerVector& >::type sparse(sparseSEXP);
+    Rcpp::traits::input_parameter< bool >::type intercept(interceptSEXP);
+    Rcpp::traits::input_parameter< const std::string& >::type family(familySEXP);
+    Rcpp::traits::input_parameter< const Rcpp::NumericVector& >::type cv_center(cv_centerSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_sgld_sa_prepare(x, y, sparse, intercept, family, cv_center));
+    return rcpp_result_gen;
+END_RCPP
+}
 // cpp_sgld_sa
-Rcpp::List cpp_sgld_sa(const Rcpp::NumericMatrix& x, const Rcpp::NumericVector& y, const Rcpp::IntegerVector& sparse, bool intercept, const Rcpp::NumericMatrix& x_test, const Rcpp::NumericMatrix& beta_init, const Rcpp::List& control, const Rcpp::List& run);
-RcppExport SEXP _scalebayes_cpp_sgld_sa(SEXP xSEXP, SEXP ySEXP, SEXP sparseSEXP, SEXP interceptSEXP, SEXP x_testSEXP, SEXP beta_initSEXP, SEXP controlSEXP, SEXP runSEXP) {
+Rcpp::List cpp_sgld_sa(const Rcpp::NumericMatrix& x, const Rcpp::NumericVector& y, const Rcpp::IntegerVector& sparse, bool intercept, const Rcpp::NumericMatrix& x_test, const Rcpp::NumericMatrix& beta_init, const Rcpp::List& control, const Rcpp::List& run, SEXP prepared);
+RcppExport SEXP _scalebayes_cpp_sgld_sa(SEXP xSEXP, SEXP ySEXP, SEXP sparseSEXP, SEXP interceptSEXP, SEXP x_testSEXP, SEXP beta_initSEXP, SEXP controlSEXP, SEXP runSEXP, SEXP preparedSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::RNGScope rcpp_rngScope_gen;
@@ -129,7 +145,8 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< const Rcpp::NumericMatrix& >::type beta_init(beta_initSEXP);
     Rcpp::traits::input_parameter< const Rcpp::List& >::type control(controlSEXP);
     Rcpp::traits::input_parameter< const Rcpp::List& >::type run(runSEXP);
-    rcpp_result_gen = Rcpp::wrap(cpp_sgld_sa(x, y, sparse, intercept, x_test, beta_init, control, run));
+    Rcpp::traits::input_parameter< SEXP >::type prepared(preparedSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_sgld_sa(x, y, sparse, intercept, x_test, beta_init, control, run, prepared));
     return rcpp_result_gen;
 END_RCPP
 }
@@ -704,7 +721,8 @@ static const R_CallMethodDef CallEntries[] = {
     {"_scalebayes_cpp_nn_layer_kinds", (DL_FUNC) &_scalebayes_cpp_nn_layer_kinds, 0},
     {"_scalebayes_cpp_kle_darcy_data", (DL_FUNC) &_scalebayes_cpp_kle_darcy_data, 3},
     {"_scalebayes_cpp_darcy_solve", (DL_FUNC) &_scalebayes_cpp_darcy_solve, 4},
-    {"_scalebayes_cpp_sgld_sa", (DL_FUNC) &_scalebayes_cpp_sgld_sa, 8},
+    {"_scalebayes_cpp_sgld_sa_prepare", (DL_FUNC) &_scalebayes_cpp_sgld_sa_prepare, 6},
+    {"_scalebayes_cpp_sgld_sa", (DL_FUNC) &_scalebayes_cpp_sgld_sa, 9},
     {"_scalebayes_cpp_sgmcmc_samplers", (DL_FUNC) &_scalebayes_cpp_sgmcmc_samplers, 0},
     {"_scalebayes_cpp_sgmcmc_density", (DL_FUNC) &_scalebayes_cpp_sgmcmc_density, 4},
     {"_scalebayes_cpp_sgmcmc_target_eval", (DL_FUNC) &_scalebayes_cpp_sgmcmc_target_eval, 2},

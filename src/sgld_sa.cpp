@@ -14,20 +14,49 @@ Rcpp::NumericMatrix as_r(const Eigen::MatrixXd& m) {
   return out;
 }
 
+// The engine's data and control-variate state, kept between the calls of one sgld_sa() (cpp_sgld_sa_prepare()).
+struct PreparedGlm {
+  sg::GlmData d;
+  sg::CvState cv;
+};
+
 }  // namespace
+
+// The data in engine order and the control-variate state at cv_center (empty: none), made once for the warm-up's
+// pilots and the chains of one call: at N = 1e6, p = 20 each engine call transposed the design and passed over
+// every row for the centre's gradient again (R/sgmcmc_cv.R).
+// [[Rcpp::export]]
+SEXP cpp_sgld_sa_prepare(const Rcpp::NumericMatrix& x, const Rcpp::NumericVector& y, const Rcpp::IntegerVector& sparse,
+                         bool intercept, const std::string& family, const Rcpp::NumericVector& cv_center) {
+  std::vector<int> mask(sparse.begin(), sparse.end());
+  const sg::Family fam = family == "gaussian" ? sg::Family::gaussian : sg::Family::binomial;
+  Rcpp::XPtr<PreparedGlm> out(new PreparedGlm(), true);
+  out->d = sg::make_data(sbglue::as_map(x), sbglue::as_map(y), mask, intercept, Eigen::MatrixXd(0, x.ncol()), fam);
+  out->cv = sg::make_cv_state(out->d, std::vector<double>(cv_center.begin(), cv_center.end()));
+  return out;
+}
 
 // control: the model settings (R/sgld_sa.R); run: the run list (R/seed.R's run_settings()).
 // [[Rcpp::export]]
 Rcpp::List cpp_sgld_sa(const Rcpp::NumericMatrix& x, const Rcpp::NumericVector& y, const Rcpp::IntegerVector& sparse,
                        bool intercept, const Rcpp::NumericMatrix& x_test, const Rcpp::NumericMatrix& beta_init,
-                       const Rcpp::List& control, const Rcpp::List& run) {
+                       const Rcpp::List& control, const Rcpp::List& run, SEXP prepared = R_NilValue) {
   sg::Control ctl = sbglue::sgmcmc_control(control);
-  std::vector<int> mask(sparse.begin(), sparse.end());
   Eigen::MatrixXd xt_test = sbglue::as_map(x_test);
-  sg::GlmData d = sg::make_data(sbglue::as_map(x), sbglue::as_map(y), mask, intercept, xt_test, ctl.family);
   Eigen::MatrixXd binit = sbglue::as_map(beta_init);
   sbglue::Progress prog(static_cast<double>(ctl.iterations) * ctl.chains, run, "SG-MCMC");
-  sg::RunResult rr = sg::run_sgld_sa(d, ctl, sbglue::run_settings(run), binit, prog.monitor());
+  sg::RunResult rr;
+  if (!Rf_isNull(prepared)) {
+    // the data (and control-variate state) made once by cpp_sgld_sa_prepare() for the warm-up and the chains
+    Rcpp::XPtr<PreparedGlm> pp(prepared);
+    if (pp->d.family != ctl.family) throw std::invalid_argument("prepared data of another family");
+    sg::set_test_rows(pp->d, xt_test);
+    rr = sg::run_sgld_sa(pp->d, ctl, sbglue::run_settings(run), binit, prog.monitor(), &pp->cv);
+  } else {
+    std::vector<int> mask(sparse.begin(), sparse.end());
+    sg::GlmData d = sg::make_data(sbglue::as_map(x), sbglue::as_map(y), mask, intercept, xt_test, ctl.family);
+    rr = sg::run_sgld_sa(d, ctl, sbglue::run_settings(run), binit, prog.monitor());
+  }
   Rcpp::List chains(rr.chains.size());
   for (std::size_t c = 0; c < rr.chains.size(); ++c) {
     const sg::ChainResult& r = rr.chains[c];

@@ -110,6 +110,8 @@ struct ChainControl {
                                     // regression's burn-in: see the head of this file)
   PruneSchedule pruning;
   std::vector<long> keep;           // GLM: coefficient indices (output order) whose draws are stored
+  std::vector<double> cv_center;    // GLM: the control variates' centre, output order (empty: plain minibatch
+                                    // gradients; glm.hpp, CvState)
   int chains = 1;
   long chain_offset = 0;            // chain c uses stream chain_offset + c (chunks of chains across processes)
   void validate() const {

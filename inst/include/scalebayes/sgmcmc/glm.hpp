@@ -58,8 +58,22 @@ struct GlmData {
   Eigen::MatrixXd xtest;  // P x m (may have 0 columns)
   long ps = 0, pd = 0;    // sizes of the sparse / non-sparse groups
   std::vector<long> out_to_engine;  // output index -> engine index
+  std::vector<long> order;          // engine index -> output index
+  bool intercept = false;
   Family family = Family::gaussian;
 };
+
+// The rows to predict (x_test: m x p, may have 0 rows) in engine order.
+inline void set_test_rows(GlmData& d, const Eigen::Ref<const Eigen::MatrixXd>& x_test) {
+  const long P = static_cast<long>(d.order.size()), m = x_test.rows();
+  d.xtest.resize(P, m);
+  if (!m) return;
+  for (long e = 0; e < P; ++e) {
+    const long o = d.order[e];
+    if (d.intercept && o == 0) d.xtest.row(e).setOnes();
+    else d.xtest.row(e) = x_test.col(o - (d.intercept ? 1 : 0)).transpose();
+  }
+}
 
 // X: N x p; sparse: length p (nonzero = SSGL prior); output order = (intercept, x columns).
 inline GlmData make_data(const Eigen::Ref<const Eigen::MatrixXd>& x, const Eigen::Ref<const Eigen::VectorXd>& y,
@@ -82,20 +96,24 @@ inline GlmData make_data(const Eigen::Ref<const Eigen::MatrixXd>& x, const Eigen
   d.pd = P - d.ps;
   d.out_to_engine.assign(P, 0);
   for (long e = 0; e < P; ++e) d.out_to_engine[order[e]] = e;
-  const long m = x_test.rows();
+  d.order = order;
+  d.intercept = intercept;
+  // the transpose in blocks of rows, so that the strided writes of a P x N matrix stay in cache
   d.xt.resize(P, N);
-  d.xtest.resize(P, m);
-  for (long e = 0; e < P; ++e) {
-    const long o = order[e];
-    if (intercept && o == 0) {
-      d.xt.row(e).setOnes();
-      if (m) d.xtest.row(e).setOnes();
-    } else {
-      const long j = o - (intercept ? 1 : 0);
-      d.xt.row(e) = x.col(j).transpose();
-      if (m) d.xtest.row(e) = x_test.col(j).transpose();
+  constexpr long kBlock = 256;
+  for (long i0 = 0; i0 < N; i0 += kBlock) {
+    const long i1 = std::min(N, i0 + kBlock);
+    for (long e = 0; e < P; ++e) {
+      const long o = order[e];
+      if (intercept && o == 0) {
+        for (long i = i0; i < i1; ++i) d.xt(e, i) = 1.0;
+      } else {
+        const long j = o - (intercept ? 1 : 0);
+        for (long i = i0; i < i1; ++i) d.xt(e, i) = x(i, j);
+      }
     }
   }
+  set_test_rows(d, x_test);
   d.y = y;
   if (family == Family::binomial) {
     for (long i = 0; i < N; ++i)
@@ -117,33 +135,97 @@ inline double linpred(const GlmData& d, long i, const Grp& gs, const Grp& gd) {
   return eta;
 }
 
-// Fused minibatch pass: acc_s, acc_d = (N/n) sum r_i x_i with r_i = y_i - mu_i; returns (N/n) sum r_i^2.
-inline double minibatch_pass(const GlmData& d, const std::vector<long>& idx, long n, Grp& gs, Grp& gd) {
+// Control-variate gradients (Baker, Fearnhead, Fox & Nemeth 2019, "SGLD-CV"): at a fixed centre beta_hat
+// (a mode found before the run), the full-data residual-form gradient G_hat = sum_i r_i(beta_hat) x_i and every
+// row's residual r_i(beta_hat) are computed once; a minibatch then estimates
+//   G_hat + (N/n) sum_{i in B} (r_i(beta) - r_i(beta_hat)) x_i,
+// unbiased like the plain estimate, with a variance that shrinks with ||beta - beta_hat||^2 (about the
+// posterior's variance, 1 / N per coordinate) instead of staying O(N^2 / n): the minibatch noise that forces
+// plain SGLD's step down by n / N at large N. The minibatch's residual sum of squares (the SA of sigma) is
+// corrected the same way: RSS_hat + (N/n) sum_B (r_i^2 - r_hat_i^2). Shared read-only by every chain.
+struct CvState {
+  Eigen::VectorXd r_hat;            // N: y_i - mu(x_i' beta_hat)
+  Eigen::ArrayXd g_s, g_d;          // the full gradient at beta_hat, sparse / non-sparse group (engine order)
+  double rss_hat = 0.0;             // sum_i r_hat_i^2
+  bool empty() const { return r_hat.size() == 0; }
+};
+
+inline double mean_of(Family f, double eta) { return f == Family::gaussian ? eta : math::expit(eta); }
+
+// Fused minibatch pass: acc_s, acc_d = (N/n) sum r_i x_i with r_i = y_i - mu_i; returns (N/n) sum r_i^2. With a
+// control variate (cv non-null and not empty) the control-variate estimates of both (CvState).
+inline double minibatch_pass(const GlmData& d, const std::vector<long>& idx, long n, Grp& gs, Grp& gd,
+                             const CvState* cv = nullptr) {
   const double scale = static_cast<double>(d.y.size()) / static_cast<double>(n);
+  const bool use_cv = cv && !cv->empty();
   gs.grad.setZero();
   gd.grad.setZero();
   double rss = 0.0;
   for (long t = 0; t < n; ++t) {
     const long i = idx[t];
     const double eta = linpred(d, i, gs, gd);
-    const double r = d.family == Family::gaussian ? d.y[i] - eta : d.y[i] - inv_logit(eta);
+    double r = d.y[i] - mean_of(d.family, eta);
     rss += r * r;
+    if (use_cv) {
+      rss -= cv->r_hat[i] * cv->r_hat[i];
+      r -= cv->r_hat[i];
+    }
     const double* col = d.xt.data() + i * d.xt.rows();
     if (d.ps) simd::axpy(r, col, gs.grad.data(), d.ps);
     if (d.pd) simd::axpy(r, col + d.ps, gd.grad.data(), d.pd);
   }
   gs.grad *= scale;
   gd.grad *= scale;
+  if (use_cv) {
+    gs.grad += cv->g_s;
+    gd.grad += cv->g_d;
+    return std::max(0.0, cv->rss_hat + scale * rss);
+  }
   return scale * rss;
+}
+
+// The control variate's state at beta_hat (output order, one entry per coefficient).
+inline CvState make_cv_state(const GlmData& d, const std::vector<double>& center) {
+  CvState cv;
+  const long P = d.ps + d.pd, N = d.y.size();
+  if (center.empty()) return cv;
+  if (static_cast<long>(center.size()) != P) throw std::invalid_argument("cv_center must have one entry per coefficient");
+  Grp gs, gd;
+  gs.value.resize(d.ps);
+  gd.value.resize(d.pd);
+  for (long o = 0; o < P; ++o) {
+    if (!std::isfinite(center[o])) throw std::invalid_argument("cv_center must be finite");
+    const long e = d.out_to_engine[o];
+    if (e < d.ps) gs.value[e] = center[o];
+    else gd.value[e - d.ps] = center[o];
+  }
+  cv.r_hat.resize(N);
+  cv.g_s = Eigen::ArrayXd::Zero(d.ps);
+  cv.g_d = Eigen::ArrayXd::Zero(d.pd);
+  for (long i = 0; i < N; ++i) {
+    const double r = d.y[i] - mean_of(d.family, linpred(d, i, gs, gd));
+    cv.r_hat[i] = r;
+    cv.rss_hat += r * r;
+    const double* col = d.xt.data() + i * d.xt.rows();
+    if (d.ps) simd::axpy(r, col, cv.g_s.data(), d.ps);
+    if (d.pd) simd::axpy(r, col + d.ps, cv.g_d.data(), d.pd);
+  }
+  return cv;
 }
 
 // The full-data log-likelihood; `loss` (when given) receives the training loss per example of the loss rule of
 // divergence (chain.hpp): half the mean squared residual (gaussian, free of sigma, so a chain whose sigma grows
-// with its residuals is still seen) or the mean negative log-likelihood (binomial).
-inline double full_loglik(const GlmData& d, const Grp& gs, const Grp& gd, double sigma, double* loss = nullptr) {
+// with its residuals is still seen) or the mean negative log-likelihood (binomial). With max_rows > 0 and more
+// rows than that, an estimate from every (N / max_rows)-th row scaled to N (the trace's, so that a trace point of
+// a million-row minibatch run costs what one of 10,000 rows does instead of a full pass per point: 1,000 full
+// passes per chain were 10 s at N = 1e6, p = 20).
+inline double full_loglik(const GlmData& d, const Grp& gs, const Grp& gd, double sigma, double* loss = nullptr,
+                          long max_rows = 0) {
   const long N = d.y.size();
+  const long stride = max_rows > 0 && N > max_rows ? (N + max_rows - 1) / max_rows : 1;
   double ll = 0.0, rss = 0.0;
-  for (long i = 0; i < N; ++i) {
+  long used = 0;
+  for (long i = 0; i < N; i += stride, ++used) {
     const double eta = linpred(d, i, gs, gd);
     if (d.family == Family::gaussian) {
       const double r = d.y[i] - eta;
@@ -153,9 +235,17 @@ inline double full_loglik(const GlmData& d, const Grp& gs, const Grp& gd, double
       ll += d.y[i] * eta - log1pexp(eta);
     }
   }
+  if (stride > 1 && used > 0) {
+    const double f = static_cast<double>(N) / static_cast<double>(used);
+    ll *= f;
+    rss *= f;
+  }
   if (loss) *loss = N ? (d.family == Family::gaussian ? 0.5 * rss : -ll) / static_cast<double>(N) : 0.0;
   return ll;
 }
+
+// The rows a trace point's log-likelihood reads at most (full_loglik).
+constexpr long kTraceRows = 10000;
 
 // The GLM as a Model of the chain driver (chain.hpp). Groups: [0] the sparse coefficients, [1] the others (and
 // the intercept), in engine order. The Langevin noise comes from the chain's own stream (the one that also
@@ -164,8 +254,9 @@ class GlmModel {
  public:
   using Ops = EigenOps;
   // beta_init in output order.
-  GlmModel(const GlmData& d, const Control& ctl, const Eigen::VectorXd& beta_init, rng::Stream& rs)
-      : d_(d), rs_(rs), groups_(2) {
+  GlmModel(const GlmData& d, const Control& ctl, const Eigen::VectorXd& beta_init, rng::Stream& rs,
+           const CvState* cv = nullptr)
+      : d_(d), rs_(rs), groups_(2), cv_(cv) {
     Grp& gs = groups_[0];
     Grp& gd = groups_[1];
     gs.sparse = true;
@@ -193,9 +284,9 @@ class GlmModel {
   // The minibatch gradient (the GLM has nothing to replay: `replayable` changes nothing) and the same gradient at
   // the current values without touching the recorded residual sum of squares.
   void minibatch(const std::vector<long>& idx, long n, bool = false) {
-    rss_ = minibatch_pass(d_, idx, n, groups_[0], groups_[1]);
+    rss_ = minibatch_pass(d_, idx, n, groups_[0], groups_[1], cv_);
   }
-  void gradient(const std::vector<long>& idx, long n) { minibatch_pass(d_, idx, n, groups_[0], groups_[1]); }
+  void gradient(const std::vector<long>& idx, long n) { minibatch_pass(d_, idx, n, groups_[0], groups_[1], cv_); }
   double resid_ss() const { return rss_; }
 
   const GlmData& data() const { return d_; }
@@ -211,6 +302,7 @@ class GlmModel {
   const GlmData& d_;
   rng::Stream& rs_;
   std::vector<Grp> groups_;
+  const CvState* cv_ = nullptr;  // control-variate gradients when set (shared by the chains, read-only)
   double rss_ = 0.0;
 };
 
@@ -251,7 +343,7 @@ class GlmRecorder {
     res.trace(t, T_SIGMA) = sigma;
     res.trace(t, T_DELTA) = gs.delta;
     res.trace(t, T_MEANRHO) = d_.ps ? gs.rho.mean() : NAN;
-    res.trace(t, T_LOGLIK) = full_loglik(d_, gs, model.dense_group(), sigma, &last_loss_);
+    res.trace(t, T_LOGLIK) = full_loglik(d_, gs, model.dense_group(), sigma, &last_loss_, kTraceRows);
     res.trace(t, T_EPS) = eps;
     res.trace(t, T_TAU) = tau;
     res.trace(t, T_DRIFT) = st.drift_ratio;
@@ -322,8 +414,11 @@ struct RunResult {
 // result does not depend on the number of threads, nor on how chains are split into chunks across processes.
 // monitor(iterations_done) is called on the calling thread about every 100 ms (iterations of all chains); it
 // returns false to stop (each chain then stops within 256 iterations and the result has interrupted = true).
+// cv_given: a control-variate state made once for several runs on the same data and centre (make_cv_state();
+// the warm-up's pilots and the chains), used when ctl.cv_center is set; else made here from ctl.cv_center.
 inline RunResult run_sgld_sa(const GlmData& d, const Control& ctl, const parallel::RunSettings& run,
-                             const Eigen::MatrixXd& beta_init, const parallel::Monitor& monitor = parallel::Monitor()) {
+                             const Eigen::MatrixXd& beta_init, const parallel::Monitor& monitor = parallel::Monitor(),
+                             const CvState* cv_given = nullptr) {
   ctl.validate();
   const long P = d.ps + d.pd;
   if (beta_init.rows() != P || beta_init.cols() != ctl.chains)
@@ -344,11 +439,13 @@ inline RunResult run_sgld_sa(const GlmData& d, const Control& ctl, const paralle
     if (static_cast<long>(ctl.rho_start.size()) != P) throw std::invalid_argument("rho_start must have one entry per coefficient");
     for (long o = 0; o < P; ++o) ectl.rho_start[d.out_to_engine[o]] = ctl.rho_start[o];
   }
+  const CvState cv_own = cv_given ? CvState() : make_cv_state(d, ctl.cv_center);
+  const CvState& cv = cv_given && !ctl.cv_center.empty() ? *cv_given : cv_own;
   RunResult out;
   out.chains.resize(ctl.chains);
   auto chain = [&](std::size_t c, std::atomic<long>& progress, const parallel::StopToken& stop) {
     rng::Stream rs(run.seed, static_cast<std::uint64_t>(ctl.chain_offset + static_cast<long>(c)));
-    GlmModel model(d, ectl, beta_init.col(static_cast<long>(c)), rs);
+    GlmModel model(d, ectl, beta_init.col(static_cast<long>(c)), rs, cv.empty() ? nullptr : &cv);
     // the loss rule's level before the first trace point: the loss at the chain's start, so that a chain that
     // explodes before it is caught there (the start is where the chain may fairly be; a caller's loss_start
     // counts when higher)
