@@ -197,10 +197,12 @@ stan_compile <- function(code, ..., call = rlang::caller_env()) {
   args <- utils::modifyList(list(model_code = code), list(...))
   if (!is.null(boost)) args$boost_lib <- boost
   out <- NULL
-  msgs <- utils::capture.output(out <- tryCatch(do.call(rstan::stan_model, args), error = function(e) e),
-                                type = "output")
+  # the parser's messages (stanc writes them to stderr) go into the error, not the console
+  err <- utils::capture.output(invisible(utils::capture.output(
+    out <- tryCatch(do.call(rstan::stan_model, args), error = function(e) e), type = "output")), type = "message")
   if (inherits(out, "error")) {
-    msg <- conditionMessage(out)
+    err <- trimws(err[nzchar(trimws(err)) & !grepl("^\\s*-+\\s*$", err)])
+    msg <- paste(c(utils::tail(err, 12), conditionMessage(out)), collapse = "\n")
     sb_abort(c("The Stan code in {.arg model} did not compile.", x = "{msg}",
                i = "Check the code with {.code rstan::stanc(model_code = )}."),
              kind = "stan_compile", also = "input", arg = "model", call = call)
@@ -220,10 +222,14 @@ stan_instance <- function(model, data, call = rlang::caller_env()) {
   } else model
   if (is.null(data)) data <- list()
   out <- NULL
-  utils::capture.output(out <- tryCatch(suppressMessages(suppressWarnings(
-    rstan::sampling(sm, data = data, chains = 0L))), error = function(e) e), type = "output")
-  if (inherits(out, "error") || !inherits(out, "stanfit")) {
-    msg <- if (inherits(out, "error")) conditionMessage(out) else "rstan::sampling() did not return a model."
+  # a data error is printed by rstan (not signalled) and gives a stanfit without a model instance
+  err <- utils::capture.output(invisible(utils::capture.output(out <- tryCatch(suppressWarnings(
+    rstan::sampling(sm, data = data, chains = 0L)), error = function(e) e), type = "output")), type = "message")
+  ok <- inherits(out, "stanfit") && !inherits(tryCatch(rstan::get_num_upars(out), error = function(e) e), "error")
+  if (!ok) {
+    err <- trimws(err[nzchar(trimws(err)) & !grepl("number of chains is less than 1", err)])
+    msg <- paste(c(utils::tail(err, 6), if (inherits(out, "error")) conditionMessage(out)), collapse = "\n")
+    if (!nzchar(msg)) msg <- "rstan::sampling() did not build the model."
     sb_abort(c("The Stan model could not read {.arg data}.", x = "{msg}",
                i = "{.arg data} must be a named list with every variable of the model's {.code data} block, of the declared type, size and bounds."),
              arg = "data", call = call)
