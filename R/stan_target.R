@@ -130,8 +130,11 @@ stan_target <- function(model, data = NULL, init = "random", ...) {
   pnames <- stan_name(inst$constrained_param_names(FALSE, FALSE))
   env <- new.env(parent = emptyenv())
   env$last_error <- NULL
+  # the model instance's log_prob() is what rstan::log_prob() calls after checking the instance once per call
+  # (S4 dispatch and that check: about 17 of its 30 microseconds); it was checked above (get_num_upars)
+  lp_fun <- inst$log_prob
   tg <- function(theta) {
-    lp <- tryCatch(rstan::log_prob(fit, theta, adjust_transform = TRUE, gradient = TRUE), error = function(e) {
+    lp <- tryCatch(lp_fun(theta, TRUE, TRUE), error = function(e) {
       env$last_error <- conditionMessage(e)
       NULL
     })

@@ -35,25 +35,33 @@ per_call <- function(f, reps = 10L) {  # microseconds per call over reps x 2000 
   t <- system.time(for (r in seq_len(reps)) for (i in seq_len(ncol(pts))) f(pts[, i]))[["elapsed"]]
   1e6 * t / (reps * ncol(pts))
 }
-us <- c(stan_target = per_call(tg),
+invisible(per_call(tg, 1L))  # warm-up: the first calls of each function are byte-compiled
+us <- c(r_function = per_call(es_target),
+        stan_target = per_call(tg),
         log_prob = per_call(function(u) rstan::log_prob(sf, u, adjust_transform = TRUE, gradient = TRUE)),
         grad_log_prob = per_call(function(u) rstan::grad_log_prob(sf, u, adjust_transform = TRUE)),
         log_prob_then_grad = per_call(function(u) {
           rstan::log_prob(sf, u, adjust_transform = TRUE)
           rstan::grad_log_prob(sf, u, adjust_transform = TRUE)
         }),
-        r_function = per_call(es_target))
+        instance_log_prob = per_call(function(u) sf@.MISC$stan_fit_instance$log_prob(u, TRUE, TRUE)))
 cat("microseconds per evaluation (log density and gradient), 20,000 calls each:\n")
 print(round(data.frame(us = us, ratio_to_r_function = us / us[["r_function"]]), 2))
 # SGLD with every default, both targets from the same start (rep(0, 10))
 ref <- data.frame(mean = c(4.3898, 0.7896, 0.3147, 0.0931, -0.0875, 0.0620, -0.1597, -0.0725, 0.3507, 0.0712),
                   sd = c(3.3205, 1.1862, 0.9847, 0.9398, 0.9646, 0.9418, 0.9306, 0.9422, 0.9585, 0.9733))
-cat("target        seconds  iterations  us/iteration  max|mean err|/sd  sd ratio range  max R-hat\n")
-for (what in c("stan_target", "r_function", "stan_target_random_init")) {
-  t <- system.time(f <- suppressWarnings(switch(what,
+cat("target                   seconds  iterations  us/iteration  max|mean err|/sd  sd ratio range  max R-hat\n")
+# Stan's default starts (seed 1): uniform(-2, 2) per chain from R's generator seeded by the run's seed; the
+# R function started at the first of them takes the same warm-up path (the chains start at its draws)
+u0 <- withr::with_seed(1, stats::runif(10, -2, 2))
+for (what in c("stan_target", "r_function", "stan_target_random_init", "r_function_random_init")) {
+  warned <- character()
+  t <- system.time(f <- withCallingHandlers(switch(what,
     stan_target = sgmcmc_density(tg, init = rep(0, 10), seed = 1, quiet = TRUE),
     r_function = sgmcmc_density(es_target, init = rep(0, 10), seed = 1, quiet = TRUE),
-    stan_target_random_init = sgmcmc_density(tg, seed = 1, quiet = TRUE))))[["elapsed"]]
+    stan_target_random_init = sgmcmc_density(tg, seed = 1, quiet = TRUE),
+    r_function_random_init = sgmcmc_density(es_target, init = u0, seed = 1, quiet = TRUE)),
+    warning = function(w) { warned <<- c(warned, class(w)[1]); invokeRestart("muffleWarning") }))[["elapsed"]]
   d <- if (is.null(f$unconstrained_draws)) as.matrix(f) else f$unconstrained_draws
   err <- abs(colMeans(d) - ref$mean) / ref$sd
   ratio <- apply(d, 2, stats::sd) / ref$sd
@@ -61,5 +69,8 @@ for (what in c("stan_target", "r_function", "stan_target_random_init")) {
   cat(sprintf("%-24s %7.1f %11d %13.1f %17.2f   %5.2f - %5.2f  %9.3f\n", what, t, f$settings$iterations,
               1e6 * f$timing[["elapsed"]] / total_it, max(err), min(ratio), max(ratio),
               max(f$diagnostics$convergence$rhat)))
+  cat(sprintf("    metric warm-up fell back to the grid: %s; warnings: %s; worst mean %s, worst sd %s\n",
+              !is.null(f$warmup$grid_fallback), if (length(warned)) paste(unique(warned), collapse = ",") else "none",
+              colnames(d)[which.max(err)], colnames(d)[which.max(abs(log(ratio)))]))
   if (what == "stan_target") { cat("constrained-scale summary (Stan's names):\n"); print(utils::head(summary(f), 3)) }
 }

@@ -87,6 +87,24 @@ test_that("bad models are classed errors naming `model`, before any compilation"
                class = "scalebayes_error_input")
 })
 
+test_that("Stan's random starts are redrawn up to 100 times, then a classed error with Stan's message", {
+  # a stand-in for a Stan target (no rstan needed): zero density everywhere, as a model that always rejects
+  env <- new.env()
+  calls <- 0
+  fake <- structure(function(theta) {
+    calls <<- calls + 1
+    env$last_error <- "Exception: always rejects"
+    list(log_density = -Inf, gradient = rep(NaN, length(theta)))
+  }, class = c("sb_stan_target", "function"),
+  stan = list(dim = 2L, init = "random", unconstrained_names = c("a", "b"), names = c("a", "b"), env = env,
+              model_name = "fake"))
+  e <- rlang::catch_cnd(sgmcmc_density(fake, chains = 2, seed = 1), "scalebayes_error")
+  expect_s3_class(e, "scalebayes_error_target")
+  expect_identical(e$arg, "target")
+  expect_match(conditionMessage(e), "always rejects")
+  expect_identical(calls, 100)
+})
+
 test_that("the Stan target's log density is the hand-computed one plus the log-Jacobian, with Stan's names", {
   tg <- stan_conj_model()
   expect_s3_class(tg, "sb_stan_target")
