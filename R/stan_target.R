@@ -15,7 +15,8 @@
 #' thread. An error Stan raises inside the model (a rejection, a domain error in the tails) counts as a zero
 #' density: the value is a log density of `-Inf` with a non-finite gradient, which stops that chain as a
 #' divergence (a pilot of the step warm-up that goes there is simply rejected); `attr(tg, "stan")$last_error`
-#' holds Stan's message.
+#' holds Stan's message. So is a log density Stan evaluates to `-Inf` without an error (on 8 schools, log tau =
+#' 400: Stan returns `-Inf` with a finite gradient of order 1e172): the gradient is then `NaN`.
 #'
 #' Starting values: by default Stan's, uniform(-2, 2) on the unconstrained scale, drawn per chain from the
 #' seed of [sgmcmc_density()] (redrawn, as Stan does, up to 100 times until the log density and gradient are
@@ -139,7 +140,11 @@ stan_target <- function(model, data = NULL, init = "random", ...) {
       NULL
     })
     if (is.null(lp)) return(list(log_density = -Inf, gradient = rep(NaN, length(theta))))
-    list(log_density = as.double(lp), gradient = as.double(attr(lp, "gradient")))
+    ld <- as.double(lp)
+    # outside the support (a log density of -Inf or NaN, e.g. a scale that overflowed): a rejection, as for
+    # Stan's samplers, whatever gradient autodiff returned there (Stan may give a finite one)
+    if (!is.finite(ld)) return(list(log_density = ld, gradient = rep(NaN, length(theta))))
+    list(log_density = ld, gradient = as.double(attr(lp, "gradient")))
   }
   info <- list(fit = fit, model_name = fit@model_name, dim = d, unconstrained_names = unames, names = cnames,
                parameter_names = pnames, init = NULL, env = env)
