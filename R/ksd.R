@@ -102,7 +102,9 @@ ksd.default <- function(x, score, weights = NULL, c = 1, beta = -0.5, max_draws 
 ksd.sb_sgmcmc_density <- function(x, c = 1, beta = -0.5, max_draws = 2000L, standardize = TRUE, ...) {
   sb_check_dots(...)
   fit <- x
-  d <- ksd_fit_draws(fit, max_draws)
+  # a Stan target's fit: the draws as the chains made them (unconstrained), where the target's gradient is
+  u <- .subset2(fit, "unconstrained_draws")
+  d <- if (is.null(u)) ksd_fit_draws(fit, max_draws) else ksd_fit_draws(u, max_draws, chain = fit$chain)
   tg <- fit$target
   eng <- if (is.function(tg)) NULL else unclass(tg)[c("type", "mean", "cov")]
   if (!is.null(eng)) eng <- eng[!vapply(eng, is.null, logical(1))]

@@ -16,6 +16,10 @@
 #'   point, so the draws are those of the uninterrupted chain); a second Ctrl-C during that call is R's
 #'   interrupt itself, without draws. Interrupted before the first kept draw (or during the warm-up), the call
 #'   signals R's interrupt.
+#' * a Stan model made a target by [stan_target()]: an R target as above (rstan's log density and gradient on
+#'   the unconstrained scale, with the Jacobian), whose default `init` is Stan's (uniform(-2, 2) on the
+#'   unconstrained scale, per chain); the fit's draws are on the constrained scale with Stan's names, and
+#'   `fit$unconstrained_draws` holds the chains' own draws (`final_state` is unconstrained too).
 #' * a built-in target made by [sgmcmc_target()] (`"banana"`, `"gaussian"`), evaluated in C++: the chains run
 #'   on `threads` threads. The same seed gives the same draws for any number of threads.
 #'
@@ -60,10 +64,10 @@
 #' wider marginal in 1 of 10 coordinates: p about 0.02).
 #'
 #' @param target An R function of one argument (the parameter vector) returning
-#'   `list(log_density, gradient)`, or a target from [sgmcmc_target()].
+#'   `list(log_density, gradient)`, a Stan model from [stan_target()], or a target from [sgmcmc_target()].
 #' @param init Starting values: a vector (every chain starts there) or a matrix with one column per chain. Its
 #'   length (rows) is the number of parameters d. `NULL`: the target's default (banana: (0, 0); gaussian: its
-#'   mean); required for an R function.
+#'   mean; a Stan target: its `init`, by default Stan's random starts); required for an R function.
 #' @param sampler `"sgld"` (the default), `"sghmc"`, `"sgnht"`, `"hamcmc_sa"` or `"hamcmc"`.
 #' @param iterations Iterations per chain (default 100,000; when the warm-up caps its step and `iterations` is
 #'   not given, that factor longer, at most 50 times).
@@ -84,9 +88,10 @@
 #'   addition, `trace` (data frame: chain, iteration, log_density at the start of the iteration, eps, tau;
 #'   for HAMCMC-SA and HAMCMC also `drift_ratio`, `noise_ratio` and `gamma`, as in [sgld_sa()]),
 #'   `final_state` (d x chains), `iterations_done`, `diverged` and `diverged_at` (per chain), `interrupted`,
-#'   `target`, `warmup` (the step warm-up; `NULL` when a step was given), `diagnostics$convergence` and
+#'   `target`, `unconstrained_draws` (a Stan target: the draws on the unconstrained scale, one column per
+#'   unconstrained parameter; `NULL` otherwise), `warmup` (the step warm-up; `NULL` when a step was given), `diagnostics$convergence` and
 #'   (HAMCMC-SA, HAMCMC) `diagnostics$ksd_test`. `predict()` is an error: a density target has no data to predict.
-#' @seealso [sgmcmc_target()], [hamcmc_sa()], [hamcmc_banana_study()].
+#' @seealso [sgmcmc_target()], [stan_target()], [hamcmc_sa()], [hamcmc_banana_study()].
 #' @export
 #' @examples
 #' # the banana target as an R function (the same numbers as sgmcmc_target("banana"))
@@ -130,11 +135,19 @@ sgmcmc_density <- function(target, init = NULL, sampler = "sgld",
                i = "An R target is {.code function(beta) list(log_density = , gradient = )}."), arg = "target")
   }
   if (is_r) density_check_arity(target)
+  is_stan <- inherits(target, "sb_stan_target")  # an R target (R/stan_target.R) with its starts and scale
   chains <- check_count(chains)
   iterations <- if (iterations_given) check_count(iterations) else 100000L  # a given step; else the warm-up's
   check_sgmcmc_control(control, sampler, prior = FALSE)
   check_cv_regression(control, "a density target")
   check_frozen_step(control, moves = FALSE, what = "a density target (no latent variables)", error = TRUE)
+  init_stan_default <- FALSE
+  if (is.null(init) && is_stan) {
+    seed <- resolve_seed(seed)
+    st <- stan_target_init(target, chains, seed)
+    init <- st$init
+    init_stan_default <- !st$given  # Stan's random starts: the warm-up may still move the chains' starts
+  }
   if (is.null(init)) {
     if (is_r) {
       sb_abort(c("{.arg init} is required for a target written in R.",
@@ -148,7 +161,8 @@ sgmcmc_density <- function(target, init = NULL, sampler = "sgld",
   }
   d <- if (is.matrix(init)) nrow(init) else length(init)
   par_names <- (if (is.matrix(init)) rownames(init) else names(init)) %||%
-    (if (!is_r && !is.null(target$names)) target$names else paste0("b", seq_len(d)))
+    (if (is_stan) target$unconstrained_names[seq_len(d)] else if (!is_r && !is.null(target$names)) target$names
+     else paste0("b", seq_len(d)))
   if (!is_r && d != target$dim) {
     sb_abort(c("{.arg init} must have one value per parameter of the target ({target$dim}).",
                x = "It has {d}."), arg = "init")
@@ -157,7 +171,7 @@ sgmcmc_density <- function(target, init = NULL, sampler = "sgld",
     sb_abort(c("A matrix {.arg init} must have one column per chain ({chains}).", x = "It has {ncol(init)}."),
              arg = "init")
   }
-  init_matrix_given <- is.matrix(init)
+  init_matrix_given <- is.matrix(init) && !init_stan_default
   init <- matrix(as.double(init), d, chains)
   burnin_arg <- burnin
   thin_arg <- thin
@@ -175,6 +189,7 @@ sgmcmc_density <- function(target, init = NULL, sampler = "sgld",
   control$step_schedule <- control$step_schedule %||% (if (auto_step) "constant" else "polynomial")
   if (is_r) {
     fun <- density_r_target(target, d)
+    if (is_stan) stan_target_check_start(target, init)
     for (c in seq_len(chains)) density_check_start(target, init[, c], d, chain = c)
     eng_target <- list(type = "r", fun = fun, dim = d)
   } else {
@@ -250,13 +265,19 @@ sgmcmc_density <- function(target, init = NULL, sampler = "sgld",
   draws <- do.call(rbind, lapply(ch[!diverged], `[[`, "draws"))
   colnames(draws) <- par_names
   chain_id <- rep(which(!diverged), saved[!diverged])
+  # a Stan target: the draws on Stan's constrained scale with its names; the chains' draws kept as they ran
+  udraws <- NULL
+  if (is_stan) {
+    udraws <- draws
+    draws <- stan_target_constrain(target, udraws)
+  }
   trace <- sgmcmc_trace_frame(lapply(ch, `[[`, "trace"), c("iteration", "log_density", "eps", "tau"))
   label <- sgmcmc_sampler_info(sampler)$label
-  tname <- if (is_r) "R function" else target$name
+  tname <- if (is_stan) paste("Stan model", target$model_name) else if (is_r) "R function" else target$name
   convergence <- if (nrow(draws)) sgmcmc_convergence(draws, chain_id) else NULL
   # a preconditioned sampler's draws tested against the target's score (R/ksd.R: sgmcmc_trust_check)
   trust <- if (!interrupted && nrow(draws)) {
-    sgmcmc_trust_check(draws, chain_id, function(b) density_score(eng_target, target, is_r, b), convergence,
+    sgmcmc_trust_check(udraws %||% draws, chain_id, function(b) density_score(eng_target, target, is_r, b), convergence,
                        sampler)
   }
   settings <- list(sampler = sampler, iterations = iterations, burnin = lens$burnin, thin = lens$thin,
@@ -271,7 +292,7 @@ sgmcmc_density <- function(target, init = NULL, sampler = "sgld",
                     timing = timing, diagnostics = list(saved = saved, convergence = convergence, ksd_test = trust), trace = trace,
                     final_state = state, iterations_done = done, diverged = diverged,
                     diverged_at = ifelse(diverged, vapply(ch, `[[`, numeric(1), "diverged_at"), NA),
-                    interrupted = interrupted, target = target, warmup = warmup,
+                    interrupted = interrupted, target = target, warmup = warmup, unconstrained_draws = udraws,
                     diverged_why = ifelse(target_grad, "the target returned a non-finite gradient at a finite state", NA))
   sgmcmc_report_divergence(fit, control$step_size, auto_step)
   if (any(bad_logd > 0)) {

@@ -29,8 +29,14 @@ deb_pkgs=(
   r-cran-testthat r-cran-withr r-cran-bayesplot r-cran-ggplot2 r-cran-matrix r-cran-igraph
   r-cran-mvtnorm r-cran-quadprog r-cran-pls r-cran-mass r-cran-digest r-cran-rstantools r-cran-modeldata
   r-cran-loo
+  r-cran-rstan libboost-dev
   libtorch-dev python3-torch dataset-fashion-mnist ccache cmake
 )
+# r-cran-rstan (Suggests: stan_target(), the NUTS references of bench/ and tests): Debian's r-cran-bh is an empty
+# package that depends on libboost-dev, so rstan's default boost_lib (BH's include directory) holds no Boost and
+# rstan::stan_model() fails to compile. The headers are libboost-dev's, under /usr/include: stan_target() passes
+# stan_model(boost_lib = "/usr/include") for its compile only (R/stan_target.R), and other code on this system
+# sets rstan::rstan_options(boost_lib = "/usr/include") itself (bench/sgmcmc_eight_schools.R).
 missing=()
 for p in "${deb_pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
