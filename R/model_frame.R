@@ -78,7 +78,9 @@ sb_frame <- function(formula, data, subset = NULL, na.action = NULL, xlev = NULL
   tryCatch(eval(mf_call),
            error = function(e) {
              msg <- conditionMessage(e)
-             fix <- if (grepl("missing values", msg)) "Remove or impute the rows with NA (e.g. {.code na.omit({arg})}), or pass {.code na.action = na.omit}."
+             # (new data of predict() and friends: they take no na.action, so the fix names none; issue 61)
+             fix <- if (grepl("missing values", msg) && arg %in% c("newdata", "newx")) "Remove or impute the rows with NA first, e.g. {.code predict(fit, newdata = na.omit({arg}))}."
+                    else if (grepl("missing values", msg)) "Remove or impute the rows with NA (e.g. {.code na.omit({arg})}), or pass {.code na.action = na.omit}."
                     else if (grepl("new level", msg)) "Use only the factor levels seen when fitting."
                     else "Check the formula and the variables in {.arg {arg}}."
              sb_abort(c("Cannot build the model frame from {.arg {arg}}.", x = "{msg}", i = fix), arg = arg, call = call)
@@ -148,6 +150,17 @@ sb_model_matrix_new <- function(object, newdata, arg = "newdata", call = rlang::
         sb_abort(c("Column {.var {v}} of {.arg {arg}} has level{?s} {.val {new}} not seen when fitting.",
                    i = "The fit knows {.val {xlev[[v]]}}."), arg = arg, kind = "new_levels", also = "input", call = call)
       }
+    }
+  }
+  # a column that was numeric when fitting and is not now (a character column would become dummy columns and
+  # report a wrong count of columns; issue 61)
+  cls <- attr(tt, "dataClasses")
+  if (is.data.frame(newdata) && length(cls)) {
+    for (v in intersect(names(cls)[cls == "numeric"], names(newdata))) {
+      val <- newdata[[v]]
+      if (is.numeric(val) || is.logical(val) && all(is.na(val))) next
+      sb_abort(c("Column {.var {v}} of {.arg {arg}} is {.obj_type_friendly {val}}, but was numeric when fitting.",
+                 i = "Convert it: {.code {arg}${v} <- as.numeric({arg}${v})}."), arg = arg, call = call)
     }
   }
   mf <- sb_frame(tt, newdata, xlev = xlev, arg = arg, call = call)

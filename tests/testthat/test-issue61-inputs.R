@@ -68,3 +68,39 @@ test_that("bbb() and sparse_vi() do not take batch = for batch_size (issue 61)",
   expect_match(conditionMessage(e), "batch_size = 16", fixed = TRUE)
   expect_error(sparse_vi(x, y, batch = 16), class = "scalebayes_error_input")
 })
+
+test_that("weighted_lasso() warns when its KKT check is not finite for extreme weights (issue 61)", {
+  set.seed(5)
+  x <- matrix(rnorm(240), 60, 4)
+  y <- drop(x %*% c(1, 0, -1, 0)) + rnorm(60)
+  w <- c(1e300, rep(1, 59))
+  e <- expect_warning(p <- weighted_lasso(x, y, weights = w), class = "scalebayes_warning_kkt")
+  expect_match(conditionMessage(e), "weights")
+  expect_gt(max(p$kkt), 1)
+  # ordinary weights: finite KKT values, no warning
+  expect_no_warning(q <- weighted_lasso(x, y, weights = rep(c(1, 3), 30)))
+  expect_true(all(is.finite(q$kkt)))
+})
+
+test_that("predict() with new data: a character column and NA rows get the right fix (issue 61)", {
+  set.seed(6)
+  d <- data.frame(y = rnorm(40), x1 = rnorm(40), x2 = rnorm(40))
+  f <- wbb(y ~ x1 + x2, data = d, lambda = 1, draws = 10, seed = 1, quiet = TRUE, threads = 1)
+  nd <- d[1:3, ]
+  nd$x2 <- as.character(nd$x2)
+  e <- expect_error(predict(f, newdata = nd), class = "scalebayes_error_input")
+  expect_match(conditionMessage(e), "x2")
+  expect_match(conditionMessage(e), "as.numeric")
+  expect_no_match(conditionMessage(e), "columns")
+  nd <- d[1:3, ]
+  nd$x2[2] <- NA
+  e2 <- expect_error(predict(f, newdata = nd), class = "scalebayes_error_input")
+  expect_no_match(conditionMessage(e2), "na.action")
+  expect_match(conditionMessage(e2), "na.omit")
+  # the fix it names works
+  expect_equal(nrow(predict(f, newdata = na.omit(nd))), 2L)
+  # fitting still offers na.action
+  d$x2[5] <- NA
+  e3 <- expect_error(wbb(y ~ x1 + x2, data = d, lambda = 1, draws = 5, quiet = TRUE), class = "scalebayes_error_input")
+  expect_match(conditionMessage(e3), "na.action")
+})
