@@ -104,3 +104,37 @@ test_that("predict() with new data: a character column and NA rows get the right
   e3 <- expect_error(wbb(y ~ x1 + x2, data = d, lambda = 1, draws = 5, quiet = TRUE), class = "scalebayes_error_input")
   expect_match(conditionMessage(e3), "na.action")
 })
+
+test_that("wbb(loss = ): the convergence test is scale-aware (issue 61)", {
+  set.seed(7)
+  d <- data.frame(x = rnorm(80))
+  d$y <- rbinom(80, 1, stats::plogis(0.5 + d$x))
+  logistic <- function(theta, data, weights) {
+    X <- cbind(1, data$x)
+    eta <- drop(X %*% theta)
+    list(value = sum(weights * (log1p(exp(eta)) - data$y * eta)),
+         gradient = drop(crossprod(X, weights * (stats::plogis(eta) - data$y))))
+  }
+  ref <- wbb(loss = logistic, init = c(a = 0, b = 0), data = d, draws = 20, seed = 1, quiet = TRUE, threads = 1)
+  mle <- stats::coef(stats::glm(y ~ x, data = d, family = binomial()))
+  expect_equal(unname(ref$estimate), unname(mle), tolerance = 1e-6)
+  # the same loss times 1e-300: the same optimum, not `init` returned as converged
+  tiny <- function(theta, data, weights) {
+    r <- logistic(theta, data, weights)
+    list(value = 1e-300 * r$value, gradient = 1e-300 * r$gradient)
+  }
+  f <- suppressWarnings(wbb(loss = tiny, init = c(a = 0, b = 0), data = d, draws = 20, seed = 1, quiet = TRUE,
+                            threads = 1, control = wbb_loss_control(check_gradient = FALSE)))
+  expect_true(all(f$diagnostics$converged))
+  expect_equal(unname(f$estimate), unname(mle), tolerance = 1e-5)
+  expect_equal(unname(f$draws), unname(ref$draws), tolerance = 1e-5)
+  # a loss without a minimum: no draw is "converged" (before: draws of 4e17 marked converged)
+  nomin <- function(theta, data, weights) list(value = -sum(theta), gradient = rep(-1, 2))
+  expect_warning(g <- wbb(loss = nomin, init = c(0, 0), data = d, draws = 5, seed = 1, quiet = TRUE, threads = 1,
+                          control = wbb_loss_control(check_gradient = FALSE)),
+                 class = "scalebayes_warning_convergence")
+  expect_false(any(g$diagnostics$converged))
+  expect_error(suppressWarnings(wbb(loss = nomin, init = c(0, 0), data = d, draws = 5, seed = 1, quiet = TRUE,
+                                    threads = 1, control = wbb_loss_control(on_failure = "drop"))),
+               class = "scalebayes_error_convergence")
+})
