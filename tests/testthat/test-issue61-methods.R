@@ -123,3 +123,14 @@ test_that("trend_filter_wbb() of a formula sorts the rows itself (issue 61)", {
   expect_no_match(conditionMessage(e), "pass their counts as")
   expect_match(conditionMessage(e), "aggregate")
 })
+
+test_that("a VAE: ndraws() agrees with as_draws_df(), predict() names newdata (issue 61; fixed on main before)", {
+  skip_if_no_torch()
+  set.seed(1)
+  x <- matrix(runif(40 * 6), 40, 6)
+  fit <- vae(x, latent = 2, encoder = nn_mlp(8), decoder = nn_mlp(8), epochs = 2, seed = 2, quiet = TRUE, threads = 1)
+  expect_equal(ndraws(fit), posterior::ndraws(as_draws_df(fit)))
+  e <- expect_error(predict(fit, x[, 1:5]), class = "scalebayes_error_input")
+  expect_equal(e$arg, "newdata")
+  expect_error(predict(fit, x = x), class = "scalebayes_error_dots")
+})
