@@ -56,6 +56,8 @@
 #'   `control$intercept` (`y ~ . - 1`: none).
 #' @param y Numeric response of length n (not given with a formula).
 #' @inheritParams wbb
+#' @param family `"gaussian"` (or `gaussian()`), the only family of the Bayesian lasso: another is an error of
+#'   class `scalebayes_error_input` that names [wbb()] and [sgld_sa()], which fit binomial and poisson responses.
 #' @param lambda `"eb"` (empirical Bayes by Monte-Carlo EM, default), `"gamma"` (Gamma hyperprior on
 #'   \eqn{\lambda^2}) or a positive number (fixed).
 #' @param chains Number of chains.
@@ -91,7 +93,9 @@
 #' coef(fit)
 blasso <- function(x, y, lambda = "eb", chains = 4L, iterations = 1000L, burnin = 500L, thin = NULL,
                    threads = NULL, seed = NULL, quiet = NULL, control = blasso_control(), chunks = NULL,
-                   future = FALSE, iter, data = NULL, subset = NULL, na.action = NULL, contrasts = NULL) {
+                   future = FALSE, iter, data = NULL, subset = NULL, na.action = NULL, contrasts = NULL,
+                   family = "gaussian") {
+  blasso_check_family(family)
   if (!missing(x) && sb_is_formula(x)) {
     return(sb_formula_fit(environment(), "blasso", blasso, match.call(), intercept = "control", response = "numeric"))
   }
@@ -382,4 +386,16 @@ blasso_control <- function(sigma2_prior = "auto", gamma_prior = c(2, 0.1), em_ma
       as.double(fixed_tau2)
     }
   ), class = "blasso_control")
+}
+
+# blasso(family = ): the Bayesian lasso is a gaussian linear model; another family is a classed error that says
+# which function fits it (before, "unused argument"; issue 61).
+blasso_check_family <- function(family, call = rlang::caller_env()) {
+  fam <- if (inherits(family, "family")) family$family else family
+  if (identical(fam, "gaussian") && (!inherits(family, "family") || identical(family$link, "identity"))) return(invisible("gaussian"))
+  shown <- if (is.character(fam) && length(fam) == 1L) fam else "(not a family)"
+  sb_abort(c("{.fn blasso} fits a gaussian linear model only: {.arg family} must be {.val gaussian}.",
+             x = "You supplied {.val {shown}}.",
+             i = "For a binomial or poisson response use {.code wbb(..., family = \"{if (shown %in% c('binomial', 'poisson')) shown else 'binomial'}\")} (weighted Bayesian bootstrap) or {.fn sgld_sa}."),
+           arg = "family", kind = "input", call = call)
 }

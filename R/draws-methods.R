@@ -321,3 +321,128 @@ sb_summary_probs <- function(probs, prob, probs_missing, call = rlang::caller_en
   prob <- check_number(prob, lower = 0, upper = 1, lower_open = TRUE, upper_open = TRUE, arg = "prob", call = call)
   c((1 - prob) / 2, 0.5, (1 + prob) / 2)
 }
+
+# ---- posterior's as_draws() / summarise_draws(), as.data.frame(), logLik() (issue 61) -----------------------------
+
+#' posterior's `as_draws()` and `summarise_draws()`, `as.data.frame()` and `logLik()` for scalebayes fits
+#'
+#' `posterior::as_draws(fit)` is `as_draws_df(fit)` (the chains kept), and `posterior::summarise_draws(fit, ...)`
+#' summarises it (`...`: posterior's summary functions, e.g. `"mean", "rhat"`); both work for every fit with
+#' draws (a point fit, a path of fits or a grid of VI fits gives the classed error its `as_draws_df()` gives).
+#' `as.data.frame(fit)` is the draws as a data frame, one row per draw and one column per parameter, as
+#' rstanarm's `as.data.frame()`.
+#'
+#' `logLik()` is the log-likelihood of the training data at the fit's point estimate, with attributes `df` and
+#' `nobs`, so that [stats::AIC()] and [stats::BIC()] apply. It is defined for the linear models: [wbb()]
+#' (gaussian, binomial, poisson; the point estimate is the unweighted penalized optimum, and `df` its number
+#' of non-zero coefficients, the lasso's degrees of freedom of Zou, Hastie and Tibshirani 2007) and
+#' [blasso()] (at the posterior mean; `df` the number of coefficients). A gaussian fit's noise sd is the
+#' maximum-likelihood one given the mean (as [stats::logLik.lm()] with `REML = FALSE`) and adds 1 to `df`.
+#' Other fits (networks, SG-MCMC, trend filtering) give an error of class `scalebayes_error_not_applicable`
+#' pointing to [log_lik()], the pointwise log-likelihood of every draw.
+#' @param x,.x,object A scalebayes fit.
+#' @param row.names,optional As in [base::as.data.frame()]: `row.names` replaces the default (none).
+#' @param pars Parameters to keep (default all).
+#' @param ... `as_draws()`: passed to [as_draws_df()]; `summarise_draws()`: posterior's summary functions;
+#'   `as.data.frame()`: as for [as.matrix()] (a VAE takes `draws`, `seed`); `logLik()`: not used.
+#' @return `as_draws()` a `draws_df`; `summarise_draws()` a `draws_summary` data frame; `as.data.frame()` a
+#'   data frame; `logLik()` an object of class `logLik`.
+#' @examples
+#' set.seed(1)
+#' x <- matrix(rnorm(200), 50, 4)
+#' y <- drop(x %*% c(1, 0, -1, 0)) + rnorm(50)
+#' f <- wbb(x, y, lambda = 2, draws = 100, seed = 1, quiet = TRUE)
+#' posterior::summarise_draws(f, "mean", "sd")
+#' head(as.data.frame(f))
+#' logLik(f)
+#' AIC(f)
+#' @name sb_fit-posterior
+NULL
+
+#' @importFrom posterior as_draws
+#' @rdname sb_fit-posterior
+#' @method as_draws sb_fit
+#' @export
+as_draws.sb_fit <- function(x, ...) as_draws_df(x, ...)
+#' @rdname sb_fit-posterior
+#' @method as_draws sb_point_fit
+#' @export
+as_draws.sb_point_fit <- as_draws.sb_fit
+#' @rdname sb_fit-posterior
+#' @method as_draws sb_wbb_path
+#' @export
+as_draws.sb_wbb_path <- as_draws.sb_fit
+#' @rdname sb_fit-posterior
+#' @method as_draws sb_vi_grid
+#' @export
+as_draws.sb_vi_grid <- as_draws.sb_fit
+
+#' @importFrom posterior summarise_draws
+#' @rdname sb_fit-posterior
+#' @method summarise_draws sb_fit
+#' @export
+summarise_draws.sb_fit <- function(.x, ...) posterior::summarise_draws(as_draws_df(.x), ...)
+#' @rdname sb_fit-posterior
+#' @method summarise_draws sb_point_fit
+#' @export
+summarise_draws.sb_point_fit <- summarise_draws.sb_fit
+#' @rdname sb_fit-posterior
+#' @method summarise_draws sb_wbb_path
+#' @export
+summarise_draws.sb_wbb_path <- summarise_draws.sb_fit
+#' @rdname sb_fit-posterior
+#' @method summarise_draws sb_vi_grid
+#' @export
+summarise_draws.sb_vi_grid <- summarise_draws.sb_fit
+
+#' @rdname sb_fit-posterior
+#' @export
+as.data.frame.sb_fit <- function(x, row.names = NULL, optional = FALSE, pars = NULL, ...) {
+  d <- sb_draw_matrix(x, pars, rlang::current_env(), "as.data.frame", ...)
+  out <- as.data.frame(d, row.names = row.names, optional = optional)
+  names(out) <- colnames(d)  # the parameter names as they are ("(Intercept)", "z[1,2]"), as rstanarm
+  out
+}
+
+#' @rdname sb_fit-posterior
+#' @importFrom stats logLik
+#' @export
+logLik.sb_fit <- function(object, ...) {
+  sb_check_dots(..., fn = "logLik")
+  call <- rlang::current_env()
+  if (!inherits(object, c("sb_wbb", "sb_blasso")) || inherits(object, "sb_nn_fit")) {
+    cls <- class(object)[1]  # (the message is interpolated in sb_not_applicable(): values pasted in)
+    sb_not_applicable(c(paste0("{.fn logLik} is defined for the linear models of {.fn wbb} and {.fn blasso}, not for a {.cls ", cls, "} fit."),
+                        i = "Use {.code log_lik(fit)}: the pointwise log-likelihood of every draw (and {.code loo::loo(log_lik(fit))})."),
+                      call = call)
+  }
+  fam <- sb_fit_family(object)
+  if (!fam %in% c("gaussian", "binomial", "poisson")) {
+    sb_not_applicable(paste0("{.fn logLik} of a ", fam, " fit is not defined; use {.fn log_lik}."), call = call)
+  }
+  cn <- object$settings$coef_names %||% colnames(object$draws)
+  if (!identical(colnames(object$draws), cn)) {
+    sb_abort(c("{.fn logLik} needs every coefficient, and the fit kept only {ncol(object$draws)} of {length(cn)}.",
+               i = "Refit with {.code keep_draws = TRUE} (the default)."), kind = "state", call = call)
+  }
+  est <- if (inherits(object, "sb_blasso") || is.null(object$estimate)) colMeans(object$draws) else object$estimate
+  one <- object
+  one$draws <- matrix(est, 1L, dimnames = list(NULL, colnames(object$draws)))
+  one$chain <- NULL
+  td <- sb_training_data(object)
+  if (is.null(td)) sb_no_training_data(object, call)
+  eta <- drop(sb_linpred_draws(one, NULL, call = call))
+  y <- td$y
+  w <- object$settings$weights %||% rep(1, length(y))
+  ll <- switch(fam,
+    gaussian = {
+      s2 <- sum(w * (y - eta)^2) / sum(w)
+      sum(w * stats::dnorm(y, eta, sqrt(s2), log = TRUE))
+    },
+    binomial = sum(w * ifelse(y == 1, stats::plogis(eta, log.p = TRUE), stats::plogis(eta, lower.tail = FALSE, log.p = TRUE))),
+    poisson = sum(w * (y * eta - exp(eta) - lgamma(y + 1)))
+  )
+  df <- if (inherits(object, "sb_blasso")) length(est) else sum(est != 0)
+  if (fam == "gaussian") df <- df + 1L
+  structure(ll, df = as.integer(df), nobs = length(y), class = "logLik")
+}

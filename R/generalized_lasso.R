@@ -118,6 +118,7 @@ generalized_lasso <- function(y, D, lambda = NULL, weights = NULL, penalty_facto
                  x = "{.arg y} has length {length(y)}, {if (is.null(X)) 'D has' else 'X has'} {ny}."), arg = "y")
     }
     y <- as.double(y)
+    check_square_sums(y, "y")  # y * 1e300: the dual path's sums of squares overflow (issue 61)
     weights <- if (is.null(weights)) rep(1, ny) else check_weights(weights, ny, positive = TRUE)
     pw <- check_penalty_weights(penalty_factor, m)
     r <- genlasso_dual_path(y, sp, weights, pw, pa, X = X, eps = eps, quiet = resolve_quiet(quiet))
@@ -128,6 +129,7 @@ generalized_lasso <- function(y, D, lambda = NULL, weights = NULL, penalty_facto
                x = "{.arg y} has length {length(y)}, {.arg D} has {n} column{?s}."), arg = "y")
   }
   y <- as.double(y)
+  check_square_sums(y, "y")  # y * 1e300: Inf duality gaps, silently (issue 61); the check trend_filter() has
   weights <- if (is.null(weights)) rep(1, n) else check_weights(weights, n, positive = TRUE)
   if (rescale_weights(weights)$c != 1) {
     sb_abort(c("{.arg weights} of magnitude {format(max(weights), digits = 3)} are beyond what the solver can square in double precision.",

@@ -655,7 +655,25 @@ log_lik.sb_fit <- function(object, newdata = NULL, newy = NULL, ..., newx = NULL
     return(matrix(yy * eta - exp(eta) - lgamma(yy + 1), nrow(eta)))
   }
   sigma <- sb_sigma_draws(object, eta, y, call = call)
-  matrix(stats::dnorm(rep(y, each = nrow(eta)), eta, sigma, log = TRUE), nrow(eta))
+  out <- matrix(stats::dnorm(rep(y, each = nrow(eta)), eta, sigma, log = TRUE), nrow(eta))
+  sb_check_log_lik(out, sigma)
+}
+
+# A gaussian log_lik() that is not finite says why (issue 61): +Inf where a draw's noise sd is 0 (a draw that fits
+# its training data exactly: the plug-in sd of WBB), -Inf where the responses are too far from the draws'
+# predictions for double precision (newy on another scale).
+sb_check_log_lik <- function(out, sigma) {
+  if (all(is.finite(out))) return(out)
+  n_pos <- sum(out == Inf, na.rm = TRUE)
+  n_neg <- sum(out == -Inf, na.rm = TRUE)
+  n_nan <- sum(is.nan(out))
+  zero_sd <- sum(!(sigma > 0))
+  sb_warn(c("{.fn log_lik} has {sum(!is.finite(out))} non-finite value{?s} ({n_pos} +Inf, {n_neg} -Inf, {n_nan} NaN) of {length(out)}.",
+            i = if (zero_sd > 0) "{zero_sd} draw{?s} {?has/have} noise sd 0 (the draw fits its training data exactly, e.g. a constant response): the density of its fitted values is infinite.",
+            i = if (n_neg > 0) "-Inf: responses so far from the draws' predictions that their density underflows; check that {.arg newy} / {.arg newdata} is on the scale of the training response.",
+            i = "{.code loo::loo()} and {.code loo::waic()} need finite values."),
+          kind = "non_finite")
+  out
 }
 
 #' @rdname sb_fit-generics

@@ -62,6 +62,14 @@ ksd <- function(x, ...) UseMethod("ksd")
 #' @rdname ksd
 #' @export
 ksd.default <- function(x, score, weights = NULL, c = 1, beta = -0.5, max_draws = 2000L, ...) {
+  if (inherits(x, c("sb_fit", "sb_point_fit", "sb_wbb_path", "sb_vi_grid"))) {  # a fit class without a method
+    has <- sub("^ksd\\.", "", setdiff(as.character(utils::methods("ksd")), "ksd.default"))
+    # (the message is interpolated in sb_not_applicable(): values pasted in)
+    sb_not_applicable(c(paste0("{.fn ksd} has no method for a {.cls ", class(x)[1], "} fit: its draws come with no score (gradient of the log posterior) to test them against."),
+                        i = paste0("Methods: ", paste0("{.cls ", has, "}", collapse = ", "), "."),
+                        i = "For another fit, give the draws and their scores: {.code ksd(as.matrix(fit), score = <matrix or function of one draw>)}."),
+                      arg = "x")
+  }
   sb_check_dots(...)
   if (!is.numeric(x) || !is.matrix(x) || !nrow(x) || !ncol(x) || any(!is.finite(x))) {
     sb_abort(c("{.arg x} must be a matrix of finite draws (one row per draw) or a scalebayes fit.",
@@ -158,6 +166,13 @@ ksd_compute <- function(x, score, weights, c, beta, max_draws, chain, standardiz
   c <- check_number(c, lower = 0, lower_open = TRUE, upper = Inf, upper_open = TRUE, arg = "c", call = call)
   beta <- check_number(beta, lower = -1, lower_open = TRUE, upper = 0, upper_open = TRUE, arg = "beta",
                        call = call)
+  # the kernel (c^2 + r^2)^beta and its derivatives, (c^2 + r^2)^(beta - 2) at r = 0, in double precision: c = 1e-300
+  # made them Inf (a KSD of Inf, silently) and a huge c made them 0 (issue 61)
+  if (!(is.finite((c^2)^(beta - 2)) && (c^2)^(beta - 2) > 0 && is.finite(c^2))) {
+    sb_abort(c("{.arg c} = {format(c, digits = 3)} is outside the range the kernel can be computed in: {.code (c^2)^(beta - 2)} overflows or underflows.",
+               i = "The kernel's scale {.arg c} is in the units of the draws (after {.arg standardize}, posterior sds): use a value near 1, e.g. {.code c = 1}."),
+             arg = "c", kind = "scaling", call = call)
+  }
   if (!is.null(weights) && (!is.numeric(weights) || length(weights) != nrow(x) || any(!is.finite(weights)) ||
                             any(weights < 0) || sum(weights) <= 0)) {
     sb_abort(c("{.arg weights} must be {nrow(x)} finite non-negative numbers, not all zero (one per draw).",

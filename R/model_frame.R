@@ -78,7 +78,9 @@ sb_frame <- function(formula, data, subset = NULL, na.action = NULL, xlev = NULL
   tryCatch(eval(mf_call),
            error = function(e) {
              msg <- conditionMessage(e)
-             fix <- if (grepl("missing values", msg)) "Remove or impute the rows with NA (e.g. {.code na.omit({arg})}), or pass {.code na.action = na.omit}."
+             # (new data of predict() and friends: they take no na.action, so the fix names none; issue 61)
+             fix <- if (grepl("missing values", msg) && arg %in% c("newdata", "newx")) "Remove or impute the rows with NA first, e.g. {.code predict(fit, newdata = na.omit({arg}))}."
+                    else if (grepl("missing values", msg)) "Remove or impute the rows with NA (e.g. {.code na.omit({arg})}), or pass {.code na.action = na.omit}."
                     else if (grepl("new level", msg)) "Use only the factor levels seen when fitting."
                     else "Check the formula and the variables in {.arg {arg}}."
              sb_abort(c("Cannot build the model frame from {.arg {arg}}.", x = "{msg}", i = fix), arg = arg, call = call)
@@ -150,6 +152,17 @@ sb_model_matrix_new <- function(object, newdata, arg = "newdata", call = rlang::
       }
     }
   }
+  # a column that was numeric when fitting and is not now (a character column would become dummy columns and
+  # report a wrong count of columns; issue 61)
+  cls <- attr(tt, "dataClasses")
+  if (is.data.frame(newdata) && length(cls)) {
+    for (v in intersect(names(cls)[cls == "numeric"], names(newdata))) {
+      val <- newdata[[v]]
+      if (is.numeric(val) || is.logical(val) && all(is.na(val))) next
+      sb_abort(c("Column {.var {v}} of {.arg {arg}} is {.obj_type_friendly {val}}, but was numeric when fitting.",
+                 i = "Convert it: {.code {arg}${v} <- as.numeric({arg}${v})}."), arg = arg, call = call)
+    }
+  }
   mf <- sb_frame(tt, newdata, xlev = xlev, arg = arg, call = call)
   x <- stats::model.matrix(tt, mf, contrasts.arg = .subset2(object, "contrasts"))
   x <- x[, colnames(x) != "(Intercept)", drop = FALSE]
@@ -193,7 +206,8 @@ sb_supplied_args <- function(fn, frame, exclude) {
 #              "network" (numeric or logical vector or matrix, or a factor)
 sb_formula_fit <- function(frame, name, fn, user_call, intercept = c("arg", "control", "none"),
                            response = c("numeric", "glm", "network"), x_arg = "x", y_arg = "y", target = fn,
-                           design = NULL, formula_args = c("data", "subset", "na.action", "contrasts")) {
+                           design = NULL, formula_args = c("data", "subset", "na.action", "contrasts"),
+                           sort_rows = NULL) {
   intercept <- match.arg(intercept)
   response <- match.arg(response)
   takes_offset <- "offset" %in% names(formals(target))
@@ -206,7 +220,17 @@ sb_formula_fit <- function(frame, name, fn, user_call, intercept = c("arg", "con
   # inputs for fit-time predictions given as a data frame: the same design
   if (is.data.frame(args$newx)) args$newx <- sb_model_matrix_new(d, args$newx, arg = "newx", call = frame)
   x <- if (is.null(design)) d$x else design(d$x)
+  # sort_rows (trend filtering: one input, which the fit needs sorted): the rows sorted by x, and with them the
+  # per-observation arguments named in sort_rows; the fit keeps the data rows in the order fitted (`row_order`)
+  o <- NULL
+  if (!is.null(sort_rows) && is.unsorted(x)) {
+    o <- order(x)
+    x <- x[o]
+    d$y <- if (is.matrix(d$y)) d$y[o, , drop = FALSE] else d$y[o]
+    for (a in intersect(sort_rows, names(args))) if (NROW(args[[a]]) == length(o)) args[[a]] <- args[[a]][o]
+  }
   fit <- sb_call_front_end(name, target, c(list(x = x, y = d$y), args))
+  if (!is.null(sort_rows)) fit$row_order <- o %||% seq_along(x)
   sb_formula_attach(fit, d, user_call)
 }
 
@@ -267,7 +291,8 @@ sb_check_formula_response <- function(d, response, family, name, arg, call) {
     }
   } else if (response == "glm") {
     if (is.matrix(y) && ncol(y) != 1L) what(paste0("{.fn ", name, "} fits one response: give one column."))
-    if (is.factor(y) && !identical(family, "binomial")) {
+    if (inherits(family, "family")) family <- family$family  # binomial(): as "binomial"
+  if (is.factor(y) && !identical(family, "binomial")) {
       what("A two-level factor is a binomial response: add {.code family = \"binomial\"}.")
     }
     if (!is.factor(y) && !is.numeric(y) && !is.logical(y)) what("Use a numeric, logical or factor response.")

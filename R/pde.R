@@ -100,6 +100,11 @@ elliptic_kle_data <- function(n, grid = 50, terms = 64, corr_length = c(0.2, 0.3
   kappa0 <- check_number(kappa0, lower = 0, lower_open = TRUE, upper = Inf, upper_open = TRUE)
   source <- check_number(source)
   pressure <- check_pressure(pressure)
+  # the result (x and pressure n x G^2, y n x 2G(G + 1), coef n x terms) before the engine allocates it; the
+  # classed memory error of every front end (issue 61: n = 1e6, grid = 50 asked the engine for 18.6 GiB)
+  per_row <- 2 * as.double(grid)^2 + 2 * as.double(grid) * (grid + 1) + terms
+  fix <- "Use a smaller {.arg n} (or {.arg grid}); for more samples, generate batches with different seeds and combine them."
+  check_result_memory(8 * as.double(n) * per_row, "n", fix = fix, peak = 16 * as.double(n) * per_row)
   run <- run_settings(seed, threads, quiet)
   g <- list(nx = grid, ny = grid, p_left = pressure[1], p_right = pressure[2])
   s <- list(grid = g, terms = terms, l1 = corr_length[1], l2 = corr_length[2], variance = variance,

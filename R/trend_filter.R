@@ -49,7 +49,8 @@ check_tf_control <- function(control, call = rlang::caller_env()) {
 }
 
 # Validates y, x, k (and weights) for trend filtering; returns the cleaned list.
-check_tf_data <- function(y, x, k, weights = NULL, call = rlang::caller_env()) {
+# `has_weights`: whether the caller takes `weights` (the fix for ties names it only then).
+check_tf_data <- function(y, x, k, weights = NULL, call = rlang::caller_env(), has_weights = TRUE) {
   if (!is.numeric(y) || !is.null(dim(y)) && !(is.matrix(y) && ncol(y) == 1L)) {
     sb_abort(c("{.arg y} must be a numeric vector.", x = "You supplied {.obj_type_friendly {y}}."),
              arg = "y", call = call)
@@ -81,7 +82,8 @@ check_tf_data <- function(y, x, k, weights = NULL, call = rlang::caller_env()) {
   if (any(d == 0)) {
     sb_abort(c("{.arg x} must not contain ties.",
                x = "{sum(d == 0)} tied value{?s}, the first at position {which(d == 0)[1] + 1}.",
-               i = "Average the responses of tied inputs and pass their counts as {.arg weights}."),
+               i = if (has_weights) "Average the responses of tied inputs and pass their counts as {.arg weights}."
+                   else "Average the responses of tied inputs (e.g. {.code stats::aggregate(y ~ x, FUN = mean)}), or fit {.fn trend_filter} with their counts as {.arg weights}."),
              arg = "x", call = call)
   }
   k <- check_count(k, arg = "k", call = call, min = 0L)
@@ -89,12 +91,28 @@ check_tf_data <- function(y, x, k, weights = NULL, call = rlang::caller_env()) {
     sb_abort(c("{.arg k} must be smaller than n - 1 = {n - 1}.",
                x = "You supplied k = {k} with n = {n} observations."), arg = "k", call = call)
   }
+  check_tf_x_scale(x, k, call)
   if (is.null(weights)) {
     weights <- rep(1, n)
   } else {
     weights <- check_weights(weights, n, arg = "weights", call = call, positive = TRUE)
   }
   list(y = y, x = x, k = k, n = n, weights = weights)
+}
+
+# The scale of `x` (as check_square_sums() for `y`): the penalty's divided differences of order k + 1 divide by
+# powers of the spacings, which overflow (x * 1e300: the penalty vanishes and the fit is y) or underflow (x * 1e-300)
+# in double precision. The span to the power k + 1 and the smallest gap to the power k + 1 must be finite and
+# non-zero (issue 61).
+check_tf_x_scale <- function(x, k, call = rlang::caller_env()) {
+  n <- length(x)
+  span <- x[n] - x[1L]
+  gap <- min(diff(x))
+  ok <- is.finite(span) && is.finite(span^(k + 1)) && gap^(k + 1) > 0 && is.finite(sum(x^2))
+  if (ok) return(invisible(x))
+  sb_abort(c("{.arg x} is on a scale that double precision cannot hold: the penalty's divided differences of order {k + 1} overflow or underflow (range {format(span, digits = 3)}, smallest gap {format(gap, digits = 3)}).",
+             i = "Rescale {.arg x}, e.g. {.code x <- (x - min(x)) / diff(range(x))}; the fitted values do not depend on the scale of {.arg x} (the penalty's lambda does)."),
+           arg = "x", kind = "scaling", call = call)
 }
 
 # penalty_factor, the one name of a penalty weight per penalty term; penalty_weights its deprecated name.

@@ -22,7 +22,9 @@
 #'   duality gap of `control$tol`; the gaps are kept in `$diagnostics`.
 #'
 #' @param y Numeric response, or a formula `y ~ x` (one numeric input) with the variables in `data` (see
-#'   [sb_formula]); the rows must be sorted by the input. The constants are always in the model: `- 1` is an error.
+#'   [sb_formula]); with a formula the rows are sorted by the input before fitting (with `exposure` and `trials`
+#'   when they have one value per row), `fitted()` and `residuals()` follow the sorted order (that of `fit$x`),
+#'   and `fit$row_order` gives the data rows in that order. The constants are always in the model: `- 1` is an error.
 #' @param x Sorted distinct inputs (default `seq_along(y)`); not given with a formula.
 #' @inheritParams wbb
 #' @param k Trend-filtering order (3 = cubic, as in the paper's Figure 4).
@@ -75,12 +77,13 @@ trend_filter_wbb <- function(y, x = seq_along(y), k = 3, lambda = NULL, draws = 
       x[, 1L]
     }
     return(sb_formula_fit(frame, "trend_filter_wbb", trend_filter_wbb, match.call(), intercept = "none",
-                          response = "numeric", x_arg = "y", y_arg = "x", design = one_input))
+                          response = "numeric", x_arg = "y", y_arg = "x", design = one_input,
+                          sort_rows = c("exposure", "trials")))
   }
   sb_formula_only(environment(), what = "y")
   call <- match.call()
   family <- sb_match_arg(family)
-  d <- check_tf_data(y, x, k)
+  d <- check_tf_data(y, x, k, has_weights = FALSE)
   fd <- check_tf_family_data(family, d$y, exposure, trials, d$n)
   prior_weights <- sb_match_arg(prior_weights)
   lambda_rule <- wbb_lambda_rule(lambda_rule)

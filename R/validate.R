@@ -414,3 +414,18 @@ check_square_sums <- function(x, arg, call = rlang::caller_env()) {
              i = "Rescale {.arg {arg}} (e.g. divide by {format(2^round(log2(big)), digits = 3)}); the results scale back by the same factor."),
            arg = arg, kind = "scaling", call = call)
 }
+
+# `family` given as a family object (`binomial()`, as glm() takes it): its name, for the canonical links the GLM
+# engines fit (identity, logit, log); another link is an error saying what to give (issue 61).
+sb_family_arg <- function(family, call = rlang::caller_env()) {
+  if (!inherits(family, "family")) return(family)
+  canon <- c(gaussian = "identity", binomial = "logit", poisson = "log")
+  fam <- family$family
+  link <- family$link
+  if (!is.character(fam) || length(fam) != 1L || !fam %in% names(canon) || !identical(link, canon[[fam]])) {
+    sb_abort(c("{.arg family} {.code {fam}(link = \"{link}\")} is not available: the engines fit the canonical links.",
+               i = "Give {.code family = \"gaussian\"}, {.code \"binomial\"} (logit link) or {.code \"poisson\"} (log link), as a string or as {.code binomial()}."),
+             arg = "family", call = call)
+  }
+  fam
+}

@@ -39,6 +39,8 @@
 #'   Settings of the weighted bootstrap (`weight_dist`, `weight_mode`, `normalize_weights`, `grad_tol`) are
 #'   errors.
 #' @param vi [vi_control()].
+#' @param batch Not used: a variational fit trains one network, so it has no batched draws (the meaning of
+#'   `batch` in [wbb_nn()] and [sgld_sa()]); giving it is an error that points to `batch_size`, the minibatch size.
 #' @param standardize Fit q on standardized data (default `TRUE`), as [wbb_nn()] trains (see its section
 #'   "Standardization"): inputs centred and scaled to unit sd per column (images: one mean and sd over all
 #'   pixels), a gaussian response centred and scaled (per column for a matrix `y`). The prior (the slab sd or
@@ -71,7 +73,9 @@
 sparse_vi <- function(x, y, model = nn_mlp(), family = NULL, lambda = NULL, log_lambda = NULL, delta = 0.1,
                       draws = 100L, newx = NULL, newy = NULL, keep_draws = TRUE, epochs = NULL, batch_size = NULL,
                       device = "cpu", threads = NULL, seed = NULL, quiet = NULL, control = nn_control(lr = 5e-3),
-                      vi = vi_control(), standardize = TRUE, data = NULL, subset = NULL, na.action = NULL, contrasts = NULL) {
+                      vi = vi_control(), standardize = TRUE, data = NULL, subset = NULL, na.action = NULL, contrasts = NULL,
+                      batch = NULL) {
+  vi_no_batch(batch, "sparse_vi")
   if (!missing(x) && sb_is_formula(x)) {
     return(sb_formula_fit(environment(), "sparse_vi", sparse_vi, match.call(), intercept = "none",
                           response = "network"))
@@ -149,7 +153,9 @@ sparse_vi <- function(x, y, model = nn_mlp(), family = NULL, lambda = NULL, log_
 bbb <- function(x, y, model = nn_mlp(), family = NULL, prior = c("gaussian", "scale_mixture", "log_uniform"),
                 prune = NULL, retrain_epochs = 0L, draws = 100L, newx = NULL, newy = NULL, keep_draws = TRUE,
                 epochs = NULL, batch_size = NULL, device = "cpu", threads = NULL, seed = NULL, quiet = NULL,
-                control = nn_control(), vi = vi_control(), standardize = TRUE, data = NULL, subset = NULL, na.action = NULL, contrasts = NULL) {
+                control = nn_control(), vi = vi_control(), standardize = TRUE, data = NULL, subset = NULL, na.action = NULL, contrasts = NULL,
+                batch = NULL) {
+  vi_no_batch(batch, "bbb")
   if (!missing(x) && sb_is_formula(x)) {
     return(sb_formula_fit(environment(), "bbb", bbb, match.call(), intercept = "none", response = "network"))
   }
@@ -343,4 +349,13 @@ vi_shape_pred <- function(v, n, n_out, family, levels) {
 vi_error <- function(p, y, family) {
   if (family == "gaussian") return(sqrt(mean((p - y)^2)))
   1 - mean(nn_class(p, family) == y)
+}
+
+# `batch` means batched draws (wbb_nn(), sgld_sa(): several networks trained at once); a VI fit trains one network,
+# so it has none. Before it was no argument here and `batch = 16` partially matched `batch_size` (issue 61).
+vi_no_batch <- function(batch, name, call = rlang::caller_env()) {
+  if (is.null(batch)) return(invisible(NULL))
+  sb_abort(c("{.fn {name}} has no {.arg batch}: in {.fn wbb_nn} and {.fn sgld_sa} it means draws trained together, and a variational fit trains one network.",
+             i = if (is.numeric(batch) && length(batch) == 1L) "For minibatches of {batch} examples give {.code batch_size = {batch}}." else "For the minibatch size give {.arg batch_size}."),
+           arg = "batch", call = call)
 }

@@ -96,7 +96,7 @@ wbb_control <- function(nfolds = 10L, lambda_rule = c("min", "1se"), nlambda = 1
 #'
 #' @param x Numeric matrix (n x p), or a formula for the formula method (see [sb_formula]).
 #' @param y Response (numeric; 0/1, logical or two-level factor for binomial; counts for poisson).
-#' @param family `"gaussian"`, `"binomial"` or `"poisson"`.
+#' @param family `"gaussian"`, `"binomial"` or `"poisson"`, or a family object with its canonical link (`binomial()`, as [stats::glm()] takes it).
 #' @param alpha Elastic-net mixing parameter in \[0, 1\] (1 = lasso).
 #' @param lambda `"min"` or `"1se"` (cross-validation with that rule), `NULL` (cross-validation with
 #'   `wbb_control()`'s `lambda_rule`), one value, or a vector (a path).
@@ -205,6 +205,7 @@ wbb.default <- function(x, y, family = c("gaussian", "binomial", "poisson"), alp
   if (!is.null(model)) return(wbb_network_call(mcall, parent.frame(), call))
   if (any(c("loss", "statistic") %in% names(mcall))) return(wbb_loss_call(mcall, parent.frame()))
   sb_check_dots(...)
+  family <- sb_family_arg(family, call)  # binomial(), as glm() takes it
   family <- sb_match_arg(family)
   prior_weights <- sb_match_arg(prior_weights)
   penalty_factor <- sb_glmnet_name(penalty_factor, penalty.factor, "penalty_factor", "penalty.factor", missing(penalty_factor))
@@ -226,6 +227,10 @@ wbb.default <- function(x, y, family = c("gaussian", "binomial", "poisson"), alp
   lambda <- check_lambda(lambda, call)
   names_coef <- c("(Intercept)", colnames(d$x))
   keep <- resolve_keep(keep_draws, names_coef, call = call)
+  if (!isTRUE(control$intercept)) {  # no intercept (`y ~ x - 1`): no "(Intercept)" column of zeros (issue 61)
+    keep <- setdiff(keep, 1L)
+    if (!length(keep)) sb_abort("{.arg keep_draws} names only the intercept, and the model has none.", arg = "keep_draws", call = call)
+  }
   # the draws (one row per draw and lambda) and R's copy of them while the fit is assembled
   check_result_memory(8 * as.double(draws) * max(1, length(lambda)) * length(keep), "draws", call = call,
                       peak = 8 * as.double(draws) * max(1, length(lambda)) * (length(keep) + d$p + 1),
@@ -289,7 +294,8 @@ wbb.default <- function(x, y, family = c("gaussian", "binomial", "poisson"), alp
       settings = list(family = family, alpha = d$alpha, prior_weights = prior_weights, draws = draws,
                       threads = threads, weight_dist = control$weight_dist, nobs = d$n,
                       penalty_factor = d$penalty_factor, standardize = standardize,
-                      intercept = control$intercept, coef_names = names_coef, keep_draws = keep,
+                      intercept = control$intercept,
+                      coef_names = if (isTRUE(control$intercept)) names_coef else names_coef[-1L], keep_draws = keep,
                       offset = !is.null(cons$offset), weights = obs_w, lower_limits = cons$lower_limits,
                       upper_limits = cons$upper_limits, exclude = cons$exclude,
                       print_info = c(Family = family, Prior_weights = prior_weights,

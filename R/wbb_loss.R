@@ -7,7 +7,11 @@
 #' Settings of the L-BFGS minimizer that solves each draw of `wbb(loss = )`.
 #'
 #' @param max_iter Iterations (L-BFGS directions) per draw at most; a draw that reaches it is flagged.
-#' @param tol Convergence: the largest absolute gradient entry at most `tol * max(1, |value|)`.
+#' @param tol Convergence: the largest absolute gradient entry at most `tol * max(1, |value|)`, on the scale of the
+#'   loss at `init`: with `s0 = |f(init)| + max|g(init)| max(1, max|init|)` below 1, the loss is minimized divided
+#'   by the power of two nearest `s0` (a loss scaled by 1e-300 is tested on its own scale; the minimizers are the
+#'   same), and `|value|` counts at most `1e4 max(1, s0)` (a loss without a minimum does not pass the test by
+#'   decreasing without bound).
 #' @param memory Number of (s, y) pairs of the L-BFGS memory.
 #' @param check_gradient Compare the gradient of `loss` at `init` (unit weights) with central finite differences
 #'   along three fixed directions before any draw (6 extra calls); a mismatch is a warning of class
@@ -192,7 +196,12 @@ wbb_loss_fit <- function(loss, init, data, n, draws, rs, weight_dist, control, m
              kind = "loss", arg = "loss", call = call)
   }
   if (control$check_gradient) wbb_loss_check_gradient(fun, init, v0, n)
-  ctrl <- unclass(control)[c("memory", "max_iter", "tol")]
+  sc <- wbb_loss_scales(v0, init)
+  if (sc$c != 1) {  # a loss of small scale: minimized as loss / c (c a power of two: exact), values reported unscaled
+    fun_user <- fun
+    fun <- function(theta, weights) fun_user(theta, weights) / sc$c
+  }
+  ctrl <- c(unclass(control)[c("memory", "max_iter", "tol")], list(f_cap = sc$f_cap))
   t0 <- proc.time()[["elapsed"]]
   est <- sb_call_engine(cpp_wbb_loss(fun, init, n, wbb_engine_settings(utils::modifyList(rs, list(quiet = TRUE)), 0, 1,
                                                                           "none", "unit"), ctrl), call = call)
@@ -208,8 +217,8 @@ wbb_loss_fit <- function(loss, init, data, n, draws, rs, weight_dist, control, m
   status <- factor(status_names[code + 1L], levels = status_names[1:4])
   converged <- code == 0L
   diag <- list(status = status, converged = converged, iterations = wbb_combine(parts, "iterations"),
-               evaluations = wbb_combine(parts, "evaluations"), value = wbb_combine(parts, "value"),
-               grad_max = wbb_combine(parts, "grad_max"), not_converged = sum(!converged),
+               evaluations = wbb_combine(parts, "evaluations"), value = sc$c * wbb_combine(parts, "value"),
+               grad_max = sc$c * wbb_combine(parts, "grad_max"), not_converged = sum(!converged),
                estimate_status = status_names[est$status + 1L])
   rm(parts)
   estimate <- drop(est$theta)
@@ -311,6 +320,20 @@ wbb_loss_new_fit <- function(theta, estimate, form, mcall, rs, draws, n, weight_
                                    Converged = if (form == "loss") sprintf("%d of %d draws", sum(diag$converged), draws))),
     timing = c(elapsed = proc.time()[["elapsed"]] - t0), diagnostics = diag
   )
+}
+
+# The scale of the loss for the convergence test max|g| <= tol * max(1, min(|f|, f_cap)) (lbfgs_min.hpp), from the
+# loss at `init` with unit weights (v0 = c(value, gradient)): s0 = |f0| + max|g0| * max(1, max|init|), the size of
+# the loss and of its first-order change there. A loss with s0 < 1 is minimized divided by c = 2^round(log2(s0))
+# (exact; the same minimizers): a loss scaled by 1e-300 is tested on its own scale, and its squared gradient does
+# not underflow (before, `init` passed as converged). f_cap = 1e4 * max(1, s0 / c): a loss that decreases
+# without bound (no minimum, e.g. -sum(theta)) cannot pass the test by |f| growing (before, draws of 4e17 were
+# marked converged). Losses of ordinary scale (s0 >= 1, |f| below 1e4 s0) run exactly as before (issue 61).
+wbb_loss_scales <- function(v0, init) {
+  s0 <- abs(v0[1L]) + max(abs(v0[-1L]), 0) * max(1, abs(init))
+  if (!is.finite(s0) || s0 <= 0) return(list(c = 1, f_cap = Inf))
+  c <- if (s0 < 1) 2^round(log2(s0)) else 1
+  list(c = c, f_cap = 1e4 * max(1, s0 / c))
 }
 
 # The engine's view of the user's loss: function(theta, weights) -> c(value, gradient), every error classed

@@ -332,6 +332,7 @@ weighted_lasso <- function(x, y, family = c("gaussian", "binomial", "poisson"), 
   }
   lambda <- if (is.null(lambda_user)) lambda * ws$c else lambda_user
   check_lambda_scale(lambda, call)
+  wl_check_kkt(r$kkt, w_user, call)
   structure(list(
     coefficients = coefs, lambda = lambda, kkt = r$kkt, iterations = r$iterations, converged = r$converged,
     family = family, alpha = d$alpha, weights = w_user, penalty_factor = d$penalty_factor,
@@ -339,6 +340,21 @@ weighted_lasso <- function(x, y, family = c("gaussian", "binomial", "poisson"), 
     offset = cons$offset, lower_limits = cons$lower_limits, upper_limits = cons$upper_limits, exclude = cons$exclude,
     data = list(x = d$x, y = d$y, offset = cons$offset)
   ), class = c("sb_weighted_lasso", "sb_point_fit"))
+}
+
+# KKT values that are not finite or larger than 1 (relative to lambda; weights spanning more than double precision resolves, e.g. c(1e300, 1, ...): the
+# small-weight observations vanish next to the largest and lambda with them) are a classed warning naming
+# `weights`, not a silent Inf (issue 61).
+wl_check_kkt <- function(kkt, w, call) {
+  bad <- !is.finite(kkt) | kkt > 1  # a violation larger than lambda itself: not a solution
+  if (!any(bad)) return(invisible(kkt))
+  pos <- w[w > 0]
+  ratio <- max(pos) / min(pos)
+  sb_warn(c("The KKT check fails at {sum(bad)} of {length(kkt)} lambda value{?s} (largest relative violation {format(max(kkt), digits = 3)}): the solution cannot be certified.",
+            i = if (ratio > 1 / .Machine$double.eps) "The {.arg weights} span a ratio of {format(ratio, digits = 3)} (largest / smallest), beyond double precision (about 4.5e15): the observations with small weights do not change the weighted loss. Drop them (weight 0) or bring the weights closer together.",
+            i = "Check {.arg weights} and {.arg lambda} for extreme values."),
+          kind = "kkt")
+  invisible(kkt)
 }
 
 # Observation weights whose sum (or the weighted loss) would overflow or underflow double precision are

@@ -96,7 +96,7 @@ class WeightsSolver {
 
 // fun: R/wbb_loss.R's wrapper, function(theta, weights) -> c(value, gradient); init: the start of every draw;
 // n: number of observations (weights per draw); settings: wbb_engine_settings() (prior "none"); control:
-// list(memory, max_iter, tol). Returns list(theta = draws x p, status, iterations, evaluations, value, grad_max,
+// list(memory, max_iter, tol, and optionally f_cap: the largest value scale of the convergence test). Returns list(theta = draws x p, status, iterations, evaluations, value, grad_max,
 // completed, interrupted).
 // [[Rcpp::export]]
 Rcpp::List cpp_wbb_loss(const Rcpp::Function& fun, const Rcpp::NumericVector& init, double n,
@@ -107,6 +107,7 @@ Rcpp::List cpp_wbb_loss(const Rcpp::Function& fun, const Rcpp::NumericVector& in
   opt.memory = Rcpp::as<int>(control["memory"]);
   opt.max_iter = Rcpp::as<int>(control["max_iter"]);
   opt.tol = Rcpp::as<double>(control["tol"]);
+  if (control.containsElementNamed("f_cap")) opt.f_cap = Rcpp::as<double>(control["f_cap"]);
   const int p = static_cast<int>(init.size());
   const int D = static_cast<int>(st.draws);
   Rcpp::NumericMatrix theta(D, p);

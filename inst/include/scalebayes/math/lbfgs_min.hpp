@@ -16,7 +16,9 @@
 // search fails along an L-BFGS direction, the memory is cleared and steepest descent is tried once before the run
 // reports `line_search_failed`; a failed search that still found a sufficient decrease takes that step.
 //
-// Convergence: max_j |g_j| <= tol * max(1, |f|) (checked at the start point too). Status codes are stable (they
+// Convergence: max_j |g_j| <= tol * max(1, min(|f|, f_cap)) (checked at the start point too; f_cap = inf by
+// default). R's wbb(loss = ) sets f_cap from the loss's scale at the start, so that a loss without a minimum,
+// -sum(theta), cannot pass the test by |f| growing without bound. Status codes are stable (they
 // are returned to R as integers): converged 0, max_iterations 1, line_search_failed 2, non_finite 3 (the start
 // point has a non-finite value or gradient), stopped 4.
 // Header-only, Eigen/std only, no R.
@@ -47,7 +49,8 @@ inline const char* lbfgs_status_name(LbfgsStatus s) {
 struct LbfgsOptions {
   int memory = 10;         // m: pairs kept
   int max_iter = 1000;     // iterations (directions) at most
-  double tol = 1e-8;       // convergence: max|g| <= tol * max(1, |f|)
+  double tol = 1e-8;       // convergence: max|g| <= tol * max(1, min(|f|, f_cap))
+  double f_cap = std::numeric_limits<double>::infinity();  // the largest value scale the test uses
   double c1 = 1e-4;        // sufficient decrease
   double c2 = 0.9;         // curvature (strong Wolfe)
   int max_linesearch = 60; // evaluations per line search at most
@@ -203,7 +206,7 @@ LbfgsResult lbfgs_minimize(F&& f, Eigen::VectorXd& x, const LbfgsOptions& opt = 
   std::vector<double> rho(static_cast<std::size_t>(m)), alpha(static_cast<std::size_t>(m));
   int count = 0, newest = -1;  // pairs stored; index of the newest in the ring
   for (;;) {
-    if (res.grad_max <= opt.tol * std::max(1.0, std::abs(fx))) {
+    if (res.grad_max <= opt.tol * std::max(1.0, std::min(std::abs(fx), opt.f_cap))) {
       res.status = LbfgsStatus::converged;
       return res;
     }
