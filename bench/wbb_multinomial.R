@@ -24,9 +24,11 @@ glmnet_loop <- function(x, y, lambda, draws, thresh, type) {
 
 kkt_max <- NA_real_
 time_wbb <- function(x, y, lambda, draws, threads, type, reps = 3) {
-  ts <- replicate(reps, system.time(fit <- wbb(x, y, family = "multinomial", lambda = lambda, draws = draws,
-                                               threads = threads, seed = 1, quiet = TRUE, standardize = FALSE,
-                                               type_multinomial = type))[["elapsed"]])
+  ts <- numeric(reps)
+  for (r in seq_len(reps)) {
+    ts[r] <- system.time(fit <- wbb(x, y, family = "multinomial", lambda = lambda, draws = draws, threads = threads,
+                                    seed = 1, quiet = TRUE, standardize = FALSE, type_multinomial = type))[["elapsed"]]
+  }
   kkt_max <<- fit$diagnostics$kkt_max  # the largest KKT violation (relative to lambda) over the draws
   stats::median(ts)
 }

@@ -90,6 +90,26 @@ test_that("multinomial weighted_lasso equals glmnet (objective and KKT), ungroup
   }
 })
 
+test_that("ungrouped multinomial with a nearly unpenalized feature (a small WBB prior weight) reaches the optimum", {
+  skip_if_not_installed("glmnet")
+  # iris with the prior weights of a WBB draw that once stalled at a KKT violation of 5e-3 (the loss is flat
+  # along a common shift of a feature's coefficients; the solver now moves to the penalty's best shift)
+  x <- scale(as.matrix(iris[, 1:4]))
+  pf <- c(0.005977112, 0.818407190, 1.673313179, 1.503958085)
+  set.seed(106)
+  for (w in list(rep(1, 150), rexp(150))) {
+    lmax <- weighted_lasso(x, iris$Species, family = "multinomial", standardize = FALSE, nlambda = 2)$lambda[1]
+    fit <- weighted_lasso(x, iris$Species, family = "multinomial", weights = w, penalty_factor = pf,
+                          lambda = 0.1 * lmax, standardize = FALSE)
+    co <- coef(fit)
+    expect_lte(mn_kkt(co, x, iris$Species, w, pf, 0.1 * lmax, FALSE)[["coef"]], 1e-8)
+    ref <- glmnet_mn_coef(x, iris$Species, w, pf, 0.1 * lmax, "ungrouped")
+    f_ours <- mn_objective(co, x, iris$Species, w, pf, 0.1 * lmax, FALSE)
+    f_ref <- mn_objective(ref, x, iris$Species, w, pf, 0.1 * lmax, FALSE)
+    expect_lte((f_ours - f_ref) / abs(f_ref), 1e-10)
+  }
+})
+
 test_that("multinomial standardize = TRUE and the path: every lambda an optimum, lambda_max zeroes the features", {
   d <- sim_multinomial(120, 5, 3, seed = 4)
   for (type in c("ungrouped", "grouped")) {
