@@ -1,6 +1,7 @@
 # Benchmark: WBB draws of a multinomial lasso, wbb(family = "multinomial"), against an R loop of glmnet solving
 # the same weighted objective, in one process (issue 59).
-#   Rscript bench/wbb_multinomial.R          (iris and a simulated n = 5,000, p = 50, K = 4; ~2-4 minutes on 2 cores)
+#   Rscript bench/wbb_multinomial.R          (iris and a simulated n = 5,000, p = 50, K = 4; ~8 minutes on 2 cores)
+#   Rscript bench/wbb_multinomial.R iris     (one case)
 # For each case and type.multinomial ("ungrouped", "grouped"): lambda = 0.1 lambda_max of the unweighted
 # problem, data weights and separate prior weights i.i.d. Exp(1). glmnet gets the already-standardized x,
 # standardize = FALSE and the mapped lambda / penalty factors (glmnet_lambda()), so it solves exactly the same
@@ -56,6 +57,8 @@ sim <- function(n, p, K) {
 cases <- list(iris = list(x = standardize(as.matrix(iris[, 1:4])), y = iris$Species, draws = 1000, glmnet_draws = 200),
               n5000_p50_K4 = c(sim(5000, 50, 4), draws = 100, glmnet_draws = 20))
 
+# Rscript bench/wbb_multinomial.R <case> runs only that case (iris or n5000_p50_K4)
+if (length(commandArgs(TRUE))) cases <- cases[intersect(names(cases), commandArgs(TRUE))]
 rows <- list()
 for (nm in names(cases)) for (type in c("ungrouped", "grouped")) {
   cs <- cases[[nm]]
