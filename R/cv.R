@@ -17,10 +17,12 @@ make_foldid <- function(n, nfolds, seed, call) {
 #' `seed`.
 #'
 #' **`type_measure`** (glmnet's `type.measure`, either name): `"deviance"` (default), `"mse"`, `"mae"`,
-#' `"class"` (binomial: misclassification rate) or `"auc"` (binomial: the area under the ROC curve of each
+#' `"class"` (binomial and multinomial: misclassification rate) or `"auc"` (binomial: the area under the ROC curve of each
 #' fold, weighted by the folds' weights; the largest AUC is the best). The per-observation losses are glmnet's
 #' (`cv.glmnet()`), including its two-column binomial forms (`"mse"`: \eqn{2(y - p)^2}, `"mae"`:
-#' \eqn{2|y - p|}); the AUC counts ties as one half (glmnet breaks them at random).
+#' \eqn{2|y - p|}) and its multinomial ones (`"deviance"`: \eqn{-2\log p_y} with p clipped to \eqn{[10^{-5}, 1 - 10^{-5}]},
+#' `"mse"`: \eqn{\sum_k (y_k - p_k)^2}, `"mae"`: \eqn{\sum_k |y_k - p_k|}, `"class"`: the most probable class is
+#' wrong); the AUC counts ties as one half (glmnet breaks them at random).
 #'
 #' @inheritParams weighted_lasso
 #' @param nfolds Number of folds (at least 3 recommended).
@@ -38,13 +40,15 @@ make_foldid <- function(n, nfolds, seed, call) {
 #' data(diabetes)
 #' cv <- cv_weighted_lasso(diabetes$x, diabetes$y, seed = 1)
 #' cv$lambda_min
-cv_weighted_lasso <- function(x, y, family = c("gaussian", "binomial", "poisson"), weights = NULL, penalty_factor = NULL,
+cv_weighted_lasso <- function(x, y, family = c("gaussian", "binomial", "poisson", "multinomial"), weights = NULL,
+                              penalty_factor = NULL,
                               alpha = 1, nfolds = 10L, foldid = NULL, nlambda = 100L, lambda_min_ratio = NULL,
                               standardize = TRUE, intercept = TRUE, threads = NULL, seed = NULL, quiet = NULL,
                               control = cd_control(), offset = NULL, lower_limits = -Inf, upper_limits = Inf,
                               exclude = NULL, type_measure = c("deviance", "mse", "mae", "class", "auc"),
                               data = NULL, subset = NULL, na.action = NULL, contrasts = NULL,
-                              penalty.factor = NULL, lower.limits = NULL, upper.limits = NULL, type.measure = NULL) {
+                              penalty.factor = NULL, lower.limits = NULL, upper.limits = NULL, type.measure = NULL,
+                              type_multinomial = c("ungrouped", "grouped"), type.multinomial = NULL) {
   if (!missing(x) && sb_is_formula(x)) {
     return(sb_formula_fit(environment(), "cv_weighted_lasso", cv_weighted_lasso, match.call(), intercept = "arg",
                           response = "glm"))
@@ -57,12 +61,15 @@ cv_weighted_lasso <- function(x, y, family = c("gaussian", "binomial", "poisson"
   upper_limits <- sb_glmnet_name(upper_limits, upper.limits, "upper_limits", "upper.limits", missing(upper_limits))
   type_measure <- sb_glmnet_name(type_measure, type.measure, "type_measure", "type.measure", missing(type_measure))
   type_measure <- cv_type_measure(type_measure, family, call)
+  type_multinomial <- check_type_multinomial(type_multinomial, type.multinomial, missing(type_multinomial), family, call)
+  check_multinomial_constraints(family, offset, lower_limits, upper_limits, exclude, call)
   d <- prepare_glm_data(x, y, family, alpha, penalty_factor, call)
   cons <- glm_constraints(offset, lower_limits, upper_limits, exclude, d$x, call)
   w <- if (is.null(weights)) rep(1, d$n) else check_weights(weights, d$n, arg = "weights")
   ws <- rescale_weights(w)  # see weighted_lasso(): exact, lambda reported on the caller's scale
   st <- standardize_x(d$x, check_flag(standardize), check_flag(intercept))
-  ctrl <- c(check_cd_control(control, call), intercept = intercept, glm_engine_extras(cons, st$scale))
+  ctrl <- c(check_cd_control(control, call), intercept = intercept, glm_engine_extras(cons, st$scale),
+            multinomial_ctrl(family, d$levels, type_multinomial))
   out <- run_cv(st$x, d$y, family, d$alpha, ws$w, d$penalty_factor, nfolds, foldid, nlambda, lambda_min_ratio,
                 run_settings(seed, threads, quiet, call), ctrl, call, measure = type_measure)
   if (ws$c != 1) {
@@ -70,16 +77,22 @@ cv_weighted_lasso <- function(x, y, family = c("gaussian", "binomial", "poisson"
     check_lambda_scale(out$lambda, call)
   }
   # the fit to all the data along the CV path (glmnet's `glmnet.fit`): coef() and predict() at lambda_min / lambda_1se
-  out$fit <- cv_full_fit(d$x, d$y, family, w, d$penalty_factor, out$lambda, d$alpha, standardize, intercept, control,
-                         cons)
+  y_fit <- if (family == "multinomial") factor(d$levels[d$y + 1], levels = d$levels) else d$y
+  out$fit <- cv_full_fit(d$x, y_fit, family, w, d$penalty_factor, out$lambda, d$alpha, standardize, intercept, control,
+                         cons, type_multinomial = type_multinomial)
   out$call <- sb_user_call(match.call(), quote(cv_weighted_lasso))  # update() reruns it (the formula method: its own)
   out
 }
 
-# type_measure: one of the measures, valid for the family (binomial only: class, auc).
+# type_measure: one of the measures, valid for the family (binomial only: auc; binomial and multinomial: class).
 cv_type_measure <- function(type_measure, family, call) {
   m <- sb_match_arg(type_measure, c("deviance", "mse", "mae", "class", "auc"), call = call)
-  if (m %in% c("class", "auc") && family != "binomial") {
+  if (m == "auc" && family == "multinomial") {
+    sb_abort(c("{.code type_measure = \"auc\"} is for binomial fits; this is multinomial.",
+               i = "Use {.val deviance}, {.val class}, {.val mse} or {.val mae} (as glmnet)."), arg = "type_measure",
+             call = call)
+  }
+  if (m %in% c("class", "auc") && !family %in% c("binomial", "multinomial")) {
     sb_abort(c("{.code type_measure = \"{m}\"} is for binomial fits; this is {family}.",
                i = "Use {.val deviance}, {.val mse} or {.val mae}."), arg = "type_measure", call = call)
   }
@@ -166,7 +179,7 @@ plot.sb_cv <- function(x, ...) {
   m <- x$type_measure %||% "deviance"
   ylab <- switch(m, mse = "Mean squared error", mae = "Mean absolute error", class = "Misclassification error",
                  auc = "AUC", if (x$family == "gaussian") "Mean squared error" else
-                   paste(if (x$family == "poisson") "Poisson" else "Binomial", "deviance"))
+                   paste(switch(x$family, poisson = "Poisson", multinomial = "Multinomial", "Binomial"), "deviance"))
   graphics::plot(log(x$lambda), x$cvm, ylim = range(c(x$cvm - x$cvsd, x$cvm + x$cvsd)), pch = 20, col = "red",
                  xlab = expression(log(lambda)), ylab = ylab, ...)
   graphics::arrows(log(x$lambda), x$cvm - x$cvsd, log(x$lambda), x$cvm + x$cvsd, angle = 90, code = 3,
@@ -178,10 +191,11 @@ plot.sb_cv <- function(x, ...) {
 # weighted_lasso() on all the data along the CV path; its data warnings (constant or duplicated columns) were given
 # by cv_weighted_lasso() already.
 cv_full_fit <- function(x, y, family, weights, penalty_factor, lambda, alpha, standardize, intercept, control,
-                        cons = NULL) {
+                        cons = NULL, type_multinomial = "ungrouped") {
   fit <- withCallingHandlers(
     weighted_lasso(x, y, family = family, weights = weights, penalty_factor = penalty_factor, lambda = lambda,
                    alpha = alpha, standardize = standardize, intercept = intercept, control = control,
+                   type_multinomial = type_multinomial %||% "ungrouped",
                    offset = cons$offset, lower_limits = cons$lower_limits %||% -Inf,
                    upper_limits = cons$upper_limits %||% Inf, exclude = if (length(cons$exclude)) cons$exclude),
     scalebayes_warning_constant_column = function(w) invokeRestart("muffleWarning"),
@@ -203,11 +217,12 @@ cv_full_fit <- function(x, y, family, weights, penalty_factor, lambda, alpha, st
 #'   work), or lambda values on the SUM scale of [weighted_lasso()] (n times glmnet's lambda for unit weights).
 #' @param newdata New inputs (a matrix with the columns of `x`, or a vector for one observation).
 #' @param newx Synonym of `newdata`.
-#' @param type `"link"`, `"response"` (probabilities for binomial fits, means for poisson) or `"class"`
-#'   (binomial).
+#' @param type `"link"`, `"response"` (probabilities for binomial fits, means for poisson, class probabilities
+#'   for multinomial) or `"class"` (binomial, multinomial).
 #' @param newoffset The offset of the new inputs (fits with an `offset`).
 #' @param ... Not used: any argument given here is an error.
-#' @return `coef()`: a named vector (intercept first) for one lambda, a (p + 1) x length(s) matrix for several.
+#' @return `coef()`: a named vector (intercept first) for one lambda, a (p + 1) x length(s) matrix for several
+#'   (multinomial: a (p + 1) x K matrix, or a (p + 1) x K x length(s) array).
 #'   `predict()`: a vector for one lambda, an observations x length(s) matrix for several.
 #' @export
 #' @examples
@@ -254,14 +269,24 @@ cv_fit_at <- function(object, s, call = rlang::caller_env()) {
   }
   idx <- match(s, fit$lambda)
   if (anyNA(idx)) {
-    fit <- cv_full_fit(fit$data$x, fit$data$y, fit$family, fit$weights, fit$penalty_factor, sort(unique(s), decreasing = TRUE),
+    y <- fit$data$y
+    if (identical(fit$family, "multinomial")) y <- factor(fit$levels[y + 1], levels = fit$levels)
+    fit <- cv_full_fit(fit$data$x, y, fit$family, fit$weights, fit$penalty_factor, sort(unique(s), decreasing = TRUE),
                        fit$alpha, fit$standardize, fit$intercept, fit$control,
                        list(offset = fit$offset, lower_limits = fit$lower_limits, upper_limits = fit$upper_limits,
-                            exclude = fit$exclude))
+                            exclude = fit$exclude), type_multinomial = fit$type_multinomial)
     idx <- match(s, fit$lambda)
   }
-  fit$coefficients <- fit$coefficients[, idx, drop = FALSE]
-  colnames(fit$coefficients) <- if (length(s) > 1L) format(s, digits = 6) else NULL
+  if (length(dim(fit$coefficients)) == 3L) {
+    co <- fit$coefficients[, , idx, drop = FALSE]
+    dn <- dimnames(co)
+    dn[3] <- list(if (length(s) > 1L) format(s, digits = 6))
+    dimnames(co) <- dn
+    fit$coefficients <- co
+  } else {
+    fit$coefficients <- fit$coefficients[, idx, drop = FALSE]
+    colnames(fit$coefficients) <- if (length(s) > 1L) format(s, digits = 6) else NULL
+  }
   fit$lambda <- fit$lambda[idx]
   fit$kkt <- fit$kkt[idx]
   fit

@@ -116,11 +116,18 @@ select_pars <- function(d, pars) {
 coef.sb_fit <- function(object, type = c("mean", "median", "estimate"), ...) {
   sb_check_dots(..., fn = "coef")
   type <- sb_match_arg(type, partial = TRUE)
-  switch(type,
+  co <- switch(type,
     mean = colMeans(object$draws),
     median = apply(object$draws, 2, stats::median),
     estimate = object$estimate
   )
+  st <- object$settings
+  # a multinomial linear fit with every coefficient kept: a (p + 1) x K matrix, one column per class
+  if (identical(st$family, "multinomial") && !is.null(st$levels) && length(co) == length(st$coef_names)) {
+    co <- matrix(co, ncol = length(st$levels),
+                 dimnames = list(c("(Intercept)", st$feature_names), st$levels))
+  }
+  co
 }
 
 #' @rdname sb_fit-methods

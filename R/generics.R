@@ -156,7 +156,11 @@ sb_with_offset <- function(object, x, newoffset, call) {
 sb_prepare_x <- function(object, x, call = rlang::caller_env()) UseMethod("sb_prepare_x")
 sb_prepare_x.sb_fit <- function(object, x, call = rlang::caller_env()) {
   d <- object$draws
-  cn <- .subset2(object, "settings")$coef_names %||% colnames(d)
+  st <- .subset2(object, "settings")
+  if (identical(sb_fit_family(object), "multinomial") && !is.null(st$levels)) {
+    return(sb_check_newx(x, length(st$feature_names), call = call))  # K (p + 1) coefficients, p inputs
+  }
+  cn <- st$coef_names %||% colnames(d)
   sb_check_newx(x, length(cn) - ("(Intercept)" %in% cn), call = call)
 }
 sb_prepare_x.sb_trend_filter_wbb <- function(object, x, call = rlang::caller_env()) check_newx(x, call = call)
@@ -177,6 +181,7 @@ sb_linpred_draws.sb_fit <- function(object, x, call = rlang::caller_env()) {
     x <- td$x
     off <- td$offset
   }
+  if (identical(sb_fit_family(object), "multinomial")) return(sb_multinomial_linpred(object, x))
   icpt <- colnames(d)[1] == "(Intercept)"
   b <- if (icpt) d[, -1L, drop = FALSE] else d
   eta <- b %*% t(x)
@@ -184,6 +189,20 @@ sb_linpred_draws.sb_fit <- function(object, x, call = rlang::caller_env()) {
   if (!is.null(off)) eta <- eta + rep(off, each = nrow(eta))
   dimnames(eta) <- NULL
   eta
+}
+# A multinomial WBB fit (draws x K (p + 1), class by class, intercept first): the draws x n x K array of linear
+# predictors.
+sb_multinomial_linpred <- function(object, x) {
+  d <- object$draws
+  K <- length(object$settings$levels)
+  p <- ncol(x)
+  out <- array(0, c(nrow(d), nrow(x), K))
+  for (k in seq_len(K)) {
+    cols <- (k - 1L) * (p + 1L) + seq_len(p + 1L)
+    out[, , k] <- d[, cols[-1L], drop = FALSE] %*% t(x) + d[, cols[1L]]
+  }
+  dimnames(out) <- list(NULL, NULL, object$settings$levels)
+  out
 }
 sb_linpred_draws.sb_trend_filter_wbb <- function(object, x, call = rlang::caller_env()) {
   if (is.null(x)) return(unname(object$draws))
@@ -203,7 +222,8 @@ sb_linpred_draws.sb_sgmcmc_density <- function(object, x, call = rlang::caller_e
 sb_epred_draws <- function(object, x, call = rlang::caller_env()) UseMethod("sb_epred_draws")
 sb_epred_draws.default <- function(object, x, call = rlang::caller_env()) {
   eta <- sb_linpred_draws(object, x, call = call)
-  switch(sb_fit_family(object), binomial = stats::plogis(eta), poisson = exp(eta), eta)
+  switch(sb_fit_family(object), binomial = stats::plogis(eta), poisson = exp(eta),
+         multinomial = sb_softmax(eta, along = 3L), eta)
 }
 sb_epred_draws.sb_nn_fit <- function(object, x, call = rlang::caller_env()) {
   if ((object$settings$n_out %||% 1L) > 1L && object$family != "multinomial") {
@@ -299,8 +319,11 @@ sb_sigma_draws.sb_wbb_nn <- function(object, eta, y, call = rlang::caller_env())
 #' @param newdata New inputs: a matrix (or a vector for one observation) with the columns of the training `x`,
 #'   or, for a fit of the formula method, a data frame. [trend_filter_wbb()] fits: a vector of inputs.
 #' @param type `"link"` (linear predictor, default), `"response"` (probabilities for binomial fits, means
-#'   \eqn{e^\eta} for poisson fits) or `"class"` (binomial linear fits: the 0/1 vector of posterior mean
-#'   probability above 1/2). `"summary"` and `"draws"` (the old values of [blasso()] fits) still work for one
+#'   \eqn{e^\eta} for poisson fits, class probabilities for multinomial fits) or `"class"` (binomial linear fits:
+#'   the 0/1 vector of posterior mean probability above 1/2; multinomial [wbb()] fits: the factor of the most
+#'   probable class under the posterior mean probabilities). A multinomial [wbb()] fit returns, as a multinomial
+#'   network, observations x classes matrices in `fit`, `se`, `lower`, `upper` (a draws x observations x classes
+#'   array with `draws = TRUE`). `"summary"` and `"draws"` (the old values of [blasso()] fits) still work for one
 #'   release, with a warning.
 #' @param newoffset The offset of the new inputs, for fits with an `offset` ([wbb()]; a fit of a formula with
 #'   `offset()` takes it from a data frame `newdata`).
@@ -339,7 +362,7 @@ predict.sb_fit <- function(object, newdata = NULL, type = c("link", "response", 
   type <- sb_match_arg(type, partial = TRUE)
   interval <- sb_match_arg(interval, partial = TRUE)
   draws <- check_flag(draws)
-  if (type == "class" && sb_fit_family(object) != "binomial") sb_predict_class(object, NULL, call)
+  if (type == "class" && !sb_fit_family(object) %in% c("binomial", "multinomial")) sb_predict_class(object, NULL, call)
   nd <- sb_newdata(object, newdata, newx)
   x <- if (is.null(nd)) sb_predict_default_x(object, call) else sb_prepare_x(object, nd, call = call)
   if (!is.null(nd)) x <- sb_with_offset(object, x, newoffset %||% attr(nd, "sb_offset"), call)
@@ -350,6 +373,11 @@ predict.sb_fit <- function(object, newdata = NULL, type = c("link", "response", 
 # predict(type = "class") of a binomial linear fit: 1 where the posterior mean probability exceeds 1/2.
 sb_predict_class <- function(object, x, call) {
   fam <- sb_fit_family(object)
+  if (fam == "multinomial") {  # the most probable class under the posterior mean probabilities (ties: the first)
+    lev <- object$settings$levels %||% .subset2(object, "levels")
+    pm <- colMeans(sb_epred_draws(object, x, call = call))
+    return(factor(lev[apply(pm, 1, which.max)], levels = lev))
+  }
   if (fam != "binomial") {
     sb_not_applicable(c(paste0("{.code type = \"class\"} is for classification; this is a ", fam, " fit."),
                         i = "Use {.code type = \"response\"} or {.code \"link\"}."), call = call, arg = "type")
@@ -382,6 +410,15 @@ sb_predict_summary <- function(object, x, type, draws, interval, prob, call) {
   }
   a <- (1 - prob) / 2
   m <- sb_predict_mean(object, x, type, interval, pd)
+  if (length(dim(pd)) == 3L) {  # multinomial linear fit: each column an observations x classes matrix
+    q <- function(pr) apply(pd, c(2L, 3L), stats::quantile, pr, names = FALSE)
+    cols <- list(fit = m, se = apply(pd, c(2L, 3L), stats::sd), lower = q(a), upper = q(1 - a))
+    cols <- lapply(cols, function(v) {
+      dimnames(v) <- list(NULL, dimnames(pd)[[3]])
+      v
+    })
+    return(structure(cols, class = "data.frame", row.names = .set_row_names(nrow(m))))
+  }
   out <- if (is.null(pd)) {
     data.frame(fit = unname(m), se = NA_real_, lower = NA_real_, upper = NA_real_)
   } else {
@@ -753,7 +790,10 @@ sb_vae_no_response <- function(object, ...) {
 #' posterior generics are classed errors (`scalebayes_error_not_applicable`); use [wbb()] for draws.
 #' @param object A [weighted_lasso()] fit.
 #' @param newdata New inputs: a matrix with the columns of `x`, or a vector for one observation.
-#' @param type `"link"`, `"response"` or `"class"` (binomial).
+#' @param type `"link"`, `"response"` or `"class"` (binomial, multinomial). Multinomial fits: `"link"` and
+#'   `"response"` (the class probabilities) give an observations x classes matrix for one lambda (an observations
+#'   x classes x lambda array for a path), `"class"` the most probable class (a factor; a character matrix for a
+#'   path).
 #' @param newx Synonym of `newdata`.
 #' @param newoffset The offset of the new inputs (fits with an `offset`).
 #' @param ... Not used: any argument given here is an error.
@@ -766,7 +806,7 @@ predict.sb_weighted_lasso <- function(object, newdata = NULL, type = c("link", "
   nd <- sb_newdata(object, newdata, newx)
   if (is.null(nd)) sb_abort(c("Supply {.arg newdata}.", i = "For the training data use {.fn fitted}."), arg = "newdata")
   off <- newoffset %||% attr(nd, "sb_offset")
-  x <- sb_check_newx(nd, nrow(object$coefficients) - 1L)
+  x <- sb_check_newx(nd, NROW(object$coefficients) - 1L)
   sb_wl_eval(object, x, type, sb_new_offset(object, off, nrow(x)))
 }
 
@@ -793,6 +833,7 @@ sb_new_offset <- function(object, newoffset, n, call = rlang::caller_env()) {
 }
 
 sb_wl_eval <- function(object, x, type, offset = NULL) {
+  if (identical(object$family, "multinomial")) return(sb_wl_eval_multinomial(object, x, type))
   eta <- cbind(1, x) %*% object$coefficients
   if (!is.null(offset)) eta <- eta + offset
   if (type == "class") {
@@ -809,6 +850,31 @@ sb_wl_eval <- function(object, x, type, offset = NULL) {
   if (ncol(eta) == 1L) drop(eta) else eta
 }
 
+# Multinomial weighted lasso (coefficients (p + 1) x K x L): link n x K (x L), response the class probabilities
+# n x K (x L), class a factor (one lambda) or an n x L character matrix of the most probable classes.
+sb_wl_eval_multinomial <- function(object, x, type) {
+  co <- object$coefficients
+  L <- dim(co)[3]
+  lev <- object$levels
+  X <- cbind(1, x)
+  eta <- array(0, c(nrow(X), length(lev), L), dimnames = list(rownames(x), lev, dimnames(co)[[3]]))
+  for (l in seq_len(L)) eta[, , l] <- X %*% co[, , l]
+  if (type == "class") {
+    cl <- apply(eta, c(1, 3), which.max)
+    cl <- matrix(lev[cl], nrow(X), L)
+    return(if (L == 1L) factor(cl[, 1L], levels = lev) else cl)
+  }
+  if (type == "response") eta <- sb_softmax(eta)
+  if (L == 1L) matrix(eta[, , 1L], nrow(X), length(lev), dimnames = list(rownames(x), lev)) else eta
+}
+
+# Softmax over the class dimension (the second, or of a draws x n x K array the third).
+sb_softmax <- function(eta, along = 2L) {
+  m <- apply(eta, -along, max)
+  e <- exp(sweep(eta, seq_along(dim(eta))[-along], m))
+  sweep(e, seq_along(dim(eta))[-along], apply(e, -along, sum), "/")
+}
+
 #' @rdname predict.sb_weighted_lasso
 #' @export
 fitted.sb_weighted_lasso <- function(object, ...) {
@@ -821,6 +887,10 @@ fitted.sb_weighted_lasso <- function(object, ...) {
 #' @export
 residuals.sb_weighted_lasso <- function(object, ...) {
   sb_check_dots(..., fn = "residuals")
+  if (identical(object$family, "multinomial")) {
+    sb_not_applicable(c("Residuals of a multinomial fit are not defined.",
+                        i = "Use {.code predict(type = \"response\")} for the class probabilities."))
+  }
   sb_wl_data(object)$y - fitted.sb_weighted_lasso(object)
 }
 

@@ -292,8 +292,9 @@ sb_check_formula_response <- function(d, response, family, name, arg, call) {
   } else if (response == "glm") {
     if (is.matrix(y) && ncol(y) != 1L) what(paste0("{.fn ", name, "} fits one response: give one column."))
     if (inherits(family, "family")) family <- family$family  # binomial(): as "binomial"
-  if (is.factor(y) && !identical(family, "binomial")) {
-      what("A two-level factor is a binomial response: add {.code family = \"binomial\"}.")
+    if (is.factor(y) && !identical(family, "binomial") && !identical(family, "multinomial")) {
+      what(if (nlevels(y) > 2L) "A factor of several classes is a multinomial response: add {.code family = \"multinomial\"}."
+           else "A two-level factor is a binomial response: add {.code family = \"binomial\"}.")
     }
     if (!is.factor(y) && !is.numeric(y) && !is.logical(y)) what("Use a numeric, logical or factor response.")
   } else if (!is.factor(y) && !is.numeric(y) && !is.logical(y)) {

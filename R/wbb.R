@@ -8,7 +8,7 @@
 #'   `"lambda_1se"` still work, with a deprecation warning).
 #' @param nlambda,lambda_min_ratio The CV path.
 #' @param type_measure The loss of the cross-validation that fixes lambda, as in [cv_weighted_lasso()]:
-#'   `"deviance"` (default), `"mse"`, `"mae"`, `"class"` or `"auc"` (the last two binomial only).
+#'   `"deviance"` (default), `"mse"`, `"mae"`, `"class"` (binomial, multinomial) or `"auc"` (binomial).
 #' @param weight_dist Distribution of the data weights: `"exponential"` (i.i.d. Exp(1), the paper's
 #'   Algorithm 1; equivalent to Dirichlet(1, ..., 1) weights up to the scale absorbed by the prior weight) or
 #'   `"multinomial"` (counts of an n-out-of-n resample: the classical bootstrap of the penalized estimator).
@@ -60,6 +60,18 @@ wbb_control <- function(nfolds = 10L, lambda_rule = c("min", "1se"), nlambda = 1
 #' `lower_limits`, `upper_limits` and `exclude` constrain every draw as in [weighted_lasso()], whose help page
 #' lists glmnet's names of these arguments (also accepted here).
 #'
+#' **Multinomial** (`family = "multinomial"`, a factor `y`): the loss is the softmax negative log-likelihood with
+#' one intercept and one coefficient vector per class, penalized per coefficient (`type_multinomial =
+#' "ungrouped"`) or per feature across the classes (`"grouped"`), as in [weighted_lasso()] ("Multinomial").
+#' `draws` has K (p + 1) columns, class by class, named `"class:coefficient"` (`"setosa:(Intercept)"`,
+#' `"setosa:Sepal.Length"`, ...); `coef(fit)` is a (p + 1) x K matrix (posterior means, one column per class);
+#' `predict(fit, newdata, type = "response")` averages every draw's class probabilities (`fit`, `se`, `lower`,
+#' `upper` are observations x classes matrices; `draws = TRUE` a draws x observations x classes array),
+#' `type = "link"` the same for the linear predictors, and `type = "class"` the most probable class under the
+#' posterior mean probabilities (a factor). `log_lik()` gives the log probability of the observed class per draw,
+#' and `posterior_predict()` draws class indices 1..K. The cross-validation that fixes lambda can use
+#' `wbb_control(type_measure = "class")`.
+#'
 #' **lambda** is on the SUM scale of [weighted_lasso()] (n times glmnet's lambda for unit weights). With
 #' `lambda = "min"` or `"1se"` it is chosen once by K-fold cross-validation ([cv_weighted_lasso()]'s
 #' `lambda_min` or `lambda_1se`, on the unweighted problem, on the scale of `standardize`, folds from `seed`) and
@@ -95,8 +107,12 @@ wbb_control <- function(nfolds = 10L, lambda_rule = c("min", "1se"), nlambda = 1
 #' draw: the draws are identical for any `threads` and any split into `chunks` / future workers.
 #'
 #' @param x Numeric matrix (n x p), or a formula for the formula method (see [sb_formula]).
-#' @param y Response (numeric; 0/1, logical or two-level factor for binomial; counts for poisson).
-#' @param family `"gaussian"`, `"binomial"` or `"poisson"`, or a family object with its canonical link (`binomial()`, as [stats::glm()] takes it).
+#' @param y Response (numeric; 0/1, logical or two-level factor for binomial; counts for poisson; a factor, or
+#'   character / integer classes, for multinomial).
+#' @param family `"gaussian"`, `"binomial"`, `"poisson"` or `"multinomial"`, or a family object with its
+#'   canonical link (`binomial()`, as [stats::glm()] takes it).
+#' @param type_multinomial,type.multinomial `"ungrouped"` or `"grouped"` (multinomial), as in [weighted_lasso()]
+#'   (glmnet's name also accepted).
 #' @param alpha Elastic-net mixing parameter in \[0, 1\] (1 = lasso).
 #' @param lambda `"min"` or `"1se"` (cross-validation with that rule), `NULL` (cross-validation with
 #'   `wbb_control()`'s `lambda_rule`), one value, or a vector (a path).
@@ -194,12 +210,13 @@ wbb_network_call <- function(mcall, env, call) {
 
 #' @rdname wbb
 #' @export
-wbb.default <- function(x, y, family = c("gaussian", "binomial", "poisson"), alpha = 1, lambda = NULL,
+wbb.default <- function(x, y, family = c("gaussian", "binomial", "poisson", "multinomial"), alpha = 1, lambda = NULL,
                         prior_weights = c("separate", "common", "none"), draws = 1000L, threads = NULL,
                         seed = NULL, quiet = NULL, penalty_factor = NULL, control = wbb_control(), chunks = NULL,
                         future = FALSE, keep_draws = TRUE, standardize = TRUE, ..., model = NULL, offset = NULL,
                         lower_limits = -Inf, upper_limits = Inf, exclude = NULL, weights = NULL,
-                        penalty.factor = NULL, lower.limits = NULL, upper.limits = NULL) {
+                        penalty.factor = NULL, lower.limits = NULL, upper.limits = NULL,
+                        type_multinomial = c("ungrouped", "grouped"), type.multinomial = NULL) {
   call <- rlang::current_env()
   mcall <- sb_user_call(match.call(), quote(wbb))
   if (!is.null(model)) return(wbb_network_call(mcall, parent.frame(), call))
@@ -211,8 +228,11 @@ wbb.default <- function(x, y, family = c("gaussian", "binomial", "poisson"), alp
   penalty_factor <- sb_glmnet_name(penalty_factor, penalty.factor, "penalty_factor", "penalty.factor", missing(penalty_factor))
   lower_limits <- sb_glmnet_name(lower_limits, lower.limits, "lower_limits", "lower.limits", missing(lower_limits))
   upper_limits <- sb_glmnet_name(upper_limits, upper.limits, "upper_limits", "upper.limits", missing(upper_limits))
+  type_multinomial <- check_type_multinomial(type_multinomial, type.multinomial, missing(type_multinomial), family, call)
+  check_multinomial_constraints(family, offset, lower_limits, upper_limits, exclude, call)
   d <- prepare_glm_data(x, y, family, alpha, penalty_factor, call)
   cons <- glm_constraints(offset, lower_limits, upper_limits, exclude, d$x, call)
+  multi <- family == "multinomial"
   obs_w <- if (!is.null(weights)) check_weights(weights, d$n, arg = "weights", call = call)
   draws <- check_count(draws, arg = "draws", call = call)
   if (!inherits(control, "sb_wbb_control")) {
@@ -226,14 +246,16 @@ wbb.default <- function(x, y, family = c("gaussian", "binomial", "poisson"), alp
   }
   lambda <- check_lambda(lambda, call)
   names_coef <- c("(Intercept)", colnames(d$x))
+  # multinomial: K (p + 1) coefficients, class by class, named "class:coefficient"
+  if (multi) names_coef <- as.vector(outer(names_coef, d$levels, function(a, b) paste0(b, ":", a)))
   keep <- resolve_keep(keep_draws, names_coef, call = call)
   if (!isTRUE(control$intercept)) {  # no intercept (`y ~ x - 1`): no "(Intercept)" column of zeros (issue 61)
-    keep <- setdiff(keep, 1L)
+    keep <- setdiff(keep, if (multi) grep(":(Intercept)", names_coef, fixed = TRUE) else 1L)
     if (!length(keep)) sb_abort("{.arg keep_draws} names only the intercept, and the model has none.", arg = "keep_draws", call = call)
   }
   # the draws (one row per draw and lambda) and R's copy of them while the fit is assembled
   check_result_memory(8 * as.double(draws) * max(1, length(lambda)) * length(keep), "draws", call = call,
-                      peak = 8 * as.double(draws) * max(1, length(lambda)) * (length(keep) + d$p + 1),
+                      peak = 8 * as.double(draws) * max(1, length(lambda)) * (length(keep) + length(names_coef)),
                       fix = "Use fewer {.arg draws} or fewer {.arg lambda} values, or keep fewer coefficients ({.arg keep_draws}).")
   # wbb_control(chunks = , future = , standardize = ): the deprecated placement (warned by wbb_control())
   chunks <- wbb_moved_arg(control$chunks, chunks, "chunks", missing(chunks), call)
@@ -246,7 +268,8 @@ wbb.default <- function(x, y, family = c("gaussian", "binomial", "poisson"), alp
   quiet <- rs$quiet
   st <- standardize_x(d$x, standardize, control$intercept)
   ctrl <- c(list(tol = control$tol, max_iter = control$max_iter, max_outer = control$max_outer,
-                 intercept = control$intercept), glm_engine_extras(cons, st$scale))
+                 intercept = control$intercept), glm_engine_extras(cons, st$scale),
+            multinomial_ctrl(family, d$levels, type_multinomial))
   # the user's observation weights: the CV and the point estimate use them, and every draw's data weights are
   # the bootstrap weights times them
   unit <- obs_w %||% rep(1, d$n)
@@ -265,11 +288,14 @@ wbb.default <- function(x, y, family = c("gaussian", "binomial", "poisson"), alp
                                       lambda, ctrl), call = call)
   if (isTRUE(est$interrupted)) rlang::interrupt()
   all_kept <- length(keep) == length(names_coef)
+  # multinomial: the warm start (K intercepts, p K coefficients) travels in the control list
+  warm <- if (multi) list(warm_a0 = est$a0[, 1L], warm_beta = est$beta[, 1L])
   engine <- function(first, count) {
-    r <- cpp_wbb_glm(st$x, d$y, family_code(family), d$alpha, d$penalty_factor, lambda, est$a0[1L], est$beta[, 1L],
+    r <- cpp_wbb_glm(st$x, d$y, family_code(family), d$alpha, d$penalty_factor, lambda,
+                     if (multi) 0 else est$a0[1L], if (multi) numeric(d$p) else est$beta[, 1L],
                      st$center, st$scale, names_coef,
                      wbb_engine_settings(rs, first, count, prior_weights, control$weight_dist),
-                     c(ctrl, list(obs_weights = obs_w)))
+                     c(ctrl, list(obs_weights = obs_w), warm))
     if (!all_kept) r$coef <- lapply(r$coef, function(m) m[, keep, drop = FALSE])  # keep_draws: as each chunk ends
     r
   }
@@ -279,7 +305,8 @@ wbb.default <- function(x, y, family = c("gaussian", "binomial", "poisson"), alp
   if (not_conv > 0) {
     sb_warn(c("{not_conv} solve{?s} reached {.arg max_iter} before converging; increase it in {.fn wbb_control}.",
               i = if (family == "binomial") "If the classes are (nearly) separable, the optimum is at infinity for small lambda: use a larger lambda.",
-              i = if (family == "poisson") "A draw whose weights leave no positive count (e.g. the multinomial bootstrap of few positive counts) has its intercept at minus infinity."),
+              i = if (family == "poisson") "A draw whose weights leave no positive count (e.g. the multinomial bootstrap of few positive counts) has its intercept at minus infinity.",
+              i = if (multi) "A draw whose weights leave a class without weight (the multinomial bootstrap of a rare class) has that class's intercept at minus infinity; separable classes put the optimum at infinity for small lambda."),
             kind = "convergence")
   }
   elapsed <- wbb_elapsed(rs)
@@ -287,7 +314,12 @@ wbb.default <- function(x, y, family = c("gaussian", "binomial", "poisson"), alp
   rm(parts)
   fits <- lapply(seq_along(lambda), function(l) {
     dr <- coef[[l]]
-    estimate <- drop(unstandardize_coef(c(est$a0[l], est$beta[, l]), st$center, st$scale))[keep]
+    estimate <- if (multi) {
+      as.vector(multinomial_coef(list(a0 = est$a0[, l, drop = FALSE], beta = est$beta[, l, drop = FALSE]),
+                                 st$center, st$scale, d$levels, NULL))[keep]
+    } else {
+      drop(unstandardize_coef(c(est$a0[l], est$beta[, l]), st$center, st$scale))[keep]
+    }
     new_sb_fit(
       draws = dr, estimate = estimate, method = "weighted Bayesian bootstrap", subclass = "sb_wbb",
       call = mcall, seed = seed,
@@ -298,14 +330,17 @@ wbb.default <- function(x, y, family = c("gaussian", "binomial", "poisson"), alp
                       coef_names = if (isTRUE(control$intercept)) names_coef else names_coef[-1L], keep_draws = keep,
                       offset = !is.null(cons$offset), weights = obs_w, lower_limits = cons$lower_limits,
                       upper_limits = cons$upper_limits, exclude = cons$exclude,
-                      print_info = c(Family = family, Prior_weights = prior_weights,
+                      feature_names = colnames(d$x), levels = d$levels,
+                      type_multinomial = if (multi) type_multinomial,
+                      print_info = c(Family = if (multi) sprintf("multinomial (%d classes, %s)", length(d$levels), type_multinomial) else family,
+                                     Prior_weights = prior_weights,
                                      lambda = sprintf("%.5g (glmnet scale %.5g)%s", lambda[l], lambda[l] / sum(unit),
                                                       if (is.null(cv)) "" else paste0(", by ", control$nfolds,
                                                                                        "-fold CV (", lambda_rule, ")")))),
       timing = c(elapsed = elapsed, cv = t_cv),
       diagnostics = list(kkt = kkt, kkt_max = max(kkt), kkt_estimate = est$kkt[l], not_converged = not_conv),
       lambda = lambda[l], lambda_glmnet = lambda[l] / sum(unit), lambda_rule = if (!is.null(cv)) lambda_rule, cv = cv,
-      family = family,
+      family = family, levels = d$levels,
       scaling = list(center = st$center, scale = st$scale), data = list(x = d$x, y = d$y, offset = cons$offset)
     )
   })

@@ -1,6 +1,81 @@
 # The single weighted elastic-net fit (and path), its standardization, and the mapping to glmnet.
 
-family_code <- function(family) switch(family, gaussian = 0L, binomial = 1L, poisson = 2L)
+family_code <- function(family) switch(family, gaussian = 0L, binomial = 1L, poisson = 2L, multinomial = 3L)
+
+# A class response for family = "multinomial": a factor, character or integer classes (glmnet's y), at least two
+# classes, each with at least two examples (as glmnet requires), no NA. Returns the 0-based class index (as
+# doubles, what the engine reads) with the class labels in attribute "levels".
+multinomial_response <- function(y, n, call = rlang::caller_env(), arg = "y") {
+  if (is.matrix(y) && ncol(y) == 1L) y <- drop(y)
+  if (!(is.factor(y) || is.character(y) || is.numeric(y) || is.logical(y)) || !is.null(dim(y))) {
+    sb_abort(c("{.arg {arg}} must be a factor (or character or integer classes) for {.code family = \"multinomial\"}.",
+               x = "You supplied {.obj_type_friendly {y}}."), arg = arg, call = call)
+  }
+  if (length(y) != n) {
+    sb_abort(c("{.arg {arg}} must have one class per row of {.arg x} ({n}).", x = "It has length {length(y)}."),
+             arg = arg, call = call)
+  }
+  if (anyNA(y)) {
+    sb_abort(c("{.arg {arg}} has {sum(is.na(y))} missing class{?es}.",
+               i = "Drop those rows (or use a formula with {.code na.action = na.omit})."), arg = arg, call = call)
+  }
+  if (is.numeric(y) && any(y != round(y))) {
+    sb_abort(c("Numeric {.arg {arg}} must be whole numbers (class labels) for {.code family = \"multinomial\"}.",
+               x = "Found {.val {utils::head(y[y != round(y)], 3)}}."), arg = arg, call = call)
+  }
+  f <- if (is.factor(y)) y else factor(y)
+  lev <- levels(f)
+  counts <- tabulate(as.integer(f), nbins = length(lev))
+  if (sum(counts > 0) < 2L) {
+    sb_abort(c("{.arg {arg}} has a single class ({.val {lev[counts > 0]}}): a multinomial model needs at least two.",
+               i = "For two classes {.code family = \"binomial\"} is the same model."), arg = arg, call = call)
+  }
+  if (any(counts < 2L)) {
+    sb_abort(c("Every class of {.arg {arg}} needs at least two examples (as glmnet requires).",
+               x = "Class{?es} {.val {lev[counts < 2L]}} {?has/have} fewer than two.",
+               i = "Drop empty levels with {.fn droplevels}, or merge rare classes."), arg = arg, call = call)
+  }
+  structure(as.double(as.integer(f) - 1L), levels = lev)
+}
+
+# type_multinomial (glmnet's type.multinomial, either name): "ungrouped" (a lasso per class) or "grouped".
+check_type_multinomial <- function(type_multinomial, type.multinomial, missing_type, family, call) {
+  type_multinomial <- sb_glmnet_name(type_multinomial, type.multinomial, "type_multinomial", "type.multinomial",
+                                     missing_type, call = call)
+  sb_match_arg(type_multinomial, c("ungrouped", "grouped"), call = call)
+}
+
+# The multinomial family takes no offset, box limits or exclusions (yet): a classed error naming the argument.
+check_multinomial_constraints <- function(family, offset, lower, upper, exclude, call) {
+  if (family != "multinomial") return(invisible())
+  bad <- c(offset = !is.null(offset), lower_limits = any(is.finite(lower %||% -Inf)),
+           upper_limits = any(is.finite(upper %||% Inf)), exclude = length(exclude) > 0)
+  if (any(bad)) {
+    a <- names(bad)[bad][1]
+    sb_abort(c("{.arg {a}} is not supported for {.code family = \"multinomial\"}.",
+               i = "Fit without it (gaussian, binomial and poisson fits take {.arg offset}, limits and {.arg exclude})."),
+             arg = a, call = call)
+  }
+  invisible()
+}
+
+# The engine's control entries of a multinomial fit.
+multinomial_ctrl <- function(family, levels, type_multinomial) {
+  if (family != "multinomial") return(list())
+  list(n_class = length(levels), grouped = identical(type_multinomial, "grouped"))
+}
+
+# Coefficients of a multinomial path from the engine (a0: K x L, beta: (p K) x L) on the original scale:
+# a (p + 1) x K x L array (intercept first, classes named).
+multinomial_coef <- function(r, center, scale, levels, names) {
+  K <- length(levels); p <- length(center); L <- ncol(r$a0)
+  out <- array(0, c(p + 1L, K, L), dimnames = list(names, levels, paste0("s", seq_len(L) - 1L)))
+  for (l in seq_len(L)) {
+    B <- matrix(r$beta[, l], p, K)
+    out[, , l] <- unstandardize_coef(rbind(r$a0[, l], B), center, scale)
+  }
+  out
+}
 
 # A count response: non-negative whole numbers (logical counts as 0/1), not all zero.
 poisson_response <- function(y, n, call = rlang::caller_env(), arg = "y", not_all_zero = TRUE) {
@@ -162,6 +237,8 @@ prepare_glm_data <- function(x, y, family, alpha, penalty_factor, call) {
     y <- binomial_response(y, n, call)
   } else if (family == "poisson") {
     y <- poisson_response(y, n, call)
+  } else if (family == "multinomial") {
+    y <- multinomial_response(y, n, call)
   } else {
     y <- check_y_vector(y, n, arg = "y", call = call)
   }
@@ -210,7 +287,9 @@ prepare_glm_data <- function(x, y, family, alpha, penalty_factor, call) {
               kind = "duplicated_column")
     }
   }
-  list(x = x, y = y, alpha = alpha, penalty_factor = as.double(penalty_factor), n = n, p = p)
+  levels <- attr(y, "levels")
+  attr(y, "levels") <- NULL
+  list(x = x, y = y, alpha = alpha, penalty_factor = as.double(penalty_factor), n = n, p = p, levels = levels)
 }
 
 #' Weighted lasso / elastic-net fit
@@ -243,6 +322,21 @@ prepare_glm_data <- function(x, y, family, alpha, penalty_factor, call) {
 #' proximal Newton with step halving (a Poisson step that overflows the log link is halved). Every fit returns
 #' its largest KKT violation (of the constrained problem when there are limits).
 #'
+#' **Multinomial.** `family = "multinomial"` fits a class response (a factor, or character / integer classes;
+#' K >= 2 classes, each with at least two examples) in glmnet's symmetric parametrisation: one intercept and one
+#' coefficient vector per class, \eqn{l_i = \log\sum_k e^{\eta_{ik}} - \eta_{i y_i}}{l_i = log sum_k exp(eta_ik) - eta_i,y_i},
+#' \eqn{\eta_{ik} = \beta_{0k} + x_i'\beta_k}. `type_multinomial = "ungrouped"` (default) penalizes every
+#' coefficient, \eqn{\sum_j v_j \sum_k [\alpha|\beta_{jk}| + (1-\alpha)\beta_{jk}^2/2]}; `"grouped"` penalizes each
+#' feature's K coefficients as a group, \eqn{\sum_j v_j [\alpha\|\beta_{j\cdot}\|_2 + (1-\alpha)\|\beta_{j\cdot}\|_2^2/2]}
+#' (a feature is in all classes or none), as glmnet's `type.multinomial` (either name is accepted). The same
+#' lambda mapping to glmnet holds ([glmnet_lambda()]). The loss is unchanged by adding one constant to every
+#' class: the intercepts are centred on the standardized scale, grouped coefficients sum to zero over the
+#' classes, and an ungrouped lasso may have several optimal shifts (the same objective; glmnet may report
+#' another). Solved by proximal Newton with the exact K x K Hessian blocks per feature. `coefficients` is then a
+#' (p + 1) x K x L array and `coef()` a (p + 1) x K matrix (one column per class) for one lambda; `predict()`
+#' gives observations x classes matrices (`"link"`, `"response"`: the class probabilities) or the most probable
+#' class (`"class"`, a factor). `offset`, limits and `exclude` are not supported for this family (an error).
+#'
 #' **glmnet's arguments.** `offset`, `exclude`, `intercept`, `standardize` and `foldid` ([cv_weighted_lasso()])
 #' have glmnet's names and meaning; `penalty_factor`, `lower_limits`, `upper_limits` and `type_measure` follow
 #' the package's spelling, and glmnet's `penalty.factor`, `lower.limits`, `upper.limits` and `type.measure` are
@@ -253,10 +347,15 @@ prepare_glm_data <- function(x, y, family, alpha, penalty_factor, call) {
 #'
 #' @param x Numeric matrix (n x p). Or a model formula, `y ~ x1 + x2` or `y ~ .`, with the variables in `data`: see [sb_formula]. The formula's intercept is
 #'   `intercept` (`y ~ . - 1`: none).
-#' @param y Response: numeric (gaussian), 0/1, logical or a two-level factor (binomial), or counts (poisson:
-#'   non-negative whole numbers); not given with a formula.
+#' @param y Response: numeric (gaussian), 0/1, logical or a two-level factor (binomial), counts (poisson:
+#'   non-negative whole numbers) or classes (multinomial: a factor, or character / integer labels); not given with
+#'   a formula.
 #' @inheritParams wbb
-#' @param family `"gaussian"`, `"binomial"` or `"poisson"` (log link).
+#' @param family `"gaussian"`, `"binomial"`, `"poisson"` (log link) or `"multinomial"` (softmax; see
+#'   "Multinomial").
+#' @param type_multinomial `"ungrouped"` (a lasso per class, default) or `"grouped"` (a group lasso across the
+#'   classes per feature), as glmnet's `type.multinomial`.
+#' @param type.multinomial glmnet's name of `type_multinomial`.
 #' @param weights Observation weights (non-negative, default 1). Zero weights drop rows.
 #' @param penalty_factor Penalty weights \eqn{v_j} (non-negative, default 1; 0 leaves a coefficient
 #'   unpenalized).
@@ -274,7 +373,8 @@ prepare_glm_data <- function(x, y, family, alpha, penalty_factor, call) {
 #' @param exclude Columns (indices or names) whose coefficients are held at 0 (glmnet's `exclude`).
 #' @param penalty.factor,lower.limits,upper.limits glmnet's names of `penalty_factor`, `lower_limits` and
 #'   `upper_limits` (give one or the other).
-#' @return An object of class `sb_weighted_lasso`: `coefficients` ((p + 1) x L matrix, original scale),
+#' @return An object of class `sb_weighted_lasso`: `coefficients` ((p + 1) x L matrix, original scale; multinomial:
+#'   a (p + 1) x K x L array, classes named by the levels, also kept as `levels`),
 #'   `lambda`, `kkt` (largest KKT violation per lambda, relative to lambda, on the standardized problem),
 #'   `iterations`, `converged`, the settings, `call` and `data` (the training `x` and `y`); methods in
 #'   [predict.sb_weighted_lasso()].
@@ -283,11 +383,13 @@ prepare_glm_data <- function(x, y, family, alpha, penalty_factor, call) {
 #' data(diabetes)
 #' fit <- weighted_lasso(diabetes$x, diabetes$y, lambda = 500)
 #' coef(fit)
-weighted_lasso <- function(x, y, family = c("gaussian", "binomial", "poisson"), weights = NULL, penalty_factor = NULL,
-                           lambda = NULL, alpha = 1, standardize = TRUE, intercept = TRUE, nlambda = 100L,
-                           lambda_min_ratio = NULL, control = cd_control(), offset = NULL, lower_limits = -Inf,
-                           upper_limits = Inf, exclude = NULL, data = NULL, subset = NULL, na.action = NULL,
-                           contrasts = NULL, penalty.factor = NULL, lower.limits = NULL, upper.limits = NULL) {
+weighted_lasso <- function(x, y, family = c("gaussian", "binomial", "poisson", "multinomial"), weights = NULL,
+                           penalty_factor = NULL, lambda = NULL, alpha = 1, standardize = TRUE, intercept = TRUE,
+                           nlambda = 100L, lambda_min_ratio = NULL, control = cd_control(), offset = NULL,
+                           lower_limits = -Inf, upper_limits = Inf, exclude = NULL, data = NULL, subset = NULL,
+                           na.action = NULL, contrasts = NULL, penalty.factor = NULL, lower.limits = NULL,
+                           upper.limits = NULL, type_multinomial = c("ungrouped", "grouped"),
+                           type.multinomial = NULL) {
   if (!missing(x) && sb_is_formula(x)) {
     return(sb_formula_fit(environment(), "weighted_lasso", weighted_lasso, match.call(), intercept = "arg",
                           response = "glm"))
@@ -299,6 +401,8 @@ weighted_lasso <- function(x, y, family = c("gaussian", "binomial", "poisson"), 
   penalty_factor <- sb_glmnet_name(penalty_factor, penalty.factor, "penalty_factor", "penalty.factor", missing(penalty_factor))
   lower_limits <- sb_glmnet_name(lower_limits, lower.limits, "lower_limits", "lower.limits", missing(lower_limits))
   upper_limits <- sb_glmnet_name(upper_limits, upper.limits, "upper_limits", "upper.limits", missing(upper_limits))
+  type_multinomial <- check_type_multinomial(type_multinomial, type.multinomial, missing(type_multinomial), family, call)
+  check_multinomial_constraints(family, offset, lower_limits, upper_limits, exclude, call)
   d <- prepare_glm_data(x, y, family, alpha, penalty_factor, call)
   cons <- glm_constraints(offset, lower_limits, upper_limits, exclude, d$x, call)
   standardize <- check_flag(standardize)
@@ -312,7 +416,8 @@ weighted_lasso <- function(x, y, family = c("gaussian", "binomial", "poisson"), 
   w <- ws$w
   if (!is.null(lambda)) lambda <- lambda / ws$c
   st <- standardize_x(d$x, standardize, intercept)
-  ctrl <- c(unclass(control), intercept = intercept, glm_engine_extras(cons, st$scale))
+  ctrl <- c(unclass(control), intercept = intercept, glm_engine_extras(cons, st$scale),
+            multinomial_ctrl(family, d$levels, type_multinomial))
   if (is.null(lambda)) {
     nlambda <- check_count(nlambda, max = 1e5)
     if (is.null(lambda_min_ratio)) lambda_min_ratio <- if (d$n > d$p) 1e-4 else 1e-2
@@ -322,8 +427,12 @@ weighted_lasso <- function(x, y, family = c("gaussian", "binomial", "poisson"), 
   }
   r <- sb_call_engine(cpp_enet_path(st$x, d$y, family_code(family), d$alpha, w, d$penalty_factor, lambda, ctrl))
   if (isTRUE(r$interrupted)) rlang::interrupt()
-  coefs <- unstandardize_coef(rbind(r$a0, r$beta), st$center, st$scale)
-  dimnames(coefs) <- list(c("(Intercept)", colnames(d$x)), paste0("s", seq_along(lambda) - 1L))
+  if (family == "multinomial") {
+    coefs <- multinomial_coef(r, st$center, st$scale, d$levels, c("(Intercept)", colnames(d$x)))
+  } else {
+    coefs <- unstandardize_coef(rbind(r$a0, r$beta), st$center, st$scale)
+    dimnames(coefs) <- list(c("(Intercept)", colnames(d$x)), paste0("s", seq_along(lambda) - 1L))
+  }
   if (!isTRUE(r$converged)) {
     sb_warn(c("The solver reached {.arg max_iter} before converging; increase it in {.fn cd_control}.",
               i = if (family == "binomial") "If the classes are (nearly) separable, the optimum is at infinity for small lambda: use a larger lambda.",
@@ -338,6 +447,7 @@ weighted_lasso <- function(x, y, family = c("gaussian", "binomial", "poisson"), 
     family = family, alpha = d$alpha, weights = w_user, penalty_factor = d$penalty_factor,
     standardize = standardize, intercept = intercept, nobs = d$n, call = mcall,
     offset = cons$offset, lower_limits = cons$lower_limits, upper_limits = cons$upper_limits, exclude = cons$exclude,
+    levels = d$levels, type_multinomial = if (family == "multinomial") type_multinomial,
     data = list(x = d$x, y = d$y, offset = cons$offset)
   ), class = c("sb_weighted_lasso", "sb_point_fit"))
 }
@@ -388,14 +498,26 @@ check_cd_control <- function(control, call) {
 #' @export
 coef.sb_weighted_lasso <- function(object, ...) {
   co <- object$coefficients
+  if (length(dim(co)) == 3L) return(if (dim(co)[3] == 1L) co[, , 1L] else co)  # multinomial: (p + 1) x K (x L)
   if (ncol(co) == 1L) drop(co) else co
+}
+
+# The number of non-zero coefficients per lambda (multinomial: of features with a non-zero coefficient in any
+# class, glmnet's df).
+sb_wl_df <- function(co) {
+  if (length(dim(co)) == 3L) return(apply(co[-1L, , , drop = FALSE] != 0, 3, function(m) sum(rowSums(m) > 0)))
+  colSums(co[-1L, , drop = FALSE] != 0)
 }
 
 #' @export
 print.sb_weighted_lasso <- function(x, ...) {
   cat(sprintf("<sb_weighted_lasso> %s, alpha = %g, %d lambda value%s, max KKT violation %.1e\n",
               x$family, x$alpha, length(x$lambda), if (length(x$lambda) > 1) "s" else "", max(x$kkt)))
-  nz <- colSums(x$coefficients[-1L, , drop = FALSE] != 0)
+  nz <- sb_wl_df(x$coefficients)
+  if (x$family == "multinomial") {
+    cat(sprintf("  %d classes (%s), %s; nonzero: features with a non-zero coefficient in some class\n",
+                length(x$levels), paste(utils::head(x$levels, 6), collapse = ", "), x$type_multinomial))
+  }
   print(data.frame(lambda = signif(x$lambda, 4), nonzero = nz, row.names = NULL)[seq_len(min(10L, length(nz))), ])
   invisible(x)
 }
@@ -411,7 +533,7 @@ print.sb_weighted_lasso <- function(x, ...) {
 #' population SD of `y`); the equivalent glmnet call then needs a different `alpha` as well:
 #' with \eqn{c_1 = \lambda\alpha\bar v/\sum w}, \eqn{c_2 = \lambda(1-\alpha)\bar v/\sum w}
 #' (\eqn{\bar v} the mean penalty weight), glmnet's
-#' \eqn{\lambda_g = c_1 + c_2 s_y} and \eqn{\alpha_g = c_1/\lambda_g}. For the binomial and poisson families
+#' \eqn{\lambda_g = c_1 + c_2 s_y} and \eqn{\alpha_g = c_1/\lambda_g}. For the binomial, poisson and multinomial families
 #' \eqn{\lambda_g = \lambda \bar v / \sum w} and \eqn{\alpha_g = \alpha}. The offset, limits and exclusions
 #' need no mapping (glmnet's `offset`, `lower.limits`, `upper.limits` and `exclude` mean the same; limits on the
 #' scale of `x`).
@@ -419,7 +541,7 @@ print.sb_weighted_lasso <- function(x, ...) {
 #' @param weights Observation weights.
 #' @param penalty_factor Penalty weights.
 #' @param alpha Elastic-net mixing parameter.
-#' @param family `"gaussian"`, `"binomial"` or `"poisson"`.
+#' @param family `"gaussian"`, `"binomial"`, `"poisson"` or `"multinomial"`.
 #' @param y The response (gaussian family with `alpha < 1` only).
 #' @return `glmnet_lambda()`: the glmnet lambda; `glmnet_equivalent()`: a list with `lambda` and `alpha`.
 #' @export
@@ -458,7 +580,8 @@ check_glmnet_args <- function(lambda, weights, penalty_factor, call = rlang::cal
 
 #' @rdname glmnet_lambda
 #' @export
-glmnet_equivalent <- function(lambda, alpha, weights, penalty_factor, family = c("gaussian", "binomial", "poisson"),
+glmnet_equivalent <- function(lambda, alpha, weights, penalty_factor,
+                              family = c("gaussian", "binomial", "poisson", "multinomial"),
                               y = NULL) {
   family <- sb_match_arg(family)
   alpha <- check_number(alpha, lower = 0, upper = 1)
@@ -513,17 +636,29 @@ summary.sb_weighted_lasso <- function(object, ...) {
   co <- object$coefficients
   td <- sb_wl_data(object)
   w <- object$weights
-  eta <- cbind(1, td$x) %*% co
-  if (!is.null(td$offset)) eta <- eta + td$offset
-  dev <- sb_wl_deviance(td$y, eta, w, object$family)
-  null_eta <- sb_wl_null_eta(td$y, w, td$offset, object$family, object$intercept)
-  dev0 <- sb_wl_deviance(td$y, matrix(null_eta, length(td$y), 1L), w, object$family)
-  nz <- colSums(co[-1L, , drop = FALSE] != 0)
+  if (object$family == "multinomial") {
+    dev <- apply(co, 3, function(b) sb_multinomial_deviance(td$y, cbind(1, td$x) %*% b, w))
+    share <- vapply(seq_along(object$levels) - 1L, function(k) sum(w[td$y == k]), 0)
+    e0 <- if (object$intercept) log(share / sum(share)) else rep(0, length(share))
+    dev0 <- sb_multinomial_deviance(td$y, matrix(e0, length(td$y), length(e0), byrow = TRUE), w)
+  } else {
+    eta <- cbind(1, td$x) %*% co
+    if (!is.null(td$offset)) eta <- eta + td$offset
+    dev <- sb_wl_deviance(td$y, eta, w, object$family)
+    null_eta <- sb_wl_null_eta(td$y, w, td$offset, object$family, object$intercept)
+    dev0 <- sb_wl_deviance(td$y, matrix(null_eta, length(td$y), 1L), w, object$family)
+  }
+  nz <- sb_wl_df(co)
   path <- data.frame(lambda = object$lambda,
                      lambda_glmnet = glmnet_lambda(object$lambda, w, object$penalty_factor),
                      df = unname(nz), dev_ratio = if (dev0 > 0) unname(1 - dev / dev0) else NA_real_,
                      kkt = object$kkt, row.names = NULL)
-  coefs <- if (ncol(co) == 1L) {
+  coefs <- if (length(dim(co)) == 3L) {
+    if (dim(co)[3] == 1L) {
+      data.frame(coefficient = rep(rownames(co), ncol(co)), class = rep(colnames(co), each = nrow(co)),
+                 estimate = as.vector(co[, , 1L]), row.names = NULL)
+    }
+  } else if (ncol(co) == 1L) {
     data.frame(coefficient = rownames(co), estimate = unname(co[, 1L]), row.names = NULL)
   }
   structure(list(path = path, coefficients = coefs, family = object$family, alpha = object$alpha,
@@ -545,6 +680,13 @@ sb_wl_null_eta <- function(y, w, offset, family, intercept) {
   fam <- stats::binomial()
   g <- suppressWarnings(stats::glm.fit(matrix(1, length(y), 1L), y, weights = w, offset = o, family = fam))
   o + g$coefficients[[1L]]
+}
+
+# Weighted multinomial deviance -2 sum_i w_i log p_{i y_i} of one n x K linear predictor (y: 0-based classes).
+sb_multinomial_deviance <- function(y, eta, w) {
+  m <- apply(eta, 1, max)
+  lse <- m + log(rowSums(exp(eta - m)))
+  -2 * sum(w * (eta[cbind(seq_along(y), y + 1L)] - lse))
 }
 
 # Weighted deviance of every column of eta: sum_i w_i (y_i - eta_i)^2 (gaussian), -2 sum_i w_i log p(y_i) (binomial),
@@ -584,9 +726,16 @@ print.summary_sb_weighted_lasso <- function(x, digits = 4, ...) {
   if (length(rows) < nrow(show)) cat(sprintf("(%d of %d lambda values shown; all in summary(fit)$path)\n", length(rows), nrow(show)))
   if (!is.null(x$coefficients)) {
     co <- x$coefficients
-    cat(sprintf("Coefficients (%d of %d non-zero):\n", sum(co$estimate[-1L] != 0), nrow(co) - 1L))
     est <- ifelse(co$estimate == 0, ".", format(signif(co$estimate, digits), drop0trailing = TRUE))
-    print(data.frame(estimate = est, row.names = co$coefficient), right = TRUE)
+    if (!is.null(co$class)) {  # multinomial: one column per class
+      icpt <- co$coefficient == "(Intercept)"
+      cat(sprintf("Coefficients (%d of %d non-zero; one column per class):\n", sum(co$estimate[!icpt] != 0), sum(!icpt)))
+      tab <- matrix(est, ncol = length(unique(co$class)), dimnames = list(unique(co$coefficient), unique(co$class)))
+      print(noquote(tab), right = TRUE)
+    } else {
+      cat(sprintf("Coefficients (%d of %d non-zero):\n", sum(co$estimate[-1L] != 0), nrow(co) - 1L))
+      print(data.frame(estimate = est, row.names = co$coefficient), right = TRUE)
+    }
   }
   invisible(x)
 }
@@ -595,7 +744,12 @@ print.summary_sb_weighted_lasso <- function(x, digits = 4, ...) {
 #' @export
 plot.sb_weighted_lasso <- function(x, label = FALSE, ...) {
   label <- check_flag(label)
-  beta <- x$coefficients[-1L, , drop = FALSE]
+  co <- x$coefficients
+  if (length(dim(co)) == 3L) {  # multinomial: one path per class and feature, named "class:feature"
+    nm <- as.vector(outer(rownames(co)[-1L], colnames(co), function(a, b) paste0(b, ":", a)))
+    co <- rbind(0, matrix(co[-1L, , , drop = FALSE], ncol = dim(co)[3], dimnames = list(nm, NULL)))
+  }
+  beta <- co[-1L, , drop = FALSE]
   ll <- log(x$lambda)
   if (any(!is.finite(ll))) {
     sb_abort(c("The path plot draws against log(lambda), and this fit has lambda = 0.",

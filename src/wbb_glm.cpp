@@ -2,6 +2,7 @@
 #include <numeric>
 
 #include "sb_glue.h"
+#include "scalebayes/cd/multinomial.hpp"
 #include "scalebayes/cd/path.hpp"
 #include "scalebayes/cd/solver.hpp"
 #include "scalebayes/wbb/glm.hpp"
@@ -30,11 +31,20 @@ cd::Control control_from(const Rcpp::List& c) {
 cd::Family family_from(int f) {
   return f == 1 ? cd::Family::binomial : f == 2 ? cd::Family::poisson : cd::Family::gaussian;
 }
+// family code 3: multinomial (cd/multinomial.hpp); the control list carries n_class and grouped.
+constexpr int kMultinomial = 3;
+int n_class(const Rcpp::List& c) { return Rcpp::as<int>(c["n_class"]); }
+bool grouped(const Rcpp::List& c) { return c.containsElementNamed("grouped") && Rcpp::as<bool>(c["grouped"]); }
 }  // namespace
 
 // [[Rcpp::export]]
 double cpp_lambda_max(Rcpp::NumericMatrix x, Rcpp::NumericVector y, int family, double alpha, Rcpp::NumericVector w,
                       Rcpp::NumericVector pf, Rcpp::List control) {
+  if (family == kMultinomial) {
+    cd::Multinomial m(sbglue::as_map(x), sbglue::as_map(y), n_class(control), grouped(control), alpha,
+                      control_from(control));
+    return m.lambda_max(sbglue::as_map(w), sbglue::as_map(pf));
+  }
   return cd::lambda_max(sbglue::as_map(x), sbglue::as_map(y), family_from(family), alpha, sbglue::as_map(w),
                         sbglue::as_map(pf), control_from(control));
 }
@@ -44,6 +54,25 @@ double cpp_lambda_max(Rcpp::NumericMatrix x, Rcpp::NumericVector y, int family, 
 // [[Rcpp::export]]
 Rcpp::List cpp_enet_path(Rcpp::NumericMatrix x, Rcpp::NumericVector y, int family, double alpha, Rcpp::NumericVector w,
                          Rcpp::NumericVector pf, Rcpp::NumericVector lambda, Rcpp::List control) {
+  if (family == kMultinomial) {  // a0: K x L; beta: (p K) x L, column l the p x K matrix stacked by class
+    cd::Multinomial solver(sbglue::as_map(x), sbglue::as_map(y), n_class(control), grouped(control), alpha,
+                           control_from(control));
+    const Eigen::VectorXd lam = sbglue::as_map(lambda);
+    const sbglue::MapVec wm = sbglue::as_map(w), pfm = sbglue::as_map(pf);
+    cd::MultinomialPath r;
+    sbglue::Progress prog(1.0, false, "path");
+    const auto status = scalebayes::parallel::run_parallel(
+        1, 1,
+        [&](std::size_t, int, const scalebayes::parallel::StopToken& stop) {
+          solver.set_stop(stop);
+          r = cd::fit_path(solver, wm, pfm, lam, stop);
+        },
+        prog.monitor());
+    if (status.interrupted || r.stopped || prog.interrupted()) return Rcpp::List::create(Rcpp::Named("interrupted") = true);
+    return Rcpp::List::create(Rcpp::Named("a0") = Rcpp::wrap(r.a0), Rcpp::Named("beta") = Rcpp::wrap(r.beta),
+                              Rcpp::Named("kkt") = Rcpp::wrap(r.kkt), Rcpp::Named("iterations") = Rcpp::wrap(r.iterations),
+                              Rcpp::Named("converged") = r.converged, Rcpp::Named("interrupted") = false);
+  }
   cd::ElasticNet solver(sbglue::as_map(x), sbglue::as_map(y), family_from(family), alpha, control_from(control));
   const Eigen::VectorXd lam = sbglue::as_map(lambda);
   const sbglue::MapVec wm = sbglue::as_map(w), pfm = sbglue::as_map(pf);  // on the main thread: no R API in the worker
@@ -69,9 +98,14 @@ Rcpp::List cpp_enet_cv(Rcpp::NumericMatrix x, Rcpp::NumericVector y, int family,
   Eigen::VectorXi fid = Rcpp::as<Eigen::VectorXi>(foldid);
   const Eigen::VectorXd lam = sbglue::as_map(lambda);
   sbglue::Progress prog(static_cast<double>(fid.maxCoeff() + 1), run, "Cross-validation");
-  const cd::CvResult r = cd::cross_validate(sbglue::as_map(x), sbglue::as_map(y), family_from(family), alpha,
-                                            sbglue::as_map(w), sbglue::as_map(pf), fid, lam, control_from(control),
-                                            sbglue::run_settings(run), prog.monitor());
+  const cd::CvResult r =
+      family == kMultinomial
+          ? cd::cross_validate_multinomial(sbglue::as_map(x), sbglue::as_map(y), n_class(control), grouped(control),
+                                           alpha, sbglue::as_map(w), sbglue::as_map(pf), fid, lam,
+                                           control_from(control), sbglue::run_settings(run), prog.monitor())
+          : cd::cross_validate(sbglue::as_map(x), sbglue::as_map(y), family_from(family), alpha, sbglue::as_map(w),
+                               sbglue::as_map(pf), fid, lam, control_from(control), sbglue::run_settings(run),
+                               prog.monitor());
   if (r.status.interrupted || prog.interrupted()) return Rcpp::List::create(Rcpp::Named("interrupted") = true);
   if (r.predmat.size() > 0)  // auc: the held-out linear predictors, scored in R (R/cv.R)
     return Rcpp::List::create(Rcpp::Named("lambda") = Rcpp::wrap(r.lambda), Rcpp::Named("predmat") = Rcpp::wrap(r.predmat),
@@ -85,6 +119,8 @@ Rcpp::List cpp_enet_cv(Rcpp::NumericMatrix x, Rcpp::NumericVector y, int family,
 // WBB draws first + 1 .. first + count for every lambda (decreasing), warm-started from the unweighted solution
 // at lambda[1] (warm_a0, warm_beta: standardized scale). The draws are written straight into the returned R
 // matrices (count x (p + 1) per lambda, original scale via center / scale, columns named `names`).
+// Multinomial (family 3): the warm start is control$warm_a0 (K) and control$warm_beta (p K, by class), and each
+// matrix is count x K (p + 1), class by class.
 // [[Rcpp::export]]
 Rcpp::List cpp_wbb_glm(Rcpp::NumericMatrix x, Rcpp::NumericVector y, int family, double alpha, Rcpp::NumericVector pf,
                        Rcpp::NumericVector lambda, double warm_a0, Rcpp::NumericVector warm_beta,
@@ -92,20 +128,32 @@ Rcpp::List cpp_wbb_glm(Rcpp::NumericMatrix x, Rcpp::NumericVector y, int family,
                        Rcpp::List settings, Rcpp::List control) {
   const wbb::Settings st = sbglue::wbb_settings(settings);
   const Eigen::Index L = lambda.size(), p = x.ncol(), T = static_cast<Eigen::Index>(st.draws);
-  wbb::GlmProblem pb{sbglue::as_map(x), sbglue::as_map(y), family_from(family), alpha, sbglue::as_map(pf),
+  const bool multi = family == kMultinomial;
+  const int K = multi ? n_class(control) : 1;
+  wbb::GlmProblem pb{sbglue::as_map(x), sbglue::as_map(y), multi ? cd::Family::binomial : family_from(family), alpha,
+                     sbglue::as_map(pf),
                      sbglue::as_map(lambda), cd::Fit(), control_from(control), sbglue::as_map(center),
                      sbglue::as_map(scale)};
   if (control.containsElementNamed("obs_weights") && !Rf_isNull(control["obs_weights"]))
     pb.obs_weights = Rcpp::as<Eigen::VectorXd>(control["obs_weights"]);
   pb.warm.a0 = warm_a0;
   pb.warm.beta = sbglue::as_map(warm_beta);
+  if (multi) {
+    pb.classes = K;
+    pb.grouped = grouped(control);
+    pb.warm_multi.a0 = Rcpp::as<Eigen::VectorXd>(control["warm_a0"]);
+    const Eigen::VectorXd wb = Rcpp::as<Eigen::VectorXd>(control["warm_beta"]);
+    if (pb.warm_multi.a0.size() != K || wb.size() != p * K) Rcpp::stop("multinomial warm start of the wrong size");
+    pb.warm_multi.beta = Eigen::Map<const Eigen::MatrixXd>(wb.data(), p, K);
+  }
+  const Eigen::Index ncol = K * (p + 1);
   Rcpp::List coef(L);
   std::vector<Eigen::Map<Eigen::MatrixXd>> maps;
   for (Eigen::Index l = 0; l < L; ++l) {
-    Rcpp::NumericMatrix m(static_cast<int>(T), static_cast<int>(p + 1));
+    Rcpp::NumericMatrix m(static_cast<int>(T), static_cast<int>(ncol));
     m.attr("dimnames") = Rcpp::List::create(R_NilValue, names);
     coef[l] = m;
-    maps.emplace_back(m.begin(), T, p + 1);
+    maps.emplace_back(m.begin(), T, ncol);
   }
   Rcpp::NumericVector kkt(T);
   Rcpp::IntegerVector iterations(T), notconv(T);

@@ -16,6 +16,7 @@
 #include <stdexcept>
 #include <vector>
 
+#include "scalebayes/cd/multinomial.hpp"
 #include "scalebayes/cd/path.hpp"
 #include "scalebayes/cd/solver.hpp"
 #include "scalebayes/wbb/driver.hpp"
@@ -50,9 +51,13 @@ struct GlmProblem {
   Eigen::VectorXd center, scale;         // empty: write standardized coefficients
   Eigen::VectorXd obs_weights;           // the user's observation weights (n), multiplied into every draw's data
                                          // weights; empty = none (the draw's weights as drawn)
+  int classes = 0;                       // > 0: the multinomial family (cd/multinomial.hpp) with this many classes
+  bool grouped = false;                  // multinomial: the grouped lasso across classes
+  cd::MultinomialFit warm_multi;         // multinomial: the unweighted solution at lambda(0)
 };
 
-// Where the draws go (owned by the caller, e.g. R matrices): coef[l] is draws x (p + 1) at lambda(l).
+// Where the draws go (owned by the caller, e.g. R matrices): coef[l] is draws x (p + 1) at lambda(l)
+// (multinomial: draws x K (p + 1), class by class, each class's intercept first).
 struct GlmOutput {
   std::vector<Eigen::Map<Eigen::MatrixXd>> coef;
   Eigen::Map<Eigen::VectorXd> kkt;          // largest KKT violation over the draw's lambdas
@@ -110,9 +115,69 @@ class GlmSolver {
   cd::Fit fit_;
 };
 
+// The multinomial family: the same draw (data and prior weights, warm starts along lambda), solved by
+// cd::Multinomial; class k's coefficients go to columns k (p + 1) .. k (p + 1) + p.
+class MultinomialGlmSolver {
+ public:
+  MultinomialGlmSolver(const GlmProblem& pb, GlmOutput& out)
+      : pb_(pb), out_(out), solver_(pb.x, pb.y, pb.classes, pb.grouped, pb.alpha, pb.ctrl), pf_(pb.x.cols()) {
+    if (pb.pf_base.size() != pb.x.cols()) throw std::invalid_argument("penalty weights must have length p");
+    if (static_cast<Eigen::Index>(out.coef.size()) != pb.lambda.size())
+      throw std::invalid_argument("need one output matrix per lambda");
+    if (pb.obs_weights.size() != 0 && pb.obs_weights.size() != pb.x.rows())
+      throw std::invalid_argument("observation weights must have length n");
+  }
+  Eigen::Index n_obs() const { return pb_.x.rows(); }
+  Eigen::Index n_prior() const { return pb_.x.cols(); }
+
+  void solve(std::size_t i, const Eigen::VectorXd& w_draw, const Eigen::VectorXd& w0, rng::Stream&) {
+    const Eigen::Index p = pb_.x.cols(), L = pb_.lambda.size(), r = static_cast<Eigen::Index>(i);
+    const int K = pb_.classes;
+    if (pb_.obs_weights.size() > 0) wobs_ = w_draw.cwiseProduct(pb_.obs_weights);
+    const Eigen::VectorXd& w = pb_.obs_weights.size() > 0 ? wobs_ : w_draw;
+    if (w0.size() == p) pf_ = pb_.pf_base.cwiseProduct(w0);
+    else if (w0.size() == 1) pf_ = pb_.pf_base * w0(0);
+    else pf_ = pb_.pf_base;
+    double kkt = 0.0;
+    int iters = 0, notconv = 0;
+    const bool orig = pb_.scale.size() == p;
+    for (Eigen::Index l = 0; l < L; ++l) {
+      if (l == 0) fit_ = pb_.warm_multi;
+      solver_.solve(w, pf_, pb_.lambda(l), fit_);
+      if (!fit_.converged) ++notconv;
+      kkt = std::max(kkt, fit_.kkt);
+      iters += fit_.iterations;
+      Eigen::Map<Eigen::MatrixXd>& c = out_.coef[static_cast<std::size_t>(l)];
+      for (int k = 0; k < K; ++k) {
+        const Eigen::Index c0 = k * (p + 1);
+        if (orig) {
+          bk_ = fit_.beta.col(k);
+          unstandardize(fit_.a0(k), bk_, pb_.center, pb_.scale, &c(r, c0), c.rows());
+        } else {
+          c(r, c0) = fit_.a0(k);
+          for (Eigen::Index j = 0; j < p; ++j) c(r, c0 + j + 1) = fit_.beta(j, k);
+        }
+      }
+    }
+    out_.kkt(r) = kkt;
+    out_.iterations(r) = iters;
+    out_.not_converged(r) = notconv;
+  }
+
+ private:
+  const GlmProblem& pb_;
+  GlmOutput& out_;
+  cd::Multinomial solver_;
+  Eigen::VectorXd pf_, wobs_, bk_;
+  cd::MultinomialFit fit_;
+};
+
 // Draws st.first_draw .. + st.draws - 1 into `out` (see GlmOutput).
 inline parallel::RunStatus run_glm(const GlmProblem& pb, GlmOutput& out, const Settings& st,
                                    const parallel::Monitor& monitor = parallel::Monitor()) {
+  if (pb.classes > 0)
+    return run_draws(st, [&](int) { return std::unique_ptr<MultinomialGlmSolver>(new MultinomialGlmSolver(pb, out)); },
+                     monitor);
   return run_draws(st, [&](int) { return std::unique_ptr<GlmSolver>(new GlmSolver(pb, out)); }, monitor);
 }
 
