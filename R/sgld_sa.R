@@ -70,10 +70,10 @@
 #'   scaled to unit root mean square, as glmnet) and, for `"gaussian"`, a centred and scaled response (default
 #'   `TRUE`); see "Scale". Networks: sample on standardized inputs and a standardized gaussian response, with
 #'   results on the user's scale (default `TRUE`); see "Networks".
-#' @param batch_size Minibatch size n. Regression, with the warm-up's step and fewer coefficients than rows
-#'   (control variates, `sgmcmc_step(gradient = )`): default every row (full-data gradients) up to 2,000 rows,
-#'   else 32 to 1,000 rows chosen from the control variate's measured noise. Otherwise (a given step, or
-#'   `gradient = "minibatch"`): every row up to 10,000 rows, else 50 (the paper's): without control variates a
+#' @param batch_size Minibatch size n. Regression with SGLD, SGHMC or SGNHT, the warm-up's step and fewer
+#'   coefficients than rows (control variates, `sgmcmc_step(gradient = )`): default every row (full-data
+#'   gradients) up to 2,000 rows, else 32 to 1,000 rows chosen from the control variate's measured noise.
+#'   Otherwise (HAMCMC-SA / HAMCMC, a given step, or `gradient = "minibatch"`): every row up to 10,000 rows, else 50 (the paper's): without control variates a
 #'   minibatch of n of N rows must shrink the step by about n / N for the same accuracy, so it buys nothing per
 #'   row visited. Networks: see "Networks".
 #' @param v0,v1 Spike scale and slab variance factor of the SSGL prior. `v0 = NULL` (default) is, for
@@ -384,9 +384,11 @@ sgld_sa <- function(x, y, family = c("gaussian", "binomial"), method = c("sa", "
   batch_given <- !is.null(batch_size)
   # control variates by default: with the warm-up's step (a given step is the papers' setting, with their plain
   # minibatches) and fewer coefficients than rows
-  cv_default <- (gradient == "control_variate" ||
-                   (gradient == "auto" && (is.null(control$step_size) || identical(control$step_size, "auto")))) &&
-    p + intercept_flag(intercept) < n
+  # (and not for HAMCMC-SA / HAMCMC, whose curvature pairs suffer from small minibatches: ames, 2,344 rows, 389-row
+  # control-variate minibatches: 28 s, 406,000 iterations, min ESS 71; every row: 9.5 s, R-hat 1.003)
+  cv_auto <- gradient == "auto" && (is.null(control$step_size) || identical(control$step_size, "auto")) &&
+    !sgmcmc_sampler_info(sampler)$preconditioned
+  cv_default <- (gradient == "control_variate" || cv_auto) && p + intercept_flag(intercept) < n
   batch_size <- if (is.null(batch_size)) sgmcmc_default_batch(n, cv = cv_default) else check_count(batch_size)
   if (batch_size > n) {
     sb_abort(c("{.arg batch_size} must not exceed the number of observations.",
@@ -447,7 +449,7 @@ sgld_sa <- function(x, y, family = c("gaussian", "binomial"), method = c("sa", "
   keep_engine <- if (is.null(sc)) keep else seq_len(P)  # the user-scale intercept needs every slope's draw
   # control-variate gradients (R/sgmcmc_cv.R): a minibatch smaller than the data, fewer coefficients than rows
   # ("auto": with the warm-up's step; a given step is the papers' setting, with their plain minibatches)
-  use_cv <- batch_size < n && P < n && (gradient == "control_variate" || (gradient == "auto" && auto_step))
+  use_cv <- batch_size < n && P < n && (gradient == "control_variate" || (cv_auto && auto_step))
   if (gradient == "control_variate" && !use_cv) {
     sb_abort(c("Control variates ({.code sgmcmc_step(gradient = \"control_variate\")}) need a minibatch smaller than the data and fewer coefficients than rows.",
                x = "batch_size = {batch_size}, {n} rows, {P} coefficients.",
@@ -495,7 +497,13 @@ sgld_sa <- function(x, y, family = c("gaussian", "binomial"), method = c("sa", "
     # (from the dense centre itself the SA put every coefficient in the spike: N = 1e4, p = 20, 10 signals,
     # every inclusion 1e-14)
     init <- matrix(sgmcmc_cv_sparse_start(cv_mode, intercept, c(if (intercept) FALSE, sparse)), P, chains)
-    if (family == "gaussian" && !("sigma_init" %in% attr(control, "given"))) control$sigma_init <- cv_mode$sigma
+    if (family == "gaussian" && !("sigma_init" %in% attr(control, "given"))) {
+      control$sigma_init <- cv_mode$sigma
+      # and held there (a root-N estimate when P < N): the SA of sigma from minibatches of 389 rows drove it from
+      # 0.43 to 2.6 on ames (2,344 rows, standardized response) and every warm-up pilot then left the posterior;
+      # held, the same call runs (bench/sgmcmc_defaults.R ames)
+      if (method == "sa" && !("fixed_sigma" %in% attr(control, "given"))) control$fixed_sigma <- TRUE
+    }
   } else if (auto_step && is.null(control$init) && method != "none" &&
       (!is.null(sgmcmc_metric_kind(control, sampler, P)) || sgmcmc_sampler_info(sampler)$preconditioned)) {
     # a sparse start (R/sgmcmc_metric.R: sgmcmc_lasso_start): the chains and the warm-up's pilots start at the

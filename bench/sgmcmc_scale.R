@@ -64,10 +64,11 @@ for (n in ns) {
               t_s, format(f$settings$iterations, big.mark = ","), f$settings$batch_size, e_s, e_s / t_s))
   t_d <- system.time(fd <- sgld_sa(d$x, d$y, family = "binomial", seed = 1, quiet = TRUE))[["elapsed"]]
   cat(sprintf("sgld_sa() every default (method = \"sa\"): %.1f s, min bulk ESS %.0f, inclusion of the 10 signals %.2f-%.2f, of the %d nulls mean %.3f\n",
-              t_d, min(fd$diagnostics$convergence$ess_bulk, na.rm = TRUE), min(fd$inclusion[2:11]),
-              max(fd$inclusion[2:11]), p - 10, mean(fd$inclusion[-(1:11)])))
+              t_d, min(fd$diagnostics$convergence$ess_bulk, na.rm = TRUE), min(fd$inclusion[1:10]),
+              max(fd$inclusion[1:10]), p - 10, mean(fd$inclusion[-(1:10)])))
   row <- data.frame(n = n, p = p, sgld_s = t_s, sgld_ess = e_s, sgld_ess_s = e_s / t_s, sgld_iter = f$settings$iterations,
-                    sgld_batch = f$settings$batch_size, default_sa_s = t_d)
+                    sgld_batch = f$settings$batch_size, default_sa_s = t_d,
+                    signals_min_incl = min(fd$inclusion[1:10]), nulls_mean_incl = mean(fd$inclusion[-(1:10)]))
   if (n <= 1e5 && n > 1e4) {
     t_m <- system.time(fm <- suppressWarnings(sgld_sa(d$x, d$y, family = "binomial", method = "none", seed = 1, quiet = TRUE,
                                                       control = sgmcmc_control(step = sgmcmc_step(gradient = "minibatch")))))[["elapsed"]]

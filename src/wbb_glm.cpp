@@ -49,34 +49,14 @@ double cpp_lambda_max(Rcpp::NumericMatrix x, Rcpp::NumericVector y, int family, 
                         sbglue::as_map(pf), control_from(control));
 }
 
-// Fit along a decreasing lambda sequence (length 1 = a single fit), on one worker thread so that the path is
-// interruptible like every other engine call (the CD loop and the path poll the run's stop token; no bar).
-// [[Rcpp::export]]
-Rcpp::List cpp_enet_path(Rcpp::NumericMatrix x, Rcpp::NumericVector y, int family, double alpha, Rcpp::NumericVector w,
-                         Rcpp::NumericVector pf, Rcpp::NumericVector lambda, Rcpp::List control) {
-  if (family == kMultinomial) {  // a0: K x L; beta: (p K) x L, column l the p x K matrix stacked by class
-    cd::Multinomial solver(sbglue::as_map(x), sbglue::as_map(y), n_class(control), grouped(control), alpha,
-                           control_from(control));
-    const Eigen::VectorXd lam = sbglue::as_map(lambda);
-    const sbglue::MapVec wm = sbglue::as_map(w), pfm = sbglue::as_map(pf);
-    cd::MultinomialPath r;
-    sbglue::Progress prog(1.0, false, "path");
-    const auto status = scalebayes::parallel::run_parallel(
-        1, 1,
-        [&](std::size_t, int, const scalebayes::parallel::StopToken& stop) {
-          solver.set_stop(stop);
-          r = cd::fit_path(solver, wm, pfm, lam, stop);
-        },
-        prog.monitor());
-    if (status.interrupted || r.stopped || prog.interrupted()) return Rcpp::List::create(Rcpp::Named("interrupted") = true);
-    return Rcpp::List::create(Rcpp::Named("a0") = Rcpp::wrap(r.a0), Rcpp::Named("beta") = Rcpp::wrap(r.beta),
-                              Rcpp::Named("kkt") = Rcpp::wrap(r.kkt), Rcpp::Named("iterations") = Rcpp::wrap(r.iterations),
-                              Rcpp::Named("converged") = r.converged, Rcpp::Named("interrupted") = false);
-  }
-  cd::ElasticNet solver(sbglue::as_map(x), sbglue::as_map(y), family_from(family), alpha, control_from(control));
+// The path of `solver` (cd::ElasticNet or cd::Multinomial) on one worker thread, interruptible; the maps are made
+// on the main thread (no R API in the worker).
+template <class Solver>
+Rcpp::List path_call(Solver& solver, const Rcpp::NumericVector& lambda, const Rcpp::NumericVector& w,
+                     const Rcpp::NumericVector& pf) {
   const Eigen::VectorXd lam = sbglue::as_map(lambda);
-  const sbglue::MapVec wm = sbglue::as_map(w), pfm = sbglue::as_map(pf);  // on the main thread: no R API in the worker
-  cd::PathResult r;
+  const sbglue::MapVec wm = sbglue::as_map(w), pfm = sbglue::as_map(pf);
+  decltype(cd::fit_path(solver, wm, pfm, lam, scalebayes::parallel::StopToken())) r;
   sbglue::Progress prog(1.0, false, "path");
   const auto status = scalebayes::parallel::run_parallel(
       1, 1,
@@ -89,6 +69,20 @@ Rcpp::List cpp_enet_path(Rcpp::NumericMatrix x, Rcpp::NumericVector y, int famil
   return Rcpp::List::create(Rcpp::Named("a0") = Rcpp::wrap(r.a0), Rcpp::Named("beta") = Rcpp::wrap(r.beta),
                             Rcpp::Named("kkt") = Rcpp::wrap(r.kkt), Rcpp::Named("iterations") = Rcpp::wrap(r.iterations),
                             Rcpp::Named("converged") = r.converged, Rcpp::Named("interrupted") = false);
+}
+
+// Fit along a decreasing lambda sequence (length 1 = a single fit), on one worker thread so that the path is
+// interruptible like every other engine call (the CD loop and the path poll the run's stop token; no bar).
+// [[Rcpp::export]]
+Rcpp::List cpp_enet_path(Rcpp::NumericMatrix x, Rcpp::NumericVector y, int family, double alpha, Rcpp::NumericVector w,
+                         Rcpp::NumericVector pf, Rcpp::NumericVector lambda, Rcpp::List control) {
+  if (family == kMultinomial) {  // a0: K x L; beta: (p K) x L, column l the p x K matrix stacked by class
+    cd::Multinomial solver(sbglue::as_map(x), sbglue::as_map(y), n_class(control), grouped(control), alpha,
+                           control_from(control));
+    return path_call(solver, lambda, w, pf);
+  }
+  cd::ElasticNet solver(sbglue::as_map(x), sbglue::as_map(y), family_from(family), alpha, control_from(control));
+  return path_call(solver, lambda, w, pf);
 }
 
 // [[Rcpp::export]]

@@ -597,38 +597,7 @@ inline CvResult cross_validate_multinomial(Eigen::Ref<const Eigen::MatrixXd> x, 
   out.status = parallel::run_parallel(static_cast<std::size_t>(F), run.threads, body, monitor);
   if (out.status.interrupted) return out;
   out.lambda = lambda;
-  out.cvm.resize(L);
-  out.cvsd.resize(L);
-  for (Eigen::Index l = 0; l < L; ++l) {
-    std::vector<double> fm(F, 0.0);
-    double tot = 0.0;
-    for (Eigen::Index i = 0; i < n; ++i) {
-      fm[foldid(i)] += w(i) * err(i, l);
-      tot += w(i) * err(i, l);
-    }
-    const double cvm = tot / W;
-    double ss = 0.0;
-    for (int k = 0; k < F; ++k) {
-      if (wfold[k] <= 0) continue;
-      const double m = fm[k] / wfold[k];
-      ss += wfold[k] * (m - cvm) * (m - cvm);
-    }
-    out.cvm(l) = cvm;
-    out.cvsd(l) = std::sqrt(ss / W / (F - 1));
-  }
-  Eigen::Index imin = 0;
-  out.cvm.minCoeff(&imin);
-  const double bound = out.cvm(imin) + out.cvsd(imin);
-  Eigen::Index i1 = imin;
-  for (Eigen::Index l = 0; l <= imin; ++l)
-    if (out.cvm(l) <= bound) {
-      i1 = l;
-      break;
-    }
-  out.index_min = static_cast<int>(imin);
-  out.index_1se = static_cast<int>(i1);
-  out.lambda_min = lambda(imin);
-  out.lambda_1se = lambda(i1);
+  summarize_cv(err, w, foldid, wfold, lambda, out);
   return out;
 }
 

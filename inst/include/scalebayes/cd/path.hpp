@@ -182,6 +182,49 @@ inline double cv_loss(Family family, double y, double eta, int measure = 0) {
   return -2.0 * (y * std::log(mu) + (1.0 - y) * std::log(1.0 - mu));
 }
 
+// The CV curve from the per-observation held-out losses err (n x L; weights w, folds foldid with fold weights
+// wfold): glmnet's cvm (weighted mean) and cvsd (weighted sd of the fold means / sqrt(K - 1)), the indices of the
+// minimum and of the largest lambda within one sd of it (1se rule). Shared by cross_validate() and
+// cross_validate_multinomial() (multinomial.hpp).
+inline void summarize_cv(const Eigen::MatrixXd& err, Eigen::Ref<const Eigen::VectorXd> w, const Eigen::VectorXi& foldid,
+                         const std::vector<double>& wfold, const Eigen::VectorXd& lambda, CvResult& out) {
+  const Eigen::Index n = err.rows(), L = err.cols();
+  const int K = static_cast<int>(wfold.size());
+  const double W = w.sum();
+  out.cvm.resize(L);
+  out.cvsd.resize(L);
+  for (Eigen::Index l = 0; l < L; ++l) {
+    std::vector<double> fm(K, 0.0);
+    double tot = 0.0;
+    for (Eigen::Index i = 0; i < n; ++i) {
+      fm[foldid(i)] += w(i) * err(i, l);
+      tot += w(i) * err(i, l);
+    }
+    const double cvm = tot / W;
+    double ss = 0.0;
+    for (int k = 0; k < K; ++k) {
+      if (wfold[k] <= 0) continue;
+      const double m = fm[k] / wfold[k];
+      ss += wfold[k] * (m - cvm) * (m - cvm);
+    }
+    out.cvm(l) = cvm;
+    out.cvsd(l) = std::sqrt(ss / W / (K - 1));
+  }
+  Eigen::Index imin = 0;
+  out.cvm.minCoeff(&imin);
+  const double bound = out.cvm(imin) + out.cvsd(imin);
+  Eigen::Index i1 = imin;
+  for (Eigen::Index l = 0; l <= imin; ++l)
+    if (out.cvm(l) <= bound) {
+      i1 = l;
+      break;
+    }
+  out.index_min = static_cast<int>(imin);
+  out.index_1se = static_cast<int>(i1);
+  out.lambda_min = lambda(imin);
+  out.lambda_1se = lambda(i1);
+}
+
 // K-fold CV over the path lambda (decreasing). foldid holds 0..K-1 per row. Folds run in parallel on run.threads
 // threads (no randomness: run.seed is not used); monitor(folds_done) may stop the run (status.interrupted).
 inline CvResult cross_validate(Eigen::Ref<const Eigen::MatrixXd> x, Eigen::Ref<const Eigen::VectorXd> y, Family family,
@@ -226,38 +269,7 @@ inline CvResult cross_validate(Eigen::Ref<const Eigen::MatrixXd> x, Eigen::Ref<c
     out.predmat.swap(err);
     return out;
   }
-  out.cvm.resize(L);
-  out.cvsd.resize(L);
-  for (Eigen::Index l = 0; l < L; ++l) {
-    std::vector<double> fm(K, 0.0);
-    double tot = 0.0;
-    for (Eigen::Index i = 0; i < n; ++i) {
-      fm[foldid(i)] += w(i) * err(i, l);
-      tot += w(i) * err(i, l);
-    }
-    const double cvm = tot / W;
-    double ss = 0.0;
-    for (int k = 0; k < K; ++k) {
-      if (wfold[k] <= 0) continue;
-      const double m = fm[k] / wfold[k];
-      ss += wfold[k] * (m - cvm) * (m - cvm);
-    }
-    out.cvm(l) = cvm;
-    out.cvsd(l) = std::sqrt(ss / W / (K - 1));
-  }
-  Eigen::Index imin = 0;
-  out.cvm.minCoeff(&imin);
-  const double bound = out.cvm(imin) + out.cvsd(imin);
-  Eigen::Index i1 = imin;
-  for (Eigen::Index l = 0; l <= imin; ++l)
-    if (out.cvm(l) <= bound) {
-      i1 = l;
-      break;
-    }
-  out.index_min = static_cast<int>(imin);
-  out.index_1se = static_cast<int>(i1);
-  out.lambda_min = lambda(imin);
-  out.lambda_1se = lambda(i1);
+  summarize_cv(err, w, foldid, wfold, lambda, out);
   return out;
 }
 

@@ -141,12 +141,14 @@ inline double linpred(const GlmData& d, long i, const Grp& gs, const Grp& gd) {
 //   G_hat + (N/n) sum_{i in B} (r_i(beta) - r_i(beta_hat)) x_i,
 // unbiased like the plain estimate, with a variance that shrinks with ||beta - beta_hat||^2 (about the
 // posterior's variance, 1 / N per coordinate) instead of staying O(N^2 / n): the minibatch noise that forces
-// plain SGLD's step down by n / N at large N. The minibatch's residual sum of squares (the SA of sigma) is
-// corrected the same way: RSS_hat + (N/n) sum_B (r_i^2 - r_hat_i^2). Shared read-only by every chain.
+// plain SGLD's step down by n / N at large N. The minibatch's residual sum of squares (the SA of sigma) stays the
+// plain (N/n) sum_B r_i^2: its control-variate form RSS_hat + (N/n) sum_B (r_i^2 - r_hat_i^2) can be negative far
+// from the centre, and on ames (2,344 rows, 389-row minibatches, from the sparse start) its noise sent sigma's
+// SA to 0 and every warm-up pilot diverged; the plain one is never negative and its relative sd is sqrt(2 / n).
+// Shared read-only by every chain.
 struct CvState {
   Eigen::VectorXd r_hat;            // N: y_i - mu(x_i' beta_hat)
   Eigen::ArrayXd g_s, g_d;          // the full gradient at beta_hat, sparse / non-sparse group (engine order)
-  double rss_hat = 0.0;             // sum_i r_hat_i^2
   bool empty() const { return r_hat.size() == 0; }
 };
 
@@ -166,10 +168,7 @@ inline double minibatch_pass(const GlmData& d, const std::vector<long>& idx, lon
     const double eta = linpred(d, i, gs, gd);
     double r = d.y[i] - mean_of(d.family, eta);
     rss += r * r;
-    if (use_cv) {
-      rss -= cv->r_hat[i] * cv->r_hat[i];
-      r -= cv->r_hat[i];
-    }
+    if (use_cv) r -= cv->r_hat[i];
     const double* col = d.xt.data() + i * d.xt.rows();
     if (d.ps) simd::axpy(r, col, gs.grad.data(), d.ps);
     if (d.pd) simd::axpy(r, col + d.ps, gd.grad.data(), d.pd);
@@ -179,7 +178,6 @@ inline double minibatch_pass(const GlmData& d, const std::vector<long>& idx, lon
   if (use_cv) {
     gs.grad += cv->g_s;
     gd.grad += cv->g_d;
-    return std::max(0.0, cv->rss_hat + scale * rss);
   }
   return scale * rss;
 }
@@ -205,7 +203,6 @@ inline CvState make_cv_state(const GlmData& d, const std::vector<double>& center
   for (long i = 0; i < N; ++i) {
     const double r = d.y[i] - mean_of(d.family, linpred(d, i, gs, gd));
     cv.r_hat[i] = r;
-    cv.rss_hat += r * r;
     const double* col = d.xt.data() + i * d.xt.rows();
     if (d.ps) simd::axpy(r, col, cv.g_s.data(), d.ps);
     if (d.pd) simd::axpy(r, col + d.ps, cv.g_d.data(), d.pd);
