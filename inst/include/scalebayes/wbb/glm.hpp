@@ -65,26 +65,40 @@ struct GlmOutput {
   Eigen::Map<Eigen::VectorXi> not_converged;  // solves of the draw that hit max_iter
 };
 
+// The checks both draw solvers (GlmSolver, MultinomialGlmSolver) make of the problem and its output.
+inline void check_glm_problem(const GlmProblem& pb, const GlmOutput& out) {
+  if (pb.pf_base.size() != pb.x.cols()) throw std::invalid_argument("penalty weights must have length p");
+  if (static_cast<Eigen::Index>(out.coef.size()) != pb.lambda.size())
+    throw std::invalid_argument("need one output matrix per lambda");
+  if (pb.obs_weights.size() != 0 && pb.obs_weights.size() != pb.x.rows())
+    throw std::invalid_argument("observation weights must have length n");
+}
+
+// A draw's data weights (the draw's times the observation weights, in `wobs` when there are any) and its penalty
+// weights `pf` (pf_base times the prior weights w0: one per coefficient, one common, or none).
+inline const Eigen::VectorXd& draw_weights(const GlmProblem& pb, const Eigen::VectorXd& w_draw, const Eigen::VectorXd& w0,
+                                           Eigen::VectorXd& wobs, Eigen::VectorXd& pf) {
+  const Eigen::Index p = pb.x.cols();
+  if (w0.size() == p) pf = pb.pf_base.cwiseProduct(w0);
+  else if (w0.size() == 1) pf = pb.pf_base * w0(0);
+  else pf = pb.pf_base;
+  if (pb.obs_weights.size() == 0) return w_draw;
+  wobs = w_draw.cwiseProduct(pb.obs_weights);
+  return wobs;
+}
+
 class GlmSolver {
  public:
   GlmSolver(const GlmProblem& pb, GlmOutput& out)
       : pb_(pb), out_(out), solver_(pb.x, pb.y, pb.family, pb.alpha, pb.ctrl), pf_(pb.x.cols()) {
-    if (pb.pf_base.size() != pb.x.cols()) throw std::invalid_argument("penalty weights must have length p");
-    if (static_cast<Eigen::Index>(out.coef.size()) != pb.lambda.size())
-      throw std::invalid_argument("need one output matrix per lambda");
-    if (pb.obs_weights.size() != 0 && pb.obs_weights.size() != pb.x.rows())
-      throw std::invalid_argument("observation weights must have length n");
+    check_glm_problem(pb, out);
   }
   Eigen::Index n_obs() const { return pb_.x.rows(); }
   Eigen::Index n_prior() const { return pb_.x.cols(); }
 
   void solve(std::size_t i, const Eigen::VectorXd& w_draw, const Eigen::VectorXd& w0, rng::Stream&) {
     const Eigen::Index p = pb_.x.cols(), L = pb_.lambda.size(), r = static_cast<Eigen::Index>(i);
-    if (pb_.obs_weights.size() > 0) wobs_ = w_draw.cwiseProduct(pb_.obs_weights);
-    const Eigen::VectorXd& w = pb_.obs_weights.size() > 0 ? wobs_ : w_draw;
-    if (w0.size() == p) pf_ = pb_.pf_base.cwiseProduct(w0);
-    else if (w0.size() == 1) pf_ = pb_.pf_base * w0(0);
-    else pf_ = pb_.pf_base;
+    const Eigen::VectorXd& w = draw_weights(pb_, w_draw, w0, wobs_, pf_);
     double kkt = 0.0;
     int iters = 0, notconv = 0;
     const bool orig = pb_.scale.size() == p;
@@ -121,11 +135,7 @@ class MultinomialGlmSolver {
  public:
   MultinomialGlmSolver(const GlmProblem& pb, GlmOutput& out)
       : pb_(pb), out_(out), solver_(pb.x, pb.y, pb.classes, pb.grouped, pb.alpha, pb.ctrl), pf_(pb.x.cols()) {
-    if (pb.pf_base.size() != pb.x.cols()) throw std::invalid_argument("penalty weights must have length p");
-    if (static_cast<Eigen::Index>(out.coef.size()) != pb.lambda.size())
-      throw std::invalid_argument("need one output matrix per lambda");
-    if (pb.obs_weights.size() != 0 && pb.obs_weights.size() != pb.x.rows())
-      throw std::invalid_argument("observation weights must have length n");
+    check_glm_problem(pb, out);
   }
   Eigen::Index n_obs() const { return pb_.x.rows(); }
   Eigen::Index n_prior() const { return pb_.x.cols(); }
@@ -133,11 +143,7 @@ class MultinomialGlmSolver {
   void solve(std::size_t i, const Eigen::VectorXd& w_draw, const Eigen::VectorXd& w0, rng::Stream&) {
     const Eigen::Index p = pb_.x.cols(), L = pb_.lambda.size(), r = static_cast<Eigen::Index>(i);
     const int K = pb_.classes;
-    if (pb_.obs_weights.size() > 0) wobs_ = w_draw.cwiseProduct(pb_.obs_weights);
-    const Eigen::VectorXd& w = pb_.obs_weights.size() > 0 ? wobs_ : w_draw;
-    if (w0.size() == p) pf_ = pb_.pf_base.cwiseProduct(w0);
-    else if (w0.size() == 1) pf_ = pb_.pf_base * w0(0);
-    else pf_ = pb_.pf_base;
+    const Eigen::VectorXd& w = draw_weights(pb_, w_draw, w0, wobs_, pf_);
     double kkt = 0.0;
     int iters = 0, notconv = 0;
     const bool orig = pb_.scale.size() == p;
