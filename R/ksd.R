@@ -362,10 +362,7 @@ ksd_test <- function(x, score, ess = nrow(x), c = 1, beta = -0.5, B = 500L, max_
     2 * beta * d * q^(beta - 1) - 4 * beta * (beta - 1) * q^(beta - 2) * r2
   diag(h) <- 0
   u <- sum(h) / (m * (m - 1))
-  old <- if (exists(".Random.seed", envir = globalenv())) get(".Random.seed", envir = globalenv())
-  on.exit(if (is.null(old)) rm(".Random.seed", envir = globalenv()) else assign(".Random.seed", old, envir = globalenv()))
-  set.seed(seed)
-  w <- matrix(sample(c(-1, 1), m * B, replace = TRUE), m, B)
+  w <- sb_with_seed(seed, matrix(sample(c(-1, 1), m * B, replace = TRUE), m, B))
   ub <- colSums(w * (h %*% w)) / (m * (m - 1))
   list(statistic = u, p_value = (1 + sum(ub >= u)) / (B + 1), draws = m)
 }

@@ -52,3 +52,12 @@ resolve_quiet <- function(quiet) {
   if (is.null(quiet)) return(!interactive() || isTRUE(getOption("scalebayes.quiet", FALSE)))
   check_flag(quiet, arg = "quiet")
 }
+
+# Evaluate `expr` with R's random stream seeded by `seed`, leaving the caller's stream as it was (the R-side draws
+# of ksd_test()'s bootstrap, sgld_sa_simulate() and the control variates' noise points, R/sgmcmc_cv.R).
+sb_with_seed <- function(seed, expr) {
+  old <- if (exists(".Random.seed", envir = globalenv(), inherits = FALSE)) get(".Random.seed", envir = globalenv())
+  on.exit(if (is.null(old)) rm(".Random.seed", envir = globalenv()) else assign(".Random.seed", old, envir = globalenv()))
+  set.seed(seed)
+  expr
+}

@@ -379,7 +379,7 @@ sgld_sa <- function(x, y, family = c("gaussian", "binomial"), method = c("sa", "
   p <- ncol(x)
   y <- if (family == "binomial") binomial_response(y, n, both_classes = FALSE) else check_y_vector(y, n)
   iterations <- if (iterations_given) check_count(iterations) else 40000L  # a given step; else the warm-up's
-  if (!inherits(control, "sb_sgmcmc_control")) check_sgmcmc_control(control, sampler)
+  check_sgmcmc_control(control, sampler)  # before its settings are read (gradient, step_size)
   gradient <- control$gradient %||% "auto"
   batch_given <- !is.null(batch_size)
   # control variates by default: with the warm-up's step (a given step is the papers' setting, with their plain
@@ -428,7 +428,6 @@ sgld_sa <- function(x, y, family = c("gaussian", "binomial"), method = c("sa", "
   future <- check_flag(future)
   run <- run_settings(seed, threads, quiet)
   seed <- run$seed
-  check_sgmcmc_control(control, sampler)
   check_frozen_step(control, moves = method != "none", what = 'method = "none"')
   # the scale the sampler works on (R/sgmcmc_scale.R); init and likelihood_sd are given on the user's scale
   sc <- if (standardize) sgmcmc_scaling(x, y, family, intercept) else NULL

@@ -7,13 +7,7 @@
 sgld_sa_simulate <- function(n = 100, p = 1000, corr = 0.6, family = c("gaussian", "binomial"), n_test = 50,
                              noise_var = if (family == "gaussian") 3 else 0.5, seed = 1) {
   family <- match.arg(family)
-  withr_seed <- function(code) {
-    old <- if (exists(".Random.seed", envir = globalenv())) get(".Random.seed", envir = globalenv()) else NULL
-    on.exit(if (is.null(old)) rm(".Random.seed", envir = globalenv()) else assign(".Random.seed", old, envir = globalenv()))
-    set.seed(seed)
-    code
-  }
-  withr_seed({
+  sb_with_seed(seed, {
     ar1 <- function(m) {
       z <- matrix(stats::rnorm(m * p), m, p)
       if (p > 1) for (j in 2:p) z[, j] <- corr * z[, j - 1] + sqrt(1 - corr^2) * z[, j]

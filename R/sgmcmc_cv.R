@@ -133,7 +133,7 @@ sgmcmc_cv_noise <- function(xs, ys, family, intercept, center, factor, sigma = 1
   mean_fun <- if (family == "gaussian") identity else stats::plogis
   s2 <- if (family == "gaussian") sigma^2 else 1
   r_hat <- ys[rows] - mean_fun(drop(z %*% center))
-  u <- with_seed_local(seed, matrix(stats::rnorm(P * points), P, points))
+  u <- sb_with_seed(seed, matrix(stats::rnorm(P * points), P, points))
   v <- vapply(seq_len(points), function(k) {
     b <- center + drop(L %*% u[, k])
     d <- (ys[rows] - mean_fun(drop(z %*% b))) - r_hat
@@ -157,14 +157,6 @@ cv_noise_factor <- function(v, N, n) {
 sgmcmc_cv_batch <- function(v, N) {
   k <- as.double(N)^2 * v
   as.integer(min(1000, max(32, ceiling(k / 2)), N))
-}
-
-# Draw with a given seed without touching the caller's random stream.
-with_seed_local <- function(seed, expr) {
-  old <- if (exists(".Random.seed", envir = globalenv(), inherits = FALSE)) get(".Random.seed", envir = globalenv())
-  on.exit(if (is.null(old)) rm(".Random.seed", envir = globalenv()) else assign(".Random.seed", old, envir = globalenv()))
-  set.seed(seed)
-  expr
 }
 
 # Control variates are a regression's (sgld_sa(x, y), hamcmc_sa(x, y)): a network or a density target asking
