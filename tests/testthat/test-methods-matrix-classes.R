@@ -11,7 +11,8 @@ mc_data <- local({
   x <- matrix(rnorm(n * 3), n, 3, dimnames = list(NULL, paste0("x", 1:3)))
   y <- drop(x %*% c(1.5, 0, -1)) + rnorm(n)
   tx <- sort(runif(40, 0, 10))
-  list(x = x, y = y, tx = tx, ty = sin(tx) + rnorm(40, sd = 0.3), tcount = rpois(40, exp(1 + sin(tx) / 2)))
+  list(x = x, y = y, tx = tx, ty = sin(tx) + rnorm(40, sd = 0.3), tcount = rpois(40, exp(1 + sin(tx) / 2)),
+       yk = cut(y, stats::quantile(y, c(0, 1 / 3, 2 / 3, 1)), labels = c("a", "b", "c"), include.lowest = TRUE))
 })
 
 mc_generics <- list(
@@ -94,6 +95,11 @@ test_that("every fit class answers every generic with a value or a not-applicabl
     wbb_path = list(wbb(d$x, d$y, lambda = c(5, 1), draws = 10, seed = 1, quiet = TRUE, threads = 1), nx,
                     c("predict", "predict_one_row", "fitted", "residuals", mc_posterior)),
     weighted_lasso = list(weighted_lasso(d$x, d$y, lambda = c(5, 1)), nx, mc_posterior),
+    # the multinomial family (issue 59): three classes from the same design
+    wbb_multinomial = list(wbb(d$x, d$yk, family = "multinomial", lambda = 0.05, draws = 10, seed = 1, quiet = TRUE,
+                               threads = 1), nx, "residuals"),
+    weighted_lasso_multinomial = list(weighted_lasso(d$x, d$yk, family = "multinomial", lambda = c(0.1, 0.05)), nx,
+                                      c("residuals", mc_posterior)),
     cv_weighted_lasso = list(cv_weighted_lasso(d$x, d$y, nfolds = 3, seed = 1), nx, mc_posterior),
     trend_filter = list(trend_filter(d$ty, d$tx, k = 1, lambda = c(2, 1)), tnx, mc_posterior),
     # Poisson trend filtering (issue 58, item 4): counts from the same design points
