@@ -33,8 +33,8 @@ cpp_darcy_solve <- function(kappa, source, grid, run) {
     .Call(`_scalebayes_cpp_darcy_solve`, kappa, source, grid, run)
 }
 
-cpp_sgld_sa_prepare <- function(x, y, sparse, intercept, family, cv_center) {
-    .Call(`_scalebayes_cpp_sgld_sa_prepare`, x, y, sparse, intercept, family, cv_center)
+cpp_sgld_sa_prepare <- function(x, y, sparse, intercept, family, cv_center, gram = FALSE) {
+    .Call(`_scalebayes_cpp_sgld_sa_prepare`, x, y, sparse, intercept, family, cv_center, gram)
 }
 
 cpp_sgld_sa <- function(x, y, sparse, intercept, x_test, beta_init, control, run, prepared = NULL) {

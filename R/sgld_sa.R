@@ -70,7 +70,10 @@
 #'   scaled to unit root mean square, as glmnet) and, for `"gaussian"`, a centred and scaled response (default
 #'   `TRUE`); see "Scale". Networks: sample on standardized inputs and a standardized gaussian response, with
 #'   results on the user's scale (default `TRUE`); see "Networks".
-#' @param batch_size Minibatch size n. Regression with SGLD, SGHMC or SGNHT, the warm-up's step and fewer
+#' @param batch_size Minibatch size n. A gaussian regression with at most half as many coefficients as rows
+#'   (and at most 2,000): default every row at any N, the full-data gradient computed from the Gram matrix
+#'   \eqn{X'X} in O(P^2) per iteration (exact, and cheaper than a minibatch of more than P rows; ames, 2,344
+#'   rows, 35 coefficients: HAMCMC-SA 12 s -> 3-6 s). Other regressions with SGLD, SGHMC or SGNHT, the warm-up's step and fewer
 #'   coefficients than rows (control variates, `sgmcmc_step(gradient = )`): default every row (full-data
 #'   gradients) up to 2,000 rows, else 32 to 1,000 rows chosen from the control variate's measured noise.
 #'   Otherwise (HAMCMC-SA / HAMCMC, a given step, or `gradient = "minibatch"`): every row up to 10,000 rows, else 50 (the paper's): without control variates a
@@ -389,7 +392,14 @@ sgld_sa <- function(x, y, family = c("gaussian", "binomial"), method = c("sa", "
   cv_auto <- gradient == "auto" && (is.null(control$step_size) || identical(control$step_size, "auto")) &&
     !sgmcmc_sampler_info(sampler)$preconditioned
   cv_default <- (gradient == "control_variate" || cv_auto) && p + intercept_flag(intercept) < n
-  batch_size <- if (is.null(batch_size)) sgmcmc_default_batch(n, cv = cv_default) else check_count(batch_size)
+  # a gaussian regression with at most half as many coefficients as rows: every row in each minibatch, whatever
+  # N, in the engine's Gram form (sgmcmc/glm.hpp: GramState), whose gradient costs O(P^2) and is exact, where a
+  # minibatch costs O(n P) and is noisy (ames, 2,344 rows, 35 coefficients: control-variate minibatches of about
+  # 390 rows cost 11 times a Gram gradient)
+  gram_default <- is.null(batch_size) && gradient != "control_variate" && family == "gaussian" &&
+    sgmcmc_gram_applies(n, p + intercept_flag(intercept))
+  batch_size <- if (gram_default) as.integer(n)
+                else if (is.null(batch_size)) sgmcmc_default_batch(n, cv = cv_default) else check_count(batch_size)
   if (batch_size > n) {
     sb_abort(c("{.arg batch_size} must not exceed the number of observations.",
                x = "batch_size = {batch_size} but {.arg x} has {n} rows."), arg = "batch_size")
@@ -456,6 +466,9 @@ sgld_sa <- function(x, y, family = c("gaussian", "binomial"), method = c("sa", "
              arg = "control", kind = "not_applicable")
   }
   cv_mode <- NULL
+  # the engine's data made once for the warm-up's pilots and the chains: with control variates (below), and for
+  # the Gram form above 2,000 rows (N P^2 once; below that, each call makes it in under a millisecond)
+  prepared <- if (gram_default && n > 2000L) cpp_sgld_sa_prepare(xs, ys, as.integer(sparse), intercept, family, numeric(), TRUE)
   if (use_cv) {
     t_cv <- proc.time()
     cv_mode <- sgmcmc_glm_mode(xs, ys, family, intercept, control$prior_var)
@@ -466,7 +479,7 @@ sgld_sa <- function(x, y, family = c("gaussian", "binomial"), method = c("sa", "
                                          sigma = cv_mode$sigma %||% 1, seed = seed)
     if (!batch_given) batch_size <- sgmcmc_cv_batch(cv_mode$noise_var, n)
     # the engine's data and the centre's state, made once for the warm-up's pilots and the chains
-    cv_mode$prepared <- cpp_sgld_sa_prepare(xs, ys, as.integer(sparse), intercept, family, cv_mode$beta)
+    cv_mode$prepared <- prepared <- cpp_sgld_sa_prepare(xs, ys, as.integer(sparse), intercept, family, cv_mode$beta)
     cv_mode$seconds <- (proc.time() - t_cv)[["elapsed"]]
     control$cv_center <- cv_mode$beta
   }
@@ -528,7 +541,7 @@ sgld_sa <- function(x, y, family = c("gaussian", "binomial"), method = c("sa", "
     warmup <- sgmcmc_glm_warmup(xs, ys, sparse, intercept, init[, 1L, drop = FALSE], control, engine_ctl, run,
                                 score_data, sampler, n, batch_size, method = method, family = family, v0 = v0,
                                 v1 = v1, chains = chains, sparse_start = !is.null(lasso_start) || (use_cv && method != "none"), cv = cv_mode,
-                                seed = seed)
+                                seed = seed, prepared = prepared)
     # without a given init the chains start at the warm-up's draws (spread over its last pilot's kept half)
     if (is.null(control$init) && !is.null(warmup$starts)) init <- warmup$starts
     warmup$seconds <- (proc.time() - t_w)[["elapsed"]]
@@ -565,7 +578,7 @@ sgld_sa <- function(x, y, family = c("gaussian", "binomial"), method = c("sa", "
   t0 <- proc.time()
   if (!future || chains == 1L) {
     ctl$chain_offset <- 0
-    res <- sb_call_engine(cpp_sgld_sa(xs, ys, as.integer(sparse), intercept, x_test, init, ctl, run, cv_mode$prepared))
+    res <- sb_call_engine(cpp_sgld_sa(xs, ys, as.integer(sparse), intercept, x_test, init, ctl, run, prepared))
   } else {
     chunks <- if (!is.null(chunks)) min(chains, check_count(chunks, arg = "chunks"))
               else if (requireNamespace("future", quietly = TRUE)) min(chains, future::nbrOfWorkers()) else 2L
@@ -654,7 +667,9 @@ sgld_sa <- function(x, y, family = c("gaussian", "binomial"), method = c("sa", "
                                                       format(signif(control$step_size, 3)), warmup$metric_kind),
                                   warmup = sgmcmc_warmup_label(warmup),
                                   gradient = if (use_cv) sprintf("control variates at the mode (%d Newton steps, %d full-data passes, %.2g s)",
-                                                                 cv_mode$newton, cv_mode$passes, cv_mode$seconds),
+                                                                 cv_mode$newton, cv_mode$passes, cv_mode$seconds)
+                                             else if (family == "gaussian" && batch_size >= n && sgmcmc_gram_applies(n, P))
+                                               "every row, from the Gram matrix X'X (O(P^2) per iteration)",
                                   sigma = if (family == "gaussian") signif(mean(sigma_user[used]), 4) else NULL,
                                   sgmcmc_convergence_info(convergence)))
   latent_state <- lapply(all_chains, function(ch) {
@@ -696,7 +711,7 @@ sgld_sa <- function(x, y, family = c("gaussian", "binomial"), method = c("sa", "
 # step).
 sgmcmc_glm_warmup <- function(xs, ys, sparse, intercept, init1, control, engine_ctl, run, score_data, sampler, n,
                               batch_size, method = "none", family = "gaussian", v0 = 0.1, v1 = 10, chains = 4L,
-                              sparse_start = FALSE, cv = NULL, seed = 1L) {
+                              sparse_start = FALSE, cv = NULL, seed = 1L, prepared = NULL) {
   P <- nrow(init1)
   run_pilot <- utils::modifyList(run, list(quiet = TRUE, threads = 1L))
   lik_var <- if (is.null(control$likelihood_sd)) 0 else control$likelihood_sd^2
@@ -717,7 +732,7 @@ sgmcmc_glm_warmup <- function(xs, ys, sparse, intercept, init1, control, engine_
       ctl$kappa1_init <- NaN
     }
     r <- cpp_sgld_sa(xs, ys, as.integer(sparse), intercept, matrix(0, 0, ncol(xs)),
-                     if (is.null(start)) init1 else matrix(start, ncol = 1L), ctl, run_pilot, cv$prepared)
+                     if (is.null(start)) init1 else matrix(start, ncol = 1L), ctl, run_pilot, prepared)
     if (isTRUE(r$interrupted)) rlang::interrupt()
     ch <- r$chains[[1]]
     list(draws = ch$draws, diverged = isTRUE(ch$diverged), final = ch$beta,
@@ -818,6 +833,10 @@ sgmcmc_default_batch <- function(n, cv = TRUE) {
   if (n <= 10000L) as.integer(n) else min(50L, as.integer(n))
 }
 intercept_flag <- function(intercept) if (isTRUE(intercept)) 1L else 0L
+
+# Whether a gaussian regression of n rows and P coefficients gets full-data gradients in the Gram form by
+# default (the engine's rule, sgmcmc/glm.hpp: gram_applies(), less its run-length condition): 2 P <= n, P <= 2,000.
+sgmcmc_gram_applies <- function(n, P) 2 * P <= n && P <= 2000
 
 # The default spike scale of a regression's SSGL prior: 0.2 of a standardized coefficient's posterior sd at the
 # null, 1 / sqrt(N I) with I the Fisher information per row on the prior's scale (gaussian: 1, the prior being

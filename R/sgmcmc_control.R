@@ -142,7 +142,9 @@ sgmcmc_control <- function(step_size = NULL, step = sgmcmc_step(), ssgl = sgmcmc
 #'   default. HAMCMC-SA and HAMCMC keep their own L-BFGS preconditioner and do not read it.
 #' @param gradient The minibatch gradient of a regression ([sgld_sa()], [hamcmc_sa()]): `"auto"` (default:
 #'   control variates for SGLD, SGHMC and SGNHT when the warm-up chooses the step and the minibatch is smaller
-#'   than the data, which the default `batch_size` is above 2,000 rows; HAMCMC-SA and HAMCMC keep full-data
+#'   than the data, which the default `batch_size` is above 2,000 rows of a logistic regression (a gaussian
+#'   regression with at most N / 2 coefficients gets every row, its exact gradient from the Gram matrix
+#'   \eqn{X'X} in O(P^2), cheaper than a minibatch; see `batch_size` in [sgld_sa()]); HAMCMC-SA and HAMCMC keep full-data
 #'   gradients up to 10,000 rows, their curvature pairs being noisier on small minibatches: ames, 2,344 rows,
 #'   28 s and a bulk ESS of 71 with 389-row control-variate minibatches, 9.5 s with every row),
 #'   `"control_variate"` (any sampler, also with a given step) or

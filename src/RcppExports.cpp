@@ -116,8 +116,8 @@ BEGIN_RCPP
 END_RCPP
 }
 // cpp_sgld_sa_prepare
-SEXP cpp_sgld_sa_prepare(const Rcpp::NumericMatrix& x, const Rcpp::NumericVector& y, const Rcpp::IntegerVector& sparse, bool intercept, const std::string& family, const Rcpp::NumericVector& cv_center);
-RcppExport SEXP _scalebayes_cpp_sgld_sa_prepare(SEXP xSEXP, SEXP ySEXP, SEXP sparseSEXP, SEXP interceptSEXP, SEXP familySEXP, SEXP cv_centerSEXP) {
+SEXP cpp_sgld_sa_prepare(const Rcpp::NumericMatrix& x, const Rcpp::NumericVector& y, const Rcpp::IntegerVector& sparse, bool intercept, const std::string& family, const Rcpp::NumericVector& cv_center, bool gram);
+RcppExport SEXP _scalebayes_cpp_sgld_sa_prepare(SEXP xSEXP, SEXP ySEXP, SEXP sparseSEXP, SEXP interceptSEXP, SEXP familySEXP, SEXP cv_centerSEXP, SEXP gramSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::RNGScope rcpp_rngScope_gen;
@@ -127,7 +127,8 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< bool >::type intercept(interceptSEXP);
     Rcpp::traits::input_parameter< const std::string& >::type family(familySEXP);
     Rcpp::traits::input_parameter< const Rcpp::NumericVector& >::type cv_center(cv_centerSEXP);
-    rcpp_result_gen = Rcpp::wrap(cpp_sgld_sa_prepare(x, y, sparse, intercept, family, cv_center));
+    Rcpp::traits::input_parameter< bool >::type gram(gramSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_sgld_sa_prepare(x, y, sparse, intercept, family, cv_center, gram));
     return rcpp_result_gen;
 END_RCPP
 }
@@ -721,7 +722,7 @@ static const R_CallMethodDef CallEntries[] = {
     {"_scalebayes_cpp_nn_layer_kinds", (DL_FUNC) &_scalebayes_cpp_nn_layer_kinds, 0},
     {"_scalebayes_cpp_kle_darcy_data", (DL_FUNC) &_scalebayes_cpp_kle_darcy_data, 3},
     {"_scalebayes_cpp_darcy_solve", (DL_FUNC) &_scalebayes_cpp_darcy_solve, 4},
-    {"_scalebayes_cpp_sgld_sa_prepare", (DL_FUNC) &_scalebayes_cpp_sgld_sa_prepare, 6},
+    {"_scalebayes_cpp_sgld_sa_prepare", (DL_FUNC) &_scalebayes_cpp_sgld_sa_prepare, 7},
     {"_scalebayes_cpp_sgld_sa", (DL_FUNC) &_scalebayes_cpp_sgld_sa, 9},
     {"_scalebayes_cpp_sgmcmc_samplers", (DL_FUNC) &_scalebayes_cpp_sgmcmc_samplers, 0},
     {"_scalebayes_cpp_sgmcmc_density", (DL_FUNC) &_scalebayes_cpp_sgmcmc_density, 4},

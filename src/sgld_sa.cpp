@@ -18,21 +18,28 @@ Rcpp::NumericMatrix as_r(const Eigen::MatrixXd& m) {
 struct PreparedGlm {
   sg::GlmData d;
   sg::CvState cv;
+  sg::GramState gram;
 };
 
 }  // namespace
 
 // The data in engine order and the control-variate state at cv_center (empty: none), made once for the warm-up's
 // pilots and the chains of one call: at N = 1e6, p = 20 each engine call transposed the design and passed over
-// every row for the centre's gradient again (R/sgmcmc_cv.R).
+// every row for the centre's gradient again (R/sgmcmc_cv.R). gram: also the Gram form of a gaussian
+// regression's full-data gradient (sgmcmc/glm.hpp: GramState), N P^2 once instead of once per pilot.
 // [[Rcpp::export]]
 SEXP cpp_sgld_sa_prepare(const Rcpp::NumericMatrix& x, const Rcpp::NumericVector& y, const Rcpp::IntegerVector& sparse,
-                         bool intercept, const std::string& family, const Rcpp::NumericVector& cv_center) {
+                         bool intercept, const std::string& family, const Rcpp::NumericVector& cv_center,
+                         bool gram = false) {
   std::vector<int> mask(sparse.begin(), sparse.end());
   const sg::Family fam = family == "gaussian" ? sg::Family::gaussian : sg::Family::binomial;
   Rcpp::XPtr<PreparedGlm> out(new PreparedGlm(), true);
   out->d = sg::make_data(sbglue::as_map(x), sbglue::as_map(y), mask, intercept, Eigen::MatrixXd(0, x.ncol()), fam);
   out->cv = sg::make_cv_state(out->d, std::vector<double>(cv_center.begin(), cv_center.end()));
+  if (gram) {
+    if (fam != sg::Family::gaussian) throw std::invalid_argument("the Gram form is for a gaussian regression");
+    out->gram = sg::make_gram_state(out->d);
+  }
   return out;
 }
 
@@ -51,7 +58,7 @@ Rcpp::List cpp_sgld_sa(const Rcpp::NumericMatrix& x, const Rcpp::NumericVector& 
     Rcpp::XPtr<PreparedGlm> pp(prepared);
     if (pp->d.family != ctl.family) throw std::invalid_argument("prepared data of another family");
     sg::set_test_rows(pp->d, xt_test);
-    rr = sg::run_sgld_sa(pp->d, ctl, sbglue::run_settings(run), binit, prog.monitor(), &pp->cv);
+    rr = sg::run_sgld_sa(pp->d, ctl, sbglue::run_settings(run), binit, prog.monitor(), &pp->cv, &pp->gram);
   } else {
     std::vector<int> mask(sparse.begin(), sparse.end());
     sg::GlmData d = sg::make_data(sbglue::as_map(x), sbglue::as_map(y), mask, intercept, xt_test, ctl.family);

@@ -128,6 +128,7 @@ inline scalebayes::sgmcmc::Control sgmcmc_control(const Rcpp::List& c) {
   map_step_control(c, ctl);
   map_prior_control(c, ctl);
   // the GLM's control-variate centre (sgmcmc/glm.hpp, CvState), output order
+  if (has(c, "gram")) ctl.gram = Rcpp::as<bool>(c["gram"]);
   if (has(c, "cv_center") && !Rf_isNull(c["cv_center"])) ctl.cv_center = Rcpp::as<std::vector<double>>(c["cv_center"]);
   return ctl;
 }

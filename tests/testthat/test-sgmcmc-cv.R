@@ -43,27 +43,36 @@ test_that("the centre is the ridge mode, and its Hessian the full-data Hessian t
   expect_lte(m$passes, 6)
 })
 
-test_that("SGLD with control variates and every default matches the exact Gaussian posterior", {
+test_that("SGLD with control variates (and the default Gram form) matches the exact Gaussian posterior", {
   # a conjugate Gaussian posterior: standardize = FALSE, the likelihood's sd fixed at 1, the slopes' frozen
-  # prior N(0, 1) (kappa0 = 0, kappa1 = 1, sigma held at 1), the intercept N(0, prior_var)
+  # prior N(0, 1) (kappa0 = 0, kappa1 = 1, sigma held at 1), the intercept N(0, prior_var). A gaussian
+  # regression's default is every row in the Gram form (test-sgmcmc-gram.R); control variates are asked for.
   d <- cv_sim(20000, 5, "gaussian")
-  ctl <- sgmcmc_control(ssgl = sgmcmc_ssgl(likelihood_sd = 1, kappa0_init = 0, kappa1_init = 1, sigma_init = 1))
-  f <- sgld_sa(d$x, d$y, method = "none", standardize = FALSE, seed = 1, quiet = TRUE, control = ctl)
-  expect_match(f$settings$print_info[["gradient"]], "control variates")
-  expect_lt(f$settings$batch_size, 20000)
   z <- cbind(1, d$x)
   Q <- crossprod(z) + diag(c(1e-4, rep(1, 5)))
   S <- solve(Q)
   mu <- drop(S %*% crossprod(z, d$y))
-  dr <- posterior::as_draws_matrix(f)[, c("(Intercept)", paste0("V", 1:5))]
   sd_ex <- sqrt(diag(S))
-  ess <- apply(dr, 2L, posterior::ess_bulk)
-  expect_true(all(ess > 400))
-  # the mean's Monte-Carlo se is sd / sqrt(ESS) < 0.05 sd: 0.2 sd is 4 se; the sd's excess variance is capped
-  # at 10 % by the warm-up, its Monte-Carlo error about 1 / sqrt(2 ESS) < 4 %
-  expect_lt(max(abs(colMeans(dr) - mu) / sd_ex), 0.2)
-  r <- apply(dr, 2L, sd) / sd_ex
-  expect_true(all(r > 0.8 & r < 1.25))
+  for (gradient in c("control_variate", "auto")) {
+    ctl <- sgmcmc_control(ssgl = sgmcmc_ssgl(likelihood_sd = 1, kappa0_init = 0, kappa1_init = 1, sigma_init = 1),
+                          step = sgmcmc_step(gradient = gradient))
+    f <- sgld_sa(d$x, d$y, method = "none", standardize = FALSE, seed = 1, quiet = TRUE, control = ctl)
+    if (gradient == "control_variate") {
+      expect_match(f$settings$print_info[["gradient"]], "control variates")
+      expect_lt(f$settings$batch_size, 20000)
+    } else {
+      expect_match(f$settings$print_info[["gradient"]], "Gram matrix")
+      expect_identical(f$settings$batch_size, 20000L)
+    }
+    dr <- posterior::as_draws_matrix(f)[, c("(Intercept)", paste0("V", 1:5))]
+    ess <- apply(dr, 2L, posterior::ess_bulk)
+    expect_true(all(ess > 400), info = gradient)
+    # the mean's Monte-Carlo se is sd / sqrt(ESS) < 0.05 sd: 0.2 sd is 4 se; the sd's excess variance is capped
+    # at 10 % by the warm-up, its Monte-Carlo error about 1 / sqrt(2 ESS) < 4 %
+    expect_lt(max(abs(colMeans(dr) - mu) / sd_ex), 0.2)
+    r <- apply(dr, 2L, sd) / sd_ex
+    expect_true(all(r > 0.8 & r < 1.25), info = gradient)
+  }
 })
 
 test_that("a logistic regression with control variates matches the Laplace posterior at large N", {

@@ -110,6 +110,7 @@ struct ChainControl {
                                     // regression's burn-in: see the head of this file)
   PruneSchedule pruning;
   std::vector<long> keep;           // GLM: coefficient indices (output order) whose draws are stored
+  bool gram = true;                 // GLM: the Gram form of full-data gaussian gradients where it applies (glm.hpp)
   std::vector<double> cv_center;    // GLM: the control variates' centre, output order (empty: plain minibatch
                                     // gradients; glm.hpp, CvState)
   int chains = 1;

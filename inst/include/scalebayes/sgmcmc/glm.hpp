@@ -210,6 +210,67 @@ inline CvState make_cv_state(const GlmData& d, const std::vector<double>& center
   return cv;
 }
 
+// Full-data gradients of a gaussian regression from its Gram matrix: with every row in each minibatch (the
+// default up to 2,000 rows) the gradient sum_i r_i x_i = X'y - X'X beta and the residual sum of squares are
+// functions of the P x P matrix G = X'X and X'y, so an iteration costs O(P^2) instead of a pass over the N x P
+// data (ames, N = 2,344, P = 35: 67 times fewer multiply-adds per gradient). They are expanded about a reference
+// beta_0 (the ridge-stabilized least-squares fit), with r_0 = y - X beta_0, c_0 = X'r_0 and d = beta - beta_0:
+//   gradient = c_0 - G d,    RSS = r_0'r_0 - 2 d'c_0 + d'G d = RSS_0 - d'(c_0 + gradient),
+// so that the RSS, whose direct expansion y'y - 2 beta'X'y + beta'G beta would cancel digits when the response
+// has a large mean, is a small correction of the smallest residual sum of squares. Equal to the row pass up to
+// rounding. Shared read-only by every chain.
+struct GramState {
+  Eigen::MatrixXd G;    // P x P, engine order
+  Eigen::VectorXd c0;   // P: X'r_0
+  Eigen::VectorXd b0;   // P: the reference coefficients
+  double rss0 = 0.0;    // r_0'r_0
+  bool empty() const { return G.size() == 0; }
+};
+
+// Whether the Gram form pays: a gaussian regression whose minibatch is every row, with fewer coefficients than
+// half the rows (O(P^2) against O(N P) per iteration), at most 2,000 of them (G's memory: 32 MB), and a run of
+// at least P iterations (G costs N P^2 once, P iterations' worth of row passes).
+inline bool gram_applies(const GlmData& d, long batch, long iterations) {
+  const long P = d.ps + d.pd, N = d.y.size();
+  return d.family == Family::gaussian && batch >= N && 2 * P <= N && P <= 2000 && iterations >= P;
+}
+
+inline GramState make_gram_state(const GlmData& d) {
+  GramState gm;
+  const long P = d.ps + d.pd;
+  gm.G = Eigen::MatrixXd::Zero(P, P);
+  gm.G.selfadjointView<Eigen::Lower>().rankUpdate(d.xt);
+  gm.G = gm.G.selfadjointView<Eigen::Lower>();
+  const Eigen::VectorXd xty = d.xt * d.y;
+  // the reference: least squares with a ridge of 1e-10 of the mean diagonal (only to keep a rank-deficient X
+  // solvable; beta_0 needs to be near the data's fit, not exact)
+  double ridge = 1e-10 * gm.G.diagonal().mean();
+  if (!(ridge > 0.0)) ridge = 1e-10;
+  Eigen::MatrixXd A = gm.G;
+  A.diagonal().array() += ridge;
+  gm.b0 = A.ldlt().solve(xty);
+  if (!gm.b0.allFinite()) gm.b0.setZero();
+  const Eigen::VectorXd r0 = d.y - d.xt.transpose() * gm.b0;
+  gm.rss0 = r0.squaredNorm();
+  gm.c0 = d.xt * r0;
+  return gm;
+}
+
+// The Gram form of minibatch_pass() with every row: grad = X'(y - X beta) in the two groups; returns the RSS.
+inline double gram_pass(const GramState& gm, Grp& gs, Grp& gd, Eigen::VectorXd& work) {
+  const long ps = gs.value.size(), pd = gd.value.size();
+  work.resize(ps + pd);
+  work.head(ps) = gs.value.matrix();
+  work.tail(pd) = gd.value.matrix();
+  work -= gm.b0;
+  Eigen::VectorXd g = gm.c0;
+  g.noalias() -= gm.G.selfadjointView<Eigen::Lower>() * work;
+  gs.grad = g.head(ps).array();
+  gd.grad = g.tail(pd).array();
+  const double rss = gm.rss0 - work.dot(gm.c0 + g);
+  return rss > 0.0 ? rss : 0.0;
+}
+
 // The full-data log-likelihood; `loss` (when given) receives the training loss per example of the loss rule of
 // divergence (chain.hpp): half the mean squared residual (gaussian, free of sigma, so a chain whose sigma grows
 // with its residuals is still seen) or the mean negative log-likelihood (binomial). With max_rows > 0 and more
@@ -252,8 +313,8 @@ class GlmModel {
   using Ops = EigenOps;
   // beta_init in output order.
   GlmModel(const GlmData& d, const Control& ctl, const Eigen::VectorXd& beta_init, rng::Stream& rs,
-           const CvState* cv = nullptr)
-      : d_(d), rs_(rs), groups_(2), cv_(cv) {
+           const CvState* cv = nullptr, const GramState* gram = nullptr)
+      : d_(d), rs_(rs), groups_(2), cv_(cv), gram_(gram) {
     Grp& gs = groups_[0];
     Grp& gd = groups_[1];
     gs.sparse = true;
@@ -281,9 +342,9 @@ class GlmModel {
   // The minibatch gradient (the GLM has nothing to replay: `replayable` changes nothing) and the same gradient at
   // the current values without touching the recorded residual sum of squares.
   void minibatch(const std::vector<long>& idx, long n, bool = false) {
-    rss_ = minibatch_pass(d_, idx, n, groups_[0], groups_[1], cv_);
+    rss_ = pass(idx, n);
   }
-  void gradient(const std::vector<long>& idx, long n) { minibatch_pass(d_, idx, n, groups_[0], groups_[1], cv_); }
+  void gradient(const std::vector<long>& idx, long n) { pass(idx, n); }
   double resid_ss() const { return rss_; }
 
   const GlmData& data() const { return d_; }
@@ -300,7 +361,13 @@ class GlmModel {
   rng::Stream& rs_;
   std::vector<Grp> groups_;
   const CvState* cv_ = nullptr;  // control-variate gradients when set (shared by the chains, read-only)
+  const GramState* gram_ = nullptr;  // Gram-form full-data gradients when set (shared, read-only)
+  Eigen::VectorXd work_;
   double rss_ = 0.0;
+  double pass(const std::vector<long>& idx, long n) {
+    if (gram_ && n >= static_cast<long>(d_.y.size())) return gram_pass(*gram_, groups_[0], groups_[1], work_);
+    return minibatch_pass(d_, idx, n, groups_[0], groups_[1], cv_);
+  }
 };
 
 // The GLM chain's output (a Recorder of the chain driver).
@@ -413,9 +480,10 @@ struct RunResult {
 // returns false to stop (each chain then stops within 256 iterations and the result has interrupted = true).
 // cv_given: a control-variate state made once for several runs on the same data and centre (make_cv_state();
 // the warm-up's pilots and the chains), used when ctl.cv_center is set; else made here from ctl.cv_center.
+// gram_given: the Gram form made once likewise (make_gram_state()), used when gram_applies(); else made here.
 inline RunResult run_sgld_sa(const GlmData& d, const Control& ctl, const parallel::RunSettings& run,
                              const Eigen::MatrixXd& beta_init, const parallel::Monitor& monitor = parallel::Monitor(),
-                             const CvState* cv_given = nullptr) {
+                             const CvState* cv_given = nullptr, const GramState* gram_given = nullptr) {
   ctl.validate();
   const long P = d.ps + d.pd;
   if (beta_init.rows() != P || beta_init.cols() != ctl.chains)
@@ -438,11 +506,18 @@ inline RunResult run_sgld_sa(const GlmData& d, const Control& ctl, const paralle
   }
   const CvState cv_own = cv_given ? CvState() : make_cv_state(d, ctl.cv_center);
   const CvState& cv = cv_given && !ctl.cv_center.empty() ? *cv_given : cv_own;
+  // every row in each minibatch of a gaussian regression (no control variate: with every row it changes
+  // nothing): the Gram form
+  const bool use_gram = ctl.gram && cv.empty() && gram_applies(d, ctl.batch_size, ctl.iterations);
+  const bool gram_shared = use_gram && gram_given && !gram_given->empty();
+  const GramState gram_own = use_gram && !gram_shared ? make_gram_state(d) : GramState();
+  const GramState& gram = gram_shared ? *gram_given : gram_own;
   RunResult out;
   out.chains.resize(ctl.chains);
   auto chain = [&](std::size_t c, std::atomic<long>& progress, const parallel::StopToken& stop) {
     rng::Stream rs(run.seed, static_cast<std::uint64_t>(ctl.chain_offset + static_cast<long>(c)));
-    GlmModel model(d, ectl, beta_init.col(static_cast<long>(c)), rs, cv.empty() ? nullptr : &cv);
+    GlmModel model(d, ectl, beta_init.col(static_cast<long>(c)), rs, cv.empty() ? nullptr : &cv,
+                   gram.empty() ? nullptr : &gram);
     // the loss rule's level before the first trace point: the loss at the chain's start, so that a chain that
     // explodes before it is caught there (the start is where the chain may fairly be; a caller's loss_start
     // counts when higher)
