@@ -105,7 +105,7 @@ trend_filter_wbb <- function(y, x = seq_along(y), k = 3, lambda = NULL, draws = 
   }
   cv <- NULL
   if (is.null(lambda)) {
-    cv <- cv_trend_filter(d$y, d$x, d$k, nfolds = nfolds, control = control)
+    cv <- cv_trend_filter(d$y, d$x, d$k, nfolds = nfolds, control = control, threads = rs$threads, quiet = rs$quiet)
     lambda <- cv[[paste0("lambda_", lambda_rule)]]
   }
   t_cv <- wbb_elapsed(rs)
