@@ -216,6 +216,7 @@ vi_run <- function(method, prior, mcall, call, x, y, model, family, log_lambda, 
   draws <- check_count(draws, max = 1e6, arg = "draws", call = call)
   keep_draws <- check_flag(keep_draws, arg = "keep_draws", call = call)
   rs <- run_settings(seed, threads, quiet, call = call)
+  held <- nn_validation_take(rlang::current_env(), control, rs$seed, call)  # nn_control(validation = )
   p <- nn_prepare(ctx, x, y, newx, newy, standardize, control$batch_size, in_control = TRUE,
                   init = nn_init_code(control), units = as.double(draws) * max(1L, length(log_lambda)),
                   keep_draws = keep_draws)
@@ -238,12 +239,14 @@ vi_run <- function(method, prior, mcall, call, x, y, model, family, log_lambda, 
                retrain_epochs = as.double(retrain_epochs), keep_draws = keep_draws, label = label)
   nd <- p$nd
   res <- sb_call_engine(cpp_nn_vi(p$spec, p$xd$x, p$xd$dim, p$yd$y, if (is.null(nd)) double() else nd$x,
-                                  if (is.null(nd)) integer() else nd$dim, nn_engine_control(control, ctx$device, keep_draws),
+                                  if (is.null(nd)) integer() else nd$dim,
+                                  nn_validation_engine(nn_engine_control(control, ctx$device, keep_draws), p, held, call),
                                   vctl, engine_run(rs)), call = call)
   status <- nn_decode_status(res$status)
   if (all(status == "diverged")) nn_abort_diverged("The variational fit diverged", p$standardize, call)
   a <- list(method = method, label = label, prior = prior, vi = vi, control = control, draws = draws,
-            keep_draws = keep_draws, log_lambda = log_lambda, prune = prune, retrain_epochs = retrain_epochs, run = rs)
+            keep_draws = keep_draws, log_lambda = log_lambda, prune = prune, retrain_epochs = retrain_epochs, run = rs,
+            held = held)
   out <- lapply(seq_along(log_lambda), function(i) vi_decode_fit(i, status[i], res, ctx, p, a))
   if (isTRUE(res$interrupted)) {
     sb_warn(c("Interrupted: the fit holds the state q reached (epochs done: {paste(res$epochs, collapse = ', ')}).",
@@ -322,6 +325,13 @@ vi_decode_fit <- function(i, st, res, ctx, p, a) {
     log_lambda = a$log_lambda[i], noise_sd = noise, fit_status = as.character(st), steps = res$steps[i],
     interrupted = isTRUE(res$interrupted) && st != "done",
     pred_mean_q = if (m > 0) shape_q(sl(res$pred_mean_q, m, i)))
+  if (!is.null(a$held)) {  # nn_control(validation = ): the held-out loss per epoch, the best epoch
+    h <- matrix(sl(res$val_history, res$trace_rows * 2, i), ncol = 2L, byrow = TRUE)
+    e <- fit$training$epoch
+    fit$training$val_loss <- h[e, 1L]
+    fit$training$val_accuracy <- h[e, 2L]
+    fit$validation <- list(rows = a$held$rows, patience = control$patience, best_epoch = res$best_epoch[i])
+  }
   if (!is.null(a$prune) && st != "not run") {
     stages <- sl(res$pred_stages, 2 * m, i)
     newy <- p$newy_d$y

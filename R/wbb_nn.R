@@ -144,12 +144,18 @@ wbb_nn <- function(x, y, model = nn_mlp(), family = NULL, lambda = 1e-4,
   keep_draws <- check_flag(keep_draws, arg = "keep_draws", call = call)
   if (missing(future) && isTRUE(control$future)) future <- TRUE  # nn_control(future = ) (deprecated there)
   rs <- wbb_run_settings(draws, threads, seed, quiet, chunks %||% control$chunks, future, call = call)
+  held <- nn_validation_take(call, control, rs$seed, call)  # nn_control(validation = ): rows out of x, y
   p <- nn_prepare(ctx, x, y, newx, newy, standardize, control$batch_size, in_control = TRUE,
                   init = nn_init_code(control), units = draws, keep_draws = keep_draws)
   control$batch_size <- p$batch_size
   keep_history <- wbb_nn_check_history(control, draws, p$xd$n, call)
-  ctrl <- nn_engine_control(control, ctx$device, keep_draws)
+  ctrl <- nn_validation_engine(nn_engine_control(control, ctx$device, keep_draws), p, held, call)
   ctrl$batch <- nn_wbb_batch(batch, p$spec, call)
+  if (!is.null(held) && ctrl$batch != 0L) {  # the batched networks (nn/batched.hpp) have no validation hook
+    rlang::inform("nn_control(validation = ) trains one network per thread (batch = FALSE).",
+                  class = "scalebayes_message_validation")
+    ctrl$batch <- 0L
+  }
   nd <- p$nd
   parts <- wbb_run(rs, function(first, count) {
     cpp_nn_wbb(p$spec, p$xd$x, p$xd$dim, p$yd$y, if (is.null(nd)) double() else nd$x,
@@ -168,6 +174,11 @@ wbb_nn <- function(x, y, model = nn_mlp(), family = NULL, lambda = 1e-4,
   }
   store <- if (keep_draws) nn_decode_store(cat_num("params"), cat_num("buffers"), p$desc, draws)
   history <- if (keep_history) wbb_nn_history(parts, cat_num, draws)
+  validation <- NULL
+  if (!is.null(held)) {
+    history <- nn_validation_columns(history, cat_num("val_history"), parts[[1L]]$history_rows, "draw")
+    validation <- list(rows = held$rows, patience = control$patience, best_epoch = cat_num("best_epoch"))
+  }
   n_bad <- sum(status == "diverged")
   if (n_bad > 0) {
     sb_warn(c("{n_bad} of {draws} draw{?s} diverged (non-finite loss) and {?was/were} left out of the summaries.",
@@ -184,7 +195,8 @@ wbb_nn <- function(x, y, model = nn_mlp(), family = NULL, lambda = 1e-4,
            weights = store$weights, buffers = store$buffers, status = status, pred = pred, pred_mean = pred_mean,
            details = details, training = history, float64 = isTRUE(control$float64),
            objective = cat_num("objective"), grad_norm = cat_num("grad_norm"), steps = cat_num("steps"),
-           steps_counted = sum(cat_num("steps_counted")), lambda = lambda, history = history)
+           steps_counted = sum(cat_num("steps_counted")), lambda = lambda, history = history,
+           validation = validation)
   fit$sigma <- wbb_nn_sigma(fit, p)
   fit
 }
