@@ -50,6 +50,11 @@
 #'   inputs through the stored `fit$scaling`), the test RMSE (also in `pruning`) and the noise sd `noise_sd` (one
 #'   per output for a matrix `y`) are on the user's scale, and so is a fixed `vi_control(noise_sd = )`.
 #'   [nn_export()] folds the transform into the exported network. `FALSE`: the data as given.
+#' @section Band coverage:
+#' On a simulated regression with a known 1-hidden-layer tanh network as f (2 inputs, noise sd 0.3, 300 training
+#' and 200 test rows, an `nn_mlp(8)` fit of 1,000 epochs, 5 seeds; `bench/nn_coverage.R`,
+#' `vignette("variational")` section 4), `sparse_vi()`'s 90 % bands covered the true f at 0.38 of the test inputs and
+#' its 90 % predictive intervals covered new y at 0.90 (averages over the seeds): the predictive interval holds its level through the learned noise sd while the band of f is too narrow for a fit whose error in f (RMSE 0.39) is larger than the other methods'.
 #' @return A network fit of class `c("sb_vi_nn", "sb_nn_fit", "sb_fit")` (see [sb_nn_fit-methods]) with, beside
 #'   the common fields, `variational` (a data frame of `mu`, `sigma`, `phi` per parameter), `inclusion` (the
 #'   \eqn{\phi} of every weight), `trace` (per epoch: negative ELBO, negative log-likelihood and KL on the sum
@@ -133,6 +138,11 @@ sparse_vi <- function(x, y, model = nn_mlp(), family = NULL, lambda = NULL, log_
 #' @param prior `"gaussian"`, `"scale_mixture"` or `"log_uniform"`.
 #' @param prune `NULL` (no pruning) or the threshold described above.
 #' @param retrain_epochs Epochs of training after pruning.
+#' @section Band coverage:
+#' On a simulated regression with a known 1-hidden-layer tanh network as f (2 inputs, noise sd 0.3, 300 training
+#' and 200 test rows, an `nn_mlp(8)` fit of 1,000 epochs, 5 seeds; `bench/nn_coverage.R`,
+#' `vignette("variational")` section 4), `bbb()`'s 90 % bands covered the true f at 0.65 of the test inputs and
+#' its 90 % predictive intervals covered new y at 0.90 (averages over the seeds): the band of f is too narrow, as mean-field Gaussian q is known to be.
 #' @return As [sparse_vi()]: class `c("sb_vi_nn", "sb_nn_fit", "sb_fit")`; with `prune`, also `pruning` (weights
 #'   kept, their share, and the test error of the mean of q before pruning, after pruning and after retraining
 #'   when `newy` was given).

@@ -104,3 +104,11 @@ test_that("bbb() and sparse_vi(): held-out rows are not trained on; patience res
   expect_identical(ran, bp$validation$best_epoch + 3)
   expect_identical(min(bp$training$val_loss), bp$training$val_loss[bp$validation$best_epoch])
 })
+
+test_that("vae() refuses a validation control instead of ignoring it", {
+  skip_if_no_torch()
+  x <- matrix(runif(40 * 4), 40, 4)
+  e <- expect_error(vae(x, latent = 2, epochs = 1, seed = 1, quiet = TRUE, control = nn_control(validation = 0.2)),
+                    class = "scalebayes_error_input")
+  expect_identical(e$arg, "control")
+})
