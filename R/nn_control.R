@@ -49,7 +49,9 @@
 #' @param validation Hold rows of the training data out of training and record the loss on them after every
 #'   epoch (as Keras's `validation_split` / luz's `valid_data`): `NULL` (default, no validation), one number in
 #'   (0, 1) (that fraction of the rows, at least one, drawn at random from the fit's `seed`, so that a seed gives
-#'   the same split), or a vector of two or more row numbers of the training data. The held-out rows are
+#'   the same split), a vector of two or more row numbers of the training data (with a formula: rows of the
+#'   model frame, after `subset` and `na.action`), or `list(x = , y = )`, separate held-out inputs and responses
+#'   in the form of `x` and `y` (Keras's `validation_data`; not with a formula). The held-out rows are
 #'   removed before anything else (standardization included) and never trained on; the fit keeps their row
 #'   numbers (`fit$validation$rows`) and the per-epoch held-out loss (the training loss \eqn{l_i}, unweighted,
 #'   on the training scale; mean over the held-out rows) and accuracy (classification) in `fit$history`
@@ -145,9 +147,16 @@ nn_engine_control <- function(control, device, keep_weights) {
 check_nn_validation <- function(validation, call = rlang::caller_env()) {
   if (is.null(validation)) return(NULL)
   bad <- function(what) {
-    sb_abort(c("{.arg validation} must be a fraction in (0, 1) or two or more row numbers of the training data.",
+    sb_abort(c("{.arg validation} must be a fraction in (0, 1), two or more row numbers of the training data, or {.code list(x = , y = )}.",
                x = what, i = "E.g. {.code validation = 0.2} holds out a fifth of the rows."),
              arg = "validation", call = call)
+  }
+  if (is.data.frame(validation)) {
+    bad("You supplied a data frame: give the row numbers of the fit's {.arg data} to hold out, or {.code list(x = , y = )} with the inputs and responses.")
+  }
+  if (is.list(validation)) {  # separate held-out data (Keras's validation_data = (x, y)); checked by the fit
+    if (!setequal(names(validation), c("x", "y"))) bad("A list must have exactly the elements {.code x} and {.code y}.")
+    return(structure(validation[c("x", "y")], class = "sb_nn_validation_data"))
   }
   if (!is.numeric(validation) || anyNA(validation) || any(!is.finite(validation))) {
     bad("You supplied {.obj_type_friendly {validation}}.")
@@ -166,7 +175,7 @@ check_nn_validation <- function(validation, call = rlang::caller_env()) {
 # fit's seed (R's stream, restored afterwards), or the row numbers given; returns list(hold, keep), both sorted.
 nn_validation_split <- function(control, n, seed, call) {
   v <- control$validation
-  if (is.null(v)) return(NULL)
+  if (is.null(v) || inherits(v, "sb_nn_validation_data")) return(NULL)
   if (length(v) == 1L) {
     m <- max(1L, as.integer(round(v * n)))
     hold <- sort(sb_with_seed(seed, sample.int(n, m)))
@@ -197,6 +206,8 @@ nn_rows <- function(x, i) {
 # Splits the training data of a network front end (x, y in env, and the seed): the held-out rows are removed from
 # env$x / env$y and returned as list(x, y, rows) (NULL without validation).
 nn_validation_take <- function(env, control, seed, call) {
+  v <- control$validation
+  if (inherits(v, "sb_nn_validation_data")) return(list(x = v$x, y = v$y, rows = integer()))  # given held-out data
   n <- if (is.null(dim(env$x))) length(env$x) else dim(env$x)[1L]
   sp <- nn_validation_split(control, n, seed, call)
   if (is.null(sp)) return(NULL)
@@ -210,7 +221,12 @@ nn_validation_take <- function(env, control, seed, call) {
 # of p (nn_prepare()).
 nn_validation_engine <- function(ctrl, p, held, call) {
   if (is.null(held)) return(ctrl)
-  vd <- nn_scale_x(nn_prepare_newx(held$x, p$xd, call, warn_scale = FALSE), p$scaling)
+  xd <- tryCatch(nn_prepare_newx(held$x, p$xd, call, warn_scale = FALSE), scalebayes_error = function(e) {
+    msg <- conditionMessage(e)  # as a value: never cli markup
+    sb_abort(c("{.code nn_control(validation = list(x = ))} must be inputs of the shape of {.arg x}.", x = "{msg}"),
+             arg = "validation", call = call)
+  })
+  vd <- nn_scale_x(xd, p$scaling)
   vy <- nn_scale_y(nn_prepare_y(held$y, vd$n, p$family, levels = p$yd$levels, arg = "y", call = call,
                                 q_expected = p$yd$q, warn_scale = FALSE), p$scaling)
   ctrl$val_x <- as.double(vd$x)
@@ -235,7 +251,8 @@ print.sb_nn_control <- function(x, ...) {
   cat("<sb_nn_control>", x$optimizer, "lr", format(x$lr), "|",
       if (is.null(x$max_steps)) paste(x$epochs, "epochs") else paste(x$max_steps, "steps"),
       "| batch", x$batch_size %||% "min(50, n)", "| weights", x$weight_dist, if (x$float64) "| float64" else "| float32",
-      if (!is.null(x$validation)) paste("| validation", if (length(x$validation) == 1L) format(x$validation) else paste(length(x$validation), "rows")),
+      if (!is.null(x$validation)) paste("| validation", if (inherits(x$validation, "sb_nn_validation_data")) "data given"
+                                        else if (length(x$validation) == 1L) format(x$validation) else paste(length(x$validation), "rows")),
       if (!is.null(x$patience)) paste("| patience", x$patience), "\n")
   invisible(x)
 }
@@ -247,7 +264,7 @@ nn_validation_line <- function(va, tr) {
   best <- tapply(tr$val_loss, tr[[unit]], function(v) if (all(is.na(v))) NA_real_ else min(v, na.rm = TRUE))
   acc <- tapply(tr$val_accuracy, tr[[unit]], function(v) if (all(is.na(v))) NA_real_ else max(v, na.rm = TRUE))
   last <- tapply(tr$epoch, tr[[unit]], max)
-  sprintf("  validation: %d held-out rows; best held-out loss %.4g%s (mean over %ss)%s", length(va$rows),
+  sprintf("  validation: %d held-out rows; best held-out loss %.4g%s (mean over %ss)%s", va$n %||% length(va$rows),
           mean(best, na.rm = TRUE), if (any(is.finite(acc))) sprintf(", accuracy %.4f", mean(acc, na.rm = TRUE)) else "",
           unit, if (is.null(va$patience)) "" else sprintf("; patience %d: ran %s epochs, best epoch %s",
                                                              va$patience, nn_range_text(last), nn_range_text(va$best_epoch)))

@@ -340,7 +340,7 @@ vi_decode_fit <- function(i, st, res, ctx, p, a) {
     e <- fit$training$epoch
     fit$training$val_loss <- h[e, 1L]
     fit$training$val_accuracy <- h[e, 2L]
-    fit$validation <- list(rows = a$held$rows, patience = control$patience, best_epoch = res$best_epoch[i])
+    fit$validation <- list(rows = a$held$rows, n = NROW(a$held$y), patience = control$patience, best_epoch = res$best_epoch[i])
   }
   if (!is.null(a$prune) && st != "not run") {
     stages <- sl(res$pred_stages, 2 * m, i)

@@ -186,7 +186,7 @@ wbb_nn <- function(x, y, model = nn_mlp(), family = NULL, lambda = 1e-4,
   validation <- NULL
   if (!is.null(held)) {
     history <- nn_validation_columns(history, cat_num("val_history"), parts[[1L]]$history_rows, "draw")
-    validation <- list(rows = held$rows, patience = control$patience, best_epoch = cat_num("best_epoch"))
+    validation <- list(rows = held$rows, n = NROW(held$y), patience = control$patience, best_epoch = cat_num("best_epoch"))
   }
   n_bad <- sum(status == "diverged")
   if (n_bad > 0) {

@@ -112,3 +112,25 @@ test_that("vae() refuses a validation control instead of ignoring it", {
                     class = "scalebayes_error_input")
   expect_identical(e$arg, "control")
 })
+
+test_that("validation = list(x = , y = ): separate held-out data, training on every row", {
+  skip_if_no_torch()
+  d <- val_data()
+  v <- val_data(40, seed = 9)
+  f <- suppressMessages(wbb_nn(d$x, d$y, model = nn_mlp(6), draws = 2, epochs = 5, seed = 5, quiet = TRUE,
+                               control = nn_control(validation = list(x = v$x, y = v$y))))
+  f0 <- wbb_nn(d$x, d$y, model = nn_mlp(6), draws = 2, epochs = 5, seed = 5, quiet = TRUE, batch = FALSE)
+  expect_identical(as.matrix(f), as.matrix(f0))
+  dr <- scalebayes:::nn_predict_draws(f, structure(v$x, sb_arg = "x"), warn_scale = FALSE)
+  mine <- rowMeans(sweep(dr, 2L, v$y)^2) / 2 / f$scaling$y_scale^2
+  expect_equal(f$history$val_loss[f$history$epoch == 5], mine, tolerance = 1e-4)
+  expect_output(print(f), "validation: 40 held-out rows")
+  e <- expect_error(nn_control(validation = list(x = v$x)), class = "scalebayes_error_input")
+  expect_identical(e$arg, "validation")
+  e <- expect_error(nn_control(validation = data.frame(a = 1:3)), class = "scalebayes_error_input")
+  expect_identical(e$arg, "validation")
+  e <- expect_error(suppressMessages(wbb_nn(d$x, d$y, model = nn_mlp(6), draws = 1, epochs = 1, seed = 5, quiet = TRUE,
+                                            control = nn_control(validation = list(x = v$x[, 1:2], y = v$y)))),
+                    class = "scalebayes_error_input")
+  expect_identical(e$arg, "validation")
+})
