@@ -63,6 +63,14 @@ test_that("wbb_nn(): held-out rows are not trained on, and their loss is recorde
                                 control = nn_control(validation = hold)))
   expect_identical(as.matrix(fb), as.matrix(fv))
   expect_output(print(fv), "validation: 10 held-out rows")
+  # dropout and batch norm: the held-out pass (eval mode) neither draws masks nor moves the running statistics
+  for (m in list(nn_mlp(6, dropout = 0.3), nn_mlp(6, batchnorm = TRUE))) {
+    a <- suppressMessages(wbb_nn(d$x, d$y, model = m, draws = 2, epochs = 4, seed = 5, quiet = TRUE,
+                                 control = nn_control(validation = hold)))
+    b <- wbb_nn(d$x[-hold, ], d$y[-hold], model = m, draws = 2, epochs = 4, seed = 5, quiet = TRUE, batch = FALSE)
+    expect_identical(as.matrix(a), as.matrix(b))
+    expect_identical(a$buffers, b$buffers)
+  }
 })
 
 test_that("patience stops an overfitting network early and restores the best epoch's weights", {
