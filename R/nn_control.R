@@ -265,7 +265,7 @@ nn_validation_line <- function(va, tr) {
   acc <- tapply(tr$val_accuracy, tr[[unit]], function(v) if (all(is.na(v))) NA_real_ else max(v, na.rm = TRUE))
   last <- tapply(tr$epoch, tr[[unit]], max)
   sprintf("  validation: %d held-out rows; best held-out loss %.4g%s (mean over %ss)%s", va$n %||% length(va$rows),
-          mean(best, na.rm = TRUE), if (any(is.finite(acc))) sprintf(", accuracy %.4f", mean(acc, na.rm = TRUE)) else "",
+          mean(best, na.rm = TRUE), if (any(is.finite(acc))) sprintf(", best accuracy %.4f", mean(acc, na.rm = TRUE)) else "",
           unit, if (is.null(va$patience)) "" else sprintf("; patience %d: ran %s epochs, best epoch %s",
                                                              va$patience, nn_range_text(last), nn_range_text(va$best_epoch)))
 }
