@@ -121,6 +121,10 @@ cpp_tf_path <- function(y, x, w, k, w0, lambdas, engine, warm) {
     .Call(`_scalebayes_cpp_tf_path`, y, x, w, k, w0, lambdas, engine, warm)
 }
 
+cpp_tf_cv_paths <- function(y, x, w, k, w0, lambdas, engine, warm, fold, nfolds, full, threads, quiet) {
+    .Call(`_scalebayes_cpp_tf_cv_paths`, y, x, w, k, w0, lambdas, engine, warm, fold, nfolds, full, threads, quiet)
+}
+
 cpp_tf_wbb <- function(y, x, k, lambda, engine, u_hat, names, settings) {
     .Call(`_scalebayes_cpp_tf_wbb`, y, x, k, lambda, engine, u_hat, names, settings)
 }

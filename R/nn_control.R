@@ -46,15 +46,37 @@
 #'   `"batch_mean"` multiplies a minibatch's mean loss by the mean weight of an independent random batch
 #'   (the script multiplied a loss vector of length B by a B x 1 weight matrix, which TensorFlow broadcasts
 #'   to B x B before averaging).
+#' @param validation Hold rows of the training data out of training and record the loss on them after every
+#'   epoch (as Keras's `validation_split` / luz's `valid_data`): `NULL` (default, no validation), one number in
+#'   (0, 1) (that fraction of the rows, at least one, drawn at random from the fit's `seed`, so that a seed gives
+#'   the same split), a vector of two or more row numbers of the training data (with a formula: rows of the
+#'   model frame, after `subset` and `na.action`), or `list(x = , y = )`, separate held-out inputs and responses
+#'   in the form of `x` and `y` (Keras's `validation_data`; not with a formula). The held-out rows are
+#'   removed before anything else (standardization included) and never trained on; the fit keeps their row
+#'   numbers (`fit$validation$rows`) and the per-epoch held-out loss (the training loss \eqn{l_i}, unweighted,
+#'   on the training scale; mean over the held-out rows) and accuracy (classification) in `fit$history`
+#'   (columns `val_loss`, `val_accuracy`). For [wbb_nn()] each draw's network, for [bbb()] / [sparse_vi()] the
+#'   network at the mean of q, evaluated in eval mode. Used by [wbb_nn()], [bbb()] and [sparse_vi()]; [wbb_nn()]
+#'   then trains one network per thread (`batch = FALSE`, with a message: the batched networks have no
+#'   validation hook). The SG-MCMC network chains ([sgld_sa()] / [hamcmc_sa()] with `model = `) take no
+#'   `nn_control()` and have no validation here: stopping a chain when a held-out loss stops improving is not
+#'   a valid sampler rule (the draws would no longer come from the chain's stationary distribution).
+#' @param patience With `validation`: stop a fit (each WBB draw, each variational fit on its own) once this many
+#'   epochs in a row have not lowered its lowest held-out loss so far, and end with the parameters (and
+#'   batch-norm statistics) of the epoch with the lowest held-out loss (`fit$validation$best_epoch`), as Keras's
+#'   `EarlyStopping(patience = , restore_best_weights = TRUE)`. `NULL` (default): train all epochs (the held-out
+#'   loss is only recorded). Requires `history = TRUE`.
 #' @return A list of class `sb_nn_control`.
 #' @export
 #' @examples
 #' nn_control(epochs = 50, lr = 1e-3)
+#' nn_control(epochs = 200, validation = 0.2, patience = 10)  # early stopping on 20 % held-out rows
 nn_control <- function(optimizer = c("adam", "sgd", "rmsprop"), lr = 1e-3, epochs = 100L, batch_size = NULL, max_steps = NULL,
                        grad_tol = 0, certify = TRUE, momentum = 0.9, betas = c(0.9, 0.999), eps = 1e-8,
                        weight_dist = c("exponential", "multinomial", "unit"), init = c("fan_in", "glorot"), float64 = FALSE, torch_threads = 1L,
                        chunks = NULL, future = FALSE, normalize_weights = FALSE,
-                       weight_mode = c("example", "shuffled", "batch_mean"), alpha = 0.99, history = TRUE) {
+                       weight_mode = c("example", "shuffled", "batch_mean"), alpha = 0.99, history = TRUE,
+                       validation = NULL, patience = NULL) {
   optimizer <- sb_match_arg(optimizer)
   moved <- c("chunks", "future")[c(!missing(chunks), !missing(future))]
   if (length(moved)) {
@@ -69,6 +91,17 @@ nn_control <- function(optimizer = c("adam", "sgd", "rmsprop"), lr = 1e-3, epoch
   if (isFALSE(float64) && is.numeric(eps) && length(eps) == 1L && !is.na(eps) && eps > 0 && eps < 1.1754944e-38) {
     sb_abort(c("{.arg eps} = {format(eps)} is below single precision's smallest normal number (1.18e-38).",
                i = "Use e.g. {.code eps = 1e-8}, or {.code float64 = TRUE}."), arg = "eps")
+  }
+  validation <- check_nn_validation(validation)
+  patience <- check_count(patience, allow_null = TRUE, max = 1e7, fix = "Give a whole number of epochs, at least 1.")
+  if (!is.null(patience) && is.null(validation)) {
+    sb_abort(c("{.arg patience} needs held-out rows to watch.",
+               i = "Give {.arg validation} too, e.g. {.code nn_control(validation = 0.2, patience = {patience})}."),
+             arg = "patience")
+  }
+  if (!is.null(validation) && isFALSE(history)) {
+    sb_abort(c("{.arg validation} records the held-out loss in the training history.",
+               i = "Keep {.code history = TRUE}."), arg = "history")
   }
   structure(list(
     optimizer = optimizer,
@@ -90,7 +123,9 @@ nn_control <- function(optimizer = c("adam", "sgd", "rmsprop"), lr = 1e-3, epoch
     normalize_weights = check_flag(normalize_weights),
     weight_mode = sb_match_arg(weight_mode),
     alpha = check_number(alpha, lower = 0, upper = 1, lower_open = TRUE, upper_open = TRUE),
-    history = check_flag(history)
+    history = check_flag(history),
+    validation = validation,
+    patience = patience
   ), class = "sb_nn_control")
 }
 
@@ -104,13 +139,138 @@ nn_engine_control <- function(control, device, keep_weights) {
        grad_tol = control$grad_tol, certify = control$certify,
        weight_mode = match(control$weight_mode, c("example", "shuffled", "batch_mean")) - 1L,
        normalize_weights = control$normalize_weights, torch_threads = control$torch_threads,
-       device = device, float64 = control$float64, keep_weights = keep_weights)
+       device = device, float64 = control$float64, keep_weights = keep_weights,
+       patience = as.double(control$patience %||% 0))
+}
+
+# nn_control(validation = ): NULL, a fraction in (0, 1), or two or more distinct row numbers (whole numbers >= 1).
+check_nn_validation <- function(validation, call = rlang::caller_env()) {
+  if (is.null(validation)) return(NULL)
+  bad <- function(what) {
+    sb_abort(c("{.arg validation} must be a fraction in (0, 1), two or more row numbers of the training data, or {.code list(x = , y = )}.",
+               x = what, i = "E.g. {.code validation = 0.2} holds out a fifth of the rows."),
+             arg = "validation", call = call)
+  }
+  if (is.data.frame(validation)) {
+    bad("You supplied a data frame: give the row numbers of the fit's {.arg data} to hold out, or {.code list(x = , y = )} with the inputs and responses.")
+  }
+  if (is.list(validation)) {  # separate held-out data (Keras's validation_data = (x, y)); checked by the fit
+    if (!setequal(names(validation), c("x", "y"))) bad("A list must have exactly the elements {.code x} and {.code y}.")
+    return(structure(validation[c("x", "y")], class = "sb_nn_validation_data"))
+  }
+  if (!is.numeric(validation) || anyNA(validation) || any(!is.finite(validation))) {
+    bad("You supplied {.obj_type_friendly {validation}}.")
+  }
+  if (length(validation) == 1L) {
+    if (validation <= 0 || validation >= 1) bad("You supplied {format(validation)}, outside (0, 1).")
+    return(as.double(validation))
+  }
+  if (any(validation != round(validation)) || any(validation < 1) || anyDuplicated(validation)) {
+    bad("Row numbers must be distinct whole numbers of at least 1.")
+  }
+  as.integer(validation)
+}
+
+# The held-out rows of a network fit with n training rows (NULL without validation): a fraction drawn from the
+# fit's seed (R's stream, restored afterwards), or the row numbers given; returns list(hold, keep), both sorted.
+nn_validation_split <- function(control, n, seed, call) {
+  v <- control$validation
+  if (is.null(v) || inherits(v, "sb_nn_validation_data")) return(NULL)
+  if (length(v) == 1L) {
+    m <- max(1L, as.integer(round(v * n)))
+    hold <- sort(sb_with_seed(seed, sample.int(n, m)))
+  } else {
+    if (max(v) > n) {
+      sb_abort(c("{.arg validation} names rows beyond the {n} rows of the training data.",
+                 x = "Largest row number: {max(v)}."), arg = "validation", call = call)
+    }
+    hold <- sort(v)
+  }
+  keep <- setdiff(seq_len(n), hold)
+  if (length(keep) < 2L) {
+    sb_abort(c("{.arg validation} leaves {length(keep)} row{?s} to train on.", i = "Hold out fewer rows."),
+             arg = "validation", call = call)
+  }
+  list(hold = hold, keep = keep)
+}
+
+# Rows i of a matrix, an array (examples first), a data frame, a factor or a vector.
+nn_rows <- function(x, i) {
+  if (is.null(x)) return(NULL)
+  d <- dim(x)
+  if (is.null(d)) return(x[i])
+  if (is.data.frame(x) || length(d) == 2L) return(x[i, , drop = FALSE])
+  do.call(`[`, c(list(x, i), rep(list(quote(expr = )), length(d) - 1L), list(drop = FALSE)))
+}
+
+# Splits the training data of a network front end (x, y in env, and the seed): the held-out rows are removed from
+# env$x / env$y and returned as list(x, y, rows) (NULL without validation).
+nn_validation_take <- function(env, control, seed, call) {
+  v <- control$validation
+  if (inherits(v, "sb_nn_validation_data")) return(list(x = v$x, y = v$y, rows = integer()))  # given held-out data
+  n <- if (is.null(dim(env$x))) length(env$x) else dim(env$x)[1L]
+  sp <- nn_validation_split(control, n, seed, call)
+  if (is.null(sp)) return(NULL)
+  out <- list(x = nn_rows(env$x, sp$hold), y = nn_rows(env$y, sp$hold), rows = sp$hold)
+  env$x <- nn_rows(env$x, sp$keep)
+  env$y <- nn_rows(env$y, sp$keep)
+  out
+}
+
+# The engine control's entries val_x, val_xdim, val_y: the held-out rows prepared and scaled as the training data
+# of p (nn_prepare()).
+nn_validation_engine <- function(ctrl, p, held, call) {
+  if (is.null(held)) return(ctrl)
+  xd <- tryCatch(nn_prepare_newx(held$x, p$xd, call, warn_scale = FALSE), scalebayes_error = function(e) {
+    msg <- conditionMessage(e)  # as a value: never cli markup
+    sb_abort(c("{.code nn_control(validation = list(x = ))} must be inputs of the shape of {.arg x}.", x = "{msg}"),
+             arg = "validation", call = call)
+  })
+  vd <- nn_scale_x(xd, p$scaling)
+  vy <- nn_scale_y(nn_prepare_y(held$y, vd$n, p$family, levels = p$yd$levels, arg = "y", call = call,
+                                q_expected = p$yd$q, warn_scale = FALSE), p$scaling)
+  ctrl$val_x <- as.double(vd$x)
+  ctrl$val_xdim <- as.integer(vd$dim)
+  ctrl$val_y <- as.double(vy$y)
+  ctrl
+}
+
+# The per-epoch held-out loss and accuracy of `units` fits (engine val_history: rows x 2 per fit) as columns for
+# the history data frame with columns unit (draw / fit) and epoch.
+nn_validation_columns <- function(history, val, rows, unit_col = "draw") {
+  if (is.null(history) || !length(val)) return(history)
+  h <- matrix(val, ncol = 2L, byrow = TRUE)
+  at <- (history[[unit_col]] - 1) * rows + history$epoch
+  history$val_loss <- h[at, 1L]
+  history$val_accuracy <- h[at, 2L]
+  history
 }
 
 #' @export
 print.sb_nn_control <- function(x, ...) {
   cat("<sb_nn_control>", x$optimizer, "lr", format(x$lr), "|",
       if (is.null(x$max_steps)) paste(x$epochs, "epochs") else paste(x$max_steps, "steps"),
-      "| batch", x$batch_size %||% "min(50, n)", "| weights", x$weight_dist, if (x$float64) "| float64" else "| float32", "\n")
+      "| batch", x$batch_size %||% "min(50, n)", "| weights", x$weight_dist, if (x$float64) "| float64" else "| float32",
+      if (!is.null(x$validation)) paste("| validation", if (inherits(x$validation, "sb_nn_validation_data")) "data given"
+                                        else if (length(x$validation) == 1L) format(x$validation) else paste(length(x$validation), "rows")),
+      if (!is.null(x$patience)) paste("| patience", x$patience), "\n")
   invisible(x)
+}
+
+# print()'s line for a fit with held-out rows: how many, the held-out loss at each fit's best epoch (mean over
+# draws / fits) and, with patience, the epochs the fits stopped at.
+nn_validation_line <- function(va, tr) {
+  unit <- names(tr)[1]
+  best <- tapply(tr$val_loss, tr[[unit]], function(v) if (all(is.na(v))) NA_real_ else min(v, na.rm = TRUE))
+  acc <- tapply(tr$val_accuracy, tr[[unit]], function(v) if (all(is.na(v))) NA_real_ else max(v, na.rm = TRUE))
+  last <- tapply(tr$epoch, tr[[unit]], max)
+  sprintf("  validation: %d held-out rows; best held-out loss %.4g%s (mean over %ss)%s", va$n %||% length(va$rows),
+          mean(best, na.rm = TRUE), if (any(is.finite(acc))) sprintf(", best accuracy %.4f", mean(acc, na.rm = TRUE)) else "",
+          unit, if (is.null(va$patience)) "" else sprintf("; patience %d: ran %s epochs, best epoch %s",
+                                                             va$patience, nn_range_text(last), nn_range_text(va$best_epoch)))
+}
+nn_range_text <- function(v) {
+  v <- v[is.finite(v)]
+  if (!length(v)) return("-")
+  if (min(v) == max(v)) format(min(v)) else paste0(min(v), "-", max(v))
 }

@@ -209,6 +209,8 @@ print.sb_nn_fit <- function(x, ...) {
     cat(sprintf("  training (last %s of each %s): loss %.4g%s\n", names(tr)[2], unit, mean(last$loss, na.rm = TRUE),
                 if (is.finite(acc)) sprintf(", accuracy %.4f", acc) else ""))
   }
+  va <- .subset2(x, "validation")  # nn_control(validation = ): R/nn_control.R
+  if (!is.null(va) && !is.null(tr) && !is.null(tr$val_loss)) cat(nn_validation_line(va, tr), "\n", sep = "")
   ok <- x$status == "done"
   if (!is.null(x$accuracy) && any(ok)) {
     a <- x$accuracy[ok]

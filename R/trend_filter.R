@@ -225,27 +225,40 @@ trend_filter <- function(y, x = NULL, k = 3, lambda = NULL, weights = NULL, pena
     r <- genlasso_dual_path(d$y, sp, d$weights, pw, pa, quiet = resolve_quiet(quiet))
     return(new_genlasso_path(r, d$y, D, NULL, d$weights, pw, pa, call, extra = list(tf_x = d$x, tf_k = d$k)))
   }
-  control <- check_tf_control(control)
-  m <- d$n - d$k - 1L
-  pw <- check_penalty_weights(penalty_factor, m)
-  lambda <- check_lambda(lambda)
-  nlambda <- check_count(nlambda, max = 1e5)
-  lambda_min_ratio <- check_number(lambda_min_ratio, lower = 0, upper = 1, lower_open = TRUE)
-  if (control$method == "dp" && d$k != 0L) {
-    sb_abort(c("{.code method = \"dp\"} is only available for {.code k = 0}.",
-               i = "Use {.code tf_control(method = \"auto\")}."), arg = "control")
-  }
-  if (is.null(lambda)) {
-    lm <- sb_call_engine(cpp_tf_lambda_max(d$y, d$x, d$weights, d$k, pw))
-    lmax <- max(lm$lambda_max, .Machine$double.xmin)
-    lambda <- exp(seq(log(lmax), log(lmax * lambda_min_ratio), length.out = nlambda))
-  }
+  control <- tf_check_gaussian_control(control, d$k)
+  pw <- check_penalty_weights(penalty_factor, d$n - d$k - 1L)
+  lambda <- tf_lambda_grid(d, pw, check_lambda(lambda), check_count(nlambda, max = 1e5),
+                           check_number(lambda_min_ratio, lower = 0, upper = 1, lower_open = TRUE))
   t0 <- proc.time()
   r <- sb_call_engine(cpp_tf_path(d$y, d$x, d$weights, d$k, pw, lambda, tf_engine_control(control),
                                   control$warm_start))
-  timing <- proc.time() - t0
+  tf_fit_object(r, lambda, d, pw, control, call, proc.time() - t0)
+}
+
+# The solver settings of a Gaussian trend filter, checked (method = "dp" is for k = 0 only).
+tf_check_gaussian_control <- function(control, k, call = rlang::caller_env()) {
+  control <- check_tf_control(control)
+  if (control$method == "dp" && k != 0L) {
+    sb_abort(c("{.code method = \"dp\"} is only available for {.code k = 0}.",
+               i = "Use {.code tf_control(method = \"auto\")}."), arg = "control", call = call)
+  }
+  control
+}
+
+# The lambda values of a path: those given, or nlambda values from the exact lambda_max down to
+# lambda_min_ratio * lambda_max (log-spaced).
+tf_lambda_grid <- function(d, pw, lambda, nlambda, lambda_min_ratio) {
+  if (!is.null(lambda)) return(lambda)
+  lm <- sb_call_engine(cpp_tf_lambda_max(d$y, d$x, d$weights, d$k, pw))
+  lmax <- max(lm$lambda_max, .Machine$double.xmin)
+  exp(seq(log(lmax), log(lmax * lambda_min_ratio), length.out = nlambda))
+}
+
+# The sb_trend_filter object of an engine path r (cpp_tf_path(), or one element of cpp_tf_cv_paths()), with the
+# warning for solves above the target gap (warn = TRUE).
+tf_fit_object <- function(r, lambda, d, pw, control, call, timing, warn = TRUE) {
   converged <- r$rel_gap <= control$tol
-  if (any(!converged)) {
+  if (warn && any(!converged)) {
     floor_hit <- !converged & r$rounding_rel > 0.1 * control$tol
     msg <- c("{sum(!converged)} of {length(lambda)} solve{?s} stopped above the target duality gap.",
              i = "Largest relative gap: {signif(max(r$rel_gap), 3)} (target {control$tol}).")
@@ -380,6 +393,15 @@ tf_interpolate <- function(x, beta, k, newx) {
 #' @param nfolds Number of folds.
 #' @param family,exposure,trials As in [trend_filter()]; for `"poisson"` and `"binomial"` the held-out points are
 #'   scored by their weighted mean deviance (and `measure = "deviance"`), see [trend_filter_family].
+#' @param threads Worker threads (default [sb_default_threads()]): the paths of the folds and of all data run in
+#'   parallel (Gaussian family); the result does not depend on it.
+#' @param quiet Hide the progress bar over folds x lambda values (default: not interactive).
+#' @details The interior-point solver of \eqn{k \ge 1} does not profit from warm starts along a path (it takes the
+#'   same Newton steps from a cold start; `bench/trend_filter_cv.R`), so the speed of the cross-validation comes
+#'   from solving the `nfolds + 1` paths (each fold's and the full data's, every one over the whole lambda grid)
+#'   on parallel threads, with a progress bar over folds x lambda values on the main thread (measured with 2
+#'   threads, k = 3, 50 lambda values: 0.61 s against 1.08 s one path after another at n = 1,000, 18.9 s against
+#'   31.7 s at n = 10,000; the chosen lambda the same on every seed tried).
 #' @return An object of class `sb_cv_trend_filter`: `lambda`, `cv` (weighted mean squared prediction error, or
 #'   mean deviance for the GLM families),
 #'   `cv_se`, `lambda_min`, `lambda_1se`, and `fit` (the [trend_filter()] path on all data).
@@ -391,7 +413,8 @@ tf_interpolate <- function(x, beta, k, newx) {
 #' cv$lambda_min
 cv_trend_filter <- function(y, x = NULL, k = 3, lambda = NULL, weights = NULL, nfolds = 5, nlambda = 50,
                             lambda_min_ratio = 1e-5, control = tf_control(),
-                            family = c("gaussian", "poisson", "binomial"), exposure = NULL, trials = NULL) {
+                            family = c("gaussian", "poisson", "binomial"), exposure = NULL, trials = NULL,
+                            threads = NULL, quiet = NULL) {
   call <- match.call()
   family <- sb_match_arg(family)
   d <- check_tf_data(y, x, k, weights)
@@ -407,18 +430,25 @@ cv_trend_filter <- function(y, x = NULL, k = 3, lambda = NULL, weights = NULL, n
                      check_number(lambda_min_ratio, lower = 0, upper = 1, lower_open = TRUE),
                      check_tf_control(control), call))
   }
-  fit <- suppressWarnings(trend_filter(d$y, d$x, d$k, lambda = lambda, weights = d$weights, nlambda = nlambda,
-                                       lambda_min_ratio = lambda_min_ratio, control = control))
-  lambda <- fit$lambda
+  control <- tf_check_gaussian_control(control, d$k)
+  lambda <- tf_lambda_grid(d, 1, check_lambda(lambda), check_count(nlambda, max = 1e5),
+                           check_number(lambda_min_ratio, lower = 0, upper = 1, lower_open = TRUE))
+  threads <- resolve_threads(threads)
+  quiet <- resolve_quiet(quiet)
   fold <- integer(d$n)
   fold[inner] <- rep_len(seq_len(nfolds), length(inner))
+  # every fold's path and the full-data path at once, spread over the threads (R/trend_filter.R's engine:
+  # genlasso::trend_filter_cv_paths()); the same solves, in the same order within each path, as one
+  # trend_filter() call per fold
+  t0 <- proc.time()
+  paths <- sb_call_engine(cpp_tf_cv_paths(d$y, d$x, d$weights, d$k, 1, lambda, tf_engine_control(control),
+                                          control$warm_start, fold, nfolds, TRUE, threads, quiet))
+  fit <- tf_fit_object(paths[[nfolds + 1L]], lambda, d, 1, control, call, proc.time() - t0, warn = FALSE)
   err <- matrix(NA_real_, nfolds, length(lambda))
   for (f in seq_len(nfolds)) {
     test <- which(fold == f)
     train <- which(fold != f)
-    ff <- suppressWarnings(trend_filter(d$y[train], d$x[train], d$k, lambda = lambda, weights = d$weights[train],
-                                        control = control))
-    pred <- tf_interpolate(d$x[train], ff$beta, d$k, d$x[test])
+    pred <- tf_interpolate(d$x[train], paths[[f]]$beta, d$k, d$x[test])
     wt <- d$weights[test]
     err[f, ] <- colSums(wt * (d$y[test] - pred)^2) / sum(wt)
   }

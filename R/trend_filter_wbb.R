@@ -11,7 +11,8 @@
 #' any number of threads, chunks and future workers.
 #'
 #' @details
-#' * `lambda = NULL` chooses lambda on the unweighted problem by [cv_trend_filter()] (rule `lambda_rule`);
+#' * `lambda = NULL` chooses lambda on the unweighted problem by [cv_trend_filter()] (rule `lambda_rule`; its
+#'   fold paths run on the `threads` workers, with a progress bar unless `quiet`);
 #'   the paper fixes lambda = 1000 for its Figure 4 (the authors' script used 5000).
 #' * The point estimate (`$estimate`) is the unweighted fit at lambda; `$se` are the pointwise posterior
 #'   standard deviations (the paper's "standard errors", Figure 4 draws `estimate +/- 2 se`).
@@ -105,7 +106,7 @@ trend_filter_wbb <- function(y, x = seq_along(y), k = 3, lambda = NULL, draws = 
   }
   cv <- NULL
   if (is.null(lambda)) {
-    cv <- cv_trend_filter(d$y, d$x, d$k, nfolds = nfolds, control = control)
+    cv <- cv_trend_filter(d$y, d$x, d$k, nfolds = nfolds, control = control, threads = rs$threads, quiet = rs$quiet)
     lambda <- cv[[paste0("lambda_", lambda_rule)]]
   }
   t_cv <- wbb_elapsed(rs)

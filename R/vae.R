@@ -72,6 +72,10 @@ vae <- function(x, latent = 2L, encoder = nn_mlp(c(512)), decoder = nn_mlp(c(512
     }
   }
   control <- nn_control_args(vi_check_control(control, call), epochs, batch_size, call)
+  if (!is.null(control$validation)) {  # the VAE's objective has no held-out-loss hook (R/nn_control.R)
+    sb_abort(c("{.code nn_control(validation = )} is for {.fn wbb_nn}, {.fn bbb} and {.fn sparse_vi}; {.fn vae} has none.",
+               i = "Leave {.arg validation} and {.arg patience} out of {.arg control}."), arg = "control", call = call)
+  }
   device <- check_backend(device, call)
   rs <- run_settings(seed, threads, quiet, call = call)
   xd <- vae_prepare_x(x, "x", call)

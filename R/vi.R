@@ -50,6 +50,11 @@
 #'   inputs through the stored `fit$scaling`), the test RMSE (also in `pruning`) and the noise sd `noise_sd` (one
 #'   per output for a matrix `y`) are on the user's scale, and so is a fixed `vi_control(noise_sd = )`.
 #'   [nn_export()] folds the transform into the exported network. `FALSE`: the data as given.
+#' @section Band coverage:
+#' On a simulated regression with a known 1-hidden-layer tanh network as f (2 inputs, noise sd 0.3, 300 training
+#' and 200 test rows, an `nn_mlp(8)` fit of 1,000 epochs, 5 seeds; `bench/nn_coverage.R`,
+#' `vignette("variational")` section 4), `sparse_vi()`'s 90 % bands covered the true f at 0.38 of the test inputs and
+#' its 90 % predictive intervals covered new y at 0.90 (averages over the seeds): the predictive interval holds its level through the learned noise sd while the band of f is too narrow for a fit whose error in f (RMSE 0.39) is larger than the other methods'.
 #' @return A network fit of class `c("sb_vi_nn", "sb_nn_fit", "sb_fit")` (see [sb_nn_fit-methods]) with, beside
 #'   the common fields, `variational` (a data frame of `mu`, `sigma`, `phi` per parameter), `inclusion` (the
 #'   \eqn{\phi} of every weight), `trace` (per epoch: negative ELBO, negative log-likelihood and KL on the sum
@@ -133,6 +138,11 @@ sparse_vi <- function(x, y, model = nn_mlp(), family = NULL, lambda = NULL, log_
 #' @param prior `"gaussian"`, `"scale_mixture"` or `"log_uniform"`.
 #' @param prune `NULL` (no pruning) or the threshold described above.
 #' @param retrain_epochs Epochs of training after pruning.
+#' @section Band coverage:
+#' On a simulated regression with a known 1-hidden-layer tanh network as f (2 inputs, noise sd 0.3, 300 training
+#' and 200 test rows, an `nn_mlp(8)` fit of 1,000 epochs, 5 seeds; `bench/nn_coverage.R`,
+#' `vignette("variational")` section 4), `bbb()`'s 90 % bands covered the true f at 0.65 of the test inputs and
+#' its 90 % predictive intervals covered new y at 0.90 (averages over the seeds): the band of f is too narrow, as mean-field Gaussian q is known to be.
 #' @return As [sparse_vi()]: class `c("sb_vi_nn", "sb_nn_fit", "sb_fit")`; with `prune`, also `pruning` (weights
 #'   kept, their share, and the test error of the mean of q before pruning, after pruning and after retraining
 #'   when `newy` was given).
@@ -216,6 +226,7 @@ vi_run <- function(method, prior, mcall, call, x, y, model, family, log_lambda, 
   draws <- check_count(draws, max = 1e6, arg = "draws", call = call)
   keep_draws <- check_flag(keep_draws, arg = "keep_draws", call = call)
   rs <- run_settings(seed, threads, quiet, call = call)
+  held <- nn_validation_take(rlang::current_env(), control, rs$seed, call)  # nn_control(validation = )
   p <- nn_prepare(ctx, x, y, newx, newy, standardize, control$batch_size, in_control = TRUE,
                   init = nn_init_code(control), units = as.double(draws) * max(1L, length(log_lambda)),
                   keep_draws = keep_draws)
@@ -238,12 +249,14 @@ vi_run <- function(method, prior, mcall, call, x, y, model, family, log_lambda, 
                retrain_epochs = as.double(retrain_epochs), keep_draws = keep_draws, label = label)
   nd <- p$nd
   res <- sb_call_engine(cpp_nn_vi(p$spec, p$xd$x, p$xd$dim, p$yd$y, if (is.null(nd)) double() else nd$x,
-                                  if (is.null(nd)) integer() else nd$dim, nn_engine_control(control, ctx$device, keep_draws),
+                                  if (is.null(nd)) integer() else nd$dim,
+                                  nn_validation_engine(nn_engine_control(control, ctx$device, keep_draws), p, held, call),
                                   vctl, engine_run(rs)), call = call)
   status <- nn_decode_status(res$status)
   if (all(status == "diverged")) nn_abort_diverged("The variational fit diverged", p$standardize, call)
   a <- list(method = method, label = label, prior = prior, vi = vi, control = control, draws = draws,
-            keep_draws = keep_draws, log_lambda = log_lambda, prune = prune, retrain_epochs = retrain_epochs, run = rs)
+            keep_draws = keep_draws, log_lambda = log_lambda, prune = prune, retrain_epochs = retrain_epochs, run = rs,
+            held = held)
   out <- lapply(seq_along(log_lambda), function(i) vi_decode_fit(i, status[i], res, ctx, p, a))
   if (isTRUE(res$interrupted)) {
     sb_warn(c("Interrupted: the fit holds the state q reached (epochs done: {paste(res$epochs, collapse = ', ')}).",
@@ -322,6 +335,13 @@ vi_decode_fit <- function(i, st, res, ctx, p, a) {
     log_lambda = a$log_lambda[i], noise_sd = noise, fit_status = as.character(st), steps = res$steps[i],
     interrupted = isTRUE(res$interrupted) && st != "done",
     pred_mean_q = if (m > 0) shape_q(sl(res$pred_mean_q, m, i)))
+  if (!is.null(a$held)) {  # nn_control(validation = ): the held-out loss per epoch, the best epoch
+    h <- matrix(sl(res$val_history, res$trace_rows * 2, i), ncol = 2L, byrow = TRUE)
+    e <- fit$training$epoch
+    fit$training$val_loss <- h[e, 1L]
+    fit$training$val_accuracy <- h[e, 2L]
+    fit$validation <- list(rows = a$held$rows, n = NROW(a$held$y), patience = control$patience, best_epoch = res$best_epoch[i])
+  }
   if (!is.null(a$prune) && st != "not run") {
     stages <- sl(res$pred_stages, 2 * m, i)
     newy <- p$newy_d$y

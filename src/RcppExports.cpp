@@ -456,6 +456,29 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
+// cpp_tf_cv_paths
+Rcpp::List cpp_tf_cv_paths(Rcpp::NumericVector y, Rcpp::NumericVector x, Rcpp::NumericVector w, int k, Rcpp::NumericVector w0, Rcpp::NumericVector lambdas, Rcpp::List engine, bool warm, Rcpp::IntegerVector fold, int nfolds, bool full, int threads, bool quiet);
+RcppExport SEXP _scalebayes_cpp_tf_cv_paths(SEXP ySEXP, SEXP xSEXP, SEXP wSEXP, SEXP kSEXP, SEXP w0SEXP, SEXP lambdasSEXP, SEXP engineSEXP, SEXP warmSEXP, SEXP foldSEXP, SEXP nfoldsSEXP, SEXP fullSEXP, SEXP threadsSEXP, SEXP quietSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type y(ySEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type x(xSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type w(wSEXP);
+    Rcpp::traits::input_parameter< int >::type k(kSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type w0(w0SEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type lambdas(lambdasSEXP);
+    Rcpp::traits::input_parameter< Rcpp::List >::type engine(engineSEXP);
+    Rcpp::traits::input_parameter< bool >::type warm(warmSEXP);
+    Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type fold(foldSEXP);
+    Rcpp::traits::input_parameter< int >::type nfolds(nfoldsSEXP);
+    Rcpp::traits::input_parameter< bool >::type full(fullSEXP);
+    Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
+    Rcpp::traits::input_parameter< bool >::type quiet(quietSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_tf_cv_paths(y, x, w, k, w0, lambdas, engine, warm, fold, nfolds, full, threads, quiet));
+    return rcpp_result_gen;
+END_RCPP
+}
 // cpp_tf_wbb
 Rcpp::List cpp_tf_wbb(Rcpp::NumericVector y, Rcpp::NumericVector x, int k, double lambda, Rcpp::List engine, Rcpp::NumericVector u_hat, Rcpp::CharacterVector names, Rcpp::List settings);
 RcppExport SEXP _scalebayes_cpp_tf_wbb(SEXP ySEXP, SEXP xSEXP, SEXP kSEXP, SEXP lambdaSEXP, SEXP engineSEXP, SEXP u_hatSEXP, SEXP namesSEXP, SEXP settingsSEXP) {
@@ -744,6 +767,7 @@ static const R_CallMethodDef CallEntries[] = {
     {"_scalebayes_cpp_nn_vae_apply", (DL_FUNC) &_scalebayes_cpp_nn_vae_apply, 12},
     {"_scalebayes_cpp_tf_lambda_max", (DL_FUNC) &_scalebayes_cpp_tf_lambda_max, 5},
     {"_scalebayes_cpp_tf_path", (DL_FUNC) &_scalebayes_cpp_tf_path, 8},
+    {"_scalebayes_cpp_tf_cv_paths", (DL_FUNC) &_scalebayes_cpp_tf_cv_paths, 13},
     {"_scalebayes_cpp_tf_wbb", (DL_FUNC) &_scalebayes_cpp_tf_wbb, 8},
     {"_scalebayes_cpp_genlasso_path", (DL_FUNC) &_scalebayes_cpp_genlasso_path, 12},
     {"_scalebayes_cpp_genlasso_lambda_max", (DL_FUNC) &_scalebayes_cpp_genlasso_lambda_max, 8},

@@ -46,6 +46,7 @@ inline nn::TrainConfig train_from(const Rcpp::List& c) {
   t.certify = Rcpp::as<bool>(c["certify"]);
   t.history = Rcpp::as<bool>(c["history"]);
   if (c.containsElementNamed("merge_single_batch")) t.merge_single_batch = Rcpp::as<bool>(c["merge_single_batch"]);
+  if (c.containsElementNamed("patience")) t.patience = static_cast<std::int64_t>(Rcpp::as<double>(c["patience"]));
   return t;
 }
 
@@ -70,6 +71,8 @@ inline nn::DeviceChoice run_device(const Rcpp::List& c) {
 struct DeviceData {
   nn::Dataset train;
   torch::Tensor x_new;  // undefined without test inputs
+  nn::Dataset validation;  // held-out examples (control entries val_x, val_xdim, val_y); has_validation
+  bool has_validation = false;
 };
 inline DeviceData device_data(const nn::ModelSpec& spec, const nn::DeviceChoice& dev, Rcpp::NumericVector x,
                        Rcpp::IntegerVector xdim, Rcpp::NumericVector y, Rcpp::NumericVector newx,
@@ -91,6 +94,17 @@ inline void set_run(nn::RunSpec& r, DeviceData& data, const Rcpp::List& spec, co
   data = device_data(r.spec, r.dev, x, xdim, y, newx, newdim);
   r.data = &data.train;
   r.x_new = data.x_new;
+  // held-out examples of nn_control(validation = ) (R/nn_control.R: nn_validation_data()), already scaled as x, y
+  if (device_ctl.containsElementNamed("val_xdim")) {
+    Rcpp::NumericVector vx = device_ctl["val_x"], vy = device_ctl["val_y"];
+    Rcpp::IntegerVector vd = device_ctl["val_xdim"];
+    if (vd.size() > 0 && vd[0] > 0) {
+      data.validation = nn::make_dataset(vx.begin(), dims_of(vd), vy.begin(), r.spec.family, r.dev.options(),
+                                         y_columns(vy, vd));
+      data.has_validation = true;
+      r.validation = &data.validation;
+    }
+  }
   r.torch_threads = Rcpp::as<int>(device_ctl["torch_threads"]);
 }
 

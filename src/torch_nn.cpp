@@ -98,6 +98,10 @@ Rcpp::List cpp_nn_wbb(Rcpp::List spec, Rcpp::NumericVector x, Rcpp::IntegerVecto
   Rcpp::NumericVector objective(count, NA_REAL), grad_norm(count, NA_REAL), steps(count, 0.0);
   Rcpp::NumericVector history(static_cast<R_xlen_t>(rows) * 2 * count, NA_REAL), epochs(count, 0.0);
   Rcpp::IntegerVector status(count, 0);
+  const bool val = pb.validation != nullptr;
+  Rcpp::NumericVector val_history(val ? static_cast<R_xlen_t>(rows) * 2 * count : 0, NA_REAL),
+      best_epoch(val ? count : 0, NA_REAL);
+  if (val && rows == 0) Rcpp::stop("validation needs the history (nn_control(history = TRUE))");
   nn::NetWbbOutput out;
   out.pred = has_new ? pred.begin() : nullptr;
   kept.attach(out);
@@ -109,6 +113,10 @@ Rcpp::List cpp_nn_wbb(Rcpp::List spec, Rcpp::NumericVector x, Rcpp::IntegerVecto
     out.history = history.begin();
     out.history_rows = rows;
     out.epochs = epochs.begin();
+  }
+  if (val) {
+    out.val_history = val_history.begin();
+    out.best_epoch = best_epoch.begin();
   }
 
   scalebayes::wbb::Settings st = sbglue::wbb_settings(settings);
@@ -132,6 +140,7 @@ Rcpp::List cpp_nn_wbb(Rcpp::List spec, Rcpp::NumericVector x, Rcpp::IntegerVecto
   // control$batch: 0 one network per thread (nn/wbb.hpp); g > 0 batched groups of g members; -1 batched, one
   // group per worker thread (nn/batched.hpp). R's wbb_nn() resolves batch = "auto" / TRUE / FALSE to it.
   const int batch = sbglue::has(control, "batch") ? Rcpp::as<int>(control["batch"]) : 0;
+  if (val && batch != 0) Rcpp::stop("validation runs one network per thread (batch = FALSE)");
   const auto rs = batch != 0 ? nn::run_net_wbb_batched(pb, out, st, batch > 0 ? batch : 0, monitor)
                              : nn::run_net_wbb(pb, out, st, monitor);
   for (R_xlen_t i = 0; i < count; ++i) {  // not computed or not finite: NA (the status says why)
@@ -143,7 +152,8 @@ Rcpp::List cpp_nn_wbb(Rcpp::List spec, Rcpp::NumericVector x, Rcpp::IntegerVecto
                             Rcpp::Named("objective") = objective, Rcpp::Named("grad_norm") = grad_norm,
                             Rcpp::Named("steps") = steps, Rcpp::Named("status") = status,
                             Rcpp::Named("history") = history, Rcpp::Named("history_rows") = static_cast<double>(rows),
-                            Rcpp::Named("epochs") = epochs,
+                            Rcpp::Named("epochs") = epochs, Rcpp::Named("val_history") = val_history,
+                            Rcpp::Named("best_epoch") = best_epoch,
                             Rcpp::Named("steps_counted") = static_cast<double>(tp.steps.load()),
                             Rcpp::Named("interrupted") = rs.interrupted || prog.interrupted(),
                             Rcpp::Named("device") = dev.device.str());
@@ -386,6 +396,12 @@ Rcpp::List cpp_nn_vi(Rcpp::List spec, Rcpp::NumericVector x, Rcpp::IntegerVector
   out.steps = steps.begin();
   out.kept = kept.begin();
   out.status = status.begin();
+  Rcpp::NumericVector val_history(pb.validation ? static_cast<R_xlen_t>(rows) * 2 * F : 0, NA_REAL),
+      best_epoch(pb.validation ? F : 0, NA_REAL);
+  if (pb.validation) {
+    out.val_history = val_history.begin();
+    out.best_epoch = best_epoch.begin();
+  }
   nn::TrainProgress tp;
   pb.progress = &tp;
   const double per_fit = static_cast<double>(nn::total_steps(pb.train, data.train.n()) +
@@ -412,6 +428,7 @@ Rcpp::List cpp_nn_vi(Rcpp::List spec, Rcpp::NumericVector x, Rcpp::IntegerVector
       Rcpp::Named("pred") = pred, Rcpp::Named("pred_mean_q") = pred_mean_q, Rcpp::Named("pred_stages") = pred_stages,
       Rcpp::Named("trace") = trace, Rcpp::Named("accuracy") = accuracy, Rcpp::Named("trace_rows") = static_cast<double>(rows),
       Rcpp::Named("epochs") = epochs, Rcpp::Named("steps") = steps, Rcpp::Named("kept") = kept,
+      Rcpp::Named("val_history") = val_history, Rcpp::Named("best_epoch") = best_epoch,
       Rcpp::Named("status") = status, Rcpp::Named("interrupted") = rs.interrupted || prog.interrupted(),
       Rcpp::Named("device") = dev.device.str());
 #else

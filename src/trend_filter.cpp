@@ -3,6 +3,7 @@
 #include "scalebayes/genlasso/trend_filter.hpp"
 #include "scalebayes/genlasso/generalized_lasso.hpp"
 #include "scalebayes/genlasso/dual_path.hpp"
+#include <atomic>
 #include <cstdio>
 #include <string>
 
@@ -60,6 +61,35 @@ Rcpp::List cpp_tf_path(Rcpp::NumericVector y, Rcpp::NumericVector x, Rcpp::Numer
                             Rcpp::Named("primal") = Rcpp::wrap(r.primal), Rcpp::Named("iter") = Rcpp::wrap(r.iter),
                             Rcpp::Named("rounding_rel") = Rcpp::wrap(r.rounding_rel), Rcpp::Named("df") = Rcpp::wrap(f.df),
                             Rcpp::Named("lambda_max") = f.lambda_max);
+}
+
+// Cross-validation paths of cv_trend_filter(): fold[i] in 1..nfolds (0: always kept); with `full`, also the
+// path on all data (the last element). Folds run on `threads` workers, progress over folds x lambdas here on
+// the main thread. Returns a list of (beta, u, gap, rel_gap, primal, iter, rounding_rel, df, lambda_max) per path.
+// [[Rcpp::export]]
+Rcpp::List cpp_tf_cv_paths(Rcpp::NumericVector y, Rcpp::NumericVector x, Rcpp::NumericVector w, int k,
+                           Rcpp::NumericVector w0, Rcpp::NumericVector lambdas, Rcpp::List engine, bool warm,
+                           Rcpp::IntegerVector fold, int nfolds, bool full, int threads, bool quiet) {
+  const TFEngine eng = tf_engine_from(engine);
+  const std::vector<int> fv(fold.begin(), fold.end());
+  const std::size_t items = static_cast<std::size_t>(nfolds) + (full ? 1u : 0u);
+  std::atomic<long> solved{0};
+  sbglue::Progress prog(static_cast<double>(items) * lambdas.size(), !quiet, "cross-validation paths");
+  auto monitor = [&](std::size_t) { return prog(static_cast<std::size_t>(solved.load())); };
+  const gl::TFCVPaths r = gl::trend_filter_cv_paths(to_vec(x), to_vec(y), to_vec(w), k, to_vec(w0), to_vec(lambdas),
+                                                    fv, nfolds, full, eng.method, eng.ctl, warm, threads, &solved,
+                                                    monitor);
+  if (prog.interrupted() || r.status.interrupted) throw Rcpp::internal::InterruptedException();
+  Rcpp::List out(static_cast<R_xlen_t>(items));
+  for (std::size_t f = 0; f < items; ++f) {
+    const gl::PathResult& p = r.fits[f].path;
+    out[static_cast<R_xlen_t>(f)] = Rcpp::List::create(
+        Rcpp::Named("beta") = Rcpp::wrap(p.beta), Rcpp::Named("u") = Rcpp::wrap(p.u), Rcpp::Named("gap") = Rcpp::wrap(p.gap),
+        Rcpp::Named("rel_gap") = Rcpp::wrap(p.rel_gap), Rcpp::Named("primal") = Rcpp::wrap(p.primal),
+        Rcpp::Named("iter") = Rcpp::wrap(p.iter), Rcpp::Named("rounding_rel") = Rcpp::wrap(p.rounding_rel),
+        Rcpp::Named("df") = Rcpp::wrap(r.fits[f].df), Rcpp::Named("lambda_max") = r.fits[f].lambda_max);
+  }
+  return out;
 }
 
 // WBB draws of the fitted curve (genlasso::trend_filter_wbb over wbb::run_draws), written straight into the

@@ -236,6 +236,28 @@ test_that("cv_trend_filter picks a lambda on the path", {
   expect_length(cv$cv, 15)
 })
 
+test_that("cv_trend_filter's parallel fold paths are those of one trend_filter() per fold, for any threads", {
+  p <- tf_problem(200, 3, FALSE, seed = 4)
+  a <- cv_trend_filter(p$y, p$x, k = 3, nlambda = 12, threads = 1, quiet = TRUE)
+  b <- cv_trend_filter(p$y, p$x, k = 3, nlambda = 12, threads = 2, quiet = TRUE)
+  expect_identical(a$cv, b$cv)
+  expect_identical(a$fit$beta, b$fit$beta)
+  # the reference: the full-data path and one trend_filter() path per fold, one after another (the former code)
+  full <- suppressWarnings(trend_filter(p$y, p$x, k = 3, nlambda = 12))
+  expect_identical(a$fit$beta, full$beta)
+  expect_identical(a$lambda, full$lambda)
+  n <- length(p$y)
+  fold <- integer(n)
+  fold[2:(n - 1)] <- rep_len(1:5, n - 2)
+  err <- t(vapply(1:5, function(f) {
+    tr <- which(fold != f); te <- which(fold == f)
+    ff <- suppressWarnings(trend_filter(p$y[tr], p$x[tr], 3, lambda = a$lambda))
+    colMeans((p$y[te] - scalebayes:::tf_interpolate(p$x[tr], ff$beta, 3, p$x[te]))^2)
+  }, numeric(12)))
+  expect_equal(a$cv, colMeans(err), tolerance = 1e-14)  # the same solves; only the sums' order may differ
+  expect_error(cv_trend_filter(p$y, p$x, k = 3, threads = 0), class = "scalebayes_error_input")
+})
+
 test_that("trend_filter_wbb draws are identical for 1 and 2 threads and reproducible by seed", {
   p <- tf_problem(120, 3, FALSE, seed = 11)
   a <- trend_filter_wbb(p$y, k = 3, lambda = 50, draws = 40, threads = 1, seed = 42)

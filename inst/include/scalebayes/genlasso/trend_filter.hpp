@@ -9,6 +9,7 @@
 // Header-only, Eigen/std only, no R.
 #pragma once
 #include <Eigen/Dense>
+#include <atomic>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -158,6 +159,52 @@ inline TFFit trend_filter_fit(const Eigen::VectorXd& x, const Eigen::VectorXd& y
     fit.df[l] = trend_filter_df(D, k, fit.path.beta.col(l).data(), fit.path.u.col(l).data(), lambdas[l], w0, noise);
   fit.lambda_max = lambda_max_from_dual(u0, w0);
   return fit;
+}
+
+// Cross-validation paths: the lambda path of every fold (fold[i] in 1..nfolds: the fold that holds example i
+// out; 0: always kept) and, with include_full, of all data (item nfolds), each a trend_filter_fit() on its
+// training examples, run in parallel on `threads` workers (parallel::run_parallel; items are independent
+// and deterministic, so the result does not depend on `threads`). The solver is a primal interior point,
+// which does not use warm starts (measured: the same Newton steps with warm = true / false), so the folds are
+// spread over the workers instead. `solved` (optional) counts the lambda values begun, for a display on the
+// main thread; the monitor is polled there, and a stop request reaches the workers between lambda values
+// (an interrupted item keeps `completed` < lambdas.size()).
+struct TFCVPaths {
+  std::vector<TFFit> fits;  // fits[f] for fold f + 1 (f < nfolds), fits[nfolds] the full-data fit
+  parallel::RunStatus status;
+};
+inline TFCVPaths trend_filter_cv_paths(const Eigen::VectorXd& x, const Eigen::VectorXd& y, const Eigen::VectorXd& w,
+                                       int k, const Eigen::VectorXd& w0, const Eigen::VectorXd& lambdas,
+                                       const std::vector<int>& fold, int nfolds, bool include_full, TFMethod method,
+                                       const IPControl& ctl, bool warm, int threads,
+                                       std::atomic<long>* solved = nullptr,
+                                       const parallel::Monitor& monitor = parallel::Monitor()) {
+  if (static_cast<Eigen::Index>(fold.size()) != y.size()) throw std::invalid_argument("fold must have length n");
+  TFCVPaths out;
+  const std::size_t items = static_cast<std::size_t>(nfolds) + (include_full ? 1u : 0u);
+  out.fits.resize(items);
+  auto body = [&](std::size_t f, int, const parallel::StopToken& stop) {
+    const bool full = static_cast<int>(f) == nfolds;
+    std::vector<Eigen::Index> keep;
+    for (Eigen::Index i = 0; i < y.size(); ++i)
+      if (full || fold[static_cast<std::size_t>(i)] != static_cast<int>(f) + 1) keep.push_back(i);
+    const Eigen::Index nt = static_cast<Eigen::Index>(keep.size());
+    Eigen::VectorXd xf(nt), yf(nt), wf(nt);
+    for (Eigen::Index j = 0; j < nt; ++j) {
+      xf[j] = x[keep[static_cast<std::size_t>(j)]];
+      yf[j] = y[keep[static_cast<std::size_t>(j)]];
+      wf[j] = w[keep[static_cast<std::size_t>(j)]];
+    }
+    // the fold's penalty weights: per difference only for the full data (cv_trend_filter() gives one otherwise)
+    const Eigen::VectorXd w0f = (full || w0.size() == 1) ? w0 : Eigen::VectorXd::Constant(1, w0[0]);
+    StopFn poll = [&]() {
+      if (solved) solved->fetch_add(1, std::memory_order_relaxed);
+      return stop.stop_requested();
+    };
+    out.fits[f] = trend_filter_fit(xf, yf, wf, k, w0f, lambdas, method, ctl, warm, poll);
+  };
+  out.status = parallel::run_parallel(items, threads, body, monitor);
+  return out;
 }
 
 // Weighted Bayesian bootstrap: the weighted solver that wbb::run_draws() (wbb/driver.hpp) calls per draw.

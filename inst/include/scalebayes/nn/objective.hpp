@@ -16,8 +16,10 @@
 #pragma once
 #include <torch/torch.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "scalebayes/nn/data.hpp"
@@ -117,6 +119,14 @@ struct MinibatchLoss {
   torch::Tensor correct;
 };
 
+// One epoch of the history: the mean of its minibatch losses (the objective's minibatch scale) and the
+// fraction of its minibatch examples classified correctly in training mode (NaN without an accuracy); and the
+// held-out loss and accuracy after the epoch (validation; NaN without held-out examples).
+struct EpochRecord {
+  double loss = NAN, accuracy = NAN;
+  double val_loss = NAN, val_accuracy = NAN;
+};
+
 // The end-of-fit check: the objective on its own stated scale and the Euclidean norm of the gradient of
 // (objective / n) over the parameters the optimizer updates (a stationarity certificate; NaN if not computed).
 struct Certificate {
@@ -138,6 +148,34 @@ inline torch::Tensor correct_count(Family f, const torch::Tensor& out, const tor
     case Family::multinomial: return out.detach().argmax(1).eq(y).sum();
   }
   return torch::Tensor();
+}
+
+// The mean (unweighted) example loss and the accuracy (correct / examples; NaN for gaussian) of the network on
+// held-out examples, in eval mode (batch norm: running statistics; no dropout), without a graph, in chunks.
+// The validation metric of nn_control(validation = ): the training loss's l_i on the held-out rows.
+inline std::pair<double, double> heldout_loss(Net& net, const Dataset& v, std::int64_t chunk = 1024) {
+  torch::NoGradGuard ng;
+  const bool was_training = net->is_training();
+  net->eval();
+  const std::int64_t n = v.n();
+  torch::Tensor loss = torch::zeros({}, v.x.options().dtype(torch::kDouble));
+  torch::Tensor correct = torch::zeros({}, v.x.options().dtype(torch::kDouble));
+  bool has_correct = false;
+  for (std::int64_t a = 0; a < n; a += chunk) {
+    const std::int64_t b = std::min(n, a + chunk);
+    const torch::Tensor out = net->forward(v.x.slice(0, a, b));
+    const torch::Tensor yb = v.y.slice(0, a, b);
+    loss.add_(example_losses(v.family, out, yb).sum().to(torch::kDouble));
+    const torch::Tensor cc = correct_count(v.family, out, yb);
+    if (cc.defined()) {
+      correct.add_(cc.to(torch::kDouble));
+      has_correct = true;
+    }
+  }
+  if (was_training) net->train();
+  const torch::Tensor h = torch::stack({loss, correct}).to(torch::kCPU);  // one host read
+  const double nn = static_cast<double>(std::max<std::int64_t>(1, n));
+  return {h.data_ptr<double>()[0] / nn, has_correct ? h.data_ptr<double>()[1] / nn : NAN};
 }
 
 // A uniformly random permutation of 0..n-1 (Fisher-Yates from the top, one uniform per position): the
@@ -198,6 +236,17 @@ class WbbObjective {
     c.objective = full_objective(net_, d_, w_, pen_, true, &c.grad_norm, chunk);
     return c;
   }
+  // Held-out examples (nn_control(validation = )): never trained on; the loop reads their loss after every epoch.
+  void set_validation(const Dataset* v) { val_ = v; }
+  bool has_validation() const { return val_ != nullptr && val_->n() > 0; }
+  EpochRecord validation() {
+    EpochRecord r;
+    const auto la = heldout_loss(net_, *val_);
+    r.val_loss = la.first;
+    r.val_accuracy = la.second;
+    return r;
+  }
+  std::vector<torch::Tensor> buffers() { return net_->buffers(); }
 
  private:
   bool detached() const { return mode_ != WeightMode::example; }
@@ -208,6 +257,7 @@ class WbbObjective {
   WeightMode mode_;
   std::vector<std::int64_t> wperm_;
   torch::Tensor wperm_t_;
+  const Dataset* val_ = nullptr;
 };
 
 }  // namespace nn

@@ -25,6 +25,7 @@ struct RunSpec {
   ModelSpec spec;
   DeviceChoice dev;
   const Dataset* data = nullptr;  // shared, read-only
+  const Dataset* validation = nullptr;  // held-out examples (nn_control(validation = )), or null: shared, read-only
   torch::Tensor x_new;            // undefined: no predictions
   int torch_threads = 1;          // torch intra-op threads of each worker
 };

@@ -28,6 +28,10 @@
 //   Certificate certify(std::int64_t chunk); // the objective and ||grad (objective / n)|| over parameters(),
 //                                           // in chunks of `chunk` examples (grad_tol checks, final check)
 // and optionally
+//   bool has_validation() const;            // held-out examples given (TrainConfig::validate reads them)
+//   EpochRecord validation();               // after every epoch: the loss (and accuracy) on the held-out
+//                                           // examples, unweighted, in eval mode, no graph (one host read)
+//   std::vector<torch::Tensor> buffers();   // state restored with the parameters (batch-norm statistics)
 //   void end_epoch(std::int64_t epochs);    // after every completed epoch (a variational objective records
 //                                           // its epoch's NLL, KL and sparsity there: one host read)
 // The loop calls zero_grad, minibatch, backward and the optimizer step, in that order, once per step.
@@ -70,6 +74,11 @@ struct TrainConfig {
   // (needs_two_examples(), nn/layers_spec.hpp): a last minibatch of one example joins the one before it
   // (one step fewer per epoch). Off, or when no epoch ends in a one-example batch, nothing changes.
   bool merge_single_batch = false;
+  // Validation (an objective with has_validation()): record the held-out loss after every epoch; with
+  // patience > 0 stop once `patience` epochs in a row have not lowered the best held-out loss, and end with the
+  // parameters (and buffers) of the best epoch. No random numbers are used, so a run without held-out examples
+  // is unchanged.
+  std::int64_t patience = 0;
 };
 
 // Steps per epoch and steps in all of a run with this configuration on n examples.
@@ -92,15 +101,16 @@ inline std::int64_t max_epochs(const TrainConfig& c, std::int64_t n) {
 
 // One epoch of the history: the mean of its minibatch losses (the objective's minibatch scale) and the
 // fraction of its minibatch examples classified correctly in training mode (NaN without an accuracy).
-struct EpochRecord {
-  double loss = NAN, accuracy = NAN;
-};
+// (EpochRecord: nn/objective.hpp, with the other types of the loop's interface)
 
 struct TrainResult {
   double objective = NAN;  // the objective at the end (its certify() scale; WBB: F, sum scale)
   double grad_norm = NAN;  // ||grad (objective / n)|| at the end (NaN unless certify or grad_tol > 0)
   std::int64_t epochs = 0, steps = 0;
   bool diverged = false, interrupted = false, converged = false;
+  bool stopped_early = false;  // patience ran out (the parameters are those of best_epoch)
+  std::int64_t best_epoch = 0;  // 1-based epoch of the lowest held-out loss (0 without validation)
+  std::vector<EpochRecord> validation;  // one per completed epoch with held-out examples (val_loss, val_accuracy)
   std::vector<EpochRecord> history;  // one per epoch read (config.history); a diverged epoch included
 };
 
@@ -133,6 +143,43 @@ inline std::unique_ptr<torch::optim::Optimizer> make_optimizer(Net& net, const T
 }
 
 template <class O, class = void>
+struct has_validation_hook : std::false_type {};
+template <class O>
+struct has_validation_hook<O, std::void_t<decltype(std::declval<O&>().validation())>> : std::true_type {};
+template <class O, class = void>
+struct has_buffers_hook : std::false_type {};
+template <class O>
+struct has_buffers_hook<O, std::void_t<decltype(std::declval<O&>().buffers())>> : std::true_type {};
+
+// Early stopping's memory: the held-out loss of the best epoch so far and a copy of the objective's parameters
+// (and buffers) then.
+struct BestState {
+  double loss = INFINITY;
+  std::int64_t epoch = 0, since = 0;
+  std::vector<torch::Tensor> params, buffers;
+  template <class Objective>
+  void save(Objective& obj) {
+    torch::NoGradGuard ng;
+    params.clear();
+    for (auto& t : obj.parameters()) params.push_back(t.detach().clone());
+    buffers.clear();
+    if constexpr (has_buffers_hook<Objective>::value)
+      for (auto& t : obj.buffers()) buffers.push_back(t.detach().clone());
+  }
+  template <class Objective>
+  void restore(Objective& obj) {
+    if (params.empty()) return;
+    torch::NoGradGuard ng;
+    auto p = obj.parameters();
+    for (std::size_t i = 0; i < p.size() && i < params.size(); ++i) p[i].copy_(params[i]);
+    if constexpr (has_buffers_hook<Objective>::value) {
+      auto b = obj.buffers();
+      for (std::size_t i = 0; i < b.size() && i < buffers.size(); ++i) b[i].copy_(buffers[i]);
+    }
+  }
+};
+
+template <class O, class = void>
 struct has_end_epoch : std::false_type {};
 template <class O>
 struct has_end_epoch<O, std::void_t<decltype(std::declval<O&>().end_epoch(std::int64_t()))>> : std::true_type {};
@@ -157,6 +204,7 @@ TrainResult train_loop(Objective& obj, const TrainConfig& c, rng::Stream& s,
   torch::Tensor perm_t, loss_sum, correct_sum;
   bool has_correct = false;
   std::int64_t step = 0;
+  BestState best;
   auto skip_rest = [&](std::int64_t done) {
     if (progress && total > done) progress->skipped.fetch_add(static_cast<long>(total - done));
   };
@@ -226,6 +274,25 @@ TrainResult train_loop(Objective& obj, const TrainConfig& c, rng::Stream& s,
     }
     ++r.epochs;
     if constexpr (has_end_epoch<Objective>::value) obj.end_epoch(r.epochs);
+    if constexpr (has_validation_hook<Objective>::value) {
+      if (obj.has_validation()) {
+        const EpochRecord v = obj.validation();
+        r.validation.push_back(v);
+        if (v.val_loss < best.loss) {  // NaN never improves
+          best.loss = v.val_loss;
+          best.epoch = r.epochs;
+          best.since = 0;
+          if (c.patience > 0) best.save(obj);
+        } else {
+          ++best.since;
+        }
+        r.best_epoch = best.epoch;
+        if (c.patience > 0 && best.since >= c.patience && step < total) {
+          r.stopped_early = true;
+          break;
+        }
+      }
+    }
     if (c.grad_tol > 0 && step < total) {
       if (obj.certify(B).grad_norm < c.grad_tol) {
         r.converged = true;
@@ -235,6 +302,7 @@ TrainResult train_loop(Objective& obj, const TrainConfig& c, rng::Stream& s,
   }
   r.steps = step;
   skip_rest(step);
+  if (c.patience > 0 && best.epoch > 0 && best.epoch < r.epochs) best.restore(obj);  // the best epoch's state
   if (final_check && c.certify) {
     const Certificate ct = obj.certify(B);
     r.objective = ct.objective;
@@ -248,10 +316,13 @@ TrainResult train_loop(Objective& obj, const TrainConfig& c, rng::Stream& s,
 
 // The WBB fit: minimize F for weights w (a [n] tensor on the data's device, dtype of the network) from the
 // network's current parameters (WbbObjective with c.weight_mode through train_loop).
+// `validation`: held-out examples (or null), whose loss the loop records after every epoch (TrainConfig::patience).
 inline TrainResult train(Net& net, const Dataset& d, const torch::Tensor& w, const Penalty& pen, const TrainConfig& c,
                          rng::Stream& s, const parallel::StopToken& stop = parallel::StopToken(),
-                         bool final_check = true, TrainProgress* progress = nullptr) {
+                         bool final_check = true, TrainProgress* progress = nullptr,
+                         const Dataset* validation = nullptr) {
   WbbObjective obj(net, d, w, pen, c.weight_mode);
+  obj.set_validation(validation);
   if (net->needs_two_examples() && !c.merge_single_batch) {
     TrainConfig c2 = c;
     c2.merge_single_batch = true;

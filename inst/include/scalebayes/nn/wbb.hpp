@@ -46,6 +46,10 @@ struct NetWbbOutput : DrawStore {
   double* history = nullptr;
   std::int64_t history_rows = 0;
   double* epochs = nullptr;
+  // With held-out examples (pb.validation): draw i's held-out loss and accuracy after each epoch, history_rows
+  // rows of 2 at val_history + i * history_rows * 2 (NaN where not run), and the best epoch (1-based).
+  double* val_history = nullptr;
+  double* best_epoch = nullptr;
 };
 
 class NetWbbSolver {
@@ -67,7 +71,16 @@ class NetWbbSolver {
     Penalty pen;
     pen.lambda = pb_.lambda;
     pen.w0.assign(w0.data(), w0.data() + w0.size());
-    const TrainResult r = train(net_, *pb_.data, wt, pen, pb_.train, s, stop_, true, pb_.progress);
+    const TrainResult r = train(net_, *pb_.data, wt, pen, pb_.train, s, stop_, true, pb_.progress, pb_.validation);
+    if (out_.val_history) {
+      const std::size_t rows = std::min(r.validation.size(), static_cast<std::size_t>(out_.history_rows));
+      double* h = out_.val_history + i * static_cast<std::size_t>(out_.history_rows) * 2;
+      for (std::size_t e = 0; e < rows; ++e) {
+        h[2 * e] = r.validation[e].val_loss;
+        h[2 * e + 1] = r.validation[e].val_accuracy;
+      }
+    }
+    if (out_.best_epoch) out_.best_epoch[i] = static_cast<double>(r.best_epoch);
     const int st = r.interrupted ? interrupted : (r.diverged ? diverged : done);
     if (out_.history) {
       const std::size_t rows = std::min(r.history.size(), static_cast<std::size_t>(out_.history_rows));

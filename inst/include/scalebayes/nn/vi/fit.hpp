@@ -93,6 +93,20 @@ class ViObjective {
     return r;
   }
   Certificate certify(std::int64_t) { return Certificate(); }  // a stochastic objective: no gradient certificate
+  // Held-out examples (nn_control(validation = )): the loss l_i of the network at the mean of q on them
+  // (nn/objective.hpp: heldout_loss(), no noise drawn), after every epoch.
+  void set_validation(const Dataset* v) { val_ = v; }
+  bool has_validation() const { return val_ != nullptr && val_->n() > 0; }
+  EpochRecord validation() {
+    v_.mean_into_net();
+    const auto la = heldout_loss(net_, *val_);
+    v_.restore();
+    EpochRecord r;
+    r.val_loss = la.first;
+    r.val_accuracy = la.second;
+    return r;
+  }
+  std::vector<torch::Tensor> buffers() { return net_->buffers(); }
   // K > 1 Monte-Carlo passes run as one forward pass over the minibatch repeated K times: the "local" estimator
   // draws its noise per row (pre-activations), dropout masks are per row; the "weights" estimator draws K weight
   // sets and computes each variational layer as a batched product (pass k's rows with draw k), so every
@@ -153,6 +167,7 @@ class ViObjective {
   SampleHook hook_;
   torch::Tensor nll_sum_;
   std::int64_t batches_ = 0;
+  const Dataset* val_ = nullptr;
 };
 
 struct ViProblem : RunSpec {  // the network, data, device and threads (nn/run.hpp), and:
@@ -179,6 +194,8 @@ struct ViOutput : DrawStore {
   double* trace = nullptr;      // trace_rows x 6 per fit (row-major): epoch, -ELBO, NLL, KL, kept, noise sd
   double* accuracy = nullptr;   // trace_rows per fit: the loop's training accuracy of each epoch
   double* epochs = nullptr;     // rows recorded per fit
+  double* val_history = nullptr;  // trace_rows x 2 per fit: held-out loss and accuracy per epoch (validation)
+  double* best_epoch = nullptr;   // per fit: the epoch of the lowest held-out loss (0 without validation)
   double* steps = nullptr;
   double* kept = nullptr;       // weights kept after pruning (NaN without)
   int* status = nullptr;        // DrawStatus of nn/wbb.hpp: done, diverged, interrupted
@@ -200,12 +217,22 @@ inline int run_vi_fit(const ViProblem& pb, const ViOutput& out, std::size_t i, s
   v.init_from(s);
   ViObjective obj(net, v, *pb.data);
   obj.progress = pb.progress;
+  obj.set_validation(pb.validation);
   TrainConfig cfg = pb.train;
   cfg.certify = false;
   cfg.grad_tol = 0;
   if (net->needs_two_examples()) cfg.merge_single_batch = true;
   TrainResult r = train_loop(obj, cfg, s, stop, false, pb.progress);
   std::vector<EpochRecord> hist = r.history;
+  if (out.val_history) {
+    const std::size_t rows = std::min<std::size_t>(r.validation.size(), static_cast<std::size_t>(out.trace_rows));
+    double* h = out.val_history + i * static_cast<std::size_t>(out.trace_rows) * 2;
+    for (std::size_t e = 0; e < rows; ++e) {
+      h[2 * e] = r.validation[e].val_loss;
+      h[2 * e + 1] = r.validation[e].val_accuracy;
+    }
+  }
+  if (out.best_epoch) out.best_epoch[i] = static_cast<double>(r.best_epoch);
   const std::int64_t P = net->n_parameters();
   const std::size_t O = pb.x_new.defined() ? static_cast<std::size_t>(pb.x_new.size(0) * net->out_dim()) : 0;
   int status = r.interrupted ? 3 : (r.diverged ? 2 : 1);
@@ -226,6 +253,7 @@ inline int run_vi_fit(const ViProblem& pb, const ViOutput& out, std::size_t i, s
       TrainConfig c2 = cfg;
       c2.epochs = pb.retrain_epochs;
       c2.max_steps = 0;
+      c2.patience = 0;  // retraining after pruning: no early stopping
       TrainResult r2 = train_loop(obj, c2, s, stop, false, pb.progress);
       hist.insert(hist.end(), r2.history.begin(), r2.history.end());
       r.steps += r2.steps;
