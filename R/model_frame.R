@@ -219,6 +219,8 @@ sb_formula_fit <- function(frame, name, fn, user_call, intercept = c("arg", "con
   args <- sb_formula_intercept(args, d$intercept, intercept, target, name, arg = x_arg, call = frame)
   # inputs for fit-time predictions given as a data frame: the same design
   if (is.data.frame(args$newx)) args$newx <- sb_model_matrix_new(d, args$newx, arg = "newx", call = frame)
+  # held-out rows of a network given as a data frame (nn_control(validation = )): the same design and response
+  if (inherits(args$control, "sb_nn_control")) args$control <- nn_validation_frame(args$control, d, frame)
   x <- if (is.null(design)) d$x else design(d$x)
   # sort_rows (trend filtering: one input, which the fit needs sorted): the rows sorted by x, and with them the
   # per-observation arguments named in sort_rows; the fit keeps the data rows in the order fitted (`row_order`)

@@ -51,7 +51,9 @@
 #'   (0, 1) (that fraction of the rows, at least one, drawn at random from the fit's `seed`, so that a seed gives
 #'   the same split), a vector of two or more row numbers of the training data (with a formula: rows of the
 #'   model frame, after `subset` and `na.action`), or `list(x = , y = )`, separate held-out inputs and responses
-#'   in the form of `x` and `y` (Keras's `validation_data`; not with a formula). The held-out rows are
+#'   in the form of `x` and `y` (Keras's `validation_data`; not with a formula), or, with a formula, a data
+#'   frame of held-out rows holding the formula's variables (made into inputs and response by the fit's
+#'   formula, its factor levels and contrasts, as `predict(newdata = )` does). The held-out rows are
 #'   removed before anything else (standardization included) and never trained on; the fit keeps their row
 #'   numbers (`fit$validation$rows`) and the per-epoch held-out loss (the training loss \eqn{l_i}, unweighted,
 #'   on the training scale; mean over the held-out rows) and accuracy (classification) in `fit$history`
@@ -152,7 +154,10 @@ check_nn_validation <- function(validation, call = rlang::caller_env()) {
              arg = "validation", call = call)
   }
   if (is.data.frame(validation)) {
-    bad("You supplied a data frame: give the row numbers of the fit's {.arg data} to hold out, or {.code list(x = , y = )} with the inputs and responses.")
+    # held-out rows of a formula fit (Keras's validation_data): the fit's formula makes them its inputs and
+    # response (sb_formula_fit(): nn_validation_frame()); a matrix fit refuses it there
+    if (nrow(validation) < 1L) bad("You supplied a data frame with no rows.")
+    return(structure(list(frame = validation), class = "sb_nn_validation_frame"))
   }
   if (is.list(validation)) {  # separate held-out data (Keras's validation_data = (x, y)); checked by the fit
     if (!setequal(names(validation), c("x", "y"))) bad("A list must have exactly the elements {.code x} and {.code y}.")
@@ -169,6 +174,27 @@ check_nn_validation <- function(validation, call = rlang::caller_env()) {
     bad("Row numbers must be distinct whole numbers of at least 1.")
   }
   as.integer(validation)
+}
+
+# A data frame given as nn_control(validation = ) to a formula fit (model frame d, sb_formula_frame()): the
+# held-out inputs and response in the fit's design, as list(x = , y = ). Called by sb_formula_fit() on the
+# front end's control before the fit; `control` unchanged when it holds no data frame.
+nn_validation_frame <- function(control, d, call) {
+  v <- control$validation
+  if (!inherits(v, "sb_nn_validation_frame")) return(control)
+  x <- sb_model_matrix_new(d, v$frame, arg = "validation", call = call)
+  y <- sb_response_new(d, v$frame)
+  if (is.null(y)) {
+    sb_abort(c("The data frame given as {.code nn_control(validation = )} must hold the response of the formula.",
+               x = "It has no column {.var {all.vars(attr(d$terms, 'variables')[[attr(d$terms, 'response') + 1L]])}}."),
+             arg = "validation", call = call)
+  }
+  if (NROW(y) != nrow(x)) {
+    sb_abort(c("The data frame given as {.code nn_control(validation = )} has missing values.",
+               x = "{nrow(v$frame)} rows, {nrow(x)} complete."), arg = "validation", call = call)
+  }
+  control$validation <- structure(list(x = x, y = y), class = "sb_nn_validation_data")
+  control
 }
 
 # The held-out rows of a network fit with n training rows (NULL without validation): a fraction drawn from the
@@ -208,6 +234,11 @@ nn_rows <- function(x, i) {
 nn_validation_take <- function(env, control, seed, call) {
   v <- control$validation
   if (inherits(v, "sb_nn_validation_data")) return(list(x = v$x, y = v$y, rows = integer()))  # given held-out data
+  if (inherits(v, "sb_nn_validation_frame")) {
+    sb_abort(c("A data frame as {.code nn_control(validation = )} needs a formula fit, whose formula reads it.",
+               i = "Give {.code validation = list(x = , y = )} with inputs of the shape of {.arg x}."),
+             arg = "validation", call = call)
+  }
   n <- if (is.null(dim(env$x))) length(env$x) else dim(env$x)[1L]
   sp <- nn_validation_split(control, n, seed, call)
   if (is.null(sp)) return(NULL)
@@ -252,6 +283,7 @@ print.sb_nn_control <- function(x, ...) {
       if (is.null(x$max_steps)) paste(x$epochs, "epochs") else paste(x$max_steps, "steps"),
       "| batch", x$batch_size %||% "min(50, n)", "| weights", x$weight_dist, if (x$float64) "| float64" else "| float32",
       if (!is.null(x$validation)) paste("| validation", if (inherits(x$validation, "sb_nn_validation_data")) "data given"
+                                        else if (inherits(x$validation, "sb_nn_validation_frame")) sprintf("data frame of %d rows", nrow(x$validation$frame))
                                         else if (length(x$validation) == 1L) format(x$validation) else paste(length(x$validation), "rows")),
       if (!is.null(x$patience)) paste("| patience", x$patience), "\n")
   invisible(x)

@@ -135,10 +135,44 @@ test_that("validation = list(x = , y = ): separate held-out data, training on ev
   expect_output(print(f), "validation: 40 held-out rows")
   e <- expect_error(nn_control(validation = list(x = v$x)), class = "scalebayes_error_input")
   expect_identical(e$arg, "validation")
-  e <- expect_error(nn_control(validation = data.frame(a = 1:3)), class = "scalebayes_error_input")
+  e <- expect_error(nn_control(validation = data.frame(a = 1:3)[0, , drop = FALSE]), class = "scalebayes_error_input")
+  expect_identical(e$arg, "validation")
+  # a data frame needs a formula fit
+  e <- expect_error(suppressMessages(wbb_nn(d$x, d$y, model = nn_mlp(6), draws = 1, epochs = 1, seed = 5, quiet = TRUE,
+                                            control = nn_control(validation = data.frame(a = 1:3)))),
+                    class = "scalebayes_error_input")
   expect_identical(e$arg, "validation")
   e <- expect_error(suppressMessages(wbb_nn(d$x, d$y, model = nn_mlp(6), draws = 1, epochs = 1, seed = 5, quiet = TRUE,
                                             control = nn_control(validation = list(x = v$x[, 1:2], y = v$y)))),
                     class = "scalebayes_error_input")
+  expect_identical(e$arg, "validation")
+})
+
+test_that("validation = <data frame> with a formula: the fit's formula makes the held-out inputs and response", {
+  skip_if_no_torch()
+  d <- val_data()
+  v <- val_data(40, seed = 9)
+  dtr <- data.frame(y = d$y, a = d$x[, 1], b = d$x[, 2], g = factor(rep(c("u", "v"), 60)))
+  dva <- data.frame(y = v$y, a = v$x[, 1], b = v$x[, 2], g = factor(rep(c("v", "u"), 20)))
+  f <- suppressMessages(wbb_nn(y ~ a + b + g, data = dtr, model = nn_mlp(6), draws = 2, epochs = 5, seed = 5,
+                               quiet = TRUE, control = nn_control(validation = dva)))
+  # the same held-out loss as the inputs made by hand from the formula (dummy column of g) as list(x, y)
+  xv <- cbind(a = dva$a, b = dva$b, gv = as.numeric(dva$g == "v"))
+  f2 <- suppressMessages(wbb_nn(cbind(a = dtr$a, b = dtr$b, gv = as.numeric(dtr$g == "v")), dtr$y, model = nn_mlp(6),
+                                draws = 2, epochs = 5, seed = 5, quiet = TRUE,
+                                control = nn_control(validation = list(x = xv, y = dva$y))))
+  expect_equal(f$history$val_loss, f2$history$val_loss, tolerance = 1e-6)
+  expect_true(all(is.finite(f$history$val_loss)))
+  expect_output(print(nn_control(validation = dva)), "data frame of 40 rows")
+  # the response missing, a new level: classed errors naming validation
+  e <- expect_error(suppressMessages(wbb_nn(y ~ a + b + g, data = dtr, model = nn_mlp(6), draws = 1, epochs = 1,
+                                            quiet = TRUE, control = nn_control(validation = dva[, -1]))),
+                    class = "scalebayes_error")
+  expect_identical(e$arg, "validation")
+  bad <- dva
+  bad$g <- factor(rep(c("v", "w"), 20))
+  e <- expect_error(suppressMessages(wbb_nn(y ~ a + b + g, data = dtr, model = nn_mlp(6), draws = 1, epochs = 1,
+                                            quiet = TRUE, control = nn_control(validation = bad))),
+                    class = "scalebayes_error")
   expect_identical(e$arg, "validation")
 })
