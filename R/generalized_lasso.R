@@ -28,7 +28,13 @@
 #' @param X Optional design matrix (n x p, base or sparse `Matrix`; then `y` has n entries and `D` p columns):
 #'   genlasso's reduction to X = I (`y -> U U'y`, `D -> D V diag(1/d) U'` from the SVD of X, dense; when p > n
 #'   or X is column rank deficient, a ridge of multiplier `eps` is added, with a warning of class
-#'   `scalebayes_warning_ridge`, as genlasso does). Only with `path = TRUE`. `weights` (one per row of X)
+#'   `scalebayes_warning_ridge`, as genlasso does; the objective then has the added term
+#'   \eqn{\frac{\epsilon}{2}\|\beta\|^2}). With `path = FALSE` the grid interior point solves the reduced
+#'   problem and the reported `gap` / `rel_gap` certify the original objective: it is evaluated at the returned
+#'   `beta`, against the reduced problem's dual value plus the constant \eqn{\frac12\|(I - UU^\top)\tilde y\|^2}.
+#'   The grid fit then also has `df` (genlasso's: \eqn{p} minus the rank of \eqn{\tilde D_I}, I the rows with
+#'   \eqn{(D\beta)_j = 0} and \eqn{|u_j| < \lambda p_j}), `fitted()` is \eqn{X\beta} and
+#'   `predict(fit, newdata = )` takes new rows of X. `weights` (one per row of X)
 #'   and `penalty_factor` enter exactly: the objective is
 #'   \eqn{\frac12 \sum_i w_i (y_i - x_i^\top\beta)^2 + \lambda \sum_j p_j |(D\beta)_j|}, i.e. `X` and
 #'   `y` are scaled by \eqn{\sqrt{w}} and the rows of `D` by `p` before the reduction.
@@ -75,7 +81,8 @@
 #'   thousands and more (or 2-D grids beyond about 1,000 pixels) it is the faster one by a factor that grows
 #'   with n (O(n) per lambda against O(n) per knot times about 2n knots).
 #' @return With `path = TRUE` an [sb_genlasso_path] object. Otherwise an object of class `sb_generalized_lasso` with `beta` (n x L), `lambda`, `lambda_max` (with
-#'   `lambda_max_lower` and `lambda_max_rel_gap`, see Details), `rel_gap`, `gap`, `iter`, `u` (dual solutions).
+#'   `lambda_max_lower` and `lambda_max_rel_gap`, see Details), `rel_gap`, `gap`, `iter`, `u` (dual solutions);
+#'   with `X` also `df`, `X`, `fit` (\eqn{X\beta}, observations x L) and `ridge`.
 #' @export
 #' @examples
 #' # fused lasso on a 5 x 5 grid
@@ -99,17 +106,10 @@ generalized_lasso <- function(y, D, lambda = NULL, weights = NULL, penalty_facto
   n <- sp$n
   m <- sp$m
   path <- check_flag(path)
-  if (!is.null(X) && !path) sb_abort("{.arg X} is only supported with {.code path = TRUE}.", arg = "X")
   if (path) {
     pa <- check_path_args(maxsteps, minlam, approx)
     if (!is.null(X)) {
-      if (inherits(X, "Matrix")) X <- as.matrix(X)  # the reduction is a dense SVD of X
-      if (!is.matrix(X) || !is.numeric(X) || any(!is.finite(X)) || ncol(X) != n) {
-        sb_abort(c("{.arg X} must be a finite numeric matrix (base or {.pkg Matrix}) with one column per column of {.arg D}.",
-                   x = if (is.matrix(X) && is.numeric(X) && ncol(X) != n) "{.arg X} has {ncol(X)} column{?s}, {.arg D} has {n}."
-                       else if (is.matrix(X) && is.numeric(X)) "{.arg X} has {sum(!is.finite(X))} missing or infinite entr{?y/ies}."
-                       else "{.arg X} is not a numeric matrix."), arg = "X")
-      }
+      X <- check_design_x(X, n)
       eps <- check_number(eps, lower = 0, lower_open = TRUE)
     }
     ny <- if (is.null(X)) n else nrow(X)
@@ -123,6 +123,11 @@ generalized_lasso <- function(y, D, lambda = NULL, weights = NULL, penalty_facto
     pw <- check_penalty_weights(penalty_factor, m)
     r <- genlasso_dual_path(y, sp, weights, pw, pa, X = X, eps = eps, quiet = resolve_quiet(quiet))
     return(new_genlasso_path(r, y, as_penalty_dgc(sp), X, weights, pw, pa, call))
+  }
+  if (!is.null(X)) {
+    X <- check_design_x(X, n)
+    eps <- check_number(eps, lower = 0, lower_open = TRUE)
+    return(gl_grid_x(y, X, sp, weights, penalty_factor, lambda, nlambda, lambda_min_ratio, control, eps, call))
   }
   if (!is.numeric(y) || length(y) != n || any(!is.finite(y))) {
     sb_abort(c("{.arg y} must be a finite numeric vector with one value per column of {.arg D}.",
@@ -163,6 +168,72 @@ generalized_lasso <- function(y, D, lambda = NULL, weights = NULL, penalty_facto
                  lambda_max_lower = lm$lower, lambda_max_rel_gap = lm$rel_gap, gap = r$gap,
                  rel_gap = r$rel_gap, primal = r$primal, iter = r$iter, converged = converged, y = y,
                  weights = weights, penalty_weights = pw, call = call),
+            class = c("sb_generalized_lasso", "sb_point_fit"))
+}
+
+# The grid with a design matrix X: genlasso's reduction (gl_reduce_x()) to X = I, the certified interior point on
+# the reduced problem, then the certificate of the original objective
+#   P(beta) = 1/2 sum_i w_i (y_i - x_i'beta)^2 (+ eps/2 ||beta||^2 with the ridge) + lambda sum_j p_j |(D beta)_j|:
+# P is evaluated at beta = V S^-1 theta directly, and the reduced dual value plus the constant c0 is a lower bound
+# of its minimum, so gap = P(beta) - (dual + c0) certifies beta for the original objective.
+gl_grid_x <- function(y, X, sp, weights, penalty_factor, lambda, nlambda, lambda_min_ratio, control, eps, call) {
+  nX <- nrow(X)
+  p <- ncol(X)
+  m <- sp$m
+  if (!is.numeric(y) || length(y) != nX || any(!is.finite(y))) {
+    sb_abort(c("{.arg y} must be a finite numeric vector with one value per row of {.arg X}.",
+               x = "{.arg y} has length {length(y)}, {.arg X} has {nX} row{?s}."), arg = "y", call = call)
+  }
+  y <- as.double(y)
+  check_square_sums(y, "y")
+  weights <- if (is.null(weights)) rep(1, nX) else check_weights(weights, nX, positive = TRUE)
+  pw <- check_penalty_weights(penalty_factor, m)
+  lambda <- check_lambda(lambda)
+  nlambda <- check_count(nlambda, max = 1e5)
+  lambda_min_ratio <- check_number(lambda_min_ratio, lower = 0, upper = 1, lower_open = TRUE)
+  control <- check_tf_control(control)
+  red <- gl_reduce_x(X, y, weights, sp, sp$x, eps)
+  sp2 <- check_penalty_matrix(red$D2)
+  ones <- rep(1, p)
+  lm <- sb_call_engine(cpp_genlasso_lambda_max(red$y2, ones, m, p, sp2$i, sp2$p, sp2$x, pw))
+  if (is.null(lambda)) {
+    lmax <- max(lm$lambda_max, .Machine$double.xmin)
+    lambda <- exp(seq(log(lmax), log(lmax * lambda_min_ratio), length.out = nlambda))
+  }
+  r <- sb_call_engine(cpp_genlasso_path(red$y2, ones, m, p, sp2$i, sp2$p, sp2$x, pw, lambda, control$tol,
+                                        control$max_iter, control$warm_start))
+  beta <- red$Vs %*% r$beta
+  D <- as_penalty_dgc(sp)
+  Db <- as.matrix(D %*% beta)
+  fit <- X %*% beta
+  res <- (y - fit) * sqrt(weights)
+  pen <- colSums(abs(Db) * pw)
+  primal <- colSums(res^2) / 2 + lambda * pen + if (red$ridge) eps / 2 * colSums(beta^2) else 0
+  dual <- r$primal - r$gap + red$c0
+  gap <- primal - dual
+  floor <- 1e-10 * sum(weights * y^2) / 2
+  rel_gap <- gap / pmax(primal, floor)
+  # df (genlasso's): p - rank(D2_I), I the interior rows (|u_j| < lambda p_j, (D beta)_j = 0). An interior-point
+  # solution is interior in both: row j counts as interior when its relative dual slack exceeds its relative
+  # |(D beta)_j| (the complementarity of the two slacks makes one of them tiny at a certified solution)
+  df <- vapply(seq_along(lambda), function(l) {
+    slack <- 1 - abs(r$u[, l]) / (lambda[l] * pw)
+    z <- abs(Db[, l]) / max(abs(Db[, l]), .Machine$double.xmin)
+    I <- which(slack > z)
+    if (!length(I)) return(as.integer(p))
+    d <- svd(red$D2[I, , drop = FALSE], nu = 0, nv = 0)$d
+    as.integer(p - sum(d > 1e-10 * d[1]))
+  }, 1L)
+  converged <- rel_gap <= control$tol
+  if (any(!converged)) {
+    sb_warn(c("{sum(!converged)} of {length(lambda)} solve{?s} stopped above the target duality gap.",
+              i = "Largest relative gap: {signif(max(rel_gap), 3)} (target {control$tol})."))
+  }
+  structure(list(beta = beta, u = r$u, lambda = lambda, lambda_max = lm$lambda_max,
+                 lambda_max_lower = lm$lower, lambda_max_rel_gap = lm$rel_gap, gap = gap,
+                 rel_gap = rel_gap, primal = primal, iter = r$iter, converged = converged, df = df, y = y,
+                 X = X, fit = fit, ridge = red$ridge, eps = if (red$ridge) eps, weights = weights,
+                 penalty_weights = pw, call = call),
             class = c("sb_generalized_lasso", "sb_point_fit"))
 }
 

@@ -36,25 +36,10 @@ genlasso_dual_path <- function(y, sp, weights, pw, pa, X = NULL, eps = 1e-4, bac
     # into X = I with y~ = U'y, D~ = D V S^-1 (m x p). genlasso works with the n-vector U U'y and D V S^-1 U'
     # instead (n x the work per knot); the duals u, the knots and the df (genlasso's df - (n - p), or - n with
     # the ridge, equal p - rank(D~_I)) are the same.
-    Xw <- if (all(weights == 1)) X else X * sw
-    yw <- y * sw
-    nX <- nrow(X)
-    p <- ncol(X)
-    ridge <- p > nX
-    if (!ridge) {
-      s <- svd(Xw)
-      ridge <- !all(s$d >= 1e-7)
-    }
-    if (ridge) {
-      sb_warn("Adding a small ridge penalty (multiplier {eps}), because {.arg X} has more columns than rows or is column rank deficient (as genlasso does).",
-              kind = "ridge")
-      s <- svd(rbind(Xw, diag(sqrt(eps), p)))
-      yw <- c(yw, rep(0, p))
-    }
-    y2 <- as.numeric(crossprod(s$u, yw))
-    Vs <- s$v %*% diag(1 / s$d, p)                 # beta = Vs theta
-    D2 <- as.matrix(as_penalty_dgc(list(i = sp$i, p = sp$p, x = Dx, m = sp$m, n = n)) %*% Vs)
-    sp2 <- check_penalty_matrix(D2, call = call)
+    red <- gl_reduce_x(X, y, weights, sp, Dx, eps, call = call)
+    y2 <- red$y2
+    Vs <- red$Vs
+    sp2 <- check_penalty_matrix(red$D2, call = call)
     r <- sb_call_engine(cpp_genlasso_dualpath(y2, sp2$m, sp2$n, sp2$i, sp2$p, sp2$x, pa$maxsteps, pa$minlam,
                                               pa$approx, 1e-7, 2L, quiet), call = call)
     beta <- Vs %*% r$beta
@@ -69,6 +54,47 @@ genlasso_dual_path <- function(y, sp, weights, pw, pa, X = NULL, eps = 1e-4, bac
   }
   list(lambda = r$lambda, beta = beta, fit = fit, u = r$u, df = df, hit = r$hit, boundary = r$boundary,
        sign = r$sign, completepath = r$complete, bls = bls, dense_used = r$dense_used)
+}
+
+# genlasso's reduction of a design matrix X to X = I, in p coordinates: X~ = W^1/2 X = U S V' (thin SVD; the
+# ridge rows sqrt(eps) I appended, with a warning, when p > n or X is column rank deficient, as genlasso does),
+# theta = S V' beta turns 1/2 ||W^1/2 (y - X beta)||^2 (+ eps/2 ||beta||^2 with the ridge) + lambda ||D beta||_1
+# into 1/2 ||y2 - theta||^2 + lambda ||D2 theta||_1 + c0 with y2 = U' y~, D2 = D V S^-1 (m x p, dense) and the
+# constant c0 = 1/2 (||y~||^2 - ||y2||^2). Dx: the values of D's slots (already multiplied by penalty factors or
+# not, as the caller wants). Returns y2, D2, Vs = V S^-1 (beta = Vs theta), ridge and c0.
+gl_reduce_x <- function(X, y, weights, sp, Dx, eps, call = rlang::caller_env()) {
+  sw <- sqrt(weights)
+  Xw <- if (all(weights == 1)) X else X * sw
+  yw <- y * sw
+  p <- ncol(X)
+  ridge <- p > nrow(X)
+  if (!ridge) {
+    s <- svd(Xw)
+    ridge <- !all(s$d >= 1e-7)
+  }
+  if (ridge) {
+    sb_warn("Adding a small ridge penalty (multiplier {eps}), because {.arg X} has more columns than rows or is column rank deficient (as genlasso does).",
+            kind = "ridge")
+    s <- svd(rbind(Xw, diag(sqrt(eps), p)))
+    yw <- c(yw, rep(0, p))
+  }
+  y2 <- as.numeric(crossprod(s$u, yw))
+  Vs <- s$v %*% diag(1 / s$d, p)
+  D2 <- as.matrix(as_penalty_dgc(list(i = sp$i, p = sp$p, x = Dx, m = sp$m, n = sp$n)) %*% Vs)
+  list(y2 = y2, D2 = D2, Vs = Vs, ridge = ridge, c0 = max(0, (sum(yw^2) - sum(y2^2)) / 2))
+}
+
+# X: a finite numeric matrix (base or Matrix, made dense: the reduction is a dense SVD) with n columns.
+check_design_x <- function(X, n, call = rlang::caller_env()) {
+  if (inherits(X, "Matrix")) X <- as.matrix(X)
+  if (!is.matrix(X) || !is.numeric(X) || any(!is.finite(X)) || ncol(X) != n) {
+    sb_abort(c("{.arg X} must be a finite numeric matrix (base or {.pkg Matrix}) with one column per column of {.arg D}.",
+               x = if (is.matrix(X) && is.numeric(X) && ncol(X) != n) "{.arg X} has {ncol(X)} column{?s}, {.arg D} has {n}."
+                   else if (is.matrix(X) && is.numeric(X)) "{.arg X} has {sum(!is.finite(X))} missing or infinite entr{?y/ies}."
+                   else "{.arg X} is not a numeric matrix."), arg = "X", call = call)
+  }
+  storage.mode(X) <- "double"
+  X
 }
 
 new_genlasso_path <- function(r, y, D, X, weights, penalty_factor, pa, call, extra = list()) {

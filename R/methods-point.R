@@ -152,10 +152,17 @@ residuals.sb_trend_filter <- function(object, ...) {
 }
 #' @rdname sb_point_fit-methods
 #' @export
-fitted.sb_generalized_lasso <- fitted.sb_trend_filter
+fitted.sb_generalized_lasso <- function(object, ...) {
+  sb_check_dots(..., fn = "fitted")
+  if (is.null(object$X)) return(sb_point_signal(object))
+  sb_point_signal(list(beta = object$fit))  # with a design matrix X: X beta
+}
 #' @rdname sb_point_fit-methods
 #' @export
-residuals.sb_generalized_lasso <- residuals.sb_trend_filter
+residuals.sb_generalized_lasso <- function(object, ...) {
+  sb_check_dots(..., fn = "residuals")
+  object$y - stats::fitted(object)
+}
 #' @rdname sb_point_fit-methods
 #' @export
 coef.sb_generalized_lasso <- function(object, ...) {
@@ -164,7 +171,17 @@ coef.sb_generalized_lasso <- function(object, ...) {
 }
 #' @rdname sb_point_fit-methods
 #' @export
-predict.sb_generalized_lasso <- function(object, ...) {
+predict.sb_generalized_lasso <- function(object, newdata = NULL, ...) {
+  if (!is.null(object$X)) {  # a design matrix X: X beta at the data, newdata beta at new rows
+    sb_check_dots(..., fn = "predict")
+    if (is.null(newdata)) return(stats::fitted(object))
+    if (inherits(newdata, "Matrix")) newdata <- as.matrix(newdata)
+    if (!is.matrix(newdata) || !is.numeric(newdata) || ncol(newdata) != ncol(object$X) || anyNA(newdata)) {
+      sb_abort("{.arg newdata} must be a numeric matrix without NA with {ncol(object$X)} column{?s}, as {.arg X}.",
+               arg = "newdata")
+    }
+    return(sb_point_signal(list(beta = newdata %*% object$beta)))
+  }
   sb_not_applicable(c("A generalized lasso estimates the signal at its observations: there are no inputs to predict at.",
                       i = "Use {.fn fitted} (or {.fn coef}) for the estimate."), call = rlang::current_env())
 }
@@ -345,7 +362,7 @@ summary.sb_trend_filter <- function(object, ...) {
 #' @export
 summary.sb_generalized_lasso <- function(object, ...) {
   sb_check_dots(..., fn = "summary")
-  tab <- data.frame(lambda = object$lambda, rss = sb_point_rss(object$y, object$beta, object$weights),
+  tab <- data.frame(lambda = object$lambda, rss = sb_point_rss(object$y, object$fit %||% object$beta, object$weights),
                     objective = object$primal, rel_gap = object$rel_gap, iterations = object$iter,
                     converged = object$converged)
   sb_table_summary(sprintf("Generalized lasso, %d observations, %d lambda value%s (lambda_max = %s)",

@@ -183,7 +183,67 @@ test_that("bad input gives classed errors naming the argument", {
   expect_error(trend_filter(c(1, NA, 3, 4), k = 1, path = TRUE), class = "scalebayes_error_input")
   expect_error(generalized_lasso(rnorm(10), D, path = TRUE, minlam = -1), class = "scalebayes_error_input")
   expect_error(generalized_lasso(rnorm(10), D, X = matrix(1, 10, 9), path = TRUE), class = "scalebayes_error_input")
-  expect_error(generalized_lasso(rnorm(10), D, X = diag(10)), class = "scalebayes_error_input")
+  expect_error(generalized_lasso(rnorm(10), D, X = cbind(NA, diag(10)[, -1])), class = "scalebayes_error_input")
+  expect_error(generalized_lasso(rnorm(10), D, X = diag(10)[, -1]), class = "scalebayes_error_input")
+  expect_error(generalized_lasso(rnorm(9), D, X = diag(10)), class = "scalebayes_error_input")
+  expect_error(generalized_lasso(rnorm(10), D, X = "a"), class = "scalebayes_error_input")
+})
+
+test_that("the grid with a design matrix X: certified for the original objective, equal to the exact path", {
+  # reference: the exact path at the grid lambdas (linear interpolation between knots is exact); strong
+  # convexity of the objective in X beta (and in beta with the ridge) bounds the distance by the certified gap
+  set.seed(21)
+  obj <- function(X, y, D, b, l, eps = 0) sum((y - X %*% b)^2) / 2 + eps / 2 * sum(b^2) + l * sum(abs(as.matrix(D %*% b)))
+  for (p in c(30, 70)) {
+    X <- matrix(rnorm(50 * p), 50, p)
+    y <- as.numeric(X %*% rep(c(0, 1, -1), length.out = p) + rnorm(50))
+    D <- fused_lasso_1d(p)
+    pth <- suppressWarnings(generalized_lasso(y, D, X = X, path = TRUE))
+    lam <- pth$lambda[c(2, 8, 20)] * 0.97
+    if (p > 50) {
+      expect_warning(g <- generalized_lasso(y, D, X = X, lambda = lam, control = tf_control(tol = 1e-12)),
+                     class = "scalebayes_warning_ridge")
+    } else {
+      g <- generalized_lasso(y, D, X = X, lambda = lam, control = tf_control(tol = 1e-12))
+    }
+    eps <- if (p > 50) 1e-4 else 0
+    cp <- coef(pth, lambda = lam)
+    expect_true(all(g$converged))
+    expect_equal(g$df, cp$df)
+    for (j in seq_along(lam)) {
+      pj <- obj(X, y, D, cp$beta[, j], lam[j], eps)
+      # the certificate: P(beta) - P* <= gap, P* = the path's objective (here to rounding)
+      expect_lte(obj(X, y, D, g$beta[, j], lam[j], eps) - pj, g$gap[j] + 1e-12 * pj)
+      expect_lte(abs(g$primal[j] - pj) / pj, 1e-8)
+      expect_lte(g$rel_gap[j], 1e-12)
+      # strong convexity in X beta: ||X (b - b*)||^2 / 2 <= gap
+      expect_lte(sum((X %*% (g$beta[, j] - cp$beta[, j]))^2) / 2, g$gap[j] + 1e-10 * pj)
+      if (p > 50) expect_lte(eps * sum((g$beta[, j] - cp$beta[, j])^2) / 2, g$gap[j] + 1e-10 * pj)
+    }
+    expect_equal(fitted(g), unname(X %*% g$beta))
+    expect_equal(residuals(g), y - unname(X %*% g$beta))
+    expect_equal(predict(g, newdata = X[1:4, ]), unname(X[1:4, ] %*% g$beta))
+    expect_equal(coef(g), unname(g$beta))
+    expect_error(predict(g, newdata = X[, -1]), class = "scalebayes_error_input")
+  }
+  # sparse X, weights and penalty factors: the same solutions as dense X
+  X <- matrix(rnorm(50 * 30), 50, 30) * (runif(1500) < 0.4)
+  y <- rnorm(50)
+  w <- rexp(50) + 0.3
+  pf <- runif(29, 0.5, 2)
+  D <- fused_lasso_1d(30)
+  gd <- generalized_lasso(y, D, X = X, weights = w, penalty_factor = pf, control = tf_control(tol = 1e-12))
+  gs <- generalized_lasso(y, D, X = Matrix::Matrix(X, sparse = TRUE), weights = w, penalty_factor = pf,
+                          control = tf_control(tol = 1e-12))
+  expect_equal(gs$lambda, gd$lambda)
+  expect_equal(gs$beta, gd$beta, tolerance = 1e-6)
+  pth <- generalized_lasso(y, D, X = X, weights = w, penalty_factor = pf, path = TRUE)
+  l <- gd$lambda[c(5, 15)]
+  cp <- coef(pth, lambda = l)
+  objw <- function(b, l) sum(w * (y - X %*% b)^2) / 2 + l * sum(pf * abs(as.matrix(D %*% b)))
+  for (j in 1:2) expect_lte(abs(objw(gd$beta[, 5 + 10 * (j - 1)], l[j]) - objw(cp$beta[, j], l[j])) / objw(cp$beta[, j], l[j]), 1e-8)
+  expect_equal(gd$df[c(5, 15)], cp$df)
+  expect_lte(max(gd$rel_gap), 1e-12)
 })
 
 test_that("a grid with a non-unique dual: the primal path equals genlasso's, our dual is certified", {
