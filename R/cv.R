@@ -116,6 +116,11 @@ run_cv <- function(xs, y, family, alpha, w, pf, nfolds, foldid, nlambda, lambda_
   lambda_min_ratio <- check_number(lambda_min_ratio, lower = 0, upper = 1, lower_open = TRUE, upper_open = TRUE,
                                    arg = "lambda_min_ratio", call = call)
   lmax <- sb_call_engine(cpp_lambda_max(xs, y, family_code(family), alpha, w, pf, ctrl))
+  if (!(lmax > 0) && family == "gaussian" && all(y == y[1L])) {
+    sb_abort(c("{.arg y} is constant: there is nothing to regress on {.arg x}.",
+               i = "Check the response column; a constant response has no coefficients to estimate."),
+             arg = "y", kind = "degenerate", call = call)
+  }
   if (!(lmax > 0)) {
     sb_abort(c("Every coefficient is zero at any lambda (lambda_max = 0).",
                i = "Check that {.arg x} has non-constant columns related to {.arg y}."), kind = "degenerate", call = call)

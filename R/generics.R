@@ -1017,3 +1017,86 @@ prior_summary.sb_vae <- function(object, ...) {
                  prior = sprintf("N(0, I) on the %d-dimensional latent code of each example", object$latent)),
             class = "sb_prior_summary")
 }
+
+# ---- loo(), waic(), pp_check() -----------------------------------------------------------------------------------
+
+#' Leave-one-out, WAIC and posterior predictive checks of a fit, as in rstanarm
+#'
+#' `loo(fit)` and `waic(fit)` are `loo::loo(log_lik(fit))` and `loo::waic(log_lik(fit))` at the training data
+#' (`newdata` / `newy` as in [log_lik()]); `loo()` takes the relative efficiency of MCMC draws from their chains
+#' (`loo::relative_eff()`), and 1 for independent draws (WBB, networks' independent draws). `pp_check(fit)` is
+#' `bayesplot::ppc_<type>(y, yrep)` with `yrep` the first `ndraws` rows of [posterior_predict()] at the training
+#' data. The packages loo and bayesplot are needed (Suggests).
+#' @param x,object A fit with draws ([wbb()], [blasso()], [sgld_sa()], [hamcmc_sa()], a network fit, ...).
+#' @param newdata,newy New data and responses (see [log_lik()]).
+#' @param type The bayesplot PPC: `"dens_overlay"` (default), `"hist"`, `"ecdf_overlay"`, `"stat"`, ... (the
+#'   name after `ppc_`).
+#' @param ndraws How many predictive draws to plot (default 50).
+#' @param seed Seed of the predictive draws.
+#' @param ... Passed to `loo::loo()`, `loo::waic()` or the bayesplot function.
+#' @return A `loo` / `waic` object, or a ggplot.
+#' @name sb_fit-loo
+NULL
+
+sb_loo_ll <- function(x, newdata, newy, call) {
+  ll <- if (is.null(newdata)) log_lik(x) else log_lik(x, newdata = newdata, newy = newy)
+  if (!requireNamespace("loo", quietly = TRUE)) {
+    sb_abort("{.fn loo} and {.fn waic} of a fit need the package {.pkg loo}.", kind = "dependency", call = call)
+  }
+  ll
+}
+
+#' @rdname sb_fit-loo
+#' @exportS3Method loo::loo
+loo.sb_fit <- function(x, ..., newdata = NULL, newy = NULL) {
+  ll <- sb_loo_ll(x, newdata, newy, rlang::current_env())
+  ch <- .subset2(x, "chain")
+  r_eff <- if (inherits(x, c("sb_blasso", "sb_sgld_sa", "sb_sgmcmc_density")) && length(ch) == nrow(ll) &&
+               length(unique(ch)) >= 1L) {
+    loo::relative_eff(exp(ll), chain_id = match(ch, unique(ch)))
+  } else {
+    rep(1, ncol(ll))
+  }
+  loo::loo(ll, r_eff = r_eff, ...)
+}
+
+#' @rdname sb_fit-loo
+#' @exportS3Method loo::loo
+loo.sb_nn_fit <- function(x, ..., newdata = NULL, newy = NULL) {
+  ll <- sb_loo_ll(x, newdata, newy, rlang::current_env())
+  loo::loo(ll, r_eff = rep(1, ncol(ll)), ...)
+}
+
+#' @rdname sb_fit-loo
+#' @exportS3Method loo::waic
+waic.sb_fit <- function(x, ..., newdata = NULL, newy = NULL) {
+  loo::waic(sb_loo_ll(x, newdata, newy, rlang::current_env()), ...)
+}
+
+#' @rdname sb_fit-loo
+#' @exportS3Method loo::waic
+waic.sb_nn_fit <- waic.sb_fit
+
+#' @rdname sb_fit-loo
+#' @exportS3Method bayesplot::pp_check
+pp_check.sb_fit <- function(object, type = "dens_overlay", ndraws = 50, seed = NULL, ...) {
+  call <- rlang::current_env()
+  if (!requireNamespace("bayesplot", quietly = TRUE)) {
+    sb_abort("{.fn pp_check} of a fit needs the package {.pkg bayesplot}.", kind = "dependency", call = call)
+  }
+  fun <- paste0("ppc_", type)
+  if (!is.character(type) || length(type) != 1L || !exists(fun, envir = asNamespace("bayesplot"), inherits = FALSE)) {
+    sb_abort(c("{.arg type} must name a bayesplot PPC (the part after {.code ppc_}), e.g. {.val dens_overlay}.",
+               x = "You supplied {.val {format(type)}}."), arg = "type", call = call)
+  }
+  ndraws <- check_count(ndraws, arg = "ndraws", call = call)
+  td <- sb_training_data(object)
+  if (is.null(td)) sb_no_training_data(object, call)
+  yrep <- posterior_predict(object, seed = seed)
+  yrep <- yrep[seq_len(min(ndraws, nrow(yrep))), , drop = FALSE]
+  get(fun, envir = asNamespace("bayesplot"))(as.numeric(td$y), yrep, ...)
+}
+
+#' @rdname sb_fit-loo
+#' @exportS3Method bayesplot::pp_check
+pp_check.sb_nn_fit <- pp_check.sb_fit
