@@ -116,6 +116,11 @@ run_cv <- function(xs, y, family, alpha, w, pf, nfolds, foldid, nlambda, lambda_
   lambda_min_ratio <- check_number(lambda_min_ratio, lower = 0, upper = 1, lower_open = TRUE, upper_open = TRUE,
                                    arg = "lambda_min_ratio", call = call)
   lmax <- sb_call_engine(cpp_lambda_max(xs, y, family_code(family), alpha, w, pf, ctrl))
+  if (!(lmax > 0) && family == "gaussian" && all(y == y[1L])) {
+    sb_abort(c("{.arg y} is constant: there is nothing to regress on {.arg x}.",
+               i = "Check the response column; a constant response has no coefficients to estimate."),
+             arg = "y", kind = "degenerate", call = call)
+  }
   if (!(lmax > 0)) {
     sb_abort(c("Every coefficient is zero at any lambda (lambda_max = 0).",
                i = "Check that {.arg x} has non-constant columns related to {.arg y}."), kind = "degenerate", call = call)
@@ -215,10 +220,12 @@ cv_full_fit <- function(x, y, family, weights, penalty_factor, lambda, alpha, st
 #' @param object A [cv_weighted_lasso()] result.
 #' @param s `"lambda.1se"`, `"lambda.min"` (glmnet's names; `"1se"` and `"min"`, the rule names of [wbb()], also
 #'   work), or lambda values on the SUM scale of [weighted_lasso()] (n times glmnet's lambda for unit weights).
-#' @param newdata New inputs (a matrix with the columns of `x`, or a vector for one observation).
+#' @param newdata New inputs (a matrix with the columns of `x`, or a vector for one observation; for a
+#'   cross-validation of a formula, a data frame).
 #' @param newx Synonym of `newdata`.
-#' @param type `"link"`, `"response"` (probabilities for binomial fits, means for poisson, class probabilities
-#'   for multinomial) or `"class"` (binomial, multinomial).
+#' @param type `"response"` (default: probabilities for binomial fits, means for poisson, class probabilities
+#'   for multinomial), `"link"` or `"class"` (binomial, multinomial: a factor): the rule of every fit,
+#'   [predict-types].
 #' @param newoffset The offset of the new inputs (fits with an `offset`).
 #' @param ... Not used: any argument given here is an error.
 #' @return `coef()`: a named vector (intercept first) for one lambda, a (p + 1) x length(s) matrix for several
@@ -239,11 +246,16 @@ coef.sb_cv <- function(object, s = "lambda.1se", ...) {
 
 #' @rdname coef.sb_cv
 #' @export
-predict.sb_cv <- function(object, newdata = NULL, s = "lambda.1se", type = c("link", "response", "class"), ...,
+predict.sb_cv <- function(object, newdata = NULL, s = "lambda.1se", ..., type = c("response", "link", "class"),
                           newx = NULL, newoffset = NULL) {
   sb_check_dots(..., fn = "predict")
   type <- sb_match_arg(type, partial = TRUE)
-  predict.sb_weighted_lasso(cv_fit_at(object, s), newdata = newdata, type = type, newx = newx, newoffset = newoffset)
+  fit <- cv_fit_at(object, s)
+  # a cross-validation of a formula keeps the terms: a data frame `newdata` becomes its design, as for every fit
+  for (nm in c("terms", "xlevels", "contrasts", "response_levels")) {
+    if (is.null(.subset2(fit, nm)) && !is.null(.subset2(object, nm))) fit[[nm]] <- object[[nm]]
+  }
+  predict.sb_weighted_lasso(fit, newdata = newdata, type = type, newx = newx, newoffset = newoffset)
 }
 
 # The weighted_lasso() fit at s: the columns of the full-data path, or an exact refit at other lambda values.

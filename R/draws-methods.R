@@ -59,7 +59,7 @@ print.sb_fit <- function(x, digits = 3, ...) {
 
 #' @rdname sb_fit-methods
 #' @export
-summary.sb_fit <- function(object, probs = c(0.025, 0.5, 0.975), pars = NULL, ..., prob = NULL) {
+summary.sb_fit <- function(object, ..., probs = c(0.025, 0.5, 0.975), pars = NULL, prob = NULL) {
   sb_check_dots(..., fn = "summary")
   probs <- sb_summary_probs(probs, prob, missing(probs))
   if (!is.numeric(probs) || !length(probs) || anyNA(probs) || any(probs < 0 | probs > 1)) {
@@ -258,7 +258,7 @@ rstantools::posterior_interval
 #' @return A matrix with one row per parameter and columns for the lower and upper limits.
 #' @method posterior_interval sb_fit
 #' @export
-posterior_interval.sb_fit <- function(object, prob = 0.95, pars = NULL, ..., level = NULL, probs = NULL) {
+posterior_interval.sb_fit <- function(object, ..., prob = 0.95, pars = NULL, level = NULL, probs = NULL) {
   prob <- sb_interval_prob(prob, missing(prob), level, probs, "posterior_interval")
   d <- sb_draw_matrix(object, pars, rlang::current_env(), "posterior_interval", ...)
   a <- (1 - prob) / 2

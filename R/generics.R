@@ -281,6 +281,54 @@ sb_sigma_draws.sb_wbb_nn <- function(object, eta, y, call = rlang::caller_env())
   rmse[object$status == "done"]
 }
 
+#' One meaning per argument: `type`, `prob` / `probs` and `draws` in every method
+#'
+#' The arguments that the methods of every fit share mean the same everywhere: linear fits ([wbb()],
+#' [weighted_lasso()], [cv_weighted_lasso()], [blasso()], [sgld_sa()], [hamcmc_sa()], [trend_filter()] /
+#' [trend_filter_wbb()] of a family), multinomial fits and networks ([wbb_nn()], [sgld_sa()] / [hamcmc_sa()] with a
+#' `model`, [bbb()], [sparse_vi()]).
+#'
+#' @section `type` of `predict()`:
+#' * `"response"` (the **default of every fit**): the expected response, on the scale of `y`: the mean of a
+#'   gaussian fit, the probability of the second class of a binomial fit (the second level of a factor response,
+#'   1 of a 0/1 response), the rate \eqn{e^\eta} of a poisson fit, the class probabilities of a multinomial fit
+#'   (an observations x classes matrix). This is what [fitted()] gives at the training data and what a network
+#'   outputs.
+#' * `"link"`: the linear predictor \eqn{\eta} (log-odds, log rate; the same as `"response"` for gaussian fits).
+#'   A multinomial network has no single linear predictor: a classed error.
+#' * `"class"` (binomial and multinomial fits, linear or network): the most probable class under the posterior
+#'   mean probability (binomial: probability above 1/2), a **factor** with the levels of the response (`"0"`,
+#'   `"1"` for a 0/1 response); a path of several lambda gives a character matrix, one column per lambda. It has
+#'   no draws (`draws = TRUE` is an error; [posterior_predict()] draws classes). A gaussian or poisson fit: a
+#'   classed error (`scalebayes_error_not_applicable`).
+#'
+#' Before version 0.9.0 linear fits defaulted to `"link"` and `type = "class"` gave a 0/1 integer vector.
+#'
+#' @section `prob` and `probs`:
+#' `prob` is always the **mass of a central interval** (`0.9`: the 5 % and 95 % quantiles), in `summary()`,
+#' `predict()`, [posterior_interval()], [predictive_interval()]; the default is 0.95 where an interval is
+#' returned. `probs` is always a **vector of quantile levels**, and only `summary()` of fits with draws takes it
+#' (`summary(fit, probs = c(0.1, 0.5, 0.9))` gives the columns `q10`, `q50`, `q90`; `summary(fit, prob = 0.5)`
+#' gives the columns `q25`, `q75`). `probs` given to the interval methods, and `level`, are deprecated names of
+#' `prob` (a warning, for one release). These arguments come after `...` and must be named in full: a misspelt
+#' or abbreviated name (`pro = 0.5`) is an error naming it (class `scalebayes_error_dots`), never a partial match.
+#'
+#' @section `draws`:
+#' In a fitting function `draws` is how many draws to make (`wbb(draws = 1000)`); the MCMC samplers set it with
+#' `iterations` and their warm-up. In `predict()` it is `TRUE` / `FALSE`: return the draws x observations matrix
+#' (x classes for multinomial) instead of its summary. Every method uses every finished draw of the fit, in the
+#' fit's order (for network fits the draws with `status == "done"`); a number given to `predict(draws = )` is an
+#' error that says so (take rows of the draws matrix for fewer). The one exception is a [vae()] fit, which has no
+#' stored draws: its methods take `draws`, the number of draws to generate from the fitted encoder.
+#' @name predict-types
+#' @seealso [predict.sb_fit()], [predict.sb_weighted_lasso()], [sb_nn_fit-methods], [sb_fit-methods].
+#' @examples
+#' fit <- wbb(type ~ glu + bmi, data = MASS::Pima.tr, family = "binomial", draws = 50, seed = 1)
+#' head(predict(fit, newdata = MASS::Pima.te))                 # probabilities (type = "response")
+#' head(predict(fit, newdata = MASS::Pima.te, type = "class")) # a factor of "No" / "Yes"
+#' summary(fit, prob = 0.5)                                     # the central 50 % interval
+NULL
+
 # ---- predict() ---------------------------------------------------------------------------------------------------
 
 #' Predictions from a fit: one shape for every model with draws
@@ -318,21 +366,22 @@ sb_sigma_draws.sb_wbb_nn <- function(object, eta, y, call = rlang::caller_env())
 #' @param object A fit.
 #' @param newdata New inputs: a matrix (or a vector for one observation) with the columns of the training `x`,
 #'   or, for a fit of the formula method, a data frame. [trend_filter_wbb()] fits: a vector of inputs.
-#' @param type `"link"` (linear predictor, default), `"response"` (probabilities for binomial fits, means
-#'   \eqn{e^\eta} for poisson fits, class probabilities for multinomial fits) or `"class"` (binomial linear fits:
-#'   the 0/1 vector of posterior mean probability above 1/2; multinomial [wbb()] fits: the factor of the most
-#'   probable class under the posterior mean probabilities). A multinomial [wbb()] fit returns, as a multinomial
+#' @param type `"response"` (default: probabilities for binomial fits, means \eqn{e^\eta} for poisson fits,
+#'   class probabilities for multinomial fits), `"link"` (linear predictor) or `"class"` (binomial and
+#'   multinomial fits: the factor of the most probable class under the posterior mean probabilities); the one
+#'   rule of every fit is [predict-types]. A multinomial [wbb()] fit returns, as a multinomial
 #'   network, observations x classes matrices in `fit`, `se`, `lower`, `upper` (a draws x observations x classes
 #'   array with `draws = TRUE`). `"summary"` and `"draws"` (the old values of [blasso()] fits) still work for one
 #'   release, with a warning.
 #' @param newoffset The offset of the new inputs, for fits with an `offset` ([wbb()]; a fit of a formula with
 #'   `offset()` takes it from a data frame `newdata`).
-#' @param draws Return the draws x observations matrix instead of the summary.
+#' @param draws `TRUE` / `FALSE`: return the draws x observations matrix instead of the summary (every finished
+#'   draw; see [predict-types]).
 #' @param interval `"credible"` (the posterior of the mean) or `"prediction"` (of a new observation: gaussian
 #'   noise with the noise sd of each draw, see [sb_fit-generics], or Bernoulli draws on the response scale).
 #' @param ... Not used: any argument given here is an error (class `scalebayes_error_dots`).
 #' @param newx Synonym of `newdata` (the name of earlier versions).
-#' @param prob Mass of the central interval.
+#' @param prob Mass of the central interval ([predict-types]).
 #' @param level,probs Deprecated names of `prob` (work for one release, with a warning).
 #' @return A data frame (`fit`, `se`, `lower`, `upper`; networks: plus `class` for classification), or with
 #'   `draws = TRUE` a draws x observations matrix (a draws x observations x classes array for a multinomial
@@ -347,8 +396,8 @@ NULL
 
 #' @rdname predict.sb_fit
 #' @export
-predict.sb_fit <- function(object, newdata = NULL, type = c("link", "response", "class"), draws = FALSE,
-                           interval = c("credible", "prediction"), ..., newx = NULL, prob = 0.95, level = NULL,
+predict.sb_fit <- function(object, newdata = NULL, ..., type = c("response", "link", "class"), draws = FALSE,
+                           interval = c("credible", "prediction"), newx = NULL, prob = 0.95, level = NULL,
                            probs = NULL, newoffset = NULL) {
   sb_check_dots(..., fn = "predict")
   call <- rlang::current_env()
@@ -361,13 +410,32 @@ predict.sb_fit <- function(object, newdata = NULL, type = c("link", "response", 
   }
   type <- sb_match_arg(type, partial = TRUE)
   interval <- sb_match_arg(interval, partial = TRUE)
-  draws <- check_flag(draws)
+  draws <- sb_check_draws_flag(draws)
+  if (type == "class" && draws) sb_class_no_draws(call)
   if (type == "class" && !sb_fit_family(object) %in% c("binomial", "multinomial")) sb_predict_class(object, NULL, call)
   nd <- sb_newdata(object, newdata, newx)
   x <- if (is.null(nd)) sb_predict_default_x(object, call) else sb_prepare_x(object, nd, call = call)
   if (!is.null(nd)) x <- sb_with_offset(object, x, newoffset %||% attr(nd, "sb_offset"), call)
   if (type == "class") return(sb_predict_class(object, x, call))
   sb_predict_summary(object, x, type, draws, interval, prob, call = call)
+}
+
+# `draws` of predict() (?predict-types): TRUE / FALSE, return the draws or their summary; the number of draws is the
+# fit's (a count here is an error that says where the number is set).
+sb_check_draws_flag <- function(draws, call = rlang::caller_env()) {
+  if (is.numeric(draws) && length(draws) == 1L && !is.na(draws) && !draws %in% 0:1) {
+    sb_abort(c("{.arg draws} of {.fn predict} is {.code TRUE} or {.code FALSE}: return the draws, or their summary.",
+               x = "You supplied the number {draws}.",
+               i = "Every finished draw of the fit is used; how many there are is set when fitting ({.help [predict-types](scalebayes::predict-types)}). For fewer, take rows of {.code predict(fit, newdata, draws = TRUE)}."),
+             arg = "draws", call = call)
+  }
+  check_flag(draws, arg = "draws", call = call)
+}
+
+sb_class_no_draws <- function(call) {
+  sb_abort(c("{.code type = \"class\"} has no draws.",
+             i = "{.fn posterior_predict} draws classes; {.code draws = TRUE} gives the probabilities per draw."),
+           arg = "draws", call = call)
 }
 
 # predict(type = "class") of a binomial linear fit: 1 where the posterior mean probability exceeds 1/2.
@@ -382,7 +450,15 @@ sb_predict_class <- function(object, x, call) {
     sb_not_applicable(c(paste0("{.code type = \"class\"} is for classification; this is a ", fam, " fit."),
                         i = "Use {.code type = \"response\"} or {.code \"link\"}."), call = call, arg = "type")
   }
-  as.integer(colMeans(sb_epred_draws(object, x, call = call)) > 0.5)
+  sb_binomial_class(colMeans(sb_epred_draws(object, x, call = call)) > 0.5, object)
+}
+
+# The classes of a binomial fit (?predict-types): a factor of the response's levels (a factor response's two
+# levels, or "0" / "1"), the second where `second` is TRUE; a matrix (one column per lambda) stays a matrix.
+sb_binomial_class <- function(second, object) {
+  lev <- .subset2(object, "response_levels") %||% .subset2(object, "levels") %||% c("0", "1")
+  if (is.matrix(second) && ncol(second) > 1L) return(matrix(lev[second + 1L], nrow(second), dimnames = dimnames(second)))
+  factor(lev[as.vector(second) + 1L], levels = lev)
 }
 
 # The inputs predict() uses without new data: the fit's inputs for trend filtering, else an error.
@@ -780,9 +856,9 @@ sb_vae_no_response <- function(object, ...) {
 
 #' Methods of weighted-lasso fits
 #'
-#' `predict()` gives the linear predictor (`type = "link"`), the expected response (`"response"`: probabilities
-#' for binomial, means \eqn{e^\eta} for poisson) or the class (`"class"`, binomial: 1 where the probability
-#' exceeds 1/2, else 0) at new inputs, one row or many: a vector for one lambda, an observations x lambda matrix
+#' `predict()` gives the expected response (`type = "response"`, the default: probabilities for binomial, means
+#' \eqn{e^\eta} for poisson), the linear predictor (`"link"`) or the class (`"class"`, binomial: the factor of
+#' the response's levels, the second where the probability exceeds 1/2; see [predict-types]) at new inputs, one row or many: a vector for one lambda, an observations x lambda matrix
 #' for a path. A fit with an `offset` needs `newoffset` at new inputs (a fit of a formula with `offset()` takes it
 #' from a data frame `newdata`). `fitted()` and `residuals()` are those at the
 #' training data (kept by the fit in `fit$data`); `nobs()` the number of observations. A weighted lasso is a
@@ -790,7 +866,7 @@ sb_vae_no_response <- function(object, ...) {
 #' posterior generics are classed errors (`scalebayes_error_not_applicable`); use [wbb()] for draws.
 #' @param object A [weighted_lasso()] fit.
 #' @param newdata New inputs: a matrix with the columns of `x`, or a vector for one observation.
-#' @param type `"link"`, `"response"` or `"class"` (binomial, multinomial). Multinomial fits: `"link"` and
+#' @param type `"response"` (default), `"link"` or `"class"` (binomial, multinomial): [predict-types]. Multinomial fits: `"link"` and
 #'   `"response"` (the class probabilities) give an observations x classes matrix for one lambda (an observations
 #'   x classes x lambda array for a path), `"class"` the most probable class (a factor; a character matrix for a
 #'   path).
@@ -799,7 +875,7 @@ sb_vae_no_response <- function(object, ...) {
 #' @param ... Not used: any argument given here is an error.
 #' @return See above.
 #' @export
-predict.sb_weighted_lasso <- function(object, newdata = NULL, type = c("link", "response", "class"), ..., newx = NULL,
+predict.sb_weighted_lasso <- function(object, newdata = NULL, ..., type = c("response", "link", "class"), newx = NULL,
                                       newoffset = NULL) {
   sb_check_dots(..., fn = "predict")
   type <- sb_match_arg(type, partial = TRUE)
@@ -842,7 +918,7 @@ sb_wl_eval <- function(object, x, type, offset = NULL) {
       sb_not_applicable(c(paste0("{.code type = \"class\"} is for classification; this is a ", fam, " fit."),
                           i = "Use {.code type = \"response\"} or {.code \"link\"}."), arg = "type")
     }
-    eta[] <- as.integer(eta > 0)
+    return(sb_binomial_class(eta > 0, object))
   } else if (type == "response") {
     if (object$family == "binomial") eta <- stats::plogis(eta)
     if (object$family == "poisson") eta <- exp(eta)
@@ -941,3 +1017,86 @@ prior_summary.sb_vae <- function(object, ...) {
                  prior = sprintf("N(0, I) on the %d-dimensional latent code of each example", object$latent)),
             class = "sb_prior_summary")
 }
+
+# ---- loo(), waic(), pp_check() -----------------------------------------------------------------------------------
+
+#' Leave-one-out, WAIC and posterior predictive checks of a fit, as in rstanarm
+#'
+#' `loo(fit)` and `waic(fit)` are `loo::loo(log_lik(fit))` and `loo::waic(log_lik(fit))` at the training data
+#' (`newdata` / `newy` as in [log_lik()]); `loo()` takes the relative efficiency of MCMC draws from their chains
+#' (`loo::relative_eff()`), and 1 for independent draws (WBB, networks' independent draws). `pp_check(fit)` is
+#' `bayesplot::ppc_<type>(y, yrep)` with `yrep` the first `ndraws` rows of [posterior_predict()] at the training
+#' data. The packages loo and bayesplot are needed (Suggests).
+#' @param x,object A fit with draws ([wbb()], [blasso()], [sgld_sa()], [hamcmc_sa()], a network fit, ...).
+#' @param newdata,newy New data and responses (see [log_lik()]).
+#' @param type The bayesplot PPC: `"dens_overlay"` (default), `"hist"`, `"ecdf_overlay"`, `"stat"`, ... (the
+#'   name after `ppc_`).
+#' @param ndraws How many predictive draws to plot (default 50).
+#' @param seed Seed of the predictive draws.
+#' @param ... Passed to `loo::loo()`, `loo::waic()` or the bayesplot function.
+#' @return A `loo` / `waic` object, or a ggplot.
+#' @name sb_fit-loo
+NULL
+
+sb_loo_ll <- function(x, newdata, newy, call) {
+  ll <- if (is.null(newdata)) log_lik(x) else log_lik(x, newdata = newdata, newy = newy)
+  if (!requireNamespace("loo", quietly = TRUE)) {
+    sb_abort("{.fn loo} and {.fn waic} of a fit need the package {.pkg loo}.", kind = "dependency", call = call)
+  }
+  ll
+}
+
+#' @rdname sb_fit-loo
+#' @exportS3Method loo::loo
+loo.sb_fit <- function(x, ..., newdata = NULL, newy = NULL) {
+  ll <- sb_loo_ll(x, newdata, newy, rlang::current_env())
+  ch <- .subset2(x, "chain")
+  r_eff <- if (inherits(x, c("sb_blasso", "sb_sgld_sa", "sb_sgmcmc_density")) && length(ch) == nrow(ll) &&
+               length(unique(ch)) >= 1L) {
+    loo::relative_eff(exp(ll), chain_id = match(ch, unique(ch)))
+  } else {
+    rep(1, ncol(ll))
+  }
+  loo::loo(ll, r_eff = r_eff, ...)
+}
+
+#' @rdname sb_fit-loo
+#' @exportS3Method loo::loo
+loo.sb_nn_fit <- function(x, ..., newdata = NULL, newy = NULL) {
+  ll <- sb_loo_ll(x, newdata, newy, rlang::current_env())
+  loo::loo(ll, r_eff = rep(1, ncol(ll)), ...)
+}
+
+#' @rdname sb_fit-loo
+#' @exportS3Method loo::waic
+waic.sb_fit <- function(x, ..., newdata = NULL, newy = NULL) {
+  loo::waic(sb_loo_ll(x, newdata, newy, rlang::current_env()), ...)
+}
+
+#' @rdname sb_fit-loo
+#' @exportS3Method loo::waic
+waic.sb_nn_fit <- waic.sb_fit
+
+#' @rdname sb_fit-loo
+#' @exportS3Method bayesplot::pp_check
+pp_check.sb_fit <- function(object, type = "dens_overlay", ndraws = 50, seed = NULL, ...) {
+  call <- rlang::current_env()
+  if (!requireNamespace("bayesplot", quietly = TRUE)) {
+    sb_abort("{.fn pp_check} of a fit needs the package {.pkg bayesplot}.", kind = "dependency", call = call)
+  }
+  fun <- paste0("ppc_", type)
+  if (!is.character(type) || length(type) != 1L || !exists(fun, envir = asNamespace("bayesplot"), inherits = FALSE)) {
+    sb_abort(c("{.arg type} must name a bayesplot PPC (the part after {.code ppc_}), e.g. {.val dens_overlay}.",
+               x = "You supplied {.val {format(type)}}."), arg = "type", call = call)
+  }
+  ndraws <- check_count(ndraws, arg = "ndraws", call = call)
+  td <- sb_training_data(object)
+  if (is.null(td)) sb_no_training_data(object, call)
+  yrep <- posterior_predict(object, seed = seed)
+  yrep <- yrep[seq_len(min(ndraws, nrow(yrep))), , drop = FALSE]
+  get(fun, envir = asNamespace("bayesplot"))(as.numeric(td$y), yrep, ...)
+}
+
+#' @rdname sb_fit-loo
+#' @exportS3Method bayesplot::pp_check
+pp_check.sb_nn_fit <- pp_check.sb_fit

@@ -347,6 +347,8 @@ sb_formula_attach <- function(fit, d, user_call) {
     f$xlevels <- d$xlevels
     f$contrasts <- d$contrasts
     f$na.action <- d$na.action
+    # a two-level factor response: its levels name the classes of predict(type = "class") (R/generics.R)
+    if (is.factor(d$y) && nlevels(d$y) == 2L) f$response_levels <- levels(d$y)
     f
   }
   fit <- add(fit)

@@ -282,7 +282,8 @@ print.sb_nn_fit <- function(x, ...) {
 #' @param pars Parameter names or indices (default all; `plot()` shows at most 16).
 #' @param type `coef()`: `"mean"` or `"median"`. `predict()`: `"response"` (default: the mean for gaussian, the
 #'   class probabilities for classification), `"link"` (gaussian: the same; binomial: the log-odds; not for a
-#'   multinomial network) or `"class"` (the most probable class under the posterior predictive mean, a factor).
+#'   multinomial network) or `"class"` (the most probable class under the posterior predictive mean, a factor):
+#'   the rule of every fit, [predict-types].
 #'   `"draws"` is `draws = TRUE` (kept); `"interval"` and `"prob"` (the default's old names) work for one release
 #'   with a warning. `plot()`: `"metric"`
 #'   (posterior of the test accuracy or RMSE; needs `newy` at fit time), `"training"` (loss and accuracy per
@@ -362,7 +363,7 @@ vcov.sb_nn_fit <- function(object, ...) {
 
 #' @rdname sb_nn_fit-methods
 #' @export
-summary.sb_nn_fit <- function(object, prob = 0.95, ..., level = NULL) {
+summary.sb_nn_fit <- function(object, ..., prob = 0.95, level = NULL) {
   sb_check_dots(..., fn = "summary")
   level <- sb_interval_prob(prob, missing(prob), level, NULL, "summary")
   if (length(object$status)) check_nn_fit_done(object)  # draws, none completed: a classed error (R/validate.R)
@@ -446,12 +447,12 @@ print.summary_sb_nn_fit <- function(x, ...) {
 
 #' @rdname sb_nn_fit-methods
 #' @export
-predict.sb_nn_fit <- function(object, newdata = NULL, type = c("response", "link", "class"), draws = FALSE,
-                              interval = c("credible", "prediction"), ..., newx = NULL, prob = 0.95, level = NULL) {
+predict.sb_nn_fit <- function(object, newdata = NULL, ..., type = c("response", "link", "class"), draws = FALSE,
+                              interval = c("credible", "prediction"), newx = NULL, prob = 0.95, level = NULL) {
   sb_check_dots(..., fn = "predict")
   call <- rlang::current_env()
   prob <- sb_interval_prob(prob, missing(prob), level, NULL, "predict")
-  draws <- check_flag(draws)
+  draws <- sb_check_draws_flag(draws)
   # kept values of `type`: "draws" is draws = TRUE (no warning); "prob" and "interval" are deprecated (the
   # default now gives the mean and the interval)
   if (is.character(type) && length(type) == 1L && !is.na(type)) {
@@ -469,11 +470,7 @@ predict.sb_nn_fit <- function(object, newdata = NULL, type = c("response", "link
   if (type == "class" && fam == "gaussian") {
     sb_abort("{.code type = \"class\"} needs a classification fit; this one is gaussian.", arg = "type")
   }
-  if (type == "class" && draws) {
-    sb_abort(c("{.code type = \"class\"} has no draws.",
-               i = "{.fn posterior_predict} draws classes; {.code draws = TRUE} gives the probabilities per draw."),
-             arg = "draws")
-  }
+  if (type == "class" && draws) sb_class_no_draws(call)
   if (type == "link" && fam == "multinomial") {
     sb_not_applicable(c("A multinomial network has no single linear predictor per example.",
                         i = "Use {.code type = \"response\"} for the class probabilities."), arg = "type")

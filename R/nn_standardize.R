@@ -44,6 +44,12 @@ nn_scaling_object <- function(m, s, global, yd, family, cmean) {
     y <- as.matrix(yd$y)
     my <- cmean(y)
     sy <- sqrt(cmean(sweep(y, 2L, my)^2))
+    if (any(!is.finite(sy)) && all(is.finite(y))) {  # the training would diverge and blame `lr` (issue 61)
+      big <- max(abs(y))
+      sb_abort(c("{.arg y} is too large: its squares overflow double precision (values as large as {format(big, digits = 3)}).",
+                 i = "Rescale {.arg y} (e.g. divide by {format(2^round(log2(big)), digits = 3)}); predictions scale back by the same factor."),
+               arg = "y", kind = "scaling")
+    }
     sy[!(sy > 0) | !is.finite(sy)] <- 1
     out$y_center <- unname(my)
     out$y_scale <- unname(sy)

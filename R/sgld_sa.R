@@ -626,7 +626,8 @@ sgld_sa <- function(x, y, family = c("gaussian", "binomial"), method = c("sa", "
   wts <- saved[used] / sum(saved[used])
   pm_s <- Reduce(`+`, Map(function(ch, w) ch$post_mean * w, chain_fits, wts))
   # pooled sd: within-chain second moments around the pooled mean
-  m2 <- Reduce(`+`, Map(function(ch, w) (ch$post_sd^2 + ch$post_mean^2) * w, chain_fits, wts))
+  # (a chain that kept one draw has no within-chain sd, NaN from the engine: its spread around its mean is 0)
+  m2 <- Reduce(`+`, Map(function(ch, w) ((if (ch$saved < 2) 0 else ch$post_sd^2) + ch$post_mean^2) * w, chain_fits, wts))
   psd <- sqrt(pmax(0, m2 - pm_s^2))
   if (warn_one_draw(sum(saved[used]))) psd[] <- NA_real_
   pm <- drop(to_user(matrix(pm_s, 1L)))

@@ -100,7 +100,7 @@ sgmcmc_print_diverged <- function(x) {
 
 #' @rdname sb_fit-methods
 #' @export
-summary.sb_sgld_sa <- function(object, probs = c(0.025, 0.5, 0.975), pars = NULL, ..., prob = NULL) {
+summary.sb_sgld_sa <- function(object, ..., probs = c(0.025, 0.5, 0.975), pars = NULL, prob = NULL) {
   sb_check_dots(..., fn = "summary")
   sgmcmc_summary(object, sb_summary_probs(probs, prob, missing(probs)), pars)
 }

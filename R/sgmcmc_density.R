@@ -478,6 +478,7 @@ density_check_start <- function(target, b, d, call = rlang::caller_env(), chain 
 #'
 #' @param name `"banana"` or `"gaussian"`.
 #' @param mean,cov Mean vector and covariance matrix of `"gaussian"`.
+#' @param ... Not used: any argument given here is an error naming it (`variance = ` says to give `cov`).
 #' @return An object of class `sb_sgmcmc_target`.
 #' @references Wang, Y., Deng, W. and Lin, G. (2021). An adaptive Hessian approximated stochastic gradient MCMC
 #'   method. Journal of Computational Physics 432, 110150.
@@ -485,7 +486,16 @@ density_check_start <- function(target, b, d, call = rlang::caller_env(), chain 
 #' @examples
 #' sgmcmc_target("banana")
 #' sgmcmc_target("gaussian", mean = c(0, 0), cov = diag(2))
-sgmcmc_target <- function(name = c("banana", "gaussian"), mean = NULL, cov = NULL) {
+sgmcmc_target <- function(name = c("banana", "gaussian"), mean = NULL, cov = NULL, ...) {
+  if (...length()) {
+    nm <- ...names()
+    if (!is.null(nm) && any(nm %in% c("variance", "var", "sd", "sigma"))) {
+      sb_abort(c("{.fn sgmcmc_target} has no {.arg {nm[nm %in% c('variance', 'var', 'sd', 'sigma')][1]}}: a gaussian target takes its covariance matrix as {.arg cov}.",
+                 i = "For variance v in each of d dimensions give {.code cov = diag(v, d)}."),
+               arg = nm[nm %in% c("variance", "var", "sd", "sigma")][1], also = "dots")
+    }
+    sb_check_dots(..., fn = "sgmcmc_target")
+  }
   name <- sb_match_arg(name)
   if (name == "banana") {
     if (!is.null(mean) || !is.null(cov)) {

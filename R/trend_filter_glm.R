@@ -180,15 +180,16 @@ print.sb_trend_filter_glm <- function(x, ...) {
 
 #' Predict from a Poisson or logistic trend-filtering fit
 #'
-#' The link-scale fit (log rate, log odds) at new inputs by the discrete-spline interpolation of
-#' [predict.sb_trend_filter()], or its inverse link (the rate per unit exposure, the probability).
+#' The fit at new inputs by the discrete-spline interpolation of [predict.sb_trend_filter()]: by default on the
+#' response scale (the rate per unit exposure, the probability), with `type = "link"` the log rate or log odds
+#' (the rule of every fit: [predict-types]).
 #' @inheritParams predict.sb_trend_filter
 #' @param object A [trend_filter()] fit with `family = "poisson"` or `"binomial"`.
-#' @param type `"link"` (default) or `"response"`.
+#' @param type `"response"` (default) or `"link"`.
 #' @return A matrix with one row per new input and one column per lambda (a vector for one lambda).
 #' @seealso [trend_filter_family].
 #' @export
-predict.sb_trend_filter_glm <- function(object, newdata = NULL, lambda = NULL, type = c("link", "response"), ...,
+predict.sb_trend_filter_glm <- function(object, newdata = NULL, lambda = NULL, type = c("response", "link"), ...,
                                         newx = NULL) {
   sb_check_dots(..., fn = "predict")
   type <- sb_match_arg(type, partial = TRUE)
@@ -398,7 +399,7 @@ residuals.sb_trend_filter_glm_wbb <- function(object, type = "response", newdata
 }
 
 #' @export
-predict.sb_trend_filter_glm_wbb <- function(object, newdata = NULL, type = c("link", "response"), draws = FALSE,
+predict.sb_trend_filter_glm_wbb <- function(object, newdata = NULL, type = c("response", "link"), draws = FALSE,
                                             interval = c("credible", "prediction"), ..., newx = NULL, prob = 0.95,
                                             level = NULL, probs = NULL) {
   sb_check_dots(..., fn = "predict")

@@ -269,6 +269,14 @@ prepare_glm_data <- function(x, y, family, alpha, penalty_factor, call) {
                i = "Rescale {.arg y} (e.g. divide by {format(2^round(log2(max(abs(y)))), digits = 3)}); coefficients scale by the same factor."),
              arg = "y", kind = "scaling", call = call)
   }
+  ydev <- if (family == "gaussian") max(abs(y - mean(y))) else 1
+  if (ydev > 0 && ydev < 1e-150) {
+    # squares of the centred response underflow: the samplers' noise scale and the step warm-up would fail
+    # ("reduce step_size") instead of naming the data (issue 61)
+    sb_abort(c("{.arg y} is too small: its values differ by at most {format(ydev, digits = 3)}, and their squares underflow double precision.",
+               i = "Rescale {.arg y} (e.g. multiply by {format(2^-round(log2(ydev)), digits = 3)}); coefficients scale by the same factor."),
+             arg = "y", kind = "scaling", call = call)
+  }
   if (family == "gaussian" && !is.finite(sum((y - mean(y))^2))) {
     sb_abort(c("{.arg y} is too large: its sum of squares overflows double precision.",
                i = "Rescale {.arg y} (e.g. divide by {format(2^round(log2(max(abs(y)))), digits = 3)}); coefficients scale by the same factor."),

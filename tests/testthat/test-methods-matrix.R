@@ -34,10 +34,11 @@ mm_fits <- local({
   list(
     wbb = list(fit = wbb(d$x, d$y, lambda = 5, draws = 40, seed = 1, quiet = TRUE, threads = 1), newx = d$newx,
                predict_mean = function(out) out$fit, expected_mean = mm_linear_mean, chains = 1L, nobs = 60L),
-    # the Poisson WBB (log link): link-scale predict() as every row; the model generics on the response scale
+    # the Poisson WBB (log link): predict() and the model generics on the response scale (?predict-types)
     wbb_poisson = list(fit = wbb(d$x, d$count, family = "poisson", lambda = 5, draws = 40, seed = 1, quiet = TRUE,
                                  threads = 1),
-                       newx = d$newx, predict_mean = function(out) out$fit, expected_mean = mm_linear_mean,
+                       newx = d$newx, predict_mean = function(out) out$fit,
+                       expected_mean = function(fit, newx) colMeans(exp(cbind(1, newx) %*% t(as.matrix(fit)))),
                        chains = 1L, nobs = 60L, family = "poisson"),
     blasso = list(fit = blasso(d$x, d$y, lambda = 1, chains = 3, iterations = 30, burnin = 10, seed = 2, quiet = TRUE,
                                threads = 1),
@@ -200,7 +201,7 @@ mm_generics <- c(mm_generics, list(
       return(expect_error(predict(row$fit, row$newx, draws = TRUE), class = "scalebayes_error_state"))
     }
     d <- predict(row$fit, row$newx, draws = TRUE)
-    eta <- mm_eta(row, row$newx)
+    eta <- mm_mu(row, row$newx)  # the default type is "response" for every fit (?predict-types)
     expect_equal(unname(d), unname(eta), tolerance = 1e-10)
     expect_equal(out$se, unname(apply(eta, 2, sd)), tolerance = 1e-10)
     expect_equal(out$lower, unname(apply(eta, 2, quantile, 0.25)), tolerance = 1e-10)

@@ -181,7 +181,7 @@ test_that("predict, fitted, residuals, coef, summary and CV of a GLM trend filte
   expect_equal(fitted(fit), exp(unname(fit$beta)))
   expect_equal(residuals(fit), dat$y - dat$a * exp(unname(fit$beta)))
   nx <- c(2.5, 7.25)
-  expect_equal(predict(fit, nx, type = "response"), exp(predict(fit, nx)))
+  expect_equal(predict(fit, nx), exp(predict(fit, nx, type = "link")))  # "response" by default (?predict-types)
   p1 <- predict(fit, nx, lambda = 10)  # off the grid: refit
   expect_equal(p1, predict(trend_filter(dat$y, dat$x, k = 1, lambda = 10, family = "poisson", exposure = dat$a), nx))
   expect_equal(coef(fit), fit$beta)

@@ -140,8 +140,8 @@ test_that("multinomial predict(link / response / class), summary and print of a 
   fit <- weighted_lasso(d$x, d$y, family = "multinomial", lambda = 20, standardize = FALSE)
   co <- coef(fit)
   eta <- cbind(1, d$x[1:5, ]) %*% co
-  expect_equal(predict(fit, d$x[1:5, ]), eta, ignore_attr = TRUE)
-  pr <- predict(fit, d$x[1:5, ], type = "response")
+  expect_equal(predict(fit, d$x[1:5, ], type = "link"), eta, ignore_attr = TRUE)
+  pr <- predict(fit, d$x[1:5, ])  # the default type, "response" (?predict-types)
   expect_equal(unname(pr), unname(exp(eta) / rowSums(exp(eta))))
   expect_identical(colnames(pr), c("a", "b", "c"))
   cl <- predict(fit, d$x[1:5, ], type = "class")
