@@ -8,8 +8,10 @@
 #'
 #' * **Something finished**: the call returns the *partial fit*, an ordinary fit object holding every draw
 #'   (or chain) that finished, with **one** warning of class `scalebayes_warning_interrupted` saying how many
-#'   of how many finished and that the result is partial. `fit$interrupted` is `TRUE`, `fit$interruption` is
-#'   `list(completed = , requested = , unit = )`, and `print(fit)` says so. Every generic answers on the
+#'   of how many finished and that the result is partial. `fit$interrupted` is `TRUE` (on a fit that was not
+#'   interrupted it is `NULL`, or `FALSE` for the network and density fits: test it with `isTRUE()`),
+#'   `fit$interruption` is `list(completed = , requested = , unit = )` (the front ends of the first three
+#'   points below), and `print(fit)` says so. Every generic answers on the
 #'   completed part (`print()`, `summary()`, `coef()`, `predict()`, `as_draws_df()`, ...).
 #' * **Nothing finished** (the interrupt came during the cross-validation, the unweighted fit, the EM phase or
 #'   the burn-in, or before the first draw): R's interrupt is signalled, exactly as for any R function (the
