@@ -73,6 +73,10 @@
 #' @param future Run the chunks through [future.apply::future_lapply()] under the user's [future::plan()];
 #'   the draws are identical to a single-process run with the same seed.
 #' @param iter Deprecated name of `iterations` (works for one release, with a warning).
+#' @section Interrupts:
+#' Ctrl-C stops the engine at its next check and returns the partial fit of what finished (the draws every chain had kept, each chain's the same-seed run's first draws; an interrupt in the EM phase or the burn-in keeps nothing),
+#' with one warning of class `scalebayes_warning_interrupted` and `fit$interrupted` `TRUE`; when nothing
+#' finished it is R's interrupt. See [scalebayes-interrupts].
 #' @return An object of class `c("sb_blasso", "sb_fit")`: `draws` (intercept and coefficients, one row per
 #'   kept draw), `chain` (chain ids), `sigma2` and `lambda` (draws), `lambda_hat` (the EB estimate, or NA),
 #'   `em_trace`, `model_size` (number of non-zero coefficients per draw), `diagnostics` (a data frame of
@@ -203,6 +207,10 @@ blasso <- function(x, y, lambda = "eb", chains = 4L, iterations = 1000L, burnin 
     }
   )
   fit$timing <- proc.time() - t0
+  if (isTRUE(r$interrupted)) {  # the draws each chain had kept: those of the uninterrupted run
+    fit <- sb_partial_fit(fit, nrow(draws), as.double(chains) * iterations,
+                          detail = sprintf("kept draws per chain: %s", paste(r$kept, collapse = ", ")))
+  }
   fit
 }
 
@@ -229,20 +237,25 @@ print.sb_blasso <- function(x, digits = 3, ...) {
 
 # Run the chains of one blasso() call: in one engine call, or split into rs$chunks chunks of chains (through
 # future when rs$future). Chain k draws from the stream (seed, k) whatever the split (gibbs/blasso.hpp,
-# first_chain / chain_count), so the combined result is the one-process result. Signals an R interrupt if any
-# chunk was interrupted.
+# first_chain / chain_count), so the combined result is the one-process result. Ctrl-C (?scalebayes-interrupts):
+# the draws every chain had kept (the engine's `kept`, per chain), with `interrupted` TRUE; an interrupt before
+# the first kept draw (EM, burn-in) is R's interrupt.
 blasso_run_chains <- function(xs, y, ctrl, rs, call = rlang::caller_env()) {
   if (rs$chunks == 1L) {
     r <- sb_call_engine(cpp_blasso(xs, y, ctrl, engine_run(rs)), call = call)
-    if (isTRUE(r$interrupted)) rlang::interrupt()
+    if (isTRUE(r$interrupted) && !sum(r$kept)) rlang::interrupt()
     return(r)
   }
   run <- engine_run(rs)
   parts <- wbb_run(rs, function(first, count) {
-    cpp_blasso(xs, y, utils::modifyList(ctrl, list(first_chain = as.integer(first), chain_count = as.integer(count))),
-               run)
-  }, call = call)
+    r <- cpp_blasso(xs, y, utils::modifyList(ctrl, list(first_chain = as.integer(first), chain_count = as.integer(count))),
+                    run)
+    r$prefix <- sum(r$kept > 0)  # chains of the chunk that kept draws (each holds its kept draws only)
+    r
+  }, call = call, cut = function(r, k) r)
   r <- parts[[1L]]
+  r$kept <- unlist(lapply(parts, `[[`, "kept"))
+  r$interrupted <- !is.null(attr(parts, "interrupted")) || any(vapply(parts, function(q) isTRUE(q$interrupted), TRUE))
   for (nm in c("beta", "intercept", "sigma2", "lambda", "chain", "model_size")) r[[nm]] <- wbb_combine(parts, nm)
   r$rj_proposed <- sum(vapply(parts, `[[`, numeric(1), "rj_proposed"))
   r$rj_accepted <- sum(vapply(parts, `[[`, numeric(1), "rj_accepted"))
@@ -283,10 +296,11 @@ blasso_diagnostics <- function(fit, include_lambda = FALSE) {
   d <- cbind(fit$draws, sigma2 = fit$sigma2)
   if (include_lambda) d <- cbind(d, lambda = fit$lambda)
   ch <- fit$chain
-  k <- length(unique(ch))
-  per <- nrow(d) / k
+  ids <- sort(unique(ch))
+  k <- length(ids)
+  per <- min(tabulate(match(ch, ids), k))  # the chains' common length (an interrupted fit's chains may differ)
   arr <- array(NA_real_, dim = c(per, k, ncol(d)))
-  for (kk in seq_len(k)) arr[, kk, ] <- d[ch == kk, , drop = FALSE]
+  for (kk in seq_len(k)) arr[, kk, ] <- d[ch == ids[kk], , drop = FALSE][seq_len(per), , drop = FALSE]
   # posterior's functions on each iterations x chains matrix: the numbers of posterior::summarise_draws(), in
   # about 60% of its time. posterior warns "The ESS has been capped" for (near-)antithetic thinned chains; the
   # value is still right.

@@ -32,6 +32,9 @@ make_foldid <- function(n, nfolds, seed, call) {
 #' @param quiet Hide the progress bar.
 #' @param type_measure The loss of the held-out folds (see above).
 #' @param type.measure glmnet's name of `type_measure`.
+#' @section Interrupts:
+#' Ctrl-C stops at the next check (between lambda values of a fold) and is R's interrupt: a partial
+#' cross-validation (some folds) chooses no lambda, so nothing is returned. See [scalebayes-interrupts].
 #' @return An object of class `sb_cv`: `lambda`, `cvm`, `cvsd`, `lambda_min`, `lambda_1se`, `foldid`, and `fit`,
 #'   the [weighted_lasso()] fit to all the data along `lambda` (glmnet's `glmnet.fit`); [coef.sb_cv()] and
 #'   [predict.sb_cv()] read it at `lambda_min`, `lambda_1se` or any lambda, as glmnet's `coef.cv.glmnet()`.

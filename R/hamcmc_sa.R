@@ -141,6 +141,10 @@
 #'   [sb_formula]). `batch` applies as in [sgld_sa()]: the chains of a network with a batched form (MLPs,
 #'   CNNs; not batch norm or dropout) run as one batched network, each with its own L-BFGS memory
 #'   (`sa_form = "matrix"`, regression only, has no batched form).
+#' @section Interrupts:
+#' Ctrl-C stops the engine at its next check and returns the partial fit of what finished (as [sgld_sa()]: the kept draws of every chain that kept some),
+#' with one warning of class `scalebayes_warning_interrupted` and `fit$interrupted` `TRUE`; when nothing
+#' finished it is R's interrupt. See [scalebayes-interrupts].
 #' @return The fit of [sgld_sa()] (class `sb_sgld_sa`, or `sb_sgld_sa_nn` for a network).
 #' @references Wang, Y., Deng, W. and Lin, G. (2021). An adaptive Hessian approximated stochastic gradient MCMC
 #'   method. Journal of Computational Physics 432, 110150. arXiv:2010.01384.

@@ -308,6 +308,10 @@
 #' re-expressed for this fit's scale when it was trained on another (the same function of the raw inputs);
 #' starting parameters given as numbers are on the standardized scale. [nn_export()] folds the transform into
 #' the exported network.
+#' @section Interrupts:
+#' Ctrl-C stops the engine at its next check and returns the partial fit of what finished (for a regression, the kept draws of every chain that kept some (an interrupt in the warm-up or the burn-in keeps nothing); for a network, the state reached (see below)),
+#' with one warning of class `scalebayes_warning_interrupted` and `fit$interrupted` `TRUE`; when nothing
+#' finished it is R's interrupt. See [scalebayes-interrupts].
 #' @return An object of class `c("sb_sgld_sa", "sb_fit")`: the common draws object (see [sb_fit-methods])
 #'   with, in addition, `coefficients` (running posterior means of all coefficients over the kept
 #'   iterations of all chains), `coef_sd`, `inclusion` (selection probabilities \eqn{\rho_j}, averaged over
@@ -599,8 +603,18 @@ sgld_sa <- function(x, y, family = c("gaussian", "binomial"), method = c("sa", "
                 interrupted = any(vapply(parts, function(r) isTRUE(r$interrupted), logical(1))))
   }
   timing <- proc.time() - t0
-  if (isTRUE(res$interrupted)) rlang::interrupt()
+  # Ctrl-C (?scalebayes-interrupts): the draws every chain had kept; chains that kept none (not started, or in
+  # their burn-in) are left out; nothing kept is R's interrupt
+  interrupted <- isTRUE(res$interrupted)
   all_chains <- res$chains
+  if (interrupted) {
+    saved_all <- vapply(all_chains, function(ch) as.double(ch$saved %||% 0), numeric(1))
+    requested <- list(chains = chains, draws = as.double(chains) * (iterations - burnin) %/% thin)
+    div <- vapply(all_chains, function(ch) isTRUE(ch$diverged), logical(1))
+    if (!any(saved_all > 0 & !div)) rlang::interrupt()
+    all_chains <- all_chains[saved_all > 0 | div]
+    chains <- length(all_chains)
+  }
   diverged <- vapply(all_chains, function(ch) isTRUE(ch$diverged), logical(1))
   diverged_at <- ifelse(diverged, vapply(all_chains, function(ch) as.double(ch$diverged_at), numeric(1)), NA_real_)
   if (all(diverged)) {
@@ -703,6 +717,11 @@ sgld_sa <- function(x, y, family = c("gaussian", "binomial"), method = c("sa", "
     })
   )
   sgmcmc_report_divergence(fit, control$step_size, auto_step)
+  if (interrupted) {
+    return(sb_partial_fit(fit, sum(saved), requested$draws, unit = "kept draws",
+                          detail = sprintf("kept draws per chain: %s; chains of %d that kept none are left out",
+                                           paste(saved, collapse = ", "), requested$chains)))
+  }
   sgmcmc_warn_convergence(convergence, iterations, arg = "iterations")
   fit
 }

@@ -392,8 +392,31 @@ sgmcmc_nn_warmup <- function(spec, xd, yd, control, sampler, n, n_sparse, iterat
   nc <- list(device = device, float64 = float64, torch_threads = 1L, keep_pred = FALSE, keep_params = FALSE,
              keep_stride = 1, init = if (!is.null(init1)) init1[, rep(1L, k), drop = FALSE], weights = weights,
              batch = if (batched) k else 0L)
+  # progress (main thread, unless quiet): the pilots' iterations, shown at once; the rounds of successive
+  # halving (sgmcmc_step_warmup(): 5, 3, 2 pilots of doubling length, at most one more for the back-off)
+  bar <- NULL
+  if (!isTRUE(run$quiet)) {
+    n_cand <- length(unique(grid))
+    total <- 0
+    l <- len
+    repeat {
+      total <- total + n_cand * l
+      if (n_cand == 1L) break
+      n_cand <- ceiling(n_cand / 2)
+      if (n_cand == 1L) break  # with a criterion the last single candidate is not run again
+      l <- 2L * l
+    }
+    total <- total + len  # the back-off pilot, when there is one
+    op <- options(cli.progress_show_after = 0)
+    bar <- cli::cli_progress_bar("Step-size warm-up", total = total, .envir = environment(),
+                                 format = "Step-size warm-up {cli::pb_bar} {cli::pb_percent} | pilot step {cli::pb_status}")
+    options(op)
+    on.exit(cli::cli_progress_done(id = bar, .envir = environment()), add = TRUE)
+  }
   pilot <- function(eps, len) {
+    if (!is.null(bar)) cli::cli_progress_update(id = bar, inc = 0, status = format(signif(eps, 3)), force = TRUE)
     r <- cpp_nn_sgmcmc(spec, xd$x, xd$dim, yd$y, double(), integer(), pilot_control(eps, len, k), nc, run_pilot)
+    if (!is.null(bar)) cli::cli_progress_update(id = bar, inc = len, force = TRUE)
     if (isTRUE(r$interrupted)) rlang::interrupt()
     losses <- lapply(r$chains, function(ch) {
       tr <- matrix(ch$trace, ncol = 12L, byrow = TRUE)[seq_len(ch$scalars[3]), , drop = FALSE]

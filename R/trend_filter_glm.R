@@ -304,7 +304,10 @@ tf_glm_wbb <- function(d, fd, family, lambda, lambda_rule, nfolds, draws, prior_
     cpp_tf_glm_wbb(fam, fd$y, fd$a, d$x, d$k, lambda, engine, beta_hat, u_hat, names_f,
                    wbb_engine_settings(rs, first, count, prior_weights))
   }
-  res <- wbb_run(rs, run_chunk)
+  # Ctrl-C: the partial fit of the draws finished (?scalebayes-interrupts)
+  res <- wbb_run(rs, run_chunk, cut = function(r, k) wbb_cut_rows(r, k, c("draws", "rel_gap", "iter", "w0", "diverged")))
+  stopped <- attr(res, "interrupted")
+  if (!is.null(stopped)) draws <- stopped$completed
   out <- list(rel_gap = wbb_combine(res, "rel_gap"), iter = wbb_combine(res, "iter"), w0 = wbb_combine(res, "w0"),
               diverged = wbb_combine(res, "diverged"))
   dr <- wbb_combine(res, "draws")
@@ -323,7 +326,7 @@ tf_glm_wbb <- function(d, fd, family, lambda, lambda_rule, nfolds, draws, prior_
               i = "Largest relative gap: {signif(max(out$rel_gap), 3)} (target {control$tol}).", small))
   }
   se <- stats::setNames(vapply(seq_len(ncol(dr)), function(j) stats::sd(dr[, j]), numeric(1)), colnames(dr))
-  new_sb_fit(
+  fit <- new_sb_fit(
     draws = dr, estimate = beta_hat, method = "trend_filter_wbb",
     subclass = c("sb_trend_filter_glm_wbb", "sb_trend_filter_wbb"), call = call, seed = rs$seed, timing = timing,
     settings = list(k = d$k, lambda = lambda, prior_weights = prior_weights, draws = draws, threads = rs$threads,
@@ -334,6 +337,8 @@ tf_glm_wbb <- function(d, fd, family, lambda, lambda_rule, nfolds, draws, prior_
     x = d$x, y = d$y, lambda = lambda, se = se, w0 = out$w0, cv = cv, family = family,
     exposure = if (family == "poisson") fd$a, trials = if (family == "binomial") fd$a
   )
+  if (!is.null(stopped)) fit <- sb_partial_fit(fit, draws, stopped$requested)
+  fit
 }
 
 # ---- generics of GLM trend-filter WBB fits (the draws are on the link scale) ---------------------------------------

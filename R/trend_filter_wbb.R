@@ -49,6 +49,10 @@
 #'   `trials`): the WBB of the Poisson / logistic trend filter (see [trend_filter_family]); the draws are then on the
 #'   link scale, `predict(fit, type = "response")` gives bands of the rate / probability, the fit has the further
 #'   class `sb_trend_filter_glm_wbb`, and lambda is chosen by cross-validated deviance.
+#' @section Interrupts:
+#' Ctrl-C stops the engine at its next check and returns the partial fit of what finished (draws 1..k of the same-seed run (either family)),
+#' with one warning of class `scalebayes_warning_interrupted` and `fit$interrupted` `TRUE`; when nothing
+#' finished it is R's interrupt. See [scalebayes-interrupts].
 #' @return An object of class `c("sb_trend_filter_wbb", "sb_fit")`: `draws` (T x n matrix of fitted curves,
 #'   columns `f[1]`, ...), `estimate`, `se`, `x`, `y`, `lambda`, `w0` (the common prior weights), settings,
 #'   seed, `timing` (seconds: `elapsed` for the whole call, `cv` for the cross-validation, as in [wbb()]) and
@@ -117,7 +121,10 @@ trend_filter_wbb <- function(y, x = seq_along(y), k = 3, lambda = NULL, draws = 
   run_chunk <- function(first, count) {
     cpp_tf_wbb(d$y, d$x, d$k, lambda, engine, u_hat, names_f, wbb_engine_settings(rs, first, count, prior_weights))
   }
-  res <- wbb_run(rs, run_chunk)
+  # Ctrl-C: the partial fit of the draws finished (?scalebayes-interrupts)
+  res <- wbb_run(rs, run_chunk, cut = function(r, k) wbb_cut_rows(r, k, c("draws", "rel_gap", "iter", "w0")))
+  stopped <- attr(res, "interrupted")
+  if (!is.null(stopped)) draws <- stopped$completed
   out <- list(rel_gap = wbb_combine(res, "rel_gap"), iter = wbb_combine(res, "iter"), w0 = wbb_combine(res, "w0"))
   dr <- wbb_combine(res, "draws")
   rm(res)
@@ -129,7 +136,7 @@ trend_filter_wbb <- function(y, x = seq_along(y), k = 3, lambda = NULL, draws = 
   }
   # column by column, so that dr is never copied
   se <- stats::setNames(vapply(seq_len(ncol(dr)), function(j) stats::sd(dr[, j]), numeric(1)), colnames(dr))
-  new_sb_fit(
+  fit <- new_sb_fit(
     draws = dr, estimate = fit0$beta[, 1], method = "trend_filter_wbb", subclass = "sb_trend_filter_wbb",
     call = call, seed = seed, timing = timing,
     settings = list(k = d$k, lambda = lambda, prior_weights = prior_weights, draws = draws, threads = rs$threads,
@@ -139,6 +146,8 @@ trend_filter_wbb <- function(y, x = seq_along(y), k = 3, lambda = NULL, draws = 
                        n_above_tol = bad, estimate_rel_gap = fit0$rel_gap),
     x = d$x, y = d$y, lambda = lambda, se = se, w0 = out$w0, cv = cv
   )
+  if (!is.null(stopped)) fit <- sb_partial_fit(fit, draws, stopped$requested)
+  fit
 }
 
 #' Plot a trend-filtering WBB fit (Figure 4 of Newton, Polson & Xu 2021)

@@ -166,6 +166,10 @@ wbb_control <- function(nfolds = 10L, lambda_rule = c("min", "1se"), nlambda = 1
 #'   and `fit$estimate` use them, and each draw's data weights are the bootstrap weights times them (a row of
 #'   weight 2 counts as two rows with the same bootstrap weight). `lambda_glmnet` is then `lambda / sum(weights)`.
 #' @param ... Arguments passed to the default method.
+#' @section Interrupts:
+#' Ctrl-C stops the engine at its next check and returns the partial fit of what finished (draws 1..k of the same-seed run, for every lambda; the cross-validation and the unweighted fit come first, so an interrupt there keeps nothing),
+#' with one warning of class `scalebayes_warning_interrupted` and `fit$interrupted` `TRUE`; when nothing
+#' finished it is R's interrupt. See [scalebayes-interrupts].
 #' @return An object of class `c("sb_wbb", "sb_fit")`: `draws` (T x (p + 1), original scale, intercept
 #'   first), `estimate` (the unweighted optimum at lambda), `lambda`, `lambda_glmnet` (glmnet's scale for unit
 #'   weights), `cv` (an [cv_weighted_lasso()] result when lambda was chosen by CV), `seed`, `timing` (seconds:
@@ -299,7 +303,10 @@ wbb.default <- function(x, y, family = c("gaussian", "binomial", "poisson", "mul
     if (!all_kept) r$coef <- lapply(r$coef, function(m) m[, keep, drop = FALSE])  # keep_draws: as each chunk ends
     r
   }
-  parts <- wbb_run(rs, engine, call = call)
+  # Ctrl-C: the partial fit of the draws finished (?scalebayes-interrupts)
+  parts <- wbb_run(rs, engine, call = call, cut = function(r, k) wbb_cut_rows(r, k, c("coef", "kkt", "iterations")))
+  stopped <- attr(parts, "interrupted")
+  if (!is.null(stopped)) draws <- stopped$completed
   kkt <- wbb_combine(parts, "kkt")
   not_conv <- sum(vapply(parts, `[[`, integer(1), "not_converged"))
   if (not_conv > 0) {
@@ -344,10 +351,19 @@ wbb.default <- function(x, y, family = c("gaussian", "binomial", "poisson", "mul
       scaling = list(center = st$center, scale = st$scale), data = list(x = d$x, y = d$y, offset = cons$offset)
     )
   })
-  if (length(fits) == 1L) return(fits[[1L]])
-  structure(list(fits = fits, lambda = lambda, cv = cv, seed = seed, call = mcall,
-                 timing = c(elapsed = elapsed, cv = t_cv)),
-            class = "sb_wbb_path")
+  if (!is.null(stopped)) {  # every lambda's fit is partial; one warning
+    fits <- lapply(fits, sb_partial_fit, draws, stopped$requested, warn = FALSE)
+  }
+  out <- if (length(fits) == 1L) fits[[1L]] else {
+    structure(list(fits = fits, lambda = lambda, cv = cv, seed = seed, call = mcall,
+                   timing = c(elapsed = elapsed, cv = t_cv)),
+              class = "sb_wbb_path")
+  }
+  if (!is.null(stopped)) {
+    if (length(fits) > 1L) out[c("interrupted", "interruption")] <- fits[[1L]][c("interrupted", "interruption")]
+    sb_warn_interrupted(draws, stopped$requested)
+  }
+  out
 }
 
 # lambda = "min" / "1se": the cross-validation rule (the old spellings "lambda_min" / "lambda_1se" with a warning).

@@ -73,7 +73,7 @@ wbb_loss_control <- function(max_iter = 1000L, tol = 1e-8, memory = 10L, check_g
 #' **Threads.** R code runs on R's main thread only, so a loss or statistic written in R runs its draws one after
 #' the other in this process; `threads` is accepted for the common interface and has no effect here (use
 #' `future = TRUE` with a multi-process [future::plan()] to spread the draws over processes).
-#' Ctrl-C stops the run within one L-BFGS iteration (the draws are lost: an R interrupt is signalled).
+#' Ctrl-C stops the run within one L-BFGS iteration and returns the draws finished ([scalebayes-interrupts]).
 #'
 #' @param loss A function `loss(theta, data, weights)` returning `list(value = , gradient = )`: the weighted loss
 #'   and its gradient (see Details). Give `loss` or `statistic`.
@@ -91,6 +91,10 @@ wbb_loss_control <- function(max_iter = 1000L, tol = 1e-8, memory = 10L, check_g
 #' @param weight_dist `"exponential"` (the Bayesian bootstrap) or `"multinomial"` (the classical bootstrap).
 #' @param control [wbb_loss_control()] (the L-BFGS settings; not used by `statistic`).
 #' @param ... Not used: any argument given here is an error.
+#' @section Interrupts:
+#' Ctrl-C stops the engine at its next check and returns the partial fit of what finished (draws 1..k of the same-seed run; with `statistic`, the same),
+#' with one warning of class `scalebayes_warning_interrupted` and `fit$interrupted` `TRUE`; when nothing
+#' finished it is R's interrupt. See [scalebayes-interrupts].
 #' @return An object of class `c("sb_wbb_loss", "sb_fit")` with the methods of [sb_fit-methods] (print, summary,
 #'   coef (posterior mean), as.matrix, as_draws_*, posterior_interval, nobs) and `vcov()` / `ndraws()`: `draws`
 #'   (draws x p), `estimate` (the unweighted optimum, or the statistic at unit weights), `seed`, `timing`, and
@@ -209,7 +213,12 @@ wbb_loss_fit <- function(loss, init, data, n, draws, rs, weight_dist, control, m
   engine <- function(first, count) {
     cpp_wbb_loss(fun, init, n, wbb_engine_settings(rs, first, count, "none", weight_dist), ctrl)
   }
-  parts <- wbb_run(rs, engine, call = call)
+  # Ctrl-C: the partial fit of the draws finished (?scalebayes-interrupts)
+  parts <- wbb_run(rs, engine, call = call, cut = function(r, k) {
+    wbb_cut_rows(r, k, c("theta", "status", "iterations", "evaluations", "value", "grad_max"))
+  })
+  stopped <- attr(parts, "interrupted")
+  if (!is.null(stopped)) draws <- stopped$completed
   theta <- wbb_combine(parts, "theta")
   colnames(theta) <- par_names
   status_names <- c("converged", "max_iterations", "line_search_failed", "non_finite", "stopped")
@@ -247,7 +256,9 @@ wbb_loss_fit <- function(loss, init, data, n, draws, rs, weight_dist, control, m
   if (!nrow(theta)) {
     sb_abort("No draw converged.", kind = "convergence", arg = "loss", call = call)
   }
-  wbb_loss_new_fit(theta, estimate, "loss", mcall, rs, draws, n, weight_dist, control, diag, t0)
+  fit <- wbb_loss_new_fit(theta, estimate, "loss", mcall, rs, draws, n, weight_dist, control, diag, t0)
+  if (!is.null(stopped)) fit <- sb_partial_fit(fit, draws, stopped$requested)
+  fit
 }
 
 wbb_statistic_fit <- function(statistic, data, n, draws, rs, weight_dist, mcall, call) {
@@ -277,25 +288,34 @@ wbb_statistic_fit <- function(statistic, data, n, draws, rs, weight_dist, mcall,
     block <- max(1L, min(count, as.integer(1e6 %/% n)))  # weights of at most ~8 MB at a time
     pb <- if (!rs$quiet) cli::cli_progress_bar("WBB (statistic)", total = count, .envir = environment())
     done <- 0L
-    while (done < count) {
-      m <- min(block, count - done)
-      W <- cpp_wbb_weights(n, wbb_engine_settings(rs, first + done, m, "none", weight_dist))
-      for (i in seq_len(m)) {
-        r <- stat_call(W[i, ], sprintf("in draw %s", format(first + done + i)))
-        if (length(r) != k) {
-          sb_abort(c("{.arg statistic} returned {length(r)} number{?s} in draw {first + done + i}, and {k} with unit weights.",
-                     i = "It must return a vector of the same length in every draw."),
-                   kind = "loss", arg = "statistic", call = call)
+    filled <- 0L  # draws 1..filled of this chunk are in `out`
+    # Ctrl-C (R's interrupt, in the statistic or between draws): the draws done so far (?scalebayes-interrupts)
+    stopped <- tryCatch({
+      while (done < count) {
+        m <- min(block, count - done)
+        W <- cpp_wbb_weights(n, wbb_engine_settings(rs, first + done, m, "none", weight_dist))
+        for (i in seq_len(m)) {
+          r <- stat_call(W[i, ], sprintf("in draw %s", format(first + done + i)))
+          if (length(r) != k) {
+            sb_abort(c("{.arg statistic} returned {length(r)} number{?s} in draw {first + done + i}, and {k} with unit weights.",
+                       i = "It must return a vector of the same length in every draw."),
+                     kind = "loss", arg = "statistic", call = call)
+          }
+          out[done + i, ] <- r
+          filled <- done + i
+          if (!is.null(pb)) cli::cli_progress_update(id = pb, set = done + i, .envir = environment())
         }
-        out[done + i, ] <- r
-        if (!is.null(pb)) cli::cli_progress_update(id = pb, set = done + i, .envir = environment())
+        done <- done + m
       }
-      done <- done + m
-    }
+      FALSE
+    }, interrupt = function(e) TRUE)
     if (!is.null(pb)) cli::cli_progress_done(id = pb, .envir = environment())
+    if (stopped) return(list(theta = out[seq_len(filled), , drop = FALSE], prefix = filled, interrupted = TRUE))
     list(theta = out)
   }
-  parts <- wbb_run(rs, engine, call = call)
+  parts <- wbb_run(rs, engine, call = call, cut = function(r, k) wbb_cut_rows(r, k, "theta"))
+  stopped <- attr(parts, "interrupted")
+  if (!is.null(stopped)) draws <- stopped$completed
   theta <- wbb_combine(parts, "theta")
   colnames(theta) <- stat_names
   nf <- sum(!is.finite(theta))
@@ -304,8 +324,10 @@ wbb_statistic_fit <- function(statistic, data, n, draws, rs, weight_dist, mcall,
               i = "Summaries of those columns are NA or infinite; check {.arg statistic} at extreme weights."),
             kind = "loss")
   }
-  wbb_loss_new_fit(theta, estimate, "statistic", mcall, rs, draws, n, weight_dist, NULL,
-                   list(non_finite = nf), t0)
+  fit <- wbb_loss_new_fit(theta, estimate, "statistic", mcall, rs, draws, n, weight_dist, NULL,
+                          list(non_finite = nf), t0)
+  if (!is.null(stopped)) fit <- sb_partial_fit(fit, draws, stopped$requested)
+  fit
 }
 
 wbb_loss_new_fit <- function(theta, estimate, form, mcall, rs, draws, n, weight_dist, control, diag, t0) {
@@ -342,9 +364,16 @@ wbb_loss_wrapper <- function(loss, data, p, call) {
   force(loss)
   force(data)
   calls <- 0
+  held <- FALSE
   function(theta, weights) {
     calls <<- calls + 1
-    r <- tryCatch(loss(theta, data, weights), error = function(e) {
+    # an interrupt R signals inside the loss although the engine suspends interrupts: the loss is called again at
+    # the same point and the value marked, so the engine stops there with the draws finished (src/wbb_loss.cpp);
+    # a second Ctrl-C during that call is R's
+    r <- tryCatch(tryCatch(loss(theta, data, weights), interrupt = function(e) {
+      held <<- TRUE
+      loss(theta, data, weights)
+    }), error = function(e) {
       at <- paste0(paste(format(signif(utils::head(theta, 6), 4)), collapse = ", "), if (p > 6) ", ..." else "")
       sb_abort(c("{.arg loss} stopped with an error (call {format(calls)}, at theta = ({at})).",
                  i = "It is called as {.code loss(theta, data, weights)} and must return {.code list(value = , gradient = )}."),
@@ -367,7 +396,12 @@ wbb_loss_wrapper <- function(loss, data, p, call) {
                  x = "{.arg init} has length {p}; the gradient must have one entry per parameter."),
                kind = "loss", arg = "loss", call = call)
     }
-    c(as.double(value), as.double(grad))
+    out <- c(as.double(value), as.double(grad))
+    if (held) {
+      held <<- FALSE
+      attr(out, "sb_interrupt") <- TRUE
+    }
+    out
   }
 }
 

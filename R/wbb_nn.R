@@ -104,6 +104,11 @@
 #' and 200 test rows, an `nn_mlp(8)` fit of 1,000 epochs, 5 seeds; `bench/nn_coverage.R`,
 #' `vignette("variational")` section 4), `wbb_nn()` (50 draws)'s 90 % bands covered the true f at 0.73 of the test inputs and
 #' its 90 % predictive intervals covered new y at 0.89 (averages over the seeds); the predictive interval ([predictive_interval()], [posterior_predict()]) adds to each draw of f normal noise with that draw's `sigma`, its root mean squared training residual, since the bootstrap has no noise parameter.
+
+#' @section Interrupts:
+#' Ctrl-C stops the engine at its next check and returns the partial fit of what finished (networks 1..k of the same-seed run that finished (done or diverged)),
+#' with one warning of class `scalebayes_warning_interrupted` and `fit$interrupted` `TRUE`; when nothing
+#' finished it is R's interrupt. See [scalebayes-interrupts].
 #' @return A network fit (class `c("sb_wbb_nn", "sb_nn_fit", "sb_fit")`, see [sb_nn_fit-methods]) with
 #'   `weights` (draws x parameters, when kept), `pred` (draws x examples x classes array of class
 #'   probabilities, or draws x examples for binomial / gaussian with a vector `y`, draws x examples x q for a
@@ -166,11 +171,23 @@ wbb_nn <- function(x, y, model = nn_mlp(), family = NULL, lambda = 1e-4,
     ctrl$batch <- 0L
   }
   nd <- p$nd
+  # Ctrl-C (?scalebayes-interrupts): the networks 1..k that finished (done or diverged: status 1 or 2), each
+  # chunk's results being blocks of equal size per draw
   parts <- wbb_run(rs, function(first, count) {
-    cpp_nn_wbb(p$spec, p$xd$x, p$xd$dim, p$yd$y, if (is.null(nd)) double() else nd$x,
-               if (is.null(nd)) integer() else nd$dim, ctrl, lambda,
-               wbb_engine_settings(rs, first, count, prior_weights, control$weight_dist))
-  }, call = call)
+    r <- cpp_nn_wbb(p$spec, p$xd$x, p$xd$dim, p$yd$y, if (is.null(nd)) double() else nd$x,
+                    if (is.null(nd)) integer() else nd$dim, ctrl, lambda,
+                    wbb_engine_settings(rs, first, count, prior_weights, control$weight_dist))
+    if (isTRUE(r$interrupted)) r$prefix <- match(FALSE, r$status %in% c(1L, 2L), nomatch = length(r$status) + 1L) - 1L
+    r
+  }, call = call, cut = function(r, k) {
+    count <- length(r$status)
+    for (nm in c("pred", "params", "buffers", "objective", "grad_norm", "steps", "status", "history", "epochs")) {
+      if (length(r[[nm]])) r[[nm]] <- r[[nm]][seq_len(length(r[[nm]]) %/% count * k)]
+    }
+    r
+  })
+  stopped <- attr(parts, "interrupted")
+  if (!is.null(stopped)) draws <- stopped$completed
   cat_num <- function(name) unlist(lapply(parts, `[[`, name), use.names = FALSE)
   status <- nn_decode_status(cat_num("status"))
   ok <- status == "done"
@@ -207,6 +224,7 @@ wbb_nn <- function(x, y, model = nn_mlp(), family = NULL, lambda = 1e-4,
            steps_counted = sum(cat_num("steps_counted")), lambda = lambda, history = history,
            validation = validation)
   fit$sigma <- wbb_nn_sigma(fit, p)
+  if (!is.null(stopped)) fit <- sb_partial_fit(fit, draws, stopped$requested, unit = "networks")
   fit
 }
 

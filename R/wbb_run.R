@@ -3,7 +3,7 @@
 # threads, progress: run_settings() in R/seed.R; chunks, future), hands each chunk's settings to the engine as ONE
 # list (the run list extended by the draw range; read by src/sb_glue.h, wbb_settings(), into the engine's
 # wbb::Settings, which extends parallel::RunSettings), runs the chunks in this process or through
-# future.apply, stops with an interrupt if any chunk was interrupted (before anything is combined), and
+# future.apply, keeps the finished draws of an interrupted run (or stops with an interrupt: wbb_run()), and
 # combines the chunks. The engine's driver (inst/include/scalebayes/wbb/driver.hpp) keys draw t by the
 # stream (seed, t), so every split gives the same result.
 
@@ -32,14 +32,46 @@ wbb_engine_settings <- function(rs, first, count, prior = "separate", dist = "ex
 }
 
 # Run engine(first, count) over the chunks of 1..units; returns the chunks' results in order. An interrupted
-# chunk (list element or attribute `interrupted`) turns into an R interrupt before anything is combined.
-wbb_run <- function(rs, engine, call = rlang::caller_env()) {
-  parts <- sb_call_engine(sb_map_chunks(rs$units, rs$chunks, engine, use_future = rs$future, call = call),
-                          call = call)
-  stopped <- vapply(parts, function(r) isTRUE(if (is.list(r)) r$interrupted else attr(r, "interrupted")),
-                    logical(1))
-  if (any(stopped)) rlang::interrupt()
+# chunk (list element or attribute `interrupted`): without `cut`, an R interrupt before anything is combined;
+# with `cut`, the run keeps what finished (?scalebayes-interrupts): in this process no later chunk runs, the
+# interrupted chunk is cut to its finished prefix by cut(part, k) (k: the chunk's `prefix`, the units 1..k of
+# the chunk that finished) and the chunks after it are dropped. The result then has the attribute
+# `interrupted` = list(completed = units kept, requested = rs$units); nothing kept is an R interrupt.
+wbb_run <- function(rs, engine, call = rlang::caller_env(), cut = NULL) {
+  is_stopped <- function(r) isTRUE(if (is.list(r)) r$interrupted else attr(r, "interrupted"))
+  idx <- sb_chunk_indices(rs$units, rs$chunks)
+  parts <- if (rs$future || is.null(cut)) {
+    sb_call_engine(sb_map_chunks(rs$units, rs$chunks, engine, use_future = rs$future, call = call), call = call)
+  } else {
+    out <- vector("list", length(idx))
+    for (j in seq_along(idx)) {
+      out[[j]] <- sb_call_engine(engine(first = idx[[j]][1] - 1L, count = length(idx[[j]])), call = call)
+      if (is_stopped(out[[j]])) break  # the chunks after an interrupted one do not run
+    }
+    out
+  }
+  stopped <- vapply(parts, is_stopped, logical(1))
+  if (!any(stopped)) return(parts)
+  if (is.null(cut)) rlang::interrupt()
+  j <- which(stopped)[1L]
+  k <- as.double(parts[[j]]$prefix %||% 0)
+  kept <- c(lengths(idx)[seq_len(j - 1L)], k)
+  if (sum(kept) == 0) rlang::interrupt()
+  if (sum(kept) == rs$units) return(parts[seq_len(j)])  # stopped after the last draw: nothing is missing
+  parts <- if (k > 0) c(parts[seq_len(j - 1L)], list(cut(parts[[j]], k))) else parts[seq_len(j - 1L)]
+  attr(parts, "interrupted") <- list(completed = sum(kept), requested = rs$units)
   parts
+}
+
+# The first k rows (matrices) or elements (vectors) of every component of one chunk's result named in `rows`
+# (lists of matrices: each); the chunk's other components are kept as they are.
+wbb_cut_rows <- function(part, k, rows) {
+  first <- function(v) {
+    if (is.list(v)) return(lapply(v, first))
+    if (is.matrix(v)) v[seq_len(k), , drop = FALSE] else v[seq_len(k)]
+  }
+  for (nm in intersect(rows, names(part))) part[[nm]] <- first(part[[nm]])
+  part
 }
 
 # Combine one component of the chunks: rows of matrices, or concatenated vectors. A single chunk is returned

@@ -52,8 +52,37 @@ Rcpp::List cpp_blasso(const Rcpp::NumericMatrix& x, const Rcpp::NumericVector& y
                        run_chains * (c.burnin + static_cast<double>(c.iter) * c.thin);
   sbglue::Progress prog(total, run, "blasso");
   G::BlassoResult r = G::run_blasso(sbglue::as_map(x), sbglue::as_map(y), c, sbglue::run_settings(run), prog.monitor());
-  // interrupted: the R side signals the interrupt and drops the draws, so do not copy them (can be GBs)
-  if (r.interrupted || prog.interrupted()) return Rcpp::List::create(Rcpp::Named("interrupted") = true);
+  const bool stopped = r.interrupted || prog.interrupted();
+  long n_kept = 0;
+  for (long k : r.kept) n_kept += k;
+  // interrupted before the first kept draw (EM, burn-in): the R side signals the interrupt
+  if (stopped && n_kept == 0) return Rcpp::List::create(Rcpp::Named("interrupted") = true);
+  if (stopped) {  // keep the draws each chain had kept (rows t < kept[k] of chain k: the full run's draws)
+    const Eigen::Index T = c.iter;
+    std::vector<Eigen::Index> rows;
+    rows.reserve(static_cast<std::size_t>(n_kept));
+    for (std::size_t k = 0; k < r.kept.size(); ++k)
+      for (long t = 0; t < r.kept[k]; ++t) rows.push_back(static_cast<Eigen::Index>(k) * T + t);
+    const Eigen::Index m = static_cast<Eigen::Index>(rows.size());
+    Eigen::MatrixXd beta(m, r.beta.cols());
+    Eigen::VectorXd icpt(m), s2(m), lam(m);
+    Eigen::VectorXi chain(m), size(m);
+    for (Eigen::Index i = 0; i < m; ++i) {
+      const Eigen::Index q = rows[static_cast<std::size_t>(i)];
+      beta.row(i) = r.beta.row(q);
+      icpt[i] = r.intercept[q];
+      s2[i] = r.sigma2[q];
+      lam[i] = r.lambda[q];
+      chain[i] = r.chain[q];
+      size[i] = r.model_size[q];
+    }
+    r.beta.swap(beta);
+    r.intercept.swap(icpt);
+    r.sigma2.swap(s2);
+    r.lambda.swap(lam);
+    r.chain.swap(chain);
+    r.model_size.swap(size);
+  }
   return Rcpp::List::create(
       Rcpp::Named("beta") = Rcpp::wrap(r.beta), Rcpp::Named("intercept") = Rcpp::wrap(r.intercept),
       Rcpp::Named("sigma2") = Rcpp::wrap(r.sigma2), Rcpp::Named("lambda") = Rcpp::wrap(r.lambda),
@@ -62,7 +91,7 @@ Rcpp::List cpp_blasso(const Rcpp::NumericMatrix& x, const Rcpp::NumericVector& y
       Rcpp::Named("em_hit_bound") = r.em_hit_bound, Rcpp::Named("accept_rate") = r.accept_rate,
       Rcpp::Named("rj_proposed") = static_cast<double>(r.rj_proposed),
       Rcpp::Named("rj_accepted") = static_cast<double>(r.rj_accepted),
-      Rcpp::Named("interrupted") = r.interrupted || prog.interrupted());
+      Rcpp::Named("kept") = Rcpp::wrap(r.kept), Rcpp::Named("interrupted") = stopped);
 }
 
 

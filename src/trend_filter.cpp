@@ -115,6 +115,7 @@ Rcpp::List cpp_tf_wbb(Rcpp::NumericVector y, Rcpp::NumericVector x, int k, doubl
   return Rcpp::List::create(Rcpp::Named("draws") = draws, Rcpp::Named("rel_gap") = rel_gap,
                             Rcpp::Named("iter") = iter, Rcpp::Named("w0") = w0,
                             Rcpp::Named("completed") = static_cast<double>(status.completed),
+                            Rcpp::Named("prefix") = static_cast<double>(status.prefix),  // draws 1..prefix finished
                             Rcpp::Named("interrupted") = prog.interrupted() || status.interrupted);
 }
 

@@ -86,5 +86,6 @@ Rcpp::List cpp_tf_glm_wbb(int family, Rcpp::NumericVector y, Rcpp::NumericVector
   return Rcpp::List::create(Rcpp::Named("draws") = draws, Rcpp::Named("rel_gap") = rel_gap,
                             Rcpp::Named("iter") = iter, Rcpp::Named("w0") = w0, Rcpp::Named("diverged") = diverged,
                             Rcpp::Named("completed") = static_cast<double>(status.completed),
+                            Rcpp::Named("prefix") = static_cast<double>(status.prefix),  // draws 1..prefix finished
                             Rcpp::Named("interrupted") = prog.interrupted() || status.interrupted);
 }

@@ -157,6 +157,7 @@ Rcpp::List cpp_wbb_glm(Rcpp::NumericMatrix x, Rcpp::NumericVector y, int family,
   const auto status = wbb::run_glm(pb, out, st, prog.monitor());
   return Rcpp::List::create(Rcpp::Named("coef") = coef, Rcpp::Named("kkt") = kkt,
                             Rcpp::Named("iterations") = iterations,
-                            Rcpp::Named("not_converged") = std::accumulate(notconv.begin(), notconv.end(), 0),
+                            Rcpp::Named("not_converged") = std::accumulate(notconv.begin(), notconv.begin() + static_cast<R_xlen_t>(status.prefix), 0),
+                            Rcpp::Named("prefix") = static_cast<double>(status.prefix),  // draws 1..prefix finished
                             Rcpp::Named("interrupted") = status.interrupted || prog.interrupted());
 }

@@ -22,7 +22,10 @@ struct SuspendInterrupts {
 // returns c(value, gradient) (checked there: length, numbers). Fresh R vectors are handed to R at every call
 // (theta) and every draw (weights), so a user's function that keeps them never sees them change. Interrupts are
 // suspended during the call: a Ctrl-C stays pending until the driver's next poll (every L-BFGS iteration), where
-// sbglue::Progress sees it and the run stops. An R error propagates as a C++ exception (Rcpp's unwind) and is
+// sbglue::Progress sees it and the run stops. An interrupt R signals inside the call all the same is caught by
+// the wrapper, which calls the loss again at that point and marks its value (attribute "sb_interrupt", as
+// sgmcmc_density()'s R targets do): the mark is held (`held`), the run's monitor then asks to stop, and the draw in
+// hand is not counted (the draws finished are kept: ?scalebayes-interrupts). An R error propagates as a C++ exception (Rcpp's unwind) and is
 // re-raised as the wrapper's classed error.
 class RLossSolver {
  public:
@@ -36,29 +39,44 @@ class RLossSolver {
     std::size_t draws;
   };
   RLossSolver(const Rcpp::Function& fun, const Eigen::VectorXd& init, Eigen::Index n, const M::LbfgsOptions& opt,
-              const Out& out)
-      : fun_(fun), init_(init), n_(n), opt_(opt), out_(out) {}
+              const Out& out, bool* held)
+      : fun_(fun), init_(init), n_(n), opt_(opt), out_(out), held_(held) {}
   Eigen::Index n_obs() const { return n_; }
   Eigen::Index n_prior() const { return 0; }
   void set_stop(const scalebayes::parallel::StopToken& stop) { stop_ = stop; }
   void solve(std::size_t i, const Eigen::VectorXd& w, const Eigen::VectorXd&, scalebayes::rng::Stream&) {
     const Eigen::Index p = init_.size();
-    Rcpp::NumericVector wr(w.data(), w.data() + w.size());
+    // every R allocation with interrupts suspended: an allocation may run the garbage collector, whose end
+    // processes a pending interrupt (END_SUSPEND_INTERRUPTS) and would jump out of this C++ frame
+    std::unique_ptr<Rcpp::NumericVector> wr;
+    {
+      SuspendInterrupts s;
+      wr.reset(new Rcpp::NumericVector(w.data(), w.data() + w.size()));
+    }
     auto f = [&](const Eigen::VectorXd& theta, Eigen::VectorXd& grad) {
-      Rcpp::NumericVector th(theta.data(), theta.data() + p);
-      Rcpp::NumericVector r;
+      double value = 0.0;
+      R_xlen_t size = 0;
       {
         SuspendInterrupts s;
-        r = fun_(th, wr);
+        Rcpp::NumericVector th(theta.data(), theta.data() + p);
+        Rcpp::NumericVector r = fun_(th, *wr);
+        if (Rf_getAttrib(r, Rf_install("sb_interrupt")) != R_NilValue) *held_ = true;
+        size = r.size();
+        if (size == p + 1) {
+          std::copy(r.begin() + 1, r.end(), grad.data());
+          value = r[0];
+        }
       }
-      if (r.size() != p + 1)
-        throw std::invalid_argument("the loss wrapper returned " + std::to_string(r.size()) + " numbers, not " +
+      if (size != p + 1)
+        throw std::invalid_argument("the loss wrapper returned " + std::to_string(size) + " numbers, not " +
                                     std::to_string(p + 1));
-      std::copy(r.begin() + 1, r.end(), grad.data());
-      return r[0];
+      return value;
     };
     Eigen::VectorXd x = init_;
-    const M::LbfgsResult res = M::lbfgs_minimize(f, x, opt_, [this]() { return stop_.stop_requested(); });
+    const M::LbfgsResult res = M::lbfgs_minimize(f, x, opt_, [this]() {
+      const bool stop = stop_.stop_requested();  // first: the poll runs the monitor, which stops on a held mark
+      return stop || *held_;
+    });
     for (Eigen::Index j = 0; j < p; ++j) out_.theta[i + static_cast<std::size_t>(j) * out_.draws] = x(j);
     out_.status[i] = static_cast<int>(res.status);
     out_.iterations[i] = res.iterations;
@@ -73,6 +91,7 @@ class RLossSolver {
   Eigen::Index n_;
   M::LbfgsOptions opt_;
   Out out_;
+  bool* held_;
   scalebayes::parallel::StopToken stop_;
 };
 
@@ -119,13 +138,19 @@ Rcpp::List cpp_wbb_loss(const Rcpp::Function& fun, const Rcpp::NumericVector& in
   const Eigen::VectorXd x0 = sbglue::as_map(init);
   const Eigen::Index nobs = static_cast<Eigen::Index>(n);
   sbglue::Progress prog(static_cast<double>(D), settings, "WBB (R loss)");
+  bool held = false;  // an interrupt the wrapper caught inside the loss
+  const scalebayes::parallel::Monitor monitor = [&](std::size_t done) { return !held && prog(done); };
   const scalebayes::parallel::RunStatus rs = W::run_draws(
-      st, [&](int) { return std::make_unique<RLossSolver>(fun, x0, nobs, opt, out); }, prog.monitor(), true);
+      st, [&](int) { return std::make_unique<RLossSolver>(fun, x0, nobs, opt, out, &held); }, monitor, true);
+  // the interrupt the wrapper caught is done with: R may leave it pending (signalled inside the loss while
+  // suspended), and the next allocation below would raise it
+  if (held) R_interrupts_pending = 0;
   return Rcpp::List::create(Rcpp::Named("theta") = theta, Rcpp::Named("status") = status,
                             Rcpp::Named("iterations") = iterations, Rcpp::Named("evaluations") = evaluations,
                             Rcpp::Named("value") = value, Rcpp::Named("grad_max") = grad_max,
                             Rcpp::Named("completed") = static_cast<double>(rs.completed),
-                            Rcpp::Named("interrupted") = rs.interrupted || prog.interrupted());
+                            Rcpp::Named("prefix") = static_cast<double>(rs.prefix),  // draws 1..prefix finished
+                            Rcpp::Named("interrupted") = rs.interrupted || prog.interrupted() || held);
 }
 
 // The data weights of draws first + 1 .. first + draws (settings: wbb_engine_settings()) for n observations: a

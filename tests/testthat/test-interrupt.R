@@ -1,5 +1,6 @@
-# Ctrl-C during a long call: every engine must stop soon after SIGINT, signal an R interrupt condition, and leave
-# the R process alive. Each case runs in a child Rscript (a non-interactive R handles SIGINT as an interrupt too),
+# Ctrl-C during a long call: every engine must stop soon after SIGINT and leave the R process alive; a front end
+# returns the partial fit of what finished with one classed warning, or signals R's interrupt when nothing
+# finished (?scalebayes-interrupts). Each case runs in a child Rscript (a non-interactive R handles SIGINT as an interrupt too),
 # which runs the long call inside tryCatch(interrupt = ) and writes its pid when the call enters the engine's
 # glue function (`engine`, traced), and on the interrupt writes "interrupted" and the time. The parent sends
 # SIGINT `wait` s after the pid appears and measures the time to that second marker. The goal is 1 s
@@ -8,7 +9,12 @@
 # minutes (a missing interrupt check therefore fails, and so does a check that is reached only every few s).
 # Set SCALEBAYES_INTERRUPT_LOG to a file name to append the measured latencies there.
 
-interrupt_child <- function(setup, call, engine, wait = 1, limit = 3) {
+#
+# partial = TRUE: the call is expected to RETURN a partial fit (?scalebayes-interrupts). The child then records
+# the time the call returned, saves the fit and the interrupted warnings it gave to fit.rds, and reports
+# "returned"; interrupt_child() returns list(fit =, warnings =, latency =) for the case's checks (run here, so
+# that the reference runs they need are not counted in the latency).
+interrupt_child <- function(setup, call, engine, wait = 1, limit = 3, partial = FALSE) {
   skip_on_cran()
   skip_if_fast_tier()  # every interrupt case is in the extended tier (helper-tiers.R)
   skip_on_os("windows")  # no SIGINT to send
@@ -24,8 +30,18 @@ interrupt_child <- function(setup, call, engine, wait = 1, limit = 3) {
             f("pid"), f("pid.tmp"), f("pid.tmp"), f("pid")),
     sprintf("invisible(trace('%s', mark, where = asNamespace('scalebayes'), print = FALSE))", engine),
     "t_start <- NA",
-    sprintf("res <- tryCatch({%s; 'finished'}, interrupt = function(e) 'interrupted')", call),
-    sprintf("writeLines(c(res, format(as.numeric(Sys.time()), digits = 15), format(t_start, digits = 15)), '%s')",
+    if (partial) {
+      c("w <- list(); f <- NULL",
+        sprintf(paste("res <- tryCatch({f <- withCallingHandlers({%s}, scalebayes_warning_interrupted = function(c) {",
+                      "w[[length(w) + 1L]] <<- c; invokeRestart('muffleWarning')}); 'returned'},",
+                      "interrupt = function(e) 'interrupted')"), call),
+        "t_end <- as.numeric(Sys.time())",
+        sprintf("saveRDS(list(fit = f, warnings = w), '%s')", f("fit.rds")))
+    } else {
+      c(sprintf("res <- tryCatch({%s; 'finished'}, interrupt = function(e) 'interrupted')", call),
+        "t_end <- as.numeric(Sys.time())")
+    },
+    sprintf("writeLines(c(res, format(t_end, digits = 15), format(t_start, digits = 15)), '%s')",
             f("out.tmp")),
     sprintf("file.rename('%s', '%s')", f("out.tmp"), f("out")),
     "cat('alive after the interrupt\\n')"
@@ -50,7 +66,7 @@ interrupt_child <- function(setup, call, engine, wait = 1, limit = 3) {
   if (!file.exists(f("out"))) return(invisible(NA_real_))
   out <- readLines(f("out"))
   latency <- as.numeric(out[2]) - t_sig
-  expect_identical(out[1], "interrupted")
+  expect_identical(out[1], if (partial) "returned" else "interrupted")
   expect_lt(latency, limit)
   expect_gt(t_sig - as.numeric(out[3]), wait / 2)  # the engine had run for a while when the signal came
   deadline <- Sys.time() + 30
@@ -63,7 +79,31 @@ interrupt_child <- function(setup, call, engine, wait = 1, limit = 3) {
   if (nzchar(log)) {
     cat(sprintf("%s\t%.3f\n", gsub("[\t\n]", " ", call), latency), file = log, append = TRUE)
   }
+  if (partial) {
+    r <- readRDS(f("fit.rds"))
+    return(invisible(c(r, list(latency = latency))))
+  }
   invisible(latency)
+}
+
+# The checks of every partial fit (?scalebayes-interrupts): exactly one classed warning saying "k of N" and
+# "partial", fit$interrupted and fit$interruption, print() saying so, and the generics answering on the kept
+# part. Returns the number of units kept.
+expect_partial_fit <- function(r, requested, unit = "draws") {
+  fit <- r$fit
+  expect_length(r$warnings, 1L)
+  expect_s3_class(r$warnings[[1L]], "scalebayes_warning_interrupted")
+  expect_true(isTRUE(fit$interrupted))
+  k <- fit$interruption$completed
+  expect_identical(fit$interruption$requested, as.double(requested))
+  expect_identical(fit$interruption$unit, unit)
+  expect_true(k >= 1 && k < requested)
+  msg <- cli::ansi_strip(conditionMessage(r$warnings[[1L]]))
+  expect_match(msg, sprintf("%s of %s %s finished", format(k, big.mark = ",", scientific = FALSE),
+                            format(requested, big.mark = ",", scientific = FALSE), unit), fixed = TRUE)
+  expect_match(msg, "partial", fixed = TRUE)
+  expect_match(paste(utils::capture.output(print(fit)), collapse = "\n"), "interrupted", fixed = TRUE)
+  k
 }
 
 sim_setup <- function(n, p, seed = 1) {
@@ -71,11 +111,30 @@ sim_setup <- function(n, p, seed = 1) {
     "x <- matrix(rnorm(n * p), n, p); y <- drop(x[, 1:5] %*% c(3, -2, 1, 1, 1)) + rnorm(n)")
 }
 
-test_that("blasso() stops on Ctrl-C while sampling (in the kept draws, in the burn-in after EM)", {
+test_that("blasso() on Ctrl-C returns the draws every chain had kept; in the EM / burn-in, R's interrupt", {
   # 2 chains x 2e4 kept draws x thin 100 = 4e6 sweeps (minutes); memory 2 x 2e4 x 100 doubles
-  interrupt_child(sim_setup(50, 100),
-                  "blasso(x, y, lambda = 1, chains = 2, iterations = 2e4, thin = 100, burnin = 0, threads = 2, quiet = TRUE)",
-                  "cpp_blasso")
+  r <- interrupt_child(sim_setup(50, 100),
+                       "blasso(x, y, lambda = 1, chains = 2, iterations = 2e4, thin = 100, burnin = 0, threads = 2, seed = 1, quiet = TRUE)",
+                       "cpp_blasso", partial = TRUE)
+  fit <- r$fit
+  expect_partial_fit(r, 4e4)
+  kept <- tabulate(fit$chain, 2)
+  expect_identical(sum(kept), ndraws(fit))
+  expect_true(all(kept > 0))
+  # the same seed run for the longest chain's draws: chain c's first kept[c] draws are the partial fit's
+  eval(parse(text = sim_setup(50, 100)))
+  ref <- blasso(x, y, lambda = 1, chains = 2, iterations = max(kept), thin = 100, burnin = 0, threads = 2, seed = 1,
+                quiet = TRUE)
+  for (c in 1:2) {
+    expect_identical(unname(fit$draws[fit$chain == c, ]), unname(ref$draws[ref$chain == c, ][seq_len(kept[c]), ]))
+    expect_identical(fit$sigma2[fit$chain == c], ref$sigma2[ref$chain == c][seq_len(kept[c])])
+  }
+  expect_identical(dim(summary(fit))[1], ncol(fit$draws))
+  expect_length(coef(fit), ncol(fit$draws))
+  expect_true(all(is.finite(predict(fit, newdata = x[1:3, ])$fit)))
+  expect_identical(nrow(posterior::as_draws_df(fit)), ndraws(fit))
+  expect_true(all(is.finite(fit$diagnostics$rhat)))  # R-hat on the chains' common length
+  # interrupted in the EM phase (nothing kept): R's interrupt
   interrupt_child(sim_setup(50, 100),
                   "blasso(x, y, lambda = 'eb', chains = 2, iterations = 10, burnin = 1e7, threads = 2, quiet = TRUE)",
                   "cpp_blasso", wait = 3)
@@ -88,9 +147,21 @@ test_that("blasso_compare() stops on Ctrl-C inside one dataset's Bayesian lasso"
                   "cpp_blasso_compare")
 })
 
-test_that("wbb() stops on Ctrl-C in its draws, cv_weighted_lasso() in its folds", {
-  interrupt_child(sim_setup(1000, 200), "wbb(x, y, draws = 3e4, threads = 2, seed = 1, quiet = TRUE)",
-                  "cpp_wbb_glm")
+test_that("wbb() on Ctrl-C returns draws 1..k of the same-seed run; cv_weighted_lasso() is interrupted", {
+  r <- interrupt_child(sim_setup(1000, 200), "wbb(x, y, draws = 3e4, threads = 2, seed = 1, quiet = TRUE)",
+                       "cpp_wbb_glm", partial = TRUE)
+  fit <- r$fit
+  k <- expect_partial_fit(r, 3e4)
+  expect_identical(ndraws(fit), as.integer(k))
+  eval(parse(text = sim_setup(1000, 200)))
+  ref <- wbb(x, y, draws = k, threads = 2, seed = 1, quiet = TRUE)
+  expect_identical(fit$draws, ref$draws)
+  expect_identical(fit$diagnostics$kkt, ref$diagnostics$kkt)
+  expect_identical(coef(fit), coef(ref))
+  expect_identical(summary(fit), summary(ref))
+  expect_identical(predict(fit, newdata = x[1:3, ]), predict(ref, newdata = x[1:3, ]))
+  expect_identical(nrow(posterior::as_draws_df(fit)), as.integer(k))
+  # a partial cross-validation chooses no lambda: R's interrupt (?scalebayes-interrupts)
   interrupt_child(sim_setup(1000, 200),
                   "cv_weighted_lasso(x, y, nfolds = 1000, nlambda = 100, threads = 2, seed = 1, quiet = TRUE)",
                   "cpp_enet_cv")
@@ -109,10 +180,16 @@ test_that("the weighted_lasso() path stops on Ctrl-C", {
                   "cpp_enet_path")
 })
 
-test_that("trend_filter_wbb() and the generalized_lasso() path stop on Ctrl-C", {
-  interrupt_child(c("set.seed(1); n <- 1000", "y <- sin(seq(0, 20, length.out = n)) + rnorm(n)"),
-                  "trend_filter_wbb(y, k = 3, lambda = 100, draws = 2e4, threads = 2, seed = 1, quiet = TRUE)",
-                  "cpp_tf_wbb")
+test_that("trend_filter_wbb() returns draws 1..k on Ctrl-C; the generalized_lasso() path stops", {
+  setup <- c("set.seed(1); n <- 1000", "y <- sin(seq(0, 20, length.out = n)) + rnorm(n)")
+  r <- interrupt_child(setup, "trend_filter_wbb(y, k = 3, lambda = 100, draws = 2e4, threads = 2, seed = 1, quiet = TRUE)",
+                       "cpp_tf_wbb", partial = TRUE)
+  k <- expect_partial_fit(r, 2e4)
+  eval(parse(text = setup))
+  ref <- trend_filter_wbb(y, k = 3, lambda = 100, draws = k, threads = 2, seed = 1, quiet = TRUE)
+  expect_identical(r$fit$draws, ref$draws)  # draws 1..k of the same-seed run
+  expect_identical(r$fit$se, ref$se)
+  expect_identical(predict(r$fit, newdata = c(10.5, 20.5)), predict(ref, newdata = c(10.5, 20.5)))
   # fused lasso on a 50 x 50 grid; the path checks between lambda values (one solve: about 0.05 s)
   grid <- c("s <- 50; g <- expand.grid(i = 1:s, j = 1:s)",
             "e <- rbind(cbind(which(g$i < s), which(g$i < s) + 1), cbind(which(g$j < s), which(g$j < s) + s))",
@@ -128,10 +205,25 @@ test_that("the trend_filter() path stops on Ctrl-C", {
                   "suppressWarnings(trend_filter(y, k = 3, nlambda = 2000, lambda_min_ratio = 1e-4))", "cpp_tf_path")
 })
 
-test_that("sgld_sa() stops on Ctrl-C", {
+test_that("sgld_sa() stops on Ctrl-C: in the burn-in R's interrupt, after it the draws every chain kept", {
   interrupt_child(sim_setup(2000, 200),
                   "sgld_sa(x, y, iterations = 1e8, thin = 1e4, chains = 2, threads = 2, seed = 1, quiet = TRUE)",
                   "cpp_sgld_sa")
+  # a given step (no warm-up), burn-in 0: 3 chains on 2 threads, the third never starts and is left out
+  r <- interrupt_child(sim_setup(2000, 20),
+                       paste("sgld_sa(x, y, iterations = 1e8, burnin = 0, thin = 1000, chains = 3, threads = 2, seed = 1,",
+                             "quiet = TRUE, control = sgmcmc_control(step_size = 1e-5))"),
+                       "cpp_sgld_sa", wait = 2, partial = TRUE)
+  fit <- r$fit
+  k <- expect_partial_fit(r, 3 * 1e5, unit = "kept draws")
+  expect_identical(ndraws(fit), as.integer(k))
+  expect_identical(sort(unique(fit$chain)), 1:2)
+  expect_true(all(is.finite(fit$draws)))
+  expect_length(coef(fit), 21L)
+  eval(parse(text = sim_setup(2000, 20)))
+  expect_true(all(is.finite(predict(fit, newdata = x[1:3, ])$fit)))
+  expect_identical(nrow(posterior::as_draws_df(fit)), as.integer(k))
+  expect_identical(nrow(summary(fit)), 21L)
 })
 
 test_that("hamcmc_sa()'s dense (matrix) form at 1,500 coefficients stops on Ctrl-C", {
@@ -153,12 +245,28 @@ test_that("hamcmc_sa()'s linear-cost forms stop on Ctrl-C when an iteration is e
                   "cpp_sgld_sa", wait = 3)
 })
 
-test_that("wbb_nn() stops on Ctrl-C inside a network's training", {
+test_that("wbb_nn() stops on Ctrl-C inside a network's training; finished networks 1..k are kept", {
   skip_if_not(sb_torch_available())
-  # one draw trains for minutes; the training loop reads the stop flag before every optimizer step
+  # one draw trains for minutes; the training loop reads the stop flag before every optimizer step. No network
+  # finished: R's interrupt
   interrupt_child(c("set.seed(1); x <- matrix(rnorm(4000 * 50), 4000, 50)", "y <- factor(sample(letters[1:4], 4000, TRUE))"),
                   "wbb_nn(x, y, model = nn_mlp(c(256, 256)), draws = 2, threads = 2, seed = 1, quiet = TRUE, control = nn_control(epochs = 1000))",
                   "cpp_nn_wbb")
+  # small networks that finish in milliseconds: the partial fit holds networks 1..k of the same-seed run
+  setup <- c("set.seed(1); x <- matrix(rnorm(100 * 3), 100, 3)", "y <- x[, 1] + rnorm(100)")
+  r <- interrupt_child(setup, paste("wbb_nn(x, y, model = nn_mlp(4), draws = 1e5, threads = 2, seed = 1, quiet = TRUE,",
+                                    "newx = x[1:5, ], control = nn_control(epochs = 20))"),
+                       "cpp_nn_wbb", partial = TRUE, wait = 2)
+  fit <- r$fit
+  k <- expect_partial_fit(r, 1e5, unit = "networks")
+  expect_identical(nrow(fit$pred), as.integer(k))
+  expect_true(all(fit$status == "done"))
+  eval(parse(text = setup))
+  ref <- wbb_nn(x, y, model = nn_mlp(4), draws = k, threads = 2, seed = 1, quiet = TRUE, newx = x[1:5, ],
+                control = nn_control(epochs = 20))
+  expect_identical(fit$pred, ref$pred)
+  expect_identical(predict(fit, newdata = x[1:5, ]), predict(ref, newdata = x[1:5, ]))
+  expect_identical(nrow(posterior::as_draws_df(fit)), as.integer(k))
 })
 
 test_that("sgld_sa() on a network stops on Ctrl-C and returns the state reached", {
@@ -259,16 +367,24 @@ test_that("sgmcmc_density() with an R target waiting in Sys.sleep() returns the 
                   "cpp_sgmcmc_density", wait = 2)
 })
 
-test_that("wbb(loss = ) with a loss written in R stops on Ctrl-C", {
+test_that("wbb(loss = ) with a loss written in R stops on Ctrl-C and keeps draws 1..k", {
   # the loss runs on the main thread (the WBB driver's inline mode) with interrupts suspended; the driver polls
-  # the monitor every L-BFGS iteration, so the run stops within one iteration and signals the R interrupt.
-  # 1e7 draws would take hours.
-  interrupt_child(c("set.seed(1); d <- data.frame(x = rnorm(200)); d$y <- rbinom(200, 1, plogis(d$x))",
-                    "lg <- function(theta, data, weights) {",
-                    "  eta <- theta[1] + theta[2] * data$x",
-                    "  list(value = sum(weights * (log1p(exp(eta)) - data$y * eta)),",
-                    "       gradient = c(sum(weights * (plogis(eta) - data$y)), sum(weights * (plogis(eta) - data$y) * data$x)))",
-                    "}"),
-                  "f <- wbb(loss = lg, init = c(0, 0), data = d, draws = 1e7, seed = 1, quiet = TRUE)",
-                  "cpp_wbb_loss")
+  # the monitor every L-BFGS iteration, so the run stops within one iteration; the draws finished are returned.
+  # 1e6 draws would take minutes.
+  setup <- c("set.seed(1); d <- data.frame(x = rnorm(200)); d$y <- rbinom(200, 1, plogis(d$x))",
+             "lg <- function(theta, data, weights) {",
+             "  eta <- theta[1] + theta[2] * data$x",
+             "  list(value = sum(weights * (log1p(exp(eta)) - data$y * eta)),",
+             "       gradient = c(sum(weights * (plogis(eta) - data$y)), sum(weights * (plogis(eta) - data$y) * data$x)))",
+             "}")
+  # (1e6 draws: with 1e7 the engine call spends its first seconds allocating the results, and a signal there is
+  # before any draw: R's interrupt)
+  r <- interrupt_child(setup, "f <- wbb(loss = lg, init = c(0, 0), data = d, draws = 1e6, seed = 1, quiet = TRUE)",
+                       "cpp_wbb_loss", partial = TRUE, wait = 1.5)
+  k <- expect_partial_fit(r, 1e6)
+  eval(parse(text = setup))
+  ref <- wbb(loss = lg, init = c(0, 0), data = d, draws = k, seed = 1, quiet = TRUE)
+  expect_identical(r$fit$draws, ref$draws)
+  expect_identical(r$fit$diagnostics$status, ref$diagnostics$status)
+  expect_identical(summary(r$fit), summary(ref))
 })

@@ -96,6 +96,8 @@ struct BlassoResult {
   bool em_converged = false;
   bool em_hit_bound = false;
   bool interrupted = false;
+  std::vector<long> kept;       // kept draws of each chain run (iter, or fewer when interrupted: the rows
+                                // t >= kept[k] of chain k are then not filled; the others are the full run's)
   double accept_rate = 0.0;     // rj moves
   long rj_proposed = 0;         // rj moves proposed / accepted in the chains run (to combine split runs)
   long rj_accepted = 0;
@@ -597,6 +599,7 @@ inline BlassoResult run_blasso(const Eigen::Ref<const Eigen::MatrixXd>& x, const
   res.lambda.resize(count * T);
   res.chain.resize(count * T);
   res.model_size.resize(count * T);
+  res.kept.assign(static_cast<std::size_t>(count), 0);
   parallel::RunStatus st = parallel::run_parallel(
       static_cast<std::size_t>(count), run.threads,
       [&](std::size_t k, int, const parallel::StopToken& stop) {
@@ -614,6 +617,7 @@ inline BlassoResult run_blasso(const Eigen::Ref<const Eigen::MatrixXd>& x, const
           res.lambda[row] = ch.lambda();
           res.chain[row] = first + static_cast<int>(k) + 1;
           res.model_size[row] = ch.model_size();
+          res.kept[k] = t + 1;  // slot k is this chain's alone
         }
       },
       mon);

@@ -35,10 +35,15 @@
 namespace scalebayes {
 namespace parallel {
 
-// Result of a run: how many items finished and whether a stop was requested.
+// Result of a run: how many items finished, whether a stop was requested, and `prefix`: items 0 .. prefix - 1
+// all finished (an item cut short by a stop, or not started, ends the prefix). After a stop the results of the
+// prefix are those of an uninterrupted run (each item's randomness is its own stream), which is what an
+// interrupted front end keeps (?scalebayes-interrupts); items finished after the first gap (at most
+// threads - 1 of them) are left out of it. An uninterrupted run has prefix == completed == n.
 struct RunStatus {
   std::size_t completed = 0;
   bool interrupted = false;
+  std::size_t prefix = 0;
 };
 
 using Monitor = std::function<bool(std::size_t done)>;
@@ -78,6 +83,7 @@ RunStatus run_parallel(std::size_t n, int threads, Body&& body, const Monitor& m
   std::exception_ptr error;
   std::mutex mu;
   std::condition_variable cv;
+  std::vector<unsigned char> finished(n, 0);  // item i finished (each slot written by one worker only)
 
   auto worker = [&](int id) {
     try {
@@ -91,6 +97,7 @@ RunStatus run_parallel(std::size_t n, int threads, Body&& body, const Monitor& m
         } else {
           body(i, id);
         }
+        finished[i] = 1;
         done.fetch_add(1);
       }
     } catch (...) {
@@ -136,6 +143,7 @@ RunStatus run_parallel(std::size_t n, int threads, Body&& body, const Monitor& m
   }
   for (auto& th : pool) th.join();
   status.completed = done.load();
+  status.prefix = static_cast<std::size_t>(std::find(finished.begin(), finished.end(), 0) - finished.begin());
   if (error) std::rethrow_exception(error);
   if (monitor && !status.interrupted) monitor(status.completed);
   return status;

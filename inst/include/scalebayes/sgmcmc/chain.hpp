@@ -378,6 +378,7 @@ parallel::RunStatus run_chains(int chains, int threads, ChainBody chain_body,
       chain_body(static_cast<std::size_t>(c), progress, token);
       if (!stop.load()) ++st.completed;
     }
+    st.prefix = st.completed;
     if (monitor && !st.interrupted) monitor(static_cast<std::size_t>(progress.load()));
     return st;
   }

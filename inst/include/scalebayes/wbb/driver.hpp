@@ -142,6 +142,7 @@ parallel::RunStatus run_draws(const Settings& st, Factory&& make_solver,
       ++done;
     }
     status.completed = done;
+    status.prefix = done;  // one after the other: the finished draws are the first `done`
     if (monitor && !status.interrupted) monitor(done);
     return status;
   }
