@@ -581,11 +581,24 @@ nn_sgmcmc_fit <- function(res, ctx, p, settings, run, float64, probe = integer()
             format(s$burnin, big.mark = ","), s$thin, sum(saved), s$step_size, s$step_size * p$xd$n,
             if (isTRUE(s$auto_step)) ", chosen by the warm-up" else ""),
     if (any(sparse_w))
-      sprintf("SSGL prior on weight layer%s %s (v0 %.3g, v1 %.3g); final sparsity %s; mean inclusion %.3f",
+      sprintf("SSGL prior on weight layer%s %s (v0 %.3g, v1 %.3g); %s; final sparsity %s; mean inclusion %.3f",
               if (length(s$sparse_layers) == 1) "" else "s", paste(s$sparse_layers, collapse = ", "), s$v0, s$v1,
+              if (isTRUE(s$control$prune))
+                sprintf("magnitude pruning to the sparse rate %.3g (1 - %.3g^(k/%.3g)) at iteration k", s$control$prune_S,
+                        s$control$prune_D, s$control$prune_U)
+              else "no pruning",
               paste(sprintf("%.3f", sparsity), collapse = "/"), mean(rho[sparse_w]))
     else
       sprintf("no sparse layer: Gaussian prior (variance %.3g) on every parameter", s$control$prior_var))
+  if (any(sparse_w) && mean(rho[sparse_w]) < 0.01) {
+    details <- c(details, sprintf(paste0(
+      "inclusion: the SA drove delta to %.2g (its Beta(a, b = %d weights) prior), so every weight's posterior favours ",
+      "the spike and rho selects no weight in a network; %s"), mean(delta),
+      as.integer(s$control$b %||% sum(sparse_w)),
+      if (isTRUE(s$control$prune)) "the magnitude pruning selects them (the sparsity above)"
+      else paste0("to select weights prune by magnitude: sgmcmc_control(ssgl = sgmcmc_ssgl(prune = TRUE)) (not the ",
+                  "default: at prune_S = 0.5 it cost 0.04-0.05 held-out accuracy on MNIST, see ?sgmcmc_ssgl)")))
+  }
   conv_info <- nn_convergence_info(convergence)
   if (!is.null(conv_info)) {
     details <- c(details, sprintf("convergence (training loss, predictions at %d training examples): %s", length(probe),

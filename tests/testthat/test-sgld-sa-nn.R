@@ -259,6 +259,30 @@ test_that("magnitude pruning reaches the scheduled sparsity; annealing is labell
   expect_match(fit$method, "^A-SGHMC-SA$")
 })
 
+test_that("a network fit says why its inclusion probabilities select nothing, and what prunes (SSGL pruning opt-in)", {
+  skip_if_no_torch()
+  d <- lin_data(80)
+  run <- function(..., control = sgmcmc_control(step_size = 1e-4)) {
+    suppressWarnings(sgld_sa(d$x, d$y, model = nn_mlp(10), iterations = 1000, batch_size = 20, chains = 1, seed = 1,
+                             quiet = TRUE, control = control, ...))
+  }
+  fit <- run()
+  expect_false(fit$settings$control$prune)
+  expect_equal(fit$sparsity, 0)
+  expect_true(mean(fit$inclusion) < 0.01)  # the SA's Beta(1, p) prior of delta: every weight in the spike
+  expect_match(paste(fit$details, collapse = "\n"), "no pruning", fixed = TRUE)
+  expect_output(print(fit), "rho selects no weight in a network; to select weights prune by magnitude", fixed = TRUE)
+  pruned <- run(control = sgmcmc_control(step_size = 1e-4, ssgl = sgmcmc_ssgl(prune = TRUE)))
+  target <- 0.9 * (1 - 0.99^(1000 / 50))  # sgmcmc_ssgl()'s S (1 - D^(k/U)) at the last iteration
+  n_sparse <- 2 * 10 + 10
+  expect_equal(pruned$sparsity, (floor(target * 20) + floor(target * 10)) / n_sparse, tolerance = 1e-12)
+  expect_output(print(pruned), "magnitude pruning to the sparse rate 0.9 (1 - 0.99^(k/50)) at iteration k", fixed = TRUE)
+  expect_output(print(pruned), "the magnitude pruning selects them", fixed = TRUE)
+  # no explanation where the inclusion probabilities do select (method = "none" keeps rho at delta_init = 0.5)
+  off <- run(method = "none")
+  expect_false(any(grepl("rho selects no weight", off$details, fixed = TRUE)))
+})
+
 test_that("a network chain continues from given parameters or from a fit (sgmcmc_control(init = ))", {
   skip_if_no_torch()
   d <- lin_data()
