@@ -38,7 +38,7 @@ mm_fits <- local({
     wbb_poisson = list(fit = wbb(d$x, d$count, family = "poisson", lambda = 5, draws = 40, seed = 1, quiet = TRUE,
                                  threads = 1),
                        newx = d$newx, predict_mean = function(out) out$fit,
-                       expected_mean = function(fit, newx) colMeans(exp(cbind(1, newx) %*% t(as.matrix(fit)))),
+                       expected_mean = function(fit, newx) rowMeans(exp(cbind(1, newx) %*% t(as.matrix(fit)))),
                        chains = 1L, nobs = 60L, family = "poisson"),
     blasso = list(fit = blasso(d$x, d$y, lambda = 1, chains = 3, iterations = 30, burnin = 10, seed = 2, quiet = TRUE,
                                threads = 1),
