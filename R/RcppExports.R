@@ -53,6 +53,10 @@ cpp_sgmcmc_target_eval <- function(target, x) {
     .Call(`_scalebayes_cpp_sgmcmc_target_eval`, target, x)
 }
 
+cpp_sgmcmc_gaussian_precision <- function(cov) {
+    .Call(`_scalebayes_cpp_sgmcmc_gaussian_precision`, cov)
+}
+
 cpp_banana_exact <- function(n, seed) {
     .Call(`_scalebayes_cpp_banana_exact`, n, seed)
 }

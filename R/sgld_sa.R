@@ -121,7 +121,10 @@
 #'   `threads` threads. Chain c always uses random stream c, so the result is identical to a single-process
 #'   run (regression and networks). A single chain always runs in this process.
 #' @param seed Seed (`NULL`: drawn from R's RNG, so [set.seed()] works).
-#' @param quiet Hide the progress bar (default: `TRUE` when not interactive).
+#' @param quiet Hide the progress bar (default: `TRUE` when not interactive) and the message (class
+#'   `scalebayes_message_warmup`) that the step-size warm-up was long against the run: more than 5 s (option
+#'   `scalebayes.warmup_note_seconds`) and more pilot iterations than the run's iterations of all chains; it
+#'   names `sgmcmc_control(step_size = )`, which skips the warm-up.
 #' @param control [sgmcmc_control()] settings: the step size, the step ([sgmcmc_step()]), the SSGL prior
 #'   ([sgmcmc_ssgl()]) and, for the preconditioned samplers, the L-BFGS preconditioner ([sgmcmc_lbfgs()]).
 #' @param model A network made by [nn_sequential()], [nn_mlp()] or [nn_cnn()]: sample its weights instead of regression
@@ -567,6 +570,7 @@ sgld_sa <- function(x, y, family = c("gaussian", "binomial"), method = c("sa", "
       check_anneal(control, iterations)
     }
   }
+  sgmcmc_note_long_warmup(warmup, iterations, chains, run$quiet)
   frozen <- !is.null(warmup$latent_start) && method != "none"
   ctl <- engine_ctl(control, method_ = if (frozen) "none" else method, trace_every = trace_every,
                     iterations = iterations, burnin = burnin, thin = thin, keep = keep_engine, chains = chains)

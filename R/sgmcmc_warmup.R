@@ -157,3 +157,19 @@ sgmcmc_auto_length <- function(warmup, fallback, target = 300, lower = 20000, up
 
 # The thinning that keeps at most `max_draws` of the second half of a pilot of `len` iterations.
 warmup_thin <- function(len, max_draws = 500L) max(1L, ceiling((len - len %/% 2L) / max_draws))
+
+# A message when the step-size warm-up was long against the run it sets up (issue 61, item 8): it took more than
+# getOption("scalebayes.warmup_note_seconds", 5) s and ran more pilot iterations than the run's iterations of
+# all its chains. It comes after the warm-up, before the run; `quiet` silences it.
+sgmcmc_note_long_warmup <- function(warmup, iterations, chains, quiet) {
+  limit <- getOption("scalebayes.warmup_note_seconds", 5)
+  if (isTRUE(quiet) || is.null(warmup) || !isTRUE(warmup$seconds > limit)) return(invisible(FALSE))
+  it <- as.double(warmup$iterations %||% 0)
+  run_it <- as.double(iterations) * chains
+  if (!(it > run_it)) return(invisible(FALSE))
+  cli::cli_inform(c(
+    i = "The step-size warm-up took {format(round(warmup$seconds, 1))} s: {format(it, big.mark = ',')} pilot iterations, {format(signif(it / run_it, 2))} times the run's {format(iterations, big.mark = ',')} iterations x {chains} chain{?s}.",
+    " " = "To skip it when rerunning this model, give a step yourself: {.code control = sgmcmc_control(step_size = )} (this warm-up chose {signif(warmup$step_size, 4)})."),
+    class = c("scalebayes_message_warmup", "scalebayes_message"))
+  invisible(TRUE)
+}

@@ -187,6 +187,17 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
+// cpp_sgmcmc_gaussian_precision
+SEXP cpp_sgmcmc_gaussian_precision(const Rcpp::NumericMatrix& cov);
+RcppExport SEXP _scalebayes_cpp_sgmcmc_gaussian_precision(SEXP covSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< const Rcpp::NumericMatrix& >::type cov(covSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_sgmcmc_gaussian_precision(cov));
+    return rcpp_result_gen;
+END_RCPP
+}
 // cpp_banana_exact
 Rcpp::NumericMatrix cpp_banana_exact(double n, double seed);
 RcppExport SEXP _scalebayes_cpp_banana_exact(SEXP nSEXP, SEXP seedSEXP) {
@@ -750,6 +761,7 @@ static const R_CallMethodDef CallEntries[] = {
     {"_scalebayes_cpp_sgmcmc_samplers", (DL_FUNC) &_scalebayes_cpp_sgmcmc_samplers, 0},
     {"_scalebayes_cpp_sgmcmc_density", (DL_FUNC) &_scalebayes_cpp_sgmcmc_density, 4},
     {"_scalebayes_cpp_sgmcmc_target_eval", (DL_FUNC) &_scalebayes_cpp_sgmcmc_target_eval, 2},
+    {"_scalebayes_cpp_sgmcmc_gaussian_precision", (DL_FUNC) &_scalebayes_cpp_sgmcmc_gaussian_precision, 1},
     {"_scalebayes_cpp_banana_exact", (DL_FUNC) &_scalebayes_cpp_banana_exact, 2},
     {"_scalebayes_cpp_torch_info", (DL_FUNC) &_scalebayes_cpp_torch_info, 0},
     {"_scalebayes_cpp_nn_resolve_device", (DL_FUNC) &_scalebayes_cpp_nn_resolve_device, 1},

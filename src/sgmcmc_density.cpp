@@ -97,6 +97,18 @@ Rcpp::List run(const Target& target, const Rcpp::NumericMatrix& init, const Rcpp
                             Rcpp::Named("interrupted") = rr.interrupted || prog.interrupted() || held);
 }
 
+// The gaussian target of a target list: from its precision `prec` when the list has one (R computes it once
+// per run with cpp_sgmcmc_gaussian_precision()), else from `cov`.
+sg::GaussianTarget gaussian_target(const Rcpp::List& target) {
+  Rcpp::NumericVector m = target["mean"];
+  if (target.containsElementNamed("prec")) {
+    Rcpp::NumericMatrix Q = target["prec"];
+    return sg::GaussianTarget(sbglue::as_map(m), sbglue::as_map(Q), sg::GaussianTarget::Precision{});
+  }
+  Rcpp::NumericMatrix S = target["cov"];
+  return sg::GaussianTarget(sbglue::as_map(m), sbglue::as_map(S));
+}
+
 }  // namespace
 
 // target: list(type = "r", fun, dim) | list(type = "banana") | list(type = "gaussian", mean, cov);
@@ -110,12 +122,7 @@ Rcpp::List cpp_sgmcmc_density(const Rcpp::List& target, const Rcpp::NumericMatri
     return ::run(t, init, control, run, true);
   }
   if (type == "banana") return ::run(sg::BananaTarget(), init, control, run, false);
-  if (type == "gaussian") {
-    Rcpp::NumericVector m = target["mean"];
-    Rcpp::NumericMatrix S = target["cov"];
-    sg::GaussianTarget t(sbglue::as_map(m), sbglue::as_map(S));
-    return ::run(t, init, control, run, false);
-  }
+  if (type == "gaussian") return ::run(gaussian_target(target), init, control, run, false);
   throw std::invalid_argument("unknown target type '" + type + "'");
 }
 
@@ -130,12 +137,21 @@ Rcpp::List cpp_sgmcmc_target_eval(const Rcpp::List& target, const Rcpp::NumericM
     for (int j = 0; j < x.ncol(); ++j) ld[j] = t.eval(x.begin() + j * x.nrow(), gr.begin() + j * x.nrow());
   };
   if (type == "banana") go(sg::BananaTarget());
-  else if (type == "gaussian") {
-    Rcpp::NumericVector m = target["mean"];
-    Rcpp::NumericMatrix S = target["cov"];
-    go(sg::GaussianTarget(sbglue::as_map(m), sbglue::as_map(S)));
-  } else throw std::invalid_argument("unknown built-in target '" + type + "'");
+  else if (type == "gaussian") go(gaussian_target(target));
+  else throw std::invalid_argument("unknown built-in target '" + type + "'");
   return Rcpp::List::create(Rcpp::Named("log_density") = ld, Rcpp::Named("gradient") = gr);
+}
+
+// The precision cov^-1 of a gaussian target (sgmcmc::gaussian_precision), polling for an interrupt between its
+// column blocks: NULL when the user interrupted (R then signals the interrupt).
+// [[Rcpp::export]]
+SEXP cpp_sgmcmc_gaussian_precision(const Rcpp::NumericMatrix& cov) {
+  Eigen::MatrixXd q;
+  const bool done = sg::gaussian_precision(sbglue::as_map(cov), q, [] { return !sbglue::user_interrupted(); });
+  if (!done) return R_NilValue;
+  Rcpp::NumericMatrix out(q.rows(), q.cols());
+  std::copy(q.data(), q.data() + q.size(), out.begin());
+  return out;
 }
 
 // n exact draws of the banana target (n x 2) from stream (seed, 0).

@@ -127,7 +127,7 @@ Rcpp::List cpp_wbb_glm(Rcpp::NumericMatrix x, Rcpp::NumericVector y, int family,
   wbb::GlmProblem pb{sbglue::as_map(x), sbglue::as_map(y), multi ? cd::Family::binomial : family_from(family), alpha,
                      sbglue::as_map(pf),
                      sbglue::as_map(lambda), cd::Fit(), control_from(control), sbglue::as_map(center),
-                     sbglue::as_map(scale)};
+                     sbglue::as_map(scale), Eigen::VectorXd(), 0, false, cd::MultinomialFit()};
   if (control.containsElementNamed("obs_weights") && !Rf_isNull(control["obs_weights"]))
     pb.obs_weights = Rcpp::as<Eigen::VectorXd>(control["obs_weights"]);
   pb.warm.a0 = warm_a0;

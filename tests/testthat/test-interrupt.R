@@ -344,6 +344,15 @@ test_that("sgmcmc_density() with a target written in R stops on Ctrl-C and retur
                   "cpp_sgmcmc_density")
 })
 
+test_that("sgmcmc_density() of a wide gaussian target stops on Ctrl-C while its covariance is factorized (issue 61)", {
+  # d = 5,000: the precision takes about 20 s (the Cholesky factor, then column blocks between which the
+  # interrupt is polled); the signal, 10 s in, lands after the factor (a few s), in the blocks. It is factorized once per call: before,
+  # every chain's start check and the run each factorized it, with no interrupt check.
+  interrupt_child("tg <- sgmcmc_target('gaussian', mean = rep(0, 5000), cov = diag(5000))",
+                  "f <- sgmcmc_density(tg, iterations = 200, seed = 1, quiet = TRUE, control = sgmcmc_control(step_size = 0.01))",
+                  "cpp_sgmcmc_gaussian_precision", wait = 10)
+})
+
 test_that("sgmcmc_density() with an R target waiting in Sys.sleep() returns the draws reached and a warning", {
   # R signals the interrupt inside Sys.sleep() even while the engine suspends interrupts (issue 39: the call used
   # to unwind with nothing, 4 of 4 tries). The target's wrapper catches it, calls the target again at that point

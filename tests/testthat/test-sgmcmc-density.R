@@ -228,3 +228,80 @@ test_that("bad inputs are classed errors that name the argument", {
   expect_error(sgmcmc_target("banana", mean = 1), class = "scalebayes_error_input", regexp = "mean")
   expect_error(sgmcmc_target("rosenbrock"), class = "scalebayes_error_input", regexp = "name")
 })
+
+test_that("a gaussian target's covariance is factorized once per call, whatever the chains and the warm-up (issue 61)", {
+  # d = 300: the precision's column blocks (256 columns) do not divide d
+  set.seed(7)
+  A <- matrix(stats::rnorm(300 * 300), 300) / 20
+  S <- crossprod(A) + diag(300)
+  Q <- scalebayes:::cpp_sgmcmc_gaussian_precision(S)
+  expect_equal(Q, solve(S), tolerance = 1e-10)
+  expect_identical(Q, t(Q))
+  ns <- asNamespace("scalebayes")
+  calls <- new.env()
+  calls$n <- 0
+  suppressMessages(trace("cpp_sgmcmc_gaussian_precision", bquote(assign("n", get("n", .(calls)) + 1, envir = .(calls))), where = ns,
+                         print = FALSE))
+  on.exit(suppressMessages(untrace("cpp_sgmcmc_gaussian_precision", where = ns)), add = TRUE)
+  tg <- sgmcmc_target("gaussian", mean = rep(1, 300), cov = S)
+  # the default warm-up (scores of its pilots), four chains' start checks and the run: one factorization
+  fit <- suppressWarnings(sgmcmc_density(tg, iterations = 300, seed = 1, quiet = TRUE))
+  expect_identical(calls$n, 1)
+  calls$n <- 0
+  fit2 <- suppressWarnings(sgmcmc_density(tg, iterations = 100, chains = 4, seed = 1, quiet = TRUE,
+                                          control = sgmcmc_control(step_size = 0.01)))
+  expect_identical(calls$n, 1)
+  expect_true(all(is.finite(as.matrix(fit2))))
+})
+
+test_that("a non-finite gradient in the default warm-up is named as the target's, not as no step found (issue 61)", {
+  # NaN beyond a radius no pilot stays inside: before, "The step-size warm-up found no step on its grid"
+  nan_everywhere <- function(b) list(log_density = -sum(b^2), gradient = if (sum(b^2) > 1e-4) rep(NaN, 2) else -2 * b)
+  e <- expect_error(sgmcmc_density(nan_everywhere, init = c(0, 0), iterations = 100, seed = 1, quiet = TRUE),
+                    class = "scalebayes_error_target")
+  expect_s3_class(e, "scalebayes_error_divergence")
+  expect_match(conditionMessage(e), "non-finite gradient")
+  expect_match(conditionMessage(e), "warm-up")
+  expect_identical(e$arg, "target")
+  # NaN in the tails: the warm-up settles below the steps that reach them and says why
+  nan_tails <- function(b) list(log_density = -sum(b^2), gradient = if (sum(b^2) > 0.5) rep(NaN, 2) else -2 * b)
+  w <- suppressWarnings(expect_warning(fit <- sgmcmc_density(nan_tails, init = c(0, 0), iterations = 100, seed = 1,
+                                                             quiet = TRUE),
+                                       class = "scalebayes_warning_target"))  # (and the chains' convergence warning)
+  expect_match(conditionMessage(w), "non-finite gradient .* warm-up")
+  # a finite gradient: no such warning
+  ok <- function(b) list(log_density = -sum(b^2), gradient = -2 * b)
+  expect_no_condition <- function(expr) {
+    got <- list()
+    withCallingHandlers(expr, scalebayes_warning_target = function(c) {
+      got[[length(got) + 1L]] <<- c
+      invokeRestart("muffleWarning")
+    }, warning = function(c) invokeRestart("muffleWarning"))
+    expect_length(got, 0)
+  }
+  expect_no_condition(sgmcmc_density(ok, init = c(0, 0), iterations = 100, seed = 1, quiet = TRUE))
+})
+
+test_that("a warm-up long against its run is a message with the step it chose; quiet silences it (issue 61)", {
+  old <- options(scalebayes.warmup_note_seconds = 0)
+  on.exit(options(old), add = TRUE)
+  tg <- sgmcmc_target("gaussian", mean = c(0, 0), cov = diag(2))
+  m <- expect_message(suppressWarnings(sgmcmc_density(tg, iterations = 100, seed = 1, quiet = FALSE)),
+                      class = "scalebayes_message_warmup")
+  expect_match(conditionMessage(m), "pilot iterations")
+  expect_match(conditionMessage(m), "step_size")
+  # the same call, quiet: no message; a given step: no warm-up, no message
+  got <- 0
+  withCallingHandlers(suppressWarnings(sgmcmc_density(tg, iterations = 100, seed = 1, quiet = TRUE)),
+                      scalebayes_message_warmup = function(c) got <<- got + 1)
+  withCallingHandlers(suppressWarnings(sgmcmc_density(tg, iterations = 100, seed = 1, quiet = FALSE,
+                                                      control = sgmcmc_control(step_size = 0.1))),
+                      scalebayes_message_warmup = function(c) got <<- got + 1)
+  expect_identical(got, 0)
+  # the regression front end gives it too
+  set.seed(2)
+  x <- matrix(stats::rnorm(100 * 3), 100, 3)
+  y <- drop(x %*% c(1, -1, 0)) + stats::rnorm(100)
+  expect_message(suppressWarnings(sgld_sa(x, y, iterations = 200, seed = 1, quiet = FALSE)),
+                 class = "scalebayes_message_warmup")
+})

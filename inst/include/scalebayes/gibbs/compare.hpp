@@ -297,7 +297,7 @@ inline bool compare_one(const CompareCell& c, std::size_t b, const CompareSettin
     // the T draws: the WBB driver with the elastic-net weighted solver (wbb/glm.hpp), one worker (datasets
     // are the parallel items), draw t keyed by rng::Stream(compare_wbb_seed(seed, key), t)
     wbb::GlmProblem pb{xs, y, cd::Family::gaussian, 1.0, pf1, Eigen::VectorXd::Constant(1, lam), cd::Fit(), st.cd,
-                       center, scale};
+                       center, scale, Eigen::VectorXd(), 0, false, cd::MultinomialFit()};
     cd::ElasticNet(xs, y, cd::Family::gaussian, 1.0, st.cd).solve(unit, pf1, lam, pb.warm);
     Eigen::MatrixXd dr(T, p + 1);
     Eigen::VectorXd kkt(T);

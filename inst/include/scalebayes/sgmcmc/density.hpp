@@ -31,6 +31,7 @@
 #include <atomic>
 #include <cmath>
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <stdexcept>
 #include <string>
@@ -56,20 +57,47 @@ struct BananaTarget {
   }
 };
 
-// N(mean, cov): log p = -(x - mean)' Q (x - mean) / 2, Q = cov^-1; gradient -Q (x - mean).
+// Q = cov^-1 of a symmetric positive definite cov (checked): the Cholesky factor, then Q's columns solved in
+// blocks of 256 columns (the same triangular solves as llt.solve(I), block by block), calling keep_going()
+// between blocks; false stops it (returns false, Q unset). d^3 flops: at d = 3,000 seconds, so a caller
+// factorizes ONCE per run and hands Q to every evaluation (GaussianTarget's precision constructor), and can
+// stop between blocks.
+inline bool gaussian_precision(const Eigen::MatrixXd& cov, Eigen::MatrixXd& prec,
+                               const std::function<bool()>& keep_going = {}) {
+  const Eigen::Index d = cov.rows();
+  if (d < 1 || cov.cols() != d) throw std::invalid_argument("gaussian target: cov must be d x d");
+  if (!cov.allFinite()) throw std::invalid_argument("gaussian target: non-finite mean or cov");
+  if ((cov - cov.transpose()).cwiseAbs().maxCoeff() > 1e-10 * (1.0 + cov.cwiseAbs().maxCoeff()))
+    throw std::invalid_argument("gaussian target: cov must be symmetric");
+  if (keep_going && !keep_going()) return false;
+  Eigen::LLT<Eigen::MatrixXd> llt(cov);
+  if (llt.info() != Eigen::Success) throw std::invalid_argument("gaussian target: cov must be positive definite");
+  Eigen::MatrixXd q(d, d);
+  const Eigen::Index block = 256;
+  for (Eigen::Index j = 0; j < d; j += block) {
+    if (keep_going && !keep_going()) return false;
+    const Eigen::Index w = std::min(block, d - j);
+    Eigen::MatrixXd b = Eigen::MatrixXd::Identity(d, d).middleCols(j, w);
+    llt.solveInPlace(b);
+    q.middleCols(j, w) = b;
+  }
+  prec = 0.5 * (q + q.transpose());
+  return true;
+}
+
+// N(mean, cov): log p = -(x - mean)' Q (x - mean) / 2, Q = cov^-1; gradient -Q (x - mean). Made from cov (Q by
+// gaussian_precision()) or from Q itself (GaussianTarget::Precision{}), so that evaluations at many points and
+// the chains of a run share one factorization.
 class GaussianTarget {
  public:
+  struct Precision {};
   GaussianTarget(const Eigen::VectorXd& mean, const Eigen::MatrixXd& cov) : mean_(mean) {
-    const Eigen::Index d = mean.size();
-    if (d < 1) throw std::invalid_argument("gaussian target: mean must have length >= 1");
-    if (cov.rows() != d || cov.cols() != d) throw std::invalid_argument("gaussian target: cov must be d x d");
-    if (!mean.allFinite() || !cov.allFinite()) throw std::invalid_argument("gaussian target: non-finite mean or cov");
-    if ((cov - cov.transpose()).cwiseAbs().maxCoeff() > 1e-10 * (1.0 + cov.cwiseAbs().maxCoeff()))
-      throw std::invalid_argument("gaussian target: cov must be symmetric");
-    Eigen::LLT<Eigen::MatrixXd> llt(cov);
-    if (llt.info() != Eigen::Success) throw std::invalid_argument("gaussian target: cov must be positive definite");
-    prec_ = llt.solve(Eigen::MatrixXd::Identity(d, d));
-    prec_ = 0.5 * (prec_ + prec_.transpose());
+    check_mean(cov.rows());
+    gaussian_precision(cov, prec_);
+  }
+  GaussianTarget(const Eigen::VectorXd& mean, const Eigen::MatrixXd& prec, Precision) : mean_(mean), prec_(prec) {
+    check_mean(prec.rows());
+    if (prec.cols() != prec.rows()) throw std::invalid_argument("gaussian target: the precision must be d x d");
   }
   int dim() const { return static_cast<int>(mean_.size()); }
   double eval(const double* x, double* grad) const {
@@ -81,6 +109,12 @@ class GaussianTarget {
   }
 
  private:
+  void check_mean(Eigen::Index rows) const {
+    const Eigen::Index d = mean_.size();
+    if (d < 1) throw std::invalid_argument("gaussian target: mean must have length >= 1");
+    if (rows != d) throw std::invalid_argument("gaussian target: cov must be d x d");
+    if (!mean_.allFinite()) throw std::invalid_argument("gaussian target: non-finite mean or cov");
+  }
   Eigen::VectorXd mean_;
   Eigen::MatrixXd prec_;
 };
