@@ -480,3 +480,18 @@ test_that("one common penalty weight multiplies lambda: penalty_factor = c0 equa
     expect_gt(max(abs(coef(a) - coef(trend_filter(y, k = k, lambda = 3)))), 1e-3)
   }
 })
+
+test_that("cv_trend_filter() shows its progress over folds x lambda values unless quiet (issue 61, item 7)", {
+  set.seed(1)
+  y <- sin(seq_len(300) / 30) + rnorm(300)
+  run <- function(quiet) {
+    # cli's "logger" handler writes one line per bar event to stdout, so the bar is seen without a terminal
+    withr::local_options(cli.progress_handlers_only = "logger", cli.progress_show_after = 0)
+    utils::capture.output(fit <- cv_trend_filter(y, nlambda = 20, quiet = quiet))
+  }
+  shown <- run(FALSE)
+  # the full-data path and 5 folds' paths, 20 lambda values each
+  expect_true(any(grepl("/120 (added|updated)", shown)))
+  expect_true(any(grepl("120/120 terminated", shown, fixed = TRUE)))
+  expect_length(run(TRUE), 0L)
+})
