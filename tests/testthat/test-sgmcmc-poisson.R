@@ -43,11 +43,12 @@ expect_matches_reference <- function(fit, ref, ess) {
   sd_ratio <- fit$coef_sd / ref$sd
   z <- abs(fit$coefficients - ref$mean) / ref$sd
   # Monte-Carlo error: of the fit's mean about 1 / sqrt(ESS) sd, of its sd about 1 / sqrt(2 ESS); of the
-  # reference about 1 / sqrt(IS ESS) (> 10,000): at ESS >= 400 these are 0.05 and 0.035, so the tolerances
-  # (0.2 sd; [0.8, 1.25]) leave the bias of the discretized sampler room and still catch a wrong likelihood
-  # (the SSGL scale on sigma, a missing exp: errors of many sds)
+  # reference about 1 / sqrt(IS ESS) (> 10,000): at ESS >= 200 (the default run aims at about 400) these are
+  # at most 0.07 and 0.05, so the tolerances (0.2 sd, about 3 MC sds; [0.8, 1.25], 4 MC sds) leave the bias of
+  # the discretized sampler room and still catch a wrong likelihood (the SSGL scale on sigma, a missing exp:
+  # errors of many sds)
   expect_gt(ref$ess, 10000)
-  expect_gte(ess, 400)
+  expect_gte(ess, 200)
   expect_lt(max(z), 0.2)
   expect_gt(min(sd_ratio), 0.8)
   expect_lt(max(sd_ratio), 1.25)
