@@ -136,7 +136,7 @@
 #'
 #' @inheritParams sgld_sa
 #' @param sampler `"hamcmc_sa"` (default) or `"hamcmc"`.
-#' @param ... Further arguments of [sgld_sa()] (`iterations`, `batch_size`, `chains`, `seed`, `control`, `model`,
+#' @param ... Further arguments of [sgld_sa()] (`family`: `"gaussian"`, `"binomial"` or `"poisson"` (counts, log link; see [sgld_sa()], "Poisson regression"), `iterations`, `batch_size`, `chains`, `seed`, `control`, `model`,
 #'   ...; with a formula `x`, `hamcmc_sa(y ~ ., data = d)`, also `data`, `subset`, `na.action` and `contrasts`: see
 #'   [sb_formula]). `batch` applies as in [sgld_sa()]: the chains of a network with a batched form (MLPs,
 #'   CNNs; not batch norm or dropout) run as one batched network, each with its own L-BFGS memory

@@ -1,6 +1,6 @@
 #' Adaptive empirical-Bayes SG-MCMC with spike-and-slab priors (SGLD-SA, SGHMC-SA)
 #'
-#' Samples the coefficients of a linear (Gaussian) or logistic regression with stochastic-gradient Langevin
+#' Samples the coefficients of a linear (Gaussian), logistic or Poisson (log link) regression with stochastic-gradient Langevin
 #' dynamics (SGLD) or stochastic-gradient Hamiltonian Monte Carlo (SGHMC) while the latent variables of a
 #' spike-and-slab group-lasso (SSGL) prior are optimized by stochastic approximation, following Deng, Zhang,
 #' Liang and Lin (2019), "An adaptive empirical Bayesian method for sparse deep learning" (NeurIPS).
@@ -10,7 +10,8 @@
 #'   \gamma_j\, N(0, \sigma^2 v_1),\quad \gamma_j \sim \mathrm{Bern}(\delta),\quad
 #'   \delta \sim \mathrm{Beta}(a, b),\quad \sigma^2 \sim IG(\nu/2, \nu\lambda/2)}
 #' for the sparse coefficients (the columns flagged by `sparse`), \eqn{N(0, \sigma_0^2)} for the others and the
-#' intercept, and the likelihood \eqn{N(x_i'\beta, \sigma^2)} (`"gaussian"`) or logistic (`"binomial"`).
+#' intercept, and the likelihood \eqn{N(x_i'\beta, \sigma^2)} (`"gaussian"`), logistic (`"binomial"`) or
+#' Poisson with mean \eqn{e^{x_i'\beta}} (`"poisson"`; see "Poisson regression").
 #' Each iteration draws a minibatch of `batch_size` rows (gradients scaled by \eqn{N/n}), takes one SGLD step
 #' (eq. 2 of the paper) or SGHMC step (eq. 3, in the SGD-with-momentum form of Saatci and Wilson) at inverse
 #' temperature \eqn{\tau}, and then updates the latent variables. `sampler = "sgnht"` is the stochastic-gradient
@@ -51,10 +52,11 @@
 #'   `sgmcmc_control(step_size = )` then warns (class `scalebayes_warning_scale`) when the median column mean
 #'   square is below 0.01 or above 100. Or a model formula, `y ~ x1 + x2` or `y ~ .`, with the variables in `data`: see [sb_formula]. The formula's intercept
 #'   is `intercept` (`y ~ . - 1`: none); for a network `model` its numeric design (factors expanded) is `x`.
-#' @param y Response: numeric for `"gaussian"`, 0/1 (or a two-level factor / logical) for `"binomial"` (not
-#'   given with a formula).
+#' @param y Response: numeric for `"gaussian"`, 0/1 (or a two-level factor / logical) for `"binomial"`,
+#'   counts (non-negative whole numbers, not all zero) for `"poisson"` (not given with a formula).
 #' @inheritParams wbb
-#' @param family `"gaussian"` (linear regression, noise variance \eqn{\sigma^2}) or `"binomial"` (logistic).
+#' @param family `"gaussian"` (linear regression, noise variance \eqn{\sigma^2}), `"binomial"` (logistic) or
+#'   `"poisson"` (counts, log link; see "Poisson regression").
 #' @param method `"sa"`, `"em"` or `"none"`, see Details.
 #' @param sampler `"sgld"` (the default), `"sghmc"`, `"sgnht"` (the stochastic-gradient Nose-Hoover thermostat of Ding et al.
 #'   2014: SGHMC whose friction adapts so that the kinetic energy matches the temperature, absorbing the
@@ -82,7 +84,8 @@
 #' @param v0,v1 Spike scale and slab variance factor of the SSGL prior. `v0 = NULL` (default) is, for
 #'   regression, 0.2 of a standardized coefficient's posterior sd at the null: \eqn{0.2 / \sqrt{N}} for
 #'   `"gaussian"` (whose prior is scaled by \eqn{\sigma}) and \eqn{0.2 / \sqrt{N \bar y (1 - \bar y)}} for
-#'   `"binomial"`, so that a coefficient leaves the spike when its z-score exceeds about 5 whatever N; for a
+#'   `"binomial"`, \eqn{0.2 / \sqrt{N \bar y}} for `"poisson"` (the same rule: \eqn{N \bar y} is the Fisher
+#'   information of a standardized slope at the intercept-only fit), so that a coefficient leaves the spike when its z-score exceeds about 5 whatever N; for a
 #'   network 1 (the paper's MNIST setting). A regression samples standardized coefficients (see "Scale"): on the
 #'   user's scale the spike of coefficient j is Laplace\eqn{(0, \sigma v_0 / s_{x_j})} (\eqn{s_{x_j}} the
 #'   column's root mean square after centring) and the slab \eqn{N(0, \sigma^2 v_1 / s_{x_j}^2)}. Measured with
@@ -153,6 +156,22 @@
 #' s_y b_0 - \sum_j \beta_j m_{x_j}} is linear, so every draw maps exactly. `final_state` holds \eqn{\beta}
 #' and \eqn{\sigma} on the user's scale and \eqn{\kappa_0, \kappa_1} on the sampler's. Without an intercept
 #' nothing is centred. A column with no spread keeps scale 1.
+#' @section Poisson regression:
+#' `family = "poisson"` models counts \eqn{y_i \sim \mathrm{Poisson}(e^{\eta_i})}, \eqn{\eta_i = x_i'\beta}, with
+#' the same SSGL prior, samplers, warm-up and control variates as the other families; the response is not
+#' scaled (`standardize = TRUE` scales the predictors only). As for `"binomial"` there is no noise variance: with
+#' the warm-up's step \eqn{\sigma} (the SSGL prior's scale) is held at 1 (`sgmcmc_ssgl(fixed_sigma = )`), and the
+#' default spike is \eqn{v_0 = 0.2 / \sqrt{N \bar y}}. The chains start at the intercept \eqn{\log \bar y}
+#' (the cross-validated lasso or the control variates' centre, found by Newton's method with step halving, when
+#' the warm-up uses a sparse start). Numerically: the mean is \eqn{e^{\min(\eta, 40)}} in the gradient and the
+#' log-likelihood (a mean of \eqn{2.4 \times 10^{17}}, beyond any count), so a chain that runs away gives finite
+#' values and is stopped by the loss rule of divergence instead of producing `NaN`. The trace's `loglik` and the
+#' loss rule include \eqn{-\log y_i!}. `predict(type = "link")` is \eqn{\eta}, `type = "response"` the mean
+#' \eqn{e^\eta} (averaged over the draws), `posterior_predict()` draws `rpois()`, and `log_lik()` is the Poisson
+#' log-density. An exposure offset is not implemented (a formula with `offset()` is an error): give
+#' \eqn{\log} exposure as a predictor (its coefficient is then estimated, near 1), or use [wbb()] /
+#' [weighted_lasso()], which take `offset`. Checked against an exact importance sampler and for selection in
+#' `tests/testthat/test-sgmcmc-poisson.R`; measured against Stan's NUTS in `bench/sgmcmc_scale.R`.
 #' @section Step-size warm-up:
 #' With `sgmcmc_control(step_size = "auto")` (the default for regression; any given step switches it off) a
 #' warm-up chooses the step before the chains run.
@@ -341,7 +360,7 @@
 #' round(head(coef(fit)), 2)
 #' round(head(fit$inclusion), 2)
 #' ksd(fit)
-sgld_sa <- function(x, y, family = c("gaussian", "binomial"), method = c("sa", "em", "none"),
+sgld_sa <- function(x, y, family = c("gaussian", "binomial", "poisson"), method = c("sa", "em", "none"),
                     sampler = "sgld", iterations = NULL, batch_size = NULL, v0 = NULL, v1 = 10,
                     sparse = TRUE, intercept = TRUE, burnin = NULL, thin = NULL, keep_draws = TRUE, newx = NULL,
                     chains = NULL, threads = NULL, future = FALSE, chunks = NULL, seed = NULL, quiet = NULL,
@@ -392,7 +411,8 @@ sgld_sa <- function(x, y, family = c("gaussian", "binomial"), method = c("sa", "
   x <- check_x_matrix(x)
   n <- nrow(x)
   p <- ncol(x)
-  y <- if (family == "binomial") binomial_response(y, n, both_classes = FALSE) else check_y_vector(y, n)
+  y <- switch(family, binomial = binomial_response(y, n, both_classes = FALSE),
+              poisson = poisson_response(y, n), check_y_vector(y, n))
   iterations <- if (iterations_given) check_count(iterations) else 40000L  # a given step; else the warm-up's
   check_sgmcmc_control(control, sampler)  # before its settings are read (gradient, step_size)
   gradient <- control$gradient %||% "auto"
@@ -541,11 +561,11 @@ sgld_sa <- function(x, y, family = c("gaussian", "binomial"), method = c("sa", "
       if (method == "sa" && P >= n && !("fixed_sigma" %in% given)) control$fixed_sigma <- TRUE
     }
   }
-  # a logistic regression has no noise variance: with the warm-up's step its sigma (the SSGL prior's scale) is held
+  # a logistic (or Poisson) regression has no noise variance: with the warm-up's step its sigma (the SSGL prior's scale) is held
   # at 1, the scale the default spike assumes (sgmcmc_default_v0()). Adapted by eq. (14), which for a classifier
   # has only the prior's terms, the spike's sum kappa0 |beta| / sigma pushed sigma up, the spike widened with it
   # and delta fell to its floor: N = 2,000, p = 20, 10 signals, sigma 19.7 and every inclusion probability 0
-  if (auto_step && family == "binomial" && method != "none" && !("fixed_sigma" %in% attr(control, "given"))) {
+  if (auto_step && family != "gaussian" && method != "none" && !("fixed_sigma" %in% attr(control, "given"))) {
     control$fixed_sigma <- TRUE
   }
   if (auto_step) {
@@ -869,11 +889,13 @@ sgmcmc_gram_applies <- function(n, P) 2 * P <= n && P <= 2000
 
 # The default spike scale of a regression's SSGL prior: 0.2 of a standardized coefficient's posterior sd at the
 # null, 1 / sqrt(N I) with I the Fisher information per row on the prior's scale (gaussian: 1, the prior being
-# scaled by sigma; binomial: pbar (1 - pbar)), so that a coefficient leaves the spike when its z-score exceeds
-# about 5 and the selection does not depend on N. Measured (bench/sgmcmc_defaults.R "selection", NEWS).
+# scaled by sigma; binomial: pbar (1 - pbar); poisson: ybar, the variance of a count at the null's rate, log
+# link: the same derivation, the information of a standardized slope at the intercept-only fit being N ybar), so
+# that a coefficient leaves the spike when its z-score exceeds about 5 and the selection does not depend on N.
+# Measured (bench/sgmcmc_defaults.R "selection", NEWS; poisson: tests/testthat/test-sgmcmc-poisson.R).
 sgmcmc_default_v0 <- function(y, family) {
   N <- length(y)
-  info <- if (family == "binomial") max(mean(y) * (1 - mean(y)), 1 / N) else 1
+  info <- switch(family, binomial = max(mean(y) * (1 - mean(y)), 1 / N), poisson = max(mean(y), 1 / N), 1)
   0.2 / sqrt(N * info)
 }
 
@@ -933,7 +955,8 @@ resolve_init <- function(init, P, chains, start = NULL, call = rlang::caller_env
 }
 
 # The intercept's maximum-likelihood value when every slope is zero, where the default chain starts: mean(y) for
-# "gaussian", the logit of the share of ones (kept within [1/(2n), 1 - 1/(2n)]) for "binomial". Started at zero
+# "gaussian", the logit of the share of ones (kept within [1/(2n), 1 - 1/(2n)]) for "binomial", the log of the
+# mean count (at least 1/(2n)) for "poisson". Started at zero
 # instead, the default run (10,000 iterations at step 1e-3) on the diabetes data ended with the intercept at 72
 # against mean(y) = 152 and sigma at 108 against sd(y) = 77: once sigma has grown with the residuals, the
 # intercept's drift is ~ n (mean(y) - b0) / sigma^2 per unit step and the walk to mean(y) takes far longer.
@@ -941,6 +964,7 @@ intercept_start <- function(y, family) {
   m <- mean(y)
   if (family == "gaussian") return(m)
   n <- length(y)
+  if (family == "poisson") return(log(max(m, 1 / (2 * n))))
   stats::qlogis(min(max(m, 1 / (2 * n)), 1 - 1 / (2 * n)))
 }
 

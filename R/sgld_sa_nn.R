@@ -153,7 +153,9 @@ nn_constant_loss <- function(y, family) {
   v <- switch(family,
     gaussian = if (is.matrix(y)) 0.5 * sum(colMeans(sweep(y, 2L, colMeans(y))^2)) else 0.5 * mean((y - mean(y))^2),
     binomial = if (is.matrix(y)) sum(vapply(colMeans(y), function(p) ent(c(p, 1 - p)), 0)) else ent(c(mean(y), 1 - mean(y))),
-    multinomial = ent(tabulate(as.integer(y) + 1L) / length(y)))
+    multinomial = ent(tabulate(as.integer(y) + 1L) / length(y)),
+    # the mean Poisson negative log-likelihood (with log y!) at the mean count (a regression's, sgmcmc/glm.hpp)
+    poisson = { m <- max(mean(y), 1e-12); mean(m - y * log(m) + lgamma(y + 1)) })
   max(v, 1e-3)
 }
 

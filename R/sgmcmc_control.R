@@ -35,7 +35,7 @@
 #' @param trace_every Record the traces (sigma, delta, mean rho, full-data log-likelihood) every this many
 #'   iterations (`NULL`: about 1000 points).
 #' @param init Initial coefficients: `NULL` (slopes zero; the intercept, if any, at its maximum-likelihood value
-#'   given zero slopes: `mean(y)` for `"gaussian"`, the logit of the share of ones for `"binomial"`), a vector in the order of [coef()] (intercept first), or a
+#'   given zero slopes: `mean(y)` for `"gaussian"`, the logit of the share of ones for `"binomial"`, the log of the mean count for `"poisson"`), a vector in the order of [coef()] (intercept first), or a
 #'   matrix with one column per chain. For a network ([sgld_sa()] with a `model`): `NULL` (PyTorch's default
 #'   initialization from the chain's random stream), a vector of all its parameters (the order of the columns
 #'   of a fit's `weights`), a matrix with one column per chain, or a network fit of the same architecture to

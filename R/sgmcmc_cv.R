@@ -18,6 +18,12 @@
 # the same accuracy (measured: N = 1e5, p = 20, logistic, 50 rows: the warm-up's step 1e-4, 452,000 iterations,
 # R-hat 3.4, 138 s); with them the whitened step stays near the full-data one at every N (bench/sgmcmc_scale.R).
 
+# The mean of a regression's response at linear predictor eta, as the engine computes it (sgmcmc/glm.hpp:
+# mean_of(); the Poisson log link clamped at eta = 40).
+sgmcmc_mean_fun <- function(family) {
+  switch(family, gaussian = identity, poisson = function(eta) exp(pmin(eta, 40)), stats::plogis)
+}
+
 # The rows of a chunked pass over N rows.
 cv_chunks <- function(N, size = 65536L) {
   starts <- seq(1L, N, by = size)
@@ -33,6 +39,13 @@ cv_pass <- function(xs, ys, family, intercept, b, rows, sigma2 = 1) {
     r <- ys[rows] - eta
     w <- rep(1 / sigma2, length(rows))
     ll <- -0.5 * sum(r^2) / sigma2
+  } else if (family == "poisson") {
+    eta <- pmin(eta, 40)  # the engine's clamp (sgmcmc/glm.hpp: kPoissonEtaMax)
+    mu <- exp(eta)
+    r <- ys[rows] - mu
+    w <- mu
+    ll <- sum(ys[rows] * eta - mu)
+    sigma2 <- 1
   } else {
     mu <- stats::plogis(eta)
     r <- ys[rows] - mu
@@ -65,15 +78,34 @@ sgmcmc_glm_mode <- function(xs, ys, family, intercept, prior_var, sub_rows = 200
     h <- (res$hess - diag(prec, P)) / sigma^2 + diag(prec, P)
     return(list(beta = b, hessian = h, lik_hessian = h - diag(prec, P), sigma = sigma, passes = 2L, newton = 1L))
   }
-  b <- c(if (intercept) stats::qlogis(min(max(mean(ys), 1e-4), 1 - 1e-4)), numeric(ncol(xs)))
+  b <- c(if (intercept) { if (family == "poisson") log(max(mean(ys), 1e-4)) else stats::qlogis(min(max(mean(ys), 1e-4), 1 - 1e-4)) },
+         numeric(ncol(xs)))
   newton <- 0L
-  step <- function(tt) tryCatch(drop(solve(tt$hess, tt$grad)), error = function(e) NULL)
+  newton_step <- function(tt) tryCatch(drop(solve(tt$hess, tt$grad)), error = function(e) NULL)
+  # Poisson: Newton's step on the log link can overshoot far from the mode (exp of a step that is too long), so
+  # it is halved until the penalized log-likelihood does not fall (at most 30 times); logistic steps are taken whole
+  step <- if (family != "poisson") newton_step else function(tt) {
+    d <- newton_step(tt)
+    if (is.null(d) || !all(is.finite(d))) return(d)
+    obj <- function(bb) sum(vapply(tt$chunks, function(r) cv_pass(xs, ys, family, intercept, bb, r)$ll, 0)) * tt$f -
+      0.5 * sum(prec * bb^2)
+    o0 <- obj(tt$b)
+    for (k in 1:30) {
+      o1 <- obj(tt$b + d)
+      if (is.finite(o1) && o1 >= o0 - 1e-10 * abs(o0)) break
+      d <- d / 2
+    }
+    d
+  }
   # a subsample first: every (N / sub_rows)-th row, its log-likelihood scaled up to N
   if (N > sub_rows) {
     sub <- list(seq(1L, N, by = ceiling(N / sub_rows)))
     f <- N / length(sub[[1]])
     for (it in 1:30) {
       tt <- total(b, sub)
+      tt$b <- b
+      tt$chunks <- sub
+      tt$f <- f
       tt$grad <- (tt$grad + prec * b) * f - prec * b
       tt$hess <- (tt$hess - diag(prec, P)) * f + diag(prec, P)
       d <- step(tt)
@@ -86,6 +118,9 @@ sgmcmc_glm_mode <- function(xs, ys, family, intercept, prior_var, sub_rows = 200
   passes <- 0L
   for (it in seq_len(max_full)) {
     tt <- total(b, full)
+    tt$b <- b
+    tt$chunks <- full
+    tt$f <- 1
     passes <- passes + 1L
     d <- step(tt)
     if (is.null(d) || !all(is.finite(d))) break
@@ -112,7 +147,7 @@ sgmcmc_cv_score_data <- function(xs, ys, family, intercept, sparse, center, max_
   if (intercept) z <- cbind(1, z)
   full <- Reduce(`+`, lapply(cv_chunks(N), function(r) cv_pass(xs, ys, family, intercept, center, r)$grad))
   list(family = family, intercept = intercept, sparse = c(if (intercept) FALSE, sparse), z = z, y = ys[rows],
-       cv = list(center = center, r_hat = ys[rows] - stats::plogis(drop(z %*% center)), grad = full,
+       cv = list(center = center, r_hat = ys[rows] - sgmcmc_mean_fun(family)(drop(z %*% center)), grad = full,
                  scale = N / length(rows)))
 }
 
@@ -130,7 +165,7 @@ sgmcmc_cv_noise <- function(xs, ys, family, intercept, center, factor, sigma = 1
   if (intercept) z <- cbind(1, z)
   P <- ncol(z)
   L <- if (is.matrix(factor)) factor else diag(factor, P)
-  mean_fun <- if (family == "gaussian") identity else stats::plogis
+  mean_fun <- sgmcmc_mean_fun(family)
   s2 <- if (family == "gaussian") sigma^2 else 1
   r_hat <- ys[rows] - mean_fun(drop(z %*% center))
   u <- sb_with_seed(seed, matrix(stats::rnorm(P * points), P, points))

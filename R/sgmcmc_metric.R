@@ -225,6 +225,10 @@ sgmcmc_glm_metric0 <- function(xs, ys, family, intercept, sparse, control, v0, v
       s2 <- if (is.null(b)) stats::var(ys) else mean((ys - z %*% b)^2)
       s2 <- max(s2, 0.05 * mean((ys - mean(ys))^2), 1e-8)
       lik <- ztz / s2
+    } else if (family == "poisson") {
+      # the Hessian at the intercept-only fit, where the chains start: z'z times the mean count
+      lik <- ztz * max(mean(ys), 1 / N)
+      s2 <- control$sigma_init^2
     } else {
       m <- min(max(mean(ys), 0.05), 0.95)
       lik <- ztz * m * (1 - m)

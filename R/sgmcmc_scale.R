@@ -64,7 +64,7 @@ sgmcmc_to_sampler_scale <- function(beta, sc) {
 }
 
 # What the score of the log posterior needs, on the sampler's scale: for "gaussian" the cross products of the
-# design z = [1, x] (intercept first) with itself and y (exact, p x p); for "binomial" the data.
+# design z = [1, x] (intercept first) with itself and y (exact, p x p); for "binomial" and "poisson" the data.
 sgmcmc_score_data <- function(x, y, family, intercept, sparse) {
   z <- if (intercept) cbind(1, x) else x
   out <- list(family = family, intercept = intercept, sparse = c(if (intercept) FALSE, sparse))
@@ -90,10 +90,11 @@ sgmcmc_glm_score <- function(b, data, lat, prior_var) {
     g <- sweep(-b %*% data$ztz, 2L, data$zty, "+") / v
   } else {
     eta <- b %*% t(data$z)
+    mean_fun <- sgmcmc_mean_fun(data$family)
     if (is.null(data$cv)) {
-      g <- (rep(data$y, each = nrow(eta)) - stats::plogis(eta)) %*% data$z
+      g <- (rep(data$y, each = nrow(eta)) - mean_fun(eta)) %*% data$z
     } else {  # control variates on a subsample (R/sgmcmc_cv.R, sgmcmc_cv_score_data())
-      d <- rep(data$y - data$cv$r_hat, each = nrow(eta)) - stats::plogis(eta)
+      d <- rep(data$y - data$cv$r_hat, each = nrow(eta)) - mean_fun(eta)
       g <- data$cv$scale * (d %*% data$z) + rep(data$cv$grad, each = nrow(eta))
     }
   }

@@ -32,7 +32,8 @@ SEXP cpp_sgld_sa_prepare(const Rcpp::NumericMatrix& x, const Rcpp::NumericVector
                          bool intercept, const std::string& family, const Rcpp::NumericVector& cv_center,
                          bool gram = false) {
   std::vector<int> mask(sparse.begin(), sparse.end());
-  const sg::Family fam = family == "gaussian" ? sg::Family::gaussian : sg::Family::binomial;
+  const sg::Family fam = family == "gaussian" ? sg::Family::gaussian
+                         : family == "poisson" ? sg::Family::poisson : sg::Family::binomial;
   Rcpp::XPtr<PreparedGlm> out(new PreparedGlm(), true);
   out->d = sg::make_data(sbglue::as_map(x), sbglue::as_map(y), mask, intercept, Eigen::MatrixXd(0, x.ncol()), fam);
   out->cv = sg::make_cv_state(out->d, std::vector<double>(cv_center.begin(), cv_center.end()));

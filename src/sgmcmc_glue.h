@@ -123,6 +123,7 @@ inline scalebayes::sgmcmc::Control sgmcmc_control(const Rcpp::List& c) {
   // GLM only; a network has its own family in its ModelSpec
   if (fam == "gaussian") ctl.family = sg::Family::gaussian;
   else if (fam == "binomial" || fam == "multinomial") ctl.family = sg::Family::binomial;
+  else if (fam == "poisson") ctl.family = sg::Family::poisson;
   else throw std::invalid_argument("unknown family '" + fam + "'");
   map_chain_control(c, ctl);
   map_step_control(c, ctl);

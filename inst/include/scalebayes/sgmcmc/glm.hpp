@@ -1,5 +1,5 @@
 // scalebayes/sgmcmc/glm.hpp -- adaptive empirical-Bayes SG-MCMC (SGLD-SA / SGHMC-SA) for linear and logistic
-// regression with SSGL priors: the Eigen model, output management and the multi-chain driver.
+// regression with SSGL priors (and Poisson regression, log link): the Eigen model, output management and the multi-chain driver.
 //
 // Coefficients are held in two groups: the sparse group (SSGL prior) and the non-sparse group (N(0, sigma0^2)
 // prior; the intercept always lives here). The engine transposes X once into a P x N matrix whose rows are the
@@ -119,6 +119,11 @@ inline GlmData make_data(const Eigen::Ref<const Eigen::MatrixXd>& x, const Eigen
     for (long i = 0; i < N; ++i)
       if (!(y[i] == 0.0 || y[i] == 1.0)) throw std::invalid_argument("binomial y must be 0 or 1");
   }
+  if (family == Family::poisson) {
+    for (long i = 0; i < N; ++i)
+      if (!(std::isfinite(y[i]) && y[i] >= 0.0 && y[i] == std::floor(y[i])))
+        throw std::invalid_argument("poisson y must be non-negative whole numbers (counts)");
+  }
   return d;
 }
 
@@ -152,7 +157,22 @@ struct CvState {
   bool empty() const { return r_hat.size() == 0; }
 };
 
-inline double mean_of(Family f, double eta) { return f == Family::gaussian ? eta : math::expit(eta); }
+// The Poisson log link's clamp: a linear predictor above kPoissonEtaMax (a mean of e^40 = 2.4e17, beyond any
+// count a double holds exactly) is read as kPoissonEtaMax in the mean, the gradient and the log-likelihood, so a
+// chain that runs away gives large finite numbers (caught by the loss rule of divergence, chain.hpp) instead of
+// Inf / NaN. Below it the Poisson terms are exact; eta has no lower clamp (exp underflows to 0 harmlessly).
+constexpr double kPoissonEtaMax = 40.0;
+inline double poisson_eta(double eta) { return eta < kPoissonEtaMax ? eta : kPoissonEtaMax; }
+
+// The mean of the response at linear predictor eta: identity (gaussian), logistic (binomial), exp (poisson,
+// clamped: poisson_eta()).
+inline double mean_of(Family f, double eta) {
+  switch (f) {
+    case Family::gaussian: return eta;
+    case Family::poisson: return std::exp(poisson_eta(eta));
+    default: return math::expit(eta);
+  }
+}
 
 // Fused minibatch pass: acc_s, acc_d = (N/n) sum r_i x_i with r_i = y_i - mu_i; returns (N/n) sum r_i^2. With a
 // control variate (cv non-null and not empty) the control-variate estimates of both (CvState).
@@ -273,7 +293,7 @@ inline double gram_pass(const GramState& gm, Grp& gs, Grp& gd, Eigen::VectorXd& 
 
 // The full-data log-likelihood; `loss` (when given) receives the training loss per example of the loss rule of
 // divergence (chain.hpp): half the mean squared residual (gaussian, free of sigma, so a chain whose sigma grows
-// with its residuals is still seen) or the mean negative log-likelihood (binomial). With max_rows > 0 and more
+// with its residuals is still seen) or the mean negative log-likelihood (binomial; poisson, with its log y! terms, so that it is >= 0). With max_rows > 0 and more
 // rows than that, an estimate from every (N / max_rows)-th row scaled to N (the trace's, so that a trace point of
 // a million-row minibatch run costs what one of 10,000 rows does instead of a full pass per point: 1,000 full
 // passes per chain were 10 s at N = 1e6, p = 20).
@@ -289,6 +309,9 @@ inline double full_loglik(const GlmData& d, const Grp& gs, const Grp& gd, double
       const double r = d.y[i] - eta;
       ll += -0.5 * std::log(2.0 * M_PI * sigma * sigma) - r * r / (2.0 * sigma * sigma);
       rss += r * r;
+    } else if (d.family == Family::poisson) {
+      const double e = poisson_eta(eta);
+      ll += d.y[i] * e - std::exp(e) - std::lgamma(d.y[i] + 1.0);
     } else {
       ll += d.y[i] * eta - log1pexp(eta);
     }
@@ -397,7 +420,7 @@ class GlmRecorder {
       plink_ += eta;
       if (d_.family == Family::gaussian) pmean_ += eta;
       else
-        for (long i = 0; i < eta.size(); ++i) pmean_[i] += inv_logit(eta[i]);
+        for (long i = 0; i < eta.size(); ++i) pmean_[i] += mean_of(d_.family, eta[i]);
     }
   }
   void trace(const GlmModel& model, long k, double sigma, double eps, double tau, const StepStats& st) {
