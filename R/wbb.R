@@ -272,7 +272,7 @@ wbb.default <- function(x, y, family = c("gaussian", "binomial", "poisson", "mul
   quiet <- rs$quiet
   st <- standardize_x(d$x, standardize, control$intercept)
   ctrl <- c(list(tol = control$tol, max_iter = control$max_iter, max_outer = control$max_outer,
-                 intercept = control$intercept), glm_engine_extras(cons, st$scale),
+                 intercept = control$intercept), glm_engine_extras(cons, st$scale), st$engine,
             multinomial_ctrl(family, d$levels, type_multinomial))
   # the user's observation weights: the CV and the point estimate use them, and every draw's data weights are
   # the bootstrap weights times them
