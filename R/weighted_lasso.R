@@ -389,7 +389,7 @@ prepare_glm_data <- function(x, y, family, alpha, penalty_factor, call) {
 #' coefficient held at 0. With an `offset`, predictions at new data need `newoffset` (or, for a formula with
 #' `offset()`, a data frame holding its variables). The same arguments work in [cv_weighted_lasso()] and [wbb()].
 #'
-#' @param x Numeric matrix (n x p). Or a model formula, `y ~ x1 + x2` or `y ~ .`, with the variables in `data`: see [sb_formula]. The formula's intercept is
+#' @param x Numeric matrix (n x p), or a sparse matrix of the Matrix package (kept sparse as a `dgCMatrix`, standardized implicitly; gaussian, binomial and poisson; the formula interface builds a dense design). Or a model formula, `y ~ x1 + x2` or `y ~ .`, with the variables in `data`: see [sb_formula]. The formula's intercept is
 #'   `intercept` (`y ~ . - 1`: none).
 #' @param y Response: numeric (gaussian), 0/1, logical or a two-level factor (binomial), counts (poisson:
 #'   non-negative whole numbers) or classes (multinomial: a factor, or character / integer labels); not given with
