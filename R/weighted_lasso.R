@@ -218,7 +218,10 @@ standardize_x <- function(x, standardize, intercept) {
     m <- sparse_col_moments(x)
     center <- if (intercept) m$mean else rep(0, p)
     scale <- rep(1, p)
-    if (standardize) scale <- ifelse(m$sd > 0, m$sd, 1)
+    if (standardize) {  # as the dense branch: the SD around `center` (the root mean square without intercept)
+      s <- if (intercept) m$sd else sqrt(Matrix::colSums(x^2) / nrow(x))
+      scale <- ifelse(s > 0, s, 1)
+    }
     return(list(x = x, center = center, scale = scale, sparse = TRUE,
                 engine = list(x_center = center, x_scale = scale)))
   }
