@@ -161,20 +161,20 @@ cpp_tf_glm_wbb <- function(family, y, a, x, k, lambda, engine, beta_hat, u_hat, 
     .Call(`_scalebayes_cpp_tf_glm_wbb`, family, y, a, x, k, lambda, engine, beta_hat, u_hat, names, settings)
 }
 
-cpp_lambda_max <- function(x, y, family, alpha, w, pf, control) {
-    .Call(`_scalebayes_cpp_lambda_max`, x, y, family, alpha, w, pf, control)
+cpp_lambda_max <- function(xs, y, family, alpha, w, pf, control) {
+    .Call(`_scalebayes_cpp_lambda_max`, xs, y, family, alpha, w, pf, control)
 }
 
-cpp_enet_path <- function(x, y, family, alpha, w, pf, lambda, control) {
-    .Call(`_scalebayes_cpp_enet_path`, x, y, family, alpha, w, pf, lambda, control)
+cpp_enet_path <- function(xs, y, family, alpha, w, pf, lambda, control) {
+    .Call(`_scalebayes_cpp_enet_path`, xs, y, family, alpha, w, pf, lambda, control)
 }
 
-cpp_enet_cv <- function(x, y, family, alpha, w, pf, foldid, lambda, control, run) {
-    .Call(`_scalebayes_cpp_enet_cv`, x, y, family, alpha, w, pf, foldid, lambda, control, run)
+cpp_enet_cv <- function(xs, y, family, alpha, w, pf, foldid, lambda, control, run) {
+    .Call(`_scalebayes_cpp_enet_cv`, xs, y, family, alpha, w, pf, foldid, lambda, control, run)
 }
 
-cpp_wbb_glm <- function(x, y, family, alpha, pf, lambda, warm_a0, warm_beta, center, scale, names, settings, control) {
-    .Call(`_scalebayes_cpp_wbb_glm`, x, y, family, alpha, pf, lambda, warm_a0, warm_beta, center, scale, names, settings, control)
+cpp_wbb_glm <- function(xs, y, family, alpha, pf, lambda, warm_a0, warm_beta, center, scale, names, settings, control) {
+    .Call(`_scalebayes_cpp_wbb_glm`, xs, y, family, alpha, pf, lambda, warm_a0, warm_beta, center, scale, names, settings, control)
 }
 
 cpp_wbb_loss <- function(fun, init, n, settings, control) {

@@ -71,7 +71,7 @@ cv_weighted_lasso <- function(x, y, family = c("gaussian", "binomial", "poisson"
   w <- if (is.null(weights)) rep(1, d$n) else check_weights(weights, d$n, arg = "weights")
   ws <- rescale_weights(w)  # see weighted_lasso(): exact, lambda reported on the caller's scale
   st <- standardize_x(d$x, check_flag(standardize), check_flag(intercept))
-  ctrl <- c(check_cd_control(control, call), intercept = intercept, glm_engine_extras(cons, st$scale),
+  ctrl <- c(check_cd_control(control, call), intercept = intercept, glm_engine_extras(cons, st$scale), st$engine,
             multinomial_ctrl(family, d$levels, type_multinomial))
   out <- run_cv(st$x, d$y, family, d$alpha, ws$w, d$penalty_factor, nfolds, foldid, nlambda, lambda_min_ratio,
                 run_settings(seed, threads, quiet, call), ctrl, call, measure = type_measure)

@@ -60,7 +60,7 @@ sb_check_newx <- function(x, p, call = rlang::caller_env()) {
   arg <- attr(x, "sb_arg") %||% "newdata"
   attr(x, "sb_arg") <- NULL
   if (is.null(dim(x)) && !is.data.frame(x) && length(x) == p) x <- matrix(x, nrow = 1L, dimnames = list(NULL, names(x)))
-  x <- check_x_matrix(x, arg = arg, call = call, min_cols = 0L, min_rows = 1L)
+  x <- check_x_matrix(x, arg = arg, call = call, min_cols = 0L, min_rows = 1L, sparse = TRUE)
   if (ncol(x) != p) {
     sb_abort(c("{.arg {arg}} must have {p} column{?s}, as the data the model was fitted to.",
                x = "It has {ncol(x)}."), arg = arg, call = call)
@@ -184,7 +184,7 @@ sb_linpred_draws.sb_fit <- function(object, x, call = rlang::caller_env()) {
   if (identical(sb_fit_family(object), "multinomial")) return(sb_multinomial_linpred(object, x))
   icpt <- colnames(d)[1] == "(Intercept)"
   b <- if (icpt) d[, -1L, drop = FALSE] else d
-  eta <- b %*% t(x)
+  eta <- sb_tcross(b, x)
   if (icpt) eta <- eta + d[, 1L]
   if (!is.null(off)) eta <- eta + rep(off, each = nrow(eta))
   dimnames(eta) <- NULL
@@ -199,7 +199,7 @@ sb_multinomial_linpred <- function(object, x) {
   out <- array(0, c(nrow(d), nrow(x), K))
   for (k in seq_len(K)) {
     cols <- (k - 1L) * (p + 1L) + seq_len(p + 1L)
-    out[, , k] <- d[, cols[-1L], drop = FALSE] %*% t(x) + d[, cols[1L]]
+    out[, , k] <- sb_tcross(d[, cols[-1L], drop = FALSE], x) + d[, cols[1L]]
   }
   dimnames(out) <- list(NULL, NULL, object$settings$levels)
   out
@@ -908,9 +908,24 @@ sb_new_offset <- function(object, newoffset, n, call = rlang::caller_env()) {
   as.double(newoffset)
 }
 
+# b %*% t(x) and x %*% B as base matrices, for a dense or a sparse (Matrix) x, without densifying x.
+sb_tcross <- function(b, x) {
+  if (inherits(x, "sparseMatrix")) return(as.matrix(Matrix::tcrossprod(b, x)))
+  b %*% t(x)
+}
+sb_xb <- function(x, B) {
+  if (inherits(x, "sparseMatrix")) return(as.matrix(x %*% B))
+  x %*% B
+}
+
 sb_wl_eval <- function(object, x, type, offset = NULL) {
   if (identical(object$family, "multinomial")) return(sb_wl_eval_multinomial(object, x, type))
-  eta <- cbind(1, x) %*% object$coefficients
+  co <- object$coefficients
+  eta <- if (inherits(x, "sparseMatrix")) {
+    sb_xb(x, co[-1L, , drop = FALSE]) + rep(co[1L, ], each = nrow(x))
+  } else {
+    cbind(1, x) %*% co
+  }
   if (!is.null(offset)) eta <- eta + offset
   if (type == "class") {
     fam <- object$family
@@ -932,16 +947,18 @@ sb_wl_eval_multinomial <- function(object, x, type) {
   co <- object$coefficients
   L <- dim(co)[3]
   lev <- object$levels
-  X <- cbind(1, x)
-  eta <- array(0, c(nrow(X), length(lev), L), dimnames = list(rownames(x), lev, dimnames(co)[[3]]))
-  for (l in seq_len(L)) eta[, , l] <- X %*% co[, , l]
+  X <- if (inherits(x, "sparseMatrix")) NULL else cbind(1, x)
+  eta <- array(0, c(nrow(x), length(lev), L), dimnames = list(rownames(x), lev, dimnames(co)[[3]]))
+  for (l in seq_len(L)) {
+    eta[, , l] <- if (is.null(X)) sb_xb(x, co[-1L, , l]) + rep(co[1L, , l], each = nrow(x)) else X %*% co[, , l]
+  }
   if (type == "class") {
     cl <- apply(eta, c(1, 3), which.max)
-    cl <- matrix(lev[cl], nrow(X), L)
+    cl <- matrix(lev[cl], nrow(x), L)
     return(if (L == 1L) factor(cl[, 1L], levels = lev) else cl)
   }
   if (type == "response") eta <- sb_softmax(eta)
-  if (L == 1L) matrix(eta[, , 1L], nrow(X), length(lev), dimnames = list(rownames(x), lev)) else eta
+  if (L == 1L) matrix(eta[, , 1L], nrow(x), length(lev), dimnames = list(rownames(x), lev)) else eta
 }
 
 # Softmax over the class dimension (the second, or of a draws x n x K array the third).

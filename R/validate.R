@@ -3,8 +3,12 @@
 # The validators that reassign their input (check_x_matrix(), check_y_vector()) force `arg` first: its default,
 # rlang::caller_arg(), reads the caller's expression lazily, and after the reassignment it would name the value
 # (`<dbl[,5]>`) instead of the argument.
-check_x_matrix <- function(x, arg = rlang::caller_arg(x), call = rlang::caller_env(), min_cols = 1L, min_rows = 2L) {
+# sparse = TRUE: a Matrix sparse matrix is kept sparse (coerced to a dgCMatrix, the compressed columns the
+# coordinate-descent engine reads; check_sparse_x()); otherwise it is made dense.
+check_x_matrix <- function(x, arg = rlang::caller_arg(x), call = rlang::caller_env(), min_cols = 1L, min_rows = 2L,
+                           sparse = FALSE) {
   force(arg)
+  if (sparse && inherits(x, "sparseMatrix")) return(check_sparse_x(x, arg, call, min_cols, min_rows))
   if (is.data.frame(x)) {
     ok <- vapply(x, function(v) is.numeric(v) || is.logical(v), logical(1))
     if (!all(ok)) {
@@ -38,6 +42,43 @@ check_x_matrix <- function(x, arg = rlang::caller_arg(x), call = rlang::caller_e
                i = "Remove or impute them before fitting."), arg = arg, call = call)
   }
   colnames(x) <- clean_colnames(colnames(x), ncol(x))
+  x
+}
+
+# A sparse design (Matrix package) as a dgCMatrix (other classes coerced: triangular / symmetric to general,
+# logical / pattern to double, row- or triplet-compressed to columns), with the checks of check_x_matrix():
+# dimensions and finite non-zeros. No dense copy is made.
+check_sparse_x <- function(x, arg, call, min_cols = 1L, min_rows = 2L) {
+  if (!inherits(x, "dgCMatrix")) {
+    x <- tryCatch(methods::as(methods::as(methods::as(x, "CsparseMatrix"), "generalMatrix"), "dMatrix"),
+                  error = function(e) {
+                    sb_abort(c("{.arg {arg}} could not be converted to a sparse numeric matrix (dgCMatrix).",
+                               x = conditionMessage(e)), arg = arg, call = call)
+                  })
+  }
+  if (!inherits(x, "dgCMatrix")) {
+    sb_abort(c("{.arg {arg}} must be a numeric sparse matrix ({.cls dgCMatrix}).",
+               x = "It converts to {.cls {class(x)[1]}}."), arg = arg, call = call)
+  }
+  n <- nrow(x); p <- ncol(x)
+  if (n < min_rows) {
+    sb_abort(c("{.arg {arg}} must have at least {min_rows} row{?s} (observation{?s}).", x = "It has {n}."),
+             arg = arg, call = call)
+  }
+  if (p < min_cols) {
+    sb_abort(c("{.arg {arg}} must have at least {min_cols} column{?s}.", x = "It has {p} (p = 0)."),
+             arg = arg, call = call)
+  }
+  bad <- !is.finite(x@x)
+  if (any(bad)) {
+    k <- which(bad)[1]
+    col <- findInterval(k - 1L, x@p, rightmost.closed = FALSE)
+    sb_abort(c("{.arg {arg}} must contain only finite values.",
+               x = "Found {sum(bad)} NA/NaN/Inf value{?s} among its non-zeros, the first at row {x@i[k] + 1L}, column {col}.",
+               i = "Remove or impute them before fitting."), arg = arg, call = call)
+  }
+  dn <- dimnames(x)
+  x@Dimnames <- list(dn[[1]], clean_colnames(dn[[2]], p))
   x
 }
 

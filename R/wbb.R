@@ -106,7 +106,7 @@ wbb_control <- function(nfolds = 10L, lambda_rule = c("min", "1se"), nlambda = 1
 #' **Reproducibility.** `seed` (default drawn from R's RNG, so [set.seed()] works) keys one random stream per
 #' draw: the draws are identical for any `threads` and any split into `chunks` / future workers.
 #'
-#' @param x Numeric matrix (n x p), or a formula for the formula method (see [sb_formula]).
+#' @param x Numeric matrix (n x p), a sparse matrix of the Matrix package (lasso families gaussian, binomial, poisson: kept sparse, see [weighted_lasso()]), or a formula for the formula method (see [sb_formula]).
 #' @param y Response (numeric; 0/1, logical or two-level factor for binomial; counts for poisson; a factor, or
 #'   character / integer classes, for multinomial).
 #' @param family `"gaussian"`, `"binomial"`, `"poisson"` or `"multinomial"`, or a family object with its
@@ -272,7 +272,7 @@ wbb.default <- function(x, y, family = c("gaussian", "binomial", "poisson", "mul
   quiet <- rs$quiet
   st <- standardize_x(d$x, standardize, control$intercept)
   ctrl <- c(list(tol = control$tol, max_iter = control$max_iter, max_outer = control$max_outer,
-                 intercept = control$intercept), glm_engine_extras(cons, st$scale),
+                 intercept = control$intercept), glm_engine_extras(cons, st$scale), st$engine,
             multinomial_ctrl(family, d$levels, type_multinomial))
   # the user's observation weights: the CV and the point estimate use them, and every draw's data weights are
   # the bootstrap weights times them

@@ -208,8 +208,23 @@ cd_control <- function(tol = 1e-14, max_iter = 100000L, max_outer = 100L) {
 # Standardization from the UNWEIGHTED data (inst/design.md, principle 4): column means and population SDs
 # (divisor n, as glmnet). Constant columns get scale 1 (their centred column is zero, so their coefficient is
 # always 0 when an intercept is fitted).
+#
+# A sparse x (dgCMatrix) is returned as it is: the engine applies the centring and scaling implicitly
+# (inst/include/scalebayes/cd/design.hpp), so `engine` carries them in the control list (x_center, x_scale) and no
+# dense or standardized copy is made. The moments are computed from the non-zeros without cancellation.
 standardize_x <- function(x, standardize, intercept) {
   p <- ncol(x)
+  if (inherits(x, "sparseMatrix")) {
+    m <- sparse_col_moments(x)
+    center <- if (intercept) m$mean else rep(0, p)
+    scale <- rep(1, p)
+    if (standardize) {  # as the dense branch: the SD around `center` (the root mean square without intercept)
+      s <- if (intercept) m$sd else sqrt(Matrix::colSums(x^2) / nrow(x))
+      scale <- ifelse(s > 0, s, 1)
+    }
+    return(list(x = x, center = center, scale = scale, sparse = TRUE,
+                engine = list(x_center = center, x_scale = scale)))
+  }
   center <- if (intercept) colMeans(x) else rep(0, p)
   scale <- rep(1, p)
   if (standardize) {
@@ -218,6 +233,17 @@ standardize_x <- function(x, standardize, intercept) {
   }
   xs <- if (standardize || intercept) sweep(sweep(x, 2L, center), 2L, scale, "/") else x
   list(x = xs, center = center, scale = scale)
+}
+
+# Column means and population SDs (divisor n) of a dgCMatrix from its non-zeros:
+# sd_j^2 = [sum_nz (x_ij - m_j)^2 + (n - nnz_j) m_j^2] / n. O(nnz + p) memory.
+sparse_col_moments <- function(x) {
+  n <- nrow(x)
+  nnz <- diff(x@p)
+  mean <- Matrix::colSums(x) / n
+  x@x <- (x@x - rep(mean, nnz))^2  # a copy of the non-zeros only
+  ss <- Matrix::colSums(x)
+  list(mean = mean, sd = sqrt((ss + (n - nnz) * mean^2) / n), nnz = nnz)
 }
 
 # Map coefficients from the standardized scale back to the original one. coef: matrix with rows
@@ -231,7 +257,12 @@ unstandardize_coef <- function(coef, center, scale) {
 
 # Shared checks of the design, response, family and penalty for wbb() and weighted_lasso().
 prepare_glm_data <- function(x, y, family, alpha, penalty_factor, call) {
-  x <- check_x_matrix(x, arg = "x", call = call)
+  x <- check_x_matrix(x, arg = "x", call = call, sparse = TRUE)
+  sparse <- inherits(x, "sparseMatrix")
+  if (sparse && family == "multinomial") {
+    sb_abort(c("A sparse {.arg x} is supported for the gaussian, binomial and poisson families; this is multinomial.",
+               i = "Pass {.code as.matrix(x)} if it fits in memory."), arg = "x", call = call)
+  }
   n <- nrow(x); p <- ncol(x)
   if (family == "binomial") {
     y <- binomial_response(y, n, call)
@@ -249,14 +280,22 @@ prepare_glm_data <- function(x, y, family, alpha, penalty_factor, call) {
     sb_abort(c("{.arg penalty_factor} must be {p} finite non-negative numbers, one per column of {.arg x}.",
                x = "It has length {length(penalty_factor)}."), arg = "penalty_factor", call = call)
   }
-  sdx <- sqrt(colMeans(sweep(x, 2L, colMeans(x))^2))
+  sdx <- if (sparse) sparse_col_moments(x)$sd else sqrt(colMeans(sweep(x, 2L, colMeans(x))^2))
   if (any(!is.finite(sdx))) {
     j <- which(!is.finite(sdx))
     sb_abort(c("{.arg x} is too large to standardize: the squares of column{?s} {.val {colnames(x)[utils::head(j, 5)]}} overflow double precision.",
                i = "Rescale {.arg x} (e.g. divide by {format(2^round(log2(max(abs(x)))), digits = 3)}); coefficients scale back by the same factor."),
              arg = "x", kind = "scaling", call = call)
   }
-  tiny <- which(sdx == 0 & apply(x, 2, function(v) any(v != v[1])))
+  tiny <- if (sparse) {
+    z <- which(sdx == 0)
+    z[vapply(z, function(j) {
+      v <- x@x[seq.int(x@p[j] + 1L, length.out = x@p[j + 1L] - x@p[j])]
+      length(v) > 0 && (length(v) < n || any(v != v[1]))
+    }, logical(1))]
+  } else {
+    which(sdx == 0 & apply(x, 2, function(v) any(v != v[1])))
+  }
   if (length(tiny)) {
     sb_abort(c("{.arg x} is too small to standardize: the squares of column{?s} {.val {colnames(x)[utils::head(tiny, 5)]}} underflow to zero.",
                i = "Rescale {.arg x} (e.g. multiply by {format(2^-round(log2(max(abs(x[, tiny])))), digits = 3)}); coefficients scale back by the same factor."),
@@ -287,7 +326,7 @@ prepare_glm_data <- function(x, y, family, alpha, penalty_factor, call) {
     sb_warn(c("{length(const)} constant column{?s} in {.arg x}: {.val {utils::head(colnames(x)[const], 5)}}.",
               i = "Their coefficients are fixed at 0 (the intercept absorbs them)."), kind = "constant_column")
   }
-  if (p > 1L && p <= 5000L) {
+  if (p > 1L && p <= 5000L && !sparse) {
     dup <- which(duplicated(t(x)))
     if (length(dup)) {
       sb_warn(c("{length(dup)} duplicated column{?s} in {.arg x}: {.val {utils::head(colnames(x)[dup], 5)}}.",
@@ -353,7 +392,7 @@ prepare_glm_data <- function(x, y, family, alpha, penalty_factor, call) {
 #' coefficient held at 0. With an `offset`, predictions at new data need `newoffset` (or, for a formula with
 #' `offset()`, a data frame holding its variables). The same arguments work in [cv_weighted_lasso()] and [wbb()].
 #'
-#' @param x Numeric matrix (n x p). Or a model formula, `y ~ x1 + x2` or `y ~ .`, with the variables in `data`: see [sb_formula]. The formula's intercept is
+#' @param x Numeric matrix (n x p), or a sparse matrix of the Matrix package (kept sparse as a `dgCMatrix`, standardized implicitly; gaussian, binomial and poisson; the formula interface builds a dense design). Or a model formula, `y ~ x1 + x2` or `y ~ .`, with the variables in `data`: see [sb_formula]. The formula's intercept is
 #'   `intercept` (`y ~ . - 1`: none).
 #' @param y Response: numeric (gaussian), 0/1, logical or a two-level factor (binomial), counts (poisson:
 #'   non-negative whole numbers) or classes (multinomial: a factor, or character / integer labels); not given with
@@ -424,7 +463,7 @@ weighted_lasso <- function(x, y, family = c("gaussian", "binomial", "poisson", "
   w <- ws$w
   if (!is.null(lambda)) lambda <- lambda / ws$c
   st <- standardize_x(d$x, standardize, intercept)
-  ctrl <- c(unclass(control), intercept = intercept, glm_engine_extras(cons, st$scale),
+  ctrl <- c(unclass(control), intercept = intercept, glm_engine_extras(cons, st$scale), st$engine,
             multinomial_ctrl(family, d$levels, type_multinomial))
   if (is.null(lambda)) {
     nlambda <- check_count(nlambda, max = 1e5)

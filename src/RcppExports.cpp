@@ -642,29 +642,29 @@ BEGIN_RCPP
 END_RCPP
 }
 // cpp_lambda_max
-double cpp_lambda_max(Rcpp::NumericMatrix x, Rcpp::NumericVector y, int family, double alpha, Rcpp::NumericVector w, Rcpp::NumericVector pf, Rcpp::List control);
-RcppExport SEXP _scalebayes_cpp_lambda_max(SEXP xSEXP, SEXP ySEXP, SEXP familySEXP, SEXP alphaSEXP, SEXP wSEXP, SEXP pfSEXP, SEXP controlSEXP) {
+double cpp_lambda_max(SEXP xs, Rcpp::NumericVector y, int family, double alpha, Rcpp::NumericVector w, Rcpp::NumericVector pf, Rcpp::List control);
+RcppExport SEXP _scalebayes_cpp_lambda_max(SEXP xsSEXP, SEXP ySEXP, SEXP familySEXP, SEXP alphaSEXP, SEXP wSEXP, SEXP pfSEXP, SEXP controlSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::RNGScope rcpp_rngScope_gen;
-    Rcpp::traits::input_parameter< Rcpp::NumericMatrix >::type x(xSEXP);
+    Rcpp::traits::input_parameter< SEXP >::type xs(xsSEXP);
     Rcpp::traits::input_parameter< Rcpp::NumericVector >::type y(ySEXP);
     Rcpp::traits::input_parameter< int >::type family(familySEXP);
     Rcpp::traits::input_parameter< double >::type alpha(alphaSEXP);
     Rcpp::traits::input_parameter< Rcpp::NumericVector >::type w(wSEXP);
     Rcpp::traits::input_parameter< Rcpp::NumericVector >::type pf(pfSEXP);
     Rcpp::traits::input_parameter< Rcpp::List >::type control(controlSEXP);
-    rcpp_result_gen = Rcpp::wrap(cpp_lambda_max(x, y, family, alpha, w, pf, control));
+    rcpp_result_gen = Rcpp::wrap(cpp_lambda_max(xs, y, family, alpha, w, pf, control));
     return rcpp_result_gen;
 END_RCPP
 }
 // cpp_enet_path
-Rcpp::List cpp_enet_path(Rcpp::NumericMatrix x, Rcpp::NumericVector y, int family, double alpha, Rcpp::NumericVector w, Rcpp::NumericVector pf, Rcpp::NumericVector lambda, Rcpp::List control);
-RcppExport SEXP _scalebayes_cpp_enet_path(SEXP xSEXP, SEXP ySEXP, SEXP familySEXP, SEXP alphaSEXP, SEXP wSEXP, SEXP pfSEXP, SEXP lambdaSEXP, SEXP controlSEXP) {
+Rcpp::List cpp_enet_path(SEXP xs, Rcpp::NumericVector y, int family, double alpha, Rcpp::NumericVector w, Rcpp::NumericVector pf, Rcpp::NumericVector lambda, Rcpp::List control);
+RcppExport SEXP _scalebayes_cpp_enet_path(SEXP xsSEXP, SEXP ySEXP, SEXP familySEXP, SEXP alphaSEXP, SEXP wSEXP, SEXP pfSEXP, SEXP lambdaSEXP, SEXP controlSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::RNGScope rcpp_rngScope_gen;
-    Rcpp::traits::input_parameter< Rcpp::NumericMatrix >::type x(xSEXP);
+    Rcpp::traits::input_parameter< SEXP >::type xs(xsSEXP);
     Rcpp::traits::input_parameter< Rcpp::NumericVector >::type y(ySEXP);
     Rcpp::traits::input_parameter< int >::type family(familySEXP);
     Rcpp::traits::input_parameter< double >::type alpha(alphaSEXP);
@@ -672,17 +672,17 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< Rcpp::NumericVector >::type pf(pfSEXP);
     Rcpp::traits::input_parameter< Rcpp::NumericVector >::type lambda(lambdaSEXP);
     Rcpp::traits::input_parameter< Rcpp::List >::type control(controlSEXP);
-    rcpp_result_gen = Rcpp::wrap(cpp_enet_path(x, y, family, alpha, w, pf, lambda, control));
+    rcpp_result_gen = Rcpp::wrap(cpp_enet_path(xs, y, family, alpha, w, pf, lambda, control));
     return rcpp_result_gen;
 END_RCPP
 }
 // cpp_enet_cv
-Rcpp::List cpp_enet_cv(Rcpp::NumericMatrix x, Rcpp::NumericVector y, int family, double alpha, Rcpp::NumericVector w, Rcpp::NumericVector pf, Rcpp::IntegerVector foldid, Rcpp::NumericVector lambda, Rcpp::List control, Rcpp::List run);
-RcppExport SEXP _scalebayes_cpp_enet_cv(SEXP xSEXP, SEXP ySEXP, SEXP familySEXP, SEXP alphaSEXP, SEXP wSEXP, SEXP pfSEXP, SEXP foldidSEXP, SEXP lambdaSEXP, SEXP controlSEXP, SEXP runSEXP) {
+Rcpp::List cpp_enet_cv(SEXP xs, Rcpp::NumericVector y, int family, double alpha, Rcpp::NumericVector w, Rcpp::NumericVector pf, Rcpp::IntegerVector foldid, Rcpp::NumericVector lambda, Rcpp::List control, Rcpp::List run);
+RcppExport SEXP _scalebayes_cpp_enet_cv(SEXP xsSEXP, SEXP ySEXP, SEXP familySEXP, SEXP alphaSEXP, SEXP wSEXP, SEXP pfSEXP, SEXP foldidSEXP, SEXP lambdaSEXP, SEXP controlSEXP, SEXP runSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::RNGScope rcpp_rngScope_gen;
-    Rcpp::traits::input_parameter< Rcpp::NumericMatrix >::type x(xSEXP);
+    Rcpp::traits::input_parameter< SEXP >::type xs(xsSEXP);
     Rcpp::traits::input_parameter< Rcpp::NumericVector >::type y(ySEXP);
     Rcpp::traits::input_parameter< int >::type family(familySEXP);
     Rcpp::traits::input_parameter< double >::type alpha(alphaSEXP);
@@ -692,17 +692,17 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< Rcpp::NumericVector >::type lambda(lambdaSEXP);
     Rcpp::traits::input_parameter< Rcpp::List >::type control(controlSEXP);
     Rcpp::traits::input_parameter< Rcpp::List >::type run(runSEXP);
-    rcpp_result_gen = Rcpp::wrap(cpp_enet_cv(x, y, family, alpha, w, pf, foldid, lambda, control, run));
+    rcpp_result_gen = Rcpp::wrap(cpp_enet_cv(xs, y, family, alpha, w, pf, foldid, lambda, control, run));
     return rcpp_result_gen;
 END_RCPP
 }
 // cpp_wbb_glm
-Rcpp::List cpp_wbb_glm(Rcpp::NumericMatrix x, Rcpp::NumericVector y, int family, double alpha, Rcpp::NumericVector pf, Rcpp::NumericVector lambda, double warm_a0, Rcpp::NumericVector warm_beta, Rcpp::NumericVector center, Rcpp::NumericVector scale, Rcpp::CharacterVector names, Rcpp::List settings, Rcpp::List control);
-RcppExport SEXP _scalebayes_cpp_wbb_glm(SEXP xSEXP, SEXP ySEXP, SEXP familySEXP, SEXP alphaSEXP, SEXP pfSEXP, SEXP lambdaSEXP, SEXP warm_a0SEXP, SEXP warm_betaSEXP, SEXP centerSEXP, SEXP scaleSEXP, SEXP namesSEXP, SEXP settingsSEXP, SEXP controlSEXP) {
+Rcpp::List cpp_wbb_glm(SEXP xs, Rcpp::NumericVector y, int family, double alpha, Rcpp::NumericVector pf, Rcpp::NumericVector lambda, double warm_a0, Rcpp::NumericVector warm_beta, Rcpp::NumericVector center, Rcpp::NumericVector scale, Rcpp::CharacterVector names, Rcpp::List settings, Rcpp::List control);
+RcppExport SEXP _scalebayes_cpp_wbb_glm(SEXP xsSEXP, SEXP ySEXP, SEXP familySEXP, SEXP alphaSEXP, SEXP pfSEXP, SEXP lambdaSEXP, SEXP warm_a0SEXP, SEXP warm_betaSEXP, SEXP centerSEXP, SEXP scaleSEXP, SEXP namesSEXP, SEXP settingsSEXP, SEXP controlSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::RNGScope rcpp_rngScope_gen;
-    Rcpp::traits::input_parameter< Rcpp::NumericMatrix >::type x(xSEXP);
+    Rcpp::traits::input_parameter< SEXP >::type xs(xsSEXP);
     Rcpp::traits::input_parameter< Rcpp::NumericVector >::type y(ySEXP);
     Rcpp::traits::input_parameter< int >::type family(familySEXP);
     Rcpp::traits::input_parameter< double >::type alpha(alphaSEXP);
@@ -715,7 +715,7 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< Rcpp::CharacterVector >::type names(namesSEXP);
     Rcpp::traits::input_parameter< Rcpp::List >::type settings(settingsSEXP);
     Rcpp::traits::input_parameter< Rcpp::List >::type control(controlSEXP);
-    rcpp_result_gen = Rcpp::wrap(cpp_wbb_glm(x, y, family, alpha, pf, lambda, warm_a0, warm_beta, center, scale, names, settings, control));
+    rcpp_result_gen = Rcpp::wrap(cpp_wbb_glm(xs, y, family, alpha, pf, lambda, warm_a0, warm_beta, center, scale, names, settings, control));
     return rcpp_result_gen;
 END_RCPP
 }

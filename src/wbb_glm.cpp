@@ -1,4 +1,5 @@
 // Glue for the weighted elastic-net solver and the WBB driver (engine: scalebayes/cd, scalebayes/wbb).
+#include <memory>
 #include <numeric>
 
 #include "sb_glue.h"
@@ -35,11 +36,51 @@ cd::Family family_from(int f) {
 constexpr int kMultinomial = 3;
 int n_class(const Rcpp::List& c) { return Rcpp::as<int>(c["n_class"]); }
 bool grouped(const Rcpp::List& c) { return c.containsElementNamed("grouped") && Rcpp::as<bool>(c["grouped"]); }
+
+// x as the engine reads it: a dense numeric matrix (already standardized in R) or a Matrix::dgCMatrix, mapped as
+// compressed columns with no copy (slots p, i, x) and standardized implicitly with control$x_center /
+// control$x_scale (cd/design.hpp). The R objects are kept alive here for the duration of the call.
+struct Design {
+  bool sparse = false;
+  Rcpp::NumericMatrix dense;
+  Rcpp::IntegerVector colptr, rowind;
+  Rcpp::NumericVector values;
+  std::unique_ptr<cd::SparseDesign> sd;
+  Eigen::Index rows() const { return sparse ? sd->rows() : dense.nrow(); }
+  Eigen::Index cols() const { return sparse ? sd->cols() : dense.ncol(); }
+};
+std::unique_ptr<Design> design_from(SEXP x, const Rcpp::List& control) {
+  std::unique_ptr<Design> d(new Design());
+  if (Rf_isS4(x) && Rf_inherits(x, "dgCMatrix")) {
+    Rcpp::S4 m(x);
+    const Rcpp::IntegerVector dim = m.slot("Dim");
+    d->colptr = m.slot("p");
+    d->rowind = m.slot("i");
+    d->values = m.slot("x");
+    const Eigen::Index n = dim[0], p = dim[1];
+    if (d->colptr.size() != p + 1 || d->rowind.size() != d->values.size() || d->colptr[p] != d->values.size())
+      Rcpp::stop("x: a malformed dgCMatrix");
+    const Eigen::VectorXd c = Rcpp::as<Eigen::VectorXd>(control["x_center"]);
+    const Eigen::VectorXd s = Rcpp::as<Eigen::VectorXd>(control["x_scale"]);
+    d->sd.reset(new cd::SparseDesign(n, p, d->colptr.begin(), d->rowind.begin(), d->values.begin(), c, s));
+    d->sparse = true;
+    return d;
+  }
+  d->dense = Rcpp::NumericMatrix(x);
+  return d;
+}
 }  // namespace
 
 // [[Rcpp::export]]
-double cpp_lambda_max(Rcpp::NumericMatrix x, Rcpp::NumericVector y, int family, double alpha, Rcpp::NumericVector w,
+double cpp_lambda_max(SEXP xs, Rcpp::NumericVector y, int family, double alpha, Rcpp::NumericVector w,
                       Rcpp::NumericVector pf, Rcpp::List control) {
+  const auto d = design_from(xs, control);
+  if (d->sparse) {
+    if (family == kMultinomial) Rcpp::stop("the multinomial family takes a dense x");
+    return cd::lambda_max_design(*d->sd, sbglue::as_map(y), family_from(family), alpha, sbglue::as_map(w),
+                                 sbglue::as_map(pf), control_from(control));
+  }
+  const Rcpp::NumericMatrix& x = d->dense;
   if (family == kMultinomial) {
     cd::Multinomial m(sbglue::as_map(x), sbglue::as_map(y), n_class(control), grouped(control), alpha,
                       control_from(control));
@@ -74,8 +115,15 @@ Rcpp::List path_call(Solver& solver, const Rcpp::NumericVector& lambda, const Rc
 // Fit along a decreasing lambda sequence (length 1 = a single fit), on one worker thread so that the path is
 // interruptible like every other engine call (the CD loop and the path poll the run's stop token; no bar).
 // [[Rcpp::export]]
-Rcpp::List cpp_enet_path(Rcpp::NumericMatrix x, Rcpp::NumericVector y, int family, double alpha, Rcpp::NumericVector w,
+Rcpp::List cpp_enet_path(SEXP xs, Rcpp::NumericVector y, int family, double alpha, Rcpp::NumericVector w,
                          Rcpp::NumericVector pf, Rcpp::NumericVector lambda, Rcpp::List control) {
+  const auto d = design_from(xs, control);
+  if (d->sparse) {
+    if (family == kMultinomial) Rcpp::stop("the multinomial family takes a dense x");
+    cd::SparseElasticNet solver(*d->sd, sbglue::as_map(y), family_from(family), alpha, control_from(control));
+    return path_call(solver, lambda, w, pf);
+  }
+  const Rcpp::NumericMatrix& x = d->dense;
   if (family == kMultinomial) {  // a0: K x L; beta: (p K) x L, column l the p x K matrix stacked by class
     cd::Multinomial solver(sbglue::as_map(x), sbglue::as_map(y), n_class(control), grouped(control), alpha,
                            control_from(control));
@@ -86,14 +134,20 @@ Rcpp::List cpp_enet_path(Rcpp::NumericMatrix x, Rcpp::NumericVector y, int famil
 }
 
 // [[Rcpp::export]]
-Rcpp::List cpp_enet_cv(Rcpp::NumericMatrix x, Rcpp::NumericVector y, int family, double alpha, Rcpp::NumericVector w,
+Rcpp::List cpp_enet_cv(SEXP xs, Rcpp::NumericVector y, int family, double alpha, Rcpp::NumericVector w,
                        Rcpp::NumericVector pf, Rcpp::IntegerVector foldid, Rcpp::NumericVector lambda,
                        Rcpp::List control, Rcpp::List run) {
+  const auto d = design_from(xs, control);
+  if (d->sparse && family == kMultinomial) Rcpp::stop("the multinomial family takes a dense x");
+  const Rcpp::NumericMatrix x = d->sparse ? Rcpp::NumericMatrix(0, 0) : d->dense;
   Eigen::VectorXi fid = Rcpp::as<Eigen::VectorXi>(foldid);
   const Eigen::VectorXd lam = sbglue::as_map(lambda);
   sbglue::Progress prog(static_cast<double>(fid.maxCoeff() + 1), run, "Cross-validation");
   const cd::CvResult r =
-      family == kMultinomial
+      d->sparse ? cd::cross_validate_design(*d->sd, sbglue::as_map(y), family_from(family), alpha, sbglue::as_map(w),
+                                            sbglue::as_map(pf), fid, lam, control_from(control), sbglue::run_settings(run),
+                                            prog.monitor())
+      : family == kMultinomial
           ? cd::cross_validate_multinomial(sbglue::as_map(x), sbglue::as_map(y), n_class(control), grouped(control),
                                            alpha, sbglue::as_map(w), sbglue::as_map(pf), fid, lam,
                                            control_from(control), sbglue::run_settings(run), prog.monitor())
@@ -116,18 +170,22 @@ Rcpp::List cpp_enet_cv(Rcpp::NumericMatrix x, Rcpp::NumericVector y, int family,
 // Multinomial (family 3): the warm start is control$warm_a0 (K) and control$warm_beta (p K, by class), and each
 // matrix is count x K (p + 1), class by class.
 // [[Rcpp::export]]
-Rcpp::List cpp_wbb_glm(Rcpp::NumericMatrix x, Rcpp::NumericVector y, int family, double alpha, Rcpp::NumericVector pf,
+Rcpp::List cpp_wbb_glm(SEXP xs, Rcpp::NumericVector y, int family, double alpha, Rcpp::NumericVector pf,
                        Rcpp::NumericVector lambda, double warm_a0, Rcpp::NumericVector warm_beta,
                        Rcpp::NumericVector center, Rcpp::NumericVector scale, Rcpp::CharacterVector names,
                        Rcpp::List settings, Rcpp::List control) {
   const wbb::Settings st = sbglue::wbb_settings(settings);
-  const Eigen::Index L = lambda.size(), p = x.ncol(), T = static_cast<Eigen::Index>(st.draws);
+  const auto d = design_from(xs, control);
   const bool multi = family == kMultinomial;
+  if (d->sparse && multi) Rcpp::stop("the multinomial family takes a dense x");
+  const Rcpp::NumericMatrix x = d->sparse ? Rcpp::NumericMatrix(0, 0) : d->dense;
+  const Eigen::Index L = lambda.size(), p = d->cols(), T = static_cast<Eigen::Index>(st.draws);
   const int K = multi ? n_class(control) : 1;
   wbb::GlmProblem pb{sbglue::as_map(x), sbglue::as_map(y), multi ? cd::Family::binomial : family_from(family), alpha,
                      sbglue::as_map(pf),
                      sbglue::as_map(lambda), cd::Fit(), control_from(control), sbglue::as_map(center),
-                     sbglue::as_map(scale), Eigen::VectorXd(), 0, false, cd::MultinomialFit()};
+                     sbglue::as_map(scale), Eigen::VectorXd(), 0, false, cd::MultinomialFit(),
+                     d->sparse ? d->sd.get() : nullptr};
   if (control.containsElementNamed("obs_weights") && !Rf_isNull(control["obs_weights"]))
     pb.obs_weights = Rcpp::as<Eigen::VectorXd>(control["obs_weights"]);
   pb.warm.a0 = warm_a0;

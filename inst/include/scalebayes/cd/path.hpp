@@ -72,12 +72,15 @@ inline Eigen::VectorXd null_mean(Eigen::Ref<const Eigen::VectorXd> y, Family fam
 // ctrl (a variable with lower = upper = 0 never enters; a one-sided box counts only the gradient into it). For
 // alpha < 1e-3 the value for alpha = 1e-3 is returned, as glmnet does, since a pure ridge never zeroes
 // coefficients.
-inline double lambda_max(Eigen::Ref<const Eigen::MatrixXd> x, Eigen::Ref<const Eigen::VectorXd> y, Family family,
-                         double alpha, Eigen::Ref<const Eigen::VectorXd> w, Eigen::Ref<const Eigen::VectorXd> pf,
-                         const Control& ctrl) {
+// On any design of cd/design.hpp (the dense overload below keeps the old signature).
+template <class Design>
+inline double lambda_max_design(const Design& x, Eigen::Ref<const Eigen::VectorXd> y, Family family, double alpha,
+                                Eigen::Ref<const Eigen::VectorXd> w, Eigen::Ref<const Eigen::VectorXd> pf,
+                                const Control& ctrl) {
   const Eigen::VectorXd mu = null_mean(y, family, w, ctrl);
   Eigen::VectorXd r = w.cwiseProduct((y.array() - mu.array()).matrix());
-  Eigen::VectorXd g = x.transpose() * r;
+  Eigen::VectorXd g;
+  x.gradient(r, g);
   const double a = std::max(alpha, 1e-3);
   const bool box = ctrl.lower.size() == g.size() && ctrl.upper.size() == g.size();
   double lm = 0.0;
@@ -92,6 +95,12 @@ inline double lambda_max(Eigen::Ref<const Eigen::MatrixXd> x, Eigen::Ref<const E
     lm = std::max(lm, gj / (a * pf(j)));
   }
   return lm;
+}
+
+inline double lambda_max(Eigen::Ref<const Eigen::MatrixXd> x, Eigen::Ref<const Eigen::VectorXd> y, Family family,
+                         double alpha, Eigen::Ref<const Eigen::VectorXd> w, Eigen::Ref<const Eigen::VectorXd> pf,
+                         const Control& ctrl) {
+  return lambda_max_design(DenseDesign(x), y, family, alpha, w, pf, ctrl);
 }
 
 inline double lambda_max(Eigen::Ref<const Eigen::MatrixXd> x, Eigen::Ref<const Eigen::VectorXd> y, Family family,
@@ -125,7 +134,8 @@ struct PathResult {
 
 // Solve along a decreasing lambda sequence with warm starts and the sequential strong rule. A stop request
 // (Ctrl-C through the driver) is honoured between lambda values.
-inline PathResult fit_path(ElasticNet& solver, Eigen::Ref<const Eigen::VectorXd> w, Eigen::Ref<const Eigen::VectorXd> pf,
+template <class Design>
+inline PathResult fit_path(BasicElasticNet<Design>& solver, Eigen::Ref<const Eigen::VectorXd> w, Eigen::Ref<const Eigen::VectorXd> pf,
                            const Eigen::VectorXd& lambda, const parallel::StopToken& stop = parallel::StopToken()) {
   const Eigen::Index L = lambda.size(), p = solver.p();
   PathResult out;
@@ -227,10 +237,28 @@ inline void summarize_cv(const Eigen::MatrixXd& err, Eigen::Ref<const Eigen::Vec
 
 // K-fold CV over the path lambda (decreasing). foldid holds 0..K-1 per row. Folds run in parallel on run.threads
 // threads (no randomness: run.seed is not used); monitor(folds_done) may stop the run (status.interrupted).
-inline CvResult cross_validate(Eigen::Ref<const Eigen::MatrixXd> x, Eigen::Ref<const Eigen::VectorXd> y, Family family,
-                               double alpha, Eigen::Ref<const Eigen::VectorXd> w, Eigen::Ref<const Eigen::VectorXd> pf,
-                               const Eigen::VectorXi& foldid, const Eigen::VectorXd& lambda, const Control& ctrl,
-                               const parallel::RunSettings& run, const parallel::Monitor& monitor = parallel::Monitor()) {
+// The held-out linear predictors a0 + x_i' beta of fold k's rows into eta (dense: row products of those rows
+// only; sparse: all rows by column updates, O(nnz of the support + n)).
+inline void fold_eta(const DenseDesign& x, const Eigen::VectorXi& foldid, int k, double a0, const Eigen::VectorXd& beta,
+                     Eigen::VectorXd& eta) {
+  for (Eigen::Index i = 0; i < x.rows(); ++i)
+    if (foldid(i) == k) eta(i) = a0 + x.row_dot(i, beta);
+}
+inline void fold_eta(const SparseDesign& x, const Eigen::VectorXi&, int, double a0, const Eigen::VectorXd& beta,
+                     Eigen::VectorXd& eta) {
+  eta.setConstant(a0);
+  double shift = 0.0;
+  for (Eigen::Index j = 0; j < x.cols(); ++j)
+    if (beta(j) != 0.0) x.axpy(beta(j), j, eta, shift);
+  x.finish(eta, shift);
+}
+
+template <class Design>
+inline CvResult cross_validate_design(const Design& x, Eigen::Ref<const Eigen::VectorXd> y, Family family, double alpha,
+                                      Eigen::Ref<const Eigen::VectorXd> w, Eigen::Ref<const Eigen::VectorXd> pf,
+                                      const Eigen::VectorXi& foldid, const Eigen::VectorXd& lambda, const Control& ctrl,
+                                      const parallel::RunSettings& run,
+                                      const parallel::Monitor& monitor = parallel::Monitor()) {
   const Eigen::Index n = x.rows(), L = lambda.size();
   if (foldid.size() != n) throw std::invalid_argument("foldid must have length n");
   const int K = foldid.maxCoeff() + 1;
@@ -248,16 +276,18 @@ inline CvResult cross_validate(Eigen::Ref<const Eigen::MatrixXd> x, Eigen::Ref<c
       if (foldid(i) == static_cast<int>(k)) wk(i) = 0.0;
     const double scale = wk.sum() / W;
     if (!(scale > 0)) throw std::invalid_argument("a cross-validation fold leaves no training data");
-    ElasticNet solver(x, y, family, alpha, ctrl);
+    BasicElasticNet<Design> solver(x, y, family, alpha, ctrl);
     solver.set_stop(stop);
     const PathResult path = fit_path(solver, wk, pf, lambda * scale, stop);
     if (path.stopped) return;
-    for (Eigen::Index i = 0; i < n; ++i) {
-      if (foldid(i) != static_cast<int>(k)) continue;
-      const double oi = ctrl.offset.size() == n ? ctrl.offset(i) : 0.0;
-      for (Eigen::Index l = 0; l < L; ++l) {
-        const double eta = path.a0(l) + x.row(i).dot(path.beta.col(l));
-        err(i, l) = auc ? oi + eta : cv_loss(family, y(i), oi + eta, ctrl.cv_measure);
+    Eigen::VectorXd etak(n), bl(path.beta.rows());
+    for (Eigen::Index l = 0; l < L; ++l) {
+      bl = path.beta.col(l);
+      fold_eta(x, foldid, static_cast<int>(k), path.a0(l), bl, etak);
+      for (Eigen::Index i = 0; i < n; ++i) {
+        if (foldid(i) != static_cast<int>(k)) continue;
+        const double oi = ctrl.offset.size() == n ? ctrl.offset(i) : 0.0;
+        err(i, l) = auc ? oi + etak(i) : cv_loss(family, y(i), oi + etak(i), ctrl.cv_measure);
       }
     }
   };
@@ -271,6 +301,13 @@ inline CvResult cross_validate(Eigen::Ref<const Eigen::MatrixXd> x, Eigen::Ref<c
   }
   summarize_cv(err, w, foldid, wfold, lambda, out);
   return out;
+}
+
+inline CvResult cross_validate(Eigen::Ref<const Eigen::MatrixXd> x, Eigen::Ref<const Eigen::VectorXd> y, Family family,
+                               double alpha, Eigen::Ref<const Eigen::VectorXd> w, Eigen::Ref<const Eigen::VectorXd> pf,
+                               const Eigen::VectorXi& foldid, const Eigen::VectorXd& lambda, const Control& ctrl,
+                               const parallel::RunSettings& run, const parallel::Monitor& monitor = parallel::Monitor()) {
+  return cross_validate_design(DenseDesign(x), y, family, alpha, w, pf, foldid, lambda, ctrl, run, monitor);
 }
 
 }  // namespace cd

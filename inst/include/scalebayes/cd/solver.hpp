@@ -39,6 +39,7 @@
 #include <utility>
 #include <vector>
 
+#include "scalebayes/cd/design.hpp"
 #include "scalebayes/parallel/driver.hpp"
 #include "scalebayes/math/family.hpp"
 #include "scalebayes/math/logistic.hpp"
@@ -73,12 +74,16 @@ inline double soft_threshold(double z, double g) { return z > g ? z - g : (z < -
 using math::expit;
 using math::log1pexp;
 
-class ElasticNet {
+// The solver, on the column storage `Design` (cd/design.hpp): DenseDesign (ElasticNet, below) or SparseDesign
+// (compressed columns, centring and scaling implicit). One algorithm; the design only supplies the column
+// products (X'v, y += a x_j, weighted moments, Gram entries).
+template <class Design>
+class BasicElasticNet {
  public:
   using MatRef = Eigen::Ref<const Eigen::MatrixXd>;
   using VecRef = Eigen::Ref<const Eigen::VectorXd>;
 
-  ElasticNet(MatRef x, VecRef y, Family family, double alpha, const Control& ctrl = Control())
+  BasicElasticNet(const Design& x, VecRef y, Family family, double alpha, const Control& ctrl = Control())
       : x_(x), y_(y), family_(family), alpha_(alpha), ctrl_(ctrl), n_(x.rows()), p_(x.cols()) {
     if (y.size() != n_) throw std::invalid_argument("y must have one value per row of x");
     if (!(alpha >= 0.0 && alpha <= 1.0)) throw std::invalid_argument("alpha must lie in [0, 1]");
@@ -193,7 +198,7 @@ class ElasticNet {
     init_eta(a0);
     add_xbeta(beta, eta_);
     for (Eigen::Index i = 0; i < n_; ++i) vr_(i) = w(i) == 0.0 ? 0.0 : w(i) * (y_(i) - mean_of(eta_(i)));
-    g_.noalias() = x_.transpose() * vr_;
+    x_.gradient(vr_, g_);
     return violation_from_gradient(pf, lambda, beta, ctrl_.intercept ? std::abs(vr_.sum()) : 0.0);
   }
 
@@ -257,7 +262,7 @@ class ElasticNet {
     for (Eigen::Index j = 0; j < p_; ++j)
       if (beta(j) != 0.0 || pf(j) == 0.0) add_active(j);
     residual(beta);  // r_ = z - X beta - a0 (weighted-centred), vr_ = v r, a0 implied
-    g_.noalias() = x_.transpose() * vr_;
+    x_.gradient(vr_, g_);
     const double strong = 2.0 * lambda - lambda_prev;
     cand_.clear();
     for (Eigen::Index j = 0; j < p_; ++j)
@@ -270,7 +275,7 @@ class ElasticNet {
       if (!cd_loop(pf, lambda, beta, thr)) break;
       // KKT check over all variables with a fresh residual
       residual(beta);
-      g_.noalias() = x_.transpose() * vr_;
+      x_.gradient(vr_, g_);
       cand_.clear();
       for (Eigen::Index j = 0; j < p_; ++j) {
         if (pos_[j] >= 0) continue;
@@ -439,8 +444,10 @@ class ElasticNet {
   // r_ = z - X beta, centred with weights v (absorbing the intercept); vr_ = v .* r_
   void residual(const Eigen::VectorXd& beta) {
     r_ = z_;
+    double shift = 0.0;
     for (auto j : active_)
-      if (beta(j) != 0.0) r_.noalias() -= beta(j) * x_.col(j);
+      if (beta(j) != 0.0) x_.axpy(-beta(j), j, r_, shift);
+    x_.finish(r_, shift);
     if (ctrl_.intercept) r_.array() -= v_.dot(r_) / v_.sum();
     vr_.array() = v_.array() * r_.array();
   }
@@ -495,10 +502,7 @@ class ElasticNet {
 
   // Weighted means / variances of working-set columns, and their weighted centred Gram matrix.
   void column_moments(Eigen::Index j) {
-    const double W = v_.sum();
-    const double m = ctrl_.intercept ? v_.dot(x_.col(j)) / W : 0.0;
-    xm_(j) = m;
-    xv_(j) = (v_.array() * (x_.col(j).array() - m).square()).sum();
+    x_.moments(j, v_, v_.sum(), ctrl_.intercept, xm_(j), xv_(j));
   }
 
   void ensure_gram_capacity(Eigen::Index m) {
@@ -517,7 +521,7 @@ class ElasticNet {
     const Eigen::Index m = static_cast<Eigen::Index>(active_.size());
     ensure_gram_capacity(std::max<Eigen::Index>(m, 8));
     if (m == 0) return;
-    if (m <= kSmallGram) {  // dot products beat packing a GEMM for a few columns
+    if (m <= kSmallGram || Design::kSparse) {  // dot products beat packing a GEMM for a few columns (sparse: always)
       extend_gram(0);
       return;
     }
@@ -532,7 +536,7 @@ class ElasticNet {
       for (Eigen::Index a = 0; a < m; ++a) {
         const Eigen::Index j = active_[a];
         const double mj = xm_(j);
-        for (Eigen::Index i = 0; i < nb; ++i) blk_(i, a) = sv_(i0 + i) * (x_(i0 + i, j) - mj);
+        for (Eigen::Index i = 0; i < nb; ++i) blk_(i, a) = sv_(i0 + i) * (x_.at(i0 + i, j) - mj);
       }
       acc.selfadjointView<Eigen::Lower>().rankUpdate(blk_.topRows(nb).transpose());
     }
@@ -548,9 +552,9 @@ class ElasticNet {
     for (Eigen::Index a = old; a < m; ++a) {
       const Eigen::Index j = active_[a];
       column_moments(j);
-      tmp_.array() = v_.array() * (x_.col(j).array() - xm_(j));  // sum(tmp) = 0 when centring
+      const double tsum = x_.centered(j, v_, xm_(j), tmp_);  // tmp = v (x_j - m_j); sum(tmp) = 0 when centring
       for (Eigen::Index b = 0; b < a; ++b) {
-        const double gab = tmp_.dot(x_.col(active_[b]));
+        const double gab = x_.gram_dot(tmp_, tsum, active_[b]);
         G_(a, b) = gab;
         G_(b, a) = gab;
       }
@@ -559,8 +563,10 @@ class ElasticNet {
   }
 
   void add_xbeta(const Eigen::VectorXd& beta, Eigen::VectorXd& eta) const {
+    double shift = 0.0;
     for (Eigen::Index j = 0; j < p_; ++j)
-      if (beta(j) != 0.0) eta.noalias() += beta(j) * x_.col(j);
+      if (beta(j) != 0.0) x_.axpy(beta(j), j, eta, shift);
+    x_.finish(eta, shift);
   }
 
   // ---------------------------------------------------------------------------------------------------------
@@ -609,10 +615,12 @@ class ElasticNet {
       double change = 0.0;  // largest change of the linear predictor over observations with weight
       {
         tmp_.setConstant(a0_new - fit.a0);
+        double shift = 0.0;
         for (Eigen::Index j = 0; j < p_; ++j) {
           const double d = beta_new(j) - fit.beta(j);
-          if (d != 0.0) tmp_.noalias() += d * x_.col(j);
+          if (d != 0.0) x_.axpy(d, j, tmp_, shift);
         }
+        x_.finish(tmp_, shift);
         for (Eigen::Index i = 0; i < n_; ++i)
           if (w(i) > 0) change = std::max(change, std::abs(tmp_(i)));
       }
@@ -633,7 +641,7 @@ class ElasticNet {
     if (!(lambda >= 0.0) || !std::isfinite(lambda)) throw std::invalid_argument("lambda must be finite and >= 0");
   }
 
-  MatRef x_;
+  Design x_;
   VecRef y_;
   Family family_;
   double alpha_;
@@ -652,6 +660,9 @@ class ElasticNet {
   std::vector<int> sidx_;
   std::vector<std::pair<double, Eigen::Index>> cand_;
 };
+
+using ElasticNet = BasicElasticNet<DenseDesign>;              // dense columns (standardized by the caller)
+using SparseElasticNet = BasicElasticNet<SparseDesign>;       // compressed columns, standardization implicit
 
 }  // namespace cd
 }  // namespace scalebayes

@@ -54,6 +54,11 @@ struct GlmProblem {
   int classes = 0;                       // > 0: the multinomial family (cd/multinomial.hpp) with this many classes
   bool grouped = false;                  // multinomial: the grouped lasso across classes
   cd::MultinomialFit warm_multi;         // multinomial: the unweighted solution at lambda(0)
+  const cd::SparseDesign* sparse = nullptr;  // non-null: the design is these compressed columns (standardization
+                                             // implicit, cd/design.hpp) and `x` is unused (0 x 0); gaussian,
+                                             // binomial and poisson only
+  Eigen::Index nobs() const { return sparse ? sparse->rows() : x.rows(); }
+  Eigen::Index nvars() const { return sparse ? sparse->cols() : x.cols(); }
 };
 
 // Where the draws go (owned by the caller, e.g. R matrices): coef[l] is draws x (p + 1) at lambda(l)
@@ -67,10 +72,10 @@ struct GlmOutput {
 
 // The checks both draw solvers (GlmSolver, MultinomialGlmSolver) make of the problem and its output.
 inline void check_glm_problem(const GlmProblem& pb, const GlmOutput& out) {
-  if (pb.pf_base.size() != pb.x.cols()) throw std::invalid_argument("penalty weights must have length p");
+  if (pb.pf_base.size() != pb.nvars()) throw std::invalid_argument("penalty weights must have length p");
   if (static_cast<Eigen::Index>(out.coef.size()) != pb.lambda.size())
     throw std::invalid_argument("need one output matrix per lambda");
-  if (pb.obs_weights.size() != 0 && pb.obs_weights.size() != pb.x.rows())
+  if (pb.obs_weights.size() != 0 && pb.obs_weights.size() != pb.nobs())
     throw std::invalid_argument("observation weights must have length n");
 }
 
@@ -78,7 +83,7 @@ inline void check_glm_problem(const GlmProblem& pb, const GlmOutput& out) {
 // weights `pf` (pf_base times the prior weights w0: one per coefficient, one common, or none).
 inline const Eigen::VectorXd& draw_weights(const GlmProblem& pb, const Eigen::VectorXd& w_draw, const Eigen::VectorXd& w0,
                                            Eigen::VectorXd& wobs, Eigen::VectorXd& pf) {
-  const Eigen::Index p = pb.x.cols();
+  const Eigen::Index p = pb.nvars();
   if (w0.size() == p) pf = pb.pf_base.cwiseProduct(w0);
   else if (w0.size() == 1) pf = pb.pf_base * w0(0);
   else pf = pb.pf_base;
@@ -87,17 +92,27 @@ inline const Eigen::VectorXd& draw_weights(const GlmProblem& pb, const Eigen::Ve
   return wobs;
 }
 
-class GlmSolver {
+// The design a solver of storage `Design` reads from the problem.
+inline cd::DenseDesign problem_design(const GlmProblem& pb, const cd::DenseDesign*) { return cd::DenseDesign(pb.x); }
+inline const cd::SparseDesign& problem_design(const GlmProblem& pb, const cd::SparseDesign*) {
+  if (!pb.sparse) throw std::invalid_argument("no sparse design in the problem");
+  return *pb.sparse;
+}
+
+template <class Design>
+class BasicGlmSolver {
  public:
-  GlmSolver(const GlmProblem& pb, GlmOutput& out)
-      : pb_(pb), out_(out), solver_(pb.x, pb.y, pb.family, pb.alpha, pb.ctrl), pf_(pb.x.cols()) {
+  BasicGlmSolver(const GlmProblem& pb, GlmOutput& out)
+      : pb_(pb), out_(out), solver_(problem_design(pb, static_cast<const Design*>(nullptr)), pb.y, pb.family, pb.alpha,
+                                    pb.ctrl),
+        pf_(pb.nvars()) {
     check_glm_problem(pb, out);
   }
-  Eigen::Index n_obs() const { return pb_.x.rows(); }
-  Eigen::Index n_prior() const { return pb_.x.cols(); }
+  Eigen::Index n_obs() const { return pb_.nobs(); }
+  Eigen::Index n_prior() const { return pb_.nvars(); }
 
   void solve(std::size_t i, const Eigen::VectorXd& w_draw, const Eigen::VectorXd& w0, rng::Stream&) {
-    const Eigen::Index p = pb_.x.cols(), L = pb_.lambda.size(), r = static_cast<Eigen::Index>(i);
+    const Eigen::Index p = pb_.nvars(), L = pb_.lambda.size(), r = static_cast<Eigen::Index>(i);
     const Eigen::VectorXd& w = draw_weights(pb_, w_draw, w0, wobs_, pf_);
     double kkt = 0.0;
     int iters = 0, notconv = 0;
@@ -124,10 +139,11 @@ class GlmSolver {
  private:
   const GlmProblem& pb_;
   GlmOutput& out_;
-  cd::ElasticNet solver_;
+  cd::BasicElasticNet<Design> solver_;
   Eigen::VectorXd pf_, wobs_;
   cd::Fit fit_;
 };
+using GlmSolver = BasicGlmSolver<cd::DenseDesign>;
 
 // The multinomial family: the same draw (data and prior weights, warm starts along lambda), solved by
 // cd::Multinomial; class k's coefficients go to columns k (p + 1) .. k (p + 1) + p.
@@ -181,6 +197,12 @@ class MultinomialGlmSolver {
 // Draws st.first_draw .. + st.draws - 1 into `out` (see GlmOutput).
 inline parallel::RunStatus run_glm(const GlmProblem& pb, GlmOutput& out, const Settings& st,
                                    const parallel::Monitor& monitor = parallel::Monitor()) {
+  if (pb.sparse) {
+    if (pb.classes > 0) throw std::invalid_argument("the multinomial family takes a dense design");
+    return run_draws(
+        st, [&](int) { return std::unique_ptr<BasicGlmSolver<cd::SparseDesign>>(new BasicGlmSolver<cd::SparseDesign>(pb, out)); },
+        monitor);
+  }
   if (pb.classes > 0)
     return run_draws(st, [&](int) { return std::unique_ptr<MultinomialGlmSolver>(new MultinomialGlmSolver(pb, out)); },
                      monitor);
