@@ -196,7 +196,9 @@ inline void permutation(rng::Stream& s, std::vector<std::int64_t>& perm) {
 // independent random position; batch_mean multiplies the batch's mean loss by the mean weight of an
 // independent random batch (TensorFlow broadcast loss[B] * W[B, 1] to B x B before reduce_mean).
 enum class WeightMode { example = 0, shuffled = 1, batch_mean = 2 };
-inline constexpr EnumTable<WeightMode, 3> weight_mode_names{"weight_mode", {{{"example", WeightMode::example}, {"shuffled", WeightMode::shuffled}, {"batch_mean", WeightMode::batch_mean}}}};
+inline constexpr EnumTable<WeightMode, 3> weight_mode_names{
+    "weight_mode", {{{"example", WeightMode::example}, {"shuffled", WeightMode::shuffled},
+                       {"batch_mean", WeightMode::batch_mean}}}};
 constexpr const auto& enum_table(WeightMode) { return weight_mode_names; }
 
 // The WBB objective F for data weights w ([n], on the data's device, the network's dtype) and penalty pen,

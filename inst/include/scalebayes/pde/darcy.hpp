@@ -117,7 +117,8 @@ inline DarcySolution darcy_tpfa(const DarcyGrid& g, const Eigen::Ref<const Eigen
 }
 
 enum class KleLink { log = 0, identity = 1 };
-inline constexpr EnumTable<KleLink, 2> kle_link_names{"link", {{{"log", KleLink::log}, {"identity", KleLink::identity}}}};
+inline constexpr EnumTable<KleLink, 2> kle_link_names{
+    "link", {{{"log", KleLink::log}, {"identity", KleLink::identity}}}};
 constexpr const auto& enum_table(KleLink) { return kle_link_names; }
 
 // Settings of the KLE data set.
