@@ -13,6 +13,10 @@ cpp_build_info <- function() {
     .Call(`_scalebayes_cpp_build_info`)
 }
 
+cpp_enum_names <- function() {
+    .Call(`_scalebayes_cpp_enum_names`)
+}
+
 cpp_ksd <- function(x, score, weights, c, beta) {
     .Call(`_scalebayes_cpp_ksd`, x, score, weights, c, beta)
 }
@@ -63,6 +67,10 @@ cpp_banana_exact <- function(n, seed) {
 
 cpp_torch_info <- function() {
     .Call(`_scalebayes_cpp_torch_info`)
+}
+
+cpp_enum_names_torch <- function() {
+    .Call(`_scalebayes_cpp_enum_names_torch`)
 }
 
 cpp_nn_resolve_device <- function(device) {

@@ -121,7 +121,7 @@ blasso <- function(x, y, lambda = "eb", chains = 4L, iterations = 1000L, burnin 
   if (!is.null(control$fixed_tau2) && length(control$fixed_tau2) != p) {
     sb_abort("{.arg fixed_tau2} must have length {p} (one per column of {.arg x}).", arg = "control")
   }
-  if (control$rj && mode$mode == 1L) {
+  if (control$rj && mode$mode == "eb") {
     sb_abort(c("Reversible jump ({.code rj = TRUE}) cannot be combined with {.code lambda = \"eb\"}.",
                i = "Use {.code lambda = \"gamma\"} or a fixed number."), arg = "lambda")
   }
@@ -157,20 +157,20 @@ blasso <- function(x, y, lambda = "eb", chains = 4L, iterations = 1000L, burnin 
   vy <- stats::var(y)
   s2p <- control$sigma2_prior
   if (identical(s2p, "auto")) s2p <- if (p >= n) c(1, 0.1 * vy) else c(0, 0)
-  lambda0 <- if (mode$mode == 0L) mode$value else 0  # 0: the engine's ridge marginal-likelihood start
+  lambda0 <- if (mode$mode == "fixed") mode$value else 0  # 0: the engine's ridge marginal-likelihood start
   if (!is.null(control$lambda_start)) lambda0 <- control$lambda_start
-  if (mode$mode == 2L && is.null(control$lambda_start)) {
+  if (mode$mode == "gamma" && is.null(control$lambda_start)) {
     g <- control$gamma_prior
     lambda0 <- sqrt(g[1] / g[2])  # prior mean of lambda^2
   }
   ctrl <- blasso_engine_ctrl(mode$mode, lambda0, control, s2p, chains, iterations, burnin, thin,
                              sigma2_floor = if (p >= n) 1e-10 * vy else 0)
   r <- blasso_run_chains(xs, y, ctrl, rs)
-  if (mode$mode == 1L && isTRUE(r$em_hit_bound)) {
+  if (mode$mode == "eb" && isTRUE(r$em_hit_bound)) {
     sb_warn(c("The empirical-Bayes estimate of {.arg lambda} hit the bound {.code lambda_range}.",
               i = "The marginal likelihood may be unbounded (p >= n); use a proper {.arg sigma2_prior} or {.code lambda = \"gamma\"}."))
   }
-  if (mode$mode == 1L && !isTRUE(r$em_converged)) {
+  if (mode$mode == "eb" && !isTRUE(r$em_converged)) {
     sb_warn("Monte-Carlo EM for {.arg lambda} did not converge in {control$em_max} iterations; increase {.arg em_max} or {.arg em_sweeps}.")
   }
   beta <- r$beta
@@ -182,13 +182,13 @@ blasso <- function(x, y, lambda = "eb", chains = 4L, iterations = 1000L, burnin 
     draws = draws, estimate = colMeans(draws), method = "Bayesian lasso (blocked Gibbs)",
     subclass = "sb_blasso", call = call, chain = r$chain,
     settings = list(
-      nobs = n, p = p, lambda = lambda, lambda_mode = c("fixed", "eb", "gamma")[mode$mode + 1L],
+      nobs = n, p = p, lambda = lambda, lambda_mode = mode$mode,
       chains = chains, iterations = iterations, burnin = burnin, thin = thin, threads = threads,
       sigma2_prior = s2p, control = control, sampler = if (control$rj) "rj" else if (p > n) "bcm" else "cholesky",
       print_info = c(
-        lambda = if (mode$mode == 2L) sprintf("Gamma(%g, %g) prior on lambda^2, mean draw %.4g", control$gamma_prior[1],
+        lambda = if (mode$mode == "gamma") sprintf("Gamma(%g, %g) prior on lambda^2, mean draw %.4g", control$gamma_prior[1],
                                                control$gamma_prior[2], mean(r$lambda))
-                 else sprintf("%.4g (%s)", r$lambda[1], if (mode$mode == 1L) "empirical Bayes" else "fixed"),
+                 else sprintf("%.4g (%s)", r$lambda[1], if (mode$mode == "eb") "empirical Bayes" else "fixed"),
         chains = sprintf("%d x %d draws (burn-in %d, thin %d)", chains, iterations, burnin, thin),
         sigma2 = sprintf("posterior mean %.4g, 95%% interval [%.4g, %.4g]", mean(r$sigma2),
                          stats::quantile(r$sigma2, 0.025), stats::quantile(r$sigma2, 0.975))
@@ -196,7 +196,7 @@ blasso <- function(x, y, lambda = "eb", chains = 4L, iterations = 1000L, burnin 
     ),
     seed = seed, timing = NULL,
     sigma2 = r$sigma2, lambda = r$lambda, model_size = r$model_size, data = list(x = x, y = y),
-    lambda_hat = if (mode$mode == 1L) r$lambda[1] else NA_real_, lambda_start = r$lambda_start,
+    lambda_hat = if (mode$mode == "eb") r$lambda[1] else NA_real_, lambda_start = r$lambda_start,
     em_trace = r$em_lambda, rj_accept = if (control$rj) r$accept_rate else NA_real_,
     # what ksd() needs: cross products of the sampler's design (standardized, centred with an intercept) and y
     ksd_data = if (!control$rj && !identical(control$preset, "monomvn")) {
@@ -263,7 +263,8 @@ blasso_run_chains <- function(xs, y, ctrl, rs, call = rlang::caller_env()) {
   r
 }
 
-# The list the C++ glue reads (see blasso_control_from() in src/blasso.cpp).
+# The list the C++ glue reads (see blasso_control_from() in src/blasso.cpp); mode by name ("fixed", "eb",
+# "gamma": gibbs/blasso.hpp's lambda_mode_names).
 blasso_engine_ctrl <- function(mode, lambda0, control, s2p, chains, iter, burnin, thin, sigma2_floor = 0) {
   list(
     mode = mode, lambda = lambda0, gamma_shape = control$gamma_prior[1],
@@ -283,10 +284,10 @@ blasso_engine_ctrl <- function(mode, lambda0, control, s2p, chains, iter, burnin
 
 resolve_blasso_lambda <- function(lambda, call = rlang::caller_env()) {
   if (is.character(lambda) && length(lambda) == 1L && lambda %in% c("eb", "gamma")) {
-    return(list(mode = if (lambda == "eb") 1L else 2L, value = NA_real_))
+    return(list(mode = lambda, value = NA_real_))
   }
   if (is.numeric(lambda) && length(lambda) == 1L && is.finite(lambda) && lambda > 0 && lambda <= 1e100) {
-    return(list(mode = 0L, value = as.double(lambda)))
+    return(list(mode = "fixed", value = as.double(lambda)))
   }
   sb_abort(c("{.arg lambda} must be {.val eb}, {.val gamma}, or a positive number (at most 1e100).",
              x = "You supplied {.val {format(lambda)}}."), arg = "lambda", call = call)

@@ -124,7 +124,7 @@ blasso_compare <- function(settings = c("A(i)", "A(ii)", "B"), p = c(40, 60, 80,
   for (k in seq_len(nrow(cells))) {
     cl <- cells[k, ]
     engine <- function(first, count) {
-      cpp_blasso_compare(cl$n, cl$p, cl$setting_code, cl$id, bctrl, st,
+      cpp_blasso_compare(cl$n, cl$p, cl$setting, cl$id, bctrl, st,
                          wbb_engine_settings(rs, as.double(first) + first_dataset - 1, count))  # (double: no integer overflow)
     }
     parts <- wbb_run(rs, engine)
@@ -175,9 +175,11 @@ compare_cells <- function(settings, p, n) {
   g <- expand.grid(p = sort(unique(as.integer(p))), setting = settings, n_rule = n, stringsAsFactors = FALSE)
   g$n <- ifelse(g$n_rule == "50", 50L, as.integer(g$p %/% 2L))
   g <- g[!(g$n_rule == "p/2" & g$p == 100L & "50" %in% n), , drop = FALSE]  # same cell as n = 50
-  g$setting_code <- match(g$setting, c("A(i)", "A(ii)", "B")) - 1L
-  g$id <- as.integer(g$setting_code * 1000000L + g$n * 1000L + g$p)  # depends on the cell only
-  g <- g[order(match(g$n_rule, c("50", "p/2")), g$setting_code, g$p), c("n_rule", "n", "setting", "p", "setting_code", "id")]
+  # the cell's key in its random streams (depends on the cell only; frozen: changing it changes the draws). The
+  # engine gets the setting by name (gibbs/compare.hpp's compare_setting_names).
+  setting_key <- c("A(i)" = 0L, "A(ii)" = 1L, "B" = 2L)[g$setting]
+  g$id <- as.integer(setting_key * 1000000L + g$n * 1000L + g$p)
+  g <- g[order(match(g$n_rule, c("50", "p/2")), setting_key, g$p), c("n_rule", "n", "setting", "p", "id")]
   rownames(g) <- NULL
   g
 }
@@ -185,11 +187,11 @@ compare_cells <- function(settings, p, n) {
 compare_blasso_ctrl <- function(blasso, draws, burnin) {
   if (blasso == "eb") {
     ctl <- blasso_control(em_burn = 100L, em_sweeps = 20L, em_max = 60L, em_tol = 2e-3)
-    blasso_engine_ctrl(1L, 1, ctl, c(-1, -1), 1L, draws, burnin, 1L)
+    blasso_engine_ctrl("eb", 1, ctl, c(-1, -1), 1L, draws, burnin, 1L)
   } else {
     ctl <- blasso_control(preset = "monomvn")
     g <- ctl$gamma_prior
-    blasso_engine_ctrl(2L, sqrt(g[1] / g[2]), ctl, c(-1, -1), 1L, draws, burnin, 0L)  # thin 0: min(p, n - 1)
+    blasso_engine_ctrl("gamma", sqrt(g[1] / g[2]), ctl, c(-1, -1), 1L, draws, burnin, 0L)  # thin 0: min(p, n - 1)
   }
 }
 

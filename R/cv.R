@@ -129,9 +129,8 @@ run_cv <- function(xs, y, family, alpha, w, pf, nfolds, foldid, nlambda, lambda_
                i = "Check that {.arg x} has non-constant columns related to {.arg y}."), kind = "degenerate", call = call)
   }
   lambda <- lmax * exp(seq(0, log(lambda_min_ratio), length.out = nlambda))
-  code <- match(measure, c("deviance", "mse", "mae", "class", "auc")) - 1L
   r <- sb_call_engine(cpp_enet_cv(xs, y, family_code(family), alpha, w, pf, as.integer(foldid) - 1L, lambda,
-                                  c(ctrl, cv_measure = code), engine_run(run)), call = call)
+                                  c(ctrl, cv_measure = measure), engine_run(run)), call = call)
   if (isTRUE(r$interrupted)) rlang::interrupt()
   if (measure == "auc") r <- cv_auc(r$predmat, y, w, as.integer(foldid), lambda)
   structure(list(lambda = r$lambda, cvm = r$cvm, cvsd = r$cvsd, lambda_min = r$lambda_min,

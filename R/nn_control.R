@@ -131,15 +131,16 @@ nn_control <- function(optimizer = c("adam", "sgd", "rmsprop"), lr = 1e-3, epoch
   ), class = "sb_nn_control")
 }
 
-# The list the engine reads (src/torch_glue.h: train_from()).
+# The list the engine reads (src/torch_glue.h: train_from()); optimizer and weight_mode by name (the engine's
+# tables: nn/train.hpp, nn/objective.hpp).
 nn_engine_control <- function(control, device, keep_weights) {
-  list(optimizer = match(control$optimizer, c("sgd", "adam", "rmsprop")) - 1L, lr = control$lr,
+  list(optimizer = control$optimizer, lr = control$lr,
        momentum = control$momentum, beta1 = control$betas[1], beta2 = control$betas[2], eps = control$eps,
        alpha = control$alpha %||% 0.99, history = control$history %||% TRUE, epochs = as.double(control$epochs),
        batch_size = as.double(control$batch_size %||% 50L),  # NULL: min(50, n) (the engine takes min(., n))
        max_steps = if (is.null(control$max_steps)) 0 else as.double(control$max_steps),
        grad_tol = control$grad_tol, certify = control$certify,
-       weight_mode = match(control$weight_mode, c("example", "shuffled", "batch_mean")) - 1L,
+       weight_mode = control$weight_mode,
        normalize_weights = control$normalize_weights, torch_threads = control$torch_threads,
        device = device, float64 = control$float64, keep_weights = keep_weights,
        patience = as.double(control$patience %||% 0))

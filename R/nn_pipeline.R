@@ -29,7 +29,7 @@ nn_start <- function(model, family, device, call, mcall) {
 #   weights     example weights (their standardization is weighted)
 #   units       draws of all fits together, checked against the size of what the run returns (predictions on
 #               newx; with `keep_draws`, every parameter); NULL: the front end checks (SG-MCMC keeps a subset)
-nn_prepare <- function(ctx, x, y, newx, newy, standardize, batch_size = NULL, in_control = FALSE, init = 0L,
+nn_prepare <- function(ctx, x, y, newx, newy, standardize, batch_size = NULL, in_control = FALSE, init = "fan_in",
                        ssgl = FALSE, sparse_layers = NULL, weights = NULL, units = NULL, keep_draws = FALSE) {
   call <- ctx$call
   standardize <- check_standardize(standardize, call)
@@ -46,7 +46,7 @@ nn_prepare <- function(ctx, x, y, newx, newy, standardize, batch_size = NULL, in
     tab$penalized[weight_rows[sparse_layers]] <- TRUE
   }
   spec <- nn_engine_spec(tab, xd$shape, family)
-  spec$init <- as.integer(init)
+  spec$init <- init  # by name (nn/spec.hpp's init_names)
   if (!is.null(weights)) weights <- check_weights(weights, xd$n, arg = "weights", call = call)
   if (!is.null(batch_size) && !in_control) batch_size <- check_count(batch_size, max = 1e9, arg = "batch_size", call = call)
   batch_size <- check_nn_batch_size(batch_size, xd$n, tab, call = call, in_control = in_control)  # R/validate.R
@@ -78,7 +78,6 @@ check_nn_control <- function(control, call) {
   }
   control
 }
-nn_init_code <- function(control) match(control$init, c("fan_in", "glorot")) - 1L
 
 nn_control_args <- function(control, epochs, batch_size, call) {
   if (!is.null(epochs)) control$epochs <- check_count(epochs, max = 1e7, arg = "epochs", call = call)

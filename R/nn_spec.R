@@ -173,7 +173,7 @@ nn_layer_columns <- function(layers) {
 # The engine's plan (shapes, parameter counts, resolved kinds) of a layer list, as a classed error when a
 # layer does not fit its input.
 nn_plan <- function(layers, input, family = "multinomial", call = rlang::caller_env()) {
-  es <- list(input = as.integer(input), family = match(family, c("gaussian", "binomial", "multinomial")) - 1L,
+  es <- list(input = as.integer(input), family = family,
              layers = nn_layer_columns(layers))
   tryCatch(cpp_nn_plan(es), error = function(e) {
     sb_abort(c("The network does not fit its input (one example: {paste(input, collapse = ' x ')}).",
@@ -210,7 +210,7 @@ nn_engine_spec <- function(tab, input, family) {
                  padding = tab$padding, penalized = tab$penalized,
                  rate = if (is.null(tab$rate)) numeric(nrow(tab)) else as.double(tab$rate))
   if (!is.null(tab$target)) layers$target <- lapply(tab$target, as.integer)  # only with reshape layers
-  list(input = as.integer(input), family = match(family, c("gaussian", "binomial", "multinomial")) - 1L,
+  list(input = as.integer(input), family = family,
        layers = layers)
 }
 

@@ -108,7 +108,7 @@ elliptic_kle_data <- function(n, grid = 50, terms = 64, corr_length = c(0.2, 0.3
   run <- run_settings(seed, threads, quiet)
   g <- list(nx = grid, ny = grid, p_left = pressure[1], p_right = pressure[2])
   s <- list(grid = g, terms = terms, l1 = corr_length[1], l2 = corr_length[2], variance = variance,
-            kappa0 = kappa0, link = if (link == "log") 0L else 1L, nystrom = nystrom, source = source)
+            kappa0 = kappa0, link = link, nystrom = nystrom, source = source)
   res <- sb_call_engine(cpp_kle_darcy_data(n, s, engine_run(run)))
   if (isTRUE(res$interrupted)) rlang::interrupt()
   structure(list(x = res$field, y = res$velocity, coef = res$coef, pressure = res$pressure,

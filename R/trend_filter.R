@@ -31,12 +31,12 @@ tf_control <- function(tol = 1e-8, max_iter = 200, method = c("auto", "dp", "ip"
             class = "sb_tf_control")
 }
 
-# The solver settings as the engine reads them (src/trend_filter.cpp, tf_engine_from()): solver and
-# Newton-system codes, target relative gap, step limit.
+# The solver settings as the engine reads them (src/trend_filter.cpp, tf_engine_from()): solver and Newton
+# systems by name (genlasso/trend_filter.hpp's tf_method_names, genlasso/ip_types.hpp's newton_directions_names),
+# target relative gap, step limit.
 tf_engine_control <- function(control) {
   newton <- if (is.null(control$newton)) "auto" else control$newton
-  list(solver = match(control$method, c("auto", "dp", "ip")) - 1L,
-       newton = match(newton, c("auto", "qr", "dual")) - 1L,
+  list(solver = control$method, newton = newton,
        tol = control$tol, max_iter = control$max_iter)
 }
 

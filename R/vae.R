@@ -90,7 +90,7 @@ vae <- function(x, latent = 2L, encoder = nn_mlp(c(512)), decoder = nn_mlp(c(512
   })
   bs_tab <- rbind(etab[, c("kind", "params", "needs_two")], dtab[, c("kind", "params", "needs_two")])
   control$batch_size <- check_nn_batch_size(control$batch_size, xd$n, bs_tab, call = call, in_control = TRUE)
-  init <- nn_init_code(control)
+  init <- control$init
   espec <- nn_engine_spec(etab, xd$shape, "gaussian")
   dspec <- nn_engine_spec(dtab, latent, "binomial")
   espec$init <- dspec$init <- init

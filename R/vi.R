@@ -228,7 +228,7 @@ vi_run <- function(method, prior, mcall, call, x, y, model, family, log_lambda, 
   rs <- run_settings(seed, threads, quiet, call = call)
   held <- nn_validation_take(rlang::current_env(), control, rs$seed, call)  # nn_control(validation = )
   p <- nn_prepare(ctx, x, y, newx, newy, standardize, control$batch_size, in_control = TRUE,
-                  init = nn_init_code(control), units = as.double(draws) * max(1L, length(log_lambda)),
+                  init = control$init, units = as.double(draws) * max(1L, length(log_lambda)),
                   keep_draws = keep_draws)
   control$batch_size <- p$batch_size
   if (method == "sparse_vi" && is.null(log_lambda)) log_lambda <- vi_log_lambda_opt(p$tab, p$xd$shape, p$xd$n, delta)
@@ -238,8 +238,8 @@ vi_run <- function(method, prior, mcall, call, x, y, model, family, log_lambda, 
                i = "Use {.code \"local\"} or {.code \"weights\"}."), arg = "vi", call = call)
   }
   label <- switch(method, sparse_vi = "Sparse VI", bbb = "Bayes by Backprop")
-  vctl <- list(prior = match(prior, c("gaussian", "scale_mixture", "log_uniform", "spike_slab")) - 1L,
-               estimator = match(vi$estimator, c("local", "weights", "per_example")) - 1L, samples = vi$samples,
+  vctl <- list(prior = prior,  # prior and estimator by name (nn/vi/variational.hpp's tables)
+               estimator = vi$estimator, samples = vi$samples,
                tau = vi$tau, prior_sd = vi$prior_sd, mix_pi = vi$mixture[[1]], mix_sd1 = vi$mixture[[2]],
                mix_sd2 = vi$mixture[[3]], alpha_max = vi$alpha_max, bias_spike = vi$bias_spike,
                init_sigma = vi$init_sigma, init_phi = vi$init_phi, init_mu = vi$init_mu %||% 0,

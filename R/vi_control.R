@@ -1,3 +1,6 @@
+# The gradient estimators vi_control(estimator = ) takes (the engine's names: nn/vi/variational.hpp).
+vi_estimators <- c("local", "weights", "per_example")
+
 # Settings of the variational methods (sparse_vi(), bbb()).
 
 #' Settings of variational inference for networks
@@ -59,7 +62,7 @@ vi_control <- function(samples = 1L, tau = 0.5, estimator = NULL, init_sigma = l
                        init_mu = NULL, prior_sd = NULL, mixture = c(0.5, 1, exp(-6)), alpha_max = Inf,
                        bias_spike = TRUE, noise_sd = NULL, kl_weight = 1, kl_warmup = 0, ...) {
   check_unknown_args(...names(), ...length(), "vi_control")
-  if (!is.null(estimator)) estimator <- sb_match_arg(estimator, c("local", "weights", "per_example"))
+  if (!is.null(estimator)) estimator <- sb_match_arg(estimator, vi_estimators)
   if (!is.numeric(mixture) || length(mixture) != 3L || anyNA(mixture) || !(mixture[1] > 0 && mixture[1] < 1) ||
       any(mixture[2:3] <= 0) || any(!is.finite(mixture))) {
     sb_abort(c("{.arg mixture} must be {.code c(pi, sd1, sd2)} with pi in (0, 1) and positive finite sds.",

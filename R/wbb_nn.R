@@ -160,7 +160,7 @@ wbb_nn <- function(x, y, model = nn_mlp(), family = NULL, lambda = 1e-4,
   rs <- wbb_run_settings(draws, threads, seed, quiet, chunks %||% control$chunks, future, call = call)
   held <- nn_validation_take(call, control, rs$seed, call)  # nn_control(validation = ): rows out of x, y
   p <- nn_prepare(ctx, x, y, newx, newy, standardize, control$batch_size, in_control = TRUE,
-                  init = nn_init_code(control), units = draws, keep_draws = keep_draws)
+                  init = control$init, units = draws, keep_draws = keep_draws)
   control$batch_size <- p$batch_size
   keep_history <- wbb_nn_check_history(control, draws, p$xd$n, call)
   ctrl <- nn_validation_engine(nn_engine_control(control, ctx$device, keep_draws), p, held, call)

@@ -24,11 +24,10 @@ wbb_run_settings <- function(units, threads = NULL, seed = NULL, quiet = NULL, c
 }
 
 # The list the engine reads for draws first + 1 .. first + count (src/sb_glue.h, wbb_settings()): the run list
-# (engine_run(), R/seed.R) plus the draw range and the weight rules.
+# (engine_run(), R/seed.R) plus the draw range and the weight rules (by name: wbb/driver.hpp's tables).
 wbb_engine_settings <- function(rs, first, count, prior = "separate", dist = "exponential") {
   c(engine_run(rs), list(first = as.double(first), draws = as.double(count),
-                         dist = match(dist, c("exponential", "multinomial", "unit")) - 1L,
-                         prior = match(prior, c("separate", "common", "none")) - 1L))
+                         dist = dist, prior = prior))
 }
 
 # Run engine(first, count) over the chunks of 1..units; returns the chunks' results in order. An interrupted

@@ -22,7 +22,7 @@ if (part %in% c("all", "monomvn")) {
   mono <- do.call(rbind, lapply(seq_len(nrow(cells)), function(k) {
     cl <- cells[k, ]
     do.call(rbind, lapply(seq_len(K), function(b) {
-      d <- cpp_compare_data(cl$n, cl$p, cl$setting_code, cl$id, seed, b - 1, TRUE)
+      d <- cpp_compare_data(cl$n, cl$p, cl$setting, cl$id, seed, b - 1, TRUE)
       set.seed(1000 * cl$p + b)
       bl <- monomvn::blasso(d$x, d$y, T = 500, icept = FALSE, verb = 0)
       m <- colMeans(bl$beta[301:500, ])

@@ -26,14 +26,14 @@ BEGIN_RCPP
 END_RCPP
 }
 // cpp_blasso_compare
-Rcpp::NumericMatrix cpp_blasso_compare(int n, int p, int setting, int cell_id, const Rcpp::List& blasso_ctrl, const Rcpp::List& settings, const Rcpp::List& run);
+Rcpp::NumericMatrix cpp_blasso_compare(int n, int p, std::string setting, int cell_id, const Rcpp::List& blasso_ctrl, const Rcpp::List& settings, const Rcpp::List& run);
 RcppExport SEXP _scalebayes_cpp_blasso_compare(SEXP nSEXP, SEXP pSEXP, SEXP settingSEXP, SEXP cell_idSEXP, SEXP blasso_ctrlSEXP, SEXP settingsSEXP, SEXP runSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::RNGScope rcpp_rngScope_gen;
     Rcpp::traits::input_parameter< int >::type n(nSEXP);
     Rcpp::traits::input_parameter< int >::type p(pSEXP);
-    Rcpp::traits::input_parameter< int >::type setting(settingSEXP);
+    Rcpp::traits::input_parameter< std::string >::type setting(settingSEXP);
     Rcpp::traits::input_parameter< int >::type cell_id(cell_idSEXP);
     Rcpp::traits::input_parameter< const Rcpp::List& >::type blasso_ctrl(blasso_ctrlSEXP);
     Rcpp::traits::input_parameter< const Rcpp::List& >::type settings(settingsSEXP);
@@ -49,6 +49,16 @@ BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::RNGScope rcpp_rngScope_gen;
     rcpp_result_gen = Rcpp::wrap(cpp_build_info());
+    return rcpp_result_gen;
+END_RCPP
+}
+// cpp_enum_names
+Rcpp::List cpp_enum_names();
+RcppExport SEXP _scalebayes_cpp_enum_names() {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    rcpp_result_gen = Rcpp::wrap(cpp_enum_names());
     return rcpp_result_gen;
 END_RCPP
 }
@@ -217,6 +227,16 @@ BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::RNGScope rcpp_rngScope_gen;
     rcpp_result_gen = Rcpp::wrap(cpp_torch_info());
+    return rcpp_result_gen;
+END_RCPP
+}
+// cpp_enum_names_torch
+Rcpp::List cpp_enum_names_torch();
+RcppExport SEXP _scalebayes_cpp_enum_names_torch() {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    rcpp_result_gen = Rcpp::wrap(cpp_enum_names_torch());
     return rcpp_result_gen;
 END_RCPP
 }
@@ -751,6 +771,7 @@ static const R_CallMethodDef CallEntries[] = {
     {"_scalebayes_cpp_blasso", (DL_FUNC) &_scalebayes_cpp_blasso, 4},
     {"_scalebayes_cpp_blasso_compare", (DL_FUNC) &_scalebayes_cpp_blasso_compare, 7},
     {"_scalebayes_cpp_build_info", (DL_FUNC) &_scalebayes_cpp_build_info, 0},
+    {"_scalebayes_cpp_enum_names", (DL_FUNC) &_scalebayes_cpp_enum_names, 0},
     {"_scalebayes_cpp_ksd", (DL_FUNC) &_scalebayes_cpp_ksd, 5},
     {"_scalebayes_cpp_nn_plan", (DL_FUNC) &_scalebayes_cpp_nn_plan, 1},
     {"_scalebayes_cpp_nn_layer_kinds", (DL_FUNC) &_scalebayes_cpp_nn_layer_kinds, 0},
@@ -764,6 +785,7 @@ static const R_CallMethodDef CallEntries[] = {
     {"_scalebayes_cpp_sgmcmc_gaussian_precision", (DL_FUNC) &_scalebayes_cpp_sgmcmc_gaussian_precision, 1},
     {"_scalebayes_cpp_banana_exact", (DL_FUNC) &_scalebayes_cpp_banana_exact, 2},
     {"_scalebayes_cpp_torch_info", (DL_FUNC) &_scalebayes_cpp_torch_info, 0},
+    {"_scalebayes_cpp_enum_names_torch", (DL_FUNC) &_scalebayes_cpp_enum_names_torch, 0},
     {"_scalebayes_cpp_nn_resolve_device", (DL_FUNC) &_scalebayes_cpp_nn_resolve_device, 1},
     {"_scalebayes_cpp_nn_describe", (DL_FUNC) &_scalebayes_cpp_nn_describe, 1},
     {"_scalebayes_cpp_nn_wbb", (DL_FUNC) &_scalebayes_cpp_nn_wbb, 9},

@@ -7,7 +7,7 @@ namespace {
 scalebayes::gibbs::BlassoControl blasso_control_from(const Rcpp::List& ctrl) {
   namespace G = scalebayes::gibbs;
   G::BlassoControl c;
-  c.mode = static_cast<G::LambdaMode>(Rcpp::as<int>(ctrl["mode"]));
+  c.mode = sbglue::enum_arg<G::LambdaMode>(ctrl, "mode");
   c.lambda = Rcpp::as<double>(ctrl["lambda"]);
   c.gamma_shape = Rcpp::as<double>(ctrl["gamma_shape"]);
   c.gamma_rate = Rcpp::as<double>(ctrl["gamma_rate"]);
@@ -98,14 +98,14 @@ Rcpp::List cpp_blasso(const Rcpp::NumericMatrix& x, const Rcpp::NumericVector& y
 // Datasets first+1 .. first+count of one cell of the WBB-paper simulation (see gibbs/compare.hpp); run
 // settings (seed, first, draws = number of datasets, threads, quiet) from R/wbb_run.R's wbb_engine_settings().
 // [[Rcpp::export]]
-Rcpp::NumericMatrix cpp_blasso_compare(int n, int p, int setting, int cell_id, const Rcpp::List& blasso_ctrl,
+Rcpp::NumericMatrix cpp_blasso_compare(int n, int p, std::string setting, int cell_id, const Rcpp::List& blasso_ctrl,
                                        const Rcpp::List& settings, const Rcpp::List& run) {
   namespace G = scalebayes::gibbs;
   const scalebayes::wbb::Settings rs = sbglue::wbb_settings(run);
   G::CompareCell cell;
   cell.n = n;
   cell.p = p;
-  cell.setting = setting;
+  cell.setting = static_cast<int>(scalebayes::parse_enum<G::CompareSetting>(setting));
   cell.id = cell_id;
   G::CompareSettings st;
   st.draws = Rcpp::as<int>(settings["draws"]);

@@ -17,8 +17,8 @@ inline scalebayes::nn::ModelSpec nn_spec_from(const Rcpp::List& s) {
   nn::ModelSpec m;
   Rcpp::IntegerVector input = s["input"];
   for (int v : input) m.input.push_back(v);
-  m.family = static_cast<nn::Family>(Rcpp::as<int>(s["family"]));
-  if (s.containsElementNamed("init")) m.init = static_cast<nn::Init>(Rcpp::as<int>(s["init"]));
+  m.family = enum_arg<nn::Family>(s, "family");
+  if (s.containsElementNamed("init")) m.init = enum_arg<nn::Init>(s, "init");
   Rcpp::List L = s["layers"];
   Rcpp::IntegerVector kind = L["kind"], out = L["out"], kernel = L["kernel"], stride = L["stride"],
                       padding = L["padding"];

@@ -24,7 +24,7 @@ Rcpp::List cpp_kle_darcy_data(int n, Rcpp::List s, Rcpp::List run) {
   st.l2 = Rcpp::as<double>(s["l2"]);
   st.variance = Rcpp::as<double>(s["variance"]);
   st.kappa0 = Rcpp::as<double>(s["kappa0"]);
-  st.link = static_cast<P::KleLink>(Rcpp::as<int>(s["link"]));
+  st.link = sbglue::enum_arg<P::KleLink>(s, "link");
   st.nystrom = Rcpp::as<int>(s["nystrom"]);
   st.source = Rcpp::as<double>(s["source"]);
   const scalebayes::parallel::RunSettings rs = sbglue::run_settings(run);

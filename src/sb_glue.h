@@ -15,6 +15,7 @@
 #include <cli/progress.h>
 #include <cstdint>
 #include <string>
+#include "scalebayes/enum_names.hpp"
 #include "scalebayes/parallel/driver.hpp"
 #include "scalebayes/wbb/driver.hpp"
 
@@ -83,8 +84,16 @@ inline scalebayes::parallel::RunSettings run_settings(const Rcpp::List& s) {
   return rs;
 }
 
+// An option R passes by name (list entry `key`, one string), parsed with the engine's table for E
+// (scalebayes/enum_names.hpp): an unknown name throws std::invalid_argument listing the valid ones. R never
+// passes an enum as an integer code.
+template <class E>
+E enum_arg(const Rcpp::List& l, const char* key) {
+  return scalebayes::parse_enum<E>(Rcpp::as<std::string>(l[key]));
+}
+
 // The settings of one WBB run (or chunk) from the list made by R/wbb_run.R's wbb_engine_settings(): the run
-// settings, first (global index of the first draw), draws, dist, prior (codes of the engine's enums).
+// settings, first (global index of the first draw), draws, dist, prior (by name: wbb/driver.hpp's tables).
 inline scalebayes::wbb::Settings wbb_settings(const Rcpp::List& s) {
   namespace W = scalebayes::wbb;
   W::Settings st;
@@ -94,8 +103,8 @@ inline scalebayes::wbb::Settings wbb_settings(const Rcpp::List& s) {
     Rcpp::stop("internal: invalid draw range");
   st.first_draw = static_cast<std::size_t>(first);
   st.draws = static_cast<std::size_t>(draws);
-  st.dist = static_cast<W::WeightDist>(Rcpp::as<int>(s["dist"]));
-  st.prior = static_cast<W::PriorWeights>(Rcpp::as<int>(s["prior"]));
+  st.dist = enum_arg<W::WeightDist>(s, "dist");
+  st.prior = enum_arg<W::PriorWeights>(s, "prior");
   return st;
 }
 

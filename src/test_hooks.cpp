@@ -121,12 +121,12 @@ double cpp_coverage_all_pairs(const Rcpp::NumericVector& lo, const Rcpp::Numeric
 }
 // Dataset b (0-based: dataset b + 1) of one cell of the WBB-paper simulation exactly as
 // run_compare draws it (gibbs::compare_data), so that other software can be run on the same data.
-Rcpp::List cpp_compare_data(int n, int p, int setting, int cell_id, double seed, double b, bool paper_route) {
+Rcpp::List cpp_compare_data(int n, int p, std::string setting, int cell_id, double seed, double b, bool paper_route) {
   namespace G = scalebayes::gibbs;
   G::CompareCell cell;
   cell.n = n;
   cell.p = p;
-  cell.setting = setting;
+  cell.setting = static_cast<int>(scalebayes::parse_enum<G::CompareSetting>(setting));
   cell.id = cell_id;
   if (!(b >= 0) || b > 2147483647.0) Rcpp::stop("internal: invalid dataset index");
   const std::uint64_t s = sbglue::seed_from_r(seed);

@@ -31,7 +31,7 @@ inline nn::ModelSpec spec_from(const Rcpp::List& s) { return sbglue::nn_spec_fro
 
 inline nn::TrainConfig train_from(const Rcpp::List& c) {
   nn::TrainConfig t;
-  t.optimizer = static_cast<nn::Optimizer>(Rcpp::as<int>(c["optimizer"]));
+  t.optimizer = sbglue::enum_arg<nn::Optimizer>(c, "optimizer");
   t.lr = Rcpp::as<double>(c["lr"]);
   t.momentum = Rcpp::as<double>(c["momentum"]);
   t.beta1 = Rcpp::as<double>(c["beta1"]);
@@ -42,7 +42,7 @@ inline nn::TrainConfig train_from(const Rcpp::List& c) {
   t.batch_size = static_cast<std::int64_t>(Rcpp::as<double>(c["batch_size"]));
   t.max_steps = static_cast<std::int64_t>(Rcpp::as<double>(c["max_steps"]));
   t.grad_tol = Rcpp::as<double>(c["grad_tol"]);
-  t.weight_mode = static_cast<nn::TrainConfig::WeightMode>(Rcpp::as<int>(c["weight_mode"]));
+  t.weight_mode = sbglue::enum_arg<nn::WeightMode>(c, "weight_mode");
   t.certify = Rcpp::as<bool>(c["certify"]);
   t.history = Rcpp::as<bool>(c["history"]);
   if (c.containsElementNamed("merge_single_batch")) t.merge_single_batch = Rcpp::as<bool>(c["merge_single_batch"]);
@@ -151,8 +151,8 @@ inline scalebayes::nn::vi::Settings vi_settings_from(const Rcpp::List& vi) {
   auto num = [&](const char* k, double& v) {
     if (sbglue::has(vi, k)) v = Rcpp::as<double>(vi[k]);
   };
-  st.prior = static_cast<V::Prior>(Rcpp::as<int>(vi["prior"]));
-  st.estimator = static_cast<V::Estimator>(Rcpp::as<int>(vi["estimator"]));
+  st.prior = sbglue::enum_arg<V::Prior>(vi, "prior");
+  st.estimator = sbglue::enum_arg<V::Estimator>(vi, "estimator");
   if (sbglue::has(vi, "samples")) st.samples = Rcpp::as<int>(vi["samples"]);
   if (sbglue::has(vi, "bias_spike")) st.bias_spike = Rcpp::as<bool>(vi["bias_spike"]);
   num("tau", st.tau);

@@ -26,6 +26,22 @@ Rcpp::List cpp_torch_info() {
 #endif
 }
 
+// The names of the network engine's options (scalebayes/enum_names.hpp tables; see cpp_enum_names() in info.cpp
+// for the torch-free ones); an empty list when built without LibTorch.
+// [[Rcpp::export]]
+Rcpp::List cpp_enum_names_torch() {
+#ifdef SCALEBAYES_HAVE_TORCH
+  namespace V = scalebayes::nn::vi;
+  using scalebayes::enum_names;
+  return Rcpp::List::create(Rcpp::Named("optimizer") = enum_names<nn::Optimizer>(),
+                            Rcpp::Named("weight_mode") = enum_names<nn::WeightMode>(),
+                            Rcpp::Named("vi_prior") = enum_names<V::Prior>(),
+                            Rcpp::Named("vi_estimator") = enum_names<V::Estimator>());
+#else
+  return Rcpp::List::create();
+#endif
+}
+
 // "cpu" or "cuda" for a requested "cpu", "cuda" or "auto" (the engine's one rule, nn::resolve_device).
 // [[Rcpp::export]]
 std::string cpp_nn_resolve_device(std::string device) {

@@ -27,10 +27,9 @@ struct TFEngine {
 };
 TFEngine tf_engine_from(const Rcpp::List& e) {
   TFEngine out;
-  const int solver = Rcpp::as<int>(e["solver"]);
-  out.method = solver == 1 ? gl::TFMethod::DP : (solver == 2 ? gl::TFMethod::IP : gl::TFMethod::Auto);
+  out.method = sbglue::enum_arg<gl::TFMethod>(e, "solver");
   out.ctl = ip_control(Rcpp::as<double>(e["tol"]), Rcpp::as<int>(e["max_iter"]));
-  out.ctl.newton = Rcpp::as<int>(e["newton"]);
+  out.ctl.newton = static_cast<int>(sbglue::enum_arg<gl::NewtonDirections>(e, "newton"));
   return out;
 }
 // The engine's interrupt callback: polls R's interrupt flag without longjmp-ing through C++ frames; an

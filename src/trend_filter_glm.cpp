@@ -11,11 +11,10 @@ Eigen::VectorXd to_vec_glm(const Rcpp::NumericVector& v) { return Eigen::Map<con
 // max_outer).
 gl::GLMControl glm_control_from(const Rcpp::List& e) {
   gl::GLMControl c;
-  const int solver = Rcpp::as<int>(e["solver"]);
-  c.method = solver == 1 ? gl::TFMethod::DP : (solver == 2 ? gl::TFMethod::IP : gl::TFMethod::Auto);
+  c.method = sbglue::enum_arg<gl::TFMethod>(e, "solver");
   c.tol = Rcpp::as<double>(e["tol"]);
   c.inner.max_iter = Rcpp::as<int>(e["max_iter"]);
-  c.inner.newton = Rcpp::as<int>(e["newton"]);
+  c.inner.newton = static_cast<int>(sbglue::enum_arg<gl::NewtonDirections>(e, "newton"));
   c.max_outer = Rcpp::as<int>(e["max_outer"]);
   return c;
 }

@@ -26,7 +26,8 @@ cd::Control control_from(const Rcpp::List& c) {
   vec("offset", ctrl.offset);
   vec("lower", ctrl.lower);
   vec("upper", ctrl.upper);
-  if (c.containsElementNamed("cv_measure") && !Rf_isNull(c["cv_measure"])) ctrl.cv_measure = Rcpp::as<int>(c["cv_measure"]);
+  if (c.containsElementNamed("cv_measure") && !Rf_isNull(c["cv_measure"]))
+    ctrl.cv_measure = static_cast<int>(sbglue::enum_arg<cd::CvMeasure>(c, "cv_measure"));
   return ctrl;
 }
 cd::Family family_from(int f) {

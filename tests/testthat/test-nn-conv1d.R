@@ -29,7 +29,7 @@ test_that("the engine's layer-kind table is the one list of kinds; codes stored 
   kinds <- vapply(ctors, function(f) do.call(f, args[[f]] %||% list())$kind, "")
   expect_true(all(kinds %in% k$name), info = paste(ctors[!kinds %in% k$name], collapse = ", "))
   # a code beyond the table is the engine's error, not a crash
-  spec <- list(input = 3L, family = 0L, layers = list(kind = 99L, out = 1L, kernel = 0L, stride = 1L, padding = 0L,
+  spec <- list(input = 3L, family = "gaussian", layers = list(kind = 99L, out = 1L, kernel = 0L, stride = 1L, padding = 0L,
                                                       penalized = TRUE))
   expect_error(scalebayes:::cpp_nn_plan(spec), "unknown layer kind code 99 \\(codes are 0 to 13\\)")
 })

@@ -185,9 +185,9 @@ test_that("diverged draws show in the history and in print()", {
 test_that("nn_control() validates the optimizer settings", {
   expect_equal(nn_control(optimizer = "rmsprop")$optimizer, "rmsprop")
   expect_equal(nn_control(optimizer = "rmsprop", alpha = 0.9)$alpha, 0.9)
-  expect_equal(scalebayes:::nn_engine_control(nn_control(optimizer = "rmsprop"), "cpu", FALSE)$optimizer, 2L)
-  expect_equal(scalebayes:::nn_engine_control(nn_control(optimizer = "sgd"), "cpu", FALSE)$optimizer, 0L)
-  expect_equal(scalebayes:::nn_engine_control(nn_control(), "cpu", FALSE)$optimizer, 1L)
+  expect_equal(scalebayes:::nn_engine_control(nn_control(optimizer = "rmsprop"), "cpu", FALSE)$optimizer, "rmsprop")
+  expect_equal(scalebayes:::nn_engine_control(nn_control(optimizer = "sgd"), "cpu", FALSE)$optimizer, "sgd")
+  expect_equal(scalebayes:::nn_engine_control(nn_control(), "cpu", FALSE)$optimizer, "adam")
   expect_error(nn_control(optimizer = "adagrad"), class = "scalebayes_error")
   expect_error(nn_control(alpha = 1), class = "scalebayes_error")
   expect_error(nn_control(alpha = 0), class = "scalebayes_error")

@@ -4,8 +4,7 @@
 
 vi_engine_list <- function(prior = "gaussian", estimator = "local", prior_sd = 1, log_lambda = 0, tau = 0.5,
                            noise_sd = 1, mixture = c(0.5, 1, exp(-6)), alpha_max = Inf, bias_spike = TRUE) {
-  list(prior = match(prior, c("gaussian", "scale_mixture", "log_uniform", "spike_slab")) - 1L,
-       estimator = match(estimator, c("local", "weights", "per_example")) - 1L, tau = tau, prior_sd = prior_sd,
+  list(prior = prior, estimator = estimator, tau = tau, prior_sd = prior_sd,  # by name (the engine's tables)
        mix_pi = mixture[1], mix_sd1 = mixture[2], mix_sd2 = mixture[3], alpha_max = alpha_max,
        bias_spike = bias_spike, noise_sd = noise_sd, log_lambda = log_lambda)
 }

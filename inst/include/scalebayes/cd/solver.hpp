@@ -43,11 +43,19 @@
 #include "scalebayes/parallel/driver.hpp"
 #include "scalebayes/math/family.hpp"
 #include "scalebayes/math/logistic.hpp"
+#include "scalebayes/enum_names.hpp"
 
 namespace scalebayes {
 namespace cd {
 
 using scalebayes::Family;  // math/family.hpp
+
+// Control::cv_measure by name (R: cv.scalebayes(type.measure = )); the int values are cv_measure's codes.
+enum class CvMeasure { deviance = 0, mse = 1, mae = 2, class_error = 3, auc = 4 };
+inline constexpr EnumTable<CvMeasure, 5> cv_measure_names{
+    "type.measure", {{{"deviance", CvMeasure::deviance}, {"mse", CvMeasure::mse}, {"mae", CvMeasure::mae},
+                      {"class", CvMeasure::class_error}, {"auc", CvMeasure::auc}}}};
+constexpr const auto& enum_table(CvMeasure) { return cv_measure_names; }
 
 struct Control {
   double tol = 1e-14;     // inner convergence: max_j G_jj dbeta_j^2 < tol * weighted null deviance

@@ -5,9 +5,16 @@
 #include <Eigen/Dense>
 #include <cmath>
 #include <functional>
+#include "scalebayes/enum_names.hpp"
 
 namespace scalebayes {
 namespace genlasso {
+
+// IPControl::newton by name (R: trend_filter_control(newton = )); the int values are IPControl::newton's codes.
+enum class NewtonDirections { automatic = 0, qr = 1, dual = 2 };
+inline constexpr EnumTable<NewtonDirections, 3> newton_directions_names{
+    "newton", {{{"auto", NewtonDirections::automatic}, {"qr", NewtonDirections::qr}, {"dual", NewtonDirections::dual}}}};
+constexpr const auto& enum_table(NewtonDirections) { return newton_directions_names; }
 
 struct IPControl {
   double tol = 1e-8;      // relative duality gap

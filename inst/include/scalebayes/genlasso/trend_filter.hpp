@@ -26,11 +26,15 @@
 #include "certificate.hpp"
 #include "fused_dp.hpp"
 #include "ip_types.hpp"
+#include "scalebayes/enum_names.hpp"
 
 namespace scalebayes {
 namespace genlasso {
 
 enum class TFMethod { Auto = 0, DP = 1, IP = 2 };
+inline constexpr EnumTable<TFMethod, 3> tf_method_names{
+    "method", {{{"auto", TFMethod::Auto}, {"dp", TFMethod::DP}, {"ip", TFMethod::IP}}}};
+constexpr const auto& enum_table(TFMethod) { return tf_method_names; }
 
 // One weighted solve. lam: per-difference penalties (length m). op: a BandedOp on D whose weights may
 // already be set (weights_set = true) so that a lambda path reuses the Gram matrix.

@@ -36,11 +36,15 @@
 
 #include "scalebayes/parallel/driver.hpp"
 #include "scalebayes/rng/stream.hpp"
+#include "scalebayes/enum_names.hpp"
 
 namespace scalebayes {
 namespace gibbs {
 
 enum class LambdaMode { fixed = 0, em = 1, gamma = 2 };
+inline constexpr EnumTable<LambdaMode, 3> lambda_mode_names{
+    "lambda mode", {{{"fixed", LambdaMode::fixed}, {"eb", LambdaMode::em}, {"gamma", LambdaMode::gamma}}}};
+constexpr const auto& enum_table(LambdaMode) { return lambda_mode_names; }
 
 struct BlassoControl {
   LambdaMode mode = LambdaMode::fixed;

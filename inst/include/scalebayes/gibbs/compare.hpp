@@ -30,9 +30,16 @@
 #include "scalebayes/parallel/driver.hpp"
 #include "scalebayes/rng/stream.hpp"
 #include "scalebayes/wbb/glm.hpp"
+#include "scalebayes/enum_names.hpp"
 
 namespace scalebayes {
 namespace gibbs {
+
+// CompareCell::setting by name (R: blasso_compare(settings = )); the int values are CompareCell::setting's codes.
+enum class CompareSetting { a_i = 0, a_ii = 1, b = 2 };
+inline constexpr EnumTable<CompareSetting, 3> compare_setting_names{
+    "setting", {{{"A(i)", CompareSetting::a_i}, {"A(ii)", CompareSetting::a_ii}, {"B", CompareSetting::b}}}};
+constexpr const auto& enum_table(CompareSetting) { return compare_setting_names; }
 
 struct CompareCell {
   int n = 50, p = 40;

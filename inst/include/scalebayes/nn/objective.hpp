@@ -25,6 +25,7 @@
 #include "scalebayes/nn/data.hpp"
 #include "scalebayes/nn/net.hpp"
 #include "scalebayes/rng/stream.hpp"
+#include "scalebayes/enum_names.hpp"
 
 namespace scalebayes {
 namespace nn {
@@ -195,6 +196,10 @@ inline void permutation(rng::Stream& s, std::vector<std::int64_t>& perm) {
 // independent random position; batch_mean multiplies the batch's mean loss by the mean weight of an
 // independent random batch (TensorFlow broadcast loss[B] * W[B, 1] to B x B before reduce_mean).
 enum class WeightMode { example = 0, shuffled = 1, batch_mean = 2 };
+inline constexpr EnumTable<WeightMode, 3> weight_mode_names{
+    "weight_mode", {{{"example", WeightMode::example}, {"shuffled", WeightMode::shuffled},
+                       {"batch_mean", WeightMode::batch_mean}}}};
+constexpr const auto& enum_table(WeightMode) { return weight_mode_names; }
 
 // The WBB objective F for data weights w ([n], on the data's device, the network's dtype) and penalty pen,
 // as an Objective of the training loop. minibatch(): the unbiased estimate of F / n stated at the top of this

@@ -10,6 +10,7 @@
 #include <stdexcept>
 #include <string>
 #include <vector>
+#include "scalebayes/enum_names.hpp"
 
 namespace scalebayes {
 namespace nn {
@@ -45,10 +46,17 @@ struct LayerSpec {
 };
 
 enum class Family { gaussian = 0, binomial = 1, multinomial = 2 };
+inline constexpr EnumTable<Family, 3> family_names{
+    "family", {{{"gaussian", Family::gaussian}, {"binomial", Family::binomial},
+                  {"multinomial", Family::multinomial}}}};
+constexpr const auto& enum_table(Family) { return family_names; }
 
 // Initialization of weights and biases: PyTorch's default (weights and biases U(+-1/sqrt(fan_in))) or
 // Glorot/Xavier uniform weights U(+-sqrt(6/(fan_in + fan_out))) with zero biases (TensorFlow's default).
 enum class Init { fan_in_uniform = 0, glorot_uniform = 1 };
+inline constexpr EnumTable<Init, 2> init_names{
+    "init", {{{"fan_in", Init::fan_in_uniform}, {"glorot", Init::glorot_uniform}}}};
+constexpr const auto& enum_table(Init) { return init_names; }
 
 struct ModelSpec {
   std::vector<std::int64_t> input;  // shape of one example: {p} or {channels, height, width}

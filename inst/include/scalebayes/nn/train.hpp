@@ -49,11 +49,15 @@
 #include "scalebayes/nn/objective.hpp"
 #include "scalebayes/parallel/driver.hpp"
 #include "scalebayes/rng/stream.hpp"
+#include "scalebayes/enum_names.hpp"
 
 namespace scalebayes {
 namespace nn {
 
 enum class Optimizer { sgd = 0, adam = 1, rmsprop = 2 };
+inline constexpr EnumTable<Optimizer, 3> optimizer_names{
+    "optimizer", {{{"sgd", Optimizer::sgd}, {"adam", Optimizer::adam}, {"rmsprop", Optimizer::rmsprop}}}};
+constexpr const auto& enum_table(Optimizer) { return optimizer_names; }
 
 struct TrainConfig {
   Optimizer optimizer = Optimizer::adam;

@@ -27,6 +27,7 @@
 #include "scalebayes/parallel/driver.hpp"
 #include "scalebayes/pde/kle.hpp"
 #include "scalebayes/rng/stream.hpp"
+#include "scalebayes/enum_names.hpp"
 
 namespace scalebayes {
 namespace pde {
@@ -116,6 +117,9 @@ inline DarcySolution darcy_tpfa(const DarcyGrid& g, const Eigen::Ref<const Eigen
 }
 
 enum class KleLink { log = 0, identity = 1 };
+inline constexpr EnumTable<KleLink, 2> kle_link_names{
+    "link", {{{"log", KleLink::log}, {"identity", KleLink::identity}}}};
+constexpr const auto& enum_table(KleLink) { return kle_link_names; }
 
 // Settings of the KLE data set.
 struct KleDataSettings {

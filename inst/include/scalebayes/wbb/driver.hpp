@@ -44,12 +44,21 @@
 
 #include "scalebayes/parallel/driver.hpp"
 #include "scalebayes/rng/stream.hpp"
+#include "scalebayes/enum_names.hpp"
 
 namespace scalebayes {
 namespace wbb {
 
 enum class PriorWeights { separate = 0, common = 1, none = 2 };
 enum class WeightDist { exponential = 0, multinomial = 1, unit = 2 };  // unit: all 1 (plain fits)
+inline constexpr EnumTable<PriorWeights, 3> prior_weights_names{
+    "prior weights", {{{"separate", PriorWeights::separate}, {"common", PriorWeights::common},
+                         {"none", PriorWeights::none}}}};
+constexpr const auto& enum_table(PriorWeights) { return prior_weights_names; }
+inline constexpr EnumTable<WeightDist, 3> weight_dist_names{
+    "weight distribution", {{{"exponential", WeightDist::exponential}, {"multinomial", WeightDist::multinomial},
+                               {"unit", WeightDist::unit}}}};
+constexpr const auto& enum_table(WeightDist) { return weight_dist_names; }
 
 // The one settings carrier of every WBB run: the run settings (seed, threads) plus the draw range and weights.
 struct Settings : parallel::RunSettings {

@@ -47,6 +47,7 @@
 
 #include "scalebayes/nn/net.hpp"
 #include "scalebayes/rng/stream.hpp"
+#include "scalebayes/enum_names.hpp"
 
 namespace scalebayes {
 namespace nn {
@@ -54,6 +55,14 @@ namespace vi {
 
 enum class Estimator { local = 0, weights = 1, per_example = 2 };
 enum class Prior { gaussian = 0, scale_mixture = 1, log_uniform = 2, spike_slab = 3 };
+inline constexpr EnumTable<Estimator, 3> estimator_names{
+    "estimator", {{{"local", Estimator::local}, {"weights", Estimator::weights},
+                     {"per_example", Estimator::per_example}}}};
+constexpr const auto& enum_table(Estimator) { return estimator_names; }
+inline constexpr EnumTable<Prior, 4> prior_names{
+    "prior", {{{"gaussian", Prior::gaussian}, {"scale_mixture", Prior::scale_mixture},
+                 {"log_uniform", Prior::log_uniform}, {"spike_slab", Prior::spike_slab}}}};
+constexpr const auto& enum_table(Prior) { return prior_names; }
 
 inline double softplus(double r) { return r > 30 ? r : std::log1p(std::exp(r)); }
 inline double inv_softplus(double s) { return s > 30 ? s : std::log(std::expm1(s)); }
