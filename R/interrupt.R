@@ -43,7 +43,7 @@
 #' \dontrun{
 #' fit <- wbb(x, y, draws = 1e5)   # press Ctrl-C after a while
 #' fit$interruption                # list(completed = 3127, requested = 1e5, unit = "draws")
-#' summary(fit)                    # the 3,127 draws: those of wbb(x, y, draws = 3127) with the same seed
+#' summary(fit)  # the 3,127 draws: those of wbb(x, y, draws = 3127) with the same seed
 #' }
 #' @name scalebayes-interrupts
 #' @aliases scalebayes_warning_interrupted

@@ -50,6 +50,8 @@ sb_point_fit_info <- function(object) {
 #'
 #' @param object,x A fit.
 #' @param use.fallback Not used: accepted because stats' [stats::sigma()] passes it to `nobs()`.
+#' @param newdata [generalized_lasso()] fits with a design matrix `X`: a numeric matrix of new rows (the columns
+#'   of `X`); `NULL` (default): the fitted values.
 #' @param s [cv_weighted_lasso()] fits: `"lambda.1se"`, `"lambda.min"` or lambda values, as [predict.sb_cv()].
 #' @param ... Not used: any argument given here is an error (class `scalebayes_error_dots`).
 #' @return See above.
