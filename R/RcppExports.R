@@ -157,6 +157,10 @@ cpp_genlasso_dualpath <- function(y, m, n, Di, Dp, Dx, maxsteps, minlam, approx,
     .Call(`_scalebayes_cpp_genlasso_dualpath`, y, m, n, Di, Dp, Dx, maxsteps, minlam, approx, btol, backend, quiet)
 }
 
+cpp_genlasso_dualpath_dense <- function(y, D, maxsteps, minlam, approx, btol, quiet) {
+    .Call(`_scalebayes_cpp_genlasso_dualpath_dense`, y, D, maxsteps, minlam, approx, btol, quiet)
+}
+
 cpp_tf_glm_path <- function(family, y, a, x, w, k, w0, lambdas, engine) {
     .Call(`_scalebayes_cpp_tf_glm_path`, family, y, a, x, w, k, w0, lambdas, engine)
 }

@@ -26,12 +26,13 @@
 #'   (the approximate path, faster, exact only while no coordinate would leave). A warning of class
 #'   `scalebayes_warning_maxsteps` says when `maxsteps` ended the path above `minlam`.
 #' @param X Optional design matrix (n x p, base or sparse `Matrix`; then `y` has n entries and `D` p columns):
-#'   genlasso's reduction to X = I (`y -> U U'y`, `D -> D V diag(1/d) U'` from the SVD of X, dense; when p > n
-#'   or X is column rank deficient, a ridge of multiplier `eps` is added, with a warning of class
+#'   genlasso's reduction to X = I, in p coordinates (`X = QR`, thin QR: `y -> Q'y`, `D -> D R^-1`, dense; the
+#'   same duals, knots and `df` as genlasso's `U U'y`, `D V diag(1/d) U'` from the SVD of X; when p > n
+#'   or X is column rank deficient (genlasso's rule: a singular value below 1e-7), a ridge of multiplier `eps` is added, with a warning of class
 #'   `scalebayes_warning_ridge`, as genlasso does; the objective then has the added term
 #'   \eqn{\frac{\epsilon}{2}\|\beta\|^2}). With `path = FALSE` the grid interior point solves the reduced
 #'   problem and the reported `gap` / `rel_gap` certify the original objective: it is evaluated at the returned
-#'   `beta`, against the reduced problem's dual value plus the constant \eqn{\frac12\|(I - UU^\top)\tilde y\|^2}.
+#'   `beta`, against the reduced problem's dual value plus the constant \eqn{\frac12\|(I - QQ^\top)\tilde y\|^2}.
 #'   The grid fit then also has `df` (genlasso's: \eqn{p} minus the rank of \eqn{\tilde D_I}, I the rows with
 #'   \eqn{(D\beta)_j = 0} and \eqn{|u_j| < \lambda p_j}), `fitted()` is \eqn{X\beta} and
 #'   `predict(fit, newdata = )` takes new rows of X. `weights` (one per row of X)
@@ -56,20 +57,22 @@
 #'   precision (high-order differences written as a generic matrix) a warning of class
 #'   `scalebayes_warning_lambda_max` says so: use [trend_filter()] for those.
 #' @section Cost of the path: between knots the interior dual is `a - lambda b` with `a`, `b` min-norm
-#'   least-squares solutions in \eqn{D_I^\top} (I the rows off the boundary), recomputed at every knot:
+#'   least-squares solutions in \eqn{D_I^\top} (I the rows off the boundary), at every knot:
 #'   * banded `D` (every row a contiguous support whose first and last columns do not decrease: trend
 #'     filtering, 1-D fused lasso): a banded Givens QR, O(n w^2) per knot (w = k + 2 for trend filtering);
 #'   * graph `D` (every row an edge \eqn{c(e_q - e_p)} or a lasso row: fused lasso on a graph or a 2-D grid):
 #'     a sparse LDL' of the grounded weighted Laplacian of the interior edges per knot;
-#'   * any other `D`, and every `X`: a dense complete orthogonal decomposition of \eqn{D_I^\top},
-#'     O(n m min(n, m)) per knot (with `X`, n is `ncol(X)`).
+#'   * any other `D`, and every `X`: a dense QR of \eqn{D_I^\top} kept across knots by Givens up/downdates,
+#'     O(n^2 + n m) per knot (with `X`, n is `ncol(X)`); a knot where \eqn{D_I} is rank deficient or has more
+#'     rows than columns uses a complete orthogonal decomposition, O(n m min(n, m)). With `X` add the
+#'     reduction once, O(nrow(X) p^2 + m p^2).
 #'
 #'   Plus O(n + m) per knot to store `beta` and `u`. A full path has about 2n knots for trend filtering
 #'   (k = 1; 4n for k = 2), so its cost grows like n^2.
 #'   Observation weights and `penalty_factor` enter exactly by the change of variables
 #'   \eqn{\tilde y = W^{1/2} y}, \eqn{\tilde D = \mathrm{diag}(p) D W^{-1/2}}. `df` at each knot is
 #'   genlasso's: the dimension of the null space of \eqn{D_I} on the segment above the knot (with `X`: of
-#'   \eqn{\tilde D_I}, \eqn{\tilde D = D V S^{-1}} from the SVD of X, which is genlasso's df).
+#'   \eqn{\tilde D_I}, \eqn{\tilde D = D R^{-1}}, which is genlasso's df).
 #'   On graphs with cycles (2-D grids) the dual solution need not be unique: the knots can then differ from
 #'   genlasso's while the primal solutions (the fits) agree; see the design note.
 #' @section When is the path faster than the grid?: measured (`bench/genlasso_path.R`, 2-core VM, loaded):

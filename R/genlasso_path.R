@@ -31,17 +31,15 @@ genlasso_dual_path <- function(y, sp, weights, pw, pa, X = NULL, eps = 1e-4, bac
     bls <- y
     df <- r$df
   } else {
-    # genlasso::genlasso's reduction, in p coordinates: with X~ = U S V' (thin SVD, full column rank; the ridge
-    # rows sqrt(eps) I appended when p > n or X is column-rank deficient), theta = S V' beta turns the problem
-    # into X = I with y~ = U'y, D~ = D V S^-1 (m x p). genlasso works with the n-vector U U'y and D V S^-1 U'
-    # instead (n x the work per knot); the duals u, the knots and the df (genlasso's df - (n - p), or - n with
-    # the ridge, equal p - rank(D~_I)) are the same.
+    # genlasso::genlasso's reduction, in p coordinates (gl_reduce_x(): X~ = Q R, theta = R beta, y~ = Q'y,
+    # D~ = D R^-1, m x p). genlasso works with the n-vector U U'y and D V S^-1 U' from the SVD instead (n x the
+    # work per knot); the duals u, the knots and the df (genlasso's df - (n - p), or - n with the ridge, equal
+    # p - rank(D~_I)) are the same. The dense D~ goes to the engine as it is (dense QR up/downdates per knot).
     red <- gl_reduce_x(X, y, weights, sp, Dx, eps, call = call)
     y2 <- red$y2
     Vs <- red$Vs
-    sp2 <- check_penalty_matrix(red$D2, call = call)
-    r <- sb_call_engine(cpp_genlasso_dualpath(y2, sp2$m, sp2$n, sp2$i, sp2$p, sp2$x, pa$maxsteps, pa$minlam,
-                                              pa$approx, 1e-7, 2L, quiet), call = call)
+    r <- sb_call_engine(cpp_genlasso_dualpath_dense(y2, red$D2, pa$maxsteps, pa$minlam, pa$approx, 1e-7, quiet),
+                        call = call)
     beta <- Vs %*% r$beta
     colnames(beta) <- r$colnames
     fit <- X %*% beta
@@ -56,32 +54,62 @@ genlasso_dual_path <- function(y, sp, weights, pw, pa, X = NULL, eps = 1e-4, bac
        sign = r$sign, completepath = r$complete, bls = bls, dense_used = r$dense_used)
 }
 
-# genlasso's reduction of a design matrix X to X = I, in p coordinates: X~ = W^1/2 X = U S V' (thin SVD; the
-# ridge rows sqrt(eps) I appended, with a warning, when p > n or X is column rank deficient, as genlasso does),
-# theta = S V' beta turns 1/2 ||W^1/2 (y - X beta)||^2 (+ eps/2 ||beta||^2 with the ridge) + lambda ||D beta||_1
-# into 1/2 ||y2 - theta||^2 + lambda ||D2 theta||_1 + c0 with y2 = U' y~, D2 = D V S^-1 (m x p, dense) and the
-# constant c0 = 1/2 (||y~||^2 - ||y2||^2). Dx: the values of D's slots (already multiplied by penalty factors or
-# not, as the caller wants). Returns y2, D2, Vs = V S^-1 (beta = Vs theta), ridge and c0.
+# genlasso's reduction of a design matrix X to X = I, in p coordinates: X~ = W^1/2 X = Q R (thin QR; the ridge
+# rows sqrt(eps) I appended, with a warning, when p > n or X is column rank deficient, as genlasso does),
+# theta = R beta turns 1/2 ||W^1/2 (y - X beta)||^2 (+ eps/2 ||beta||^2 with the ridge) + lambda ||D beta||_1
+# into 1/2 ||y2 - theta||^2 + lambda ||D2 theta||_1 + c0 with y2 = Q' y~, D2 = D R^-1 (m x p, dense) and the
+# constant c0 = 1/2 (||y~||^2 - ||y2||^2). genlasso uses the SVD X~ = U S V' (theta = S V' beta); the two
+# reduced problems differ by the orthogonal change of variables O = U'Q (theta_svd = O theta_qr), so the duals u,
+# the knots and df (p - rank(D2_I) = p - rank(D_I)) are the same; the QR costs a fraction of the SVD.
+# genlasso's rank rule (all singular values of X~ >= 1e-7) is kept exactly: 1 / ||R^-1||_F is a lower bound of
+# the smallest singular value, and only when it is below 1e-7 are the singular values computed.
+# Dx: the values of D's slots (already multiplied by penalty factors or not, as the caller wants).
+# Returns y2, D2, Vs = R^-1 (beta = Vs theta), ridge and c0.
 gl_reduce_x <- function(X, y, weights, sp, Dx, eps, call = rlang::caller_env()) {
   sw <- sqrt(weights)
   Xw <- if (all(weights == 1)) X else X * sw
   yw <- y * sw
   p <- ncol(X)
+  qr_reduce <- function(A) {
+    q <- qr(A)  # LINPACK: columns move only when (numerically) dependent
+    ok <- all(q$pivot == seq_len(p))
+    if (ok) {
+      R <- qr.R(q)
+      ok <- all(abs(diag(R)) > 0)
+    }
+    if (ok) {
+      Rinv <- backsolve(R, diag(p))
+      ok <- all(is.finite(Rinv))
+    }
+    if (!ok) return(NULL)
+    list(q = q, Rinv = Rinv, smin_lower = 1 / sqrt(sum(Rinv^2)))
+  }
   ridge <- p > nrow(X)
+  f <- NULL
   if (!ridge) {
-    s <- svd(Xw)
-    ridge <- !all(s$d >= 1e-7)
+    f <- qr_reduce(Xw)
+    if (is.null(f) || !(f$smin_lower >= 1e-7)) ridge <- !all(La.svd(Xw, 0, 0)$d >= 1e-7)
+    if (!ridge && is.null(f)) {
+      # full rank by genlasso's rule, but the pivoted QR reordered the columns: the SVD reduction
+      s <- svd(Xw)
+      f <- list(Rinv = s$v %*% diag(1 / s$d, p), y2 = as.numeric(crossprod(s$u, yw)))
+    }
   }
   if (ridge) {
     sb_warn("Adding a small ridge penalty (multiplier {eps}), because {.arg X} has more columns than rows or is column rank deficient (as genlasso does).",
             kind = "ridge")
-    s <- svd(rbind(Xw, diag(sqrt(eps), p)))
     yw <- c(yw, rep(0, p))
+    f <- qr_reduce(rbind(Xw, diag(sqrt(eps), p)))
+    if (is.null(f)) {
+      s <- svd(rbind(Xw, diag(sqrt(eps), p)))
+      f <- list(Rinv = s$v %*% diag(1 / s$d, p), y2 = as.numeric(crossprod(s$u, yw)))
+    }
   }
-  y2 <- as.numeric(crossprod(s$u, yw))
-  Vs <- s$v %*% diag(1 / s$d, p)
-  D2 <- as.matrix(as_penalty_dgc(list(i = sp$i, p = sp$p, x = Dx, m = sp$m, n = sp$n)) %*% Vs)
-  list(y2 = y2, D2 = D2, Vs = Vs, ridge = ridge, c0 = max(0, (sum(yw^2) - sum(y2^2)) / 2))
+  y2 <- if (is.null(f$y2)) qr.qty(f$q, yw)[seq_len(p)] else f$y2
+  Dd <- matrix(0, sp$m, sp$n)
+  Dd[cbind(sp$i + 1L, rep.int(seq_len(sp$n), diff(sp$p)))] <- Dx
+  D2 <- Dd %*% f$Rinv
+  list(y2 = y2, D2 = D2, Vs = f$Rinv, ridge = ridge, c0 = max(0, (sum(yw^2) - sum(y2^2)) / 2))
 }
 
 # X: a finite numeric matrix (base or Matrix, made dense: the reduction is a dense SVD) with n columns.

@@ -31,11 +31,28 @@ for (ms in c(200, 2000)) {
                 max(abs(coef(g$v, lambda = l)$beta - coef(s$v, lambda = l)$beta))))
   }
 }
-X <- matrix(rnorm(200 * 100), 200, 100)
-yx <- as.numeric(X %*% rep(c(0, 1, -1, 0.5), each = 25) + rnorm(200))
-g <- tm(genlasso(yx, X, getD1d(100)))
-s <- tm(generalized_lasso(yx, fused_lasso_1d(100), X = X, path = TRUE))
-row("200 x 100 X, fused lasso 1-D D (full path)", g, s)
+# design matrix X: a full path takes tens of milliseconds, so each is timed in CPU time (user + sys) over 15
+# alternating repetitions of 5 fits each (medians); the same knots, beta and df are checked against genlasso
+cpu <- function(f) { t0 <- proc.time(); for (i in 1:5) f(); sum((proc.time() - t0)[c(1, 2)]) / 5 }
+for (sz in list(c(200, 100), c(500, 200))) {
+  nX <- sz[1]; p <- sz[2]
+  X <- matrix(rnorm(nX * p), nX, p)
+  yx <- as.numeric(X %*% rep(c(0, 1, -1, 0.5), each = p / 4) + rnorm(nX))
+  D1 <- getD1d(p); Ds <- fused_lasso_1d(p)
+  g <- genlasso(yx, X, D1)
+  s <- generalized_lasso(yx, Ds, X = X, path = TRUE)
+  K <- min(length(g$lambda), length(s$lambda))
+  tg <- ts <- numeric(15)
+  for (r in 1:15) {
+    tg[r] <- cpu(function() genlasso(yx, X, D1))
+    ts[r] <- cpu(function() generalized_lasso(yx, Ds, X = X, path = TRUE))
+  }
+  cat(sprintf("| %d x %d X, fused lasso 1-D D (full path; CPU medians of 15 x 5) | %d / %d | %.4f s | %.4f s | %.1f | %.0f | %.0f | %.1e (beta %.1e, df equal: %s) |\n",
+              nX, p, length(g$lambda), length(s$lambda), median(tg), median(ts), median(tg) / median(ts),
+              length(g$lambda) / median(tg), length(s$lambda) / median(ts),
+              max(abs(g$lambda[1:K] - s$lambda[1:K]) / g$lambda[1:K]),
+              max(abs(g$beta[, 1:K] - s$beta[, 1:K])) / max(abs(g$beta)), identical(as.numeric(g$df), as.numeric(s$df))))
+}
 
 cat("\nPath (all knots) against the grid interior point (50 lambdas, lambda_max .. 1e-5 lambda_max for trend filtering, 1e-4 for generalized_lasso):\n")
 cat("| problem | knots | path | grid (50 lambdas) | path / grid |\n|---|---|---|---|---|\n")

@@ -602,6 +602,23 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
+// cpp_genlasso_dualpath_dense
+Rcpp::List cpp_genlasso_dualpath_dense(Rcpp::NumericVector y, Rcpp::NumericMatrix D, int maxsteps, double minlam, bool approx, double btol, bool quiet);
+RcppExport SEXP _scalebayes_cpp_genlasso_dualpath_dense(SEXP ySEXP, SEXP DSEXP, SEXP maxstepsSEXP, SEXP minlamSEXP, SEXP approxSEXP, SEXP btolSEXP, SEXP quietSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type y(ySEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericMatrix >::type D(DSEXP);
+    Rcpp::traits::input_parameter< int >::type maxsteps(maxstepsSEXP);
+    Rcpp::traits::input_parameter< double >::type minlam(minlamSEXP);
+    Rcpp::traits::input_parameter< bool >::type approx(approxSEXP);
+    Rcpp::traits::input_parameter< double >::type btol(btolSEXP);
+    Rcpp::traits::input_parameter< bool >::type quiet(quietSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_genlasso_dualpath_dense(y, D, maxsteps, minlam, approx, btol, quiet));
+    return rcpp_result_gen;
+END_RCPP
+}
 // cpp_tf_glm_path
 Rcpp::List cpp_tf_glm_path(int family, Rcpp::NumericVector y, Rcpp::NumericVector a, Rcpp::NumericVector x, Rcpp::NumericVector w, int k, Rcpp::NumericVector w0, Rcpp::NumericVector lambdas, Rcpp::List engine);
 RcppExport SEXP _scalebayes_cpp_tf_glm_path(SEXP familySEXP, SEXP ySEXP, SEXP aSEXP, SEXP xSEXP, SEXP wSEXP, SEXP kSEXP, SEXP w0SEXP, SEXP lambdasSEXP, SEXP engineSEXP) {
@@ -807,6 +824,7 @@ static const R_CallMethodDef CallEntries[] = {
     {"_scalebayes_cpp_genlasso_lambda_max", (DL_FUNC) &_scalebayes_cpp_genlasso_lambda_max, 8},
     {"_scalebayes_cpp_tf_row_norms", (DL_FUNC) &_scalebayes_cpp_tf_row_norms, 2},
     {"_scalebayes_cpp_genlasso_dualpath", (DL_FUNC) &_scalebayes_cpp_genlasso_dualpath, 12},
+    {"_scalebayes_cpp_genlasso_dualpath_dense", (DL_FUNC) &_scalebayes_cpp_genlasso_dualpath_dense, 7},
     {"_scalebayes_cpp_tf_glm_path", (DL_FUNC) &_scalebayes_cpp_tf_glm_path, 9},
     {"_scalebayes_cpp_tf_glm_certify", (DL_FUNC) &_scalebayes_cpp_tf_glm_certify, 9},
     {"_scalebayes_cpp_tf_glm_wbb", (DL_FUNC) &_scalebayes_cpp_tf_glm_wbb, 11},

@@ -170,15 +170,14 @@ Rcpp::NumericVector cpp_tf_row_norms(Rcpp::NumericVector x, int k) {
   return Rcpp::wrap(gl::row_norms(gl::make_difference(to_vec(x), k)));
 }
 
-// The exact dual solution path (engine: genlasso/dual_path.hpp) for a sparse D in compressed-column form.
-// backend: 0 auto, 1 banded, 2 dense. A cli progress bar over maxsteps knots unless quiet (main thread); the
-// interrupt poll runs before every knot. beta = y - D'u is written straight into the R matrix (the engine keeps
-// u only), and the column names (genlasso's round(lambda, 3)) are set here, so R never copies the n x K matrix.
-// [[Rcpp::export]]
-Rcpp::List cpp_genlasso_dualpath(Rcpp::NumericVector y, int m, int n, Rcpp::IntegerVector Di, Rcpp::IntegerVector Dp,
-                                 Rcpp::NumericVector Dx, int maxsteps, double minlam, bool approx, double btol,
-                                 int backend, bool quiet) {
-  const Eigen::SparseMatrix<double> D = sparse_from_csc(m, n, Di, Dp, Dx);
+namespace {
+// The exact dual solution path (engine: genlasso/dual_path.hpp) and its R list. A cli progress bar over maxsteps
+// knots unless quiet (main thread); the interrupt poll runs before every knot. beta = y - D'u is written straight
+// into the R matrix (the engine keeps u only), and the column names (genlasso's round(lambda, 3)) are set here,
+// so R never copies the n x K matrix.
+Rcpp::List genlasso_dualpath_list(const Eigen::SparseMatrix<double>& D, const Eigen::VectorXd& yv, int maxsteps,
+                                  double minlam, bool approx, double btol, int backend, bool quiet) {
+  const int m = static_cast<int>(D.rows()), n = static_cast<int>(D.cols());
   gl::DualPathControl ctl;
   ctl.maxsteps = maxsteps;
   ctl.minlam = minlam;
@@ -186,7 +185,6 @@ Rcpp::List cpp_genlasso_dualpath(Rcpp::NumericVector y, int m, int n, Rcpp::Inte
   ctl.btol = btol;
   ctl.backend = backend;
   ctl.keep_beta = false;
-  const Eigen::VectorXd yv = to_vec(y);
   gl::DualPathResult r;
   {
     sbglue::Progress prog(static_cast<double>(maxsteps), !quiet, "generalized lasso path (knots)");
@@ -221,4 +219,23 @@ Rcpp::List cpp_genlasso_dualpath(Rcpp::NumericVector y, int m, int n, Rcpp::Inte
                             Rcpp::Named("u") = u, Rcpp::Named("beta") = beta, Rcpp::Named("boundary") = bset,
                             Rcpp::Named("sign") = bsign, Rcpp::Named("complete") = r.complete,
                             Rcpp::Named("dense_used") = r.dense_used, Rcpp::Named("colnames") = cn);
+}
+}  // namespace
+
+// The path for a sparse D in compressed-column form. backend: 0 auto, 1 banded, 2 dense.
+// [[Rcpp::export]]
+Rcpp::List cpp_genlasso_dualpath(Rcpp::NumericVector y, int m, int n, Rcpp::IntegerVector Di, Rcpp::IntegerVector Dp,
+                                 Rcpp::NumericVector Dx, int maxsteps, double minlam, bool approx, double btol,
+                                 int backend, bool quiet) {
+  return genlasso_dualpath_list(sparse_from_csc(m, n, Di, Dp, Dx), to_vec(y), maxsteps, minlam, approx, btol, backend,
+                                quiet);
+}
+
+// The path for a dense D (the reduced D R^-1 of a design matrix X): the dense back end with QR up/downdates.
+// [[Rcpp::export]]
+Rcpp::List cpp_genlasso_dualpath_dense(Rcpp::NumericVector y, Rcpp::NumericMatrix D, int maxsteps, double minlam,
+                                       bool approx, double btol, bool quiet) {
+  const Eigen::Map<const Eigen::MatrixXd> Dm(D.begin(), D.nrow(), D.ncol());
+  const Eigen::SparseMatrix<double> Ds = Dm.sparseView();
+  return genlasso_dualpath_list(Ds, to_vec(y), maxsteps, minlam, approx, btol, 2, quiet);
 }

@@ -13,14 +13,17 @@
 // Next knot = max of the hitting times  a_i / (b_i + sign(a_i))  and the leaving times  c_i / d_i
 // (c = s o D_B (y - D_I'a), d = s o D_B (D_B's - D_I'b), only c_i < 0), each capped at the previous knot.
 //
-// Three least-squares back ends, each recomputed at every knot (the graph one is described at GraphLSQ:
+// Three least-squares back ends, the first two recomputed at every knot (the graph one is described at GraphLSQ:
 // edges c (e_q - e_p) and lasso rows, a grounded sparse Laplacian LDL' per knot, as genlasso's dualpathFused):
 //   * banded: when every row of D has a contiguous support whose first and last columns do not decrease
 //     with the row index (trend filtering, the 1-D fused lasso), D_I' is banded; a row-sequential Givens QR
 //     costs O(n w^2) per knot (w = most rows covering one column, k + 2 for trend filtering of order k).
 //     D_I has full row rank there whenever D does; a (numerically) zero pivot switches to the dense back end.
-//   * dense: Eigen's complete orthogonal decomposition of D_I' (the min-norm solution for any rank, as
-//     genlasso's SVD solve), O(n m min(n, m)) per knot.
+//   * dense: when every knot is dense (D neither banded nor a graph, e.g. D V S^-1 for a design matrix X), a
+//     Householder QR of D_I' kept across knots by Givens up/downdates (DenseUpdLSQ), O(n^2 + n |I|) per knot;
+//     a knot where that is not the min-norm solution (|I| > n, or D_I numerically rank deficient), and the
+//     occasional dense knot of the other two back ends, use Eigen's complete orthogonal decomposition of D_I'
+//     (the min-norm solution for any rank, as genlasso's SVD solve), O(n m min(n, m)).
 // Header-only, Eigen/std only, no R. Interrupts: stop() is called before every knot; progress(k, lambda)
 // after every knot.
 #pragma once
@@ -30,6 +33,7 @@
 #include <cmath>
 #include <functional>
 #include <limits>
+#include <memory>
 #include <stdexcept>
 #include <vector>
 
@@ -45,6 +49,8 @@ struct DualPathControl {
   double btol = 1e-7;      // hitting / leaving times above the previous knot by less than btol are capped
   double rank_tol = 1e-10; // relative threshold of the dense complete orthogonal decomposition
   int backend = 0;         // 0 auto (banded, else graph, else dense), 1 banded (else dense), 2 dense
+  bool dense_update = true; // dense back end on the whole path: keep the QR of D_I' by Givens up/downdates
+                            // (false: a complete orthogonal decomposition from scratch at every knot)
   bool keep_beta = true;   // store beta = y - D'u at every knot (false: the caller computes it from u, e.g.
                            // straight into its own output, saving one n x knots copy)
 };
@@ -355,6 +361,169 @@ class GraphLSQ {
   int n_;
 };
 
+// Dense back end with a QR kept across knots: A = D_I' (n x p, the rows I of a dense D as columns, in I's
+// order) = Q R, Q explicit (n x n), R upper trapezoidal (n x p). A knot changes I by one row: a hit deletes a
+// column (Givens rotations restore the triangle, O((p - c)^2 + n (p - c)) for column c), a leave inserts one
+// (w = Q'd, then rotations from the bottom, O(n^2 + (n - c)(p - c))); Golub & Van Loan 6.5 (genlasso's
+// dualpathWide does the same with its own QR up/downdates). The solve is then two products with Q and two
+// triangular solves, O(n p), instead of a complete orthogonal decomposition, O(n p min(n, p)). solve() returns
+// false when the triangular solve does not give the min-norm solution (p > n, or a diagonal of R at or below
+// rank_tol times the largest: D_I numerically rank deficient): the caller uses the complete orthogonal
+// decomposition for that knot; the QR stays up to date either way. Refactored from scratch when I differs from
+// the stored set by more than one row, and every `refresh` updates (rounding in Q grows with the updates).
+class DenseUpdLSQ {
+ public:
+  DenseUpdLSQ(const Eigen::MatrixXd& Dd, double rank_tol, int refresh = 200)
+      : Dd_(Dd), n_(static_cast<int>(Dd.cols())), tol_(rank_tol), refresh_(refresh) {}
+  bool solve(const std::vector<int>& I, const Eigen::VectorXd& r1, const Eigen::VectorXd* r2, Eigen::VectorXd& x1,
+             Eigen::VectorXd& x2) {
+    update_to(I);
+    const int p = static_cast<int>(I_.size()), n = n_;
+    if (p > n || p == 0) return false;
+    double dmax = 0.0, dmin = std::numeric_limits<double>::infinity();
+    for (int c = 0; c < p; ++c) {
+      const double d = std::fabs(R_(c, c));
+      dmax = std::max(dmax, d);
+      dmin = std::min(dmin, d);
+    }
+    if (!(dmin > tol_ * dmax)) return false;
+    const auto Rt = R_.topLeftCorner(p, p).triangularView<Eigen::Upper>();
+    t1_.noalias() = Q_.leftCols(p).transpose() * r1;
+    x1 = Rt.solve(t1_);
+    if (r2) {
+      t2_.noalias() = Q_.leftCols(p).transpose() * (*r2);
+      x2 = Rt.solve(t2_);
+    } else {
+      t2_.setZero(p);
+      x2.setZero(p);
+    }
+    return true;
+  }
+  // after a successful solve(): the least-squares residuals e1 = r1 - D_I'x1 = r1 - Q_1 Q_1'r1 (and e2), by
+  // Q_1 (n p flops) or, when |I| > n / 2, as Q_2 Q_2'r1 (2 n (n - p)), instead of D'x (n m)
+  void residuals(const Eigen::VectorXd& r1, const Eigen::VectorXd& r2, Eigen::VectorXd& e1, Eigen::VectorXd& e2) {
+    const int p = static_cast<int>(I_.size()), n = n_;
+    if (2 * p <= n) {
+      e1 = r1;
+      e1.noalias() -= Q_.leftCols(p) * t1_;
+      e2 = r2;
+      e2.noalias() -= Q_.leftCols(p) * t2_;
+    } else {
+      w_.resize(n - p, 2);
+      w_.col(0).noalias() = Q_.rightCols(n - p).transpose() * r1;
+      w_.col(1).noalias() = Q_.rightCols(n - p).transpose() * r2;
+      e1.noalias() = Q_.rightCols(n - p) * w_.col(0);
+      e2.noalias() = Q_.rightCols(n - p) * w_.col(1);
+    }
+  }
+
+ private:
+  void factor(const std::vector<int>& I) {
+    const int p = static_cast<int>(I.size()), n = n_;
+    R_.setZero(n, Dd_.rows());
+    I_ = I;
+    updates_ = 0;
+    valid_ = true;
+    if (p == 0) {
+      Q_.setIdentity(n, n);
+      return;
+    }
+    Eigen::MatrixXd A(n, p);
+    for (int c = 0; c < p; ++c) A.col(c) = Dd_.row(I[c]).transpose();
+    Eigen::HouseholderQR<Eigen::MatrixXd> qr(A);
+    Q_ = qr.householderQ();
+    R_.leftCols(p) = qr.matrixQR().triangularView<Eigen::Upper>();
+  }
+  static void rot(double a, double b, double& cs, double& sn) {
+    const double h = givens_norm(a, b);
+    cs = a / h;
+    sn = b / h;
+  }
+  // rows i, i + 1 of R over columns [j0, p) and columns i, i + 1 of Q
+  void apply(int i, int j0, int p, double cs, double sn) {
+    for (int j = j0; j < p; ++j) {
+      const double t1 = R_(i, j), t2 = R_(i + 1, j);
+      R_(i, j) = cs * t1 + sn * t2;
+      R_(i + 1, j) = -sn * t1 + cs * t2;
+    }
+    double* q1 = Q_.col(i).data();
+    double* q2 = Q_.col(i + 1).data();
+    for (int r = 0; r < n_; ++r) {
+      const double t1 = q1[r], t2 = q2[r];
+      q1[r] = cs * t1 + sn * t2;
+      q2[r] = -sn * t1 + cs * t2;
+    }
+  }
+  void remove(int pos) {
+    const int p0 = static_cast<int>(I_.size()), n = n_;
+    for (int c = pos; c + 1 < p0; ++c) {
+      const int top = std::min(c + 2, n);  // column c + 1 has rows 0..c + 1 (at most n)
+      R_.col(c).head(top) = R_.col(c + 1).head(top);
+    }
+    R_.col(p0 - 1).setZero();
+    I_.erase(I_.begin() + pos);
+    const int p = p0 - 1;
+    for (int c = pos; c < p && c + 1 < n; ++c) {
+      const double b = R_(c + 1, c);
+      if (b == 0.0) continue;
+      double cs, sn;
+      rot(R_(c, c), b, cs, sn);
+      apply(c, c, p, cs, sn);
+      R_(c + 1, c) = 0.0;
+    }
+  }
+  void insert(int pos, int row) {
+    const int p0 = static_cast<int>(I_.size()), n = n_;
+    for (int c = p0; c > pos; --c) R_.col(c).head(std::min(c + 1, n)) = R_.col(c - 1).head(std::min(c + 1, n));
+    R_.col(pos).noalias() = Q_.transpose() * Dd_.row(row).transpose();
+    I_.insert(I_.begin() + pos, row);
+    const int p = p0 + 1;
+    for (int i = n - 1; i > pos; --i) {
+      const double b = R_(i, pos);
+      if (b == 0.0) continue;
+      double cs, sn;
+      rot(R_(i - 1, pos), b, cs, sn);
+      // column pos, and the shifted columns j >= i (columns pos < j < i are zero in rows i - 1, i)
+      const double t1 = R_(i - 1, pos);
+      R_(i - 1, pos) = cs * t1 + sn * b;
+      R_(i, pos) = 0.0;
+      apply(i - 1, std::max(i, pos + 1), p, cs, sn);
+    }
+  }
+  // bring the factorization to the rows I (sorted): one deletion or insertion if I differs by one row
+  void update_to(const std::vector<int>& I) {
+    const int p = static_cast<int>(I.size()), p0 = static_cast<int>(I_.size());
+    if (!valid_ || updates_ >= refresh_ || std::abs(p - p0) != 1) {
+      if (!(valid_ && I == I_ && updates_ < refresh_)) factor(I);
+      return;
+    }
+    const int lo = std::min(p, p0);
+    int pos = 0;
+    while (pos < lo && I[pos] == I_[pos]) ++pos;
+    // the rest must agree shifted by one
+    if (p < p0) {
+      for (int c = pos; c < p; ++c)
+        if (I[c] != I_[c + 1]) { factor(I); return; }
+      remove(pos);
+    } else {
+      for (int c = pos; c < p0; ++c)
+        if (I[c + 1] != I_[c]) { factor(I); return; }
+      insert(pos, I[pos]);
+    }
+    ++updates_;
+  }
+
+  const Eigen::MatrixXd& Dd_;
+  int n_;
+  double tol_;
+  int refresh_;
+  Eigen::MatrixXd Q_, R_, w_;
+  Eigen::VectorXd t1_, t2_;
+  std::vector<int> I_;
+  int updates_ = 0;
+  bool valid_ = false;
+};
+
 }  // namespace detail
 
 // The dual path. D: m x n sparse; y: n.
@@ -380,6 +549,10 @@ inline DualPathResult dual_path(const Eigen::SparseMatrix<double>& D, const Eige
     return Dd;
   };
   // min-norm least squares of D_I' [x1 x2] = [r1 r2]; returns rank(D_I)
+  // the QR up/downdates when every knot is dense (not for the occasional dense fallback of the others)
+  const bool upd = ctl.dense_update && !try_banded && !grows.ok;
+  std::unique_ptr<detail::DenseUpdLSQ> uls;
+  bool qr_solved = false;  // the last lsq() was the QR's (its residuals are then Q's)
   auto lsq = [&](const std::vector<int>& I, const Eigen::VectorXd& r1, const Eigen::VectorXd* r2, Eigen::VectorXd& x1,
                  Eigen::VectorXd& x2) -> int {
     const int p = static_cast<int>(I.size());
@@ -388,6 +561,14 @@ inline DualPathResult dual_path(const Eigen::SparseMatrix<double>& D, const Eige
     if (grows.ok && gls.solve(I, r1, r2, x1, x2, grank)) return grank;
     out.dense_used = true;
     const Eigen::MatrixXd& Dm = dense();
+    if (upd) {
+      if (!uls) uls.reset(new detail::DenseUpdLSQ(Dm, ctl.rank_tol));
+      if (uls->solve(I, r1, r2, x1, x2)) {
+        qr_solved = true;
+        return p;
+      }
+    }
+    qr_solved = false;
     Eigen::MatrixXd A(n, p);
     for (int c = 0; c < p; ++c) A.col(c) = Dm.row(I[c]).transpose();
     Eigen::CompleteOrthogonalDecomposition<Eigen::MatrixXd> cod;
@@ -436,6 +617,8 @@ inline DualPathResult dual_path(const Eigen::SparseMatrix<double>& D, const Eige
     record(std::fabs(a[ih]), n - rank, true, a);
   }
   Eigen::VectorXd Ds(n), sv(m), full_a(m), full_b(m), ra(n), rb(n), u(m);
+  Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor> DdR;  // rows of a dense D
+  if (upd) DdR = dense();
   int r = 1;
   bool broke = false;
   while (static_cast<int>(out.lambda.size()) < ctl.maxsteps && out.lambda.back() >= ctl.minlam) {
@@ -450,7 +633,13 @@ inline DualPathResult dual_path(const Eigen::SparseMatrix<double>& D, const Eige
     sv.setZero();
     for (int j = 0; j < m; ++j)
       if (inB[j]) sv[j] = sB[j];
-    Ds = Dr.transpose() * sv;  // D_B' s
+    if (upd) {  // D_B' s over the boundary rows
+      Ds.setZero();
+      for (int j = 0; j < m; ++j)
+        if (inB[j]) Ds.noalias() += sB[j] * DdR.row(j).transpose();
+    } else {
+      Ds = Dr.transpose() * sv;
+    }
     double hit = 0.0, leave = 0.0;
     int ihit = -1, ileave = -1, shit = 1;
     const int p = static_cast<int>(I.size());
@@ -475,9 +664,16 @@ inline DualPathResult dual_path(const Eigen::SparseMatrix<double>& D, const Eige
       full_b.setZero();
       for (int c = 0; c < p; ++c) { full_a[I[c]] = a[c]; full_b[I[c]] = b[c]; }
       ra = y;
-      ra.noalias() -= Dr.transpose() * full_a;
       rb = Ds;
-      rb.noalias() -= Dr.transpose() * full_b;
+      if (upd && qr_solved && p > 0) {
+        uls->residuals(y, Ds, ra, rb);
+      } else if (upd) {  // a dense D: dense products (the sparse ones over every entry cost 3x more)
+        ra.noalias() -= Dd.transpose() * full_a;
+        rb.noalias() -= Dd.transpose() * full_b;
+      } else {
+        ra.noalias() -= Dr.transpose() * full_a;
+        rb.noalias() -= Dr.transpose() * full_b;
+      }
       // c_j is exactly 0 when row j lies in the row space of D_I (a boundary edge closing a cycle of
       // interior edges): rounding noise there must not count as a leaving time (genlasso's fused path
       // computes it exactly as 0); c_j = s_j D_j P y with P the projection on null(D_I), so
@@ -487,9 +683,14 @@ inline DualPathResult dual_path(const Eigen::SparseMatrix<double>& D, const Eige
       for (int j = 0; j < m; ++j) {
         if (!inB[j]) continue;
         double cj = 0.0, dj = 0.0;  // D_j ra, D_j rb: boundary rows only
-        for (Eigen::SparseMatrix<double, Eigen::RowMajor>::InnerIterator it(Dr, j); it; ++it) {
-          cj += it.value() * ra[it.col()];
-          dj += it.value() * rb[it.col()];
+        if (upd) {
+          cj = DdR.row(j).dot(ra);
+          dj = DdR.row(j).dot(rb);
+        } else {
+          for (Eigen::SparseMatrix<double, Eigen::RowMajor>::InnerIterator it(Dr, j); it; ++it) {
+            cj += it.value() * ra[it.col()];
+            dj += it.value() * rb[it.col()];
+          }
         }
         const double c = sB[j] * cj, d = sB[j] * dj;
         double l = c / d;
