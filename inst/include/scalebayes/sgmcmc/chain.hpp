@@ -1,5 +1,7 @@
 // scalebayes/sgmcmc/chain.hpp -- the SG-MCMC chain driver of Deng, Zhang, Liang & Lin (2019), generic over the
-// model: one loop for the Eigen GLM (glm.hpp) and the LibTorch network (nn/sgmcmc.hpp).
+// model: one loop for the Eigen GLM (glm.hpp), the LibTorch network (nn/sgmcmc.hpp), density targets
+// (density.hpp) and G chains of one network stored as one batched network (nn/batched_sgmcmc.hpp: a Model of
+// several members, see run_chain_members).
 //
 // A Model owns its parameters as a list of groups (updates.hpp) and provides
 //   using Ops = ...;                                   // storage policy (storage.hpp)
