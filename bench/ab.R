@@ -4,7 +4,8 @@
 # Tasks: sgld_sa() regression (Table 1 problem, 100,000 iterations, 1 thread); one epoch of the 2-Conv-2-FC
 # CNN on 10,000 Fashion-MNIST images (batch 100, 1 thread, wbb_nn with unit weights); 4 WBB draws of the
 # 784-128-64-10 MLP (n = 500 digits, 100 epochs, batch 50, 1 thread); 2 SGHMC-SA chains of the MLP
-# (n = 2,000 digits, 5 epochs, 2 threads); 5 epochs of bbb() on the same MLP (n = 2,000 digits, 1 thread, local
+# (n = 2,000 digits, 5 epochs, 2 threads; sghmc: batch = "auto", i.e. one batched group; sghmc1: batch = FALSE,
+# one network per chain); 5 epochs of bbb() on the same MLP (n = 2,000 digits, 1 thread, local
 # reparameterization: the VI epoch). Each task runs in a fresh R process per build and repetition.
 `%||%` <- function(a, b) if (is.null(a)) b else a
 args <- commandArgs(trailingOnly = TRUE)
@@ -22,6 +23,9 @@ task_code <- c(
                                  control = nn_control(epochs = 100, batch_size = 50, certify = FALSE)))',
   sghmc = 'm <- if ("order" %in% names(formals(mnist_digits))) mnist_digits(order = "class") else mnist_digits(); set.seed(1); i <- sample(nrow(m$x), 2000); x <- m$x[i, , , drop = FALSE]; y <- m$y[i]
            t <- system.time(sgld_sa(x, y, model = nn_mlp(c(128, 64)), sampler = "sghmc", epochs = 5, batch_size = 50,
+                                    chains = 2, threads = 2, seed = 1, quiet = TRUE, control = sgmcmc_control(step_size = 1e-5)))',
+  sghmc1 = 'm <- if ("order" %in% names(formals(mnist_digits))) mnist_digits(order = "class") else mnist_digits(); set.seed(1); i <- sample(nrow(m$x), 2000); x <- m$x[i, , , drop = FALSE]; y <- m$y[i]
+           t <- system.time(sgld_sa(x, y, model = nn_mlp(c(128, 64)), sampler = "sghmc", epochs = 5, batch_size = 50, batch = FALSE,
                                     chains = 2, threads = 2, seed = 1, quiet = TRUE, control = sgmcmc_control(step_size = 1e-5)))',
   vi = 'm <- if ("order" %in% names(formals(mnist_digits))) mnist_digits(order = "class") else mnist_digits(); set.seed(1); i <- sample(nrow(m$x), 2000); x <- m$x[i, , , drop = FALSE]; y <- m$y[i]
         t <- system.time(bbb(x, y, model = nn_mlp(c(128, 64)), epochs = 5, threads = 1, seed = 1, quiet = TRUE))')

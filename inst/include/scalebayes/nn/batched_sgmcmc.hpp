@@ -21,14 +21,16 @@
 // floating-point rounding (other matrix-product kernels and reduction orders: tests/testthat/
 // test-nn-batched-sgmcmc.R states the tolerance).
 //
-// Per member: divergence (a non-finite state or sigma at a check point: the member's last checked parameters are
-// put back, its latent variables and sigma left as they are, as run_chain does; or the loss rule of chain.hpp at a trace point: loss_factor, loss_floor, loss_start, with the member's
-// own lowest traced loss) stops that member only: its outputs are written at that moment and its slice is
-// neutralized (parameters, momenta and gradients held at 0, its likelihood gradient masked, no noise drawn) while
-// the others go on. Outputs are NetChainOutput slots in the format of NetRecorder (trace rows, running means,
-// stored draws, final state, rho, delta, scalars), so R decodes them unchanged. The stop token is read every
-// report_every iterations (1 for networks) and stops every member of the group (their outputs are written, as
-// run_chain's are).
+// The chain itself is sgmcmc::run_chain_members (sgmcmc/chain.hpp), the one chain driver: BatchedChainGroup is its
+// Model (the members' storage, the hand-written backward, retirement of a member) and its Recorder; every rule of
+// an iteration -- minibatches, SA, the step, the divergence check and the loss rule (loss_factor, loss_floor,
+// loss_start, loss_after, with each member's own lowest traced loss), progress and stop requests at the report
+// points (report_every and the timed report_ms) -- is the driver's, applied member by member. A member that
+// diverges stops alone: its outputs are written at that moment and its slice is neutralized (retire() and
+// hold_retired(): parameters, momenta and gradients held at 0, its likelihood gradient masked, no noise drawn)
+// while the others go on. Outputs are NetChainOutput slots in the format of NetRecorder (trace rows, running
+// means, stored draws, final state, rho, delta, scalars), so R decodes them unchanged. A stop request stops
+// every member of the group (their outputs are written, as run_chain's are).
 //
 // Supported (batched_sgmcmc_support()): specs with a batched form (nn::batch_support: linear layers,
 // convolutions, pooling, reshape and activations) and every sampler but HAMCMC-SA's dense sa_form = "matrix" (regression only). The other layers
@@ -159,9 +161,12 @@ inline BatchSupport batched_sgmcmc_support(const ModelSpec& spec, const sgmcmc::
   return r;
 }
 
-// One group of chains (local indices first .. first + G - 1 of the call) run as one batched network.
+// One group of chains (local indices first .. first + G - 1 of the call) run as one batched network: the Model
+// (member storage) and the Recorder (NetRecorder's outputs, member by member) of the one chain driver,
+// sgmcmc::run_chain_members (sgmcmc/chain.hpp), which runs every rule of the chain for all members at once.
 class BatchedChainGroup {
  public:
+  using Ops = BatchedTorchOps;
   BatchedChainGroup(const NetChainProblem& pb, const sgmcmc::Control& ctl, const parallel::RunSettings& run,
                     const std::vector<NetChainOutput>& outs, std::vector<sgmcmc::ChainStatus>& status)
       : pb_(pb), ctl_(ctl), run_(run), outs_(outs), status_(status) {}
@@ -225,172 +230,105 @@ class BatchedChainGroup {
     loss_count_ = acc_count_ = 0;
     mask_ = torch::ones({G, 1}, opts_);
     set_off();
+    batch_.assign(static_cast<std::size_t>(G * n), 0);
+    xshape_ = {G, n};
+    yshape_ = {G, n};
+    for (std::int64_t k = 1; k < d.x.dim(); ++k) xshape_.push_back(d.x.size(k));
+    if (d.y.dim() == 2) yshape_.push_back(d.y.size(1));
+    scale_ = static_cast<double>(N) / static_cast<double>(n);
 
-    // 2. the chain driver of sgmcmc/chain.hpp, member by member where it branches
-    namespace sg = sgmcmc;
-    using Ops = BatchedTorchOps;
-    const bool regression = pb_.spec.family == Family::gaussian;
-    torch::Tensor sigma = scalar(ctl_.sigma_init);
-    bool has_sparse = false;
-    for (auto& g : groups_) {
-      if (!g.sparse) continue;
-      sg::init_latents<Ops>(g, ctl_.rho_init, scalar(ctl_.delta_init), ctl_.hyper);
-      has_sparse = has_sparse || Ops::size(g.value) > 0;
-    }
-    sg::SAInput<Ops> sain;
-    sain.regression = regression;
-    sain.n_total = static_cast<double>(d.y.numel());
-    const bool adapt_sigma_only = regression && !ctl_.fixed_sigma;
-    const bool fixed_lik = regression && ctl_.lik_var > 0.0;
-    const torch::Tensor lik_is2 = scalar(fixed_lik ? 1.0 / ctl_.lik_var : 1.0);
-    auto to_posterior = [&]() {
-      if (fixed_lik) sg::posterior_gradient<Ops>(groups_, sigma, true, lik_is2);
-      else if (regression) sg::posterior_gradient<Ops>(groups_, sigma, true, 1.0 / (sigma * sigma));
-      else sg::posterior_gradient<Ops>(groups_, sigma, false, lik_is2);
-    };
-    // a step policy's second gradient (HAMCMC-SA, HAMCMC): same minibatches, current values, nothing recorded
-    auto regrad = [&]() {
-      gradient(false);
-      to_posterior();
-    };
-    bool has_prunable = false;
-    for (auto& g : groups_) has_prunable = has_prunable || (g.can_prune() && Ops::size(g.value) > 0);
-
-    std::vector<std::vector<std::int64_t>> idx(static_cast<std::size_t>(G), std::vector<std::int64_t>(static_cast<std::size_t>(N)));
-    for (auto& v : idx)
-      for (long i = 0; i < N; ++i) v[static_cast<std::size_t>(i)] = i;
-    std::vector<std::int64_t> batch(static_cast<std::size_t>(G * n));
-    // the divergence check and the last checked state over the ONE flat parameter buffer (one isfinite, one
-    // per-member count, one copy per check point instead of a few per group); member_of: each entry's member
-    const torch::Tensor flat = net.parameters()[0].detach();
-    torch::Tensor member_of = torch::zeros({flat.numel()}, torch::TensorOptions().dtype(torch::kLong));
-    for (auto& v : net.views(member_of)) v.copy_(torch::arange(G, torch::kLong).view({G, 1, 1}).expand(v.sizes()));
-    member_of = member_of.to(pb_.dev.device);
-    torch::Tensor snap = flat.clone();
-    const std::vector<torch::Tensor> snap_views = net.views(snap);
-    std::vector<double> best(static_cast<std::size_t>(G), ctl_.loss_start > 0.0 ? ctl_.loss_start : INFINITY);
-    std::vector<std::int64_t> xshape{G, n}, yshape{G, n};
-    for (std::int64_t k = 1; k < d.x.dim(); ++k) xshape.push_back(d.x.size(k));
-    if (d.y.dim() == 2) yshape.push_back(d.y.size(1));
-    const auto idx_opt = torch::TensorOptions().dtype(torch::kLong);
-    const double scale = static_cast<double>(N) / static_cast<double>(n);
-
-    sg::with_step_policy(ctl_, [&](auto& policy) {
-      {
-        policy.start(groups_);
-        const long T = ctl_.iterations;
-        long pending = 0;
-        long k = 1;
-        for (; k <= T; ++k) {
-          if (k % ctl_.report_every == 0) {
-            progress.fetch_add(pending, std::memory_order_relaxed);
-            pending = 0;
-            if (stop.stop_requested()) break;
-          }
-          // 1. minibatch of every running member from its own stream
-          for (std::int64_t m = 0; m < G; ++m) {
-            auto& v = idx[static_cast<std::size_t>(m)];
-            if (rng_.active[static_cast<std::size_t>(m)] && n < N) {
-              rng::Stream& s = rs[static_cast<std::size_t>(m)];
-              for (long t = 0; t < n; ++t) {
-                const long j = t + static_cast<long>(s.uniform() * static_cast<double>(N - t));
-                std::swap(v[static_cast<std::size_t>(t)], v[static_cast<std::size_t>(j < N ? j : N - 1)]);
-              }
-            }
-            std::copy(v.begin(), v.begin() + n, batch.begin() + m * n);
-          }
-          minibatch(torch::from_blob(batch.data(), {G * n}, idx_opt).to(pb_.dev.device), xshape, yshape, scale);
-          // 2. SA of the latent variables
-          if (k > ctl_.sa_start && ctl_.method != sg::Method::none && (has_sparse || adapt_sigma_only)) {
-            if (regression) sain.resid_ss = last_lsum_.view({G, 1, 1}) * (2.0 * scale);
-            sg::sa_update<Ops>(groups_, sigma, ctl_.sa.at(k - ctl_.sa_start), ctl_.hyper, sain, !ctl_.fixed_sigma);
-          }
-          // 3. posterior gradient and the step
-          const bool trace = k % ctl_.trace_every == 0;
-          sg::StepContext sc;
-          sg::StepStats stats;
-          sc.k = k;
-          sc.tau = ctl_.temperature.at(k);
-          sc.eps = ctl_.step.at(k);
-          if (trace) sc.stats = &stats;
-          sc.active = &rng_.active;
-          to_posterior();
-          policy.step(groups_, sc, rng_, regrad);
-          if (n_active_ < G) hold_neutral(sigma);
-          pending += n_active_;
-          const bool save = k > ctl_.burnin && (k - ctl_.burnin) % ctl_.thin == 0;
-          const bool check = k % ctl_.check_every == 0 || save || trace || k == T;
-          // 4. divergence of a member: back to its last checked state, its outputs, then neutral
-          if (check) {
-            torch::Tensor nonfinite = torch::zeros({G}, opts_).index_add_(0, member_of, torch::isfinite(flat).logical_not().to(opts_.dtype()));
-            torch::Tensor ok = (torch::isfinite(sigma) & (sigma > 0)).reshape({G}) & nonfinite.eq(0);
-            ok = ok.to(torch::kCPU).contiguous();
-            const bool* okp = ok.data_ptr<bool>();
-            std::vector<std::int64_t> bad;
-            for (std::int64_t m = 0; m < G; ++m)
-              if (rng_.active[static_cast<std::size_t>(m)] && !okp[m]) bad.push_back(m);
-            for (std::int64_t m : bad) {
-              for (std::size_t g = 0; g < groups_.size(); ++g) groups_[g].value.select(0, m).copy_(snap_views[g].select(0, m));
-              auto& st = status_[first_ + static_cast<std::size_t>(m)];
-              st.diverged = true;
-              st.diverged_at = k;
-              st.message = "the sampler produced a non-finite state at iteration " + std::to_string(k) +
-                           " (step size too large for the curvature of the posterior?)";
-              st.iterations_done = k - 1;
-              finish(m, sigma, st);
-              neutralize(m, sigma);
-            }
-            if (n_active_ == 0) break;
-          }
-          //    magnitude pruning of theta^(k+1) (chain.hpp), every member to its own k-th value
-          if (ctl_.pruning.on && has_prunable)
-            for (auto& g : groups_) sg::prune<Ops>(g, ctl_.pruning.at(k));
-          if (check) snap.copy_(flat);
-          // 5. output
-          if (save) record(sigma);
-          if (trace) {
-            std::vector<double> L = trace_rows(k, sigma, sc.eps, sc.tau, stats);
-            if (ctl_.loss_factor > 0.0) {
-              for (std::int64_t m = 0; m < G; ++m) {
-                const std::size_t mm = static_cast<std::size_t>(m);
-                if (!rng_.active[mm]) continue;
-                const double l = L[mm];
-                if (!std::isfinite(l) || l > ctl_.loss_factor * std::max(best[mm], ctl_.loss_floor)) {
-                  auto& st = status_[first_ + mm];
-                  st.diverged = true;
-                  st.diverged_at = k;
-                  char buf[160];
-                  std::snprintf(buf, sizeof buf,
-                                "the training loss per example reached %.4g at iteration %ld (reference level %.4g)", l,
-                                k, best[mm]);
-                  st.message = buf;
-                  st.iterations_done = k;
-                  finish(m, sigma, st);
-                  neutralize(m, sigma);
-                } else {
-                  best[mm] = std::min(best[mm], l);
-                }
-              }
-              if (n_active_ == 0) {
-                ++k;
-                break;
-              }
-            }
-          }
-        }
-        progress.fetch_add(pending, std::memory_order_relaxed);
-        for (std::int64_t m = 0; m < G; ++m) {
-          if (!rng_.active[static_cast<std::size_t>(m)]) continue;
-          auto& st = status_[first_ + static_cast<std::size_t>(m)];
-          st.iterations_done = std::min<long>(k - 1, T);
-          finish(m, sigma, st);
-        }
-      }
+    // 2. the chain driver of sgmcmc/chain.hpp over every member
+    const std::vector<sgmcmc::ChainStatus> st = sgmcmc::with_step_policy(ctl_, [&](auto& policy) {
+      return sgmcmc::run_chain_members(*this, *this, ctl_, policy, rs.data(), progress, stop);
     });
+    for (std::int64_t m = 0; m < count; ++m) status_[first_ + static_cast<std::size_t>(m)] = st[static_cast<std::size_t>(m)];
+  }
+
+  // The Model of run_chain_members (sgmcmc/chain.hpp): the members' storage.
+  std::vector<BatchedGroup>& groups() { return groups_; }
+  long members() const { return static_cast<long>(G_); }
+  const std::vector<char>& active() const { return rng_.active; }
+  long n_obs() const { return static_cast<long>(pb_.data->n()); }
+  double lik_terms() const { return static_cast<double>(pb_.data->y.numel()); }  // N q (NetModel's)
+  bool regression() const { return pb_.spec.family == Family::gaussian; }
+  MemberGenerators& noise_rng() { return rng_; }
+  torch::Tensor scalar(double v) const { return torch::full({G_, 1, 1}, v, opts_); }
+  // Every member's minibatch idx[m][0..n) in one [G n] index (a placeholder's: its first n examples).
+  void minibatch(const std::vector<std::vector<long>>& idx, long n, bool) {
+    for (std::int64_t m = 0; m < G_; ++m)
+      std::copy(idx[static_cast<std::size_t>(m)].begin(), idx[static_cast<std::size_t>(m)].begin() + n, batch_.begin() + m * n);
+    static_assert(sizeof(long) == sizeof(std::int64_t), "minibatch indices are 64-bit");
+    const torch::Tensor flat = torch::from_blob(batch_.data(), {G_ * n}, torch::TensorOptions().dtype(torch::kLong)).to(pb_.dev.device);
+    const Dataset& d = *pb_.data;
+    xb_ = d.x.index_select(0, flat).view(xshape_);
+    yb_ = d.y.index_select(0, flat).view(yshape_);
+    wb_ = pb_.weights.defined() ? pb_.weights.index_select(0, flat).view({G_, n}) : torch::Tensor();
+    gradient(true);
+  }
+  // a step policy's second gradient (HAMCMC-SA, HAMCMC): same minibatches, current values, nothing recorded
+  void gradient(const std::vector<std::vector<long>>&, long) { gradient(false); }
+  // (N/n) sum_B r_i^2 = 2 (N/n) sum_B l_i per member
+  torch::Tensor resid_ss() const { return last_lsum_.view({G_, 1, 1}) * (2.0 * scale_); }
+  // A stopped member: no more noise and a masked likelihood gradient (hold_retired holds its state at 0).
+  void retire(std::size_t m) {
+    if (!rng_.active[m]) return;
+    rng_.active[m] = 0;
+    --n_active_;
+    set_off();
+  }
+  void hold_retired(torch::Tensor& sigma) { hold_neutral(sigma); }
+  // The divergence check and the last checked state over the ONE flat parameter buffer (one isfinite, one
+  // per-member count, one copy per check point instead of a few per group); member_of: each entry's member.
+  class FlatCheckpoint {
+   public:
+    explicit FlatCheckpoint(BatchedChainGroup& g) : grp_(g) {
+      BatchedNet& net = *g.net_;
+      flat_ = net.parameters()[0].detach();
+      member_of_ = torch::zeros({flat_.numel()}, torch::TensorOptions().dtype(torch::kLong));
+      for (auto& v : net.views(member_of_))
+        v.copy_(torch::arange(g.G_, torch::kLong).view({g.G_, 1, 1}).expand(v.sizes()));
+      member_of_ = member_of_.to(g.pb_.dev.device);
+      snap_ = flat_.clone();
+      snap_views_ = net.views(snap_);
+    }
+    bool check(const torch::Tensor& sigma, std::vector<char>& ok) const {
+      const std::int64_t G = grp_.G_;
+      torch::Tensor nonfinite = torch::zeros({G}, grp_.opts_).index_add_(0, member_of_, torch::isfinite(flat_).logical_not().to(grp_.opts_.dtype()));
+      torch::Tensor good = (torch::isfinite(sigma) & (sigma > 0)).reshape({G}) & nonfinite.eq(0);
+      good = good.to(torch::kCPU).contiguous();
+      const bool* p = good.data_ptr<bool>();
+      bool all = true;
+      for (std::int64_t m = 0; m < G; ++m) {
+        ok[static_cast<std::size_t>(m)] = p[m];
+        all = all && (p[m] || !grp_.rng_.active[static_cast<std::size_t>(m)]);
+      }
+      return all;
+    }
+    void restore(std::size_t m) {
+      for (std::size_t g = 0; g < grp_.groups_.size(); ++g)
+        grp_.groups_[g].value.select(0, static_cast<std::int64_t>(m)).copy_(snap_views_[g].select(0, static_cast<std::int64_t>(m)));
+    }
+    void save() { snap_.copy_(flat_); }
+
+   private:
+    BatchedChainGroup& grp_;
+    torch::Tensor flat_, member_of_, snap_;
+    std::vector<torch::Tensor> snap_views_;
+  };
+  FlatCheckpoint checkpoint() { return FlatCheckpoint(*this); }
+
+  // The Recorder of run_chain_members: NetRecorder's outputs (nn/sgmcmc.hpp) for every running member.
+  void save(BatchedChainGroup&, const torch::Tensor& sigma) { record(sigma); }
+  void trace(BatchedChainGroup&, long k, const torch::Tensor& sigma, double eps, double tau,
+             const sgmcmc::StepStats& stats) {
+    trace_rows(k, sigma, eps, tau, stats);
+  }
+  double last_loss(std::size_t m) const { return last_loss_[m]; }  // the divergence loss rule
+  void finish(BatchedChainGroup&, const torch::Tensor& sigma, const sgmcmc::ChainStatus& st, std::size_t m) {
+    finish(static_cast<std::int64_t>(m), sigma, st);
   }
 
  private:
-  torch::Tensor scalar(double v) const { return torch::full({G_, 1, 1}, v, opts_); }
 
   // Member m's parameters from a block in Net::copy_to order.
   void set_member(std::int64_t m, const double* p) {
@@ -402,18 +340,6 @@ class BatchedChainGroup {
     }
   }
 
-  // Minibatch gradients of every member: grad = -(N/n) d sum_B w_i l_i / d theta (NetModel::forward_backward),
-  // the summed minibatch loss in last_lsum_ and the trace sums.
-  void minibatch(const torch::Tensor& flat, const std::vector<std::int64_t>& xshape,
-                 const std::vector<std::int64_t>& yshape, double scale) {
-    const Dataset& d = *pb_.data;
-    const std::int64_t G = G_, n = xshape[1];
-    xb_ = d.x.index_select(0, flat).view(xshape);
-    yb_ = d.y.index_select(0, flat).view(yshape);
-    wb_ = pb_.weights.defined() ? pb_.weights.index_select(0, flat).view({G, n}) : torch::Tensor();
-    scale_ = scale;
-    gradient(true);
-  }
   // The gradients of the current minibatches at the current values; `record`: the first pass of an iteration
   // (its loss and accuracy enter the trace, its summed loss the SA), not a step policy's second gradient.
   void gradient(bool record) {
@@ -644,15 +570,6 @@ class BatchedChainGroup {
     }
   }
 
-  // A stopped member: no more noise, a masked likelihood gradient, its state held at 0 (hold_neutral).
-  void neutralize(std::int64_t m, torch::Tensor& sigma) {
-    const std::size_t mm = static_cast<std::size_t>(m);
-    if (!rng_.active[mm]) return;
-    rng_.active[mm] = 0;
-    --n_active_;
-    set_off();
-    hold_neutral(sigma);
-  }
   // The stopped members (and placeholders): off_, and their likelihood gradients masked.
   void set_off() {
     std::vector<std::int64_t> off;
@@ -696,6 +613,7 @@ class BatchedChainGroup {
   std::vector<torch::Tensor> psum_;
   torch::Tensor pred_sum_, loss_sum_, correct_sum_, last_lsum_, mask_, off_;
   torch::Tensor xb_, yb_, wb_;  // the current minibatches ([G, n, ...]) and their example weights
+  std::vector<std::int64_t> batch_, xshape_, yshape_;  // their indices ([G n]) and shapes
   double scale_ = 1.0;          // N / n
   long loss_count_ = 0, acc_count_ = 0;
 };

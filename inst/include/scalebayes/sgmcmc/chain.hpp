@@ -1,5 +1,7 @@
 // scalebayes/sgmcmc/chain.hpp -- the SG-MCMC chain driver of Deng, Zhang, Liang & Lin (2019), generic over the
-// model: one loop for the Eigen GLM (glm.hpp) and the LibTorch network (nn/sgmcmc.hpp).
+// model: one loop for the Eigen GLM (glm.hpp), the LibTorch network (nn/sgmcmc.hpp), density targets
+// (density.hpp) and G chains of one network stored as one batched network (nn/batched_sgmcmc.hpp: a Model of
+// several members, see run_chain_members).
 //
 // A Model owns its parameters as a list of groups (updates.hpp) and provides
 //   using Ops = ...;                                   // storage policy (storage.hpp)
@@ -168,11 +170,26 @@ struct Control : ChainControl, StepControl, PriorControl {
   }
 };
 
-// Whether a Recorder reports its last traced loss (the loss rule of divergence).
+// Whether a Recorder reports its last traced loss (the loss rule of divergence): last_loss() for one chain,
+// last_loss(member) for a Model of several members.
 template <class R, class = void>
 struct has_last_loss : std::false_type {};
 template <class R>
 struct has_last_loss<R, std::void_t<decltype(std::declval<const R&>().last_loss())>> : std::true_type {};
+template <class R, class = void>
+struct has_member_loss : std::false_type {};
+template <class R>
+struct has_member_loss<R, std::void_t<decltype(std::declval<const R&>().last_loss(std::size_t()))>> : std::true_type {};
+// Whether a Model holds several chains ("members") at once (see run_chain_members): it has members().
+template <class M, class = void>
+struct has_members : std::false_type {};
+template <class M>
+struct has_members<M, std::void_t<decltype(std::declval<const M&>().members())>> : std::true_type {};
+// Whether a Model keeps its own last checked state (checkpoint(): see GroupCheckpoint).
+template <class M, class = void>
+struct has_checkpoint : std::false_type {};
+template <class M>
+struct has_checkpoint<M, std::void_t<decltype(std::declval<M&>().checkpoint())>> : std::true_type {};
 
 struct ChainStatus {
   long iterations_done = 0;
@@ -181,18 +198,76 @@ struct ChainStatus {
   std::string message;
 };
 
-// Run one chain of `model` (already initialized: values, zero grads and momenta) with step policy `policy`
-// (steps.hpp) and the minibatches of stream rs. Returns what happened; the output went to `rec`.
+// The last checked state of a chain's groups (step 4 of the head of this file) for the divergence check:
+// check(sigma, ok) sets ok[m] for every member m (here the one chain: sigma finite and positive, every value
+// finite), restore(m) puts member m's last checked values back (COPIED into place), save() takes the current
+// values as the last checked. A Model of several members may keep its own (checkpoint(): the same three
+// members over its storage, e.g. one flat buffer of every member's parameters).
+template <class Ops>
+class GroupCheckpoint {
+ public:
+  explicit GroupCheckpoint(std::vector<Group<Ops>>& groups) : groups_(groups), snap_(groups.size()) { save(); }
+  bool check(const typename Ops::Scalar& sigma, std::vector<char>& ok) const {
+    bool all = Ops::finite_positive(sigma);
+    for (auto& g : groups_) all = all && Ops::all_finite(g.value);
+    ok[0] = all;
+    return all;
+  }
+  void restore(std::size_t) {
+    for (std::size_t g = 0; g < groups_.size(); ++g) Ops::assign(groups_[g].value, snap_[g]);
+  }
+  void save() {
+    for (std::size_t g = 0; g < groups_.size(); ++g) Ops::assign(snap_[g], groups_[g].value);
+  }
+
+ private:
+  std::vector<Group<Ops>>& groups_;
+  std::vector<typename Ops::Array> snap_;
+};
+
+// The chain driver: run the chains ("members") of `model` (already initialized: values, zero grads and momenta)
+// with step policy `policy` (steps.hpp); member m draws its minibatches from streams[m]. Returns one status per
+// member; the output went to `rec`.
+//
+// A Model of one chain (the GLM, a network, a density) is one member, always; its interface is the one at the
+// head of this file and streams holds one stream. A Model of several members (members() > 1: G chains stored
+// together, e.g. one batched network, nn/batched_sgmcmc.hpp) has Ops whose Scalar holds one number per member
+// and whose reductions are per member, and provides besides
+//   long members() const;                              // G
+//   const std::vector<char>& active() const;           // which members still run (a placeholder never does)
+//   void retire(std::size_t m);                        // member m stops: no noise, no likelihood gradient more
+//   void hold_retired(Scalar& sigma);                  // the retired members' state back to a finite neutral one
+//                                                      // (after each step and a retirement): it never reaches
+//                                                      // the running members
+//   void minibatch(const std::vector<std::vector<long>>& idx, long n, bool replayable);  // member m: idx[m][0..n)
+//   void gradient(const std::vector<std::vector<long>>& idx, long n);
+//   auto checkpoint();                                 // optional: see GroupCheckpoint
+// and its Recorder save() / trace() for every running member, last_loss(m) and finish(model, sigma, st, m) for
+// member m. Every rule of an iteration (steps 1-5 at the head of this file) is the one chain's applied member by
+// member: a member that diverges (a non-finite state at a check point, or the loss rule at a trace point) gets
+// its last checked state back, its status and outputs at that moment (rec.finish) and is retired while the others
+// go on; the chain stops when no member runs. A member's draws depend only on its stream and its model's
+// member state, whatever the others do. Progress counts member-iterations (the iterations of the running
+// members, counted at the start of each iteration).
 template <class Model, class Recorder, class Step>
-ChainStatus run_chain(Model& model, Recorder& rec, const Control& ctl, Step& policy, rng::Stream& rs,
-                      std::atomic<long>& progress, const parallel::StopToken& stop = parallel::StopToken()) {
+std::vector<ChainStatus> run_chain_members(Model& model, Recorder& rec, const Control& ctl, Step& policy,
+                                           rng::Stream* streams, std::atomic<long>& progress,
+                                           const parallel::StopToken& stop = parallel::StopToken()) {
   using Ops = typename Model::Ops;
   using Scalar = typename Ops::Scalar;
-  using Array = typename Ops::Array;
+  constexpr bool several = has_members<Model>::value;
   auto& groups = model.groups();
   const long N = model.n_obs();
   const long n = std::min<long>(ctl.batch_size, N);
   const bool regression = model.regression();
+  std::size_t G = 1;
+  std::vector<char> active(1, 1);  // the driver's copy of which members run
+  if constexpr (several) {
+    G = static_cast<std::size_t>(model.members());
+    active = model.active();
+  }
+  long n_active = 0;
+  for (char a : active) n_active += a ? 1 : 0;
   Scalar sigma = model.scalar(ctl.sigma_init);
   bool has_sparse = false, has_prunable = false;
   for (auto& g : groups) {
@@ -226,10 +301,15 @@ ChainStatus run_chain(Model& model, Recorder& rec, const Control& ctl, Step& pol
   const bool fixed_lik = regression && ctl.lik_var > 0.0;
   const Scalar lik_is2 = model.scalar(fixed_lik ? 1.0 / ctl.lik_var : 1.0);
 
-  std::vector<long> idx(N);
-  for (long i = 0; i < N; ++i) idx[i] = i;
-  std::vector<Array> snap(groups.size());
-  for (std::size_t g = 0; g < groups.size(); ++g) Ops::assign(snap[g], groups[g].value);
+  // each member's persistent permutation of the examples (partial Fisher-Yates from its stream)
+  std::vector<std::vector<long>> idx(G, std::vector<long>(static_cast<std::size_t>(N)));
+  for (auto& v : idx)
+    for (long i = 0; i < N; ++i) v[static_cast<std::size_t>(i)] = i;
+  auto cp = [&]() {
+    if constexpr (has_checkpoint<Model>::value) return model.checkpoint();
+    else return GroupCheckpoint<Ops>(groups);
+  }();
+  std::vector<char> ok(G, 1);
 
   // The posterior gradient at the current values and latents, grads holding the likelihood gradient.
   auto to_posterior = [&]() {
@@ -239,23 +319,35 @@ ChainStatus run_chain(Model& model, Recorder& rec, const Control& ctl, Step& pol
   };
   // A step policy's second gradient: same minibatch, current values, nothing recorded.
   auto regrad = [&]() {
-    model.gradient(idx, n);
+    if constexpr (several) model.gradient(idx, n);
+    else model.gradient(idx[0], n);
     to_posterior();
+  };
+  auto finish = [&](std::size_t m, const ChainStatus& s) {
+    if constexpr (several) rec.finish(model, sigma, s, m);
+    else rec.finish(model, sigma, s);
+  };
+  auto retire = [&](std::size_t m) {
+    active[m] = 0;
+    --n_active;
+    if constexpr (several) model.retire(m);
   };
   policy.start(groups);
 
-  ChainStatus st;
+  std::vector<ChainStatus> st(G);
   const long T = ctl.iterations;
-  long last_report = 0, clock_gap = 1, next_clock = 1;
+  long pending = 0, clock_gap = 1, next_clock = 1;
   using Clock = std::chrono::steady_clock;
   const bool timed = ctl.report_ms > 0.0;
   auto last_report_time = Clock::now(), last_clock_time = last_report_time;
   auto ms_between = [](Clock::time_point a, Clock::time_point b) {
     return std::chrono::duration<double, std::milli>(b - a).count();
   };
-  double best_loss = ctl.loss_start > 0.0 ? ctl.loss_start : INFINITY;  // the loss rule's lowest level so far
+  // the loss rule's lowest level so far, per member
+  std::vector<double> best_loss(G, ctl.loss_start > 0.0 ? ctl.loss_start : INFINITY);
   long k = 1;
   for (; k <= T; ++k) {
+    pending += n_active;
     bool report = k % ctl.report_every == 0;
     if (!report && timed && k >= next_clock) {
       const auto now = Clock::now();
@@ -267,19 +359,25 @@ ChainStatus run_chain(Model& model, Recorder& rec, const Control& ctl, Step& pol
       report = ms_between(last_report_time, now) > ctl.report_ms;
     }
     if (report) {
-      progress.fetch_add(k - last_report, std::memory_order_relaxed);
-      last_report = k;
+      progress.fetch_add(pending, std::memory_order_relaxed);
+      pending = 0;
       if (timed) last_report_time = Clock::now();
       if (stop.stop_requested()) break;
     }
-    // 1. minibatch
+    // 1. minibatch of every running member from its own stream
     if (n < N) {
-      for (long t = 0; t < n; ++t) {
-        const long j = t + static_cast<long>(rs.uniform() * static_cast<double>(N - t));
-        std::swap(idx[t], idx[j < N ? j : N - 1]);
+      for (std::size_t m = 0; m < G; ++m) {
+        if (!active[m]) continue;
+        rng::Stream& rs = streams[m];
+        std::vector<long>& v = idx[m];
+        for (long t = 0; t < n; ++t) {
+          const long j = t + static_cast<long>(rs.uniform() * static_cast<double>(N - t));
+          std::swap(v[static_cast<std::size_t>(t)], v[static_cast<std::size_t>(j < N ? j : N - 1)]);
+        }
       }
     }
-    model.minibatch(idx, n, Step::needs_regradient);
+    if constexpr (several) model.minibatch(idx, n, Step::needs_regradient);
+    else model.minibatch(idx[0], n, Step::needs_regradient);
     // 2. SA of the latent variables
     if (k > ctl.sa_start && ctl.method != Method::none && (has_sparse || adapt_sigma_only)) {
       if (regression) sain.resid_ss = model.resid_ss();
@@ -293,54 +391,97 @@ ChainStatus run_chain(Model& model, Recorder& rec, const Control& ctl, Step& pol
     sc.tau = ctl.temperature.at(k);
     sc.eps = ctl.step.at(k);
     if (trace) sc.stats = &stats;
+    if constexpr (several) sc.active = &model.active();
     to_posterior();
     policy.step(groups, sc, model.noise_rng(), regrad);
+    if constexpr (several) {
+      if (n_active < static_cast<long>(G)) model.hold_retired(sigma);
+    }
     const bool save = k > ctl.burnin && (k - ctl.burnin) % ctl.thin == 0;
     const bool check = k % ctl.check_every == 0 || save || trace || k == T;
-    // 4. divergence: back to the last checked state
-    if (check) {
-      bool ok = Ops::finite_positive(sigma);
-      for (auto& g : groups) ok = ok && Ops::all_finite(g.value);
-      if (!ok) {
-        for (std::size_t g = 0; g < groups.size(); ++g) Ops::assign(groups[g].value, snap[g]);
-        st.diverged = true;
-        st.diverged_at = k;
-        st.message = "the sampler produced a non-finite state at iteration " + std::to_string(k) +
-                     " (step size too large for the curvature of the posterior?)";
-        break;
+    // 4. divergence of a member: back to its last checked state, its outputs, retired
+    if (check && !cp.check(sigma, ok)) {
+      bool retired = false;
+      for (std::size_t m = 0; m < G; ++m) {
+        if (!active[m] || ok[m]) continue;
+        cp.restore(m);
+        st[m].diverged = true;
+        st[m].diverged_at = k;
+        st[m].message = "the sampler produced a non-finite state at iteration " + std::to_string(k) +
+                        " (step size too large for the curvature of the posterior?)";
+        st[m].iterations_done = k - 1;
+        finish(m, st[m]);
+        retire(m);
+        retired = true;
       }
+      if (n_active == 0) break;
+      if constexpr (several) {
+        if (retired) model.hold_retired(sigma);
+      }
+      (void)retired;
     }
     //    magnitude pruning of theta^(k+1) (Algorithm 1); pruned weights get gradients and noise next time
     if (ctl.pruning.on && has_prunable)
       for (auto& g : groups) prune<Ops>(g, ctl.pruning.at(k));
-    if (check)
-      for (std::size_t g = 0; g < groups.size(); ++g) Ops::assign(snap[g], groups[g].value);
+    if (check) cp.save();
     // 5. output
     if (save) rec.save(model, sigma);
     if (trace) {
       rec.trace(model, k, sigma, sc.eps, sc.tau, stats);
-      if constexpr (has_last_loss<Recorder>::value) {
+      if constexpr (has_last_loss<Recorder>::value || has_member_loss<Recorder>::value) {
         if (ctl.loss_factor > 0.0) {
-          const double L = rec.last_loss();
-          if (!std::isfinite(L) || (k > ctl.loss_after && L > ctl.loss_factor * std::max(best_loss, ctl.loss_floor))) {
-            st.diverged = true;
-            st.diverged_at = k;
-            char buf[160];
-            std::snprintf(buf, sizeof buf, "the training loss per example reached %.4g at iteration %ld (reference level %.4g)",
-                          L, k, best_loss);
-            st.message = buf;
-            ++k;  // iteration k was done and recorded
+          bool retired = false;
+          for (std::size_t m = 0; m < G; ++m) {
+            if (!active[m]) continue;
+            double L;
+            if constexpr (has_member_loss<Recorder>::value) L = rec.last_loss(m);
+            else L = rec.last_loss();
+            if (!std::isfinite(L) ||
+                (k > ctl.loss_after && L > ctl.loss_factor * std::max(best_loss[m], ctl.loss_floor))) {
+              st[m].diverged = true;
+              st[m].diverged_at = k;
+              char buf[160];
+              std::snprintf(buf, sizeof buf,
+                            "the training loss per example reached %.4g at iteration %ld (reference level %.4g)", L, k,
+                            best_loss[m]);
+              st[m].message = buf;
+              st[m].iterations_done = k;  // iteration k was done and recorded
+              finish(m, st[m]);
+              retire(m);
+              retired = true;
+            } else {
+              best_loss[m] = std::min(best_loss[m], L);
+            }
+          }
+          if (n_active == 0) {
+            ++k;
             break;
           }
-          best_loss = std::min(best_loss, L);
+          if constexpr (several) {
+            if (retired) model.hold_retired(sigma);
+          }
+          (void)retired;
         }
       }
     }
   }
-  progress.fetch_add((k > T ? T : k) - last_report, std::memory_order_relaxed);
-  st.iterations_done = st.diverged ? k - 1 : std::min(k - 1, T);
-  rec.finish(model, sigma, st);
+  progress.fetch_add(pending, std::memory_order_relaxed);
+  for (std::size_t m = 0; m < G; ++m) {
+    if (!active[m]) continue;
+    st[m].iterations_done = std::min(k - 1, T);
+    finish(m, st[m]);
+  }
   return st;
+}
+
+// Run one chain of `model` (already initialized: values, zero grads and momenta) with step policy `policy`
+// (steps.hpp) and the minibatches of stream rs: run_chain_members with one member. Returns what happened; the
+// output went to `rec`.
+template <class Model, class Recorder, class Step>
+ChainStatus run_chain(Model& model, Recorder& rec, const Control& ctl, Step& policy, rng::Stream& rs,
+                      std::atomic<long>& progress, const parallel::StopToken& stop = parallel::StopToken()) {
+  static_assert(!has_members<Model>::value, "a Model of several members runs through run_chain_members");
+  return run_chain_members(model, rec, ctl, policy, &rs, progress, stop)[0];
 }
 
 // The same with the step policy `ctl` names (steps.hpp: with_step_policy), built for this chain.
