@@ -73,7 +73,7 @@ run_cell <- function(post, sampler) {
   row <- posteriors[posteriors$posterior == post, ]
   tg <- stan_target(pdb_model(row$model), pdb_data(row$data))
   ref <- reference[reference$posterior == post, ]
-  warned <- character()
+  warned <- messages <- character()
   err <- NULL
   t <- system.time(fit <- withCallingHandlers(
     tryCatch(sgmcmc_density(tg, sampler = sampler, seed = 1, quiet = TRUE), error = function(e) {
@@ -81,10 +81,12 @@ run_cell <- function(post, sampler) {
       NULL
     }),
     warning = function(w) {
-      warned <<- c(warned, class(w)[1:max(1, length(class(w)) - 2)])
+      warned <<- c(warned, setdiff(class(w), c("scalebayes_warning", "rlang_warning", "warning", "condition")))
+      messages <<- c(messages, substr(conditionMessage(w), 1, 300))
       invokeRestart("muffleWarning")
     }))[["elapsed"]]
   cell <- list(posterior = post, sampler = sampler, seconds = t, warnings = unique(warned),
+               warning_messages = unique(messages),
                error = if (!is.null(err)) class(err)[1], error_message = if (!is.null(err)) conditionMessage(err))
   if (is.null(fit)) return(c(cell, list(max_mean_err = NA, min_sd_ratio = NA, max_sd_ratio = NA, max_rhat = NA)))
   d <- as.matrix(fit)
@@ -120,7 +122,8 @@ print_table <- function() {
     seconds = vapply(cells, function(c) c$seconds, 0),
     iterations = vapply(cells, function(c) num(c$iterations), 0),
     warnings = vapply(cells, function(c) {
-      w <- sub("^scalebayes_(warning|error)_", "", c(c$warnings, c$error))
+      w <- setdiff(c(c$warnings, c$error), c("scalebayes_warning", "rlang_warning", "scalebayes_error", "rlang_error"))
+      w <- sub("^scalebayes_(warning|error)_", "", w)
       if (length(w)) paste(unique(w), collapse = ",") else "none"
     }, ""), stringsAsFactors = FALSE)
   tab$pass <- !is.na(tab$max_mean_err) & tab$max_mean_err <= pass_mean &

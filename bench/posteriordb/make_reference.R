@@ -29,7 +29,7 @@ cat(sprintf("posteriordb commit %s: %d parameters of %d posteriors\n", commit, n
 
 # The test suite's copy (tests/testthat/test-posteriordb.R): the Stan code, data and reference summaries of the
 # posteriors it checks, in one small file (bench/ is not in the built package).
-fixture_posteriors <- c("sblri-blr", "sblrc-blr")
+fixture_posteriors <- c("mesquite-logmesquite", "nes2000-nes")
 fx <- lapply(fixture_posteriors, function(p) {
   row <- posteriors[posteriors$posterior == p, ]
   list(model = row$model, code = paste(readLines(file.path("bench/posteriordb/models", paste0(row$model, ".stan"))),
