@@ -89,6 +89,7 @@ test_that("conv1d computes the 1d convolution (stride, padding, channels) and pl
   expect_false(bs$ok)
   expect_match(bs$reason, "batchnorm1d layer has no batched form")
   # ... and names the kinds that have one, from the table
+  k <- scalebayes:::nn_layer_kinds()
   expect_match(bs$reason, paste0("(batched: ", paste(k$name[k$batched], collapse = ", "), ")"), fixed = TRUE)
 })
 
