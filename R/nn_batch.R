@@ -36,11 +36,21 @@ nn_wbb_batch <- function(batch, spec, call) {
 nn_sgmcmc_batch <- function(batch, spec, ctl, call) {
   code <- nn_batch_code(batch, function() cpp_nn_sgmcmc_batch_support(spec, ctl), "These chains cannot run batched",
                         "one network per chain", "chains", call)
-  if (identical(batch, "auto") && ctl$chains == 1L) 0L else code
+  if (identical(batch, "auto") && ctl$chains == 1L && code != 0L) return(structure(0L, reason = "one chain"))
+  code
+}
+
+# Why a fit with engine batch code `code` trains one network at a time (NA when it runs batched): the fits'
+# `settings$unbatched`.
+nn_unbatched_reason <- function(code) {
+  if (code != 0L) return(NA_character_)
+  attr(code, "reason") %||% NA_character_
 }
 
 # The engine's code for `batch` (shared by WBB draws and SG-MCMC chains): 0 one network per thread; g > 0
 # batched groups of g members; -1 batched, one group per worker thread. `support()` returns list(ok, reason).
+# A code of 0 carries attribute "reason": why the fit trains one network at a time (the engine's sentence
+# from its kind table for "auto" on a network without a batched form; nn_unbatched_reason() reads it).
 nn_batch_code <- function(batch, support, what, unbatched, members, call) {
   if (is.character(batch)) {
     if (length(batch) != 1L || is.na(batch) || batch != "auto") {
@@ -52,10 +62,10 @@ nn_batch_code <- function(batch, support, what, unbatched, members, call) {
   } else {
     batch <- check_count(batch, max = 1e7, arg = "batch", call = call)
   }
-  if (isFALSE(batch)) return(0L)
+  if (isFALSE(batch)) return(structure(0L, reason = "batch = FALSE"))
   sup <- support()
   if (!sup$ok) {
-    if (identical(batch, "auto")) return(0L)
+    if (identical(batch, "auto")) return(structure(0L, reason = sup$reason))
     sb_abort(c("{what}: {sup$reason}.",
                i = "Use {.code batch = FALSE} (or {.code \"auto\"}): {unbatched}."),
              arg = "batch", call = call)

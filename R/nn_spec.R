@@ -7,7 +7,8 @@
 # The engine's layer kinds (nn/layers_spec.hpp via cpp_nn_layer_kinds()): code, name and the properties every
 # method decides by -- weighted (a weight the penalty / prior applies to), sparse (may carry sgld_sa()'s SSGL
 # prior), variational (q under bbb() / sparse_vi()), convolution (inputs standardized by one mean and sd;
-# zero padding) and the input it takes. Read once per session; nothing here lists kinds again.
+# zero padding), batched (G networks of it train as one: batch = ) and the input it takes. Read once per session;
+# nothing here lists kinds again.
 nn_layer_kinds <- function() {
   if (is.null(sb_tables$layer_kinds)) sb_tables$layer_kinds <- cpp_nn_layer_kinds()
   sb_tables$layer_kinds

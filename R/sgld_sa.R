@@ -262,8 +262,9 @@
 #' chain (`"auto"` falls back; `TRUE` is an error). Measured on 2 CPU cores (`bench/batched.R`,
 #' `bench/RESULTS.md`): see "Batched SG-MCMC chains" there. The step-size warm-up's pilots are 4 chains run
 #' batched whatever `batch` says (see "Networks"), so the step chosen does not depend on `batch`. The fit
-#' records the choice: `fit$settings$batch` (what was asked) and
-#' `fit$settings$batched` (what ran).
+#' records the choice: `fit$settings$batch` (what was asked),
+#' `fit$settings$batched` (what ran) and `fit$settings$unbatched` (why the chains ran one network each, e.g. the
+#' layer without a batched form that `"auto"` found; `NA` when batched).
 #' @section Band coverage:
 #' On a simulated regression with a known 1-hidden-layer tanh network as f (2 inputs, noise sd 0.3, 300 training
 #' and 200 test rows, an `nn_mlp(8)` fit of 1,000 epochs, 5 seeds; `bench/nn_coverage.R`,

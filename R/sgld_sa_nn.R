@@ -64,6 +64,8 @@ sgld_sa_nn <- function(x, y, model, family, method, sampler, iterations, epochs,
                                keep = integer(), chains = len$chains, chain_offset = 0)
   # batched chains (R/nn_batch.R, nn/batched_sgmcmc.hpp): 0 one network per chain, -1 / g batched
   batch_code <- nn_sgmcmc_batch(batch, p$spec, ctl, call)
+  unbatched <- nn_unbatched_reason(batch_code)  # why one network per chain (NA: batched)
+  batch_code <- as.vector(batch_code)
   nnctl <- list(device = ctx$device, float64 = float64, torch_threads = 1L, keep_pred = len$n_kept > 0,
                 keep_params = len$n_kept > 0, keep_stride = len$stride, init = init, weights = p$weights,
                 batch = batch_code)
@@ -76,7 +78,8 @@ sgld_sa_nn <- function(x, y, model, family, method, sampler, iterations, epochs,
             v0 = v0, v1 = v1, sparse_layers = p$sparse_layers, chains = len$chains, control = control_user,
             step_size = step_size, keep_draws = len$n_kept, keep_stride = len$stride, n_saved = len$n_saved,
             future = future, auto_step = auto_step, batch = batch, batched = batch_code != 0L,
-            batch_group = if (batch_code > 0L) batch_code else NA_integer_)
+            batch_group = if (batch_code > 0L) batch_code else NA_integer_,
+            unbatched = unbatched)
   nn_sgmcmc_fit(res, ctx, p, s, run, float64 = float64, probe = probe, warmup = warmup)
 }
 

@@ -81,7 +81,9 @@
 #' With `nn_control(validation = )` the draws train one network per thread whatever `batch` says (a message
 #' says so): the batched networks have no held-out-loss hook; the draws are then those of `batch = FALSE`.
 #' The fit records the choice: `fit$settings$batch` (what was asked), `fit$settings$batched` (whether the
-#' draws ran batched) and `fit$settings$batch_group` (the draws per batch asked for; `NA`: the engine's sizes).
+#' draws ran batched), `fit$settings$batch_group` (the draws per batch asked for; `NA`: the engine's sizes) and
+#' `fit$settings$unbatched` (why the draws trained one network at a time, e.g. the layer without a batched form
+#' that `"auto"` found; `NA` when batched).
 #' @section Standardization:
 #' With `standardize = TRUE` the inputs are centred and scaled to unit standard deviation (divisor n) before
 #' training: column by column for a matrix `x` (a constant column keeps scale 1), and by one mean and one sd
@@ -164,12 +166,13 @@ wbb_nn <- function(x, y, model = nn_mlp(), family = NULL, lambda = 1e-4,
   control$batch_size <- p$batch_size
   keep_history <- wbb_nn_check_history(control, draws, p$xd$n, call)
   ctrl <- nn_validation_engine(nn_engine_control(control, ctx$device, keep_draws), p, held, call)
-  ctrl$batch <- nn_wbb_batch(batch, p$spec, call)
-  if (!is.null(held) && ctrl$batch != 0L) {  # the batched networks (nn/batched.hpp) have no validation hook
+  batch_code <- nn_wbb_batch(batch, p$spec, call)
+  if (!is.null(held) && batch_code != 0L) {  # the batched networks (nn/batched.hpp) have no validation hook
     rlang::inform("nn_control(validation = ) trains one network per thread (batch = FALSE).",
                   class = "scalebayes_message_validation")
-    ctrl$batch <- 0L
+    batch_code <- structure(0L, reason = "held-out examples (nn_control(validation = )) have no batched form")
   }
+  ctrl$batch <- as.vector(batch_code)
   nd <- p$nd
   # Ctrl-C (?scalebayes-interrupts): the networks 1..k that finished (done or diverged: status 1 or 2), each
   # chunk's results being blocks of equal size per draw
@@ -217,7 +220,8 @@ wbb_nn <- function(x, y, model = nn_mlp(), family = NULL, lambda = 1e-4,
   fit <- nn_build(ctx, p, "sb_wbb_nn", "WBB", rs, device = parts[[1L]]$device,
            settings = list(draws = draws, prior_weights = prior_weights, lambda = lambda, control = control,
                            keep_draws = keep_draws, batch = batch, batched = ctrl$batch != 0L,  # asked / ran batched
-                           batch_group = if (ctrl$batch > 0L) ctrl$batch else NA_integer_),  # NA: the engine's
+                           batch_group = if (ctrl$batch > 0L) ctrl$batch else NA_integer_,  # NA: the engine's
+                           unbatched = nn_unbatched_reason(batch_code)),  # why one network at a time (NA: batched)
            weights = store$weights, buffers = store$buffers, status = status, pred = pred, pred_mean = pred_mean,
            details = details, training = history, float64 = isTRUE(control$float64),
            objective = cat_num("objective"), grad_norm = cat_num("grad_norm"), steps = cat_num("steps"),

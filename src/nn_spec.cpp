@@ -50,7 +50,7 @@ Rcpp::DataFrame cpp_nn_layer_kinds() {
   const int n = nn::layer_kind_count();
   Rcpp::IntegerVector code(n);
   Rcpp::CharacterVector name(n), input(n);
-  Rcpp::LogicalVector weighted(n), sparse(n), variational(n), convolution(n);
+  Rcpp::LogicalVector weighted(n), sparse(n), variational(n), convolution(n), batched(n);
   for (int i = 0; i < n; ++i) {
     const nn::LayerKind k = nn::layer_kind_from_code(i);
     const nn::LayerProps p = nn::layer_props(k);
@@ -61,9 +61,11 @@ Rcpp::DataFrame cpp_nn_layer_kinds() {
     sparse[i] = p.sparse;
     variational[i] = p.variational;
     convolution[i] = p.convolution;
+    batched[i] = p.batched;
   }
   return Rcpp::DataFrame::create(Rcpp::Named("code") = code, Rcpp::Named("name") = name,
                                  Rcpp::Named("weighted") = weighted, Rcpp::Named("sparse") = sparse,
                                  Rcpp::Named("variational") = variational, Rcpp::Named("convolution") = convolution,
-                                 Rcpp::Named("input") = input, Rcpp::Named("stringsAsFactors") = false);
+                                 Rcpp::Named("batched") = batched, Rcpp::Named("input") = input,
+                                 Rcpp::Named("stringsAsFactors") = false);
 }

@@ -155,6 +155,7 @@ test_that("batch = TRUE without a batched form is a classed error; 'auto' falls 
   f <- suppressWarnings(run("auto", model = nn_mlp(4, dropout = 0.2), control = ctl))
   expect_identical(f$settings$batch, "auto")
   expect_false(f$settings$batched)
+  expect_match(f$settings$unbatched, "dropout layer draws random numbers")  # the fit says why
   # every sampler, pruning included, has a batched form
   expect_true(suppressWarnings(run(TRUE, model = nn_mlp(4), sampler = "hamcmc_sa", control = ctl))$settings$batched)
   expect_true(suppressWarnings(hamcmc_sa(d$x, d$num, model = nn_mlp(4), iterations = 6L, quiet = TRUE,

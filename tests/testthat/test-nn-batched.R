@@ -147,3 +147,39 @@ test_that("the predictions and certificates of a wider network do not depend on 
   same_draws(ref, f(TRUE, threads = 2L))
   same_draws(ref, f(5L))
 })
+
+test_that("batched predictions apply the per-network links and do not depend on the group (bitwise)", {
+  # one link for every batched prediction (nn/predict.hpp member_response(): gaussian identity, binomial the
+  # sigmoid through sigmoid_any_group(), multinomial the softmax over the classes): the predictions stored by
+  # batched draws equal those of the per-network engine from the same draws' parameters (predict(type =
+  # "draws") at the same inputs), and 37 inputs x 7 members leave elements in the tail of torch's vectorized
+  # sigmoid, which must not make a member's predictions depend on its group
+  skip_if_no_torch()
+  d <- batched_data()
+  nx <- d$x[1:37, ]
+  f <- function(y, batch) {
+    wbb_nn(d$x, y, model = nn_mlp(c(8, 6)), draws = 7L, epochs = 2L, batch_size = 32L, seed = 3L, quiet = TRUE,
+           batch = batch, newx = nx, control = nn_control(float64 = TRUE))
+  }
+  for (y in list(d$bin, d$cls, d$num)) {
+    ref <- f(y, 1L)
+    expect_true(ref$settings$batched)
+    expect_equal(ref$pred, predict(ref, newx = nx, type = "draws"), tolerance = 1e-12, ignore_attr = TRUE)
+    same_draws(ref, f(y, 3L))
+    same_draws(ref, f(y, TRUE))
+  }
+})
+
+test_that("a fit says why it trained one network at a time", {
+  skip_if_no_torch()
+  d <- batched_data()
+  f <- function(batch, model = nn_mlp(4)) {
+    wbb_nn(d$x, d$num, model = model, draws = 2L, epochs = 1L, seed = 1L, quiet = TRUE, batch = batch)
+  }
+  expect_match(f("auto", nn_mlp(4, dropout = 0.2))$settings$unbatched, "dropout layer draws random numbers")
+  expect_match(f("auto", nn_mlp(4, batchnorm = TRUE))$settings$unbatched,
+               "batchnorm1d layer has no batched form \\(batched: linear, ")
+  expect_identical(f(FALSE)$settings$unbatched, "batch = FALSE")
+  expect_identical(f("auto")$settings$unbatched, NA_character_)
+  expect_identical(f(TRUE)$settings$unbatched, NA_character_)
+})

@@ -20,6 +20,9 @@ test_that("the engine's layer-kind table is the one list of kinds; codes stored 
   expect_identical(k$sparse, k$weighted)
   expect_identical(k$variational, k$weighted)
   expect_identical(k$name[k$convolution], c("conv2d", "conv1d"))
+  # a batched form (nn/batched.hpp; the kind's batched_forward / batched_backward in nn/net.hpp): every kind
+  # but batch normalization (dropout's layers with rate > 0 still train one network at a time)
+  expect_identical(k$name[!k$batched], c("batchnorm2d", "batchnorm1d", "batchnorm"))
   # every exported layer constructor makes a kind of the table (arguments that fit each one)
   args <- list(layer_dense = list(2), layer_conv2d = list(2, 3), layer_conv1d = list(2, 3),
                layer_maxpool2d = list(2), layer_avgpool2d = list(2), layer_reshape = list(c(2, 2)),
@@ -85,6 +88,9 @@ test_that("conv1d computes the 1d convolution (stride, padding, channels) and pl
   bs <- batch_ok(nn_sequential(layer_conv1d(2, 3), layer_batchnorm(), layer_flatten()))
   expect_false(bs$ok)
   expect_match(bs$reason, "batchnorm1d layer has no batched form")
+  # ... and names the kinds that have one, from the table
+  k <- scalebayes:::nn_layer_kinds()
+  expect_match(bs$reason, paste0("(batched: ", paste(k$name[k$batched], collapse = ", "), ")"), fixed = TRUE)
 })
 
 test_that("conv1d under wbb_nn(), sgld_sa(), bbb() and sparse_vi(): a weighted, sparse, variational layer", {

@@ -29,10 +29,11 @@
 // NetWbbOutput slots of nn/wbb.hpp: predictions, parameters in Net::copy_to order, objective and gradient-norm
 // certificate, steps, status, per-epoch history.
 //
-// Supported (batch_support()): specs made of linear, convolution (1d, 2d), pooling (max, average), flatten,
-// reshape, relu, tanh, sigmoid and dropout with rate 0 layers, any family, weight mode and optimizer. Batch norm
-// and dropout > 0 run unbatched: dropout masks come from one generator per network in call order and batch
-// norm needs per-member statistics, which this engine does not reproduce.
+// Supported (batch_support()): specs whose every layer kind has a batched form -- the kind table says so
+// (LayerProps::batched, nn/layers_spec.hpp; the forward and backward live with the kind's torch half,
+// nn/net.hpp) -- and draws no random numbers (dropout > 0: masks come from one generator per network in call
+// order), any family, weight mode and optimizer. Today: linear, convolution (1d, 2d), pooling (max, average),
+// flatten, reshape, relu, tanh, sigmoid, dropout with rate 0; batch norm has none (per-member statistics).
 //
 // Threads: run_net_wbb_batched() splits the draws into contiguous groups (batched_group_size()) and runs the
 // groups on the worker threads (parallel::run_parallel, one group per worker at a time). R-free, header-only.
@@ -59,7 +60,10 @@
 namespace scalebayes {
 namespace nn {
 
-// Whether a network and training configuration can run batched, and if not, why (one sentence).
+// Whether a network and training configuration can run batched, and if not, why (one sentence). From the kind
+// table alone: every layer's kind must have a batched form (LayerProps::batched, nn/layers_spec.hpp; its torch
+// half then defines batched_forward / batched_backward, nn/net.hpp), and no layer may draw random numbers from
+// its network's generator (dropout > 0: masks come from one generator per network in call order).
 struct BatchSupport {
   bool ok = true;
   std::string reason;
@@ -68,28 +72,14 @@ struct BatchSupport {
 inline BatchSupport batch_support(const ModelSpec& spec) {
   BatchSupport r;
   for (const LayerSpec& L : spec.layers) {
-    switch (L.kind) {
-      case LayerKind::linear:
-      case LayerKind::conv1d:
-      case LayerKind::conv2d:
-      case LayerKind::maxpool2d:
-      case LayerKind::avgpool2d:
-      case LayerKind::flatten:
-      case LayerKind::reshape:
-      case LayerKind::relu:
-      case LayerKind::tanh:
-      case LayerKind::sigmoid:
-        break;
-      case LayerKind::dropout:
-        if (L.rate > 0.0) {
-          r.ok = false;
-          r.reason = "dropout masks come from one generator per network";
-        }
-        break;
-      default:  // batch norm (per-member statistics)
-        r.ok = false;
-        r.reason = std::string("a ") + layer_name(L.kind) +
-                   " layer has no batched form (batched: linear, convolution, pooling, reshape, activations)";
+    if (!layer_props(L.kind).batched) {
+      r.ok = false;
+      r.reason = std::string("a ") + layer_name(L.kind) + " layer has no batched form (batched: " +
+                 batched_kind_names() + ")";
+    } else if (torch_kinds::layer_random(L)) {
+      r.ok = false;
+      r.reason = std::string("a ") + layer_name(L.kind) +
+                 " layer draws random numbers (dropout masks) from one generator per network";
     }
     if (!r.ok) return r;
   }
@@ -99,27 +89,18 @@ inline BatchSupport batch_support(const ModelSpec& spec) {
 // G networks of one (batch-supported) architecture with a leading member dimension. All parameters live in
 // ONE flat buffer (group by group; group g is a contiguous [G, in, out] weight or [G, 1, out] bias block), and
 // so do their gradients: the optimizer (torch's own, make_optimizer) updates one tensor per step instead of
-// one per layer, with exactly the elementwise arithmetic it applies to each tensor. The gradient is computed
-// by hand (no autograd graph): for an MLP it is a handful of batched products, written into the gradient
-// buffer in place, with torch's own backward kernels for the activations (threshold_backward, tanh_backward,
-// sigmoid_backward), the convolutions (convolution_backward) and the pooling windows.
-//
-// Convolutions: a weight is stored as [G, in channels x kernel, out channels] -- the transpose of Net's
-// [out, in, k(, k)] seen as [out, in x kernel], as a linear weight is the transpose of Net's [out, in] -- so
-// that every per-member rule (priors, noise, pruning, copies in Net::copy_to order) treats both kinds alike.
-// Activations between layers are member-major, [G, m, one example's shape]. On the CPU each member's
-// convolution is its own torch call on its own slice (a grouped convolution, groups = G over [m, G C, ...],
-// was slower there -- 0.6-1.1 times, bench/batched.R -- and oneDNN's grouped float32 kernel changed a member's
-// outputs with G: 4e-6 apart between groups of 16 and 3 for one input channel); on other devices the layer
-// is one grouped convolution (set_grouped_convolutions() forces either way, for the tests). Pooling,
-// activations, flatten and reshape act on all members at once.
+// one per layer, with exactly the elementwise arithmetic it applies to each tensor. Each layer is computed by
+// its kind's batched form (torch_kinds::Torch<Kind>::batched_forward / batched_backward, nn/net.hpp, which
+// also states the layouts: a weight is stored as the transpose of Net's, so that every per-member rule --
+// priors, noise, pruning, copies in Net::copy_to order -- treats linear and convolution weights alike);
+// this class owns the buffers, the order of the layers and the member-major shapes between them.
 class BatchedNet {
  public:
   struct Layer {
-    LayerKind kind = LayerKind::linear;
-    int weight = -1, bias = -1;  // group indices (linear, convolutions)
-    LayerSpec spec;
-    Shape in, out;  // one example's shapes (plan())
+    torch_kinds::BatchedLayer b;  // the kind's batched state (parameter views, what backward needs)
+    torch::Tensor (*forward)(torch_kinds::BatchedLayer&, torch::Tensor, torch_kinds::BatchedPass&) = nullptr;
+    torch::Tensor (*backward)(torch_kinds::BatchedLayer&, torch::Tensor, const torch_kinds::BatchedGrad&) = nullptr;
+    int weight = -1, bias = -1;  // group indices (a weighted kind)
   };
   struct Group {  // one parameter tensor of every member (Net's group g)
     ParamDef def;  // Net's shape ([out, in] for a weight, [out] for a bias)
@@ -130,7 +111,7 @@ class BatchedNet {
   };
 
   BatchedNet(const ModelSpec& spec, std::int64_t members, torch::Device device, torch::Dtype dtype)
-      : G_(members), opt_(torch::TensorOptions().dtype(dtype).device(device)), grouped_conv_(!device.is_cpu()) {
+      : G_(members), opt_(torch::TensorOptions().dtype(dtype).device(device)) {
     const BatchSupport bs = batch_support(spec);
     if (!bs.ok) throw std::invalid_argument("no batched network for this specification: " + bs.reason);
     const NetPlan p = plan(spec);
@@ -138,20 +119,33 @@ class BatchedNet {
     for (std::size_t i = 0; i < p.layers.size(); ++i) {
       const LayerPlan& lp = p.layers[i];
       Layer L;
-      L.kind = lp.kind;
-      L.spec = spec.layers[i];
-      L.in = lp.in;
-      L.out = lp.out;
-      if (has_weights(lp.kind)) {
+      L.b.spec = spec.layers[i];
+      L.b.spec.kind = lp.kind;
+      L.b.in = lp.in;
+      L.b.out = lp.out;
+      L.b.G = G_;
+      L.b.grouped = !device.is_cpu();
+      visit_kind(lp.kind, [&](auto K) {
+        using T = torch_kinds::Torch<decltype(K)>;
+        if constexpr (torch_kinds::has_batched_form<T>::value) {
+          L.forward = &T::batched_forward;
+          L.backward = &T::batched_backward;
+        }
+      });
+      if (!lp.params.empty()) {  // a weighted kind: weight then bias (LayerProps::weighted)
+        if (!layer_props(lp.kind).weighted || lp.params.size() != 2)
+          throw std::logic_error(lp.base + ": a batched layer's parameters are one weight and one bias");
         const ParamDef& w = lp.params[0];
         const ParamDef& b = lp.params[1];
         const std::int64_t out = w.shape[0], in = w.numel() / out;  // a convolution: in channels x kernel
+        L.b.wshape = w.shape;
         L.weight = static_cast<int>(groups_.size());
         groups_.push_back({w, {G_, in, out}, off, true, {}, {}});
         off += G_ * in * out;
         L.bias = static_cast<int>(groups_.size());
         groups_.push_back({b, {G_, 1, out}, off, false, {}, {}});
         off += G_ * out;
+        if (first_param_ < 0) first_param_ = static_cast<int>(i);
       }
       layers_.push_back(L);
     }
@@ -168,6 +162,13 @@ class BatchedNet {
       groups_[k].t = pv[k];
       groups_[k].g = gv[k];
     }
+    for (Layer& L : layers_) {
+      if (L.weight < 0) continue;
+      L.b.W = groups_[static_cast<std::size_t>(L.weight)].t;
+      L.b.gW = groups_[static_cast<std::size_t>(L.weight)].g;
+      L.b.B = groups_[static_cast<std::size_t>(L.bias)].t;
+      L.b.gB = groups_[static_cast<std::size_t>(L.bias)].g;
+    }
   }
 
   std::int64_t members() const { return G_; }
@@ -177,7 +178,9 @@ class BatchedNet {
   const torch::TensorOptions& options() const { return opt_; }
   std::vector<Group>& groups() { return groups_; }
   // Convolutions as one grouped convolution (true: the default off the CPU) or one call per member.
-  void set_grouped_convolutions(bool on) { grouped_conv_ = on; }
+  void set_grouped_convolutions(bool on) {
+    for (Layer& L : layers_) L.b.grouped = on;
+  }
   // What the optimizer updates: the one flat parameter tensor (its grad() is the gradient buffer).
   std::vector<torch::Tensor> parameters() const { return {flat_}; }
   // The group views [G, ...] of any tensor laid out as the flat buffer (the optimizer's state, e.g.).
@@ -215,125 +218,29 @@ class BatchedNet {
   }
 
   // Forward pass. x: per-member inputs [G, m, ...] (shared = false), or inputs shared by every member [m, ...]
-  // (shared = true: the certificate and predictions). Returns the outputs [G, m, out]. With keep, the layer
-  // inputs / outputs the backward pass needs are kept.
+  // (shared = true: the certificate and predictions). Returns the outputs [G, m, out]. With keep, every layer
+  // keeps what the backward pass needs.
   torch::Tensor forward(torch::Tensor x, bool shared, bool keep) {
-    bool flat_shared = shared;  // x still without the member dimension
-    if (keep) {
-      saved_.assign(layers_.size(), torch::Tensor());
-      indices_.assign(layers_.size(), torch::Tensor());
-    }
-    first_param_ = -1;
-    for (std::size_t i = 0; i < layers_.size(); ++i) {
-      const Layer& L = layers_[i];
-      const bool weighted = has_weights(L.kind);
-      if (weighted && first_param_ < 0) first_param_ = static_cast<int>(i);
-      if (keep && (weighted || is_pool(L.kind))) saved_[i] = x;  // a layer's input
-      switch (L.kind) {
-        case LayerKind::linear: {
-          const Group& W = groups_[static_cast<std::size_t>(L.weight)];
-          const Group& b = groups_[static_cast<std::size_t>(L.bias)];
-          if (flat_shared) {
-            // [m, in] x [G, in, out] -> [G, m, out], one product per member: a broadcast matmul would pick its
-            // kernel by G (measured: float32 predictions 6e-8 apart between groups of 20 and 10), this keeps
-            // a member's outputs independent of its group.
-            std::vector<torch::Tensor> per(static_cast<std::size_t>(G_));
-            for (std::int64_t g = 0; g < G_; ++g) per[static_cast<std::size_t>(g)] = torch::addmm(b.t[g], x, W.t[g]);
-            x = torch::stack(per);
-          } else {
-            x = torch::baddbmm(b.t, x, W.t);
-          }
-          flat_shared = false;
-          break;
-        }
-        case LayerKind::conv1d:
-        case LayerKind::conv2d:
-          x = conv_forward(L, x, flat_shared);
-          flat_shared = false;
-          break;
-        case LayerKind::maxpool2d:
-        case LayerKind::avgpool2d: {
-          const torch::Tensor x4 = x.reshape({-1, L.in[0], L.in[1], L.in[2]});
-          const std::vector<std::int64_t> k{L.spec.kernel, L.spec.kernel}, st{L.spec.stride, L.spec.stride};
-          torch::Tensor y;
-          if (L.kind == LayerKind::maxpool2d) {
-            auto r = at::max_pool2d_with_indices(x4, k, st, {0, 0}, {1, 1}, false);
-            y = std::get<0>(r);
-            if (keep) indices_[i] = std::get<1>(r);
-          } else {
-            y = at::avg_pool2d(x4, k, st, {0, 0}, false, true, c10::nullopt);
-          }
-          x = y.reshape(example_shape(L.out, flat_shared, x));
-          break;
-        }
-        case LayerKind::flatten:
-        case LayerKind::reshape: x = x.reshape(example_shape(L.out, flat_shared, x)); break;
-        case LayerKind::relu: x = torch::relu(x); break;
-        case LayerKind::tanh: x = torch::tanh(x); break;
-        case LayerKind::sigmoid: x = torch::sigmoid(x); break;
-        default: break;  // dropout with rate 0
-      }
-      if (keep && is_activation(L.kind)) saved_[i] = x;  // an activation's output
-    }
-    if (flat_shared) x = x.unsqueeze(0).expand({G_, x.size(0), x.size(1)});  // a network without weights
+    torch_kinds::BatchedPass pass;
+    pass.shared = shared;  // x still without the member dimension
+    pass.keep = keep;
+    for (Layer& L : layers_) x = L.forward(L.b, std::move(x), pass);
+    if (pass.shared) x = x.unsqueeze(0).expand({G_, x.size(0), x.size(1)});  // a network without weights
     shared_in_ = shared;
     return x;
   }
 
   // The gradient of sum over members and examples of (dout . out) with respect to every parameter, from the
   // last forward(keep = true): written into the gradient buffer (accumulate: added to it). Every layer first
-  // sees d in its output's shape [G, m, out...] (so flatten, reshape and dropout with rate 0 are no-ops).
+  // sees d in its output's shape [G, m, out...]; the layers below the first weighted one are not visited.
   void backward(torch::Tensor d, bool accumulate) {
+    torch_kinds::BatchedGrad gr;
+    gr.accumulate = accumulate;
     for (int i = static_cast<int>(layers_.size()) - 1; i >= 0 && i >= first_param_; --i) {
-      const Layer& L = layers_[static_cast<std::size_t>(i)];
-      const torch::Tensor& a = saved_[static_cast<std::size_t>(i)];
-      const bool in_shared = shared_in_ && i == first_param_;
-      d = d.reshape(member_shape(L.out, d.size(1)));
-      switch (L.kind) {
-        case LayerKind::linear: {
-          Group& W = groups_[static_cast<std::size_t>(L.weight)];
-          Group& b = groups_[static_cast<std::size_t>(L.bias)];
-          if (accumulate) {
-            if (in_shared) {
-              for (std::int64_t g = 0; g < G_; ++g) W.g[g].addmm_(a.t(), d[g]);  // per member (see forward)
-            } else {
-              W.g.add_(torch::bmm(a.transpose(1, 2), d));
-            }
-            b.g.add_(d.sum(1, true));
-          } else {
-            if (in_shared) {
-              for (std::int64_t g = 0; g < G_; ++g) {  // per member (see forward)
-                torch::Tensor wg = W.g[g];
-                at::mm_out(wg, a.t(), d[g]);
-              }
-            } else {
-              at::bmm_out(W.g, a.transpose(1, 2), d);
-            }
-            at::sum_out(b.g, d, {1}, true);
-          }
-          if (i > first_param_) d = torch::bmm(d, W.t.transpose(1, 2));
-          break;
-        }
-        case LayerKind::conv1d:
-        case LayerKind::conv2d: d = conv_backward(L, d, a, in_shared, i > first_param_, accumulate); break;
-        case LayerKind::maxpool2d:
-        case LayerKind::avgpool2d: {
-          const std::vector<std::int64_t> k{L.spec.kernel, L.spec.kernel}, st{L.spec.stride, L.spec.stride};
-          const std::int64_t m = d.size(1);
-          const torch::Tensor d4 = d.reshape({-1, L.out[0], L.out[1], L.out[2]});
-          const torch::Tensor a4 = a.reshape({-1, L.in[0], L.in[1], L.in[2]});
-          d = L.kind == LayerKind::maxpool2d
-                  ? at::max_pool2d_with_indices_backward(d4, a4, k, st, {0, 0}, {1, 1}, false,
-                                                         indices_[static_cast<std::size_t>(i)])
-                  : at::avg_pool2d_backward(d4, a4, k, st, {0, 0}, false, true, c10::nullopt);
-          d = d.reshape(member_shape(L.in, m));
-          break;
-        }
-        case LayerKind::relu: d = at::threshold_backward(d, a, 0); break;  // a: the output (> 0 iff input > 0)
-        case LayerKind::tanh: d = at::tanh_backward(d, a); break;
-        case LayerKind::sigmoid: d = at::sigmoid_backward(d, a); break;
-        default: break;  // flatten, reshape, dropout with rate 0: d is reshaped by the layer before
-      }
+      Layer& L = layers_[static_cast<std::size_t>(i)];
+      gr.shared_input = shared_in_ && i == first_param_;
+      gr.need_input = i > first_param_;
+      d = L.backward(L.b, d.reshape(torch_kinds::member_shape(G_, L.b.out, d.size(1))), gr);
     }
   }
 
@@ -369,6 +276,16 @@ class BatchedNet {
   torch::Tensor flat_parameters(torch::Dtype kind) const { return net_order(false, kind); }
   torch::Tensor flat_gradient(torch::Dtype kind) const { return net_order(true, kind); }
 
+  // Response-scale predictions of every member on inputs x shared by all ([n, ...]): [G, n, q] on x's device,
+  // the network's dtype, in chunks of `chunk` examples (member_response()).
+  torch::Tensor predict(Family f, const torch::Tensor& x, std::int64_t chunk = 2000) {
+    torch::NoGradGuard ng;
+    std::vector<torch::Tensor> parts;
+    for (std::int64_t a = 0; a < x.size(0); a += chunk)
+      parts.push_back(member_response(f, forward(x.slice(0, a, std::min(x.size(0), a + chunk)), true, false)));
+    return parts.size() == 1 ? parts[0] : torch::cat(parts, 1);
+  }
+
  private:
   std::int64_t G_;
   torch::TensorOptions opt_;
@@ -376,9 +293,7 @@ class BatchedNet {
   std::vector<Group> groups_;
   std::int64_t out_dim_ = 0, P_ = 0, n_pen_ = 0;
   torch::Tensor flat_, gflat_;
-  bool grouped_conv_ = false;
-  std::vector<torch::Tensor> saved_, indices_;
-  int first_param_ = -1;
+  int first_param_ = -1;  // the first weighted layer (the backward pass stops there)
   bool shared_in_ = false;
 
   torch::Tensor net_order(bool gradient, torch::Dtype kind) const {
@@ -390,102 +305,6 @@ class BatchedNet {
       parts.push_back(t.reshape({G_, -1}));
     }
     return torch::cat(parts, 1).to(torch::kCPU, kind).contiguous();
-  }
-  static bool is_conv(LayerKind k) { return k == LayerKind::conv1d || k == LayerKind::conv2d; }
-  static bool has_weights(LayerKind k) { return k == LayerKind::linear || is_conv(k); }
-  static bool is_pool(LayerKind k) { return k == LayerKind::maxpool2d || k == LayerKind::avgpool2d; }
-  static bool is_activation(LayerKind k) {
-    return k == LayerKind::relu || k == LayerKind::tanh || k == LayerKind::sigmoid;
-  }
-  // [G, m, one example's shape]
-  std::vector<std::int64_t> member_shape(const Shape& ex, std::int64_t m) const {
-    std::vector<std::int64_t> r{G_, m};
-    r.insert(r.end(), ex.begin(), ex.end());
-    return r;
-  }
-  // x's leading dimensions ([m] shared, [G, m] otherwise) followed by one example's shape.
-  static std::vector<std::int64_t> example_shape(const Shape& ex, bool shared, const torch::Tensor& x) {
-    std::vector<std::int64_t> r{x.size(0)};
-    if (!shared) r.push_back(x.size(1));
-    r.insert(r.end(), ex.begin(), ex.end());
-    return r;
-  }
-  // A convolution's per-dimension arguments (1 spatial dimension for conv1d, 2 for conv2d).
-  static std::vector<std::int64_t> per_dim(const Layer& L, std::int64_t v) {
-    return std::vector<std::int64_t>(L.kind == LayerKind::conv1d ? 1 : 2, v);
-  }
-  // The members' convolution weights in torch's layout [G, out, in, k(, k)] (a contiguous copy of the stored
-  // transpose).
-  torch::Tensor conv_weight(const Layer& L) const {
-    const Group& W = groups_[static_cast<std::size_t>(L.weight)];
-    std::vector<std::int64_t> sh{G_};
-    sh.insert(sh.end(), W.def.shape.begin(), W.def.shape.end());
-    return W.t.transpose(1, 2).contiguous().view(sh);
-  }
-  // A member-major [G, m, C, ...] tensor (or a shared [m, C, ...] one) as a grouped convolution's input
-  // [m, G C, ...]; and back.
-  torch::Tensor to_grouped(const torch::Tensor& x, bool shared, const Shape& ex) const {
-    const torch::Tensor xm = shared ? x.unsqueeze(0).expand(member_shape(ex, x.size(0))) : x;
-    std::vector<std::int64_t> gs{xm.size(1), G_ * ex[0]};
-    gs.insert(gs.end(), ex.begin() + 1, ex.end());
-    return xm.transpose(0, 1).reshape(gs);
-  }
-  torch::Tensor from_grouped(const torch::Tensor& y, const Shape& ex) const {
-    std::vector<std::int64_t> ys{y.size(0), G_};
-    ys.insert(ys.end(), ex.begin(), ex.end());
-    return y.reshape(ys).transpose(0, 1).contiguous();
-  }
-
-  torch::Tensor conv_forward(const Layer& L, const torch::Tensor& x, bool shared) {
-    const torch::Tensor Wc = conv_weight(L);
-    const torch::Tensor& b = groups_[static_cast<std::size_t>(L.bias)].t;  // [G, 1, out]
-    const auto st = per_dim(L, L.spec.stride), pad = per_dim(L, L.spec.padding), dil = per_dim(L, 1),
-               opad = per_dim(L, 0);
-    if (grouped_conv_) {
-      const torch::Tensor y = at::convolution(to_grouped(x, shared, L.in), Wc.flatten(0, 1), b.reshape({-1}), st,
-                                              pad, dil, false, opad, G_);
-      return from_grouped(y, L.out);
-    }
-    std::vector<torch::Tensor> per(static_cast<std::size_t>(G_));
-    for (std::int64_t g = 0; g < G_; ++g)
-      per[static_cast<std::size_t>(g)] =
-          at::convolution(shared ? x : x[g], Wc[g], b[g].reshape({-1}), st, pad, dil, false, opad, 1);
-    return torch::stack(per);
-  }
-
-  // d: [G, m, out...]; a: the layer's input (member-major, or shared). Writes (or adds) the weight and bias
-  // gradients; returns the input's gradient [G, m, in...] when need_input.
-  torch::Tensor conv_backward(const Layer& L, const torch::Tensor& d, const torch::Tensor& a, bool shared,
-                              bool need_input, bool accumulate) {
-    Group& W = groups_[static_cast<std::size_t>(L.weight)];
-    Group& B = groups_[static_cast<std::size_t>(L.bias)];
-    const torch::Tensor Wc = conv_weight(L);
-    const auto st = per_dim(L, L.spec.stride), pad = per_dim(L, L.spec.padding), dil = per_dim(L, 1),
-               opad = per_dim(L, 0);
-    const std::int64_t out = L.out[0];
-    const std::array<bool, 3> mask{need_input, true, true};
-    auto put = [accumulate](torch::Tensor dst, const torch::Tensor& src) {
-      if (accumulate) dst.add_(src);
-      else dst.copy_(src);
-    };
-    if (grouped_conv_) {
-      const std::vector<std::int64_t> bias_sizes{G_ * out};
-      const auto r = at::convolution_backward(to_grouped(d, false, L.out), to_grouped(a, shared, L.in),
-                                              Wc.flatten(0, 1), bias_sizes, st, pad, dil, false, opad, G_, mask);
-      put(W.g, std::get<1>(r).reshape({G_, out, -1}).transpose(1, 2));
-      put(B.g, std::get<2>(r).reshape({G_, 1, out}));
-      return need_input ? from_grouped(std::get<0>(r), L.in) : torch::Tensor();
-    }
-    const std::vector<std::int64_t> bias_sizes{out};
-    std::vector<torch::Tensor> gi(need_input ? static_cast<std::size_t>(G_) : 0);
-    for (std::int64_t g = 0; g < G_; ++g) {
-      const auto r = at::convolution_backward(d[g], shared ? a : a[g], Wc[g], bias_sizes, st, pad, dil, false, opad,
-                                              1, mask);
-      put(W.g[g], std::get<1>(r).reshape({out, -1}).t());
-      put(B.g[g], std::get<2>(r).reshape({1, out}));
-      if (need_input) gi[static_cast<std::size_t>(g)] = std::get<0>(r);
-    }
-    return need_input ? torch::stack(gi) : torch::Tensor();
   }
 };
 
@@ -513,20 +332,6 @@ inline torch::Tensor member_losses(Family f, const torch::Tensor& out, const tor
   const std::int64_t G = out.size(0), m = out.size(1), q = out.size(2);
   torch::Tensor yy = y.dim() == 3 ? y.reshape({G * m, q}) : y.reshape({G * m});
   return example_losses(f, out.reshape({G * m, q}), yy).view({G, m});
-}
-
-// Correct classifications per member ([G] double, no graph; undefined for gaussian): correct_count's rule.
-inline torch::Tensor member_correct(Family f, const torch::Tensor& out, const torch::Tensor& y) {
-  torch::NoGradGuard ng;
-  switch (f) {
-    case Family::gaussian: return torch::Tensor();
-    case Family::binomial:
-      if (y.dim() == 3)
-        return out.detach().gt(0).eq(y.gt(0.5)).sum({1, 2}).to(torch::kDouble) / static_cast<double>(y.size(2));
-      return out.detach().select(2, 0).gt(0).eq(y.gt(0.5)).sum(1).to(torch::kDouble);
-    case Family::multinomial: return out.detach().argmax(2).eq(y).sum(1).to(torch::kDouble);
-  }
-  return torch::Tensor();
 }
 
 // One group of WBB draws (local indices first .. first + count - 1) trained as one batched network; writes the
@@ -646,7 +451,7 @@ class BatchedWbbGroup {
         if (c.history) {
           torch::NoGradGuard ng;
           loss_sum.add_(lm.detach().to(torch::kDouble));
-          cm = member_correct(d.family, outb, yb);
+          cm = correct_count(d.family, outb, yb, true);
           if (cm.defined()) {
             correct_sum.add_(cm);
             has_correct = true;
@@ -756,7 +561,8 @@ class BatchedWbbGroup {
     torch::Tensor pars, pred;
     const bool f32 = out_.params_f != nullptr;
     if (out_.params || out_.params_f) pars = net.flat_parameters(f32 ? torch::kFloat : torch::kDouble);
-    if (out_.pred && pb_.x_new.defined()) pred = predict_all();
+    if (out_.pred && pb_.x_new.defined())  // a CPU double [G, n_new, q] tensor
+      pred = net.predict(pb_.spec.family, pb_.x_new).to(torch::kCPU, torch::kDouble).contiguous();
     const std::size_t P = static_cast<std::size_t>(net.n_parameters());
     for (std::int64_t m : ms) {
       const std::size_t i = first_ + static_cast<std::size_t>(m);
@@ -797,18 +603,6 @@ class BatchedWbbGroup {
       h[2 * e + 1] = hist[e].accuracy;
     }
     if (out_.epochs) out_.epochs[i] = static_cast<double>(rows);
-  }
-
-  // Response-scale predictions of every member on x_new: a CPU double [G, n_new, q] tensor.
-  torch::Tensor predict_all(std::int64_t chunk = 2000) {
-    torch::NoGradGuard ng;
-    const torch::Tensor& x = pb_.x_new;
-    std::vector<torch::Tensor> parts;
-    for (std::int64_t a = 0; a < x.size(0); a += chunk) {
-      torch::Tensor o = net_->forward(x.slice(0, a, std::min(x.size(0), a + chunk)), true, false);
-      parts.push_back(pb_.spec.family == Family::multinomial ? torch::softmax(o, 2) : response(pb_.spec.family, o));
-    }
-    return torch::cat(parts, 1).to(torch::kCPU, torch::kDouble).contiguous();
   }
 
   // A finished member's slice: parameters, data and prior weights and optimizer state 0. Its loss is then

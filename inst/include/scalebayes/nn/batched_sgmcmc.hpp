@@ -54,22 +54,7 @@
 namespace scalebayes {
 namespace nn {
 
-// sigmoid(x) through torch's vectorized kernel for every element. torch's CPU sigmoid computes a tensor's
-// elements in vector chunks and its last numel % (2 x vector width) elements by a scalar formula (std::exp
-// against SLEEF's exp: they differ in the last bit for some inputs), so whether an element of member m takes the
-// scalar path would depend on how many members share the tensor (measured: float32 inclusion probabilities 3e-8
-// apart between groups of 1 and 4 chains). Evaluated on a copy padded to a multiple of 64 elements, no element
-// takes the scalar path, and a member's values are those of any other grouping. (log, exp, tanh of contiguous
-// tensors go through torch's vml loops, whose tail is a partial vector: the same arithmetic.)
-inline torch::Tensor sigmoid_any_group(const torch::Tensor& x) {
-  constexpr std::int64_t chunk = 64;  // a multiple of 2 x the widest vector (AVX-512 float: 16 lanes)
-  const std::int64_t n = x.numel();
-  const std::int64_t np = (n + chunk - 1) / chunk * chunk;
-  if (np == n && x.is_contiguous()) return torch::sigmoid(x);
-  torch::Tensor buf = torch::zeros({np}, x.options());
-  buf.narrow(0, 0, n).copy_(x.reshape({-1}));
-  return torch::sigmoid(buf).narrow(0, 0, n).view(x.sizes());
-}
+// sigmoid_any_group(): nn/predict.hpp (the batched predictions' link).
 
 // The noise source of a batched group: one generator per member (seeded as the unbatched chain's) and which
 // members still run (a stopped member draws nothing more).
@@ -378,17 +363,7 @@ class BatchedChainGroup {
   }
 
   // Response-scale predictions of every member on x_new ([G, n_new, q], the network's dtype).
-  torch::Tensor predict_all(std::int64_t chunk = 2000) {
-    const torch::Tensor& x = pb_.x_new;
-    std::vector<torch::Tensor> parts;
-    for (std::int64_t a = 0; a < x.size(0); a += chunk) {
-      torch::Tensor o = net_->forward(x.slice(0, a, std::min(x.size(0), a + chunk)), true, false);
-      parts.push_back(pb_.spec.family == Family::multinomial ? torch::softmax(o, 2)
-                      : pb_.spec.family == Family::binomial ? sigmoid_any_group(o)
-                                                             : o);
-    }
-    return parts.size() == 1 ? parts[0] : torch::cat(parts, 1);
-  }
+  torch::Tensor predict_all() { return net_->predict(pb_.spec.family, pb_.x_new); }
 
   // Member m of per-group [G, ...] tensors in Net::copy_to order, as a CPU tensor of kind.
   torch::Tensor member_flat(const std::vector<torch::Tensor>& arrays, std::int64_t m, torch::Dtype kind) const {

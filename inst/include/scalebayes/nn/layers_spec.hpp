@@ -3,8 +3,9 @@
 // One struct per layer kind (LinearKind, Conv2dKind, ...) states
 //   * name:       the kind's name in layer tables and error messages,
 //   * props:      what the methods need to know of it (LayerProps: has a weight, may be sparse, Bayesian under
-//                 VI, a convolution, the input it takes); the R side reads them (cpp_nn_layer_kinds()), so no
-//                 list of "layers with weights" is spelled anywhere else,
+//                 VI, a convolution, has a batched form, the input it takes); the R side reads them
+//                 (cpp_nn_layer_kinds()), so no list of "layers with weights" or "layers that batch" is spelled
+//                 anywhere else,
 //   * out_shape:  the shape of one example after the layer, from the shape before it (throws
 //                 std::invalid_argument naming the layer when the input does not fit),
 //   * params:     the parameter tensors the layer owns, in order (weight before bias), each with its shape,
@@ -67,9 +68,12 @@ struct LayerProps {
   bool convolution = false;  // one weight shared over positions: inputs are standardized by one mean and sd,
                              // and zero padding of standardized inputs is padding of raw ones with their mean
   const char* input = "any"; // the input it takes, for the kind table: "flat", "(channels, length)", ...
+  bool batched = false;      // G networks of it train as one (nn/batched.hpp): its torch half defines
+                             // batched_forward() and batched_backward() (nn/net.hpp checks the two agree); a
+                             // layer that draws random numbers (dropout > 0) still trains one network at a time
 };
 constexpr LayerProps weighted_props(bool convolution, const char* input) {
-  return LayerProps{true, true, true, convolution, input};
+  return LayerProps{true, true, true, convolution, input, true};
 }
 
 namespace kinds {
@@ -153,12 +157,12 @@ struct Conv1dKind {  // out channels, kernel, stride, zero padding, over (channe
   }
 };
 
-struct NoProps {  // a kind without weights
-  static constexpr LayerProps props{};
+struct NoProps {  // a kind without weights, with a batched form
+  static constexpr LayerProps props{false, false, false, false, "any", true};
 };
 
 struct Pool2dShape {  // max and average pooling: square window, stride, no padding
-  static constexpr LayerProps props{false, false, false, false, "(channels, height, width)"};
+  static constexpr LayerProps props{false, false, false, false, "(channels, height, width)", true};
   static Shape out_shape(const LayerContext& c, const LayerSpec& L, const Shape& in) {
     need_rank(c, in, 3, "pooling needs (channels, height, width) input");
     return {in[0], window_out(c, in[1], L.kernel, L.stride, 0, "pooling window"),
@@ -179,9 +183,10 @@ struct AvgPool2dKind : Pool2dShape {  // mean over the window (count_include_pad
 inline std::vector<ParamDef> bn_params(std::int64_t channels) {
   return {{"weight", {channels}, false, 0.0, 1.0}, {"bias", {channels}, false, 0.0, 0.0}};
 }
+// No batched form (props.batched false): a batched network would need per-member batch statistics.
 struct BatchNorm2dKind {
   static constexpr const char* name = "batchnorm2d";
-  static constexpr LayerProps props{false, false, false, false, "(channels, height, width)"};
+  static constexpr LayerProps props{false, false, false, false, "(channels, height, width)", false};
   static Shape out_shape(const LayerContext& c, const LayerSpec&, const Shape& in) {
     need_rank(c, in, 3, "batchnorm2d needs (channels, height, width) input");
     return in;
@@ -192,7 +197,7 @@ struct BatchNorm2dKind {
 };
 struct BatchNorm1dKind {
   static constexpr const char* name = "batchnorm1d";
-  static constexpr LayerProps props{false, false, false, false, "flat or (channels, length)"};
+  static constexpr LayerProps props{false, false, false, false, "flat or (channels, length)", false};
   static Shape out_shape(const LayerContext& c, const LayerSpec&, const Shape& in) {
     if (in.size() != 1 && in.size() != 2)  // features, or (channels, length) after a 1d convolution
       need_rank(c, in, 1, "batchnorm1d needs a flat or (channels, length) input");
@@ -287,7 +292,7 @@ inline const char* layer_name(LayerKind k) {
 
 // The properties of a (resolved) kind; batchnorm has those of batchnorm1d / batchnorm2d (none).
 inline LayerProps layer_props(LayerKind k) {
-  if (k == LayerKind::batchnorm) return LayerProps{false, false, false, false, "any: 1d or 2d from its input"};
+  if (k == LayerKind::batchnorm) return LayerProps{false, false, false, false, "any: 1d or 2d from its input", false};
   return visit_kind(k, [](auto K) { return decltype(K)::props; });
 }
 
@@ -309,6 +314,16 @@ inline int layer_kind_count() {
   int n = 0;
   while (layer_kind_known(n)) ++n;
   return n;
+}
+
+// The kinds with a batched form (props.batched), by name, comma-separated: what a message names.
+inline std::string batched_kind_names() {
+  std::string r;
+  for (int i = 0; i < layer_kind_count(); ++i) {
+    const LayerKind k = static_cast<LayerKind>(i);
+    if (layer_props(k).batched) r += (r.empty() ? "" : ", ") + std::string(layer_name(k));
+  }
+  return r;
 }
 
 // A code read from outside (the R glue, a saved fit) as a kind; throws for one that names none.

@@ -12,10 +12,12 @@
 #pragma once
 #include <torch/torch.h>
 
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "scalebayes/nn/layers_spec.hpp"
@@ -35,9 +37,10 @@ struct ParamGroup {
 
 // The torch half of every layer kind: the module it registers (make; null for parameter-free kinds), its
 // forward, and optionally reset() (running statistics, called by init_from) and random() (whether it draws
-// from the network's generator). Shapes and parameters are the torch-free half (nn/layers_spec.hpp, same
-// struct names); a kind's module must create exactly the parameter tensors its ParamDef list names (NetImpl
-// checks names and shapes).
+// from the network's generator), functional() (a weighted kind: the layer from given weight and bias, for VI)
+// and its batched form, batched_forward() and batched_backward() (below: a kind whose props say `batched`).
+// Shapes and parameters are the torch-free half (nn/layers_spec.hpp, same struct names); a kind's module must
+// create exactly the parameter tensors its ParamDef list names (NetImpl checks names and shapes).
 namespace torch_kinds {
 
 struct ForwardContext {
@@ -77,11 +80,233 @@ struct NoModule {
   }
 };
 
+// ---- Batched forms (the layers of nn/batched.hpp's BatchedNet) ---------------------------------------------
+// G networks ("members") of one architecture computed as one network: a weighted layer's parameters carry a
+// leading member dimension -- a weight is stored [G, in, out], the transpose of Net's [out, in] (a convolution's
+// [out, in, k(, k)] seen as [out, in x kernel]), a bias [G, 1, out] -- activations are member-major,
+// [G, m, one example's shape], and the gradient is computed by hand (no autograd graph), with torch's own
+// backward kernels where it has them. A kind whose props say `batched` defines in its Torch<> specialization
+//   static torch::Tensor batched_forward(BatchedLayer& L, torch::Tensor x, BatchedPass& pass);
+//       // x: [G, m, in...], or [m, in...] while pass.shared (inputs shared by every member: the certificate
+//       // and predictions); a kind that makes them member-major sets pass.shared = false. With pass.keep it
+//       // keeps in L (saved, indices) what its backward pass needs.
+//   static torch::Tensor batched_backward(BatchedLayer& L, torch::Tensor d, const BatchedGrad& grad);
+//       // d: the gradient of the layer's output, [G, m, out...]; writes (grad.accumulate: adds) the gradients
+//       // of its parameters into L.gW, L.gB; returns the gradient of its input (any shape holding
+//       // [G, m, in...]; not used when !grad.need_input).
+// check_batched_forms() below holds the props and these members to each other.
+struct BatchedLayer {
+  LayerSpec spec;            // the layer (kind resolved)
+  Shape in, out;             // one example's shapes
+  std::int64_t G = 0;        // members
+  Shape wshape;              // a weighted kind: Net's weight shape ([out, in], [out, in, k(, k)])
+  torch::Tensor W, B;        // a weighted kind: its parameters ([G, in, out], [G, 1, out] views)
+  torch::Tensor gW, gB;      // ... and their gradients (views of the gradient buffer)
+  bool grouped = false;      // convolutions: one grouped call (the default off the CPU) or one call per member
+  torch::Tensor saved, indices;  // kept by the forward pass (keep) for the backward pass
+};
+struct BatchedPass {
+  bool shared = false;  // x has no member dimension yet
+  bool keep = false;    // keep what the backward pass needs
+};
+struct BatchedGrad {
+  bool shared_input = false;  // the layer's input was shared by every member
+  bool need_input = true;     // the gradient of the input is wanted (false below the first weighted layer)
+  bool accumulate = false;    // add to the gradient buffers (otherwise overwrite them)
+};
+// [G, m, one example's shape]
+inline std::vector<std::int64_t> member_shape(std::int64_t G, const Shape& ex, std::int64_t m) {
+  std::vector<std::int64_t> r{G, m};
+  r.insert(r.end(), ex.begin(), ex.end());
+  return r;
+}
+// x's leading dimensions ([m] shared, [G, m] otherwise) followed by one example's shape.
+inline std::vector<std::int64_t> example_shape(const Shape& ex, bool shared, const torch::Tensor& x) {
+  std::vector<std::int64_t> r{x.size(0)};
+  if (!shared) r.push_back(x.size(1));
+  r.insert(r.end(), ex.begin(), ex.end());
+  return r;
+}
+
+// Batched linear layer: one baddbmm for every member (per-member inputs), one addmm per member (shared ones).
+struct BatchedLinear {
+  static torch::Tensor batched_forward(BatchedLayer& L, torch::Tensor x, BatchedPass& p) {
+    if (p.keep) L.saved = x;
+    if (p.shared) {
+      // [m, in] x [G, in, out] -> [G, m, out], one product per member: a broadcast matmul would pick its
+      // kernel by G (measured: float32 predictions 6e-8 apart between groups of 20 and 10), this keeps
+      // a member's outputs independent of its group.
+      std::vector<torch::Tensor> per(static_cast<std::size_t>(L.G));
+      for (std::int64_t g = 0; g < L.G; ++g) per[static_cast<std::size_t>(g)] = torch::addmm(L.B[g], x, L.W[g]);
+      x = torch::stack(per);
+    } else {
+      x = torch::baddbmm(L.B, x, L.W);
+    }
+    p.shared = false;
+    return x;
+  }
+  static torch::Tensor batched_backward(BatchedLayer& L, torch::Tensor d, const BatchedGrad& gr) {
+    const torch::Tensor& a = L.saved;
+    if (gr.accumulate) {
+      if (gr.shared_input) {
+        for (std::int64_t g = 0; g < L.G; ++g) L.gW[g].addmm_(a.t(), d[g]);  // per member (see forward)
+      } else {
+        L.gW.add_(torch::bmm(a.transpose(1, 2), d));
+      }
+      L.gB.add_(d.sum(1, true));
+    } else {
+      if (gr.shared_input) {
+        for (std::int64_t g = 0; g < L.G; ++g) {  // per member (see forward)
+          torch::Tensor wg = L.gW[g];
+          at::mm_out(wg, a.t(), d[g]);
+        }
+      } else {
+        at::bmm_out(L.gW, a.transpose(1, 2), d);
+      }
+      at::sum_out(L.gB, d, {1}, true);
+    }
+    return gr.need_input ? torch::bmm(d, L.W.transpose(1, 2)) : torch::Tensor();
+  }
+};
+
+// Batched convolution over D spatial dimensions. On the CPU each member's convolution is its own torch call on
+// its own slice (a grouped convolution, groups = G over [m, G C, ...], was slower there -- 0.6-1.1 times,
+// bench/batched.R -- and oneDNN's grouped float32 kernel changed a member's outputs with G: 4e-6 apart between
+// groups of 16 and 3 for one input channel); on other devices the layer is one grouped convolution
+// (BatchedNet::set_grouped_convolutions() forces either way, for the tests).
+template <int D>
+struct BatchedConv {
+  static std::vector<std::int64_t> per_dim(std::int64_t v) { return std::vector<std::int64_t>(D, v); }
+  // The members' weights in torch's layout [G, out, in, k(, k)] (a contiguous copy of the stored transpose).
+  static torch::Tensor weight(const BatchedLayer& L) {
+    std::vector<std::int64_t> sh{L.G};
+    sh.insert(sh.end(), L.wshape.begin(), L.wshape.end());
+    return L.W.transpose(1, 2).contiguous().view(sh);
+  }
+  // A member-major [G, m, C, ...] tensor (or a shared [m, C, ...] one) as a grouped convolution's input
+  // [m, G C, ...]; and back.
+  static torch::Tensor to_grouped(const BatchedLayer& L, const torch::Tensor& x, bool shared, const Shape& ex) {
+    const torch::Tensor xm = shared ? x.unsqueeze(0).expand(member_shape(L.G, ex, x.size(0))) : x;
+    std::vector<std::int64_t> gs{xm.size(1), L.G * ex[0]};
+    gs.insert(gs.end(), ex.begin() + 1, ex.end());
+    return xm.transpose(0, 1).reshape(gs);
+  }
+  static torch::Tensor from_grouped(const BatchedLayer& L, const torch::Tensor& y, const Shape& ex) {
+    std::vector<std::int64_t> ys{y.size(0), L.G};
+    ys.insert(ys.end(), ex.begin(), ex.end());
+    return y.reshape(ys).transpose(0, 1).contiguous();
+  }
+  static torch::Tensor batched_forward(BatchedLayer& L, torch::Tensor x, BatchedPass& p) {
+    if (p.keep) L.saved = x;
+    const bool shared = p.shared;
+    p.shared = false;
+    const torch::Tensor Wc = weight(L);
+    const auto st = per_dim(L.spec.stride), pad = per_dim(L.spec.padding), dil = per_dim(1), opad = per_dim(0);
+    if (L.grouped) {
+      const torch::Tensor y = at::convolution(to_grouped(L, x, shared, L.in), Wc.flatten(0, 1), L.B.reshape({-1}), st,
+                                              pad, dil, false, opad, L.G);
+      return from_grouped(L, y, L.out);
+    }
+    std::vector<torch::Tensor> per(static_cast<std::size_t>(L.G));
+    for (std::int64_t g = 0; g < L.G; ++g)
+      per[static_cast<std::size_t>(g)] =
+          at::convolution(shared ? x : x[g], Wc[g], L.B[g].reshape({-1}), st, pad, dil, false, opad, 1);
+    return torch::stack(per);
+  }
+  static torch::Tensor batched_backward(BatchedLayer& L, torch::Tensor d, const BatchedGrad& gr) {
+    const torch::Tensor& a = L.saved;  // the layer's input (member-major, or shared)
+    const torch::Tensor Wc = weight(L);
+    const auto st = per_dim(L.spec.stride), pad = per_dim(L.spec.padding), dil = per_dim(1), opad = per_dim(0);
+    const std::int64_t out = L.out[0], G = L.G;
+    const std::array<bool, 3> mask{gr.need_input, true, true};
+    auto put = [&gr](torch::Tensor dst, const torch::Tensor& src) {
+      if (gr.accumulate) dst.add_(src);
+      else dst.copy_(src);
+    };
+    if (L.grouped) {
+      const std::vector<std::int64_t> bias_sizes{G * out};
+      const auto r = at::convolution_backward(to_grouped(L, d, false, L.out), to_grouped(L, a, gr.shared_input, L.in),
+                                              Wc.flatten(0, 1), bias_sizes, st, pad, dil, false, opad, G, mask);
+      put(L.gW, std::get<1>(r).reshape({G, out, -1}).transpose(1, 2));
+      put(L.gB, std::get<2>(r).reshape({G, 1, out}));
+      return gr.need_input ? from_grouped(L, std::get<0>(r), L.in) : torch::Tensor();
+    }
+    const std::vector<std::int64_t> bias_sizes{out};
+    std::vector<torch::Tensor> gi(gr.need_input ? static_cast<std::size_t>(G) : 0);
+    for (std::int64_t g = 0; g < G; ++g) {
+      const auto r = at::convolution_backward(d[g], gr.shared_input ? a : a[g], Wc[g], bias_sizes, st, pad, dil, false,
+                                              opad, 1, mask);
+      put(L.gW[g], std::get<1>(r).reshape({out, -1}).t());
+      put(L.gB[g], std::get<2>(r).reshape({1, out}));
+      if (gr.need_input) gi[static_cast<std::size_t>(g)] = std::get<0>(r);
+    }
+    return gr.need_input ? torch::stack(gi) : torch::Tensor();
+  }
+};
+
+// Batched 2d pooling (max or average): every member's maps at once, as one batch of [C, H, W] maps.
+template <bool Max>
+struct BatchedPool2d {
+  static torch::Tensor batched_forward(BatchedLayer& L, torch::Tensor x, BatchedPass& p) {
+    if (p.keep) L.saved = x;
+    const torch::Tensor x4 = x.reshape({-1, L.in[0], L.in[1], L.in[2]});
+    const std::vector<std::int64_t> k{L.spec.kernel, L.spec.kernel}, st{L.spec.stride, L.spec.stride};
+    torch::Tensor y;
+    if constexpr (Max) {
+      auto r = at::max_pool2d_with_indices(x4, k, st, {0, 0}, {1, 1}, false);
+      y = std::get<0>(r);
+      if (p.keep) L.indices = std::get<1>(r);
+    } else {
+      y = at::avg_pool2d(x4, k, st, {0, 0}, false, true, c10::nullopt);
+    }
+    return y.reshape(example_shape(L.out, p.shared, x));
+  }
+  static torch::Tensor batched_backward(BatchedLayer& L, torch::Tensor d, const BatchedGrad&) {
+    const std::vector<std::int64_t> k{L.spec.kernel, L.spec.kernel}, st{L.spec.stride, L.spec.stride};
+    const std::int64_t m = d.size(1);
+    const torch::Tensor d4 = d.reshape({-1, L.out[0], L.out[1], L.out[2]});
+    const torch::Tensor a4 = L.saved.reshape({-1, L.in[0], L.in[1], L.in[2]});
+    if constexpr (Max) {
+      d = at::max_pool2d_with_indices_backward(d4, a4, k, st, {0, 0}, {1, 1}, false, L.indices);
+    } else {
+      d = at::avg_pool2d_backward(d4, a4, k, st, {0, 0}, false, true, c10::nullopt);
+    }
+    return d.reshape(member_shape(L.G, L.in, m));
+  }
+};
+
+// Batched flatten and reshape: one example's shape changes, not its values (the gradient is reshaped by the
+// batched network's backward loop, to each layer's output shape).
+struct BatchedReshape {
+  static torch::Tensor batched_forward(BatchedLayer& L, torch::Tensor x, BatchedPass& p) {
+    return x.reshape(example_shape(L.out, p.shared, x));
+  }
+  static torch::Tensor batched_backward(BatchedLayer&, torch::Tensor d, const BatchedGrad&) { return d; }
+};
+
+// Batched elementwise activation y = f(x); its backward reads the output y (torch's *_backward(d, y) kernels).
+template <torch::Tensor (*F)(const torch::Tensor&), torch::Tensor (*Back)(const torch::Tensor&, const torch::Tensor&)>
+struct BatchedActivation {
+  static torch::Tensor batched_forward(BatchedLayer& L, torch::Tensor x, BatchedPass& p) {
+    x = F(x);
+    if (p.keep) L.saved = x;
+    return x;
+  }
+  static torch::Tensor batched_backward(BatchedLayer& L, torch::Tensor d, const BatchedGrad&) { return Back(d, L.saved); }
+};
+inline torch::Tensor relu_of(const torch::Tensor& x) { return torch::relu(x); }
+inline torch::Tensor tanh_of(const torch::Tensor& x) { return torch::tanh(x); }
+inline torch::Tensor sigmoid_of(const torch::Tensor& x) { return torch::sigmoid(x); }
+// relu's from its output: y > 0 iff x > 0
+inline torch::Tensor relu_backward(const torch::Tensor& d, const torch::Tensor& y) { return at::threshold_backward(d, y, 0); }
+inline torch::Tensor tanh_backward(const torch::Tensor& d, const torch::Tensor& y) { return at::tanh_backward(d, y); }
+inline torch::Tensor sigmoid_backward(const torch::Tensor& d, const torch::Tensor& y) { return at::sigmoid_backward(d, y); }
+
 template <class Kind>
 struct Torch;  // one specialization per kind
 
 template <>
-struct Torch<kinds::LinearKind> : NoModule {
+struct Torch<kinds::LinearKind> : NoModule, BatchedLinear {
   static ModulePtr make(Slot& s, const LayerSpec& L, const Shape& in) { return keep(s, torch::nn::Linear(in[0], L.out)); }
   static torch::Tensor forward(Slot& s, torch::Tensor x, ForwardContext&) { return impl<torch::nn::LinearImpl>(s).forward(x); }
   static torch::Tensor functional(const LayerSpec&, const torch::Tensor& x, const torch::Tensor& W, const torch::Tensor& B) {
@@ -89,7 +314,7 @@ struct Torch<kinds::LinearKind> : NoModule {
   }
 };
 template <>
-struct Torch<kinds::Conv2dKind> : NoModule {
+struct Torch<kinds::Conv2dKind> : NoModule, BatchedConv<2> {
   static ModulePtr make(Slot& s, const LayerSpec& L, const Shape& in) {
     return keep(s, torch::nn::Conv2d(torch::nn::Conv2dOptions(in[0], L.out, L.kernel).stride(L.stride).padding(L.padding)));
   }
@@ -100,7 +325,7 @@ struct Torch<kinds::Conv2dKind> : NoModule {
   }
 };
 template <>
-struct Torch<kinds::Conv1dKind> : NoModule {
+struct Torch<kinds::Conv1dKind> : NoModule, BatchedConv<1> {
   static ModulePtr make(Slot& s, const LayerSpec& L, const Shape& in) {
     return keep(s, torch::nn::Conv1d(torch::nn::Conv1dOptions(in[0], L.out, L.kernel).stride(L.stride).padding(L.padding)));
   }
@@ -112,13 +337,13 @@ struct Torch<kinds::Conv1dKind> : NoModule {
 };
 
 template <>
-struct Torch<kinds::MaxPool2dKind> : NoModule {
+struct Torch<kinds::MaxPool2dKind> : NoModule, BatchedPool2d<true> {
   static torch::Tensor forward(Slot& s, torch::Tensor x, ForwardContext&) {
     return torch::max_pool2d(x, {s.spec.kernel, s.spec.kernel}, {s.spec.stride, s.spec.stride});
   }
 };
 template <>
-struct Torch<kinds::AvgPool2dKind> : NoModule {
+struct Torch<kinds::AvgPool2dKind> : NoModule, BatchedPool2d<false> {
   static torch::Tensor forward(Slot& s, torch::Tensor x, ForwardContext&) {
     return torch::avg_pool2d(x, {s.spec.kernel, s.spec.kernel}, {s.spec.stride, s.spec.stride});
   }
@@ -134,11 +359,11 @@ struct Torch<kinds::BatchNorm2dKind> : TorchBatchNorm<torch::nn::BatchNorm2dImpl
 template <>
 struct Torch<kinds::BatchNorm1dKind> : TorchBatchNorm<torch::nn::BatchNorm1dImpl, torch::nn::BatchNorm1d> {};
 template <>
-struct Torch<kinds::FlattenKind> : NoModule {
+struct Torch<kinds::FlattenKind> : NoModule, BatchedReshape {
   static torch::Tensor forward(Slot&, torch::Tensor x, ForwardContext&) { return x.flatten(1); }
 };
 template <>
-struct Torch<kinds::ReshapeKind> : NoModule {
+struct Torch<kinds::ReshapeKind> : NoModule, BatchedReshape {
   static torch::Tensor forward(Slot& s, torch::Tensor x, ForwardContext&) {
     std::vector<std::int64_t> d{x.size(0)};
     d.insert(d.end(), s.spec.target.begin(), s.spec.target.end());
@@ -146,15 +371,15 @@ struct Torch<kinds::ReshapeKind> : NoModule {
   }
 };
 template <>
-struct Torch<kinds::ReluKind> : NoModule {
+struct Torch<kinds::ReluKind> : NoModule, BatchedActivation<relu_of, relu_backward> {
   static torch::Tensor forward(Slot&, torch::Tensor x, ForwardContext&) { return torch::relu(x); }
 };
 template <>
-struct Torch<kinds::TanhKind> : NoModule {
+struct Torch<kinds::TanhKind> : NoModule, BatchedActivation<tanh_of, tanh_backward> {
   static torch::Tensor forward(Slot&, torch::Tensor x, ForwardContext&) { return torch::tanh(x); }
 };
 template <>
-struct Torch<kinds::SigmoidKind> : NoModule {
+struct Torch<kinds::SigmoidKind> : NoModule, BatchedActivation<sigmoid_of, sigmoid_backward> {
   static torch::Tensor forward(Slot&, torch::Tensor x, ForwardContext&) { return torch::sigmoid(x); }
 };
 template <>
@@ -167,7 +392,34 @@ struct Torch<kinds::DropoutKind> : NoModule {
     }
     return x;
   }
+  // Batched: the identity, which it is at rate 0; a layer with rate > 0 draws from its network's generator
+  // (random()), so batch_support() (nn/batched.hpp) trains it one network at a time.
+  static torch::Tensor batched_forward(BatchedLayer&, torch::Tensor x, BatchedPass&) { return x; }
+  static torch::Tensor batched_backward(BatchedLayer&, torch::Tensor d, const BatchedGrad&) { return d; }
 };
+
+// Whether a kind's torch half has a batched form (batched_forward and batched_backward).
+template <class T, class = void>
+struct has_batched_form : std::false_type {};
+template <class T>
+struct has_batched_form<T, std::void_t<decltype(&T::batched_forward), decltype(&T::batched_backward)>>
+    : std::true_type {};
+// Compiled, never called: every kind's props.batched (the table R reads) says whether its torch half has the
+// batched members (visit_kind instantiates the check for every kind).
+inline void check_batched_forms() {
+  visit_kind(LayerKind::linear, [](auto K) {
+    using Kind = decltype(K);
+    static_assert(has_batched_form<Torch<Kind>>::value == Kind::props.batched,
+                  "a layer kind's props.batched (nn/layers_spec.hpp) and its batched_forward / batched_backward "
+                  "(nn/net.hpp) must agree");
+    return 0;
+  });
+}
+
+// Whether a layer draws random numbers from its network's generator (dropout with rate > 0).
+inline bool layer_random(const LayerSpec& L) {
+  return visit_kind(L.kind, [&](auto K) { return Torch<decltype(K)>::random(L); });
+}
 
 // A weighted layer computed from given weight and bias tensors (the kind's functional form).
 inline torch::Tensor apply_weights(const LayerSpec& L, const torch::Tensor& x, const torch::Tensor& W,

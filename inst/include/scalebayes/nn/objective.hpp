@@ -135,20 +135,27 @@ struct Certificate {
   double grad_norm = NAN;
 };
 
-// Correct classifications of a minibatch from the network's raw outputs (no graph): multinomial, the most
-// probable class (ties: the first); binomial, logit > 0 (P(y = 1) > 0.5); binomial with q outputs (y [n, q]):
-// the correct outputs / q, so that the count divided by the examples is the accuracy over examples and outputs.
-// Undefined for gaussian.
-inline torch::Tensor correct_count(Family f, const torch::Tensor& out, const torch::Tensor& y) {
+// Correct classifications of a minibatch from the raw outputs (no graph): multinomial, the most probable class
+// (ties: the first); binomial, logit > 0 (P(y = 1) > 0.5); binomial with q outputs (y [n, q]): the correct
+// outputs / q, so that the count divided by the examples is the accuracy over examples and outputs. Undefined
+// for gaussian. One network: out [n, q], y [n] or [n, q] -> a 0-dim count. per_member (batched networks,
+// nn/batched.hpp): out [G, n, q], y [G, n] or [G, n, q] -> each member's count, [G] double. The one accuracy
+// rule of every training loop.
+inline torch::Tensor correct_count(Family f, const torch::Tensor& out, const torch::Tensor& y, bool per_member = false) {
   torch::NoGradGuard ng;
+  torch::Tensor hit;
+  const bool q_outputs = f == Family::binomial && y.dim() == out.dim();  // y [.., q]
   switch (f) {
     case Family::gaussian: return torch::Tensor();
-    case Family::binomial:
-      if (y.dim() == 2) return out.detach().gt(0).eq(y.gt(0.5)).sum().to(torch::kDouble) / static_cast<double>(y.size(1));
-      return out.detach().select(1, 0).gt(0).eq(y.gt(0.5)).sum();
-    case Family::multinomial: return out.detach().argmax(1).eq(y).sum();
+    case Family::binomial: hit = (q_outputs ? out.detach() : out.detach().select(-1, 0)).gt(0).eq(y.gt(0.5)); break;
+    case Family::multinomial: hit = out.detach().argmax(-1).eq(y); break;
   }
-  return torch::Tensor();
+  if (!per_member) {
+    if (q_outputs) return hit.sum().to(torch::kDouble) / static_cast<double>(y.size(-1));
+    return hit.sum();
+  }
+  torch::Tensor c = hit.reshape({hit.size(0), -1}).sum(1).to(torch::kDouble);
+  return q_outputs ? c / static_cast<double>(y.size(-1)) : c;
 }
 
 // The mean (unweighted) example loss and the accuracy (correct / examples; NaN for gaussian) of the network on
