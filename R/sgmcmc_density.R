@@ -20,6 +20,13 @@
 #'   the unconstrained scale, with the Jacobian), whose default `init` is Stan's (uniform(-2, 2) on the
 #'   unconstrained scale, per chain); the fit's draws are on the constrained scale with Stan's names, and
 #'   `fit$unconstrained_draws` holds the chains' own draws (`final_state` is unconstrained too).
+#' * a minibatched model made by [sgmcmc_model()]: a log-likelihood of a minibatch of rows of the data (an R
+#'   function, or a model compiled in C++ against `scalebayes/target.hpp`) and a log prior; each iteration
+#'   reads `batch_size` rows, the gradient scaled by \eqn{N / n}. `init` is required. With the default step the
+#'   warm-up starts at the full-data mode (found by L-BFGS) with the inverse Hessian there as its first metric,
+#'   and caps the step by the minibatch noise; `sgmcmc_step(gradient = "control_variate")` gives control-variate
+#'   gradients centred at that mode (see [sgmcmc_model()]). A compiled, thread-safe model runs its chains on
+#'   `threads` threads; `fit$control_variate` holds the centre and the measured noise factor.
 #' * a built-in target made by [sgmcmc_target()] (`"banana"`, `"gaussian"`), evaluated in C++: the chains run
 #'   on `threads` threads. The same seed gives the same draws for any number of threads.
 #'
@@ -64,7 +71,8 @@
 #' wider marginal in 1 of 10 coordinates: p about 0.02).
 #'
 #' @param target An R function of one argument (the parameter vector) returning
-#'   `list(log_density, gradient)`, a Stan model from [stan_target()], or a target from [sgmcmc_target()].
+#'   `list(log_density, gradient)`, a Stan model from [stan_target()], a minibatched model from
+#'   [sgmcmc_model()], or a target from [sgmcmc_target()].
 #' @param init Starting values: a vector (every chain starts there) or a matrix with one column per chain. Its
 #'   length (rows) is the number of parameters d. `NULL`: the target's default (banana: (0, 0); gaussian: its
 #'   mean; a Stan target: its `init`, by default Stan's random starts); required for an R function.
@@ -91,7 +99,7 @@
 #'   `target`, `unconstrained_draws` (a Stan target: the draws on the unconstrained scale, one column per
 #'   unconstrained parameter; `NULL` otherwise), `warmup` (the step warm-up; `NULL` when a step was given), `diagnostics$convergence` and
 #'   (HAMCMC-SA, HAMCMC) `diagnostics$ksd_test`. `predict()` is an error: a density target has no data to predict.
-#' @seealso [sgmcmc_target()], [stan_target()], [hamcmc_sa()], [hamcmc_banana_study()].
+#' @seealso [sgmcmc_model()], [sgmcmc_target()], [stan_target()], [hamcmc_sa()], [hamcmc_banana_study()].
 #' @export
 #' @examples
 #' # the banana target as an R function (the same numbers as sgmcmc_target("banana"))

@@ -89,8 +89,10 @@ own <- function(lik, data, rows_of) {
   t <- system.time(for (k in 1:(it_r / 200)) for (r in rows) { lik(mu, rows_of(data, r)); prior(mu) })[["elapsed"]]
   1e6 * t / it_r
 }
-us$own_df <- best(function() own(lik_df, df, function(d, r) d[r, , drop = FALSE]))
-us$own_mat <- best(function() own(lik_mat, mat, function(d, r) d[r, , drop = FALSE]))
+get_df <- scalebayes:::model_row_getter(df, "data.frame")  # the rows as the package subsets them
+get_mat <- scalebayes:::model_row_getter(mat, "matrix")
+us$own_df <- best(function() own(lik_df, df, function(d, r) get_df(r)))
+us$own_mat <- best(function() own(lik_mat, mat, function(d, r) get_mat(r)))
 us$c <- best(function() per_iter(sgmcmc_model(blr_model(X, y), batch_size = n), it_c))
 us$c_cv <- best(function() per_iter(sgmcmc_model(blr_model(X, y), batch_size = n), it_c, ctl_cv))
 us$r_mat_cv <- best(function() per_iter(sgmcmc_model(lik_mat, data = mat, log_prior = prior, batch_size = n), it_r, ctl_cv))
@@ -99,8 +101,8 @@ cat(sprintf("\nN = %d rows, p = 3, minibatch %d, SGLD, fixed step, one chain; be
             N, n, reps))
 tab <- data.frame(
   path = c("R log_lik, data frame", "R log_lik, matrix", "R log_lik, matrix, no log_prior",
-           "  (user's log_lik + log_prior alone in an R loop, data frame rows)",
-           "  (user's log_lik + log_prior alone in an R loop, matrix rows)",
+           "  (user's log_lik + log_prior + row subset alone in an R loop, data frame)",
+           "  (user's log_lik + log_prior + row subset alone in an R loop, matrix)",
            "compiled model (external pointer)", "compiled model, control variates",
            "R log_lik, matrix, control variates", "built-in gaussian target (no data)"),
   us_per_iteration = round(unlist(us[c("r_df", "r_mat", "r_noprior", "own_df", "own_mat", "c", "c_cv", "r_mat_cv", "builtin")]), 2))

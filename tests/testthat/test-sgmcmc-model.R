@@ -18,6 +18,10 @@ blr_lik <- function(theta, rows) {
   list(log_lik = -0.5 * sum(r * r), gradient = drop(crossprod(X, r)))
 }
 blr_prior <- function(theta) list(log_prior = -sum(theta^2) / 200, gradient = -theta / 100)
+# the convergence warning of a short run muffled (the tests check the draws themselves)
+quiet_convergence <- function(expr) {
+  withCallingHandlers(expr, scalebayes_warning_convergence = function(w) invokeRestart("muffleWarning"))
+}
 
 # every mean within 0.2 posterior sd and every sd within [0.8, 1.25] of the exact ones; with a bulk ESS of at
 # least 200 per coordinate the Monte-Carlo se of a mean is at most 0.07 sd (0.2 is 3 se) and of an sd ratio
@@ -54,7 +58,7 @@ test_that("an R log_lik in minibatches samples the exact posterior of a Bayesian
 
 test_that("an R log_lik with every default (the warm-up's step and run length) samples the exact posterior", {
   skip_on_cran()
-  skip_if_fast_tier()  # 445,000 iterations x 4 chains of R calls: about 4 CPU-minutes
+  skip_if_fast_tier()  # tens of thousands of R calls per chain
   skip_if_not_installed("posterior")
   ex <- blr_data()
   fit <- sgmcmc_density(sgmcmc_model(blr_lik, data = ex$df, log_prior = blr_prior, batch_size = 200),
@@ -79,9 +83,9 @@ test_that("minibatched and full-batch runs of the same model agree, and the data
     r <- rows$y - drop(rows$X %*% theta)
     list(log_lik = -0.5 * sum(r * r), gradient = drop(crossprod(rows$X, r)))
   }
-  mini <- sgmcmc_density(sgmcmc_model(lik_l, data = list(y = ex$y, X = ex$X), log_prior = blr_prior,
+  mini <- quiet_convergence(sgmcmc_density(sgmcmc_model(lik_l, data = list(y = ex$y, X = ex$X), log_prior = blr_prior,
                                       batch_size = 400), init = c(0, 0, 0), iterations = 40000, chains = 2,
-                         control = sgmcmc_control(step_size = 1e-5, step = const), seed = 2, quiet = TRUE)
+                         control = sgmcmc_control(step_size = 1e-5, step = const), seed = 2, quiet = TRUE))
   expect_exact(full, ex, "full batch")
   expect_exact(mini, ex, "minibatch 400")
   # with each other: the difference of the means within 4 combined Monte-Carlo se
@@ -113,8 +117,8 @@ test_that("a log_lik without a gradient is differentiated numerically, with a cl
   lik0 <- function(theta, rows) blr_lik(theta, rows)$log_lik  # the number alone
   m <- sgmcmc_model(lik0, data = ex$df, log_prior = blr_prior, batch_size = 300)
   ctl <- sgmcmc_control(step_size = 1e-4, step = sgmcmc_step(schedule = "constant"))
-  expect_warning(f0 <- sgmcmc_density(m, init = ex$mean, iterations = 200, chains = 1, control = ctl, seed = 1,
-                                      quiet = TRUE),
+  expect_warning(f0 <- quiet_convergence(sgmcmc_density(m, init = ex$mean, iterations = 200, chains = 1,
+                                                        control = ctl, seed = 1, quiet = TRUE)),
                  class = "scalebayes_warning_finite_difference")
   f1 <- suppressWarnings(sgmcmc_density(sgmcmc_model(blr_lik, data = ex$df, log_prior = blr_prior,
                                                      batch_size = 300),
