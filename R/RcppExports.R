@@ -65,6 +65,18 @@ cpp_banana_exact <- function(n, seed) {
     .Call(`_scalebayes_cpp_banana_exact`, n, seed)
 }
 
+cpp_sgmcmc_model_mode <- function(target, x0, max_iter) {
+    .Call(`_scalebayes_cpp_sgmcmc_model_mode`, target, x0, max_iter)
+}
+
+cpp_sgmcmc_model_info <- function(ptr) {
+    .Call(`_scalebayes_cpp_sgmcmc_model_info`, ptr)
+}
+
+cpp_sgmcmc_model_lik <- function(target, x, rows) {
+    .Call(`_scalebayes_cpp_sgmcmc_model_lik`, target, x, rows)
+}
+
 cpp_torch_info <- function() {
     .Call(`_scalebayes_cpp_torch_info`)
 }

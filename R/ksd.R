@@ -114,8 +114,11 @@ ksd.sb_sgmcmc_density <- function(x, c = 1, beta = -0.5, max_draws = 2000L, stan
   u <- .subset2(fit, "unconstrained_draws")
   d <- if (is.null(u)) ksd_fit_draws(fit, max_draws) else ksd_fit_draws(u, max_draws, chain = fit$chain)
   tg <- fit$target
-  eng <- if (is.function(tg)) NULL else unclass(tg)[c("type", "mean", "cov")]
-  if (!is.null(eng)) eng <- eng[!vapply(eng, is.null, logical(1))]
+  eng <- .subset2(fit, "engine_target")  # a model of sgmcmc_model(): its full-data score
+  if (is.null(eng) && !is.function(tg)) {
+    eng <- unclass(tg)[c("type", "mean", "cov")]
+    eng <- eng[!vapply(eng, is.null, logical(1))]
+  }
   sc <- density_score(eng, tg, is.function(tg), d$draws)
   if (any(!is.finite(sc))) {
     sb_abort("The target's gradient is not finite at some draws of the fit, so the KSD is not defined.",

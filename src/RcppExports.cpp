@@ -220,6 +220,43 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
+// cpp_sgmcmc_model_mode
+Rcpp::List cpp_sgmcmc_model_mode(const Rcpp::List& target, const Rcpp::NumericVector& x0, int max_iter);
+RcppExport SEXP _scalebayes_cpp_sgmcmc_model_mode(SEXP targetSEXP, SEXP x0SEXP, SEXP max_iterSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< const Rcpp::List& >::type target(targetSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::NumericVector& >::type x0(x0SEXP);
+    Rcpp::traits::input_parameter< int >::type max_iter(max_iterSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_sgmcmc_model_mode(target, x0, max_iter));
+    return rcpp_result_gen;
+END_RCPP
+}
+// cpp_sgmcmc_model_info
+Rcpp::List cpp_sgmcmc_model_info(SEXP ptr);
+RcppExport SEXP _scalebayes_cpp_sgmcmc_model_info(SEXP ptrSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< SEXP >::type ptr(ptrSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_sgmcmc_model_info(ptr));
+    return rcpp_result_gen;
+END_RCPP
+}
+// cpp_sgmcmc_model_lik
+Rcpp::NumericVector cpp_sgmcmc_model_lik(const Rcpp::List& target, const Rcpp::NumericVector& x, const Rcpp::IntegerVector& rows);
+RcppExport SEXP _scalebayes_cpp_sgmcmc_model_lik(SEXP targetSEXP, SEXP xSEXP, SEXP rowsSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< const Rcpp::List& >::type target(targetSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::NumericVector& >::type x(xSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::IntegerVector& >::type rows(rowsSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_sgmcmc_model_lik(target, x, rows));
+    return rcpp_result_gen;
+END_RCPP
+}
 // cpp_torch_info
 Rcpp::List cpp_torch_info();
 RcppExport SEXP _scalebayes_cpp_torch_info() {
@@ -801,6 +838,9 @@ static const R_CallMethodDef CallEntries[] = {
     {"_scalebayes_cpp_sgmcmc_target_eval", (DL_FUNC) &_scalebayes_cpp_sgmcmc_target_eval, 2},
     {"_scalebayes_cpp_sgmcmc_gaussian_precision", (DL_FUNC) &_scalebayes_cpp_sgmcmc_gaussian_precision, 1},
     {"_scalebayes_cpp_banana_exact", (DL_FUNC) &_scalebayes_cpp_banana_exact, 2},
+    {"_scalebayes_cpp_sgmcmc_model_mode", (DL_FUNC) &_scalebayes_cpp_sgmcmc_model_mode, 3},
+    {"_scalebayes_cpp_sgmcmc_model_info", (DL_FUNC) &_scalebayes_cpp_sgmcmc_model_info, 1},
+    {"_scalebayes_cpp_sgmcmc_model_lik", (DL_FUNC) &_scalebayes_cpp_sgmcmc_model_lik, 3},
     {"_scalebayes_cpp_torch_info", (DL_FUNC) &_scalebayes_cpp_torch_info, 0},
     {"_scalebayes_cpp_enum_names_torch", (DL_FUNC) &_scalebayes_cpp_enum_names_torch, 0},
     {"_scalebayes_cpp_nn_resolve_device", (DL_FUNC) &_scalebayes_cpp_nn_resolve_device, 1},

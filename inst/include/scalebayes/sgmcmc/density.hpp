@@ -17,6 +17,22 @@
 // DensityRecorder keeps the draws, the running mean, a trace (iteration, log density at the start of the
 // iteration, eps, tau) and the final state.
 //
+// Minibatched targets (sgmcmc_model() in R; a model written in C++ against scalebayes/target.hpp, or the R
+// glue's model of an R log_lik, src/sgmcmc_density.cpp). A BatchTarget provides
+//   int dim() const; long n_obs() const;                                          // d, N
+//   double log_lik(const double* x, const long* rows, long n, double* grad) const; // sum over the n rows, grad written
+//   double log_prior(const double* x, double* grad) const;                       // grad written
+// (scalebayes::Target, the public interface, is one). DensityModel<BatchTarget> is then a Model with n_obs() = N:
+// the driver draws minibatches of ctl.batch_size rows and minibatch() / gradient() give
+//   grad = grad log prior + (N / n) sum_B grad log-lik_i                                (plain)
+//   grad = grad log prior + G_hat + (N / n) sum_B (grad log-lik_i(x) - grad log-lik_i(x_hat))   (control variate)
+// the second (Baker, Fearnhead, Fox & Nemeth 2019, "SGLD-CV") with a centre x_hat and its full-data log-likelihood
+// gradient G_hat computed once per run (BatchCv: batch_mode() finds x_hat, the mode of the log posterior, by the
+// package's L-BFGS, math/lbfgs_min.hpp); it costs a second log_lik call per gradient (at x_hat on the same rows).
+// The log density recorded is the plain minibatch estimate log prior + (N / n) sum_B log-lik_i. With n = N (every
+// row) no control variate is applied (it would add exactly zero). batch_full() is the full-data log posterior
+// and gradient (the start check, the warm-up's scores).
+//
 // Built-in targets:
 //   BananaTarget    log p(b) = -b1^4 / 10 - (4 (b2 + 1.2) - b1^2)^2 / 2 (the "2D correlated distribution" of
 //                   Wang, Deng & Lin 2021, sec. 5.1, after Simsekli et al. 2016; the paper prints the density
@@ -28,6 +44,8 @@
 #include <Eigen/Cholesky>
 #include <Eigen/Core>
 #include <algorithm>
+#include <type_traits>
+#include <utility>
 #include <atomic>
 #include <cmath>
 #include <cstdint>
@@ -37,6 +55,7 @@
 #include <string>
 #include <vector>
 
+#include "scalebayes/math/lbfgs_min.hpp"
 #include "scalebayes/parallel/driver.hpp"
 #include "scalebayes/rng/stream.hpp"
 #include "scalebayes/sgmcmc/chain.hpp"
@@ -119,41 +138,116 @@ class GaussianTarget {
   Eigen::MatrixXd prec_;
 };
 
-// The density model of the chain driver (see the file comment).
+// Whether a target is minibatched (has log_lik over rows: the BatchTarget of the file comment).
+template <class T, class = void>
+struct is_batch_target : std::false_type {};
+template <class T>
+struct is_batch_target<T, std::void_t<decltype(std::declval<const T&>().log_lik(
+                              static_cast<const double*>(nullptr), static_cast<const long*>(nullptr), 0L,
+                              static_cast<double*>(nullptr)))>> : std::true_type {};
+
+// The control variates of a minibatched target: the centre x_hat and G_hat = sum_i grad log-lik_i(x_hat) over
+// every row (empty: plain minibatch gradients). Made once per run, read by every chain.
+struct BatchCv {
+  Eigen::VectorXd center, grad;
+  bool empty() const { return center.size() == 0; }
+};
+
+// The rows 0..N-1 (a full-data evaluation of a BatchTarget).
+inline const std::vector<long>& all_rows(long N) {
+  thread_local std::vector<long> rows;
+  if (static_cast<long>(rows.size()) != N) {
+    rows.resize(static_cast<std::size_t>(N));
+    for (long i = 0; i < N; ++i) rows[static_cast<std::size_t>(i)] = i;
+  }
+  return rows;
+}
+
+// The full-data log posterior of a BatchTarget at x and its gradient (grad: d entries, written); lik_grad (when
+// non-null) receives the log-likelihood's part of the gradient alone.
+template <class Target>
+double batch_full(const Target& t, const double* x, double* grad, double* lik_grad = nullptr) {
+  const int d = t.dim();
+  const long N = t.n_obs();
+  std::vector<double> gl(static_cast<std::size_t>(d));
+  const double lp = t.log_prior(x, grad);
+  const double ll = t.log_lik(x, all_rows(N).data(), N, gl.data());
+  for (int j = 0; j < d; ++j) grad[j] += gl[static_cast<std::size_t>(j)];
+  if (lik_grad) std::copy(gl.begin(), gl.end(), lik_grad);
+  return lp + ll;
+}
+
+struct BatchModeResult {
+  BatchCv cv;
+  math::LbfgsResult lbfgs;
+};
+
+// The control variates' centre: the mode of the full-data log posterior of a BatchTarget from x0, by L-BFGS
+// (math::lbfgs_minimize on its negative; stop() polled once per iteration), and G_hat there.
+template <class Target>
+BatchModeResult batch_mode(const Target& t, const Eigen::VectorXd& x0, const math::LbfgsOptions& opt,
+                           const std::function<bool()>& stop = std::function<bool()>()) {
+  const int d = t.dim();
+  if (x0.size() != d) throw std::invalid_argument("the mode's start must have one value per parameter");
+  auto f = [&](const Eigen::VectorXd& x, Eigen::VectorXd& g) {
+    const double v = batch_full(t, x.data(), g.data());
+    g = -g;
+    return -v;
+  };
+  BatchModeResult out;
+  Eigen::VectorXd x = x0;
+  out.lbfgs = math::lbfgs_minimize(f, x, opt, stop);
+  out.cv.center = x;
+  out.cv.grad.resize(d);
+  Eigen::VectorXd g(d);
+  batch_full(t, x.data(), g.data(), out.cv.grad.data());
+  return out;
+}
+
+// The density model of the chain driver (see the file comment): a full-gradient Target or a BatchTarget.
 template <class Target>
 class DensityModel {
  public:
   using Ops = EigenOps;
-  DensityModel(const Target& target, const Eigen::VectorXd& init, rng::Stream& rs)
-      : target_(target), rs_(rs), groups_(1) {
+  static constexpr bool kBatch = is_batch_target<Target>::value;
+  DensityModel(const Target& target, const Eigen::VectorXd& init, rng::Stream& rs, const BatchCv* cv = nullptr)
+      : target_(target), rs_(rs), groups_(1), cv_(cv && !cv->empty() ? cv : nullptr) {
     const int d = target.dim();
     if (init.size() != d) throw std::invalid_argument("init must have one value per parameter of the target");
+    if (cv_ && (cv_->center.size() != d || cv_->grad.size() != d))
+      throw std::invalid_argument("the control variates' centre must have one value per parameter");
     Group<EigenOps>& g = groups_[0];
     g.sparse = false;
     g.prior_var = std::numeric_limits<double>::infinity();
     g.value = init.array();
     g.grad = Eigen::ArrayXd::Zero(d);
     g.momentum = Eigen::ArrayXd::Zero(d);
+    if constexpr (kBatch) {
+      gp_.resize(d);
+      gl_.resize(d);
+      if (cv_) gc_.resize(d);
+    }
   }
   std::vector<Group<EigenOps>>& groups() { return groups_; }
-  long n_obs() const { return 1; }
-  double lik_terms() const { return 1.0; }
+  long n_obs() const {
+    if constexpr (kBatch) return target_.n_obs();
+    else return 1;
+  }
+  double lik_terms() const { return static_cast<double>(n_obs()); }
   bool regression() const { return false; }
   rng::Stream& noise_rng() { return rs_; }
   double scalar(double v) const { return v; }
-  // The full gradient at the current values; minibatch() also records the log density there. minibatch() is
-  // called once per iteration (chain.hpp), so it counts them: the first iteration where the target returned a
-  // non-finite gradient (or log density) at a finite state is kept, which tells a target that fails from a
-  // step that overflows (a non-finite state).
-  void minibatch(const std::vector<long>&, long, bool = false) {
+  // The gradient at the current values (a BatchTarget: on the minibatch idx[0..n)); minibatch() also records the
+  // log density there. minibatch() is called once per iteration (chain.hpp), so it counts them: the first
+  // iteration where the target returned a non-finite gradient (or log density) at a finite state is kept, which
+  // tells a target that fails from a step that overflows (a non-finite state).
+  void minibatch(const std::vector<long>& idx, long n, bool = false) {
     ++iter_;
-    Group<EigenOps>& g = groups_[0];
-    logd_ = target_.eval(g.value.data(), g.grad.data());
+    logd_ = evaluate(idx, n);
     note_nonfinite(true);
   }
-  void gradient(const std::vector<long>&, long) {
-    Group<EigenOps>& g = groups_[0];
-    target_.eval(g.value.data(), g.grad.data());
+  void gradient(const std::vector<long>& idx, long n) {
+    evaluate(idx, n);
     note_nonfinite(false);
   }
   double resid_ss() const { return 0.0; }
@@ -166,8 +260,32 @@ class DensityModel {
   const Target& target_;
   rng::Stream& rs_;
   std::vector<Group<EigenOps>> groups_;
+  const BatchCv* cv_ = nullptr;
+  Eigen::ArrayXd gp_, gl_, gc_;  // a BatchTarget's prior, minibatch and centre gradients
   double logd_ = std::numeric_limits<double>::quiet_NaN();
   long iter_ = 0, bad_grad_at_ = 0, bad_logd_at_ = 0;
+
+  double evaluate(const std::vector<long>& idx, long n) {
+    Group<EigenOps>& g = groups_[0];
+    if constexpr (kBatch) {
+      const long N = target_.n_obs();
+      const double scale = static_cast<double>(N) / static_cast<double>(n);
+      const double* x = g.value.data();
+      const double lp = target_.log_prior(x, gp_.data());
+      const double ll = target_.log_lik(x, idx.data(), n, gl_.data());
+      if (cv_ && n < N) {
+        target_.log_lik(cv_->center.data(), idx.data(), n, gc_.data());
+        g.grad = gp_ + cv_->grad.array() + scale * (gl_ - gc_);
+      } else {
+        g.grad = gp_ + scale * gl_;
+      }
+      return lp + scale * ll;
+    } else {
+      (void)idx;
+      (void)n;
+      return target_.eval(g.value.data(), g.grad.data());
+    }
+  }
 
   void note_nonfinite(bool with_logd) {
     const Group<EigenOps>& g = groups_[0];
@@ -244,12 +362,18 @@ inline void validate_density_control(const Control& ctl) {
 // Runs ctl.chains chains of `target` from the columns of init (d x chains); chain c uses
 // rng::Stream(run.seed, chain_offset + c). inline_run: on the calling thread (run_chains' inline mode; a target
 // that may only be evaluated there), else on run.threads worker threads (the target's eval must then be
-// thread-safe). The draws do not depend on the mode nor on the number of threads.
+// thread-safe). The draws do not depend on the mode nor on the number of threads. A BatchTarget runs on
+// minibatches of ctl.batch_size rows, with control variates when cv is given and not empty; a full-gradient
+// target needs batch_size 1 (no minibatches).
 template <class Target>
 DensityRunResult run_density(const Target& target, const Control& ctl, const parallel::RunSettings& run,
                              const Eigen::MatrixXd& init, const parallel::Monitor& monitor = parallel::Monitor(),
-                             bool inline_run = false) {
+                             bool inline_run = false, const BatchCv* cv = nullptr) {
   validate_density_control(ctl);
+  if constexpr (is_batch_target<Target>::value) {
+    if (target.n_obs() < 1) throw std::invalid_argument("a minibatched target needs at least one row");
+    if (ctl.batch_size > target.n_obs()) throw std::invalid_argument("batch_size must not exceed the rows of the target");
+  }
   const int d = target.dim();
   if (init.rows() != d || init.cols() != ctl.chains) throw std::invalid_argument("init must be d x chains");
   DensityRunResult out;
@@ -262,7 +386,7 @@ DensityRunResult run_density(const Target& target, const Control& ctl, const par
   }
   auto chain = [&](std::size_t c, std::atomic<long>& progress, const parallel::StopToken& stop) {
     rng::Stream rs(run.seed, static_cast<std::uint64_t>(ctl.chain_offset + static_cast<long>(c)));
-    DensityModel<Target> model(target, init.col(static_cast<long>(c)), rs);
+    DensityModel<Target> model(target, init.col(static_cast<long>(c)), rs, cv);
     DensityRecorder rec(d, ctl);
     run_chain(model, rec, ctl, rs, progress, stop);
     out.chains[c] = std::move(rec.res);
