@@ -28,40 +28,7 @@ lik_mat <- function(theta, rows) {
 }
 prior <- function(theta) list(log_prior = -sum(theta^2) / 200, gradient = -theta / 100)
 
-code <- '
-  // [[Rcpp::depends(scalebayes)]]
-  #include <Rcpp.h>
-  #include <scalebayes/target.hpp>
-  struct Blr : scalebayes::Target {
-    Rcpp::NumericMatrix X; Rcpp::NumericVector y;
-    Blr(Rcpp::NumericMatrix X_, Rcpp::NumericVector y_) : X(X_), y(y_) {}
-    int dim() const override { return X.ncol(); }
-    long n_obs() const override { return X.nrow(); }
-    double log_lik(const double* th, const long* rows, long n, double* grad) const override {
-      const int p = X.ncol(); const long N = X.nrow();
-      for (int j = 0; j < p; ++j) grad[j] = 0;
-      double ll = 0;
-      for (long t = 0; t < n; ++t) {
-        const long i = rows[t];
-        double r = y[i];
-        for (int j = 0; j < p; ++j) r -= X[i + j * N] * th[j];
-        ll -= 0.5 * r * r;
-        for (int j = 0; j < p; ++j) grad[j] += X[i + j * N] * r;
-      }
-      return ll;
-    }
-    double log_prior(const double* th, double* grad) const override {
-      double lp = 0;
-      for (int j = 0; j < dim(); ++j) { lp -= th[j] * th[j] / 200; grad[j] = -th[j] / 100; }
-      return lp;
-    }
-  };
-  // [[Rcpp::export]]
-  SEXP blr_model(Rcpp::NumericMatrix X, Rcpp::NumericVector y) {
-    return Rcpp::XPtr<scalebayes::Target>(new Blr(X, y), true, Rcpp::wrap(scalebayes::kTargetTag));
-  }
-'
-t_compile <- system.time(Rcpp::sourceCpp(code = code))[["elapsed"]]
+t_compile <- system.time(Rcpp::sourceCpp(system.file("examples", "target_models.cpp", package = "scalebayes")))[["elapsed"]]
 cat(sprintf("sourceCpp of the compiled model: %.1f s\n", t_compile))
 
 S <- solve(crossprod(X) + diag(1 / 100, 3))
