@@ -3,7 +3,9 @@
 #   Rscript bench/ab.R LIB_A LIB_B [reps] [tasks, comma-separated]
 # Tasks: sgld_sa() regression (Table 1 problem, 100,000 iterations, 1 thread); one epoch of the 2-Conv-2-FC
 # CNN on 10,000 Fashion-MNIST images (batch 100, 1 thread, wbb_nn with unit weights); 4 WBB draws of the
-# 784-128-64-10 MLP (n = 500 digits, 100 epochs, batch 50, 1 thread); 2 SGHMC-SA chains of the MLP
+# 784-128-64-10 MLP (n = 500 digits, 100 epochs, batch 50, 1 thread; wbb batched, wbb_unbatched one network at a
+# time); 40 WBB draws of the 13-50-50-1 MLP on 405 Boston rows (50 epochs, 1 thread; wbb_small batched,
+# wbb_small_unbatched not); 2 SGHMC-SA chains of the MLP
 # (n = 2,000 digits, 5 epochs, 2 threads; sghmc: batch = "auto", i.e. one batched group; sghmc1: batch = FALSE,
 # one network per chain); 5 epochs of bbb() on the same MLP (n = 2,000 digits, 1 thread, local
 # reparameterization: the VI epoch). Each task runs in a fresh R process per build and repetition.
@@ -21,6 +23,15 @@ task_code <- c(
   wbb = 'm <- if ("order" %in% names(formals(mnist_digits))) mnist_digits(order = "class") else mnist_digits(); set.seed(1); i <- sample(nrow(m$x), 500); x <- m$x[i, , , drop = FALSE]; y <- m$y[i]
          t <- system.time(wbb_nn(x, y, model = nn_mlp(c(128, 64)), draws = 4, threads = 1, seed = 1, quiet = TRUE,
                                  control = nn_control(epochs = 100, batch_size = 50, certify = FALSE)))',
+  wbb_unbatched = 'm <- if ("order" %in% names(formals(mnist_digits))) mnist_digits(order = "class") else mnist_digits(); set.seed(1); i <- sample(nrow(m$x), 500); x <- m$x[i, , , drop = FALSE]; y <- m$y[i]
+         t <- system.time(wbb_nn(x, y, model = nn_mlp(c(128, 64)), draws = 4, threads = 1, seed = 1, quiet = TRUE, batch = FALSE,
+                                 control = nn_control(epochs = 100, batch_size = 50, certify = FALSE)))',
+  wbb_small = 'b <- MASS::Boston[1:405, ]; x <- scale(as.matrix(b[, 1:13])); y <- b$medv
+         t <- system.time(wbb_nn(x, y, model = nn_mlp(c(50, 50)), draws = 40, threads = 1, seed = 1, quiet = TRUE,
+                                 epochs = 50, batch_size = 50, standardize = FALSE))',
+  wbb_small_unbatched = 'b <- MASS::Boston[1:405, ]; x <- scale(as.matrix(b[, 1:13])); y <- b$medv
+         t <- system.time(wbb_nn(x, y, model = nn_mlp(c(50, 50)), draws = 40, threads = 1, seed = 1, quiet = TRUE,
+                                 epochs = 50, batch_size = 50, standardize = FALSE, batch = FALSE))',
   sghmc = 'm <- if ("order" %in% names(formals(mnist_digits))) mnist_digits(order = "class") else mnist_digits(); set.seed(1); i <- sample(nrow(m$x), 2000); x <- m$x[i, , , drop = FALSE]; y <- m$y[i]
            t <- system.time(sgld_sa(x, y, model = nn_mlp(c(128, 64)), sampler = "sghmc", epochs = 5, batch_size = 50,
                                     chains = 2, threads = 2, seed = 1, quiet = TRUE, control = sgmcmc_control(step_size = 1e-5)))',

@@ -13,7 +13,8 @@
 //
 // Randomness: member m of a group is WBB draw t = first_draw + i (local index i) and uses only the stream
 // rng::Stream(seed, t), in the order of the unbatched draw (nn/wbb.hpp over wbb/driver.hpp): the n data
-// weights, the prior weights, the initial parameters (Net::init_from's draws: group by group, every tensor in
+// weights, the prior weights (both drawn by the WBB driver's group mode, wbb::run_draw_groups(), with the code
+// of one draw: the keying is written once), the initial parameters (Net::init_from's draws: group by group, every tensor in
 // the row-major order of Net's own [out, in] layout), then one Fisher-Yates permutation per epoch (and, in the
 // detached weight modes, the weight permutation after it). So each member has its own minibatch order: the
 // minibatch inputs are gathered per member ([G, bs, in], one index_select). A member's result is therefore a
@@ -35,8 +36,9 @@
 // order), any family, weight mode and optimizer. Today: linear, convolution (1d, 2d), pooling (max, average),
 // flatten, reshape, relu, tanh, sigmoid, dropout with rate 0; batch norm has none (per-member statistics).
 //
-// Threads: run_net_wbb_batched() splits the draws into contiguous groups (batched_group_size()) and runs the
-// groups on the worker threads (parallel::run_parallel, one group per worker at a time). R-free, header-only.
+// Threads: run_net_wbb_batched() sizes the groups (batched_group_size()) and runs them through the WBB
+// driver's group mode (wbb::run_draw_groups(): contiguous groups, one group per worker at a time, one
+// BatchedWbbSolver per worker). R-free, header-only.
 //
 // Use (the device program, a CLI): fill NetWbbProblem, NetWbbOutput and wbb::Settings exactly as for
 // run_net_wbb() (nn/wbb.hpp) and call run_net_wbb_batched(pb, out, st) instead; batch_support(spec) says
@@ -150,10 +152,8 @@ class BatchedNet {
       layers_.push_back(L);
     }
     out_dim_ = p.out[0];
-    for (const auto& g : groups_) {
-      P_ += g.def.numel();
-      if (g.def.penalized) ++n_pen_;
-    }
+    for (const auto& g : groups_) P_ += g.def.numel();
+    n_pen_ = p.n_penalized_groups();
     flat_ = torch::zeros({std::max<std::int64_t>(off, 1)}, opt_).requires_grad_(true);
     gflat_ = torch::zeros({std::max<std::int64_t>(off, 1)}, opt_);
     flat_.mutable_grad() = gflat_;
@@ -334,39 +334,35 @@ inline torch::Tensor member_losses(Family f, const torch::Tensor& out, const tor
   return example_losses(f, out.reshape({G * m, q}), yy).view({G, m});
 }
 
-// One group of WBB draws (local indices first .. first + count - 1) trained as one batched network; writes the
-// NetWbbOutput slots of those draws.
+// One group of WBB draws trained as one batched network (wbb::DrawGroup: the members' weights and streams, keyed
+// by wbb::run_draw_groups()); writes the NetWbbOutput slots of those draws.
 class BatchedWbbGroup {
  public:
-  BatchedWbbGroup(const NetWbbProblem& pb, const NetWbbOutput& out, const wbb::Settings& st)
-      : pb_(pb), out_(out), st_(st) {}
+  BatchedWbbGroup(const NetWbbProblem& pb, const NetWbbOutput& out) : pb_(pb), out_(out) {}
 
-  void run(std::size_t first, std::int64_t G, const parallel::StopToken& stop) {
+  void run(wbb::DrawGroup& grp, const parallel::StopToken& stop) {
     const Dataset& d = *pb_.data;
     const std::int64_t n = d.n();
     const torch::Device dev = pb_.dev.device;
+    const std::int64_t G = static_cast<std::int64_t>(grp.size());
     BatchedNet net(pb_.spec, G, dev, pb_.dev.dtype);
     net_ = &net;
-    first_ = first;
+    first_ = grp.first;
     G_ = G;
     const TrainConfig& c = pb_.train;
-    // 1. per member: data weights, prior weights, initial parameters (the unbatched draw's order)
-    std::vector<rng::Stream> s;
-    s.reserve(static_cast<std::size_t>(G));
+    // 1. per member: data and prior weights (drawn by the driver), initial parameters from its stream (the
+    // unbatched draw's order)
+    std::vector<rng::Stream>& s = grp.streams;
     const std::int64_t npen = net.n_penalized_groups();
-    const Eigen::Index nw0 = wbb::prior_weight_count(st_.prior, npen);
     std::vector<double> wbuf(static_cast<std::size_t>(G * n)), w0buf(static_cast<std::size_t>(G * npen), 1.0);
-    Eigen::VectorXd w(n), w0(nw0);
     for (std::int64_t m = 0; m < G; ++m) {
-      s.emplace_back(st_.seed, st_.first_draw + first + static_cast<std::size_t>(m));
-      rng::Stream& sm = s.back();
-      wbb::draw_data_weights(sm, st_.dist, w);
-      wbb::draw_prior_weights(sm, w0);
+      const Eigen::VectorXd& w = grp.w[static_cast<std::size_t>(m)];
+      const Eigen::VectorXd& w0 = grp.w0[static_cast<std::size_t>(m)];
       std::copy(w.data(), w.data() + n, wbuf.data() + m * n);
       Penalty pen;  // Penalty::weight(): none -> 1, one -> shared, else one per group
       pen.w0.assign(w0.data(), w0.data() + w0.size());
       for (std::int64_t g = 0; g < npen; ++g) w0buf[static_cast<std::size_t>(m * npen + g)] = pen.weight(static_cast<std::size_t>(g));
-      net.init_member(m, sm);
+      net.init_member(m, s[static_cast<std::size_t>(m)]);
     }
     w_ = torch::from_blob(wbuf.data(), {G, n}, torch::kDouble).to(net.options(), false, true);
     if (pb_.normalize_weights) w_ = w_ / w_.mean(1, true);
@@ -652,7 +648,6 @@ class BatchedWbbGroup {
 
   const NetWbbProblem& pb_;
   NetWbbOutput out_;
-  const wbb::Settings& st_;
   BatchedNet* net_ = nullptr;
   torch::optim::Optimizer* opt_ = nullptr;
   std::size_t first_ = 0;
@@ -709,10 +704,32 @@ inline std::int64_t batched_activations(const ModelSpec& spec, std::int64_t batc
   return per_example * std::max<std::int64_t>(1, batch);
 }
 
+// The batched network as a group solver of the WBB driver (wbb::run_draw_groups(), wbb/driver.hpp): one per
+// worker thread, created on it (its torch thread setting); each group of draws is one BatchedWbbGroup.
+class BatchedWbbSolver {
+ public:
+  BatchedWbbSolver(const NetWbbProblem& pb, const NetWbbOutput& out)
+      : pb_(pb), out_(out), n_pen_(plan(pb.spec).n_penalized_groups()) {
+    set_worker_threads(pb.torch_threads);
+  }
+  Eigen::Index n_obs() const { return pb_.data->n(); }
+  Eigen::Index n_prior() const { return static_cast<Eigen::Index>(n_pen_); }
+  void solve_group(wbb::DrawGroup& g, const parallel::StopToken& stop) {
+    BatchedWbbGroup grp(pb_, out_);
+    grp.run(g, stop);
+  }
+
+ private:
+  const NetWbbProblem& pb_;
+  NetWbbOutput out_;
+  std::int64_t n_pen_ = 0;
+};
+
 // Runs the draws of `st` (local indices 0 .. st.draws - 1, global first_draw + i) batched: contiguous groups of
-// group_size members (0: automatic, batched_group_size()), st.threads workers, one group per worker at a time.
-// The same inputs and outputs as run_net_wbb() (nn/wbb.hpp); the spec must be batch_support()ed. The monitor is
-// called with the number of finished draws.
+// group_size members (0: automatic, batched_group_size()), st.threads workers, one group per worker at a time
+// (wbb::run_draw_groups: the keying of every draw is the driver's). The same inputs and outputs as
+// run_net_wbb() (nn/wbb.hpp); the spec must be batch_support()ed. The monitor is called with the number of
+// finished draws.
 inline parallel::RunStatus run_net_wbb_batched(const NetWbbProblem& pb, const NetWbbOutput& out,
                                                const wbb::Settings& st, std::int64_t group_size = 0,
                                                const parallel::Monitor& monitor = parallel::Monitor()) {
@@ -723,22 +740,8 @@ inline parallel::RunStatus run_net_wbb_batched(const NetWbbProblem& pb, const Ne
   const std::int64_t per_member = cpu ? plan(pb.spec).n_params() : 1;
   const std::int64_t acts = cpu ? batched_activations(pb.spec, pb.train.batch_size) : 1;
   const std::size_t G = batched_group_size(st.draws, st.threads, group_size, per_member, kBatchGroupParams, acts);
-  const std::size_t groups = st.draws == 0 ? 0 : (st.draws + G - 1) / G;
-  std::atomic<std::size_t> draws_done{0};
-  auto body = [&](std::size_t k, int, const parallel::StopToken& stop) {
-    set_worker_threads(pb.torch_threads);
-    const std::size_t first = k * G;
-    const std::int64_t count = static_cast<std::int64_t>(std::min(G, st.draws - first));
-    BatchedWbbGroup grp(pb, out, st);
-    grp.run(first, count, stop);
-    if (!stop.stop_requested()) draws_done.fetch_add(static_cast<std::size_t>(count));
-  };
-  parallel::Monitor mon;
-  if (monitor) mon = [&](std::size_t) { return monitor(draws_done.load()); };
-  const int nt = static_cast<int>(std::max<std::size_t>(1, std::min<std::size_t>(groups, static_cast<std::size_t>(std::max(1, st.threads)))));
-  parallel::RunStatus rs = parallel::run_parallel(groups, nt, body, mon);
-  rs.completed = draws_done.load();
-  return rs;
+  auto factory = [&](int) { return std::make_unique<BatchedWbbSolver>(pb, out); };
+  return wbb::run_draw_groups(st, G, factory, monitor);
 }
 
 }  // namespace nn

@@ -369,6 +369,14 @@ struct NetPlan {
     for (const auto& l : layers) m += l.n_params();
     return m;
   }
+  // The penalized parameter tensors (ParamDef::penalized): the number of prior weights per WBB draw, the one
+  // count Net, BatchedNet and the WBB solvers use.
+  std::int64_t n_penalized_groups() const {
+    std::int64_t m = 0;
+    for (const auto& l : layers)
+      for (const auto& p : l.params) m += p.penalized ? 1 : 0;
+    return m;
+  }
   // Training needs at least two examples per minibatch (a layer's LayerPlan::needs_two_examples()).
   bool needs_two_examples() const {
     for (const auto& l : layers)

@@ -474,6 +474,7 @@ class NetImpl : public torch::nn::Module {
     }
     out_dim_ = p.out[0];
     needs_two_ = p.needs_two_examples();
+    n_pen_ = p.n_penalized_groups();
     if (has_dropout_) {  // seeded again by init_from(); a fixed seed until then (never the global state)
       gen_ = at::globalContext().defaultGenerator(device).clone();
       gen_.set_current_seed(0);
@@ -516,11 +517,7 @@ class NetImpl : public torch::nn::Module {
     for (const auto& g : groups_) m += g.tensor.numel();
     return m;
   }
-  std::int64_t n_penalized_groups() const {
-    std::int64_t m = 0;
-    for (const auto& g : groups_) m += g.penalized ? 1 : 0;
-    return m;
-  }
+  std::int64_t n_penalized_groups() const { return n_pen_; }  // NetPlan::n_penalized_groups()
 
   // Fill every parameter from the stream, group by group, each tensor in row-major order; reset batch-norm
   // running statistics. Values are drawn in double and rounded to the network's dtype, so float32 and
@@ -609,7 +606,7 @@ class NetImpl : public torch::nn::Module {
   std::vector<torch_kinds::Slot> layers_;
   std::vector<ParamGroup> groups_;
   std::vector<std::size_t> group_layer_;
-  std::int64_t out_dim_ = 0;
+  std::int64_t out_dim_ = 0, n_pen_ = 0;
 };
 TORCH_MODULE(Net);
 

@@ -20,6 +20,11 @@
 //     token's `poll`, as sgmcmc::run_chains' inline mode does); a stop request ends the run with the draws
 //     completed (a draw cut short is not counted); a solver's exception propagates at once. The draws are those of
 //     the threaded mode: the keying above is the same code.
+//   * group mode (run_draw_groups()): contiguous groups of draws, one group per worker at a time, for a solver
+//     that computes a whole group at once (nn::BatchedWbbSolver: G networks as one batched network). The driver
+//     keys every member of the group and draws its weights (begin_draw(), the code of one draw) and hands the
+//     group -- each member's weights and its stream, positioned after them -- to the solver, so a draw is a
+//     function of (seed, t) whatever its group.
 //
 // Solver concept (see wbb/glm.hpp, genlasso/trend_filter.hpp, gibbs/compare.hpp and the test solvers):
 //   Eigen::Index n_obs() const;      // number of data weights per draw
@@ -28,6 +33,10 @@
 //     // solves draw i (local index) and writes the result into its own preallocated output slot i
 //   void set_stop(const parallel::StopToken&);   // optional: the run's stop token, for solvers whose one
 //                                               // draw runs long enough to need it (nn::NetWbbSolver)
+// Group solver concept (run_draw_groups()): n_obs() and n_prior() as above, and
+//   void solve_group(DrawGroup& g, const parallel::StopToken& stop);
+//     // solves draws g.first .. g.first + g.size() - 1 (local indices), member m from g.w[m], g.w0[m] and the
+//     // stream g.streams[m], and writes their output slots
 // Factory: any callable `make_solver(int worker)` returning a std::unique_ptr (or other owning pointer) to
 // a solver. Header-only, Eigen/std only, no R.
 #pragma once
@@ -95,6 +104,28 @@ inline void draw_prior_weights(rng::Stream& s, Eigen::VectorXd& w0) {
   for (Eigen::Index j = 0; j < w0.size(); ++j) w0(j) = s.exponential();
 }
 
+// The keying of draw i (local index) of a run, the one place it is written: the stream (seed, first_draw + i),
+// from which its n_obs data weights and then its prior weights (prior_weight_count(st.prior, n_prior)) are
+// drawn into w and w0. Returns the stream, positioned after them, for the solver.
+inline rng::Stream begin_draw(const Settings& st, std::size_t i, Eigen::Index n_obs, Eigen::Index n_prior,
+                              Eigen::VectorXd& w, Eigen::VectorXd& w0) {
+  rng::Stream s(st.seed, st.first_draw + i);
+  w.resize(n_obs);
+  draw_data_weights(s, st.dist, w);
+  w0.resize(prior_weight_count(st.prior, n_prior));
+  draw_prior_weights(s, w0);
+  return s;
+}
+
+// A group of draws for a group solver (run_draw_groups()): local indices first .. first + size() - 1, member m
+// with its weights w[m], w0[m] and its stream (begin_draw()).
+struct DrawGroup {
+  std::size_t first = 0;
+  std::vector<rng::Stream> streams;
+  std::vector<Eigen::VectorXd> w, w0;
+  std::size_t size() const { return streams.size(); }
+};
+
 namespace detail {
 template <class S, class = void>
 struct takes_stop_token : std::false_type {};
@@ -125,11 +156,7 @@ parallel::RunStatus run_draws(const Settings& st, Factory&& make_solver,
       if constexpr (detail::takes_stop_token<decltype(*sp)>::value) sp->set_stop(stop);
     }
     Scratch& sc = scratch[static_cast<std::size_t>(worker)];
-    rng::Stream s(st.seed, st.first_draw + i);
-    sc.w.resize(sp->n_obs());
-    draw_data_weights(s, st.dist, sc.w);
-    sc.w0.resize(prior_weight_count(st.prior, sp->n_prior()));
-    draw_prior_weights(s, sc.w0);
+    rng::Stream s = begin_draw(st, i, sp->n_obs(), sp->n_prior(), sc.w, sc.w0);
     sp->solve(i, sc.w, sc.w0, s);
   };
   if (inline_run) {
@@ -156,6 +183,44 @@ parallel::RunStatus run_draws(const Settings& st, Factory&& make_solver,
     return status;
   }
   return parallel::run_parallel(st.draws, nt, body, monitor);
+}
+
+// Group mode: draws first_draw .. first_draw + draws - 1 in contiguous groups of group_size (the last one
+// smaller), st.threads workers, one group per worker at a time, one solver per worker (created on it). The
+// monitor is called with the number of draws in finished groups (a group a stop request cut short is not
+// counted; RunStatus.completed is that number).
+template <class Factory>
+parallel::RunStatus run_draw_groups(const Settings& st, std::size_t group_size, Factory&& make_solver,
+                                    const parallel::Monitor& monitor = parallel::Monitor()) {
+  using SolverPtr = decltype(make_solver(0));
+  const std::size_t G = std::max<std::size_t>(1, group_size);
+  const std::size_t groups = st.draws == 0 ? 0 : (st.draws + G - 1) / G;
+  const int nt = static_cast<int>(
+      std::max<std::size_t>(1, std::min<std::size_t>(groups, static_cast<std::size_t>(std::max(1, st.threads)))));
+  std::vector<SolverPtr> solvers(static_cast<std::size_t>(nt));
+  std::atomic<std::size_t> draws_done{0};
+  auto body = [&](std::size_t k, int worker, const parallel::StopToken& stop) {
+    SolverPtr& sp = solvers[static_cast<std::size_t>(worker)];
+    if (!sp) {
+      sp = make_solver(worker);
+      if (!sp) throw std::runtime_error("WBB driver: the solver factory returned no solver");
+    }
+    DrawGroup g;
+    g.first = k * G;
+    const std::size_t count = std::min(G, st.draws - g.first);
+    g.w.resize(count);
+    g.w0.resize(count);
+    g.streams.reserve(count);
+    for (std::size_t m = 0; m < count; ++m)
+      g.streams.push_back(begin_draw(st, g.first + m, sp->n_obs(), sp->n_prior(), g.w[m], g.w0[m]));
+    sp->solve_group(g, stop);
+    if (!stop.stop_requested()) draws_done.fetch_add(count);
+  };
+  parallel::Monitor mon;
+  if (monitor) mon = [&](std::size_t) { return monitor(draws_done.load()); };
+  parallel::RunStatus rs = parallel::run_parallel(groups, nt, body, mon);
+  rs.completed = draws_done.load();
+  return rs;
 }
 
 }  // namespace wbb
