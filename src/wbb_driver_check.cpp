@@ -1,6 +1,6 @@
-// Test hook of the WBB driver (tests/testthat/test-wbb-driver.R, helper-wbb-weights.R): two small weighted
-// solvers run through scalebayes::wbb::run_draws(), beside the package's real ones (wbb/glm.hpp,
-// genlasso/trend_filter.hpp). Compiled only with SCALEBAYES_TEST_HOOKS (see test_hooks.h).
+// Test hooks of the WBB driver (tests/testthat/test-wbb-driver.R, helper-wbb-weights.R): two small weighted
+// solvers run through scalebayes::wbb::run_draws() and a group solver through wbb::run_draw_groups(), beside
+// the package's real ones (wbb/glm.hpp, genlasso/trend_filter.hpp). Compiled only with SCALEBAYES_TEST_HOOKS (see test_hooks.h).
 #ifdef SCALEBAYES_TEST_HOOKS
 #include <memory>
 
@@ -26,9 +26,26 @@ class RecordSolver {
     out_(r, n_ + w0.size()) = s.uniform();
   }
 
+ protected:
+  Eigen::Map<Eigen::MatrixXd>& out() { return out_; }
+
  private:
   Eigen::Index n_, m_;
   Eigen::Map<Eigen::MatrixXd>& out_;
+};
+
+// The group solver of the same record (wbb::run_draw_groups()): member m of a group is recorded as RecordSolver
+// records draw g.first + m, and one more column says which group (its first local index) solved it.
+class RecordGroupSolver : public RecordSolver {
+ public:
+  using RecordSolver::RecordSolver;
+  void solve_group(wbb::DrawGroup& g, const scalebayes::parallel::StopToken&) {
+    Eigen::Map<Eigen::MatrixXd>& o = out();
+    for (std::size_t m = 0; m < g.size(); ++m) {
+      solve(g.first + m, g.w[m], g.w0[m], g.streams[m]);
+      o(static_cast<Eigen::Index>(g.first + m), o.cols() - 1) = static_cast<double>(g.first);
+    }
+  }
 };
 
 // Weighted ridge estimate of a mean: argmin_mu sum_i w_i (y_i - mu)^2 / 2 + lambda w0 mu^2 / 2
@@ -73,4 +90,22 @@ Rcpp::NumericMatrix cpp_wbb_driver_check(Rcpp::NumericVector y, double lambda, i
 }
 
 SB_TEST_HOOK(cpp_wbb_driver_check)
+
+// The group mode: RecordGroupSolver through wbb::run_draw_groups() with groups of group_size draws
+// (draws x (n + prior weights + 2): cpp_wbb_driver_check's solver 0 columns, then the group's first draw).
+// Returns the record and RunStatus.completed.
+Rcpp::List cpp_wbb_driver_groups_check(int n, int n_prior, int group_size, Rcpp::List settings) {
+  const wbb::Settings st = sbglue::wbb_settings(settings);
+  const Eigen::Index T = static_cast<Eigen::Index>(st.draws);
+  const Eigen::Index width = n + wbb::prior_weight_count(st.prior, n_prior) + 2;
+  Rcpp::NumericMatrix res(static_cast<int>(T), static_cast<int>(width));
+  Eigen::Map<Eigen::MatrixXd> out(res.begin(), T, width);
+  const scalebayes::parallel::RunStatus rs = wbb::run_draw_groups(
+      st, static_cast<std::size_t>(group_size),
+      [&](int) { return std::unique_ptr<RecordGroupSolver>(new RecordGroupSolver(n, n_prior, out)); });
+  return Rcpp::List::create(Rcpp::Named("record") = res,
+                            Rcpp::Named("completed") = static_cast<double>(rs.completed));
+}
+
+SB_TEST_HOOK(cpp_wbb_driver_groups_check)
 #endif  // SCALEBAYES_TEST_HOOKS

@@ -63,6 +63,25 @@ test_that("a second solver type gets the same weights: ridge mean = its closed f
   expect_identical(driver_run(y, 1L, "common", first = 7, count = 3, lambda = 2), mu[8:10, , drop = FALSE])
 })
 
+test_that("the group mode keys every member as one draw: the same weights and stream for any group size", {
+  n <- 5L
+  for (prior in c("separate", "common", "none")) {
+    one <- driver_run(rep(0, n), 0L, prior, first = 3, count = 9)  # run_draws(), draws 3 .. 11
+    k <- ncol(one)
+    for (G in c(1L, 2L, 4L, 9L, 20L)) {
+      for (threads in 1:2) {
+        rs <- list(seed = 11, threads = threads, quiet = TRUE)
+        r <- cpp_wbb_driver_groups_check(n, 3L, G, scalebayes:::wbb_engine_settings(rs, 3, 9, prior, "exponential"))
+        info <- paste(prior, "group", G, "threads", threads)
+        expect_identical(r$record[, 1:k], one, info = info)
+        # contiguous groups of G local draws, the last one smaller
+        expect_identical(r$record[, k + 1], (seq_len(9) - 1) %/% G * G, info = info)
+        expect_identical(r$completed, 9)
+      }
+    }
+  }
+})
+
 test_that("wbb() draws are the weighted optima for the driver's weights of stream (seed, t)", {
   data(diabetes, package = "scalebayes")
   x <- diabetes$x[1:120, 1:6]
