@@ -43,15 +43,25 @@
 #'
 #' By default the step is chosen by a warm-up (`sgmcmc_control(step_size = "auto")`, as in [sgld_sa()],
 #' "Step-size warm-up"). For SGLD, SGHMC and SGNHT it adapts a fixed preconditioner (`sgmcmc_step(metric =
-#' "auto")`: dense up to 200 parameters): a target has no data scale, so a coarse search over the steps
-#' \eqn{4^2, 4^1, \dots, 4^{-10}} with pilots of 100 iterations sizes the starting metric (a multiple of I), two
-#' to four pilots of 1,000 iterations adapt it from their draws (their covariance shrunk towards its diagonal;
-#' more rounds while the last round's whitened variances were off by more than a factor 2), the step is chosen in
+#' "auto")`: dense up to 200 parameters). It starts at the target's mode, found by BFGS from the first chain's
+#' `init` and refined by Newton steps, with the inverse of the negative log density's Hessian there (the Laplace
+#' covariance, by central differences of the gradient) as the first metric; `fit$warmup$mode` has the mode, the
+#' target evaluations and seconds the search took. Without a mode (more than 200 parameters, a Hessian that is
+#' not positive definite, a non-finite value) a coarse search over the steps
+#' \eqn{4^2, 4^1, \dots, 4^{-10}} with pilots of 100 iterations sizes the starting metric (a multiple of I) at
+#' `init`. Two to four pilots of 1,000 iterations adapt the metric from their draws (their covariance shrunk
+#' towards its diagonal; more rounds while the last round's whitened variances were off by more than a factor 2,
+#' or while a round's draws failed Stein's identity by more than a factor 2, which also quarters the next round's
+#' step: an unadjusted sampler at a step beyond a direction's stability limit need not diverge, a free scale
+#' parameter grows to absorb it, and a metric adapted there keeps the pilots at that wider posterior; posteriordb's
+#' `sblri-blr` from Stan's random starts: sigma 15 against 0.96, where the mode start gives means within 0.05
+#' sd and sds 1.04-1.07 times NUTS's), the step is chosen in
 #' the whitened coordinates and capped where its excess variance is 10 % (full gradients: about 0.2 for SGLD),
 #' and the chains start at draws of the last pilot (an `init` matrix keeps its starts). Measured on a 10-d
 #' logistic-regression R target: 4.6-8.0 s for the whole call (4 chains) against 450-510 s with the grid
 #' warm-up of before. When the metric's adaptation runs away (every pilot diverges: a funnel such as the
-#' 8-schools non-centred posterior, whose first pilot reached log tau = -20 and the next ones overflow), the
+#' 8-schools non-centred posterior started at init = 0 without the mode start, whose first pilot reached log tau =
+#' -20 and the next ones overflow), the
 #' warm-up falls back to the grid without a metric below and `fit$warmup$grid_fallback` says why (SGLD on 8
 #' schools: max mean error 0.09 NUTS sd, sd ratios 0.97-1.04). For HAMCMC-SA and HAMCMC (or `metric = "none"`) the grid spans
 #' \eqn{4^2, 4^1, \dots, 4^{-10}}, the KSD's winner is refined against its neighbours at factors of 2 in one
@@ -69,6 +79,17 @@
 #' warning) and `diagnostics$ksd_test` holds the statistic, p-value and number of draws. On draws of the
 #' target the p-value is uniform (a false alarm in 1 % of fits); its power is that of 400 draws (a 1.5 times
 #' wider marginal in 1 of 10 coordinates: p about 0.02).
+#'
+#' SGLD, SGHMC and SGNHT have no Metropolis correction, and a step too large for the posterior's curvature need
+#' not diverge: in a regression with a free noise scale, sigma grows until the step is stable, and every chain
+#' agrees on a wrong, wider posterior (posteriordb's `sblri-blr`: sigma 200 reference sds too high, R-hat
+#' 1.006). Their draws are therefore tested too, by Stein's identity \eqn{E[s_j(	heta) (	heta_j - m_j)] = -1}
+#' (for an unadjusted Langevin chain, \eqn{\theta + \epsilon s + \sqrt{2\epsilon} z}, it is \eqn{-1 - \epsilon E[s_j^2] / 2}: the statistic measures the
+#' discretization's excess): the call warns (the same classes) when a coordinate's value is significantly
+#' (Bonferroni at 0.01) outside \eqn{-[0.8^2, 1.25^2]}, the band of a marginal sd within 0.8-1.25 times the
+#' target's, and `diagnostics$ksd_test` holds `stein`, `stein_se`, `stein_p_value` (the KSD fields are `NA`).
+#' The test scores at most 4,000 draws and at most 5 % of the run's gradient work (for a minibatched model, a
+#' score is a full-data pass).
 #'
 #' @param target An R function of one argument (the parameter vector) returning
 #'   `list(log_density, gradient)`, a Stan model from [stan_target()], a minibatched model from
@@ -98,7 +119,7 @@
 #'   `final_state` (d x chains), `iterations_done`, `diverged` and `diverged_at` (per chain), `interrupted`,
 #'   `target`, `unconstrained_draws` (a Stan target: the draws on the unconstrained scale, one column per
 #'   unconstrained parameter; `NULL` otherwise), `warmup` (the step warm-up; `NULL` when a step was given), `diagnostics$convergence` and
-#'   (HAMCMC-SA, HAMCMC) `diagnostics$ksd_test`. `predict()` is an error: a density target has no data to predict.
+#'   `diagnostics$ksd_test` (the trust check; `NULL` for an interrupted run or under 100 draws). `predict()` is an error: a density target has no data to predict.
 #' @seealso [sgmcmc_model()], [sgmcmc_target()], [stan_target()], [hamcmc_sa()], [hamcmc_banana_study()].
 #' @export
 #' @examples
@@ -227,6 +248,11 @@ sgmcmc_density <- function(target, init = NULL, sampler = "sgld",
   cv <- NULL
   mode <- NULL  # a model: the full-data mode, where the warm-up starts (and the control variates' centre)
   use_cv <- use_cv && is_model && batch < target$nobs
+  if (!is_model && auto_step && !is.null(sgmcmc_metric_kind(control, sampler, d))) {
+    # a full-data target with a metric: the warm-up starts at the mode with the Laplace covariance as its first
+    # metric when the mode search succeeds (density_mode()); else at init with a multiple of I
+    mode <- density_mode(eng_target, target, is_r, init[, 1L])
+  }
   if (is_model && (auto_step || use_cv)) {
     mode <- model_mode(eng_target, init[, 1L], cv = use_cv)
     if (use_cv) {
@@ -250,6 +276,8 @@ sgmcmc_density <- function(target, init = NULL, sampler = "sgld",
                              control, engine_ctl, run, score, sampler, chains = chains, noise = noise,
                              nobs = if (is_model) target$nobs else 1, targ = targ, metric0 = mode$inv_hessian)
     warmup$seconds <- (proc.time() - t_w)[["elapsed"]]
+    # a full-data target's mode search (density_mode()): where the warm-up started
+    if (!is_model) warmup$mode <- if (!is.null(mode)) mode[c("center", "evaluations", "seconds")]
     control$step_size <- warmup$step_size
     # with a metric and no init given by a matrix, the chains start at the warm-up's draws
     if (!is.null(warmup$starts) && !init_matrix_given) init <- warmup$starts
@@ -314,10 +342,15 @@ sgmcmc_density <- function(target, init = NULL, sampler = "sgld",
                                       format(batch, big.mark = ","), if (!is.null(cv)) " (control variates)" else "")
            else target$name
   convergence <- if (nrow(draws)) sgmcmc_convergence(draws, chain_id) else NULL
-  # a preconditioned sampler's draws tested against the target's score (R/ksd.R: sgmcmc_trust_check)
-  trust <- if (!interrupted && nrow(draws)) {
-    sgmcmc_trust_check(udraws %||% draws, chain_id, function(b) density_score(eng_target, target, is_r, b), convergence,
-                       sampler)
+  # the draws tested against the target's score (R/ksd.R: sgmcmc_trust_check), at a cost of at most 5 % of the
+  # run's gradient work (a minibatched model's score at a draw is a full-data pass: nobs / batch minibatch steps)
+  # The chains sample p^tau at the step's temperature tau (variance cov / tau for a gaussian): its score is tau
+  # times the target's. Not with annealing (tau changes over the run).
+  trust <- if (!interrupted && nrow(draws) && (control$anneal %||% 1) == 1) {
+    work <- sum(done) * (if (is_model) batch / target$nobs else 1)
+    tau <- control$temperature %||% 1
+    sgmcmc_trust_check(udraws %||% draws, chain_id, function(b) tau * density_score(eng_target, target, is_r, b),
+                       convergence, sampler, max_draws = as.integer(min(4000, floor(0.05 * work))))
   }
   settings <- list(sampler = sampler, iterations = iterations, burnin = lens$burnin, thin = lens$thin,
                    chains = chains, control = control, target = tname, dim = d,
@@ -437,14 +470,18 @@ density_warmup_run <- function(pilot, control, score, sampler, d, chains, noise 
       # travel as far as full-data pilots of 1,000 iterations (shorter ones, N = 5,000, 250 rows: a metric from
       # pilots that barely moved, 3 to 10 times too narrow, R-hat 1.16)
       sgmcmc_metric_warmup(pilot, score, m0, kind, noise = noise, friction = if (info$momentum) control$friction,
-                           chains = chains, adapt_iterations = as.integer(1000 * min(noise, 50)))
+                           chains = chains, adapt_iterations = as.integer(1000 * min(noise, 50)),
+                           stein_check = nobs == 1)
     } else {
       coarse <- sgmcmc_step_warmup(grid, function(eps, len) pilot(eps, len), score, excess = NULL,
                                    pilot_iterations = 100L)
       info <- sgmcmc_sampler_info(sampler)
       v0 <- coarse$ksd_step / 0.1 / (if (info$momentum) control$friction else 1)
+      # full-data targets (not a minibatched model, whose score is a full pass): the adaptation rounds' Stein
+      # check (R/sgmcmc_metric.R)
       w <- sgmcmc_metric_warmup(pilot, score, list(var = rep(v0, d)), kind, noise = noise,
-                                friction = if (info$momentum) control$friction, chains = chains)
+                                friction = if (info$momentum) control$friction, chains = chains,
+                                stein_check = nobs == 1)
       w$table <- rbind(coarse$table, transform(w$table, round = w$table$round + max(coarse$table$round)))
       w$iterations <- w$iterations + coarse$iterations
       w
@@ -464,6 +501,66 @@ density_warmup_run <- function(pilot, control, score, sampler, d, chains, noise 
   fine$iterations <- coarse$iterations + fine$iterations
   fine$grid_fallback <- fallback
   fine
+}
+
+# The mode of a full-data target (an R function, a Stan model, a target of sgmcmc_target()) and the inverse of
+# the negative log density's Hessian there, the warm-up's start and first metric (as a model's, model_mode()):
+# BFGS (stats::optim, at most 500 iterations) from `start`, then up to 5 Newton steps with the Hessian by central
+# differences of the gradient (2 d gradients each), until the Newton decrement g' H^-1 g is below 1e-4 (the
+# mode within 0.01 posterior sd in the Laplace metric). NULL (the warm-up then starts at `start` with a multiple
+# of I) when d > 200, a value or gradient is not finite, or the Hessian is not positive definite (no mode, a
+# ridge, a saddle). Why (posteriordb, bench/posteriordb.R): from Stan's random starts the first pilots of a
+# regression with a free sigma (blr on sblri: coefficient sds 0.001) ran at a step beyond the coefficients'
+# stability limit, sigma grew to absorb it, and the metric adapted from those draws kept every later pilot at
+# that wrong, wider posterior (sigma 15 against 0.96).
+density_mode <- function(eng_target, target, is_r, start, max_newton = 5L, call = rlang::caller_env()) {
+  d <- length(start)
+  if (d > 200L) return(NULL)
+  t0 <- proc.time()
+  evals <- 0L
+  ev <- function(b) {
+    evals <<- evals + 1L
+    if (is_r) {
+      r <- density_call_target(target, b, "while the warm-up searched for the mode", call)
+      return(list(value = as.double(r$log_density), gradient = as.double(r$gradient)))
+    }
+    e <- cpp_sgmcmc_target_eval(eng_target, matrix(b, d))
+    list(value = as.double(e$log_density), gradient = as.double(e$gradient))
+  }
+  last <- list(b = NULL)
+  memo <- function(b) {
+    if (!identical(b, last$b)) last <<- list(b = b, e = ev(b))
+    last$e
+  }
+  ok <- function(e) length(e$value) == 1L && is.finite(e$value) && length(e$gradient) == d && all(is.finite(e$gradient))
+  fn <- function(b) { e <- memo(b); if (ok(e)) -e$value else Inf }
+  gr <- function(b) { e <- memo(b); if (ok(e)) -e$gradient else rep(0, d) }
+  o <- tryCatch(stats::optim(start, fn, gr, method = "BFGS", control = list(maxit = 500L, reltol = 1e-12)),
+                error = function(e) if (inherits(e, "scalebayes_error")) stop(e) else NULL)
+  if (is.null(o) || !all(is.finite(o$par)) || !is.finite(o$value)) return(NULL)
+  b <- o$par
+  grad_at <- function(b) { e <- ev(b); if (ok(e)) e$gradient else rep(NaN, d) }
+  for (k in 0:max_newton) {
+    g <- grad_at(b)
+    if (!all(is.finite(g))) return(NULL)
+    h <- 1e-5 * pmax(1, abs(b))
+    H <- matrix(vapply(seq_len(d), function(j) {
+      e <- numeric(d)
+      e[j] <- h[j]
+      -(grad_at(b + e) - grad_at(b - e)) / (2 * h[j])
+    }, numeric(d)), d, d)
+    if (!all(is.finite(H))) return(NULL)
+    R <- tryCatch(chol((H + t(H)) / 2), error = function(e) NULL)
+    if (is.null(R)) return(NULL)
+    step <- backsolve(R, forwardsolve(t(R), g))
+    if (sum(g * step) < 1e-4) break
+    if (k == max_newton) return(NULL)
+    b <- b + step
+  }
+  ih <- chol2inv(R)
+  if (!all(is.finite(ih))) return(NULL)
+  list(center = b, inv_hessian = ih, status = "converged", iterations = o$counts[["function"]], evaluations = evals,
+       seconds = (proc.time() - t0)[["elapsed"]])
 }
 
 # The user's R target as the engine calls it: c(log density, gradient), checked (a wrong length is a classed

@@ -33,7 +33,7 @@
 sgmcmc_metric_warmup <- function(pilot, score, metric0, kind, noise = 1, friction = NULL, chains = 4L,
                                  adapt_iterations = 1000L, pilot_iterations = 200L, correlation = NULL,
                                  var_cap = NULL, sparse_start = FALSE, max_rounds = 4L, v0_path = NULL,
-                                 rate_check = FALSE, call = rlang::caller_env()) {
+                                 rate_check = FALSE, stein_check = FALSE, call = rlang::caller_env()) {
   base <- if (is.null(friction)) 1 else friction  # a momentum sampler moves about 1 / friction further per step
   metric <- metric0
   adapt <- list()
@@ -43,9 +43,17 @@ sgmcmc_metric_warmup <- function(pilot, score, metric0, kind, noise = 1, frictio
   # (`sparse_start`; an SA from beta = 0 can drop every coefficient into the spike before the signals have moved:
   # measured, n = 100, p = 1,000), round 2 adapts them from where round 1 ended, as the run will
   min_rounds <- max(2L, length(v0_path))
+  # `stein_check` (density targets): an adaptation pilot whose kept half fails Stein's identity by more than a
+  # factor 2 (-E[s_j (x_j - m_j)] > 2 for some j, where the target gives 1) ran at a step too large for the
+  # metric it had; an unadjusted chain there need not diverge (a free scale parameter grows until the step is
+  # stable) and its draws give a wide metric that keeps the next round there. Such a round does not count as
+  # converged and the next rounds run at a quarter of the whitened step (measured: posteriordb's sblri-blr,
+  # a 100 x 5 regression with sigma: -E = 42 at the fixed point the rounds reached, sigma 200 reference sds
+  # too high; R/ksd.R, sgmcmc_trust_check(), for the algebra).
+  shrink <- 1
   for (r in seq_len(max(max_rounds, min_rounds))) {
     fac <- metric_factor(metric, kind)
-    eps <- base * 0.1 / noise
+    eps <- base * 0.1 / noise * shrink
     mult <- if (length(v0_path)) v0_path[min(r, length(v0_path))] else 1
     pr <- NULL
     for (try in 1:4) {
@@ -62,6 +70,13 @@ sgmcmc_metric_warmup <- function(pilot, score, metric0, kind, noise = 1, frictio
     # how far the metric the pilot ran with was off: the whitened draws' variances (about 1 when it was right)
     wv <- apply(metric_whitener(fac)$x(pr$draws), 2L, stats::var)
     adapt[[r]]$whitened_var_range <- paste(format(signif(range(wv), 2)), collapse = " - ")
+    unstable <- FALSE
+    if (stein_check) {
+      st <- metric_pilot_stein(pr$draws, function(x) score(x, pr$latent))
+      adapt[[r]]$stein_max <- if (is.null(st)) NA_real_ else max(-st)
+      unstable <- !is.null(st) && any(-st > 2)
+      if (unstable) shrink <- shrink / 4
+    }
     metric <- metric_from_draws(pr$draws, kind, correlation, cap = if (!is.null(var_cap)) var_cap(pr$latent))
     start <- pr$final
     latent <- pr$final_latent
@@ -73,7 +88,7 @@ sgmcmc_metric_warmup <- function(pilot, score, metric0, kind, noise = 1, frictio
   # at least two rounds; more (up to max_rounds) while the last one's whitened variances were off by more than
     # a factor 2 (a poor start such as a density's multiple of I: a 4-d Gaussian with scales 0.1 to 10 and
     # correlation 0.9 needed 83,000 iterations after two rounds)
-    if (r >= min_rounds && all(is.finite(wv)) && all(wv > 0.5 & wv < 2)) break
+    if (r >= min_rounds && !unstable && all(is.finite(wv)) && all(wv > 0.5 & wv < 2)) break
   }
   fac <- metric_factor(metric, kind)
   whiten <- metric_whitener(fac)
@@ -144,6 +159,18 @@ sgmcmc_metric_warmup <- function(pilot, score, metric0, kind, noise = 1, frictio
 }
 
 # L with M = L L': the lower Cholesky factor of a dense metric, the square roots of a diagonal one.
+# Stein's identity with linear test functions on the kept (second) half of a pilot's draws, at most 200 of them
+# scored: E[s_j (x_j - m_j)] per coordinate (-1 for draws of the target); NULL when a score is not finite.
+metric_pilot_stein <- function(draws, score, max_draws = 200L) {
+  n <- nrow(draws)
+  if (n < 20L) return(NULL)
+  rows <- unique(round(seq(floor(n / 2) + 1, n, length.out = min(max_draws, n - floor(n / 2)))))
+  x <- draws[rows, , drop = FALSE]
+  sc <- score(x)
+  if (any(!is.finite(sc))) return(NULL)
+  colMeans(sc * sweep(x, 2L, colMeans(x)))
+}
+
 metric_factor <- function(metric, kind) {
   if (kind == "diagonal") return(sqrt(metric$var %||% diag(metric$cov)))
   cv <- metric$cov %||% diag(metric$var, length(metric$var))

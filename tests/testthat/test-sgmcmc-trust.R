@@ -392,8 +392,25 @@ test_that("the trust check of a preconditioned sampler flags draws that are not 
   expect_lt(r2$stein_p_value, 1e-6)
   expect_equal(unname(r2$stein[3]), -2.25, tolerance = 0.1)
   expect_warning(scalebayes:::sgmcmc_trust_check(x, ch, score, conv, "hamcmc"), class = "scalebayes_warning_convergence")
-  # the samplers without a preconditioner are not tested
-  expect_null(scalebayes:::sgmcmc_trust_check(x, ch, score, conv, "sgld"))
+  # the samplers without a Metropolis correction warn on the same draws (-2.25 is outside -[0.64, 1.5625]) ...
+  expect_warning(r3 <- scalebayes:::sgmcmc_trust_check(x, ch, score, conv, "sgld"), class = "scalebayes_warning_untrusted")
+  expect_true(is.na(r3$p_value))  # no KSD test for them
+  expect_equal(r3$stein_band, c(0.64, 1.5625))
+  # ... but not on a small excess that is significant and inside the band (a 10 % wider marginal: -1.21, se
+  # about 0.03), which a preconditioned sampler is warned of
+  x[, 3] <- x[, 3] / 1.5 * 1.1
+  expect_no_warning(r4 <- scalebayes:::sgmcmc_trust_check(x, ch, score, conv, "sghmc"))
+  expect_lt(r4$stein_p_value, 0.01)
+  expect_warning(scalebayes:::sgmcmc_trust_check(x, ch, score, conv, "hamcmc_sa"), class = "scalebayes_warning_untrusted")
+  # too narrow is flagged as well (-0.49)
+  x[, 3] <- x[, 3] / 1.1 * 0.7
+  expect_warning(scalebayes:::sgmcmc_trust_check(x, ch, score, conv, "sgnht"), class = "scalebayes_warning_untrusted")
+  # at most max_draws draws are scored; under 100 none
+  n_scored <- 0
+  counted <- function(b) { n_scored <<- n_scored + nrow(b); -b }
+  suppressWarnings(scalebayes:::sgmcmc_trust_check(x, ch, counted, conv, "sgld", max_draws = 400L))
+  expect_equal(n_scored, 400)
+  expect_null(scalebayes:::sgmcmc_trust_check(x, ch, counted, conv, "sgld", max_draws = 99L))
   # the KSD test: uniform-ish p on exact draws, and it leaves the caller's random stream alone
   set.seed(5)
   z <- matrix(stats::rnorm(300 * 4), 300)
@@ -403,7 +420,7 @@ test_that("the trust check of a preconditioned sampler flags draws that are not 
   expect_lt(k$p_value, 0.01)  # a zero score is not N(0, I)'s
 })
 
-test_that("a HAMCMC-SA density fit carries the trust check, an SGLD fit does not", {
+test_that("every density fit carries the trust check (an SGLD fit its Stein test only)", {
   tg <- sgmcmc_target("gaussian", mean = c(0, 0, 0), cov = diag(3))
   ctl <- sgmcmc_control(step_size = 0.05, step = sgmcmc_step(schedule = "constant"))
   f <- suppressWarnings(sgmcmc_density(tg, sampler = "hamcmc_sa", iterations = 4000, chains = 2, control = ctl,
@@ -412,10 +429,45 @@ test_that("a HAMCMC-SA density fit carries the trust check, an SGLD fit does not
   expect_equal(unname(f$diagnostics$ksd_test$stein), rep(-1, 3), tolerance = 0.25)
   g <- suppressWarnings(sgmcmc_density(tg, sampler = "sgld", iterations = 2000, chains = 2, control = ctl,
                                        seed = 1, quiet = TRUE))
-  expect_null(g$diagnostics$ksd_test)
+  expect_named(g$diagnostics$ksd_test, c("statistic", "p_value", "draws", "stein", "stein_se", "stein_p_value", "alpha",
+                                         "stein_band"))
+  expect_true(is.na(g$diagnostics$ksd_test$statistic))
+  expect_equal(unname(g$diagnostics$ksd_test$stein), rep(-1, 3), tolerance = 0.25)
 })
 
-test_that("8-schools non-centred with every default: SGLD matches NUTS (the metric warm-up falls back to the grid)", {
+test_that("SGLD at a step too large for a regression's curvature is flagged, not silently wrong", {
+  skip_on_cran()
+  skip_if_fast_tier()
+  # a regression with a free noise scale (theta = (beta, log sigma)): at eps = 2.5e-4 the coefficients' curvature
+  # X'X / sigma^2 (about 1e4 at sigma = 1) exceeds the step's stability limit 2 / eps, so sigma grows until it
+  # does not; no chain diverges and R-hat of the slopes is 1.001, but b3's sd is 7 times lm()'s (measured:
+  # stein -33.7 for b3). The same fit at eps = 5e-5 gives -1.0 to -1.4 (sds within 1.17 of lm()'s): no flag.
+  set.seed(3)
+  N <- 100
+  X <- cbind(1, matrix(stats::rnorm(N * 2, sd = 10), N))
+  y <- drop(X %*% c(1, 0.5, -0.3) + stats::rnorm(N))
+  tg <- function(th) {
+    b <- th[1:3]; ls <- th[4]; s2 <- exp(2 * ls)
+    r <- y - drop(X %*% b)
+    list(log_density = -sum(b^2) / 200 - N * ls - sum(r^2) / (2 * s2) - s2 / 200 + ls,
+         gradient = c(-b / 100 + drop(crossprod(X, r)) / s2, -N + sum(r^2) / s2 - s2 / 100 + 1))
+  }
+  b0 <- unname(stats::coef(stats::lm(y ~ X - 1)))
+  ctl <- sgmcmc_control(step_size = 2.5e-4, step = sgmcmc_step(schedule = "constant"))
+  w <- list()
+  f <- withCallingHandlers(sgmcmc_density(tg, init = c(b0, log(3)), iterations = 20000, chains = 4, control = ctl,
+                                          seed = 1, quiet = TRUE),
+                           warning = function(cnd) { w[[length(w) + 1]] <<- cnd; invokeRestart("muffleWarning") })
+  expect_false(any(f$diverged))
+  untrusted <- Filter(function(cnd) inherits(cnd, "scalebayes_warning_untrusted"), w)
+  expect_length(untrusted, 1)
+  expect_match(conditionMessage(untrusted[[1]]), "no Metropolis correction")
+  k <- f$diagnostics$ksd_test
+  expect_lt(min(k$stein), -1.5625 - 10 * k$stein_se[which.min(k$stein)])
+  expect_gt(stats::sd(f$draws[, 3]), 3 * sqrt(diag(stats::vcov(stats::lm(y ~ X - 1))))[3])
+})
+
+test_that("8-schools non-centred with every default: SGLD matches NUTS (the warm-up starts at the mode)", {
   skip_on_cran()
   skip_if_fast_tier()
   # Rubin's 8 schools, theta = (mu, log tau, eta_1..8); reference: rstan NUTS, 4 x 20,000 kept draws, adapt_delta
@@ -432,7 +484,9 @@ test_that("8-schools non-centred with every default: SGLD matches NUTS (the metr
   ref_mean <- c(4.3898, 0.7896, 0.3147, 0.0931, -0.0875, 0.0620, -0.1597, -0.0725, 0.3507, 0.0712)
   ref_sd <- c(3.3205, 1.1862, 0.9847, 0.9398, 0.9646, 0.9418, 0.9306, 0.9422, 0.9585, 0.9733)
   f <- expect_no_error(sgmcmc_density(target, init = rep(0, 10), seed = 1, quiet = TRUE))
-  expect_type(f$warmup$grid_fallback, "character")  # the metric's adaptation ran away on the funnel
+  # the warm-up starts at the mode with the Laplace metric (from init = 0 the metric's adaptation ran away on
+  # the funnel and fell back to the grid: max mean error 0.09 NUTS sd, sd ratios 0.97-1.04)
+  expect_length(f$warmup$mode$center, 10)
   d <- as.matrix(f)
   expect_lt(max(abs(colMeans(d) - ref_mean) / ref_sd), 0.2)
   r <- apply(d, 2, stats::sd) / ref_sd
