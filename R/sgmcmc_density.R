@@ -543,12 +543,7 @@ density_mode <- function(eng_target, target, is_r, start, max_newton = 5L, call 
   for (k in 0:max_newton) {
     g <- grad_at(b)
     if (!all(is.finite(g))) return(NULL)
-    h <- 1e-5 * pmax(1, abs(b))
-    H <- matrix(vapply(seq_len(d), function(j) {
-      e <- numeric(d)
-      e[j] <- h[j]
-      -(grad_at(b + e) - grad_at(b - e)) / (2 * h[j])
-    }, numeric(d)), d, d)
+    H <- fd_neg_hessian(grad_at, b)
     if (!all(is.finite(H))) return(NULL)
     R <- tryCatch(chol((H + t(H)) / 2), error = function(e) NULL)
     if (is.null(R)) return(NULL)

@@ -374,15 +374,21 @@ model_mode <- function(eng_target, start, cv = FALSE, call = rlang::caller_env()
 
 model_inv_hessian <- function(eng_target, center) {
   d <- length(center)
-  full_grad <- function(b) drop(cpp_sgmcmc_target_eval(eng_target, matrix(b, d))$gradient)
-  h <- 1e-5 * pmax(1, abs(center))
-  H <- matrix(vapply(seq_len(d), function(j) {
-    e <- numeric(d)
-    e[j] <- h[j]
-    -(full_grad(center + e) - full_grad(center - e)) / (2 * h[j])
-  }, numeric(d)), d, d)
+  H <- fd_neg_hessian(function(b) drop(cpp_sgmcmc_target_eval(eng_target, matrix(b, d))$gradient), center)
   ih <- tryCatch(chol2inv(chol((H + t(H)) / 2)), error = function(e) NULL)
   if (is.null(ih) || any(!is.finite(ih))) NULL else ih
+}
+
+# The negative Hessian of a log density at `center` by central differences of its gradient `grad(b)` (2 d
+# gradients, steps 1e-5 max(1, |b_j|)); used by model_inv_hessian() and density_mode() (R/sgmcmc_density.R).
+fd_neg_hessian <- function(grad, center) {
+  d <- length(center)
+  h <- 1e-5 * pmax(1, abs(center))
+  matrix(vapply(seq_len(d), function(j) {
+    e <- numeric(d)
+    e[j] <- h[j]
+    -(grad(center + e) - grad(center - e)) / (2 * h[j])
+  }, numeric(d)), d, d)
 }
 
 #' @export
