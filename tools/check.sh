@@ -2,7 +2,8 @@
 # R CMD build + R CMD check --as-cran --no-manual on a copy of this checkout, so that a broken NAMESPACE, Rd
 # file, example, vignette or compiler warning fails CI. The check installs into its own temporary library
 # (never the shared one). The vignettes build from their precomputed results (vignettes/results/*.rds), and the
-# testthat suite runs as on CRAN (NOT_CRAN unset: the long tests skip; tools/run-tests.sh runs them all), on
+# testthat suite runs as on CRAN (NOT_CRAN unset: the extended tier and skip_on_cran() tests skip;
+# tools/run-tests.sh runs them all), on
 # the package as users install it: without the test hooks (SCALEBAYES_TEST_HOOKS unset; the tests that need
 # one skip).
 # Fails on any ERROR or WARNING; NOTEs are printed (a first submission always has one).
