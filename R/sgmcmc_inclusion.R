@@ -96,27 +96,16 @@ ssgl_slab_prob <- function(state, data, S, sigma, delta, v0, v1, lik_var = 0, pr
 # b'X_S'y, adding j changes log p(y | S) by -log(a_j v1) / 2 - (n1 / 2) log(1 - u_j^2 / (a_j RSS)), a_j and u_j
 # the Schur complements of j's row (n1 = n - 1 with an intercept, else n).
 ssgl_slab_prob_conjugate <- function(data, S, delta, v1) {
-  G <- data$ztz
-  zy <- data$zty
-  yty <- data$yty
-  n <- data$n
-  P <- ncol(G)
-  if (data$intercept) {  # centre: the flat intercept integrated out
-    g0 <- G[1L, ]
-    G <- G - outer(g0, g0) / n
-    zy <- zy - g0 * zy[1L] / n
-    yty <- yty - data$zty[1L]^2 / n
-    keep <- -1L
-  } else keep <- seq_len(P)
-  Gx <- G[keep, keep, drop = FALSE]
-  xy <- zy[keep]
-  sp <- data$sparse[keep]
+  gm <- ssgl_gram(data)
+  keep <- if (data$intercept) -1L else seq_along(S)
+  Gx <- gm$G
+  xy <- gm$xy
+  sp <- gm$sparse
   Sx <- S[keep]
-  n1 <- if (data$intercept) n - 1 else n
-  A <- Gx[Sx, Sx, drop = FALSE] + diag(ifelse(sp[Sx], 1 / v1, 0), sum(Sx))
+  A <- Gx[Sx, Sx, drop = FALSE] + diag(1 / v1, sum(Sx))
   Ainv <- if (any(Sx)) chol2inv(chol(A)) else matrix(0, 0, 0)
   b <- drop(Ainv %*% xy[Sx])
-  rss <- yty - sum(b * xy[Sx])
+  rss <- gm$yty - sum(b * xy[Sx])
   a <- u <- rep(NA_real_, length(sp))
   out_S <- which(!Sx & sp)
   if (length(out_S)) {
@@ -131,11 +120,10 @@ ssgl_slab_prob_conjugate <- function(data, S, delta, v1) {
     u[in_S] <- b[k] * a[in_S]
   }
   a <- pmax(a, 1e-300)
-  # rss with j in: rss_in; without: rss_out
-  rss_in <- ifelse(Sx, rss, rss - u^2 / a)
-  rss_out <- ifelse(Sx, rss + u^2 / a, rss)
-  lbf <- -0.5 * log(a * v1) - n1 / 2 * (log(pmax(rss_in, 1e-300)) - log(pmax(rss_out, 1e-300)))
-  out <- rep(NA_real_, P)
+  rss_in <- ifelse(Sx, rss, rss - u^2 / a)   # the residual sum of squares with j in the model
+  rss_out <- ifelse(Sx, rss + u^2 / a, rss)  # and without
+  lbf <- -0.5 * log(a * v1) - gm$n1 / 2 * (log(pmax(rss_in, 1e-300)) - log(pmax(rss_out, 1e-300)))
+  out <- rep(NA_real_, length(S))
   out[keep] <- ifelse(sp, stats::plogis(log(delta) - log1p(-delta) + lbf), NA_real_)
   out
 }
@@ -143,22 +131,12 @@ ssgl_slab_prob_conjugate <- function(data, S, delta, v1) {
 # The gaussian model S's residual scale, sqrt(RSS / n1) in the notation above (the sigma the chains hold after
 # the warm-up's moves).
 ssgl_model_sigma <- function(data, S, v1) {
-  G <- data$ztz
-  zy <- data$zty
-  yty <- data$yty
-  if (data$intercept) {
-    g0 <- G[1L, ]
-    G <- (G - outer(g0, g0) / data$n)[-1L, -1L, drop = FALSE]
-    zy <- (zy - g0 * zy[1L] / data$n)[-1L]
-    yty <- yty - data$zty[1L]^2 / data$n
-    S <- S[-1L]
-    sp <- data$sparse[-1L]
-  } else sp <- data$sparse
-  n1 <- if (data$intercept) data$n - 1 else data$n
-  if (!any(S)) return(sqrt(yty / n1))
-  A <- G[S, S, drop = FALSE] + diag(ifelse(sp[S], 1 / v1, 0), sum(S))
-  b <- solve(A, zy[S])
-  sqrt(max(yty - sum(b * zy[S]), 1e-300) / n1)
+  gm <- ssgl_gram(data)
+  if (data$intercept) S <- S[-1L]
+  if (!any(S)) return(sqrt(gm$yty / gm$n1))
+  A <- gm$G[S, S, drop = FALSE] + diag(1 / v1, sum(S))
+  b <- solve(A, gm$xy[S])
+  sqrt(max(gm$yty - sum(b * gm$xy[S]), 1e-300) / gm$n1)
 }
 
 # The centred Gram form of a gaussian regression's data (the flat intercept integrated out): Gx, xy over the
