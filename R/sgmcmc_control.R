@@ -139,7 +139,21 @@ sgmcmc_control <- function(step_size = NULL, step = sgmcmc_step(), ssgl = sgmcmc
 #'   chains at the cross-validated lasso (for `method = "sa"` / `"em"`) and at draws of its last pilot, with
 #'   the latent variables where that pilot's SA left them (see "Step-size warm-up" in [sgld_sa()]). Measured
 #'   on diabetes (`batch_size = 442`, `v0 = 0.0095`): 0.5 s for the whole call against 46-50 s with the
-#'   default. HAMCMC-SA and HAMCMC keep their own L-BFGS preconditioner and do not read it.
+#'   default. HAMCMC-SA and HAMCMC keep their own L-BFGS preconditioner, and pSGLD its RMSprop one: they do not
+#'   read it.
+#' @param rmsprop_alpha,rmsprop_lambda,rmsprop_adapt pSGLD (`sampler = "psgld"`, Li, Chen, Carlson & Carin
+#'   2016): the RMSprop diagonal preconditioner \eqn{G = 1 / (\lambda + \sqrt{V})}, \eqn{V} the moving average
+#'   of the squared mean gradient per example with weight `rmsprop_alpha` \eqn{\alpha \in (0, 1)} on the past
+#'   (default 0.99) and `rmsprop_lambda` \eqn{\lambda > 0} (default 1e-5, Li et al.'s). The step is
+#'   \eqn{\theta \leftarrow \theta + \epsilon G \bar g + N(0, 2 \epsilon G / (N \tau))}, \eqn{\bar g} the
+#'   mean posterior gradient per example, so `step_size` is RMSprop's learning rate (early steps move each
+#'   coordinate by about \eqn{\epsilon}). `rmsprop_adapt`: `"burnin"` (default) adapts \eqn{V} during the
+#'   burn-in only and holds \eqn{G} fixed for the kept draws, which are then SGLD with a constant diagonal
+#'   preconditioner: its correction term \eqn{\Gamma} is exactly 0 and the target is exact (up to the step's
+#'   discretization); `"always"` keeps adapting, Li et al.'s algorithm with their approximation
+#'   \eqn{\Gamma \approx 0}, which biases the draws (measured in `inst/design-sgmcmc.md`, "pSGLD"). pSGLD reads
+#'   no `metric`: its preconditioner is adapted by the chain itself, which makes it an option where the metric
+#'   warm-up does not run (networks).
 #' @param gradient The minibatch gradient of a regression ([sgld_sa()], [hamcmc_sa()]): `"auto"` (default:
 #'   control variates for SGLD, SGHMC and SGNHT when the warm-up chooses the step and the minibatch is smaller
 #'   than the data, which the default `batch_size` is above 2,000 rows of a logistic regression (a gaussian
@@ -167,9 +181,11 @@ sgmcmc_control <- function(step_size = NULL, step = sgmcmc_step(), ssgl = sgmcmc
 #' sgmcmc_control(step_size = 1e-3, step = sgmcmc_step(schedule = "constant", temperature = 2))
 sgmcmc_step <- function(schedule = NULL, power = 1 / 3, decay = 0.1, milestones = numeric(), temperature = 1,
                         anneal = 1, anneal_every = 1, friction = 0.1, noise_estimate = 0, metric = "auto",
-                        gradient = "auto", ...) {
+                        gradient = "auto", rmsprop_alpha = 0.99, rmsprop_lambda = 1e-5, rmsprop_adapt = "burnin",
+                        ...) {
   check_unknown_args(...names(), ...length(), "sgmcmc_step")
   metric <- sb_match_arg(metric, c("auto", "dense", "diagonal", "none"))
+  rmsprop_adapt <- sb_match_arg(rmsprop_adapt, c("burnin", "always"))
   gradient <- sb_match_arg(gradient, c("auto", "control_variate", "minibatch"))
   if (!is.null(schedule)) schedule <- sb_match_arg(schedule, c("polynomial", "constant", "stepwise"))
   out <- list(
@@ -183,7 +199,10 @@ sgmcmc_step <- function(schedule = NULL, power = 1 / 3, decay = 0.1, milestones 
     friction = check_number(friction, lower = 0, lower_open = TRUE, upper = 1),
     noise_estimate = check_number(noise_estimate, lower = 0, upper = 1),
     metric = metric,
-    gradient = gradient
+    gradient = gradient,
+    rmsprop_alpha = check_number(rmsprop_alpha, lower = 0, lower_open = TRUE, upper = 1, upper_open = TRUE),
+    rmsprop_lambda = check_number(rmsprop_lambda, lower = 0, lower_open = TRUE, upper = Inf, upper_open = TRUE),
+    rmsprop_adapt = rmsprop_adapt
   )
   if (out$noise_estimate >= out$friction) {
     sb_abort(c("{.arg noise_estimate} must be smaller than {.arg friction}.",
@@ -521,7 +540,9 @@ check_sgmcmc_control <- function(control, sampler, prior = TRUE, call = rlang::c
     list(names = sgmcmc_part_names("ssgl"), off = !prior, why = "a density target has no prior"),
     list(names = sgmcmc_part_names("lbfgs"), off = !info$preconditioned, why = "it keeps no L-BFGS preconditioner"),
     list(names = "friction", off = !info$momentum, why = "it has no momentum"),
-    list(names = "metric", off = info$preconditioned, why = "it keeps its own L-BFGS preconditioner"),
+    list(names = "metric", off = !info$metric, why = "it keeps its own preconditioner"),
+    list(names = c("rmsprop_alpha", "rmsprop_lambda", "rmsprop_adapt"), off = !info$rmsprop,
+         why = "it adapts no RMSprop preconditioner"),
     list(names = "noise_estimate", off = !info$noise_estimate, why = "it uses no estimate of the gradient noise"))
   unused <- character(); why <- character()
   for (g in groups) {
@@ -561,8 +582,8 @@ sgmcmc_engine_control <- function(control, n_sparse, kappa_default, ...) {
 # The samplers, defined once in the engine (sgmcmc/steps.hpp: sampler_table(), read through
 # cpp_sgmcmc_samplers()): the engine's name, the label of a fit, whether the step is per example (the drift is
 # the summed minibatch gradient with no preconditioner: the warm-up's grid and print() divide by N), whether it
-# carries a momentum, whether it keeps an L-BFGS preconditioner, whether it has a batched form, whether it reads
-# noise_estimate, the measured per-example network rate (the default step
+# carries a momentum, whether it keeps an L-BFGS preconditioner, whether it reads the fixed metric, whether it
+# adapts pSGLD's RMSprop preconditioner, whether it has a batched form, whether it reads noise_estimate, the measured per-example network rate (the default step
 # is net_lr / N; the measurements are in steps.hpp) and, for HAMCMC-SA started at G_1 = I / gamma_1
 # (precond_init = "curvature"), the rate on the summed scale (net_lr_summed). The `sampler =` choices of
 # sgld_sa(), hamcmc_sa() and sgmcmc_density() are its names.
@@ -581,6 +602,11 @@ sgmcmc_sampler_info <- function(sampler) {
 sgmcmc_step_excess <- function(sampler, friction, noise = 1) {
   info <- sgmcmc_sampler_info(sampler)
   if (info$preconditioned) return(structure(function(eps) eps / 2 * noise, relative = TRUE))
+  # pSGLD: its frozen preconditioner P = 1 / sqrt(E g^2) (summed scale) adds eps P noise / 2 to a coordinate;
+  # with E g_j^2 about noise / v_j (the posterior gradient's variance at stationarity, times the minibatch's
+  # factor) P_j is about sqrt(v_j / noise), so the excess is eps sqrt(v_j noise) / 2 (attribute per_coordinate:
+  # a function of the coordinates' variances v too)
+  if (info$rmsprop) return(structure(function(eps, v) eps * sqrt(v * noise) / 2, per_coordinate = TRUE))
   if (info$momentum) return(function(eps) eps / friction / 2 * noise)
   function(eps) eps / 2 * noise
 }

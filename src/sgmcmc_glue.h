@@ -60,6 +60,15 @@ inline void map_step_control(const Rcpp::List& c, scalebayes::sgmcmc::StepContro
     if (Rf_isMatrix(m)) ctl.metric.factor = Rcpp::as<Eigen::MatrixXd>(m);
     else ctl.metric.diag = Rcpp::as<Eigen::VectorXd>(m);
   }
+  // pSGLD (steps.hpp: RmspropControl); optional entries, its defaults otherwise
+  if (has(c, "rmsprop_alpha")) ctl.rmsprop.alpha = sgmcmc_num(c, "rmsprop_alpha");
+  if (has(c, "rmsprop_lambda")) ctl.rmsprop.lambda = sgmcmc_num(c, "rmsprop_lambda");
+  if (has(c, "rmsprop_adapt")) {
+    const std::string a = Rcpp::as<std::string>(c["rmsprop_adapt"]);
+    if (a == "burnin") ctl.rmsprop.adapt = sg::RmspropControl::Adapt::burnin;
+    else if (a == "always") ctl.rmsprop.adapt = sg::RmspropControl::Adapt::always;
+    else throw std::invalid_argument("unknown rmsprop_adapt '" + a + "'");
+  }
   // HAMCMC-SA / HAMCMC (sgmcmc/lbfgs.hpp); optional entries, defaults of LbfgsControl otherwise
   auto& lb = ctl.lbfgs;
   if (has(c, "memory")) lb.memory = static_cast<int>(sgmcmc_num(c, "memory"));

@@ -390,6 +390,8 @@ std::vector<ChainStatus> run_chain_members(Model& model, Recorder& rec, const Co
     sc.k = k;
     sc.tau = ctl.temperature.at(k);
     sc.eps = ctl.step.at(k);
+    sc.burnin = ctl.burnin;
+    sc.n_obs = static_cast<double>(N);
     if (trace) sc.stats = &stats;
     if constexpr (several) sc.active = &model.active();
     to_posterior();
