@@ -112,6 +112,19 @@ sgmcmc_control <- function(step_size = NULL, step = sgmcmc_step(), ssgl = sgmcmc
 #'   HAMCMC-SA networks; a network's warm-up step decays polynomially for the other samplers (with a constant
 #'   step one of 4 SGLD-SA chains on raw Boston diverged at the warm-up's smallest step) -- and
 #'   `"polynomial"` when a step is given.
+#'   `"cyclical"`: cyclical SG-MCMC (Zhang, Li, Zhang, Chen & Wilson 2020) for any sampler (cSGLD with
+#'   `sampler = "sgld"`, cSGHMC with `"sghmc"`): `cycles` cosine cycles over the run, \eqn{\epsilon_k =
+#'   \epsilon_0 / 2 (\cos(\pi t_k) + 1)} with \eqn{t_k \in [0, 1)} the position of iteration k in its cycle; the
+#'   first `explore` of each cycle is an exploration stage run at zero temperature (the step without its noise:
+#'   SGD, or SGD with momentum) whose iterations are not kept, the rest a sampling stage whose draws are kept
+#'   (after `burnin`, every `thin`-th). The large steps at the start of each cycle carry the chain between the
+#'   modes of a multimodal posterior that a small constant step stays in (measured in `inst/design-sgmcmc.md`,
+#'   "Cyclical SG-MCMC"). With `step_size = "auto"` the warm-up's pilots run the cyclical schedule and its
+#'   accuracy cap bounds the peak \eqn{\epsilon_0}; give `step_size` (the peak) for steps large enough to leave
+#'   a mode. `burnin = 0` keeps every cycle's sampling stage.
+#' @param cycles,explore The cyclical schedule's number of cycles \eqn{M \ge 1} (at most the run's iterations;
+#'   default 4) and the exploration stage's share \eqn{\beta \in [0, 1)} of each cycle (default 0.25; 0: every
+#'   iteration samples).
 #' @param power \eqn{\gamma \ge 0} of the polynomial schedule.
 #' @param decay,milestones Factor and iterations of the stepwise schedule.
 #' @param temperature Inverse temperature \eqn{\tau_0} (target \eqn{e^{\tau L(\beta)}}), at least 1e-8 (the
@@ -182,14 +195,17 @@ sgmcmc_control <- function(step_size = NULL, step = sgmcmc_step(), ssgl = sgmcmc
 sgmcmc_step <- function(schedule = NULL, power = 1 / 3, decay = 0.1, milestones = numeric(), temperature = 1,
                         anneal = 1, anneal_every = 1, friction = 0.1, noise_estimate = 0, metric = "auto",
                         gradient = "auto", rmsprop_alpha = 0.99, rmsprop_lambda = 1e-5, rmsprop_adapt = "burnin",
-                        ...) {
+                        cycles = 4, explore = 0.25, explore_noise = FALSE, ...) {
   check_unknown_args(...names(), ...length(), "sgmcmc_step")
   metric <- sb_match_arg(metric, c("auto", "dense", "diagonal", "none"))
   rmsprop_adapt <- sb_match_arg(rmsprop_adapt, c("burnin", "always"))
   gradient <- sb_match_arg(gradient, c("auto", "control_variate", "minibatch"))
-  if (!is.null(schedule)) schedule <- sb_match_arg(schedule, c("polynomial", "constant", "stepwise"))
+  if (!is.null(schedule)) schedule <- sb_match_arg(schedule, c("polynomial", "constant", "stepwise", "cyclical"))
   out <- list(
     step_schedule = schedule,
+    cycles = check_count(cycles),
+    explore = check_number(explore, lower = 0, upper = 1, upper_open = TRUE),
+    explore_noise = check_flag(explore_noise),
     step_power = check_number(power, lower = 0, upper = 10),
     step_decay = check_number(decay, lower = 0, lower_open = TRUE, upper = Inf, upper_open = TRUE),
     step_milestones = check_milestones(milestones),

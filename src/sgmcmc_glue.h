@@ -43,10 +43,15 @@ inline void map_step_control(const Rcpp::List& c, scalebayes::sgmcmc::StepContro
   if (st == "constant") ctl.step.type = sg::StepSchedule::Type::constant;
   else if (st == "stepwise") ctl.step.type = sg::StepSchedule::Type::stepwise;
   else if (st == "polynomial") ctl.step.type = sg::StepSchedule::Type::polynomial;
+  else if (st == "cyclical") ctl.step.type = sg::StepSchedule::Type::cyclical;
   else throw std::invalid_argument("unknown step_schedule '" + st + "'");
   ctl.step.eps0 = sgmcmc_num(c, "step_size");
   ctl.step.gamma = sgmcmc_num(c, "step_power");
   ctl.step.decay = sgmcmc_num(c, "step_decay");
+  if (has(c, "cycles")) ctl.step.cycles = static_cast<long>(sgmcmc_num(c, "cycles"));
+  if (has(c, "explore")) ctl.step.explore = sgmcmc_num(c, "explore");
+  if (has(c, "explore_noise")) ctl.step.explore_noise = Rcpp::as<bool>(c["explore_noise"]);
+  if (has(c, "iterations")) ctl.step.total = static_cast<long>(sgmcmc_num(c, "iterations"));
   Rcpp::NumericVector ms = c["step_milestones"];
   for (double v : ms) ctl.step.milestones.push_back(static_cast<long>(v));
   ctl.temperature.tau0 = sgmcmc_num(c, "temperature");

@@ -368,6 +368,46 @@ TEST(density_model_psgld_matches_independent_code) {
   }
 }
 
+// The cyclical schedule (schedules.hpp): eps_k = eps0 / 2 (cos(pi t_k) + 1) over M cycles of ceil(K / M); the
+// exploration stage (t_k < beta) keeps no draw (Control::kept, n_saved) and runs without noise: SGLD there is
+// gradient ascent, x += eps_k g, written independently; the sampling stage adds sqrt(2 eps_k) z.
+TEST(cyclical_schedule_explores_without_noise_and_keeps_the_sampling_stage) {
+  const Gaussian3 g3(4.0);
+  sg::Control ctl = density_control(50);
+  ctl.step.type = sg::StepSchedule::Type::cyclical;
+  ctl.step.cycles = 3;
+  ctl.step.total = 50;
+  ctl.step.explore = 0.3;
+  ctl.burnin = 4;
+  ctl.thin = 2;
+  CHECK(ctl.step.cycle_length() == 17);
+  long kept = 0;
+  for (long k = 1; k <= 50; ++k) {
+    const double t = static_cast<double>((k - 1) % 17) / 17.0;
+    CHECK(std::abs(ctl.step.at(k) - 0.05 / 2.0 * (std::cos(3.14159265358979323846 * t) + 1.0)) < 1e-15);
+    CHECK(ctl.step.exploring(k) == (t < 0.3));
+    kept += (k > 4 && (k - 4) % 2 == 0 && !(t < 0.3)) ? 1 : 0;
+  }
+  CHECK(ctl.n_saved() == kept);
+  sg::DensityRunResult r = g3.run(ctl, 3, 1.0);
+  for (int c = 0; c < 3; ++c) {
+    CHECK(r.chains[c].saved == kept);
+    Stream rs(3, static_cast<std::uint64_t>(c));
+    Eigen::VectorXd x = Eigen::VectorXd::Zero(3);
+    long row = 0;
+    double maxdiff = 0.0;
+    for (long k = 1; k <= 50; ++k) {
+      const Eigen::VectorXd g = -(g3.Q * (x - g3.mu));
+      const double eps = ctl.step.at(k);
+      x += eps * g;
+      if (!ctl.step.exploring(k))
+        for (int j = 0; j < 3; ++j) x[j] += std::sqrt(2.0 * eps) * sg::Ziggurat::normal(rs);
+      if (ctl.kept(k)) maxdiff = std::max(maxdiff, (r.chains[c].draws.row(row++).transpose() - x).cwiseAbs().maxCoeff());
+    }
+    CHECK(row == kept && maxdiff < 1e-12);
+  }
+}
+
 TEST(inline_mode_calls_the_monitor_at_report_points_and_stops) {
   sg::BananaTarget tg;
   sg::Control ctl = density_control(200);
