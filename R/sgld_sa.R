@@ -61,8 +61,11 @@
 #' @param sampler `"sgld"` (the default), `"sghmc"`, `"sgnht"` (the stochastic-gradient Nose-Hoover thermostat of Ding et al.
 #'   2014: SGHMC whose friction adapts so that the kinetic energy matches the temperature, absorbing the
 #'   minibatch noise; see Details), `"hamcmc_sa"` (Hessian-approximated SG-MCMC with stochastic
-#'   approximation of the preconditioner, Wang, Deng & Lin 2021) or `"hamcmc"` (Simsekli et al. 2016); see
-#'   [hamcmc_sa()] and the L-BFGS knobs of [sgmcmc_lbfgs()].
+#'   approximation of the preconditioner, Wang, Deng & Lin 2021), `"hamcmc"` (Simsekli et al. 2016); see
+#'   [hamcmc_sa()] and the L-BFGS knobs of [sgmcmc_lbfgs()]) or `"psgld"` (preconditioned SGLD, Li, Chen, Carlson
+#'   & Carin 2016: an RMSprop diagonal preconditioner adapted during the burn-in and then held fixed, so the
+#'   kept draws target the posterior exactly; its step is RMSprop's learning rate; it reads no `metric`, and is
+#'   meant for networks, where the metric warm-up does not run; see `rmsprop_alpha` in [sgmcmc_step()]).
 #' @param weights Networks only: optional non-negative per-example weights \eqn{w_i} of the log-likelihood
 #'   \eqn{\sum_i w_i \log p(y_i \mid x_i, \theta)} (one per row of `x`; `NULL`: all 1).
 #' @param iterations Number of iterations per chain. `NULL` (default): for regression with the step warm-up,
@@ -217,7 +220,8 @@
 #' **HAMCMC-SA and HAMCMC** (and `metric = "none"`): successive halving over a geometric grid: for the
 #' preconditioned samplers \eqn{\epsilon = 2^0, 2^{-1}, \dots, 2^{-9}} on the summed scale with first-round pilots of
 #' 250 iterations; for SGLD, SGHMC and SGNHT with `metric = "none"` \eqn{h = 2^2, \dots, 2^{-14}} per example
-#' (\eqn{\epsilon = h / N}) with pilots of 1,000. Each later round keeps the better half and doubles the pilot
+#' (\eqn{\epsilon = h / N}) with pilots of 1,000; for pSGLD (`"psgld"`, no metric) \eqn{\epsilon = 2^2, \dots,
+#' 2^{-14}} (RMSprop's learning rate, N-free) with pilots of 1,000. Each later round keeps the better half and doubles the pilot
 #' length, until one step is left (about 16,000 pilot iterations for the preconditioned samplers, 143,000 for
 #' the others). For `method = "sa"` the preconditioned samplers' chains then start as the metric samplers' do:
 #' from the cross-validated lasso, SA pilots of 1,000 iterations at the chosen step (the spike narrowing 4, 2, 1
@@ -232,7 +236,9 @@
 #' variance of the pilot (for SGLD the excess is about \eqn{\epsilon/2 (1 + (N - n)/n)} per coordinate with
 #' minibatches of n of N rows; SGHMC and SGNHT behave as SGLD at \eqn{\eta/\alpha}; for the preconditioned
 #' samplers, whose preconditioner is about the inverse Hessian, the same excess is a fraction
-#' \eqn{\epsilon/2 (1 + (N - n)/n)} of each coordinate's variance and is capped at 10 %).
+#' \eqn{\epsilon/2 (1 + (N - n)/n)} of each coordinate's variance and is capped at 10 %; for pSGLD, whose
+#' preconditioner is about \eqn{\sqrt{v_j / (1 + (N - n)/n)}} for a coordinate of variance \eqn{v_j}, the excess is
+#' about \eqn{\epsilon \sqrt{v_j (1 + (N - n)/n)} / 2}, capped at 10 % of \eqn{v_j} in every coordinate).
 #'
 #' When `iterations` is not given, the run length comes from the last pilot: its smallest bulk ESS per
 #' iteration (measured at the final step, or scaled to it) sets the iterations for an expected bulk ESS of 300 per chain after
@@ -302,7 +308,8 @@
 #' (0.3 / N for SGLD and HAMCMC, 0.03 / N for SGHMC and SGNHT, whose momentum moves about
 #' 1 / friction times further per step; N training examples), or for HAMCMC-SA steps on the summed scale 9, 3,
 #' 1, 1/3, 1/9 times 0.1 (its \eqn{G_1 = I/\gamma_1} divides by the summed curvature from the first iteration,
-#' so its step is free of N; see "Starting preconditioner" in [hamcmc_sa()]), each scored by the mean training loss per
+#' so its step is free of N; see "Starting preconditioner" in [hamcmc_sa()]), for pSGLD 9, 3, 1, 1/3, 1/9 times
+#' 0.03 (RMSprop's learning rate, free of N), each scored by the mean training loss per
 #' example over the second half of a pilot of 4 chains run batched on their own streams (one chain for a
 #' network without a batched form; from chain 1's start when `init` is given; latent variables held;
 #' a pilot in which any chain diverges is ruled out), successive halving from pilots of max(200, iterations / 50)

@@ -373,7 +373,7 @@ nn_warn_not_learning <- function(trace, burnin, ok, floor, step_size, label) {
 sgmcmc_nn_warmup <- function(spec, xd, yd, control, sampler, n, n_sparse, iterations, batch_size, loss_factor,
                              loss_floor, loss_start, init1, device, float64, weights, run, v0, v1) {
   info <- sgmcmc_sampler_info(sampler)
-  grid <- if (!is.na(info$net_lr_summed) && !identical(control$precond_init, "identity")) {
+  grid <- if (!is.na(info$net_lr_summed) && !(info$preconditioned && identical(control$precond_init, "identity"))) {
     info$net_lr_summed * 3^(2:-2)
   } else {
     info$net_lr * 3^(2:-2) / n

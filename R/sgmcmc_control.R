@@ -112,6 +112,19 @@ sgmcmc_control <- function(step_size = NULL, step = sgmcmc_step(), ssgl = sgmcmc
 #'   HAMCMC-SA networks; a network's warm-up step decays polynomially for the other samplers (with a constant
 #'   step one of 4 SGLD-SA chains on raw Boston diverged at the warm-up's smallest step) -- and
 #'   `"polynomial"` when a step is given.
+#'   `"cyclical"`: cyclical SG-MCMC (Zhang, Li, Zhang, Chen & Wilson 2020) for any sampler (cSGLD with
+#'   `sampler = "sgld"`, cSGHMC with `"sghmc"`): `cycles` cosine cycles over the run, \eqn{\epsilon_k =
+#'   \epsilon_0 / 2 (\cos(\pi t_k) + 1)} with \eqn{t_k \in [0, 1)} the position of iteration k in its cycle; the
+#'   first `explore` of each cycle is an exploration stage run at zero temperature (the step without its noise:
+#'   SGD, or SGD with momentum) whose iterations are not kept, the rest a sampling stage whose draws are kept
+#'   (after `burnin`, every `thin`-th). The large steps at the start of each cycle carry the chain between the
+#'   modes of a multimodal posterior that a small constant step stays in (measured in `inst/design-sgmcmc.md`,
+#'   "Cyclical SG-MCMC"). With `step_size = "auto"` the warm-up's pilots run the cyclical schedule and its
+#'   accuracy cap bounds the peak \eqn{\epsilon_0}; give `step_size` (the peak) for steps large enough to leave
+#'   a mode. `burnin = 0` keeps every cycle's sampling stage.
+#' @param cycles,explore The cyclical schedule's number of cycles \eqn{M \ge 1} (at most the run's iterations;
+#'   default 4) and the exploration stage's share \eqn{\beta \in [0, 1)} of each cycle (default 0.25; 0: every
+#'   iteration samples).
 #' @param power \eqn{\gamma \ge 0} of the polynomial schedule.
 #' @param decay,milestones Factor and iterations of the stepwise schedule.
 #' @param temperature Inverse temperature \eqn{\tau_0} (target \eqn{e^{\tau L(\beta)}}), at least 1e-8 (the
@@ -139,7 +152,21 @@ sgmcmc_control <- function(step_size = NULL, step = sgmcmc_step(), ssgl = sgmcmc
 #'   chains at the cross-validated lasso (for `method = "sa"` / `"em"`) and at draws of its last pilot, with
 #'   the latent variables where that pilot's SA left them (see "Step-size warm-up" in [sgld_sa()]). Measured
 #'   on diabetes (`batch_size = 442`, `v0 = 0.0095`): 0.5 s for the whole call against 46-50 s with the
-#'   default. HAMCMC-SA and HAMCMC keep their own L-BFGS preconditioner and do not read it.
+#'   default. HAMCMC-SA and HAMCMC keep their own L-BFGS preconditioner, and pSGLD its RMSprop one: they do not
+#'   read it.
+#' @param rmsprop_alpha,rmsprop_lambda,rmsprop_adapt pSGLD (`sampler = "psgld"`, Li, Chen, Carlson & Carin
+#'   2016): the RMSprop diagonal preconditioner \eqn{G = 1 / (\lambda + \sqrt{V})}, \eqn{V} the moving average
+#'   of the squared mean gradient per example with weight `rmsprop_alpha` \eqn{\alpha \in (0, 1)} on the past
+#'   (default 0.99) and `rmsprop_lambda` \eqn{\lambda > 0} (default 1e-5, Li et al.'s). The step is
+#'   \eqn{\theta \leftarrow \theta + \epsilon G \bar g + N(0, 2 \epsilon G / (N \tau))}, \eqn{\bar g} the
+#'   mean posterior gradient per example, so `step_size` is RMSprop's learning rate (early steps move each
+#'   coordinate by about \eqn{\epsilon}). `rmsprop_adapt`: `"burnin"` (default) adapts \eqn{V} during the
+#'   burn-in only and holds \eqn{G} fixed for the kept draws, which are then SGLD with a constant diagonal
+#'   preconditioner: its correction term \eqn{\Gamma} is exactly 0 and the target is exact (up to the step's
+#'   discretization); `"always"` keeps adapting, Li et al.'s algorithm with their approximation
+#'   \eqn{\Gamma \approx 0}, which biases the draws (measured in `inst/design-sgmcmc.md`, "pSGLD"). pSGLD reads
+#'   no `metric`: its preconditioner is adapted by the chain itself, which makes it an option where the metric
+#'   warm-up does not run (networks).
 #' @param gradient The minibatch gradient of a regression ([sgld_sa()], [hamcmc_sa()]): `"auto"` (default:
 #'   control variates for SGLD, SGHMC and SGNHT when the warm-up chooses the step and the minibatch is smaller
 #'   than the data, which the default `batch_size` is above 2,000 rows of a logistic regression (a gaussian
@@ -167,13 +194,18 @@ sgmcmc_control <- function(step_size = NULL, step = sgmcmc_step(), ssgl = sgmcmc
 #' sgmcmc_control(step_size = 1e-3, step = sgmcmc_step(schedule = "constant", temperature = 2))
 sgmcmc_step <- function(schedule = NULL, power = 1 / 3, decay = 0.1, milestones = numeric(), temperature = 1,
                         anneal = 1, anneal_every = 1, friction = 0.1, noise_estimate = 0, metric = "auto",
-                        gradient = "auto", ...) {
+                        gradient = "auto", rmsprop_alpha = 0.99, rmsprop_lambda = 1e-5, rmsprop_adapt = "burnin",
+                        cycles = 4, explore = 0.25, explore_noise = FALSE, ...) {
   check_unknown_args(...names(), ...length(), "sgmcmc_step")
   metric <- sb_match_arg(metric, c("auto", "dense", "diagonal", "none"))
+  rmsprop_adapt <- sb_match_arg(rmsprop_adapt, c("burnin", "always"))
   gradient <- sb_match_arg(gradient, c("auto", "control_variate", "minibatch"))
-  if (!is.null(schedule)) schedule <- sb_match_arg(schedule, c("polynomial", "constant", "stepwise"))
+  if (!is.null(schedule)) schedule <- sb_match_arg(schedule, c("polynomial", "constant", "stepwise", "cyclical"))
   out <- list(
     step_schedule = schedule,
+    cycles = check_count(cycles),
+    explore = check_number(explore, lower = 0, upper = 1, upper_open = TRUE),
+    explore_noise = check_flag(explore_noise),
     step_power = check_number(power, lower = 0, upper = 10),
     step_decay = check_number(decay, lower = 0, lower_open = TRUE, upper = Inf, upper_open = TRUE),
     step_milestones = check_milestones(milestones),
@@ -183,7 +215,10 @@ sgmcmc_step <- function(schedule = NULL, power = 1 / 3, decay = 0.1, milestones 
     friction = check_number(friction, lower = 0, lower_open = TRUE, upper = 1),
     noise_estimate = check_number(noise_estimate, lower = 0, upper = 1),
     metric = metric,
-    gradient = gradient
+    gradient = gradient,
+    rmsprop_alpha = check_number(rmsprop_alpha, lower = 0, lower_open = TRUE, upper = 1, upper_open = TRUE),
+    rmsprop_lambda = check_number(rmsprop_lambda, lower = 0, lower_open = TRUE, upper = Inf, upper_open = TRUE),
+    rmsprop_adapt = rmsprop_adapt
   )
   if (out$noise_estimate >= out$friction) {
     sb_abort(c("{.arg noise_estimate} must be smaller than {.arg friction}.",
@@ -521,7 +556,9 @@ check_sgmcmc_control <- function(control, sampler, prior = TRUE, call = rlang::c
     list(names = sgmcmc_part_names("ssgl"), off = !prior, why = "a density target has no prior"),
     list(names = sgmcmc_part_names("lbfgs"), off = !info$preconditioned, why = "it keeps no L-BFGS preconditioner"),
     list(names = "friction", off = !info$momentum, why = "it has no momentum"),
-    list(names = "metric", off = info$preconditioned, why = "it keeps its own L-BFGS preconditioner"),
+    list(names = "metric", off = !info$metric, why = "it keeps its own preconditioner"),
+    list(names = c("rmsprop_alpha", "rmsprop_lambda", "rmsprop_adapt"), off = !info$rmsprop,
+         why = "it adapts no RMSprop preconditioner"),
     list(names = "noise_estimate", off = !info$noise_estimate, why = "it uses no estimate of the gradient noise"))
   unused <- character(); why <- character()
   for (g in groups) {
@@ -561,8 +598,8 @@ sgmcmc_engine_control <- function(control, n_sparse, kappa_default, ...) {
 # The samplers, defined once in the engine (sgmcmc/steps.hpp: sampler_table(), read through
 # cpp_sgmcmc_samplers()): the engine's name, the label of a fit, whether the step is per example (the drift is
 # the summed minibatch gradient with no preconditioner: the warm-up's grid and print() divide by N), whether it
-# carries a momentum, whether it keeps an L-BFGS preconditioner, whether it has a batched form, whether it reads
-# noise_estimate, the measured per-example network rate (the default step
+# carries a momentum, whether it keeps an L-BFGS preconditioner, whether it reads the fixed metric, whether it
+# adapts pSGLD's RMSprop preconditioner, whether it has a batched form, whether it reads noise_estimate, the measured per-example network rate (the default step
 # is net_lr / N; the measurements are in steps.hpp) and, for HAMCMC-SA started at G_1 = I / gamma_1
 # (precond_init = "curvature"), the rate on the summed scale (net_lr_summed). The `sampler =` choices of
 # sgld_sa(), hamcmc_sa() and sgmcmc_density() are its names.
@@ -581,6 +618,11 @@ sgmcmc_sampler_info <- function(sampler) {
 sgmcmc_step_excess <- function(sampler, friction, noise = 1) {
   info <- sgmcmc_sampler_info(sampler)
   if (info$preconditioned) return(structure(function(eps) eps / 2 * noise, relative = TRUE))
+  # pSGLD: its frozen preconditioner P = 1 / sqrt(E g^2) (summed scale) adds eps P noise / 2 to a coordinate;
+  # with E g_j^2 about noise / v_j (the posterior gradient's variance at stationarity, times the minibatch's
+  # factor) P_j is about sqrt(v_j / noise), so the excess is eps sqrt(v_j noise) / 2 (attribute per_coordinate:
+  # a function of the coordinates' variances v too)
+  if (info$rmsprop) return(structure(function(eps, v) eps * sqrt(v * noise) / 2, per_coordinate = TRUE))
   if (info$momentum) return(function(eps) eps / friction / 2 * noise)
   function(eps) eps / 2 * noise
 }

@@ -1,6 +1,6 @@
 #' SG-MCMC of a target given by its log density and gradient
 #'
-#' `sgmcmc_density()` runs the SG-MCMC samplers of [sgld_sa()] (SGLD, SGHMC, SGNHT, HAMCMC-SA, HAMCMC; see
+#' `sgmcmc_density()` runs the SG-MCMC samplers of [sgld_sa()] (SGLD, SGHMC, SGNHT, HAMCMC-SA, HAMCMC, pSGLD; see
 #' [hamcmc_sa()]) on any target written as a log density and its gradient: no data, no minibatches, the full
 #' gradient at every step. The chain driver, step policies, schedules, temperature and divergence handling are
 #' those of [sgld_sa()]; there is no prior (the settings of [sgmcmc_ssgl()] do not apply) and no
@@ -97,7 +97,8 @@
 #' @param init Starting values: a vector (every chain starts there) or a matrix with one column per chain. Its
 #'   length (rows) is the number of parameters d. `NULL`: the target's default (banana: (0, 0); gaussian: its
 #'   mean; a Stan target: its `init`, by default Stan's random starts); required for an R function.
-#' @param sampler `"sgld"` (the default), `"sghmc"`, `"sgnht"`, `"hamcmc_sa"` or `"hamcmc"`.
+#' @param sampler `"sgld"` (the default), `"sghmc"`, `"sgnht"`, `"hamcmc_sa"`, `"hamcmc"` or `"psgld"` (its own
+#'   RMSprop preconditioner, adapted during the burn-in; no metric warm-up: see [sgld_sa()]).
 #' @param iterations Iterations per chain (default 100,000; when the warm-up caps its step and `iterations` is
 #'   not given, that factor longer, at most 50 times).
 #' @param control [sgmcmc_control()] settings: `step_size` (the learning rate; default `"auto"`: the warm-up's

@@ -246,7 +246,7 @@ metric_whitener <- function(fac) {
 # The metric a call asks for: "auto" is dense up to 200 parameters (the dense step costs 2 d^2 per iteration,
 # below a 200-parameter regression's minibatch pass of 50 rows at d = 200), else diagonal; NULL: none.
 sgmcmc_metric_kind <- function(control, sampler, d) {
-  if (sgmcmc_sampler_info(sampler)$preconditioned) return(NULL)
+  if (!sgmcmc_sampler_info(sampler)$metric) return(NULL)  # (it keeps its own preconditioner)
   m <- control$metric %||% "auto"
   if (m == "none") return(NULL)
   if (m == "auto") m <- if (d <= 200) "dense" else "diagonal"

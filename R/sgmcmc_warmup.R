@@ -26,7 +26,8 @@
 # excess(eps): the variance a step adds per coordinate, on the scale of the draws (NULL: no cap); with the
 # attribute relative = TRUE, that variance as a fraction of the coordinate's (the preconditioned samplers: with
 # G about the inverse Hessian, the minibatch noise adds eps / 2 (1 + (N - n) / n) G, i.e. that fraction of the
-# posterior variance), and the cap is eps <= delta / that fraction.
+# posterior variance), and the cap is eps <= delta / that fraction; with the attribute per_coordinate = TRUE,
+# excess(eps, v) of the coordinates' variances v (pSGLD, whose preconditioner scales with the posterior sd).
 # criterion(pilot) -> a number, smaller better: replaces the KSD where no score is at hand (a network, whose
 #   weights are not identifiable and number in the thousands: sgmcmc_nn_warmup()); the table's column is then
 #   `criterion_name`. back_off: when the grid step just above the winner was ruled out (diverged), take the
@@ -108,6 +109,16 @@ sgmcmc_step_warmup <- function(grid, run_pilot, score = NULL, excess = NULL, del
     # a preconditioned sampler (G ~ the inverse Hessian): its excess is relative to each coordinate's variance
     ex <- excess(chosen)
     step <- min(step, chosen * delta / ex)
+  } else if (!is.null(excess) && isTRUE(attr(excess, "per_coordinate")) && nrow(last$draws) >= 10L) {
+    # an excess that depends on the coordinate's variance (pSGLD): the cap at the coordinate it binds
+    v <- apply(last$draws, 2L, stats::var)
+    v <- v[v > 0]
+    if (length(v)) {
+      ex <- excess(chosen, v)
+      va <- ifelse(v > 2 * ex, v - ex, v / 2)
+      v_min <- min(va)
+      step <- min(chosen, chosen * delta * min(va / excess(chosen, va)))
+    }
   } else if (!is.null(excess) && nrow(last$draws) >= 10L) {
     v <- apply(last$draws, 2L, stats::var)
     v <- v[v > 0]

@@ -384,6 +384,7 @@ check_nn_batch_size <- function(batch_size, n, tab, arg = "batch_size", call = r
 # that would drive it to Inf (or to 0) is an error naming `anneal`, with the largest (smallest) ratio the run
 # length allows. Validated, never capped: a capped schedule would not be the one asked for.
 check_anneal <- function(control, iterations, float32 = FALSE, call = rlang::caller_env()) {
+  check_cycles(control, iterations, call = call)
   r <- control$anneal %||% 1
   if (r == 1) return(invisible(control))
   every <- control$anneal_every %||% 1L
@@ -396,6 +397,18 @@ check_anneal <- function(control, iterations, float32 = FALSE, call = rlang::cal
     sb_abort(c("{.arg anneal} = {format(r)} drives the inverse temperature to {if (r > 1) 'infinity' else 'zero'} within the run: {format(tau0)} x {format(r)}^{format(steps)} after {format(iterations)} iterations.",
                i = "Use {.arg anneal} {if (r > 1) 'at most' else 'at least'} {format(bound, digits = 6)} for this run length (or a larger {.arg anneal_every}, or fewer iterations)."),
              arg = "anneal", call = call)
+  }
+  invisible(control)
+}
+
+# The cyclical schedule's cycles against the run length (checked with the annealing, the other setting of the
+# step that depends on it): at most one cycle per iteration.
+check_cycles <- function(control, iterations, call = rlang::caller_env()) {
+  if (!identical(control$step_schedule, "cyclical")) return(invisible(control))
+  if ((control$cycles %||% 1) > iterations) {
+    sb_abort(c("{.arg cycles} = {control$cycles} exceeds the run's {format(iterations)} iterations.",
+               i = "Use at most {format(iterations)} cycles (a few: each cycle's large steps explore, its small steps sample), or more iterations."),
+             arg = "cycles", call = call)
   }
   invisible(control)
 }

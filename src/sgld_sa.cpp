@@ -89,7 +89,8 @@ Rcpp::DataFrame cpp_sgmcmc_samplers() {
   const auto& t = sg::sampler_table();
   const R_xlen_t n = static_cast<R_xlen_t>(t.size());
   Rcpp::CharacterVector name(n), label(n);
-  Rcpp::LogicalVector per_example(n), momentum(n), preconditioned(n), batched(n), noise_estimate(n);
+  Rcpp::LogicalVector per_example(n), momentum(n), preconditioned(n), metric(n), rmsprop(n), batched(n),
+      noise_estimate(n);
   Rcpp::NumericVector net_lr(n), net_lr_summed(n);
   for (R_xlen_t i = 0; i < n; ++i) {
     const sg::SamplerInfo& s = t[static_cast<std::size_t>(i)];
@@ -98,6 +99,8 @@ Rcpp::DataFrame cpp_sgmcmc_samplers() {
     per_example[i] = s.per_example;
     momentum[i] = s.momentum;
     preconditioned[i] = s.preconditioned;
+    metric[i] = s.metric;
+    rmsprop[i] = s.rmsprop;
     batched[i] = s.batched;
     noise_estimate[i] = s.noise_estimate;
     net_lr[i] = s.net_lr;
@@ -105,7 +108,8 @@ Rcpp::DataFrame cpp_sgmcmc_samplers() {
   }
   return Rcpp::DataFrame::create(Rcpp::Named("name") = name, Rcpp::Named("label") = label,
                                  Rcpp::Named("per_example") = per_example, Rcpp::Named("momentum") = momentum,
-                                 Rcpp::Named("preconditioned") = preconditioned,
+                                 Rcpp::Named("preconditioned") = preconditioned, Rcpp::Named("metric") = metric,
+                                 Rcpp::Named("rmsprop") = rmsprop,
                                  Rcpp::Named("batched") = batched, Rcpp::Named("noise_estimate") = noise_estimate,
                                  Rcpp::Named("net_lr") = net_lr,
                                  Rcpp::Named("net_lr_summed") = net_lr_summed,

@@ -43,10 +43,15 @@ inline void map_step_control(const Rcpp::List& c, scalebayes::sgmcmc::StepContro
   if (st == "constant") ctl.step.type = sg::StepSchedule::Type::constant;
   else if (st == "stepwise") ctl.step.type = sg::StepSchedule::Type::stepwise;
   else if (st == "polynomial") ctl.step.type = sg::StepSchedule::Type::polynomial;
+  else if (st == "cyclical") ctl.step.type = sg::StepSchedule::Type::cyclical;
   else throw std::invalid_argument("unknown step_schedule '" + st + "'");
   ctl.step.eps0 = sgmcmc_num(c, "step_size");
   ctl.step.gamma = sgmcmc_num(c, "step_power");
   ctl.step.decay = sgmcmc_num(c, "step_decay");
+  if (has(c, "cycles")) ctl.step.cycles = static_cast<long>(sgmcmc_num(c, "cycles"));
+  if (has(c, "explore")) ctl.step.explore = sgmcmc_num(c, "explore");
+  if (has(c, "explore_noise")) ctl.step.explore_noise = Rcpp::as<bool>(c["explore_noise"]);
+  if (has(c, "iterations")) ctl.step.total = static_cast<long>(sgmcmc_num(c, "iterations"));
   Rcpp::NumericVector ms = c["step_milestones"];
   for (double v : ms) ctl.step.milestones.push_back(static_cast<long>(v));
   ctl.temperature.tau0 = sgmcmc_num(c, "temperature");
@@ -59,6 +64,15 @@ inline void map_step_control(const Rcpp::List& c, scalebayes::sgmcmc::StepContro
     SEXP m = c["metric_factor"];
     if (Rf_isMatrix(m)) ctl.metric.factor = Rcpp::as<Eigen::MatrixXd>(m);
     else ctl.metric.diag = Rcpp::as<Eigen::VectorXd>(m);
+  }
+  // pSGLD (steps.hpp: RmspropControl); optional entries, its defaults otherwise
+  if (has(c, "rmsprop_alpha")) ctl.rmsprop.alpha = sgmcmc_num(c, "rmsprop_alpha");
+  if (has(c, "rmsprop_lambda")) ctl.rmsprop.lambda = sgmcmc_num(c, "rmsprop_lambda");
+  if (has(c, "rmsprop_adapt")) {
+    const std::string a = Rcpp::as<std::string>(c["rmsprop_adapt"]);
+    if (a == "burnin") ctl.rmsprop.adapt = sg::RmspropControl::Adapt::burnin;
+    else if (a == "always") ctl.rmsprop.adapt = sg::RmspropControl::Adapt::always;
+    else throw std::invalid_argument("unknown rmsprop_adapt '" + a + "'");
   }
   // HAMCMC-SA / HAMCMC (sgmcmc/lbfgs.hpp); optional entries, defaults of LbfgsControl otherwise
   auto& lb = ctl.lbfgs;

@@ -280,24 +280,37 @@ TEST(density_model_sgld_matches_independent_code) {
 
 // SGNHT (steps.hpp) through the density model, against its recursion written independently: one thermostat
 // for all parameters, xi_0 = a, noise sd sqrt(2 a eta / tau), xi += v'v / d - eta / tau after the move.
+// A 3-dimensional Gaussian N(mu, S), one correlation and the third variance s22: the target of the policies'
+// independent recursions below; Q = S^-1.
+struct Gaussian3 {
+  Eigen::VectorXd mu;
+  Eigen::MatrixXd S, Q;
+  explicit Gaussian3(double s22) : mu(3), S(Eigen::MatrixXd::Identity(3, 3)) {
+    mu << 1.0, -1.0, 0.5;
+    S(0, 1) = S(1, 0) = 0.3;
+    S(2, 2) = s22;
+    Q = S.inverse();
+  }
+  // three chains from 0 at inverse temperature tau, on two threads
+  sg::DensityRunResult run(sg::Control ctl, std::uint64_t seed, double tau) const {
+    sg::GaussianTarget tg(mu, S);
+    ctl.temperature = sg::Annealing{};
+    ctl.temperature.tau0 = tau;
+    scalebayes::parallel::RunSettings rs;
+    rs.seed = seed;
+    rs.threads = 2;
+    return sg::run_density(tg, ctl, rs, Eigen::MatrixXd::Zero(3, 3));
+  }
+};
+
 TEST(density_model_sgnht_matches_independent_code) {
-  Eigen::VectorXd mu(3);
-  mu << 1.0, -1.0, 0.5;
-  Eigen::MatrixXd S = Eigen::MatrixXd::Identity(3, 3);
-  S(0, 1) = S(1, 0) = 0.3;
-  S(2, 2) = 4.0;
-  sg::GaussianTarget tg(mu, S);
-  const Eigen::MatrixXd Q = S.inverse();
+  const Gaussian3 g3(4.0);
+  const Eigen::VectorXd& mu = g3.mu;
+  const Eigen::MatrixXd& Q = g3.Q;
   sg::Control ctl = density_control(60);
   ctl.sampler = sg::Sampler::sgnht;
   ctl.friction = 0.2;
-  ctl.temperature = sg::Annealing{};
-  ctl.temperature.tau0 = 2.0;
-  Eigen::MatrixXd init = Eigen::MatrixXd::Zero(3, 3);
-  scalebayes::parallel::RunSettings run;
-  run.seed = 5;
-  run.threads = 2;
-  sg::DensityRunResult r = sg::run_density(tg, ctl, run, init);
+  sg::DensityRunResult r = g3.run(ctl, 5, 2.0);
   const double eta = 0.05, a = 0.2, tau = 2.0;
   for (int c = 0; c < 3; ++c) {
     Stream rs(5, static_cast<std::uint64_t>(c));
@@ -312,6 +325,86 @@ TEST(density_model_sgnht_matches_independent_code) {
       maxdiff = std::max(maxdiff, (r.chains[c].draws.row(k).transpose() - x).cwiseAbs().maxCoeff());
     }
     CHECK(maxdiff < 1e-12);
+  }
+}
+
+// pSGLD (steps.hpp) through the density model, against its recursion written independently: V on the mean
+// gradient's scale (N = 1 here) with Adam's bias correction, adapted for k <= burnin and then frozen (adapt =
+// burnin), or on every iteration (adapt = always); P = 1 / (lambda + sqrt(V / (1 - alpha^m))); x += eps P g +
+// sqrt(2 eps P / tau) z, one normal per parameter.
+TEST(density_model_psgld_matches_independent_code) {
+  const Gaussian3 g3(25.0);
+  const Eigen::VectorXd& mu = g3.mu;
+  const Eigen::MatrixXd& Q = g3.Q;
+  for (int always = 0; always < 2; ++always) {
+    sg::Control ctl = density_control(60);
+    ctl.burnin = 20;
+    ctl.sampler = sg::Sampler::psgld;
+    ctl.rmsprop.alpha = 0.9;
+    ctl.rmsprop.lambda = 1e-3;
+    ctl.rmsprop.adapt = always ? sg::RmspropControl::Adapt::always : sg::RmspropControl::Adapt::burnin;
+    sg::DensityRunResult r = g3.run(ctl, 9, 2.0);
+    const double eps = 0.05, tau = 2.0, alpha = 0.9, lambda = 1e-3;
+    for (int c = 0; c < 3; ++c) {
+      Stream rs(9, static_cast<std::uint64_t>(c));
+      Eigen::VectorXd x = Eigen::VectorXd::Zero(3), V = Eigen::VectorXd::Zero(3), P(3);
+      double decay = 1.0, maxdiff = 0.0;
+      for (long k = 1; k <= 60; ++k) {
+        const Eigen::VectorXd g = -(Q * (x - mu));
+        if (always || k <= 20) {
+          decay *= alpha;
+          V = alpha * V + (1.0 - alpha) * g.cwiseProduct(g);
+          for (int j = 0; j < 3; ++j) P[j] = 1.0 / (std::sqrt(V[j] / (1.0 - decay)) + lambda);
+        }
+        for (int j = 0; j < 3; ++j) {
+          const double z = sg::Ziggurat::normal(rs);
+          x[j] += eps * P[j] * g[j] + std::sqrt(2.0 * eps * P[j] / tau) * z;
+        }
+        if (k > 20) maxdiff = std::max(maxdiff, (r.chains[c].draws.row(k - 21).transpose() - x).cwiseAbs().maxCoeff());
+      }
+      CHECK(maxdiff < 1e-12);
+      CHECK(r.chains[c].saved == 40);
+    }
+  }
+}
+
+// The cyclical schedule (schedules.hpp): eps_k = eps0 / 2 (cos(pi t_k) + 1) over M cycles of ceil(K / M); the
+// exploration stage (t_k < beta) keeps no draw (Control::kept, n_saved) and runs without noise: SGLD there is
+// gradient ascent, x += eps_k g, written independently; the sampling stage adds sqrt(2 eps_k) z.
+TEST(cyclical_schedule_explores_without_noise_and_keeps_the_sampling_stage) {
+  const Gaussian3 g3(4.0);
+  sg::Control ctl = density_control(50);
+  ctl.step.type = sg::StepSchedule::Type::cyclical;
+  ctl.step.cycles = 3;
+  ctl.step.total = 50;
+  ctl.step.explore = 0.3;
+  ctl.burnin = 4;
+  ctl.thin = 2;
+  CHECK(ctl.step.cycle_length() == 17);
+  long kept = 0;
+  for (long k = 1; k <= 50; ++k) {
+    const double t = static_cast<double>((k - 1) % 17) / 17.0;
+    CHECK(std::abs(ctl.step.at(k) - 0.05 / 2.0 * (std::cos(3.14159265358979323846 * t) + 1.0)) < 1e-15);
+    CHECK(ctl.step.exploring(k) == (t < 0.3));
+    kept += (k > 4 && (k - 4) % 2 == 0 && !(t < 0.3)) ? 1 : 0;
+  }
+  CHECK(ctl.n_saved() == kept);
+  sg::DensityRunResult r = g3.run(ctl, 3, 1.0);
+  for (int c = 0; c < 3; ++c) {
+    CHECK(r.chains[c].saved == kept);
+    Stream rs(3, static_cast<std::uint64_t>(c));
+    Eigen::VectorXd x = Eigen::VectorXd::Zero(3);
+    long row = 0;
+    double maxdiff = 0.0;
+    for (long k = 1; k <= 50; ++k) {
+      const Eigen::VectorXd g = -(g3.Q * (x - g3.mu));
+      const double eps = ctl.step.at(k);
+      x += eps * g;
+      if (!ctl.step.exploring(k))
+        for (int j = 0; j < 3; ++j) x[j] += std::sqrt(2.0 * eps) * sg::Ziggurat::normal(rs);
+      if (ctl.kept(k)) maxdiff = std::max(maxdiff, (r.chains[c].draws.row(row++).transpose() - x).cwiseAbs().maxCoeff());
+    }
+    CHECK(row == kept && maxdiff < 1e-12);
   }
 }
 

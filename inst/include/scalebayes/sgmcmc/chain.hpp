@@ -75,6 +75,7 @@
 #include <type_traits>
 #include <utility>
 #include <functional>
+#include <limits>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -167,6 +168,15 @@ struct Control : ChainControl, StepControl, PriorControl {
     ChainControl::validate();
     StepControl::validate();
     PriorControl::validate();
+  }
+  // Iteration k is kept: after the burn-in, every thin-th, and not in a cyclical schedule's exploration stage.
+  bool kept(long k) const { return k > burnin && (k - burnin) % thin == 0 && !step.exploring(k); }
+  // The kept iterations (ChainControl::n_saved() less those of the exploration stages).
+  long n_saved() const {
+    if (!(step.type == StepSchedule::Type::cyclical && step.explore > 0.0)) return ChainControl::n_saved();
+    long n = 0;
+    for (long k = burnin + thin; k <= iterations; k += thin) n += kept(k) ? 1 : 0;
+    return n;
   }
 };
 
@@ -388,8 +398,11 @@ std::vector<ChainStatus> run_chain_members(Model& model, Recorder& rec, const Co
     StepContext sc;
     StepStats stats;
     sc.k = k;
-    sc.tau = ctl.temperature.at(k);
+    // (a cyclical schedule's exploration stage: zero temperature, the step without noise)
+    sc.tau = ctl.step.cold(k) ? std::numeric_limits<double>::infinity() : ctl.temperature.at(k);
     sc.eps = ctl.step.at(k);
+    sc.burnin = ctl.burnin;
+    sc.n_obs = static_cast<double>(N);
     if (trace) sc.stats = &stats;
     if constexpr (several) sc.active = &model.active();
     to_posterior();
@@ -397,7 +410,7 @@ std::vector<ChainStatus> run_chain_members(Model& model, Recorder& rec, const Co
     if constexpr (several) {
       if (n_active < static_cast<long>(G)) model.hold_retired(sigma);
     }
-    const bool save = k > ctl.burnin && (k - ctl.burnin) % ctl.thin == 0;
+    const bool save = ctl.kept(k);
     const bool check = k % ctl.check_every == 0 || save || trace || k == T;
     // 4. divergence of a member: back to its last checked state, its outputs, retired
     if (check && !cp.check(sigma, ok)) {

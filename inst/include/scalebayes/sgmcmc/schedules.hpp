@@ -10,14 +10,31 @@ namespace scalebayes {
 namespace sgmcmc {
 
 // Learning rate eps_k: constant eps0; polynomial eps0 * k^(-gamma) (the paper's 0.001 k^(-1/3)); stepwise
-// eps0 * decay^(number of milestones <= k) (the paper's "divided by 10 at epochs 700 and 900").
+// eps0 * decay^(number of milestones <= k) (the paper's "divided by 10 at epochs 700 and 900"); cyclical (Zhang,
+// Li, Zhang, Chen & Wilson 2020, eq. 1): `cycles` cosine cycles of L = ceil(total / cycles) iterations over the
+// run's `total`, eps_k = eps0 / 2 (cos(pi t_k) + 1) with t_k = ((k - 1) mod L) / L the position in the cycle;
+// the first `explore` (beta) of each cycle is the exploration stage (exploring(k): the chain driver keeps no
+// draw there and, unless explore_noise, runs it at zero temperature: no noise), the rest the sampling stage.
 struct StepSchedule {
-  enum class Type { constant, polynomial, stepwise };
+  enum class Type { constant, polynomial, stepwise, cyclical };
   Type type = Type::polynomial;
   double eps0 = 1e-3;
   double gamma = 1.0 / 3.0;
   double decay = 0.1;
   std::vector<long> milestones;
+  long cycles = 1, total = 0;  // cyclical: the number of cycles M and the run's iterations K
+  double explore = 0.0;        // cyclical: the exploration stage's share beta of each cycle, in [0, 1)
+  bool explore_noise = false;  // cyclical: the exploration stage keeps the step's noise (only its draws are
+                               // dropped); false: Zhang et al.'s, zero temperature
+  // The exploration stage runs at zero temperature (no noise) at iteration k.
+  bool cold(long k) const { return !explore_noise && exploring(k); }
+
+  long cycle_length() const { return (total + cycles - 1) / cycles; }
+  double cycle_position(long k) const {
+    const long L = cycle_length();
+    return static_cast<double>((k - 1) % L) / static_cast<double>(L);
+  }
+  bool exploring(long k) const { return type == Type::cyclical && explore > 0.0 && cycle_position(k) < explore; }
 
   double at(long k) const {
     switch (type) {
@@ -30,6 +47,8 @@ struct StepSchedule {
         for (long m : milestones) passed += (k >= m);
         return eps0 * std::pow(decay, static_cast<double>(passed));
       }
+      case Type::cyclical:
+        return eps0 / 2.0 * (std::cos(3.14159265358979323846 * cycle_position(k)) + 1.0);
     }
     return eps0;
   }
@@ -37,6 +56,10 @@ struct StepSchedule {
     if (!(eps0 >= 0.0) || !std::isfinite(eps0)) throw std::invalid_argument("step size eps0 must be >= 0");
     if (!(gamma >= 0.0)) throw std::invalid_argument("step-size exponent gamma must be >= 0");
     if (!(decay > 0.0)) throw std::invalid_argument("step-size decay must be > 0");
+    if (type == Type::cyclical) {
+      if (cycles < 1 || total < cycles) throw std::invalid_argument("a cyclical schedule needs 1 <= cycles <= iterations");
+      if (!(explore >= 0.0 && explore < 1.0)) throw std::invalid_argument("the exploration share must lie in [0, 1)");
+    }
   }
 };
 

@@ -18,13 +18,15 @@
 // the model's random state as it found it, so a policy that calls it changes no other random number of the
 // chain. The policy's noise comes from `rng` (the model's noise source) only.
 //
-// SgldStep and SghmcStep are the two policies of Deng et al. (2019), SgnhtStep the thermostat of Ding et al. (2014); HamcmcSaStep and HamcmcStep (lbfgs.hpp) the
+// SgldStep and SghmcStep are the two policies of Deng et al. (2019), SgnhtStep the thermostat of Ding et al. (2014),
+// PsgldStep the RMSprop-preconditioned SGLD of Li et al. (2016); HamcmcSaStep and HamcmcStep (lbfgs.hpp) the
 // quasi-Newton ones of Wang, Deng & Lin (2021); `with_step_policy(StepControl, f)` builds the
 // policy a control names and calls f(policy) (a switch once per run, not once per group and iteration). A new
 // sampler is a new policy class plus one case here and one name in the glue (design-sgmcmc.md shows one).
 // Header-only, std, no R.
 #pragma once
 #include <Eigen/Core>
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <memory>
@@ -40,7 +42,7 @@
 namespace scalebayes {
 namespace sgmcmc {
 
-enum class Sampler { sgld, sghmc, sgnht, hamcmc_sa, hamcmc };
+enum class Sampler { sgld, sghmc, sgnht, hamcmc_sa, hamcmc, psgld };
 
 // The samplers, defined once. Names, labels and checks here; the R side reads the whole table
 // (cpp_sgmcmc_samplers(): the `sampler =` choices, the default network steps, the warm-up grid), so a new
@@ -50,6 +52,9 @@ enum class Sampler { sgld, sghmc, sgnht, hamcmc_sa, hamcmc };
 //   momentum       it carries a momentum (SGHMC, SGNHT: about 1 / friction times further per step than SGLD);
 //   preconditioned it keeps an L-BFGS preconditioner (hamcmc_sa(): its choices, its settings' checks; the noise
 //                  has the preconditioner's covariance, so the warm-up's excess variance is relative);
+//   metric         it reads StepControl::metric (a fixed preconditioner from the regression / density warm-up:
+//                  SGLD, SGHMC, SGNHT; a sampler that adapts its own preconditioner does not);
+//   rmsprop        it adapts the RMSprop diagonal preconditioner of pSGLD (reads StepControl::rmsprop);
 //   batched        it has a batched form (nn/batched_sgmcmc.hpp; every sampler now: an L-BFGS memory is kept
 //                  per member by the batched storage's per-member Scalars);
 //   noise_estimate it reads StepControl::noise_estimate (SGHMC's beta-hat; R warns when the setting is given to a
@@ -68,22 +73,29 @@ enum class Sampler { sgld, sghmc, sgnht, hamcmc_sa, hamcmc };
 // 0.74 / 0.87 / 0.89 / 0.90 / 0.90, 3 and 10 diverge. With precond_init = "identity" (G_1 = I) its grid stays
 // per example at net_lr: on Boston 0.1 / 0.3 give RMSE 3.6 / 3.6; on 5,000 Fashion-MNIST images
 // (nn_mlp(100), 10 epochs of 100) 0.3 / 1 / 3 / 10 reach 0.60 / 0.65 / 0.62 / 0.28 (SGLD at 0.3: 0.75).
+// pSGLD's step is RMSprop's learning rate, N-free (net_lr_summed; no per-example rate): measured (2026-12-03,
+// one chain, the given step's polynomial decay) on Boston as above 0.001 / 0.003 / 0.01 / 0.03 / 0.1 / 0.3 give
+// RMSE 4.2 / 3.4 / 3.0 / 3.0 / 2.7 / diverged (SGLD at 0.3 / N: 2.8); on 4,000 MNIST digits (nn_mlp(c(128, 64)),
+// 5 epochs of 50, held-out 1,000) 0.001 / 0.003 / 0.01 / 0.03 / 0.1 / 0.3 reach 0.85 / 0.87 / 0.89 / 0.90 /
+// 0.85 / diverged (SGLD at 0.3 / N: 0.89). 0.03: the warm-up's grid 0.27 ... 0.0033 holds both optima.
 struct SamplerInfo {
   Sampler id;
   const char* name;
   const char* label;
-  bool per_example, momentum, preconditioned, batched, noise_estimate;
+  bool per_example, momentum, preconditioned, metric, rmsprop, batched, noise_estimate;
   double net_lr, net_lr_summed;
 };
 inline const std::vector<SamplerInfo>& sampler_table() {
   constexpr double none = std::numeric_limits<double>::quiet_NaN();
   static const std::vector<SamplerInfo> t{
-      // id, name, label, per_example, momentum, preconditioned, batched, noise_estimate, net_lr, net_lr_summed
-      {Sampler::sgld, "sgld", "SGLD", true, false, false, true, false, 0.3, none},
-      {Sampler::sghmc, "sghmc", "SGHMC", true, true, false, true, true, 0.03, none},
-      {Sampler::sgnht, "sgnht", "SGNHT", true, true, false, true, false, 0.03, none},
-      {Sampler::hamcmc_sa, "hamcmc_sa", "HAMCMC-SA", false, false, true, true, false, 0.3, 0.1},
-      {Sampler::hamcmc, "hamcmc", "HAMCMC", false, false, true, true, false, 0.3, none}};
+      // id, name, label, per_example, momentum, preconditioned, metric, rmsprop, batched, noise_estimate, net_lr,
+      // net_lr_summed
+      {Sampler::sgld, "sgld", "SGLD", true, false, false, true, false, true, false, 0.3, none},
+      {Sampler::sghmc, "sghmc", "SGHMC", true, true, false, true, false, true, true, 0.03, none},
+      {Sampler::sgnht, "sgnht", "SGNHT", true, true, false, true, false, true, false, 0.03, none},
+      {Sampler::hamcmc_sa, "hamcmc_sa", "HAMCMC-SA", false, false, true, false, false, true, false, 0.3, 0.1},
+      {Sampler::hamcmc, "hamcmc", "HAMCMC", false, false, true, false, false, true, false, 0.3, none},
+      {Sampler::psgld, "psgld", "pSGLD", false, false, false, false, true, true, false, none, 0.03}};
   return t;
 }
 inline const SamplerInfo& sampler_info(Sampler s) {
@@ -182,6 +194,20 @@ void add_metric_move(std::vector<Group<Ops>>& groups, const Metric& m, const Eig
   }
 }
 
+// pSGLD's RMSprop preconditioner (Li, Chen, Carlson & Carin 2016): V <- alpha V + (1 - alpha) gbar^2 on the
+// mean gradient gbar = grad / N, G = 1 / (lambda + sqrt(V)); `adapt`: V adapts during the burn-in only
+// (burnin, the default: the kept draws are SGLD with a fixed diagonal preconditioner, whose correction term
+// Gamma is exactly 0) or on every iteration (always: Li et al.'s approximation Gamma ~ 0, not exact).
+struct RmspropControl {
+  enum class Adapt { burnin, always };
+  double alpha = 0.99, lambda = 1e-5;
+  Adapt adapt = Adapt::burnin;
+  void validate() const {
+    if (!(alpha > 0.0 && alpha < 1.0)) throw std::invalid_argument("rmsprop alpha must lie in (0, 1)");
+    if (!(lambda > 0.0) || !std::isfinite(lambda)) throw std::invalid_argument("rmsprop lambda must be > 0 and finite");
+  }
+};
+
 // The step part of a chain's settings: which policy, its learning-rate schedule and temperature, and the
 // policies' own knobs.
 struct StepControl {
@@ -191,12 +217,14 @@ struct StepControl {
   double friction = 0.1, noise_estimate = 0.0;  // SGHMC; SGNHT: friction is the diffusion a (and xi_0)
   LbfgsControl lbfgs;       // HAMCMC-SA, HAMCMC (lbfgs.hpp)
   Metric metric;            // SGLD, SGHMC, SGNHT: a fixed preconditioner (empty: none)
+  RmspropControl rmsprop;   // pSGLD
   void validate() const {
     lbfgs.validate();
     metric.validate();
-    if (!metric.empty() && sampler_info(sampler).preconditioned)
-      throw std::invalid_argument(std::string("a metric is for SGLD, SGHMC and SGNHT; ") + sampler_name(sampler) +
-                                  " keeps its own L-BFGS preconditioner");
+    rmsprop.validate();
+    if (!metric.empty() && !sampler_info(sampler).metric)
+      throw std::invalid_argument("a metric is for " + sampler_names([](const SamplerInfo& i) { return i.metric; }) +
+                                  "; " + sampler_name(sampler) + " keeps its own preconditioner");
     if (sampler == Sampler::hamcmc && lbfgs.memory < 2) throw std::invalid_argument("HAMCMC needs memory >= 2");
     if (!(friction > 0.0 && friction <= 1.0)) throw std::invalid_argument("friction must lie in (0, 1]");
     if (!(noise_estimate >= 0.0 && noise_estimate < friction))
@@ -228,6 +256,10 @@ struct StepContext {
   // A batched group of chains (nn/batched_sgmcmc.hpp): which members still run (the others' state is never read
   // again: a stopped member or a placeholder). Null for one chain.
   const std::vector<char>* active = nullptr;
+  // The chain's burn-in (iterations before the first kept draw) and N (model.n_obs()): what a policy that adapts
+  // during the burn-in only (pSGLD) and one on the mean gradient's scale need.
+  long burnin = 0;
+  double n_obs = 1.0;
 };
 
 // grad <- grad * (likelihood precision) + gradient of the log prior, for every group. `lik_scale` is 1/sigma^2 for
@@ -380,6 +412,69 @@ struct SgnhtStep {
   std::shared_ptr<void> state_;
 };
 
+// pSGLD, preconditioned SGLD (Li, Chen, Carlson & Carin 2016, Algorithm 1) with the RMSprop diagonal
+// preconditioner, in this file's SGLD form (eps g + N(0, 2 eps / tau), Li et al.'s eps / 2 and eps):
+//   V <- alpha V + (1 - alpha) gbar^2,  gbar = grad / N (the mean posterior gradient per example),
+//   G = 1 / (lambda + sqrt(V / (1 - alpha^m)))      (m the number of updates of V: Adam's bias correction, so the
+//                                                     first steps are not 1 / sqrt(1 - alpha) = 10 times too long)
+//   theta <- theta + eps G gbar + N(0, 2 eps G / (N tau)),
+// i.e. SGLD with the summed-scale preconditioner P = G / N: eps is RMSprop's learning rate (a step moves each
+// coordinate by about eps early on, whatever its gradient's scale). The correction term Gamma_i =
+// sum_j dP_ij / dtheta_j is 0 for a P that does not depend on theta; an adapting V depends on the path, and its
+// Gamma is not computable from one gradient. So V adapts for k <= max(1, burnin) only (RmspropControl::adapt =
+// burnin, the default) and P is then fixed: the kept draws are SGLD with a constant diagonal metric, whose
+// stationary distribution is the target for any P. adapt = always keeps adapting (Li et al.'s Gamma ~ 0: an
+// approximation; design-sgmcmc.md has its measured bias). V lives in the policy, per group (per chain); the
+// arithmetic is Ops' (Eigen, torch, batched members alike).
+struct PsgldStep {
+  static constexpr bool needs_regradient = false;
+  explicit PsgldStep(const StepControl& sc) : r(sc.rmsprop) {}
+  template <class Ops>
+  void start(std::vector<Group<Ops>>&) {}
+  template <class Ops, class Regrad>
+  void step(std::vector<Group<Ops>>& groups, const StepContext& c, typename Ops::Rng& rng, Regrad&) {
+    using Array = typename Ops::Array;
+    if (!state_) {
+      auto st = std::make_shared<State<Ops>>();
+      for (const auto& g : groups) {
+        st->v.push_back(Ops::zeros_like(g.value));
+        st->p.push_back(Ops::zeros_like(g.value));
+      }
+      state_ = st;
+    }
+    State<Ops>& st = *static_cast<State<Ops>*>(state_.get());
+    const bool adapt = r.adapt == RmspropControl::Adapt::always || c.k <= std::max(1L, c.burnin);
+    if (adapt) {
+      ++st.m;
+      st.decay *= r.alpha;
+    }
+    const double N = c.n_obs, bias = 1.0 / (1.0 - st.decay);
+    for (std::size_t i = 0; i < groups.size(); ++i) {
+      auto& g = groups[i];
+      if (Ops::size(g.value) == 0) continue;
+      if (adapt) {
+        // V on the mean gradient's scale; P = G / N on the summed one
+        st.v[i] = r.alpha * st.v[i] + ((1.0 - r.alpha) / (N * N)) * (g.grad * g.grad);
+        st.p[i] = (1.0 / N) / ((st.v[i] * bias).sqrt() + r.lambda);
+      }
+      const Array& P = st.p[i];
+      Array z = Ops::zeros_like(g.value);
+      Ops::add_gaussian(z, 1.0, rng);
+      g.value += c.eps * (P * g.grad) + (P * (2.0 * c.eps / c.tau)).sqrt() * z;
+    }
+  }
+  RmspropControl r;
+
+ private:
+  template <class Ops>
+  struct State {
+    std::vector<typename Ops::Array> v, p;  // V (mean-gradient scale) and P = G / N, per group
+    long m = 0;
+    double decay = 1.0;                      // alpha^m
+  };
+  std::shared_ptr<void> state_;
+};
+
 // Builds the policy `sc` names and returns f(policy).
 template <class F>
 decltype(auto) with_step_policy(const StepControl& sc, F&& f) {
@@ -402,6 +497,10 @@ decltype(auto) with_step_policy(const StepControl& sc, F&& f) {
     }
     case Sampler::hamcmc: {
       HamcmcStep s(sc.lbfgs);
+      return f(s);
+    }
+    case Sampler::psgld: {
+      PsgldStep s(sc);
       return f(s);
     }
   }
