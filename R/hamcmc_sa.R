@@ -61,7 +61,7 @@
 #' from a memory of pairs. Three forms are implemented (`sgmcmc_lbfgs(sa_form = )`), each checked with its
 #' default settings against the exact posterior of a linear-Gaussian model and against Stan's NUTS on a logistic
 #' regression (`test-sgmcmc-trust.R`: means within 0.2 posterior sd, sds within \[0.8, 1.25\] times):
-#' * `"matrix"` (the default for a regression with at most 2,000 coefficients): \eqn{G_k} is kept as a dense
+#' * `"matrix"` (the default for at most 20 parameters; allowed up to 2,000 regression coefficients): \eqn{G_k} is kept as a dense
 #'   matrix (the object the paper's section 4 analyses) and \eqn{S_k} is its Cholesky factor. With
 #'   `normalize = FALSE` each step is a preconditioned Langevin step with a positive definite \eqn{G_k}, which
 #'   depends on the current point only through the newest term \eqn{\omega_k \tilde G_k}; as
@@ -69,7 +69,7 @@
 #'   posterior at temperature \eqn{1/\tau}, up to the neglected correction term \eqn{\Gamma} of a
 #'   position-dependent metric (ignored, as in the paper) and the SA of the SSGL latent variables. This is the
 #'   only form with that property. Its cost per iteration grows with the cube of the number of parameters.
-#' * `"diagonal"` (the default for networks and for more than 2,000 coefficients; linear in the number of
+#' * `"diagonal"` (the default for networks and for more than 20 parameters; linear in the number of
 #'   parameters): the preconditioner is the exact diagonal of the paper's \eqn{G_k} (the diagonal of an SA average
 #'   is the SA average of the diagonals, \eqn{d_k = (1 - \omega_k) d_{k-1} + \omega_k \mathrm{diag}(\tilde G_k)},
 #'   and \eqn{\mathrm{diag}(\tilde G_k)} comes from the memory in \eqn{O(M^2)} vector operations), and the step

@@ -326,8 +326,8 @@ sgmcmc_ssgl <- function(sa_A = 10, sa_Z = 1000, sa_alpha = 0.7, sa_cap = 1, a = 
 #'   eigenvalue; measured on a network, see [hamcmc_sa()]). Default 0.2.
 #' @param gamma_min Lower bound \eqn{\delta > 0} of the initial Hessian scale \eqn{\gamma = \max(y'y/s'y, \delta)}
 #'   (\eqn{B_0 = \gamma I}); also the scale of the empty memory (\eqn{\tilde G = I/\delta}). Default 1 (the paper's).
-#' @param sa_form How HAMCMC-SA forms \eqn{G_k g_k} and \eqn{S_k z_k}: `NULL` (default): `"matrix"` for a
-#'   regression with at most 2,000 coefficients, else `"diagonal"`; `"matrix"` (the dense \eqn{G_k} of the
+#' @param sa_form How HAMCMC-SA forms \eqn{G_k g_k} and \eqn{S_k z_k}: `NULL` (default): `"matrix"` for at
+#'   most 20 parameters (its cost per iteration grows with the cube of their number), else `"diagonal"`; `"matrix"` (the dense \eqn{G_k} of the
 #'   paper's section 4 and \eqn{S_k} its Cholesky factor; regression with at most 2,000 coefficients),
 #'   `"diagonal"` (linear in the number of parameters: the exact diagonal of \eqn{G_k}, with
 #'   \eqn{\mathrm{diag}(\tilde G_k)} from the memory; the off-diagonal part is dropped), `"lowrank"` (linear:

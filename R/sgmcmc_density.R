@@ -105,7 +105,7 @@
 #'   step on a constant schedule; a given step runs on the polynomial schedule \eqn{\epsilon_0 k^{-1/3}} unless
 #'   `step = sgmcmc_step(schedule = "constant")`), the rest of the step ([sgmcmc_step()]: `temperature`,
 #'   `anneal`, `friction`, `noise_estimate`), the L-BFGS part for the preconditioned samplers ([sgmcmc_lbfgs()];
-#'   `sa_form` defaults to `"matrix"` for at most 2,000 parameters), and `trace_every`. A target has no prior:
+#'   `sa_form` defaults to `"matrix"` for at most 20 parameters), and `trace_every`. A target has no prior:
 #'   settings given in [sgmcmc_ssgl()] are ignored with a warning (class `scalebayes_warning_unused`), as are
 #'   L-BFGS settings for a sampler without a preconditioner, `friction` for one without a momentum and
 #'   `noise_estimate` for any sampler but SGHMC.
@@ -215,7 +215,7 @@ sgmcmc_density <- function(target, init = NULL, sampler = "sgld",
                       fix = "Use fewer {.arg iterations} or {.arg chains}, or a larger {.arg burnin} or {.arg thin}.")
   check_anneal(control, iterations)
   check_hamcmc_control(control, sampler, d)
-  control$sa_form <- control$sa_form %||% (if (d <= 2000) "matrix" else "diagonal")
+  control$sa_form <- control$sa_form %||% sgmcmc_default_sa_form(d)
   warn_hamcmc_experimental(control, sampler, FALSE)
   run <- run_settings(seed, threads, quiet)
   seed <- run$seed
