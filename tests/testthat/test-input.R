@@ -296,7 +296,10 @@ test_that("a choice argument names its choices and what was given instead", {
   # a function given where a sampler name goes (a positional slip): said as "a function", not deparsed
   e <- expect_error(sgmcmc_density(banana, c(0, 0), function(b) -b), class = "scalebayes_error_input")
   expect_identical(e$arg, "sampler")
-  expect_match(flat_msg(e), '`sampler` must be one of "sgld", "sghmc", "sgnht", "hamcmc_sa", or ', fixed = TRUE)
+  # every sampler of the table, the last after "or"
+  names_ <- sgmcmc_samplers()$name
+  expect_match(flat_msg(e), paste0("`sampler` must be one of ", paste0('"', head(names_, -1), '"', collapse = ", "),
+                                   ', or "', tail(names_, 1), '"'), fixed = TRUE)
   expect_match(flat_msg(e), "You supplied a function.", fixed = TRUE)
   e <- expect_error(sgmcmc_density(banana, c(0, 0), sampler = "nuts"), class = "scalebayes_error_input")
   expect_match(flat_msg(e), 'You supplied "nuts".', fixed = TRUE)
