@@ -718,8 +718,8 @@ sgld_sa <- function(x, y, family = c("gaussian", "binomial", "poisson"), method 
   # the inclusion probability: rho averaged over the kept iterations of every chain (weighted by the chains' kept
   # iterations; a chain's last rho, in final_state, is one noisy step of the SA's average)
   rho <- Reduce(`+`, Map(function(ch, w) (ch$rho_mean %||% ch$rho) * w, chain_fits, wts))
-  # held latents: the Rao-Blackwellized probabilities, P(gamma_j = 1 | the other coefficients) averaged over
-  # the kept draws (R/sgmcmc_inclusion.R)
+  # held latents: the indicators' posterior (gaussian) or the one-flip probabilities at the held model (GLM),
+  # R/sgmcmc_inclusion.R
   rho_rb <- if (rb && frozen) sgmcmc_rb_inclusion(chain_fits, wts, incl_data, v0, v1, lik_var, control$prior_var,
                                                      seed = seed)
   if (!is.null(rho_rb)) rho[score_data$sparse] <- rho_rb
@@ -888,16 +888,13 @@ sgmcmc_latent_warmup <- function(w, pilot, chains, v0_path = 1, adapt_iterations
     start <- pr$final
     latent <- pr$final_latent
   }
-  # the side of the spike (R/sgmcmc_inclusion.R), then one more SA pilot from there
+  # the side of the spike (R/sgmcmc_inclusion.R); the rate pilot below holds the moved latents (an SA pilot
+  # after a move took the moved coefficient back into the spike, n = 100, p = 1,000)
   chk <- if (!is.null(latent_check)) latent_check(matrix(start, ncol = 1L), latent)
   if (!is.null(chk$moves)) {
     w$spike_side <- chk$moves
-    pr <- pilot(w$step_size, adapt_iterations, adapt = TRUE, stream = 2^20 + 19, start = drop(chk$starts),
-                latent = chk$latent)
-    w$iterations <- w$iterations + adapt_iterations
-    if (isTRUE(pr$diverged) || !all(is.finite(pr$final))) return(w)
-    start <- pr$final
-    latent <- pr$final_latent
+    start <- drop(chk$starts)
+    latent <- chk$latent
   }
   rp <- pilot(w$step_size, 2L * adapt_iterations, stream = 2^20 + 20, start = start, latent = latent)
   w$iterations <- w$iterations + (length(v0_path) + 2L) * adapt_iterations
