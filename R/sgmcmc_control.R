@@ -125,6 +125,9 @@ sgmcmc_control <- function(step_size = NULL, step = sgmcmc_step(), ssgl = sgmcmc
 #' @param cycles,explore The cyclical schedule's number of cycles \eqn{M \ge 1} (at most the run's iterations;
 #'   default 4) and the exploration stage's share \eqn{\beta \in [0, 1)} of each cycle (default 0.25; 0: every
 #'   iteration samples).
+#' @param explore_noise Cyclical schedule: `FALSE` (default) runs the exploration stage at zero temperature (no
+#'   injected noise, as Zhang et al. 2020 do: an optimizer's steps toward a mode); `TRUE` keeps the step's noise
+#'   there. Either way the exploration stage keeps no draws.
 #' @param power \eqn{\gamma \ge 0} of the polynomial schedule.
 #' @param decay,milestones Factor and iterations of the stepwise schedule.
 #' @param temperature Inverse temperature \eqn{\tau_0} (target \eqn{e^{\tau L(\beta)}}), at least 1e-8 (the
