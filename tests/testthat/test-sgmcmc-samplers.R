@@ -106,3 +106,12 @@ test_that("cSGLD visits both modes of a well-separated mixture that SGLD with th
   expect_gt(mean(cyc), 0.1)
   expect_lt(mean(cyc), 0.5)
 })
+
+test_that("pSGLD with every default on raw Boston: the latent warm-up's held latents, chains that agree", {
+  d <- MASS::Boston
+  f <- expect_no_warning(sgld_sa(medv ~ ., data = d, sampler = "psgld", seed = 1, quiet = TRUE))
+  # (before it got the latent warm-up, each chain's own SA split them on dis: max R-hat 1.53, bulk ESS 7)
+  expect_lte(max(f$diagnostics$convergence$rhat), 1.01)
+  expect_false(is.null(f$warmup$latent_start))
+  expect_gt(min(f$diagnostics$convergence$ess_bulk), 100)
+})
