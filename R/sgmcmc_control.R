@@ -63,7 +63,8 @@
 #'   names"), which is what the samplers read. Attribute `given` names the settings set to other than their
 #'   default: [print()] marks them, and a sampler that does not read one of them (the L-BFGS part without a
 #'   preconditioner, `friction` without a momentum, `noise_estimate` other than for SGHMC, the SSGL part for
-#'   [sgmcmc_density()]) warns with class `scalebayes_warning_unused`.
+#'   [sgmcmc_density()], the cyclical schedule's `cycles`, `explore` and `explore_noise` with another schedule)
+#'   warns with class `scalebayes_warning_unused`.
 #' @seealso [sgmcmc_step()], [sgmcmc_ssgl()], [sgmcmc_lbfgs()].
 #' @export
 #' @examples
@@ -571,12 +572,21 @@ check_sgmcmc_control <- function(control, sampler, prior = TRUE, call = rlang::c
       why <- c(why, g$why)
     }
   }
-  if (!length(unused)) return(invisible())
-  why <- paste(unique(why), collapse = "; ")
-  many <- length(unused) > 1
-  sb_warn(c("The sampler {.val {sampler}} does not use the {if (many) 'settings' else 'setting'} {.arg {unused}} of {.fn sgmcmc_control}: {if (many) 'they are' else 'it is'} ignored.",
-            i = "{toupper(substr(why, 1, 1))}{substring(why, 2)}. Leave {if (many) 'them' else 'it'} out, or choose another {.arg sampler}."),
-          kind = "unused")
+  if (length(unused)) {
+    why <- paste(unique(why), collapse = "; ")
+    many <- length(unused) > 1
+    sb_warn(c("The sampler {.val {sampler}} does not use the {if (many) 'settings' else 'setting'} {.arg {unused}} of {.fn sgmcmc_control}: {if (many) 'they are' else 'it is'} ignored.",
+              i = "{toupper(substr(why, 1, 1))}{substring(why, 2)}. Leave {if (many) 'them' else 'it'} out, or choose another {.arg sampler}."),
+            kind = "unused")
+  }
+  # the cyclical schedule's settings belong to the schedule, not to a sampler
+  cyc <- intersect(given, c("cycles", "explore", "explore_noise"))
+  if (length(cyc) && !identical(control$step_schedule, "cyclical")) {
+    many <- length(cyc) > 1
+    sb_warn(c("The {if (many) 'settings' else 'setting'} {.arg {cyc}} of {.fn sgmcmc_step} {if (many) 'are' else 'is'} ignored: the step schedule is {.val {control$step_schedule %||% 'the default'}}, not {.val cyclical}.",
+              i = "Use {.code sgmcmc_step(schedule = \"cyclical\")} for cyclical SG-MCMC, or leave {if (many) 'them' else 'it'} out."),
+            kind = "unused")
+  }
   invisible()
 }
 

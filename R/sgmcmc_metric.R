@@ -84,12 +84,19 @@ sgmcmc_metric_warmup <- function(pilot, score, metric0, kind, noise = 1, frictio
     adapt[[r]]$whitened_var_range <- paste(format(signif(range(wv), 2)), collapse = " - ")
     unstable <- FALSE
     if (stein_check) {
-      st <- metric_pilot_stein(pr$draws, function(x) score(x, pr$latent))
+      # (in the whitened coordinates of a dense metric, where the identity's terms are O(1): in the raw ones a
+      # thin ridge's terms are of the order 1 / (1 - rho^2) and cancel, so their noise flagged kilpisjarvi's
+      # pilots at an exact Laplace metric, -E = 53, and shrank the step 16-fold; the identity holds in any
+      # linear coordinates, and for a diagonal metric the two are the same)
+      wh <- if (is.matrix(fac) && any(fac[lower.tri(fac)] != 0)) metric_whitener(fac)
+      st <- if (is.null(wh)) metric_pilot_stein(pr$draws, function(x) score(x, pr$latent)) else
+        metric_pilot_stein(wh$x(pr$draws), function(ph) wh$score(score(wh$x_inv(ph), pr$latent)))
       adapt[[r]]$stein_max <- if (is.null(st)) NA_real_ else max(-st)
       unstable <- !is.null(st) && any(-st > 2)
       if (unstable) shrink <- shrink / 4
     }
-    metric <- metric_from_draws(pr$draws, kind, correlation, cap = if (!is.null(var_cap)) var_cap(pr$latent))
+    metric <- metric_from_draws(pr$draws, kind, correlation, cap = if (!is.null(var_cap)) var_cap(pr$latent),
+                                prev = fac)
     start <- pr$final
     latent <- pr$final_latent
     # (v0_path: the SA rounds' spike scales as multiples of v0, ending at 1: a spike that narrows over the rounds,
@@ -209,8 +216,19 @@ metric_factor <- function(metric, kind) {
 # A metric from pilot draws: each coordinate's variance (a coordinate that did not move keeps a tiny positive
 # one; at most `cap`, a regression's prior variance at the pilot's latents, see sgmcmc_glm_var_cap()), in the correlation `correlation` when given (a regression: the Hessian's), else in the draws' own
 # correlation shrunk towards the identity by d / (d + m / 10) (m draws: the chain's autocorrelation leaves
-# roughly one draw in ten independent).
-metric_from_draws <- function(draws, kind, correlation = NULL, cap = NULL) {
+# roughly one draw in ten independent); after a pilot with a dense metric `prev` (its factor L), that estimate
+# is made of the whitened draws L^-1 x and mapped back (a density target's rounds after the first, or its
+# first after a Laplace start).
+metric_from_draws <- function(draws, kind, correlation = NULL, cap = NULL, prev = NULL) {
+  if (kind == "dense" && is.null(correlation) && is.null(cap) && is.matrix(prev) && any(prev[lower.tri(prev)] != 0)) {
+    # relative to a dense metric the pilot ran with: the estimate in its whitened coordinates (where the
+    # posterior is about N(., I)), shrunk there and mapped back, M = L S_w L'. Shrinking the raw correlation
+    # towards I instead widens a thin direction by orders of magnitude (posteriordb's kilpisjarvi: alpha and
+    # beta of a regression on years, correlation -0.99998 at the Laplace start; shrunk by 0.057 to -0.943, the
+    # next pilot's metric was about 2,800 times too wide across the ridge and every pilot diverged)
+    w <- metric_from_draws(t(forwardsolve(prev, t(draws))), kind)
+    return(list(cov = prev %*% w$cov %*% t(prev)))
+  }
   v <- apply(draws, 2L, stats::var)
   v[!is.finite(v) | v <= 0] <- NA_real_
   floor_v <- if (all(is.na(v))) 1 else max(v, na.rm = TRUE) * 1e-8

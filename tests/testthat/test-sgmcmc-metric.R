@@ -104,3 +104,26 @@ test_that("v0 = 0.2 / sqrt(N) selects on Table 1's design (n = 200, p = 50, 5 si
   expect_named(g$inclusion, colnames(d$x))
   expect_true(all(g$inclusion >= 0 & g$inclusion <= 1))
 })
+
+test_that("a density's metric adapts across a thin ridge (correlation -0.99998) from its Laplace start", {
+  # posteriordb's kilpisjarvi in miniature: alpha and beta of a regression on years. The exact covariance is the
+  # warm-up's first metric; shrinking the draws' raw correlation towards I made the next metric about 2,800
+  # times too wide across the ridge and every pilot diverged (the call stopped with "found no step"). The
+  # estimate is now made in the whitened coordinates of the metric the pilot ran with.
+  s <- c(30, 0.0075, 0.1)
+  rho <- -0.99998
+  S <- diag(s) %*% matrix(c(1, rho, 0, rho, 1, 0, 0, 0, 1), 3) %*% diag(s)
+  m <- c(-60, 0.0176, 0.1)
+  f <- sgmcmc_density(sgmcmc_target("gaussian", mean = m, cov = S), seed = 1, quiet = TRUE)
+  d <- as.matrix(f)
+  ess <- min(f$diagnostics$convergence$ess_bulk)
+  expect_gt(ess, 400)
+  # means within 5 Monte-Carlo se (se = 1 / sqrt(ESS) in sd units); sds within the package's NUTS band and the
+  # warm-up's 10 % excess-variance cap plus 5 se of an sd ratio (1 / sqrt(2 ESS))
+  expect_lt(max(abs(colMeans(d) - m) / s), 5 / sqrt(ess))
+  r <- apply(d, 2, stats::sd) / s
+  expect_true(all(r > 1 - 5 / sqrt(2 * ess) & r < sqrt(1.1) + 5 / sqrt(2 * ess)), info = paste(round(r, 3), collapse = " "))
+  # and it stays one-step-sized: no round shrank its step (Stein's check in the whitened coordinates)
+  expect_true(all(f$warmup$adaptation$step_size == 0.1))
+  expect_lt(max(f$diagnostics$convergence$rhat), 1.02)
+})

@@ -77,6 +77,17 @@ test_that("the cyclical schedule: Zhang et al.'s cosine cycles, no draw and (by 
   n <- fit(cycles = 4, explore = 0.25, explore_noise = TRUE)
   expect_true(all(n$trace$tau == 1))
   expect_equal(nrow(as.matrix(n)), 300)
+  # the cyclical settings without the cyclical schedule are ignored, and the call says so (and which they are)
+  run_plain <- function(step) sgmcmc_density(tg, init = c(3, -3), sampler = "sgld", iterations = 400, burnin = 0,
+                                             chains = 1, seed = 2, quiet = TRUE,
+                                             control = sgmcmc_control(step_size = 0.4, step = step))
+  w <- expect_warning(suppress_convergence(run_plain(sgmcmc_step(schedule = "constant", cycles = 10, explore = 0.5))),
+                      class = "scalebayes_warning_unused")
+  expect_match(conditionMessage(w), "cycles.*explore")
+  expect_match(conditionMessage(w), "cyclical")
+  expect_equal(as.matrix(suppressWarnings(run_plain(sgmcmc_step(schedule = "constant", cycles = 10)))),
+               as.matrix(suppress_convergence(run_plain(sgmcmc_step(schedule = "constant")))))
+  expect_no_warning(fit(cycles = 4), class = "scalebayes_warning_unused")
 })
 
 test_that("cSGLD visits both modes of a well-separated mixture that SGLD with the same budget never leaves", {
