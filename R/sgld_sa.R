@@ -65,7 +65,10 @@
 #'   [hamcmc_sa()] and the L-BFGS knobs of [sgmcmc_lbfgs()]) or `"psgld"` (preconditioned SGLD, Li, Chen, Carlson
 #'   & Carin 2016: an RMSprop diagonal preconditioner adapted during the burn-in and then held fixed, so the
 #'   kept draws target the posterior exactly; its step is RMSprop's learning rate; it reads no `metric`, and is
-#'   meant for networks, where the metric warm-up does not run; see `rmsprop_alpha` in [sgmcmc_step()]).
+#'   meant for networks, where the metric warm-up does not run; see `rmsprop_alpha` in [sgmcmc_step()]) or
+#'   `"sghmc_baoab"` (SGHMC by the BAOAB splitting of Leimkuhler & Matthews 2013: the same momentum, friction and
+#'   cost per iteration as `"sghmc"`, with the friction's Ornstein-Uhlenbeck step solved exactly, which removes
+#'   SGHMC's discretization excess in the variance with full-data gradients; it reads no `noise_estimate`).
 #' @param weights Networks only: optional non-negative per-example weights \eqn{w_i} of the log-likelihood
 #'   \eqn{\sum_i w_i \log p(y_i \mid x_i, \theta)} (one per row of `x`; `NULL`: all 1).
 #' @param iterations Number of iterations per chain. `NULL` (default): for regression with the step warm-up,

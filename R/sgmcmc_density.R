@@ -97,8 +97,9 @@
 #' @param init Starting values: a vector (every chain starts there) or a matrix with one column per chain. Its
 #'   length (rows) is the number of parameters d. `NULL`: the target's default (banana: (0, 0); gaussian: its
 #'   mean; a Stan target: its `init`, by default Stan's random starts); required for an R function.
-#' @param sampler `"sgld"` (the default), `"sghmc"`, `"sgnht"`, `"hamcmc_sa"`, `"hamcmc"` or `"psgld"` (its own
-#'   RMSprop preconditioner, adapted during the burn-in; no metric warm-up: see [sgld_sa()]).
+#' @param sampler `"sgld"` (the default), `"sghmc"`, `"sgnht"`, `"hamcmc_sa"`, `"hamcmc"`, `"psgld"` (its own
+#'   RMSprop preconditioner, adapted during the burn-in; no metric warm-up) or `"sghmc_baoab"` (SGHMC by the
+#'   BAOAB splitting); see [sgld_sa()].
 #' @param iterations Iterations per chain (default 100,000; when the warm-up caps its step and `iterations` is
 #'   not given, that factor longer, at most 50 times).
 #' @param control [sgmcmc_control()] settings: `step_size` (the learning rate; default `"auto"`: the warm-up's

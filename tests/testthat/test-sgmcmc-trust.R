@@ -79,7 +79,7 @@ test_that("SGLD, SGHMC, SGNHT and pSGLD with the warm-up's step match an exact G
   # about 1 / sqrt(2 * 900) = 2.4 %, so the bounds are 3 and 4 standard errors. pSGLD (no metric; its own
   # RMSprop preconditioner, held after the burn-in), measured: 0.028 sd, sds 1.02-1.06 at bulk ESS 1,838.
   e <- exact_lg
-  for (s in c("sgld", "sghmc", "sgnht", "psgld")) {
+  for (s in c("sgld", "sghmc", "sgnht", "psgld", "sghmc_baoab")) {
     f <- sgld_sa(e$x, e$y, sampler = s, method = "none", sparse = FALSE, seed = 1, quiet = TRUE,
                  control = sgmcmc_control(ssgl = sgmcmc_ssgl(likelihood_sd = e$noise_sd, prior_var = e$pv)))
     d <- as.matrix(f)
@@ -368,8 +368,9 @@ test_that("Bayesian logistic regression: every sampler with defaults agrees with
   # [0.8, 1.25] times NUTS's; NUTS's own Monte-Carlo error is below 0.005 sd.
   ref <- readRDS(system.file("extdata", "nuts_logistic.rds", package = "scalebayes"))
   # (pSGLD, measured: 0.039 NUTS sd, sds 1.01-1.05)
-  for (s in c("sgld", "sghmc", "sgnht", "hamcmc_sa", "hamcmc_sa_diagonal", "hamcmc_sa_lowrank", "hamcmc", "psgld")) {
-    form <- if (grepl("_", sub("hamcmc_sa", "", s))) sub(".*_", "", s)
+  for (s in c("sgld", "sghmc", "sgnht", "hamcmc_sa", "hamcmc_sa_diagonal", "hamcmc_sa_lowrank", "hamcmc", "psgld",
+              "sghmc_baoab")) {
+    form <- if (grepl("^hamcmc_sa_", s)) sub(".*_", "", s)
     f <- sgld_sa(ref$x, ref$y, family = "binomial", sampler = sub("_diagonal|_lowrank", "", s), method = "none",
                  sparse = FALSE, seed = 1, quiet = TRUE,
                  control = sgmcmc_control(ssgl = sgmcmc_ssgl(prior_var = ref$prior_var), lbfgs = sgmcmc_lbfgs(sa_form = form)))
