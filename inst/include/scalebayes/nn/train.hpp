@@ -1,5 +1,9 @@
 // scalebayes/nn/train.hpp -- the one minibatch training loop, over any Objective.
 //
+// The loop itself is train_members() (below): it trains a group of members that share the schedule, one network
+// (train_loop(), a group of one) or a batched group of WBB draws (nn/batched.hpp). The rules described here are
+// its rules, applied to every member.
+//
 // train_loop(obj, config, stream) minimizes an objective by minibatch steps of one optimizer (SGD with
 // momentum, Adam, RMSprop) over the parameters the objective declares. Everything random comes from the
 // caller's rng::Stream: the minibatch order (a Fisher-Yates permutation per epoch), then whatever the
