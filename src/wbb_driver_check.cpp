@@ -2,7 +2,11 @@
 // solvers run through scalebayes::wbb::run_draws() and a group solver through wbb::run_draw_groups(), beside
 // the package's real ones (wbb/glm.hpp, genlasso/trend_filter.hpp). Compiled only with SCALEBAYES_TEST_HOOKS (see test_hooks.h).
 #ifdef SCALEBAYES_TEST_HOOKS
+#include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <memory>
+#include <thread>
 
 #include "sb_glue.h"
 #include "scalebayes/wbb/driver.hpp"
@@ -46,6 +50,33 @@ class RecordGroupSolver : public RecordSolver {
       o(static_cast<Eigen::Index>(g.first + m), o.cols() - 1) = static_cast<double>(g.first);
     }
   }
+};
+
+// RecordGroupSolver that, in the group starting at local draw `stop_first`, records its first half of members,
+// raises `ask_stop` (the check's monitor then asks the driver to stop) and returns once the run's stop token is
+// set (at most 30 s): a stop request arriving in the middle of a group.
+class StoppingGroupSolver : public RecordGroupSolver {
+ public:
+  StoppingGroupSolver(Eigen::Index n, Eigen::Index m, Eigen::Map<Eigen::MatrixXd>& out, long stop_first,
+                      std::atomic<bool>& ask_stop)
+      : RecordGroupSolver(n, m, out), stop_first_(stop_first), ask_stop_(ask_stop) {}
+  void solve_group(wbb::DrawGroup& g, const scalebayes::parallel::StopToken& stop) {
+    if (static_cast<long>(g.first) != stop_first_) {
+      RecordGroupSolver::solve_group(g, stop);
+      return;
+    }
+    Eigen::Map<Eigen::MatrixXd>& o = out();
+    for (std::size_t m = 0; m < (g.size() + 1) / 2; ++m) {
+      solve(g.first + m, g.w[m], g.w0[m], g.streams[m]);
+      o(static_cast<Eigen::Index>(g.first + m), o.cols() - 1) = static_cast<double>(g.first);
+    }
+    ask_stop_ = true;
+    for (int k = 0; k < 30000 && !stop.stop_requested(); ++k) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+
+ private:
+  long stop_first_;
+  std::atomic<bool>& ask_stop_;
 };
 
 // Weighted ridge estimate of a mean: argmin_mu sum_i w_i (y_i - mu)^2 / 2 + lambda w0 mu^2 / 2
@@ -93,18 +124,28 @@ SB_TEST_HOOK(cpp_wbb_driver_check)
 
 // The group mode: RecordGroupSolver through wbb::run_draw_groups() with groups of group_size draws
 // (draws x (n + prior weights + 2): cpp_wbb_driver_check's solver 0 columns, then the group's first draw).
-// Returns the record and RunStatus.completed.
-Rcpp::List cpp_wbb_driver_groups_check(int n, int n_prior, int group_size, Rcpp::List settings) {
+// stop_group >= 0: a stop request in the middle of the group of that index (its first half of members
+// recorded, then the monitor asks to stop and the solver returns once the run's token says so), as a Ctrl-C
+// in the middle of a batched group. Returns the record (rows of draws never solved stay 0) and
+// RunStatus.completed and .interrupted.
+Rcpp::List cpp_wbb_driver_groups_check(int n, int n_prior, int group_size, Rcpp::List settings, int stop_group) {
   const wbb::Settings st = sbglue::wbb_settings(settings);
   const Eigen::Index T = static_cast<Eigen::Index>(st.draws);
   const Eigen::Index width = n + wbb::prior_weight_count(st.prior, n_prior) + 2;
   Rcpp::NumericMatrix res(static_cast<int>(T), static_cast<int>(width));
   Eigen::Map<Eigen::MatrixXd> out(res.begin(), T, width);
+  std::atomic<bool> ask_stop{false};
+  const std::size_t G = static_cast<std::size_t>(std::max(1, group_size));
   const scalebayes::parallel::RunStatus rs = wbb::run_draw_groups(
-      st, static_cast<std::size_t>(group_size),
-      [&](int) { return std::unique_ptr<RecordGroupSolver>(new RecordGroupSolver(n, n_prior, out)); });
+      st, G,
+      [&](int) {
+        return std::unique_ptr<StoppingGroupSolver>(
+            new StoppingGroupSolver(n, n_prior, out, stop_group < 0 ? -1 : static_cast<long>(stop_group) * static_cast<long>(G), ask_stop));
+      },
+      [&](std::size_t) { return !ask_stop.load(); });
   return Rcpp::List::create(Rcpp::Named("record") = res,
-                            Rcpp::Named("completed") = static_cast<double>(rs.completed));
+                            Rcpp::Named("completed") = static_cast<double>(rs.completed),
+                            Rcpp::Named("interrupted") = rs.interrupted);
 }
 
 SB_TEST_HOOK(cpp_wbb_driver_groups_check)

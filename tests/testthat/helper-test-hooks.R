@@ -50,4 +50,4 @@ cpp_test_storage_ops <- function(a, b, c, alpha, sigma, delta) sb_test_hook("cpp
 cpp_tf_difference <- function(x, k) sb_test_hook("cpp_tf_difference", x, k)
 cpp_vi_test <- function(spec, x, xdim, y, params, rho, logit, vi, what, reps, seed) sb_test_hook("cpp_vi_test", spec, x, xdim, y, params, rho, logit, vi, what, reps, seed)
 cpp_wbb_driver_check <- function(y, lambda, solver, n_prior, settings) sb_test_hook("cpp_wbb_driver_check", y, lambda, solver, n_prior, settings)
-cpp_wbb_driver_groups_check <- function(n, n_prior, group_size, settings) sb_test_hook("cpp_wbb_driver_groups_check", n, n_prior, group_size, settings)
+cpp_wbb_driver_groups_check <- function(n, n_prior, group_size, settings, stop_group) sb_test_hook("cpp_wbb_driver_groups_check", n, n_prior, group_size, settings, stop_group)

@@ -71,7 +71,7 @@ test_that("the group mode keys every member as one draw: the same weights and st
     for (G in c(1L, 2L, 4L, 9L, 20L)) {
       for (threads in 1:2) {
         rs <- list(seed = 11, threads = threads, quiet = TRUE)
-        r <- cpp_wbb_driver_groups_check(n, 3L, G, scalebayes:::wbb_engine_settings(rs, 3, 9, prior, "exponential"))
+        r <- cpp_wbb_driver_groups_check(n, 3L, G, scalebayes:::wbb_engine_settings(rs, 3, 9, prior, "exponential"), -1L)
         info <- paste(prior, "group", G, "threads", threads)
         expect_identical(r$record[, 1:k], one, info = info)
         # contiguous groups of G local draws, the last one smaller
@@ -80,6 +80,35 @@ test_that("the group mode keys every member as one draw: the same weights and st
       }
     }
   }
+})
+
+test_that("a stop request in the middle of a group keeps the finished groups, the draws of an uninterrupted run", {
+  n <- 4L
+  rs <- function(threads) list(seed = 5, threads = threads, quiet = TRUE)
+  full <- cpp_wbb_driver_groups_check(n, 2L, 3L, scalebayes:::wbb_engine_settings(rs(1L), 0, 12, "separate",
+                                                                                  "exponential"), -1L)
+  expect_false(full$interrupted)
+  for (stop_group in 0:3) {
+    r <- cpp_wbb_driver_groups_check(n, 2L, 3L, scalebayes:::wbb_engine_settings(rs(1L), 0, 12, "separate",
+                                                                                 "exponential"), stop_group)
+    info <- paste("stop in group", stop_group)
+    expect_true(r$interrupted, info = info)
+    # one worker: the groups before the stopped one are finished and counted, the stopped group is not
+    expect_identical(r$completed, 3 * stop_group, info = info)
+    kept <- seq_len(3 * stop_group)
+    expect_identical(r$record[kept, , drop = FALSE], full$record[kept, , drop = FALSE], info = info)
+    # the half of the stopped group it reached is the uninterrupted run's too; nothing after it was solved
+    half <- 3 * stop_group + 1:2
+    expect_identical(r$record[half, ], full$record[half, ], info = info)
+    if (stop_group < 3) expect_true(all(r$record[(3 * stop_group + 3):12, ] == 0), info = info)
+  }
+  # two workers: every counted draw is a finished group's, identical to the uninterrupted run's
+  r <- cpp_wbb_driver_groups_check(n, 2L, 3L, scalebayes:::wbb_engine_settings(rs(2L), 0, 12, "separate",
+                                                                               "exponential"), 1L)
+  expect_true(r$interrupted)
+  expect_true(r$completed %in% c(0, 3, 6, 9))
+  solved <- which(rowSums(r$record != 0) > 0)
+  expect_identical(r$record[solved, ], full$record[solved, ])
 })
 
 test_that("wbb() draws are the weighted optima for the driver's weights of stream (seed, t)", {

@@ -22,10 +22,12 @@
 // reductions along a member's own row) make it bitwise equal across group sizes and threads in our tests, and
 // equal to the unbatched draw up to floating-point rounding (different matrix-product kernels and layouts).
 //
-// Per member: divergence (a non-finite last minibatch loss of an epoch, read once per epoch as the unbatched
-// loop does, or a non-finite final certificate) stops that member only: its outputs are written at that
-// moment, then its slice is neutralized (parameters, data and prior weights and optimizer state set to 0, so
-// it stays exactly 0 and costs nothing but arithmetic) while the others go on. grad_tol early stops likewise.
+// Training is the one loop of nn/train.hpp (train_members()): a group is its member objective (BatchedWbbGroup:
+// the members' storage, their permutations, the minibatch with the gradient by hand, their retirement).
+// Per member: divergence (a non-finite last minibatch loss of an epoch, read once per epoch by the loop, or a
+// non-finite final certificate) stops that member only: its outputs are written at that moment, then its
+// slice is neutralized (parameters, data and prior weights and optimizer state set to 0, so it stays exactly 0
+// and costs nothing but arithmetic) while the others go on. grad_tol early stops likewise.
 // The stop token is read before every step (all members of a group are then interrupted). Outputs are the
 // NetWbbOutput slots of nn/wbb.hpp: predictions, parameters in Net::copy_to order, objective and gradient-norm
 // certificate, steps, status, per-epoch history.
@@ -338,21 +340,24 @@ inline torch::Tensor member_losses(Family f, const torch::Tensor& out, const tor
 // by wbb::run_draw_groups()); writes the NetWbbOutput slots of those draws.
 class BatchedWbbGroup {
  public:
+  // a member objective of the one training loop (nn/train.hpp, train_members()): the gradient by hand, a
+  // member below grad_tol retired at once (its slice is freed)
+  static constexpr bool hand_backward = true;
+  static constexpr bool retire_converged = true;
   BatchedWbbGroup(const NetWbbProblem& pb, const NetWbbOutput& out) : pb_(pb), out_(out) {}
 
   void run(wbb::DrawGroup& grp, const parallel::StopToken& stop) {
     const Dataset& d = *pb_.data;
     const std::int64_t n = d.n();
-    const torch::Device dev = pb_.dev.device;
     const std::int64_t G = static_cast<std::int64_t>(grp.size());
-    BatchedNet net(pb_.spec, G, dev, pb_.dev.dtype);
+    BatchedNet net(pb_.spec, G, pb_.dev.device, pb_.dev.dtype);
     net_ = &net;
     first_ = grp.first;
     G_ = G;
+    streams_ = &grp.streams;
     const TrainConfig& c = pb_.train;
-    // 1. per member: data and prior weights (drawn by the driver), initial parameters from its stream (the
+    // per member: data and prior weights (drawn by the driver), initial parameters from its stream (the
     // unbatched draw's order)
-    std::vector<rng::Stream>& s = grp.streams;
     const std::int64_t npen = net.n_penalized_groups();
     std::vector<double> wbuf(static_cast<std::size_t>(G * n)), w0buf(static_cast<std::size_t>(G * npen), 1.0);
     for (std::int64_t m = 0; m < G; ++m) {
@@ -362,164 +367,100 @@ class BatchedWbbGroup {
       Penalty pen;  // Penalty::weight(): none -> 1, one -> shared, else one per group
       pen.w0.assign(w0.data(), w0.data() + w0.size());
       for (std::int64_t g = 0; g < npen; ++g) w0buf[static_cast<std::size_t>(m * npen + g)] = pen.weight(static_cast<std::size_t>(g));
-      net.init_member(m, s[static_cast<std::size_t>(m)]);
+      net.init_member(m, grp.streams[static_cast<std::size_t>(m)]);
     }
     w_ = torch::from_blob(wbuf.data(), {G, n}, torch::kDouble).to(net.options(), false, true);
     if (pb_.normalize_weights) w_ = w_ / w_.mean(1, true);
     w0_ = torch::from_blob(w0buf.data(), {G, npen}, torch::kDouble).to(net.options(), false, true);
     lambda_ = pb_.lambda;
     step_lambda_ = pb_.lambda * (1.0 / static_cast<double>(n));
-    const bool detached = c.weight_mode != WeightMode::example;
-    const bool batch_mean = c.weight_mode == WeightMode::batch_mean;
-    torch::NoGradGuard no_graph;  // gradients by hand (BatchedNet::backward)
-
-    // 2. training (train_loop's schedule: every member takes the same steps)
-    const std::int64_t B = batch_size_for(c, n);
-    const std::int64_t per_epoch = steps_per_epoch(c, n);
-    const std::int64_t total = total_steps(c, n);
-    auto opt = make_optimizer(net.parameters(), c);
-    opt_ = opt.get();
+    detached_ = c.weight_mode != WeightMode::example;
+    batch_mean_ = c.weight_mode == WeightMode::batch_mean;
+    perm_.resize(static_cast<std::size_t>(n));
+    perms_.resize(static_cast<std::size_t>(G * n));
+    wperms_.resize(detached_ ? static_cast<std::size_t>(G * n) : 0);
+    xshape_ = {G, 0};
+    for (std::size_t k = 1; k < static_cast<std::size_t>(d.x.dim()); ++k) xshape_.push_back(d.x.size(static_cast<std::int64_t>(k)));
+    yshape_ = {G, 0};
+    if (d.y.dim() == 2) yshape_.push_back(d.y.size(1));
     active_.assign(static_cast<std::size_t>(G), 1);
-    steps_.assign(static_cast<std::size_t>(G), 0);
-    hist_.assign(static_cast<std::size_t>(G), {});
-    n_active_ = G;
-    std::vector<std::int64_t> perm(static_cast<std::size_t>(n)), perms(static_cast<std::size_t>(G * n)),
-        wperms(detached ? static_cast<std::size_t>(G * n) : 0);
+    torch::NoGradGuard no_graph;  // gradients by hand (BatchedNet::backward)
+    train_members(*this, c, stop, pb_.progress);  // every member takes the loop's schedule
+  }
+
+  // ---- the member objective (train_members()) ----
+  std::int64_t members() const { return G_; }
+  std::int64_t n() const { return pb_.data->n(); }
+  torch::Device device() const { return pb_.dev.device; }
+  std::vector<torch::Tensor> parameters() { return net_->parameters(); }
+  void start(torch::optim::Optimizer& opt) { opt_ = &opt; }
+  // Every active member's permutation of the examples from its own stream (and, in the detached weight modes,
+  // WbbObjective::begin_epoch's permutation of the weights right after it); a retired member's stream is no
+  // longer read.
+  void begin_epoch(const std::vector<char>& active) {
+    const std::int64_t n = this->n();
+    std::vector<rng::Stream>& s = *streams_;
+    for (std::int64_t m = 0; m < G_; ++m) {
+      if (!active[static_cast<std::size_t>(m)]) continue;
+      permutation(s[static_cast<std::size_t>(m)], perm_);
+      std::copy(perm_.begin(), perm_.end(), perms_.begin() + m * n);
+      if (detached_) {
+        permutation(s[static_cast<std::size_t>(m)], perm_);
+        std::copy(perm_.begin(), perm_.end(), wperms_.begin() + m * n);
+      }
+    }
     const auto idx_opt = torch::TensorOptions().dtype(torch::kLong);
-    const auto acc_opt = torch::TensorOptions().dtype(torch::kDouble).device(dev);
-    std::vector<std::int64_t> xshape{G, 0};
-    for (std::size_t k = 1; k < static_cast<std::size_t>(d.x.dim()); ++k) xshape.push_back(d.x.size(static_cast<std::int64_t>(k)));
-    std::vector<std::int64_t> yshape{G, 0};
-    if (d.y.dim() == 2) yshape.push_back(d.y.size(1));
-    torch::Tensor perm_t, wperm_t, loss_sum, correct_sum;
-    bool has_correct = false;
-    std::int64_t step = 0;
-    while (step < total && n_active_ > 0) {
-      for (std::int64_t m = 0; m < G; ++m) {
-        if (!active_[static_cast<std::size_t>(m)]) continue;  // its stream is no longer read
-        permutation(s[static_cast<std::size_t>(m)], perm);
-        std::copy(perm.begin(), perm.end(), perms.begin() + m * n);
-        if (detached) {  // WbbObjective::begin_epoch: right after the loop's permutation
-          permutation(s[static_cast<std::size_t>(m)], perm);
-          std::copy(perm.begin(), perm.end(), wperms.begin() + m * n);
-        }
-      }
-      perm_t = torch::from_blob(perms.data(), {G, n}, idx_opt).to(dev, false, true);
-      if (detached) wperm_t = torch::from_blob(wperms.data(), {G, n}, idx_opt).to(dev, false, true);
-      if (c.history) {
-        loss_sum = torch::zeros({G}, acc_opt);
-        correct_sum = torch::zeros({G}, acc_opt);
-      }
-      std::int64_t batches = 0, seen = 0;
-      for (std::int64_t b = 0; b < per_epoch && step < total; ++b, ++step) {
-        if (stop.stop_requested()) {
-          interrupt(step);
-          return;
-        }
-        const std::int64_t begin = b * B;
-        const std::int64_t end = b == per_epoch - 1 ? n : std::min(n, begin + B);
-        const std::int64_t bs = end - begin;
-        torch::Tensor idx = perm_t.slice(1, begin, end);  // [G, bs]
-        torch::Tensor flat = idx.reshape({-1});
-        xshape[1] = bs;
-        yshape[1] = bs;
-        torch::Tensor xb = d.x.index_select(0, flat).view(xshape);
-        torch::Tensor yb = d.y.index_select(0, flat).view(yshape);
-        torch::Tensor wb = w_.gather(1, detached ? wperm_t.slice(1, begin, end) : idx);
-        torch::Tensor outb = net.forward(xb, false, true);
-        // the minibatch loss of every member (WbbObjective::minibatch's value): read for the history and the
-        // divergence test (the last step of an epoch)
-        const bool need_loss = c.history || b == per_epoch - 1 || step + 1 == total;
-        torch::Tensor lm;
-        if (need_loss) {
-          torch::Tensor losses = member_losses(d.family, outb, yb);
-          lm = batch_mean ? losses.mean(1) * wb.mean(1) : (wb * losses).mean(1);
-          if (lambda_ > 0) lm = lm + net.penalty(w0_) * step_lambda_;
-        }
-        // its gradient by hand: d loss / d out_i = l_i' w_i / bs (batch_mean: l_i' mean(w) / bs)
-        torch::Tensor coef = batch_mean ? (wb.mean(1, true) / static_cast<double>(bs)).expand({G, bs})
-                                        : wb / static_cast<double>(bs);
-        net.backward(member_loss_gradient(d.family, outb, yb, coef), false);
-        if (lambda_ > 0) net.add_penalty_gradient(w0_, step_lambda_);
-        opt->step();
-        if (pb_.progress) pb_.progress->steps.fetch_add(static_cast<long>(n_active_), std::memory_order_relaxed);
-        torch::Tensor cm;
-        if (c.history) {
-          torch::NoGradGuard ng;
-          loss_sum.add_(lm.detach().to(torch::kDouble));
-          cm = correct_count(d.family, outb, yb, true);
-          if (cm.defined()) {
-            correct_sum.add_(cm);
-            has_correct = true;
-          }
-          ++batches;
-          seen += bs;
-        }
-        if (b == per_epoch - 1 || step + 1 == total) {  // one host read per epoch: divergence and history
-          torch::Tensor h;
-          if (c.history) {
-            h = torch::stack({lm.detach().to(torch::kDouble), loss_sum, correct_sum}).to(torch::kCPU);
-          } else {
-            h = lm.detach().to(torch::kDouble).unsqueeze(0).to(torch::kCPU);
-          }
-          h = h.contiguous();
-          const double* p = h.data_ptr<double>();
-          std::vector<std::int64_t> bad;
-          for (std::int64_t m = 0; m < G; ++m) {
-            if (!active_[static_cast<std::size_t>(m)]) continue;
-            if (c.history) {
-              EpochRecord rec;
-              rec.loss = p[G + m] / static_cast<double>(batches);
-              rec.accuracy = has_correct ? p[2 * G + m] / static_cast<double>(seen) : NAN;
-              hist_[static_cast<std::size_t>(m)].push_back(rec);
-              if (pb_.progress) {
-                pb_.progress->loss.store(rec.loss);
-                pb_.progress->accuracy.store(rec.accuracy);
-              }
-            }
-            if (!std::isfinite(p[m])) bad.push_back(m);
-          }
-          for (std::int64_t m : bad) {
-            steps_[static_cast<std::size_t>(m)] = step + 1;
-            if (pb_.progress && total > step + 1) pb_.progress->skipped.fetch_add(static_cast<long>(total - step - 1));
-          }
-          if (!bad.empty()) finish(bad, diverged, nullptr, nullptr);
-        }
-      }
-      if (c.grad_tol > 0 && step < total && n_active_ > 0) {
-        std::vector<double> obj, gn;
-        certify(B, obj, gn);
-        std::vector<std::int64_t> conv;
-        for (std::int64_t m = 0; m < G; ++m)
-          if (active_[static_cast<std::size_t>(m)] && gn[static_cast<std::size_t>(m)] < c.grad_tol) conv.push_back(m);
-        for (std::int64_t m : conv) {
-          steps_[static_cast<std::size_t>(m)] = step;
-          if (pb_.progress && total > step) pb_.progress->skipped.fetch_add(static_cast<long>(total - step));
-        }
-        if (!conv.empty()) {
-          if (c.certify) {
-            finish(conv, done, &obj, &gn);
-          } else {
-            finish(conv, done, nullptr, nullptr);
-          }
-        }
-      }
+    perm_t_ = torch::from_blob(perms_.data(), {G_, n}, idx_opt).to(device(), false, true);
+    if (detached_) wperm_t_ = torch::from_blob(wperms_.data(), {G_, n}, idx_opt).to(device(), false, true);
+  }
+  // Every member's minibatch (its own examples, [G, bs]): the forward pass, the loss when the loop reads it
+  // (WbbObjective::minibatch's value), the correct counts when the history is recorded, and the gradient by
+  // hand: d loss / d out_i = l_i' w_i / bs (batch_mean: l_i' mean(w) / bs).
+  MinibatchLoss minibatch(const StepInfo& info) {
+    const Dataset& d = *pb_.data;
+    BatchedNet& net = *net_;
+    const std::int64_t bs = info.end - info.begin;
+    torch::Tensor idx = perm_t_.slice(1, info.begin, info.end);  // [G, bs]
+    torch::Tensor flat = idx.reshape({-1});
+    xshape_[1] = bs;
+    yshape_[1] = bs;
+    torch::Tensor xb = d.x.index_select(0, flat).view(xshape_);
+    torch::Tensor yb = d.y.index_select(0, flat).view(yshape_);
+    torch::Tensor wb = w_.gather(1, detached_ ? wperm_t_.slice(1, info.begin, info.end) : idx);
+    torch::Tensor outb = net.forward(xb, false, true);
+    MinibatchLoss r;
+    if (info.read) {
+      torch::Tensor losses = member_losses(d.family, outb, yb);
+      r.loss = batch_mean_ ? losses.mean(1) * wb.mean(1) : (wb * losses).mean(1);
+      if (lambda_ > 0) r.loss = r.loss + net.penalty(w0_) * step_lambda_;
     }
-    // 3. the members still active: the final certificate, then their outputs
-    std::vector<std::int64_t> rest;
-    for (std::int64_t m = 0; m < G; ++m)
-      if (active_[static_cast<std::size_t>(m)]) {
-        rest.push_back(m);
-        steps_[static_cast<std::size_t>(m)] = step;
+    torch::Tensor coef = batch_mean_ ? (wb.mean(1, true) / static_cast<double>(bs)).expand({G_, bs})
+                                     : wb / static_cast<double>(bs);
+    net.backward(member_loss_gradient(d.family, outb, yb, coef), false);
+    if (lambda_ > 0) net.add_penalty_gradient(w0_, step_lambda_);
+    if (pb_.train.history) r.correct = correct_count(d.family, outb, yb, true);
+    return r;
+  }
+  Certificates certify(std::int64_t chunk) {
+    Certificates ct;
+    certify(chunk, ct.objective, ct.grad_norm);
+    return ct;
+  }
+  // Members ms end: interrupted (no parameters written, as unbatched) or their outputs written (the certificate
+  // when given), then their slices neutralized.
+  void retire(const std::vector<std::int64_t>& ms, Outcome o, std::int64_t steps, const Certificates* ct,
+              const std::vector<std::vector<EpochRecord>>& hist) {
+    if (o == Outcome::interrupted) {
+      for (std::int64_t m : ms) {
+        const std::size_t i = first_ + static_cast<std::size_t>(m);
+        if (out_.status) out_.status[i] = interrupted;
+        if (out_.steps) out_.steps[i] = static_cast<double>(steps);
+        write_history(hist[static_cast<std::size_t>(m)], i);
       }
-    if (rest.empty()) return;
-    if (c.certify) {
-      std::vector<double> obj, gn;
-      certify(B, obj, gn);
-      finish(rest, done, &obj, &gn);
-    } else {
-      finish(rest, done, nullptr, nullptr);
+      return;
     }
+    finish(ms, o == Outcome::diverged ? diverged : done, steps, ct ? &ct->objective : nullptr,
+           ct ? &ct->grad_norm : nullptr, hist);
   }
 
  private:
@@ -551,8 +492,8 @@ class BatchedWbbGroup {
   }
 
   // Writes the outputs of members ms (status st; certificate values when given), then neutralizes them.
-  void finish(const std::vector<std::int64_t>& ms, int st, const std::vector<double>* obj,
-              const std::vector<double>* gn) {
+  void finish(const std::vector<std::int64_t>& ms, int st, std::int64_t steps, const std::vector<double>* obj,
+              const std::vector<double>* gn, const std::vector<std::vector<EpochRecord>>& hist) {
     BatchedNet& net = *net_;
     torch::Tensor pars, pred;
     const bool f32 = out_.params_f != nullptr;
@@ -565,9 +506,9 @@ class BatchedWbbGroup {
       int status = st;
       double o = obj ? (*obj)[static_cast<std::size_t>(m)] : NAN, g = gn ? (*gn)[static_cast<std::size_t>(m)] : NAN;
       if (obj && (!std::isfinite(o) || !std::isfinite(g))) status = diverged;
-      write_history(m, i);
+      write_history(hist[static_cast<std::size_t>(m)], i);
       if (out_.status) out_.status[i] = status;
-      if (out_.steps) out_.steps[i] = static_cast<double>(steps_[static_cast<std::size_t>(m)]);
+      if (out_.steps) out_.steps[i] = static_cast<double>(steps);
       if (out_.objective) out_.objective[i] = o;
       if (out_.grad_norm) out_.grad_norm[i] = g;
       if (pars.defined()) {
@@ -589,9 +530,8 @@ class BatchedWbbGroup {
   }
 
   // Member m's per-epoch history into draw slot i of the output (rows recorded in out_.epochs).
-  void write_history(std::int64_t m, std::size_t i) {
+  void write_history(const std::vector<EpochRecord>& hist, std::size_t i) {
     if (!out_.history) return;
-    const auto& hist = hist_[static_cast<std::size_t>(m)];
     const std::size_t rows = std::min(hist.size(), static_cast<std::size_t>(out_.history_rows));
     double* h = out_.history + i * static_cast<std::size_t>(out_.history_rows) * 2;
     for (std::size_t e = 0; e < rows; ++e) {
@@ -608,7 +548,6 @@ class BatchedWbbGroup {
     for (std::int64_t m : ms) {
       if (!active_[static_cast<std::size_t>(m)]) continue;
       active_[static_cast<std::size_t>(m)] = 0;
-      --n_active_;
       for (auto& g : net_->groups()) {
         g.t.select(0, m).zero_();
         g.g.select(0, m).zero_();
@@ -635,28 +574,18 @@ class BatchedWbbGroup {
     }
   }
 
-  // A stop request: every member still training is interrupted (no parameters written, as unbatched).
-  void interrupt(std::int64_t step) {
-    for (std::int64_t m = 0; m < G_; ++m) {
-      if (!active_[static_cast<std::size_t>(m)]) continue;
-      const std::size_t i = first_ + static_cast<std::size_t>(m);
-      if (out_.status) out_.status[i] = interrupted;
-      if (out_.steps) out_.steps[i] = static_cast<double>(step);
-      write_history(m, i);
-    }
-  }
-
   const NetWbbProblem& pb_;
   NetWbbOutput out_;
   BatchedNet* net_ = nullptr;
   torch::optim::Optimizer* opt_ = nullptr;
+  std::vector<rng::Stream>* streams_ = nullptr;
   std::size_t first_ = 0;
-  std::int64_t G_ = 0, n_active_ = 0;
-  torch::Tensor w_, w0_;
+  std::int64_t G_ = 0;
+  torch::Tensor w_, w0_, perm_t_, wperm_t_;
   double lambda_ = 0.0, step_lambda_ = 0.0;
-  std::vector<char> active_;
-  std::vector<std::int64_t> steps_;
-  std::vector<std::vector<EpochRecord>> hist_;
+  bool detached_ = false, batch_mean_ = false;
+  std::vector<char> active_;  // members not yet neutralized
+  std::vector<std::int64_t> perm_, perms_, wperms_, xshape_, yshape_;
 };
 
 // Members per group. A group size g > 0 is taken as given (capped at the draws). 0 = automatic: one group per

@@ -110,6 +110,7 @@ inline double full_objective(Net& net, const Dataset& d, const torch::Tensor& w,
 struct StepInfo {
   std::int64_t step = 0, epoch = 0, batch = 0;  // 0-based: optimizer step, epoch, minibatch within the epoch
   std::int64_t begin = 0, end = 0;
+  bool read = true;  // the loop reads this step's loss (history, or the epoch's divergence test)
 };
 
 // One minibatch's loss (a 0-dim tensor with a graph to the objective's parameters; the loop calls backward())

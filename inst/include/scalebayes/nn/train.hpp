@@ -1,5 +1,9 @@
 // scalebayes/nn/train.hpp -- the one minibatch training loop, over any Objective.
 //
+// The loop itself is train_members() (below): it trains a group of members that share the schedule, one network
+// (train_loop(), a group of one) or a batched group of WBB draws (nn/batched.hpp). The rules described here are
+// its rules, applied to every member.
+//
 // train_loop(obj, config, stream) minimizes an objective by minibatch steps of one optimizer (SGD with
 // momentum, Adam, RMSprop) over the parameters the objective declares. Everything random comes from the
 // caller's rng::Stream: the minibatch order (a Fisher-Yates permutation per epoch), then whatever the
@@ -188,43 +192,86 @@ struct has_end_epoch : std::false_type {};
 template <class O>
 struct has_end_epoch<O, std::void_t<decltype(std::declval<O&>().end_epoch(std::int64_t()))>> : std::true_type {};
 
-// Minimize the objective from its current parameters. `final_check` evaluates the certificate at the end
-// (when c.certify). `progress` (optional) counts steps for a display.
-template <class Objective>
-TrainResult train_loop(Objective& obj, const TrainConfig& c, rng::Stream& s,
-                       const parallel::StopToken& stop = parallel::StopToken(), bool final_check = true,
-                       TrainProgress* progress = nullptr) {
-  TrainResult r;
+// ---- The one loop, over members ------------------------------------------------------------------------
+// train_members(obj, config, stop, progress) is THE training loop: every rule of a minibatch run (the schedule of
+// epochs and steps, the stop token read before every step, progress counts, the one host read per epoch with the
+// history and the divergence test, validation and patience, the grad_tol test, the final certificate) is
+// written here once. It trains obj.members() networks at once that share the schedule; each member is retired
+// alone (divergence, grad_tol) and the loop ends when none is left. One network (train_loop() below) is a group
+// of one (OneMember); a batched group of WBB draws (nn/batched.hpp, BatchedWbbGroup) is a group of G whose
+// storage is one batched network with its gradient by hand.
+//
+// Member objective concept (beyond n(), device(), parameters() of the Objective concept above):
+//   std::int64_t members() const;
+//   static constexpr bool hand_backward;     // minibatch() writes the gradient itself: the loop calls neither
+//                                            // zero_grad nor backward (only the optimizer step)
+//   static constexpr bool retire_converged;  // a member below grad_tol is retired at once with that certificate
+//                                            // (its storage is freed); false: it ends the loop and is certified
+//                                            // at the end, after the best epoch is restored (one network)
+//   void start(torch::optim::Optimizer&);    // once, after the loop built the optimizer
+//   void begin_epoch(const std::vector<char>& active);  // the epoch's permutation(s) and per-epoch numbers,
+//                                            // drawn for the active members only (each from its own stream)
+//   MinibatchLoss minibatch(const StepInfo&); // the loss per member ([] or [G]; may be undefined unless
+//                                            // info.read) and the correct counts (when recording history)
+//   Certificates certify(std::int64_t chunk); // per member
+//   void retire(const std::vector<std::int64_t>& ms, Outcome, std::int64_t steps, const Certificates*,
+//               const std::vector<std::vector<EpochRecord>>& history);  // members ms end (their history so far)
+// and optionally has_validation()/validation()/buffers()/end_epoch() as above.
+enum class Outcome { done, converged, diverged, interrupted };
+struct Certificates {
+  std::vector<double> objective, grad_norm;
+};
+// What the loop reports beyond the members' retirements.
+struct LoopResult {
+  std::int64_t epochs = 0, steps = 0;
+  bool stopped_early = false;
+  std::int64_t best_epoch = 0;
+  std::vector<EpochRecord> validation;
+};
+
+template <class M>
+LoopResult train_members(M& obj, const TrainConfig& c, const parallel::StopToken& stop = parallel::StopToken(),
+                         TrainProgress* progress = nullptr, bool final_check = true) {
+  LoopResult r;
   const std::int64_t n = obj.n();
+  const std::int64_t G = obj.members();
   const std::int64_t B = batch_size_for(c, n);
   const std::int64_t per_epoch = steps_per_epoch(c, n);
   const std::int64_t total = total_steps(c, n);
   auto opt = make_optimizer(obj.parameters(), c);
-  obj.start();
-  std::vector<std::int64_t> perm(static_cast<std::size_t>(n));
-  const torch::Device dev = obj.device();
-  const auto idx_opt = torch::TensorOptions().dtype(torch::kLong);
-  const auto acc_opt = torch::TensorOptions().dtype(torch::kDouble).device(dev);
-  torch::Tensor perm_t, loss_sum, correct_sum;
+  obj.start(*opt);
+  const auto acc_opt = torch::TensorOptions().dtype(torch::kDouble).device(obj.device());
+  std::vector<char> active(static_cast<std::size_t>(G), 1), held(static_cast<std::size_t>(G), 0);
+  std::int64_t n_active = G;
+  std::vector<std::vector<EpochRecord>> hist(static_cast<std::size_t>(G));
+  torch::Tensor loss_sum, correct_sum;
   bool has_correct = false;
   std::int64_t step = 0;
   BestState best;
-  auto skip_rest = [&](std::int64_t done) {
-    if (progress && total > done) progress->skipped.fetch_add(static_cast<long>(total - done));
-  };
-  while (step < total) {
-    permutation(s, perm);
-    perm_t = torch::from_blob(perm.data(), {n}, idx_opt).to(dev, false, true);
-    obj.begin_epoch(s);
-    if (c.history) {
-      loss_sum = torch::zeros({}, acc_opt);
-      correct_sum = torch::zeros({}, acc_opt);
+  auto retire = [&](const std::vector<std::int64_t>& ms, Outcome o, std::int64_t steps, const Certificates* ct) {
+    if (ms.empty()) return;
+    for (std::int64_t m : ms) {
+      active[static_cast<std::size_t>(m)] = 0;
+      --n_active;
     }
+    if (progress && o != Outcome::interrupted && total > steps)
+      progress->skipped.fetch_add(static_cast<long>((total - steps) * static_cast<std::int64_t>(ms.size())));
+    obj.retire(ms, o, steps, ct, hist);
+  };
+  auto active_members = [&]() {
+    std::vector<std::int64_t> ms;
+    for (std::int64_t m = 0; m < G; ++m)
+      if (active[static_cast<std::size_t>(m)]) ms.push_back(m);
+    return ms;
+  };
+  while (step < total && n_active > 0) {
+    obj.begin_epoch(active);
+    loss_sum = correct_sum = torch::Tensor();  // the epoch's sums, shaped as the members' losses
     std::int64_t batches = 0, seen = 0;
     for (std::int64_t b = 0; b < per_epoch && step < total; ++b, ++step) {
       if (stop.stop_requested()) {
-        r.interrupted = true;
         r.steps = step;
+        retire(active_members(), Outcome::interrupted, step, nullptr);
         return r;
       }
       StepInfo info;
@@ -233,14 +280,20 @@ TrainResult train_loop(Objective& obj, const TrainConfig& c, rng::Stream& s,
       info.batch = b;
       info.begin = b * B;
       info.end = b == per_epoch - 1 ? n : std::min(n, info.begin + B);  // the last takes the rest (merged)
-      opt->zero_grad();
-      MinibatchLoss m = obj.minibatch(perm_t.slice(0, info.begin, info.end), info);
-      m.loss.backward();
+      const bool epoch_end = b == per_epoch - 1 || step + 1 == total;
+      info.read = c.history || epoch_end;
+      if constexpr (!M::hand_backward) opt->zero_grad();
+      MinibatchLoss m = obj.minibatch(info);
+      if constexpr (!M::hand_backward) m.loss.backward();
       opt->step();
-      if (progress) progress->steps.fetch_add(1, std::memory_order_relaxed);
+      if (progress) progress->steps.fetch_add(static_cast<long>(n_active), std::memory_order_relaxed);
       if (c.history) {  // on the device, no host read
         torch::NoGradGuard ng;
-        loss_sum.add_(m.loss.detach());
+        if (!loss_sum.defined()) {
+          loss_sum = torch::zeros(m.loss.sizes(), acc_opt);
+          correct_sum = torch::zeros(m.loss.sizes(), acc_opt);
+        }
+        loss_sum.add_(m.loss.detach().to(torch::kDouble));
         if (m.correct.defined()) {
           correct_sum.add_(m.correct);
           has_correct = true;
@@ -248,37 +301,42 @@ TrainResult train_loop(Objective& obj, const TrainConfig& c, rng::Stream& s,
         ++batches;
         seen += info.end - info.begin;
       }
-      // One host read per epoch: the divergence test reads the last minibatch loss of the epoch (and the
-      // history sums with it).
-      if (b == per_epoch - 1 || step + 1 == total) {
-        double last;
+      // One host read per epoch: the divergence test reads the last minibatch loss of the epoch of every
+      // member (and the history sums with it).
+      if (epoch_end) {
+        torch::Tensor h;
         if (c.history) {
-          const torch::Tensor h =
-              torch::stack({m.loss.detach().to(torch::kDouble), loss_sum, correct_sum}).to(torch::kCPU);
-          const double* p = h.data_ptr<double>();
-          last = p[0];
-          EpochRecord rec;
-          rec.loss = p[1] / static_cast<double>(batches);
-          rec.accuracy = has_correct ? p[2] / static_cast<double>(seen) : NAN;
-          r.history.push_back(rec);
-          if (progress) {
-            progress->loss.store(rec.loss);
-            progress->accuracy.store(rec.accuracy);
-          }
+          h = torch::stack({m.loss.detach().to(torch::kDouble), loss_sum, correct_sum}).to(torch::kCPU);
         } else {
-          last = m.loss.template item<double>();
+          h = m.loss.detach().to(torch::kDouble).reshape({-1}).to(torch::kCPU);
         }
-        if (!std::isfinite(last)) {
-          r.diverged = true;
+        h = h.contiguous();
+        const double* p = h.data_ptr<double>();
+        std::vector<std::int64_t> bad;
+        for (std::int64_t k = 0; k < G; ++k) {
+          if (!active[static_cast<std::size_t>(k)]) continue;
+          if (c.history) {
+            EpochRecord rec;
+            rec.loss = p[G + k] / static_cast<double>(batches);
+            rec.accuracy = has_correct ? p[2 * G + k] / static_cast<double>(seen) : NAN;
+            hist[static_cast<std::size_t>(k)].push_back(rec);
+            if (progress) {
+              progress->loss.store(rec.loss);
+              progress->accuracy.store(rec.accuracy);
+            }
+          }
+          if (!std::isfinite(p[k])) bad.push_back(k);
+        }
+        retire(bad, Outcome::diverged, step + 1, nullptr);
+        if (n_active == 0) {
           r.steps = step + 1;
-          skip_rest(r.steps);
           return r;
         }
       }
     }
     ++r.epochs;
-    if constexpr (has_end_epoch<Objective>::value) obj.end_epoch(r.epochs);
-    if constexpr (has_validation_hook<Objective>::value) {
+    if constexpr (has_end_epoch<M>::value) obj.end_epoch(r.epochs);
+    if constexpr (has_validation_hook<M>::value) {
       if (obj.has_validation()) {
         const EpochRecord v = obj.validation();
         r.validation.push_back(v);
@@ -298,23 +356,123 @@ TrainResult train_loop(Objective& obj, const TrainConfig& c, rng::Stream& s,
       }
     }
     if (c.grad_tol > 0 && step < total) {
-      if (obj.certify(B).grad_norm < c.grad_tol) {
-        r.converged = true;
-        break;
+      const Certificates ct = obj.certify(B);
+      std::vector<std::int64_t> conv;
+      for (std::int64_t k = 0; k < G; ++k)
+        if (active[static_cast<std::size_t>(k)] && ct.grad_norm[static_cast<std::size_t>(k)] < c.grad_tol)
+          conv.push_back(k);
+      if constexpr (M::retire_converged) {
+        retire(conv, Outcome::converged, step, c.certify ? &ct : nullptr);
+      } else {  // certified at the end (below)
+        for (std::int64_t k : conv) {
+          active[static_cast<std::size_t>(k)] = 0;
+          held[static_cast<std::size_t>(k)] = 1;
+          --n_active;
+        }
       }
     }
   }
+  // the end: the members still training and those held at grad_tol, after the best epoch's state is restored
   r.steps = step;
-  skip_rest(step);
-  if (c.patience > 0 && best.epoch > 0 && best.epoch < r.epochs) best.restore(obj);  // the best epoch's state
-  if (final_check && c.certify) {
-    const Certificate ct = obj.certify(B);
-    r.objective = ct.objective;
-    r.grad_norm = ct.grad_norm;
-    if (c.grad_tol > 0 && ct.grad_norm < c.grad_tol) r.converged = true;
-    // a non-finite objective or gradient norm (e.g. inputs that overflow single precision): not a fit
-    if (!std::isfinite(r.objective) || !std::isfinite(r.grad_norm)) r.diverged = true;
+  std::vector<std::int64_t> rest, conv;
+  for (std::int64_t k = 0; k < G; ++k) {
+    if (held[static_cast<std::size_t>(k)]) {
+      conv.push_back(k);
+      active[static_cast<std::size_t>(k)] = 1;
+      ++n_active;
+    } else if (active[static_cast<std::size_t>(k)]) {
+      rest.push_back(k);
+    }
   }
+  if (rest.empty() && conv.empty()) return r;
+  if (c.patience > 0 && best.epoch > 0 && best.epoch < r.epochs) best.restore(obj);  // the best epoch's state
+  Certificates ct;
+  const bool cert = final_check && c.certify;
+  if (cert) ct = obj.certify(B);
+  retire(conv, Outcome::converged, step, cert ? &ct : nullptr);
+  retire(rest, Outcome::done, step, cert ? &ct : nullptr);
+  return r;
+}
+
+// One network's objective (the Objective concept above) as a group of one: the loop's permutation of the
+// examples from the caller's stream, then the objective's own per-epoch numbers; its retirement is the
+// TrainResult.
+template <class Objective>
+class OneMember {
+ public:
+  static constexpr bool hand_backward = false;
+  static constexpr bool retire_converged = false;
+  OneMember(Objective& obj, rng::Stream& s, TrainResult& r, const TrainConfig& c)
+      : obj_(obj), s_(s), r_(r), c_(c), perm_(static_cast<std::size_t>(obj.n())) {}
+  std::int64_t members() const { return 1; }
+  std::int64_t n() const { return obj_.n(); }
+  torch::Device device() const { return obj_.device(); }
+  std::vector<torch::Tensor> parameters() { return obj_.parameters(); }
+  void start(torch::optim::Optimizer&) { obj_.start(); }
+  void begin_epoch(const std::vector<char>&) {
+    permutation(s_, perm_);
+    perm_t_ = torch::from_blob(perm_.data(), {obj_.n()}, torch::TensorOptions().dtype(torch::kLong))
+                  .to(obj_.device(), false, true);
+    obj_.begin_epoch(s_);
+  }
+  MinibatchLoss minibatch(const StepInfo& info) { return obj_.minibatch(perm_t_.slice(0, info.begin, info.end), info); }
+  Certificates certify(std::int64_t chunk) {
+    const Certificate ct = obj_.certify(chunk);
+    return Certificates{{ct.objective}, {ct.grad_norm}};
+  }
+  bool has_validation() const {
+    if constexpr (has_validation_hook<Objective>::value) return obj_.has_validation();
+    return false;
+  }
+  EpochRecord validation() {
+    if constexpr (has_validation_hook<Objective>::value) return obj_.validation();
+    return EpochRecord();
+  }
+  std::vector<torch::Tensor> buffers() {
+    if constexpr (has_buffers_hook<Objective>::value) return obj_.buffers();
+    return {};
+  }
+  void end_epoch(std::int64_t epochs) {
+    if constexpr (has_end_epoch<Objective>::value) obj_.end_epoch(epochs);
+  }
+  void retire(const std::vector<std::int64_t>&, Outcome o, std::int64_t steps, const Certificates* ct,
+              const std::vector<std::vector<EpochRecord>>& history) {
+    r_.history = history[0];
+    r_.steps = steps;
+    r_.interrupted = o == Outcome::interrupted;
+    r_.diverged = o == Outcome::diverged;
+    r_.converged = o == Outcome::converged;
+    if (!ct) return;
+    r_.objective = ct->objective[0];
+    r_.grad_norm = ct->grad_norm[0];
+    if (c_.grad_tol > 0 && r_.grad_norm < c_.grad_tol) r_.converged = true;
+    // a non-finite objective or gradient norm (e.g. inputs that overflow single precision): not a fit
+    if (!std::isfinite(r_.objective) || !std::isfinite(r_.grad_norm)) r_.diverged = true;
+  }
+
+ private:
+  Objective& obj_;
+  rng::Stream& s_;
+  TrainResult& r_;
+  const TrainConfig& c_;
+  std::vector<std::int64_t> perm_;
+  torch::Tensor perm_t_;
+};
+
+// Minimize the objective from its current parameters (one network: train_members() over OneMember).
+// `final_check` evaluates the certificate at the end (when c.certify). `progress` (optional) counts steps for a
+// display.
+template <class Objective>
+TrainResult train_loop(Objective& obj, const TrainConfig& c, rng::Stream& s,
+                       const parallel::StopToken& stop = parallel::StopToken(), bool final_check = true,
+                       TrainProgress* progress = nullptr) {
+  TrainResult r;
+  OneMember<Objective> one(obj, s, r, c);
+  LoopResult lr = train_members(one, c, stop, progress, final_check);
+  r.epochs = lr.epochs;
+  r.stopped_early = lr.stopped_early;
+  r.best_epoch = lr.best_epoch;
+  r.validation = std::move(lr.validation);
   return r;
 }
 
