@@ -19,10 +19,11 @@
 // chain. The policy's noise comes from `rng` (the model's noise source) only.
 //
 // SgldStep and SghmcStep are the two policies of Deng et al. (2019), SgnhtStep the thermostat of Ding et al. (2014),
-// PsgldStep the RMSprop-preconditioned SGLD of Li et al. (2016); HamcmcSaStep and HamcmcStep (lbfgs.hpp) the
-// quasi-Newton ones of Wang, Deng & Lin (2021); `with_step_policy(StepControl, f)` builds the
-// policy a control names and calls f(policy) (a switch once per run, not once per group and iteration). A new
-// sampler is a new policy class plus one case here and one name in the glue (design-sgmcmc.md shows one).
+// PsgldStep the RMSprop-preconditioned SGLD of Li et al. (2016); SghmcBaoabStep SGHMC by the BAOAB splitting;
+// HamcmcSaStep and HamcmcStep (lbfgs.hpp) the quasi-Newton ones of Wang, Deng & Lin (2021);
+// `with_step_policy(StepControl, f)` builds the policy a control names and calls f(policy) (a switch once per run,
+// not once per group and iteration). A new sampler is a new policy class plus its enum value, its row of
+// sampler_table() and one case here; the glue and R read the table by name (design-sgmcmc.md shows one).
 // Header-only, std, no R.
 #pragma once
 #include <Eigen/Core>
