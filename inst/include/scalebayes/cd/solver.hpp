@@ -351,12 +351,8 @@ class BasicElasticNet {
         const Eigen::Index j = active_[a];
         if (!full && beta(j) == 0.0) continue;
         const double gjj = G_(a, a);
-        const double l1 = lambda * pf(j) * alpha_, l2 = lambda * pf(j) * (1.0 - alpha_);
         const double old = beta(j);
-        const double u = ga_(a) + gjj * old;
-        const double den = gjj + l2;
-        double b = den > 0 ? soft_threshold(u, l1) / den : 0.0;
-        if (has_bounds_) b = std::min(std::max(b, lo(j)), hi(j));
+        const double b = coordinate_min(j, ga_(a) + gjj * old, gjj, pf, lambda);
         if (b != old) {
           const double d = b - old;
           beta(j) = b;
@@ -433,12 +429,8 @@ class BasicElasticNet {
         const Eigen::Index j = active_[a];
         if (!full && beta(j) == 0.0) continue;
         const double gjj = xv_(j);
-        const double l1 = lambda * pf(j) * alpha_, l2 = lambda * pf(j) * (1.0 - alpha_);
         const double old = beta(j);
-        const double u = grad(a) + gjj * old;
-        const double den = gjj + l2;
-        double b = den > 0 ? soft_threshold(u, l1) / den : 0.0;
-        if (has_bounds_) b = std::min(std::max(b, lo(j)), hi(j));
+        const double b = coordinate_min(j, grad(a) + gjj * old, gjj, pf, lambda);
         if (b != old) {
           const double d = b - old, sj = x_.col_scale(j);
           beta(j) = b;
@@ -486,6 +478,15 @@ class BasicElasticNet {
     for (auto j : active_) nnz += static_cast<double>(x_.col_nnz(j));
     const double mean_nnz = nnz / static_cast<double>(m);
     return 16.0 * mean_nnz < static_cast<double>(n_) || mean_nnz < static_cast<double>(m);
+  }
+
+  // The minimizer of coordinate j's penalized quadratic, u = gradient + G_jj beta_j (clipped to its box).
+  double coordinate_min(Eigen::Index j, double u, double gjj, const VecRef& pf, double lambda) const {
+    const double l1 = lambda * pf(j) * alpha_, l2 = lambda * pf(j) * (1.0 - alpha_);
+    const double den = gjj + l2;
+    double b = den > 0 ? soft_threshold(u, l1) / den : 0.0;
+    if (has_bounds_) b = std::min(std::max(b, lo(j)), hi(j));
+    return b;
   }
 
   // Exact solve on the current signed support S: (G_SS + diag(l2)) delta = g_S - l2 beta_S - l1 sign(beta_S).
