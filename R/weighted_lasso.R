@@ -181,9 +181,12 @@ glm_constraints <- function(offset, lower, upper, exclude, x, call = rlang::call
 
 # The engine's part of the constraints (entries of the control list, read by src/wbb_glm.cpp): limits on the
 # standardized scale (b_j = beta_j * scale_j).
+# naive_from: the solver's update mode (cd/solver.hpp, Control::naive_from): NULL = automatic; the internal option
+# scalebayes.cd_naive_from (a working-set size) forces naive updates from that size on, for tests of both modes.
 glm_engine_extras <- function(cons, scale) {
   list(offset = cons$offset, lower = if (!is.null(cons$lower)) cons$lower * scale,
-       upper = if (!is.null(cons$upper)) cons$upper * scale)
+       upper = if (!is.null(cons$upper)) cons$upper * scale,
+       naive_from = getOption("scalebayes.cd_naive_from"))
 }
 
 #' Control settings for the coordinate-descent solver

@@ -19,6 +19,8 @@ cd::Control control_from(const Rcpp::List& c) {
   ctrl.max_outer = Rcpp::as<int>(c["max_outer"]);
   ctrl.intercept = Rcpp::as<bool>(c["intercept"]);
   if (c.containsElementNamed("kkt_tol")) ctrl.kkt_tol = Rcpp::as<double>(c["kkt_tol"]);
+  if (c.containsElementNamed("naive_from") && !Rf_isNull(c["naive_from"]))
+    ctrl.naive_from = Rcpp::as<int>(c["naive_from"]);
   // optional: offset (n), lower / upper limits (p, standardized scale), the CV measure
   auto vec = [&](const char* nm, Eigen::VectorXd& v) {
     if (c.containsElementNamed(nm) && !Rf_isNull(c[nm])) v = Rcpp::as<Eigen::VectorXd>(c[nm]);

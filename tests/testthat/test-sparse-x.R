@@ -190,3 +190,62 @@ test_that("bad sparse input gets classed errors naming the argument", {
   expect_error(weighted_lasso(d$x, factor(rep(1:3, 20)), family = "multinomial"), class = "scalebayes_error_input",
                regexp = "sparse")
 })
+
+# The naive (residual-update) mode of the solver (cd/solver.hpp cd_loop_naive(), Control::naive_from): used for
+# sparse working sets from 64 columns on, and for dense ones beyond 2048. The internal option
+# scalebayes.cd_naive_from forces it from a working-set size (0: always; a huge value: never), so that both sides
+# of the switch are checked on the same problem.
+with_naive_from <- function(nf, expr) {
+  old <- options(scalebayes.cd_naive_from = nf)
+  on.exit(options(old))
+  expr
+}
+
+test_that("naive updates: both modes agree with glmnet at thresh = 1e-14 on a large working set (objective, KKT)", {
+  skip_if_not_installed("glmnet")
+  skip_if_not_installed("Matrix")
+  n <- 400; p <- 300
+  for (fam in c("gaussian", "binomial")) {
+    d <- sparse_sim(n, p, 0.03, fam, seed = 31)
+    set.seed(4)
+    w <- stats::rexp(n); pf <- stats::rexp(p)
+    lam <- (if (fam == "gaussian") 0.02 else 0.004) * sum(w)
+    g <- glmnet::glmnet(d$x, d$y, family = fam, weights = w, penalty.factor = pf, standardize = FALSE,
+                        lambda = glmnet_lambda(lam, w, pf), thresh = 1e-14, maxit = 1e7)
+    cg <- as.numeric(stats::coef(g))
+    expect_gt(sum(cg[-1] != 0), 64)  # the working set is past the automatic switch
+    go <- sparse_objective(d$x, d$y, w, cg, lam, pf, fam, 1)
+    for (nf in list(0L, 1000000L, NULL)) {
+      f <- with_naive_from(nf, weighted_lasso(d$x, d$y, family = fam, weights = w, penalty_factor = pf, lambda = lam,
+                                              standardize = FALSE))
+      cf <- as.numeric(coef(f))
+      fo <- sparse_objective(d$x, d$y, w, cf, lam, pf, fam, 1)
+      expect_lte(abs(fo - go) / abs(go), 1e-8)
+      expect_lte(sparse_kkt(d$x, d$y, w, cf, lam, pf, fam, 1), 1e-8)
+    }
+  }
+})
+
+test_that("naive updates: same draws as the Gram path, dense x as sparse x, 1 and 2 threads identical", {
+  skip_if_not_installed("Matrix")
+  for (fam in c("gaussian", "binomial")) {
+    d <- sparse_sim(400, 300, 0.03, fam, seed = 32)
+    xd <- as.matrix(d$x)
+    run <- function(x, nf, threads = 1) {
+      with_naive_from(nf, as.matrix(wbb(x, d$y, family = fam, lambda = 4, draws = 12, seed = 3, threads = threads,
+                                        prior_weights = "separate", standardize = FALSE, quiet = TRUE)))
+    }
+    auto <- run(d$x, NULL)
+    expect_gt(mean(rowSums(auto[, -1] != 0)), 64)  # supports past the switch: the automatic rule goes naive
+    gram <- run(d$x, 1000000L)
+    naive <- run(d$x, 0L)
+    # both modes stop at a KKT violation <= 1e-10 lambda: the draws agree far below the posterior's spread
+    expect_lt(max(abs(auto - gram)), 1e-9)
+    expect_lt(max(abs(naive - gram)), 1e-9)
+    # dense x on either path (the dense naive mode forced) gives the sparse draws
+    expect_lt(max(abs(run(xd, 0L) - naive)), 1e-9)
+    expect_lt(max(abs(run(xd, NULL) - gram)), 1e-9)
+    expect_identical(run(d$x, NULL, threads = 2), auto)
+    expect_identical(run(d$x, 0L, threads = 2), naive)
+  }
+})

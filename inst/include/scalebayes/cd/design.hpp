@@ -8,6 +8,12 @@
 //   centered(j, v, m, t)     t = v .* (x_j - m) (n); returns sum(t) for gram_dot
 //   gram_dot(t, tsum, b)     t' x_b
 //   cols(), rows()
+// and, for the naive (residual-update) mode of the solver, the same products on the STORED column X_j, where the
+// standardized column is x_j = (X_j - center(j)) / scale(j) (dense: X_j = x_j, center 0, scale 1):
+//   raw_wdot(j, v, r)        sum_i v_i X_ij r_i    over the stored entries   (O(nnz(X_j)) sparse, O(n) dense)
+//   raw_vsum(j, v)           sum_i v_i X_ij
+//   raw_axpy(a, j, r)        r += a X_j            on the stored entries
+//   col_center(j), col_scale(j), col_nnz(j)
 //
 // DenseDesign: x_j is column j of a dense matrix (already standardized by the caller), exactly the operations
 // the solver always did (same order of floating-point operations, so the dense results are unchanged).
@@ -55,6 +61,14 @@ class DenseDesign {
     return 0.0;
   }
   double gram_dot(const Eigen::VectorXd& t, double, Eigen::Index b) const { return t.dot(x_.col(b)); }
+  double raw_wdot(Eigen::Index j, const Eigen::VectorXd& v, const Eigen::VectorXd& r) const {
+    return (x_.col(j).array() * v.array() * r.array()).sum();
+  }
+  double raw_vsum(Eigen::Index j, const Eigen::VectorXd& v) const { return v.dot(x_.col(j)); }
+  void raw_axpy(double a, Eigen::Index j, Eigen::VectorXd& r) const { r.noalias() += a * x_.col(j); }
+  double col_center(Eigen::Index) const { return 0.0; }
+  double col_scale(Eigen::Index) const { return 1.0; }
+  Eigen::Index col_nnz(Eigen::Index) const { return x_.rows(); }
   double at(Eigen::Index i, Eigen::Index j) const { return x_(i, j); }
   double row_dot(Eigen::Index i, const Eigen::VectorXd& beta) const { return x_.row(i).dot(beta); }
 
@@ -130,6 +144,21 @@ class SparseDesign {
   double gram_dot(const Eigen::VectorXd& t, double tsum, Eigen::Index b) const {
     return (raw_dot(b, t) - c_(b) * tsum) / s_(b);
   }
+  double raw_wdot(Eigen::Index j, const Eigen::VectorXd& v, const Eigen::VectorXd& r) const {
+    double s = 0.0;
+    for (int k = outer_[j]; k < outer_[j + 1]; ++k) {
+      const int i = inner_[k];
+      s += val_[k] * v(i) * r(i);
+    }
+    return s;
+  }
+  double raw_vsum(Eigen::Index j, const Eigen::VectorXd& v) const { return raw_dot(j, v); }
+  void raw_axpy(double a, Eigen::Index j, Eigen::VectorXd& r) const {
+    for (int k = outer_[j]; k < outer_[j + 1]; ++k) r(inner_[k]) += a * val_[k];
+  }
+  double col_center(Eigen::Index j) const { return c_(j); }
+  double col_scale(Eigen::Index j) const { return s_(j); }
+  Eigen::Index col_nnz(Eigen::Index j) const { return outer_[j + 1] - outer_[j]; }
   // entry (i, j) of the standardized column (binary search in column j; for occasional reads only)
   double at(Eigen::Index i, Eigen::Index j) const {
     const int* lo = inner_ + outer_[j];

@@ -66,6 +66,8 @@ struct Control {
   Eigen::VectorXd offset;        // n values added to every linear predictor (empty = none)
   Eigen::VectorXd lower, upper;  // p box constraints on the coefficients (both empty = none), lower <= 0 <= upper
   int cv_measure = 0;            // cross_validate(): 0 deviance, 1 mse, 2 mae, 3 class, 4 auc (returns predmat)
+  int naive_from = -1;           // working-set size from which naive (residual) updates replace the Gram matrix;
+                                 // -1 = automatic (BasicElasticNet::prefer_naive()); tests force either side
 };
 
 struct Fit {
@@ -276,11 +278,20 @@ class BasicElasticNet {
     for (Eigen::Index j = 0; j < p_; ++j)
       if (pos_[j] < 0 && movable(j) && screen_g(j) >= alpha_ * pf(j) * strong) cand_.emplace_back(-ratio(j, pf, strong), j);
     add_best_candidates();
-    build_gram();
+    naive_ = prefer_naive();
+    if (naive_) {
+      for (auto j : active_) column_moments(j);
+    } else {
+      build_gram();
+    }
     bool converged = false;
     for (;;) {
-      load_gradient();
-      if (!cd_loop(pf, lambda, beta, thr)) break;
+      if (naive_) {
+        if (!cd_loop_naive(pf, lambda, beta, thr)) break;
+      } else {
+        load_gradient();
+        if (!cd_loop(pf, lambda, beta, thr)) break;
+      }
       // KKT check over all variables with a fresh residual
       residual(beta);
       x_.gradient(vr_, g_);
@@ -296,7 +307,10 @@ class BasicElasticNet {
       }
       const Eigen::Index old = static_cast<Eigen::Index>(active_.size());
       add_best_candidates();
-      if (static_cast<Eigen::Index>(active_.size()) - old > kSmallGram) {
+      if (!naive_ && prefer_naive()) naive_ = true;  // the working set outgrew the Gram matrix: residual updates
+      if (naive_) {  // (the moments of the earlier members are those of this v_, from the Gram or naive set-up)
+        for (Eigen::Index a = old; a < static_cast<Eigen::Index>(active_.size()); ++a) column_moments(active_[a]);
+      } else if (static_cast<Eigen::Index>(active_.size()) - old > kSmallGram) {
         build_gram();
       } else {
         extend_gram(old);
@@ -337,12 +351,8 @@ class BasicElasticNet {
         const Eigen::Index j = active_[a];
         if (!full && beta(j) == 0.0) continue;
         const double gjj = G_(a, a);
-        const double l1 = lambda * pf(j) * alpha_, l2 = lambda * pf(j) * (1.0 - alpha_);
         const double old = beta(j);
-        const double u = ga_(a) + gjj * old;
-        const double den = gjj + l2;
-        double b = den > 0 ? soft_threshold(u, l1) / den : 0.0;
-        if (has_bounds_) b = std::min(std::max(b, lo(j)), hi(j));
+        const double b = coordinate_min(j, ga_(a) + gjj * old, gjj, pf, lambda);
         if (b != old) {
           const double d = b - old;
           beta(j) = b;
@@ -373,6 +383,110 @@ class BasicElasticNet {
         full = false;
       }
     }
+  }
+
+  // Coordinate descent on the working set with naive (residual) updates, as glmnet's type.gaussian = "naive":
+  // no Gram matrix; the residual r = r_ + rho (a vector plus a scalar shift, so that a sparse column's implicit
+  // centring costs O(1)) and S = sum_i v_i r_i are kept up to date, and each coordinate costs O(nnz(X_j)):
+  //   g_j = (sum_i v_i X_ij r_i - mu_j S) / s_j,   mu_j = c_j + s_j m_j  (the weighted mean of the stored X_j),
+  //   beta_j += d:  r_ -= (d / s_j) X_j on its entries,  rho += d mu_j / s_j,  S -= d (sum_i v_i X_ij - mu_j W) / s_j.
+  // Expects r_ fresh (residual(beta)). Same stopping rule as cd_loop() (coordinate change below thr, then the
+  // working set's KKT violation below kkt_tol * lambda on a full sweep), but without cd_loop()'s exact Newton
+  // finish on the support, so the KKT target is 100 times tighter here: the two modes then agree far below the
+  // certificate (dense and sparse draws agree to 1e-10). A failed KKT check refreshes the residual exactly, so
+  // rounding in the running updates cannot accumulate.
+  bool cd_loop_naive(const VecRef& pf, double lambda, Eigen::VectorXd& beta, double thr) {
+    const int m = static_cast<int>(active_.size());
+    const double W = v_.sum();
+    if (nvs_.size() < m) nvs_.resize(std::max<Eigen::Index>(m, 2 * nvs_.size()));
+    if (nmu_.size() < m) nmu_.resize(std::max<Eigen::Index>(m, 2 * nmu_.size()));
+    for (int a = 0; a < m; ++a) {
+      const Eigen::Index j = active_[a];
+      nvs_(a) = x_.raw_vsum(j, v_);
+      nmu_(a) = x_.col_center(j) + x_.col_scale(j) * xm_(j);
+    }
+    double rho = 0.0, S = v_.dot(r_);
+    auto grad = [&](int a) {
+      const Eigen::Index j = active_[a];
+      return (x_.raw_wdot(j, v_, r_) + rho * nvs_(a) - nmu_(a) * S) / x_.col_scale(j);
+    };
+    // rounding floor of the gradient (as cd_loop): terms of size |g_j| + G_jj |beta_j|, and the residual's size
+    double uscale = 0.0, xvmax = 0.0;
+    for (int a = 0; a < m; ++a) {
+      const Eigen::Index j = active_[a];
+      uscale = std::max(uscale, std::abs(grad(a)) + xv_(j) * std::abs(beta(j)));
+      xvmax = std::max(xvmax, xv_(j));
+    }
+    const double rss = (v_.array() * r_.array().square()).sum();
+    const double floor = 1e-13 * std::max(uscale, std::sqrt(xvmax * rss));
+    const double kkt_thr = std::max(1e-2 * ctrl_.kkt_tol * lambda, floor) + std::numeric_limits<double>::min();
+    bool full = true;
+    for (;;) {
+      if (sweeps_ >= ctrl_.max_iter || stop_.stop_requested()) return false;
+      ++sweeps_;
+      double maxdiff = 0.0;
+      for (int a = 0; a < m; ++a) {
+        const Eigen::Index j = active_[a];
+        if (!full && beta(j) == 0.0) continue;
+        const double gjj = xv_(j);
+        const double old = beta(j);
+        const double b = coordinate_min(j, grad(a) + gjj * old, gjj, pf, lambda);
+        if (b != old) {
+          const double d = b - old, sj = x_.col_scale(j);
+          beta(j) = b;
+          x_.raw_axpy(-d / sj, j, r_);
+          rho += d * nmu_(a) / sj;
+          S -= d * (nvs_(a) - nmu_(a) * W) / sj;
+          maxdiff = std::max(maxdiff, gjj * d * d);
+        }
+      }
+      if (maxdiff < thr) {
+        if (full) {
+          double viol = 0.0;
+          for (int a = 0; a < m; ++a) {
+            const Eigen::Index j = active_[a];
+            const double l1 = lambda * pf(j) * alpha_, l2 = lambda * pf(j) * (1.0 - alpha_);
+            viol = std::max(viol, coef_violation(j, beta(j), grad(a) - l2 * beta(j), l1));
+          }
+          if (viol <= kkt_thr) return true;
+          residual(beta);  // exact residual again (rounding of the running updates cannot pile up)
+          rho = 0.0;
+          S = v_.dot(r_);
+        }
+        full = true;
+      } else {
+        full = false;
+      }
+    }
+  }
+
+  // The update mode of the working set: naive (residual) updates when they cost less than covariance updates.
+  // Sparse x: adding a column to the Gram matrix costs O(n + nnz(A)) (the centred column is dense) and each
+  // update O(|A|); a naive update costs O(nnz(X_j)). Measured (bench/RESULTS.md, 2026-12-03): naive wins once the
+  // working set passes about kNaiveSparse columns of sparse columns (mean nnz below n / 16); below that the
+  // Gram path with its exact Newton finish stays (small problems keep the draws they had). Dense x: covariance
+  // updates (BLAS Gram build, O(|A|) updates) up to |A| = kNaiveDense, naive beyond (the Gram matrix would pass
+  // 32 MB and its build O(n |A|^2)). Control::naive_from >= 0 overrides the rule (|A| >= naive_from: naive).
+  static constexpr Eigen::Index kNaiveDense = 2048;
+  static constexpr Eigen::Index kNaiveSparse = 64;
+  bool prefer_naive() const {
+    const Eigen::Index m = static_cast<Eigen::Index>(active_.size());
+    if (ctrl_.naive_from >= 0) return m >= ctrl_.naive_from;
+    if (!Design::kSparse) return m > kNaiveDense;
+    if (m < kNaiveSparse) return false;
+    double nnz = 0.0;
+    for (auto j : active_) nnz += static_cast<double>(x_.col_nnz(j));
+    const double mean_nnz = nnz / static_cast<double>(m);
+    return 16.0 * mean_nnz < static_cast<double>(n_) || mean_nnz < static_cast<double>(m);
+  }
+
+  // The minimizer of coordinate j's penalized quadratic, u = gradient + G_jj beta_j (clipped to its box).
+  double coordinate_min(Eigen::Index j, double u, double gjj, const VecRef& pf, double lambda) const {
+    const double l1 = lambda * pf(j) * alpha_, l2 = lambda * pf(j) * (1.0 - alpha_);
+    const double den = gjj + l2;
+    double b = den > 0 ? soft_threshold(u, l1) / den : 0.0;
+    if (has_bounds_) b = std::min(std::max(b, lo(j)), hi(j));
+    return b;
   }
 
   // Exact solve on the current signed support S: (G_SS + diag(l2)) delta = g_S - l2 beta_S - l1 sign(beta_S).
@@ -658,10 +772,11 @@ class BasicElasticNet {
   int sweeps_ = 0;
   parallel::StopToken stop_;  // a stop request (Ctrl-C) ends the solve after the current sweep, unconverged
   bool grad_fresh_ = false;
+  bool naive_ = false;  // this solve's working set uses naive (residual) updates, not the Gram matrix
   bool has_offset_ = false, has_bounds_ = false;
   std::vector<Eigen::Index> active_;
   std::vector<int> pos_;
-  Eigen::VectorXd xm_, xv_, g_, ga_, r_, vr_, v_, z_, eta_, tmp_, sv_;
+  Eigen::VectorXd xm_, xv_, g_, ga_, r_, vr_, v_, z_, eta_, tmp_, sv_, nvs_, nmu_;
   Eigen::MatrixXd G_, blk_, H_;
   Eigen::VectorXd rhs_, delta_;
   Eigen::LLT<Eigen::MatrixXd> llt_;
