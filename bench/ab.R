@@ -7,7 +7,7 @@
 # time); 40 WBB draws of the 13-50-50-1 MLP on 405 Boston rows (50 epochs, 1 thread; wbb_small batched,
 # wbb_small_unbatched not); 2 SGHMC-SA chains of the MLP
 # (n = 2,000 digits, 5 epochs, 2 threads; sghmc: batch = "auto", i.e. one batched group; sghmc1: batch = FALSE,
-# one network per chain); 5 epochs of bbb() on the same MLP (n = 2,000 digits, 1 thread, local
+# one network per chain; hamcmc: HAMCMC-SA chains, batched by default); 5 epochs of bbb() on the same MLP (n = 2,000 digits, 1 thread, local
 # reparameterization: the VI epoch). Each task runs in a fresh R process per build and repetition.
 `%||%` <- function(a, b) if (is.null(a)) b else a
 args <- commandArgs(trailingOnly = TRUE)
@@ -38,6 +38,9 @@ task_code <- c(
   sghmc1 = 'm <- if ("order" %in% names(formals(mnist_digits))) mnist_digits(order = "class") else mnist_digits(); set.seed(1); i <- sample(nrow(m$x), 2000); x <- m$x[i, , , drop = FALSE]; y <- m$y[i]
            t <- system.time(sgld_sa(x, y, model = nn_mlp(c(128, 64)), sampler = "sghmc", epochs = 5, batch_size = 50, batch = FALSE,
                                     chains = 2, threads = 2, seed = 1, quiet = TRUE, control = sgmcmc_control(step_size = 1e-5)))',
+  hamcmc = 'm <- if ("order" %in% names(formals(mnist_digits))) mnist_digits(order = "class") else mnist_digits(); set.seed(1); i <- sample(nrow(m$x), 2000); x <- m$x[i, , , drop = FALSE]; y <- m$y[i]
+           t <- system.time(sgld_sa(x, y, model = nn_mlp(c(128, 64)), sampler = "hamcmc_sa", epochs = 5, batch_size = 50,
+                                    chains = 2, threads = 2, seed = 1, quiet = TRUE, control = sgmcmc_control(step_size = 1e-3)))',
   vi = 'm <- if ("order" %in% names(formals(mnist_digits))) mnist_digits(order = "class") else mnist_digits(); set.seed(1); i <- sample(nrow(m$x), 2000); x <- m$x[i, , , drop = FALSE]; y <- m$y[i]
         t <- system.time(bbb(x, y, model = nn_mlp(c(128, 64)), epochs = 5, threads = 1, seed = 1, quiet = TRUE))')
 run_one <- function(lib, code) {
