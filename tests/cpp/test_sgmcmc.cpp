@@ -331,12 +331,10 @@ TEST(density_model_sgnht_matches_independent_code) {
 // SGHMC by BAOAB (steps.hpp) through the density model, against its recursion written independently: a full
 // kick, half a move, the exact Ornstein-Uhlenbeck step e^-a v + sqrt(eta (1 - e^-2a) / tau) z, half a move.
 TEST(density_model_sghmc_baoab_matches_independent_code) {
-  const Gaussian3 g3(4.0);
-  const Eigen::VectorXd& mu = g3.mu;
-  const Eigen::MatrixXd& Q = g3.Q;
   sg::Control ctl = density_control(60);
   ctl.sampler = sg::Sampler::sghmc_baoab;
   ctl.friction = 0.2;
+  const Gaussian3 g3(4.0);
   sg::DensityRunResult r = g3.run(ctl, 7, 2.0);
   const double eta = 0.05, a = 0.2, tau = 2.0, c = std::exp(-a);
   for (int ch = 0; ch < 3; ++ch) {
@@ -344,7 +342,7 @@ TEST(density_model_sghmc_baoab_matches_independent_code) {
     Eigen::VectorXd x = Eigen::VectorXd::Zero(3), v = Eigen::VectorXd::Zero(3);
     double maxdiff = 0.0;
     for (long k = 0; k < 60; ++k) {
-      const Eigen::VectorXd g = -(Q * (x - mu));
+      const Eigen::VectorXd g = -(g3.Q * (x - g3.mu));
       v += eta * g;
       x += 0.5 * v;
       v *= c;
