@@ -327,6 +327,15 @@ test_that("divergence stops with a classed error carrying the last good state", 
   expect_s3_class(cnd, "scalebayes_error_divergence")
   expect_true(all(is.finite(cnd$last_state$beta)))
   expect_match(conditionMessage(cnd), "diverged")
+  # the momentum samplers too (SGHMC by BAOAB: an exploding chain is an error, never a finished fit)
+  for (s in c("sghmc", "sghmc_baoab")) {
+    cnd <- rlang::catch_cnd(
+      sgld_sa_engine(d$x * 100, d$y, method = "none", sampler = s, iterations = 1000, seed = 1, threads = 1,
+                     control = sgmcmc_control(step_size = 1, step = sgmcmc_step(schedule = "constant"))),
+      classes = "scalebayes_error")
+    expect_s3_class(cnd, "scalebayes_error_divergence")
+    expect_true(all(is.finite(cnd$last_state$beta)))
+  }
 })
 
 test_that("bad inputs give classed errors", {
