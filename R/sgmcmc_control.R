@@ -560,7 +560,8 @@ check_sgmcmc_control <- function(control, sampler, prior = TRUE, call = rlang::c
     list(names = sgmcmc_part_names("ssgl"), off = !prior, why = "a density target has no prior"),
     list(names = sgmcmc_part_names("lbfgs"), off = !info$preconditioned, why = "it keeps no L-BFGS preconditioner"),
     list(names = "friction", off = !info$momentum, why = "it has no momentum"),
-    list(names = "metric", off = !info$metric, why = "it keeps its own preconditioner"),
+    # a density target: the metric setting of HAMCMC-SA / HAMCMC chooses their Laplace whitening (R/sgmcmc_density.R)
+    list(names = "metric", off = !info$metric && (prior || !info$preconditioned), why = "it keeps its own preconditioner"),
     list(names = c("rmsprop_alpha", "rmsprop_lambda", "rmsprop_adapt"), off = !info$rmsprop,
          why = "it adapts no RMSprop preconditioner"),
     list(names = "noise_estimate", off = !info$noise_estimate, why = "it uses no estimate of the gradient noise"))

@@ -250,11 +250,14 @@ sgmcmc_density <- function(target, init = NULL, sampler = "sgld",
   cv <- NULL
   mode <- NULL  # a model: the full-data mode, where the warm-up starts (and the control variates' centre)
   use_cv <- use_cv && is_model && batch < target$nobs
-  if (!is_model && auto_step && !is.null(sgmcmc_metric_kind(control, sampler, d))) {
+  reparam_kind <- if (!is_model && auto_step) sgmcmc_reparam_kind(control, sampler, d)
+  if (!is_model && auto_step && (!is.null(sgmcmc_metric_kind(control, sampler, d)) || !is.null(reparam_kind))) {
     # a full-data target with a metric: the warm-up starts at the mode with the Laplace covariance as its first
-    # metric when the mode search succeeds (density_mode()); else at init with a multiple of I
+    # metric when the mode search succeeds (density_mode()); else at init with a multiple of I. HAMCMC-SA and
+    # HAMCMC: the chains run on theta = mode + L phi with L L' the Laplace covariance (reparam below)
     mode <- density_mode(eng_target, target, is_r, init[, 1L])
   }
+  reparam <- if (!is.null(reparam_kind) && !is.null(mode)) laplace_reparam(mode, reparam_kind)
   if (is_model && (auto_step || use_cv)) {
     mode <- model_mode(eng_target, init[, 1L], cv = use_cv)
     if (use_cv) {
@@ -266,9 +269,13 @@ sgmcmc_density <- function(target, init = NULL, sampler = "sgld",
     }
   }
   engine_ctl <- function(control, ...) {
-    sgmcmc_engine_control(control, 0, 1, family = "gaussian", method = "none", sampler = sampler, batch_size = batch,
-                          report_every = if (r_code) 1L else sgmcmc_report_every(sampler, control$sa_form, d),
-                          prune = FALSE, ...)
+    ctl <- sgmcmc_engine_control(control, 0, 1, family = "gaussian", method = "none", sampler = sampler,
+                                 batch_size = batch,
+                                 report_every = if (r_code) 1L else sgmcmc_report_every(sampler, control$sa_form, d),
+                                 prune = FALSE, ...)
+    ctl$reparam_center <- reparam$center
+    ctl$reparam_factor <- reparam$factor
+    ctl
   }
   score <- function(draws, latent) density_score(eng_target, target, is_r, draws, call = rlang::current_env())
   warmup <- NULL
@@ -280,6 +287,7 @@ sgmcmc_density <- function(target, init = NULL, sampler = "sgld",
     warmup$seconds <- (proc.time() - t_w)[["elapsed"]]
     # a full-data target's mode search (density_mode()): where the warm-up started
     if (!is_model) warmup$mode <- if (!is.null(mode)) mode[c("center", "evaluations", "seconds")]
+    warmup$reparam <- reparam
     control$step_size <- warmup$step_size
     # with a metric and no init given by a matrix, the chains start at the warm-up's draws
     if (!is.null(warmup$starts) && !init_matrix_given) init <- warmup$starts
@@ -503,6 +511,27 @@ density_warmup_run <- function(pilot, control, score, sampler, d, chains, noise 
   fine$iterations <- coarse$iterations + fine$iterations
   fine$grid_fallback <- fallback
   fine
+}
+
+# HAMCMC-SA and HAMCMC keep their own (L-BFGS) preconditioner and read no metric; on a full-data target with the
+# step warm-up they run instead on the Laplace whitening theta = mode + L phi (density.hpp: Affine), L L' the
+# inverse Hessian at the mode ("dense"; "diagonal": its diagonal), where the L-BFGS memory learns what the Laplace
+# approximation leaves. sgmcmc_step(metric = ) chooses it as it chooses the others' metric ("none": off). Why
+# (bench/posteriordb.R): on the raw scale the step is capped by the narrowest direction and the chains crawl
+# along the widest (nes2000-nes: 895,000 iterations and 1,882 s for HAMCMC-SA, against 16 s for SGHMC).
+sgmcmc_reparam_kind <- function(control, sampler, d) {
+  info <- sgmcmc_sampler_info(sampler)
+  if (info$metric || !info$preconditioned) return(NULL)
+  m <- control$metric %||% "auto"
+  if (m == "none") return(NULL)
+  if (m == "auto") m <- if (d <= 200) "dense" else "diagonal"
+  m
+}
+
+laplace_reparam <- function(mode, kind) {
+  S <- mode$inv_hessian
+  L <- if (kind == "diagonal") diag(sqrt(diag(S)), nrow(S)) else t(chol((S + t(S)) / 2))
+  list(center = as.double(mode$center), factor = L, kind = kind)
 }
 
 # The mode of a full-data target (an R function, a Stan model, a target of sgmcmc_target()) and the inverse of

@@ -185,7 +185,15 @@ Rcpp::List run(const Target& target, const Rcpp::NumericMatrix& init, const Rcpp
     }
     return prog(done);
   };
-  sg::DensityRunResult rr = sg::run_density(target, ctl, sbglue::run_settings(run), x0, monitor, inline_run, cv);
+  // an affine reparametrization theta = center + L phi (R/sgmcmc_density.R: the Laplace whitening of HAMCMC-SA /
+  // HAMCMC on a full-data target)
+  sg::Affine affine;
+  if (control.containsElementNamed("reparam_factor") && !Rf_isNull(control["reparam_factor"])) {
+    affine.factor = Rcpp::as<Eigen::MatrixXd>(control["reparam_factor"]);
+    affine.center = Rcpp::as<Eigen::VectorXd>(control["reparam_center"]);
+  }
+  sg::DensityRunResult rr =
+      sg::run_density(target, ctl, sbglue::run_settings(run), x0, monitor, inline_run, cv, &affine);
   Rcpp::List chains(rr.chains.size());
   for (std::size_t c = 0; c < rr.chains.size(); ++c) {
     const sg::DensityChainResult& r = rr.chains[c];

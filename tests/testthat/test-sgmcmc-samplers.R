@@ -17,13 +17,16 @@ test_that("pSGLD's settings are validated with classed errors and warned about f
   w <- expect_warning(fit("sgld", rc), class = "scalebayes_warning_unused")
   expect_match(conditionMessage(w), "rmsprop_alpha", fixed = TRUE)
   expect_no_warning(fit("psgld", rc), class = "scalebayes_warning_unused")
-  # pSGLD reads no metric (it adapts its own preconditioner)
+  # pSGLD reads the warm-up's metric (its RMSprop diagonal then adapts in the whitened coordinates); HAMCMC's
+  # L-BFGS preconditioner is its own, so a metric setting is unused there
   mc <- sgmcmc_control(step_size = 0.01, step = sgmcmc_step(schedule = "constant", metric = "dense"))
-  w <- expect_warning(fit("psgld", mc), class = "scalebayes_warning_unused")
+  expect_no_warning(fit("psgld", mc), class = "scalebayes_warning_unused")
+  w <- expect_warning(fit("hamcmc", mc), class = "scalebayes_warning_unused")
   expect_match(conditionMessage(w), "metric", fixed = TRUE)
   tab <- sgmcmc_samplers()
   expect_identical(tab$name[tab$rmsprop], "psgld")
-  expect_false(tab$metric[tab$name == "psgld"])
+  expect_true(tab$metric[tab$name == "psgld"])
+  expect_false(any(tab$metric[tab$preconditioned]))
 })
 
 test_that("pSGLD's step is RMSprop's: a target scaled by s gives the chain scaled by s at step s eps", {

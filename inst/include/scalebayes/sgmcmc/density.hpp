@@ -43,6 +43,7 @@
 #pragma once
 #include <Eigen/Cholesky>
 #include <Eigen/Core>
+#include <Eigen/LU>
 #include <algorithm>
 #include <type_traits>
 #include <utility>
@@ -204,22 +205,50 @@ BatchModeResult batch_mode(const Target& t, const Eigen::VectorXd& x0, const mat
   return out;
 }
 
+// An affine reparametrization theta = center + L phi of a density target (`factor` L square and invertible;
+// empty: none). The chain then runs on phi, whose log density is the target's at center + L phi (a constant
+// Jacobian) and whose gradient is L' g; draws, the final state and the start are theta. With the Laplace
+// centre and covariance L L' (R/sgmcmc_density.R) the chain sees a near-standard posterior: what the samplers
+// that keep their own preconditioner (HAMCMC-SA, HAMCMC) get in place of the metric of the others.
+struct Affine {
+  Eigen::VectorXd center;
+  Eigen::MatrixXd factor;
+  bool empty() const { return factor.size() == 0; }
+  void validate(int d) const {
+    if (empty()) return;
+    if (factor.rows() != d || factor.cols() != d || center.size() != d)
+      throw std::invalid_argument("the reparametrization must have one centre value and one factor row per parameter");
+    if (!factor.allFinite() || !center.allFinite()) throw std::invalid_argument("the reparametrization must be finite");
+    if (!Eigen::FullPivLU<Eigen::MatrixXd>(factor).isInvertible())
+      throw std::invalid_argument("the reparametrization's factor must be invertible");
+  }
+  Eigen::VectorXd to_phi(const Eigen::VectorXd& theta) const {
+    return factor.fullPivLu().solve(theta - center);
+  }
+};
+
 // The density model of the chain driver (see the file comment): a full-gradient Target or a BatchTarget.
 template <class Target>
 class DensityModel {
  public:
   using Ops = EigenOps;
   static constexpr bool kBatch = is_batch_target<Target>::value;
-  DensityModel(const Target& target, const Eigen::VectorXd& init, rng::Stream& rs, const BatchCv* cv = nullptr)
-      : target_(target), rs_(rs), groups_(1), cv_(cv && !cv->empty() ? cv : nullptr) {
+  DensityModel(const Target& target, const Eigen::VectorXd& init, rng::Stream& rs, const BatchCv* cv = nullptr,
+               const Affine* affine = nullptr)
+      : target_(target), rs_(rs), groups_(1), cv_(cv && !cv->empty() ? cv : nullptr),
+        affine_(affine && !affine->empty() ? affine : nullptr) {
     const int d = target.dim();
     if (init.size() != d) throw std::invalid_argument("init must have one value per parameter of the target");
+    if (affine_) {
+      affine_->validate(d);
+      theta_.resize(d);
+    }
     if (cv_ && (cv_->center.size() != d || cv_->grad.size() != d))
       throw std::invalid_argument("the control variates' centre must have one value per parameter");
     Group<EigenOps>& g = groups_[0];
     g.sparse = false;
     g.prior_var = std::numeric_limits<double>::infinity();
-    g.value = init.array();
+    g.value = affine_ ? Eigen::ArrayXd(affine_->to_phi(init).array()) : Eigen::ArrayXd(init.array());
     g.grad = Eigen::ArrayXd::Zero(d);
     g.momentum = Eigen::ArrayXd::Zero(d);
     if constexpr (kBatch) {
@@ -252,7 +281,11 @@ class DensityModel {
   }
   double resid_ss() const { return 0.0; }
   double log_density() const { return logd_; }
-  const Eigen::ArrayXd& value() const { return groups_[0].value; }
+  // The current point on the target's scale (theta = center + L phi under a reparametrization).
+  Eigen::ArrayXd value() const {
+    if (affine_) return (affine_->center + affine_->factor * groups_[0].value.matrix()).array();
+    return groups_[0].value;
+  }
   long bad_gradient_at() const { return bad_grad_at_; }
   long bad_log_density_at() const { return bad_logd_at_; }
 
@@ -261,29 +294,39 @@ class DensityModel {
   rng::Stream& rs_;
   std::vector<Group<EigenOps>> groups_;
   const BatchCv* cv_ = nullptr;
+  const Affine* affine_ = nullptr;
   Eigen::ArrayXd gp_, gl_, gc_;  // a BatchTarget's prior, minibatch and centre gradients
+  Eigen::VectorXd theta_;  // under a reparametrization: the point on the target's scale
   double logd_ = std::numeric_limits<double>::quiet_NaN();
   long iter_ = 0, bad_grad_at_ = 0, bad_logd_at_ = 0;
 
   double evaluate(const std::vector<long>& idx, long n) {
     Group<EigenOps>& g = groups_[0];
+    if (!affine_) return evaluate_at(g.value.data(), g.grad, idx, n);
+    theta_ = affine_->center + affine_->factor * g.value.matrix();
+    Eigen::ArrayXd gt(theta_.size());
+    const double ld = evaluate_at(theta_.data(), gt, idx, n);
+    g.grad = (affine_->factor.transpose() * gt.matrix()).array();
+    return ld;
+  }
+  // The log density at x (the target's scale) and its gradient into grad.
+  double evaluate_at(const double* x, Eigen::ArrayXd& grad, const std::vector<long>& idx, long n) {
     if constexpr (kBatch) {
       const long N = target_.n_obs();
       const double scale = static_cast<double>(N) / static_cast<double>(n);
-      const double* x = g.value.data();
       const double lp = target_.log_prior(x, gp_.data());
       const double ll = target_.log_lik(x, idx.data(), n, gl_.data());
       if (cv_ && n < N) {
         target_.log_lik(cv_->center.data(), idx.data(), n, gc_.data());
-        g.grad = gp_ + cv_->grad.array() + scale * (gl_ - gc_);
+        grad = gp_ + cv_->grad.array() + scale * (gl_ - gc_);
       } else {
-        g.grad = gp_ + scale * gl_;
+        grad = gp_ + scale * gl_;
       }
       return lp + scale * ll;
     } else {
       (void)idx;
       (void)n;
-      return target_.eval(g.value.data(), g.grad.data());
+      return target_.eval(x, grad.data());
     }
   }
 
@@ -368,7 +411,7 @@ inline void validate_density_control(const Control& ctl) {
 template <class Target>
 DensityRunResult run_density(const Target& target, const Control& ctl, const parallel::RunSettings& run,
                              const Eigen::MatrixXd& init, const parallel::Monitor& monitor = parallel::Monitor(),
-                             bool inline_run = false, const BatchCv* cv = nullptr) {
+                             bool inline_run = false, const BatchCv* cv = nullptr, const Affine* affine = nullptr) {
   validate_density_control(ctl);
   if constexpr (is_batch_target<Target>::value) {
     if (target.n_obs() < 1) throw std::invalid_argument("a minibatched target needs at least one row");
@@ -376,6 +419,7 @@ DensityRunResult run_density(const Target& target, const Control& ctl, const par
   }
   const int d = target.dim();
   if (init.rows() != d || init.cols() != ctl.chains) throw std::invalid_argument("init must be d x chains");
+  if (affine) affine->validate(d);
   DensityRunResult out;
   out.chains.resize(static_cast<std::size_t>(ctl.chains));
   for (int c = 0; c < ctl.chains; ++c) {  // a chain that never runs (a stop before it): no draws, still at init
@@ -386,7 +430,7 @@ DensityRunResult run_density(const Target& target, const Control& ctl, const par
   }
   auto chain = [&](std::size_t c, std::atomic<long>& progress, const parallel::StopToken& stop) {
     rng::Stream rs(run.seed, static_cast<std::uint64_t>(ctl.chain_offset + static_cast<long>(c)));
-    DensityModel<Target> model(target, init.col(static_cast<long>(c)), rs, cv);
+    DensityModel<Target> model(target, init.col(static_cast<long>(c)), rs, cv, affine);
     DensityRecorder rec(d, ctl);
     run_chain(model, rec, ctl, rs, progress, stop);
     out.chains[c] = std::move(rec.res);

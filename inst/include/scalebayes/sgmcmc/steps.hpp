@@ -54,7 +54,8 @@ enum class Sampler { sgld, sghmc, sgnht, hamcmc_sa, hamcmc, psgld, sghmc_baoab }
 //   preconditioned it keeps an L-BFGS preconditioner (hamcmc_sa(): its choices, its settings' checks; the noise
 //                  has the preconditioner's covariance, so the warm-up's excess variance is relative);
 //   metric         it reads StepControl::metric (a fixed preconditioner from the regression / density warm-up:
-//                  SGLD, SGHMC, SGNHT; a sampler that adapts its own preconditioner does not);
+//                  SGLD, SGHMC, SGNHT, BAOAB, and pSGLD, whose RMSprop diagonal then adapts in the metric's
+//                  whitened coordinates; HAMCMC's L-BFGS preconditioner is its own);
 //   rmsprop        it adapts the RMSprop diagonal preconditioner of pSGLD (reads StepControl::rmsprop);
 //   batched        it has a batched form (nn/batched_sgmcmc.hpp; every sampler now: an L-BFGS memory is kept
 //                  per member by the batched storage's per-member Scalars);
@@ -96,7 +97,7 @@ inline const std::vector<SamplerInfo>& sampler_table() {
       {Sampler::sgnht, "sgnht", "SGNHT", true, true, false, true, false, true, false, 0.03, none},
       {Sampler::hamcmc_sa, "hamcmc_sa", "HAMCMC-SA", false, false, true, false, false, true, false, 0.3, 0.1},
       {Sampler::hamcmc, "hamcmc", "HAMCMC", false, false, true, false, false, true, false, 0.3, none},
-      {Sampler::psgld, "psgld", "pSGLD", false, false, false, false, true, true, false, none, 0.03},
+      {Sampler::psgld, "psgld", "pSGLD", false, false, false, true, true, true, false, none, 0.03},
       {Sampler::sghmc_baoab, "sghmc_baoab", "SGHMC (BAOAB)", true, true, false, true, false, true, false, 0.03, none}};
   return t;
 }
@@ -121,7 +122,7 @@ inline Sampler sampler_from_name(const std::string& s) {
                               sampler_names([](const SamplerInfo&) { return true; }) + ")");
 }
 
-// A fixed preconditioner ("metric", Stan's inverse mass matrix) M = L L' of SGLD, SGHMC and SGNHT, on the
+// A fixed preconditioner ("metric", Stan's inverse mass matrix) M = L L' of SGLD, SGHMC, SGNHT (and pSGLD), on the
 // parameters flattened in group order: `factor` a d x d matrix L (any square factor, not necessarily
 // triangular: a caller that permutes the parameters permutes its rows), or `diag` the d entries of a diagonal L
 // (the square roots of M's diagonal); both empty: none, and the steps are the paper's, bit for bit. With a
@@ -475,15 +476,25 @@ struct SgnhtStep {
 // burnin, the default) and P is then fixed: the kept draws are SGLD with a constant diagonal metric, whose
 // stationary distribution is the target for any P. adapt = always keeps adapting (Li et al.'s Gamma ~ 0: an
 // approximation; design-sgmcmc.md has its measured bias). V lives in the policy, per group (per chain); the
-// arithmetic is Ops' (Eigen, torch, batched members alike).
+// arithmetic is Ops' (Eigen, torch, batched members alike). With a metric (StepControl::metric, from the
+// regression / density warm-up: Eigen storage) the recursion runs on the whitened gradient L' g and the move is
+// L w, so the kept draws are SGLD with the constant metric L P L' (whitened_step() below).
 struct PsgldStep {
   static constexpr bool needs_regradient = false;
-  explicit PsgldStep(const StepControl& sc) : r(sc.rmsprop) {}
+  explicit PsgldStep(const StepControl& sc) : r(sc.rmsprop), metric(sc.metric) {}
   template <class Ops>
-  void start(std::vector<Group<Ops>>&) {}
+  void start(std::vector<Group<Ops>>& groups) {
+    check_metric<Ops>(metric, groups);
+  }
   template <class Ops, class Regrad>
   void step(std::vector<Group<Ops>>& groups, const StepContext& c, typename Ops::Rng& rng, Regrad&) {
     using Array = typename Ops::Array;
+    if constexpr (std::is_same<Ops, EigenOps>::value) {
+      if (!metric.empty()) {
+        whitened_step<Ops>(groups, c, rng);
+        return;
+      }
+    }
     if (!state_) {
       auto st = std::make_shared<State<Ops>>();
       for (const auto& g : groups) {
@@ -514,6 +525,7 @@ struct PsgldStep {
     }
   }
   RmspropControl r;
+  Metric metric;
 
  private:
   template <class Ops>
@@ -523,6 +535,33 @@ struct PsgldStep {
     double decay = 1.0;                      // alpha^m
   };
   std::shared_ptr<void> state_;
+  // With a metric M = L L': the same recursion on the whitened gradient u = L' g (V, P over the d whitened
+  // coordinates), and the move L w, w = eps P u + N(0, 2 eps P / tau): SGLD with the preconditioner L P L'.
+  // RMSprop then adapts what the metric left (the whitened posterior's scales, about 1 for a good metric).
+  Eigen::ArrayXd wv_, wp_;
+  double wdecay_ = 1.0;
+  template <class Ops>
+  void whitened_step(std::vector<Group<Ops>>& groups, const StepContext& c, typename Ops::Rng& rng) {
+    const long d = metric.dim();
+    const Eigen::ArrayXd u =
+        metric.whiten_grad(flatten_groups<Ops>(groups, d, [](const Group<Ops>& g) -> const typename Ops::Array& {
+          return g.grad;
+        })).array();
+    if (wv_.size() != d) {
+      wv_ = Eigen::ArrayXd::Zero(d);
+      wp_ = Eigen::ArrayXd::Zero(d);
+    }
+    if (r.adapt == RmspropControl::Adapt::always || c.k <= std::max(1L, c.burnin)) {
+      wdecay_ *= r.alpha;
+      const double N = c.n_obs;
+      wv_ = r.alpha * wv_ + ((1.0 - r.alpha) / (N * N)) * (u * u);
+      wp_ = (1.0 / N) / ((wv_ / (1.0 - wdecay_)).sqrt() + r.lambda);
+    }
+    Eigen::ArrayXd z = Eigen::ArrayXd::Zero(d);
+    Ops::add_gaussian(z, 1.0, rng);
+    const Eigen::ArrayXd w = c.eps * (wp_ * u) + (wp_ * (2.0 * c.eps / c.tau)).sqrt() * z;
+    add_metric_move<Ops>(groups, metric, w.matrix());
+  }
 };
 
 // Builds the policy `sc` names and returns f(policy).
