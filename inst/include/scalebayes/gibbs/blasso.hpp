@@ -46,6 +46,13 @@ inline constexpr EnumTable<LambdaMode, 3> lambda_mode_names{
     "lambda mode", {{{"fixed", LambdaMode::fixed}, {"eb", LambdaMode::em}, {"gamma", LambdaMode::gamma}}}};
 constexpr const auto& enum_table(LambdaMode) { return lambda_mode_names; }
 
+// The reversible-jump model prior (R: blasso_control(rj_prior = )): every model equally likely (monomvn's
+// effective default), or uniform on the size k, then uniform over the models of that size.
+enum class RjPrior { models = 0, size = 1 };
+inline constexpr EnumTable<RjPrior, 2> rj_prior_names{
+    "rj_prior", {{{"models", RjPrior::models}, {"size", RjPrior::size}}}};
+constexpr const auto& enum_table(RjPrior) { return rj_prior_names; }
+
 struct BlassoControl {
   LambdaMode mode = LambdaMode::fixed;
   double lambda = 1.0;          // fixed value, or starting value for EM / gamma (EM: 0 = ridge_lambda_start)
@@ -79,7 +86,7 @@ struct BlassoControl {
   // reversible-jump / model-indicator option
   bool rj = false;
   int rj_moves = 1;             // add/delete proposals per sweep
-  int rj_prior = 0;             // 0: uniform over models (monomvn's effective default), 1: uniform on the size
+  RjPrior rj_prior = RjPrior::models;
   // largest active set: 0: n_eff - 1 (n - 2 with an intercept); 1: n - 1, monomvn's M = min(p, n - 1) (the lasso
   // prior keeps the active-set regression proper either way)
   int rj_cap = 0;
@@ -301,11 +308,11 @@ class BlassoChain {
     const double shape = 0.5 * d_.n_eff + c_.sigma2_shape;
     return -0.5 * logdet - shape * std::log(0.5 * std::max(quad, 1e-300) + c_.sigma2_scale);
   }
-  // log prior of a model with k active coefficients: every model equally likely (rj_prior 0; what
+  // log prior of a model with k active coefficients: every model equally likely (RjPrior::models; what
   // monomvn::blasso's mprior = 0 amounts to, its add/delete proposal ratio (M - m)/(m + 1) being paired with a
-  // constant model prior), or uniform on the size k, then uniform over models of that size (rj_prior 1).
+  // constant model prior), or uniform on the size k, then uniform over models of that size (RjPrior::size).
   double log_model_prior(int k) const {
-    if (c_.rj_prior == 0) return 0.0;
+    if (c_.rj_prior == RjPrior::models) return 0.0;
     return -(std::lgamma(d_.p + 1.0) - std::lgamma(k + 1.0) - std::lgamma(d_.p - k + 1.0));
   }
   void rj_move() {
