@@ -278,7 +278,7 @@ blasso_engine_ctrl <- function(mode, lambda0, control, s2p, chains, iter, burnin
     # preset "monomvn": active sets up to n - 1 (monomvn's M = min(p, n - 1)), and intercept = FALSE as
     # monomvn's icept = FALSE (x centred, y not, n - 1 degrees of freedom for sigma2)
     center_x = identical(control$preset, "monomvn") && !control$intercept,
-    rj_cap = if (identical(control$preset, "monomvn")) 1L else 0L
+    rj_cap = if (identical(control$preset, "monomvn")) "n" else "n_eff"  # gibbs/blasso.hpp's rj_cap_names
   )
 }
 

@@ -46,6 +46,7 @@ Rcpp::List cpp_enum_names() {
       {"cv_measure", enum_names<sb::cd::CvMeasure>()},
       {"blasso_lambda_mode", enum_names<sb::gibbs::LambdaMode>()},
       {"blasso_rj_prior", enum_names<sb::gibbs::RjPrior>()},
+      {"blasso_rj_cap", enum_names<sb::gibbs::RjCap>()},
       {"compare_setting", enum_names<sb::gibbs::CompareSetting>()},
       {"kle_link", enum_names<sb::pde::KleLink>()},
       {"glm_family", enum_names<sb::Family>()},

@@ -127,13 +127,21 @@ test_that("the GLM family of every elastic-net and trend-filter entry point is a
   }
 })
 
-test_that("blasso's rj_prior is a name, never a code", {
+test_that("blasso's rj_prior and rj_cap are names, never codes", {
   ctrl <- scalebayes:::blasso_engine_ctrl("fixed", 1, blasso_control(rj = TRUE), c(0, 0), 1L, 10L, 5L, 1L)
   x <- matrix(c(1, 2, 3, 4, 5, 2, 1, 4, 3, 5), 5, 2)
   run <- list(seed = 1, threads = 1L, quiet = TRUE)
   for (bad in list("bogus", 0L, 1L)) {
     expect_engine_refuses(scalebayes:::cpp_blasso(x, as.double(1:5), utils::modifyList(ctrl, list(rj_prior = bad)),
                                                   run), "\"models\", \"size\"")
+    expect_engine_refuses(scalebayes:::cpp_blasso(x, as.double(1:5), utils::modifyList(ctrl, list(rj_cap = bad)),
+                                                  run), "\"n_eff\", \"n\"")
+  }
+  # the cap R sets (from the preset) is one of the engine's names
+  e <- scalebayes:::cpp_enum_names()
+  for (preset in c("none", "monomvn")) {
+    ctl <- scalebayes:::blasso_engine_ctrl("fixed", 1, blasso_control(preset = preset), c(0, 0), 1L, 10L, 5L, 1L)
+    expect_true(ctl$rj_cap %in% e$blasso_rj_cap, label = preset)
   }
 })
 

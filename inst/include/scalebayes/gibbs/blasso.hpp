@@ -52,6 +52,12 @@ enum class RjPrior { models = 0, size = 1 };
 inline constexpr EnumTable<RjPrior, 2> rj_prior_names{
     "rj_prior", {{{"models", RjPrior::models}, {"size", RjPrior::size}}}};
 constexpr const auto& enum_table(RjPrior) { return rj_prior_names; }
+// The largest active set of the rj mode: n_eff - 1 (n - 2 with an intercept), or n - 1, monomvn's
+// M = min(p, n - 1) (R: blasso_control(preset = "monomvn")); the lasso prior keeps the active-set regression
+// proper either way.
+enum class RjCap { n_eff = 0, n = 1 };
+inline constexpr EnumTable<RjCap, 2> rj_cap_names{"rj_cap", {{{"n_eff", RjCap::n_eff}, {"n", RjCap::n}}}};
+constexpr const auto& enum_table(RjCap) { return rj_cap_names; }
 
 struct BlassoControl {
   LambdaMode mode = LambdaMode::fixed;
@@ -87,9 +93,7 @@ struct BlassoControl {
   bool rj = false;
   int rj_moves = 1;             // add/delete proposals per sweep
   RjPrior rj_prior = RjPrior::models;
-  // largest active set: 0: n_eff - 1 (n - 2 with an intercept); 1: n - 1, monomvn's M = min(p, n - 1) (the lasso
-  // prior keeps the active-set regression proper either way)
-  int rj_cap = 0;
+  RjCap rj_cap = RjCap::n_eff;  // the largest active set (RjCap)
   // Testing hook: if non-empty, tau^2 is held at these values (no tau / lambda updates). The model is then the
   // conjugate normal-inverse-gamma regression, whose posterior is known exactly.
   std::vector<double> fixed_tau2;
@@ -182,7 +186,7 @@ class BlassoChain {
   }
   long rj_proposed = 0, rj_accepted = 0;
   // the largest active set of the rj mode (BlassoControl::rj_cap)
-  double max_active() const { return c_.rj_cap == 1 ? d_.n - 1.0 : d_.n_eff - 1.0; }
+  double max_active() const { return c_.rj_cap == RjCap::n ? d_.n - 1.0 : d_.n_eff - 1.0; }
 
   void sweep() {
     if (c_.rj) {
@@ -323,7 +327,7 @@ class BlassoChain {
     active_[j] = 1 - active_[j];
     std::vector<int> prop = active_index();
     const int kp = static_cast<int>(prop.size());
-    if (kp > max_active()) {  // keep the active set estimable (monomvn's M with rj_cap = 1)
+    if (kp > max_active()) {  // keep the active set estimable (monomvn's M with RjCap::n)
       active_[j] = 1 - active_[j];
       return;
     }
