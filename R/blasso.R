@@ -273,12 +273,12 @@ blasso_engine_ctrl <- function(mode, lambda0, control, s2p, chains, iter, burnin
     em_max = control$em_max, em_sweeps = control$em_sweeps, em_burn = control$em_burn,
     em_tol = control$em_tol, lambda_min = control$lambda_range[1], lambda_max = control$lambda_range[2],
     sigma2_floor = sigma2_floor, rj = control$rj, rj_moves = control$rj_moves,
-    rj_prior = if (control$rj_prior == "models") 0L else 1L,
+    rj_prior = control$rj_prior,  # by name: gibbs/blasso.hpp's rj_prior_names
     fixed_tau2 = control$fixed_tau2,
     # preset "monomvn": active sets up to n - 1 (monomvn's M = min(p, n - 1)), and intercept = FALSE as
     # monomvn's icept = FALSE (x centred, y not, n - 1 degrees of freedom for sigma2)
     center_x = identical(control$preset, "monomvn") && !control$intercept,
-    rj_cap = if (identical(control$preset, "monomvn")) 1L else 0L
+    rj_cap = if (identical(control$preset, "monomvn")) "n" else "n_eff"  # gibbs/blasso.hpp's rj_cap_names
   )
 }
 

@@ -118,7 +118,7 @@ run_cv <- function(xs, y, family, alpha, w, pf, nfolds, foldid, nlambda, lambda_
   if (is.null(lambda_min_ratio)) lambda_min_ratio <- if (n > p) 1e-4 else 1e-2
   lambda_min_ratio <- check_number(lambda_min_ratio, lower = 0, upper = 1, lower_open = TRUE, upper_open = TRUE,
                                    arg = "lambda_min_ratio", call = call)
-  lmax <- sb_call_engine(cpp_lambda_max(xs, y, family_code(family), alpha, w, pf, ctrl))
+  lmax <- sb_call_engine(cpp_lambda_max(xs, y, family, alpha, w, pf, ctrl))
   if (!(lmax > 0) && family == "gaussian" && all(y == y[1L])) {
     sb_abort(c("{.arg y} is constant: there is nothing to regress on {.arg x}.",
                i = "Check the response column; a constant response has no coefficients to estimate."),
@@ -129,7 +129,7 @@ run_cv <- function(xs, y, family, alpha, w, pf, nfolds, foldid, nlambda, lambda_
                i = "Check that {.arg x} has non-constant columns related to {.arg y}."), kind = "degenerate", call = call)
   }
   lambda <- lmax * exp(seq(0, log(lambda_min_ratio), length.out = nlambda))
-  r <- sb_call_engine(cpp_enet_cv(xs, y, family_code(family), alpha, w, pf, as.integer(foldid) - 1L, lambda,
+  r <- sb_call_engine(cpp_enet_cv(xs, y, family, alpha, w, pf, as.integer(foldid) - 1L, lambda,
                                   c(ctrl, cv_measure = measure), engine_run(run)), call = call)
   if (isTRUE(r$interrupted)) rlang::interrupt()
   if (measure == "auc") r <- cv_auc(r$predmat, y, w, as.integer(foldid), lambda)

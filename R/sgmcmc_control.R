@@ -101,6 +101,12 @@ sgmcmc_control <- function(step_size = NULL, step = sgmcmc_step(), ssgl = sgmcmc
   structure(out, given = given, class = "sb_sgmcmc_control")
 }
 
+# The choices of the options whose default is not a vector of them (the engine's tables, sgmcmc/schedules.hpp,
+# steps.hpp, lbfgs.hpp: test-enum-names.R checks they agree).
+sgmcmc_step_schedules <- c("polynomial", "constant", "stepwise", "cyclical")
+sgmcmc_rmsprop_adapts <- c("burnin", "always")
+sgmcmc_sa_forms <- c("matrix", "diagonal", "lowrank")
+
 #' The step of an SG-MCMC sampler: schedule, temperature, annealing, friction
 #'
 #' The `step` part of [sgmcmc_control()], for every sampler. The step size itself is
@@ -202,9 +208,9 @@ sgmcmc_step <- function(schedule = NULL, power = 1 / 3, decay = 0.1, milestones 
                         cycles = 4, explore = 0.25, explore_noise = FALSE, ...) {
   check_unknown_args(...names(), ...length(), "sgmcmc_step")
   metric <- sb_match_arg(metric, c("auto", "dense", "diagonal", "none"))
-  rmsprop_adapt <- sb_match_arg(rmsprop_adapt, c("burnin", "always"))
+  rmsprop_adapt <- sb_match_arg(rmsprop_adapt, sgmcmc_rmsprop_adapts)
   gradient <- sb_match_arg(gradient, c("auto", "control_variate", "minibatch"))
-  if (!is.null(schedule)) schedule <- sb_match_arg(schedule, c("polynomial", "constant", "stepwise", "cyclical"))
+  if (!is.null(schedule)) schedule <- sb_match_arg(schedule, sgmcmc_step_schedules)
   out <- list(
     step_schedule = schedule,
     cycles = check_count(cycles),
@@ -372,7 +378,7 @@ sgmcmc_lbfgs <- function(memory = 2, precond_A = 2, precond_Z = 50, precond_alph
                i = "Use {.code sa_form = \"lowrank\"}: linear cost, the paper's SA average of the L-BFGS memories with noise of exactly its covariance; or {.code \"diagonal\"}, or {.code \"matrix\"} for at most 2,000 regression coefficients."),
              kind = "removed", also = "input", arg = "sa_form")
   }
-  if (!is.null(sa_form)) sa_form <- sb_match_arg(sa_form, c("matrix", "diagonal", "lowrank"))
+  if (!is.null(sa_form)) sa_form <- sb_match_arg(sa_form, sgmcmc_sa_forms)
   out <- list(
     memory = check_count(memory, max = 1000L),
     precond_A = check_number(precond_A, lower = 0, lower_open = TRUE, upper = Inf, upper_open = TRUE),

@@ -116,8 +116,6 @@ check_tf_family_data <- function(family, y, exposure, trials, n, call = rlang::c
   list(y = y, a = a)
 }
 
-tf_glm_code <- function(family) match(family, c("poisson", "binomial"))
-
 tf_glm_engine <- function(control) c(tf_engine_control(control), list(max_outer = 100L))
 
 tf_linkinv <- function(family, eta) if (family == "poisson") exp(eta) else if (family == "binomial") stats::plogis(eta) else eta
@@ -137,19 +135,18 @@ tf_glm_deviance <- function(family, y, a, eta) {
 
 # trend_filter(family = "poisson" / "binomial"): d from check_tf_data(), fd from check_tf_family_data().
 tf_glm_fit <- function(d, fd, family, lambda, pw, nlambda, lambda_min_ratio, control, call) {
-  fam <- tf_glm_code(family)
   eng <- tf_glm_engine(control)
   if (control$method == "dp" && d$k != 0L) {
     sb_abort(c("{.code method = \"dp\"} is only available for {.code k = 0}.",
                i = "Use {.code tf_control(method = \"auto\")}."), arg = "control", call = call)
   }
   if (is.null(lambda)) {
-    r0 <- sb_call_engine(cpp_tf_glm_path(fam, fd$y, fd$a, d$x, d$weights, d$k, pw, numeric(0), eng))
+    r0 <- sb_call_engine(cpp_tf_glm_path(family, fd$y, fd$a, d$x, d$weights, d$k, pw, numeric(0), eng))
     lmax <- max(r0$lambda_max, .Machine$double.xmin)
     lambda <- exp(seq(log(lmax), log(lmax * lambda_min_ratio), length.out = nlambda))
   }
   t0 <- proc.time()
-  r <- sb_call_engine(cpp_tf_glm_path(fam, fd$y, fd$a, d$x, d$weights, d$k, pw, lambda, eng))
+  r <- sb_call_engine(cpp_tf_glm_path(family, fd$y, fd$a, d$x, d$weights, d$k, pw, lambda, eng))
   timing <- proc.time() - t0
   if (any(r$diverged)) {
     sb_abort(c("The {family} trend filter has no finite fit at {sum(r$diverged)} of {length(lambda)} lambda value{?s}: the {if (family == 'poisson') 'log rate' else 'log odds'} diverges.",
@@ -296,12 +293,11 @@ tf_glm_wbb <- function(d, fd, family, lambda, lambda_rule, nfolds, draws, prior_
   t_cv <- wbb_elapsed(rs)
   fit0 <- tf_glm_fit(d, fd, family, lambda, 1, 1, 1, control, call)
   engine <- tf_glm_engine(control)
-  fam <- tf_glm_code(family)
   u_hat <- if (control$warm_start) fit0$u[, 1] else numeric(0)
   beta_hat <- fit0$beta[, 1]
   names_f <- paste0("f[", seq_len(d$n), "]")
   run_chunk <- function(first, count) {
-    cpp_tf_glm_wbb(fam, fd$y, fd$a, d$x, d$k, lambda, engine, beta_hat, u_hat, names_f,
+    cpp_tf_glm_wbb(family, fd$y, fd$a, d$x, d$k, lambda, engine, beta_hat, u_hat, names_f,
                    wbb_engine_settings(rs, first, count, prior_weights))
   }
   # Ctrl-C: the partial fit of the draws finished (?scalebayes-interrupts)

@@ -288,14 +288,14 @@ wbb.default <- function(x, y, family = c("gaussian", "binomial", "poisson", "mul
   t_cv <- wbb_elapsed(rs)
 
   # the unweighted solution at each lambda: the point estimate; the first one warm-starts every draw
-  est <- sb_call_engine(cpp_enet_path(st$x, d$y, family_code(family), d$alpha, unit, d$penalty_factor,
+  est <- sb_call_engine(cpp_enet_path(st$x, d$y, family, d$alpha, unit, d$penalty_factor,
                                       lambda, ctrl), call = call)
   if (isTRUE(est$interrupted)) rlang::interrupt()
   all_kept <- length(keep) == length(names_coef)
   # multinomial: the warm start (K intercepts, p K coefficients) travels in the control list
   warm <- if (multi) list(warm_a0 = est$a0[, 1L], warm_beta = est$beta[, 1L])
   engine <- function(first, count) {
-    r <- cpp_wbb_glm(st$x, d$y, family_code(family), d$alpha, d$penalty_factor, lambda,
+    r <- cpp_wbb_glm(st$x, d$y, family, d$alpha, d$penalty_factor, lambda,
                      if (multi) 0 else est$a0[1L], if (multi) numeric(d$p) else est$beta[, 1L],
                      st$center, st$scale, names_coef,
                      wbb_engine_settings(rs, first, count, prior_weights, control$weight_dist),

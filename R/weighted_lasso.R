@@ -1,7 +1,5 @@
 # The single weighted elastic-net fit (and path), its standardization, and the mapping to glmnet.
 
-family_code <- function(family) switch(family, gaussian = 0L, binomial = 1L, poisson = 2L, multinomial = 3L)
-
 # A class response for family = "multinomial": a factor, character or integer classes (glmnet's y), at least two
 # classes, each with at least two examples (as glmnet requires), no NA. Returns the 0-based class index (as
 # doubles, what the engine reads) with the class labels in attribute "levels".
@@ -472,10 +470,10 @@ weighted_lasso <- function(x, y, family = c("gaussian", "binomial", "poisson", "
     nlambda <- check_count(nlambda, max = 1e5)
     if (is.null(lambda_min_ratio)) lambda_min_ratio <- if (d$n > d$p) 1e-4 else 1e-2
     lambda_min_ratio <- check_number(lambda_min_ratio, lower = 0, upper = 1, lower_open = TRUE, upper_open = TRUE)
-    lmax <- sb_call_engine(cpp_lambda_max(st$x, d$y, family_code(family), d$alpha, w, d$penalty_factor, ctrl))
+    lmax <- sb_call_engine(cpp_lambda_max(st$x, d$y, family, d$alpha, w, d$penalty_factor, ctrl))
     lambda <- lmax * exp(seq(0, log(lambda_min_ratio), length.out = nlambda))
   }
-  r <- sb_call_engine(cpp_enet_path(st$x, d$y, family_code(family), d$alpha, w, d$penalty_factor, lambda, ctrl))
+  r <- sb_call_engine(cpp_enet_path(st$x, d$y, family, d$alpha, w, d$penalty_factor, lambda, ctrl))
   if (isTRUE(r$interrupted)) rlang::interrupt()
   if (family == "multinomial") {
     coefs <- multinomial_coef(r, st$center, st$scale, d$levels, c("(Intercept)", colnames(d$x)))

@@ -126,7 +126,7 @@ BEGIN_RCPP
 END_RCPP
 }
 // cpp_sgld_sa_prepare
-SEXP cpp_sgld_sa_prepare(const Rcpp::NumericMatrix& x, const Rcpp::NumericVector& y, const Rcpp::IntegerVector& sparse, bool intercept, const std::string& family, const Rcpp::NumericVector& cv_center, bool gram);
+SEXP cpp_sgld_sa_prepare(const Rcpp::NumericMatrix& x, const Rcpp::NumericVector& y, const Rcpp::IntegerVector& sparse, bool intercept, SEXP family, const Rcpp::NumericVector& cv_center, bool gram);
 RcppExport SEXP _scalebayes_cpp_sgld_sa_prepare(SEXP xSEXP, SEXP ySEXP, SEXP sparseSEXP, SEXP interceptSEXP, SEXP familySEXP, SEXP cv_centerSEXP, SEXP gramSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
@@ -135,7 +135,7 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< const Rcpp::NumericVector& >::type y(ySEXP);
     Rcpp::traits::input_parameter< const Rcpp::IntegerVector& >::type sparse(sparseSEXP);
     Rcpp::traits::input_parameter< bool >::type intercept(interceptSEXP);
-    Rcpp::traits::input_parameter< const std::string& >::type family(familySEXP);
+    Rcpp::traits::input_parameter< SEXP >::type family(familySEXP);
     Rcpp::traits::input_parameter< const Rcpp::NumericVector& >::type cv_center(cv_centerSEXP);
     Rcpp::traits::input_parameter< bool >::type gram(gramSEXP);
     rcpp_result_gen = Rcpp::wrap(cpp_sgld_sa_prepare(x, y, sparse, intercept, family, cv_center, gram));
@@ -657,12 +657,12 @@ BEGIN_RCPP
 END_RCPP
 }
 // cpp_tf_glm_path
-Rcpp::List cpp_tf_glm_path(int family, Rcpp::NumericVector y, Rcpp::NumericVector a, Rcpp::NumericVector x, Rcpp::NumericVector w, int k, Rcpp::NumericVector w0, Rcpp::NumericVector lambdas, Rcpp::List engine);
+Rcpp::List cpp_tf_glm_path(SEXP family, Rcpp::NumericVector y, Rcpp::NumericVector a, Rcpp::NumericVector x, Rcpp::NumericVector w, int k, Rcpp::NumericVector w0, Rcpp::NumericVector lambdas, Rcpp::List engine);
 RcppExport SEXP _scalebayes_cpp_tf_glm_path(SEXP familySEXP, SEXP ySEXP, SEXP aSEXP, SEXP xSEXP, SEXP wSEXP, SEXP kSEXP, SEXP w0SEXP, SEXP lambdasSEXP, SEXP engineSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::RNGScope rcpp_rngScope_gen;
-    Rcpp::traits::input_parameter< int >::type family(familySEXP);
+    Rcpp::traits::input_parameter< SEXP >::type family(familySEXP);
     Rcpp::traits::input_parameter< Rcpp::NumericVector >::type y(ySEXP);
     Rcpp::traits::input_parameter< Rcpp::NumericVector >::type a(aSEXP);
     Rcpp::traits::input_parameter< Rcpp::NumericVector >::type x(xSEXP);
@@ -676,12 +676,12 @@ BEGIN_RCPP
 END_RCPP
 }
 // cpp_tf_glm_certify
-Rcpp::List cpp_tf_glm_certify(int family, Rcpp::NumericVector y, Rcpp::NumericVector a, Rcpp::NumericVector x, Rcpp::NumericVector w, int k, Rcpp::NumericVector lam, Rcpp::NumericVector beta, Rcpp::NumericVector u);
+Rcpp::List cpp_tf_glm_certify(SEXP family, Rcpp::NumericVector y, Rcpp::NumericVector a, Rcpp::NumericVector x, Rcpp::NumericVector w, int k, Rcpp::NumericVector lam, Rcpp::NumericVector beta, Rcpp::NumericVector u);
 RcppExport SEXP _scalebayes_cpp_tf_glm_certify(SEXP familySEXP, SEXP ySEXP, SEXP aSEXP, SEXP xSEXP, SEXP wSEXP, SEXP kSEXP, SEXP lamSEXP, SEXP betaSEXP, SEXP uSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::RNGScope rcpp_rngScope_gen;
-    Rcpp::traits::input_parameter< int >::type family(familySEXP);
+    Rcpp::traits::input_parameter< SEXP >::type family(familySEXP);
     Rcpp::traits::input_parameter< Rcpp::NumericVector >::type y(ySEXP);
     Rcpp::traits::input_parameter< Rcpp::NumericVector >::type a(aSEXP);
     Rcpp::traits::input_parameter< Rcpp::NumericVector >::type x(xSEXP);
@@ -695,12 +695,12 @@ BEGIN_RCPP
 END_RCPP
 }
 // cpp_tf_glm_wbb
-Rcpp::List cpp_tf_glm_wbb(int family, Rcpp::NumericVector y, Rcpp::NumericVector a, Rcpp::NumericVector x, int k, double lambda, Rcpp::List engine, Rcpp::NumericVector beta_hat, Rcpp::NumericVector u_hat, Rcpp::CharacterVector names, Rcpp::List settings);
+Rcpp::List cpp_tf_glm_wbb(SEXP family, Rcpp::NumericVector y, Rcpp::NumericVector a, Rcpp::NumericVector x, int k, double lambda, Rcpp::List engine, Rcpp::NumericVector beta_hat, Rcpp::NumericVector u_hat, Rcpp::CharacterVector names, Rcpp::List settings);
 RcppExport SEXP _scalebayes_cpp_tf_glm_wbb(SEXP familySEXP, SEXP ySEXP, SEXP aSEXP, SEXP xSEXP, SEXP kSEXP, SEXP lambdaSEXP, SEXP engineSEXP, SEXP beta_hatSEXP, SEXP u_hatSEXP, SEXP namesSEXP, SEXP settingsSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::RNGScope rcpp_rngScope_gen;
-    Rcpp::traits::input_parameter< int >::type family(familySEXP);
+    Rcpp::traits::input_parameter< SEXP >::type family(familySEXP);
     Rcpp::traits::input_parameter< Rcpp::NumericVector >::type y(ySEXP);
     Rcpp::traits::input_parameter< Rcpp::NumericVector >::type a(aSEXP);
     Rcpp::traits::input_parameter< Rcpp::NumericVector >::type x(xSEXP);
@@ -716,14 +716,14 @@ BEGIN_RCPP
 END_RCPP
 }
 // cpp_lambda_max
-double cpp_lambda_max(SEXP xs, Rcpp::NumericVector y, int family, double alpha, Rcpp::NumericVector w, Rcpp::NumericVector pf, Rcpp::List control);
+double cpp_lambda_max(SEXP xs, Rcpp::NumericVector y, SEXP family, double alpha, Rcpp::NumericVector w, Rcpp::NumericVector pf, Rcpp::List control);
 RcppExport SEXP _scalebayes_cpp_lambda_max(SEXP xsSEXP, SEXP ySEXP, SEXP familySEXP, SEXP alphaSEXP, SEXP wSEXP, SEXP pfSEXP, SEXP controlSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::RNGScope rcpp_rngScope_gen;
     Rcpp::traits::input_parameter< SEXP >::type xs(xsSEXP);
     Rcpp::traits::input_parameter< Rcpp::NumericVector >::type y(ySEXP);
-    Rcpp::traits::input_parameter< int >::type family(familySEXP);
+    Rcpp::traits::input_parameter< SEXP >::type family(familySEXP);
     Rcpp::traits::input_parameter< double >::type alpha(alphaSEXP);
     Rcpp::traits::input_parameter< Rcpp::NumericVector >::type w(wSEXP);
     Rcpp::traits::input_parameter< Rcpp::NumericVector >::type pf(pfSEXP);
@@ -733,14 +733,14 @@ BEGIN_RCPP
 END_RCPP
 }
 // cpp_enet_path
-Rcpp::List cpp_enet_path(SEXP xs, Rcpp::NumericVector y, int family, double alpha, Rcpp::NumericVector w, Rcpp::NumericVector pf, Rcpp::NumericVector lambda, Rcpp::List control);
+Rcpp::List cpp_enet_path(SEXP xs, Rcpp::NumericVector y, SEXP family, double alpha, Rcpp::NumericVector w, Rcpp::NumericVector pf, Rcpp::NumericVector lambda, Rcpp::List control);
 RcppExport SEXP _scalebayes_cpp_enet_path(SEXP xsSEXP, SEXP ySEXP, SEXP familySEXP, SEXP alphaSEXP, SEXP wSEXP, SEXP pfSEXP, SEXP lambdaSEXP, SEXP controlSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::RNGScope rcpp_rngScope_gen;
     Rcpp::traits::input_parameter< SEXP >::type xs(xsSEXP);
     Rcpp::traits::input_parameter< Rcpp::NumericVector >::type y(ySEXP);
-    Rcpp::traits::input_parameter< int >::type family(familySEXP);
+    Rcpp::traits::input_parameter< SEXP >::type family(familySEXP);
     Rcpp::traits::input_parameter< double >::type alpha(alphaSEXP);
     Rcpp::traits::input_parameter< Rcpp::NumericVector >::type w(wSEXP);
     Rcpp::traits::input_parameter< Rcpp::NumericVector >::type pf(pfSEXP);
@@ -751,14 +751,14 @@ BEGIN_RCPP
 END_RCPP
 }
 // cpp_enet_cv
-Rcpp::List cpp_enet_cv(SEXP xs, Rcpp::NumericVector y, int family, double alpha, Rcpp::NumericVector w, Rcpp::NumericVector pf, Rcpp::IntegerVector foldid, Rcpp::NumericVector lambda, Rcpp::List control, Rcpp::List run);
+Rcpp::List cpp_enet_cv(SEXP xs, Rcpp::NumericVector y, SEXP family, double alpha, Rcpp::NumericVector w, Rcpp::NumericVector pf, Rcpp::IntegerVector foldid, Rcpp::NumericVector lambda, Rcpp::List control, Rcpp::List run);
 RcppExport SEXP _scalebayes_cpp_enet_cv(SEXP xsSEXP, SEXP ySEXP, SEXP familySEXP, SEXP alphaSEXP, SEXP wSEXP, SEXP pfSEXP, SEXP foldidSEXP, SEXP lambdaSEXP, SEXP controlSEXP, SEXP runSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::RNGScope rcpp_rngScope_gen;
     Rcpp::traits::input_parameter< SEXP >::type xs(xsSEXP);
     Rcpp::traits::input_parameter< Rcpp::NumericVector >::type y(ySEXP);
-    Rcpp::traits::input_parameter< int >::type family(familySEXP);
+    Rcpp::traits::input_parameter< SEXP >::type family(familySEXP);
     Rcpp::traits::input_parameter< double >::type alpha(alphaSEXP);
     Rcpp::traits::input_parameter< Rcpp::NumericVector >::type w(wSEXP);
     Rcpp::traits::input_parameter< Rcpp::NumericVector >::type pf(pfSEXP);
@@ -771,14 +771,14 @@ BEGIN_RCPP
 END_RCPP
 }
 // cpp_wbb_glm
-Rcpp::List cpp_wbb_glm(SEXP xs, Rcpp::NumericVector y, int family, double alpha, Rcpp::NumericVector pf, Rcpp::NumericVector lambda, double warm_a0, Rcpp::NumericVector warm_beta, Rcpp::NumericVector center, Rcpp::NumericVector scale, Rcpp::CharacterVector names, Rcpp::List settings, Rcpp::List control);
+Rcpp::List cpp_wbb_glm(SEXP xs, Rcpp::NumericVector y, SEXP family, double alpha, Rcpp::NumericVector pf, Rcpp::NumericVector lambda, double warm_a0, Rcpp::NumericVector warm_beta, Rcpp::NumericVector center, Rcpp::NumericVector scale, Rcpp::CharacterVector names, Rcpp::List settings, Rcpp::List control);
 RcppExport SEXP _scalebayes_cpp_wbb_glm(SEXP xsSEXP, SEXP ySEXP, SEXP familySEXP, SEXP alphaSEXP, SEXP pfSEXP, SEXP lambdaSEXP, SEXP warm_a0SEXP, SEXP warm_betaSEXP, SEXP centerSEXP, SEXP scaleSEXP, SEXP namesSEXP, SEXP settingsSEXP, SEXP controlSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::RNGScope rcpp_rngScope_gen;
     Rcpp::traits::input_parameter< SEXP >::type xs(xsSEXP);
     Rcpp::traits::input_parameter< Rcpp::NumericVector >::type y(ySEXP);
-    Rcpp::traits::input_parameter< int >::type family(familySEXP);
+    Rcpp::traits::input_parameter< SEXP >::type family(familySEXP);
     Rcpp::traits::input_parameter< double >::type alpha(alphaSEXP);
     Rcpp::traits::input_parameter< Rcpp::NumericVector >::type pf(pfSEXP);
     Rcpp::traits::input_parameter< Rcpp::NumericVector >::type lambda(lambdaSEXP);

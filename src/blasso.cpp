@@ -31,9 +31,9 @@ scalebayes::gibbs::BlassoControl blasso_control_from(const Rcpp::List& ctrl) {
   c.sigma2_floor = Rcpp::as<double>(ctrl["sigma2_floor"]);
   c.rj = Rcpp::as<bool>(ctrl["rj"]);
   c.rj_moves = Rcpp::as<int>(ctrl["rj_moves"]);
-  c.rj_prior = Rcpp::as<int>(ctrl["rj_prior"]);
+  c.rj_prior = sbglue::enum_arg<G::RjPrior>(ctrl, "rj_prior");
   if (ctrl.containsElementNamed("center_x")) c.center_x = Rcpp::as<bool>(ctrl["center_x"]);
-  if (ctrl.containsElementNamed("rj_cap")) c.rj_cap = Rcpp::as<int>(ctrl["rj_cap"]);
+  if (ctrl.containsElementNamed("rj_cap")) c.rj_cap = sbglue::enum_arg<G::RjCap>(ctrl, "rj_cap");
   return c;
 }
 }  // namespace

@@ -84,12 +84,20 @@ inline scalebayes::parallel::RunSettings run_settings(const Rcpp::List& s) {
   return rs;
 }
 
-// An option R passes by name (list entry `key`, one string), parsed with the engine's table for E
-// (scalebayes/enum_names.hpp): an unknown name throws std::invalid_argument listing the valid ones. R never
-// passes an enum as an integer code.
+// An option R passes by name (one string), parsed with the engine's table for E (scalebayes/enum_names.hpp): an
+// unknown name, or anything but one string (an integer code, NA), throws std::invalid_argument naming the option
+// and its valid names. R never passes an enum as an integer code.
+template <class E>
+E enum_from(SEXP x) {
+  if (TYPEOF(x) == STRSXP && Rf_xlength(x) == 1 && STRING_ELT(x, 0) != NA_STRING)
+    return scalebayes::parse_enum<E>(CHAR(STRING_ELT(x, 0)));
+  throw std::invalid_argument(std::string(enum_table(E{}).what) + " must be one name, not a code (valid: " +
+                              scalebayes::enum_valid_names<E>() + ")");
+}
+// The same for list entry `key`.
 template <class E>
 E enum_arg(const Rcpp::List& l, const char* key) {
-  return scalebayes::parse_enum<E>(Rcpp::as<std::string>(l[key]));
+  return enum_from<E>(l[key]);
 }
 
 // The settings of one WBB run (or chunk) from the list made by R/wbb_run.R's wbb_engine_settings(): the run

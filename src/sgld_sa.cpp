@@ -29,11 +29,10 @@ struct PreparedGlm {
 // regression's full-data gradient (sgmcmc/glm.hpp: GramState), N P^2 once instead of once per pilot.
 // [[Rcpp::export]]
 SEXP cpp_sgld_sa_prepare(const Rcpp::NumericMatrix& x, const Rcpp::NumericVector& y, const Rcpp::IntegerVector& sparse,
-                         bool intercept, const std::string& family, const Rcpp::NumericVector& cv_center,
+                         bool intercept, SEXP family, const Rcpp::NumericVector& cv_center,
                          bool gram = false) {
   std::vector<int> mask(sparse.begin(), sparse.end());
-  const sg::Family fam = family == "gaussian" ? sg::Family::gaussian
-                         : family == "poisson" ? sg::Family::poisson : sg::Family::binomial;
+  const sg::Family fam = sbglue::enum_from<sg::Family>(family);
   Rcpp::XPtr<PreparedGlm> out(new PreparedGlm(), true);
   out->d = sg::make_data(sbglue::as_map(x), sbglue::as_map(y), mask, intercept, Eigen::MatrixXd(0, x.ncol()), fam);
   out->cv = sg::make_cv_state(out->d, std::vector<double>(cv_center.begin(), cv_center.end()));
@@ -49,7 +48,7 @@ SEXP cpp_sgld_sa_prepare(const Rcpp::NumericMatrix& x, const Rcpp::NumericVector
 Rcpp::List cpp_sgld_sa(const Rcpp::NumericMatrix& x, const Rcpp::NumericVector& y, const Rcpp::IntegerVector& sparse,
                        bool intercept, const Rcpp::NumericMatrix& x_test, const Rcpp::NumericMatrix& beta_init,
                        const Rcpp::List& control, const Rcpp::List& run, SEXP prepared = R_NilValue) {
-  sg::Control ctl = sbglue::sgmcmc_control(control);
+  sg::Control ctl = sbglue::sgmcmc_glm_control(control);
   Eigen::MatrixXd xt_test = sbglue::as_map(x_test);
   Eigen::MatrixXd binit = sbglue::as_map(beta_init);
   sbglue::Progress prog(static_cast<double>(ctl.iterations) * ctl.chains, run, "SG-MCMC");

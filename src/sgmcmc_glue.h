@@ -12,8 +12,9 @@ inline double sgmcmc_num(const Rcpp::List& l, const char* name) { return Rcpp::a
 // An optional entry: present and not NULL (settings added later, and NULL for "not set").
 inline bool has(const Rcpp::List& l, const char* name) { return l.containsElementNamed(name) && !Rf_isNull(l[name]); }
 
-// The three parts of the settings (sgmcmc/chain.hpp, steps.hpp), each mapped here once. Names the R layer
-// validated are checked again: an unknown sampler or method is an error, never a silent default.
+// The three parts of the settings (sgmcmc/chain.hpp, steps.hpp), each mapped here once. Every option is read by
+// name with the engine's table (enum_arg(), scalebayes/enum_names.hpp): an unknown name is an error naming the
+// valid ones, never a silent default.
 inline void map_chain_control(const Rcpp::List& c, scalebayes::sgmcmc::ChainControl& ctl) {
   ctl.iterations = static_cast<long>(sgmcmc_num(c, "iterations"));
   ctl.batch_size = static_cast<long>(sgmcmc_num(c, "batch_size"));
@@ -39,12 +40,7 @@ inline void map_chain_control(const Rcpp::List& c, scalebayes::sgmcmc::ChainCont
 inline void map_step_control(const Rcpp::List& c, scalebayes::sgmcmc::StepControl& ctl) {
   namespace sg = scalebayes::sgmcmc;
   ctl.sampler = sg::sampler_from_name(Rcpp::as<std::string>(c["sampler"]));
-  const std::string st = Rcpp::as<std::string>(c["step_schedule"]);
-  if (st == "constant") ctl.step.type = sg::StepSchedule::Type::constant;
-  else if (st == "stepwise") ctl.step.type = sg::StepSchedule::Type::stepwise;
-  else if (st == "polynomial") ctl.step.type = sg::StepSchedule::Type::polynomial;
-  else if (st == "cyclical") ctl.step.type = sg::StepSchedule::Type::cyclical;
-  else throw std::invalid_argument("unknown step_schedule '" + st + "'");
+  ctl.step.type = enum_arg<sg::StepSchedule::Type>(c, "step_schedule");
   ctl.step.eps0 = sgmcmc_num(c, "step_size");
   ctl.step.gamma = sgmcmc_num(c, "step_power");
   ctl.step.decay = sgmcmc_num(c, "step_decay");
@@ -68,12 +64,7 @@ inline void map_step_control(const Rcpp::List& c, scalebayes::sgmcmc::StepContro
   // pSGLD (steps.hpp: RmspropControl); optional entries, its defaults otherwise
   if (has(c, "rmsprop_alpha")) ctl.rmsprop.alpha = sgmcmc_num(c, "rmsprop_alpha");
   if (has(c, "rmsprop_lambda")) ctl.rmsprop.lambda = sgmcmc_num(c, "rmsprop_lambda");
-  if (has(c, "rmsprop_adapt")) {
-    const std::string a = Rcpp::as<std::string>(c["rmsprop_adapt"]);
-    if (a == "burnin") ctl.rmsprop.adapt = sg::RmspropControl::Adapt::burnin;
-    else if (a == "always") ctl.rmsprop.adapt = sg::RmspropControl::Adapt::always;
-    else throw std::invalid_argument("unknown rmsprop_adapt '" + a + "'");
-  }
+  if (has(c, "rmsprop_adapt")) ctl.rmsprop.adapt = enum_arg<sg::RmspropControl::Adapt>(c, "rmsprop_adapt");
   // HAMCMC-SA / HAMCMC (sgmcmc/lbfgs.hpp); optional entries, defaults of LbfgsControl otherwise
   auto& lb = ctl.lbfgs;
   if (has(c, "memory")) lb.memory = static_cast<int>(sgmcmc_num(c, "memory"));
@@ -83,27 +74,17 @@ inline void map_step_control(const Rcpp::List& c, scalebayes::sgmcmc::StepContro
   if (has(c, "damping_r")) lb.damping_r = sgmcmc_num(c, "damping_r");
   if (has(c, "gamma_min")) lb.gamma_min = sgmcmc_num(c, "gamma_min");
   if (has(c, "normalize")) lb.normalize = Rcpp::as<bool>(c["normalize"]);
-  if (has(c, "precond_init")) lb.init_curvature = Rcpp::as<std::string>(c["precond_init"]) == "curvature";
+  if (has(c, "precond_init"))
+    lb.init_curvature = enum_arg<sg::PrecondInit>(c, "precond_init") == sg::PrecondInit::curvature;
   if (has(c, "probe_size")) lb.probe_size = sgmcmc_num(c, "probe_size");
   if (has(c, "sa_memories")) lb.sa_memories = static_cast<int>(sgmcmc_num(c, "sa_memories"));
-  if (has(c, "sa_form")) {
-    const std::string f = Rcpp::as<std::string>(c["sa_form"]);
-    if (f == "matrix") lb.sa_form = sg::SaForm::matrix;
-    else if (f == "diagonal") lb.sa_form = sg::SaForm::diagonal;
-    else if (f == "lowrank") lb.sa_form = sg::SaForm::lowrank;
-    else throw std::invalid_argument("unknown sa_form '" + f + "'");
-  }
-  if (has(c, "curvature")) {
-    const std::string f = Rcpp::as<std::string>(c["curvature"]);
-    if (f == "same_batch") lb.curvature = sg::Curvature::same_batch;
-    else if (f == "consecutive") lb.curvature = sg::Curvature::consecutive;
-    else throw std::invalid_argument("unknown curvature '" + f + "'");
-  }
+  if (has(c, "sa_form")) lb.sa_form = enum_arg<sg::SaForm>(c, "sa_form");
+  if (has(c, "curvature")) lb.curvature = enum_arg<sg::Curvature>(c, "curvature");
 }
 
 inline void map_prior_control(const Rcpp::List& c, scalebayes::sgmcmc::PriorControl& ctl) {
   namespace sg = scalebayes::sgmcmc;
-  ctl.method = sg::method_from_name(Rcpp::as<std::string>(c["method"]));
+  ctl.method = enum_arg<sg::Method>(c, "method");
   ctl.sa.em = ctl.method == sg::Method::em;
   ctl.sa.A = sgmcmc_num(c, "sa_A");
   ctl.sa.Z = sgmcmc_num(c, "sa_Z");
@@ -130,21 +111,25 @@ inline void map_prior_control(const Rcpp::List& c, scalebayes::sgmcmc::PriorCont
   if (has(c, "rho_start") && !Rf_isNull(c["rho_start"])) ctl.rho_start = Rcpp::as<std::vector<double>>(c["rho_start"]);
 }
 
+// The settings of a network chain (torch_nn.cpp): the network's family is its ModelSpec's, so Control::family
+// (the GLM's) is not read here; a regression reads it with sgmcmc_glm_control().
 inline scalebayes::sgmcmc::Control sgmcmc_control(const Rcpp::List& c) {
   namespace sg = scalebayes::sgmcmc;
   sg::Control ctl;
-  const std::string fam = Rcpp::as<std::string>(c["family"]);
-  // GLM only; a network has its own family in its ModelSpec
-  if (fam == "gaussian") ctl.family = sg::Family::gaussian;
-  else if (fam == "binomial" || fam == "multinomial") ctl.family = sg::Family::binomial;
-  else if (fam == "poisson") ctl.family = sg::Family::poisson;
-  else throw std::invalid_argument("unknown family '" + fam + "'");
   map_chain_control(c, ctl);
   map_step_control(c, ctl);
   map_prior_control(c, ctl);
   // the GLM's control-variate centre (sgmcmc/glm.hpp, CvState), output order
   if (has(c, "gram")) ctl.gram = Rcpp::as<bool>(c["gram"]);
   if (has(c, "cv_center") && !Rf_isNull(c["cv_center"])) ctl.cv_center = Rcpp::as<std::vector<double>>(c["cv_center"]);
+  return ctl;
+}
+
+// The settings of a GLM chain (sgld_sa.cpp): sgmcmc_control() and the regression's family by name
+// (math/family.hpp's family_names: gaussian, binomial, poisson; a network's "multinomial" is an error here).
+inline scalebayes::sgmcmc::Control sgmcmc_glm_control(const Rcpp::List& c) {
+  scalebayes::sgmcmc::Control ctl = sgmcmc_control(c);
+  ctl.family = enum_arg<scalebayes::Family>(c, "family");
   return ctl;
 }
 

@@ -7,8 +7,8 @@ namespace gl = scalebayes::genlasso;
 namespace {
 Eigen::VectorXd to_vec_glm(const Rcpp::NumericVector& v) { return Eigen::Map<const Eigen::VectorXd>(v.begin(), v.size()); }
 
-// family: 1 Poisson, 2 binomial; engine: R/trend_filter_glm.R's tf_glm_engine() (solver, newton, tol, max_iter,
-// max_outer).
+// family: by name (genlasso/glm_trend.hpp's glm_family_names); engine: R/trend_filter_glm.R's tf_glm_engine()
+// (solver, newton, tol, max_iter, max_outer).
 gl::GLMControl glm_control_from(const Rcpp::List& e) {
   gl::GLMControl c;
   c.method = sbglue::enum_arg<gl::TFMethod>(e, "solver");
@@ -18,9 +18,9 @@ gl::GLMControl glm_control_from(const Rcpp::List& e) {
   c.max_outer = Rcpp::as<int>(e["max_outer"]);
   return c;
 }
-gl::GLMData glm_data_from(int family, const Rcpp::NumericVector& y, const Rcpp::NumericVector& a) {
+gl::GLMData glm_data_from(SEXP family, const Rcpp::NumericVector& y, const Rcpp::NumericVector& a) {
   gl::GLMData d;
-  d.family = family == 1 ? gl::GLMFamily::Poisson : gl::GLMFamily::Binomial;
+  d.family = sbglue::enum_from<gl::GLMFamily>(family);
   d.y = to_vec_glm(y);
   d.a = to_vec_glm(a);
   return d;
@@ -30,7 +30,7 @@ bool stop_on_interrupt_glm() { return sbglue::user_interrupted(); }
 
 // A lambda path of the GLM trend filter.
 // [[Rcpp::export]]
-Rcpp::List cpp_tf_glm_path(int family, Rcpp::NumericVector y, Rcpp::NumericVector a, Rcpp::NumericVector x,
+Rcpp::List cpp_tf_glm_path(SEXP family, Rcpp::NumericVector y, Rcpp::NumericVector a, Rcpp::NumericVector x,
                            Rcpp::NumericVector w, int k, Rcpp::NumericVector w0, Rcpp::NumericVector lambdas,
                            Rcpp::List engine) {
   const gl::GLMData d = glm_data_from(family, y, a);
@@ -49,7 +49,7 @@ Rcpp::List cpp_tf_glm_path(int family, Rcpp::NumericVector y, Rcpp::NumericVecto
 // The certificate (objective, gap) of a given pair (beta, u) of a GLM trend filter (for tests and benchmarks:
 // the objective of another solver's fit, with a dual of ours).
 // [[Rcpp::export]]
-Rcpp::List cpp_tf_glm_certify(int family, Rcpp::NumericVector y, Rcpp::NumericVector a, Rcpp::NumericVector x,
+Rcpp::List cpp_tf_glm_certify(SEXP family, Rcpp::NumericVector y, Rcpp::NumericVector a, Rcpp::NumericVector x,
                               Rcpp::NumericVector w, int k, Rcpp::NumericVector lam, Rcpp::NumericVector beta,
                               Rcpp::NumericVector u) {
   const gl::GLMData d = glm_data_from(family, y, a);
@@ -64,7 +64,7 @@ Rcpp::List cpp_tf_glm_certify(int family, Rcpp::NumericVector y, Rcpp::NumericVe
 // WBB draws of the link-scale curve (genlasso::glm_trend_wbb over wbb::run_draws), into the returned draws x n
 // matrix (columns `names`); settings: R/wbb_run.R's wbb_engine_settings().
 // [[Rcpp::export]]
-Rcpp::List cpp_tf_glm_wbb(int family, Rcpp::NumericVector y, Rcpp::NumericVector a, Rcpp::NumericVector x, int k,
+Rcpp::List cpp_tf_glm_wbb(SEXP family, Rcpp::NumericVector y, Rcpp::NumericVector a, Rcpp::NumericVector x, int k,
                           double lambda, Rcpp::List engine, Rcpp::NumericVector beta_hat, Rcpp::NumericVector u_hat,
                           Rcpp::CharacterVector names, Rcpp::List settings) {
   const scalebayes::wbb::Settings st = sbglue::wbb_settings(settings);

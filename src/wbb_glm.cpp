@@ -32,11 +32,9 @@ cd::Control control_from(const Rcpp::List& c) {
     ctrl.cv_measure = static_cast<int>(sbglue::enum_arg<cd::CvMeasure>(c, "cv_measure"));
   return ctrl;
 }
-cd::Family family_from(int f) {
-  return f == 1 ? cd::Family::binomial : f == 2 ? cd::Family::poisson : cd::Family::gaussian;
-}
-// family code 3: multinomial (cd/multinomial.hpp); the control list carries n_class and grouped.
-constexpr int kMultinomial = 3;
+// family: by name (cd/solver.hpp's enet_family_names); multinomial (cd/multinomial.hpp): the control list carries
+// n_class and grouped.
+cd::EnetFamily family_from(SEXP name) { return sbglue::enum_from<cd::EnetFamily>(name); }
 int n_class(const Rcpp::List& c) { return Rcpp::as<int>(c["n_class"]); }
 bool grouped(const Rcpp::List& c) { return c.containsElementNamed("grouped") && Rcpp::as<bool>(c["grouped"]); }
 
@@ -75,21 +73,22 @@ std::unique_ptr<Design> design_from(SEXP x, const Rcpp::List& control) {
 }  // namespace
 
 // [[Rcpp::export]]
-double cpp_lambda_max(SEXP xs, Rcpp::NumericVector y, int family, double alpha, Rcpp::NumericVector w,
+double cpp_lambda_max(SEXP xs, Rcpp::NumericVector y, SEXP family, double alpha, Rcpp::NumericVector w,
                       Rcpp::NumericVector pf, Rcpp::List control) {
+  const cd::EnetFamily fam = family_from(family);
   const auto d = design_from(xs, control);
   if (d->sparse) {
-    if (family == kMultinomial) Rcpp::stop("the multinomial family takes a dense x");
-    return cd::lambda_max_design(*d->sd, sbglue::as_map(y), family_from(family), alpha, sbglue::as_map(w),
+    if (fam == cd::EnetFamily::multinomial) Rcpp::stop("the multinomial family takes a dense x");
+    return cd::lambda_max_design(*d->sd, sbglue::as_map(y), cd::single_family(fam), alpha, sbglue::as_map(w),
                                  sbglue::as_map(pf), control_from(control));
   }
   const Rcpp::NumericMatrix& x = d->dense;
-  if (family == kMultinomial) {
+  if (fam == cd::EnetFamily::multinomial) {
     cd::Multinomial m(sbglue::as_map(x), sbglue::as_map(y), n_class(control), grouped(control), alpha,
                       control_from(control));
     return m.lambda_max(sbglue::as_map(w), sbglue::as_map(pf));
   }
-  return cd::lambda_max(sbglue::as_map(x), sbglue::as_map(y), family_from(family), alpha, sbglue::as_map(w),
+  return cd::lambda_max(sbglue::as_map(x), sbglue::as_map(y), cd::single_family(fam), alpha, sbglue::as_map(w),
                         sbglue::as_map(pf), control_from(control));
 }
 
@@ -118,43 +117,46 @@ Rcpp::List path_call(Solver& solver, const Rcpp::NumericVector& lambda, const Rc
 // Fit along a decreasing lambda sequence (length 1 = a single fit), on one worker thread so that the path is
 // interruptible like every other engine call (the CD loop and the path poll the run's stop token; no bar).
 // [[Rcpp::export]]
-Rcpp::List cpp_enet_path(SEXP xs, Rcpp::NumericVector y, int family, double alpha, Rcpp::NumericVector w,
+Rcpp::List cpp_enet_path(SEXP xs, Rcpp::NumericVector y, SEXP family, double alpha, Rcpp::NumericVector w,
                          Rcpp::NumericVector pf, Rcpp::NumericVector lambda, Rcpp::List control) {
+  const cd::EnetFamily fam = family_from(family);
   const auto d = design_from(xs, control);
   if (d->sparse) {
-    if (family == kMultinomial) Rcpp::stop("the multinomial family takes a dense x");
-    cd::SparseElasticNet solver(*d->sd, sbglue::as_map(y), family_from(family), alpha, control_from(control));
+    if (fam == cd::EnetFamily::multinomial) Rcpp::stop("the multinomial family takes a dense x");
+    cd::SparseElasticNet solver(*d->sd, sbglue::as_map(y), cd::single_family(fam), alpha, control_from(control));
     return path_call(solver, lambda, w, pf);
   }
   const Rcpp::NumericMatrix& x = d->dense;
-  if (family == kMultinomial) {  // a0: K x L; beta: (p K) x L, column l the p x K matrix stacked by class
+  if (fam == cd::EnetFamily::multinomial) {  // a0: K x L; beta: (p K) x L, column l the p x K matrix stacked by class
     cd::Multinomial solver(sbglue::as_map(x), sbglue::as_map(y), n_class(control), grouped(control), alpha,
                            control_from(control));
     return path_call(solver, lambda, w, pf);
   }
-  cd::ElasticNet solver(sbglue::as_map(x), sbglue::as_map(y), family_from(family), alpha, control_from(control));
+  cd::ElasticNet solver(sbglue::as_map(x), sbglue::as_map(y), cd::single_family(fam), alpha, control_from(control));
   return path_call(solver, lambda, w, pf);
 }
 
 // [[Rcpp::export]]
-Rcpp::List cpp_enet_cv(SEXP xs, Rcpp::NumericVector y, int family, double alpha, Rcpp::NumericVector w,
+Rcpp::List cpp_enet_cv(SEXP xs, Rcpp::NumericVector y, SEXP family, double alpha, Rcpp::NumericVector w,
                        Rcpp::NumericVector pf, Rcpp::IntegerVector foldid, Rcpp::NumericVector lambda,
                        Rcpp::List control, Rcpp::List run) {
+  const cd::EnetFamily fam = family_from(family);
+  const bool multi = fam == cd::EnetFamily::multinomial;
   const auto d = design_from(xs, control);
-  if (d->sparse && family == kMultinomial) Rcpp::stop("the multinomial family takes a dense x");
+  if (d->sparse && multi) Rcpp::stop("the multinomial family takes a dense x");
   const Rcpp::NumericMatrix x = d->sparse ? Rcpp::NumericMatrix(0, 0) : d->dense;
   Eigen::VectorXi fid = Rcpp::as<Eigen::VectorXi>(foldid);
   const Eigen::VectorXd lam = sbglue::as_map(lambda);
   sbglue::Progress prog(static_cast<double>(fid.maxCoeff() + 1), run, "Cross-validation");
   const cd::CvResult r =
-      d->sparse ? cd::cross_validate_design(*d->sd, sbglue::as_map(y), family_from(family), alpha, sbglue::as_map(w),
+      d->sparse ? cd::cross_validate_design(*d->sd, sbglue::as_map(y), cd::single_family(fam), alpha, sbglue::as_map(w),
                                             sbglue::as_map(pf), fid, lam, control_from(control), sbglue::run_settings(run),
                                             prog.monitor())
-      : family == kMultinomial
+      : multi
           ? cd::cross_validate_multinomial(sbglue::as_map(x), sbglue::as_map(y), n_class(control), grouped(control),
                                            alpha, sbglue::as_map(w), sbglue::as_map(pf), fid, lam,
                                            control_from(control), sbglue::run_settings(run), prog.monitor())
-          : cd::cross_validate(sbglue::as_map(x), sbglue::as_map(y), family_from(family), alpha, sbglue::as_map(w),
+          : cd::cross_validate(sbglue::as_map(x), sbglue::as_map(y), cd::single_family(fam), alpha, sbglue::as_map(w),
                                sbglue::as_map(pf), fid, lam, control_from(control), sbglue::run_settings(run),
                                prog.monitor());
   if (r.status.interrupted || prog.interrupted()) return Rcpp::List::create(Rcpp::Named("interrupted") = true);
@@ -170,21 +172,22 @@ Rcpp::List cpp_enet_cv(SEXP xs, Rcpp::NumericVector y, int family, double alpha,
 // WBB draws first + 1 .. first + count for every lambda (decreasing), warm-started from the unweighted solution
 // at lambda[1] (warm_a0, warm_beta: standardized scale). The draws are written straight into the returned R
 // matrices (count x (p + 1) per lambda, original scale via center / scale, columns named `names`).
-// Multinomial (family 3): the warm start is control$warm_a0 (K) and control$warm_beta (p K, by class), and each
+// Multinomial: the warm start is control$warm_a0 (K) and control$warm_beta (p K, by class), and each
 // matrix is count x K (p + 1), class by class.
 // [[Rcpp::export]]
-Rcpp::List cpp_wbb_glm(SEXP xs, Rcpp::NumericVector y, int family, double alpha, Rcpp::NumericVector pf,
+Rcpp::List cpp_wbb_glm(SEXP xs, Rcpp::NumericVector y, SEXP family, double alpha, Rcpp::NumericVector pf,
                        Rcpp::NumericVector lambda, double warm_a0, Rcpp::NumericVector warm_beta,
                        Rcpp::NumericVector center, Rcpp::NumericVector scale, Rcpp::CharacterVector names,
                        Rcpp::List settings, Rcpp::List control) {
+  const cd::EnetFamily fam = family_from(family);
   const wbb::Settings st = sbglue::wbb_settings(settings);
   const auto d = design_from(xs, control);
-  const bool multi = family == kMultinomial;
+  const bool multi = fam == cd::EnetFamily::multinomial;
   if (d->sparse && multi) Rcpp::stop("the multinomial family takes a dense x");
   const Rcpp::NumericMatrix x = d->sparse ? Rcpp::NumericMatrix(0, 0) : d->dense;
   const Eigen::Index L = lambda.size(), p = d->cols(), T = static_cast<Eigen::Index>(st.draws);
   const int K = multi ? n_class(control) : 1;
-  wbb::GlmProblem pb{sbglue::as_map(x), sbglue::as_map(y), multi ? cd::Family::binomial : family_from(family), alpha,
+  wbb::GlmProblem pb{sbglue::as_map(x), sbglue::as_map(y), multi ? cd::Family::binomial : cd::single_family(fam), alpha,
                      sbglue::as_map(pf),
                      sbglue::as_map(lambda), cd::Fit(), control_from(control), sbglue::as_map(center),
                      sbglue::as_map(scale), Eigen::VectorXd(), 0, false, cd::MultinomialFit(),

@@ -22,8 +22,8 @@ test_that("the glue refuses an unknown sampler, method or step schedule instead 
   ok <- call_engine(engine_ctl())
   expect_length(ok$chains, 1L)
   expect_error(call_engine(engine_ctl(sampler = "sgdl")), "unknown sampler 'sgdl'")
-  expect_error(call_engine(engine_ctl(method = "SA")), "unknown method 'SA'")
-  expect_error(call_engine(engine_ctl(step_schedule = "cosine")), "unknown step_schedule 'cosine'")
+  expect_error(call_engine(engine_ctl(method = "SA")), "unknown method \"SA\"", fixed = TRUE)
+  expect_error(call_engine(engine_ctl(step_schedule = "cosine")), "unknown step_schedule \"cosine\"", fixed = TRUE)
 })
 
 test_that("storage operations agree between the Eigen and LibTorch policies in float64 and with plain R", {

@@ -40,15 +40,22 @@ std::vector<std::string> enum_names() {
   return out;
 }
 
+// The valid names, quoted, for messages: "a", "b", "c".
+template <class E>
+std::string enum_valid_names() {
+  std::string valid;
+  for (const auto& e : enum_table(E{}).values) valid += std::string(valid.empty() ? "" : ", ") + "\"" + e.name + "\"";
+  return valid;
+}
+
 // The value named `name`; std::invalid_argument naming the option and its valid names otherwise.
 template <class E>
 E parse_enum(const std::string& name) {
   const auto& t = enum_table(E{});
   for (const auto& e : t.values)
     if (name == e.name) return e.value;
-  std::string valid;
-  for (const auto& e : t.values) valid += std::string(valid.empty() ? "" : ", ") + "\"" + e.name + "\"";
-  throw std::invalid_argument(std::string("unknown ") + t.what + " \"" + name + "\" (valid: " + valid + ")");
+  throw std::invalid_argument(std::string("unknown ") + t.what + " \"" + name + "\" (valid: " + enum_valid_names<E>() +
+                              ")");
 }
 
 // The name of `value`; std::invalid_argument when the table lacks it.

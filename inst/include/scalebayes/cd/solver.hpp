@@ -50,6 +50,24 @@ namespace cd {
 
 using scalebayes::Family;  // math/family.hpp
 
+// The family R names (weighted_lasso(family = ), wbb(), cv_weighted_lasso()): one of Family's three, fitted by
+// ElasticNet, or multinomial, fitted by Multinomial (cd/multinomial.hpp).
+enum class EnetFamily { gaussian, binomial, poisson, multinomial };
+inline constexpr EnumTable<EnetFamily, 4> enet_family_names{
+    "family", {{{"gaussian", EnetFamily::gaussian}, {"binomial", EnetFamily::binomial},
+                {"poisson", EnetFamily::poisson}, {"multinomial", EnetFamily::multinomial}}}};
+constexpr const auto& enum_table(EnetFamily) { return enet_family_names; }
+// The single-response Family of f; std::invalid_argument for multinomial (not a Family).
+inline Family single_family(EnetFamily f) {
+  switch (f) {
+    case EnetFamily::gaussian: return Family::gaussian;
+    case EnetFamily::binomial: return Family::binomial;
+    case EnetFamily::poisson: return Family::poisson;
+    case EnetFamily::multinomial: break;
+  }
+  throw std::invalid_argument("the multinomial family has no single-response solver");
+}
+
 // Control::cv_measure by name (R: cv.scalebayes(type.measure = )); the int values are cv_measure's codes.
 enum class CvMeasure { deviance = 0, mse = 1, mae = 2, class_error = 3, auc = 4 };
 inline constexpr EnumTable<CvMeasure, 5> cv_measure_names{

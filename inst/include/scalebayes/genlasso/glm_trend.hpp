@@ -55,6 +55,10 @@ namespace scalebayes {
 namespace genlasso {
 
 enum class GLMFamily { Poisson = 1, Binomial = 2 };
+// by name (R: trend_filter_glm(family = ))
+inline constexpr EnumTable<GLMFamily, 2> glm_family_names{
+    "family", {{{"poisson", GLMFamily::Poisson}, {"binomial", GLMFamily::Binomial}}}};
+constexpr const auto& enum_table(GLMFamily) { return glm_family_names; }
 
 // The data of a GLM trend filter: responses y (counts / successes) and a (exposure / trials, > 0).
 struct GLMData {

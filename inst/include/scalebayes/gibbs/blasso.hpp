@@ -46,6 +46,19 @@ inline constexpr EnumTable<LambdaMode, 3> lambda_mode_names{
     "lambda mode", {{{"fixed", LambdaMode::fixed}, {"eb", LambdaMode::em}, {"gamma", LambdaMode::gamma}}}};
 constexpr const auto& enum_table(LambdaMode) { return lambda_mode_names; }
 
+// The reversible-jump model prior (R: blasso_control(rj_prior = )): every model equally likely (monomvn's
+// effective default), or uniform on the size k, then uniform over the models of that size.
+enum class RjPrior { models = 0, size = 1 };
+inline constexpr EnumTable<RjPrior, 2> rj_prior_names{
+    "rj_prior", {{{"models", RjPrior::models}, {"size", RjPrior::size}}}};
+constexpr const auto& enum_table(RjPrior) { return rj_prior_names; }
+// The largest active set of the rj mode: n_eff - 1 (n - 2 with an intercept), or n - 1, monomvn's
+// M = min(p, n - 1) (R: blasso_control(preset = "monomvn")); the lasso prior keeps the active-set regression
+// proper either way.
+enum class RjCap { n_eff = 0, n = 1 };
+inline constexpr EnumTable<RjCap, 2> rj_cap_names{"rj_cap", {{{"n_eff", RjCap::n_eff}, {"n", RjCap::n}}}};
+constexpr const auto& enum_table(RjCap) { return rj_cap_names; }
+
 struct BlassoControl {
   LambdaMode mode = LambdaMode::fixed;
   double lambda = 1.0;          // fixed value, or starting value for EM / gamma (EM: 0 = ridge_lambda_start)
@@ -79,10 +92,8 @@ struct BlassoControl {
   // reversible-jump / model-indicator option
   bool rj = false;
   int rj_moves = 1;             // add/delete proposals per sweep
-  int rj_prior = 0;             // 0: uniform over models (monomvn's effective default), 1: uniform on the size
-  // largest active set: 0: n_eff - 1 (n - 2 with an intercept); 1: n - 1, monomvn's M = min(p, n - 1) (the lasso
-  // prior keeps the active-set regression proper either way)
-  int rj_cap = 0;
+  RjPrior rj_prior = RjPrior::models;
+  RjCap rj_cap = RjCap::n_eff;  // the largest active set (RjCap)
   // Testing hook: if non-empty, tau^2 is held at these values (no tau / lambda updates). The model is then the
   // conjugate normal-inverse-gamma regression, whose posterior is known exactly.
   std::vector<double> fixed_tau2;
@@ -175,7 +186,7 @@ class BlassoChain {
   }
   long rj_proposed = 0, rj_accepted = 0;
   // the largest active set of the rj mode (BlassoControl::rj_cap)
-  double max_active() const { return c_.rj_cap == 1 ? d_.n - 1.0 : d_.n_eff - 1.0; }
+  double max_active() const { return c_.rj_cap == RjCap::n ? d_.n - 1.0 : d_.n_eff - 1.0; }
 
   void sweep() {
     if (c_.rj) {
@@ -301,11 +312,11 @@ class BlassoChain {
     const double shape = 0.5 * d_.n_eff + c_.sigma2_shape;
     return -0.5 * logdet - shape * std::log(0.5 * std::max(quad, 1e-300) + c_.sigma2_scale);
   }
-  // log prior of a model with k active coefficients: every model equally likely (rj_prior 0; what
+  // log prior of a model with k active coefficients: every model equally likely (RjPrior::models; what
   // monomvn::blasso's mprior = 0 amounts to, its add/delete proposal ratio (M - m)/(m + 1) being paired with a
-  // constant model prior), or uniform on the size k, then uniform over models of that size (rj_prior 1).
+  // constant model prior), or uniform on the size k, then uniform over models of that size (RjPrior::size).
   double log_model_prior(int k) const {
-    if (c_.rj_prior == 0) return 0.0;
+    if (c_.rj_prior == RjPrior::models) return 0.0;
     return -(std::lgamma(d_.p + 1.0) - std::lgamma(k + 1.0) - std::lgamma(d_.p - k + 1.0));
   }
   void rj_move() {
@@ -316,7 +327,7 @@ class BlassoChain {
     active_[j] = 1 - active_[j];
     std::vector<int> prop = active_index();
     const int kp = static_cast<int>(prop.size());
-    if (kp > max_active()) {  // keep the active set estimable (monomvn's M with rj_cap = 1)
+    if (kp > max_active()) {  // keep the active set estimable (monomvn's M with RjCap::n)
       active_[j] = 1 - active_[j];
       return;
     }

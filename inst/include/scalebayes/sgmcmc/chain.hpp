@@ -92,13 +92,10 @@ namespace sgmcmc {
 
 using scalebayes::Family;  // math/family.hpp
 enum class Method { sa, em, none };
-
-inline Method method_from_name(const std::string& s) {
-  if (s == "sa") return Method::sa;
-  if (s == "em") return Method::em;
-  if (s == "none") return Method::none;
-  throw std::invalid_argument("unknown method '" + s + "' (known: \"sa\", \"em\", \"none\")");
-}
+// by name (R: sgld_sa(method = ))
+inline constexpr EnumTable<Method, 3> method_names{
+    "method", {{{"sa", Method::sa}, {"em", Method::em}, {"none", Method::none}}}};
+constexpr const auto& enum_table(Method) { return method_names; }
 
 // The chain part of the settings: length, minibatches, output points, chains.
 struct ChainControl {

@@ -50,7 +50,18 @@ namespace sgmcmc {
 // its injected noise is an autoregression of the memories' factors, not a draw with the covariance of the
 // preconditioner it applies, and its chains drifted; "lowrank" below is the valid linear-cost form.)
 enum class SaForm { matrix, diagonal, lowrank };
+inline constexpr EnumTable<SaForm, 3> sa_form_names{
+    "sa_form", {{{"matrix", SaForm::matrix}, {"diagonal", SaForm::diagonal}, {"lowrank", SaForm::lowrank}}}};
+constexpr const auto& enum_table(SaForm) { return sa_form_names; }
 enum class Curvature { same_batch, consecutive };
+inline constexpr EnumTable<Curvature, 2> curvature_names{
+    "curvature", {{{"same_batch", Curvature::same_batch}, {"consecutive", Curvature::consecutive}}}};
+constexpr const auto& enum_table(Curvature) { return curvature_names; }
+// LbfgsControl::init_curvature by name (R: sgmcmc_lbfgs(precond_init = )): curvature = true, identity = false
+enum class PrecondInit { curvature, identity };
+inline constexpr EnumTable<PrecondInit, 2> precond_init_names{
+    "precond_init", {{{"curvature", PrecondInit::curvature}, {"identity", PrecondInit::identity}}}};
+constexpr const auto& enum_table(PrecondInit) { return precond_init_names; }
 
 struct LbfgsControl {
   int memory = 2;              // M: pairs kept (HAMCMC: 2M - 2 samples, 2M - 3 pairs)

@@ -6,6 +6,8 @@
 #include <stdexcept>
 #include <vector>
 
+#include "scalebayes/enum_names.hpp"
+
 namespace scalebayes {
 namespace sgmcmc {
 
@@ -62,6 +64,11 @@ struct StepSchedule {
     }
   }
 };
+// by name (R: sgmcmc_step(schedule = )), in R's order
+inline constexpr EnumTable<StepSchedule::Type, 4> step_schedule_names{
+    "step_schedule", {{{"polynomial", StepSchedule::Type::polynomial}, {"constant", StepSchedule::Type::constant},
+                       {"stepwise", StepSchedule::Type::stepwise}, {"cyclical", StepSchedule::Type::cyclical}}}};
+constexpr const auto& enum_table(StepSchedule::Type) { return step_schedule_names; }
 
 // SA step omega_k = min(cap, A (k + Z)^(-alpha)) (cap = 1 by default); the EM arm uses omega_k = 1.
 // The paper's omega_k = 10 (k + 1000)^(-0.7) is A = 10, Z = 1000, alpha = 0.7, cap = 1; the authors' simulation

@@ -210,6 +210,9 @@ struct RmspropControl {
     if (!(lambda > 0.0) || !std::isfinite(lambda)) throw std::invalid_argument("rmsprop lambda must be > 0 and finite");
   }
 };
+inline constexpr EnumTable<RmspropControl::Adapt, 2> rmsprop_adapt_names{
+    "rmsprop_adapt", {{{"burnin", RmspropControl::Adapt::burnin}, {"always", RmspropControl::Adapt::always}}}};
+constexpr const auto& enum_table(RmspropControl::Adapt) { return rmsprop_adapt_names; }
 
 // The step part of a chain's settings: which policy, its learning-rate schedule and temperature, and the
 // policies' own knobs.
