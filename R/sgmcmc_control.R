@@ -162,8 +162,11 @@ sgmcmc_sa_forms <- c("matrix", "diagonal", "lowrank")
 #'   chains at the cross-validated lasso (for `method = "sa"` / `"em"`) and at draws of its last pilot, with
 #'   the latent variables where that pilot's SA left them (see "Step-size warm-up" in [sgld_sa()]). Measured
 #'   on diabetes (`batch_size = 442`, `v0 = 0.0095`): 0.5 s for the whole call against 46-50 s with the
-#'   default. HAMCMC-SA and HAMCMC keep their own L-BFGS preconditioner, and pSGLD its RMSprop one: they do not
-#'   read it.
+#'   default. pSGLD reads it too: its RMSprop diagonal then adapts in the whitened coordinates (the kept draws
+#'   are SGLD with the constant metric \eqn{L P L'}). HAMCMC-SA and HAMCMC keep their own L-BFGS preconditioner
+#'   and read no metric; on a full-data target of [sgmcmc_density()] this setting chooses instead the Laplace
+#'   whitening they run on (\eqn{\theta = \hat\theta + L\phi}, \eqn{L L'} the inverse Hessian at the
+#'   mode; `"none"`: the raw parameters).
 #' @param rmsprop_alpha,rmsprop_lambda,rmsprop_adapt pSGLD (`sampler = "psgld"`, Li, Chen, Carlson & Carin
 #'   2016): the RMSprop diagonal preconditioner \eqn{G = 1 / (\lambda + \sqrt{V})}, \eqn{V} the moving average
 #'   of the squared mean gradient per example with weight `rmsprop_alpha` \eqn{\alpha \in (0, 1)} on the past
@@ -174,9 +177,10 @@ sgmcmc_sa_forms <- c("matrix", "diagonal", "lowrank")
 #'   burn-in only and holds \eqn{G} fixed for the kept draws, which are then SGLD with a constant diagonal
 #'   preconditioner: its correction term \eqn{\Gamma} is exactly 0 and the target is exact (up to the step's
 #'   discretization); `"always"` keeps adapting, Li et al.'s algorithm with their approximation
-#'   \eqn{\Gamma \approx 0}, which biases the draws (measured in `inst/design-sgmcmc.md`, "pSGLD"). pSGLD reads
-#'   no `metric`: its preconditioner is adapted by the chain itself, which makes it an option where the metric
-#'   warm-up does not run (networks).
+#'   \eqn{\Gamma \approx 0}, which biases the draws (measured in `inst/design-sgmcmc.md`, "pSGLD"). With the
+#'   warm-up's `metric` (regressions and full-data densities) the recursion runs on the whitened gradient
+#'   \eqn{L'g}; without one (networks, a given `step_size`) it is Li et al.'s, its preconditioner adapted by the
+#'   chain alone.
 #' @param gradient The minibatch gradient of a regression ([sgld_sa()], [hamcmc_sa()]): `"auto"` (default:
 #'   control variates for SGLD, SGHMC and SGNHT when the warm-up chooses the step and the minibatch is smaller
 #'   than the data, which the default `batch_size` is above 2,000 rows of a logistic regression (a gaussian

@@ -305,3 +305,28 @@ test_that("a warm-up long against its run is a message with the step it chose; q
   expect_message(suppressWarnings(sgld_sa(x, y, iterations = 200, seed = 1, quiet = FALSE)),
                  class = "scalebayes_message_warmup")
 })
+
+test_that("HAMCMC-SA and HAMCMC run on the Laplace whitening of a full-data target: a ridge sampled in seconds", {
+  # a 2-d Gaussian with correlation 0.99 and sds 1 and 10: on the raw scale the warm-up's step suits the narrow
+  # direction and the chains crawl along the wide one (HAMCMC-SA: 2,000,000 iterations, 12.9 s and a convergence
+  # warning with metric = "none"); on theta = mode + L phi, L L' the Laplace covariance (exact here), the
+  # L-BFGS memory sees a standard normal. Tolerances: 4 chains of about 1,000 draws whose ESS exceeds 100 (the
+  # call warns otherwise): a mean error of 0.25 sd is more than 2.5 Monte-Carlo sds, an sd ratio of 0.8 / 1.25
+  # likewise.
+  S <- matrix(c(1, 9.9, 9.9, 100), 2)
+  tg <- sgmcmc_target("gaussian", mean = c(1, -2), cov = S)
+  for (s in c("hamcmc_sa", "hamcmc")) {
+    f <- expect_no_warning(sgmcmc_density(tg, init = c(0, 0), sampler = s, seed = 1, quiet = TRUE))
+    expect_false(is.null(f$warmup$reparam), label = s)
+    expect_equal(f$warmup$reparam$factor %*% t(f$warmup$reparam$factor), S, tolerance = 1e-4)
+    d <- as.matrix(f)
+    expect_lt(max(abs(colMeans(d) - c(1, -2)) / sqrt(diag(S))), 0.25, label = s)
+    r <- apply(d, 2, stats::sd) / sqrt(diag(S))
+    expect_true(all(r > 0.8 & r < 1.25), label = paste(s, paste(round(r, 3), collapse = " ")))
+    expect_lt(f$settings$iterations, 2e5, label = s)
+  }
+  # metric = "none": the raw parameters, no reparametrization (a given step runs no warm-up and none either)
+  g <- suppress_convergence(sgmcmc_density(tg, init = c(0, 0), sampler = "hamcmc_sa", seed = 1, quiet = TRUE,
+                                           iterations = 2000, control = sgmcmc_control(step = sgmcmc_step(metric = "none"))))
+  expect_null(g$warmup$reparam)
+})

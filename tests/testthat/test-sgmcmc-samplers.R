@@ -18,10 +18,16 @@ test_that("pSGLD's settings are validated with classed errors and warned about f
   expect_match(conditionMessage(w), "rmsprop_alpha", fixed = TRUE)
   expect_no_warning(fit("psgld", rc), class = "scalebayes_warning_unused")
   # pSGLD reads the warm-up's metric (its RMSprop diagonal then adapts in the whitened coordinates); HAMCMC's
-  # L-BFGS preconditioner is its own, so a metric setting is unused there
+  # L-BFGS preconditioner is its own: in a regression a metric setting is unused there, on a density target it
+  # chooses the Laplace whitening HAMCMC runs on
   mc <- sgmcmc_control(step_size = 0.01, step = sgmcmc_step(schedule = "constant", metric = "dense"))
   expect_no_warning(fit("psgld", mc), class = "scalebayes_warning_unused")
-  w <- expect_warning(fit("hamcmc", mc), class = "scalebayes_warning_unused")
+  expect_no_warning(fit("hamcmc", mc), class = "scalebayes_warning_unused")
+  set.seed(1)
+  x <- matrix(rnorm(60), 20)
+  w <- expect_warning(suppress_convergence(sgld_sa(x, x[, 1] + rnorm(20), sampler = "hamcmc", method = "none",
+                                                   iterations = 200, seed = 1, quiet = TRUE, control = mc)),
+                      class = "scalebayes_warning_unused")
   expect_match(conditionMessage(w), "metric", fixed = TRUE)
   tab <- sgmcmc_samplers()
   expect_identical(tab$name[tab$rmsprop], "psgld")
