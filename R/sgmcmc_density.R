@@ -70,7 +70,7 @@
 #' with correlation 0.99 and sds 1 and 10: HAMCMC-SA 0.9 s against 12.9 s and 2,000,000 iterations with a
 #' convergence warning on the raw scale; `fit$warmup$reparam` has \eqn{\hat\theta} and \eqn{L}). For them (and
 #' `metric = "none"`) the grid spans
-#' \eqn{4^2, 4^1, \dots, 4^{-10}}, the KSD's winner is refined against its neighbours at factors of 2 in one
+#' \eqn{4^2, 4^1, \dots, 4^{-10}} (on the whitening, a posterior of unit scale, from \eqn{4^0}), the KSD's winner is refined against its neighbours at factors of 2 in one
 #' more round, and the accuracy cap is the discretization's (full gradients: an excess variance of
 #' \eqn{\epsilon / 2} for SGLD, \eqn{\eta / (2\alpha)} for SGHMC). Four chains by default; `print()` and `summary()` show split R-hat and bulk / tail ESS, and
 #' the call warns (class `scalebayes_warning_convergence`) when the largest R-hat exceeds 1.01 or the smallest
@@ -289,7 +289,8 @@ sgmcmc_density <- function(target, init = NULL, sampler = "sgld",
     t_w <- proc.time()
     warmup <- density_warmup(eng_target, if (!is.null(mode)) matrix(mode$center, ncol = 1L) else init[, 1L, drop = FALSE],
                              control, engine_ctl, run, score, sampler, chains = chains, noise = noise,
-                             nobs = if (is_model) target$nobs else 1, targ = targ, metric0 = mode$inv_hessian)
+                             nobs = if (is_model) target$nobs else 1, targ = targ, metric0 = mode$inv_hessian,
+                             top = if (is.null(reparam)) 2 else 0)
     warmup$seconds <- (proc.time() - t_w)[["elapsed"]]
     # a full-data target's mode search (density_mode()): where the warm-up started
     if (!is_model) warmup$mode <- if (!is.null(mode)) mode[c("center", "evaluations", "seconds")]
@@ -435,7 +436,7 @@ density_score <- function(eng_target, target, is_r, draws, call = rlang::caller_
 # more round. Full gradients: the excess variance of a step is the discretization's eps / 2 (SGLD) or
 # eta / (2 alpha) (SGHMC). Pilots run on stream 2^20 of the seed.
 density_warmup <- function(eng_target, init1, control, engine_ctl, run, score, sampler, chains = 4L, noise = 1,
-                           nobs = 1, targ = "target", metric0 = NULL) {
+                           nobs = 1, targ = "target", metric0 = NULL, top = 2) {
   call <- rlang::caller_env()
   run_pilot <- utils::modifyList(run, list(quiet = TRUE, threads = 1L))
   d <- nrow(init1)
@@ -457,7 +458,7 @@ density_warmup <- function(eng_target, init1, control, engine_ctl, run, score, s
     }
     list(draws = ch$draws, diverged = isTRUE(ch$diverged), latent = NULL, final = ch$state)
   }
-  w <- withCallingHandlers(density_warmup_run(pilot, control, score, sampler, d, chains, noise, nobs, metric0),
+  w <- withCallingHandlers(density_warmup_run(pilot, control, score, sampler, d, chains, noise, nobs, metric0, top),
     scalebayes_error_divergence = function(e) {
       if (length(bad_steps)) {
         sb_abort(c("The step-size warm-up stopped: {.arg {targ}} returned a non-finite gradient at a finite parameter value in {length(bad_steps)} pilot chain{?s} (steps {signif(min(bad_steps), 3)} to {signif(max(bad_steps), 3)}), which ended {?it/them} as divergences.",
@@ -478,10 +479,13 @@ density_warmup <- function(eng_target, init1, control, engine_ctl, run, score, s
 # nobs: a model's rows N, whose posterior is about N times as concentrated as one row's: the grid reaches
 # log4(N) - 3 factors of 4 further down (a step of the order of a posterior variance must lie on it).
 # metric0: a covariance to start the metric from (a model: the inverse Hessian at its mode, where the pilots
-# start): no coarse search then.
-density_warmup_run <- function(pilot, control, score, sampler, d, chains, noise = 1, nobs = 1, metric0 = NULL) {
+# start): no coarse search then. top: the grid's largest step is 4^top; 0 on the Laplace whitening of HAMCMC
+# (a posterior of unit scale, where Langevin's Euler step is stable below 2: the steps 4 and 16 of the raw
+# grid only diverge, and on Stan targets they reach regions of non-finite gradients, which warn).
+density_warmup_run <- function(pilot, control, score, sampler, d, chains, noise = 1, nobs = 1, metric0 = NULL,
+                               top = 2) {
   excess <- sgmcmc_step_excess(sampler, control$friction, noise)
-  grid <- 4^(2:(-10 - max(0, ceiling(log(nobs, 4)) - 3)))
+  grid <- 4^(top:(-10 - max(0, ceiling(log(nobs, 4)) - 3)))
   kind <- sgmcmc_metric_kind(control, sampler, d)
   fallback <- NULL
   if (!is.null(kind)) {
