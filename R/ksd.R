@@ -377,13 +377,14 @@ ksd_test <- function(x, score, ess = nrow(x), c = 1, beta = -0.5, B = 500L, max_
 #   batch-means se (10 batches per chain), Bonferroni over the coordinates at level alpha (two-sided);
 # - for the preconditioned samplers (HAMCMC-SA, HAMCMC) also the KSD test above on at most 400 draws, no more
 #   than the smallest bulk ESS.
-# A preconditioned sampler warns when either test is below alpha = 0.01. Measured on the 8-schools non-centred
-# posterior (NEWS, issue 56): HAMCMC-SA's log tau sd 3.0 against NUTS's, with R-hat 1.002.
+# A preconditioned sampler warns when the KSD test is below alpha = 0.01 or Stein's test is off the band below,
+# as every sampler. Measured on the 8-schools non-centred posterior (NEWS, issue 56): HAMCMC-SA's log tau sd 3.0
+# against NUTS's, with R-hat 1.002.
 # SGLD, SGHMC and SGNHT have no Metropolis correction: a step too large for the posterior's curvature does not
 # diverge when a scale parameter can absorb it (a regression's sigma grows until the coefficients' curvature
 # X'X / sigma^2 is within the step's stability limit), so the chains agree on a wrong, wider posterior. For an
 # unadjusted Langevin chain (theta += eps s + sqrt(2 eps) z) at stationarity E_q[s_j (x_j - m_j)] = -1 - eps E_q[s_j^2] / 2: the Stein statistic
-# measures exactly that excess. These samplers warn when the Stein test is below alpha AND a significant
+# measures exactly that excess. Every sampler warns when the Stein test is below alpha AND a significant
 # coordinate's -stein is outside [0.8^2, 1.25^2] (the sd-ratio band of the package's NUTS checks), so that the
 # small discretization bias of a right run is not flagged. Measured on posteriordb (bench/posteriordb.R): blr on
 # sblri, SGLD with every default, sigma 200 reference sds off and R-hat 1.006, gives stein = -42.5 (se 1.1) for
@@ -425,22 +426,21 @@ sgmcmc_trust_check <- function(draws, chain, score_fun, convergence, sampler, al
   res$stein_se <- se
   res$stein_p_value <- p_stein
   res$alpha <- alpha
-  if (preconditioned) {
-    flag <- res$p_value < alpha || p_stein < alpha
-    j <- which.max(abs(z))
-  } else {
-    # significant (Bonferroni) and outside the band
-    sig <- length(z) * 2 * stats::pnorm(-abs(z)) < alpha
-    off <- sig & (-stein < band[1] | -stein > band[2])
-    res$stein_band <- band
-    flag <- any(off)
-    j <- if (flag) which(off)[which.max(abs(log(pmax(-stein[off], 1e-8))))] else which.max(abs(z))
-  }
+  # Stein's identity: a marginal off when significant (Bonferroni) and outside the band (sd 0.8-1.25 times the
+  # target's), for every sampler. The preconditioned ones are also tested by the KSD. Before, they were warned of
+  # any significant excess: posteriordb (bench/posteriordb.R) warned on 12 of 12 HAMCMC-SA cells that pass (sd
+  # ratios 1.03-1.08, E[s x] -1.10 to -1.14 with se 0.02-0.03, KSD p 0.09-0.92): the discretization's excess of
+  # an accurate step, not a distortion
+  sig <- length(z) * 2 * stats::pnorm(-abs(z)) < alpha
+  off <- sig & (-stein < band[1] | -stein > band[2])
+  res$stein_band <- band
+  flag <- any(off) || (preconditioned && res$p_value < alpha)
+  j <- if (any(off)) which(off)[which.max(abs(log(pmax(-stein[off], 1e-8))))] else which.max(abs(z))
   if (flag) {
     worst <- colnames(draws)[j] %||% j
     stein_txt <- paste0("E[score x (x - mean)] is ", sprintf("%.2f", stein[j]), " (se ", sprintf("%.2f", se[j]),
                         ") for ", worst, " where the target gives -1 (a too wide or too narrow marginal)")
-    what <- if (preconditioned && !(p_stein < alpha)) {
+    what <- if (!any(off)) {
       paste0("a kernel Stein discrepancy test of ", res$draws, " draws against the target gradient gives p = ",
              signif(res$p_value, 2))
     } else stein_txt

@@ -459,12 +459,15 @@ test_that("the trust check of a preconditioned sampler flags draws that are not 
   expect_warning(r3 <- scalebayes:::sgmcmc_trust_check(x, ch, score, conv, "sgld"), class = "scalebayes_warning_untrusted")
   expect_true(is.na(r3$p_value))  # no KSD test for them
   expect_equal(r3$stein_band, c(0.64, 1.5625))
-  # ... but not on a small excess that is significant and inside the band (a 10 % wider marginal: -1.21, se
-  # about 0.03), which a preconditioned sampler is warned of
+  # ... but no sampler on a small excess that is significant and inside the band (a 10 % wider marginal: -1.21,
+  # se about 0.03): the discretization's excess of a right step (posteriordb: HAMCMC-SA's passing cells, sd ratios
+  # 1.03-1.08, E[s x] -1.10 to -1.14, were all warned when the preconditioned samplers had no band)
   x[, 3] <- x[, 3] / 1.5 * 1.1
   expect_no_warning(r4 <- scalebayes:::sgmcmc_trust_check(x, ch, score, conv, "sghmc"))
   expect_lt(r4$stein_p_value, 0.01)
-  expect_warning(scalebayes:::sgmcmc_trust_check(x, ch, score, conv, "hamcmc_sa"), class = "scalebayes_warning_untrusted")
+  expect_no_warning(r5 <- scalebayes:::sgmcmc_trust_check(x, ch, score, conv, "hamcmc_sa"))
+  expect_lt(r5$stein_p_value, 0.01)
+  expect_equal(r5$stein_band, c(0.64, 1.5625))
   # too narrow is flagged as well (-0.49)
   x[, 3] <- x[, 3] / 1.1 * 0.7
   expect_warning(scalebayes:::sgmcmc_trust_check(x, ch, score, conv, "sgnht"), class = "scalebayes_warning_untrusted")
