@@ -491,7 +491,8 @@ test_that("every density fit carries the trust check (an SGLD fit its Stein test
   ctl <- sgmcmc_control(step_size = 0.05, step = sgmcmc_step(schedule = "constant"))
   f <- suppressWarnings(sgmcmc_density(tg, sampler = "hamcmc_sa", iterations = 4000, chains = 2, control = ctl,
                                        seed = 1, quiet = TRUE))
-  expect_named(f$diagnostics$ksd_test, c("statistic", "p_value", "draws", "stein", "stein_se", "stein_p_value", "alpha"))
+  expect_named(f$diagnostics$ksd_test, c("statistic", "p_value", "draws", "stein", "stein_se", "stein_p_value", "alpha",
+                                         "stein_band"))
   expect_equal(unname(f$diagnostics$ksd_test$stein), rep(-1, 3), tolerance = 0.25)
   g <- suppressWarnings(sgmcmc_density(tg, sampler = "sgld", iterations = 2000, chains = 2, control = ctl,
                                        seed = 1, quiet = TRUE))
