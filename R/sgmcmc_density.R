@@ -82,14 +82,15 @@
 #' a kernel Stein discrepancy test (the IMQ kernel's U-statistic in units of the draws' sd, its null by the
 #' wild bootstrap; Liu, Lee & Jordan 2016) of at most 400 draws, no more than the smallest bulk ESS, against
 #' the target's gradient at them. p < 0.01 warns (class `scalebayes_warning_untrusted`, also a convergence
-#' warning) and `diagnostics$ksd_test` holds the statistic, p-value and number of draws. On draws of the
+#' warning), as does Stein's test below with its band, and `diagnostics$ksd_test` holds the statistic,
+#' p-value and number of draws. On draws of the
 #' target the p-value is uniform (a false alarm in 1 % of fits); its power is that of 400 draws (a 1.5 times
 #' wider marginal in 1 of 10 coordinates: p about 0.02).
 #'
 #' SGLD, SGHMC and SGNHT have no Metropolis correction, and a step too large for the posterior's curvature need
 #' not diverge: in a regression with a free noise scale, sigma grows until the step is stable, and every chain
 #' agrees on a wrong, wider posterior (posteriordb's `sblri-blr`: sigma 200 reference sds too high, R-hat
-#' 1.006). Their draws are therefore tested too, by Stein's identity \eqn{E[s_j(	heta) (	heta_j - m_j)] = -1}
+#' 1.006). Their draws (and HAMCMC's) are therefore tested too, by Stein's identity \eqn{E[s_j(\theta) (\theta_j - m_j)] = -1}
 #' (for an unadjusted Langevin chain, \eqn{\theta + \epsilon s + \sqrt{2\epsilon} z}, it is \eqn{-1 - \epsilon E[s_j^2] / 2}: the statistic measures the
 #' discretization's excess): the call warns (the same classes) when a coordinate's value is significantly
 #' (Bonferroni at 0.01) outside \eqn{-[0.8^2, 1.25^2]}, the band of a marginal sd within 0.8-1.25 times the
