@@ -16,6 +16,8 @@
 #   nice -n 19 Rscript bench/posteriordb.R                        # every posterior, every sampler
 #   nice -n 19 Rscript bench/posteriordb.R posteriors=sblri-blr,earnings-earn_height samplers=sgld,sghmc
 #   Rscript bench/posteriordb.R table                              # only print the table of the saved cells
+#   Rscript bench/posteriordb.R vignette                           # the same, and write the sgld-sa vignette's
+#                                                                  # vignettes/results/posteriordb-cells.rds
 #   Rscript bench/posteriordb.R compile                            # only compile (and cache) the models
 suppressPackageStartupMessages(library(scalebayes))
 stopifnot(requireNamespace("rstan", quietly = TRUE), requireNamespace("jsonlite", quietly = TRUE))
@@ -153,8 +155,13 @@ print_table <- function() {
   invisible(tab)
 }
 
-if ("table" %in% args) {
-  print_table()
+if ("table" %in% args || "vignette" %in% args) {
+  tab <- print_table()
+  if ("vignette" %in% args) {
+    # the sgld-sa vignette's table (vignettes/results/posteriordb-cells.rds): every saved cell
+    saveRDS(tab[, setdiff(names(tab), c("pass", "verdict"))], "vignettes/results/posteriordb-cells.rds")
+    cat("wrote vignettes/results/posteriordb-cells.rds\n")
+  }
 } else {
   cat(sprintf("%s; load: %s\n", format(Sys.time(), tz = "UTC", usetz = TRUE), paste(readLines("/proc/loadavg"), collapse = "")))
   if ("compile" %in% args) {
