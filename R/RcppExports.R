@@ -97,10 +97,6 @@ cpp_nn_wbb <- function(spec, x, xdim, y, newx, newdim, control, lambda, settings
     .Call(`_scalebayes_cpp_nn_wbb`, spec, x, xdim, y, newx, newdim, control, lambda, settings)
 }
 
-cpp_nn_batch_support <- function(spec) {
-    .Call(`_scalebayes_cpp_nn_batch_support`, spec)
-}
-
 cpp_nn_objective <- function(spec, x, xdim, y, w, params, lambda, w0) {
     .Call(`_scalebayes_cpp_nn_objective`, spec, x, xdim, y, w, params, lambda, w0)
 }
@@ -109,8 +105,8 @@ cpp_nn_predict <- function(spec, params, buffers, newx, newdim, float64) {
     .Call(`_scalebayes_cpp_nn_predict`, spec, params, buffers, newx, newdim, float64)
 }
 
-cpp_nn_sgmcmc_batch_support <- function(spec, control) {
-    .Call(`_scalebayes_cpp_nn_sgmcmc_batch_support`, spec, control)
+cpp_nn_sgmcmc_batch_decide <- function(spec, control, nnctl) {
+    .Call(`_scalebayes_cpp_nn_sgmcmc_batch_decide`, spec, control, nnctl)
 }
 
 cpp_nn_sgmcmc <- function(spec, x, xdim, y, newx, newdim, control, nnctl, run) {

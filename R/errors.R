@@ -22,6 +22,14 @@ sb_call_engine <- function(expr, call = rlang::caller_env()) {
   tryCatch(expr, error = function(e) {
     if (inherits(e, "scalebayes_error") || inherits(e, "interrupt")) stop(e)
     msg <- conditionMessage(e)  # passed as a value: engine text (LibTorch's has braces) is never cli markup
+    # an argument error the engine decided ("[arg <name>] <what is wrong>\n<what to do>", e.g. nn::BatchRefused
+    # for a batch forced on a network without a batched form): an input error naming the argument
+    a <- regmatches(msg, regexec("^\\[arg ([A-Za-z_.]+)\\] ([^\n]*)(\n(.*))?$", msg))[[1L]]
+    if (length(a)) {
+      what <- a[3L]
+      fix <- a[5L]
+      sb_abort(c("{what}", i = if (nzchar(fix)) "{fix}"), arg = a[2L], call = call)
+    }
     sb_abort(c("The C++ engine stopped with an error.", x = "{msg}"), kind = "engine", call = call)
   })
 }

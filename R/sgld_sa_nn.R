@@ -18,6 +18,7 @@ sgld_sa_nn <- function(x, y, model, family, method, sampler, iterations, epochs,
   check_frozen_step(control, moves = method != "none", what = 'method = "none"', call = call)
   check_nn_sgmcmc_float32(control, v0, v1, iterations, call)  # single-precision range of the numbers (R/validate.R)
   check_hamcmc_control(control, sampler, NA_real_, call = call)
+  batch_arg <- nn_batch_arg(batch, "chains", call)  # the engine decides (nn::decide_sgmcmc_batch(), R/nn_batch.R)
   control$sa_form <- control$sa_form %||% "diagonal"
   warn_hamcmc_experimental(control, sampler, TRUE)
   init <- nn_resolve_init(control$init, p$desc, len$chains, call)
@@ -51,7 +52,7 @@ sgld_sa_nn <- function(x, y, model, family, method, sampler, iterations, epochs,
       p$spec, p$xd, p$yd, control, sampler = sampler, n = p$xd$n, n_sparse = n_sparse, iterations = iterations,
       batch_size = p$batch_size, loss_factor = loss$factor, loss_floor = loss$floor, loss_start = loss$start,
       init1 = if (!is.null(init)) init[, 1L, drop = FALSE], device = ctx$device, float64 = float64, weights = p$weights,
-      run = run, v0 = v0, v1 = v1), call = call)
+      run = run, v0 = v0, v1 = v1, batch = batch_arg, chains = len$chains), call = call)
     warmup$seconds <- proc.time()[["elapsed"]] - t_w
     step_size <- warmup$step_size
   }
@@ -62,24 +63,22 @@ sgld_sa_nn <- function(x, y, model, family, method, sampler, iterations, epochs,
                                family = p$family, method = method, sampler = sampler, iterations = iterations,
                                batch_size = p$batch_size, burnin = len$burnin, thin = len$thin, v0 = v0, v1 = v1,
                                keep = integer(), chains = len$chains, chain_offset = 0)
-  # batched chains (R/nn_batch.R, nn/batched_sgmcmc.hpp): 0 one network per chain, -1 / g batched
-  batch_code <- nn_sgmcmc_batch(batch, p$spec, ctl, call)
-  unbatched <- nn_unbatched_reason(batch_code)  # why one network per chain (NA: batched)
-  batch_code <- as.vector(batch_code)
+  # batched chains (nn/batched_sgmcmc.hpp) or one network per chain: the engine decides from the user's `batch`
+  # and the chains of the whole call (chains_total: a chunk through future decides as the call does)
   nnctl <- list(device = ctx$device, float64 = float64, torch_threads = 1L, keep_pred = len$n_kept > 0,
                 keep_params = len$n_kept > 0, keep_stride = len$stride, init = init, weights = p$weights,
-                batch = batch_code)
+                batch = batch_arg, chains_total = len$chains)
   # the probe inputs of the function-space convergence checks ride along with newx (their predictions are kept
   # with the test predictions and split off in nn_sgmcmc_fit())
   probe <- if (len$n_kept > 0) nn_probe_index(p$xd$n) else integer()
   res <- nn_sgmcmc_run(p, ctl, nnctl, init, nn_append_rows(p$nd, p$xd, probe), len$chains, run, future, chunks, call)
+  decided <- nn_batch_settings(res$batch)
   s <- list(family = p$family, method = method, sampler = sampler, iterations = iterations,
             epochs = iterations / len$per_epoch, batch_size = p$batch_size, burnin = len$burnin, thin = len$thin,
             v0 = v0, v1 = v1, sparse_layers = p$sparse_layers, chains = len$chains, control = control_user,
             step_size = step_size, keep_draws = len$n_kept, keep_stride = len$stride, n_saved = len$n_saved,
-            future = future, auto_step = auto_step, batch = batch, batched = batch_code != 0L,
-            batch_group = if (batch_code > 0L) batch_code else NA_integer_,
-            unbatched = unbatched)
+            future = future, auto_step = auto_step, batch = batch, batched = decided$batched,
+            batch_group = decided$batch_group, unbatched = decided$unbatched)
   nn_sgmcmc_fit(res, ctx, p, s, run, float64 = float64, probe = probe, warmup = warmup)
 }
 
@@ -128,7 +127,8 @@ nn_sgmcmc_run <- function(p, ctl, nnctl, init, both, chains, run, future, chunks
   parts <- sb_call_engine(sb_map_chunks(chains, chunks, function(first, count) engine(first, count, run_chunk),
                                         use_future = TRUE, call = call), call = call)
   list(chains = do.call(c, lapply(parts, `[[`, "chains")), messages = unlist(lapply(parts, `[[`, "messages")),
-       interrupted = any(vapply(parts, function(r) isTRUE(r$interrupted), logical(1))), device = parts[[1L]]$device)
+       interrupted = any(vapply(parts, function(r) isTRUE(r$interrupted), logical(1))), device = parts[[1L]]$device,
+       batch = parts[[1L]]$batch)
 }
 
 # ---- function-space convergence and the loss rule of divergence ----------------------------------------
@@ -371,7 +371,8 @@ nn_warn_not_learning <- function(trace, burnin, ok, floor, step_size, label) {
 # against 0.952 at the top; its pilot at 3 times the top is borderline -- it survived one-network pilots and
 # diverges in 2-3 of 4 chains batched, seeds 1-3 -- so the step below is what that test now gets).
 sgmcmc_nn_warmup <- function(spec, xd, yd, control, sampler, n, n_sparse, iterations, batch_size, loss_factor,
-                             loss_floor, loss_start, init1, device, float64, weights, run, v0, v1) {
+                             loss_floor, loss_start, init1, device, float64, weights, run, v0, v1, batch = "auto",
+                             chains = 4L) {
   info <- sgmcmc_sampler_info(sampler)
   grid <- if (!is.na(info$net_lr_summed) && !(info$preconditioned && identical(control$precond_init, "identity"))) {
     info$net_lr_summed * 3^(2:-2)
@@ -389,14 +390,17 @@ sgmcmc_nn_warmup <- function(spec, xd, yd, control, sampler, n, n_sparse, iterat
                                  v0 = v0, v1 = v1, keep = integer(), chains = chains,
                                  chain_offset = 2^20)
   }
-  # 4 batched pilot chains when the network has a batched form, else 1 (its cost would be 4 times)
-  batched <- isTRUE(cpp_nn_sgmcmc_batch_support(spec, pilot_control(grid[1], len, 4L))$ok)
+  # 4 batched pilot chains when the network has a batched form, else 1 (its cost would be 4 times). The engine's
+  # decision for the user's `batch` and chains, asked first: a batch forced on chains without a batched form is
+  # refused here, before any pilot runs
+  batched <- isTRUE(cpp_nn_sgmcmc_batch_decide(spec, pilot_control(grid[1], len, 4L),
+                                               list(batch = batch, chains_total = chains))$supported)
   k <- if (batched) 4L else 1L
   # one group of the 4 pilot chains (batch = 4, not the engine's cache-capped groups: for a network of more than
   # 32,768 parameters those would be groups of one chain, each run with a placeholder member, 8 networks' work)
   nc <- list(device = device, float64 = float64, torch_threads = 1L, keep_pred = FALSE, keep_params = FALSE,
              keep_stride = 1, init = if (!is.null(init1)) init1[, rep(1L, k), drop = FALSE], weights = weights,
-             batch = if (batched) k else 0L)
+             batch = if (batched) k else FALSE)
   # progress (main thread, unless quiet): the pilots' iterations, shown at once; the rounds of successive
   # halving (sgmcmc_step_warmup(): 5, 3, 2 pilots of doubling length, at most one more for the back-off)
   bar <- NULL

@@ -166,13 +166,7 @@ wbb_nn <- function(x, y, model = nn_mlp(), family = NULL, lambda = 1e-4,
   control$batch_size <- p$batch_size
   keep_history <- wbb_nn_check_history(control, draws, p$xd$n, call)
   ctrl <- nn_validation_engine(nn_engine_control(control, ctx$device, keep_draws), p, held, call)
-  batch_code <- nn_wbb_batch(batch, p$spec, call)
-  if (!is.null(held) && batch_code != 0L) {  # the batched networks (nn/batched.hpp) have no validation hook
-    rlang::inform("nn_control(validation = ) trains one network per thread (batch = FALSE).",
-                  class = "scalebayes_message_validation")
-    batch_code <- structure(0L, reason = "held-out examples (nn_control(validation = )) have no batched form")
-  }
-  ctrl$batch <- as.vector(batch_code)
+  ctrl$batch <- nn_batch_arg(batch, "draws", call)  # the engine decides (nn::decide_wbb_batch(), R/nn_batch.R)
   nd <- p$nd
   # Ctrl-C (?scalebayes-interrupts): the networks 1..k that finished (done or diverged: status 1 or 2), each
   # chunk's results being blocks of equal size per draw
@@ -191,6 +185,11 @@ wbb_nn <- function(x, y, model = nn_mlp(), family = NULL, lambda = 1e-4,
   })
   stopped <- attr(parts, "interrupted")
   if (!is.null(stopped)) draws <- stopped$completed
+  decided <- nn_batch_settings(parts[[1L]]$batch)
+  if (identical(parts[[1L]]$batch$why, "validation")) {  # the batched networks have no validation hook
+    rlang::inform("nn_control(validation = ) trains one network per thread (batch = FALSE).",
+                  class = "scalebayes_message_validation")
+  }
   cat_num <- function(name) unlist(lapply(parts, `[[`, name), use.names = FALSE)
   status <- nn_decode_status(cat_num("status"))
   ok <- status == "done"
@@ -219,9 +218,9 @@ wbb_nn <- function(x, y, model = nn_mlp(), family = NULL, lambda = 1e-4,
                      control$batch_size)
   fit <- nn_build(ctx, p, "sb_wbb_nn", "WBB", rs, device = parts[[1L]]$device,
            settings = list(draws = draws, prior_weights = prior_weights, lambda = lambda, control = control,
-                           keep_draws = keep_draws, batch = batch, batched = ctrl$batch != 0L,  # asked / ran batched
-                           batch_group = if (ctrl$batch > 0L) ctrl$batch else NA_integer_,  # NA: the engine's
-                           unbatched = nn_unbatched_reason(batch_code)),  # why one network at a time (NA: batched)
+                           keep_draws = keep_draws, batch = batch,  # asked; then what ran (R/nn_batch.R)
+                           batched = decided$batched, batch_group = decided$batch_group,
+                           unbatched = decided$unbatched),
            weights = store$weights, buffers = store$buffers, status = status, pred = pred, pred_mean = pred_mean,
            details = details, training = history, float64 = isTRUE(control$float64),
            objective = cat_num("objective"), grad_norm = cat_num("grad_norm"), steps = cat_num("steps"),

@@ -318,17 +318,6 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
-// cpp_nn_batch_support
-Rcpp::List cpp_nn_batch_support(Rcpp::List spec);
-RcppExport SEXP _scalebayes_cpp_nn_batch_support(SEXP specSEXP) {
-BEGIN_RCPP
-    Rcpp::RObject rcpp_result_gen;
-    Rcpp::RNGScope rcpp_rngScope_gen;
-    Rcpp::traits::input_parameter< Rcpp::List >::type spec(specSEXP);
-    rcpp_result_gen = Rcpp::wrap(cpp_nn_batch_support(spec));
-    return rcpp_result_gen;
-END_RCPP
-}
 // cpp_nn_objective
 Rcpp::List cpp_nn_objective(Rcpp::List spec, Rcpp::NumericVector x, Rcpp::IntegerVector xdim, Rcpp::NumericVector y, Rcpp::NumericVector w, Rcpp::NumericVector params, double lambda, Rcpp::NumericVector w0);
 RcppExport SEXP _scalebayes_cpp_nn_objective(SEXP specSEXP, SEXP xSEXP, SEXP xdimSEXP, SEXP ySEXP, SEXP wSEXP, SEXP paramsSEXP, SEXP lambdaSEXP, SEXP w0SEXP) {
@@ -363,15 +352,16 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
-// cpp_nn_sgmcmc_batch_support
-Rcpp::List cpp_nn_sgmcmc_batch_support(Rcpp::List spec, Rcpp::List control);
-RcppExport SEXP _scalebayes_cpp_nn_sgmcmc_batch_support(SEXP specSEXP, SEXP controlSEXP) {
+// cpp_nn_sgmcmc_batch_decide
+Rcpp::List cpp_nn_sgmcmc_batch_decide(Rcpp::List spec, Rcpp::List control, Rcpp::List nnctl);
+RcppExport SEXP _scalebayes_cpp_nn_sgmcmc_batch_decide(SEXP specSEXP, SEXP controlSEXP, SEXP nnctlSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::RNGScope rcpp_rngScope_gen;
     Rcpp::traits::input_parameter< Rcpp::List >::type spec(specSEXP);
     Rcpp::traits::input_parameter< Rcpp::List >::type control(controlSEXP);
-    rcpp_result_gen = Rcpp::wrap(cpp_nn_sgmcmc_batch_support(spec, control));
+    Rcpp::traits::input_parameter< Rcpp::List >::type nnctl(nnctlSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_nn_sgmcmc_batch_decide(spec, control, nnctl));
     return rcpp_result_gen;
 END_RCPP
 }
@@ -846,10 +836,9 @@ static const R_CallMethodDef CallEntries[] = {
     {"_scalebayes_cpp_nn_resolve_device", (DL_FUNC) &_scalebayes_cpp_nn_resolve_device, 1},
     {"_scalebayes_cpp_nn_describe", (DL_FUNC) &_scalebayes_cpp_nn_describe, 1},
     {"_scalebayes_cpp_nn_wbb", (DL_FUNC) &_scalebayes_cpp_nn_wbb, 9},
-    {"_scalebayes_cpp_nn_batch_support", (DL_FUNC) &_scalebayes_cpp_nn_batch_support, 1},
     {"_scalebayes_cpp_nn_objective", (DL_FUNC) &_scalebayes_cpp_nn_objective, 8},
     {"_scalebayes_cpp_nn_predict", (DL_FUNC) &_scalebayes_cpp_nn_predict, 6},
-    {"_scalebayes_cpp_nn_sgmcmc_batch_support", (DL_FUNC) &_scalebayes_cpp_nn_sgmcmc_batch_support, 2},
+    {"_scalebayes_cpp_nn_sgmcmc_batch_decide", (DL_FUNC) &_scalebayes_cpp_nn_sgmcmc_batch_decide, 3},
     {"_scalebayes_cpp_nn_sgmcmc", (DL_FUNC) &_scalebayes_cpp_nn_sgmcmc, 9},
     {"_scalebayes_cpp_nn_vi", (DL_FUNC) &_scalebayes_cpp_nn_vi, 9},
     {"_scalebayes_cpp_nn_adversarial", (DL_FUNC) &_scalebayes_cpp_nn_adversarial, 14},

@@ -131,6 +131,51 @@ struct RDrawStore {
   Rcpp::RObject buffers_r() const { return f32 ? Rcpp::RObject(buffers_f) : Rcpp::RObject(buffers); }
 };
 
+// The user's `batch` argument as R passes it through (R checked its type): "auto", TRUE / FALSE, or a number of
+// members per group. Absent (the test hooks' lists): FALSE. nn::decide_batch() resolves it.
+inline nn::BatchChoice batch_choice(const Rcpp::List& c) {
+  nn::BatchChoice b;
+  if (!sbglue::has(c, "batch")) {
+    b.mode = nn::BatchChoice::Mode::off;
+    return b;
+  }
+  SEXP v = c["batch"];
+  const char* bad = "batch must be \"auto\", TRUE, FALSE or a number of members per batch";
+  if (Rf_length(v) != 1) throw std::invalid_argument(bad);
+  if (TYPEOF(v) == STRSXP) {
+    if (std::string(CHAR(STRING_ELT(v, 0))) != "auto") throw std::invalid_argument(bad);
+    return b;
+  }
+  if (TYPEOF(v) == LGLSXP) {
+    const int f = LOGICAL(v)[0];
+    if (f == NA_LOGICAL) throw std::invalid_argument(bad);
+    b.mode = f ? nn::BatchChoice::Mode::on : nn::BatchChoice::Mode::off;
+    return b;
+  }
+  if (TYPEOF(v) == INTSXP || TYPEOF(v) == REALSXP) {
+    const double g = Rf_asReal(v);
+    if (!(g >= 1 && g <= 1e7) || g != std::floor(g)) throw std::invalid_argument(bad);
+    b.mode = nn::BatchChoice::Mode::on;
+    b.group = static_cast<std::int64_t>(g);
+    return b;
+  }
+  throw std::invalid_argument(bad);
+}
+
+// The decision for SG-MCMC chains (nnctl$chains_total: the chains of the whole call; absent: ctl.chains).
+inline nn::BatchDecision sgmcmc_batch_decision(const nn::ModelSpec& spec, scalebayes::sgmcmc::Control ctl,
+                                               const Rcpp::List& nnctl) {
+  if (sbglue::has(nnctl, "chains_total")) ctl.chains = Rcpp::as<int>(nnctl["chains_total"]);
+  return nn::decide_sgmcmc_batch(batch_choice(nnctl), spec, ctl);
+}
+
+// The engine's decision, as the fits record it (settings$batched, batch_group, unbatched).
+inline Rcpp::List batch_decision_r(const nn::BatchDecision& d) {
+  return Rcpp::List::create(Rcpp::Named("batched") = d.batched, Rcpp::Named("group") = static_cast<double>(d.group),
+                            Rcpp::Named("supported") = d.supported,
+                            Rcpp::Named("why") = scalebayes::enum_name(d.why), Rcpp::Named("reason") = d.reason);
+}
+
 // The name of a network run's progress bar: `head`, then " | <name> <value>" for every part that is a number
 // (the most recent epoch's loss, accuracy, ...), so a bar shows what the run has measured so far.
 inline std::string bar_name(const std::string& head, std::initializer_list<std::pair<const char*, double>> parts) {

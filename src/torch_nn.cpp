@@ -153,11 +153,10 @@ Rcpp::List cpp_nn_wbb(Rcpp::List spec, Rcpp::NumericVector x, Rcpp::IntegerVecto
     }
     return prog(static_cast<std::size_t>(tp.steps.load() + tp.skipped.load()));
   };
-  // control$batch: 0 one network per thread (nn/wbb.hpp); g > 0 batched groups of g members; -1 batched, one
-  // group per worker thread (nn/batched.hpp). R's wbb_nn() resolves batch = "auto" / TRUE / FALSE to it.
-  const int batch = sbglue::has(control, "batch") ? Rcpp::as<int>(control["batch"]) : 0;
-  if (val && batch != 0) Rcpp::stop("validation runs one network per thread (batch = FALSE)");
-  const auto rs = batch != 0 ? nn::run_net_wbb_batched(pb, out, st, batch > 0 ? batch : 0, monitor)
+  // control$batch: the user's `batch` ("auto", TRUE / FALSE, a group size), resolved by nn::decide_wbb_batch():
+  // batched groups (nn/batched.hpp) or one network per thread (nn/wbb.hpp)
+  const nn::BatchDecision bd = nn::decide_wbb_batch(batch_choice(control), pb.spec, val);
+  const auto rs = bd.batched ? nn::run_net_wbb_batched(pb, out, st, bd.group, monitor)
                              : nn::run_net_wbb(pb, out, st, monitor);
   for (R_xlen_t i = 0; i < count; ++i) {  // not computed or not finite: NA (the status says why)
     if (!std::isfinite(grad_norm[i])) grad_norm[i] = NA_REAL;
@@ -172,18 +171,7 @@ Rcpp::List cpp_nn_wbb(Rcpp::List spec, Rcpp::NumericVector x, Rcpp::IntegerVecto
                             Rcpp::Named("best_epoch") = best_epoch,
                             Rcpp::Named("steps_counted") = static_cast<double>(tp.steps.load()),
                             Rcpp::Named("interrupted") = rs.interrupted || prog.interrupted(),
-                            Rcpp::Named("device") = dev.device.str());
-#else
-  Rcpp::stop("scalebayes was built without LibTorch");
-#endif
-}
-
-// Whether a network specification trains batched (nn/batched.hpp), and if not, why.
-// [[Rcpp::export]]
-Rcpp::List cpp_nn_batch_support(Rcpp::List spec) {
-#ifdef SCALEBAYES_HAVE_TORCH
-  const nn::BatchSupport b = nn::batch_support(spec_from(spec));
-  return Rcpp::List::create(Rcpp::Named("ok") = b.ok, Rcpp::Named("reason") = b.reason);
+                            Rcpp::Named("device") = dev.device.str(), Rcpp::Named("batch") = batch_decision_r(bd));
 #else
   Rcpp::stop("scalebayes was built without LibTorch");
 #endif
@@ -235,15 +223,17 @@ Rcpp::NumericVector cpp_nn_predict(Rcpp::List spec, Rcpp::NumericMatrix params, 
 #endif
 }
 
-// Whether SG-MCMC chains of a network specification with SG-MCMC control `control` (the engine list of
-// R/sgld_sa_nn.R) run batched (nn/batched_sgmcmc.hpp), and if not, why.
+// The engine's decision (nn::decide_sgmcmc_batch()) for SG-MCMC chains of a network specification with SG-MCMC
+// control `control` (the engine list of R/sgld_sa_nn.R) and nnctl$batch, the user's `batch`; nnctl$chains_total:
+// the chains of the whole call (a chunk of one chain through future decides as the call does). The step-size
+// warm-up asks it first: a batch forced on chains without a batched form is refused before any pilot runs
+// ("[arg batch] ...", an input error in R), and the pilots batch when `supported`.
 // [[Rcpp::export]]
-Rcpp::List cpp_nn_sgmcmc_batch_support(Rcpp::List spec, Rcpp::List control) {
+Rcpp::List cpp_nn_sgmcmc_batch_decide(Rcpp::List spec, Rcpp::List control, Rcpp::List nnctl) {
 #ifdef SCALEBAYES_HAVE_TORCH
-  const nn::BatchSupport b = nn::batched_sgmcmc_support(spec_from(spec), sbglue::sgmcmc_control(control));
-  return Rcpp::List::create(Rcpp::Named("ok") = b.ok, Rcpp::Named("reason") = b.reason);
+  return batch_decision_r(sgmcmc_batch_decision(spec_from(spec), sbglue::sgmcmc_control(control), nnctl));
 #else
-  return Rcpp::List::create(Rcpp::Named("ok") = false, Rcpp::Named("reason") = "scalebayes was built without LibTorch");
+  Rcpp::stop("scalebayes was built without LibTorch");
 #endif
 }
 
@@ -335,18 +325,17 @@ Rcpp::List cpp_nn_sgmcmc(Rcpp::List spec, Rcpp::NumericVector x, Rcpp::IntegerVe
     }
     return prog(done);
   };
-  // nnctl$batch: 0 one network per chain and thread (nn/sgmcmc.hpp); g > 0 batched groups of g chains; -1
-  // batched, one group per worker thread (nn/batched_sgmcmc.hpp). R's sgld_sa() resolves batch = "auto" / TRUE /
-  // FALSE to it.
-  const int batch = sbglue::has(nnctl, "batch") ? Rcpp::as<int>(nnctl["batch"]) : 0;
-  const auto rs = batch != 0 ? nn::run_net_sgmcmc_batched(pb, ctl, sbglue::run_settings(run), outs, status,
-                                                          batch > 0 ? batch : 0, monitor)
+  // nnctl$batch: the user's `batch`, resolved by nn::decide_sgmcmc_batch(): batched groups of chains
+  // (nn/batched_sgmcmc.hpp) or one network per chain and thread (nn/sgmcmc.hpp)
+  const nn::BatchDecision bd = sgmcmc_batch_decision(pb.spec, ctl, nnctl);
+  const auto rs = bd.batched ? nn::run_net_sgmcmc_batched(pb, ctl, sbglue::run_settings(run), outs, status,
+                                                          bd.group, monitor)
                              : nn::run_net_sgmcmc(pb, ctl, sbglue::run_settings(run), outs, status, monitor);
   Rcpp::CharacterVector messages(ctl.chains);
   for (int c = 0; c < ctl.chains; ++c) messages[c] = status[static_cast<std::size_t>(c)].message;
   return Rcpp::List::create(Rcpp::Named("chains") = chains, Rcpp::Named("messages") = messages,
                             Rcpp::Named("interrupted") = rs.interrupted || prog.interrupted(),
-                            Rcpp::Named("device") = dev.device.str());
+                            Rcpp::Named("device") = dev.device.str(), Rcpp::Named("batch") = batch_decision_r(bd));
 #else
   Rcpp::stop("scalebayes was built without LibTorch");
 #endif

@@ -145,8 +145,8 @@ test_that("a diverging batched chain stops alone; the other chains are unchanged
 test_that("batch = TRUE without a batched form is a classed error; 'auto' falls back", {
   skip_if_no_torch()
   d <- bsg_data()
-  run <- function(batch, ...) {
-    suppress_convergence(sgld_sa(d$x, d$num, iterations = 6L, batch_size = 32L, chains = 2L, seed = 1L,
+  run <- function(batch, ..., chains = 2L) {
+    suppress_convergence(sgld_sa(d$x, d$num, iterations = 6L, batch_size = 32L, chains = chains, seed = 1L,
                                  quiet = TRUE, batch = batch, ...))
   }
   ctl <- sgmcmc_control(step_size = 1e-3)
@@ -166,4 +166,23 @@ test_that("batch = TRUE without a batched form is a classed error; 'auto' falls 
   expect_error(run("yes", model = nn_mlp(4), control = ctl), "batch", class = "scalebayes_error_input")
   expect_error(run(0, model = nn_mlp(4), control = ctl), "batch", class = "scalebayes_error_input")
   expect_error(sgld_sa(d$x, d$num, batch = TRUE), "networks only", class = "scalebayes_error_input")
+  # the engine decides (nn::decide_batch()): its refusal names the argument and the fix, and with the step
+  # chosen by the warm-up it comes before any pilot runs (the warm-up asks the engine first)
+  e <- tryCatch(run(TRUE, model = nn_mlp(4, dropout = 0.2)), error = identity)
+  expect_s3_class(e, "scalebayes_error_input")
+  expect_identical(e$arg, "batch")
+  expect_match(conditionMessage(e), "batch = FALSE", fixed = TRUE)
+  expect_match(conditionMessage(e), "one network per chain", fixed = TRUE)
+  # "auto" on one chain runs one network; in chunks of one chain through future the call's chains decide, so the
+  # draws are those of the batched call
+  expect_identical(run("auto", model = nn_mlp(4), control = ctl, chains = 1L)$settings$unbatched, "one chain")
+  skip_if_not_installed("future")
+  whole <- run("auto", model = nn_mlp(4), control = ctl)
+  withr::with_options(list(future.globals.onReference = NULL), {
+    old <- future::plan(future::sequential)
+    on.exit(future::plan(old), add = TRUE)
+    chunked <- run("auto", model = nn_mlp(4), control = ctl, future = TRUE, chunks = 2L)
+  })
+  expect_true(chunked$settings$batched)
+  expect_identical(as.matrix(chunked), as.matrix(whole))
 })

@@ -53,6 +53,7 @@
 #include <atomic>
 #include <cmath>
 #include <cstdint>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -88,6 +89,86 @@ inline BatchSupport batch_support(const ModelSpec& spec) {
     if (!r.ok) return r;
   }
   return r;
+}
+
+// The `batch` argument of wbb_nn() / wbb(model = ) and sgld_sa() / hamcmc_sa() with a network: "auto", on (TRUE:
+// the engine's group sizes; a number: that many members per group) or off (FALSE). R checks its type and passes
+// it through; decide_batch() below is the one place that resolves it.
+struct BatchChoice {
+  enum class Mode { automatic, on, off };
+  Mode mode = Mode::automatic;
+  std::int64_t group = 0;  // on: members per group (0: the engine's sizes, batched_group_size())
+};
+
+// Why a run trains one network at a time (none: it runs batched).
+enum class Unbatched { none, off, unsupported, one_member, validation };
+inline constexpr EnumTable<Unbatched, 5> unbatched_names{
+    "unbatched rule",
+    {{{"none", Unbatched::none}, {"off", Unbatched::off}, {"unsupported", Unbatched::unsupported},
+      {"one_member", Unbatched::one_member}, {"validation", Unbatched::validation}}}};
+constexpr const auto& enum_table(Unbatched) { return unbatched_names; }
+
+struct BatchDecision {
+  bool batched = false;
+  std::int64_t group = 0;   // batched: members per group (0: the engine's sizes)
+  bool supported = false;   // the run has a batched form (BatchSupport::ok)
+  Unbatched why = Unbatched::none;
+  std::string reason;       // why one network at a time, one phrase ("" when batched)
+};
+
+// A batch forced on (TRUE or a group size) for a run without a batched form. Its message starts with
+// "[arg batch] " (the glue's convention for an argument error: R's sb_call_engine() raises it as a classed
+// input error naming the argument) and its second line says what to do.
+struct BatchRefused : std::invalid_argument {
+  using std::invalid_argument::invalid_argument;
+};
+
+// The one rule of `batch`, for WBB draws and SG-MCMC chains alike (what: "This network cannot be trained
+// batched" / "These chains cannot run batched"; one_network: what a member then is, "thread" / "chain"):
+// 1. FALSE: one network per thread.
+// 2. No batched form (`support`): "auto" trains one network at a time (the reason recorded), a forced batch is
+//    refused (BatchRefused).
+// 3. "auto" on one member (`single`: one SG-MCMC chain) runs one network: a batched group of one chain runs as
+//    two members (a neutral placeholder keeps the chain bitwise the same as in larger groups,
+//    nn/batched_sgmcmc.hpp), so it would do twice the arithmetic -- measured (2026-11-28, one thread,
+//    SGHMC-SA, fixed steps) one network against batched 2.7-3.3 / 2.9-3.3 s for the 13-50-50-1 Boston MLP
+//    (2,000 iterations), 1.4-1.8 / 2.5-2.7 s for the 784-128-64-10 MLP on 1,000 MNIST digits (300
+//    iterations), 1.8-1.9 / 3.4-3.9 s for a small MNIST CNN (200 iterations). A forced batch still batches.
+// 4. Held-out validation (`validation`, nn_control(validation = )): the batched networks have no validation
+//    hook, so one network per thread, whatever was asked (R says so in a message).
+// 5. Otherwise batched: "auto" and TRUE in the engine's group sizes, a number in groups of that many.
+// "auto" batches every run with a batched form: bench/RESULTS.md, "Batched WBB draws of networks" and
+// "Batched SG-MCMC chains" (8 SGHMC-SA chains of the Boston MLP 4.0-4.2 times as fast batched on one thread; 100
+// WBB draws of a 13-50-50-1 MLP 8 times as fast as one network per thread).
+inline BatchDecision decide_batch(const BatchChoice& c, const BatchSupport& support, const std::string& what,
+                                  const std::string& one_network, bool single = false, bool validation = false) {
+  BatchDecision d;
+  d.supported = support.ok;
+  auto unbatched = [&](Unbatched why, std::string reason) {
+    d.batched = false;
+    d.group = 0;
+    d.why = why;
+    d.reason = std::move(reason);
+    return d;
+  };
+  if (c.mode == BatchChoice::Mode::off) return unbatched(Unbatched::off, "batch = FALSE");
+  if (!support.ok) {
+    if (c.mode == BatchChoice::Mode::automatic) return unbatched(Unbatched::unsupported, support.reason);
+    throw BatchRefused("[arg batch] " + what + ": " + support.reason + ".\nUse `batch = FALSE` (or \"auto\"): one " +
+                       "network per " + one_network + ".");
+  }
+  if (c.mode == BatchChoice::Mode::automatic && single) return unbatched(Unbatched::one_member, "one chain");
+  if (validation) {
+    return unbatched(Unbatched::validation, "held-out examples (nn_control(validation = )) have no batched form");
+  }
+  d.batched = true;
+  d.group = c.mode == BatchChoice::Mode::on ? std::max<std::int64_t>(0, c.group) : 0;
+  return d;
+}
+
+// The decision for WBB draws of `spec` (validation: held-out examples are scored every epoch).
+inline BatchDecision decide_wbb_batch(const BatchChoice& c, const ModelSpec& spec, bool validation) {
+  return decide_batch(c, batch_support(spec), "This network cannot be trained batched", "thread", false, validation);
 }
 
 // G networks of one (batch-supported) architecture with a leading member dimension. All parameters live in

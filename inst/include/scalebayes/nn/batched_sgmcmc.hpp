@@ -146,6 +146,13 @@ inline BatchSupport batched_sgmcmc_support(const ModelSpec& spec, const sgmcmc::
   return r;
 }
 
+// The decision for `ctl.chains` chains of `spec` (decide_batch(), nn/batched.hpp: "auto" runs one chain as one
+// network).
+inline BatchDecision decide_sgmcmc_batch(const BatchChoice& c, const ModelSpec& spec, const sgmcmc::Control& ctl) {
+  return decide_batch(c, batched_sgmcmc_support(spec, ctl), "These chains cannot run batched", "chain",
+                      ctl.chains == 1);
+}
+
 // One group of chains (local indices first .. first + G - 1 of the call) run as one batched network: the Model
 // (member storage) and the Recorder (NetRecorder's outputs, member by member) of the one chain driver,
 // sgmcmc::run_chain_members (sgmcmc/chain.hpp), which runs every rule of the chain for all members at once.
