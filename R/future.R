@@ -28,3 +28,23 @@ sb_map_chunks <- function(n, chunks, fun, use_future = FALSE, call = rlang::call
   future.apply::future_lapply(idx, run_one, future.seed = NULL,
                               future.packages = "scalebayes", future.globals = list(fun = fun))
 }
+
+# Run a sampler's chains (sgld_sa(), hamcmc_sa(): regression and networks): in this process, or with
+# `future = TRUE` and more than one chain in chunks of chains through future (sb_map_chunks()). engine(first,
+# count, run, in_process) runs chains first + 1 .. first + count under the run settings `run` (chain c draws
+# from stream c wherever it runs, so every split gives the same draws); the chunks run quiet (no progress bars
+# from future workers). `chunks`: NULL, one per future worker (2 without the future package, where
+# sb_map_chunks() stops with its classed error); at most `chains`. A chunked run's result: the chunks' chains
+# in order, `interrupted` if any chunk was, and the fields combine(parts) makes of the chunks' results.
+#' @noRd
+sb_run_chain_chunks <- function(chains, future, chunks, run, engine, combine = NULL, call = rlang::caller_env()) {
+  if (!future || chains == 1L) return(sb_call_engine(engine(0, chains, run, TRUE), call = call))
+  chunks <- if (!is.null(chunks)) min(chains, check_count(chunks, arg = "chunks", call = call))
+            else if (requireNamespace("future", quietly = TRUE)) min(chains, future::nbrOfWorkers()) else 2L
+  run_chunk <- utils::modifyList(run, list(quiet = TRUE))
+  parts <- sb_call_engine(sb_map_chunks(chains, chunks, function(first, count) engine(first, count, run_chunk, FALSE),
+                                        use_future = TRUE, call = call), call = call)
+  c(list(chains = do.call(c, lapply(parts, `[[`, "chains")),
+         interrupted = any(vapply(parts, function(r) isTRUE(r$interrupted), logical(1)))),
+    if (!is.null(combine)) combine(parts))
+}

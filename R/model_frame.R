@@ -231,7 +231,7 @@ sb_formula_fit <- function(frame, name, fn, user_call, intercept = c("arg", "con
     d$y <- if (is.matrix(d$y)) d$y[o, , drop = FALSE] else d$y[o]
     for (a in intersect(sort_rows, names(args))) if (NROW(args[[a]]) == length(o)) args[[a]] <- args[[a]][o]
   }
-  fit <- sb_call_front_end(name, target, c(list(x = x, y = d$y), args))
+  fit <- sb_call_front_end(name, target, c(list(x = x, y = d$y), args), call = frame)
   if (!is.null(sort_rows)) fit$row_order <- o %||% seq_along(x)
   sb_formula_attach(fit, d, user_call)
 }
@@ -270,13 +270,30 @@ sb_formula_frame <- function(frame, name, user_call, x_arg, y_arg = NULL,
 
 # Call a front end on values without writing them into the call (an error's call then reads `name(x = .x, ...)`,
 # never a deparsed data set).
-sb_call_front_end <- function(name, fn, args) {
+sb_call_front_end <- function(name, fn, args, call = NULL) {
   env <- new.env(parent = baseenv())
   env[[name]] <- fn
   syms <- paste0(".sb_arg", seq_along(args))
   for (i in seq_along(args)) assign(syms[i], args[[i]], envir = env)
   cl <- as.call(c(as.name(name), stats::setNames(lapply(syms, as.name), names(args))))
-  eval(cl, env)
+  if (is.null(call)) return(eval(cl, env))
+  # the inner call's classed errors name the user's formula call (frame `call`), not `name(x = .sb_arg1, ...)`
+  user_call <- sb_frame_call(call)
+  tryCatch(eval(cl, env), scalebayes_error = function(e) {
+    if (is.call(e$call) && any(grepl(".sb_arg", deparse(e$call), fixed = TRUE))) e$call <- user_call
+    stop(e)
+  })
+}
+
+# The call an error raised with `call = frame` names: the frame's call, or the one rlang::local_error_call() set
+# there (hamcmc_sa()'s, for the sgld_sa() it calls).
+sb_frame_call <- function(frame) {
+  while (is.environment(frame)) {
+    set <- get0(".__error_call__.", envir = frame, inherits = FALSE)
+    if (is.null(set)) return(rlang::frame_call(frame))
+    frame <- set
+  }
+  frame
 }
 
 sb_check_formula_response <- function(d, response, family, name, arg, call) {

@@ -393,6 +393,8 @@ sgld_sa <- function(x, y, family = c("gaussian", "binomial", "poisson"), method 
                     chains = NULL, threads = NULL, future = FALSE, chunks = NULL, seed = NULL, quiet = NULL,
                     control = sgmcmc_control(), model = NULL, epochs = NULL, sparse_layers = NULL, newy = NULL,
                     device = "cpu", weights = NULL, standardize = TRUE, batch = "auto", keep, data = NULL, subset = NULL, na.action = NULL, contrasts = NULL) {
+  # called by hamcmc_sa(): errors name the user's hamcmc_sa() call
+  if (identical(sys.function(sys.parent()), hamcmc_sa)) rlang::local_error_call(parent.frame())
   if (!missing(x) && sb_is_formula(x)) {
     net <- !is.null(model)
     return(sb_formula_fit(environment(), "sgld_sa", sgld_sa, match.call(), intercept = if (net) "none" else "arg",
@@ -400,17 +402,16 @@ sgld_sa <- function(x, y, family = c("gaussian", "binomial", "poisson"), method 
   }
   sb_formula_only(environment())
   call <- match.call()
-  iterations_given <- !is.null(iterations)
   method <- sb_match_arg(method)
   sampler <- sgmcmc_match_sampler(sampler)
   keep_draws <- sb_renamed_arg(if (!missing(keep)) keep, keep_draws, "keep", "keep_draws", missing(keep_draws),
                                "sgld_sa", call = rlang::current_env(), old_missing = missing(keep))
+  # arguments of the other front end: a classed error naming the first
+  sgld_sa_check_front(net = !is.null(model), c(
+    sparse = !missing(sparse), intercept = !missing(intercept), weights = !is.null(weights),
+    epochs = !missing(epochs), sparse_layers = !missing(sparse_layers), newy = !missing(newy),
+    device = !missing(device), batch = !missing(batch)))
   if (!is.null(model)) {
-    not_for_nets <- c("sparse", "intercept")[!c(missing(sparse), missing(intercept))]
-    if (length(not_for_nets)) {
-      sb_abort(c("{.arg {not_for_nets[1]}} applies to regression, not to a network {.arg model}.",
-                 i = "For networks choose the sparse layers with {.arg sparse_layers}."), arg = not_for_nets[1])
-    }
     family <- if (missing(family)) NULL else sb_match_arg(family, c("gaussian", "binomial", "multinomial"))
     v0 <- check_number(v0 %||% 1, lower = 0, lower_open = TRUE, upper = Inf, upper_open = TRUE, arg = "v0")
     v1 <- check_number(v1, lower = 0, lower_open = TRUE, upper = Inf, upper_open = TRUE)
@@ -422,19 +423,46 @@ sgld_sa <- function(x, y, family = c("gaussian", "binomial", "poisson"), method 
                       future = future, chunks = chunks, weights = weights, standardize = standardize,
                       batch = batch, call = rlang::current_env(), mcall = call))
   }
-  if (!is.null(weights)) {
+  family <- sb_match_arg(family)
+  sgld_sa_regression(x, y, family = family, method = method, sampler = sampler, iterations = iterations,
+                     batch_size = batch_size, v0 = v0, v1 = v1, sparse = sparse, intercept = intercept,
+                     burnin = burnin, thin = thin, keep_draws = keep_draws, newx = newx, chains = chains,
+                     threads = threads, future = future, chunks = chunks, seed = seed, quiet = quiet,
+                     control = control, standardize = standardize, call = rlang::current_env(), mcall = call)
+}
+
+# sgld_sa()'s arguments that belong to one front end: `given`, a named logical (was the argument given?) of
+# the regression-only (sparse, intercept) and network-only (weights, epochs, sparse_layers, newy, device, batch)
+# ones; the first given for the other front end is a classed error that names it.
+#' @noRd
+sgld_sa_check_front <- function(net, given, call = rlang::caller_env()) {
+  regression_only <- c("sparse", "intercept")
+  wrong <- names(given)[given & (names(given) %in% regression_only) == net]
+  if (!length(wrong)) return(invisible())
+  arg <- wrong[1]
+  if (net) {
+    sb_abort(c("{.arg {arg}} applies to regression, not to a network {.arg model}.",
+               i = "For networks choose the sparse layers with {.arg sparse_layers}."), arg = arg, call = call)
+  }
+  if (arg == "weights") {
     sb_abort(c("{.arg weights} applies to a network {.arg model}, not to regression.",
                i = "Per-example weights of the regression likelihood are not implemented; drop {.arg weights}."),
-             arg = "weights")
+             arg = "weights", call = call)
   }
-  nets_only <- c("epochs", "sparse_layers", "newy", "device", "batch")[!c(missing(epochs), missing(sparse_layers),
-                                                                        missing(newy), missing(device), missing(batch))]
-  if (length(nets_only)) {
-    sb_abort(c("{.arg {nets_only[1]}} applies to networks only.",
-               i = "Pass a network as {.arg model} (e.g. {.code model = nn_mlp(50)}), or drop {.arg {nets_only[1]}}."),
-             arg = nets_only[1])
-  }
-  family <- sb_match_arg(family)
+  sb_abort(c("{.arg {arg}} applies to networks only.",
+             i = "Pass a network as {.arg model} (e.g. {.code model = nn_mlp(50)}), or drop {.arg {arg}}."),
+           arg = arg, call = call)
+}
+
+# The regression front end of sgld_sa() (and hamcmc_sa()): a GLM's chains on the engine's sgmcmc/glm.hpp.
+# Arguments are sgld_sa()'s, already matched where shared (family, method, sampler, keep_draws); `call`:
+# sgld_sa()'s frame, which every error names; `mcall`: the user's call, stored in the fit.
+#' @noRd
+sgld_sa_regression <- function(x, y, family, method, sampler, iterations, batch_size, v0, v1, sparse, intercept,
+                               burnin, thin, keep_draws, newx, chains, threads, future, chunks, seed, quiet,
+                               control, standardize, call, mcall) {
+  rlang::local_error_call(call)  # the helpers' caller_env() errors name sgld_sa(), the user's call
+  iterations_given <- !is.null(iterations)
   x <- check_x_matrix(x)
   n <- nrow(x)
   p <- ncol(x)
@@ -653,23 +681,14 @@ sgld_sa <- function(x, y, family = c("gaussian", "binomial", "poisson"), method 
   }
   x_test <- if (is.null(newx)) matrix(0, 0, p) else sgmcmc_apply_x(newx, sc)
   t0 <- proc.time()
-  if (!future || chains == 1L) {
-    ctl$chain_offset <- 0
-    res <- sb_call_engine(cpp_sgld_sa(xs, ys, as.integer(sparse), intercept, x_test, init, ctl, run, prepared))
-  } else {
-    chunks <- if (!is.null(chunks)) min(chains, check_count(chunks, arg = "chunks"))
-              else if (requireNamespace("future", quietly = TRUE)) min(chains, future::nbrOfWorkers()) else 2L
-    run_chunk <- utils::modifyList(run, list(quiet = TRUE))  # no progress bars from future workers
-    parts <- sb_call_engine(sb_map_chunks(chains, chunks, function(first, count) {
-      cc <- ctl
-      cc$chains <- count
-      cc$chain_offset <- first
-      cpp_sgld_sa(xs, ys, as.integer(sparse), intercept, x_test, init[, first + seq_len(count), drop = FALSE], cc,
-                  run_chunk)
-    }, use_future = TRUE))
-    res <- list(chains = do.call(c, lapply(parts, `[[`, "chains")),
-                interrupted = any(vapply(parts, function(r) isTRUE(r$interrupted), logical(1))))
-  }
+  # (the prepared data, an external pointer, only in this process: a future worker prepares its own)
+  res <- sb_run_chain_chunks(chains, future, chunks, run, function(first, count, run, in_process) {
+    cc <- ctl
+    cc$chains <- count
+    cc$chain_offset <- first
+    cpp_sgld_sa(xs, ys, as.integer(sparse), intercept, x_test, init[, first + seq_len(count), drop = FALSE], cc,
+                run, if (in_process) prepared)
+  }, call = call)
   timing <- proc.time() - t0
   # Ctrl-C (?scalebayes-interrupts): the draws every chain had kept; chains that kept none (not started, or in
   # their burn-in) are left out; nothing kept is R's interrupt
@@ -771,7 +790,7 @@ sgld_sa <- function(x, y, family = c("gaussian", "binomial", "poisson"), method 
          lik_var = if (is.null(control$likelihood_sd)) 0 else control$likelihood_sd^2)
   })
   fit <- new_sb_fit(
-    draws = draws, estimate = pm[keep], method = label, subclass = "sb_sgld_sa", call = call,
+    draws = draws, estimate = pm[keep], method = label, subclass = "sb_sgld_sa", call = mcall,
     chain = chain_id, settings = settings, seed = seed, timing = timing,
     diagnostics = list(saved = saved, convergence = convergence),
     coefficients = pm, coef_sd = psd, inclusion = rho, trace = trace,

@@ -111,7 +111,7 @@ nn_sgmcmc_lengths <- function(iterations, epochs, burnin, thin, chains, keep_dra
 # Run a network's chains: in this process, or in chunks of chains through future (chain c uses stream c wherever
 # it runs; no progress bars from future workers). `both`: the test inputs with the probe rows appended.
 nn_sgmcmc_run <- function(p, ctl, nnctl, init, both, chains, run, future, chunks, call) {
-  engine <- function(first, count, run_chunk) {
+  engine <- function(first, count, run_chunk, in_process) {
     cc <- ctl
     cc$chains <- count
     cc$chain_offset <- first
@@ -120,15 +120,9 @@ nn_sgmcmc_run <- function(p, ctl, nnctl, init, both, chains, run, future, chunks
     cpp_nn_sgmcmc(p$spec, p$xd$x, p$xd$dim, p$yd$y, if (is.null(both)) double() else both$x,
                   if (is.null(both)) integer() else both$dim, cc, nc, run_chunk)
   }
-  if (!future || chains == 1L) return(sb_call_engine(engine(0, chains, run), call = call))
-  chunks <- if (!is.null(chunks)) min(chains, check_count(chunks, arg = "chunks", call = call))
-            else min(chains, future::nbrOfWorkers())
-  run_chunk <- utils::modifyList(run, list(quiet = TRUE))
-  parts <- sb_call_engine(sb_map_chunks(chains, chunks, function(first, count) engine(first, count, run_chunk),
-                                        use_future = TRUE, call = call), call = call)
-  list(chains = do.call(c, lapply(parts, `[[`, "chains")), messages = unlist(lapply(parts, `[[`, "messages")),
-       interrupted = any(vapply(parts, function(r) isTRUE(r$interrupted), logical(1))), device = parts[[1L]]$device,
-       batch = parts[[1L]]$batch)
+  sb_run_chain_chunks(chains, future, chunks, run, engine, call = call,
+                      combine = function(parts) list(messages = unlist(lapply(parts, `[[`, "messages")),
+                                                     device = parts[[1L]]$device, batch = parts[[1L]]$batch))
 }
 
 # ---- function-space convergence and the loss rule of divergence ----------------------------------------

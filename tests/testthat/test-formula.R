@@ -231,6 +231,18 @@ test_that("bad formula input: classed errors naming the argument", {
   expect_input_error(trend_filter_wbb(fm_data$tf$z, data = fm_data$tf), "data")
 })
 
+test_that("errors raised inside a formula call name the user's call, not the inner one", {
+  d <- fm_data$d
+  for (expr in list(quote(sgld_sa(y ~ x1, data = d, batch = TRUE)), quote(hamcmc_sa(y ~ x1, d, batch = TRUE)),
+                    quote(wbb(y ~ x1, data = d, draws = -1)), quote(blasso(y ~ x1, data = d, burnin = -1)))) {
+    e <- tryCatch(eval(expr), error = identity)
+    expect_s3_class(e, "scalebayes_error_input")
+    shown <- paste(deparse(conditionCall(e)), collapse = " ")
+    expect_no_match(shown, ".sb_arg", fixed = TRUE)
+    expect_match(shown, "y ~ x1", fixed = TRUE)
+  }
+})
+
 test_that("network front ends: the formula's numeric design (factors expanded) is x", {
   skip_if_no_torch()
   d <- fm_data$d; x <- fm_data$x; y <- fm_data$y

@@ -363,6 +363,32 @@ test_that("bad inputs give classed errors", {
   expect_error(predict(sgld_sa_engine(d$x, d$y, iterations = 100, seed = 1)), class = "scalebayes_error")
 })
 
+test_that("an argument of the other front end is a classed error naming it, and the user's call (sgld_sa, hamcmc_sa)", {
+  d <- conj_data()
+  net_only <- list(weights = rep(1, nrow(d$x)), epochs = 2, sparse_layers = 1, newy = d$y, device = "cpu",
+                   batch = TRUE)
+  for (a in names(net_only)) {
+    for (f in c("sgld_sa", "hamcmc_sa")) {
+      e <- tryCatch(do.call(f, c(list(d$x, d$y), net_only[a])), error = identity)
+      expect_s3_class(e, "scalebayes_error_input")
+      expect_equal(e$arg, a)
+      expect_match(conditionMessage(e), if (a == "weights") "not to regression" else "networks only")
+      expect_identical(conditionCall(e)[[1]], as.name(f))
+    }
+  }
+  for (a in c("sparse", "intercept")) {
+    e <- tryCatch(do.call("hamcmc_sa", c(list(d$x, d$y, model = nn_mlp(2)), stats::setNames(list(FALSE), a))),
+                  error = identity)
+    expect_s3_class(e, "scalebayes_error_input")
+    expect_equal(e$arg, a)
+    expect_identical(conditionCall(e)[[1]], as.name("hamcmc_sa"))
+  }
+  # the regression front end's own checks name the user's call too
+  e <- tryCatch(hamcmc_sa(d$x, d$y[-1]), error = identity)
+  expect_s3_class(e, "scalebayes_error_input")
+  expect_identical(conditionCall(e)[[1]], as.name("hamcmc_sa"))
+})
+
 test_that("the ziggurat normals used for the SGLD noise are standard normal", {
   z <- cpp_sgmcmc_normals(200000, 7)
   # mean and variance within 4 standard errors (sd 1/sqrt(n) and sqrt(2/n))
