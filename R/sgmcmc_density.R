@@ -70,7 +70,10 @@
 #' with correlation 0.99 and sds 1 and 10: HAMCMC-SA 0.9 s against 12.9 s and 2,000,000 iterations with a
 #' convergence warning on the raw scale; `fit$warmup$reparam` has \eqn{\hat\theta} and \eqn{L}). For them (and
 #' `metric = "none"`) the grid spans
-#' \eqn{4^2, 4^1, \dots, 4^{-10}} (on the whitening, a posterior of unit scale, from \eqn{4^0}), the KSD's winner is refined against its neighbours at factors of 2 in one
+#' \eqn{4^2, 4^1, \dots, 4^{-10}} (on the whitening, a posterior of unit scale, from \eqn{4^0}, each pilot's KSD
+#' taken on \eqn{\phi}: on \eqn{\theta}'s scale the narrowest coordinate's terms decide, and on posteriordb's
+#' kilpisjarvi_mod, sds 29 and 3.5e-5, the warm-up chose the grid's bottom step 4.8e-7 and the run did not
+#' converge in 2,000,000 iterations), the KSD's winner is refined against its neighbours at factors of 2 in one
 #' more round, and the accuracy cap is the discretization's (full gradients: an excess variance of
 #' \eqn{\epsilon / 2} for SGLD, \eqn{\eta / (2\alpha)} for SGHMC). Four chains by default; `print()` and `summary()` show split R-hat and bulk / tail ESS, and
 #' the call warns (class `scalebayes_warning_convergence`) when the largest R-hat exceeds 1.01 or the smallest
@@ -291,7 +294,7 @@ sgmcmc_density <- function(target, init = NULL, sampler = "sgld",
     warmup <- density_warmup(eng_target, if (!is.null(mode)) matrix(mode$center, ncol = 1L) else init[, 1L, drop = FALSE],
                              control, engine_ctl, run, score, sampler, chains = chains, noise = noise,
                              nobs = if (is_model) target$nobs else 1, targ = targ, metric0 = mode$inv_hessian,
-                             top = if (is.null(reparam)) 2 else 0, stan = is_stan)
+                             top = if (is.null(reparam)) 2 else 0, stan = is_stan, reparam = reparam)
     warmup$seconds <- (proc.time() - t_w)[["elapsed"]]
     # a full-data target's mode search (density_mode()): where the warm-up started
     if (!is_model) warmup$mode <- if (!is.null(mode)) mode[c("center", "evaluations", "seconds")]
@@ -437,7 +440,7 @@ density_score <- function(eng_target, target, is_r, draws, call = rlang::caller_
 # more round. Full gradients: the excess variance of a step is the discretization's eps / 2 (SGLD) or
 # eta / (2 alpha) (SGHMC). Pilots run on stream 2^20 of the seed.
 density_warmup <- function(eng_target, init1, control, engine_ctl, run, score, sampler, chains = 4L, noise = 1,
-                           nobs = 1, targ = "target", metric0 = NULL, top = 2, stan = FALSE) {
+                           nobs = 1, targ = "target", metric0 = NULL, top = 2, stan = FALSE, reparam = NULL) {
   call <- rlang::caller_env()
   run_pilot <- utils::modifyList(run, list(quiet = TRUE, threads = 1L))
   d <- nrow(init1)
@@ -459,7 +462,24 @@ density_warmup <- function(eng_target, init1, control, engine_ctl, run, score, s
     }
     list(draws = ch$draws, diverged = isTRUE(ch$diverged), latent = NULL, final = ch$state)
   }
-  w <- withCallingHandlers(density_warmup_run(pilot, control, score, sampler, d, chains, noise, nobs, metric0, top),
+  pilot_s <- pilot
+  score_s <- score
+  if (!is.null(reparam)) {
+    # HAMCMC on the Laplace whitening theta = mode + L phi: the pilots' draws scored in phi (KSD, ESS), where the
+    # posterior is about of unit scale, as the metric samplers' step search is (R/sgmcmc_metric.R). On theta's
+    # scale the KSD is the sum of the coordinates' terms, each of the order of 1 / its variance: the narrowest
+    # coordinate's noise decides, and a pilot that barely left its start scores best (posteriordb's
+    # kilpisjarvi_mod, beta's sd 3.5e-5 beside alpha's 29: every pilot's KSD 180-4,700, the warm-up chose the
+    # grid's bottom step 4.8e-7, R-hat 2.4 after 2,000,000 iterations)
+    whiten <- metric_whitener(reparam$factor)
+    pilot_s <- function(eps, len, ...) {
+      pr <- pilot(eps, len, ...)
+      if (!is.null(pr$draws) && nrow(pr$draws)) pr$draws <- whiten$x(pr$draws)
+      pr
+    }
+    score_s <- function(draws, latent) whiten$score(score(whiten$x_inv(draws), latent))
+  }
+  w <- withCallingHandlers(density_warmup_run(pilot_s, control, score_s, sampler, d, chains, noise, nobs, metric0, top),
     scalebayes_error_divergence = function(e) {
       if (length(bad_steps)) {
         sb_abort(c("The step-size warm-up stopped: {.arg {targ}} returned a non-finite gradient at a finite parameter value in {length(bad_steps)} pilot chain{?s} (steps {signif(min(bad_steps), 3)} to {signif(max(bad_steps), 3)}), which ended {?it/them} as divergences.",

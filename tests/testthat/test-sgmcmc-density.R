@@ -306,6 +306,29 @@ test_that("a warm-up long against its run is a message with the step it chose; q
                  class = "scalebayes_message_warmup")
 })
 
+test_that("HAMCMC's warm-up scores its pilots on the whitening: coordinates of very different scales", {
+  # posteriordb's kilpisjarvi_mod (a regression on the uncentred year): sds 29, 3.5e-5 and 0.1, alpha-beta
+  # correlation -0.99998. The warm-up used to score the pilots' KSD on theta's scale, where beta's terms
+  # (of the order of 1 / its variance) drown the rest and a pilot that barely left its start scores best: it
+  # chose the grid's bottom step 4.8e-7, the run took 2,000,000 iterations and warned (R-hat 2.3, sd ratios 0.68-0.72);
+  # scored on phi it chooses 0.125 and samples it in 43,000. Tolerances as in the test below (ESS > 100 per
+  # chain, else the call warns): 0.25 sd for the means, [0.8, 1.25] for the sd ratios.
+  sds <- c(29, 3.5e-5, 0.1)
+  R <- diag(3)
+  R[1, 2] <- R[2, 1] <- -0.99998
+  mu <- c(-61.6, 0.0178, 0.95)
+  tg <- sgmcmc_target("gaussian", mean = mu, cov = R * outer(sds, sds))
+  for (s in c("hamcmc_sa", "hamcmc")) {
+    f <- expect_no_warning(sgmcmc_density(tg, sampler = s, seed = 1, quiet = TRUE))
+    expect_gt(f$warmup$step_size, 1e-2, label = s)
+    d <- as.matrix(f)
+    expect_lt(max(abs(colMeans(d) - mu) / sds), 0.25, label = s)
+    r <- apply(d, 2, stats::sd) / sds
+    expect_true(all(r > 0.8 & r < 1.25), label = paste(s, paste(round(r, 3), collapse = " ")))
+    expect_lt(f$settings$iterations, 2e5, label = s)
+  }
+})
+
 test_that("HAMCMC-SA and HAMCMC run on the Laplace whitening of a full-data target: a ridge sampled in seconds", {
   # a 2-d Gaussian with correlation 0.99 and sds 1 and 10: on the raw scale the warm-up's step suits the narrow
   # direction and the chains crawl along the wide one (HAMCMC-SA: 2,000,000 iterations, 12.9 s and a convergence
