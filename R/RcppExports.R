@@ -197,6 +197,18 @@ cpp_wbb_glm <- function(xs, y, family, alpha, pf, lambda, warm_a0, warm_beta, ce
     .Call(`_scalebayes_cpp_wbb_glm`, xs, y, family, alpha, pf, lambda, warm_a0, warm_beta, center, scale, names, settings, control)
 }
 
+cpp_col_moments <- function(x, center) {
+    .Call(`_scalebayes_cpp_col_moments`, x, center)
+}
+
+cpp_standardize_columns <- function(x, center, scale) {
+    .Call(`_scalebayes_cpp_standardize_columns`, x, center, scale)
+}
+
+cpp_all_finite <- function(x) {
+    .Call(`_scalebayes_cpp_all_finite`, x)
+}
+
 cpp_wbb_loss <- function(fun, init, n, settings, control) {
     .Call(`_scalebayes_cpp_wbb_loss`, fun, init, n, settings, control)
 }

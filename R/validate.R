@@ -25,7 +25,7 @@ check_x_matrix <- function(x, arg = rlang::caller_arg(x), call = rlang::caller_e
     sb_abort(c("{.arg {arg}} must be a numeric matrix.",
                x = "You supplied {.obj_type_friendly {x}}."), arg = arg, call = call)
   }
-  storage.mode(x) <- "double"
+  if (!is.double(x)) storage.mode(x) <- "double"
   if (nrow(x) < min_rows) {
     sb_abort(c("{.arg {arg}} must have at least {min_rows} row{?s} (observation{?s}).",
                x = "It has {nrow(x)}."), arg = arg, call = call)
@@ -34,8 +34,9 @@ check_x_matrix <- function(x, arg = rlang::caller_arg(x), call = rlang::caller_e
     sb_abort(c("{.arg {arg}} must have at least {min_cols} column{?s}.",
                x = "It has {ncol(x)} (p = 0)."), arg = arg, call = call)
   }
-  bad <- !is.finite(x)
-  if (any(bad)) {
+  # one pass in C++, no n x p logical temporary (is.finite(x) took 1.4 s at n = 1e6, p = 100)
+  if (!cpp_all_finite(x)) {
+    bad <- !is.finite(x)
     w <- which(bad, arr.ind = TRUE)[1, ]
     sb_abort(c("{.arg {arg}} must contain only finite values.",
                x = "Found {sum(bad)} NA/NaN/Inf value{?s}, the first at row {w[1]}, column {w[2]}.",

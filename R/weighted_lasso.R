@@ -226,13 +226,16 @@ standardize_x <- function(x, standardize, intercept) {
     return(list(x = x, center = center, scale = scale, sparse = TRUE,
                 engine = list(x_center = center, x_scale = scale)))
   }
-  center <- if (intercept) colMeans(x) else rep(0, p)
+  # one pass per moment and one copy (src/wbb_glm.cpp, scalebayes/math/columns.hpp), the same numbers as
+  # colMeans(x) and sqrt(colMeans(sweep(x, 2, center)^2)); sweep()'s temporaries took most of a wbb() call at
+  # n = 1e6 (bench/RESULTS.md, "WBB lasso as n grows")
+  center <- if (intercept) cpp_col_moments(x, NULL)$mean else rep(0, p)
   scale <- rep(1, p)
   if (standardize) {
-    s <- sqrt(colMeans(sweep(x, 2L, center)^2))
+    s <- cpp_col_moments(x, center)$sd
     scale <- ifelse(s > 0, s, 1)
   }
-  xs <- if (standardize || intercept) sweep(sweep(x, 2L, center), 2L, scale, "/") else x
+  xs <- if (standardize || intercept) cpp_standardize_columns(x, center, scale) else x
   list(x = xs, center = center, scale = scale)
 }
 
@@ -281,7 +284,8 @@ prepare_glm_data <- function(x, y, family, alpha, penalty_factor, call) {
     sb_abort(c("{.arg penalty_factor} must be {p} finite non-negative numbers, one per column of {.arg x}.",
                x = "It has length {length(penalty_factor)}."), arg = "penalty_factor", call = call)
   }
-  sdx <- if (sparse) sparse_col_moments(x)$sd else sqrt(colMeans(sweep(x, 2L, colMeans(x))^2))
+  mom <- if (sparse) sparse_col_moments(x) else cpp_col_moments(x, NULL)
+  sdx <- mom$sd
   if (any(!is.finite(sdx))) {
     j <- which(!is.finite(sdx))
     sb_abort(c("{.arg x} is too large to standardize: the squares of column{?s} {.val {colnames(x)[utils::head(j, 5)]}} overflow double precision.",
@@ -295,7 +299,8 @@ prepare_glm_data <- function(x, y, family, alpha, penalty_factor, call) {
       length(v) > 0 && (length(v) < n || any(v != v[1]))
     }, logical(1))]
   } else {
-    which(sdx == 0 & apply(x, 2, function(v) any(v != v[1])))
+    z <- which(sdx == 0)
+    z[vapply(z, function(j) any(x[, j] != x[1L, j]), logical(1))]
   }
   if (length(tiny)) {
     sb_abort(c("{.arg x} is too small to standardize: the squares of column{?s} {.val {colnames(x)[utils::head(tiny, 5)]}} underflow to zero.",
@@ -328,7 +333,11 @@ prepare_glm_data <- function(x, y, family, alpha, penalty_factor, call) {
               i = "Their coefficients are fixed at 0 (the intercept absorbs them)."), kind = "constant_column")
   }
   if (p > 1L && p <= 5000L && !sparse) {
-    dup <- which(duplicated(t(x)))
+    # equal columns have equal (mean, sd), computed by the same arithmetic: only columns whose pair recurs are
+    # compared whole (duplicated(t(x)) of every column took 9 s at n = 1e6, p = 100)
+    key <- paste(format(mom$mean, digits = 17), format(sdx, digits = 17))
+    cand <- which(key %in% key[duplicated(key)])
+    dup <- if (length(cand)) cand[duplicated(t(x[, cand, drop = FALSE]))] else integer()
     if (length(dup)) {
       sb_warn(c("{length(dup)} duplicated column{?s} in {.arg x}: {.val {utils::head(colnames(x)[dup], 5)}}.",
                 i = "The lasso solution is then not unique; coordinate descent gives the whole effect to the first copy."),

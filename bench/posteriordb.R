@@ -48,8 +48,15 @@ arg_list <- function(key, default) {
 run_posteriors <- arg_list("posteriors", posteriors$posterior)
 run_samplers <- arg_list("samplers", samplers)
 
-# the compiled model, cached by its code's md5
+# the compiled model, cached by its code's md5 on disk and in this process: a stanmodel read again from its file
+# in the session that compiled it fails in stan_target() ("Failed to initialize module pointer ... NULL value
+# passed for DllInfo", rstan 2.21; nes1996-nes after nes2000-nes on 2026-12-04), so each model is read once
+models_loaded <- new.env()
 pdb_model <- function(model) {
+  if (!is.null(models_loaded[[model]])) return(models_loaded[[model]])
+  models_loaded[[model]] <- pdb_model_load(model)
+}
+pdb_model_load <- function(model) {
   file <- file.path(pdb_dir, "models", paste0(model, ".stan"))
   code <- paste(readLines(file), collapse = "\n")
   key <- unname(tools::md5sum(file))

@@ -783,6 +783,42 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
+// cpp_col_moments
+Rcpp::List cpp_col_moments(const Rcpp::NumericMatrix& x, Rcpp::Nullable<Rcpp::NumericVector> center);
+RcppExport SEXP _scalebayes_cpp_col_moments(SEXP xSEXP, SEXP centerSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< const Rcpp::NumericMatrix& >::type x(xSEXP);
+    Rcpp::traits::input_parameter< Rcpp::Nullable<Rcpp::NumericVector> >::type center(centerSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_col_moments(x, center));
+    return rcpp_result_gen;
+END_RCPP
+}
+// cpp_standardize_columns
+Rcpp::NumericMatrix cpp_standardize_columns(const Rcpp::NumericMatrix& x, const Rcpp::NumericVector& center, const Rcpp::NumericVector& scale);
+RcppExport SEXP _scalebayes_cpp_standardize_columns(SEXP xSEXP, SEXP centerSEXP, SEXP scaleSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< const Rcpp::NumericMatrix& >::type x(xSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::NumericVector& >::type center(centerSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::NumericVector& >::type scale(scaleSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_standardize_columns(x, center, scale));
+    return rcpp_result_gen;
+END_RCPP
+}
+// cpp_all_finite
+bool cpp_all_finite(const Rcpp::NumericVector& x);
+RcppExport SEXP _scalebayes_cpp_all_finite(SEXP xSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< const Rcpp::NumericVector& >::type x(xSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_all_finite(x));
+    return rcpp_result_gen;
+END_RCPP
+}
 // cpp_wbb_loss
 Rcpp::List cpp_wbb_loss(const Rcpp::Function& fun, const Rcpp::NumericVector& init, double n, const Rcpp::List& settings, const Rcpp::List& control);
 RcppExport SEXP _scalebayes_cpp_wbb_loss(SEXP funSEXP, SEXP initSEXP, SEXP nSEXP, SEXP settingsSEXP, SEXP controlSEXP) {
@@ -861,6 +897,9 @@ static const R_CallMethodDef CallEntries[] = {
     {"_scalebayes_cpp_enet_path", (DL_FUNC) &_scalebayes_cpp_enet_path, 8},
     {"_scalebayes_cpp_enet_cv", (DL_FUNC) &_scalebayes_cpp_enet_cv, 10},
     {"_scalebayes_cpp_wbb_glm", (DL_FUNC) &_scalebayes_cpp_wbb_glm, 13},
+    {"_scalebayes_cpp_col_moments", (DL_FUNC) &_scalebayes_cpp_col_moments, 2},
+    {"_scalebayes_cpp_standardize_columns", (DL_FUNC) &_scalebayes_cpp_standardize_columns, 3},
+    {"_scalebayes_cpp_all_finite", (DL_FUNC) &_scalebayes_cpp_all_finite, 1},
     {"_scalebayes_cpp_wbb_loss", (DL_FUNC) &_scalebayes_cpp_wbb_loss, 5},
     {"_scalebayes_cpp_wbb_weights", (DL_FUNC) &_scalebayes_cpp_wbb_weights, 2},
     {NULL, NULL, 0}

@@ -6,6 +6,7 @@
 #include "scalebayes/cd/multinomial.hpp"
 #include "scalebayes/cd/path.hpp"
 #include "scalebayes/cd/solver.hpp"
+#include "scalebayes/math/columns.hpp"
 #include "scalebayes/wbb/glm.hpp"
 
 namespace cd = scalebayes::cd;
@@ -224,4 +225,40 @@ Rcpp::List cpp_wbb_glm(SEXP xs, Rcpp::NumericVector y, SEXP family, double alpha
                             Rcpp::Named("not_converged") = std::accumulate(notconv.begin(), notconv.begin() + static_cast<R_xlen_t>(status.prefix), 0),
                             Rcpp::Named("prefix") = static_cast<double>(status.prefix),  // draws 1..prefix finished
                             Rcpp::Named("interrupted") = status.interrupted || prog.interrupted());
+}
+
+// Column means and sds (divisor n) of a dense design in one pass each, no temporary copy
+// (scalebayes/math/columns.hpp); center: NULL (the column means) or p numbers to take the sds about.
+// [[Rcpp::export]]
+Rcpp::List cpp_col_moments(const Rcpp::NumericMatrix& x, Rcpp::Nullable<Rcpp::NumericVector> center) {
+  const std::size_t n = x.nrow(), p = x.ncol();
+  Rcpp::NumericVector mean(p), sd(p);
+  if (center.isNotNull()) {
+    const Rcpp::NumericVector c(center.get());
+    if (static_cast<std::size_t>(c.size()) != p) Rcpp::stop("center: one number per column");
+    std::copy(c.begin(), c.end(), mean.begin());
+    scalebayes::math::column_moments(x.begin(), n, p, c.begin(), nullptr, sd.begin());
+  } else {
+    scalebayes::math::column_moments(x.begin(), n, p, nullptr, mean.begin(), sd.begin());
+  }
+  return Rcpp::List::create(Rcpp::Named("mean") = mean, Rcpp::Named("sd") = sd);
+}
+
+// (x - center) / scale by columns into a new matrix (dimnames kept), the only copy.
+// [[Rcpp::export]]
+Rcpp::NumericMatrix cpp_standardize_columns(const Rcpp::NumericMatrix& x, const Rcpp::NumericVector& center,
+                                            const Rcpp::NumericVector& scale) {
+  const std::size_t n = x.nrow(), p = x.ncol();
+  if (static_cast<std::size_t>(center.size()) != p || static_cast<std::size_t>(scale.size()) != p)
+    Rcpp::stop("center, scale: one number per column");
+  Rcpp::NumericMatrix out(x.nrow(), x.ncol());
+  scalebayes::math::standardize_columns(x.begin(), n, p, center.begin(), scale.begin(), out.begin());
+  if (!Rf_isNull(Rf_getAttrib(x, R_DimNamesSymbol))) out.attr("dimnames") = Rf_getAttrib(x, R_DimNamesSymbol);
+  return out;
+}
+
+// Whether a double vector or matrix has only finite values (no NA, NaN, Inf): one pass, no temporary.
+// [[Rcpp::export]]
+bool cpp_all_finite(const Rcpp::NumericVector& x) {
+  return scalebayes::math::all_finite(x.begin(), static_cast<std::size_t>(x.size()));
 }

@@ -164,3 +164,44 @@ test_that("plot() of a weighted lasso draws the coefficient paths against log(la
     expect_error(g(fit), "wbb", class = "scalebayes_error_not_applicable")
   }
 })
+
+test_that("the dense design's moments and standardization are those of colMeans() and sweep(), bit for bit", {
+  # prepare_glm_data() and standardize_x() compute them in one pass each with no temporary copy
+  # (scalebayes/math/columns.hpp); the draws' fingerprints depend on every bit (test-fingerprints.R)
+  set.seed(3)
+  x <- cbind(matrix(rnorm(300 * 4, 5, 3), 300), 1e-3 * rexp(300), 7)
+  m <- cpp_col_moments(x, NULL)
+  expect_identical(m$mean, colMeans(x))
+  expect_identical(m$sd, sqrt(colMeans(sweep(x, 2L, colMeans(x))^2)))
+  c0 <- rep(0.5, ncol(x))
+  expect_identical(cpp_col_moments(x, c0)$sd, sqrt(colMeans(sweep(x, 2L, c0)^2)))
+  s <- ifelse(m$sd > 0, m$sd, 1)
+  colnames(x) <- paste0("c", 1:6)
+  expect_identical(cpp_standardize_columns(x, m$mean, s), sweep(sweep(x, 2L, m$mean), 2L, s, "/"))
+  expect_true(cpp_all_finite(x))
+  x[7, 2] <- NaN
+  expect_false(cpp_all_finite(x))
+  x[7, 2] <- -Inf
+  expect_false(cpp_all_finite(x))
+  expect_error(weighted_lasso(x, rnorm(300), lambda = 1), class = "scalebayes_error_input")
+})
+
+test_that("duplicated columns are found among columns of equal mean and sd only, and named", {
+  set.seed(4)
+  x <- matrix(rnorm(200 * 5), 200)
+  x <- cbind(x, x[, 1], rev(x[, 4]), x[, 2])  # V6 = V1, V7 a permutation of V4 (same mean and sd), V8 = V2
+  y <- rnorm(200)
+  w <- expect_warning(weighted_lasso(x, y, lambda = 5), class = "scalebayes_warning_duplicated_column")
+  expect_match(conditionMessage(w), "2 duplicated columns")
+  expect_match(conditionMessage(w), "V6.*V8")
+  expect_no_match(conditionMessage(w), "V7")
+  expect_no_warning(weighted_lasso(x[, c(1:5, 7)], y, lambda = 5))
+})
+
+test_that("a dense column whose squares underflow is a scaling error naming it", {
+  set.seed(5)
+  x <- cbind(rnorm(100), 1e-170 * rnorm(100))
+  colnames(x) <- c("a", "tiny")
+  e <- expect_error(weighted_lasso(x, rnorm(100), lambda = 1), class = "scalebayes_error_scaling")
+  expect_match(conditionMessage(e), "tiny")
+})
