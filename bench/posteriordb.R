@@ -135,6 +135,8 @@ print_table <- function() {
       w <- sub("^scalebayes_(warning|error)_", "", w)
       if (length(w)) paste(unique(w), collapse = ",") else "none"
     }, ""), stringsAsFactors = FALSE)
+  tab$run <- format(as.Date(file.mtime(files)[order(match(vapply(lapply(files, readRDS), `[[`, "", "posterior"), posteriors$posterior),
+                                                     match(vapply(lapply(files, readRDS), `[[`, "", "sampler"), samplers))]))
   tab$pass <- !is.na(tab$max_mean_err) & tab$max_mean_err <= pass_mean &
     tab$min_sd_ratio >= pass_sd[1] & tab$max_sd_ratio <= pass_sd[2]
   flagged <- vapply(cells, function(c) any(c(c$warnings, c$error) %in% flag_classes), TRUE)
@@ -165,8 +167,17 @@ print_table <- function() {
 if ("table" %in% args || "vignette" %in% args) {
   tab <- print_table()
   if ("vignette" %in% args) {
-    # the sgld-sa vignette's table (vignettes/results/posteriordb-cells.rds): every saved cell
-    saveRDS(tab[, setdiff(names(tab), c("pass", "verdict"))], "vignettes/results/posteriordb-cells.rds")
+    # the sgld-sa vignette's table (vignettes/results/posteriordb-cells.rds): every saved cell, replacing the
+    # table's row of the same posterior and sampler; the table's other rows (cells of earlier runs, whose
+    # files this machine may not have) are kept with their run dates
+    f <- "vignettes/results/posteriordb-cells.rds"
+    new <- tab[, setdiff(names(tab), c("pass", "verdict"))]
+    old <- if (file.exists(f)) readRDS(f) else new[0, ]
+    old <- old[!paste(old$posterior, old$sampler) %in% paste(new$posterior, new$sampler), , drop = FALSE]
+    out <- rbind(old[, names(new)], new)
+    out <- out[order(match(out$posterior, posteriors$posterior), match(out$sampler, samplers)), ]
+    rownames(out) <- NULL
+    saveRDS(out, f)
     cat("wrote vignettes/results/posteriordb-cells.rds\n")
   }
 } else {
